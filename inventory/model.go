@@ -1,0 +1,237 @@
+// Package inventory holds reclaim's snapshot model: what the clouds have, what
+// the clusters reference, quota headroom, and whether each source was complete.
+// Providers and collectors convert SDK and Kubernetes objects into these types at
+// their edge; the planner sees nothing else.
+package inventory
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// DiskKey names a GCE disk the way the PD CSI driver does:
+// projects/P/zones/Z/disks/D or projects/P/regions/R/disks/D.
+type DiskKey struct {
+	Project string
+	// Exactly one of Zone and Region is set for a real disk. A reference parsed from
+	// a PV may carry Unspecified in Project or Zone (csi-translation-lib does this).
+	Zone   string
+	Region string
+	Name   string
+}
+
+// Unspecified is what csi-translation-lib writes when it does not know a project or zone.
+const Unspecified = "UNSPECIFIED"
+
+func (k DiskKey) String() string {
+	if k.Region != "" {
+		return fmt.Sprintf("projects/%s/regions/%s/disks/%s", k.Project, k.Region, k.Name)
+	}
+	return fmt.Sprintf("projects/%s/zones/%s/disks/%s", k.Project, k.Zone, k.Name)
+}
+
+// Location is the zone of a zonal disk or the region of a regional one.
+func (k DiskKey) Location() string {
+	if k.Region != "" {
+		return k.Region
+	}
+	return k.Zone
+}
+
+// ParseDiskKey parses projects/P/zones/Z/disks/D and projects/P/regions/R/disks/D,
+// with or without a leading https://www.googleapis.com/compute/v1/ prefix.
+func ParseDiskKey(s string) (DiskKey, error) {
+	s = trimComputePrefix(s)
+	p := strings.Split(s, "/")
+	if len(p) != 6 || p[0] != "projects" || p[4] != "disks" || p[1] == "" || p[3] == "" || p[5] == "" {
+		return DiskKey{}, fmt.Errorf("disk handle %q: want projects/P/zones/Z/disks/D or projects/P/regions/R/disks/D", s)
+	}
+	switch p[2] {
+	case "zones":
+		return DiskKey{Project: p[1], Zone: p[3], Name: p[5]}, nil
+	case "regions":
+		return DiskKey{Project: p[1], Region: p[3], Name: p[5]}, nil
+	}
+	return DiskKey{}, fmt.Errorf("disk handle %q: want zones or regions, got %q", s, p[2])
+}
+
+func trimComputePrefix(s string) string {
+	if i := strings.Index(s, "/projects/"); i >= 0 && strings.HasPrefix(s, "http") {
+		return s[i+1:]
+	}
+	return s
+}
+
+// LastSegment returns what follows the last slash of a GCE URL (a zone, a disk type).
+func LastSegment(s string) string {
+	if i := strings.LastIndexByte(s, '/'); i >= 0 {
+		return s[i+1:]
+	}
+	return s
+}
+
+// RegionOfZone maps "asia-northeast1-a" to "asia-northeast1".
+func RegionOfZone(zone string) string {
+	if i := strings.LastIndexByte(zone, '-'); i > 0 {
+		return zone[:i]
+	}
+	return zone
+}
+
+// Disk is a GCE persistent disk as reclaim needs it.
+type Disk struct {
+	Key      DiskKey
+	ID       string // numeric id, a string on the wire
+	SizeGB   int64
+	Type     string // last segment of the type URL: pd-balanced, pd-ssd, pd-standard, ...
+	Status   string // READY, CREATING, DELETING, ...
+	Users    []string // instance URLs; empty means no VM has it attached
+	Labels   map[string]string
+	// LabelFingerprint changes whenever labels change; the applier compares it on re-read.
+	LabelFingerprint string
+	Description      string
+	Created          time.Time
+	LastAttach       time.Time // zero if never attached
+	LastDetach       time.Time // zero if never detached
+	ReplicaZones     []string  // regional disks only
+}
+
+// Region is the region whose quota the disk counts against.
+func (d Disk) Region() string {
+	if d.Key.Region != "" {
+		return d.Key.Region
+	}
+	return RegionOfZone(d.Key.Zone)
+}
+
+// DiskListing is one project's disk inventory.
+type DiskListing struct {
+	Project string
+	Disks   []Disk
+	// Complete is false when a page failed or the listing was cut short; then a
+	// disk missing from Disks is unknown, never gone.
+	Complete bool
+	Problem  string
+	// UnknownScopes are scopes ("zones/us-east1-b", "regions/us-east1") that answered
+	// with a warning other than "no results": their disks are unknown, not absent.
+	UnknownScopes map[string]string // scope -> warning code and message
+}
+
+// ScopeKnown reports whether a disk at key would have been seen by this listing.
+func (l DiskListing) ScopeKnown(k DiskKey) bool {
+	if !l.Complete {
+		return false
+	}
+	scope := "zones/" + k.Zone
+	if k.Region != "" {
+		scope = "regions/" + k.Region
+	}
+	_, unknown := l.UnknownScopes[scope]
+	return !unknown
+}
+
+// Quota is one regional quota metric. Known is false when regions.get did not
+// return the metric: then limit and usage are unknown, not zero.
+type Quota struct {
+	Project string
+	Region  string
+	Metric  string
+	Limit   float64
+	Usage   float64
+	Known   bool
+	Problem string // why it is unknown, if it is
+}
+
+// PVRef is one PersistentVolume that references a GCE disk, with what uses it.
+type PVRef struct {
+	Cluster string
+	Disk    DiskKey // Project or Zone may be Unspecified
+	PV      string
+	Phase   string // Bound, Released, Available, Failed
+	// Claim is the PVC the PV is bound to, if any.
+	ClaimNamespace string
+	Claim          string
+	// Protected is true when the PV or its PVC carries the opt-out label.
+	Protected bool
+	Pods      []PodRef
+	Workflow  *WorkflowRef
+	CapacityGB int64
+}
+
+// PodRef is a pod that mounts a PVC.
+type PodRef struct {
+	Namespace string
+	Name      string
+	Phase     string // Pending, Running, Succeeded, Failed, Unknown
+}
+
+// Running reports whether the pod is, or may soon be, using its volumes.
+func (p PodRef) Running() bool { return p.Phase == "Running" || p.Phase == "Pending" || p.Phase == "Unknown" || p.Phase == "" }
+
+// WorkflowRef is the Argo Workflow that owns a PVC.
+type WorkflowRef struct {
+	Namespace string
+	Name      string
+	Phase     string // Pending, Running, Succeeded, Failed, Error
+	Finished  time.Time
+}
+
+// Done reports whether the workflow has finished, successfully or not.
+func (w WorkflowRef) Done() bool {
+	return w.Phase == "Succeeded" || w.Phase == "Failed" || w.Phase == "Error"
+}
+
+// PVCRef is a PersistentVolumeClaim, for Kubernetes-level findings.
+type PVCRef struct {
+	Cluster    string
+	Namespace  string
+	Name       string
+	UID        string
+	Volume     string // bound PV name
+	CapacityGB int64
+	Created    time.Time
+	Protected  bool
+	Pods       []PodRef
+	Workflow   *WorkflowRef
+	Disk       *DiskKey // the GCE disk behind the bound PV, if any
+}
+
+// ClusterRefs is what one cluster references, and whether we may trust its absence.
+type ClusterRefs struct {
+	Name string
+	// Complete is true only if every list that could hold a reference succeeded
+	// to its last page. Problems say why not, in words an operator can act on.
+	Complete bool
+	Problems []string
+	// Projects limits which GCE projects this cluster's PVs can point at; empty
+	// means any project, so an incomplete cluster blocks every disk deletion.
+	Projects []string
+	PVs      []PVRef
+	PVCs     []PVCRef
+	// Workflows says whether the Argo Workflow CRD was served (false is fine).
+	Workflows bool
+	Duration  time.Duration
+}
+
+// CouldReference reports whether this cluster could hold a reference to a disk in project.
+func (c ClusterRefs) CouldReference(project string) bool {
+	if len(c.Projects) == 0 {
+		return true
+	}
+	for _, p := range c.Projects {
+		if p == project {
+			return true
+		}
+	}
+	return false
+}
+
+// Snapshot is everything one run collected. Cloud inventory is listed before the
+// clusters, so the cluster view is the fresher one.
+type Snapshot struct {
+	TakenAt  time.Time
+	Disks    []DiskListing // one per configured project
+	Quotas   []Quota
+	Clusters []ClusterRefs
+}

@@ -1,0 +1,34 @@
+// Package gce lists GCE disks and regional quotas and deletes disks, through the
+// compute v1 REST client. Everything it returns is converted to inventory types.
+package gce
+
+import (
+	"context"
+	"errors"
+
+	"reclaim.dev/reclaim/inventory"
+)
+
+// ErrNotFound is returned (wrapped) by Get and Delete when the disk does not exist.
+// Callers of Delete treat it as success: the disk is gone, which is what was asked.
+var ErrNotFound = errors.New("not found")
+
+// Provider is the narrow seam between reclaim and GCE. The real client and any
+// decorator (metrics, rate limiting) satisfy it.
+type Provider interface {
+	// ListDisks lists every zonal and regional disk of a project with
+	// aggregatedList. A failed page makes the listing incomplete, not an error;
+	// the error is only for a listing that could not start.
+	ListDisks(ctx context.Context, project string) (inventory.DiskListing, error)
+	// RegionQuotas reads the named metrics of one region. A metric the API did
+	// not return comes back with Known=false.
+	RegionQuotas(ctx context.Context, project, region string, metrics []string) ([]inventory.Quota, error)
+	// GetDisk re-reads one disk; ErrNotFound if it is gone.
+	GetDisk(ctx context.Context, key inventory.DiskKey) (inventory.Disk, error)
+	// SnapshotDisk creates a snapshot of the disk with the given name and labels
+	// and waits for the operation to finish.
+	SnapshotDisk(ctx context.Context, key inventory.DiskKey, name string, labels map[string]string) error
+	// DeleteDisk deletes the disk and waits for the operation to finish.
+	// ErrNotFound if it was already gone.
+	DeleteDisk(ctx context.Context, key inventory.DiskKey) error
+}

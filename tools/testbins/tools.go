@@ -1,0 +1,8 @@
+//go:build tools
+
+package testbins
+
+import (
+	_ "go.etcd.io/etcd/server/v3"
+	_ "k8s.io/kubernetes/cmd/kube-apiserver"
+)
