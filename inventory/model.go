@@ -5,6 +5,7 @@
 package inventory
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -81,13 +82,13 @@ func RegionOfZone(zone string) string {
 
 // Disk is a GCE persistent disk as reclaim needs it.
 type Disk struct {
-	Key      DiskKey
-	ID       string // numeric id, a string on the wire
-	SizeGB   int64
-	Type     string // last segment of the type URL: pd-balanced, pd-ssd, pd-standard, ...
-	Status   string // READY, CREATING, DELETING, ...
-	Users    []string // instance URLs; empty means no VM has it attached
-	Labels   map[string]string
+	Key    DiskKey
+	ID     string // numeric id, a string on the wire
+	SizeGB int64
+	Type   string   // last segment of the type URL: pd-balanced, pd-ssd, pd-standard, ...
+	Status string   // READY, CREATING, DELETING, ...
+	Users  []string // instance URLs; empty means no VM has it attached
+	Labels map[string]string
 	// LabelFingerprint changes whenever labels change; the applier compares it on re-read.
 	LabelFingerprint string
 	Description      string
@@ -153,9 +154,9 @@ type PVRef struct {
 	ClaimNamespace string
 	Claim          string
 	// Protected is true when the PV or its PVC carries the opt-out label.
-	Protected bool
-	Pods      []PodRef
-	Workflow  *WorkflowRef
+	Protected  bool
+	Pods       []PodRef
+	Workflow   *WorkflowRef
 	CapacityGB int64
 }
 
@@ -167,7 +168,9 @@ type PodRef struct {
 }
 
 // Running reports whether the pod is, or may soon be, using its volumes.
-func (p PodRef) Running() bool { return p.Phase == "Running" || p.Phase == "Pending" || p.Phase == "Unknown" || p.Phase == "" }
+func (p PodRef) Running() bool {
+	return p.Phase == "Running" || p.Phase == "Pending" || p.Phase == "Unknown" || p.Phase == ""
+}
 
 // WorkflowRef is the Argo Workflow that owns a PVC.
 type WorkflowRef struct {
@@ -235,3 +238,8 @@ type Snapshot struct {
 	Quotas   []Quota
 	Clusters []ClusterRefs
 }
+
+// ErrNotFound is the delete contract every provider keeps: Get and Delete
+// return an error wrapping it when the resource does not exist, and callers
+// treat it as success for Delete — the resource is gone, which was the goal.
+var ErrNotFound = errors.New("not found")

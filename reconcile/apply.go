@@ -15,7 +15,7 @@ import (
 
 // ErrNotFound is what deleters return (wrapped) when the resource is already
 // gone. The applier counts it as success: idempotence is the contract.
-var ErrNotFound = errors.New("not found")
+var ErrNotFound = inventory.ErrNotFound
 
 // DiskAPI is what the applier needs from a disk provider.
 type DiskAPI interface {
@@ -37,8 +37,6 @@ type Applier struct {
 	Audit  *AuditLog
 	Log    *zap.Logger
 	Policy Policy
-	// IsNotFound says whether a provider error means "already gone".
-	IsNotFound func(error) bool
 	// SnapshotLabel is the label key put on snapshots, naming the disk.
 	SnapshotLabel string
 	Now           func() time.Time
@@ -234,10 +232,7 @@ func (a *Applier) audit(r AuditRecord) error {
 }
 
 func (a *Applier) notFound(err error) bool {
-	if errors.Is(err, ErrNotFound) {
-		return true
-	}
-	return a.IsNotFound != nil && a.IsNotFound(err)
+	return errors.Is(err, ErrNotFound)
 }
 
 var nonLabel = regexp.MustCompile(`[^a-z0-9_-]`)

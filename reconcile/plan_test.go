@@ -15,7 +15,7 @@ func testPolicy() Policy {
 		MinAge: 24 * time.Hour, Grace: 6 * time.Hour, MinDetached: time.Hour,
 		ProtectLabel: "reclaim-protect", OwnerLabelKeys: []string{"goog-gke-volume"},
 		OwnerDescriptionContains: []string{"kubernetes.io/created-for/pv/name"},
-		MaxDeletes: 20, MaxDeletePercent: 1, BreakerCandidates: 200,
+		MaxDeletes:               20, MaxDeletePercent: 1, BreakerCandidates: 200,
 		QuotaMetrics: []string{"SSD_TOTAL_GB"}, HeadroomWarning: 0.85,
 	}
 }
@@ -232,7 +232,7 @@ func TestWorkflowPVCs(t *testing.T) {
 	s.Quotas = []inventory.Quota{{Project: "p1", Region: "asia-northeast1", Metric: "SSD_TOTAL_GB", Limit: 1500, Usage: 1455, Known: true}}
 
 	p := Build(s, testPolicy(), emptyState(), t0)
-	if d := decisionFor(t, p, "wf-1-workdir"); d.Action != Report || !strings.Contains(d.Reason, "set disks.deleteWorkflowPVCs") {
+	if d := decisionFor(t, p, "wf-1-workdir"); d.Action != Report || !strings.Contains(d.Reason, "deleteWorkflowPVCs is off") {
 		t.Fatalf("default must only report: %+v", d)
 	}
 	if d := decisionFor(t, p, "wf-2-workdir"); d.Action != Keep {

@@ -49,7 +49,7 @@ func planPVCs(p *Plan, clusters []inventory.ClusterRefs, pol Policy, st *State, 
 				switch {
 				case !pol.DeleteWorkflowPVCs:
 					dec.Action, dec.DeletableAfter = Report, nil
-					dec.Reason = what + "; set disks.deleteWorkflowPVCs to let reclaim delete it (its PV and disk follow if the reclaim policy is Delete)"
+					dec.Reason = what + "; deleteWorkflowPVCs is off"
 				case now.Before(after):
 					dec.Action = Mark
 					dec.Reason = fmt.Sprintf("%s; deletable after %s (grace %s)", what, fmtTime(after), pol.Grace)

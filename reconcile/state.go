@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -197,3 +198,40 @@ func (c *ConfigMapStore) Save(ctx context.Context, s State) error {
 	c.rv = out.ResourceVersion
 	return nil
 }
+
+// MemoryStore keeps state in memory (demo, tests).
+type MemoryStore struct {
+	mu    sync.Mutex
+	state State
+	Saves int
+}
+
+// NewMemoryStore starts from s.
+func NewMemoryStore(s State) *MemoryStore {
+	if s.Resources == nil {
+		s = emptyState()
+	}
+	return &MemoryStore{state: s.clone()}
+}
+
+func (m *MemoryStore) String() string { return "memory" }
+
+func (m *MemoryStore) Load(context.Context) (State, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.state.clone(), nil
+}
+
+func (m *MemoryStore) Save(_ context.Context, s State) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.state = s.clone()
+	m.Saves++
+	return nil
+}
+
+// NewState returns an empty state to seed (demo, tests).
+func NewState() State { return emptyState() }
+
+// Seen records that id has been an orphan since t.
+func (s State) Seen(id string, t time.Time) { s.Resources[id] = Entry{FirstSeen: t, LastSeen: t} }

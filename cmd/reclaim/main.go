@@ -1,0 +1,200 @@
+// Command reclaim garbage-collects the cloud resources Kubernetes fleets leak.
+// This file is wiring only: the work is in internal/app and the packages it calls.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+
+	"reclaim.dev/reclaim/config"
+	"reclaim.dev/reclaim/internal/app"
+	"reclaim.dev/reclaim/internal/demo"
+	"reclaim.dev/reclaim/notify"
+)
+
+// exitError carries an exit status through cobra.
+type exitError struct{ code int }
+
+func (e exitError) Error() string { return fmt.Sprintf("exit %d", e.code) }
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := newRoot(os.Stdout, os.Stderr).ExecuteContext(ctx)
+	stop()
+	var ee exitError
+	switch {
+	case errors.As(err, &ee):
+		os.Exit(ee.code)
+	case err != nil:
+		fmt.Fprintln(os.Stderr, "reclaim:", err)
+		os.Exit(notify.ExitError)
+	}
+}
+
+func newRoot(stdout, stderr io.Writer) *cobra.Command {
+	root := &cobra.Command{
+		Use:           "reclaim",
+		Short:         "Garbage-collect the cloud resources Kubernetes fleets leak",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.AddCommand(runCmd(stdout, stderr), demoCmd(stdout, stderr), configCmd(stdout), versionCmd(stdout))
+	return root
+}
+
+type outputFlags struct {
+	format  string
+	verbose bool
+	logJSON bool
+}
+
+func (o *outputFlags) add(c *cobra.Command) {
+	c.Flags().StringVarP(&o.format, "output", "o", "text", "report format: text or json")
+	c.Flags().BoolVarP(&o.verbose, "verbose", "v", false, "list every kept resource in the text report")
+	c.Flags().BoolVar(&o.logJSON, "log-json", false, "write logs to stderr as JSON (for log collectors)")
+}
+
+func (o *outputFlags) check() error {
+	if o.format != "text" && o.format != "json" {
+		return fmt.Errorf("--output %q: use text or json", o.format)
+	}
+	return nil
+}
+
+func (o *outputFlags) logger(stderr io.Writer) *zap.Logger {
+	enc := zap.NewDevelopmentEncoderConfig()
+	var encoder zapcore.Encoder = zapcore.NewConsoleEncoder(enc)
+	if o.logJSON {
+		encoder = zapcore.NewJSONEncoder(zap.NewProductionEncoderConfig())
+	}
+	return zap.New(zapcore.NewCore(encoder, zapcore.AddSync(stderr), zap.InfoLevel))
+}
+
+func (o *outputFlags) write(w io.Writer, r *notify.Report) error {
+	if o.format == "json" {
+		return r.JSON(w)
+	}
+	max := 3
+	if o.verbose {
+		max = -1
+	}
+	return r.Text(w, notify.TextOptions{MaxKept: max})
+}
+
+func runCmd(stdout, stderr io.Writer) *cobra.Command {
+	var (
+		cfgPath string
+		apply   bool
+		out     outputFlags
+	)
+	c := &cobra.Command{
+		Use:   "run",
+		Short: "Run one pass: collect, plan, and (with --apply) delete; dry-run by default",
+		Long: `Run one pass over every configured cluster and cloud project.
+
+Without --apply nothing is deleted and nothing in any cloud or cluster is
+changed: reclaim prints what it would do and records orphan first-seen times
+in its own state store, so that grace periods run while you watch.
+
+Exit status: 0 all sources complete and every planned delete done;
+1 the run could not happen; 3 some source was incomplete (deletions it guards
+were held back); 4 some deletes failed.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := out.check(); err != nil {
+				return err
+			}
+			cfg, err := config.Load(cfgPath)
+			if err != nil {
+				return err
+			}
+			log := out.logger(stderr)
+			defer log.Sync()
+			rep, err := app.Run(cmd.Context(), cfg, app.Deps{Log: log}, app.Options{Apply: apply})
+			if err != nil {
+				return err
+			}
+			if err := out.write(stdout, rep); err != nil {
+				return err
+			}
+			if rep.ExitCode != 0 {
+				return exitError{rep.ExitCode}
+			}
+			return nil
+		},
+	}
+	c.Flags().StringVarP(&cfgPath, "config", "c", "reclaim.yaml", "configuration file")
+	c.Flags().BoolVar(&apply, "apply", false, "delete what the plan marks DELETE (default: dry-run)")
+	out.add(c)
+	return c
+}
+
+func demoCmd(stdout, stderr io.Writer) *cobra.Command {
+	var out outputFlags
+	c := &cobra.Command{
+		Use:   "demo",
+		Short: "Dry-run against an embedded simulated fleet: a GCE fake and two clusters",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := out.check(); err != nil {
+				return err
+			}
+			rep, err := demo.Run(cmd.Context(), stderr, out.logger(io.Discard))
+			if err != nil {
+				return err
+			}
+			return out.write(stdout, rep)
+		},
+	}
+	out.add(c)
+	return c
+}
+
+func configCmd(stdout io.Writer) *cobra.Command {
+	c := &cobra.Command{Use: "config", Short: "Work with configuration files"}
+	var print bool
+	check := &cobra.Command{
+		Use:   "check FILE",
+		Short: "Check a configuration file and report every problem with its field path",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(_ *cobra.Command, args []string) error {
+			cfg, err := config.Load(args[0])
+			if err != nil {
+				return err
+			}
+			if print {
+				b, err := cfg.Redacted()
+				if err != nil {
+					return err
+				}
+				_, err = stdout.Write(b)
+				return err
+			}
+			fmt.Fprintf(stdout, "%s: ok (%d clusters)\n", args[0], len(cfg.Clusters))
+			return nil
+		},
+	}
+	check.Flags().BoolVar(&print, "print", false, "print the effective configuration with defaults applied (secrets redacted)")
+	c.AddCommand(check)
+	return c
+}
+
+func versionCmd(stdout io.Writer) *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print the version",
+		Args:  cobra.NoArgs,
+		Run:   func(*cobra.Command, []string) { fmt.Fprintln(stdout, "reclaim", app.Version) },
+	}
+}

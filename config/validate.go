@@ -1,0 +1,306 @@
+package config
+
+import (
+	"fmt"
+	"net/url"
+	"regexp"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/validate/content"
+)
+
+var (
+	dnsLabel      = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]*[a-z0-9])?$`)
+	gceProjectID  = regexp.MustCompile(`^[a-z][a-z0-9-]{4,28}[a-z0-9]$`)
+	gceLabelKey   = regexp.MustCompile(`^[a-z][a-z0-9_-]{0,62}$`)
+	gceRegion     = regexp.MustCompile(`^[a-z]+-[a-z]+[0-9]+$`)
+	gceZone       = regexp.MustCompile(`^([a-z]+-[a-z]+[0-9]+)-[a-z]$`)
+	upperSnake    = regexp.MustCompile(`^[A-Z][A-Z0-9]*(_[A-Z0-9]+)*$`)
+	clusterHint   = "use lowercase letters, digits and '-', at most 63 characters, starting and ending with a letter or digit"
+	projectHint   = "6 to 30 lowercase letters, digits and hyphens, starting with a letter and not ending with a hyphen"
+	gceLabelHint  = "use lowercase letters, digits, '_' and '-', starting with a letter"
+	maxPageSize   = int64(10000)
+	maxGCEPage    = int64(500)
+	maxTimeout    = Duration(time.Hour)
+	maxGCEWorkers = 64
+)
+
+// validate checks each field on its own.
+func (c *Config) validate(ps *problems) {
+	if len(c.Clusters) == 0 {
+		ps.add("clusters", "at least one cluster is required — reclaim never deletes without asking a cluster what it uses")
+	}
+	for i := range c.Clusters {
+		c.Clusters[i].validate(ps, index("clusters", i), c.present)
+	}
+	if c.GCE != nil {
+		c.GCE.validate(ps, "gce")
+	}
+	c.Disks.validate(ps, "disks")
+	if c.Kubernetes.ProtectLabel == "" {
+		ps.add("kubernetes.protectLabel", "must not be empty — it is how a PV or PVC opts out")
+	} else if errs := content.IsLabelKey(c.Kubernetes.ProtectLabel); len(errs) > 0 {
+		ps.add("kubernetes.protectLabel", "%q is not a valid Kubernetes label key — %s", c.Kubernetes.ProtectLabel, strings.Join(errs, "; "))
+	}
+	c.State.validate(ps, "state")
+	if c.Audit.File == "" {
+		ps.add("audit.file", "must not be empty — write a path, or - for standard output")
+	}
+}
+
+func (cl *Cluster) validate(ps *problems, path string, present map[string]bool) {
+	switch {
+	case cl.Name == "":
+		ps.add(path+".name", "is required — a short name such as prod-a")
+	case len(cl.Name) > 63 || !dnsLabel.MatchString(cl.Name):
+		ps.add(path+".name", "%q is not a valid cluster name — %s", cl.Name, clusterHint)
+	}
+	if cl.Kubeconfig != "" && cl.InCluster {
+		ps.add(path, "set either kubeconfig or inCluster, not both")
+	}
+	if cl.Context != "" && cl.InCluster {
+		ps.add(path, "set either context or inCluster, not both — inCluster uses the pod's own service account")
+	}
+	validateList(ps, path+".gceProjects", cl.GCEProjects, validateProject)
+	switch {
+	case cl.Timeout <= 0:
+		ps.add(path+".timeout", "must be more than 0")
+	case cl.Timeout > maxTimeout:
+		ps.add(path+".timeout", "%s is more than the %s maximum", cl.Timeout, maxTimeout)
+	}
+	if cl.QPS <= 0 {
+		ps.add(path+".qps", "must be more than 0")
+	} else if float64(cl.Burst) < float64(cl.QPS) {
+		if present[path+".burst"] {
+			ps.add(path+".burst", "%d is less than qps (%g) — burst must be at least qps", cl.Burst, cl.QPS)
+		} else {
+			ps.add(path+".burst", "the default of %d is less than qps (%g) — set burst to at least qps", cl.Burst, cl.QPS)
+		}
+	}
+	if cl.PageSize < 1 || cl.PageSize > maxPageSize {
+		ps.add(path+".pageSize", "%d is out of range — use 1 to %d", cl.PageSize, maxPageSize)
+	}
+}
+
+func (g *GCE) validate(ps *problems, path string) {
+	if len(g.Projects) == 0 {
+		ps.add(path+".projects", "at least one project is required")
+	}
+	validateList(ps, path+".projects", g.Projects, validateProject)
+	validateList(ps, path+".regions", g.Regions, func(r string) string {
+		if m := gceZone.FindStringSubmatch(r); m != nil {
+			return fmt.Sprintf("%q is a zone — regions look like %s", r, m[1])
+		}
+		if !gceRegion.MatchString(r) {
+			return fmt.Sprintf("%q is not a GCE region — regions look like us-central1 or europe-west4", r)
+		}
+		return ""
+	})
+	if g.Endpoint != "" {
+		u, err := url.Parse(g.Endpoint)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			ps.add(path+".endpoint", "%q is not an absolute http(s) URL — write e.g. https://compute.example.internal/ or http://localhost:8080/", g.Endpoint)
+		}
+	} else if g.WithoutAuthentication {
+		ps.add(path+".withoutAuthentication", "only meaningful with endpoint (a fake or test server) — set gce.endpoint or remove this")
+	}
+	if g.WithoutAuthentication && g.CredentialsFile != "" {
+		ps.add(path, "set either credentialsFile or withoutAuthentication, not both")
+	}
+	validateList(ps, path+".quotaMetrics", g.QuotaMetrics, func(m string) string {
+		if !upperSnake.MatchString(m) {
+			return fmt.Sprintf("%q is not a quota metric name — they are UPPER_SNAKE_CASE, such as SSD_TOTAL_GB", m)
+		}
+		return ""
+	})
+	if g.PageSize < 1 || g.PageSize > maxGCEPage {
+		ps.add(path+".pageSize", "%d is out of range — use 1 to %d (the API maximum)", g.PageSize, maxGCEPage)
+	}
+	if g.Concurrency < 1 || g.Concurrency > maxGCEWorkers {
+		ps.add(path+".concurrency", "%d is out of range — use 1 to %d", g.Concurrency, maxGCEWorkers)
+	}
+}
+
+func (d *Disks) validate(ps *problems, path string) {
+	if d.MinAge <= 0 {
+		ps.add(path+".minAge", "must be more than 0 — a disk being created would otherwise look orphaned")
+	}
+	if d.Grace <= 0 {
+		ps.add(path+".grace", "must be more than 0 — a disk must be seen orphaned on more than one run before it is deleted")
+	}
+	validateGCELabelKey(ps, path+".protectLabel", d.ProtectLabel)
+	validateList(ps, path+".ownership.labelKeys", d.Ownership.LabelKeys, gceLabelKeyProblem)
+	validateList(ps, path+".ownership.descriptionContains", d.Ownership.DescriptionContains, func(s string) string {
+		if strings.TrimSpace(s) == "" {
+			return "must not be empty — it would match every disk"
+		}
+		return ""
+	})
+	if len(d.Ownership.LabelKeys) == 0 && len(d.Ownership.DescriptionContains) == 0 {
+		ps.add(path+".ownership", "give at least one of labelKeys or descriptionContains — without them no disk can be shown to come from Kubernetes, so none would ever be deleted")
+	}
+	if d.SnapshotBeforeDelete || d.SnapshotLabel != "" {
+		validateGCELabelKey(ps, path+".snapshotLabel", d.SnapshotLabel)
+	}
+	if d.MaxDeletesPerRun < 0 {
+		ps.add(path+".maxDeletesPerRun", "%d is negative — use 0 to delete nothing", d.MaxDeletesPerRun)
+	}
+	if d.BreakerCandidates < 1 {
+		ps.add(path+".breakerCandidates", "must be at least 1 — to delete nothing set maxDeletesPerRun: 0")
+	}
+}
+
+func (s *State) validate(ps *problems, path string) {
+	if s.File != "" && s.ConfigMap != nil {
+		ps.add(path, "set either file or configMap, not both")
+	}
+	if cm := s.ConfigMap; cm != nil {
+		p := path + ".configMap"
+		if cm.Namespace == "" {
+			ps.add(p+".namespace", "is required")
+		} else if errs := content.IsDNS1123Label(cm.Namespace); len(errs) > 0 {
+			ps.add(p+".namespace", "%q is not a valid namespace — %s", cm.Namespace, strings.Join(errs, "; "))
+		}
+		if cm.Name == "" {
+			ps.add(p+".name", "is required")
+		} else if errs := content.IsDNS1123Subdomain(cm.Name); len(errs) > 0 {
+			ps.add(p+".name", "%q is not a valid ConfigMap name — %s", cm.Name, strings.Join(errs, "; "))
+		}
+	}
+}
+
+// validateList checks each item with check (which returns a message or "") and
+// reports items listed twice.
+func validateList(ps *problems, path string, items []string, check func(string) string) {
+	first := map[string]int{}
+	for i, it := range items {
+		if msg := check(it); msg != "" {
+			ps.add(index(path, i), "%s", msg)
+		}
+		if j, dup := first[it]; dup {
+			ps.add(path, "%q is listed twice (%s and %s)", it, index(path, j), index(path, i))
+			continue
+		}
+		first[it] = i
+	}
+}
+
+func validateProject(p string) string {
+	if !gceProjectID.MatchString(p) {
+		return fmt.Sprintf("%q is not a valid GCE project id — %s", p, projectHint)
+	}
+	return ""
+}
+
+func gceLabelKeyProblem(k string) string {
+	if !gceLabelKey.MatchString(k) {
+		return fmt.Sprintf("%q is not a valid GCE label key — %s", k, gceLabelHint)
+	}
+	return ""
+}
+
+func validateGCELabelKey(ps *problems, path, key string) {
+	if key == "" {
+		ps.add(path, "must not be empty — a GCE label key such as reclaim-protect")
+	} else if msg := gceLabelKeyProblem(key); msg != "" {
+		ps.add(path, "%s", msg)
+	}
+}
+
+// crossValidate checks the rules that tie fields together, the ones whose
+// mistakes would make a disk in use look orphaned.
+func (c *Config) crossValidate(ps *problems) {
+	// Names are unique.
+	byName := map[string][]int{}
+	var names []string
+	for i, cl := range c.Clusters {
+		if cl.Name == "" {
+			continue
+		}
+		if _, ok := byName[cl.Name]; !ok {
+			names = append(names, cl.Name)
+		}
+		byName[cl.Name] = append(byName[cl.Name], i)
+	}
+	for _, n := range names {
+		if idx := byName[n]; len(idx) > 1 {
+			ps.add("clusters", "name %q is used %s (%s)", n, times(len(idx)), andList(indexes("clusters", idx)))
+		}
+	}
+
+	// Each entry reaches a different cluster: two entries with the same
+	// kubeconfig and context ask one cluster twice and never ask the other, whose
+	// disks would then all look orphaned.
+	type target struct {
+		inCluster           bool
+		kubeconfig, context string
+	}
+	seen := map[target]int{}
+	var inCluster []int
+	for i, cl := range c.Clusters {
+		if cl.InCluster {
+			inCluster = append(inCluster, i)
+			continue
+		}
+		t := target{kubeconfig: cl.Kubeconfig, context: cl.Context}
+		if j, ok := seen[t]; ok {
+			ps.add(index("clusters", i), "same kubeconfig and context as %s — each entry must reach a different cluster, or that cluster's disks would look orphaned", index("clusters", j))
+			continue
+		}
+		seen[t] = i
+	}
+	if len(inCluster) > 1 {
+		ps.add("clusters", "inCluster is set on %s — only the cluster reclaim runs in can use it", andList(indexes("clusters", inCluster)))
+	}
+
+	if c.GCE == nil {
+		return
+	}
+	// A cluster's gceProjects name scanned projects, and every scanned project is
+	// covered by some cluster: otherwise that project's disks would be checked
+	// against no cluster and all look orphaned.
+	scanned := map[string]bool{}
+	for _, p := range c.GCE.Projects {
+		scanned[p] = true
+	}
+	covered := map[string]bool{}
+	anyProject := false
+	for i, cl := range c.Clusters {
+		if len(cl.GCEProjects) == 0 {
+			anyProject = true
+		}
+		for j, p := range cl.GCEProjects {
+			covered[p] = true
+			if !scanned[p] && gceProjectID.MatchString(p) {
+				msg := fmt.Sprintf("%q is not one of gce.projects", p)
+				if s := closest(p, c.GCE.Projects); s != "" {
+					msg += fmt.Sprintf(" — did you mean %q?", s)
+				}
+				ps.add(index(index("clusters", i)+".gceProjects", j), "%s", msg)
+			}
+		}
+	}
+	if !anyProject {
+		for i, p := range c.GCE.Projects {
+			if !covered[p] {
+				ps.add(index("gce.projects", i), "no cluster lists %q in gceProjects, so every disk there would look orphaned — add it to the gceProjects of the clusters that use it", p)
+			}
+		}
+	}
+}
+
+func indexes(path string, idx []int) []string {
+	out := make([]string, len(idx))
+	for i, j := range idx {
+		out[i] = index(path, j)
+	}
+	return out
+}
+
+func times(n int) string {
+	if n == 2 {
+		return "twice"
+	}
+	return fmt.Sprintf("%d times", n)
+}

@@ -1,0 +1,59 @@
+package demo
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"time"
+
+	"go.uber.org/zap"
+	"k8s.io/client-go/kubernetes"
+
+	"reclaim.dev/reclaim/config"
+	"reclaim.dev/reclaim/configs"
+	"reclaim.dev/reclaim/internal/app"
+	"reclaim.dev/reclaim/inventory"
+	"reclaim.dev/reclaim/inventory/kube"
+	"reclaim.dev/reclaim/notify"
+	"reclaim.dev/reclaim/providers/gce"
+	"reclaim.dev/reclaim/providers/gce/gcefake"
+	"reclaim.dev/reclaim/reconcile"
+)
+
+// Run seeds the fleet and runs reclaim once, dry-run, through the same code
+// as `reclaim run`: the real compute client over HTTP to the GCE fake, and the
+// real cluster collector over simulated API clients.
+func Run(ctx context.Context, narration io.Writer, log *zap.Logger) (*notify.Report, error) {
+	cfg, err := config.Parse(configs.Demo, "configs/demo.yaml")
+	if err != nil {
+		return nil, err
+	}
+	srv := gcefake.New(gcefake.Options{})
+	defer srv.Close()
+	now := time.Now()
+	fleet := Seed(srv, now)
+
+	disks, err := gce.New(ctx, gce.Options{Endpoint: srv.URL(), WithoutAuthentication: true})
+	if err != nil {
+		return nil, err
+	}
+	defer disks.Close()
+	pvcs := &app.KubePVCs{Clients: map[string]kubernetes.Interface{}}
+	collect := func(ctx context.Context) []inventory.ClusterRefs {
+		out := make([]inventory.ClusterRefs, len(fleet.Clusters))
+		for i, c := range fleet.Clusters {
+			cs, dyn := c.Clientsets()
+			pvcs.Clients[c.Name] = cs
+			out[i] = kube.Collect(ctx, c.Name, cs, dyn, kube.Options{ProtectLabel: cfg.Kubernetes.ProtectLabel, PageSize: 500, Timeout: time.Minute})
+		}
+		return out
+	}
+	fmt.Fprintf(narration, "demo: GCE fake at %s with %d disks in %s; clusters prod-a and prod-b simulated in process.\n"+
+		"demo: state of earlier runs: %d orphans already being watched. Dry-run: nothing will be deleted.\n\n",
+		srv.URL(), len(srv.Disks(Project)), Project, len(fleet.State.Resources))
+	return app.Run(ctx, cfg, app.Deps{
+		Disks: disks, Clusters: collect, PVCs: pvcs,
+		Store: reconcile.NewMemoryStore(fleet.State), Audit: reconcile.NewAudit(io.Discard), Log: log,
+		Now: func() time.Time { return now },
+	}, app.Options{})
+}

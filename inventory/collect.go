@@ -1,0 +1,120 @@
+package inventory
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+)
+
+// DiskSource lists disks and quotas. The GCE provider satisfies it.
+type DiskSource interface {
+	ListDisks(ctx context.Context, project string) (DiskListing, error)
+	RegionQuotas(ctx context.Context, project, region string, metrics []string) ([]Quota, error)
+}
+
+// CollectOptions say what one run collects.
+type CollectOptions struct {
+	Disks    DiskSource // nil: no GCE work
+	Projects []string
+	// Regions limits quota reads; empty means every region a disk was seen in.
+	Regions      []string
+	QuotaMetrics []string
+	Concurrency  int
+	// Clusters collects every cluster; it must return one result per cluster,
+	// complete or not, and never fail as a whole.
+	Clusters func(ctx context.Context) []ClusterRefs
+	Now      func() time.Time
+}
+
+// Collect lists the clouds first and the clusters second, so the cluster view
+// is the fresher one: a disk created after its cloud listing is not seen at
+// all, while a PV created after the cloud listing is still seen.
+func Collect(ctx context.Context, o CollectOptions) Snapshot {
+	now := time.Now
+	if o.Now != nil {
+		now = o.Now
+	}
+	s := Snapshot{TakenAt: now()}
+	if o.Disks != nil {
+		s.Disks = collectDisks(ctx, o)
+		s.Quotas = collectQuotas(ctx, o, s.Disks)
+	}
+	if o.Clusters != nil {
+		s.Clusters = o.Clusters(ctx)
+	}
+	return s
+}
+
+func collectDisks(ctx context.Context, o CollectOptions) []DiskListing {
+	out := make([]DiskListing, len(o.Projects))
+	each(len(o.Projects), o.Concurrency, func(i int) {
+		l, err := o.Disks.ListDisks(ctx, o.Projects[i])
+		if err != nil {
+			l = DiskListing{Project: o.Projects[i], Complete: false, Problem: err.Error()}
+		}
+		l.Project = o.Projects[i]
+		out[i] = l
+	})
+	return out
+}
+
+func collectQuotas(ctx context.Context, o CollectOptions, listings []DiskListing) []Quota {
+	if len(o.QuotaMetrics) == 0 {
+		return nil
+	}
+	type pr struct{ project, region string }
+	var jobs []pr
+	for _, l := range listings {
+		regions := o.Regions
+		if len(regions) == 0 {
+			set := map[string]bool{}
+			for _, d := range l.Disks {
+				set[d.Region()] = true
+			}
+			for r := range set {
+				regions = append(regions, r)
+			}
+			sort.Strings(regions)
+		}
+		for _, r := range regions {
+			jobs = append(jobs, pr{l.Project, r})
+		}
+	}
+	res := make([][]Quota, len(jobs))
+	each(len(jobs), o.Concurrency, func(i int) {
+		j := jobs[i]
+		qs, err := o.Disks.RegionQuotas(ctx, j.project, j.region, o.QuotaMetrics)
+		if err != nil {
+			for _, m := range o.QuotaMetrics {
+				qs = append(qs, Quota{Project: j.project, Region: j.region, Metric: m, Problem: fmt.Sprintf("regions.get: %v", err)})
+			}
+		}
+		res[i] = qs
+	})
+	var out []Quota
+	for _, qs := range res {
+		out = append(out, qs...)
+	}
+	return out
+}
+
+// each runs f(0..n-1) with at most limit at once.
+func each(n, limit int, f func(i int)) {
+	if limit < 1 {
+		limit = 1
+	}
+	sem := make(chan struct{}, limit)
+	var wg sync.WaitGroup
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func(i int) {
+			defer wg.Done()
+			defer func() { <-sem }()
+			f(i)
+		}(i)
+	}
+	wg.Wait()
+}

@@ -1,0 +1,490 @@
+package kube
+
+import (
+	"context"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"net/url"
+	"sort"
+	"sync"
+	"syscall"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/pager"
+
+	"reclaim.dev/reclaim/inventory"
+)
+
+// WorkflowGVR is the Argo Workflow resource.
+var WorkflowGVR = schema.GroupVersionResource{Group: "argoproj.io", Version: "v1alpha1", Resource: "workflows"}
+
+// WorkflowLabel is the label Argo puts on the PVCs it creates for a workflow.
+const WorkflowLabel = "workflows.argoproj.io/workflow"
+
+// Resource names as they appear in problems (and in RBAC rules).
+const (
+	resPVs       = "persistentvolumes"
+	resPVCs      = "persistentvolumeclaims"
+	resPods      = "pods"
+	resWorkflows = "workflows.argoproj.io"
+)
+
+// Options controls one collection.
+type Options struct {
+	// PageSize is the list page size; <= 0 means the pager default (500).
+	PageSize int64
+	// Timeout bounds the whole collection of one cluster; 0 means none.
+	Timeout time.Duration
+	// ProtectLabel (e.g. reclaim.dev/protect) with value "true" on a PV or PVC
+	// opts its disk out; empty disables the check.
+	ProtectLabel string
+	// Projects is copied into ClusterRefs.Projects.
+	Projects []string
+}
+
+type pvInfo struct {
+	name      string
+	disk      inventory.DiskKey
+	gce       bool // references a GCE disk (disk is valid)
+	problem   string
+	phase     string
+	claimNS   string
+	claim     string
+	protected bool
+	capGB     int64
+}
+
+type pvcInfo struct {
+	ns, name, uid string
+	volume        string
+	capGB         int64
+	created       time.Time
+	protected     bool
+	wfName        string // owning Workflow, if any
+	wfUID         string // from the owner reference; "" when found by label
+}
+
+type podInfo struct {
+	ns, name, phase string
+	claims          []string // PVC names in the pod's namespace
+	inlinePDs       []string // spec.volumes[].gcePersistentDisk.pdName
+}
+
+type wfInfo struct {
+	uid      string
+	phase    string
+	finished time.Time
+}
+
+func nsKey(ns, name string) string { return ns + "/" + name }
+
+// Collect lists one cluster's PersistentVolumes, PersistentVolumeClaims, Pods
+// and Argo Workflows (each in one paginated pass) and returns every GCE disk
+// reference with what uses it. It never fails: whatever could not be listed
+// makes the result incomplete and is described in Problems.
+func Collect(ctx context.Context, name string, cs kubernetes.Interface, dyn dynamic.Interface, opt Options) inventory.ClusterRefs {
+	start := time.Now()
+	out := inventory.ClusterRefs{Name: name, Projects: append([]string(nil), opt.Projects...)}
+
+	cctx := ctx
+	if opt.Timeout > 0 {
+		var cancel context.CancelFunc
+		cctx, cancel = context.WithTimeout(ctx, opt.Timeout)
+		defer cancel()
+	}
+	l := lister{ctx: cctx, parent: ctx, timeout: opt.Timeout, pageSize: opt.PageSize}
+
+	var (
+		pvs  = map[string]*pvInfo{}
+		pvcs = map[string]*pvcInfo{}
+		pods = map[string]*podInfo{}
+		wfs  = map[string]*wfInfo{}
+		// protectedPVs holds every PV (GCE or not) carrying the protect label.
+		protectedPVs = map[string]bool{}
+
+		pvErr, pvcErr, podErr, wfErr error
+		wg                           sync.WaitGroup
+	)
+	protected := func(labels map[string]string) bool {
+		return opt.ProtectLabel != "" && labels[opt.ProtectLabel] == "true"
+	}
+
+	wg.Add(4)
+	go func() {
+		defer wg.Done()
+		pvErr = l.each(resPVs, func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			return cs.CoreV1().PersistentVolumes().List(ctx, o)
+		}, func(obj runtime.Object) error {
+			pv, ok := obj.(*corev1.PersistentVolume)
+			if !ok {
+				return fmt.Errorf("unexpected %T in PersistentVolume list", obj)
+			}
+			if protected(pv.Labels) {
+				protectedPVs[pv.Name] = true
+			}
+			key, isGCE, err := PVDisk(pv)
+			if !isGCE {
+				delete(pvs, pv.Name) // a re-list may see a changed object
+				return nil
+			}
+			info := &pvInfo{
+				name:      pv.Name,
+				phase:     string(pv.Status.Phase),
+				protected: protected(pv.Labels),
+				capGB:     gib(storage(pv.Spec.Capacity)),
+			}
+			if err != nil {
+				info.problem = fmt.Sprintf("pv %s: %v; reclaim cannot tell which disk it references", pv.Name, err)
+			} else {
+				info.gce, info.disk = true, key
+			}
+			if cr := pv.Spec.ClaimRef; cr != nil {
+				info.claimNS, info.claim = cr.Namespace, cr.Name
+			}
+			pvs[pv.Name] = info
+			return nil
+		})
+	}()
+	go func() {
+		defer wg.Done()
+		pvcErr = l.each(resPVCs, func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			return cs.CoreV1().PersistentVolumeClaims(metav1.NamespaceAll).List(ctx, o)
+		}, func(obj runtime.Object) error {
+			pvc, ok := obj.(*corev1.PersistentVolumeClaim)
+			if !ok {
+				return fmt.Errorf("unexpected %T in PersistentVolumeClaim list", obj)
+			}
+			q := storage(pvc.Status.Capacity)
+			if q == nil {
+				q = storage(pvc.Spec.Resources.Requests)
+			}
+			info := &pvcInfo{
+				ns: pvc.Namespace, name: pvc.Name, uid: string(pvc.UID),
+				volume:    pvc.Spec.VolumeName,
+				capGB:     gib(q),
+				created:   pvc.CreationTimestamp.Time,
+				protected: protected(pvc.Labels),
+			}
+			info.wfName, info.wfUID = owningWorkflow(pvc.ObjectMeta)
+			pvcs[nsKey(pvc.Namespace, pvc.Name)] = info
+			return nil
+		})
+	}()
+	go func() {
+		defer wg.Done()
+		podErr = l.each(resPods, func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			return cs.CoreV1().Pods(metav1.NamespaceAll).List(ctx, o)
+		}, func(obj runtime.Object) error {
+			pod, ok := obj.(*corev1.Pod)
+			if !ok {
+				return fmt.Errorf("unexpected %T in Pod list", obj)
+			}
+			info := &podInfo{ns: pod.Namespace, name: pod.Name, phase: string(pod.Status.Phase)}
+			for _, v := range pod.Spec.Volumes {
+				switch {
+				case v.PersistentVolumeClaim != nil && v.PersistentVolumeClaim.ClaimName != "":
+					info.claims = append(info.claims, v.PersistentVolumeClaim.ClaimName)
+				case v.Ephemeral != nil:
+					// Generic ephemeral volume: the PVC is named <pod>-<volume>.
+					info.claims = append(info.claims, pod.Name+"-"+v.Name)
+				case v.GCEPersistentDisk != nil && v.GCEPersistentDisk.PDName != "":
+					info.inlinePDs = append(info.inlinePDs, v.GCEPersistentDisk.PDName)
+				}
+			}
+			k := nsKey(pod.Namespace, pod.Name)
+			if len(info.claims) == 0 && len(info.inlinePDs) == 0 {
+				delete(pods, k)
+				return nil
+			}
+			pods[k] = info
+			return nil
+		})
+	}()
+	go func() {
+		defer wg.Done()
+		if dyn == nil {
+			wfErr = errNoDynamic
+			return
+		}
+		wfErr = l.each(resWorkflows, func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			return dyn.Resource(WorkflowGVR).Namespace(metav1.NamespaceAll).List(ctx, o)
+		}, func(obj runtime.Object) error {
+			u, ok := obj.(*unstructured.Unstructured)
+			if !ok {
+				return fmt.Errorf("unexpected %T in Workflow list", obj)
+			}
+			info := &wfInfo{uid: string(u.GetUID())}
+			info.phase, _, _ = unstructured.NestedString(u.Object, "status", "phase")
+			if s, _, _ := unstructured.NestedString(u.Object, "status", "finishedAt"); s != "" {
+				if t, err := time.Parse(time.RFC3339, s); err == nil {
+					info.finished = t
+				}
+			}
+			wfs[nsKey(u.GetNamespace(), u.GetName())] = info
+			return nil
+		})
+	}()
+	wg.Wait()
+
+	complete := true
+	for _, r := range []struct {
+		res string
+		err error
+	}{{resPVs, pvErr}, {resPVCs, pvcErr}, {resPods, podErr}} {
+		if r.err != nil {
+			complete = false
+			out.Problems = append(out.Problems, l.problem(r.res, r.err))
+		}
+	}
+	switch {
+	case wfErr == nil:
+		out.Workflows = true
+	case notServed(wfErr):
+		out.Workflows = false
+	default:
+		complete = false
+		out.Problems = append(out.Problems, l.problem(resWorkflows, wfErr))
+	}
+	out.Complete = complete
+
+	// Link everything.
+	claimPods := map[string][]inventory.PodRef{} // ns/claim -> pods
+	for _, p := range pods {
+		ref := inventory.PodRef{Namespace: p.ns, Name: p.name, Phase: p.phase}
+		seen := map[string]bool{}
+		for _, c := range p.claims {
+			k := nsKey(p.ns, c)
+			if !seen[k] {
+				seen[k] = true
+				claimPods[k] = append(claimPods[k], ref)
+			}
+		}
+		for _, pd := range p.inlinePDs {
+			out.PVs = append(out.PVs, inventory.PVRef{
+				Cluster: name,
+				Disk:    inventory.DiskKey{Project: inventory.Unspecified, Zone: inventory.Unspecified, Name: pd},
+				Pods:    []inventory.PodRef{ref},
+			})
+		}
+	}
+	for _, ps := range claimPods {
+		sortPods(ps)
+	}
+	workflowOf := func(c *pvcInfo) *inventory.WorkflowRef {
+		if c == nil || c.wfName == "" {
+			return nil
+		}
+		ref := &inventory.WorkflowRef{Namespace: c.ns, Name: c.wfName}
+		if w, ok := wfs[nsKey(c.ns, c.wfName)]; ok && (c.wfUID == "" || w.uid == "" || c.wfUID == w.uid) {
+			ref.Phase, ref.Finished = w.phase, w.finished
+		}
+		return ref
+	}
+	copyPods := func(p []inventory.PodRef) []inventory.PodRef {
+		if len(p) == 0 {
+			return nil
+		}
+		return append([]inventory.PodRef(nil), p...)
+	}
+
+	var badPVs []string
+	for _, pv := range pvs {
+		if !pv.gce {
+			badPVs = append(badPVs, pv.problem)
+			continue
+		}
+		ref := inventory.PVRef{
+			Cluster: name, Disk: pv.disk, PV: pv.name, Phase: pv.phase,
+			ClaimNamespace: pv.claimNS, Claim: pv.claim,
+			Protected: pv.protected, CapacityGB: pv.capGB,
+		}
+		if pv.claim != "" {
+			k := nsKey(pv.claimNS, pv.claim)
+			ref.Pods = copyPods(claimPods[k])
+			if c := pvcs[k]; c != nil {
+				ref.Protected = ref.Protected || c.protected
+				ref.Workflow = workflowOf(c)
+			}
+		}
+		out.PVs = append(out.PVs, ref)
+	}
+	sort.Strings(badPVs)
+	out.Problems = append(out.Problems, badPVs...)
+	sort.SliceStable(out.PVs, func(i, j int) bool {
+		a, b := out.PVs[i], out.PVs[j]
+		if a.PV != b.PV {
+			return a.PV < b.PV
+		}
+		if a.Disk.Name != b.Disk.Name {
+			return a.Disk.Name < b.Disk.Name
+		}
+		if len(a.Pods) == 0 || len(b.Pods) == 0 {
+			return len(a.Pods) < len(b.Pods)
+		}
+		return nsKey(a.Pods[0].Namespace, a.Pods[0].Name) < nsKey(b.Pods[0].Namespace, b.Pods[0].Name)
+	})
+
+	for k, c := range pvcs {
+		if c.wfName == "" {
+			continue
+		}
+		ref := inventory.PVCRef{
+			Cluster: name, Namespace: c.ns, Name: c.name, UID: c.uid,
+			Volume: c.volume, CapacityGB: c.capGB, Created: c.created,
+			Protected: c.protected || (c.volume != "" && protectedPVs[c.volume]),
+			Pods:      copyPods(claimPods[k]),
+			Workflow:  workflowOf(c),
+		}
+		if pv := pvs[c.volume]; c.volume != "" && pv != nil && pv.gce {
+			d := pv.disk
+			ref.Disk = &d
+		}
+		out.PVCs = append(out.PVCs, ref)
+	}
+	sort.Slice(out.PVCs, func(i, j int) bool {
+		return nsKey(out.PVCs[i].Namespace, out.PVCs[i].Name) < nsKey(out.PVCs[j].Namespace, out.PVCs[j].Name)
+	})
+
+	out.Duration = time.Since(start)
+	return out
+}
+
+var errNoDynamic = errors.New("no dynamic client")
+
+// owningWorkflow returns the Argo Workflow that owns a PVC: an owner reference
+// of kind Workflow in group argoproj.io, or failing that the workflow label.
+func owningWorkflow(m metav1.ObjectMeta) (name, uid string) {
+	for _, o := range m.OwnerReferences {
+		if o.Kind != "Workflow" || o.Name == "" {
+			continue
+		}
+		gv, err := schema.ParseGroupVersion(o.APIVersion)
+		if err != nil || gv.Group != WorkflowGVR.Group {
+			continue
+		}
+		return o.Name, string(o.UID)
+	}
+	return m.Labels[WorkflowLabel], ""
+}
+
+// notServed reports whether an error listing workflows means the Argo CRD is
+// not installed (which is fine) rather than that the list failed.
+func notServed(err error) bool {
+	return apierrors.IsNotFound(err) || meta.IsNoMatchError(err)
+}
+
+// lister runs one paginated pass per resource.
+type lister struct {
+	ctx      context.Context // the collection context (with the timeout)
+	parent   context.Context // the caller's context
+	timeout  time.Duration
+	pageSize int64
+}
+
+// expiredError is returned when a continue token expired and the full
+// re-list that replaces the paginated pass failed too.
+type expiredError struct{ err error }
+
+func (e *expiredError) Error() string {
+	return "continue token expired; full re-list: " + e.err.Error()
+}
+func (e *expiredError) Unwrap() error { return e.err }
+
+// each lists one resource with a pager, calling fn for every item. If the
+// continue token expires (410) mid-way it falls back to one full list, as
+// pager.List does; fn must therefore be idempotent per object (callers key
+// their state by object name, so items seen twice are recorded once).
+func (l lister) each(res string, list pager.ListPageFunc, fn func(runtime.Object) error) error {
+	pageFn := func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+		obj, err := list(ctx, o)
+		if err == nil && ctx.Err() != nil {
+			// A client that ignored the context: do not trust a page that
+			// arrived after the deadline to be followed by more.
+			return nil, ctx.Err()
+		}
+		return obj, err
+	}
+	p := pager.New(pageFn)
+	if l.pageSize > 0 {
+		p.PageSize = l.pageSize
+	}
+	err := p.EachListItem(l.ctx, metav1.ListOptions{}, fn)
+	if err == nil || !(apierrors.IsResourceExpired(err) || apierrors.IsGone(err)) || l.ctx.Err() != nil {
+		return err
+	}
+	// The pager's own fallback (pager.List): a full, unpaginated list.
+	obj, err := pageFn(l.ctx, metav1.ListOptions{})
+	if err != nil {
+		return &expiredError{err}
+	}
+	if err := meta.EachListItem(obj, fn); err != nil {
+		return &expiredError{err}
+	}
+	return nil
+}
+
+// problem turns a list error into a sentence an operator can act on.
+func (l lister) problem(res string, err error) string {
+	var ee *expiredError
+	if errors.As(err, &ee) {
+		return fmt.Sprintf("list %s: continue token expired (410) and the full re-list failed: %s", res, l.reason(res, ee.err))
+	}
+	return fmt.Sprintf("list %s: %s", res, l.reason(res, err))
+}
+
+func (l lister) reason(res string, err error) string {
+	switch {
+	case apierrors.IsForbidden(err):
+		return fmt.Sprintf("forbidden — the service account needs list on %s (see deploy/rbac.yaml)", res)
+	case apierrors.IsUnauthorized(err):
+		return "unauthorized — the cluster rejected reclaim's credentials; refresh the kubeconfig credentials or the service account token"
+	case apierrors.IsResourceExpired(err), apierrors.IsGone(err):
+		return fmt.Sprintf("continue token expired (410): %v", err)
+	case apierrors.IsTooManyRequests(err):
+		return fmt.Sprintf("throttled by the API server (429) — retry later or lower qps/page size: %v", err)
+	}
+	if l.ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+		if l.parent.Err() != nil {
+			return fmt.Sprintf("canceled by the caller (%v)", context.Cause(l.parent))
+		}
+		if l.timeout > 0 {
+			return fmt.Sprintf("timed out after %s", l.timeout)
+		}
+		return fmt.Sprintf("timed out: %v", err)
+	}
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		host := ue.URL
+		if u, perr := url.Parse(ue.URL); perr == nil && u.Host != "" {
+			host = u.Scheme + "://" + u.Host
+		}
+		var ua x509.UnknownAuthorityError
+		var hn x509.HostnameError
+		var ci x509.CertificateInvalidError
+		switch {
+		case errors.Is(err, syscall.ECONNREFUSED):
+			return fmt.Sprintf("cannot reach %s: connection refused", host)
+		case errors.As(err, &ua), errors.As(err, &hn), errors.As(err, &ci):
+			return fmt.Sprintf("cannot reach %s: TLS verification failed (check certificate-authority-data and server in the kubeconfig): %v", host, ue.Err)
+		}
+		return fmt.Sprintf("cannot reach %s: %v", host, ue.Err)
+	}
+	if errors.Is(err, errNoDynamic) {
+		return "no dynamic client was given, so Argo Workflows could not be listed"
+	}
+	if s, ok := err.(apierrors.APIStatus); ok {
+		st := s.Status()
+		return fmt.Sprintf("%s (HTTP %d): %s", st.Reason, st.Code, st.Message)
+	}
+	return err.Error()
+}
