@@ -110,6 +110,10 @@ func (a *Applier) Finish(ctx context.Context, p *Plan, apply bool) (*Outcome, er
 			out.Stopped = fmt.Sprintf("stopped after %d deletes failed in a row", fails)
 		}
 	}
+	// Skips reset clocks; save them even if nothing was deleted.
+	if err := a.Store.Save(ctx, st); err != nil {
+		return out, err
+	}
 	return out, nil
 }
 

@@ -4,14 +4,13 @@ package gce
 
 import (
 	"context"
-	"errors"
 
 	"reclaim.dev/reclaim/inventory"
 )
 
 // ErrNotFound is returned (wrapped) by Get and Delete when the disk does not exist.
 // Callers of Delete treat it as success: the disk is gone, which is what was asked.
-var ErrNotFound = errors.New("not found")
+var ErrNotFound = inventory.ErrNotFound
 
 // Provider is the narrow seam between reclaim and GCE. The real client and any
 // decorator (metrics, rate limiting) satisfy it.
