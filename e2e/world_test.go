@@ -1,0 +1,209 @@
+package e2e
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"reclaim.dev/reclaim/config"
+	"reclaim.dev/reclaim/internal/app"
+	"reclaim.dev/reclaim/internal/testenv"
+	"reclaim.dev/reclaim/notify"
+	"reclaim.dev/reclaim/providers/gce/gcefake"
+	"reclaim.dev/reclaim/reconcile"
+)
+
+const (
+	project = "e2e-project"
+	zoneA   = "asia-northeast1-a"
+	zoneB   = "asia-northeast1-b"
+)
+
+// world is one test's fleet: a fresh GCE fake, the two shared clusters, and a
+// directory holding the config, state file and audit log.
+type world struct {
+	t      *testing.T
+	dir    string
+	gce    *gcefake.Server
+	now    time.Time
+	prefix string
+	// prodB overrides how prod-b is reached: kubeconfig path and context.
+	prodBKubeconfig, prodBContext string
+	disksYAML                     string
+}
+
+var unsafeChars = regexp.MustCompile(`[^a-z0-9]+`)
+
+func newWorld(t *testing.T, opts ...gcefake.Options) *world {
+	t.Helper()
+	o := gcefake.Options{}
+	if len(opts) > 0 {
+		o = opts[0]
+	}
+	w := &world{t: t, dir: t.TempDir(), gce: gcefake.New(o), now: time.Now().UTC().Truncate(time.Second),
+		prodBKubeconfig: prodB.Kubeconfig, prodBContext: "admin"}
+	w.prefix = strings.Trim(unsafeChars.ReplaceAllString(strings.ToLower(t.Name()), "-"), "-")
+	if len(w.prefix) > 30 {
+		w.prefix = w.prefix[len(w.prefix)-30:]
+	}
+	w.prefix = strings.Trim(w.prefix, "-")
+	t.Cleanup(w.gce.Close)
+	w.gce.SetQuota(project, "asia-northeast1", "SSD_TOTAL_GB", 1500, 1400)
+	return w
+}
+
+func (w *world) name(s string) string { return w.prefix + "-" + s }
+
+// orphan seeds a disk that Kubernetes made, 60 days old, detached 30 days ago.
+func (w *world) orphan(zone, name string) string {
+	return w.gce.AddDisk(project, gcefake.Disk{Zone: zone, Name: w.name(name), SizeGB: 20, Type: "pd-balanced",
+		Labels:      map[string]string{"goog-gke-volume": ""},
+		Description: `{"kubernetes.io/created-for/pv/name":"x","kubernetes.io/created-for/pvc/name":"y","kubernetes.io/created-for/pvc/namespace":"z"}`,
+		Created:     w.now.Add(-60 * 24 * time.Hour), LastDetach: w.now.Add(-30 * 24 * time.Hour)})
+}
+
+// pv creates a PersistentVolume in c whose CSI handle names key.
+func (w *world) pv(c *testenv.Cluster, key string) string {
+	w.t.Helper()
+	name := "pv-" + w.name(fmt.Sprint(time.Now().UnixNano()%100000))
+	pv := &corev1.PersistentVolume{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: corev1.PersistentVolumeSpec{
+			Capacity:                      corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("20Gi")},
+			AccessModes:                   []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+			PersistentVolumeReclaimPolicy: corev1.PersistentVolumeReclaimRetain,
+			PersistentVolumeSource: corev1.PersistentVolumeSource{CSI: &corev1.CSIPersistentVolumeSource{
+				Driver: "pd.csi.storage.gke.io", VolumeHandle: key}},
+		},
+	}
+	ctx := context.Background()
+	if _, err := c.Client.CoreV1().PersistentVolumes().Create(ctx, pv, metav1.CreateOptions{}); err != nil {
+		w.t.Fatalf("create pv in %s: %v", c.Name, err)
+	}
+	w.t.Cleanup(func() {
+		_ = c.Client.CoreV1().PersistentVolumes().Delete(context.Background(), name, metav1.DeleteOptions{})
+	})
+	return name
+}
+
+// seen writes a state file in which every key has been an orphan since t.
+func (w *world) seen(t time.Time, keys ...string) {
+	w.t.Helper()
+	st := reconcile.NewState()
+	for _, k := range keys {
+		st.Seen(k, t)
+	}
+	if err := (reconcile.FileStore{Path: w.statePath()}).Save(context.Background(), st); err != nil {
+		w.t.Fatal(err)
+	}
+}
+
+func (w *world) statePath() string { return filepath.Join(w.dir, "state.json") }
+func (w *world) auditPath() string { return filepath.Join(w.dir, "audit.jsonl") }
+
+// configPath writes the run's YAML config, the way a user would.
+func (w *world) configPath() string {
+	w.t.Helper()
+	disks := w.disksYAML
+	if disks == "" {
+		disks = "  maxDeletePercent: 100%\n"
+	}
+	y := fmt.Sprintf(`clusters:
+  - name: prod-a
+    kubeconfig: %s
+    context: admin
+    timeout: 30s
+  - name: prod-b
+    kubeconfig: %s
+    context: %s
+    timeout: 10s
+gce:
+  projects: [%s]
+  endpoint: %s
+  withoutAuthentication: true
+disks:
+  minAge: 24h
+  grace: 6h
+  minDetached: 1h
+%sstate:
+  file: %s
+audit:
+  file: %s
+`, prodA.Kubeconfig, w.prodBKubeconfig, w.prodBContext, project, w.gce.URL(), disks, w.statePath(), w.auditPath())
+	p := filepath.Join(w.dir, "reclaim.yaml")
+	if err := os.WriteFile(p, []byte(y), 0o644); err != nil {
+		w.t.Fatal(err)
+	}
+	return p
+}
+
+// run does one reclaim run at w.now, through config.Load and app.Run.
+func (w *world) run(apply bool) *notify.Report {
+	w.t.Helper()
+	cfg, err := config.Load(w.configPath())
+	if err != nil {
+		w.t.Fatalf("config: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	rep, err := app.Run(ctx, cfg, app.Deps{Now: func() time.Time { return w.now }}, app.Options{Apply: apply})
+	if err != nil {
+		w.t.Fatalf("run: %v", err)
+	}
+	return rep
+}
+
+func (w *world) audit() []reconcile.AuditRecord {
+	w.t.Helper()
+	f, err := os.Open(w.auditPath())
+	if os.IsNotExist(err) {
+		return nil
+	}
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	defer f.Close()
+	var out []reconcile.AuditRecord
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		var r reconcile.AuditRecord
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			w.t.Fatalf("audit line %q: %v", sc.Text(), err)
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+func decision(t *testing.T, rep *notify.Report, id string) reconcile.Decision {
+	t.Helper()
+	for _, d := range rep.Plan.Decisions {
+		if d.ID == id {
+			return d
+		}
+	}
+	t.Fatalf("no decision for %s", id)
+	return reconcile.Decision{}
+}
+
+func text(rep *notify.Report) string {
+	var b strings.Builder
+	_ = rep.Text(&b, notify.TextOptions{MaxKept: -1})
+	return b.String()
+}
+
+func gcefakeDisk(w *world, name string) gcefake.Disk {
+	return gcefake.Disk{Zone: zoneA, Name: w.name(name), SizeGB: 20, Type: "pd-balanced",
+		Labels: map[string]string{"goog-gke-volume": ""}, Created: w.now.Add(-60 * 24 * time.Hour)}
+}
