@@ -1,7 +1,9 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
+	"os"
 	"os/exec"
 	"strings"
 	"sync"
@@ -250,12 +252,12 @@ func TestDryRunMakesNoMutatingCalls(t *testing.T) {
 // Idempotence: a run killed during apply, run again, converges, and the audit
 // log has each delete exactly once.
 func TestKilledDuringApplyConverges(t *testing.T) {
-	var cmd atomic.Pointer[exec.Cmd]
+	var proc atomic.Pointer[os.Process]
 	var deletes atomic.Int32
 	w := newWorld(t, gcefake.Options{OnDelete: func(string) {
 		if deletes.Add(1) == 2 { // the second disk is gone; its result is not yet recorded
-			if c := cmd.Load(); c != nil && c.Process != nil {
-				_ = c.Process.Signal(syscall.SIGKILL)
+			if p := proc.Load(); p != nil {
+				_ = p.Signal(syscall.SIGKILL)
 			}
 		}
 	}, OpPolls: 1})
@@ -266,10 +268,15 @@ func TestKilledDuringApplyConverges(t *testing.T) {
 	w.seen(w.now.Add(-48*time.Hour), keys...)
 
 	c := exec.Command(reclaimBin, "run", "--apply", "--config", w.configPath())
-	cmd.Store(c)
-	out, err := c.CombinedOutput()
+	var out bytes.Buffer
+	c.Stdout, c.Stderr = &out, &out
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	proc.Store(c.Process)
+	err := c.Wait()
 	if ee, ok := err.(*exec.ExitError); !ok || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
-		t.Fatalf("first run was not killed: %v\n%s", err, out)
+		t.Fatalf("first run was not killed: %v\n%s", err, out.String())
 	}
 	if left := len(w.gce.Disks(project)); left == 0 || left == 6 {
 		t.Fatalf("kill did not land mid-apply: %d disks left", left)

@@ -23,6 +23,8 @@ type Report struct {
 	Outcome *reconcile.Outcome `json:"outcome,omitempty"`
 	// ExitCode is what the process exits with; see ExitCode.
 	ExitCode int `json:"exitCode"`
+	// LastSuccess is when a run last exited 0 (this one, if it did).
+	LastSuccess time.Time `json:"lastSuccess,omitzero"`
 }
 
 // Exit statuses a CronJob can tell apart.
@@ -203,7 +205,7 @@ func writeSources(b *strings.Builder, p *reconcile.Plan) {
 		}
 		fmt.Fprintf(tw, "  %s %s\t%s\t%d %s\t%s\n", s.Kind, s.Name, state, s.Items, unit, dur)
 		for _, pr := range s.Problems {
-			fmt.Fprintf(tw, "    - %s\t\t\t\n", pr)
+			fmt.Fprintf(tw, "    - %s\n", pr)
 		}
 	}
 	tw.Flush()

@@ -24,6 +24,9 @@ type State struct {
 	Version   int                `json:"version"`
 	Resources map[string]Entry   `json:"resources"`
 	Pending   map[string]Pending `json:"pending,omitempty"`
+	// LastSuccess is when a run last finished with every source complete and
+	// every delete done; a CronJob's metrics read it from here.
+	LastSuccess time.Time `json:"lastSuccess,omitzero"`
 }
 
 // Entry is one resource's orphan clock.
@@ -44,7 +47,7 @@ type Pending struct {
 const stateVersion = 1
 
 func (s State) clone() State {
-	out := State{Version: stateVersion, Resources: make(map[string]Entry, len(s.Resources)), Pending: map[string]Pending{}}
+	out := State{Version: stateVersion, Resources: make(map[string]Entry, len(s.Resources)), Pending: map[string]Pending{}, LastSuccess: s.LastSuccess}
 	for k, v := range s.Resources {
 		out.Resources[k] = v
 	}

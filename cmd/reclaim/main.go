@@ -10,7 +10,9 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/cobra"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
@@ -94,9 +96,12 @@ func (o *outputFlags) write(w io.Writer, r *notify.Report) error {
 
 func runCmd(stdout, stderr io.Writer) *cobra.Command {
 	var (
-		cfgPath string
-		apply   bool
-		out     outputFlags
+		cfgPath  string
+		apply    bool
+		out      outputFlags
+		textfile string
+		pushURL  string
+		pushJob  string
 	)
 	c := &cobra.Command{
 		Use:   "run",
@@ -121,9 +126,20 @@ were held back); 4 some deletes failed.`,
 			}
 			log := out.logger(stderr)
 			defer log.Sync()
-			rep, err := app.Run(cmd.Context(), cfg, app.Deps{Log: log}, app.Options{Apply: apply})
-			if err != nil {
-				return err
+			start := time.Now()
+			rep, runErr := app.Run(cmd.Context(), cfg, app.Deps{Log: log}, app.Options{Apply: apply})
+			// Metrics go out even when the run failed: that is when they matter.
+			if textfile != "" || pushURL != "" {
+				mrep := rep
+				if mrep == nil {
+					mrep = &notify.Report{Mode: modeOf(apply), ExitCode: notify.ExitError}
+				}
+				if err := exportMetrics(cmd.Context(), mrep, time.Since(start), textfile, pushURL, pushJob); err != nil {
+					log.Warn("metrics not exported", zap.Error(err))
+				}
+			}
+			if runErr != nil {
+				return runErr
 			}
 			if err := out.write(stdout, rep); err != nil {
 				return err
@@ -136,8 +152,31 @@ were held back); 4 some deletes failed.`,
 	}
 	c.Flags().StringVarP(&cfgPath, "config", "c", "reclaim.yaml", "configuration file")
 	c.Flags().BoolVar(&apply, "apply", false, "delete what the plan marks DELETE (default: dry-run)")
+	c.Flags().StringVar(&textfile, "metrics-textfile", "", "write Prometheus metrics to this file (node-exporter textfile collector; name it *.prom)")
+	c.Flags().StringVar(&pushURL, "pushgateway", "", "push Prometheus metrics to this Pushgateway URL after the run")
+	c.Flags().StringVar(&pushJob, "pushgateway-job", "reclaim", "job label for --pushgateway")
 	out.add(c)
 	return c
+}
+
+func modeOf(apply bool) string {
+	if apply {
+		return "apply"
+	}
+	return "dry-run"
+}
+
+func exportMetrics(ctx context.Context, rep *notify.Report, d time.Duration, textfile, pushURL, job string) error {
+	reg := prometheus.NewRegistry()
+	notify.NewMetrics(reg).Observe(rep, d, time.Now())
+	var errs []error
+	if textfile != "" {
+		errs = append(errs, notify.WriteTextfile(textfile, reg))
+	}
+	if pushURL != "" {
+		errs = append(errs, notify.Push(ctx, pushURL, job, reg))
+	}
+	return errors.Join(errs...)
 }
 
 func demoCmd(stdout, stderr io.Writer) *cobra.Command {

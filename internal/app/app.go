@@ -118,7 +118,15 @@ func Run(ctx context.Context, cfg *config.Config, d Deps, opt Options) (*notify.
 	if opt.Apply {
 		o = out
 	}
-	return notify.New(plan, o, opt.Apply), nil
+	rep := notify.New(plan, o, opt.Apply)
+	rep.LastSuccess = plan.State.LastSuccess
+	if rep.ExitCode == notify.ExitOK {
+		rep.LastSuccess = d.Now()
+		if err := markSuccess(ctx, d.Store, rep.LastSuccess); err != nil {
+			d.Log.Warn("could not record the successful run in the state store", zap.Error(err))
+		}
+	}
+	return rep, nil
 }
 
 // PolicyFrom turns the validated config into the planner's policy.
@@ -161,6 +169,15 @@ func StoreFrom(cfg *config.Config) (reconcile.Store, error) {
 		return &reconcile.ConfigMapStore{Client: cs, Namespace: cm.Namespace, Name: cm.Name}, nil
 	}
 	return reconcile.FileStore{Path: cfg.State.File}, nil
+}
+
+func markSuccess(ctx context.Context, s reconcile.Store, t time.Time) error {
+	st, err := s.Load(ctx)
+	if err != nil {
+		return err
+	}
+	st.LastSuccess = t
+	return s.Save(ctx, st)
 }
 
 func runID(now time.Time) string {

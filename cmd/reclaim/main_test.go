@@ -1,0 +1,103 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func execute(args ...string) (stdout, stderr string, err error) {
+	var o, e bytes.Buffer
+	root := newRoot(&o, &e)
+	root.SetArgs(args)
+	err = root.ExecuteContext(context.Background())
+	return o.String(), e.String(), err
+}
+
+func TestConfigCheckReportsEveryProblem(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "bad.yaml")
+	os.WriteFile(p, []byte("clusters:\n  - name: a\n    timeout: 2x\ngce:\n  projcts: [x]\n"), 0o644)
+	_, _, err := execute("config", "check", p)
+	if err == nil {
+		t.Fatal("bad config accepted")
+	}
+	for _, want := range []string{`clusters[0].timeout: "2x" is not a duration`, `gce.projcts: unknown field — did you mean "projects"?`} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error lacks %q:\n%v", want, err)
+		}
+	}
+}
+
+func TestConfigCheckExamples(t *testing.T) {
+	for _, f := range []string{"demo.yaml", "gke.yaml", "reference.yaml"} {
+		out, _, err := execute("config", "check", filepath.Join("..", "..", "configs", f))
+		if err != nil || !strings.Contains(out, "ok") {
+			t.Errorf("%s: %v %s", f, err, out)
+		}
+	}
+}
+
+func TestDemoJSONIsVersioned(t *testing.T) {
+	out, _, err := execute("demo", "-o", "json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Version  string `json:"version"`
+		Mode     string `json:"mode"`
+		ExitCode int    `json:"exitCode"`
+		Plan     struct {
+			Decisions []struct {
+				Kind, ID, Action, Reason string
+			} `json:"decisions"`
+			Headroom []map[string]any `json:"headroom"`
+		} `json:"plan"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc.Version != "reclaim.dev/v1" || doc.Mode != "dry-run" || doc.ExitCode != 0 || len(doc.Plan.Decisions) == 0 || len(doc.Plan.Headroom) == 0 {
+		t.Fatalf("%+v", doc)
+	}
+	for _, d := range doc.Plan.Decisions {
+		if d.Reason == "" || d.Action == "" || d.ID == "" {
+			t.Fatalf("decision without id, action or reason: %+v", d)
+		}
+	}
+}
+
+func TestRunExitStatusWhenIncomplete(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "r.yaml")
+	os.WriteFile(p, []byte(`clusters:
+  - name: nowhere
+    kubeconfig: `+filepath.Join(dir, "missing-kubeconfig")+`
+state:
+  file: `+filepath.Join(dir, "state.json")+`
+audit:
+  file: `+filepath.Join(dir, "audit.jsonl")+`
+`), 0o644)
+	out, _, err := execute("run", "--config", p, "--metrics-textfile", filepath.Join(dir, "reclaim.prom"))
+	var ee exitError
+	if !errors.As(err, &ee) || ee.code != 3 {
+		t.Fatalf("err %v, want exit 3\n%s", err, out)
+	}
+	if !strings.Contains(out, "cluster nowhere") || !strings.Contains(out, "INCOMPLETE") {
+		t.Fatalf("report:\n%s", out)
+	}
+	prom, err := os.ReadFile(filepath.Join(dir, "reclaim.prom"))
+	if err != nil || !strings.Contains(string(prom), `reclaim_source_complete{kind="cluster",name="nowhere"} 0`) {
+		t.Fatalf("metrics: %v\n%s", err, prom)
+	}
+}
+
+func TestUnknownOutputFormat(t *testing.T) {
+	if _, _, err := execute("demo", "-o", "yaml"); err == nil || !strings.Contains(err.Error(), "use text or json") {
+		t.Fatal(err)
+	}
+}
