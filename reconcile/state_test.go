@@ -1,0 +1,45 @@
+package reconcile
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestFileStoreRoundTrip(t *testing.T) {
+	ctx := context.Background()
+	fs := FileStore{Path: filepath.Join(t.TempDir(), "sub", "state.json")}
+	st, err := fs.Load(ctx)
+	if err != nil || len(st.Resources) != 0 {
+		t.Fatalf("missing file must be an empty state: %v %v", st, err)
+	}
+	st.Seen("projects/p/zones/z/disks/d", t0)
+	st.Pending["projects/p/zones/z/disks/e"] = Pending{Kind: KindDisk, Started: t0}
+	st.LastSuccess = t0
+	if err := fs.Save(ctx, st); err != nil {
+		t.Fatal(err)
+	}
+	got, err := fs.Load(ctx)
+	if err != nil || !got.Resources["projects/p/zones/z/disks/d"].FirstSeen.Equal(t0) || len(got.Pending) != 1 || !got.LastSuccess.Equal(t0) {
+		t.Fatalf("%+v %v", got, err)
+	}
+	entries, _ := os.ReadDir(filepath.Dir(fs.Path))
+	if len(entries) != 1 {
+		t.Fatalf("temp files left behind: %v", entries)
+	}
+}
+
+func TestFileStoreCorruptIsAnError(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "state.json")
+	os.WriteFile(p, []byte("{not json"), 0o644)
+	_, err := FileStore{Path: p}.Load(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "removing it restarts every grace period") {
+		t.Fatalf("%v", err)
+	}
+	os.WriteFile(p, []byte(`{"version": 99}`), 0o644)
+	if _, err := (FileStore{Path: p}).Load(context.Background()); err == nil || !strings.Contains(err.Error(), "upgrade reclaim") {
+		t.Fatalf("%v", err)
+	}
+}
