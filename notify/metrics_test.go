@@ -57,7 +57,7 @@ func run1() *Report {
 	return New(p, o, true)
 }
 
-// run2 is a clean dry run: no quotas read, only kept disks, breaker tripped.
+// run2 is a clean dry run: no quotas read, only kept disks.
 func run2() *Report {
 	p := &reconcile.Plan{
 		Version:     reconcile.SchemaVersion,
@@ -72,7 +72,6 @@ func run2() *Report {
 			{Project: "proj-a", Region: "europe-west1", Metric: "SSD_TOTAL_GB", Known: false, Problem: "quota read failed",
 				PlanFrees: 0, OrphanGB: 0, FinishedWorkflowGB: 0},
 		},
-		BreakerTripped: true,
 	}
 	return New(p, nil, false)
 }
@@ -235,7 +234,7 @@ reclaim_plan_held{kind="gce-disk"} 0
 reclaim_plan_held{kind="k8s-pvc"} 0
 # HELP reclaim_plan_breaker_tripped 1 if the last run's plan tripped the circuit breaker (too many resources due at once), 0 if not.
 # TYPE reclaim_plan_breaker_tripped gauge
-reclaim_plan_breaker_tripped 1
+reclaim_plan_breaker_tripped 0
 # HELP reclaim_run_incomplete_sources Sources (clusters, GCE projects) the last run could not read completely.
 # TYPE reclaim_run_incomplete_sources gauge
 reclaim_run_incomplete_sources 0
@@ -280,8 +279,8 @@ func TestLastSuccessOnlyOnExitZero(t *testing.T) {
 		t.Errorf("last run %v, want %v", got, ts(later))
 	}
 	// A run without a plan leaves the last plan's gauges alone.
-	if got := testutil.ToFloat64(m.breakerTripped); got != 1 {
-		t.Errorf("breaker after a run without plan: %v, want run 2's 1", got)
+	if got := testutil.ToFloat64(m.decisions.vec.WithLabelValues("gce-disk", "keep")); got != 1 {
+		t.Errorf("kept disks after a run without plan: %v, want run 2's 1", got)
 	}
 }
 
@@ -447,5 +446,23 @@ func TestPushError(t *testing.T) {
 	defer srv.Close()
 	if err := Push(context.Background(), srv.URL, "reclaim", reg); err == nil {
 		t.Fatal("no error for a 400 from the Pushgateway")
+	}
+}
+
+func TestExitCodes(t *testing.T) {
+	for _, c := range []struct {
+		p    reconcile.Plan
+		o    *reconcile.Outcome
+		want int
+	}{
+		{reconcile.Plan{}, nil, ExitOK},
+		{reconcile.Plan{Incomplete: true}, nil, ExitIncomplete},
+		{reconcile.Plan{BreakerTripped: true}, nil, ExitIncomplete},
+		{reconcile.Plan{Incomplete: true}, &reconcile.Outcome{Failed: 1}, ExitFailed},
+		{reconcile.Plan{}, &reconcile.Outcome{Stopped: "5 failed in a row"}, ExitFailed},
+	} {
+		if got := ExitCode(&c.p, c.o); got != c.want {
+			t.Errorf("%+v %+v: exit %d, want %d", c.p, c.o, got, c.want)
+		}
 	}
 }

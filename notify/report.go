@@ -31,7 +31,7 @@ type Report struct {
 const (
 	ExitOK         = 0 // every source complete, every planned delete done
 	ExitError      = 1 // the run could not happen (bad config, no state store, ...)
-	ExitIncomplete = 3 // the run finished, but some source was incomplete: deletions it guards were held
+	ExitIncomplete = 3 // the run finished, but deletions were held back: a source was incomplete, or the breaker tripped
 	ExitFailed     = 4 // some deletes failed
 )
 
@@ -40,7 +40,7 @@ func ExitCode(p *reconcile.Plan, o *reconcile.Outcome) int {
 	switch {
 	case o != nil && (o.Failed > 0 || o.Stopped != ""):
 		return ExitFailed
-	case p.Incomplete:
+	case p.Incomplete || p.BreakerTripped:
 		return ExitIncomplete
 	}
 	return ExitOK
@@ -117,7 +117,7 @@ func summary(r *Report) string {
 	}
 	switch r.ExitCode {
 	case ExitIncomplete:
-		s += "\nexit 3: some sources were incomplete; what they could reference was held back"
+		s += "\nexit 3: deletions were held back (an incomplete source, or the breaker): see HELD BACK THIS RUN"
 	case ExitFailed:
 		s += "\nexit 4: some deletes failed"
 	}

@@ -113,8 +113,8 @@ changed: reclaim prints what it would do and records orphan first-seen times
 in its own state store, so that grace periods run while you watch.
 
 Exit status: 0 all sources complete and every planned delete done;
-1 the run could not happen; 3 some source was incomplete (deletions it guards
-were held back); 4 some deletes failed.`,
+1 the run could not happen; 3 deletions were held back (a source was
+incomplete, or the breaker tripped); 4 some deletes failed.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := out.check(); err != nil {
