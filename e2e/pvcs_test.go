@@ -10,12 +10,10 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"reclaim.dev/reclaim/inventory/kube"
 	"reclaim.dev/reclaim/reconcile"
 )
-
-var workflowGVR = schema.GroupVersionResource{Group: "argoproj.io", Version: "v1alpha1", Resource: "workflows"}
 
 // workflowPVC creates an Argo Workflow in phase and a PVC it owns, as Argo's
 // volumeClaimTemplates do, bound to a PV of the disk key.
@@ -31,7 +29,7 @@ func (w *world) workflowPVC(ns, wf, phase, diskKey string) *corev1.PersistentVol
 		"spec":     map[string]any{"entrypoint": "main"},
 		"status":   map[string]any{"phase": phase, "finishedAt": w.now.Add(-48 * time.Hour).Format(time.RFC3339)},
 	}}
-	created, err := prodA.Dynamic.Resource(workflowGVR).Namespace(ns).Create(ctx, obj, metav1.CreateOptions{})
+	created, err := prodA.Dynamic.Resource(kube.WorkflowGVR).Namespace(ns).Create(ctx, obj, metav1.CreateOptions{})
 	if err != nil {
 		w.t.Fatal(err)
 	}

@@ -469,7 +469,7 @@ func (p *Plan) resolvePending(st *State, snap inventory.Snapshot, seen, deleting
 	for _, c := range snap.Clusters {
 		complete[c.Name] = c.Complete
 		for _, pvc := range c.PVCs {
-			pvcs[fmt.Sprintf("clusters/%s/namespaces/%s/persistentvolumeclaims/%s", c.Name, pvc.Namespace, pvc.Name)] = true
+			pvcs[pvcID(c.Name, pvc.Namespace, pvc.Name)] = true
 		}
 	}
 	for _, id := range sortedKeys(st.Pending) {

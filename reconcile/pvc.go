@@ -17,7 +17,7 @@ func planPVCs(p *Plan, clusters []inventory.ClusterRefs, pol Policy, st *State, 
 	var due []int
 	for _, c := range clusters {
 		for _, pvc := range c.PVCs {
-			id := fmt.Sprintf("clusters/%s/namespaces/%s/persistentvolumeclaims/%s", c.Name, pvc.Namespace, pvc.Name)
+			id := pvcID(c.Name, pvc.Namespace, pvc.Name)
 			dec := Decision{Kind: KindPVC, ID: id, Cluster: c.Name, Location: pvc.Namespace, Name: pvc.Name,
 				SizeGB: pvc.CapacityGB, UID: pvc.UID}
 			if pvc.Disk != nil {
@@ -65,6 +65,11 @@ func planPVCs(p *Plan, clusters []inventory.ClusterRefs, pol Policy, st *State, 
 		}
 	}
 	return due
+}
+
+// pvcID names a PVC across the fleet.
+func pvcID(cluster, namespace, name string) string {
+	return fmt.Sprintf("clusters/%s/namespaces/%s/persistentvolumeclaims/%s", cluster, namespace, name)
 }
 
 func runningPods(pods []inventory.PodRef) []inventory.PodRef {

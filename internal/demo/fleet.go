@@ -16,6 +16,7 @@ import (
 	dynfake "k8s.io/client-go/dynamic/fake"
 	"k8s.io/client-go/kubernetes/fake"
 
+	"reclaim.dev/reclaim/inventory/kube"
 	"reclaim.dev/reclaim/providers/gce/gcefake"
 	"reclaim.dev/reclaim/reconcile"
 )
@@ -43,9 +44,6 @@ type Fleet struct {
 	State    reconcile.State
 }
 
-// WorkflowGVR is Argo's Workflow resource.
-var WorkflowGVR = schema.GroupVersionResource{Group: "argoproj.io", Version: "v1alpha1", Resource: "workflows"}
-
 // Clientsets returns simulated API clients for c.
 func (c *Cluster) Clientsets() (*fake.Clientset, *dynfake.FakeDynamicClient) {
 	objs := make([]runtime.Object, len(c.Workflows))
@@ -53,7 +51,7 @@ func (c *Cluster) Clientsets() (*fake.Clientset, *dynfake.FakeDynamicClient) {
 		objs[i] = w
 	}
 	dyn := dynfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(),
-		map[schema.GroupVersionResource]string{WorkflowGVR: "WorkflowList"}, objs...)
+		map[schema.GroupVersionResource]string{kube.WorkflowGVR: "WorkflowList"}, objs...)
 	return fake.NewSimpleClientset(c.Objects...), dyn
 }
 

@@ -3,6 +3,7 @@ package testenv
 import (
 	"context"
 	"fmt"
+	"reclaim.dev/reclaim/inventory/kube"
 	"strings"
 	"time"
 
@@ -16,7 +17,7 @@ import (
 )
 
 // WorkflowGVR is the resource InstallWorkflowCRD installs.
-var WorkflowGVR = schema.GroupVersionResource{Group: "argoproj.io", Version: "v1alpha1", Resource: "workflows"}
+var WorkflowGVR = kube.WorkflowGVR
 
 var crdGVR = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
 
