@@ -3,7 +3,6 @@ package testenv
 import (
 	"context"
 	"fmt"
-	"reclaim.dev/reclaim/inventory/kube"
 	"strings"
 	"time"
 
@@ -14,6 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
+
+	"reclaim.dev/reclaim/inventory/kube"
 )
 
 // WorkflowGVR is the resource InstallWorkflowCRD installs.
