@@ -49,7 +49,10 @@ type Cluster struct {
 type GCE struct {
 	Projects []string `json:"projects"`
 	// Regions is an allow-list; empty means every region.
-	Regions               []string `json:"regions"`
+	Regions []string `json:"regions"`
+	// Zones is an allow-list of zones; empty means every zone. A regional disk
+	// is in scope only if all its replica zones are listed.
+	Zones                 []string `json:"zones"`
 	Endpoint              string   `json:"endpoint,omitempty"`
 	WithoutAuthentication bool     `json:"withoutAuthentication"`
 	// CredentialsFile is a service-account key path with ~ expanded; empty means

@@ -97,6 +97,15 @@ func (g *GCE) validate(ps *problems, path string) {
 		}
 		return ""
 	})
+	validateList(ps, path+".zones", g.Zones, func(z string) string {
+		if gceRegion.MatchString(z) {
+			return fmt.Sprintf("%q is a region — zones look like %s-a; put regions in gce.regions", z, z)
+		}
+		if !gceZone.MatchString(z) {
+			return fmt.Sprintf("%q is not a GCE zone — zones look like us-central1-a or europe-west4-b", z)
+		}
+		return ""
+	})
 	if g.Endpoint != "" {
 		u, err := url.Parse(g.Endpoint)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {

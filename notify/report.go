@@ -257,7 +257,7 @@ func writeDecisions(b *strings.Builder, p *reconcile.Plan, kind, title string, o
 
 // reasonClass shortens a keep reason to its kind, for counting.
 func reasonClass(r string) string {
-	for _, prefix := range []string{"attached to instance", "referenced by PV", "mounted inline", "protected by label", "outside the configured regions", "already being deleted", "mounted by pod", "Workflow"} {
+	for _, prefix := range []string{"attached to instance", "referenced by PV", "mounted inline", "protected by label", "outside the configured scope", "already being deleted", "mounted by pod", "Workflow"} {
 		if strings.HasPrefix(r, prefix) {
 			return prefix
 		}

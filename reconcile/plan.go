@@ -41,6 +41,7 @@ const (
 // Policy is what the operator decided, already validated.
 type Policy struct {
 	Regions                  []string // empty: every region
+	Zones                    []string // empty: every zone
 	MinAge                   time.Duration
 	Grace                    time.Duration
 	MinDetached              time.Duration
@@ -214,7 +215,7 @@ func Build(snap inventory.Snapshot, pol Policy, prev State, now time.Time) *Plan
 			if d.Status == "DELETING" {
 				deleting[id] = true
 			}
-			if regionInScope(pol, d.Region()) {
+			if diskInScope(pol, d) {
 				inScope++
 			}
 			dec := planDisk(d, snap.Clusters, refs, pol, &next, now)
@@ -334,8 +335,8 @@ func planDisk(d inventory.Disk, clusters []inventory.ClusterRefs, refs refIndex,
 		dec.Action, dec.Reason = Keep, reason
 		return dec
 	}
-	if !regionInScope(pol, d.Region()) {
-		return keep(fmt.Sprintf("outside the configured regions (%s)", strings.Join(pol.Regions, ", ")))
+	if !diskInScope(pol, d) {
+		return keep(fmt.Sprintf("outside the configured scope (regions %v, zones %v)", pol.Regions, pol.Zones))
 	}
 	if len(d.Users) > 0 {
 		return keep("attached to instance " + strings.Join(shortUsers(d.Users), ", "))
@@ -551,6 +552,29 @@ func capDeletes(p *Plan, due []int, inventorySize int, kind string, pol Policy) 
 func hold(d *Decision, why string) {
 	d.Action, d.Held, d.Snapshot = Mark, true, false
 	d.Reason = "due for deletion but held: " + why
+}
+
+// diskInScope: the disk's region is allowed, and so is its zone — for a
+// regional disk, every replica zone (unknown replicas are out of scope).
+func diskInScope(pol Policy, d inventory.Disk) bool {
+	if !regionInScope(pol, d.Region()) {
+		return false
+	}
+	if len(pol.Zones) == 0 {
+		return true
+	}
+	if d.Key.Zone != "" {
+		return contains(pol.Zones, d.Key.Zone)
+	}
+	if len(d.ReplicaZones) == 0 {
+		return false
+	}
+	for _, z := range d.ReplicaZones {
+		if !contains(pol.Zones, inventory.LastSegment(z)) {
+			return false
+		}
+	}
+	return true
 }
 
 func regionInScope(pol Policy, region string) bool {

@@ -104,13 +104,24 @@ func TestPlanDisk(t *testing.T) {
 			seenSince(old, orphan("d")), Mark, "cluster prod-b could not be read completely: held"},
 		{"incomplete cluster of another project does not hold", orphan("d"), []inventory.ClusterRefs{complete("a"), {Name: "prod-b", Projects: []string{"other"}}},
 			seenSince(old, orphan("d")), Delete, ""},
-		{"out of region scope", orphan("d"), []inventory.ClusterRefs{complete("a")}, seenSince(old, orphan("d")), Keep, "outside the configured regions"},
+		{"out of region scope", orphan("d"), []inventory.ClusterRefs{complete("a")}, seenSince(old, orphan("d")), Keep, "outside the configured scope"},
+		{"out of zone scope", orphan("d"), []inventory.ClusterRefs{complete("a")}, seenSince(old, orphan("d")), Keep, "outside the configured scope"},
+		{"in zone scope", orphan("d"), []inventory.ClusterRefs{complete("a")}, seenSince(old, orphan("d")), Delete, ""},
+		{"regional disk with a replica out of zone scope", mod(func(d *inventory.Disk) {
+			d.Key = inventory.DiskKey{Project: "p1", Region: "asia-northeast1", Name: "d"}
+			d.ReplicaZones = []string{"https://www.googleapis.com/compute/v1/projects/p1/zones/asia-northeast1-a", "https://www.googleapis.com/compute/v1/projects/p1/zones/asia-northeast1-c"}
+		}), []inventory.ClusterRefs{complete("a")}, State{}, Keep, "outside the configured scope"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			pol := testPolicy()
-			if strings.HasPrefix(c.name, "out of region") {
+			switch {
+			case strings.HasPrefix(c.name, "out of region"):
 				pol.Regions = []string{"us-east1"}
+			case strings.HasPrefix(c.name, "out of zone"):
+				pol.Zones = []string{"asia-northeast1-b"}
+			case strings.HasPrefix(c.name, "in zone"), strings.HasPrefix(c.name, "regional disk"):
+				pol.Zones = []string{"asia-northeast1-a", "asia-northeast1-b"}
 			}
 			p := Build(snap([]inventory.Disk{c.disk}, c.clusters...), pol, c.state, t0)
 			d := decisionFor(t, p, "d")

@@ -140,7 +140,8 @@ func PolicyFrom(cfg *config.Config) reconcile.Policy {
 		MaxDeleteGB: float64(dk.MaxDeleteSizePerRun) / 1e9, BreakerCandidates: dk.BreakerCandidates,
 	}
 	if cfg.GCE != nil {
-		p.Regions, p.QuotaMetrics, p.HeadroomWarning = cfg.GCE.Regions, cfg.GCE.QuotaMetrics, cfg.GCE.HeadroomWarning.Fraction()
+		p.Regions, p.Zones = cfg.GCE.Regions, cfg.GCE.Zones
+		p.QuotaMetrics, p.HeadroomWarning = cfg.GCE.QuotaMetrics, cfg.GCE.HeadroomWarning.Fraction()
 	}
 	return p
 }
