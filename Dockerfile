@@ -42,7 +42,6 @@ LABEL org.opencontainers.image.title="reclaim" \
       org.opencontainers.image.version="${VERSION}" \
       org.opencontainers.image.source="https://github.com/example/reclaim" \
       org.opencontainers.image.url="https://reclaim.dev" \
-      org.opencontainers.image.licenses="Apache-2.0" \
       org.opencontainers.image.base.name="gcr.io/distroless/static-debian12:nonroot"
 
 COPY --from=build /out/reclaim /reclaim
