@@ -41,6 +41,8 @@ type Metrics struct {
 	quotaPlanFrees *gaugeSet
 	orphanDisksGB  *gaugeSet
 	finishedPVCsGB *gaugeSet
+	growthPerDay   *gaugeSet
+	runsOut        *gaugeSet
 	decisions      *gaugeSet
 	held           *gaugeSet
 	sourceComplete *gaugeSet
@@ -72,6 +74,10 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help: "GB of a regional GCE quota held by orphan disks, due for deletion or not yet, in the last run."}, quota),
 		finishedPVCsGB: newGaugeSet(prometheus.GaugeOpts{Name: "reclaim_gce_finished_workflow_pvcs_gigabytes",
 			Help: "GB of a regional GCE quota held by PVCs of finished Argo Workflows that no running pod mounts, in the last run."}, quota),
+		growthPerDay: newGaugeSet(prometheus.GaugeOpts{Name: "reclaim_gce_quota_growth_gigabytes_per_day",
+			Help: "Usage trend of a regional GCE quota over the last week of runs (GB a day). No series until there are three samples over three hours."}, quota),
+		runsOut: newGaugeSet(prometheus.GaugeOpts{Name: "reclaim_gce_quota_runs_out_timestamp_seconds",
+			Help: "Unix time a regional GCE quota reaches its limit at the current growth. No series while usage is flat or shrinking."}, quota),
 		decisions: newGaugeSet(prometheus.GaugeOpts{Name: "reclaim_plan_decisions",
 			Help: "Decisions of the last run's plan by resource kind (gce-disk, k8s-pvc) and action (keep, report, mark, delete). Label sets with no decision have no series."}, []string{"kind", "action"}),
 		held: newGaugeSet(prometheus.GaugeOpts{Name: "reclaim_plan_held",
@@ -105,6 +111,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	}
 	reg.MustRegister(
 		m.quotaLimit.vec, m.quotaUsage.vec, m.quotaUsedRatio.vec, m.quotaPlanFrees.vec, m.orphanDisksGB.vec, m.finishedPVCsGB.vec,
+		m.growthPerDay.vec, m.runsOut.vec,
 		m.decisions.vec, m.held.vec, m.breakerTripped,
 		m.incomplete, m.sourceComplete.vec,
 		m.deletes, m.failedDeletes, m.freedGB,
@@ -150,7 +157,7 @@ func (m *Metrics) Observe(r *Report, duration time.Duration, now time.Time) {
 }
 
 func (m *Metrics) observePlan(p *reconcile.Plan) {
-	var limit, usage, ratio, frees, orphan, finished []sample
+	var limit, usage, ratio, frees, orphan, finished, growth, runsOut []sample
 	for _, h := range p.Headroom {
 		l := []string{h.Project, h.Region, h.Metric}
 		// Plan frees, orphan and workflow GB come from the listed disks and
@@ -161,6 +168,12 @@ func (m *Metrics) observePlan(p *reconcile.Plan) {
 		if !h.Known {
 			// No series: 0 would read as plenty of headroom.
 			continue
+		}
+		if h.GrowthPerDay != 0 {
+			growth = append(growth, sample{l, h.GrowthPerDay})
+		}
+		if h.RunsOutAt != nil {
+			runsOut = append(runsOut, sample{l, float64(h.RunsOutAt.Unix())})
 		}
 		limit = append(limit, sample{l, h.Limit})
 		usage = append(usage, sample{l, h.Usage})
@@ -174,6 +187,8 @@ func (m *Metrics) observePlan(p *reconcile.Plan) {
 	m.quotaPlanFrees.replace(frees)
 	m.orphanDisksGB.replace(orphan)
 	m.finishedPVCsGB.replace(finished)
+	m.growthPerDay.replace(growth)
+	m.runsOut.replace(runsOut)
 
 	type kindAction struct{ kind, action string }
 	counts := map[kindAction]int{}

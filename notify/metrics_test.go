@@ -466,3 +466,22 @@ func TestExitCodes(t *testing.T) {
 		}
 	}
 }
+
+func TestQuotaProjectionGauges(t *testing.T) {
+	m := NewMetrics(prometheus.NewRegistry())
+	full := t0.Add(7 * 24 * time.Hour)
+	p := &reconcile.Plan{Headroom: []reconcile.Headroom{
+		{Project: "p", Region: "r", Metric: "SSD_TOTAL_GB", Known: true, Limit: 1500, Usage: 1220, GrowthPerDay: 40, RunsOutAt: &full},
+		{Project: "p", Region: "r", Metric: "DISKS_TOTAL_GB", Known: true, Limit: 4096, Usage: 100},
+	}}
+	m.Observe(New(p, nil, false), time.Second, t0)
+	if got := testutil.ToFloat64(m.runsOut.vec.WithLabelValues("p", "r", "SSD_TOTAL_GB")); got != float64(full.Unix()) {
+		t.Fatalf("runs out %v", got)
+	}
+	if got := testutil.ToFloat64(m.growthPerDay.vec.WithLabelValues("p", "r", "SSD_TOTAL_GB")); got != 40 {
+		t.Fatalf("growth %v", got)
+	}
+	if n := testutil.CollectAndCount(m.runsOut.vec); n != 1 {
+		t.Fatalf("%d runs-out series; a quota that is not growing must have none", n)
+	}
+}

@@ -151,6 +151,9 @@ func writeHeadroom(b *strings.Builder, p *reconcile.Plan) {
 			}
 			fmt.Fprintln(b)
 		}
+		if h.RunsOutAt != nil {
+			fmt.Fprintf(b, "  ! %s %s %s grows %.0f GB a day: full around %s at this rate.\n", h.Project, h.Region, h.Metric, h.GrowthPerDay, h.RunsOutAt.UTC().Format("2006-01-02 15:04 MST"))
+		}
 	}
 	fmt.Fprintln(b)
 }

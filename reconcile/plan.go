@@ -115,6 +115,10 @@ type Headroom struct {
 	UsedPct            float64 `json:"usedPct"`
 	UsedPctAfter       float64 `json:"usedPctAfter"`
 	Warning            bool    `json:"warning"`
+	// GrowthPerDay is the usage trend over the recorded history (GB a day),
+	// and RunsOutAt when usage reaches the limit at that rate, if it grows.
+	GrowthPerDay float64    `json:"growthPerDay"`
+	RunsOutAt    *time.Time `json:"runsOutAt,omitempty"`
 }
 
 // Holder is a namespace or workflow holding quota through finished-workflow PVCs.
@@ -233,6 +237,7 @@ func Build(snap inventory.Snapshot, pol Policy, prev State, now time.Time) *Plan
 	capDeletes(p, candidates, inScope, "disks", pol)
 	capDeletes(p, pvcCandidates, len(p.Decisions)-pvcsBefore, "PVCs", pol)
 	p.Headroom = headroom(snap.Quotas, p, snap.Clusters, pol)
+	project(p.Headroom, &next, now)
 	p.Holders = holders(snap.Clusters)
 	sort.SliceStable(p.Decisions, func(i, j int) bool { return decisionLess(p.Decisions[i], p.Decisions[j]) })
 	p.State = next

@@ -27,6 +27,15 @@ type State struct {
 	// LastSuccess is when a run last finished with every source complete and
 	// every delete done; a CronJob's metrics read it from here.
 	LastSuccess time.Time `json:"lastSuccess,omitzero"`
+	// Usage is a short history of each quota's usage ("project/region/metric"),
+	// from which the planner projects when it runs out.
+	Usage map[string][]Sample `json:"usage,omitempty"`
+}
+
+// Sample is one observation of a quota's usage.
+type Sample struct {
+	T     time.Time `json:"t"`
+	Usage float64   `json:"u"`
 }
 
 // Entry is one resource's orphan clock.
@@ -53,6 +62,10 @@ func (s State) clone() State {
 	}
 	for k, v := range s.Pending {
 		out.Pending[k] = v
+	}
+	out.Usage = make(map[string][]Sample, len(s.Usage))
+	for k, v := range s.Usage {
+		out.Usage[k] = append([]Sample(nil), v...)
 	}
 	return out
 }
