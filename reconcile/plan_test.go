@@ -342,3 +342,16 @@ func TestSnapshotName(t *testing.T) {
 		t.Fatal(n)
 	}
 }
+
+// A quota above the threshold warns even when the plan would bring it below:
+// a dry-run frees nothing.
+func TestHeadroomWarnsOnUsageNow(t *testing.T) {
+	d := orphan("a")
+	d.SizeGB = 300
+	s := snap([]inventory.Disk{d}, complete("c"))
+	s.Quotas = []inventory.Quota{{Project: "p1", Region: "asia-northeast1", Metric: "SSD_TOTAL_GB", Limit: 1500, Usage: 1455, Known: true}}
+	h := Build(s, testPolicy(), seenSince(t0.Add(-7*time.Hour), d), t0).Headroom[0]
+	if h.UsedPctAfter >= 0.85 || !h.Warning {
+		t.Fatalf("%+v", h)
+	}
+}

@@ -177,7 +177,8 @@ func headroom(quotas []inventory.Quota, p *Plan, clusters []inventory.ClusterRef
 		if q.Known && q.Limit > 0 {
 			h.UsedPct = q.Usage / q.Limit
 			h.UsedPctAfter = (q.Usage - h.PlanFrees) / q.Limit
-			h.Warning = h.UsedPctAfter >= pol.HeadroomWarning
+			// Warn on usage now: a dry-run frees nothing, and a plan may be held.
+			h.Warning = h.UsedPct >= pol.HeadroomWarning
 		}
 		out = append(out, h)
 	}

@@ -25,7 +25,8 @@ func TestDemoTellsTheStory(t *testing.T) {
 	for _, h := range p.Headroom {
 		if h.Metric == "SSD_TOTAL_GB" {
 			ssd = true
-			if h.UsedPct < 0.96 || h.UsedPct > 0.98 || !h.Known || h.PlanFrees != 200 || h.FinishedWorkflowGB != 600 {
+			if h.UsedPct < 0.96 || h.UsedPct > 0.98 || !h.Known || h.PlanFrees != 200 || h.FinishedWorkflowGB != 600 ||
+				h.RunsOutAt == nil || h.GrowthPerDay < 39 || h.GrowthPerDay > 41 || !h.Warning {
 				t.Fatalf("SSD headroom: %+v", h)
 			}
 		}

@@ -236,6 +236,13 @@ func Seed(srv *gcefake.Server, now time.Time) *Fleet {
 	srv.AddDisk(Project, gcefake.Disk{Zone: zones[0], Name: "scratch-debug", SizeGB: 100, Type: "pd-standard", Created: now.Add(-30 * day)})
 
 	srv.SetQuota(Project, Region, "SSD_TOTAL_GB", 1500, float64(ssd))
+	// Earlier hourly runs saw SSD usage grow by one failed workflow's disks
+	// (20 GB) every twelve hours or so.
+	f.State.Usage = map[string][]reconcile.Sample{}
+	key = Project + "/" + Region + "/SSD_TOTAL_GB"
+	for h := 24; h >= 1; h-- {
+		f.State.Usage[key] = append(f.State.Usage[key], reconcile.Sample{T: now.Add(-time.Duration(h) * time.Hour), Usage: float64(ssd) - float64(h)*40/24})
+	}
 	srv.SetQuota(Project, Region, "DISKS_TOTAL_GB", 4096, 100)
 	return f
 }
