@@ -66,7 +66,9 @@ func TestExpiredContinueTokenIsRelisted(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { _ = prodB.Client.CoreV1().PersistentVolumes().Delete(context.Background(), name, metav1.DeleteOptions{}) })
+		t.Cleanup(func() {
+			_ = prodB.Client.CoreV1().PersistentVolumes().Delete(context.Background(), name, metav1.DeleteOptions{})
+		})
 	}
 
 	// Compact etcd right after the first page of persistentvolumes.
