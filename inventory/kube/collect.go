@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/url"
 	"sort"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -145,6 +146,11 @@ func Collect(ctx context.Context, name string, cs kubernetes.Interface, dyn dyna
 			}
 			if err != nil {
 				info.problem = fmt.Sprintf("pv %s: %v; reclaim cannot tell which disk it references", pv.Name, err)
+				// Fail closed: keep every disk the handle could name, in any
+				// project and zone, by its last path segment.
+				if name := malformedHandleName(pv); name != "" {
+					info.gce, info.disk = true, inventory.DiskKey{Project: inventory.Unspecified, Zone: inventory.Unspecified, Name: name}
+				}
 			} else {
 				info.gce, info.disk = true, key
 			}
@@ -299,8 +305,10 @@ func Collect(ctx context.Context, name string, cs kubernetes.Interface, dyn dyna
 
 	var badPVs []string
 	for _, pv := range pvs {
-		if !pv.gce {
+		if pv.problem != "" {
 			badPVs = append(badPVs, pv.problem)
+		}
+		if !pv.gce {
 			continue
 		}
 		ref := inventory.PVRef{
@@ -487,4 +495,17 @@ func (l lister) reason(res string, err error) string {
 		return fmt.Sprintf("%s (HTTP %d): %s", st.Reason, st.Code, st.Message)
 	}
 	return err.Error()
+}
+
+// malformedHandleName guesses the disk name in a handle or pdName that did not
+// parse: its last non-empty path segment.
+func malformedHandleName(pv *corev1.PersistentVolume) string {
+	h := ""
+	switch {
+	case pv.Spec.CSI != nil:
+		h = pv.Spec.CSI.VolumeHandle
+	case pv.Spec.GCEPersistentDisk != nil:
+		h = pv.Spec.GCEPersistentDisk.PDName
+	}
+	return inventory.LastSegment(strings.TrimRight(strings.TrimSpace(h), "/"))
 }

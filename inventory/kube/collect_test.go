@@ -275,7 +275,14 @@ func TestCollectMalformedHandleIsVisibleButComplete(t *testing.T) {
 	if !reflect.DeepEqual(r.Problems, []string{want}) {
 		t.Fatalf("problems %q\nwant %q", r.Problems, want)
 	}
-	if len(r.PVs) != 1 || r.PVs[0].PV != "pv-ok" {
+	// Fail closed: the malformed handle still keeps any disk it could name.
+	var bad *inventory.PVRef
+	for i := range r.PVs {
+		if r.PVs[i].PV == "pv-bad" {
+			bad = &r.PVs[i]
+		}
+	}
+	if len(r.PVs) != 2 || bad == nil || bad.Disk != (inventory.DiskKey{Project: inventory.Unspecified, Zone: inventory.Unspecified, Name: "not-a-handle"}) {
 		t.Fatalf("PVs %+v", r.PVs)
 	}
 }
