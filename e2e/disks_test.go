@@ -300,3 +300,29 @@ func TestKilledDuringApplyConverges(t *testing.T) {
 		}
 	}
 }
+
+// Snapshot before delete, from the config through the real client: the
+// snapshot exists, is labelled with the disk it came from, and the disk is gone.
+func TestSnapshotBeforeDelete(t *testing.T) {
+	w := newWorld(t)
+	key := w.orphan(zoneA, "snap-me")
+	w.seen(w.now.Add(-48*time.Hour), key)
+	w.disksYAML = "  maxDeletePercent: 100%\n  snapshotBeforeDelete: true\n  snapshotLabel: made-from\n"
+	rep := w.run(true)
+	if rep.ExitCode != notify.ExitOK || rep.Outcome.Deleted != 1 || w.gce.HasDisk(key) {
+		t.Fatalf("exit %d outcome %+v\n%s", rep.ExitCode, rep.Outcome, text(rep))
+	}
+	snaps := w.gce.Snapshots()
+	if len(snaps) != 1 || snaps[0].Labels["made-from"] != w.name("snap-me") || snaps[0].Labels["reclaim-location"] != zoneA ||
+		!strings.HasPrefix(snaps[0].Name, "reclaim-"+w.name("snap-me")) {
+		t.Fatalf("snapshots: %+v", snaps)
+	}
+	var snapLine, deleteLine bool
+	for _, r := range w.audit() {
+		snapLine = snapLine || (r.Action == "snapshot" && r.Snapshot == snaps[0].Name)
+		deleteLine = deleteLine || (r.Action == "delete" && r.Result == "deleted" && r.Snapshot == snaps[0].Name)
+	}
+	if !snapLine || !deleteLine {
+		t.Fatalf("audit does not name the snapshot: %+v", w.audit())
+	}
+}
