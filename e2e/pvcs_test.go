@@ -122,4 +122,20 @@ func TestFinishedWorkflowPVCs(t *testing.T) {
 	if w.gce.MutatingCalls() != 0 {
 		t.Fatal("PVC cleanup touched the cloud directly")
 	}
+	// The deleted PVC stays Terminating (pvc-protection): the next run keeps
+	// it, and the audit log still has its delete exactly once.
+	w.now = w.now.Add(time.Hour)
+	rep = w.run(true)
+	if d := decision(t, rep, id(failed)); d.Action != reconcile.Keep || !strings.Contains(d.Reason, "already being deleted") {
+		t.Fatalf("terminating PVC: %+v", d)
+	}
+	deletes := 0
+	for _, r := range w.audit() {
+		if r.ID == id(failed) && r.Action == "delete" {
+			deletes++
+		}
+	}
+	if deletes != 1 {
+		t.Fatalf("audit has %d deletes of %s", deletes, id(failed))
+	}
 }

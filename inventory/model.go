@@ -194,10 +194,13 @@ type PVCRef struct {
 	Volume     string // bound PV name
 	CapacityGB int64
 	Created    time.Time
-	Protected  bool
-	Pods       []PodRef
-	Workflow   *WorkflowRef
-	Disk       *DiskKey // the GCE disk behind the bound PV, if any
+	// Terminating is set once the PVC has a deletionTimestamp: a delete was
+	// made and Kubernetes (pvc-protection) finishes it when no pod uses it.
+	Terminating bool
+	Protected   bool
+	Pods        []PodRef
+	Workflow    *WorkflowRef
+	Disk        *DiskKey // the GCE disk behind the bound PV, if any
 }
 
 // ClusterRefs is what one cluster references, and whether we may trust its absence.

@@ -475,7 +475,8 @@ func (p *Plan) resolvePending(st *State, snap inventory.Snapshot, seen, deleting
 	for _, c := range snap.Clusters {
 		complete[c.Name] = c.Complete
 		for _, pvc := range c.PVCs {
-			pvcs[pvcID(c.Name, pvc.Namespace, pvc.Name)] = true
+			// A Terminating PVC was deleted; Kubernetes finishes the job.
+			pvcs[pvcID(c.Name, pvc.Namespace, pvc.Name)] = !pvc.Terminating
 		}
 	}
 	for _, id := range sortedKeys(st.Pending) {

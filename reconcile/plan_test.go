@@ -355,3 +355,28 @@ func TestHeadroomWarnsOnUsageNow(t *testing.T) {
 		t.Fatalf("%+v", h)
 	}
 }
+
+// A PVC already deleted (Terminating, held by pvc-protection) is not deleted
+// again on every run, and a pending delete of it counts as done, once.
+func TestTerminatingPVC(t *testing.T) {
+	failed := &inventory.WorkflowRef{Namespace: "argo", Name: "wf-1", Phase: "Failed", Finished: t0.Add(-48 * time.Hour)}
+	c := inventory.ClusterRefs{Name: "a", Complete: true, PVCs: []inventory.PVCRef{
+		{Namespace: "argo", Name: "wf-1-workdir", CapacityGB: 20, Workflow: failed, UID: "u1", Terminating: true},
+	}}
+	pol := testPolicy()
+	pol.DeleteWorkflowPVCs = true
+	id := pvcID("a", "argo", "wf-1-workdir")
+	st := seenSince(t0.Add(-48 * time.Hour))
+	st.Resources[id] = Entry{FirstSeen: t0.Add(-48 * time.Hour)}
+	st.Pending[id] = Pending{Kind: KindPVC, Reason: "r", SizeGB: 20}
+	p := Build(snap(nil, c), pol, st, t0)
+	if d := decisionFor(t, p, "wf-1-workdir"); d.Action != Keep || !strings.Contains(d.Reason, "already being deleted") {
+		t.Fatalf("%+v", d)
+	}
+	if len(p.Confirmed) != 1 || len(p.State.Pending) != 0 {
+		t.Fatalf("pending delete of a Terminating PVC: confirmed %v, pending %v", p.Confirmed, p.State.Pending)
+	}
+	if p = Build(snap(nil, c), pol, p.State, t0.Add(time.Hour)); len(p.Confirmed) != 0 {
+		t.Fatal("confirmed twice")
+	}
+}

@@ -26,6 +26,11 @@ func planPVCs(p *Plan, clusters []inventory.ClusterRefs, pol Policy, st *State, 
 			w := pvc.Workflow
 			running := runningPods(pvc.Pods)
 			switch {
+			case pvc.Terminating:
+				// Deleted already (by reclaim or anyone): deleting it again
+				// would change nothing and audit the same delete twice.
+				st.forget(id)
+				dec.Action, dec.Reason = Keep, "already being deleted (Terminating until no pod uses it)"
 			case w == nil || !w.Done():
 				st.forget(id)
 				dec.Action, dec.Reason = Keep, "its Workflow has not finished"

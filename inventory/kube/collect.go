@@ -70,6 +70,7 @@ type pvcInfo struct {
 	volume        string
 	capGB         int64
 	created       time.Time
+	terminating   bool
 	protected     bool
 	wfName        string // owning Workflow, if any
 	wfUID         string // from the owner reference; "" when found by label
@@ -176,10 +177,11 @@ func Collect(ctx context.Context, name string, cs kubernetes.Interface, dyn dyna
 			}
 			info := &pvcInfo{
 				ns: pvc.Namespace, name: pvc.Name, uid: string(pvc.UID),
-				volume:    pvc.Spec.VolumeName,
-				capGB:     gib(q),
-				created:   pvc.CreationTimestamp.Time,
-				protected: protected(pvc.Labels),
+				volume:      pvc.Spec.VolumeName,
+				capGB:       gib(q),
+				created:     pvc.CreationTimestamp.Time,
+				terminating: pvc.DeletionTimestamp != nil,
+				protected:   protected(pvc.Labels),
 			}
 			info.wfName, info.wfUID = owningWorkflow(pvc.ObjectMeta)
 			pvcs[nsKey(pvc.Namespace, pvc.Name)] = info
@@ -348,7 +350,7 @@ func Collect(ctx context.Context, name string, cs kubernetes.Interface, dyn dyna
 		}
 		ref := inventory.PVCRef{
 			Cluster: name, Namespace: c.ns, Name: c.name, UID: c.uid,
-			Volume: c.volume, CapacityGB: c.capGB, Created: c.created,
+			Volume: c.volume, CapacityGB: c.capGB, Created: c.created, Terminating: c.terminating,
 			Protected: c.protected || (c.volume != "" && protectedPVs[c.volume]),
 			Pods:      copyPods(claimPods[k]),
 			Workflow:  workflowOf(c),

@@ -600,3 +600,15 @@ func TestCollectNilDynamic(t *testing.T) {
 		t.Fatalf("complete=%v problems=%q", r.Complete, r.Problems)
 	}
 }
+
+func TestCollectTerminatingPVC(t *testing.T) {
+	gone := pvc("argo", "wf1-workdir", "", nil, wfOwner("wf1", "wf1-uid"))
+	now := metav1.Now()
+	gone.DeletionTimestamp = &now
+	gone.Finalizers = []string{"kubernetes.io/pvc-protection"}
+	live := pvc("argo", "wf2-workdir", "", nil, wfOwner("wf2", "wf2-uid"))
+	r := Collect(context.Background(), "c", fake.NewSimpleClientset(gone, live), newDyn(), opts())
+	if !findPVC(t, r, "argo", "wf1-workdir").Terminating || findPVC(t, r, "argo", "wf2-workdir").Terminating {
+		t.Fatalf("%+v", r.PVCs)
+	}
+}
