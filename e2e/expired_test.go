@@ -52,8 +52,9 @@ func etcdCompact(t *testing.T, etcdURL string) {
 func TestExpiredContinueTokenIsRelisted(t *testing.T) {
 	ctx := context.Background()
 	const n = 12
+	run := worlds.Add(1)
 	for i := 0; i < n; i++ {
-		name := fmt.Sprintf("pv-expired-%02d", i)
+		name := fmt.Sprintf("pv-expired-%d-%02d", run, i)
 		_, err := prodB.Client.CoreV1().PersistentVolumes().Create(ctx, &corev1.PersistentVolume{
 			ObjectMeta: metav1.ObjectMeta{Name: name},
 			Spec: corev1.PersistentVolumeSpec{
@@ -106,7 +107,7 @@ func TestExpiredContinueTokenIsRelisted(t *testing.T) {
 	}
 	seen := map[string]int{}
 	for _, r := range refs.PVs {
-		if strings.HasPrefix(r.PV, "pv-expired-") {
+		if strings.HasPrefix(r.PV, fmt.Sprintf("pv-expired-%d-", run)) {
 			seen[r.PV]++
 		}
 	}

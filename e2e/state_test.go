@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -16,7 +17,7 @@ import (
 // overlapping run's save is refused rather than silently overwriting clocks.
 func TestConfigMapStateStore(t *testing.T) {
 	ctx := context.Background()
-	ns := "reclaim-state-test"
+	ns := fmt.Sprintf("reclaim-state-test-%d", worlds.Add(1))
 	if _, err := prodA.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -43,7 +44,10 @@ type world struct {
 	disksYAML                     string
 }
 
-var unsafeChars = regexp.MustCompile(`[^a-z0-9]+`)
+var (
+	unsafeChars = regexp.MustCompile(`[^a-z0-9]+`)
+	worlds      atomic.Int32
+)
 
 func newWorld(t *testing.T, opts ...gcefake.Options) *world {
 	t.Helper()
@@ -57,7 +61,8 @@ func newWorld(t *testing.T, opts ...gcefake.Options) *world {
 	if len(w.prefix) > 30 {
 		w.prefix = w.prefix[len(w.prefix)-30:]
 	}
-	w.prefix = strings.Trim(w.prefix, "-")
+	// A run number keeps names unique when tests repeat (-count) on the same clusters.
+	w.prefix = fmt.Sprintf("%s-%d", strings.Trim(w.prefix, "-"), worlds.Add(1))
 	t.Cleanup(w.gce.Close)
 	w.gce.SetQuota(project, "asia-northeast1", "SSD_TOTAL_GB", 1500, 1400)
 	return w
