@@ -3,7 +3,7 @@ GO      ?= go
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X reclaim.dev/reclaim/internal/app.Version=$(VERSION)
 # The end-to-end tests run a real etcd and kube-apiserver built from the Go
-# module proxy into this git-ignored folder (about 8 minutes the first time).
+# module proxy into this git-ignored folder (about 4 minutes the first time).
 export RECLAIM_TESTBINS ?= $(CURDIR)/.cache/testbins
 
 .PHONY: build demo test test-unit testbins lint bench clean
