@@ -154,9 +154,14 @@ func headroom(quotas []inventory.Quota, p *Plan, clusters []inventory.ClusterRef
 			diskMetric[d.Name] = d.QuotaMetric
 		}
 	}
+	pvcDisk := map[string]string{} // PVC id -> name of the disk behind it
 	for _, c := range clusters {
 		for _, pvc := range c.PVCs {
-			if pvc.Disk == nil || pvc.Workflow == nil || !pvc.Workflow.Done() || len(runningPods(pvc.Pods)) > 0 {
+			if pvc.Disk == nil {
+				continue
+			}
+			pvcDisk[pvcID(c.Name, pvc.Namespace, pvc.Name)] = pvc.Disk.Name
+			if pvc.Workflow == nil || !pvc.Workflow.Done() || len(runningPods(pvc.Pods)) > 0 {
 				continue
 			}
 			if m := diskMetric[pvc.Disk.Name]; m != "" {
@@ -166,7 +171,7 @@ func headroom(quotas []inventory.Quota, p *Plan, clusters []inventory.ClusterRef
 	}
 	for _, d := range p.Decisions {
 		if d.Kind == KindPVC && d.Action == Delete {
-			if m := diskMetric[pvcDiskName(clusters, d)]; m != "" {
+			if m := diskMetric[pvcDisk[d.ID]]; m != "" {
 				frees[key{d.Project, d.Region, m}] += float64(d.SizeGB)
 			}
 		}
@@ -198,20 +203,6 @@ func headroom(quotas []inventory.Quota, p *Plan, clusters []inventory.ClusterRef
 		return a.Metric < b.Metric
 	})
 	return out
-}
-
-func pvcDiskName(clusters []inventory.ClusterRefs, d Decision) string {
-	for _, c := range clusters {
-		if c.Name != d.Cluster {
-			continue
-		}
-		for _, pvc := range c.PVCs {
-			if pvc.Namespace == d.Location && pvc.Name == d.Name && pvc.Disk != nil {
-				return pvc.Disk.Name
-			}
-		}
-	}
-	return ""
 }
 
 // jsonStringField reads one string field of a JSON object held in a string, as
