@@ -218,6 +218,27 @@ type ClusterRefs struct {
 	// Workflows says whether the Argo Workflow CRD was served (false is fine).
 	Workflows bool
 	Duration  time.Duration
+
+	// Accounts limits which AWS accounts' ECR images this cluster may pull;
+	// empty means any account, so an incomplete cluster blocks every trim.
+	Accounts []string
+	// ImagesListed is true when image sources (pods and workload templates)
+	// were listed; Images are the distinct ECR references found.
+	ImagesListed bool
+	Images       []ImageUse
+}
+
+// CouldPull reports whether this cluster could run images of an AWS account.
+func (c ClusterRefs) CouldPull(account string) bool {
+	if len(c.Accounts) == 0 {
+		return true
+	}
+	for _, a := range c.Accounts {
+		if a == account {
+			return true
+		}
+	}
+	return false
 }
 
 // CouldReference reports whether this cluster could hold a reference to a disk in project.
@@ -240,6 +261,10 @@ type Snapshot struct {
 	Disks    []DiskListing // one per configured project
 	Quotas   []Quota
 	Clusters []ClusterRefs
+	// Registries are the ECR registries (account and region) in scope.
+	Registries []RegistryListing
+	// ImageSources are references that do not come from a cluster (manifest dirs).
+	ImageSources []ImageSource
 }
 
 // ErrNotFound is the delete contract every provider keeps: Get and Delete

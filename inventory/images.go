@@ -1,0 +1,119 @@
+package inventory
+
+import (
+	"strings"
+	"time"
+)
+
+// RepoKey names an ECR repository: an account's registry in a region, and
+// the repository's name inside it (which may contain slashes, and for a
+// pull-through cache starts with the cache rule's prefix).
+type RepoKey struct {
+	Account string
+	Region  string
+	Name    string
+}
+
+// Host is the registry host images of the repository are pulled from.
+func (k RepoKey) Host() string {
+	h := k.Account + ".dkr.ecr." + k.Region + ".amazonaws.com"
+	if strings.HasPrefix(k.Region, "cn-") {
+		h += ".cn"
+	}
+	return h
+}
+
+// String is the repository as an image reference names it, without tag or digest.
+func (k RepoKey) String() string { return k.Host() + "/" + k.Name }
+
+// Registry is one account's registry in one region.
+func (k RepoKey) Registry() string { return k.Account + "/" + k.Region }
+
+// Media types of image indexes: their bodies list child manifests by digest.
+const (
+	MediaTypeOCIIndex          = "application/vnd.oci.image.index.v1+json"
+	MediaTypeDockerList        = "application/vnd.docker.distribution.manifest.list.v2+json"
+	MediaTypeOCIManifest       = "application/vnd.oci.image.manifest.v1+json"
+	MediaTypeDockerManifest    = "application/vnd.docker.distribution.manifest.v2+json"
+	MediaTypeDockerManifestV1  = "application/vnd.docker.distribution.manifest.v1+json"
+	MediaTypeDockerManifestV1s = "application/vnd.docker.distribution.manifest.v1+prettyjws"
+)
+
+// IsIndex reports whether a manifest media type is an image index (manifest list).
+func IsIndex(mediaType string) bool {
+	return mediaType == MediaTypeOCIIndex || mediaType == MediaTypeDockerList
+}
+
+// Image is one image in an ECR repository: a manifest or an index, named by
+// digest, with the tags that currently point at it.
+type Image struct {
+	Digest    string
+	Tags      []string
+	PushedAt  time.Time
+	LastPull  time.Time // zero: never pulled, or not recorded
+	SizeBytes int64
+	MediaType string // imageManifestMediaType
+	// Children are the digests an index lists (platform manifests and
+	// attestations). Nil for a manifest, or for an index whose body was not read.
+	Children []string
+	// ChildrenKnown is true for an index whose body was read.
+	ChildrenKnown bool
+}
+
+// IsIndex reports whether the image is an index (manifest list).
+func (i Image) IsIndex() bool { return IsIndex(i.MediaType) }
+
+// RepoListing is one repository and its images.
+type RepoListing struct {
+	Repo    RepoKey
+	Created time.Time
+	// Protected is set when the repository carries the opt-out resource tag.
+	Protected bool
+	Images    []Image
+	// Complete is false when a page of images failed, or an index body could not
+	// be read: then the repository is never trimmed this run.
+	Complete bool
+	Problem  string
+}
+
+// RegistryListing is one account and region: its repositories.
+type RegistryListing struct {
+	Account string
+	Region  string
+	Repos   []RepoListing
+	// Complete is false when the repositories themselves could not all be listed.
+	Complete bool
+	Problem  string
+}
+
+// ImageRef is a reference to an image in an ECR repository, parsed from a
+// pod, a workload template or a manifest file.
+type ImageRef struct {
+	Repo RepoKey
+	// Tag and Digest: either or both. A reference with neither (and a Problem on
+	// its ImageUse) could not be resolved: it pins the whole repository.
+	Tag    string
+	Digest string
+}
+
+// ImageUse is one distinct reference and who makes it.
+type ImageUse struct {
+	Ref ImageRef
+	// Where is the first user seen, as cluster/namespace/Kind/name (container)
+	// or manifests:path; Users counts every user.
+	Where string
+	Users int
+	// Problem is set when the reference could not be parsed fully; the planner
+	// then keeps everything in the repositories it could name.
+	Problem string
+}
+
+// ImageSource is a set of image references that is not a cluster: a directory
+// of Kubernetes manifests (a GitOps checkout) of images that will run.
+type ImageSource struct {
+	Name     string
+	Complete bool
+	Problems []string
+	Files    int
+	Images   []ImageUse
+}
