@@ -117,3 +117,14 @@ type ImageSource struct {
 	Files    int
 	Images   []ImageUse
 }
+
+// ImageFailure is one image a batch delete did not delete, as ECR reports it
+// in failures[]. Code "ImageNotFound" means the image is already gone.
+type ImageFailure struct {
+	Digest string
+	Code   string
+	Reason string
+}
+
+// ImageNotFound is ECR's failure code for an image that does not exist.
+const ImageNotFound = "ImageNotFound"
