@@ -18,7 +18,9 @@ type Config struct {
 	// Clusters are asked which disks they use; at least one is required.
 	Clusters []Cluster `json:"clusters"`
 	// GCE is nil when the file has no gce section: no GCE work is done.
-	GCE        *GCE       `json:"gce,omitempty"`
+	GCE *GCE `json:"gce,omitempty"`
+	// ECR is nil when the file has no ecr section: no image work is done.
+	ECR        *ECR       `json:"ecr,omitempty"`
 	Disks      Disks      `json:"disks"`
 	Kubernetes Kubernetes `json:"kubernetes"`
 	State      State      `json:"state"`
@@ -39,6 +41,9 @@ type Cluster struct {
 	// GCEProjects are the projects whose disks this cluster's volumes may
 	// reference; empty means any project.
 	GCEProjects []string `json:"gceProjects"`
+	// AWSAccounts are the accounts whose ECR images this cluster may pull;
+	// empty means any account.
+	AWSAccounts []string `json:"awsAccounts"`
 	Timeout     Duration `json:"timeout"`
 	QPS         float32  `json:"qps"`
 	Burst       int      `json:"burst"`
@@ -221,6 +226,7 @@ func (c *Config) applyDefaults() {
 		def(c, "gce.pageSize", &g.PageSize, defaultGCEPageSize)
 		def(c, "gce.concurrency", &g.Concurrency, defaultGCEConcurrency)
 	}
+	c.ecrDefaults()
 	d := &c.Disks
 	def(c, "disks.minAge", &d.MinAge, defaultMinAge)
 	def(c, "disks.grace", &d.Grace, defaultGrace)
@@ -255,6 +261,9 @@ func (c *Config) normalize(ps *problems) {
 	}
 	if c.GCE != nil {
 		expand("gce.credentialsFile", &c.GCE.CredentialsFile)
+	}
+	if c.ECR != nil {
+		c.ECR.normalize(ps)
 	}
 	expand("state.file", &c.State.File)
 	if c.State.ConfigMap != nil {

@@ -89,7 +89,15 @@ func TestExampleConfigs(t *testing.T) {
 	minimal := load(t, "testdata/good/minimal.yaml")
 	ref.present, minimal.present = nil, nil
 	ref.Clusters[0].Kubeconfig, ref.Clusters[0].Context, ref.Clusters[0].GCEProjects = "", "", nil
-	ref.GCE = nil
+	ref.Clusters[0].AWSAccounts = nil
+	// The ECR section is compared with a minimal one that only names a registry.
+	minECR := load(t, "testdata/good/ecr-minimal.yaml").ECR
+	refECR := *ref.ECR
+	refECR.Registries = minECR.Registries
+	if !reflect.DeepEqual(&refECR, minECR) {
+		t.Errorf("reference.yaml's ecr section does not show the defaults:\nreference: %+v\ndefaults:  %+v", refECR, *minECR)
+	}
+	ref.GCE, ref.ECR = nil, nil
 	if !reflect.DeepEqual(ref, minimal) {
 		t.Errorf("reference.yaml does not show the defaults:\nreference: %+v\ndefaults:  %+v", ref, minimal)
 	}

@@ -37,6 +37,9 @@ func (c *Config) validate(ps *problems) {
 	if c.GCE != nil {
 		c.GCE.validate(ps, "gce")
 	}
+	if c.ECR != nil {
+		c.ECR.validate(ps, "ecr")
+	}
 	c.Disks.validate(ps, "disks")
 	if c.Kubernetes.ProtectLabel == "" {
 		ps.add("kubernetes.protectLabel", "must not be empty — it is how a PV or PVC opts out")
@@ -63,6 +66,12 @@ func (cl *Cluster) validate(ps *problems, path string, present map[string]bool) 
 		ps.add(path, "set either context or inCluster, not both — inCluster uses the pod's own service account")
 	}
 	validateList(ps, path+".gceProjects", cl.GCEProjects, validateProject)
+	validateList(ps, path+".awsAccounts", cl.AWSAccounts, func(a string) string {
+		if !awsAccount.MatchString(a) {
+			return fmt.Sprintf("%q is not an AWS account id — %s", a, accountHint)
+		}
+		return ""
+	})
 	switch {
 	case cl.Timeout <= 0:
 		ps.add(path+".timeout", "must be more than 0")
@@ -263,6 +272,7 @@ func (c *Config) crossValidate(ps *problems) {
 		ps.add("clusters", "inCluster is set on %s — only the cluster reclaim runs in can use it", andList(indexes("clusters", inCluster)))
 	}
 
+	c.crossValidateECR(ps)
 	if c.GCE == nil {
 		return
 	}
