@@ -33,6 +33,7 @@ type PVCAPI interface {
 type Applier struct {
 	Disks  DiskAPI
 	PVCs   PVCAPI
+	Images ImageAPI
 	Store  Store
 	Audit  *AuditLog
 	Log    *zap.Logger
@@ -53,6 +54,7 @@ type Result struct {
 	Reason string `json:"reason"`
 	Error  string `json:"error,omitempty"`
 	SizeGB int64  `json:"sizeGB"`
+	Bytes  int64  `json:"bytes,omitempty"`
 }
 
 // Outcome is the applier's summary.
@@ -63,7 +65,9 @@ type Outcome struct {
 	Failed    int      `json:"failed"`
 	Skipped   int      `json:"skipped"`
 	FreedGB   int64    `json:"freedGB"`
-	Stopped   string   `json:"stopped,omitempty"`
+	// FreedBytes is what the deleted images held.
+	FreedBytes int64  `json:"freedBytes,omitempty"`
+	Stopped    string `json:"stopped,omitempty"`
 }
 
 // Finish records the plan's state. With apply false (dry-run) it deletes
@@ -86,7 +90,7 @@ func (a *Applier) Finish(ctx context.Context, p *Plan, apply bool) (*Outcome, er
 	}
 	fails := 0
 	for _, d := range p.Decisions {
-		if d.Action != Delete {
+		if d.Action != Delete || d.Kind == KindImage {
 			continue
 		}
 		if out.Stopped != "" || ctx.Err() != nil {
@@ -109,6 +113,9 @@ func (a *Applier) Finish(ctx context.Context, p *Plan, apply bool) (*Outcome, er
 		if a.MaxConsecutiveFailures > 0 && fails >= a.MaxConsecutiveFailures {
 			out.Stopped = fmt.Sprintf("stopped after %d deletes failed in a row", fails)
 		}
+	}
+	if a.Images != nil {
+		a.applyImages(ctx, &st, p, out, &fails)
 	}
 	// Skips reset clocks; save them even if nothing was deleted.
 	if err := a.Store.Save(ctx, st); err != nil {
@@ -214,7 +221,7 @@ func (a *Applier) recheckDisk(ctx context.Context, d Decision) (skip string, gon
 
 func (a *Applier) done(log *zap.Logger, r Result, result, errText string) Result {
 	r.Result, r.Error = result, errText
-	rec := AuditRecord{Action: "delete", Kind: r.Kind, ID: r.ID, Reason: r.Reason, Result: result, Error: errText, SizeGB: r.SizeGB}
+	rec := AuditRecord{Action: "delete", Kind: r.Kind, ID: r.ID, Reason: r.Reason, Result: result, Error: errText, SizeGB: r.SizeGB, Bytes: r.Bytes}
 	if err := a.audit(rec); err != nil && r.Error == "" {
 		r.Error = err.Error()
 	}

@@ -21,6 +21,7 @@ type AuditRecord struct {
 	Result   string `json:"result"`
 	Error    string `json:"error,omitempty"`
 	SizeGB   int64  `json:"sizeGB,omitempty"`
+	Bytes    int64  `json:"bytes,omitempty"`
 	Snapshot string `json:"snapshot,omitempty"`
 	RunID    string `json:"runID"`
 }

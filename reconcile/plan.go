@@ -18,8 +18,9 @@ const SchemaVersion = "reclaim.dev/v1"
 
 // KindDisk and KindPVC are the kinds of resource a decision is about.
 const (
-	KindDisk = "gce-disk"
-	KindPVC  = "k8s-pvc"
+	KindDisk  = "gce-disk"
+	KindPVC   = "k8s-pvc"
+	KindImage = "ecr-image"
 )
 
 // Action is what the plan does with a resource.
@@ -56,6 +57,8 @@ type Policy struct {
 	BreakerCandidates        int
 	QuotaMetrics             []string
 	HeadroomWarning          float64 // fraction 0..1
+	// Images is the ECR policy; nil when no registry is configured.
+	Images *ImagePolicy
 }
 
 // Decision is the plan for one resource, with a reason a person understands.
@@ -85,6 +88,20 @@ type Decision struct {
 	// What the resource looked like when planned; apply re-reads and compares.
 	LabelFingerprint string `json:"labelFingerprint,omitempty"`
 	UID              string `json:"uid,omitempty"` // PVCs
+
+	// Images: the repository (host/name), digest and tags, what deleting it
+	// frees, and the times apply compares on re-read.
+	Account    string     `json:"account,omitempty"`
+	Repository string     `json:"repository,omitempty"`
+	Digest     string     `json:"digest,omitempty"`
+	Tags       []string   `json:"tags,omitempty"`
+	Bytes      int64      `json:"bytes,omitempty"`
+	PushedAt   *time.Time `json:"pushedAt,omitempty"`
+	PulledAt   *time.Time `json:"pulledAt,omitempty"`
+	// Parents are the indexes an image is a child of; it is deleted after them.
+	Parents []string `json:"parents,omitempty"`
+	// Class is the kind of reason, for counting: in-use, index-child, ...
+	Class string `json:"class,omitempty"`
 }
 
 // Source is the completeness of one input of the plan.
@@ -139,6 +156,9 @@ type Plan struct {
 	Decisions   []Decision `json:"decisions"`
 	Headroom    []Headroom `json:"headroom"`
 	Holders     []Holder   `json:"holders"`
+	// Repositories is one line per ECR repository: count against limit and
+	// what the plan removes.
+	Repositories []RepoSummary `json:"repositories,omitempty"`
 	// Blocked lists why some deletions were held back for the whole run.
 	Blocked []string `json:"blocked,omitempty"`
 	// BreakerTripped is set when too many resources were due at once.
@@ -193,8 +213,12 @@ func Build(snap inventory.Snapshot, pol Policy, prev State, now time.Time) *Plan
 			Problems: c.Problems, Items: len(c.PVs), Duration: c.Duration})
 		if !c.Complete {
 			p.Incomplete = true
-			p.Blocked = append(p.Blocked, fmt.Sprintf("cluster %s is incomplete (%s): no disk it could reference is deleted this run",
-				c.Name, strings.Join(c.Problems, "; ")))
+			what := "no disk it could reference"
+			if pol.Images != nil {
+				what = "no disk it could reference and no image it could pull"
+			}
+			p.Blocked = append(p.Blocked, fmt.Sprintf("cluster %s is incomplete (%s): %s is deleted this run",
+				c.Name, strings.Join(c.Problems, "; "), what))
 		}
 	}
 	inScope := 0
@@ -236,6 +260,7 @@ func Build(snap inventory.Snapshot, pol Policy, prev State, now time.Time) *Plan
 	pvcCandidates := planPVCs(p, snap.Clusters, pol, &next, now)
 	capDeletes(p, candidates, inScope, "disks", pol)
 	capDeletes(p, pvcCandidates, len(p.Decisions)-pvcsBefore, "PVCs", pol)
+	planImages(p, snap, pol.Images, &next, now)
 	p.Headroom = headroom(snap.Quotas, p, snap.Clusters, pol)
 	project(p.Headroom, &next, now)
 	p.Holders = holders(snap.Clusters)
@@ -492,6 +517,8 @@ func (p *Plan) resolvePending(st *State, snap inventory.Snapshot, seen, deleting
 			l, ok := byProject[k.Project]
 			known = ok && l.ScopeKnown(k)
 			gone = !seen[id]
+		case KindImage:
+			gone, known = imageGone(snap, id)
 		case KindPVC:
 			parts := strings.Split(id, "/")
 			known = len(parts) > 1 && complete[parts[1]]

@@ -33,6 +33,12 @@ type Target struct {
 	// Projects limits which GCE projects this cluster's PVs can point at
 	// (overrides Options.Projects when non-empty).
 	Projects []string
+	// Accounts limits which AWS accounts' ECR images this cluster may pull
+	// (overrides Options.Accounts when non-empty).
+	Accounts []string
+	// Images turns on image collection for this cluster (see Options.Images;
+	// either being true turns it on).
+	Images bool
 	// Timeout bounds the whole collection of this cluster (overrides
 	// Options.Timeout when > 0).
 	Timeout time.Duration

@@ -51,6 +51,14 @@ type Options struct {
 	ProtectLabel string
 	// Projects is copied into ClusterRefs.Projects.
 	Projects []string
+	// Images also lists every source of container image references (pods'
+	// specs and statuses, and the pod templates of Deployments, ReplicaSets,
+	// StatefulSets, DaemonSets, ControllerRevisions, Jobs and CronJobs) and
+	// records the ECR ones in ClusterRefs.Images. Off by default: it needs
+	// list on those apps and batch resources (deploy/rbac.yaml).
+	Images bool
+	// Accounts is copied into ClusterRefs.Accounts.
+	Accounts []string
 }
 
 type pvInfo struct {
@@ -92,11 +100,18 @@ func nsKey(ns, name string) string { return ns + "/" + name }
 
 // Collect lists one cluster's PersistentVolumes, PersistentVolumeClaims, Pods
 // and Argo Workflows (each in one paginated pass) and returns every GCE disk
-// reference with what uses it. It never fails: whatever could not be listed
-// makes the result incomplete and is described in Problems.
+// reference with what uses it. With opt.Images it also lists the workload
+// kinds that hold pod templates (one paginated pass each) and returns every
+// distinct ECR image reference, from those and from the same pass over pods.
+// It never fails: whatever could not be listed makes the result incomplete
+// and is described in Problems.
 func Collect(ctx context.Context, name string, cs kubernetes.Interface, dyn dynamic.Interface, opt Options) inventory.ClusterRefs {
 	start := time.Now()
-	out := inventory.ClusterRefs{Name: name, Projects: append([]string(nil), opt.Projects...)}
+	out := inventory.ClusterRefs{
+		Name:     name,
+		Projects: append([]string(nil), opt.Projects...),
+		Accounts: append([]string(nil), opt.Accounts...),
+	}
 
 	cctx := ctx
 	if opt.Timeout > 0 {
@@ -119,6 +134,12 @@ func Collect(ctx context.Context, name string, cs kubernetes.Interface, dyn dyna
 	)
 	protected := func(labels map[string]string) bool {
 		return opt.ProtectLabel != "" && labels[opt.ProtectLabel] == "true"
+	}
+
+	var images *imageCollector
+	if opt.Images {
+		images = newImageCollector(name, cs)
+		images.start(l, &wg)
 	}
 
 	wg.Add(4)
@@ -190,12 +211,19 @@ func Collect(ctx context.Context, name string, cs kubernetes.Interface, dyn dyna
 	}()
 	go func() {
 		defer wg.Done()
-		podErr = l.each(resPods, func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+		var list pager.ListPageFunc = func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 			return cs.CoreV1().Pods(metav1.NamespaceAll).List(ctx, o)
-		}, func(obj runtime.Object) error {
+		}
+		if images != nil {
+			list = images.pods.wrap(list)
+		}
+		podErr = l.each(resPods, list, func(obj runtime.Object) error {
 			pod, ok := obj.(*corev1.Pod)
 			if !ok {
 				return fmt.Errorf("unexpected %T in Pod list", obj)
+			}
+			if images != nil {
+				images.pods.addPod(pod)
 			}
 			info := &podInfo{ns: pod.Namespace, name: pod.Name, phase: string(pod.Status.Phase)}
 			for _, v := range pod.Spec.Volumes {
@@ -262,6 +290,9 @@ func Collect(ctx context.Context, name string, cs kubernetes.Interface, dyn dyna
 	default:
 		complete = false
 		out.Problems = append(out.Problems, l.problem(resWorkflows, wfErr))
+	}
+	if images != nil && !images.finish(&out, l, podErr) {
+		complete = false
 	}
 	out.Complete = complete
 

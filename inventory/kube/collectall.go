@@ -13,7 +13,8 @@ import (
 // concurrency at a time (< 1 means 1). It returns one result per target, in
 // input order. A target whose clients cannot be built, or whose collection
 // panics, is an incomplete result whose Problems say why. Per-target Timeout,
-// PageSize and Projects override opt.
+// PageSize, Projects and Accounts override opt; a target's Images turns image
+// collection on for it.
 func CollectAll(ctx context.Context, targets []Target, opt Options, concurrency int) []inventory.ClusterRefs {
 	if concurrency < 1 {
 		concurrency = 1
@@ -45,12 +46,19 @@ func collectTarget(ctx context.Context, t Target, opt Options) (res inventory.Cl
 	if len(t.Projects) > 0 {
 		o.Projects = t.Projects
 	}
+	if len(t.Accounts) > 0 {
+		o.Accounts = t.Accounts
+	}
+	if t.Images {
+		o.Images = true
+	}
 	start := time.Now()
 	defer func() {
 		if r := recover(); r != nil {
 			res = inventory.ClusterRefs{
 				Name:     t.Name,
 				Projects: append([]string(nil), o.Projects...),
+				Accounts: append([]string(nil), o.Accounts...),
 				Problems: []string{fmt.Sprintf("cluster %s: internal error while collecting (a reclaim bug, please report): %v", t.Name, r)},
 				Duration: time.Since(start),
 			}
@@ -61,6 +69,7 @@ func collectTarget(ctx context.Context, t Target, opt Options) (res inventory.Cl
 		return inventory.ClusterRefs{
 			Name:     t.Name,
 			Projects: append([]string(nil), o.Projects...),
+			Accounts: append([]string(nil), o.Accounts...),
 			Problems: []string{err.Error()},
 			Duration: time.Since(start),
 		}
