@@ -22,7 +22,7 @@ import (
 // see the first delete, failure, ... of a kind.
 var applyResults = []string{"deleted", "already-gone", "skipped", "failed", "not-attempted"}
 
-var kinds = []string{reconcile.KindDisk, reconcile.KindPVC}
+var kinds = []string{reconcile.KindDisk, reconcile.KindPVC, reconcile.KindImage}
 
 // Metrics are the Prometheus metrics of reclaim runs. Labels are bounded: kinds,
 // actions, results, modes and exit codes are fixed sets; project, region,
@@ -43,6 +43,10 @@ type Metrics struct {
 	finishedPVCsGB *gaugeSet
 	growthPerDay   *gaugeSet
 	runsOut        *gaugeSet
+	repoImages     *gaugeSet
+	repoLimit      *gaugeSet
+	repoAfter      *gaugeSet
+	repoDeletes    *gaugeSet
 	decisions      *gaugeSet
 	held           *gaugeSet
 	sourceComplete *gaugeSet
@@ -51,6 +55,7 @@ type Metrics struct {
 	deletes        *prometheus.CounterVec
 	failedDeletes  *prometheus.CounterVec
 	freedGB        prometheus.Counter
+	freedBytes     prometheus.Counter
 	lastSuccess    prometheus.Gauge
 	lastRun        prometheus.Gauge
 	duration       prometheus.Gauge
@@ -61,6 +66,7 @@ type Metrics struct {
 // is already registered, like prometheus.MustRegister.
 func NewMetrics(reg prometheus.Registerer) *Metrics {
 	quota := []string{"project", "region", "metric"}
+	repo := []string{"registry", "repository"}
 	m := &Metrics{
 		quotaLimit: newGaugeSet(prometheus.GaugeOpts{Name: "reclaim_gce_quota_limit",
 			Help: "Limit of a regional GCE quota (GB for the disk quotas), as read by the last run. No series while the quota is unknown."}, quota),
@@ -78,6 +84,14 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help: "Usage trend of a regional GCE quota over the last week of runs (GB a day). No series until there are three samples over three hours."}, quota),
 		runsOut: newGaugeSet(prometheus.GaugeOpts{Name: "reclaim_gce_quota_runs_out_timestamp_seconds",
 			Help: "Unix time a regional GCE quota reaches its limit at the current growth. No series while usage is flat or shrinking."}, quota),
+		repoImages: newGaugeSet(prometheus.GaugeOpts{Name: "reclaim_ecr_repository_images",
+			Help: "Images in an ECR repository (manifests and indexes, as ECR counts them against the limit), as listed by the last run."}, repo),
+		repoLimit: newGaugeSet(prometheus.GaugeOpts{Name: "reclaim_ecr_repository_image_limit",
+			Help: "The image limit of an ECR repository, from the policy that applies to it. No series for repositories no policy covers."}, repo),
+		repoAfter: newGaugeSet(prometheus.GaugeOpts{Name: "reclaim_ecr_repository_images_after_plan",
+			Help: "Images an ECR repository would hold after the last run's planned deletions."}, repo),
+		repoDeletes: newGaugeSet(prometheus.GaugeOpts{Name: "reclaim_ecr_repository_plan_deletes",
+			Help: "Images of an ECR repository the last run's plan deletes now (not counting those waiting for their grace period or held)."}, repo),
 		decisions: newGaugeSet(prometheus.GaugeOpts{Name: "reclaim_plan_decisions",
 			Help: "Decisions of the last run's plan by resource kind (gce-disk, k8s-pvc) and action (keep, report, mark, delete). Label sets with no decision have no series."}, []string{"kind", "action"}),
 		held: newGaugeSet(prometheus.GaugeOpts{Name: "reclaim_plan_held",
@@ -94,6 +108,8 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help: "Deletes by apply that failed, by resource kind."}, []string{"kind"}),
 		freedGB: prometheus.NewCounter(prometheus.CounterOpts{Name: "reclaim_apply_freed_gigabytes_total",
 			Help: "GB freed by apply: the size of resources deleted or found already gone."}),
+		freedBytes: prometheus.NewCounter(prometheus.CounterOpts{Name: "reclaim_apply_freed_image_bytes_total",
+			Help: "Bytes of ECR images deleted (or found already gone) by apply, as ECR reports image sizes."}),
 		lastSuccess: prometheus.NewGauge(prometheus.GaugeOpts{Name: "reclaim_run_last_success_timestamp_seconds",
 			Help: "Unix time the last run with exit code 0 finished, as remembered in the state store; 0 if none did."}),
 		lastRun: prometheus.NewGauge(prometheus.GaugeOpts{Name: "reclaim_run_last_run_timestamp_seconds",
@@ -112,9 +128,10 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	reg.MustRegister(
 		m.quotaLimit.vec, m.quotaUsage.vec, m.quotaUsedRatio.vec, m.quotaPlanFrees.vec, m.orphanDisksGB.vec, m.finishedPVCsGB.vec,
 		m.growthPerDay.vec, m.runsOut.vec,
+		m.repoImages.vec, m.repoLimit.vec, m.repoAfter.vec, m.repoDeletes.vec,
 		m.decisions.vec, m.held.vec, m.breakerTripped,
 		m.incomplete, m.sourceComplete.vec,
-		m.deletes, m.failedDeletes, m.freedGB,
+		m.deletes, m.failedDeletes, m.freedGB, m.freedBytes,
 		m.lastSuccess, m.lastRun, m.duration, m.runs,
 	)
 	return m
@@ -140,6 +157,9 @@ func (m *Metrics) Observe(r *Report, duration time.Duration, now time.Time) {
 		}
 		if o.FreedGB > 0 {
 			m.freedGB.Add(float64(o.FreedGB))
+		}
+		if o.FreedBytes > 0 {
+			m.freedBytes.Add(float64(o.FreedBytes))
 		}
 	}
 
@@ -189,6 +209,21 @@ func (m *Metrics) observePlan(p *reconcile.Plan) {
 	m.finishedPVCsGB.replace(finished)
 	m.growthPerDay.replace(growth)
 	m.runsOut.replace(runsOut)
+
+	var images, limits, after, deletes []sample
+	for _, r := range p.Repositories {
+		l := []string{r.Account + "/" + r.Region, r.Name}
+		images = append(images, sample{l, float64(r.Images)})
+		after = append(after, sample{l, float64(r.After)})
+		deletes = append(deletes, sample{l, float64(r.Delete)})
+		if r.Limit > 0 {
+			limits = append(limits, sample{l, float64(r.Limit)})
+		}
+	}
+	m.repoImages.replace(images)
+	m.repoLimit.replace(limits)
+	m.repoAfter.replace(after)
+	m.repoDeletes.replace(deletes)
 
 	type kindAction struct{ kind, action string }
 	counts := map[kindAction]int{}

@@ -115,6 +115,7 @@ reclaim_plan_decisions{action="mark",kind="gce-disk"} 1
 reclaim_plan_decisions{action="report",kind="k8s-pvc"} 1
 # HELP reclaim_plan_held Deletions that were due but held back in the last run's plan (caps, breaker, incomplete sources), by resource kind.
 # TYPE reclaim_plan_held gauge
+reclaim_plan_held{kind="ecr-image"} 0
 reclaim_plan_held{kind="gce-disk"} 1
 reclaim_plan_held{kind="k8s-pvc"} 0
 # HELP reclaim_plan_breaker_tripped 1 if the last run's plan tripped the circuit breaker (too many resources due at once), 0 if not.
@@ -129,6 +130,11 @@ reclaim_source_complete{kind="cluster",name="argo-prod"} 0
 reclaim_source_complete{kind="gce-project",name="proj-a"} 1
 # HELP reclaim_apply_deletes_total Deletes attempted by apply, by resource kind and result (deleted, already-gone, skipped, failed, not-attempted).
 # TYPE reclaim_apply_deletes_total counter
+reclaim_apply_deletes_total{kind="ecr-image",result="already-gone"} 0
+reclaim_apply_deletes_total{kind="ecr-image",result="deleted"} 0
+reclaim_apply_deletes_total{kind="ecr-image",result="failed"} 0
+reclaim_apply_deletes_total{kind="ecr-image",result="not-attempted"} 0
+reclaim_apply_deletes_total{kind="ecr-image",result="skipped"} 0
 reclaim_apply_deletes_total{kind="gce-disk",result="already-gone"} 0
 reclaim_apply_deletes_total{kind="gce-disk",result="deleted"} 1
 reclaim_apply_deletes_total{kind="gce-disk",result="failed"} 1
@@ -141,11 +147,15 @@ reclaim_apply_deletes_total{kind="k8s-pvc",result="not-attempted"} 0
 reclaim_apply_deletes_total{kind="k8s-pvc",result="skipped"} 0
 # HELP reclaim_apply_failed_deletes_total Deletes by apply that failed, by resource kind.
 # TYPE reclaim_apply_failed_deletes_total counter
+reclaim_apply_failed_deletes_total{kind="ecr-image"} 0
 reclaim_apply_failed_deletes_total{kind="gce-disk"} 1
 reclaim_apply_failed_deletes_total{kind="k8s-pvc"} 0
 # HELP reclaim_apply_freed_gigabytes_total GB freed by apply: the size of resources deleted or found already gone.
 # TYPE reclaim_apply_freed_gigabytes_total counter
 reclaim_apply_freed_gigabytes_total 100
+# HELP reclaim_apply_freed_image_bytes_total Bytes of ECR images deleted (or found already gone) by apply, as ECR reports image sizes.
+# TYPE reclaim_apply_freed_image_bytes_total counter
+reclaim_apply_freed_image_bytes_total 0
 # HELP reclaim_run_last_success_timestamp_seconds Unix time the last run with exit code 0 finished, as remembered in the state store; 0 if none did.
 # TYPE reclaim_run_last_success_timestamp_seconds gauge
 reclaim_run_last_success_timestamp_seconds 0
@@ -230,6 +240,7 @@ func TestDecisionsResetBetweenRuns(t *testing.T) {
 reclaim_plan_decisions{action="keep",kind="gce-disk"} 1
 # HELP reclaim_plan_held Deletions that were due but held back in the last run's plan (caps, breaker, incomplete sources), by resource kind.
 # TYPE reclaim_plan_held gauge
+reclaim_plan_held{kind="ecr-image"} 0
 reclaim_plan_held{kind="gce-disk"} 0
 reclaim_plan_held{kind="k8s-pvc"} 0
 # HELP reclaim_plan_breaker_tripped 1 if the last run's plan tripped the circuit breaker (too many resources due at once), 0 if not.
@@ -351,8 +362,8 @@ func TestWriteTextfile(t *testing.T) {
 	if mf := mfs["reclaim_apply_freed_gigabytes_total"]; mf.GetType() != dto.MetricType_COUNTER || mf.GetMetric()[0].GetCounter().GetValue() != 100 {
 		t.Errorf("freed GB in textfile: %v", mf)
 	}
-	if len(mfs) != 18 {
-		t.Errorf("textfile has %d metric families, want 18", len(mfs))
+	if len(mfs) != 19 {
+		t.Errorf("textfile has %d metric families, want 19", len(mfs))
 	}
 
 	st, err := os.Stat(path)
@@ -432,8 +443,8 @@ func TestPush(t *testing.T) {
 	if got := gaugeValue(t, req.mfs["reclaim_run_incomplete_sources"]); got != 1 {
 		t.Errorf("pushed incomplete sources %v", got)
 	}
-	if len(req.mfs) != 18 {
-		t.Errorf("pushed %d metric families, want 18", len(req.mfs))
+	if len(req.mfs) != 19 {
+		t.Errorf("pushed %d metric families, want 19", len(req.mfs))
 	}
 }
 

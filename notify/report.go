@@ -79,6 +79,7 @@ func (r *Report) Text(w io.Writer, opt TextOptions) error {
 		fmt.Fprintf(b, "reclaim apply at %s\n\n", p.GeneratedAt.UTC().Format(time.RFC3339))
 	}
 	writeHeadroom(b, p)
+	writeRepositories(b, p)
 	writeHolders(b, p)
 	writeSources(b, p)
 	if len(p.Blocked) > 0 {
@@ -90,6 +91,7 @@ func (r *Report) Text(w io.Writer, opt TextOptions) error {
 	}
 	writeDecisions(b, p, reconcile.KindDisk, "GCE DISKS", opt)
 	writeDecisions(b, p, reconcile.KindPVC, "PVCs OF FINISHED ARGO WORKFLOWS", opt)
+	writeImages(b, p, opt)
 	if p.Count(reconcile.KindPVC, reconcile.Report) > 0 {
 		fmt.Fprintln(b, "  PVCs marked REPORT are only reported: set disks.deleteWorkflowPVCs: true to let reclaim delete them after the grace period")
 		fmt.Fprintln(b, "  (their PVs and disks follow when the reclaim policy is Delete), or delete the finished Workflows.")
@@ -112,8 +114,20 @@ func summary(r *Report) string {
 		p.Count(reconcile.KindDisk, reconcile.Delete), p.Count(reconcile.KindDisk, reconcile.Mark),
 		p.Count(reconcile.KindDisk, reconcile.Report), p.Count(reconcile.KindDisk, reconcile.Keep),
 		p.Count(reconcile.KindPVC, reconcile.Delete), p.Count(reconcile.KindPVC, reconcile.Report))
+	if len(p.Repositories) > 0 {
+		var freed int64
+		for _, rs := range p.Repositories {
+			freed += rs.FreedBytes
+		}
+		s += fmt.Sprintf("; images delete %d (%s), mark %d", p.Count(reconcile.KindImage, reconcile.Delete), bytesString(freed),
+			p.Count(reconcile.KindImage, reconcile.Mark))
+	}
 	if o := r.Outcome; o != nil {
-		s += fmt.Sprintf("; applied: deleted %d (%d GB), skipped %d, failed %d", o.Deleted, o.FreedGB, o.Skipped, o.Failed)
+		s += fmt.Sprintf("; applied: deleted %d (%d GB", o.Deleted, o.FreedGB)
+		if o.FreedBytes > 0 {
+			s += ", " + bytesString(o.FreedBytes) + " of images"
+		}
+		s += fmt.Sprintf("), skipped %d, failed %d", o.Skipped, o.Failed)
 	}
 	switch r.ExitCode {
 	case ExitIncomplete:
@@ -195,8 +209,13 @@ func writeSources(b *strings.Builder, p *reconcile.Plan) {
 	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', 0)
 	for _, s := range p.Sources {
 		unit := "PV references"
-		if s.Kind == "gce-project" {
+		switch s.Kind {
+		case "gce-project":
 			unit = "disks"
+		case "ecr-registry":
+			unit = "repositories"
+		case "manifests":
+			unit = "image references"
 		}
 		state := "complete"
 		if !s.Complete {
