@@ -25,25 +25,53 @@ type CollectOptions struct {
 	// Clusters collects every cluster; it must return one result per cluster,
 	// complete or not, and never fail as a whole.
 	Clusters func(ctx context.Context) []ClusterRefs
-	Now      func() time.Time
+	// Registries lists every ECR registry in scope (nil: no image work); like
+	// Clusters it reports incompleteness in its results and never fails.
+	Registries func(ctx context.Context) []RegistryListing
+	// ImageSources reads the manifest directories (references of images that
+	// will run); they are read with the clusters, after the clouds.
+	ImageSources func(ctx context.Context) []ImageSource
+	Now          func() time.Time
 }
 
-// Collect lists the clouds first and the clusters second, so the cluster view
-// is the fresher one: a disk created after its cloud listing is not seen at
-// all, while a PV created after the cloud listing is still seen.
+// Collect lists the clouds first (GCE and ECR side by side) and the clusters
+// second, so the cluster view is the fresher one: a disk or image created
+// after its cloud listing is not seen at all, while a PV or pod created after
+// the cloud listing is still seen.
 func Collect(ctx context.Context, o CollectOptions) Snapshot {
 	now := time.Now
 	if o.Now != nil {
 		now = o.Now
 	}
 	s := Snapshot{TakenAt: now()}
+	var wg sync.WaitGroup
 	if o.Disks != nil {
-		s.Disks = collectDisks(ctx, o)
-		s.Quotas = collectQuotas(ctx, o, s.Disks)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s.Disks = collectDisks(ctx, o)
+			s.Quotas = collectQuotas(ctx, o, s.Disks)
+		}()
+	}
+	if o.Registries != nil {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s.Registries = o.Registries(ctx)
+		}()
+	}
+	wg.Wait()
+	if o.ImageSources != nil {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s.ImageSources = o.ImageSources(ctx)
+		}()
 	}
 	if o.Clusters != nil {
 		s.Clusters = o.Clusters(ctx)
 	}
+	wg.Wait()
 	return s
 }
 

@@ -126,23 +126,46 @@ func (u use) String() string {
 type repoRefs struct {
 	tags    map[string]use
 	digests map[string]use
-	pinned  string // an unparseable reference names the repository
+}
+
+// pin is a reference that could not be resolved to an image: it keeps every
+// repository it could name. An empty account, region or name matches any.
+type pin struct {
+	repo inventory.RepoKey
+	why  string
+}
+
+func (p pin) matches(k inventory.RepoKey) bool {
+	return (p.repo.Account == "" || p.repo.Account == k.Account) && (p.repo.Region == "" || p.repo.Region == k.Region) &&
+		(p.repo.Name == "" || p.repo.Name == k.Name)
 }
 
 // imageIndex is every reference of every source, by repository.
 type imageIndex struct {
 	repos map[inventory.RepoKey]*repoRefs
-	// pinnedRegistries: an unparseable reference names a registry but no repository.
-	pinnedRegistries map[string]string
+	pins  []pin
+}
+
+// pinned says why an unresolvable reference keeps repo whole, or "".
+func (idx imageIndex) pinned(repo inventory.RepoKey) string {
+	for _, p := range idx.pins {
+		if p.matches(repo) {
+			return p.why
+		}
+	}
+	return ""
 }
 
 func indexImages(snap inventory.Snapshot) imageIndex {
-	idx := imageIndex{repos: map[inventory.RepoKey]*repoRefs{}, pinnedRegistries: map[string]string{}}
+	idx := imageIndex{repos: map[inventory.RepoKey]*repoRefs{}}
+	seenPin := map[pin]bool{}
 	add := func(u inventory.ImageUse) {
 		r := u.Ref
-		if r.Repo.Name == "" {
-			if _, ok := idx.pinnedRegistries[r.Repo.Registry()]; !ok {
-				idx.pinnedRegistries[r.Repo.Registry()] = fmt.Sprintf("%s at %s", u.Problem, u.Where)
+		if r.Repo.Name == "" || r.Repo.Account == "" || r.Repo.Region == "" || (r.Tag == "" && r.Digest == "") {
+			p := pin{repo: r.Repo, why: fmt.Sprintf("%s at %s", orDefault(u.Problem, "reference without tag or digest"), u.Where)}
+			if !seenPin[p] {
+				seenPin[p] = true
+				idx.pins = append(idx.pins, p)
 			}
 			return
 		}
@@ -165,12 +188,8 @@ func indexImages(snap inventory.Snapshot) imageIndex {
 			if r.Tag != "" {
 				merge(rr.tags, r.Tag)
 			}
-		case r.Tag != "":
-			merge(rr.tags, r.Tag)
 		default:
-			if rr.pinned == "" {
-				rr.pinned = fmt.Sprintf("%s at %s", orDefault(u.Problem, "reference without tag or digest"), u.Where)
-			}
+			merge(rr.tags, r.Tag)
 		}
 	}
 	for _, c := range snap.Clusters {
@@ -376,7 +395,7 @@ func planRepo(p *Plan, rl inventory.RepoListing, rule *RepoRule, idx imageIndex,
 		if removed >= need {
 			break
 		}
-		take(i, fmt.Sprintf("oldest unneeded image: %d images is above the high-water mark %d of limit %d; trimming to %d",
+		take(i, fmt.Sprintf("oldest unneeded: %d images > high-water %d of limit %d, trimming to %d",
 			n, rule.HighWater, rule.Limit, rule.Target), ClassTrim)
 	}
 	if rule.UntaggedOlderThan > 0 {
@@ -393,11 +412,8 @@ func planRepo(p *Plan, rl inventory.RepoListing, rule *RepoRule, idx imageIndex,
 	if !rl.Complete {
 		why = append(why, "the repository could not be listed completely ("+rl.Problem+")")
 	}
-	if rr := idx.repos[rl.Repo]; rr != nil && rr.pinned != "" {
-		why = append(why, "an unparseable reference names it: "+rr.pinned)
-	}
-	if w, ok := idx.pinnedRegistries[rl.Repo.Registry()]; ok {
-		why = append(why, "an unparseable reference names its registry: "+w)
+	if w := idx.pinned(rl.Repo); w != "" {
+		why = append(why, "a reference that could not be resolved may name it: "+w)
 	}
 	why = append(why, blockers...)
 	blocked := strings.Join(why, "; ")
@@ -444,7 +460,7 @@ func planRepo(p *Plan, rl inventory.RepoListing, rule *RepoRule, idx imageIndex,
 				break
 			}
 			dec.Action = Delete
-			dec.Reason = ipl.reason[i] + fmt.Sprintf(" (candidate since %s, grace %s elapsed)", fmtTime(since), ip.Grace)
+			dec.Reason = ipl.reason[i] + fmt.Sprintf("; candidate since %s", fmtTime(since))
 			deleting[img.Digest] = true
 		}
 		p.Decisions = append(p.Decisions, dec)

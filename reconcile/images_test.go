@@ -267,6 +267,14 @@ func TestImageFailClosed(t *testing.T) {
 			s.Clusters[0].Images = append(s.Clusters[0].Images, inventory.ImageUse{Ref: inventory.ImageRef{Repo: appRepo},
 				Where: "prod-a/web/Pod/x (app)", Problem: "template text in the tag"})
 		}, true},
+		{"a reference with a templated account", func(s *inventory.Snapshot) {
+			s.ImageSources = []inventory.ImageSource{{Name: "manifests:/gitops", Complete: true, Images: []inventory.ImageUse{{
+				Ref: inventory.ImageRef{Repo: inventory.RepoKey{Region: "us-east-1", Name: "team/app"}}, Where: "manifests:apps/x.yaml", Problem: "${ACCOUNT} in the host"}}}}
+		}, true},
+		{"an unresolvable reference to another repository does not block", func(s *inventory.Snapshot) {
+			s.Clusters[0].Images = append(s.Clusters[0].Images, inventory.ImageUse{Ref: inventory.ImageRef{Repo: inventory.RepoKey{Account: acct, Region: "us-east-1", Name: "team/other"}},
+				Where: "prod-a/web/Pod/x (app)", Problem: "template text in the tag"})
+		}, false},
 		{"an unparseable reference to the registry", func(s *inventory.Snapshot) {
 			s.Clusters[0].Images = append(s.Clusters[0].Images, inventory.ImageUse{Ref: inventory.ImageRef{Repo: inventory.RepoKey{Account: acct, Region: "us-east-1"}},
 				Where: "manifests:apps/x.yaml", Problem: "repository is a template"})

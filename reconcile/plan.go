@@ -278,6 +278,15 @@ func decisionLess(a, b Decision) bool {
 	if actionOrder[a.Action] != actionOrder[b.Action] {
 		return actionOrder[a.Action] < actionOrder[b.Action]
 	}
+	if a.Kind == KindImage {
+		// Per repository, oldest pushed first: the order trimming goes.
+		if a.Repository != b.Repository {
+			return a.Repository < b.Repository
+		}
+		if pa, pb := a.PushedAt, b.PushedAt; pa != nil && pb != nil && !pa.Equal(*pb) {
+			return pa.Before(*pb)
+		}
+	}
 	return a.ID < b.ID
 }
 

@@ -75,13 +75,34 @@ func (s *imageSet) addPodSpec(ns, kind, name string, spec *corev1.PodSpec) {
 }
 
 // addPod records a pod's images: what its spec asks for, and what its
-// containers run (status image and imageID, the digest actually pulled).
+// containers run (status image and imageID, the digest actually pulled). A
+// status image that is the spec's image again is not a second user.
 func (s *imageSet) addPod(pod *corev1.Pod) {
 	s.addPodSpec(pod.Namespace, "Pod", pod.Name, &pod.Spec)
+	specImage := func(name string) string {
+		for _, c := range pod.Spec.InitContainers {
+			if c.Name == name {
+				return c.Image
+			}
+		}
+		for _, c := range pod.Spec.Containers {
+			if c.Name == name {
+				return c.Image
+			}
+		}
+		for _, c := range pod.Spec.EphemeralContainers {
+			if c.Name == name {
+				return c.Image
+			}
+		}
+		return ""
+	}
 	for _, l := range [][]corev1.ContainerStatus{pod.Status.InitContainerStatuses, pod.Status.ContainerStatuses, pod.Status.EphemeralContainerStatuses} {
 		for _, c := range l {
 			w := s.where(pod.Namespace, "Pod", pod.Name, c.Name)
-			s.Image(c.Image, w)
+			if !sameImage(c.Image, specImage(c.Name)) {
+				s.Image(c.Image, w)
+			}
 			s.ImageID(c.ImageID, w)
 			for _, m := range c.VolumeMounts {
 				if m.VolumeStatus != nil && m.VolumeStatus.Image != nil {
@@ -90,6 +111,17 @@ func (s *imageSet) addPod(pod *corev1.Pod) {
 			}
 		}
 	}
+}
+
+// sameImage reports whether two references name the same ECR image (the
+// runtime may report the spec's reference in another spelling).
+func sameImage(a, b string) bool {
+	if a == b {
+		return true
+	}
+	ra, oka, erra := imageref.Parse(a)
+	rb, okb, errb := imageref.Parse(b)
+	return erra == nil && errb == nil && oka && okb && ra == rb
 }
 
 // addRevision records the images of a ControllerRevision: data is the raw

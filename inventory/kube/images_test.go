@@ -92,9 +92,9 @@ func imageCluster() []runtime.Object {
 				Volumes:             []corev1.Volume{{Name: "models", VolumeSource: corev1.VolumeSource{Image: &corev1.ImageVolumeSource{Reference: ecr("models:v3")}}}},
 			},
 			Status: corev1.PodStatus{
-				InitContainerStatuses: []corev1.ContainerStatus{{Name: "migrate", Image: ecr("migrate:7"), ImageID: ecr("migrate@" + dgstB)}},
+				InitContainerStatuses: []corev1.ContainerStatus{{Name: "migrate", Image: ecrAcct + ".dkr.ecr.us-east-1.amazonaws.com:443/migrate:7", ImageID: ecr("migrate@" + dgstB)}},
 				ContainerStatuses: []corev1.ContainerStatus{
-					{Name: "web", Image: ecr("web:2"), ImageID: "docker-pullable://" + ecr("web@"+dgstA)},
+					{Name: "web", Image: ecr("web:1"), ImageID: "docker-pullable://" + ecr("web@"+dgstA)},
 					{Name: "proxy", Image: "docker.io/envoyproxy/envoy:v1.30", ImageID: "docker.io/envoyproxy/envoy@" + dgstB},
 				},
 				EphemeralContainerStatuses: []corev1.ContainerStatus{{Name: "debug", ImageID: "docker://" + dgstA}},
@@ -135,9 +135,10 @@ func TestCollectImages(t *testing.T) {
 		where string
 		users int
 	}{
-		ecrAcct + "|us-east-1|migrate|7|":                      {"c1/apps/Pod/web-1 (migrate)", 2}, // spec and status image
+		ecrAcct + "|us-east-1|migrate|7|":                      {"c1/apps/Pod/web-1 (migrate)", 1}, // spec and status image: one user
 		ecrAcct + "|us-east-1|migrate||" + dgstB:               {"c1/apps/Pod/web-1 (migrate)", 1},
-		ecrAcct + "|us-east-1|web|2|":                          {"c1/apps/Pod/web-1 (web)", 2},
+		ecrAcct + "|us-east-1|web|2|":                          {"c1/apps/Pod/web-1 (web)", 1},
+		ecrAcct + "|us-east-1|web|1|":                          {"c1/apps/Pod/web-1 (web)", 1}, // still running the old image
 		ecrAcct + "|us-east-1|web||" + dgstA:                   {"c1/apps/Pod/web-1 (web)", 1},
 		ecrAcct + "|us-east-1|debug|latest|":                   {"c1/apps/Pod/web-1 (debug)", 1},
 		ecrAcct + "|us-east-1|models|v3|":                      {"c1/apps/Pod/web-1 (volume models)", 1},

@@ -1,0 +1,212 @@
+// Package manifests reads a directory of Kubernetes manifests (a GitOps
+// checkout: plain YAML or JSON, kustomizations, Helm charts) and returns
+// every ECR image reference in it, as an inventory.ImageSource.
+package manifests
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/yaml"
+
+	"reclaim.dev/reclaim/inventory"
+	"reclaim.dev/reclaim/inventory/imageref"
+)
+
+// Options controls one read.
+type Options struct {
+	// Exclude are globs (path.Match syntax) of slash-separated paths relative
+	// to the directory, to skip: a matching directory is skipped whole. A
+	// pattern without a slash also matches any file or directory by its base
+	// name (".github", "*.schema.json").
+	Exclude []string
+}
+
+// Read walks dir for .yaml, .yml and .json files (and kustomize's
+// Kustomization), splits multi-document YAML, and collects every image a
+// document asks a kubelet to pull (see imageref.WalkImages: any containers,
+// initContainers or ephemeralContainers list at any depth, image volumes,
+// Argo templates), the effective image of every kustomize images: entry
+// (kustomization files, Flux Kustomizations, Argo CD kustomize.images), and
+// any other string that names an ECR repository (Helm values: repository
+// with tag, or registry with repository and tag). A document that does not
+// decode (a Helm template) is scanned as text for ECR references instead.
+// A file or directory that cannot be read makes the source incomplete.
+// Uses are deduplicated: one per distinct reference, Where the smallest
+// "manifests:PATH", Users the number of occurrences.
+func Read(ctx context.Context, dir string, opt Options) inventory.ImageSource {
+	out := inventory.ImageSource{Name: "manifests:" + dir, Complete: true}
+	fail := func(format string, a ...any) {
+		out.Complete = false
+		out.Problems = append(out.Problems, fmt.Sprintf(format, a...))
+	}
+	for _, p := range opt.Exclude {
+		if _, err := path.Match(p, ""); err != nil {
+			out.Problems = append(out.Problems, fmt.Sprintf("exclude pattern %q: %v (it excludes nothing)", p, err))
+		}
+	}
+	st, err := os.Stat(dir)
+	switch {
+	case err != nil:
+		fail("manifests %s: %v", dir, err)
+		return out
+	case !st.IsDir():
+		fail("manifests %s: not a directory", dir)
+		return out
+	}
+
+	set := imageref.NewSet()
+	err = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if cerr := ctx.Err(); cerr != nil {
+			return cerr
+		}
+		rel, rerr := filepath.Rel(dir, p)
+		if rerr != nil {
+			rel = p
+		}
+		rel = filepath.ToSlash(rel)
+		if err != nil {
+			fail("manifests %s: cannot read %s: %v", dir, rel, unwrapPath(err))
+			return nil // WalkDir skips the unreadable directory and goes on
+		}
+		if rel == "." {
+			return nil
+		}
+		if excluded(rel, opt.Exclude) {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if d.IsDir() {
+			if d.Name() == ".git" {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if d.Type()&fs.ModeSymlink != 0 {
+			fi, err := os.Stat(p)
+			if err != nil {
+				if wanted(d.Name()) {
+					fail("manifests %s: cannot read %s: %v", dir, rel, unwrapPath(err))
+				}
+				return nil
+			}
+			if fi.IsDir() {
+				fail("manifests %s: %s is a symbolic link to a directory, which is not followed; add it to exclude, or list its target as a manifests directory of its own", dir, rel)
+				return nil
+			}
+			if !fi.Mode().IsRegular() {
+				return nil
+			}
+		} else if !d.Type().IsRegular() {
+			return nil
+		}
+		if !wanted(d.Name()) {
+			return nil
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			fail("manifests %s: cannot read %s: %v", dir, rel, unwrapPath(err))
+			return nil
+		}
+		out.Files++
+		readFile(set, "manifests:"+rel, strings.EqualFold(filepath.Ext(p), ".json"), data)
+		return nil
+	})
+	if err != nil {
+		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+			fail("manifests %s: stopped before the end (%v)", dir, context.Cause(ctx))
+		} else {
+			fail("manifests %s: %v", dir, err)
+		}
+	}
+	out.Images = set.Uses()
+	return out
+}
+
+func unwrapPath(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// wanted reports whether a file name is a manifest.
+func wanted(name string) bool {
+	switch strings.ToLower(filepath.Ext(name)) {
+	case ".yaml", ".yml", ".json":
+		return true
+	}
+	return name == "Kustomization"
+}
+
+func excluded(rel string, patterns []string) bool {
+	base := path.Base(rel)
+	for _, p := range patterns {
+		if ok, _ := path.Match(p, rel); ok {
+			return true
+		}
+		if !strings.Contains(p, "/") {
+			if ok, _ := path.Match(p, base); ok {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// readFile records the references of one file's documents.
+func readFile(set *imageref.Set, where string, isJSON bool, data []byte) {
+	if isJSON {
+		readDoc(set, where, data)
+		return
+	}
+	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
+	read := 0
+	for {
+		doc, err := r.Read()
+		if err == io.EOF {
+			return
+		}
+		if err != nil {
+			// Cannot split further: scan what is left as text.
+			scan(set, where, data[min(read, len(data)):])
+			return
+		}
+		read += len(doc)
+		readDoc(set, where, doc)
+	}
+}
+
+func readDoc(set *imageref.Set, where string, doc []byte) {
+	if len(bytes.TrimSpace(doc)) == 0 {
+		return
+	}
+	var v any
+	if err := yaml.Unmarshal(doc, &v); err != nil {
+		scan(set, where, doc)
+		return
+	}
+	if v != nil {
+		walkDoc(set, where, v)
+	}
+}
+
+// scan records the ECR references in a document that does not decode.
+func scan(set *imageref.Set, where string, text []byte) {
+	for _, u := range imageref.Find(string(text)) {
+		set.Put(u.Ref, where, u.Problem)
+	}
+}
