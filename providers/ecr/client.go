@@ -1,0 +1,667 @@
+package ecr
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/ratelimit"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/credentials/stscreds"
+	"github.com/aws/aws-sdk-go-v2/service/ecr"
+	"github.com/aws/aws-sdk-go-v2/service/ecr/types"
+	"github.com/aws/aws-sdk-go-v2/service/sts"
+	"github.com/aws/smithy-go"
+	"github.com/aws/smithy-go/middleware"
+	"golang.org/x/time/rate"
+
+	"reclaim.dev/reclaim/inventory"
+)
+
+// Defaults and limits.
+const (
+	// MaxPageSize is DescribeRepositories' and DescribeImages' largest maxResults, the default.
+	MaxPageSize = 1000
+	// MaxBatch is the most image ids BatchDeleteImage, BatchGetImage and
+	// DescribeImages take in one call.
+	MaxBatch                 = 100
+	DefaultRequestsPerSecond = 20
+	DefaultMaxAttempts       = 10
+	DefaultConcurrency       = 8
+)
+
+// acceptedMediaTypes is what BatchGetImage may answer with: without the
+// index types ECR converts an index to one of its platform manifests.
+var acceptedMediaTypes = []string{
+	inventory.MediaTypeOCIIndex,
+	inventory.MediaTypeDockerList,
+	inventory.MediaTypeOCIManifest,
+	inventory.MediaTypeDockerManifest,
+	inventory.MediaTypeDockerManifestV1,
+	inventory.MediaTypeDockerManifestV1s,
+}
+
+// Options configures one registry's client.
+type Options struct {
+	Account string // registryId; required
+	Region  string // required
+	// Profile is a shared config profile; "" is the default chain.
+	Profile string
+	// RoleARN, if set, is assumed (stscreds) on top of the base credentials,
+	// with ExternalID if set.
+	RoleARN    string
+	ExternalID string
+	// Endpoint overrides the ECR endpoint (BaseEndpoint), e.g. the fake. Empty:
+	// the SDK's standard configuration decides (AWS_ENDPOINT_URL_ECR,
+	// AWS_ENDPOINT_URL, config files).
+	Endpoint string
+	// Credentials, if set, replaces the default chain's (tests use static ones).
+	Credentials aws.CredentialsProvider
+	// PageSize is DescribeRepositories' and DescribeImages' maxResults;
+	// default and maximum 1000.
+	PageSize int32
+	// RequestsPerSecond is the client-side token bucket every attempt of every
+	// operation of this client waits on; default 20. Burst defaults to
+	// ceil(RequestsPerSecond).
+	RequestsPerSecond float64
+	Burst             int
+	// MaxAttempts is the adaptive retry mode's attempts per call, the first
+	// included; default 10.
+	MaxAttempts int
+	// MaxBackoff caps the delay between attempts; default the SDK's (20s).
+	MaxBackoff time.Duration
+	// Concurrency is how many repositories List lists in parallel; default 8.
+	Concurrency int
+	// ProtectTag is a repository resource tag key; the value "true" opts the
+	// repository out (RepoListing.Protected). "" skips ListTagsForResource.
+	ProtectTag string
+	// HTTPClient, if set, sends the requests.
+	HTTPClient aws.HTTPClient
+	// UserAgent is appended to the SDK's user agent as its app id.
+	UserAgent string
+}
+
+func (o *Options) defaults() error {
+	var errs []error
+	if o.Account == "" {
+		errs = append(errs, errors.New("account (registryId) is required"))
+	} else if !isAccountID(o.Account) {
+		errs = append(errs, fmt.Errorf("account %q: want a 12-digit AWS account id", o.Account))
+	}
+	if o.Region == "" {
+		errs = append(errs, errors.New("region is required"))
+	}
+	if o.PageSize <= 0 || o.PageSize > MaxPageSize {
+		o.PageSize = MaxPageSize
+	}
+	if o.RequestsPerSecond <= 0 {
+		o.RequestsPerSecond = DefaultRequestsPerSecond
+	}
+	if o.Burst <= 0 {
+		o.Burst = max(1, int(math.Ceil(o.RequestsPerSecond)))
+	}
+	if o.MaxAttempts <= 0 {
+		o.MaxAttempts = DefaultMaxAttempts
+	}
+	if o.Concurrency <= 0 {
+		o.Concurrency = DefaultConcurrency
+	}
+	if o.ExternalID != "" && o.RoleARN == "" {
+		errs = append(errs, errors.New("externalID is set without roleARN"))
+	}
+	return errors.Join(errs...)
+}
+
+func isAccountID(s string) bool {
+	if len(s) != 12 {
+		return false
+	}
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// Client is one registry: an account's ECR in one region.
+type Client struct {
+	api         API
+	account     string
+	region      string
+	pageSize    int32
+	concurrency int
+	protectTag  string
+	maxAttempts int
+}
+
+// New builds the SDK client: config.LoadDefaultConfig with the region and
+// profile, an optional assumed role, the adaptive retry mode and the
+// client-side rate limiter. It does not call the API (an assumed role's
+// credentials are fetched on the first call).
+func New(ctx context.Context, o Options) (*Client, error) {
+	if err := o.defaults(); err != nil {
+		return nil, fmt.Errorf("ecr %s/%s: %w", o.Account, o.Region, err)
+	}
+	lopts := []func(*config.LoadOptions) error{config.WithRegion(o.Region)}
+	if o.Profile != "" {
+		lopts = append(lopts, config.WithSharedConfigProfile(o.Profile))
+	}
+	if o.Credentials != nil {
+		lopts = append(lopts, config.WithCredentialsProvider(o.Credentials))
+	}
+	if o.HTTPClient != nil {
+		lopts = append(lopts, config.WithHTTPClient(o.HTTPClient))
+	}
+	if o.UserAgent != "" {
+		lopts = append(lopts, config.WithAppID(o.UserAgent))
+	}
+	cfg, err := config.LoadDefaultConfig(ctx, lopts...)
+	if err != nil {
+		return nil, fmt.Errorf("ecr %s/%s: load AWS config (profile %q): %w", o.Account, o.Region, o.Profile, err)
+	}
+	if o.RoleARN != "" {
+		prov := stscreds.NewAssumeRoleProvider(sts.NewFromConfig(cfg), o.RoleARN, func(ao *stscreds.AssumeRoleOptions) {
+			ao.RoleSessionName = "reclaim"
+			if o.ExternalID != "" {
+				ao.ExternalID = aws.String(o.ExternalID)
+			}
+		})
+		cfg.Credentials = aws.NewCredentialsCache(prov)
+	}
+	retryer := retry.NewAdaptiveMode(func(ao *retry.AdaptiveModeOptions) {
+		ao.StandardOptions = append(ao.StandardOptions, func(so *retry.StandardOptions) {
+			so.MaxAttempts = o.MaxAttempts
+			if o.MaxBackoff > 0 {
+				so.MaxBackoff = o.MaxBackoff
+			}
+			// The client's token bucket and the adaptive mode pace attempts;
+			// the standard retry quota would turn a burst of throttles into
+			// hard failures ("retry quota exceeded") instead.
+			so.RateLimiter = ratelimit.None
+		})
+	})
+	limit := &limitMiddleware{l: rate.NewLimiter(rate.Limit(o.RequestsPerSecond), o.Burst)}
+	api := ecr.NewFromConfig(cfg, func(eo *ecr.Options) {
+		if o.Endpoint != "" {
+			eo.BaseEndpoint = aws.String(o.Endpoint)
+		}
+		eo.Retryer = retryer
+		eo.APIOptions = append(eo.APIOptions, limit.add)
+	})
+	return NewWithAPI(api, o)
+}
+
+// NewWithAPI wraps an API (a decorated *ecr.Client, a test double) as a
+// Client. The rate limit, retry and credential options are then the API's
+// business; the listing options apply.
+func NewWithAPI(api API, o Options) (*Client, error) {
+	if err := o.defaults(); err != nil {
+		return nil, fmt.Errorf("ecr %s/%s: %w", o.Account, o.Region, err)
+	}
+	return &Client{
+		api:         api,
+		account:     o.Account,
+		region:      o.Region,
+		pageSize:    o.PageSize,
+		concurrency: o.Concurrency,
+		protectTag:  o.ProtectTag,
+		maxAttempts: o.MaxAttempts,
+	}, nil
+}
+
+// Account is the registry id.
+func (c *Client) Account() string { return c.account }
+
+// Region is the client's region.
+func (c *Client) Region() string { return c.region }
+
+// limitMiddleware waits on the client's token bucket before every attempt:
+// it sits in the Finalize step right after the retry middleware, so a retry
+// waits too, and before signing, so the signature is fresh.
+type limitMiddleware struct{ l *rate.Limiter }
+
+func (*limitMiddleware) ID() string { return "ReclaimRateLimit" }
+
+func (m *limitMiddleware) HandleFinalize(ctx context.Context, in middleware.FinalizeInput, next middleware.FinalizeHandler) (middleware.FinalizeOutput, middleware.Metadata, error) {
+	if err := m.l.Wait(ctx); err != nil {
+		return middleware.FinalizeOutput{}, middleware.Metadata{}, fmt.Errorf("client-side rate limit: %w", err)
+	}
+	return next.HandleFinalize(ctx, in)
+}
+
+func (m *limitMiddleware) add(s *middleware.Stack) error {
+	return s.Finalize.Insert(m, "Retry", middleware.After)
+}
+
+// ---- errors ----
+
+func errorCode(err error) string {
+	var ae smithy.APIError
+	if errors.As(err, &ae) {
+		return ae.ErrorCode()
+	}
+	return ""
+}
+
+func isThrottle(code string) bool {
+	_, ok := retry.DefaultThrottleErrorCodes[code]
+	return ok
+}
+
+// explain renders an API error for an operator: what failed, why, and what to do.
+func (c *Client) explain(op, what string, err error) error {
+	code := errorCode(err)
+	var hint string
+	var mae *retry.MaxAttemptsError
+	switch {
+	case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
+		hint = "interrupted"
+	case code == "AccessDeniedException" || code == "AccessDenied" || code == "UnrecognizedClientException":
+		hint = fmt.Sprintf("access denied: the principal needs the IAM action ecr:%s on %s", op, what)
+	case code == "RepositoryNotFoundException":
+		hint = "repository not found"
+	case code == "ExpiredTokenException" || code == "InvalidSignatureException" || code == "MissingAuthenticationTokenException":
+		hint = "credentials rejected (" + code + "): check the profile, role and region"
+	case errors.As(err, &mae) && isThrottle(code):
+		hint = fmt.Sprintf("throttled after %d attempts (%s): lower requestsPerSecond for this registry or ask AWS to raise the ECR API quota", mae.Attempt, code)
+	case errors.As(err, &mae):
+		hint = fmt.Sprintf("failed after %d attempts", mae.Attempt)
+	}
+	prefix := fmt.Sprintf("ecr %s %s/%s %s", op, c.account, c.region, what)
+	if hint != "" {
+		prefix += ": " + hint
+	}
+	if code == "RepositoryNotFoundException" {
+		return fmt.Errorf("%s: %w: %w", prefix, ErrNotFound, err)
+	}
+	return fmt.Errorf("%s: %w", prefix, err)
+}
+
+// ---- List ----
+
+// List lists the registry: every repository (DescribeRepositories), and per
+// repository, at most Concurrency at once, its protect tag
+// (ListTagsForResource, when ProtectTag is set), its images (DescribeImages)
+// and the children of every index (BatchGetImage, up to 100 per call).
+//
+// It never returns an error. A failed repository listing makes the registry
+// incomplete; a failed image page or an unreadable index makes that
+// repository incomplete, keeping every image seen. A repository deleted
+// while it is listed (RepositoryNotFoundException) is left out.
+//
+// Reading an index with BatchGetImage counts as a pull: ECR updates the
+// index's lastRecordedPullTime (aws/containers-roadmap#2390) unless the
+// caller's principal is registered with RegisterPullTimeUpdateExclusion. The
+// LastPull this listing reports was read before, by DescribeImages.
+func (c *Client) List(ctx context.Context) inventory.RegistryListing {
+	l := inventory.RegistryListing{Account: c.account, Region: c.region, Complete: true}
+	type repo struct {
+		name, arn string
+		created   time.Time
+	}
+	var repos []repo
+	p := ecr.NewDescribeRepositoriesPaginator(c.api, &ecr.DescribeRepositoriesInput{
+		RegistryId: aws.String(c.account),
+		MaxResults: aws.Int32(c.pageSize),
+	})
+	for page := 1; p.HasMorePages(); page++ {
+		out, err := p.NextPage(ctx)
+		if err != nil {
+			l.Complete = false
+			l.Problem = fmt.Sprintf("%v (page %d; %d repositories seen before it)", c.explain("DescribeRepositories", "registry "+c.account, err), page, len(repos))
+			break
+		}
+		for _, r := range out.Repositories {
+			name := aws.ToString(r.RepositoryName)
+			if name == "" {
+				continue
+			}
+			repos = append(repos, repo{name: name, arn: aws.ToString(r.RepositoryArn), created: aws.ToTime(r.CreatedAt)})
+		}
+	}
+
+	results := make([]*inventory.RepoListing, len(repos))
+	sem := make(chan struct{}, c.concurrency)
+	var wg sync.WaitGroup
+	for i, r := range repos {
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			rl, gone := c.listRepo(ctx, r.name, r.arn)
+			if gone {
+				return
+			}
+			rl.Created = r.created
+			results[i] = &rl
+		})
+	}
+	wg.Wait()
+	l.Repos = make([]inventory.RepoListing, 0, len(results))
+	for _, r := range results {
+		if r != nil {
+			l.Repos = append(l.Repos, *r)
+		}
+	}
+	return l
+}
+
+func (c *Client) repoARN(name string) string {
+	part := "aws"
+	switch {
+	case strings.HasPrefix(c.region, "cn-"):
+		part = "aws-cn"
+	case strings.HasPrefix(c.region, "us-gov-"):
+		part = "aws-us-gov"
+	}
+	return "arn:" + part + ":ecr:" + c.region + ":" + c.account + ":repository/" + name
+}
+
+// listRepo lists one repository; gone is true when it no longer exists.
+func (c *Client) listRepo(ctx context.Context, name, arn string) (rl inventory.RepoListing, gone bool) {
+	rl = inventory.RepoListing{Repo: inventory.RepoKey{Account: c.account, Region: c.region, Name: name}, Complete: true}
+	var problems []string
+	fail := func(p string) {
+		rl.Complete = false
+		problems = append(problems, p)
+	}
+	defer func() { rl.Problem = strings.Join(problems, "; ") }()
+
+	if c.protectTag != "" {
+		if arn == "" {
+			arn = c.repoARN(name)
+		}
+		out, err := c.api.ListTagsForResource(ctx, &ecr.ListTagsForResourceInput{ResourceArn: aws.String(arn)})
+		switch {
+		case errorCode(err) == "RepositoryNotFoundException":
+			return rl, true
+		case err != nil:
+			// Unknown protection: never trim this repository.
+			fail(fmt.Sprintf("%v (whether the repository carries the protect tag %q is unknown)", c.explain("ListTagsForResource", arn, err), c.protectTag))
+		default:
+			for _, t := range out.Tags {
+				if aws.ToString(t.Key) == c.protectTag && strings.EqualFold(aws.ToString(t.Value), "true") {
+					rl.Protected = true
+				}
+			}
+		}
+	}
+
+	p := ecr.NewDescribeImagesPaginator(c.api, &ecr.DescribeImagesInput{
+		RegistryId:     aws.String(c.account),
+		RepositoryName: aws.String(name),
+		MaxResults:     aws.Int32(c.pageSize),
+	})
+	var indexes []int
+	for page := 1; p.HasMorePages(); page++ {
+		out, err := p.NextPage(ctx)
+		if err != nil {
+			if errorCode(err) == "RepositoryNotFoundException" {
+				return rl, true
+			}
+			fail(fmt.Sprintf("%v (page %d; %d images seen before it)", c.explain("DescribeImages", rl.Repo.String(), err), page, len(rl.Images)))
+			break
+		}
+		for i := range out.ImageDetails {
+			im, err := convertImage(&out.ImageDetails[i])
+			if err != nil {
+				fail(fmt.Sprintf("DescribeImages %s: %v", rl.Repo, err))
+				continue
+			}
+			if im.IsIndex() {
+				indexes = append(indexes, len(rl.Images))
+			}
+			rl.Images = append(rl.Images, im)
+		}
+	}
+	for start := 0; start < len(indexes); start += MaxBatch {
+		chunk := indexes[start:min(start+MaxBatch, len(indexes))]
+		if gone, err := c.readIndexes(ctx, &rl, chunk); gone {
+			return rl, true
+		} else if err != "" {
+			fail(err)
+		}
+	}
+	return rl, false
+}
+
+// readIndexes reads the bodies of rl.Images[idx...] (indexes) with one
+// BatchGetImage and sets their Children. It returns a problem for anything it
+// could not read.
+func (c *Client) readIndexes(ctx context.Context, rl *inventory.RepoListing, idx []int) (gone bool, problem string) {
+	ids := make([]types.ImageIdentifier, len(idx))
+	byDigest := make(map[string]int, len(idx))
+	for i, j := range idx {
+		d := rl.Images[j].Digest
+		ids[i] = types.ImageIdentifier{ImageDigest: aws.String(d)}
+		byDigest[d] = j
+	}
+	out, err := c.api.BatchGetImage(ctx, &ecr.BatchGetImageInput{
+		RegistryId:         aws.String(c.account),
+		RepositoryName:     aws.String(rl.Repo.Name),
+		ImageIds:           ids,
+		AcceptedMediaTypes: acceptedMediaTypes,
+	})
+	if err != nil {
+		if errorCode(err) == "RepositoryNotFoundException" {
+			return true, ""
+		}
+		return false, fmt.Sprintf("%v (children of %d indexes unknown)", c.explain("BatchGetImage", rl.Repo.String(), err), len(idx))
+	}
+	var problems []string
+	for _, im := range out.Images {
+		d := aws.ToString(im.ImageId.ImageDigest)
+		j, ok := byDigest[d]
+		if !ok {
+			continue
+		}
+		delete(byDigest, d)
+		if mt := aws.ToString(im.ImageManifestMediaType); !inventory.IsIndex(mt) {
+			problems = append(problems, fmt.Sprintf("index %s: BatchGetImage returned a %q body instead of the index", d, mt))
+			continue
+		}
+		ch, err := indexChildren(aws.ToString(im.ImageManifest))
+		if err != nil {
+			problems = append(problems, fmt.Sprintf("index %s: unreadable body: %v", d, err))
+			continue
+		}
+		rl.Images[j].Children = ch
+		rl.Images[j].ChildrenKnown = true
+	}
+	for _, f := range out.Failures {
+		d := ""
+		if f.ImageId != nil {
+			d = aws.ToString(f.ImageId.ImageDigest)
+		}
+		delete(byDigest, d)
+		problems = append(problems, fmt.Sprintf("index %s: BatchGetImage failure %s: %s", d, f.FailureCode, aws.ToString(f.FailureReason)))
+	}
+	if len(byDigest) > 0 {
+		problems = append(problems, fmt.Sprintf("BatchGetImage left %d indexes unanswered", len(byDigest)))
+	}
+	if len(problems) == 0 {
+		return false, ""
+	}
+	return false, fmt.Sprintf("BatchGetImage %s: %s (their children are unknown)", rl.Repo, strings.Join(problems, "; "))
+}
+
+// indexChildren parses an image index / manifest list body: manifests[].digest.
+func indexChildren(body string) ([]string, error) {
+	var idx struct {
+		Manifests *[]struct {
+			Digest string `json:"digest"`
+		} `json:"manifests"`
+	}
+	if err := json.Unmarshal([]byte(body), &idx); err != nil {
+		return nil, err
+	}
+	if idx.Manifests == nil {
+		return nil, errors.New("no manifests list")
+	}
+	out := make([]string, 0, len(*idx.Manifests))
+	for i, m := range *idx.Manifests {
+		if !strings.Contains(m.Digest, ":") {
+			return nil, fmt.Errorf("manifests[%d]: bad digest %q", i, m.Digest)
+		}
+		out = append(out, m.Digest)
+	}
+	return out, nil
+}
+
+// internMediaType returns the package constant for a known media type, so a
+// million images share a handful of strings.
+func internMediaType(mt string) string {
+	switch mt {
+	case inventory.MediaTypeOCIIndex:
+		return inventory.MediaTypeOCIIndex
+	case inventory.MediaTypeDockerList:
+		return inventory.MediaTypeDockerList
+	case inventory.MediaTypeOCIManifest:
+		return inventory.MediaTypeOCIManifest
+	case inventory.MediaTypeDockerManifest:
+		return inventory.MediaTypeDockerManifest
+	case inventory.MediaTypeDockerManifestV1:
+		return inventory.MediaTypeDockerManifestV1
+	case inventory.MediaTypeDockerManifestV1s:
+		return inventory.MediaTypeDockerManifestV1s
+	}
+	return strings.Clone(mt)
+}
+
+func convertImage(d *types.ImageDetail) (inventory.Image, error) {
+	im := inventory.Image{
+		Digest:    aws.ToString(d.ImageDigest),
+		PushedAt:  aws.ToTime(d.ImagePushedAt),
+		LastPull:  aws.ToTime(d.LastRecordedPullTime),
+		SizeBytes: aws.ToInt64(d.ImageSizeInBytes),
+		MediaType: internMediaType(aws.ToString(d.ImageManifestMediaType)),
+	}
+	if len(d.ImageTags) > 0 {
+		im.Tags = append(make([]string, 0, len(d.ImageTags)), d.ImageTags...)
+	}
+	if im.Digest == "" {
+		return im, fmt.Errorf("an image without a digest (tags %v): skipped", d.ImageTags)
+	}
+	if im.PushedAt.IsZero() {
+		// An unknown age must not read as "very old".
+		return im, fmt.Errorf("image %s has no imagePushedAt: skipped", im.Digest)
+	}
+	return im, nil
+}
+
+// ---- DescribeImages ----
+
+// DescribeImages re-reads images by digest before they are deleted
+// (DescribeImages with imageIds, at most 100 per call). Images that no longer
+// exist are absent from the result. Real ECR fails the whole call with
+// ImageNotFoundException when any id is missing; then the chunk is described
+// one digest at a time. Children of indexes are not read (a digest's body
+// never changes). A missing repository is an error wrapping ErrNotFound.
+func (c *Client) DescribeImages(ctx context.Context, repo string, digests []string) ([]inventory.Image, error) {
+	digests = dedupe(digests)
+	var out []inventory.Image
+	for start := 0; start < len(digests); start += MaxBatch {
+		chunk := digests[start:min(start+MaxBatch, len(digests))]
+		got, err := c.describe(ctx, repo, chunk)
+		if errorCode(err) == "ImageNotFoundException" {
+			got = got[:0]
+			for _, d := range chunk {
+				one, err := c.describe(ctx, repo, []string{d})
+				if errorCode(err) == "ImageNotFoundException" {
+					continue
+				}
+				if err != nil {
+					return nil, c.explain("DescribeImages", repo+"@"+d, err)
+				}
+				got = append(got, one...)
+			}
+		} else if err != nil {
+			return nil, c.explain("DescribeImages", repo, err)
+		}
+		out = append(out, got...)
+	}
+	return out, nil
+}
+
+func (c *Client) describe(ctx context.Context, repo string, digests []string) ([]inventory.Image, error) {
+	ids := make([]types.ImageIdentifier, len(digests))
+	for i, d := range digests {
+		ids[i] = types.ImageIdentifier{ImageDigest: aws.String(d)}
+	}
+	res, err := c.api.DescribeImages(ctx, &ecr.DescribeImagesInput{
+		RegistryId:     aws.String(c.account),
+		RepositoryName: aws.String(repo),
+		ImageIds:       ids,
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]inventory.Image, 0, len(res.ImageDetails))
+	for i := range res.ImageDetails {
+		im, err := convertImage(&res.ImageDetails[i])
+		if err != nil {
+			return nil, fmt.Errorf("ecr DescribeImages %s/%s %s: %w", c.account, c.region, repo, err)
+		}
+		out = append(out, im)
+	}
+	return out, nil
+}
+
+func dedupe(in []string) []string {
+	seen := make(map[string]bool, len(in))
+	out := make([]string, 0, len(in))
+	for _, s := range in {
+		if s != "" && !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// ---- DeleteImages ----
+
+// DeleteImages deletes images by digest with one BatchDeleteImage; at most
+// MaxBatch digests (more is an error, nothing is sent). It returns ECR's
+// per-image failures, ImageNotFound included (the caller treats that image as
+// gone). A whole-call error after retries is returned as the error; a missing
+// repository wraps ErrNotFound.
+func (c *Client) DeleteImages(ctx context.Context, repo string, digests []string) ([]inventory.ImageFailure, error) {
+	if len(digests) > MaxBatch {
+		return nil, fmt.Errorf("ecr BatchDeleteImage %s/%s %s: %d digests, at most %d per call", c.account, c.region, repo, len(digests), MaxBatch)
+	}
+	if len(digests) == 0 {
+		return nil, nil
+	}
+	ids := make([]types.ImageIdentifier, len(digests))
+	for i, d := range digests {
+		if d == "" {
+			return nil, fmt.Errorf("ecr BatchDeleteImage %s/%s %s: empty digest at %d", c.account, c.region, repo, i)
+		}
+		ids[i] = types.ImageIdentifier{ImageDigest: aws.String(d)}
+	}
+	out, err := c.api.BatchDeleteImage(ctx, &ecr.BatchDeleteImageInput{
+		RegistryId:     aws.String(c.account),
+		RepositoryName: aws.String(repo),
+		ImageIds:       ids,
+	})
+	if err != nil {
+		return nil, c.explain("BatchDeleteImage", repo, err)
+	}
+	var fails []inventory.ImageFailure
+	for _, f := range out.Failures {
+		var d string
+		if f.ImageId != nil {
+			d = aws.ToString(f.ImageId.ImageDigest)
+		}
+		fails = append(fails, inventory.ImageFailure{Digest: d, Code: string(f.FailureCode), Reason: aws.ToString(f.FailureReason)})
+	}
+	return fails, nil
+}

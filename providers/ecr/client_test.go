@@ -1,0 +1,613 @@
+package ecr_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/credentials"
+
+	"reclaim.dev/reclaim/inventory"
+	"reclaim.dev/reclaim/providers/ecr"
+	"reclaim.dev/reclaim/providers/ecr/ecrfake"
+)
+
+// The documented example account ids only.
+const (
+	acct  = "123456789012"
+	acct2 = "012345678910"
+)
+
+var ctx = context.Background()
+
+func newFake(t testing.TB, o ecrfake.Options) *ecrfake.Server {
+	t.Helper()
+	if o.Logf == nil {
+		o.Logf = t.Logf
+	}
+	s := ecrfake.NewServer(o)
+	t.Cleanup(func() {
+		if n := s.Calls(ecrfake.OpUnknown); n > 0 {
+			t.Errorf("the client made %d requests the fake has no route for", n)
+		}
+	})
+	t.Cleanup(s.Close)
+	return s
+}
+
+func options(endpoint string, mod ...func(*ecr.Options)) ecr.Options {
+	o := ecr.Options{
+		Account:           acct,
+		Region:            "us-east-1",
+		Endpoint:          endpoint,
+		Credentials:       credentials.NewStaticCredentialsProvider("AKIDEXAMPLE", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", ""),
+		RequestsPerSecond: 1000,
+		MaxAttempts:       3,
+		MaxBackoff:        5 * time.Millisecond,
+	}
+	for _, m := range mod {
+		m(&o)
+	}
+	return o
+}
+
+func newClient(t testing.TB, endpoint string, mod ...func(*ecr.Options)) *ecr.Client {
+	t.Helper()
+	c, err := ecr.New(ctx, options(endpoint, mod...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+var t0 = time.Date(2024, 3, 1, 12, 0, 0, 0, time.UTC)
+
+// seed adds a repository with n single-platform manifests, one per minute
+// from t0, every tenth tagged.
+func seed(f *ecrfake.Server, account, repo string, n int) []string {
+	f.AddRepository(account, repo, t0.Add(-time.Hour), nil)
+	imgs := make([]ecrfake.Image, n)
+	digests := make([]string, n)
+	for i := range n {
+		imgs[i] = ecrfake.Image{
+			Digest:    ecrfake.Digest(fmt.Sprintf("%s/%s/%d", account, repo, i)),
+			PushedAt:  t0.Add(time.Duration(i) * time.Minute),
+			SizeBytes: int64(1000 + i),
+			MediaType: ecrfake.MediaTypeOCIManifest,
+		}
+		if i%10 == 0 {
+			imgs[i].Tags = []string{fmt.Sprintf("v%d", i)}
+		}
+		digests[i] = imgs[i].Digest
+	}
+	f.AddImages(account, repo, imgs)
+	return digests
+}
+
+func listOne(t *testing.T, l inventory.RegistryListing, name string) inventory.RepoListing {
+	t.Helper()
+	for _, r := range l.Repos {
+		if r.Repo.Name == name {
+			return r
+		}
+	}
+	t.Fatalf("repository %s not listed (%d repos; registry problem %q)", name, len(l.Repos), l.Problem)
+	return inventory.RepoListing{}
+}
+
+func TestListPaginatesEveryImageOnce(t *testing.T) {
+	f := newFake(t, ecrfake.Options{})
+	want := seed(f, acct, "team/app", 2500)
+	pulled := t0.Add(48*time.Hour + 514*time.Millisecond)
+	f.AddImage(acct, "team/app", ecrfake.Image{Digest: ecrfake.Digest("pulled"), Tags: []string{"latest", "prod"},
+		PushedAt: t0.Add(-time.Hour), LastPull: pulled, SizeBytes: 78447648, MediaType: ecrfake.MediaTypeDockerManifest})
+	want = append(want, ecrfake.Digest("pulled"))
+	seed(f, acct2, "elsewhere", 3)
+
+	l := newClient(t, f.URL()).List(ctx)
+	if !l.Complete || l.Account != acct || l.Region != "us-east-1" {
+		t.Fatalf("registry listing: %+v", l)
+	}
+	if len(l.Repos) != 1 {
+		t.Fatalf("got %d repos, want 1 (other accounts' repos must not leak)", len(l.Repos))
+	}
+	r := l.Repos[0]
+	if !r.Complete || r.Problem != "" {
+		t.Fatalf("repo incomplete: %q", r.Problem)
+	}
+	if r.Repo != (inventory.RepoKey{Account: acct, Region: "us-east-1", Name: "team/app"}) || !r.Created.Equal(t0.Add(-time.Hour)) {
+		t.Errorf("repo key %+v created %v", r.Repo, r.Created)
+	}
+	var got []string
+	for _, im := range r.Images {
+		got = append(got, im.Digest)
+	}
+	slices.Sort(got)
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Fatalf("got %d digests, want %d", len(got), len(want))
+	}
+	// 2,501 images at 1000 a page: 3 pages.
+	if n := f.Calls(ecrfake.OpDescribeImages); n != 3 {
+		t.Errorf("DescribeImages calls = %d, want 3", n)
+	}
+	if n := f.Calls(ecrfake.OpDescribeRepositories); n != 1 {
+		t.Errorf("DescribeRepositories calls = %d, want 1", n)
+	}
+	if n := f.Calls(ecrfake.OpListTagsForResource) + f.Calls(ecrfake.OpBatchGetImage); n != 0 {
+		t.Errorf("%d ListTagsForResource/BatchGetImage calls, want 0 (no protect tag, no indexes)", n)
+	}
+	for _, im := range r.Images {
+		if im.Digest != ecrfake.Digest("pulled") {
+			continue
+		}
+		if !slices.Equal(im.Tags, []string{"latest", "prod"}) || !im.PushedAt.Equal(t0.Add(-time.Hour)) ||
+			!im.LastPull.Equal(pulled) || im.SizeBytes != 78447648 || im.MediaType != inventory.MediaTypeDockerManifest ||
+			im.IsIndex() || im.ChildrenKnown {
+			t.Errorf("converted image: %+v", im)
+		}
+	}
+}
+
+func TestListReadsIndexChildren(t *testing.T) {
+	f := newFake(t, ecrfake.Options{})
+	f.AddRepository(acct, "multi", t0, nil)
+	wantChildren := map[string][]string{}
+	var all []ecrfake.Image
+	for i := range 150 {
+		a := ecrfake.NewManifest(fmt.Sprintf("amd64-%d", i), t0)
+		b := ecrfake.NewManifest(fmt.Sprintf("arm64-%d", i), t0)
+		idx := ecrfake.NewIndex(t0.Add(time.Second), []string{a.Digest, b.Digest}, fmt.Sprintf("v%d", i))
+		if i%2 == 1 {
+			idx = ecrfake.NewDockerList(t0.Add(time.Second), []string{a.Digest, b.Digest}, fmt.Sprintf("v%d", i))
+		}
+		wantChildren[idx.Digest] = []string{a.Digest, b.Digest}
+		all = append(all, a, b, idx)
+	}
+	// Real bodies from the wire samples: a buildkit index with an attestation,
+	// and a Docker manifest list.
+	for _, name := range []string{"buildkit_attestation_index.txt", "docker_manifest_list.txt"} {
+		body := testdata(t, name)
+		ch, mt := sampleChildren(t, body)
+		d := ecrfake.Digest(body)
+		wantChildren[d] = ch
+		all = append(all, ecrfake.Image{Digest: d, PushedAt: t0, MediaType: mt, Manifest: body})
+	}
+	f.AddImages(acct, "multi", all)
+
+	l := newClient(t, f.URL()).List(ctx)
+	r := listOne(t, l, "multi")
+	if !r.Complete {
+		t.Fatalf("incomplete: %s", r.Problem)
+	}
+	if len(r.Images) != 452 {
+		t.Fatalf("got %d images, want 452", len(r.Images))
+	}
+	for _, im := range r.Images {
+		want, isIdx := wantChildren[im.Digest]
+		if isIdx != im.IsIndex() {
+			t.Fatalf("%s: IsIndex %v, want %v (%s)", im.Digest, im.IsIndex(), isIdx, im.MediaType)
+		}
+		if !isIdx {
+			if im.ChildrenKnown || im.Children != nil {
+				t.Errorf("manifest %s has children %v", im.Digest, im.Children)
+			}
+			continue
+		}
+		if !im.ChildrenKnown || !slices.Equal(im.Children, want) {
+			t.Errorf("index %s: children %v known=%v, want %v", im.Digest, im.Children, im.ChildrenKnown, want)
+		}
+	}
+	// 152 indexes at 100 per call.
+	if n := f.Calls(ecrfake.OpBatchGetImage); n != 2 {
+		t.Errorf("BatchGetImage calls = %d, want 2", n)
+	}
+}
+
+func testdata(t testing.TB, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, line := range strings.SplitAfter(string(b), "\n") {
+		if !strings.HasPrefix(line, "#") {
+			out = append(out, line)
+		}
+	}
+	return strings.Join(out, "")
+}
+
+func sampleChildren(t *testing.T, body string) ([]string, string) {
+	t.Helper()
+	var idx struct {
+		MediaType string `json:"mediaType"`
+		Manifests []struct {
+			Digest string `json:"digest"`
+		} `json:"manifests"`
+	}
+	if err := jsonUnmarshal(body, &idx); err != nil {
+		t.Fatal(err)
+	}
+	var ch []string
+	for _, m := range idx.Manifests {
+		ch = append(ch, m.Digest)
+	}
+	return ch, idx.MediaType
+}
+
+func TestListUnreadableIndexMakesRepoIncomplete(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		setup func(f *ecrfake.Server)
+		want  string
+	}{
+		{"bad json", func(f *ecrfake.Server) {
+			f.AddImage(acct, "r", ecrfake.Image{Digest: ecrfake.Digest("bad"), PushedAt: t0, MediaType: ecrfake.MediaTypeOCIIndex, Manifest: "{not json"})
+		}, "unreadable body"},
+		{"BatchGetImage fails", func(f *ecrfake.Server) {
+			f.AddImage(acct, "r", ecrfake.NewIndex(t0, []string{ecrfake.Digest("c")}))
+			f.FailNext(ecrfake.OpBatchGetImage, ecrfake.CodeServer, 3)
+		}, "failed after 3 attempts"},
+		{"index deleted before BatchGetImage", func(f *ecrfake.Server) {
+			idx := ecrfake.NewIndex(t0, []string{ecrfake.Digest("c")})
+			f.AddImage(acct, "r", idx)
+			f.SetOnRequest(func(op string) {
+				if op == ecrfake.OpBatchGetImage {
+					f.RemoveImage(acct, "r", idx.Digest)
+				}
+			})
+		}, "ImageNotFound"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFake(t, ecrfake.Options{})
+			seed(f, acct, "r", 5)
+			tc.setup(f)
+			r := listOne(t, newClient(t, f.URL()).List(ctx), "r")
+			if r.Complete || !strings.Contains(r.Problem, tc.want) {
+				t.Fatalf("complete=%v problem %q, want incomplete with %q", r.Complete, r.Problem, tc.want)
+			}
+			if len(r.Images) != 6 {
+				t.Errorf("got %d images, want all 6 kept", len(r.Images))
+			}
+			for _, im := range r.Images {
+				if im.IsIndex() && im.ChildrenKnown {
+					t.Errorf("index %s: children known after a failed read", im.Digest)
+				}
+			}
+		})
+	}
+}
+
+func TestDescribeImagesFallsBackWhenOneIsMissing(t *testing.T) {
+	f := newFake(t, ecrfake.Options{})
+	d := seed(f, acct, "r", 150)
+	c := newClient(t, f.URL())
+
+	got, err := c.DescribeImages(ctx, "r", d[:120])
+	if err != nil || len(got) != 120 {
+		t.Fatalf("all present: %d images, %v", len(got), err)
+	}
+	if n := f.Calls(ecrfake.OpDescribeImages); n != 2 {
+		t.Errorf("DescribeImages calls = %d, want 2 (chunks of 100)", n)
+	}
+
+	f.ResetCalls()
+	f.RemoveImage(acct, "r", d[2])
+	ask := []string{d[0], d[1], d[2], d[3], d[0]}
+	got, err = c.DescribeImages(ctx, "r", ask)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var digests []string
+	for _, im := range got {
+		digests = append(digests, im.Digest)
+	}
+	if !slices.Equal(digests, []string{d[0], d[1], d[3]}) {
+		t.Errorf("got %v, want the three present", digests)
+	}
+	if got[0].Tags[0] != "v0" || !got[0].PushedAt.Equal(t0) {
+		t.Errorf("converted: %+v", got[0])
+	}
+	// One call answered ImageNotFoundException, then one per digest.
+	if n := f.Calls(ecrfake.OpDescribeImages); n != 1+4 {
+		t.Errorf("DescribeImages calls = %d, want 5", n)
+	}
+
+	if _, err := c.DescribeImages(ctx, "no-such-repo", d[:1]); !errors.Is(err, ecr.ErrNotFound) {
+		t.Errorf("missing repository: %v, want ErrNotFound", err)
+	}
+}
+
+func TestDeleteImagesBatchLimit(t *testing.T) {
+	f := newFake(t, ecrfake.Options{})
+	d := seed(f, acct, "r", 201)
+	c := newClient(t, f.URL())
+
+	if _, err := c.DeleteImages(ctx, "r", d[:101]); err == nil || !strings.Contains(err.Error(), "at most 100") {
+		t.Fatalf("101 digests: %v, want a client-side error", err)
+	}
+	if n := f.MutatingCalls(); n != 0 {
+		t.Fatalf("101 digests reached the API (%d calls)", n)
+	}
+	fails, err := c.DeleteImages(ctx, "r", d[:100])
+	if err != nil || len(fails) != 0 {
+		t.Fatalf("100 digests: %v %v", fails, err)
+	}
+	if n := len(f.Images(acct, "r")); n != 101 {
+		t.Errorf("%d images left, want 101", n)
+	}
+	if f.MutatingCalls() != 1 {
+		t.Errorf("MutatingCalls = %d, want 1", f.MutatingCalls())
+	}
+}
+
+func TestDeleteImagesFailures(t *testing.T) {
+	f := newFake(t, ecrfake.Options{})
+	d := seed(f, acct, "r", 3)
+	f.FailDelete(acct, "r", d[1], "KmsError", "kms key disabled")
+	c := newClient(t, f.URL())
+
+	missing := ecrfake.Digest("never-was")
+	fails, err := c.DeleteImages(ctx, "r", []string{d[0], d[1], missing})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []inventory.ImageFailure{
+		{Digest: d[1], Code: "KmsError", Reason: "kms key disabled"},
+		{Digest: missing, Code: inventory.ImageNotFound, Reason: "Requested image not found"},
+	}
+	if !slices.Equal(fails, want) {
+		t.Fatalf("failures %+v, want %+v", fails, want)
+	}
+	if f.Has(acct, "r", d[0]) || !f.Has(acct, "r", d[1]) {
+		t.Fatal("wrong images deleted")
+	}
+	// The injected failure sticks until cleared; a retry next run then succeeds.
+	if fails, _ := c.DeleteImages(ctx, "r", []string{d[1]}); len(fails) != 1 {
+		t.Fatalf("sticky failure: %+v", fails)
+	}
+	f.FailDelete(acct, "r", d[1], "", "")
+	if fails, err := c.DeleteImages(ctx, "r", []string{d[1]}); err != nil || len(fails) != 0 || f.Has(acct, "r", d[1]) {
+		t.Fatalf("after clearing: %+v %v", fails, err)
+	}
+	// A repeated delete reports ImageNotFound: the caller treats it as gone.
+	fails, err = c.DeleteImages(ctx, "r", []string{d[0]})
+	if err != nil || len(fails) != 1 || fails[0].Code != inventory.ImageNotFound {
+		t.Fatalf("second delete: %+v %v", fails, err)
+	}
+	if _, err := c.DeleteImages(ctx, "gone", []string{d[0]}); !errors.Is(err, ecr.ErrNotFound) ||
+		!strings.Contains(err.Error(), "does not exist in the registry") {
+		t.Fatalf("missing repository: %v, want ErrNotFound with ECR's message", err)
+	}
+}
+
+func TestDeleteChildBeforeIndexIsRefused(t *testing.T) {
+	f := newFake(t, ecrfake.Options{})
+	f.AddRepository(acct, "r", t0, nil)
+	a, b := ecrfake.NewManifest("a", t0), ecrfake.NewManifest("b", t0)
+	idx := ecrfake.NewIndex(t0, []string{a.Digest, b.Digest}, "v1")
+	f.AddImages(acct, "r", []ecrfake.Image{a, b, idx})
+	c := newClient(t, f.URL())
+
+	fails, err := c.DeleteImages(ctx, "r", []string{a.Digest})
+	if err != nil || len(fails) != 1 || fails[0].Code != "ImageReferencedByManifestList" ||
+		!strings.Contains(fails[0].Reason, idx.Digest) {
+		t.Fatalf("child first: %+v %v", fails, err)
+	}
+	if !f.Has(acct, "r", a.Digest) {
+		t.Fatal("child deleted while its index exists")
+	}
+	// Index first (in the same request), then its children.
+	fails, err = c.DeleteImages(ctx, "r", []string{idx.Digest, a.Digest, b.Digest})
+	if err != nil || len(fails) != 0 {
+		t.Fatalf("index then children: %+v %v", fails, err)
+	}
+	if n := len(f.Images(acct, "r")); n != 0 {
+		t.Errorf("%d images left", n)
+	}
+}
+
+func TestThrottlingIsAbsorbed(t *testing.T) {
+	t.Parallel()
+	// The fake allows 40 DescribeImages a second; the client would send 1000.
+	f := newFake(t, ecrfake.Options{Rates: map[string]ecrfake.RateLimit{ecrfake.OpDescribeImages: {PerSecond: 40, Burst: 4}}})
+	for i := range 20 {
+		seed(f, acct, fmt.Sprintf("r%02d", i), 3)
+	}
+	c := newClient(t, f.URL(), func(o *ecr.Options) { o.MaxAttempts = 10; o.MaxBackoff = 50 * time.Millisecond })
+	l := c.List(ctx)
+	if !l.Complete || len(l.Repos) != 20 {
+		t.Fatalf("registry: complete=%v %d repos %q", l.Complete, len(l.Repos), l.Problem)
+	}
+	for _, r := range l.Repos {
+		if !r.Complete || len(r.Images) != 3 {
+			t.Fatalf("%s: complete=%v %d images %q", r.Repo.Name, r.Complete, len(r.Images), r.Problem)
+		}
+	}
+	if f.Throttled() == 0 {
+		t.Error("the fake never throttled: the test does not test throttling")
+	}
+	t.Logf("throttled %d of %d DescribeImages", f.Throttled(), f.Calls(ecrfake.OpDescribeImages))
+}
+
+func TestClientLimiterAvoidsThrottling(t *testing.T) {
+	// The client's bucket matches the fake's: few or no throttles.
+	f := newFake(t, ecrfake.Options{Rates: map[string]ecrfake.RateLimit{"*": {PerSecond: 50, Burst: 5}}})
+	for i := range 30 {
+		seed(f, acct, fmt.Sprintf("r%02d", i), 2)
+	}
+	c := newClient(t, f.URL(), func(o *ecr.Options) { o.RequestsPerSecond = 45; o.Burst = 5; o.MaxAttempts = 10 })
+	start := time.Now()
+	l := c.List(ctx)
+	if !l.Complete || len(l.Repos) != 30 {
+		t.Fatalf("registry: complete=%v %d repos %q", l.Complete, len(l.Repos), l.Problem)
+	}
+	if f.Throttled() > 2 {
+		t.Errorf("throttled %d times with a client limit under the server's", f.Throttled())
+	}
+	t.Logf("%d calls in %v, %d throttled", f.TotalCalls(), time.Since(start), f.Throttled())
+}
+
+func TestThrottledAfterMaxAttemptsIsExplained(t *testing.T) {
+	t.Parallel()
+	f := newFake(t, ecrfake.Options{})
+	seed(f, acct, "r", 1)
+	f.FailNext(ecrfake.OpDescribeImages, ecrfake.CodeThrottling, 3)
+	r := listOne(t, newClient(t, f.URL()).List(ctx), "r")
+	if r.Complete || !strings.Contains(r.Problem, "throttled after 3 attempts") {
+		t.Fatalf("problem %q", r.Problem)
+	}
+}
+
+func TestServerExceptionIsRetried(t *testing.T) {
+	f := newFake(t, ecrfake.Options{})
+	seed(f, acct, "r", 10)
+	f.FailNext(ecrfake.OpDescribeImages, ecrfake.CodeServer, 2)
+	f.FailNext(ecrfake.OpDescribeRepositories, ecrfake.CodeServer, 1)
+	l := newClient(t, f.URL()).List(ctx)
+	r := listOne(t, l, "r")
+	if !l.Complete || !r.Complete || len(r.Images) != 10 {
+		t.Fatalf("complete=%v/%v %d images %q %q", l.Complete, r.Complete, len(r.Images), l.Problem, r.Problem)
+	}
+	if n := f.Calls(ecrfake.OpDescribeImages); n != 3 {
+		t.Errorf("DescribeImages calls = %d, want 3", n)
+	}
+}
+
+func TestFailedPageMakesRepoIncomplete(t *testing.T) {
+	f := newFake(t, ecrfake.Options{})
+	seed(f, acct, "r", 2500)
+	var first atomic.Bool
+	f.SetOnRequest(func(op string) {
+		if op == ecrfake.OpDescribeImages && first.CompareAndSwap(false, true) {
+			// The first page is served; the second fails all 3 attempts.
+			f.FailNext(ecrfake.OpDescribeImages, ecrfake.CodeServer, 3)
+		}
+	})
+	l := newClient(t, f.URL()).List(ctx)
+	r := listOne(t, l, "r")
+	if !l.Complete || r.Complete {
+		t.Fatalf("registry complete=%v, repo complete=%v: want only the repository incomplete", l.Complete, r.Complete)
+	}
+	if len(r.Images) != 1000 || !strings.Contains(r.Problem, "page 2") || !strings.Contains(r.Problem, "1000 images seen") {
+		t.Errorf("%d images, problem %q; want the first page kept and page 2 named", len(r.Images), r.Problem)
+	}
+}
+
+func TestAccessDeniedIsExplained(t *testing.T) {
+	f := newFake(t, ecrfake.Options{})
+	seed(f, acct, "r", 3)
+	f.FailNext(ecrfake.OpDescribeImages, ecrfake.CodeAccessDenied, 1)
+	c := newClient(t, f.URL())
+	r := listOne(t, c.List(ctx), "r")
+	if r.Complete || !strings.Contains(r.Problem, "needs the IAM action ecr:DescribeImages") || !strings.Contains(r.Problem, "is not authorized") {
+		t.Fatalf("problem %q", r.Problem)
+	}
+	if n := f.Calls(ecrfake.OpDescribeImages); n != 1 {
+		t.Errorf("AccessDenied was retried: %d calls", n)
+	}
+
+	f.FailNext(ecrfake.OpDescribeRepositories, ecrfake.CodeAccessDenied, 1)
+	l := c.List(ctx)
+	if l.Complete || !strings.Contains(l.Problem, "ecr:DescribeRepositories") || len(l.Repos) != 0 {
+		t.Fatalf("registry: complete=%v problem %q", l.Complete, l.Problem)
+	}
+}
+
+func TestProtectTag(t *testing.T) {
+	f := newFake(t, ecrfake.Options{})
+	seed(f, acct, "keep", 1)
+	seed(f, acct, "trim", 1)
+	seed(f, acct, "other", 1)
+	f.SetRepositoryTags(acct, "keep", map[string]string{"reclaim.dev/protect": "true", "team": "x"})
+	f.SetRepositoryTags(acct, "other", map[string]string{"reclaim.dev/protect": "false"})
+
+	l := newClient(t, f.URL(), func(o *ecr.Options) { o.ProtectTag = "reclaim.dev/protect" }).List(ctx)
+	for _, r := range l.Repos {
+		if r.Protected != (r.Repo.Name == "keep") || !r.Complete {
+			t.Errorf("%s: protected=%v complete=%v %q", r.Repo.Name, r.Protected, r.Complete, r.Problem)
+		}
+	}
+	if n := f.Calls(ecrfake.OpListTagsForResource); n != 3 {
+		t.Errorf("ListTagsForResource calls = %d, want 3", n)
+	}
+
+	f.ResetCalls()
+	f.FailNext(ecrfake.OpListTagsForResource, ecrfake.CodeAccessDenied, 1)
+	l = newClient(t, f.URL(), func(o *ecr.Options) { o.ProtectTag = "reclaim.dev/protect"; o.Concurrency = 1 }).List(ctx)
+	incomplete := 0
+	for _, r := range l.Repos {
+		if !r.Complete {
+			incomplete++
+			if !strings.Contains(r.Problem, "ecr:ListTagsForResource") || !strings.Contains(r.Problem, "protect tag") {
+				t.Errorf("%s: problem %q", r.Repo.Name, r.Problem)
+			}
+		}
+	}
+	if incomplete != 1 {
+		t.Errorf("%d repos incomplete, want 1: unknown protection must make its repo incomplete", incomplete)
+	}
+}
+
+func TestRepositoryDeletedWhileListingIsLeftOut(t *testing.T) {
+	f := newFake(t, ecrfake.Options{})
+	seed(f, acct, "stays", 2)
+	seed(f, acct, "goes", 2)
+	f.SetOnRequest(func(op string) {
+		if op == ecrfake.OpDescribeImages {
+			f.RemoveRepository(acct, "goes")
+		}
+	})
+	l := newClient(t, f.URL()).List(ctx)
+	if !l.Complete || len(l.Repos) != 1 || l.Repos[0].Repo.Name != "stays" || !l.Repos[0].Complete {
+		t.Fatalf("%+v", l)
+	}
+}
+
+func TestMisconfiguredClientFailsLoudly(t *testing.T) {
+	f := newFake(t, ecrfake.Options{Region: "us-east-1"})
+	seed(f, acct, "r", 1)
+	l := newClient(t, f.URL(), func(o *ecr.Options) { o.Region = "eu-west-1" }).List(ctx)
+	if l.Complete || !strings.Contains(l.Problem, "InvalidSignatureException") {
+		t.Fatalf("wrong region: complete=%v %q", l.Complete, l.Problem)
+	}
+}
+
+func TestFleet(t *testing.T) {
+	f := newFake(t, ecrfake.Options{})
+	d1 := seed(f, acct, "a", 3)
+	seed(f, acct2, "b", 4)
+	fl, err := ecr.NewFleet(ctx, []ecr.Options{options(f.URL()), options(f.URL(), func(o *ecr.Options) { o.Account = acct2 })})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ls := fl.List(ctx)
+	if len(ls) != 2 || ls[0].Account != acct || ls[1].Account != acct2 || len(ls[1].Repos) != 1 || len(ls[1].Repos[0].Images) != 4 {
+		t.Fatalf("%+v", ls)
+	}
+	key := inventory.RepoKey{Account: acct, Region: "us-east-1", Name: "a"}
+	if got, err := fl.DescribeImages(ctx, key, d1[:2]); err != nil || len(got) != 2 {
+		t.Fatalf("DescribeImages: %d %v", len(got), err)
+	}
+	if fails, err := fl.DeleteImages(ctx, key, d1[:1]); err != nil || len(fails) != 0 || f.Has(acct, "a", d1[0]) {
+		t.Fatalf("DeleteImages: %v %v", fails, err)
+	}
+	other := inventory.RepoKey{Account: acct, Region: "eu-west-1", Name: "a"}
+	if _, err := fl.DeleteImages(ctx, other, d1[1:2]); err == nil || !strings.Contains(err.Error(), "not configured") {
+		t.Fatalf("unknown registry: %v", err)
+	}
+
+	_, err = ecr.NewFleet(ctx, []ecr.Options{options(f.URL()), options(f.URL()), {Region: "us-east-1"}})
+	if err == nil || !strings.Contains(err.Error(), "configured twice") || !strings.Contains(err.Error(), "account (registryId) is required") {
+		t.Fatalf("bad fleet: %v", err)
+	}
+}
