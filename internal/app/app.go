@@ -16,19 +16,32 @@ import (
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/inventory/kube"
 	"reclaim.dev/reclaim/notify"
+	"reclaim.dev/reclaim/providers/ecr"
 	"reclaim.dev/reclaim/providers/gce"
 	"reclaim.dev/reclaim/reconcile"
 )
 
 // Deps are the parts of a run. Anything left nil is built from the config.
 type Deps struct {
-	Disks    gce.Provider
-	Clusters func(ctx context.Context) []inventory.ClusterRefs
-	PVCs     reconcile.PVCAPI
-	Store    reconcile.Store
-	Audit    *reconcile.AuditLog
-	Log      *zap.Logger
-	Now      func() time.Time
+	Disks gce.Provider
+	// Images lists the ECR registries and deletes images; nil with an ecr
+	// section builds one client per registry from the config.
+	Images ImageProvider
+	// ImageSources reads the manifest directories; nil reads ecr.manifests.dirs.
+	ImageSources func(ctx context.Context) []inventory.ImageSource
+	Clusters     func(ctx context.Context) []inventory.ClusterRefs
+	PVCs         reconcile.PVCAPI
+	Store        reconcile.Store
+	Audit        *reconcile.AuditLog
+	Log          *zap.Logger
+	Now          func() time.Time
+}
+
+// ImageProvider is what a run needs from ECR: list every registry, and the
+// applier's re-read and delete.
+type ImageProvider interface {
+	List(ctx context.Context) []inventory.RegistryListing
+	reconcile.ImageAPI
 }
 
 // Options are the run's switches.
@@ -60,6 +73,16 @@ func Run(ctx context.Context, cfg *config.Config, d Deps, opt Options) (*notify.
 		}
 		closers = append(closers, func() { c.Close() })
 		d.Disks = c
+	}
+	if d.Images == nil && cfg.ECR != nil {
+		f, err := ecr.NewFleet(ctx, RegistryOptions(cfg))
+		if err != nil {
+			return nil, fmt.Errorf("ecr clients: %w", err)
+		}
+		d.Images = f
+	}
+	if d.ImageSources == nil && cfg.ECR != nil && len(cfg.ECR.Manifests.Dirs) > 0 {
+		d.ImageSources = ManifestSources(cfg)
 	}
 	if d.Clusters == nil || d.PVCs == nil {
 		targets := Targets(cfg)
@@ -98,6 +121,9 @@ func Run(ctx context.Context, cfg *config.Config, d Deps, opt Options) (*notify.
 		co.Disks, co.Projects, co.Regions = d.Disks, cfg.GCE.Projects, cfg.GCE.Regions
 		co.QuotaMetrics, co.Concurrency = cfg.GCE.QuotaMetrics, cfg.GCE.Concurrency
 	}
+	if cfg.ECR != nil {
+		co.Registries, co.ImageSources = d.Images.List, d.ImageSources
+	}
 	start := d.Now()
 	snap := inventory.Collect(ctx, co)
 	if ctx.Err() != nil {
@@ -105,10 +131,10 @@ func Run(ctx context.Context, cfg *config.Config, d Deps, opt Options) (*notify.
 	}
 	plan := reconcile.Build(snap, pol, prev, d.Now())
 	d.Log.Info("planned", zap.Bool("dry_run", !opt.Apply), zap.Duration("collect", d.Now().Sub(start)),
-		zap.Int("delete", plan.Count(reconcile.KindDisk, reconcile.Delete)+plan.Count(reconcile.KindPVC, reconcile.Delete)),
+		zap.Int("delete", plan.Count(reconcile.KindDisk, reconcile.Delete)+plan.Count(reconcile.KindPVC, reconcile.Delete)+plan.Count(reconcile.KindImage, reconcile.Delete)),
 		zap.Bool("incomplete", plan.Incomplete), zap.Bool("breaker", plan.BreakerTripped))
 
-	ap := &reconcile.Applier{Disks: d.Disks, PVCs: d.PVCs, Store: d.Store, Audit: d.Audit, Log: d.Log, Policy: pol,
+	ap := &reconcile.Applier{Disks: d.Disks, PVCs: d.PVCs, Images: d.Images, Store: d.Store, Audit: d.Audit, Log: d.Log, Policy: pol,
 		SnapshotLabel: cfg.Disks.SnapshotLabel, Now: d.Now, RunID: runID(d.Now()), MaxConsecutiveFailures: 5}
 	out, err := ap.Finish(ctx, plan, opt.Apply)
 	if err != nil {
@@ -143,6 +169,7 @@ func PolicyFrom(cfg *config.Config) reconcile.Policy {
 		p.Regions, p.Zones = cfg.GCE.Regions, cfg.GCE.Zones
 		p.QuotaMetrics, p.HeadroomWarning = cfg.GCE.QuotaMetrics, cfg.GCE.HeadroomWarning.Fraction()
 	}
+	p.Images = ImagePolicyFrom(cfg)
 	return p
 }
 
@@ -151,7 +178,7 @@ func Targets(cfg *config.Config) []kube.Target {
 	out := make([]kube.Target, 0, len(cfg.Clusters))
 	for _, c := range cfg.Clusters {
 		out = append(out, kube.Target{Name: c.Name, Kubeconfig: c.Kubeconfig, Context: c.Context, InCluster: c.InCluster,
-			Projects: c.GCEProjects, Timeout: c.Timeout.Std(), QPS: c.QPS, Burst: c.Burst, PageSize: c.PageSize})
+			Projects: c.GCEProjects, Accounts: c.AWSAccounts, Images: cfg.ECR != nil, Timeout: c.Timeout.Std(), QPS: c.QPS, Burst: c.Burst, PageSize: c.PageSize})
 	}
 	return out
 }

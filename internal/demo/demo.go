@@ -6,6 +6,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/credentials"
 	"go.uber.org/zap"
 	"k8s.io/client-go/kubernetes"
 
@@ -15,6 +16,8 @@ import (
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/inventory/kube"
 	"reclaim.dev/reclaim/notify"
+	"reclaim.dev/reclaim/providers/ecr"
+	"reclaim.dev/reclaim/providers/ecr/ecrfake"
 	"reclaim.dev/reclaim/providers/gce"
 	"reclaim.dev/reclaim/providers/gce/gcefake"
 	"reclaim.dev/reclaim/reconcile"
@@ -32,6 +35,20 @@ func Run(ctx context.Context, narration io.Writer, log *zap.Logger) (*notify.Rep
 	defer srv.Close()
 	now := time.Now()
 	fleet := Seed(srv, now)
+	reg := ecrfake.New(ecrfake.Options{Region: ECRRegion})
+	reg.Start()
+	defer reg.Close()
+	imgs := SeedECR(reg, fleet, now)
+	// The real ECR client, over HTTP to the fake, signing with made-up keys.
+	ropts := app.RegistryOptions(cfg)
+	for i := range ropts {
+		ropts[i].Endpoint = reg.URL()
+		ropts[i].Credentials = credentials.NewStaticCredentialsProvider("AKIDDEMO", "demo-secret", "")
+	}
+	images, err := ecr.NewFleet(ctx, ropts)
+	if err != nil {
+		return nil, err
+	}
 
 	disks, err := gce.New(ctx, gce.Options{Endpoint: srv.URL(), WithoutAuthentication: true})
 	if err != nil {
@@ -44,15 +61,18 @@ func Run(ctx context.Context, narration io.Writer, log *zap.Logger) (*notify.Rep
 		for i, c := range fleet.Clusters {
 			cs, dyn := c.Clientsets()
 			pvcs.Clients[c.Name] = cs
-			out[i] = kube.Collect(ctx, c.Name, cs, dyn, kube.Options{ProtectLabel: cfg.Kubernetes.ProtectLabel, PageSize: 500, Timeout: time.Minute})
+			out[i] = kube.Collect(ctx, c.Name, cs, dyn, kube.Options{ProtectLabel: cfg.Kubernetes.ProtectLabel, PageSize: 500, Timeout: time.Minute, Images: true})
 		}
 		return out
 	}
 	fmt.Fprintf(narration, "demo: GCE fake at %s with %d disks in %s; clusters prod-a and prod-b simulated in process.\n"+
 		"demo: state of earlier runs: %d orphans already being watched. Dry-run: nothing will be deleted.\n\n",
 		srv.URL(), len(srv.Disks(Project)), Project, len(fleet.State.Resources))
+	fmt.Fprintf(narration, "demo: ECR fake at %s: %s holds %d of 10000 images; one build runs in prod-a only by digest,\n"+
+		"demo: one only through a ReplicaSet scaled to zero in prod-b, and a multi-arch index with untagged children runs in prod-a.\n\n",
+		reg.URL(), APIRepo, imgs.Total)
 	return app.Run(ctx, cfg, app.Deps{
-		Disks: disks, Clusters: collect, PVCs: pvcs,
+		Disks: disks, Images: images, Clusters: collect, PVCs: pvcs,
 		Store: reconcile.NewMemoryStore(fleet.State), Audit: reconcile.NewAudit(io.Discard), Log: log,
 		Now: func() time.Time { return now },
 	}, app.Options{})

@@ -5,9 +5,13 @@ import (
 	"io"
 	"strings"
 	"testing"
+	"time"
 
 	"go.uber.org/zap"
 
+	"reclaim.dev/reclaim/notify"
+	"reclaim.dev/reclaim/providers/ecr/ecrfake"
+	"reclaim.dev/reclaim/providers/gce/gcefake"
 	"reclaim.dev/reclaim/reconcile"
 )
 
@@ -65,4 +69,67 @@ func TestDemoTellsTheStory(t *testing.T) {
 	if p.Count(reconcile.KindPVC, reconcile.Report) != 30 || len(p.Holders) != 30 {
 		t.Errorf("finished-workflow PVCs: %d reported, %d holders", p.Count(reconcile.KindPVC, reconcile.Report), len(p.Holders))
 	}
+}
+
+// The ECR part: shop/api at 9,990 of 10,000 is trimmed to its target without
+// touching any image a cluster can still pull.
+func TestDemoTrimsECRSafely(t *testing.T) {
+	rep, err := Run(context.Background(), io.Discard, zap.NewNop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := rep.Plan
+	var api *reconcile.RepoSummary
+	for i, r := range p.Repositories {
+		if r.Name == APIRepo {
+			api = &p.Repositories[i]
+		}
+	}
+	if api == nil || api.Images != 9990 || api.Limit != 10000 || api.Delete != 490 || api.After != 9500 || !api.Warning || api.Blocked != "" {
+		t.Fatalf("shop/api summary: %+v", api)
+	}
+	byDigest := map[string]reconcile.Decision{}
+	for _, d := range p.Decisions {
+		if d.Kind == reconcile.KindImage && d.Name == APIRepo {
+			byDigest[d.Digest] = d
+		}
+	}
+	// Reconstruct the story's digests the way the seed makes them.
+	im := storyImages(t)
+	want := func(digest string, action reconcile.Action, class, reason string) {
+		t.Helper()
+		d, ok := byDigest[digest]
+		if !ok || d.Action != action || d.Class != class || !strings.Contains(d.Reason, reason) {
+			t.Errorf("%s: %s %s %q; want %s %s containing %q", digest[:19], d.Action, d.Class, d.Reason, action, class, reason)
+		}
+	}
+	want(im.ByDigest, reconcile.Keep, reconcile.ClassInUse, "prod-a/shop/Pod/payments-0")
+	want(im.RollbackRS, reconcile.Keep, reconcile.ClassInUse, "prod-b/shop/ReplicaSet/checkout-6d9f7c")
+	want(im.Index, reconcile.Keep, reconcile.ClassInUse, "prod-a/shop/Deployment/storefront")
+	for _, c := range im.IndexChildren {
+		want(c, reconcile.Keep, reconcile.ClassIndexChild, "child of index "+im.Index[:19])
+	}
+	want(im.OldIndex, reconcile.Delete, reconcile.ClassTrim, "oldest unneeded")
+	for _, c := range im.OldChildren {
+		want(c, reconcile.Delete, reconcile.ClassTrim, "child of index "+im.OldIndex[:19])
+		if d := byDigest[c]; len(d.Parents) != 1 || d.Parents[0] != im.OldIndex {
+			t.Errorf("old child parents %v", d.Parents)
+		}
+	}
+	var b strings.Builder
+	if err := rep.Text(&b, notify.TextOptions{MaxKept: 3}); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"ECR REPOSITORIES", "9990/10000", "9900→9500", "pushes fail at the limit", "images delete 490"} {
+		if !strings.Contains(b.String(), s) {
+			t.Errorf("report lacks %q", s)
+		}
+	}
+}
+
+func storyImages(t *testing.T) Images {
+	t.Helper()
+	srv := ecrfake.New(ecrfake.Options{Region: ECRRegion})
+	f := Seed(gcefake.New(gcefake.Options{}), time.Now())
+	return SeedECR(srv, f, time.Now())
 }
