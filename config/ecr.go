@@ -268,33 +268,20 @@ func (r *RepoPolicy) validate(ps *problems, p string) {
 	}
 }
 
-// crossValidateECR: every scanned account is covered by a cluster, as for GCE projects.
+// crossValidateECR: every scanned account is covered by some cluster, as for GCE projects.
 func (c *Config) crossValidateECR(ps *problems) {
 	if c.ECR == nil {
 		return
 	}
-	scanned := map[string]bool{}
-	var accounts []string
-	for _, r := range c.ECR.Registries {
-		if !scanned[r.Account] {
-			accounts = append(accounts, r.Account)
-		}
-		scanned[r.Account] = true
-	}
 	covered, any := map[string]bool{}, false
-	for i, cl := range c.Clusters {
+	for _, cl := range c.Clusters {
 		if len(cl.AWSAccounts) == 0 {
 			any = true
 		}
-		for j, a := range cl.AWSAccounts {
+		// A cluster may also pull from accounts reclaim does not trim (a
+		// vendor's registry): those need not be listed in ecr.registries.
+		for _, a := range cl.AWSAccounts {
 			covered[a] = true
-			if !scanned[a] && awsAccount.MatchString(a) {
-				msg := fmt.Sprintf("%q is not the account of any ecr.registries entry", a)
-				if s := closest(a, accounts); s != "" {
-					msg += fmt.Sprintf(" — did you mean %q?", s)
-				}
-				ps.add(index(index("clusters", i)+".awsAccounts", j), "%s", msg)
-			}
 		}
 	}
 	if !any {

@@ -28,6 +28,19 @@ func run(m *testing.M) int {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	start := time.Now()
+	// The ECR client's credential chain: made-up static keys, and no shared
+	// config or instance metadata from the machine running the tests.
+	awsDir, err := os.MkdirTemp("", "reclaim-e2e-aws-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(awsDir)
+	for k, v := range map[string]string{"AWS_ACCESS_KEY_ID": "AKIDE2ETEST", "AWS_SECRET_ACCESS_KEY": "e2e-secret",
+		"AWS_EC2_METADATA_DISABLED": "true", "AWS_CONFIG_FILE": filepath.Join(awsDir, "config"),
+		"AWS_SHARED_CREDENTIALS_FILE": filepath.Join(awsDir, "credentials"), "AWS_PROFILE": "", "AWS_ENDPOINT_URL": "", "AWS_ENDPOINT_URL_ECR": ""} {
+		os.Setenv(k, v)
+	}
 	cs, err := testenv.StartClusters(ctx, "prod-a", "prod-b")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "e2e: start clusters:", err)
