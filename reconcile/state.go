@@ -189,10 +189,18 @@ func (c *ConfigMapStore) Load(ctx context.Context) (State, error) {
 	return decodeState([]byte(cm.Data[stateKey]), "configmap "+c.Namespace+"/"+c.Name)
 }
 
+// maxConfigMapState is what a ConfigMap holds (1 MiB), less room for metadata.
+const maxConfigMapState = 1<<20 - 16<<10
+
 func (c *ConfigMapStore) Save(ctx context.Context, s State) error {
 	b, err := json.Marshal(s)
 	if err != nil {
 		return err
+	}
+	if len(b) > maxConfigMapState {
+		// Thousands of image candidates under their grace period can outgrow it.
+		return fmt.Errorf("save state configmap %s/%s: the state is %d bytes (%d clocks), more than a ConfigMap holds (1 MiB) — use state.file on a PersistentVolume, or shorten ecr.grace",
+			c.Namespace, c.Name, len(b), len(s.Resources))
 	}
 	cm := &corev1.ConfigMap{
 		ObjectMeta: metav1.ObjectMeta{Name: c.Name, Namespace: c.Namespace, ResourceVersion: c.rv,

@@ -2,10 +2,14 @@ package reconcile
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	k8sfake "k8s.io/client-go/kubernetes/fake"
 )
 
 func TestFileStoreRoundTrip(t *testing.T) {
@@ -41,5 +45,18 @@ func TestFileStoreCorruptIsAnError(t *testing.T) {
 	os.WriteFile(p, []byte(`{"version": 99}`), 0o644)
 	if _, err := (FileStore{Path: p}).Load(context.Background()); err == nil || !strings.Contains(err.Error(), "upgrade reclaim") {
 		t.Fatalf("%v", err)
+	}
+}
+
+func TestConfigMapStoreRefusesOversizedState(t *testing.T) {
+	cs := k8sfake.NewSimpleClientset()
+	store := &ConfigMapStore{Client: cs, Namespace: "reclaim", Name: "reclaim-state"}
+	st := NewState()
+	for i := range 20000 {
+		st.Seen(fmt.Sprintf("ecr:123456789012/us-east-1/ci/app@sha256:%064d", i), time.Now())
+	}
+	err := store.Save(context.Background(), st)
+	if err == nil || !strings.Contains(err.Error(), "more than a ConfigMap holds") || !strings.Contains(err.Error(), "state.file") {
+		t.Fatalf("err = %v", err)
 	}
 }
