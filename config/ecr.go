@@ -1,12 +1,12 @@
 package config
 
 import (
-	"fmt"
 	"net/url"
 	"regexp"
 	"slices"
-	"strings"
 	"time"
+
+	"reclaim.dev/reclaim/internal/glob"
 )
 
 // ECR says which ECR registries to trim and how. Nil when the file has no
@@ -293,31 +293,5 @@ func (c *Config) crossValidateECR(ps *problems) {
 	}
 }
 
-// GlobRegexp compiles a repository or tag glob: * matches within a path
-// segment, ** across segments, ? one character; everything else is literal.
-func GlobRegexp(glob string) (*regexp.Regexp, error) {
-	if glob == "" {
-		return nil, fmt.Errorf("empty glob")
-	}
-	var b strings.Builder
-	b.WriteString("^")
-	for i := 0; i < len(glob); i++ {
-		switch ch := glob[i]; ch {
-		case '*':
-			if i+1 < len(glob) && glob[i+1] == '*' {
-				b.WriteString(".*")
-				i++
-			} else {
-				b.WriteString("[^/]*")
-			}
-		case '?':
-			b.WriteString("[^/]")
-		case '[', ']', '{', '}':
-			return nil, fmt.Errorf("%q: character classes and braces are not supported — use regex instead", glob)
-		default:
-			b.WriteString(regexp.QuoteMeta(string(ch)))
-		}
-	}
-	b.WriteString("$")
-	return regexp.Compile(b.String())
-}
+// GlobRegexp compiles a repository, tag or path glob (see internal/glob).
+func GlobRegexp(g string) (*regexp.Regexp, error) { return glob.Compile(g) }

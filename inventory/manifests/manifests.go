@@ -4,6 +4,8 @@
 package manifests
 
 import (
+	"regexp"
+
 	"bufio"
 	"bytes"
 	"context"
@@ -14,6 +16,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"reclaim.dev/reclaim/internal/glob"
 	"strings"
 
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
@@ -25,7 +28,7 @@ import (
 
 // Options controls one read.
 type Options struct {
-	// Exclude are globs (path.Match syntax) of slash-separated paths relative
+	// Exclude are globs (internal/glob: * within a segment, ** across) of slash-separated paths relative
 	// to the directory, to skip: a matching directory is skipped whole. A
 	// pattern without a slash also matches any file or directory by its base
 	// name (".github", "*.schema.json").
@@ -50,10 +53,14 @@ func Read(ctx context.Context, dir string, opt Options) inventory.ImageSource {
 		out.Complete = false
 		out.Problems = append(out.Problems, fmt.Sprintf(format, a...))
 	}
+	var excludes []exclude
 	for _, p := range opt.Exclude {
-		if _, err := path.Match(p, ""); err != nil {
+		re, err := glob.Compile(p)
+		if err != nil {
 			out.Problems = append(out.Problems, fmt.Sprintf("exclude pattern %q: %v (it excludes nothing)", p, err))
+			continue
 		}
+		excludes = append(excludes, exclude{re: re, base: !strings.Contains(p, "/")})
 	}
 	st, err := os.Stat(dir)
 	switch {
@@ -82,7 +89,7 @@ func Read(ctx context.Context, dir string, opt Options) inventory.ImageSource {
 		if rel == "." {
 			return nil
 		}
-		if excluded(rel, opt.Exclude) {
+		if excluded(rel, excludes) {
 			if d.IsDir() {
 				return filepath.SkipDir
 			}
@@ -152,16 +159,17 @@ func wanted(name string) bool {
 	return name == "Kustomization"
 }
 
-func excluded(rel string, patterns []string) bool {
+// exclude is a compiled exclude glob; one without a slash also matches a base name.
+type exclude struct {
+	re   *regexp.Regexp
+	base bool
+}
+
+func excluded(rel string, patterns []exclude) bool {
 	base := path.Base(rel)
 	for _, p := range patterns {
-		if ok, _ := path.Match(p, rel); ok {
+		if p.re.MatchString(rel) || p.base && p.re.MatchString(base) {
 			return true
-		}
-		if !strings.Contains(p, "/") {
-			if ok, _ := path.Match(p, base); ok {
-				return true
-			}
 		}
 	}
 	return false

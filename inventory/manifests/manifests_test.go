@@ -312,3 +312,18 @@ func TestReadProblems(t *testing.T) {
 		}
 	})
 }
+
+// Exclude globs mean what the config check says: ** spans directories.
+func TestExcludeDoubleStar(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, map[string]string{
+		"apps/web.yaml":                    "containers: [{image: ECR/web:1}]\n",
+		"apps/charts/x/templates/dep.yaml": "containers: [{image: ECR/chart:1}]\n",
+		"charts/top.yaml":                  "containers: [{image: ECR/top:1}]\n",
+		"apps/mycharts/keep.yaml":          "containers: [{image: ECR/kept:1}]\n",
+	})
+	src := Read(context.Background(), dir, Options{Exclude: []string{"**/charts/**"}})
+	if !src.Complete || src.Files != 2 {
+		t.Fatalf("complete %v, files %d, want 2 (web, mycharts)", src.Complete, src.Files)
+	}
+}
