@@ -13,6 +13,20 @@ import (
 // for concurrent use.
 type Set struct {
 	m map[inventory.ImageRef]*entry
+	// parsed caches what each distinct string parsed to: a fleet runs a few
+	// thousand images in a hundred thousand containers.
+	parsed map[parseKey]parseResult
+}
+
+type parseKey struct {
+	s  string
+	id bool
+}
+
+type parseResult struct {
+	ref     inventory.ImageRef
+	keep    bool   // an ECR reference (exact or loose)
+	problem string // set for a loose one
 }
 
 type entry struct {
@@ -22,7 +36,9 @@ type entry struct {
 }
 
 // NewSet returns an empty set.
-func NewSet() *Set { return &Set{m: map[inventory.ImageRef]*entry{}} }
+func NewSet() *Set {
+	return &Set{m: map[inventory.ImageRef]*entry{}, parsed: map[parseKey]parseResult{}}
+}
 
 // Put records one user of ref; problem is set for a Loose reference.
 func (s *Set) Put(ref inventory.ImageRef, where, problem string) {
@@ -57,23 +73,31 @@ func (s *Set) add(image string, id bool, where string) {
 	if image == "" {
 		return
 	}
-	var (
-		ref inventory.ImageRef
-		ok  bool
-		err error
-	)
-	if id {
-		ref, ok, err = ParseImageID(image)
-	} else {
-		ref, ok, err = Parse(image)
-	}
-	switch {
-	case err != nil:
-		if u, isECR := Loose(image); isECR {
-			s.Put(u.Ref, where, u.Problem)
+	k := parseKey{image, id}
+	r, cached := s.parsed[k]
+	if !cached {
+		var (
+			ref inventory.ImageRef
+			ok  bool
+			err error
+		)
+		if id {
+			ref, ok, err = ParseImageID(image)
+		} else {
+			ref, ok, err = Parse(image)
 		}
-	case ok:
-		s.Put(ref, where, "")
+		switch {
+		case err != nil:
+			if u, isECR := Loose(image); isECR {
+				r = parseResult{ref: u.Ref, keep: true, problem: u.Problem}
+			}
+		case ok:
+			r = parseResult{ref: ref, keep: true}
+		}
+		s.parsed[k] = r
+	}
+	if r.keep {
+		s.Put(r.ref, where, r.problem)
 	}
 }
 

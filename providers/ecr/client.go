@@ -537,14 +537,18 @@ func internMediaType(mt string) string {
 
 func convertImage(d *types.ImageDetail) (inventory.Image, error) {
 	im := inventory.Image{
-		Digest:    aws.ToString(d.ImageDigest),
+		// Copies: keep no pointer into the SDK's response buffers.
+		Digest:    strings.Clone(aws.ToString(d.ImageDigest)),
 		PushedAt:  aws.ToTime(d.ImagePushedAt),
 		LastPull:  aws.ToTime(d.LastRecordedPullTime),
 		SizeBytes: aws.ToInt64(d.ImageSizeInBytes),
 		MediaType: internMediaType(aws.ToString(d.ImageManifestMediaType)),
 	}
 	if len(d.ImageTags) > 0 {
-		im.Tags = append(make([]string, 0, len(d.ImageTags)), d.ImageTags...)
+		im.Tags = make([]string, len(d.ImageTags))
+		for i, t := range d.ImageTags {
+			im.Tags[i] = strings.Clone(t)
+		}
 	}
 	if im.Digest == "" {
 		return im, fmt.Errorf("an image without a digest (tags %v): skipped", d.ImageTags)
