@@ -10,7 +10,7 @@ import (
 )
 
 // keptOrder lists keep classes strongest first, for the KEPT column.
-var keptOrder = []string{reconcile.ClassInUse, reconcile.ClassPinned, reconcile.ClassIndexChild, reconcile.ClassProtectedTag,
+var keptOrder = []string{reconcile.ClassInUse, reconcile.ClassIndexChild, reconcile.ClassProtectedTag,
 	reconcile.ClassPulled, reconcile.ClassNewest, reconcile.ClassYoung, reconcile.ClassNotNeeded, reconcile.ClassProtected, reconcile.ClassNoPolicy}
 
 func writeRepositories(b *strings.Builder, p *reconcile.Plan) {
@@ -86,7 +86,7 @@ func writeImages(b *strings.Builder, p *reconcile.Plan, opt TextOptions) {
 			if tags == "" {
 				tags = "<untagged>"
 			}
-			fmt.Fprintf(tw, "    %s\t%s\t%s\t%s\t%s\n", strings.ToUpper(string(d.Action)), shortDigest(d.Digest), tags, bytesString(d.Bytes), d.Reason)
+			fmt.Fprintf(tw, "    %s\t%s\t%s\t%s\t%s\n", strings.ToUpper(string(d.Action)), reconcile.ShortDigest(d.Digest), tags, bytesString(d.Bytes), d.Reason)
 		}
 		tw.Flush()
 		for _, k := range sortedByCount(more) {
@@ -98,13 +98,6 @@ func writeImages(b *strings.Builder, p *reconcile.Plan, opt TextOptions) {
 		}
 	}
 	fmt.Fprintln(b)
-}
-
-func shortDigest(d string) string {
-	if i := strings.IndexByte(d, ':'); i >= 0 && len(d) > i+13 {
-		return d[:i+13]
-	}
-	return d
 }
 
 // bytesString prints a size the way registries do: 1.2 GB, 340 MB.

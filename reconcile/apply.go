@@ -70,6 +70,21 @@ type Outcome struct {
 	Stopped    string `json:"stopped,omitempty"`
 }
 
+// add records one result and counts it.
+func (o *Outcome) add(r Result) {
+	o.Results = append(o.Results, r)
+	switch r.Result {
+	case "deleted", "already-gone":
+		o.Deleted++
+		o.FreedGB += r.SizeGB
+		o.FreedBytes += r.Bytes
+	case "failed":
+		o.Failed++
+	case "skipped":
+		o.Skipped++
+	}
+}
+
 // Finish records the plan's state. With apply false (dry-run) it deletes
 // nothing and calls no deleter; it only saves the orphan clocks.
 func (a *Applier) Finish(ctx context.Context, p *Plan, apply bool) (*Outcome, error) {
@@ -98,17 +113,12 @@ func (a *Applier) Finish(ctx context.Context, p *Plan, apply bool) (*Outcome, er
 			continue
 		}
 		r := a.one(ctx, &st, d)
-		out.Results = append(out.Results, r)
+		out.add(r)
 		switch r.Result {
 		case "deleted", "already-gone":
-			out.Deleted++
-			out.FreedGB += d.SizeGB
 			fails = 0
 		case "failed":
-			out.Failed++
 			fails++
-		case "skipped":
-			out.Skipped++
 		}
 		if a.MaxConsecutiveFailures > 0 && fails >= a.MaxConsecutiveFailures {
 			out.Stopped = fmt.Sprintf("stopped after %d deletes failed in a row", fails)

@@ -88,17 +88,7 @@ func (a *Applier) imageBatch(ctx context.Context, st *State, batch []Decision, o
 	log := a.Log.With(zap.String("kind", KindImage), zap.String("repository", batch[0].Repository), zap.Bool("dry_run", false))
 	record := func(d Decision, result, reason, errText string) {
 		r := Result{Kind: d.Kind, ID: d.ID, Reason: orDefault(reason, d.Reason), Bytes: d.Bytes}
-		r = a.done(log.With(zap.String("id", d.ID)), r, result, errText)
-		switch result {
-		case "deleted", "already-gone":
-			out.Deleted++
-			out.FreedBytes += d.Bytes
-		case "failed":
-			out.Failed++
-		case "skipped":
-			out.Skipped++
-		}
-		out.Results = append(out.Results, r)
+		out.add(a.done(log.With(zap.String("id", d.ID)), r, result, errText))
 	}
 	if err != nil {
 		for _, d := range batch {

@@ -2,7 +2,6 @@ package reconcile
 
 import (
 	"fmt"
-	"math"
 	"regexp"
 	"sort"
 	"strings"
@@ -50,7 +49,6 @@ func (p *ImagePolicy) rule(repo string) *RepoRule {
 // Reason classes of image decisions, strongest first.
 const (
 	ClassInUse        = "in-use"
-	ClassPinned       = "pinned"
 	ClassIndexChild   = "index-child"
 	ClassProtectedTag = "protected-tag"
 	ClassPulled       = "recently-pulled"
@@ -237,8 +235,8 @@ type imagePlan struct {
 }
 
 // planImages adds a decision for every notable image and a summary per
-// repository, and returns the indexes of the decisions due for deletion, in
-// the order they should go (oldest first, an index before its children).
+// repository, then caps the deletions due, taken in the order they would go
+// (oldest first, an index before its children).
 func planImages(p *Plan, snap inventory.Snapshot, ip *ImagePolicy, st *State, now time.Time) {
 	if ip == nil {
 		return
@@ -252,6 +250,7 @@ func planImages(p *Plan, snap inventory.Snapshot, ip *ImagePolicy, st *State, no
 		}
 	}
 	settled := map[string]bool{} // repository prefixes whose clocks this run decides
+	listed := map[inventory.RepoKey]bool{}
 	candidates := map[string]bool{}
 	var due []int
 	inScope := 0
@@ -274,6 +273,7 @@ func planImages(p *Plan, snap inventory.Snapshot, ip *ImagePolicy, st *State, no
 			blockers = append(blockers, "the registry's repositories could not all be listed")
 		}
 		for _, rl := range reg.Repos {
+			listed[rl.Repo] = true
 			rule := ip.rule(rl.Repo.Name)
 			if rule != nil && !rule.Protect && !rl.Protected {
 				inScope += len(rl.Images)
@@ -298,26 +298,12 @@ func planImages(p *Plan, snap inventory.Snapshot, ip *ImagePolicy, st *State, no
 		if err != nil {
 			continue
 		}
-		if settled[repoPrefix(repo)] || (settled["ecr:"+repo.Account+"/"+repo.Region+"/"] && !listed(snap, repo)) {
+		if settled[repoPrefix(repo)] || (settled["ecr:"+repo.Account+"/"+repo.Region+"/"] && !listed[repo]) {
 			delete(st.Resources, id)
 		}
 	}
 	capImages(p, due, inScope, ip)
 	summarize(p, ip)
-}
-
-func listed(snap inventory.Snapshot, repo inventory.RepoKey) bool {
-	for _, reg := range snap.Registries {
-		if reg.Account != repo.Account || reg.Region != repo.Region {
-			continue
-		}
-		for _, rl := range reg.Repos {
-			if rl.Repo == repo {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // planRepo plans one repository. ok says whether its clocks were decided
@@ -381,7 +367,7 @@ func planRepo(p *Plan, rl inventory.RepoListing, rule *RepoRule, idx imageIndex,
 			if all {
 				selected[j] = true
 				ipl.class[j] = class
-				ipl.reason[j] = fmt.Sprintf("child of index %s, which goes", short(ipl.imgs[i].Digest))
+				ipl.reason[j] = fmt.Sprintf("child of index %s, which goes", ShortDigest(ipl.imgs[i].Digest))
 				order = append(order, j)
 				removed++
 			}
@@ -456,7 +442,7 @@ func planRepo(p *Plan, rl inventory.RepoListing, rule *RepoRule, idx imageIndex,
 				}
 			}
 			if waiting != "" {
-				dec.Reason = fmt.Sprintf("%s — waits for its index %s", ipl.reason[i], short(waiting))
+				dec.Reason = fmt.Sprintf("%s — waits for its index %s", ipl.reason[i], ShortDigest(waiting))
 				break
 			}
 			dec.Action = Delete
@@ -571,7 +557,7 @@ func classify(rl inventory.RepoListing, rule *RepoRule, refs *repoRefs, ip *Imag
 					continue
 				}
 				ipl.class[j] = ClassIndexChild
-				ipl.reason[j] = fmt.Sprintf("child of index %s (%s)", short(img.Digest), ipl.reason[i])
+				ipl.reason[j] = fmt.Sprintf("child of index %s (%s)", ShortDigest(img.Digest), ipl.reason[i])
 				changed = true
 			}
 		}
@@ -600,8 +586,8 @@ func mediaKind(img inventory.Image) string {
 	return "manifest"
 }
 
-// short abbreviates a digest for reasons: sha256:0123456789ab.
-func short(d string) string {
+// ShortDigest abbreviates a digest for people: sha256:0123456789ab.
+func ShortDigest(d string) string {
 	if i := strings.IndexByte(d, ':'); i >= 0 && len(d) > i+13 {
 		return d[:i+13]
 	}
@@ -622,20 +608,11 @@ func capImages(p *Plan, due []int, inScope int, ip *ImagePolicy) {
 	if len(due) == 0 {
 		return
 	}
-	if ip.BreakerCandidates > 0 && len(due) > ip.BreakerCandidates {
-		p.BreakerTripped = true
-		p.Blocked = append(p.Blocked, fmt.Sprintf("breaker: %d images are due for deletion, more than ecr.breakerCandidates %d; none is deleted this run — check that every cluster is in the config before raising it",
-			len(due), ip.BreakerCandidates))
-		for _, i := range due {
-			hold(&p.Decisions[i], fmt.Sprintf("breaker tripped (%d due > %d)", len(due), ip.BreakerCandidates))
-		}
+	if tripBreaker(p, due, ip.BreakerCandidates, fmt.Sprintf("breaker: %d images are due for deletion, more than ecr.breakerCandidates %d; none is deleted this run — check that every cluster is in the config before raising it",
+		len(due), ip.BreakerCandidates)) {
 		return
 	}
-	maxCount := ip.MaxDeletes
-	if ip.MaxDeletePercent > 0 {
-		byPct := max(int(math.Floor(ip.MaxDeletePercent*float64(inScope))), 1)
-		maxCount = min(maxCount, byPct)
-	}
+	maxCount := perRunMax(ip.MaxDeletes, ip.MaxDeletePercent, inScope)
 	held := map[string]bool{} // repository@digest
 	n := 0
 	for _, i := range due {

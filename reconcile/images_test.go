@@ -190,17 +190,17 @@ func TestImageTrimTable(t *testing.T) {
 			acts := imageActions(p)
 			for d, c := range tc.want.class {
 				if acts[d].Class != c {
-					t.Errorf("%s: class %q (%s %s), want %q", short(d), acts[d].Class, acts[d].Action, acts[d].Reason, c)
+					t.Errorf("%s: class %q (%s %s), want %q", ShortDigest(d), acts[d].Class, acts[d].Action, acts[d].Reason, c)
 				}
 			}
 			for c, par := range tc.want.parents {
 				if got := acts[c].Parents; len(got) != 1 || got[0] != par {
-					t.Errorf("%s: parents %v, want [%s]", short(c), shorts(got), short(par))
+					t.Errorf("%s: parents %v, want [%s]", ShortDigest(c), shorts(got), ShortDigest(par))
 				}
 			}
 			for _, d := range p.Decisions {
 				if d.Kind == KindImage && d.Action == Keep && d.Reason == "" {
-					t.Errorf("%s kept without a reason", short(d.Digest))
+					t.Errorf("%s kept without a reason", ShortDigest(d.Digest))
 				}
 			}
 		})
@@ -210,7 +210,7 @@ func TestImageTrimTable(t *testing.T) {
 func shorts(ds []string) []string {
 	out := make([]string, len(ds))
 	for i, d := range ds {
-		out[i] = short(d)
+		out[i] = ShortDigest(d)
 	}
 	return out
 }
@@ -218,7 +218,7 @@ func shorts(ds []string) []string {
 func dump(p *Plan) string {
 	var b strings.Builder
 	for _, d := range p.Decisions {
-		fmt.Fprintf(&b, "  %s %s %s %s\n", d.Action, short(d.Digest), d.Class, d.Reason)
+		fmt.Fprintf(&b, "  %s %s %s %s\n", d.Action, ShortDigest(d.Digest), d.Class, d.Reason)
 	}
 	for _, r := range p.Repositories {
 		fmt.Fprintf(&b, "  repo %s %d/%d delete %d mark %d kept %v blocked %q\n", r.Name, r.Images, r.Limit, r.Delete, r.Mark, r.Kept, r.Blocked)
@@ -325,7 +325,7 @@ func TestImageGraceAndClockReset(t *testing.T) {
 	// It stops being used: its clock starts again, so it is not due with the others.
 	third := Build(snap, Policy{Images: pol}, second.State, imgNow.Add(90*time.Minute))
 	got := strings.Join(shorts(deleted(third)), ",")
-	if strings.Contains(got, short(dig(1))) {
+	if strings.Contains(got, ShortDigest(dig(1))) {
 		t.Errorf("image 1 deleted %s after its clock restarted: %s", "30m", got)
 	}
 	if len(deleted(third)) != 3 {
@@ -390,7 +390,7 @@ func TestImagePolicyScope(t *testing.T) {
 	p := planTwice(t, snap, pol)
 	for _, d := range p.Decisions {
 		if d.Action == Delete && d.Name != "team/app" {
-			t.Errorf("deleted %s in %s", short(d.Digest), d.Name)
+			t.Errorf("deleted %s in %s", ShortDigest(d.Digest), d.Name)
 		}
 	}
 	if len(deleted(p)) != 4 {

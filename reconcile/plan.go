@@ -551,13 +551,8 @@ func capDeletes(p *Plan, due []int, inventorySize int, kind string, pol Policy) 
 	if len(due) == 0 {
 		return
 	}
-	if pol.BreakerCandidates > 0 && len(due) > pol.BreakerCandidates {
-		p.BreakerTripped = true
-		p.Blocked = append(p.Blocked, fmt.Sprintf("breaker: %d %s are due for deletion, more than breakerCandidates %d; none is deleted this run — check the clusters' view before raising the limit",
-			len(due), kind, pol.BreakerCandidates))
-		for _, i := range due {
-			hold(&p.Decisions[i], fmt.Sprintf("breaker tripped (%d due > %d)", len(due), pol.BreakerCandidates))
-		}
+	if tripBreaker(p, due, pol.BreakerCandidates, fmt.Sprintf("breaker: %d %s are due for deletion, more than breakerCandidates %d; none is deleted this run — check the clusters' view before raising the limit",
+		len(due), kind, pol.BreakerCandidates)) {
 		return
 	}
 	sort.SliceStable(due, func(a, b int) bool {
@@ -567,14 +562,7 @@ func capDeletes(p *Plan, due []int, inventorySize int, kind string, pol Policy) 
 		}
 		return da.ID < db.ID
 	})
-	maxCount := pol.MaxDeletes
-	if pol.MaxDeletePercent > 0 {
-		byPct := int(math.Floor(pol.MaxDeletePercent * float64(inventorySize)))
-		if byPct < 1 {
-			byPct = 1 // a cap that can never delete anything would hide the leak forever
-		}
-		maxCount = min(maxCount, byPct)
-	}
+	maxCount := perRunMax(pol.MaxDeletes, pol.MaxDeletePercent, inventorySize)
 	n, gb := 0, 0.0
 	for _, i := range due {
 		d := &p.Decisions[i]
@@ -589,6 +577,30 @@ func capDeletes(p *Plan, due []int, inventorySize int, kind string, pol Policy) 
 			gb += float64(d.SizeGB)
 		}
 	}
+}
+
+// tripBreaker holds every due deletion when more than limit are due (limit
+// 0: no breaker), and says why in the plan.
+func tripBreaker(p *Plan, due []int, limit int, why string) bool {
+	if limit <= 0 || len(due) <= limit {
+		return false
+	}
+	p.BreakerTripped = true
+	p.Blocked = append(p.Blocked, why)
+	for _, i := range due {
+		hold(&p.Decisions[i], fmt.Sprintf("breaker tripped (%d due > %d)", len(due), limit))
+	}
+	return true
+}
+
+// perRunMax is the per-run cap: maxDeletes, and a share of the inventory —
+// at least one, since a cap that can never delete anything would hide the
+// leak forever.
+func perRunMax(maxDeletes int, share float64, inventory int) int {
+	if share <= 0 {
+		return maxDeletes
+	}
+	return min(maxDeletes, max(int(math.Floor(share*float64(inventory))), 1))
 }
 
 func hold(d *Decision, why string) {
