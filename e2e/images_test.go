@@ -17,8 +17,6 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"reclaim.dev/reclaim/config"
-	"reclaim.dev/reclaim/internal/app"
 	"reclaim.dev/reclaim/internal/testenv"
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/notify"
@@ -78,13 +76,11 @@ func (w *imageWorld) statePath() string { return filepath.Join(w.dir, "state.jso
 // seen records that every seeded image has been a candidate since t.
 func (w *imageWorld) seen(t time.Time) {
 	w.t.Helper()
-	st := reconcile.NewState()
-	for _, d := range w.digest {
-		st.Seen(reconcile.ImageID(repoKey(w.repo), d), t)
+	ids := make([]string, len(w.digest))
+	for i, d := range w.digest {
+		ids[i] = reconcile.ImageID(repoKey(w.repo), d)
 	}
-	if err := (reconcile.FileStore{Path: w.statePath()}).Save(context.Background(), st); err != nil {
-		w.t.Fatal(err)
-	}
+	writeSeen(w.t, w.statePath(), t, ids...)
 }
 
 func (w *imageWorld) configPath() string {
@@ -133,17 +129,7 @@ audit:
 
 func (w *imageWorld) run(apply bool) *notify.Report {
 	w.t.Helper()
-	cfg, err := config.Load(w.configPath())
-	if err != nil {
-		w.t.Fatalf("config: %v", err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	rep, err := app.Run(ctx, cfg, app.Deps{Now: func() time.Time { return w.now }}, app.Options{Apply: apply})
-	if err != nil {
-		w.t.Fatalf("run: %v", err)
-	}
-	return rep
+	return runConfig(w.t, w.configPath(), w.now, apply)
 }
 
 func (w *imageWorld) repoSummary(rep *notify.Report) reconcile.RepoSummary {

@@ -105,12 +105,18 @@ func (w *world) pv(c *testenv.Cluster, key string) string {
 // seen writes a state file in which every key has been an orphan since t.
 func (w *world) seen(t time.Time, keys ...string) {
 	w.t.Helper()
+	writeSeen(w.t, w.statePath(), t, keys...)
+}
+
+// writeSeen writes a state file at path in which every id has been an orphan since since.
+func writeSeen(t *testing.T, path string, since time.Time, ids ...string) {
+	t.Helper()
 	st := reconcile.NewState()
-	for _, k := range keys {
-		st.Seen(k, t)
+	for _, id := range ids {
+		st.Seen(id, since)
 	}
-	if err := (reconcile.FileStore{Path: w.statePath()}).Save(context.Background(), st); err != nil {
-		w.t.Fatal(err)
+	if err := (reconcile.FileStore{Path: path}).Save(context.Background(), st); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -156,15 +162,21 @@ audit:
 // run does one reclaim run at w.now, through config.Load and app.Run.
 func (w *world) run(apply bool) *notify.Report {
 	w.t.Helper()
-	cfg, err := config.Load(w.configPath())
+	return runConfig(w.t, w.configPath(), w.now, apply)
+}
+
+// runConfig loads the config file at path and runs reclaim once at now.
+func runConfig(t *testing.T, path string, now time.Time, apply bool) *notify.Report {
+	t.Helper()
+	cfg, err := config.Load(path)
 	if err != nil {
-		w.t.Fatalf("config: %v", err)
+		t.Fatalf("config: %v", err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	rep, err := app.Run(ctx, cfg, app.Deps{Now: func() time.Time { return w.now }}, app.Options{Apply: apply})
+	rep, err := app.Run(ctx, cfg, app.Deps{Now: func() time.Time { return now }}, app.Options{Apply: apply})
 	if err != nil {
-		w.t.Fatalf("run: %v", err)
+		t.Fatalf("run: %v", err)
 	}
 	return rep
 }
