@@ -50,6 +50,8 @@ import (
 	"time"
 
 	"golang.org/x/time/rate"
+
+	"reclaim.dev/reclaim/internal/fakeapi"
 )
 
 // Operation names, as in X-Amz-Target after the prefix.
@@ -345,14 +347,16 @@ type deleteFault struct{ code, reason string }
 
 // Server is the fake ECR API.
 type Server struct {
+	// Counter counts requests by operation (Calls, CallCounts, TotalCalls,
+	// MutatingCalls, ResetCalls).
+	fakeapi.Counter
+
 	mu           sync.Mutex
 	opts         Options
 	registries   map[string]*registry
 	faults       map[string][]*fault // op -> queue
 	deleteFaults map[string]deleteFault
 	limiters     map[string]*rate.Limiter
-	calls        map[string]int
-	mutating     int
 	throttled    int
 	latency      time.Duration
 	reqID        atomic.Uint64
@@ -378,7 +382,6 @@ func New(opts Options) *Server {
 		faults:       map[string][]*fault{},
 		deleteFaults: map[string]deleteFault{},
 		limiters:     map[string]*rate.Limiter{},
-		calls:        map[string]int{},
 		latency:      opts.Latency,
 	}
 	for op, rl := range opts.Rates {
@@ -714,38 +717,6 @@ func (s *Server) FailDelete(account, repo, digest, code, reason string) {
 	s.deleteFaults[k] = deleteFault{code: code, reason: reason}
 }
 
-// Calls returns how many requests of op were received (throttled and faulted ones included).
-func (s *Server) Calls(op string) int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.calls[op]
-}
-
-// CallCounts returns a copy of all counters.
-func (s *Server) CallCounts() map[string]int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return maps.Clone(s.calls)
-}
-
-// TotalCalls is the sum of all counters.
-func (s *Server) TotalCalls() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	n := 0
-	for _, c := range s.calls {
-		n += c
-	}
-	return n
-}
-
-// MutatingCalls counts BatchDeleteImage requests (any outcome).
-func (s *Server) MutatingCalls() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.mutating
-}
-
 // Throttled counts requests answered ThrottlingException by a rate limit.
 func (s *Server) Throttled() int {
 	s.mu.Lock()
@@ -755,10 +726,9 @@ func (s *Server) Throttled() int {
 
 // ResetCalls zeroes the counters (and the throttle count).
 func (s *Server) ResetCalls() {
+	s.Counter.ResetCalls()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.calls = map[string]int{}
-	s.mutating = 0
 	s.throttled = 0
 }
 
@@ -895,12 +865,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	routed := ok && knownOps[op] && req.Method == http.MethodPost && req.URL.Path == "/"
 	s.mu.Lock()
 	if routed {
-		s.calls[op]++
-		if op == OpBatchDeleteImage {
-			s.mutating++
-		}
+		s.Count(op, op == OpBatchDeleteImage) // only BatchDeleteImage mutates
 	} else {
-		s.calls[OpUnknown]++
+		s.Count(OpUnknown, false)
 	}
 	latency := s.latency
 	hook := s.opts.OnRequest

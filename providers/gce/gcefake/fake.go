@@ -33,6 +33,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"reclaim.dev/reclaim/internal/fakeapi"
 )
 
 // Method ids, as in the compute v1 discovery document.
@@ -205,6 +207,10 @@ type opFault struct {
 
 // Server is the fake compute API.
 type Server struct {
+	// Counter counts requests by operation (Calls, CallCounts, TotalCalls,
+	// MutatingCalls, ResetCalls).
+	fakeapi.Counter
+
 	mu        sync.Mutex
 	opts      Options
 	projects  map[string]*project
@@ -213,8 +219,6 @@ type Server struct {
 	snapOrder []string
 	faults    map[string][]Fault
 	opFaults  map[string]*opFault
-	calls     map[string]int
-	mutating  int
 	nextID    uint64
 	latency   time.Duration
 
@@ -246,7 +250,6 @@ func NewHandler(opts Options) *Server {
 		snapshots: map[string]*Snapshot{},
 		faults:    map[string][]Fault{},
 		opFaults:  map[string]*opFault{},
-		calls:     map[string]int{},
 		nextID:    4_000_000_000_000_000_000,
 		latency:   opts.Latency,
 	}
@@ -573,48 +576,6 @@ func (s *Server) FailNextOp(method string, n int, code, message string) {
 	s.opFaults[method] = &opFault{n: n, code: code, message: message}
 }
 
-// Calls returns how many requests of a method id were received (including faulted ones).
-func (s *Server) Calls(method string) int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.calls[method]
-}
-
-// CallCounts returns a copy of all counters.
-func (s *Server) CallCounts() map[string]int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return maps.Clone(s.calls)
-}
-
-// TotalCalls is the sum of all counters.
-func (s *Server) TotalCalls() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	n := 0
-	for _, c := range s.calls {
-		n += c
-	}
-	return n
-}
-
-// MutatingCalls counts requests that could change state: every DELETE and every
-// POST (createSnapshot, and any unrouted POST) except operations.wait, which
-// only reads. Faulted and failed requests count too.
-func (s *Server) MutatingCalls() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.mutating
-}
-
-// ResetCalls zeroes the counters.
-func (s *Server) ResetCalls() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.calls = map[string]int{}
-	s.mutating = 0
-}
-
 // CompleteOperations marks every pending operation DONE now (running OnDelete hooks).
 func (s *Server) CompleteOperations() {
 	s.mu.Lock()
@@ -742,14 +703,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	rt, ok := match(req.Method, req.URL.Path)
 	s.mu.Lock()
 	latency := s.latency
-	if !ok {
-		s.calls[MethodUnknown]++
-	} else {
-		s.calls[rt.method]++
+	method := MethodUnknown
+	if ok {
+		method = rt.method
 	}
-	if req.Method == http.MethodDelete || (req.Method == http.MethodPost && !strings.HasSuffix(req.URL.Path, "/wait")) {
-		s.mutating++
-	}
+	// Every DELETE and every POST (createSnapshot, any unrouted POST) but
+	// operations.wait, which only reads, could change state.
+	s.Count(method, req.Method == http.MethodDelete || (req.Method == http.MethodPost && !strings.HasSuffix(req.URL.Path, "/wait")))
 	var fault *Fault
 	if ok {
 		for _, m := range []string{rt.method, "*"} {
