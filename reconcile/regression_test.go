@@ -1,0 +1,27 @@
+package reconcile
+
+import (
+	"testing"
+	"time"
+
+	"reclaim.dev/reclaim/inventory"
+)
+
+// A PVC recreated under the same name (new UID) is a new object: its clock
+// starts when it is first seen, not when its predecessor was.
+func TestRecreatedPVCStartsItsOwnClock(t *testing.T) {
+	failed := &inventory.WorkflowRef{Namespace: "argo", Name: "wf-1", Phase: "Failed", Finished: t0.Add(-48 * time.Hour)}
+	pvc := func(uid string) inventory.ClusterRefs {
+		return inventory.ClusterRefs{Name: "a", Complete: true, PVCs: []inventory.PVCRef{
+			{Namespace: "argo", Name: "wf-1-workdir", CapacityGB: 10, Workflow: failed, UID: uid}}}
+	}
+	pol := testPolicy()
+	pol.DeleteWorkflowPVCs = true
+	p := Build(snap(nil, pvc("old")), pol, emptyState(), t0)
+	// The old PVC goes; a new one with the same name appears 7h later (past grace).
+	p = Build(snap(nil, pvc("new")), pol, p.State, t0.Add(7*time.Hour))
+	if d := decisionFor(t, p, "wf-1-workdir"); d.Action == Delete {
+		t.Fatalf("recreated PVC deleted on first sight with its predecessor's clock: %s %q", d.Action, d.Reason)
+	}
+}
+
