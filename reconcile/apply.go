@@ -17,6 +17,13 @@ import (
 // gone. The applier counts it as success: idempotence is the contract.
 var ErrNotFound = inventory.ErrNotFound
 
+// ChangedError is what a deleter returns when the resource changed since it
+// was planned (recreated, protected): the applier counts it as skipped, never
+// as a failure.
+type ChangedError struct{ Reason string }
+
+func (e *ChangedError) Error() string { return e.Reason }
+
 // DiskAPI is what the applier needs from a disk provider.
 type DiskAPI interface {
 	GetDisk(ctx context.Context, key inventory.DiskKey) (inventory.Disk, error)
@@ -180,6 +187,15 @@ func (a *Applier) one(ctx context.Context, st *State, d Decision) Result {
 		err = fmt.Errorf("no deleter for kind %s", d.Kind)
 	}
 	result := "deleted"
+	var changed *ChangedError
+	if errors.As(err, &changed) {
+		// Changed since the plan (recreated, protected): a skip, as for a disk.
+		delete(st.Pending, d.ID)
+		st.forget(d.ID)
+		_ = a.Store.Save(ctx, *st)
+		r.Reason = "skipped: " + changed.Error()
+		return a.done(log, r, "skipped", "")
+	}
 	if err != nil && a.notFound(err) {
 		err, result = nil, "already-gone"
 	}

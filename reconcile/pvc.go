@@ -47,7 +47,7 @@ func planPVCs(p *Plan, clusters []inventory.ClusterRefs, pol Policy, st *State, 
 				dec.Action, dec.Held = Mark, true
 				dec.Reason = fmt.Sprintf("Workflow %s/%s %s, but cluster %s was not read completely: held", w.Namespace, w.Name, w.Phase, c.Name)
 			default:
-				since := st.observeOrphan(id, now)
+				since := st.observeAs(id, pvc.UID, now)
 				after := since.Add(pol.Grace)
 				dec.OrphanSince, dec.DeletableAfter = &since, &after
 				what := fmt.Sprintf("Workflow %s/%s %s at %s and no running pod mounts it", w.Namespace, w.Name, w.Phase, fmtTime(w.Finished))

@@ -24,4 +24,3 @@ func TestRecreatedPVCStartsItsOwnClock(t *testing.T) {
 		t.Fatalf("recreated PVC deleted on first sight with its predecessor's clock: %s %q", d.Action, d.Reason)
 	}
 }
-

@@ -42,6 +42,9 @@ type Sample struct {
 type Entry struct {
 	FirstSeen time.Time `json:"firstSeen"`
 	LastSeen  time.Time `json:"lastSeen"`
+	// Identity is the object the clock was started for (a PVC's UID): a new
+	// object under the same id starts a new clock.
+	Identity string `json:"identity,omitempty"`
 }
 
 // Pending is a deletion that was started; the next run confirms it so that the
@@ -79,6 +82,19 @@ func (s *State) observeOrphan(id string, now time.Time) time.Time {
 	e.LastSeen = now
 	s.Resources[id] = e
 	return e.FirstSeen
+}
+
+// observeAs is observeOrphan for an object with an identity that changes
+// when it is recreated under the same id.
+func (s *State) observeAs(id, identity string, now time.Time) time.Time {
+	if e, ok := s.Resources[id]; ok && e.Identity != identity {
+		delete(s.Resources, id)
+	}
+	since := s.observeOrphan(id, now)
+	e := s.Resources[id]
+	e.Identity = identity
+	s.Resources[id] = e
+	return since
 }
 
 // forget resets the clock: the resource is in use (or protected) again.

@@ -12,6 +12,7 @@ import (
 
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/inventory/kube"
+	"reclaim.dev/reclaim/reconcile"
 )
 
 // KubePVCs deletes PVCs through each cluster's API. Kubernetes' own
@@ -64,13 +65,16 @@ func (k *KubePVCs) DeletePVC(ctx context.Context, cluster, namespace, name, uid 
 		return fmt.Errorf("re-read pvc %s/%s in %s: %w", namespace, name, cluster, err)
 	}
 	if string(cur.UID) != uid {
-		return fmt.Errorf("pvc %s/%s in %s was recreated since it was planned (uid %s, planned %s): not deleted", namespace, name, cluster, cur.UID, uid)
+		return &reconcile.ChangedError{Reason: fmt.Sprintf("pvc %s/%s in %s was recreated since it was planned (uid %s, planned %s): not deleted", namespace, name, cluster, cur.UID, uid)}
 	}
 	if k.ProtectLabel != "" && cur.Labels[k.ProtectLabel] == "true" {
-		return fmt.Errorf("pvc %s/%s in %s became protected since it was planned: not deleted", namespace, name, cluster)
+		return &reconcile.ChangedError{Reason: fmt.Sprintf("pvc %s/%s in %s became protected since it was planned: not deleted", namespace, name, cluster)}
 	}
 	u := types.UID(uid)
 	err = pvcs.Delete(ctx, name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &u}})
+	if apierrors.IsConflict(err) {
+		return &reconcile.ChangedError{Reason: fmt.Sprintf("pvc %s/%s in %s was recreated since it was re-read (%v): not deleted", namespace, name, cluster, err)}
+	}
 	if apierrors.IsNotFound(err) {
 		return fmt.Errorf("pvc %s/%s in %s: %w", namespace, name, cluster, inventory.ErrNotFound)
 	}
