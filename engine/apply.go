@@ -1,0 +1,321 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"go.uber.org/zap"
+
+	"reclaim.dev/reclaim/audit"
+)
+
+// Store loads and saves State (package state has a file, a ConfigMap and a
+// memory store).
+type Store interface {
+	Load(ctx context.Context) (State, error)
+	Save(ctx context.Context, s State) error
+	String() string
+}
+
+// Applier is the only code in reclaim that deletes anything. For every kind,
+// batch by batch: pending mark in the state store → re-read → delete → audit.
+// NotFound is success, a skip is never a failure, and one failure streak
+// stops the whole run.
+type Applier struct {
+	Kinds []Kind
+	Store Store
+	Audit *audit.Log
+	Log   *zap.Logger
+	Now   func() time.Time
+	RunID string
+	// MaxConsecutiveFailures stops the run early when deletes keep failing.
+	MaxConsecutiveFailures int
+}
+
+// Result is what happened to one decision.
+type Result struct {
+	Kind   string `json:"kind"`
+	ID     string `json:"id"`
+	Result string `json:"result"` // deleted, already-gone, skipped, failed, not-attempted
+	Reason string `json:"reason"`
+	Error  string `json:"error,omitempty"`
+	SizeGB int64  `json:"sizeGB"`
+	Bytes  int64  `json:"bytes,omitempty"`
+}
+
+// Results of one attempted delete.
+const (
+	ResultDeleted      = "deleted"
+	ResultAlreadyGone  = "already-gone"
+	ResultSkipped      = "skipped"
+	ResultFailed       = "failed"
+	ResultNotAttempted = "not-attempted"
+)
+
+// Results lists every result, for metrics that start each at zero.
+var Results = []string{ResultDeleted, ResultAlreadyGone, ResultSkipped, ResultFailed, ResultNotAttempted}
+
+// Outcome is the applier's summary.
+type Outcome struct {
+	Results   []Result `json:"results"`
+	Confirmed []string `json:"confirmed,omitempty"`
+	Deleted   int      `json:"deleted"`
+	Failed    int      `json:"failed"`
+	Skipped   int      `json:"skipped"`
+	FreedGB   int64    `json:"freedGB"`
+	// FreedBytes is what the deleted images held.
+	FreedBytes int64  `json:"freedBytes,omitempty"`
+	Stopped    string `json:"stopped,omitempty"`
+}
+
+func (o *Outcome) add(r Result) {
+	o.Results = append(o.Results, r)
+	switch r.Result {
+	case ResultDeleted, ResultAlreadyGone:
+		o.Deleted++
+		o.FreedGB += r.SizeGB
+		o.FreedBytes += r.Bytes
+	case ResultFailed:
+		o.Failed++
+	case ResultSkipped:
+		o.Skipped++
+	}
+}
+
+// Apply records the plan's state and, only with apply, deletes what the plan
+// marks for deletion. This is the one dry-run switch: without apply no
+// kind's Recheck or Delete is ever called.
+func (a *Applier) Apply(ctx context.Context, p *Plan, apply bool) (*Outcome, error) {
+	out := &Outcome{}
+	st := p.State
+	for _, c := range p.confirmations {
+		if err := a.audit(audit.Record{Action: "delete", Kind: c.pending.Kind, ID: c.id, Reason: c.pending.Reason,
+			Result: "confirmed-deleted", SizeGB: c.pending.SizeGB, Bytes: c.pending.Bytes}); err != nil {
+			return out, err
+		}
+		out.Confirmed = append(out.Confirmed, c.id)
+	}
+	if err := a.Store.Save(ctx, st); err != nil {
+		return out, err
+	}
+	if !apply {
+		return out, nil
+	}
+	fails := 0
+	for _, k := range a.Kinds {
+		for _, batch := range Batches(p, k) {
+			if out.Stopped != "" || ctx.Err() != nil {
+				for _, d := range batch {
+					out.Results = append(out.Results, Result{Kind: d.Kind, ID: d.ID, Result: ResultNotAttempted,
+						Reason: orDefault(out.Stopped, "run cancelled"), SizeGB: d.Frees.GB, Bytes: d.Frees.Bytes})
+				}
+				continue
+			}
+			switch a.batch(ctx, k, &st, batch, out) {
+			case batchFailed:
+				fails++
+			case batchDone:
+				fails = 0
+			}
+			if a.MaxConsecutiveFailures > 0 && fails >= a.MaxConsecutiveFailures {
+				out.Stopped = fmt.Sprintf("stopped after %d delete calls failed in a row", fails)
+			}
+		}
+	}
+	// Skips reset clocks; save them even if nothing was deleted.
+	if err := a.Store.Save(ctx, st); err != nil {
+		return out, err
+	}
+	return out, nil
+}
+
+type batchResult int
+
+const (
+	batchDone    batchResult = iota // something was deleted or found gone
+	batchFailed                     // the call failed, or every delete in it did
+	batchNeutral                    // only skips
+)
+
+// batch handles one batch of one kind.
+func (a *Applier) batch(ctx context.Context, k Kind, st *State, batch []*Decision, out *Outcome) batchResult {
+	log := a.Log.With(zap.String("kind", k.Name()), zap.Bool("dry_run", false))
+	record := func(d *Decision, result, reason, errText, snapshot string) {
+		r := Result{Kind: d.Kind, ID: d.ID, Reason: orDefault(reason, d.Reason), Result: result, Error: errText, SizeGB: d.Frees.GB, Bytes: d.Frees.Bytes}
+		if snapshot != "" {
+			_ = a.audit(audit.Record{Action: "snapshot", Kind: d.Kind, ID: d.ID, Reason: "snapshot before delete", Result: "created", Snapshot: snapshot, SizeGB: d.Frees.GB})
+		}
+		if err := a.audit(audit.Record{Action: "delete", Kind: d.Kind, ID: d.ID, Reason: r.Reason, Result: result, Error: errText,
+			SizeGB: d.Frees.GB, Bytes: d.Frees.Bytes, Snapshot: snapshot}); err != nil && r.Error == "" {
+			r.Error = err.Error()
+		}
+		l := log.With(zap.String("id", d.ID), zap.String("action", "delete"), zap.String("reason", r.Reason))
+		if result == ResultFailed {
+			l.Warn("delete failed", zap.String("error", errText))
+		} else {
+			l.Info(result)
+		}
+		out.add(r)
+	}
+	settled := func(d *Decision) { // the resource is gone or changed: no pending mark, no clock
+		delete(st.Pending, d.ID)
+		delete(st.Resources, d.ID)
+	}
+
+	// 1. Pending marks first: a run killed after the delete call leaves them,
+	// and the next run confirms (and audits) the delete from its listing.
+	for _, d := range batch {
+		st.Pending[d.ID] = Pending{Kind: d.Kind, Started: a.Now(), Reason: d.Reason, SizeGB: d.Frees.GB, Bytes: d.Frees.Bytes}
+	}
+	if err := a.Store.Save(ctx, *st); err != nil {
+		for _, d := range batch {
+			delete(st.Pending, d.ID)
+			record(d, ResultFailed, "", "save state before delete: "+err.Error(), "")
+		}
+		return batchFailed
+	}
+	// 2. The second look: gone or changed since the plan means no delete.
+	verdicts, err := k.Recheck(ctx, batch)
+	if err == nil && len(verdicts) != len(batch) {
+		err = fmt.Errorf("%d verdicts for %d resources", len(verdicts), len(batch))
+	}
+	if err != nil {
+		for _, d := range batch {
+			delete(st.Pending, d.ID)
+			record(d, ResultFailed, "", "re-read before delete: "+err.Error(), "")
+		}
+		_ = a.Store.Save(ctx, *st)
+		return batchFailed
+	}
+	var goes []*Decision
+	result := batchNeutral
+	for i, d := range batch {
+		switch verdicts[i].Result {
+		case GoneNow:
+			settled(d)
+			record(d, ResultAlreadyGone, "", "", "")
+			result = batchDone
+		case Skip:
+			settled(d)
+			record(d, ResultSkipped, verdicts[i].Reason, "", "")
+		default:
+			goes = append(goes, d)
+		}
+	}
+	if len(goes) == 0 {
+		_ = a.Store.Save(ctx, *st)
+		return result
+	}
+	// 3. Delete.
+	results, err := k.Delete(ctx, goes)
+	if err == nil && len(results) != len(goes) {
+		err = fmt.Errorf("%d results for %d deletes", len(results), len(goes))
+	}
+	if err != nil {
+		// Keep the pending marks: if the call did delete, the next run sees
+		// the resources gone and records them then.
+		for _, d := range goes {
+			record(d, ResultFailed, "", err.Error(), "")
+		}
+		_ = a.Store.Save(ctx, *st)
+		return batchFailed
+	}
+	failed := 0
+	for i, d := range goes {
+		res := results[i]
+		skip, isSkipped := isSkip(res.Err)
+		switch {
+		case res.Err == nil:
+			settled(d)
+			record(d, ResultDeleted, "", "", res.Snapshot)
+		case errors.Is(res.Err, ErrNotFound):
+			settled(d)
+			record(d, ResultAlreadyGone, "", "", res.Snapshot)
+		case isSkipped:
+			settled(d)
+			record(d, ResultSkipped, skip, "", res.Snapshot)
+		default:
+			// Refused for this resource: it is still there, its clock runs
+			// on, and the next run tries again.
+			delete(st.Pending, d.ID)
+			record(d, ResultFailed, "", res.Err.Error(), res.Snapshot)
+			failed++
+		}
+	}
+	if err := a.Store.Save(ctx, *st); err != nil {
+		log.Warn("deleted, but could not save the state", zap.Error(err))
+	}
+	switch {
+	case failed == len(goes) && result != batchDone:
+		return batchFailed
+	case failed < len(goes):
+		return batchDone
+	}
+	return result
+}
+
+func (a *Applier) audit(r audit.Record) error {
+	if a.Audit == nil {
+		return nil
+	}
+	r.Time = a.Now().UTC()
+	r.RunID = a.RunID
+	return a.Audit.Write(r)
+}
+
+// Batches groups a kind's deletions by Group, in plan order, at most
+// Limits().BatchSize a batch, and so that a decision comes in a later batch
+// than everything in its After.
+func Batches(p *Plan, k Kind) [][]*Decision {
+	size := max(k.Limits().BatchSize, 1)
+	var groups []string
+	byGroup := map[string][]*Decision{}
+	layer := map[string]int{}
+	for i := range p.Decisions {
+		d := &p.Decisions[i]
+		if d.Kind != k.Name() || d.Action != Delete {
+			continue
+		}
+		if _, ok := byGroup[d.Group]; !ok {
+			groups = append(groups, d.Group)
+		}
+		byGroup[d.Group] = append(byGroup[d.Group], d)
+		layer[d.ID] = 0
+	}
+	// A decision's layer is one more than the deepest of what it waits for
+	// (bounded, so that a cycle cannot loop forever).
+	for changed, rounds := true, 0; changed && rounds <= len(layer); rounds++ {
+		changed = false
+		for _, g := range groups {
+			for _, d := range byGroup[g] {
+				for _, a := range d.After {
+					if l, ok := layer[a]; ok && layer[d.ID] <= l {
+						layer[d.ID] = l + 1
+						changed = true
+					}
+				}
+			}
+		}
+	}
+	var out [][]*Decision
+	for _, g := range groups {
+		var layers [][]*Decision
+		for _, d := range byGroup[g] {
+			l := layer[d.ID]
+			for len(layers) <= l {
+				layers = append(layers, nil)
+			}
+			layers[l] = append(layers[l], d)
+		}
+		for _, list := range layers {
+			for len(list) > 0 {
+				n := min(len(list), size)
+				out = append(out, list[:n])
+				list = list[n:]
+			}
+		}
+	}
+	return out
+}

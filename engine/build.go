@@ -1,0 +1,337 @@
+package engine
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+	"time"
+
+	"reclaim.dev/reclaim/inventory"
+)
+
+// Build makes the plan: every kind proposes, then every rule is applied once,
+// in this order, to every kind:
+//
+//  1. settle deletes an interrupted run left pending;
+//  2. fail closed: a candidate whose evidence is incomplete is held, its clock kept;
+//  3. the grace clock, keyed by identity (a new object starts a new clock);
+//  4. the kind's own wait, then minimum age, then the grace period;
+//  5. dependencies: a candidate goes only in the run what it waits for goes;
+//  6. the breaker, then the per-run caps (count, percent, amount);
+//  7. dependencies again, for what the caps held;
+//  8. forget the clocks of resources no longer candidates, or certainly gone.
+//
+// It is pure: no I/O, no clock but now.
+func Build(snap *inventory.Snapshot, kinds []Kind, prev State, now time.Time) *Plan {
+	p := &Plan{Version: SchemaVersion, GeneratedAt: now}
+	next := prev.Clone()
+	srcs := map[string]int{}
+	addSource := func(s Source) {
+		if _, dup := srcs[s.Key()]; dup {
+			return
+		}
+		srcs[s.Key()] = len(p.Sources)
+		p.Sources = append(p.Sources, s)
+		if !s.Complete {
+			p.Incomplete = true
+		}
+	}
+	for _, c := range snap.Clusters {
+		addSource(Source{Kind: "cluster", Name: c.Name, Complete: c.Complete, Problems: c.Problems, Items: len(c.PVs),
+			Duration: c.Duration, Unit: "PV references"})
+		if !c.Complete {
+			p.Blocked = append(p.Blocked, fmt.Sprintf("cluster %s is incomplete (%s): nothing it could reference is deleted this run",
+				c.Name, strings.Join(c.Problems, "; ")))
+		}
+	}
+	props := make([]Proposals, len(kinds))
+	for i, k := range kinds {
+		props[i] = k.Propose(snap, now)
+		for _, s := range props[i].Sources {
+			addSource(s)
+		}
+		p.Blocked = append(p.Blocked, props[i].Blocked...)
+	}
+	r := rules{p: p, st: &next, now: now, sources: srcs, holds: map[*string]string{}}
+	for i, k := range kinds {
+		r.settle(k, props[i].Presence)
+	}
+	for i, k := range kinds {
+		r.decide(k, &props[i])
+		props[i].Items = nil // the decisions are the plan now
+	}
+	order := map[Action]int{Delete: 0, Mark: 1, Report: 2, Keep: 3}
+	sort.SliceStable(p.Decisions, func(i, j int) bool {
+		a, b := &p.Decisions[i], &p.Decisions[j]
+		if a.Kind != b.Kind {
+			return a.Kind < b.Kind
+		}
+		return order[a.Action] < order[b.Action]
+	})
+	p.State = next
+	for _, k := range kinds {
+		v := k.View(p, snap)
+		p.Sections = append(p.Sections, v.Sections...)
+		if v.Summary != "" {
+			p.Summaries = append(p.Summaries, v.Summary)
+		}
+		p.Gauges = append(p.Gauges, v.Gauges...)
+	}
+	return p
+}
+
+type rules struct {
+	p       *Plan
+	st      *State
+	now     time.Time
+	sources map[string]int
+	// holds caches the fail-closed verdict of a Sources list: kinds share
+	// one list between the proposals that rely on the same sources.
+	holds map[*string]string
+}
+
+// settle resolves deletes an interrupted run started: a resource the listing
+// no longer shows was deleted (recorded once, now); one it still shows was
+// not, and is planned like any other; an unknown one waits for a later run.
+func (r *rules) settle(k Kind, presence func(string) Presence) {
+	for _, id := range sortedKeys(r.st.Pending) {
+		pend := r.st.Pending[id]
+		if pend.Kind != k.Name() && !(pend.Kind == "" && k.Owns(id)) {
+			continue
+		}
+		switch presenceOf(presence, id) {
+		case Present:
+			delete(r.st.Pending, id)
+		case Gone:
+			delete(r.st.Pending, id)
+			delete(r.st.Resources, id)
+			r.p.Confirmed = append(r.p.Confirmed, id)
+			r.p.confirmations = append(r.p.confirmations, confirmation{id, pend})
+		}
+	}
+}
+
+func presenceOf(f func(string) Presence, id string) Presence {
+	if f == nil {
+		return Unknown
+	}
+	return f(id)
+}
+
+func (r *rules) decide(k Kind, pr *Proposals) {
+	lim := k.Limits()
+	kept := map[string]bool{}       // clocks this run decided to keep
+	afterWhy := map[string]string{} // what a decision with After waits for
+	var due []int
+	for j := range pr.Items {
+		it := &pr.Items[j]
+		d := it.Decision
+		d.Kind = k.Name()
+		if !it.Candidate {
+			delete(r.st.Resources, d.ID)
+			r.p.Decisions = append(r.p.Decisions, d)
+			continue
+		}
+		kept[d.ID] = true
+		if why := r.failClosed(it); why != "" {
+			d.Action, d.Held = Mark, true
+			d.Reason = join(d.Reason, "held: "+why)
+			d.OrphanSince = r.st.since(d.ID, it.Identity)
+			r.p.Decisions = append(r.p.Decisions, d)
+			continue
+		}
+		since := r.st.observe(d.ID, it.Identity, r.now)
+		d.OrphanSince = &since
+		if it.ReportOnly {
+			d.Action = Report
+			r.p.Decisions = append(r.p.Decisions, d)
+			continue
+		}
+		graceEnds := since.Add(lim.Grace)
+		after := latest(graceEnds, it.NotBefore)
+		if !it.Created.IsZero() {
+			after = latest(after, it.Created.Add(lim.MinAge))
+		}
+		d.DeletableAfter = &after
+		d.Action = Mark
+		switch {
+		case it.Wait != "":
+			d.Reason = join(d.Reason, it.Wait)
+		case !it.Created.IsZero() && r.now.Sub(it.Created) < lim.MinAge:
+			d.Reason = join(d.Reason, fmt.Sprintf("younger than min age %s (created %s)", lim.MinAge, fmtTime(it.Created)))
+		case r.now.Before(graceEnds):
+			d.Reason = join(d.Reason, fmt.Sprintf("orphan since %s, deletable after %s (grace %s)", fmtTime(since), fmtTime(after), lim.Grace))
+		default:
+			d.Action = Delete
+			d.Reason = join(d.Reason, fmt.Sprintf("orphan since %s (grace %s elapsed)", fmtTime(since), lim.Grace))
+			due = append(due, len(r.p.Decisions))
+		}
+		if len(d.After) > 0 {
+			afterWhy[d.ID] = orDefault(it.AfterWhy, "what it depends on")
+		}
+		r.p.Decisions = append(r.p.Decisions, d)
+	}
+	due = r.dependencies(due, func(d *Decision) {
+		d.Action = Mark
+		d.Reason = join(d.Reason, "waits for "+afterWhy[d.ID])
+	})
+	due = r.breaker(due, lim)
+	due = r.caps(due, lim, pr.InScope)
+	r.dependencies(due, func(d *Decision) { hold(d, afterWhy[d.ID]+" is held; next run") })
+	for id := range r.st.Resources {
+		if !kept[id] && k.Owns(id) && presenceOf(pr.Presence, id) != Unknown {
+			delete(r.st.Resources, id)
+		}
+	}
+}
+
+// failClosed says why a candidate's evidence is incomplete, or "".
+func (r *rules) failClosed(it *Proposal) string {
+	var why []string
+	if it.Hold != "" {
+		why = append(why, it.Hold)
+	}
+	if len(it.Sources) > 0 {
+		key := &it.Sources[0]
+		s, ok := r.holds[key]
+		if !ok {
+			var parts []string
+			for _, src := range it.Sources {
+				i, known := r.sources[src]
+				switch {
+				case !known:
+					parts = append(parts, src+" was not read")
+				case !r.p.Sources[i].Complete:
+					parts = append(parts, r.p.Sources[i].Kind+" "+r.p.Sources[i].Name+" could not be read completely")
+				}
+			}
+			s = strings.Join(parts, "; ")
+			r.holds[key] = s
+		}
+		if s != "" {
+			why = append(why, s)
+		}
+	}
+	return strings.Join(why, "; ")
+}
+
+// dependencies holds (with f) every due decision whose After ids are not all
+// due, until none is left; it returns what is still due.
+func (r *rules) dependencies(due []int, f func(*Decision)) []int {
+	for changed := true; changed; {
+		changed = false
+		deleting := map[string]bool{}
+		for _, i := range due {
+			deleting[r.p.Decisions[i].ID] = true
+		}
+		out := due[:0]
+		for _, i := range due {
+			d := &r.p.Decisions[i]
+			ok := true
+			for _, a := range d.After {
+				ok = ok && deleting[a]
+			}
+			if !ok {
+				f(d)
+				changed = true
+				continue
+			}
+			out = append(out, i)
+		}
+		due = out
+	}
+	return due
+}
+
+// breaker holds every due deletion of the kind when more are due than its
+// limit (0: no breaker): so many at once means the view is wrong, not the fleet.
+// It counts before the caps, which would otherwise hide the surge.
+func (r *rules) breaker(due []int, lim Limits) []int {
+	if lim.BreakerCandidates <= 0 || len(due) <= lim.BreakerCandidates {
+		return due
+	}
+	r.p.BreakerTripped = true
+	r.p.Blocked = append(r.p.Blocked, fmt.Sprintf("breaker: %d %s are due for deletion, more than %s.breakerCandidates %d; none is deleted this run — check that every cluster and source is in the config before raising it",
+		len(due), lim.Noun, lim.Section, lim.BreakerCandidates))
+	for _, i := range due {
+		hold(&r.p.Decisions[i], fmt.Sprintf("breaker tripped (%d due > %d)", len(due), lim.BreakerCandidates))
+	}
+	return nil
+}
+
+// caps holds what exceeds the per-run caps, oldest orphans first, and
+// returns what is still due.
+func (r *rules) caps(due []int, lim Limits, inScope int) []int {
+	sort.SliceStable(due, func(a, b int) bool {
+		return r.p.Decisions[due[a]].OrphanSince.Before(*r.p.Decisions[due[b]].OrphanSince)
+	})
+	maxCount := perRunMax(lim.MaxDeletes, lim.MaxDeletePercent, inScope)
+	n, gb := 0, 0.0
+	var out []int
+	for _, i := range due {
+		d := &r.p.Decisions[i]
+		switch {
+		case n >= maxCount:
+			hold(d, fmt.Sprintf("per-run cap of %d %s reached (%s.maxDeletesPerRun %d, maxDeletePercent %.0f%% of %d); next run",
+				maxCount, lim.Noun, lim.Section, lim.MaxDeletes, lim.MaxDeletePercent*100, inScope))
+		case lim.MaxFreesGB > 0 && gb+float64(d.Frees.GB) > lim.MaxFreesGB:
+			hold(d, fmt.Sprintf("per-run size cap of %.0f GB reached; next run", lim.MaxFreesGB))
+		default:
+			n++
+			gb += float64(d.Frees.GB)
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// perRunMax is the per-run cap: maxDeletes, and a share of the inventory —
+// at least one, since a cap that can never delete anything would hide the
+// leak forever.
+func perRunMax(maxDeletes int, share float64, inventory int) int {
+	if share <= 0 {
+		return maxDeletes
+	}
+	return min(maxDeletes, max(int(math.Floor(share*float64(inventory))), 1))
+}
+
+func hold(d *Decision, why string) {
+	if d.Action != Delete {
+		return
+	}
+	d.Action, d.Held = Mark, true
+	d.Reason = join(d.Reason, "due for deletion but held: "+why)
+}
+
+func join(reason, more string) string {
+	if reason == "" {
+		return more
+	}
+	return reason + " — " + more
+}
+
+func orDefault(s, d string) string {
+	if s == "" {
+		return d
+	}
+	return s
+}
+
+func latest(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+func fmtTime(t time.Time) string { return t.UTC().Format(time.RFC3339) }
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

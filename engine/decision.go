@@ -1,0 +1,121 @@
+// Package engine holds the rules every kind obeys, applied once and the same
+// way to every kind: fail closed, the grace clock by identity, minimum age,
+// dependencies, caps and the breaker; then the one batched applier. Planning
+// is pure (no I/O, no client libraries): kinds propose, the engine decides.
+package engine
+
+import (
+	"bytes"
+	"encoding/json"
+	"time"
+)
+
+// SchemaVersion is the version of the JSON plan/report. Bump it on any
+// incompatible change to the JSON shape.
+const SchemaVersion = "reclaim.dev/v1"
+
+// Action is what the plan does with a resource.
+type Action string
+
+const (
+	// Keep: in use, protected, or out of scope. Nothing will happen.
+	Keep Action = "keep"
+	// Report: nobody uses it, but reclaim will never delete it (no proof of
+	// ownership, or a policy switch is off). A person should look.
+	Report Action = "report"
+	// Mark: an orphan whose clock is running, or a deletion held back this run
+	// (incomplete evidence, caps, breaker). It may be deleted in a later run.
+	Mark Action = "mark"
+	// Delete: apply deletes it (only with --apply).
+	Delete Action = "delete"
+)
+
+// Frees is what deleting a resource frees.
+type Frees struct {
+	GB     int64 // GB of disk quota
+	Bytes  int64 // bytes of registry storage
+	Images int   // images counted against a repository's limit
+	IPs    int   // subnet addresses
+	// Pool names the quota the amounts count against (project/region/metric,
+	// a repository, a subnet), so headroom can add up what the plan frees.
+	Pool string
+}
+
+// Decision is the plan for one resource: the one envelope every report,
+// metric and audit line reads. Detail is the kind's own, flattened into the
+// JSON object next to the envelope's fields.
+type Decision struct {
+	Kind   string
+	ID     string
+	Name   string
+	Action Action
+	Reason string
+	// Held is set when a deletion was due but held back this run (caps, breaker,
+	// incomplete evidence); Reason then says why.
+	Held bool
+	// Class is the kind of reason, for counting: in-use, trim, orphan, ...
+	Class          string
+	OrphanSince    *time.Time
+	DeletableAfter *time.Time
+	Frees          Frees
+	Detail         any
+
+	// Group batches deletions (one API call may take several of a group);
+	// After lists ids that must be deleted before this one, in this run.
+	Group string
+	After []string
+}
+
+// envelope is the JSON shape of a decision's own fields (schema v1).
+type envelope struct {
+	Kind           string     `json:"kind"`
+	ID             string     `json:"id"`
+	Name           string     `json:"name"`
+	SizeGB         int64      `json:"sizeGB"`
+	Bytes          int64      `json:"bytes,omitempty"`
+	Action         Action     `json:"action"`
+	Reason         string     `json:"reason"`
+	Held           bool       `json:"held,omitempty"`
+	Class          string     `json:"class,omitempty"`
+	OrphanSince    *time.Time `json:"orphanSince,omitempty"`
+	DeletableAfter *time.Time `json:"deletableAfter,omitempty"`
+}
+
+// MarshalJSON writes the envelope and the kind's detail as one object.
+func (d Decision) MarshalJSON() ([]byte, error) {
+	b, err := json.Marshal(envelope{Kind: d.Kind, ID: d.ID, Name: d.Name, SizeGB: d.Frees.GB, Bytes: d.Frees.Bytes,
+		Action: d.Action, Reason: d.Reason, Held: d.Held, Class: d.Class, OrphanSince: d.OrphanSince, DeletableAfter: d.DeletableAfter})
+	if err != nil || d.Detail == nil {
+		return b, err
+	}
+	det, err := json.Marshal(d.Detail)
+	if err != nil {
+		return nil, err
+	}
+	det = bytes.TrimSpace(det)
+	if len(det) < 2 || det[0] != '{' || string(det) == "{}" {
+		return b, nil
+	}
+	out := make([]byte, 0, len(b)+len(det))
+	out = append(out, b[:len(b)-1]...)
+	out = append(out, ',')
+	return append(out, det[1:]...), nil
+}
+
+// Source is the completeness of one input of the plan.
+type Source struct {
+	Kind     string        `json:"kind"` // cluster, gce-project, ecr-registry, manifests
+	Name     string        `json:"name"`
+	Complete bool          `json:"complete"`
+	Problems []string      `json:"problems,omitempty"`
+	Items    int           `json:"items"`
+	Duration time.Duration `json:"durationNs,omitempty"`
+	// Unit names what Items counts, for people ("disks", "repositories").
+	Unit string `json:"-"`
+}
+
+// Key is how proposals name a source they rely on: kind:name.
+func (s Source) Key() string { return SourceKey(s.Kind, s.Name) }
+
+// SourceKey names a source: "cluster:prod-a", "gce-project:p1".
+func SourceKey(kind, name string) string { return kind + ":" + name }

@@ -1,0 +1,161 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"reclaim.dev/reclaim/inventory"
+)
+
+// Kind is one sort of thing reclaim may delete. It knows only what is specific
+// to it; every safety rule is the engine's. Propose and View are pure; Recheck
+// and Delete are the only calls that reach a cloud or cluster, and only the
+// applier makes them.
+type Kind interface {
+	// Name is the kind as reports, metrics and the audit log spell it.
+	Name() string
+	// Owns says whether a state id (a clock or a pending delete) is this kind's.
+	Owns(id string) bool
+	// Limits are the kind's rules' parameters, from its config section.
+	Limits() Limits
+	// Propose makes a proposal for every resource the kind cares about.
+	Propose(snap *inventory.Snapshot, now time.Time) Proposals
+	// View shows the final plan: sections, a summary phrase, metric samples.
+	View(p *Plan, snap *inventory.Snapshot) View
+	// Recheck re-reads a batch right before it is deleted: one verdict per
+	// decision, or an error when the re-read failed (then nothing is deleted).
+	Recheck(ctx context.Context, batch []*Decision) ([]Verdict, error)
+	// Delete deletes a batch and returns one result per decision. An error
+	// means the call's outcome is unknown: the pending marks stay, and the
+	// next run settles them from its listing.
+	Delete(ctx context.Context, batch []*Decision) ([]Deleted, error)
+}
+
+// Limits are a kind's rule parameters.
+type Limits struct {
+	Grace  time.Duration
+	MinAge time.Duration
+	// MaxDeletes and MaxDeletePercent (0..1 of the kind's inventory in scope)
+	// cap deletions per run; MaxFreesGB caps the GB a run frees (0: none).
+	MaxDeletes       int
+	MaxDeletePercent float64
+	MaxFreesGB       float64
+	// BreakerCandidates: more due than this and nothing of the kind is deleted.
+	BreakerCandidates int
+	// BatchSize is the most decisions one Delete call takes (at least 1).
+	BatchSize int
+	// Section is the config section the limits come from, for messages
+	// ("disks", "ecr"); Noun names the resources ("disks", "images").
+	Section string
+	Noun    string
+}
+
+// Proposal is a kind's view of one resource: the decision envelope it fills
+// (Kind, ID, Name, Frees, Detail, Class, Reason; Action for a non-candidate)
+// and what the engine's rules need to decide about a candidate.
+type Proposal struct {
+	Decision
+	// Candidate: nobody uses it, and it may be deleted once the rules allow.
+	// A non-candidate keeps the Action the kind gave it and loses its clock.
+	Candidate bool
+	// ReportOnly: a candidate whose clock runs but that is never deleted (no
+	// proof of ownership, a policy switch off): Action report.
+	ReportOnly bool
+	// Identity changes when the thing is recreated under the same id.
+	Identity string
+	// Sources are the keys (SourceKey) of the sources whose completeness the
+	// decision relies on; one that is incomplete or unknown holds it.
+	Sources []string
+	// Hold is a reason of the kind's own why its evidence is incomplete
+	// (a reference that could not be resolved, a partial listing).
+	Hold string
+	// Created is when the resource was made, for the minimum age.
+	Created time.Time
+	// NotBefore and Wait: a kind's own reason to wait (detached too recently,
+	// not READY); the clock runs meanwhile.
+	NotBefore time.Time
+	Wait      string
+	// AfterWhy names what the ids in After are, for a person ("its index sha256:…").
+	AfterWhy string
+}
+
+// Proposals are a kind's proposals for one run.
+type Proposals struct {
+	Items []Proposal
+	// Sources are the sources this kind read, with their completeness.
+	Sources []Source
+	// Blocked are run-level notes on deletions held back.
+	Blocked []string
+	// InScope is the inventory the percent cap is a share of.
+	InScope int
+	// Presence says whether this run's listing shows a resource (for clocks
+	// and pending deletes of resources with no proposal).
+	Presence func(id string) Presence
+}
+
+// Presence is what a listing says of a resource.
+type Presence int
+
+const (
+	// Unknown: the listing that would show it was incomplete, or a delete is
+	// still in progress. Clocks and pending marks are kept.
+	Unknown Presence = iota
+	Present
+	Gone
+)
+
+// View is what a kind shows of a final plan.
+type View struct {
+	Sections []Section
+	Summary  string
+	Gauges   []Gauge
+}
+
+// Verdict is the re-read's answer for one decision.
+type Verdict struct {
+	Result Recheck
+	Reason string // why it is skipped
+}
+
+// Recheck results.
+type Recheck int
+
+const (
+	Go Recheck = iota
+	GoneNow
+	Skip
+)
+
+// Deleted is the result of deleting one decision. Err wraps ErrNotFound when
+// it was already gone, is a SkipError when the delete refused because the
+// resource changed (a precondition), and is any other error when the API
+// refused it.
+type Deleted struct {
+	Err error
+	// Snapshot names what was saved before the delete, if anything.
+	Snapshot string
+}
+
+// ErrNotFound is the delete contract every provider keeps.
+var ErrNotFound = inventory.ErrNotFound
+
+// SkipError says a delete was refused because the resource changed since it
+// was planned: a skip, never a failure.
+type SkipError struct{ Reason string }
+
+func (e *SkipError) Error() string { return e.Reason }
+
+// Skipped returns a SkipError.
+func Skipped(format string, args ...any) error {
+	return &SkipError{Reason: fmt.Sprintf(format, args...)}
+}
+
+func isSkip(err error) (string, bool) {
+	var s *SkipError
+	if errors.As(err, &s) {
+		return s.Reason, true
+	}
+	return "", false
+}

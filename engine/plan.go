@@ -1,0 +1,151 @@
+package engine
+
+import (
+	"bytes"
+	"encoding/json"
+	"time"
+)
+
+// Plan is the whole outcome of planning one run. It is data: dry-run prints it.
+type Plan struct {
+	Version     string
+	GeneratedAt time.Time
+	Sources     []Source
+	Decisions   []Decision
+	// Sections are what kinds show of the plan (headroom, repositories, ...);
+	// those with a Key appear in the JSON plan under that key.
+	Sections []Section
+	// Summaries are one phrase per kind for the report's summary line.
+	Summaries []string
+	// Gauges are the kinds' metric samples of this plan.
+	Gauges []Gauge
+	// Blocked lists why some deletions were held back for the whole run.
+	Blocked []string
+	// BreakerTripped is set when too many resources were due at once.
+	BreakerTripped bool
+	// Incomplete is true if any source was incomplete.
+	Incomplete bool
+	// State is the state to save after this run (clocks, usage history).
+	State State
+	// Confirmed are deletions of an earlier, interrupted run now known to be done.
+	Confirmed []string
+
+	confirmations []confirmation
+}
+
+type confirmation struct {
+	id      string
+	pending Pending
+}
+
+// Section is one thing a kind shows a person (a table of quotas, the
+// decisions of the kind) and, with a Key, a value in the JSON plan.
+type Section struct {
+	Key   string // JSON key in the plan; "" for text only
+	Data  any    // the JSON value
+	Title string // heading in the report
+	// Place: Overview sections come before the sources, Details after them.
+	Place  Place
+	Blocks []Block
+}
+
+// Place is where a section goes in a report.
+type Place int
+
+const (
+	Overview Place = iota
+	Details
+)
+
+// Block is a table with an optional heading line and lines after it. The
+// report renders it as aligned text or as HTML.
+type Block struct {
+	Heading string
+	Indent  int
+	Header  []string
+	Rows    [][]string
+	// Classes, parallel to Rows, mark kept rows by the class of their reason:
+	// a report lists a few of each class and counts the rest.
+	Classes []string
+	Lines   []string
+}
+
+// Gauge is one sample of a kind's metric (see GaugeDef).
+type Gauge struct {
+	Name   string
+	Labels []string
+	Value  float64
+}
+
+// GaugeDef declares a kind's metric: every declared gauge is exported on every
+// pass, with no series when the plan has no sample for it.
+type GaugeDef struct {
+	Name   string
+	Help   string
+	Labels []string
+}
+
+// Count returns how many decisions of kind have the action.
+func (p *Plan) Count(kind string, a Action) (n int) {
+	for i := range p.Decisions {
+		if p.Decisions[i].Kind == kind && p.Decisions[i].Action == a {
+			n++
+		}
+	}
+	return n
+}
+
+// Section returns the data of the section with key, or nil.
+func (p *Plan) Section(key string) any {
+	for _, s := range p.Sections {
+		if s.Key == key {
+			return s.Data
+		}
+	}
+	return nil
+}
+
+type planHead struct {
+	Version     string     `json:"version"`
+	GeneratedAt time.Time  `json:"generatedAt"`
+	Sources     []Source   `json:"sources"`
+	Decisions   []Decision `json:"decisions"`
+}
+
+type planTail struct {
+	Blocked        []string `json:"blocked,omitempty"`
+	BreakerTripped bool     `json:"breakerTripped"`
+	Incomplete     bool     `json:"incomplete"`
+	Confirmed      []string `json:"confirmed,omitempty"`
+}
+
+// MarshalJSON writes the plan with each keyed section at the top level.
+func (p *Plan) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	head, err := json.Marshal(planHead{p.Version, p.GeneratedAt, p.Sources, p.Decisions})
+	if err != nil {
+		return nil, err
+	}
+	b.Write(head[:len(head)-1])
+	for _, s := range p.Sections {
+		if s.Key == "" {
+			continue
+		}
+		k, _ := json.Marshal(s.Key)
+		v, err := json.Marshal(s.Data)
+		if err != nil {
+			return nil, err
+		}
+		b.WriteByte(',')
+		b.Write(k)
+		b.WriteByte(':')
+		b.Write(v)
+	}
+	tail, err := json.Marshal(planTail{p.Blocked, p.BreakerTripped, p.Incomplete, p.Confirmed})
+	if err != nil {
+		return nil, err
+	}
+	b.WriteByte(',')
+	b.Write(tail[1:])
+	return b.Bytes(), nil
+}
