@@ -14,10 +14,12 @@ import (
 
 	rbacv1 "k8s.io/api/rbac/v1"
 
+	"reclaim.dev/reclaim/engine"
 	"reclaim.dev/reclaim/internal/testenv"
-	"reclaim.dev/reclaim/notify"
+	"reclaim.dev/reclaim/kinds/gcedisk"
 	"reclaim.dev/reclaim/providers/gce/gcefake"
-	"reclaim.dev/reclaim/reconcile"
+	"reclaim.dev/reclaim/report"
+	"reclaim.dev/reclaim/state"
 )
 
 // Grace: --apply deletes exactly the eligible disks, and only once the orphan
@@ -41,19 +43,19 @@ func TestApplyDeletesEligibleAfterGraceOnly(t *testing.T) {
 	for _, step := range []time.Duration{0, 3 * time.Hour, 5*time.Hour + 59*time.Minute} {
 		w.now = start.Add(step)
 		rep := w.run(true)
-		if rep.ExitCode != notify.ExitOK {
+		if rep.ExitCode != report.ExitOK {
 			t.Fatalf("at +%s: exit %d\n%s", step, rep.ExitCode, text(rep))
 		}
 		if n := w.gce.MutatingCalls(); n != 0 {
 			t.Fatalf("at +%s (before grace): %d mutating calls", step, n)
 		}
-		if d := decision(t, rep, orphan); d.Action != reconcile.Mark || !d.OrphanSince.Equal(start) {
+		if d := decision(t, rep, orphan); d.Action != engine.Mark || !d.OrphanSince.Equal(start) {
 			t.Fatalf("at +%s: %+v", step, d)
 		}
 	}
 	w.now = start.Add(6 * time.Hour)
 	rep := w.run(true)
-	if rep.ExitCode != notify.ExitOK || rep.Outcome.Deleted != 1 {
+	if rep.ExitCode != report.ExitOK || rep.Outcome.Deleted != 1 {
 		t.Fatalf("after grace: exit %d, outcome %+v\n%s", rep.ExitCode, rep.Outcome, text(rep))
 	}
 	if w.gce.HasDisk(orphan) {
@@ -95,14 +97,14 @@ func TestUnreachableClusterDeletesNothing(t *testing.T) {
 	w.seen(w.now.Add(-48*time.Hour), orphan)
 
 	rep := w.run(true)
-	if rep.ExitCode != notify.ExitIncomplete {
-		t.Fatalf("exit %d, want %d", rep.ExitCode, notify.ExitIncomplete)
+	if rep.ExitCode != report.ExitIncomplete {
+		t.Fatalf("exit %d, want %d", rep.ExitCode, report.ExitIncomplete)
 	}
 	if w.gce.MutatingCalls() != 0 || !w.gce.HasDisk(orphan) {
 		t.Fatal("deleted while a cluster was unreachable")
 	}
 	d := decision(t, rep, orphan)
-	if d.Action != reconcile.Mark || !strings.Contains(d.Reason, "cluster prod-b could not be read completely") {
+	if d.Action != engine.Mark || !strings.Contains(d.Reason, "cluster prod-b could not be read completely") {
 		t.Fatalf("decision: %+v", d)
 	}
 	out := text(rep)
@@ -130,7 +132,7 @@ func TestForbiddenPVsDeleteNothing(t *testing.T) {
 	w.seen(w.now.Add(-48*time.Hour), orphan)
 
 	rep := w.run(true)
-	if rep.ExitCode != notify.ExitIncomplete || w.gce.MutatingCalls() != 0 || !w.gce.HasDisk(orphan) {
+	if rep.ExitCode != report.ExitIncomplete || w.gce.MutatingCalls() != 0 || !w.gce.HasDisk(orphan) {
 		t.Fatalf("exit %d, mutating calls %d\n%s", rep.ExitCode, w.gce.MutatingCalls(), text(rep))
 	}
 	if out := text(rep); !strings.Contains(out, "list persistentvolumes: forbidden — the service account needs list on persistentvolumes") {
@@ -148,7 +150,7 @@ func TestZoneWarningMeansUnknown(t *testing.T) {
 	w.gce.SetScopeWarning(project, "zones/"+zoneB, "UNREACHABLE", "The resource 'projects/e2e-project/zones/asia-northeast1-b' is not ready")
 
 	rep := w.run(false)
-	if rep.ExitCode != notify.ExitIncomplete {
+	if rep.ExitCode != report.ExitIncomplete {
 		t.Fatalf("exit %d", rep.ExitCode)
 	}
 	for _, d := range rep.Plan.Decisions {
@@ -157,7 +159,7 @@ func TestZoneWarningMeansUnknown(t *testing.T) {
 		}
 	}
 	decision(t, rep, visible)
-	st, err := (reconcile.FileStore{Path: w.statePath()}).Load(context.Background())
+	st, err := (state.FileStore{Path: w.statePath()}).Load(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,16 +180,16 @@ func TestRateLimitIsRetried(t *testing.T) {
 	w.gce.FailNext(gcefake.MethodDisksAggregatedList, 2, 429, "rateLimitExceeded")
 	w.gce.FailNext(gcefake.MethodRegionsGet, 1, 429, "rateLimitExceeded")
 	rep := w.run(false)
-	if rep.ExitCode != notify.ExitOK {
+	if rep.ExitCode != report.ExitOK {
 		t.Fatalf("exit %d\n%s", rep.ExitCode, text(rep))
 	}
-	if got := rep.Plan.Count(reconcile.KindDisk, reconcile.Mark); got != 5 {
+	if got := rep.Plan.Count(gcedisk.Name, engine.Mark); got != 5 {
 		t.Fatalf("%d disks planned, want 5", got)
 	}
 	if n := w.gce.Calls(gcefake.MethodDisksAggregatedList); n != 3 {
 		t.Fatalf("%d aggregatedList calls, want 3 (2 throttled + 1)", n)
 	}
-	for _, h := range rep.Plan.Headroom {
+	for _, h := range gcedisk.HeadroomOf(rep.Plan) {
 		if h.Metric == "SSD_TOTAL_GB" && (!h.Known || h.Usage != 1400) {
 			t.Fatalf("quota after a throttled regions.get: %+v", h)
 		}
@@ -222,7 +224,7 @@ func TestAttachedBetweenPlanAndDeleteIsKept(t *testing.T) {
 		t.Fatalf("audit: %+v", recs)
 	}
 	// And the clock restarts: the next run does not delete it on sight.
-	st, _ := (reconcile.FileStore{Path: w.statePath()}).Load(context.Background())
+	st, _ := (state.FileStore{Path: w.statePath()}).Load(context.Background())
 	if _, ok := st.Resources[key]; ok {
 		t.Fatal("orphan clock kept for a disk that was attached")
 	}
@@ -238,7 +240,7 @@ func TestDryRunMakesNoMutatingCalls(t *testing.T) {
 	w.seen(w.now.Add(-48*time.Hour), keys...)
 	w.disksYAML = "  maxDeletePercent: 100%\n  snapshotBeforeDelete: true\n"
 	rep := w.run(false)
-	if rep.Mode != "dry-run" || rep.Plan.Count(reconcile.KindDisk, reconcile.Delete) != 4 {
+	if rep.Mode != "dry-run" || rep.Plan.Count(gcedisk.Name, engine.Delete) != 4 {
 		t.Fatalf("plan: %s", text(rep))
 	}
 	if n := w.gce.MutatingCalls(); n != 0 {
@@ -309,7 +311,7 @@ func TestSnapshotBeforeDelete(t *testing.T) {
 	w.seen(w.now.Add(-48*time.Hour), key)
 	w.disksYAML = "  maxDeletePercent: 100%\n  snapshotBeforeDelete: true\n  snapshotLabel: made-from\n"
 	rep := w.run(true)
-	if rep.ExitCode != notify.ExitOK || rep.Outcome.Deleted != 1 || w.gce.HasDisk(key) {
+	if rep.ExitCode != report.ExitOK || rep.Outcome.Deleted != 1 || w.gce.HasDisk(key) {
 		t.Fatalf("exit %d outcome %+v\n%s", rep.ExitCode, rep.Outcome, text(rep))
 	}
 	snaps := w.gce.Snapshots()

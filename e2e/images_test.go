@@ -19,9 +19,9 @@ import (
 
 	"reclaim.dev/reclaim/internal/testenv"
 	"reclaim.dev/reclaim/inventory"
-	"reclaim.dev/reclaim/notify"
+	"reclaim.dev/reclaim/kinds/ecrimage"
 	"reclaim.dev/reclaim/providers/ecr/ecrfake"
-	"reclaim.dev/reclaim/reconcile"
+	"reclaim.dev/reclaim/report"
 )
 
 const (
@@ -78,9 +78,9 @@ func (w *imageWorld) seen(t time.Time) {
 	w.t.Helper()
 	ids := make([]string, len(w.digest))
 	for i, d := range w.digest {
-		ids[i] = reconcile.ImageID(repoKey(w.repo), d)
+		ids[i] = ecrimage.ID(repoKey(w.repo), d)
 	}
-	writeSeen(w.t, w.statePath(), t, ids...)
+	writeSeen(w.t, w.statePath(), t, func(string) string { return "" }, ids...)
 }
 
 func (w *imageWorld) configPath() string {
@@ -127,20 +127,20 @@ audit:
 	return p
 }
 
-func (w *imageWorld) run(apply bool) *notify.Report {
+func (w *imageWorld) run(apply bool) *report.Report {
 	w.t.Helper()
 	return runConfig(w.t, w.configPath(), w.now, apply)
 }
 
-func (w *imageWorld) repoSummary(rep *notify.Report) reconcile.RepoSummary {
+func (w *imageWorld) repoSummary(rep *report.Report) ecrimage.RepoSummary {
 	w.t.Helper()
-	for _, r := range rep.Plan.Repositories {
+	for _, r := range ecrimage.RepositoriesOf(rep.Plan) {
 		if r.Name == w.repo {
 			return r
 		}
 	}
 	w.t.Fatalf("no summary for %s", w.repo)
-	return reconcile.RepoSummary{}
+	return ecrimage.RepoSummary{}
 }
 
 // create makes objects in a cluster's default namespace and removes them when the test ends.
@@ -186,7 +186,7 @@ func TestImagesInUseAcrossClustersSurviveApply(t *testing.T) {
 
 	rep := w.run(true)
 	s := w.repoSummary(rep)
-	if rep.ExitCode != notify.ExitOK || s.Delete != 100 || s.Kept[reconcile.ClassInUse] != 3 {
+	if rep.ExitCode != report.ExitOK || s.Delete != 100 || s.Kept[ecrimage.ClassInUse] != 3 {
 		t.Fatalf("exit %d, summary %+v\n%s", rep.ExitCode, s, text(rep))
 	}
 	for i := range 3 {
@@ -216,7 +216,7 @@ func TestUnreachableClusterStopsTrims(t *testing.T) {
 	w.prodBKubeconfig, w.prodBContext = kc, "unreachable"
 	rep := w.run(true)
 	s := w.repoSummary(rep)
-	if rep.ExitCode != notify.ExitIncomplete || w.ecr.MutatingCalls() != 0 || s.Delete != 0 || s.Mark != 100 {
+	if rep.ExitCode != report.ExitIncomplete || w.ecr.MutatingCalls() != 0 || s.Delete != 0 || s.Mark != 100 {
 		t.Fatalf("exit %d, mutating %d, summary %+v", rep.ExitCode, w.ecr.MutatingCalls(), s)
 	}
 	out := text(rep)
@@ -249,7 +249,7 @@ func TestForbiddenReplicaSetsStopTrims(t *testing.T) {
 	}
 	w.prodBContext = "restricted"
 	rep := w.run(true)
-	if s := w.repoSummary(rep); rep.ExitCode != notify.ExitIncomplete || w.ecr.MutatingCalls() != 0 || s.Mark != 100 {
+	if s := w.repoSummary(rep); rep.ExitCode != report.ExitIncomplete || w.ecr.MutatingCalls() != 0 || s.Mark != 100 {
 		t.Fatalf("exit %d, mutating %d, summary %+v\n%s", rep.ExitCode, w.ecr.MutatingCalls(), s, text(rep))
 	}
 	if out := text(rep); !strings.Contains(out, "replicasets") || !strings.Contains(out, "forbidden") {
@@ -270,7 +270,7 @@ func TestThrottlingIsAbsorbed(t *testing.T) {
 	w.ecr.AddImages(account, w.repo+"-b", more)
 	w.ecrYAML = "      limit: 10000\n"
 	rep := w.run(false)
-	if rep.ExitCode != notify.ExitOK || rep.Plan.Incomplete {
+	if rep.ExitCode != report.ExitOK || rep.Plan.Incomplete {
 		t.Fatalf("exit %d incomplete %v\n%s", rep.ExitCode, rep.Plan.Incomplete, text(rep))
 	}
 	if w.ecr.Throttled() == 0 {
@@ -298,7 +298,7 @@ func TestBatchDeleteIn3CallsAndDryRunMutatesNothing(t *testing.T) {
 	}
 	w.ecr.ResetCalls()
 	rep = w.run(true)
-	if rep.ExitCode != notify.ExitOK || rep.Outcome.Deleted != 250 {
+	if rep.ExitCode != report.ExitOK || rep.Outcome.Deleted != 250 {
 		t.Fatalf("exit %d deleted %d", rep.ExitCode, rep.Outcome.Deleted)
 	}
 	// The applier makes 3 calls (reconcile's unit test counts them exactly).
@@ -328,7 +328,7 @@ func TestPartiallyFailedBatchIsRetried(t *testing.T) {
 	w.ecr.FailDelete(account, w.repo, w.digest[7], "KmsError", "The KMS key is disabled")
 
 	rep := w.run(true)
-	if rep.ExitCode != notify.ExitFailed || rep.Outcome.Failed != 2 || rep.Outcome.Deleted != 148 {
+	if rep.ExitCode != report.ExitFailed || rep.Outcome.Failed != 2 || rep.Outcome.Deleted != 148 {
 		t.Fatalf("exit %d, failed %d, deleted %d", rep.ExitCode, rep.Outcome.Failed, rep.Outcome.Deleted)
 	}
 	if out := text(rep); !strings.Contains(out, "KmsError: The KMS key is disabled") {
@@ -338,7 +338,7 @@ func TestPartiallyFailedBatchIsRetried(t *testing.T) {
 	w.ecr.FailDelete(account, w.repo, w.digest[7], "", "")
 	w.now = w.now.Add(time.Hour)
 	rep = w.run(true)
-	if rep.ExitCode != notify.ExitOK || rep.Outcome.Deleted != 2 {
+	if rep.ExitCode != report.ExitOK || rep.Outcome.Deleted != 2 {
 		t.Fatalf("retry: exit %d, deleted %d\n%s", rep.ExitCode, rep.Outcome.Deleted, text(rep))
 	}
 	if w.ecr.Has(account, w.repo, w.digest[3]) || w.ecr.Has(account, w.repo, w.digest[7]) {
@@ -368,7 +368,7 @@ func TestBinaryHonoursAWSEndpointEnv(t *testing.T) {
 	}
 	var rep struct {
 		Plan struct {
-			Repositories []reconcile.RepoSummary `json:"repositories"`
+			Repositories []ecrimage.RepoSummary `json:"repositories"`
 		} `json:"plan"`
 	}
 	if err := json.Unmarshal(out, &rep); err != nil {

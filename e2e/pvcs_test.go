@@ -11,8 +11,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"reclaim.dev/reclaim/engine"
 	"reclaim.dev/reclaim/inventory/kube"
-	"reclaim.dev/reclaim/reconcile"
+	"reclaim.dev/reclaim/kinds/workflowpvc"
 )
 
 // workflowPVC creates an Argo Workflow in phase and a PVC it owns, as Argo's
@@ -77,21 +78,21 @@ func TestFinishedWorkflowPVCs(t *testing.T) {
 
 	// Default: only reported, with the GB it holds; no cluster mutation.
 	rep := w.run(true)
-	if d := decision(t, rep, id(failed)); d.Action != reconcile.Report {
+	if d := decision(t, rep, id(failed)); d.Action != engine.Report {
 		t.Fatalf("default: %+v", d)
 	}
 	found := false
-	for _, h := range rep.Plan.Holders {
+	for _, h := range workflowpvc.HoldersOf(rep.Plan) {
 		found = found || (h.Workflow == "etl-1" && h.GB == 20 && h.Phase == "Failed")
 	}
 	if !found {
-		t.Fatalf("holders: %+v", rep.Plan.Holders)
+		t.Fatalf("holders: %+v", workflowpvc.HoldersOf(rep.Plan))
 	}
 
 	w.disksYAML = "  maxDeletePercent: 100%\n  deleteWorkflowPVCs: true\n"
 	start := w.now
 	rep = w.run(true)
-	if d := decision(t, rep, id(failed)); d.Action != reconcile.Mark {
+	if d := decision(t, rep, id(failed)); d.Action != engine.Mark {
 		t.Fatalf("switch on, first sight: %+v", d)
 	}
 	w.now = start.Add(6*time.Hour + time.Minute)
@@ -116,7 +117,7 @@ func TestFinishedWorkflowPVCs(t *testing.T) {
 			t.Fatalf("%s was deleted", p.Name)
 		}
 	}
-	if d := decision(t, rep, id(mounted)); d.Action != reconcile.Keep || !strings.Contains(d.Reason, "mounted by pod") {
+	if d := decision(t, rep, id(mounted)); d.Action != engine.Keep || !strings.Contains(d.Reason, "mounted by pod") {
 		t.Fatalf("mounted: %+v", d)
 	}
 	if w.gce.MutatingCalls() != 0 {
@@ -126,7 +127,7 @@ func TestFinishedWorkflowPVCs(t *testing.T) {
 	// it, and the audit log still has its delete exactly once.
 	w.now = w.now.Add(time.Hour)
 	rep = w.run(true)
-	if d := decision(t, rep, id(failed)); d.Action != reconcile.Keep || !strings.Contains(d.Reason, "already being deleted") {
+	if d := decision(t, rep, id(failed)); d.Action != engine.Keep || !strings.Contains(d.Reason, "already being deleted") {
 		t.Fatalf("terminating PVC: %+v", d)
 	}
 	deletes := 0

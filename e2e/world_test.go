@@ -17,12 +17,14 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"reclaim.dev/reclaim/audit"
 	"reclaim.dev/reclaim/config"
+	"reclaim.dev/reclaim/engine"
 	"reclaim.dev/reclaim/internal/app"
 	"reclaim.dev/reclaim/internal/testenv"
-	"reclaim.dev/reclaim/notify"
 	"reclaim.dev/reclaim/providers/gce/gcefake"
-	"reclaim.dev/reclaim/reconcile"
+	"reclaim.dev/reclaim/report"
+	"reclaim.dev/reclaim/state"
 )
 
 const (
@@ -102,20 +104,22 @@ func (w *world) pv(c *testenv.Cluster, key string) string {
 	return name
 }
 
-// seen writes a state file in which every key has been an orphan since t.
+// seen writes a state file in which every disk key has been an orphan since
+// t (each clock carries the disk's numeric id, as the planner's do).
 func (w *world) seen(t time.Time, keys ...string) {
 	w.t.Helper()
-	writeSeen(w.t, w.statePath(), t, keys...)
+	writeSeen(w.t, w.statePath(), t, func(key string) string { d, _ := w.gce.Disk(key); return d.ID }, keys...)
 }
 
-// writeSeen writes a state file at path in which every id has been an orphan since since.
-func writeSeen(t *testing.T, path string, since time.Time, ids ...string) {
+// writeSeen writes a state file at path in which every id has been an
+// orphan since since, as the object identity(id) names ("" for none).
+func writeSeen(t *testing.T, path string, since time.Time, identity func(id string) string, ids ...string) {
 	t.Helper()
-	st := reconcile.NewState()
+	st := engine.NewState()
 	for _, id := range ids {
-		st.Seen(id, since)
+		st.Seen(id, identity(id), since)
 	}
-	if err := (reconcile.FileStore{Path: path}).Save(context.Background(), st); err != nil {
+	if err := (state.FileStore{Path: path}).Save(context.Background(), st); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -160,13 +164,13 @@ audit:
 }
 
 // run does one reclaim run at w.now, through config.Load and app.Run.
-func (w *world) run(apply bool) *notify.Report {
+func (w *world) run(apply bool) *report.Report {
 	w.t.Helper()
 	return runConfig(w.t, w.configPath(), w.now, apply)
 }
 
 // runConfig loads the config file at path and runs reclaim once at now.
-func runConfig(t *testing.T, path string, now time.Time, apply bool) *notify.Report {
+func runConfig(t *testing.T, path string, now time.Time, apply bool) *report.Report {
 	t.Helper()
 	cfg, err := config.Load(path)
 	if err != nil {
@@ -181,7 +185,7 @@ func runConfig(t *testing.T, path string, now time.Time, apply bool) *notify.Rep
 	return rep
 }
 
-func (w *world) audit() []reconcile.AuditRecord {
+func (w *world) audit() []audit.Record {
 	w.t.Helper()
 	f, err := os.Open(w.auditPath())
 	if os.IsNotExist(err) {
@@ -191,10 +195,10 @@ func (w *world) audit() []reconcile.AuditRecord {
 		w.t.Fatal(err)
 	}
 	defer f.Close()
-	var out []reconcile.AuditRecord
+	var out []audit.Record
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
-		var r reconcile.AuditRecord
+		var r audit.Record
 		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
 			w.t.Fatalf("audit line %q: %v", sc.Text(), err)
 		}
@@ -203,7 +207,7 @@ func (w *world) audit() []reconcile.AuditRecord {
 	return out
 }
 
-func decision(t *testing.T, rep *notify.Report, id string) reconcile.Decision {
+func decision(t *testing.T, rep *report.Report, id string) engine.Decision {
 	t.Helper()
 	for _, d := range rep.Plan.Decisions {
 		if d.ID == id {
@@ -211,12 +215,12 @@ func decision(t *testing.T, rep *notify.Report, id string) reconcile.Decision {
 		}
 	}
 	t.Fatalf("no decision for %s", id)
-	return reconcile.Decision{}
+	return engine.Decision{}
 }
 
-func text(rep *notify.Report) string {
+func text(rep *report.Report) string {
 	var b strings.Builder
-	_ = rep.Text(&b, notify.TextOptions{MaxKept: -1})
+	_ = rep.Text(&b, report.TextOptions{MaxKept: -1})
 	return b.String()
 }
 

@@ -37,12 +37,22 @@ func Build(snap *inventory.Snapshot, kinds []Kind, prev State, now time.Time) *P
 			p.Incomplete = true
 		}
 	}
+	var guarded []string
+	for _, k := range kinds {
+		if g := k.Limits().Guarded; g != "" {
+			guarded = append(guarded, g)
+		}
+	}
+	what := "nothing it could reference is"
+	if len(guarded) > 0 {
+		what = "no " + strings.Join(guarded, " and no ") + " is"
+	}
 	for _, c := range snap.Clusters {
 		addSource(Source{Kind: "cluster", Name: c.Name, Complete: c.Complete, Problems: c.Problems, Items: len(c.PVs),
 			Duration: c.Duration, Unit: "PV references"})
 		if !c.Complete {
-			p.Blocked = append(p.Blocked, fmt.Sprintf("cluster %s is incomplete (%s): nothing it could reference is deleted this run",
-				c.Name, strings.Join(c.Problems, "; ")))
+			p.Blocked = append(p.Blocked, fmt.Sprintf("cluster %s is incomplete (%s): %s deleted this run",
+				c.Name, strings.Join(c.Problems, "; "), what))
 		}
 	}
 	props := make([]Proposals, len(kinds))
@@ -53,7 +63,8 @@ func Build(snap *inventory.Snapshot, kinds []Kind, prev State, now time.Time) *P
 		}
 		p.Blocked = append(p.Blocked, props[i].Blocked...)
 	}
-	r := rules{p: p, st: &next, now: now, sources: srcs, holds: map[*string]string{}}
+	p.sourceAt = srcs
+	r := rules{p: p, st: &next, now: now, holds: map[*string]string{}}
 	for i, k := range kinds {
 		r.settle(k, props[i].Presence)
 	}
@@ -82,10 +93,9 @@ func Build(snap *inventory.Snapshot, kinds []Kind, prev State, now time.Time) *P
 }
 
 type rules struct {
-	p       *Plan
-	st      *State
-	now     time.Time
-	sources map[string]int
+	p   *Plan
+	st  *State
+	now time.Time
 	// holds caches the fail-closed verdict of a Sources list: kinds share
 	// one list between the proposals that rely on the same sources.
 	holds map[*string]string
@@ -196,17 +206,7 @@ func (r *rules) failClosed(it *Proposal) string {
 		key := &it.Sources[0]
 		s, ok := r.holds[key]
 		if !ok {
-			var parts []string
-			for _, src := range it.Sources {
-				i, known := r.sources[src]
-				switch {
-				case !known:
-					parts = append(parts, src+" was not read")
-				case !r.p.Sources[i].Complete:
-					parts = append(parts, r.p.Sources[i].Kind+" "+r.p.Sources[i].Name+" could not be read completely")
-				}
-			}
-			s = strings.Join(parts, "; ")
+			s = r.p.Unready(it.Sources)
 			r.holds[key] = s
 		}
 		if s != "" {

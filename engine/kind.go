@@ -50,6 +50,9 @@ type Limits struct {
 	// ("disks", "ecr"); Noun names the resources ("disks", "images").
 	Section string
 	Noun    string
+	// Guarded names, for the run's held-back notes, what an incomplete
+	// cluster holds back: "disk it could reference". "" says nothing.
+	Guarded string
 }
 
 // Proposal is a kind's view of one resource: the decision envelope it fills

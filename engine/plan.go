@@ -3,6 +3,7 @@ package engine
 import (
 	"bytes"
 	"encoding/json"
+	"strings"
 	"time"
 )
 
@@ -31,6 +32,7 @@ type Plan struct {
 	Confirmed []string
 
 	confirmations []confirmation
+	sourceAt      map[string]int
 }
 
 type confirmation struct {
@@ -93,6 +95,33 @@ func (p *Plan) Count(kind string, a Action) (n int) {
 		}
 	}
 	return n
+}
+
+// Unready says which of the sources (by key) were not read, or not
+// completely: what a decision relying on them may not trust. "" when all were.
+func (p *Plan) Unready(keys []string) string {
+	var parts []string
+	for _, key := range keys {
+		i, known := p.sourceIndex(key)
+		switch {
+		case !known:
+			parts = append(parts, key+" was not read")
+		case !p.Sources[i].Complete:
+			parts = append(parts, p.Sources[i].Kind+" "+p.Sources[i].Name+" could not be read completely")
+		}
+	}
+	return strings.Join(parts, "; ")
+}
+
+func (p *Plan) sourceIndex(key string) (int, bool) {
+	if p.sourceAt == nil {
+		p.sourceAt = make(map[string]int, len(p.Sources))
+		for i, s := range p.Sources {
+			p.sourceAt[s.Key()] = i
+		}
+	}
+	i, ok := p.sourceAt[key]
+	return i, ok
 }
 
 // Section returns the data of the section with key, or nil.

@@ -108,7 +108,7 @@ func summary(r *Report) string {
 	if o := r.Outcome; o != nil {
 		s := fmt.Sprintf("applied: deleted %d (%d GB", o.Deleted, o.FreedGB)
 		if o.FreedBytes > 0 {
-			s += ", " + bytesString(o.FreedBytes) + " of images"
+			s += ", " + engine.HumanBytes(o.FreedBytes) + " of images"
 		}
 		s += fmt.Sprintf("), skipped %d, failed %d", o.Skipped, o.Failed)
 		parts = append(parts, s)
@@ -214,23 +214,6 @@ func writeOutcome(b *strings.Builder, o *engine.Outcome) {
 		fmt.Fprintf(b, "  ! %s\n", o.Stopped)
 	}
 	fmt.Fprintln(b)
-}
-
-// bytesString prints a size the way registries do: 1.2 GB, 340 MB.
-func bytesString(n int64) string {
-	switch {
-	case n == 0:
-		return "-"
-	case n >= 1e12:
-		return fmt.Sprintf("%.1f TB", float64(n)/1e12)
-	case n >= 1e9:
-		return fmt.Sprintf("%.1f GB", float64(n)/1e9)
-	case n >= 1e6:
-		return fmt.Sprintf("%.0f MB", float64(n)/1e6)
-	case n >= 1e3:
-		return fmt.Sprintf("%.0f kB", float64(n)/1e3)
-	}
-	return fmt.Sprintf("%d B", n)
 }
 
 func sortedByCount(m map[string]int) []string {

@@ -20,7 +20,8 @@ import (
 	"reclaim.dev/reclaim/config"
 	"reclaim.dev/reclaim/internal/app"
 	"reclaim.dev/reclaim/internal/demo"
-	"reclaim.dev/reclaim/notify"
+	"reclaim.dev/reclaim/metrics"
+	"reclaim.dev/reclaim/report"
 )
 
 // exitError carries an exit status through cobra.
@@ -38,7 +39,7 @@ func main() {
 		os.Exit(ee.code)
 	case err != nil:
 		fmt.Fprintln(os.Stderr, "reclaim:", err)
-		os.Exit(notify.ExitError)
+		os.Exit(report.ExitError)
 	}
 }
 
@@ -83,7 +84,7 @@ func (o *outputFlags) logger(stderr io.Writer) *zap.Logger {
 	return zap.New(zapcore.NewCore(encoder, zapcore.AddSync(stderr), zap.InfoLevel))
 }
 
-func (o *outputFlags) write(w io.Writer, r *notify.Report) error {
+func (o *outputFlags) write(w io.Writer, r *report.Report) error {
 	if o.format == "json" {
 		return r.JSON(w)
 	}
@@ -91,7 +92,7 @@ func (o *outputFlags) write(w io.Writer, r *notify.Report) error {
 	if o.verbose {
 		max = -1
 	}
-	return r.Text(w, notify.TextOptions{MaxKept: max})
+	return r.Text(w, report.TextOptions{MaxKept: max})
 }
 
 func runCmd(stdout, stderr io.Writer) *cobra.Command {
@@ -132,7 +133,7 @@ incomplete, or the breaker tripped); 4 some deletes failed.`,
 			if textfile != "" || pushURL != "" {
 				mrep := rep
 				if mrep == nil {
-					mrep = &notify.Report{Mode: modeOf(apply), ExitCode: notify.ExitError}
+					mrep = &report.Report{Mode: modeOf(apply), ExitCode: report.ExitError}
 				}
 				if err := exportMetrics(cmd.Context(), mrep, time.Since(start), textfile, pushURL, pushJob); err != nil {
 					log.Warn("metrics not exported", zap.Error(err))
@@ -166,15 +167,15 @@ func modeOf(apply bool) string {
 	return "dry-run"
 }
 
-func exportMetrics(ctx context.Context, rep *notify.Report, d time.Duration, textfile, pushURL, job string) error {
+func exportMetrics(ctx context.Context, rep *report.Report, d time.Duration, textfile, pushURL, job string) error {
 	reg := prometheus.NewRegistry()
-	notify.NewMetrics(reg).Observe(rep, d, time.Now())
+	metrics.NewMetrics(reg, app.KindNames(), app.Gauges()).Observe(rep, d, time.Now())
 	var errs []error
 	if textfile != "" {
-		errs = append(errs, notify.WriteTextfile(textfile, reg))
+		errs = append(errs, metrics.WriteTextfile(textfile, reg))
 	}
 	if pushURL != "" {
-		errs = append(errs, notify.Push(ctx, pushURL, job, reg))
+		errs = append(errs, metrics.Push(ctx, pushURL, job, reg))
 	}
 	return errors.Join(errs...)
 }

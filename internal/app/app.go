@@ -1,5 +1,6 @@
-// Package app wires one reclaim run: collect, plan, apply, report. The CLI,
-// the demo and the end-to-end tests all go through Run.
+// Package app wires reclaim: a Runner builds every client once from the
+// config, then each pass collects, plans, applies and reports. The CLI, the
+// demo and the end-to-end tests all go through it.
 package app
 
 import (
@@ -12,13 +13,15 @@ import (
 	"go.uber.org/zap"
 	"k8s.io/client-go/kubernetes"
 
+	"reclaim.dev/reclaim/audit"
 	"reclaim.dev/reclaim/config"
+	"reclaim.dev/reclaim/engine"
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/inventory/kube"
-	"reclaim.dev/reclaim/notify"
 	"reclaim.dev/reclaim/providers/ecr"
 	"reclaim.dev/reclaim/providers/gce"
-	"reclaim.dev/reclaim/reconcile"
+	"reclaim.dev/reclaim/report"
+	"reclaim.dev/reclaim/state"
 )
 
 // Deps are the parts of a run. Anything left nil is built from the config.
@@ -26,22 +29,24 @@ type Deps struct {
 	Disks gce.Provider
 	// Images lists the ECR registries and deletes images; nil with an ecr
 	// section builds one client per registry from the config.
-	Images ImageProvider
+	Images ecr.Provider
 	// ImageSources reads the manifest directories; nil reads ecr.manifests.dirs.
 	ImageSources func(ctx context.Context) []inventory.ImageSource
 	Clusters     func(ctx context.Context) []inventory.ClusterRefs
-	PVCs         reconcile.PVCAPI
-	Store        reconcile.Store
-	Audit        *reconcile.AuditLog
-	Log          *zap.Logger
-	Now          func() time.Time
+	// Kube returns a cluster's client for deletes; nil uses the clients the
+	// collector built from the config.
+	Kube  func(cluster string) (kubernetes.Interface, error)
+	Store engine.Store
+	Audit *audit.Log
+	Log   *zap.Logger
+	Now   func() time.Time
 }
 
-// ImageProvider is what a run needs from ECR: list every registry, and the
-// applier's re-read and delete.
-type ImageProvider interface {
-	List(ctx context.Context) []inventory.RegistryListing
-	reconcile.ImageAPI
+// Clients are what kinds delete through, built once per Runner.
+type Clients struct {
+	Disks  gce.Provider
+	Images ecr.Provider
+	Kube   func(cluster string) (kubernetes.Interface, error)
 }
 
 // Options are the run's switches.
@@ -50,33 +55,40 @@ type Options struct {
 	Apply bool
 }
 
-// Run performs one pass. The error is for a run that could not happen; a run
-// with incomplete sources or failed deletes returns a report whose ExitCode says so.
-func Run(ctx context.Context, cfg *config.Config, d Deps, opt Options) (*notify.Report, error) {
+// Runner runs passes with clients built once.
+type Runner struct {
+	cfg     *config.Config
+	d       Deps
+	kinds   []engine.Kind
+	closers []func()
+}
+
+// New builds every client the config needs and the kinds it enables.
+func New(ctx context.Context, cfg *config.Config, d Deps) (*Runner, error) {
+	r := &Runner{cfg: cfg}
 	if d.Log == nil {
 		d.Log = zap.NewNop()
 	}
 	if d.Now == nil {
 		d.Now = time.Now
 	}
-	var closers []func()
-	defer func() {
-		for _, c := range closers {
-			c()
-		}
-	}()
 	if d.Disks == nil && cfg.GCE != nil {
 		c, err := gce.New(ctx, gce.Options{Endpoint: cfg.GCE.Endpoint, WithoutAuthentication: cfg.GCE.WithoutAuthentication,
 			CredentialsFile: cfg.GCE.CredentialsFile, PageSize: int(cfg.GCE.PageSize), UserAgent: "reclaim/" + Version})
 		if err != nil {
 			return nil, fmt.Errorf("gce client: %w", err)
 		}
-		closers = append(closers, func() { c.Close() })
+		r.closers = append(r.closers, func() { c.Close() })
 		d.Disks = c
 	}
 	if d.Images == nil && cfg.ECR != nil {
-		f, err := ecr.NewFleet(ctx, RegistryOptions(cfg))
+		opts := RegistryOptions(cfg)
+		for i := range opts {
+			opts[i].Logger = SDKLogger(d.Log)
+		}
+		f, err := ecr.NewFleet(ctx, opts)
 		if err != nil {
+			r.Close()
 			return nil, fmt.Errorf("ecr clients: %w", err)
 		}
 		d.Images = f
@@ -84,38 +96,74 @@ func Run(ctx context.Context, cfg *config.Config, d Deps, opt Options) (*notify.
 	if d.ImageSources == nil && cfg.ECR != nil && len(cfg.ECR.Manifests.Dirs) > 0 {
 		d.ImageSources = ManifestSources(cfg)
 	}
-	if d.Clusters == nil || d.PVCs == nil {
-		targets := Targets(cfg)
+	if d.Clusters == nil || d.Kube == nil {
+		pool := kube.NewPool(Targets(cfg))
 		if d.Clusters == nil {
 			d.Clusters = func(ctx context.Context) []inventory.ClusterRefs {
-				return kube.CollectAll(ctx, targets, kube.Options{ProtectLabel: cfg.Kubernetes.ProtectLabel}, 8)
+				return pool.Collect(ctx, kube.Options{ProtectLabel: cfg.Kubernetes.ProtectLabel}, 8)
 			}
 		}
-		if d.PVCs == nil {
-			d.PVCs = &KubePVCs{Targets: targets, ProtectLabel: cfg.Kubernetes.ProtectLabel}
+		if d.Kube == nil {
+			d.Kube = pool.Client
 		}
 	}
 	if d.Store == nil {
 		s, err := StoreFrom(cfg)
 		if err != nil {
+			r.Close()
 			return nil, err
 		}
 		d.Store = s
 	}
 	if d.Audit == nil {
-		a, err := reconcile.OpenAudit(cfg.Audit.File)
+		a, err := audit.Open(cfg.Audit.File)
 		if err != nil {
+			r.Close()
 			return nil, err
 		}
-		closers = append(closers, func() { a.Close() })
+		r.closers = append(r.closers, func() { a.Close() })
 		d.Audit = a
 	}
+	r.d = d
+	c := &Clients{Disks: d.Disks, Images: d.Images, Kube: d.Kube}
+	for _, reg := range Registered {
+		if k := reg.New(cfg, c); k != nil {
+			r.kinds = append(r.kinds, k)
+		}
+	}
+	return r, nil
+}
 
+// Kinds are the kinds this runner plans, in registration order.
+func (r *Runner) Kinds() []engine.Kind { return r.kinds }
+
+// Close releases the clients.
+func (r *Runner) Close() {
+	for _, c := range r.closers {
+		c()
+	}
+	r.closers = nil
+}
+
+// Run builds a runner, runs one pass and closes it.
+func Run(ctx context.Context, cfg *config.Config, d Deps, opt Options) (*report.Report, error) {
+	r, err := New(ctx, cfg, d)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	return r.Once(ctx, opt)
+}
+
+// Once performs one pass. The error is for a pass that could not happen; a
+// pass with incomplete sources or failed deletes returns a report whose
+// ExitCode says so.
+func (r *Runner) Once(ctx context.Context, opt Options) (*report.Report, error) {
+	d, cfg := r.d, r.cfg
 	prev, err := d.Store.Load(ctx)
 	if err != nil {
 		return nil, err
 	}
-	pol := PolicyFrom(cfg)
 	co := inventory.CollectOptions{Clusters: d.Clusters, Now: d.Now}
 	if cfg.GCE != nil {
 		co.Disks, co.Projects, co.Regions = d.Disks, cfg.GCE.Projects, cfg.GCE.Regions
@@ -129,48 +177,32 @@ func Run(ctx context.Context, cfg *config.Config, d Deps, opt Options) (*notify.
 	if ctx.Err() != nil {
 		return nil, fmt.Errorf("run cancelled while collecting: %w", ctx.Err())
 	}
-	plan := reconcile.Build(snap, pol, prev, d.Now())
+	plan := engine.Build(&snap, r.kinds, prev, d.Now())
+	due := 0
+	for _, k := range r.kinds {
+		due += plan.Count(k.Name(), engine.Delete)
+	}
 	d.Log.Info("planned", zap.Bool("dry_run", !opt.Apply), zap.Duration("collect", d.Now().Sub(start)),
-		zap.Int("delete", plan.Count(reconcile.KindDisk, reconcile.Delete)+plan.Count(reconcile.KindPVC, reconcile.Delete)+plan.Count(reconcile.KindImage, reconcile.Delete)),
-		zap.Bool("incomplete", plan.Incomplete), zap.Bool("breaker", plan.BreakerTripped))
+		zap.Int("delete", due), zap.Bool("incomplete", plan.Incomplete), zap.Bool("breaker", plan.BreakerTripped))
 
-	ap := &reconcile.Applier{Disks: d.Disks, PVCs: d.PVCs, Images: d.Images, Store: d.Store, Audit: d.Audit, Log: d.Log, Policy: pol,
-		SnapshotLabel: cfg.Disks.SnapshotLabel, Now: d.Now, RunID: runID(d.Now()), MaxConsecutiveFailures: 5}
-	out, err := ap.Finish(ctx, plan, opt.Apply)
+	ap := &engine.Applier{Kinds: r.kinds, Store: d.Store, Audit: d.Audit, Log: d.Log, Now: d.Now, RunID: runID(d.Now()), MaxConsecutiveFailures: 5}
+	out, err := ap.Apply(ctx, plan, opt.Apply)
 	if err != nil {
 		return nil, err
 	}
-	var o *reconcile.Outcome
+	var o *engine.Outcome
 	if opt.Apply {
 		o = out
 	}
-	rep := notify.New(plan, o, opt.Apply)
+	rep := report.New(plan, o, opt.Apply)
 	rep.LastSuccess = plan.State.LastSuccess
-	if rep.ExitCode == notify.ExitOK {
+	if rep.ExitCode == report.ExitOK {
 		rep.LastSuccess = d.Now()
 		if err := markSuccess(ctx, d.Store, rep.LastSuccess); err != nil {
 			d.Log.Warn("could not record the successful run in the state store", zap.Error(err))
 		}
 	}
 	return rep, nil
-}
-
-// PolicyFrom turns the validated config into the planner's policy.
-func PolicyFrom(cfg *config.Config) reconcile.Policy {
-	dk := cfg.Disks
-	p := reconcile.Policy{
-		MinAge: dk.MinAge.Std(), Grace: dk.Grace.Std(), MinDetached: dk.MinDetached.Std(),
-		ProtectLabel: dk.ProtectLabel, OwnerLabelKeys: dk.Ownership.LabelKeys, OwnerDescriptionContains: dk.Ownership.DescriptionContains,
-		SnapshotBeforeDelete: dk.SnapshotBeforeDelete, DeleteWorkflowPVCs: dk.DeleteWorkflowPVCs,
-		MaxDeletes: dk.MaxDeletesPerRun, MaxDeletePercent: dk.MaxDeletePercent.Fraction(),
-		MaxDeleteGB: float64(dk.MaxDeleteSizePerRun) / 1e9, BreakerCandidates: dk.BreakerCandidates,
-	}
-	if cfg.GCE != nil {
-		p.Regions, p.Zones = cfg.GCE.Regions, cfg.GCE.Zones
-		p.QuotaMetrics, p.HeadroomWarning = cfg.GCE.QuotaMetrics, cfg.GCE.HeadroomWarning.Fraction()
-	}
-	p.Images = ImagePolicyFrom(cfg)
-	return p
 }
 
 // Targets lists the clusters of the config for the collector.
@@ -184,7 +216,7 @@ func Targets(cfg *config.Config) []kube.Target {
 }
 
 // StoreFrom opens the state store the config names.
-func StoreFrom(cfg *config.Config) (reconcile.Store, error) {
+func StoreFrom(cfg *config.Config) (engine.Store, error) {
 	if cm := cfg.State.ConfigMap; cm != nil {
 		rc, err := kube.RESTConfig(kube.Target{Name: "state", Kubeconfig: cm.Kubeconfig, Context: cm.Context, InCluster: cm.Kubeconfig == ""})
 		if err != nil {
@@ -194,12 +226,12 @@ func StoreFrom(cfg *config.Config) (reconcile.Store, error) {
 		if err != nil {
 			return nil, fmt.Errorf("state.configMap: %w", err)
 		}
-		return &reconcile.ConfigMapStore{Client: cs, Namespace: cm.Namespace, Name: cm.Name}, nil
+		return &state.ConfigMapStore{Client: cs, Namespace: cm.Namespace, Name: cm.Name}, nil
 	}
-	return reconcile.FileStore{Path: cfg.State.File}, nil
+	return state.FileStore{Path: cfg.State.File}, nil
 }
 
-func markSuccess(ctx context.Context, s reconcile.Store, t time.Time) error {
+func markSuccess(ctx context.Context, s engine.Store, t time.Time) error {
 	st, err := s.Load(ctx)
 	if err != nil {
 		return err

@@ -13,13 +13,15 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
 
+	"reclaim.dev/reclaim/audit"
 	"reclaim.dev/reclaim/config"
+	"reclaim.dev/reclaim/engine"
 	"reclaim.dev/reclaim/internal/app"
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/inventory/kube"
 	"reclaim.dev/reclaim/providers/gce"
 	"reclaim.dev/reclaim/providers/gce/gcefake"
-	"reclaim.dev/reclaim/reconcile"
+	"reclaim.dev/reclaim/state"
 )
 
 // BenchmarkRunFleet is one dry-run pass over a fleet: 8 projects, 4 regions of
@@ -80,7 +82,7 @@ func BenchmarkRunFleet(b *testing.B) {
 		srv.ResetCalls()
 		start := time.Now()
 		rep, err := app.Run(context.Background(), cfg, app.Deps{Disks: disks, Clusters: clusters,
-			Store: reconcile.NewMemoryStore(reconcile.NewState()), Audit: reconcile.NewAudit(io.Discard)}, app.Options{})
+			Store: state.NewMemoryStore(engine.NewState()), Audit: audit.New(io.Discard)}, app.Options{})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -25,12 +25,15 @@ import (
 	dynfake "k8s.io/client-go/dynamic/fake"
 	"k8s.io/client-go/kubernetes/fake"
 
+	"reclaim.dev/reclaim/audit"
 	"reclaim.dev/reclaim/config"
+	"reclaim.dev/reclaim/engine"
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/inventory/kube"
+	"reclaim.dev/reclaim/kinds/ecrimage"
 	"reclaim.dev/reclaim/providers/ecr"
 	"reclaim.dev/reclaim/providers/ecr/ecrfake"
-	"reclaim.dev/reclaim/reconcile"
+	"reclaim.dev/reclaim/state"
 )
 
 // BenchmarkECRFleet is one dry-run pass of reclaim over an ECR registry at
@@ -283,10 +286,10 @@ func BenchmarkECRFleet(b *testing.B) {
 	}
 	// Earlier runs saw the 150 oldest images of every hot repository 3h ago,
 	// longer than the 2h grace.
-	prev := reconcile.NewState()
+	prev := engine.NewState()
 	for _, rs := range seeds[:hotRepos] {
 		for _, d := range rs.oldest {
-			prev.Seen(reconcile.ImageID(inventory.RepoKey{Account: account, Region: region, Name: rs.name}, d), now.Add(-3*time.Hour))
+			prev.Seen(ecrimage.ID(inventory.RepoKey{Account: account, Region: region, Name: rs.name}, d), "", now.Add(-3*time.Hour))
 		}
 	}
 
@@ -359,7 +362,7 @@ func BenchmarkECRFleet(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		imgs := &timedImages{ImageProvider: fl}
+		imgs := &timedImages{Provider: fl}
 		runtime.GC()
 		var base runtime.MemStats
 		runtime.ReadMemStats(&base)
@@ -390,7 +393,7 @@ func BenchmarkECRFleet(b *testing.B) {
 
 		start, cpu := time.Now(), cpuTime()
 		rep, err := Run(context.Background(), cfg, Deps{Images: imgs, Clusters: collect,
-			Store: reconcile.NewMemoryStore(prev), Audit: reconcile.NewAudit(io.Discard),
+			Store: state.NewMemoryStore(prev), Audit: audit.New(io.Discard),
 			Now: func() time.Time { return runNow }}, Options{})
 		wall, cpu := time.Since(start), cpuTime()-cpu
 
@@ -412,20 +415,20 @@ func BenchmarkECRFleet(b *testing.B) {
 			b.Fatalf("plan incomplete: %v", p.Blocked)
 		}
 		listed, prot, inUse := 0, 0, 0
-		for _, rsum := range p.Repositories {
+		for _, rsum := range ecrimage.RepositoriesOf(p) {
 			listed += rsum.Images
 			if rsum.Blocked != "" {
 				prot++
 			}
-			inUse += rsum.Kept[reconcile.ClassInUse]
+			inUse += rsum.Kept[ecrimage.ClassInUse]
 		}
-		if len(p.Repositories) != nRepos || listed != images || prot != protected {
-			b.Fatalf("%d repositories, %d images, %d protected; want %d, %d, %d", len(p.Repositories), listed, prot, nRepos, images, protected)
+		if len(ecrimage.RepositoriesOf(p)) != nRepos || listed != images || prot != protected {
+			b.Fatalf("%d repositories, %d images, %d protected; want %d, %d, %d", len(ecrimage.RepositoriesOf(p)), listed, prot, nRepos, images, protected)
 		}
 		if n := srv.MutatingCalls(); n != 0 {
 			b.Fatalf("a dry run made %d BatchDeleteImage calls", n)
 		}
-		del, mark := p.Count(reconcile.KindImage, reconcile.Delete), p.Count(reconcile.KindImage, reconcile.Mark)
+		del, mark := p.Count(ecrimage.Name, engine.Delete), p.Count(ecrimage.Name, engine.Mark)
 		if del == 0 || mark == 0 || inUse == 0 {
 			b.Fatalf("plan: %d image deletes, %d marks, %d in use; the fixture should produce all three", del, mark, inUse)
 		}
@@ -485,14 +488,14 @@ func BenchmarkECRFleet(b *testing.B) {
 
 // timedImages times the registry listing of a run.
 type timedImages struct {
-	ImageProvider
+	ecr.Provider
 	took, cpu time.Duration
 }
 
 func (t *timedImages) List(ctx context.Context) []inventory.RegistryListing {
 	start, cpu := time.Now(), cpuTime()
 	defer func() { t.took, t.cpu = time.Since(start), cpuTime()-cpu }()
-	return t.ImageProvider.List(ctx)
+	return t.Provider.List(ctx)
 }
 
 // cpuTime is the process's user and system CPU time so far.

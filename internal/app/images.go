@@ -2,14 +2,15 @@ package app
 
 import (
 	"context"
-	"math"
-	"regexp"
+	"fmt"
+
+	"github.com/aws/smithy-go/logging"
+	"go.uber.org/zap"
 
 	"reclaim.dev/reclaim/config"
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/inventory/manifests"
 	"reclaim.dev/reclaim/providers/ecr"
-	"reclaim.dev/reclaim/reconcile"
 )
 
 // RegistryOptions turns the ecr section into one client option set per registry.
@@ -25,34 +26,6 @@ func RegistryOptions(cfg *config.Config) []ecr.Options {
 	return out
 }
 
-// ImagePolicyFrom turns the validated ecr section into the planner's policy;
-// nil without one.
-func ImagePolicyFrom(cfg *config.Config) *reconcile.ImagePolicy {
-	e := cfg.ECR
-	if e == nil {
-		return nil
-	}
-	p := &reconcile.ImagePolicy{MinAge: e.MinAge.Std(), Grace: e.Grace.Std(), MaxDeletes: e.MaxDeletesPerRun,
-		MaxDeletePercent: e.MaxDeletePercent.Fraction(), BreakerCandidates: e.BreakerCandidates, HeadroomWarning: e.HeadroomWarning.Fraction()}
-	for _, r := range e.Repositories {
-		rule := reconcile.RepoRule{Name: r.Match, Limit: r.Limit, KeepNewest: r.KeepNewest,
-			HighWater:        int(math.Floor(r.HighWater.Fraction() * float64(r.Limit))),
-			Target:           int(math.Floor(r.Target.Fraction() * float64(r.Limit))),
-			KeepPulledWithin: r.KeepPulledWithin.Std(), UntaggedOlderThan: r.UntaggedOlderThan.Std(), Protect: r.Protect}
-		if r.Regex != "" {
-			rule.Name, rule.Match = "regex "+r.Regex, regexp.MustCompile(r.Regex) // validated by config
-		} else {
-			rule.Match, _ = config.GlobRegexp(r.Match)
-		}
-		for _, t := range r.KeepTags {
-			re, _ := config.GlobRegexp(t)
-			rule.KeepTags = append(rule.KeepTags, re)
-		}
-		p.Repos = append(p.Repos, rule)
-	}
-	return p
-}
-
 // ManifestSources reads every configured manifest directory.
 func ManifestSources(cfg *config.Config) func(ctx context.Context) []inventory.ImageSource {
 	m := cfg.ECR.Manifests
@@ -63,4 +36,12 @@ func ManifestSources(cfg *config.Config) func(ctx context.Context) []inventory.I
 		}
 		return out
 	}
+}
+
+// SDKLogger sends the AWS SDK's log lines to log at debug level: they are
+// transport notices (a connection not reused, a retry), not the run's story.
+func SDKLogger(log *zap.Logger) logging.Logger {
+	return logging.LoggerFunc(func(c logging.Classification, format string, v ...any) {
+		log.Debug(fmt.Sprintf(format, v...), zap.String("source", "aws-sdk"), zap.String("classification", string(c)))
+	})
 }

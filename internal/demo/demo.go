@@ -10,23 +10,24 @@ import (
 	"go.uber.org/zap"
 	"k8s.io/client-go/kubernetes"
 
+	"reclaim.dev/reclaim/audit"
 	"reclaim.dev/reclaim/config"
 	"reclaim.dev/reclaim/configs"
 	"reclaim.dev/reclaim/internal/app"
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/inventory/kube"
-	"reclaim.dev/reclaim/notify"
 	"reclaim.dev/reclaim/providers/ecr"
 	"reclaim.dev/reclaim/providers/ecr/ecrfake"
 	"reclaim.dev/reclaim/providers/gce"
 	"reclaim.dev/reclaim/providers/gce/gcefake"
-	"reclaim.dev/reclaim/reconcile"
+	"reclaim.dev/reclaim/report"
+	"reclaim.dev/reclaim/state"
 )
 
 // Run seeds the fleet and runs reclaim once, dry-run, through the same code
 // as `reclaim run`: the real compute client over HTTP to the GCE fake, and the
 // real cluster collector over simulated API clients.
-func Run(ctx context.Context, narration io.Writer, log *zap.Logger) (*notify.Report, error) {
+func Run(ctx context.Context, narration io.Writer, log *zap.Logger) (*report.Report, error) {
 	cfg, err := config.Parse(configs.Demo, "configs/demo.yaml")
 	if err != nil {
 		return nil, err
@@ -43,6 +44,7 @@ func Run(ctx context.Context, narration io.Writer, log *zap.Logger) (*notify.Rep
 	ropts := app.RegistryOptions(cfg)
 	for i := range ropts {
 		ropts[i].Endpoint = reg.URL()
+		ropts[i].Logger = app.SDKLogger(log)
 		ropts[i].Credentials = credentials.NewStaticCredentialsProvider("AKIDDEMO", "demo-secret", "")
 	}
 	images, err := ecr.NewFleet(ctx, ropts)
@@ -55,12 +57,12 @@ func Run(ctx context.Context, narration io.Writer, log *zap.Logger) (*notify.Rep
 		return nil, err
 	}
 	defer disks.Close()
-	pvcs := &app.KubePVCs{Clients: map[string]kubernetes.Interface{}}
+	clients := map[string]kubernetes.Interface{}
 	collect := func(ctx context.Context) []inventory.ClusterRefs {
 		out := make([]inventory.ClusterRefs, len(fleet.Clusters))
 		for i, c := range fleet.Clusters {
 			cs, dyn := c.Clientsets()
-			pvcs.Clients[c.Name] = cs
+			clients[c.Name] = cs
 			out[i] = kube.Collect(ctx, c.Name, cs, dyn, kube.Options{ProtectLabel: cfg.Kubernetes.ProtectLabel, PageSize: 500, Timeout: time.Minute, Images: true})
 		}
 		return out
@@ -72,8 +74,8 @@ func Run(ctx context.Context, narration io.Writer, log *zap.Logger) (*notify.Rep
 		"demo: one only through a ReplicaSet scaled to zero in prod-b, and a multi-arch index with untagged children runs in prod-a.\n\n",
 		reg.URL(), APIRepo, imgs.Total)
 	return app.Run(ctx, cfg, app.Deps{
-		Disks: disks, Images: images, Clusters: collect, PVCs: pvcs,
-		Store: reconcile.NewMemoryStore(fleet.State), Audit: reconcile.NewAudit(io.Discard), Log: log,
+		Disks: disks, Images: images, Clusters: collect, Kube: func(cluster string) (kubernetes.Interface, error) { return clients[cluster], nil },
+		Store: state.NewMemoryStore(fleet.State), Audit: audit.New(io.Discard), Log: log,
 		Now: func() time.Time { return now },
 	}, app.Options{})
 }

@@ -9,10 +9,13 @@ import (
 
 	"go.uber.org/zap"
 
-	"reclaim.dev/reclaim/notify"
+	"reclaim.dev/reclaim/engine"
+	"reclaim.dev/reclaim/kinds/ecrimage"
+	"reclaim.dev/reclaim/kinds/gcedisk"
+	"reclaim.dev/reclaim/kinds/workflowpvc"
 	"reclaim.dev/reclaim/providers/ecr/ecrfake"
 	"reclaim.dev/reclaim/providers/gce/gcefake"
-	"reclaim.dev/reclaim/reconcile"
+	"reclaim.dev/reclaim/report"
 )
 
 // The demo must tell the story the README promises.
@@ -26,7 +29,7 @@ func TestDemoTellsTheStory(t *testing.T) {
 		t.Fatalf("mode %s, outcome %v, incomplete %v", rep.Mode, rep.Outcome, p.Incomplete)
 	}
 	var ssd bool
-	for _, h := range p.Headroom {
+	for _, h := range gcedisk.HeadroomOf(p) {
 		if h.Metric == "SSD_TOTAL_GB" {
 			ssd = true
 			if h.UsedPct < 0.96 || h.UsedPct > 0.98 || !h.Known || h.PlanFrees != 200 || h.FinishedWorkflowGB != 600 ||
@@ -40,7 +43,7 @@ func TestDemoTellsTheStory(t *testing.T) {
 	}
 	reasons := map[string][]string{}
 	for _, d := range p.Decisions {
-		if d.Kind == reconcile.KindDisk {
+		if d.Kind == gcedisk.Name {
 			reasons[string(d.Action)] = append(reasons[string(d.Action)], d.Reason)
 		}
 	}
@@ -66,8 +69,8 @@ func TestDemoTellsTheStory(t *testing.T) {
 	if len(reasons["report"]) != 1 || !strings.Contains(reasons["report"][0], "nothing proves Kubernetes created it") {
 		t.Errorf("reports: %v", reasons["report"])
 	}
-	if p.Count(reconcile.KindPVC, reconcile.Report) != 30 || len(p.Holders) != 30 {
-		t.Errorf("finished-workflow PVCs: %d reported, %d holders", p.Count(reconcile.KindPVC, reconcile.Report), len(p.Holders))
+	if p.Count(workflowpvc.Name, engine.Report) != 30 || len(workflowpvc.HoldersOf(p)) != 30 {
+		t.Errorf("finished-workflow PVCs: %d reported, %d holders", p.Count(workflowpvc.Name, engine.Report), len(workflowpvc.HoldersOf(p)))
 	}
 }
 
@@ -79,45 +82,45 @@ func TestDemoTrimsECRSafely(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := rep.Plan
-	var api *reconcile.RepoSummary
-	for i, r := range p.Repositories {
+	var api *ecrimage.RepoSummary
+	for i, r := range ecrimage.RepositoriesOf(p) {
 		if r.Name == APIRepo {
-			api = &p.Repositories[i]
+			api = &ecrimage.RepositoriesOf(p)[i]
 		}
 	}
 	if api == nil || api.Images != 9990 || api.Limit != 10000 || api.Delete != 490 || api.After != 9500 || !api.Warning || api.Blocked != "" {
 		t.Fatalf("shop/api summary: %+v", api)
 	}
-	byDigest := map[string]reconcile.Decision{}
+	byDigest := map[string]engine.Decision{}
 	for _, d := range p.Decisions {
-		if d.Kind == reconcile.KindImage && d.Name == APIRepo {
-			byDigest[d.Digest] = d
+		if d.Kind == ecrimage.Name && d.Name == APIRepo {
+			byDigest[ecrimage.DetailOf(&d).Digest] = d
 		}
 	}
 	// Reconstruct the story's digests the way the seed makes them.
 	im := storyImages(t)
-	want := func(digest string, action reconcile.Action, class, reason string) {
+	want := func(digest string, action engine.Action, class, reason string) {
 		t.Helper()
 		d, ok := byDigest[digest]
 		if !ok || d.Action != action || d.Class != class || !strings.Contains(d.Reason, reason) {
 			t.Errorf("%s: %s %s %q; want %s %s containing %q", digest[:19], d.Action, d.Class, d.Reason, action, class, reason)
 		}
 	}
-	want(im.ByDigest, reconcile.Keep, reconcile.ClassInUse, "prod-a/shop/Pod/payments-0")
-	want(im.RollbackRS, reconcile.Keep, reconcile.ClassInUse, "prod-b/shop/ReplicaSet/checkout-6d9f7c")
-	want(im.Index, reconcile.Keep, reconcile.ClassInUse, "prod-a/shop/Deployment/storefront")
+	want(im.ByDigest, engine.Keep, ecrimage.ClassInUse, "prod-a/shop/Pod/payments-0")
+	want(im.RollbackRS, engine.Keep, ecrimage.ClassInUse, "prod-b/shop/ReplicaSet/checkout-6d9f7c")
+	want(im.Index, engine.Keep, ecrimage.ClassInUse, "prod-a/shop/Deployment/storefront")
 	for _, c := range im.IndexChildren {
-		want(c, reconcile.Keep, reconcile.ClassIndexChild, "child of index "+im.Index[:19])
+		want(c, engine.Keep, ecrimage.ClassIndexChild, "child of index "+im.Index[:19])
 	}
-	want(im.OldIndex, reconcile.Delete, reconcile.ClassTrim, "oldest unneeded")
+	want(im.OldIndex, engine.Delete, ecrimage.ClassTrim, "oldest unneeded")
 	for _, c := range im.OldChildren {
-		want(c, reconcile.Delete, reconcile.ClassTrim, "child of index "+im.OldIndex[:19])
-		if d := byDigest[c]; len(d.Parents) != 1 || d.Parents[0] != im.OldIndex {
-			t.Errorf("old child parents %v", d.Parents)
+		want(c, engine.Delete, ecrimage.ClassTrim, "child of index "+im.OldIndex[:19])
+		if d := byDigest[c]; len(ecrimage.DetailOf(&d).Parents) != 1 || ecrimage.DetailOf(&d).Parents[0] != im.OldIndex {
+			t.Errorf("old child parents %v", ecrimage.DetailOf(&d).Parents)
 		}
 	}
 	var b strings.Builder
-	if err := rep.Text(&b, notify.TextOptions{MaxKept: 3}); err != nil {
+	if err := rep.Text(&b, report.TextOptions{MaxKept: 3}); err != nil {
 		t.Fatal(err)
 	}
 	for _, s := range []string{"ECR REPOSITORIES", "9990/10000", "9900→9500", "pushes fail at the limit", "images delete 490"} {

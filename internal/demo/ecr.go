@@ -10,8 +10,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"reclaim.dev/reclaim/inventory"
+	"reclaim.dev/reclaim/kinds/ecrimage"
 	"reclaim.dev/reclaim/providers/ecr/ecrfake"
-	"reclaim.dev/reclaim/reconcile"
 )
 
 // The demo registry: AWS's documented example account, in Tokyo.
@@ -128,7 +128,7 @@ func SeedECR(srv *ecrfake.Server, f *Fleet, now time.Time) Images {
 	// Earlier runs: the 600 oldest images of shop/api have been candidates
 	// for three hours, longer than the 2h grace.
 	for _, d := range imgs[:600] {
-		f.State.Seen(reconcile.ImageID(inventory.RepoKey{Account: Account, Region: ECRRegion, Name: APIRepo}, d.Digest), now.Add(-3*time.Hour))
+		f.State.Seen(ecrimage.ID(inventory.RepoKey{Account: Account, Region: ECRRegion, Name: APIRepo}, d.Digest), "", now.Add(-3*time.Hour))
 	}
 	return im
 }

@@ -16,9 +16,9 @@ import (
 	dynfake "k8s.io/client-go/dynamic/fake"
 	"k8s.io/client-go/kubernetes/fake"
 
+	"reclaim.dev/reclaim/engine"
 	"reclaim.dev/reclaim/inventory/kube"
 	"reclaim.dev/reclaim/providers/gce/gcefake"
-	"reclaim.dev/reclaim/reconcile"
 )
 
 const (
@@ -41,7 +41,7 @@ type Cluster struct {
 type Fleet struct {
 	GCE      *gcefake.Server
 	Clusters []*Cluster
-	State    reconcile.State
+	State    engine.State
 }
 
 // Clientsets returns simulated API clients for c.
@@ -154,9 +154,16 @@ func (s *seeder) orphan(zone string, gb int64, ns, claim string, created, detach
 		Labels: labels, Description: csiDescription(name, ns, claim), Created: created, LastDetach: detached})
 }
 
+// seen records that the disk at key has been an orphan since t (its clock
+// carries the disk's numeric id, as the planner's does).
+func (f *Fleet) seen(key string, t time.Time) {
+	d, _ := f.GCE.Disk(key)
+	f.State.Seen(key, d.ID, t)
+}
+
 // Seed builds the story. now anchors every timestamp.
 func Seed(srv *gcefake.Server, now time.Time) *Fleet {
-	f := &Fleet{GCE: srv, State: reconcile.NewState()}
+	f := &Fleet{GCE: srv, State: engine.NewState()}
 	s := &seeder{f: f, now: now}
 	a := &Cluster{Name: "prod-a"}
 	b := &Cluster{Name: "prod-b"}
@@ -218,19 +225,19 @@ func Seed(srv *gcefake.Server, now time.Time) *Fleet {
 	// earlier runs 9 hours ago, so the 6h grace has passed.
 	for i := 0; i < 8; i++ {
 		key := s.orphan(zones[i%3], 25, "data-eng", fmt.Sprintf("backfill-%02d-workdir", i), now.Add(-45*day), now.Add(-44*day), nil)
-		f.State.Seen(key, now.Add(-9*time.Hour))
+		f.seen(key, now.Add(-9*time.Hour))
 		ssd += 25
 	}
 	// An orphan someone protected while they investigate.
 	key := s.orphan(zones[2], 50, "ml-train", "experiment-7-workdir", now.Add(-20*day), now.Add(-19*day), map[string]string{"reclaim-protect": "true"})
-	f.State.Seen(key, now.Add(-9*time.Hour))
+	f.seen(key, now.Add(-9*time.Hour))
 	ssd += 50
 	// An orphan made two hours ago: younger than minAge.
 	s.orphan(zones[0], 20, "ml-train", "sweep-3-workdir", now.Add(-2*time.Hour), now.Add(-90*time.Minute), nil)
 	ssd += 20
 	// An orphan first seen two hours ago: its grace is running.
 	key = s.orphan(zones[1], 20, "data-eng", "dedupe-1-workdir", now.Add(-10*day), now.Add(-3*time.Hour), nil)
-	f.State.Seen(key, now.Add(-2*time.Hour))
+	f.seen(key, now.Add(-2*time.Hour))
 	ssd += 20
 	// A hand-made disk: no users, but nothing says Kubernetes made it.
 	srv.AddDisk(Project, gcefake.Disk{Zone: zones[0], Name: "scratch-debug", SizeGB: 100, Type: "pd-standard", Created: now.Add(-30 * day)})
@@ -238,10 +245,10 @@ func Seed(srv *gcefake.Server, now time.Time) *Fleet {
 	srv.SetQuota(Project, Region, "SSD_TOTAL_GB", 1500, float64(ssd))
 	// Earlier hourly runs saw SSD usage grow by one failed workflow's disks
 	// (20 GB) every twelve hours or so.
-	f.State.Usage = map[string][]reconcile.Sample{}
+	f.State.Usage = map[string][]engine.Sample{}
 	key = Project + "/" + Region + "/SSD_TOTAL_GB"
 	for h := 24; h >= 1; h-- {
-		f.State.Usage[key] = append(f.State.Usage[key], reconcile.Sample{T: now.Add(-time.Duration(h) * time.Hour), Usage: float64(ssd) - float64(h)*40/24})
+		f.State.Usage[key] = append(f.State.Usage[key], engine.Sample{T: now.Add(-time.Duration(h) * time.Hour), Usage: float64(ssd) - float64(h)*40/24})
 	}
 	srv.SetQuota(Project, Region, "DISKS_TOTAL_GB", 4096, 100)
 	return f

@@ -6,6 +6,9 @@ import (
 	"sync"
 	"time"
 
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+
 	"reclaim.dev/reclaim/inventory"
 )
 
@@ -16,6 +19,61 @@ import (
 // PageSize, Projects and Accounts override opt; a target's Images turns image
 // collection on for it.
 func CollectAll(ctx context.Context, targets []Target, opt Options, concurrency int) []inventory.ClusterRefs {
+	return NewPool(targets).Collect(ctx, opt, concurrency)
+}
+
+// Pool builds each target's clients once, on first use, and hands out the
+// same clients after: a daemon's passes share connections and rate limiters.
+// A target whose clients could not be built is tried again on the next use.
+type Pool struct {
+	targets []Target
+	mu      sync.Mutex
+	built   map[string]clientPair
+}
+
+type clientPair struct {
+	cs  kubernetes.Interface
+	dyn dynamic.Interface
+}
+
+// NewPool returns a pool for the targets.
+func NewPool(targets []Target) *Pool {
+	return &Pool{targets: targets, built: map[string]clientPair{}}
+}
+
+// Targets are the pool's targets.
+func (p *Pool) Targets() []Target { return p.targets }
+
+// Clients returns the named target's clients, building them the first time.
+func (p *Pool) Clients(name string) (kubernetes.Interface, dynamic.Interface, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if c, ok := p.built[name]; ok {
+		return c.cs, c.dyn, nil
+	}
+	for _, t := range p.targets {
+		if t.Name == name {
+			cs, dyn, err := Clients(t)
+			if err != nil {
+				return nil, nil, err
+			}
+			p.built[name] = clientPair{cs, dyn}
+			return cs, dyn, nil
+		}
+	}
+	return nil, nil, fmt.Errorf("cluster %s is not configured", name)
+}
+
+// Client returns the named target's typed client.
+func (p *Pool) Client(name string) (kubernetes.Interface, error) {
+	cs, _, err := p.Clients(name)
+	return cs, err
+}
+
+// Collect collects every target, at most concurrency at a time, with the
+// pool's clients. One result per target, in order.
+func (p *Pool) Collect(ctx context.Context, opt Options, concurrency int) []inventory.ClusterRefs {
+	targets := p.targets
 	if concurrency < 1 {
 		concurrency = 1
 	}
@@ -28,14 +86,14 @@ func CollectAll(ctx context.Context, targets []Target, opt Options, concurrency 
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			out[i] = collectTarget(ctx, t, opt)
+			out[i] = p.collectTarget(ctx, t, opt)
 		}()
 	}
 	wg.Wait()
 	return out
 }
 
-func collectTarget(ctx context.Context, t Target, opt Options) (res inventory.ClusterRefs) {
+func (p *Pool) collectTarget(ctx context.Context, t Target, opt Options) (res inventory.ClusterRefs) {
 	o := opt
 	if t.Timeout > 0 {
 		o.Timeout = t.Timeout
@@ -64,7 +122,7 @@ func collectTarget(ctx context.Context, t Target, opt Options) (res inventory.Cl
 			}
 		}
 	}()
-	cs, dyn, err := Clients(t)
+	cs, dyn, err := p.Clients(t.Name)
 	if err != nil {
 		return inventory.ClusterRefs{
 			Name:     t.Name,

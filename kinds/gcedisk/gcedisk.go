@@ -76,7 +76,7 @@ func (k *Kind) Owns(id string) bool { return strings.HasPrefix(id, "projects/") 
 func (k *Kind) Limits() engine.Limits {
 	p := k.Policy
 	return engine.Limits{Grace: p.Grace, MinAge: p.MinAge, MaxDeletes: p.MaxDeletes, MaxDeletePercent: p.MaxDeletePercent,
-		MaxFreesGB: p.MaxDeleteGB, BreakerCandidates: p.BreakerCandidates, BatchSize: 1, Section: "disks", Noun: "disks"}
+		MaxFreesGB: p.MaxDeleteGB, BreakerCandidates: p.BreakerCandidates, BatchSize: 1, Section: "disks", Noun: "disks", Guarded: "disk it could reference"}
 }
 
 // QuotaMetricOf maps a disk type to the regional quota it counts against, as

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/aws/smithy-go/logging"
+
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/aws/ratelimit"
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
@@ -50,6 +52,9 @@ var acceptedMediaTypes = []string{
 
 // Options configures one registry's client.
 type Options struct {
+	// Logger receives the SDK's own log lines; nil discards them (the SDK's
+	// default writes unstructured lines to stderr).
+	Logger  logging.Logger
 	Account string // registryId; required
 	Region  string // required
 	// Profile is a shared config profile; "" is the default chain.
@@ -150,7 +155,11 @@ func New(ctx context.Context, o Options) (*Client, error) {
 	if err := o.defaults(); err != nil {
 		return nil, fmt.Errorf("ecr %s/%s: %w", o.Account, o.Region, err)
 	}
-	lopts := []func(*config.LoadOptions) error{config.WithRegion(o.Region)}
+	logger := o.Logger
+	if logger == nil {
+		logger = logging.Nop{}
+	}
+	lopts := []func(*config.LoadOptions) error{config.WithRegion(o.Region), config.WithLogger(logger)}
 	if o.Profile != "" {
 		lopts = append(lopts, config.WithSharedConfigProfile(o.Profile))
 	}

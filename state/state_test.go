@@ -1,4 +1,4 @@
-package reconcile
+package state
 
 import (
 	"context"
@@ -10,7 +10,11 @@ import (
 	"time"
 
 	k8sfake "k8s.io/client-go/kubernetes/fake"
+
+	"reclaim.dev/reclaim/engine"
 )
+
+var t0 = time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
 
 func TestFileStoreRoundTrip(t *testing.T) {
 	ctx := context.Background()
@@ -19,8 +23,8 @@ func TestFileStoreRoundTrip(t *testing.T) {
 	if err != nil || len(st.Resources) != 0 {
 		t.Fatalf("missing file must be an empty state: %v %v", st, err)
 	}
-	st.Seen("projects/p/zones/z/disks/d", t0)
-	st.Pending["projects/p/zones/z/disks/e"] = Pending{Kind: KindDisk, Started: t0}
+	st.Seen("projects/p/zones/z/disks/d", "1234", t0)
+	st.Pending["projects/p/zones/z/disks/e"] = engine.Pending{Kind: "gce-disk", Started: t0}
 	st.LastSuccess = t0
 	if err := fs.Save(ctx, st); err != nil {
 		t.Fatal(err)
@@ -49,11 +53,12 @@ func TestFileStoreCorruptIsAnError(t *testing.T) {
 }
 
 func TestConfigMapStoreRefusesOversizedState(t *testing.T) {
-	cs := k8sfake.NewSimpleClientset()
+	cs := k8sfake.NewClientset()
 	store := &ConfigMapStore{Client: cs, Namespace: "reclaim", Name: "reclaim-state"}
-	st := NewState()
+	st := engine.NewState()
 	for i := range 20000 {
-		st.Seen(fmt.Sprintf("ecr:123456789012/us-east-1/ci/app@sha256:%064d", i), time.Now())
+		// An image's identity is its digest, in the id: its clock has none.
+		st.Seen(fmt.Sprintf("ecr:123456789012/us-east-1/ci/app@sha256:%064d", i), "", time.Now())
 	}
 	err := store.Save(context.Background(), st)
 	if err == nil || !strings.Contains(err.Error(), "more than a ConfigMap holds") || !strings.Contains(err.Error(), "state.file") {

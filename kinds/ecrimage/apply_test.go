@@ -1,4 +1,4 @@
-package reconcile
+package ecrimage_test
 
 import (
 	"bytes"
@@ -11,10 +11,14 @@ import (
 
 	"go.uber.org/zap"
 
+	"reclaim.dev/reclaim/audit"
+	"reclaim.dev/reclaim/engine"
 	"reclaim.dev/reclaim/inventory"
+	"reclaim.dev/reclaim/kinds/ecrimage"
+	"reclaim.dev/reclaim/state"
 )
 
-// memImages is an in-memory ImageAPI with ECR's delete rules.
+// memImages is an in-memory ecrimage.API with ECR's delete rules.
 type memImages struct {
 	imgs      map[string]inventory.Image // digest -> image
 	fail      map[string]inventory.ImageFailure
@@ -43,7 +47,7 @@ func (m *memImages) DescribeImages(_ context.Context, _ inventory.RepoKey, diges
 }
 
 func (m *memImages) DeleteImages(_ context.Context, _ inventory.RepoKey, digests []string) ([]inventory.ImageFailure, error) {
-	if len(digests) > MaxImageBatch {
+	if len(digests) > ecrimage.MaxBatch {
 		return nil, fmt.Errorf("%d imageIds: Member must have length less than or equal to 100", len(digests))
 	}
 	m.deletes = append(m.deletes, append([]string(nil), digests...))
@@ -82,20 +86,22 @@ func (m *memImages) remaining() []inventory.Image {
 	return out
 }
 
-func imageApplier(m *memImages, store *MemoryStore, audit *bytes.Buffer) *Applier {
-	return &Applier{Images: m, Store: store, Audit: NewAudit(audit), Log: zap.NewNop(),
+// imageApplier applies plans of the image kind (policy ip) through m.
+func imageApplier(m *memImages, ip *ecrimage.Policy, store *state.MemoryStore, log *bytes.Buffer) *engine.Applier {
+	return &engine.Applier{Kinds: []engine.Kind{&ecrimage.Kind{Policy: ip, API: m}}, Store: store, Audit: audit.New(log), Log: zap.NewNop(),
 		Now: func() time.Time { return imgNow }, RunID: "t", MaxConsecutiveFailures: 5}
 }
 
 func TestApplyImages250In3Batches(t *testing.T) {
 	imgs := images(400)
 	m := newMemImages(imgs)
-	p := planTwice(t, imageSnap(imgs), imagePolicy(400, 300, 150, 10))
+	pol := imagePolicy(400, 300, 150, 10)
+	p := planTwice(t, imageSnap(imgs), pol)
 	if n := len(deleted(p)); n != 250 {
 		t.Fatalf("planned %d deletions, want 250", n)
 	}
-	var audit bytes.Buffer
-	out, err := imageApplier(m, NewMemoryStore(NewState()), &audit).Finish(context.Background(), p, true)
+	var log bytes.Buffer
+	out, err := imageApplier(m, pol, state.NewMemoryStore(engine.NewState()), &log).Apply(context.Background(), p, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,7 +111,7 @@ func TestApplyImages250In3Batches(t *testing.T) {
 	if m.describes != 3 || out.Deleted != 250 || out.FreedBytes != 250*(100<<20) || len(m.imgs) != 150 {
 		t.Fatalf("describes %d deleted %d freed %d left %d", m.describes, out.Deleted, out.FreedBytes, len(m.imgs))
 	}
-	if got := strings.Count(audit.String(), `"result":"deleted"`); got != 250 {
+	if got := strings.Count(log.String(), `"result":"deleted"`); got != 250 {
 		t.Errorf("audit has %d deleted records, want 250", got)
 	}
 }
@@ -113,9 +119,10 @@ func TestApplyImages250In3Batches(t *testing.T) {
 func TestApplyImagesDryRunCallsNothing(t *testing.T) {
 	imgs := images(20)
 	m := newMemImages(imgs)
-	p := planTwice(t, imageSnap(imgs), imagePolicy(20, 10, 5, 1))
-	var audit bytes.Buffer
-	if _, err := imageApplier(m, NewMemoryStore(NewState()), &audit).Finish(context.Background(), p, false); err != nil {
+	pol := imagePolicy(20, 10, 5, 1)
+	p := planTwice(t, imageSnap(imgs), pol)
+	var log bytes.Buffer
+	if _, err := imageApplier(m, pol, state.NewMemoryStore(engine.NewState()), &log).Apply(context.Background(), p, false); err != nil {
 		t.Fatal(err)
 	}
 	if m.describes != 0 || len(m.deletes) != 0 || len(m.imgs) != 20 {
@@ -129,8 +136,9 @@ func TestApplyImagesIndexBeforeChildren(t *testing.T) {
 		Children: []string{dig(101), dig(102)}, ChildrenKnown: true}
 	imgs := append([]inventory.Image{ix, {Digest: dig(101), PushedAt: old}, {Digest: dig(102), PushedAt: old}}, images(10)...)
 	m := newMemImages(imgs)
-	p := planTwice(t, imageSnap(imgs), imagePolicy(13, 12, 9, 1))
-	out, err := imageApplier(m, NewMemoryStore(NewState()), &bytes.Buffer{}).Finish(context.Background(), p, true)
+	pol := imagePolicy(13, 12, 9, 1)
+	p := planTwice(t, imageSnap(imgs), pol)
+	out, err := imageApplier(m, pol, state.NewMemoryStore(engine.NewState()), &bytes.Buffer{}).Apply(context.Background(), p, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,13 +153,13 @@ func TestApplyImagesPartialFailureRetriedNextRun(t *testing.T) {
 	m := newMemImages(imgs)
 	m.fail[dig(2)] = inventory.ImageFailure{Digest: dig(2), Code: "KmsError", Reason: "kms key disabled"}
 	delete(m.imgs, dig(3)) // gone since the plan: ImageNotFound counts as done
-	store := NewMemoryStore(NewState())
-	var audit bytes.Buffer
+	store := state.NewMemoryStore(engine.NewState())
+	var log bytes.Buffer
 	snap := imageSnap(imgs)
 	pol := imagePolicy(20, 10, 15, 1)
-	first := Build(snap, Policy{Images: pol}, NewState(), imgNow.Add(-2*time.Hour))
-	p := Build(snap, Policy{Images: pol}, first.State, imgNow)
-	out, err := imageApplier(m, store, &audit).Finish(context.Background(), p, true)
+	first := build(snap, pol, engine.NewState(), imgNow.Add(-2*time.Hour))
+	p := build(snap, pol, first.State, imgNow)
+	out, err := imageApplier(m, pol, store, &log).Apply(context.Background(), p, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +167,7 @@ func TestApplyImagesPartialFailureRetriedNextRun(t *testing.T) {
 	for _, r := range out.Results {
 		res[r.ID] = r.Result + " " + r.Error
 	}
-	if !strings.HasPrefix(res[ImageID(appRepo, dig(2))], "failed KmsError") || !strings.HasPrefix(res[ImageID(appRepo, dig(3))], "already-gone") {
+	if !strings.HasPrefix(res[ecrimage.ID(appRepo, dig(2))], "failed KmsError") || !strings.HasPrefix(res[ecrimage.ID(appRepo, dig(3))], "already-gone") {
 		t.Fatalf("results %v", res)
 	}
 	if out.Failed != 1 || out.Deleted != 4 {
@@ -171,17 +179,11 @@ func TestApplyImagesPartialFailureRetriedNextRun(t *testing.T) {
 	if len(st.Pending) != 0 {
 		t.Fatalf("pending after a definite per-image failure: %v", st.Pending)
 	}
-	next := Build(imageSnap(m.remaining()), Policy{Images: pol}, st, imgNow.Add(time.Hour))
-	found := false
-	for _, d := range next.Decisions {
-		if d.Digest == dig(2) && d.Action == Delete {
-			found = true
-		}
-	}
-	if !found {
+	next := build(imageSnap(m.remaining()), pol, st, imgNow.Add(time.Hour))
+	if action(imageActions(next), dig(2)) != engine.Delete {
 		t.Fatalf("failed image not due next run:\n%s", dump(next))
 	}
-	out, _ = imageApplier(m, store, &audit).Finish(context.Background(), next, true)
+	out, _ = imageApplier(m, pol, store, &log).Apply(context.Background(), next, true)
 	if _, still := m.imgs[dig(2)]; still || out.Failed != 0 {
 		t.Fatalf("retry: failed %d, still there %v", out.Failed, still)
 	}
@@ -190,7 +192,8 @@ func TestApplyImagesPartialFailureRetriedNextRun(t *testing.T) {
 func TestApplyImagesRereadSkips(t *testing.T) {
 	imgs := images(20)
 	m := newMemImages(imgs)
-	p := planTwice(t, imageSnap(imgs), imagePolicy(20, 10, 17, 1))
+	pol := imagePolicy(20, 10, 17, 1)
+	p := planTwice(t, imageSnap(imgs), pol)
 	// Between plan and delete: image 1 got a release tag, image 2 was pulled.
 	i1 := m.imgs[dig(1)]
 	i1.Tags = append(i1.Tags, "v2.0.0")
@@ -198,7 +201,7 @@ func TestApplyImagesRereadSkips(t *testing.T) {
 	i2 := m.imgs[dig(2)]
 	i2.LastPull = imgNow
 	m.imgs[dig(2)] = i2
-	out, err := imageApplier(m, NewMemoryStore(NewState()), &bytes.Buffer{}).Finish(context.Background(), p, true)
+	out, err := imageApplier(m, pol, state.NewMemoryStore(engine.NewState()), &bytes.Buffer{}).Apply(context.Background(), p, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -217,9 +220,10 @@ func TestApplyImagesCallFailureKeepsPendingAndStops(t *testing.T) {
 	imgs := images(1000)
 	m := newMemImages(imgs)
 	m.failCall = errors.New("AccessDeniedException: not authorized to perform ecr:BatchDeleteImage")
-	store := NewMemoryStore(NewState())
-	p := planTwice(t, imageSnap(imgs), imagePolicy(1000, 100, 100, 1))
-	out, err := imageApplier(m, store, &bytes.Buffer{}).Finish(context.Background(), p, true)
+	store := state.NewMemoryStore(engine.NewState())
+	pol := imagePolicy(1000, 100, 100, 1)
+	p := planTwice(t, imageSnap(imgs), pol)
+	out, err := imageApplier(m, pol, store, &bytes.Buffer{}).Apply(context.Background(), p, true)
 	if err != nil {
 		t.Fatal(err)
 	}

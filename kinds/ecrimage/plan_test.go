@@ -1,4 +1,4 @@
-package reconcile
+package ecrimage_test
 
 import (
 	"fmt"
@@ -8,7 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"reclaim.dev/reclaim/engine"
 	"reclaim.dev/reclaim/inventory"
+	"reclaim.dev/reclaim/kinds/ecrimage"
 )
 
 var (
@@ -31,9 +33,9 @@ func images(n int) []inventory.Image {
 	return out
 }
 
-func imagePolicy(limit, high, target, newest int) *ImagePolicy {
-	return &ImagePolicy{
-		Repos: []RepoRule{{Name: "**", Match: regexp.MustCompile(`^.*$`), Limit: limit, HighWater: high, Target: target,
+func imagePolicy(limit, high, target, newest int) *ecrimage.Policy {
+	return &ecrimage.Policy{
+		Repos: []ecrimage.RepoRule{{Name: "**", Match: regexp.MustCompile(`^.*$`), Limit: limit, HighWater: high, Target: target,
 			KeepNewest: newest, KeepTags: []*regexp.Regexp{regexp.MustCompile(`^latest$`), regexp.MustCompile(`^v[^/]*$`)},
 			KeepPulledWithin: 7 * 24 * time.Hour}},
 		MinAge: 24 * time.Hour, Grace: time.Hour, MaxDeletes: 1000, MaxDeletePercent: 1, BreakerCandidates: 1000, HeadroomWarning: 0.9,
@@ -56,36 +58,70 @@ func useTag(t, where string) inventory.ImageUse {
 	return inventory.ImageUse{Ref: inventory.ImageRef{Repo: appRepo, Tag: t}, Where: where, Users: 1}
 }
 
+// build plans one run of the image kind (plan only: no API).
+func build(snap inventory.Snapshot, ip *ecrimage.Policy, prev engine.State, now time.Time) *engine.Plan {
+	return engine.Build(&snap, []engine.Kind{&ecrimage.Kind{Policy: ip}}, prev, now)
+}
+
 // planTwice plans once to start the clocks and again after the grace period.
-func planTwice(t *testing.T, snap inventory.Snapshot, ip *ImagePolicy) *Plan {
+func planTwice(t *testing.T, snap inventory.Snapshot, ip *ecrimage.Policy) *engine.Plan {
 	t.Helper()
-	first := Build(snap, Policy{Images: ip}, NewState(), imgNow.Add(-2*time.Hour))
-	return Build(snap, Policy{Images: ip}, first.State, imgNow)
+	first := build(snap, ip, engine.NewState(), imgNow.Add(-2*time.Hour))
+	return build(snap, ip, first.State, imgNow)
 }
 
-func imageActions(p *Plan) map[string]Decision {
-	out := map[string]Decision{}
-	for _, d := range p.Decisions {
-		if d.Kind == KindImage {
-			out[d.Digest] = d
+// imageActions returns the image decisions by digest.
+func imageActions(p *engine.Plan) map[string]*engine.Decision {
+	out := map[string]*engine.Decision{}
+	for i := range p.Decisions {
+		if d := &p.Decisions[i]; d.Kind == ecrimage.Name {
+			out[ecrimage.DetailOf(d).Digest] = d
 		}
 	}
 	return out
 }
 
-func deleted(p *Plan) []string {
+// action is the action of digest's decision, "" when it has none.
+func action(acts map[string]*engine.Decision, digest string) engine.Action {
+	if d := acts[digest]; d != nil {
+		return d.Action
+	}
+	return ""
+}
+
+func deleted(p *engine.Plan) []string {
 	var out []string
-	for _, d := range p.Decisions {
-		if d.Kind == KindImage && d.Action == Delete {
-			out = append(out, d.Digest)
+	for i := range p.Decisions {
+		if d := &p.Decisions[i]; d.Kind == ecrimage.Name && d.Action == engine.Delete {
+			out = append(out, ecrimage.DetailOf(d).Digest)
 		}
 	}
 	return out
+}
+
+func shorts(ds []string) []string {
+	out := make([]string, len(ds))
+	for i, d := range ds {
+		out[i] = ecrimage.ShortDigest(d)
+	}
+	return out
+}
+
+func dump(p *engine.Plan) string {
+	var b strings.Builder
+	for i := range p.Decisions {
+		d := &p.Decisions[i]
+		fmt.Fprintf(&b, "  %s %s %s %s\n", d.Action, ecrimage.ShortDigest(ecrimage.DetailOf(d).Digest), d.Class, d.Reason)
+	}
+	for _, r := range ecrimage.RepositoriesOf(p) {
+		fmt.Fprintf(&b, "  repo %s %d/%d delete %d mark %d kept %v blocked %q\n", r.Name, r.Images, r.Limit, r.Delete, r.Mark, r.Kept, r.Blocked)
+	}
+	return b.String()
 }
 
 func TestImageTrimTable(t *testing.T) {
 	type want struct {
-		deleted []string          // exactly these are deleted, in this order
+		deleted []string          // exactly these are deleted
 		class   map[string]string // digest -> class of its decision
 		parents map[string]string // child digest -> its index, deleted first
 	}
@@ -95,7 +131,7 @@ func TestImageTrimTable(t *testing.T) {
 	cases := []struct {
 		name string
 		snap func() inventory.Snapshot
-		pol  *ImagePolicy
+		pol  *ecrimage.Policy
 		want want
 	}{
 		{
@@ -109,7 +145,7 @@ func TestImageTrimTable(t *testing.T) {
 			snap: func() inventory.Snapshot { return imageSnap(images(10)) },
 			pol:  imagePolicy(10, 9, 6, 2),
 			want: want{deleted: []string{dig(1), dig(2), dig(3), dig(4)},
-				class: map[string]string{dig(10): ClassNewest, dig(9): ClassNewest, dig(1): ClassTrim}},
+				class: map[string]string{dig(10): ecrimage.ClassNewest, dig(9): ecrimage.ClassNewest, dig(1): ecrimage.ClassTrim}},
 		},
 		{
 			name: "in use by digest, by tag, in a ReplicaSet scaled to zero, protected tag, recently pulled, too young are kept",
@@ -124,8 +160,8 @@ func TestImageTrimTable(t *testing.T) {
 			},
 			pol: imagePolicy(10, 9, 6, 0),
 			want: want{deleted: []string{dig(6), dig(7), dig(8), dig(9)},
-				class: map[string]string{dig(1): ClassInUse, dig(5): ClassInUse, dig(2): ClassProtectedTag,
-					dig(3): ClassPulled, dig(4): ClassYoung}},
+				class: map[string]string{dig(1): ecrimage.ClassInUse, dig(5): ecrimage.ClassInUse, dig(2): ecrimage.ClassProtectedTag,
+					dig(3): ecrimage.ClassPulled, dig(4): ecrimage.ClassYoung}},
 		},
 		{
 			name: "children of an index in use are kept though untagged and old",
@@ -137,13 +173,13 @@ func TestImageTrimTable(t *testing.T) {
 				c2 := inventory.Image{Digest: dig(102), PushedAt: ix.PushedAt, MediaType: inventory.MediaTypeOCIManifest}
 				return imageSnap(append([]inventory.Image{ix, c1, c2}, imgs...), useTag("multi", "prod-a/api/Deployment/api (api)"))
 			},
-			pol: func() *ImagePolicy {
+			pol: func() *ecrimage.Policy {
 				p := imagePolicy(13, 12, 10, 1)
 				p.Repos[0].UntaggedOlderThan = time.Hour
 				return p
 			}(),
 			want: want{deleted: []string{dig(1), dig(2), dig(3)},
-				class: map[string]string{dig(100): ClassInUse, dig(101): ClassIndexChild, dig(102): ClassIndexChild}},
+				class: map[string]string{dig(100): ecrimage.ClassInUse, dig(101): ecrimage.ClassIndexChild, dig(102): ecrimage.ClassIndexChild}},
 		},
 		{
 			name: "an unneeded index goes with its children, index first; a child another kept index lists stays",
@@ -159,7 +195,7 @@ func TestImageTrimTable(t *testing.T) {
 			},
 			pol: imagePolicy(10, 9, 7, 1),
 			want: want{deleted: []string{dig(100), dig(101), dig(1)},
-				class:   map[string]string{dig(102): ClassIndexChild, dig(200): ClassProtectedTag, dig(101): ClassTrim},
+				class:   map[string]string{dig(102): ecrimage.ClassIndexChild, dig(200): ecrimage.ClassProtectedTag, dig(101): ecrimage.ClassTrim},
 				parents: map[string]string{dig(101): dig(100)}},
 		},
 		{
@@ -170,12 +206,12 @@ func TestImageTrimTable(t *testing.T) {
 				imgs[1].PushedAt = imgNow.Add(-30 * time.Hour)
 				return imageSnap(imgs)
 			},
-			pol: func() *ImagePolicy {
+			pol: func() *ecrimage.Policy {
 				p := imagePolicy(100, 90, 80, 1)
 				p.Repos[0].UntaggedOlderThan = 48 * time.Hour
 				return p
 			}(),
-			want: want{deleted: []string{dig(1)}, class: map[string]string{dig(1): ClassUntagged}},
+			want: want{deleted: []string{dig(1)}, class: map[string]string{dig(1): ecrimage.ClassUntagged}},
 		},
 	}
 	for _, tc := range cases {
@@ -188,54 +224,46 @@ func TestImageTrimTable(t *testing.T) {
 				t.Errorf("deleted %v\nwant    %v\n%s", shorts(got), shorts(tc.want.deleted), dump(p))
 			}
 			acts := imageActions(p)
-			for d, c := range tc.want.class {
-				if acts[d].Class != c {
-					t.Errorf("%s: class %q (%s %s), want %q", ShortDigest(d), acts[d].Class, acts[d].Action, acts[d].Reason, c)
+			for dg, c := range tc.want.class {
+				d := acts[dg]
+				if d == nil {
+					t.Errorf("%s: no decision, want class %q", ecrimage.ShortDigest(dg), c)
+					continue
+				}
+				if d.Class != c {
+					t.Errorf("%s: class %q (%s %s), want %q", ecrimage.ShortDigest(dg), d.Class, d.Action, d.Reason, c)
 				}
 			}
 			for c, par := range tc.want.parents {
-				if got := acts[c].Parents; len(got) != 1 || got[0] != par {
-					t.Errorf("%s: parents %v, want [%s]", ShortDigest(c), shorts(got), ShortDigest(par))
+				var got []string
+				if d := acts[c]; d != nil {
+					got = ecrimage.DetailOf(d).Parents
+				}
+				if len(got) != 1 || got[0] != par {
+					t.Errorf("%s: parents %v, want [%s]", ecrimage.ShortDigest(c), shorts(got), ecrimage.ShortDigest(par))
 				}
 			}
-			for _, d := range p.Decisions {
-				if d.Kind == KindImage && d.Action == Keep && d.Reason == "" {
-					t.Errorf("%s kept without a reason", ShortDigest(d.Digest))
+			for i := range p.Decisions {
+				d := &p.Decisions[i]
+				if d.Kind == ecrimage.Name && d.Action == engine.Keep && d.Reason == "" {
+					t.Errorf("%s kept without a reason", ecrimage.ShortDigest(ecrimage.DetailOf(d).Digest))
 				}
 			}
 		})
 	}
 }
 
-func shorts(ds []string) []string {
-	out := make([]string, len(ds))
-	for i, d := range ds {
-		out[i] = ShortDigest(d)
-	}
-	return out
-}
-
-func dump(p *Plan) string {
-	var b strings.Builder
-	for _, d := range p.Decisions {
-		fmt.Fprintf(&b, "  %s %s %s %s\n", d.Action, ShortDigest(d.Digest), d.Class, d.Reason)
-	}
-	for _, r := range p.Repositories {
-		fmt.Fprintf(&b, "  repo %s %d/%d delete %d mark %d kept %v blocked %q\n", r.Name, r.Images, r.Limit, r.Delete, r.Mark, r.Kept, r.Blocked)
-	}
-	return b.String()
-}
-
 func TestImageSummaryCountsAndBytes(t *testing.T) {
 	p := planTwice(t, imageSnap(images(10)), imagePolicy(10, 9, 6, 2))
-	if len(p.Repositories) != 1 {
-		t.Fatalf("repositories %+v", p.Repositories)
+	repos := ecrimage.RepositoriesOf(p)
+	if len(repos) != 1 {
+		t.Fatalf("repositories %+v", repos)
 	}
-	r := p.Repositories[0]
+	r := repos[0]
 	if r.Images != 10 || r.Limit != 10 || r.Delete != 4 || r.After != 6 || r.FreedBytes != 4*(100<<20) || !r.Warning {
 		t.Errorf("summary %+v", r)
 	}
-	if r.Kept[ClassNewest] != 2 || r.Kept[ClassNotNeeded] != 4 {
+	if r.Kept[ecrimage.ClassNewest] != 2 || r.Kept[ecrimage.ClassNotNeeded] != 4 {
 		t.Errorf("kept %v, want 2 newest and 4 not needed", r.Kept)
 	}
 }
@@ -293,13 +321,17 @@ func TestImageFailClosed(t *testing.T) {
 			}
 			if tc.blocked {
 				held := 0
-				for _, d := range p.Decisions {
-					if d.Kind == KindImage && d.Action == Mark && d.Held {
+				for i := range p.Decisions {
+					if d := &p.Decisions[i]; d.Kind == ecrimage.Name && d.Action == engine.Mark && d.Held {
 						held++
 					}
 				}
-				if held != 4 || p.Repositories[0].Blocked == "" {
-					t.Errorf("held %d, blocked %q; want 4 held with a reason", held, p.Repositories[0].Blocked)
+				blocked := ""
+				if repos := ecrimage.RepositoriesOf(p); len(repos) > 0 {
+					blocked = repos[0].Blocked
+				}
+				if held != 4 || blocked == "" {
+					t.Errorf("held %d, blocked %q; want 4 held with a reason\n%s", held, blocked, dump(p))
 				}
 			}
 		})
@@ -309,23 +341,23 @@ func TestImageFailClosed(t *testing.T) {
 func TestImageGraceAndClockReset(t *testing.T) {
 	pol := imagePolicy(10, 9, 6, 1)
 	snap := imageSnap(images(10))
-	first := Build(snap, Policy{Images: pol}, NewState(), imgNow)
+	first := build(snap, pol, engine.NewState(), imgNow)
 	if n := len(deleted(first)); n != 0 {
 		t.Fatalf("deleted %d images on first sight", n)
 	}
-	if first.Repositories[0].Mark != 4 {
-		t.Fatalf("marked %d, want 4", first.Repositories[0].Mark)
+	if m := ecrimage.RepositoriesOf(first)[0].Mark; m != 4 {
+		t.Fatalf("marked %d, want 4", m)
 	}
 	// Half the grace later, image 1 is in use: its clock is forgotten.
 	snap2 := imageSnap(images(10), useDigest(dig(1), "prod-a/x/Pod/y (c)"))
-	second := Build(snap2, Policy{Images: pol}, first.State, imgNow.Add(30*time.Minute))
-	if _, ok := second.State.Resources[ImageID(appRepo, dig(1))]; ok {
+	second := build(snap2, pol, first.State, imgNow.Add(30*time.Minute))
+	if _, ok := second.State.Resources[ecrimage.ID(appRepo, dig(1))]; ok {
 		t.Error("an image in use kept its candidate clock")
 	}
 	// It stops being used: its clock starts again, so it is not due with the others.
-	third := Build(snap, Policy{Images: pol}, second.State, imgNow.Add(90*time.Minute))
+	third := build(snap, pol, second.State, imgNow.Add(90*time.Minute))
 	got := strings.Join(shorts(deleted(third)), ",")
-	if strings.Contains(got, ShortDigest(dig(1))) {
+	if strings.Contains(got, ecrimage.ShortDigest(dig(1))) {
 		t.Errorf("image 1 deleted %s after its clock restarted: %s", "30m", got)
 	}
 	if len(deleted(third)) != 3 {
@@ -342,15 +374,16 @@ func TestImageCapsKeepIndexWithChildren(t *testing.T) {
 	pol.MaxDeletes = 2
 	p := planTwice(t, imageSnap(imgs), pol)
 	acts := imageActions(p)
-	// Oldest first: image 1..? are older than the index? images(10) are pushed
-	// 58..49h ago; the index 899h ago, so it is first and its children follow.
-	if acts[dig(100)].Action != Delete || acts[dig(101)].Action != Delete || acts[dig(102)].Action != Mark || !acts[dig(102)].Held {
-		t.Fatalf("index %s, child1 %s, child2 %s (%s)", acts[dig(100)].Action, acts[dig(101)].Action, acts[dig(102)].Action, acts[dig(102)].Reason)
+	// Oldest first: images(10) are pushed 58..49h ago, the index 899h ago, so
+	// it is first and its children follow.
+	child2 := acts[dig(102)]
+	if action(acts, dig(100)) != engine.Delete || action(acts, dig(101)) != engine.Delete || child2 == nil || child2.Action != engine.Mark || !child2.Held {
+		t.Fatalf("index %s, child1 %s, child2 %s\n%s", action(acts, dig(100)), action(acts, dig(101)), action(acts, dig(102)), dump(p))
 	}
 	pol.MaxDeletes = 0
 	p = planTwice(t, imageSnap(imgs), pol)
 	for _, d := range p.Decisions {
-		if d.Action == Delete {
+		if d.Action == engine.Delete {
 			t.Fatalf("maxDeletesPerRun 0 deleted %s", d.ID)
 		}
 	}
@@ -369,18 +402,18 @@ func TestImageChildWaitsForItsIndex(t *testing.T) {
 		Children: []string{dig(101)}, ChildrenKnown: true}
 	imgs := append([]inventory.Image{ix, {Digest: dig(101), PushedAt: old}}, images(10)...)
 	pol := imagePolicy(12, 11, 10, 1)
-	st := NewState()
-	st.Seen(ImageID(appRepo, dig(101)), imgNow.Add(-5*time.Hour))
-	p := Build(imageSnap(imgs), Policy{Images: pol}, st, imgNow)
+	st := engine.NewState()
+	st.Seen(ecrimage.ID(appRepo, dig(101)), "", imgNow.Add(-5*time.Hour))
+	p := build(imageSnap(imgs), pol, st, imgNow)
 	acts := imageActions(p)
-	if acts[dig(101)].Action == Delete && acts[dig(100)].Action != Delete {
-		t.Fatalf("child deleted while its index is %s", acts[dig(100)].Action)
+	if action(acts, dig(101)) == engine.Delete && action(acts, dig(100)) != engine.Delete {
+		t.Fatalf("child deleted while its index is %s", action(acts, dig(100)))
 	}
 }
 
 func TestImagePolicyScope(t *testing.T) {
 	pol := imagePolicy(10, 9, 6, 1)
-	pol.Repos = append([]RepoRule{{Name: "base/**", Match: regexp.MustCompile(`^base/.*$`), Protect: true}}, pol.Repos...)
+	pol.Repos = append([]ecrimage.RepoRule{{Name: "base/**", Match: regexp.MustCompile(`^base/.*$`), Protect: true}}, pol.Repos...)
 	pol.Repos[1].Match = regexp.MustCompile(`^team/.*$`)
 	snap := imageSnap(images(10))
 	other := inventory.RepoListing{Repo: inventory.RepoKey{Account: acct, Region: "us-east-1", Name: "scratch"}, Images: images(10), Complete: true}
@@ -388,22 +421,22 @@ func TestImagePolicyScope(t *testing.T) {
 	tagged := inventory.RepoListing{Repo: inventory.RepoKey{Account: acct, Region: "us-east-1", Name: "team/tagged"}, Images: images(10), Complete: true, Protected: true}
 	snap.Registries[0].Repos = append(snap.Registries[0].Repos, other, base, tagged)
 	p := planTwice(t, snap, pol)
-	for _, d := range p.Decisions {
-		if d.Action == Delete && d.Name != "team/app" {
-			t.Errorf("deleted %s in %s", ShortDigest(d.Digest), d.Name)
+	for i := range p.Decisions {
+		if d := &p.Decisions[i]; d.Action == engine.Delete && d.Name != "team/app" {
+			t.Errorf("deleted %s in %s", ecrimage.ShortDigest(ecrimage.DetailOf(d).Digest), d.Name)
 		}
 	}
 	if len(deleted(p)) != 4 {
 		t.Errorf("deleted %d in team/app, want 4", len(deleted(p)))
 	}
-	for _, r := range p.Repositories {
+	for _, r := range ecrimage.RepositoriesOf(p) {
 		switch r.Name {
 		case "scratch":
-			if r.Policy != "" || r.Kept[ClassNoPolicy] != 10 {
+			if r.Policy != "" || r.Kept[ecrimage.ClassNoPolicy] != 10 {
 				t.Errorf("scratch: %+v", r)
 			}
 		case "base/debian", "team/tagged":
-			if r.Kept[ClassProtected] != 10 || r.Blocked == "" {
+			if r.Kept[ecrimage.ClassProtected] != 10 || r.Blocked == "" {
 				t.Errorf("%s: %+v", r.Name, r)
 			}
 		}
@@ -412,12 +445,12 @@ func TestImagePolicyScope(t *testing.T) {
 
 func TestImagePendingConfirmed(t *testing.T) {
 	pol := imagePolicy(10, 9, 6, 1)
-	st := NewState()
-	gone := ImageID(appRepo, dig(999))
-	still := ImageID(appRepo, dig(1))
-	st.Pending[gone] = Pending{Kind: KindImage, Started: imgNow.Add(-time.Hour), Reason: "trim"}
-	st.Pending[still] = Pending{Kind: KindImage, Started: imgNow.Add(-time.Hour), Reason: "trim"}
-	p := Build(imageSnap(images(10)), Policy{Images: pol}, st, imgNow)
+	st := engine.NewState()
+	gone := ecrimage.ID(appRepo, dig(999))
+	still := ecrimage.ID(appRepo, dig(1))
+	st.Pending[gone] = engine.Pending{Kind: ecrimage.Name, Started: imgNow.Add(-time.Hour), Reason: "trim"}
+	st.Pending[still] = engine.Pending{Kind: ecrimage.Name, Started: imgNow.Add(-time.Hour), Reason: "trim"}
+	p := build(imageSnap(images(10)), pol, st, imgNow)
 	if strings.Join(p.Confirmed, ",") != gone {
 		t.Errorf("confirmed %v, want only %s", p.Confirmed, gone)
 	}
@@ -427,7 +460,7 @@ func TestImagePendingConfirmed(t *testing.T) {
 	// A repository listed incompletely cannot confirm anything.
 	snap := imageSnap(images(10))
 	snap.Registries[0].Repos[0].Complete = false
-	p = Build(snap, Policy{Images: pol}, st, imgNow)
+	p = build(snap, pol, st, imgNow)
 	if len(p.Confirmed) != 0 || len(p.State.Pending) != 2 {
 		t.Errorf("confirmed %v pending %v with an incomplete listing", p.Confirmed, p.State.Pending)
 	}
@@ -435,17 +468,17 @@ func TestImagePendingConfirmed(t *testing.T) {
 
 func TestImageIDRoundTrip(t *testing.T) {
 	repo := inventory.RepoKey{Account: acct, Region: "cn-north-1", Name: "docker-hub/library/nginx"}
-	id := ImageID(repo, dig(7))
-	r, d, err := ParseImageID(id)
+	id := ecrimage.ID(repo, dig(7))
+	r, d, err := ecrimage.ParseID(id)
 	if err != nil || r != repo || d != dig(7) {
-		t.Fatalf("ParseImageID(%q) = %v %q %v", id, r, d, err)
+		t.Fatalf("ParseID(%q) = %v %q %v", id, r, d, err)
 	}
 	if repo.Host() != acct+".dkr.ecr.cn-north-1.amazonaws.com.cn" {
 		t.Errorf("China host %s", repo.Host())
 	}
 	for _, bad := range []string{"", "ecr:", "ecr:a/b@x", "gce:a/b/c@d", "ecr:a/b/c"} {
-		if _, _, err := ParseImageID(bad); err == nil {
-			t.Errorf("ParseImageID(%q) accepted", bad)
+		if _, _, err := ecrimage.ParseID(bad); err == nil {
+			t.Errorf("ParseID(%q) accepted", bad)
 		}
 	}
 }

@@ -1,9 +1,11 @@
-package reconcile
+package workflowpvc
 
 import (
 	"testing"
 	"time"
 
+	"reclaim.dev/reclaim/engine"
+	"reclaim.dev/reclaim/internal/enginetest"
 	"reclaim.dev/reclaim/inventory"
 )
 
@@ -16,11 +18,11 @@ func TestRecreatedPVCStartsItsOwnClock(t *testing.T) {
 			{Namespace: "argo", Name: "wf-1-workdir", CapacityGB: 10, Workflow: failed, UID: uid}}}
 	}
 	pol := testPolicy()
-	pol.DeleteWorkflowPVCs = true
-	p := Build(snap(nil, pvc("old")), pol, emptyState(), t0)
+	pol.Delete = true
+	p := build(snap(nil, pvc("old")), pol, engine.NewState(), t0)
 	// The old PVC goes; a new one with the same name appears 7h later (past grace).
-	p = Build(snap(nil, pvc("new")), pol, p.State, t0.Add(7*time.Hour))
-	if d := decisionFor(t, p, "wf-1-workdir"); d.Action == Delete {
+	p = build(snap(nil, pvc("new")), pol, p.State, t0.Add(7*time.Hour))
+	if d := enginetest.DecisionFor(t, p, "wf-1-workdir"); d.Action == engine.Delete {
 		t.Fatalf("recreated PVC deleted on first sight with its predecessor's clock: %s %q", d.Action, d.Reason)
 	}
 }

@@ -1,0 +1,103 @@
+package engine_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"reclaim.dev/reclaim/engine"
+	"reclaim.dev/reclaim/internal/enginetest"
+	"reclaim.dev/reclaim/state"
+)
+
+// applyFixture plans every named resource for deletion (orphans past grace)
+// and returns an applier for the plan.
+func applyFixture(names ...string) (*fakeKind, *engine.Plan, *engine.Applier, *bytes.Buffer, *state.MemoryStore) {
+	k := &fakeKind{lim: testLimits(), items: orphans(names...), verdicts: map[string]engine.Verdict{}, results: map[string]error{}}
+	p := build(k, seenSince(t0.Add(-7*time.Hour), k.items...), t0, complete("a"))
+	a, buf, store := enginetest.Applier(t0, 3, k)
+	return k, p, a, buf, store
+}
+
+func TestApplyDryRunCallsNothing(t *testing.T) {
+	k, p, a, buf, store := applyFixture("a", "b")
+	out, err := a.Apply(context.Background(), p, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(k.calls) != 0 || buf.Len() != 0 || len(out.Results) != 0 {
+		t.Fatalf("dry-run called %v, audited %q", k.calls, buf.String())
+	}
+	if store.Saves != 1 {
+		t.Fatalf("dry-run must save the orphan clocks once, saved %d times", store.Saves)
+	}
+}
+
+func TestApplyNotFoundIsSuccess(t *testing.T) {
+	k, p, a, buf, _ := applyFixture("a")
+	k.verdicts["a"] = engine.Verdict{Result: engine.GoneNow} // gone before the re-read
+	out, err := a.Apply(context.Background(), p, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Deleted != 1 || out.Failed != 0 || out.Results[0].Result != "already-gone" {
+		t.Fatalf("%+v", out)
+	}
+	if got := enginetest.AuditResults(t, buf)[fakeID("a")]; got != "already-gone" {
+		t.Fatalf("audit: %q", got)
+	}
+}
+
+func TestApplyDeleteNotFoundAfterReread(t *testing.T) {
+	k, p, a, _, store := applyFixture("a")
+	k.results["a"] = fmt.Errorf("delete: %w", engine.ErrNotFound) // raced with someone else's delete
+	out, _ := a.Apply(context.Background(), p, true)
+	if out.Deleted != 1 || out.Results[0].Result != "already-gone" {
+		t.Fatalf("%+v", out)
+	}
+	st, _ := store.Load(context.Background())
+	if len(st.Pending) != 0 {
+		t.Fatalf("pending left: %v", st.Pending)
+	}
+}
+
+func TestApplyFailedDeleteStaysPending(t *testing.T) {
+	k, p, a, buf, store := applyFixture("a")
+	k.deleteErr = errors.New("googleapi: Error 503: backend unavailable")
+	out, _ := a.Apply(context.Background(), p, true)
+	if out.Failed != 1 {
+		t.Fatalf("%+v", out)
+	}
+	st, _ := store.Load(context.Background())
+	if _, ok := st.Pending[fakeID("a")]; !ok {
+		t.Fatal("a failed delete must stay pending: it may have happened after all")
+	}
+	if got := enginetest.AuditResults(t, buf)[fakeID("a")]; got != "failed" {
+		t.Fatalf("audit: %q", got)
+	}
+}
+
+func TestApplyStopsAfterFailureStreak(t *testing.T) {
+	k, p, a, _, _ := applyFixture("a", "b", "c", "d", "e")
+	k.deleteErr = errors.New("permission denied")
+	out, _ := a.Apply(context.Background(), p, true)
+	if out.Failed != 3 || out.Stopped == "" {
+		t.Fatalf("%+v", out)
+	}
+	if n := strings.Count(strings.Join(k.calls, ","), "delete"); n != 3 {
+		t.Fatalf("%d delete calls after the breaker: %v", n, k.calls)
+	}
+}
+
+func TestApplyRereadErrorIsNotADelete(t *testing.T) {
+	k, p, a, _, _ := applyFixture("a")
+	k.recheckErr = errors.New("googleapi: Error 500")
+	out, _ := a.Apply(context.Background(), p, true)
+	if out.Failed != 1 || strings.Contains(strings.Join(k.calls, ","), "delete") {
+		t.Fatalf("%+v %v", out, k.calls)
+	}
+}

@@ -1,0 +1,55 @@
+package app
+
+import (
+	"reclaim.dev/reclaim/config"
+	"reclaim.dev/reclaim/engine"
+	"reclaim.dev/reclaim/kinds/ecrimage"
+	"reclaim.dev/reclaim/kinds/gcedisk"
+	"reclaim.dev/reclaim/kinds/workflowpvc"
+)
+
+// Registered lists every kind reclaim knows, one line each: its name, its
+// metrics, and how its config section and the run's clients make it (nil
+// when its section is absent). Adding a kind is a package, a config section
+// and a line here.
+var Registered = []Registration{
+	{gcedisk.Name, gcedisk.Gauges, func(cfg *config.Config, c *Clients) engine.Kind { return nilKind(gcedisk.FromConfig(cfg, c.Disks)) }},
+	{workflowpvc.Name, nil, func(cfg *config.Config, c *Clients) engine.Kind { return workflowpvc.FromConfig(cfg, c.Kube) }},
+	{ecrimage.Name, ecrimage.Gauges, func(cfg *config.Config, c *Clients) engine.Kind { return nilKind(ecrimage.FromConfig(cfg, c.Images)) }},
+}
+
+// Registration is one kind.
+type Registration struct {
+	Name   string
+	Gauges []engine.GaugeDef
+	New    func(cfg *config.Config, c *Clients) engine.Kind
+}
+
+// KindNames are the names of every registered kind (for metrics that start at 0).
+func KindNames() []string {
+	out := make([]string, len(Registered))
+	for i, r := range Registered {
+		out[i] = r.Name
+	}
+	return out
+}
+
+// Gauges are every registered kind's metric declarations.
+func Gauges() []engine.GaugeDef {
+	var out []engine.GaugeDef
+	for _, r := range Registered {
+		out = append(out, r.Gauges...)
+	}
+	return out
+}
+
+// nilKind turns a typed nil (section absent) into a nil interface.
+func nilKind[K interface {
+	*T
+	engine.Kind
+}, T any](k K) engine.Kind {
+	if k == nil {
+		return nil
+	}
+	return k
+}

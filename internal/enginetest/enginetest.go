@@ -1,0 +1,58 @@
+// Package enginetest has the helpers the engine's and the kinds' tests share:
+// an applier over a memory store with its audit in a buffer, the audit's
+// results by id, and a plan's decision by name.
+package enginetest
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/zap"
+
+	"reclaim.dev/reclaim/audit"
+	"reclaim.dev/reclaim/engine"
+	"reclaim.dev/reclaim/state"
+)
+
+// Applier returns an applier for kinds at the fixed time now, stopping after
+// maxFails failures in a row, with its audit log and state store.
+func Applier(now time.Time, maxFails int, kinds ...engine.Kind) (*engine.Applier, *bytes.Buffer, *state.MemoryStore) {
+	var buf bytes.Buffer
+	store := state.NewMemoryStore(engine.NewState())
+	a := &engine.Applier{Kinds: kinds, Store: store, Audit: audit.New(&buf), Log: zap.NewNop(),
+		Now: func() time.Time { return now }, RunID: "test", MaxConsecutiveFailures: maxFails}
+	return a, &buf, store
+}
+
+// AuditResults returns the audit results of each id in the log, joined
+// (one record: its result; two: both, so a test sees a double record).
+func AuditResults(t *testing.T, b *bytes.Buffer) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for _, line := range strings.Split(strings.TrimSpace(b.String()), "\n") {
+		if line == "" {
+			continue
+		}
+		var r audit.Record
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			t.Fatal(err)
+		}
+		out[r.ID] += r.Result
+	}
+	return out
+}
+
+// DecisionFor returns the plan's decision for the resource named name.
+func DecisionFor(t *testing.T, p *engine.Plan, name string) engine.Decision {
+	t.Helper()
+	for _, d := range p.Decisions {
+		if d.Name == name {
+			return d
+		}
+	}
+	t.Fatalf("no decision for %s", name)
+	return engine.Decision{}
+}

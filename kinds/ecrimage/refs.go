@@ -1,0 +1,213 @@
+package ecrimage
+
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+
+	"reclaim.dev/reclaim/inventory"
+)
+
+// use is who references an image: the first user seen and how many there are.
+type use struct {
+	where string
+	users int
+}
+
+func (u use) String() string {
+	if u.users > 1 {
+		return fmt.Sprintf("%s (+%d more)", u.where, u.users-1)
+	}
+	return u.where
+}
+
+type repoRefs struct {
+	tags    map[string]use
+	digests map[string]use
+}
+
+// pin is a reference that could not be resolved to an image: it keeps every
+// repository it could name. An empty account, region or name matches any.
+type pin struct {
+	repo inventory.RepoKey
+	why  string
+}
+
+func (p pin) matches(k inventory.RepoKey) bool {
+	return (p.repo.Account == "" || p.repo.Account == k.Account) && (p.repo.Region == "" || p.repo.Region == k.Region) &&
+		(p.repo.Name == "" || p.repo.Name == k.Name)
+}
+
+// imageIndex is every reference of every source, by repository.
+type imageIndex struct {
+	repos map[inventory.RepoKey]*repoRefs
+	pins  []pin
+}
+
+// pinned says why an unresolvable reference keeps repo whole, or "".
+func (idx imageIndex) pinned(repo inventory.RepoKey) string {
+	for _, p := range idx.pins {
+		if p.matches(repo) {
+			return p.why
+		}
+	}
+	return ""
+}
+
+func indexImages(snap *inventory.Snapshot) imageIndex {
+	idx := imageIndex{repos: map[inventory.RepoKey]*repoRefs{}}
+	seenPin := map[pin]bool{}
+	add := func(u inventory.ImageUse) {
+		r := u.Ref
+		if r.Repo.Name == "" || r.Repo.Account == "" || r.Repo.Region == "" || (r.Tag == "" && r.Digest == "") {
+			p := pin{repo: r.Repo, why: fmt.Sprintf("%s at %s", orDefault(u.Problem, "reference without tag or digest"), u.Where)}
+			if !seenPin[p] {
+				seenPin[p] = true
+				idx.pins = append(idx.pins, p)
+			}
+			return
+		}
+		rr := idx.repos[r.Repo]
+		if rr == nil {
+			rr = &repoRefs{tags: map[string]use{}, digests: map[string]use{}}
+			idx.repos[r.Repo] = rr
+		}
+		merge := func(m map[string]use, k string) {
+			cur, ok := m[k]
+			if !ok {
+				cur.where = u.Where
+			}
+			cur.users += max(u.Users, 1)
+			m[k] = cur
+		}
+		switch {
+		case r.Digest != "":
+			merge(rr.digests, r.Digest)
+			if r.Tag != "" {
+				merge(rr.tags, r.Tag)
+			}
+		default:
+			merge(rr.tags, r.Tag)
+		}
+	}
+	for _, c := range snap.Clusters {
+		for _, u := range c.Images {
+			add(u)
+		}
+	}
+	for _, s := range snap.ImageSources {
+		for _, u := range s.Images {
+			add(u)
+		}
+	}
+	return idx
+}
+
+// imagePlan is the working state of one repository's plan.
+type imagePlan struct {
+	imgs    []inventory.Image
+	class   []string
+	reason  []string
+	parents map[string][]int // child digest -> indexes of the images listing it
+	byDig   map[string]int
+}
+
+// classify finds each image's strongest keep reason ("" for none).
+func classify(rl *inventory.RepoListing, rule *RepoRule, refs *repoRefs, ip *Policy, now time.Time) *imagePlan {
+	n := len(rl.Images)
+	ipl := &imagePlan{imgs: rl.Images, class: make([]string, n), reason: make([]string, n),
+		parents: map[string][]int{}, byDig: make(map[string]int, n)}
+	for i, img := range rl.Images {
+		ipl.byDig[img.Digest] = i
+	}
+	for i, img := range rl.Images {
+		for _, ch := range img.Children {
+			if _, ok := ipl.byDig[ch]; ok {
+				ipl.parents[ch] = append(ipl.parents[ch], i)
+			}
+		}
+	}
+	set := func(i int, class, reason string) {
+		if ipl.class[i] == "" {
+			ipl.class[i], ipl.reason[i] = class, reason
+		}
+	}
+	// Newest N among the images that are not children of an index.
+	var tops []int
+	for i, img := range rl.Images {
+		if len(ipl.parents[img.Digest]) == 0 {
+			tops = append(tops, i)
+		}
+	}
+	sort.SliceStable(tops, func(a, b int) bool {
+		ia, ib := rl.Images[tops[a]], rl.Images[tops[b]]
+		if !ia.PushedAt.Equal(ib.PushedAt) {
+			return ia.PushedAt.After(ib.PushedAt)
+		}
+		return ia.Digest > ib.Digest
+	})
+	newest := map[int]int{}
+	for r, i := range tops {
+		if r >= rule.KeepNewest {
+			break
+		}
+		newest[i] = r + 1
+	}
+	for i, img := range rl.Images {
+		if refs != nil {
+			if u, ok := refs.digests[img.Digest]; ok {
+				set(i, ClassInUse, "in use by "+u.String())
+			}
+			for _, t := range img.Tags {
+				if u, ok := refs.tags[t]; ok {
+					set(i, ClassInUse, fmt.Sprintf("in use by %s (tag %s)", u, t))
+				}
+			}
+		}
+		for _, t := range img.Tags {
+			for _, re := range rule.KeepTags {
+				if re.MatchString(t) {
+					set(i, ClassProtectedTag, fmt.Sprintf("protected tag %s (keepTags %s)", t, globOf(re)))
+				}
+			}
+		}
+		if rule.KeepPulledWithin > 0 && !img.LastPull.IsZero() && now.Sub(img.LastPull) < rule.KeepPulledWithin {
+			set(i, ClassPulled, fmt.Sprintf("pulled %s, within keepPulledWithin %s", fmtTime(img.LastPull), rule.KeepPulledWithin))
+		}
+		if r, ok := newest[i]; ok {
+			set(i, ClassNewest, fmt.Sprintf("newest %d pushed (#%d, keepNewest %d)", rule.KeepNewest, r, rule.KeepNewest))
+		}
+		if now.Sub(img.PushedAt) < ip.MinAge {
+			set(i, ClassYoung, fmt.Sprintf("pushed %s, younger than minAge %s", fmtTime(img.PushedAt), ip.MinAge))
+		}
+	}
+	// Children of a kept index are kept, transitively (an index may list an index).
+	for changed := true; changed; {
+		changed = false
+		for i, img := range rl.Images {
+			if ipl.class[i] == "" {
+				continue
+			}
+			for _, ch := range img.Children {
+				j, ok := ipl.byDig[ch]
+				if !ok || ipl.class[j] != "" {
+					continue
+				}
+				ipl.class[j] = ClassIndexChild
+				ipl.reason[j] = fmt.Sprintf("child of index %s (%s)", ShortDigest(img.Digest), ipl.reason[i])
+				changed = true
+			}
+		}
+	}
+	return ipl
+}
+
+func globOf(re *regexp.Regexp) string {
+	s := strings.TrimSuffix(strings.TrimPrefix(re.String(), "^"), "$")
+	s = strings.ReplaceAll(s, "[^/]*", "*")
+	s = strings.ReplaceAll(s, ".*", "**")
+	s = strings.ReplaceAll(s, "[^/]", "?")
+	return strings.ReplaceAll(s, `\`, "")
+}

@@ -1,0 +1,76 @@
+package workflowpvc
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/zap"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	k8sfake "k8s.io/client-go/kubernetes/fake"
+
+	"reclaim.dev/reclaim/audit"
+	"reclaim.dev/reclaim/engine"
+	"reclaim.dev/reclaim/internal/enginetest"
+	"reclaim.dev/reclaim/inventory"
+	"reclaim.dev/reclaim/state"
+)
+
+// The applier deletes a planned PVC only while it is the object planned: one
+// recreated under the same name since the plan is a skip, never a failure.
+func TestApplyPVC(t *testing.T) {
+	failed := &inventory.WorkflowRef{Namespace: "argo", Name: "wf-1", Phase: "Failed", Finished: t0.Add(-48 * time.Hour)}
+	c := inventory.ClusterRefs{Name: "a", Complete: true, PVCs: []inventory.PVCRef{
+		{Namespace: "argo", Name: "wf-1-workdir", CapacityGB: 10, Workflow: failed, UID: "u1"}}}
+	id := ID("a", "argo", "wf-1-workdir")
+	cases := []struct {
+		name    string
+		liveUID string // "" : not there
+		result  string
+		left    bool // the PVC is still there after apply
+	}{
+		{"same object is deleted", "u1", engine.ResultDeleted, false},
+		{"recreated since the plan is skipped", "u2", engine.ResultSkipped, true},
+		{"gone is already gone", "", engine.ResultAlreadyGone, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			cs := k8sfake.NewClientset()
+			if tc.liveUID != "" {
+				cs = k8sfake.NewClientset(&corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{
+					Namespace: "argo", Name: "wf-1-workdir", UID: types.UID(tc.liveUID)}})
+			}
+			pol := testPolicy()
+			pol.Delete = true
+			k := &Kind{Policy: pol, Client: func(cluster string) (kubernetes.Interface, error) { return cs, nil }}
+			st := engine.NewState()
+			st.Seen(id, "u1", t0.Add(-7*time.Hour))
+			p := engine.Build(snap(nil, c), []engine.Kind{k}, st, t0)
+			if d := enginetest.DecisionFor(t, p, "wf-1-workdir"); d.Action != engine.Delete {
+				t.Fatalf("not planned for deletion: %+v", d)
+			}
+			var buf bytes.Buffer
+			a := &engine.Applier{Kinds: []engine.Kind{k}, Store: state.NewMemoryStore(st), Audit: audit.New(&buf), Log: zap.NewNop(),
+				Now: func() time.Time { return t0 }}
+			out, err := a.Apply(context.Background(), p, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(out.Results) != 1 || out.Results[0].Result != tc.result || out.Failed != 0 {
+				t.Fatalf("%+v", out)
+			}
+			if !strings.Contains(buf.String(), `"result":"`+tc.result+`"`) {
+				t.Fatalf("audit: %s", buf.String())
+			}
+			_, err = cs.CoreV1().PersistentVolumeClaims("argo").Get(context.Background(), "wf-1-workdir", metav1.GetOptions{})
+			if left := err == nil; left != tc.left {
+				t.Fatalf("PVC left %v, want %v (%v)", left, tc.left, err)
+			}
+		})
+	}
+}
