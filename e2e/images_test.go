@@ -301,7 +301,7 @@ func TestBatchDeleteIn3CallsAndDryRunMutatesNothing(t *testing.T) {
 	if rep.ExitCode != report.ExitOK || rep.Outcome.Deleted != 250 {
 		t.Fatalf("exit %d deleted %d", rep.ExitCode, rep.Outcome.Deleted)
 	}
-	// The applier makes 3 calls (reconcile's unit test counts them exactly).
+	// The applier makes 3 calls (kinds/ecrimage's unit test counts them exactly).
 	// The SDK may repeat one after Go's transport drops an idle connection
 	// it was about to reuse (aws/aws-sdk-go-v2#2737); the repeat finds the
 	// images gone, which counts as done.

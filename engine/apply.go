@@ -104,6 +104,7 @@ func (a *Applier) Apply(ctx context.Context, p *Plan, apply bool) (*Outcome, err
 		return out, nil
 	}
 	fails := 0
+	done := map[string]bool{} // deleted or found gone in this run: what After waits for
 	for _, k := range a.Kinds {
 		for _, batch := range Batches(p, k) {
 			if out.Stopped != "" || ctx.Err() != nil {
@@ -113,7 +114,17 @@ func (a *Applier) Apply(ctx context.Context, p *Plan, apply bool) (*Outcome, err
 				}
 				continue
 			}
-			switch a.batch(ctx, k, &st, batch, out) {
+			if batch = waiting(batch, done, out); len(batch) == 0 {
+				continue
+			}
+			n := len(out.Results)
+			res := a.batch(ctx, k, &st, batch, out)
+			for _, r := range out.Results[n:] {
+				if r.Result == ResultDeleted || r.Result == ResultAlreadyGone {
+					done[r.ID] = true
+				}
+			}
+			switch res {
 			case batchFailed:
 				fails++
 			case batchDone:
@@ -129,6 +140,29 @@ func (a *Applier) Apply(ctx context.Context, p *Plan, apply bool) (*Outcome, err
 		return out, err
 	}
 	return out, nil
+}
+
+// waiting leaves out of a batch what waits (After) for a deletion that did
+// not happen in this run — failed, skipped or not attempted: deleting a
+// child its index still lists would break the index.
+func waiting(batch []*Decision, done map[string]bool, out *Outcome) []*Decision {
+	var ready []*Decision
+	for _, d := range batch {
+		missing := ""
+		for _, id := range d.After {
+			if !done[id] {
+				missing = id
+				break
+			}
+		}
+		if missing == "" {
+			ready = append(ready, d)
+			continue
+		}
+		out.Results = append(out.Results, Result{Kind: d.Kind, ID: d.ID, Result: ResultNotAttempted,
+			Reason: "waits for " + missing + ", which was not deleted this run", SizeGB: d.Frees.GB, Bytes: d.Frees.Bytes})
+	}
+	return ready
 }
 
 type batchResult int

@@ -70,7 +70,7 @@ func Build(snap *inventory.Snapshot, kinds []Kind, prev State, now time.Time) *P
 	}
 	for i, k := range kinds {
 		r.decide(k, &props[i])
-		props[i].Items = nil // the decisions are the plan now
+		props[i].Items, props[i].Stream = nil, nil // the decisions are the plan now
 	}
 	order := map[Action]int{Delete: 0, Mark: 1, Report: 2, Keep: 3}
 	sort.SliceStable(p.Decisions, func(i, j int) bool {
@@ -134,14 +134,13 @@ func (r *rules) decide(k Kind, pr *Proposals) {
 	kept := map[string]bool{}       // clocks this run decided to keep
 	afterWhy := map[string]string{} // what a decision with After waits for
 	var due []int
-	for j := range pr.Items {
-		it := &pr.Items[j]
+	pr.each(func(it *Proposal) {
 		d := it.Decision
 		d.Kind = k.Name()
 		if !it.Candidate {
 			delete(r.st.Resources, d.ID)
 			r.p.Decisions = append(r.p.Decisions, d)
-			continue
+			return
 		}
 		kept[d.ID] = true
 		if why := r.failClosed(it); why != "" {
@@ -149,14 +148,14 @@ func (r *rules) decide(k Kind, pr *Proposals) {
 			d.Reason = join(d.Reason, "held: "+why)
 			d.OrphanSince = r.st.since(d.ID, it.Identity)
 			r.p.Decisions = append(r.p.Decisions, d)
-			continue
+			return
 		}
 		since := r.st.observe(d.ID, it.Identity, r.now)
 		d.OrphanSince = &since
 		if it.ReportOnly {
 			d.Action = Report
 			r.p.Decisions = append(r.p.Decisions, d)
-			continue
+			return
 		}
 		graceEnds := since.Add(lim.Grace)
 		after := latest(graceEnds, it.NotBefore)
@@ -181,7 +180,7 @@ func (r *rules) decide(k Kind, pr *Proposals) {
 			afterWhy[d.ID] = orDefault(it.AfterWhy, "what it depends on")
 		}
 		r.p.Decisions = append(r.p.Decisions, d)
-	}
+	})
 	due = r.dependencies(due, func(d *Decision) {
 		d.Action = Mark
 		d.Reason = join(d.Reason, "waits for "+afterWhy[d.ID])

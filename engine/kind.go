@@ -87,6 +87,11 @@ type Proposal struct {
 // Proposals are a kind's proposals for one run.
 type Proposals struct {
 	Items []Proposal
+	// Stream, if set, yields more proposals after Items, one at a time: a
+	// kind with a million resources makes each proposal only when the
+	// engine decides it, so they never all live at once. The pointer is
+	// valid only during the call.
+	Stream func(yield func(*Proposal) bool)
 	// Sources are the sources this kind read, with their completeness.
 	Sources []Source
 	// Blocked are run-level notes on deletions held back.
@@ -96,6 +101,16 @@ type Proposals struct {
 	// Presence says whether this run's listing shows a resource (for clocks
 	// and pending deletes of resources with no proposal).
 	Presence func(id string) Presence
+}
+
+// each calls f with every proposal: Items, then Stream's.
+func (ps *Proposals) each(f func(*Proposal)) {
+	for i := range ps.Items {
+		f(&ps.Items[i])
+	}
+	if ps.Stream != nil {
+		ps.Stream(func(p *Proposal) bool { f(p); return true })
+	}
 }
 
 // Presence is what a listing says of a resource.

@@ -148,10 +148,13 @@ func (k *Kind) Propose(snap *inventory.Snapshot, now time.Time) engine.Proposals
 		}
 	}
 	type repoAt struct {
-		reg int
-		rl  *inventory.RepoListing
+		rl      *inventory.RepoListing
+		rule    *RepoRule
+		sources []string
+		hold    string
 	}
 	repos := map[inventory.RepoKey]repoAt{}
+	var policed []repoAt // in listing order
 	for ri := range snap.Registries {
 		reg := &snap.Registries[ri]
 		var problems []string
@@ -168,14 +171,28 @@ func (k *Kind) Propose(snap *inventory.Snapshot, now time.Time) engine.Proposals
 		sources, holds := evidence(snap, reg)
 		for i := range reg.Repos {
 			rl := &reg.Repos[i]
-			repos[rl.Repo] = repoAt{ri, rl}
-			rule := ip.rule(rl.Repo.Name)
-			if rule == nil || rule.Protect || rl.Protected {
+			at := repoAt{rl: rl, rule: ip.rule(rl.Repo.Name), sources: sources}
+			repos[rl.Repo] = at
+			if at.rule == nil || at.rule.Protect || rl.Protected {
 				continue
 			}
+			at.hold = repoHold(rl, idx, holds)
 			out.InScope += len(rl.Images)
-			hold := repoHold(rl, idx, holds)
-			out.Items = k.proposeRepo(out.Items, rl, rule, idx.repos[rl.Repo], sources, hold, now)
+			policed = append(policed, at)
+		}
+	}
+	// Proposals are made repository by repository as the engine decides
+	// them: at most one repository's live at a time.
+	out.Stream = func(yield func(*engine.Proposal) bool) {
+		var buf []engine.Proposal
+		for _, at := range policed {
+			buf = k.proposeRepo(buf[:0], at.rl, at.rule, idx.repos[at.rl.Repo], at.sources, at.hold, now)
+			for i := range buf {
+				if !yield(&buf[i]) {
+					return
+				}
+			}
+			clear(buf) // drop the references the copies in the plan now hold
 		}
 	}
 	// Presence answers from the listings only: a repository listed
@@ -318,7 +335,7 @@ func (k *Kind) proposeRepo(out []engine.Proposal, rl *inventory.RepoListing, rul
 	group := rl.Repo.String()
 	for _, i := range order {
 		img := &ipl.imgs[i]
-		p := engine.Proposal{Decision: decision(rl.Repo, img), Candidate: true, Sources: sources, Hold: hold}
+		p := engine.Proposal{Decision: decision(rl.Repo, group, img), Candidate: true, Sources: sources, Hold: hold}
 		p.Class, p.Reason, p.Group = ipl.class[i], ipl.reason[i], group
 		det := p.Detail.(*Detail)
 		for _, par := range ipl.parents[img.Digest] {
@@ -334,15 +351,15 @@ func (k *Kind) proposeRepo(out []engine.Proposal, rl *inventory.RepoListing, rul
 		if selected[i] || ipl.class[i] == "" {
 			continue // not needed: counted by the view, no proposal
 		}
-		p := engine.Proposal{Decision: decision(rl.Repo, &ipl.imgs[i])}
+		p := engine.Proposal{Decision: decision(rl.Repo, group, &ipl.imgs[i])}
 		p.Action, p.Class, p.Reason = engine.Keep, ipl.class[i], ipl.reason[i]
 		out = append(out, p)
 	}
 	return out
 }
 
-func decision(repo inventory.RepoKey, img *inventory.Image) engine.Decision {
-	det := &Detail{Account: repo.Account, Region: repo.Region, Repository: repo.String(), Digest: img.Digest, Tags: img.Tags, Type: mediaKind(img)}
+func decision(repo inventory.RepoKey, name string, img *inventory.Image) engine.Decision {
+	det := &Detail{Account: repo.Account, Region: repo.Region, Repository: name, Digest: img.Digest, Tags: img.Tags, Type: mediaKind(img)}
 	if !img.PushedAt.IsZero() {
 		t := img.PushedAt
 		det.PushedAt = &t
@@ -352,7 +369,7 @@ func decision(repo inventory.RepoKey, img *inventory.Image) engine.Decision {
 		det.PulledAt = &t
 	}
 	return engine.Decision{ID: ID(repo, img.Digest), Name: repo.Name, Detail: det,
-		Frees: engine.Frees{Bytes: img.SizeBytes, Images: 1, Pool: repo.String()}}
+		Frees: engine.Frees{Bytes: img.SizeBytes, Images: 1, Pool: name}}
 }
 
 func mediaKind(img *inventory.Image) string {

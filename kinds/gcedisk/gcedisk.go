@@ -67,6 +67,9 @@ type Detail struct {
 	Snapshot bool `json:"snapshot,omitempty"`
 	// What the disk looked like when planned; the re-read compares.
 	LabelFingerprint string `json:"labelFingerprint,omitempty"`
+	// DiskID is the numeric id of the disk planned: one recreated under the
+	// same name since is another disk, with a clock of its own.
+	DiskID string `json:"-"`
 }
 
 func (k *Kind) Name() string { return Name }
@@ -164,7 +167,7 @@ func (k *Kind) propose(d inventory.Disk, clusters int, refs refIndex, guards []s
 	p := engine.Proposal{Decision: engine.Decision{ID: d.Key.String(), Name: d.Key.Name,
 		Frees: engine.Frees{GB: d.SizeGB, Pool: Pool(d.Key.Project, d.Region(), metric)},
 		Detail: &Detail{Project: d.Key.Project, Location: d.Key.Location(), Type: d.Type, QuotaMetric: metric, Region: d.Region(),
-			LabelFingerprint: d.LabelFingerprint, Owner: createdFor(d.Description)}}}
+			LabelFingerprint: d.LabelFingerprint, DiskID: d.ID, Owner: createdFor(d.Description)}}}
 	keep := func(class, reason string) engine.Proposal {
 		p.Action, p.Class, p.Reason = engine.Keep, class, reason
 		return p
@@ -235,6 +238,8 @@ func (k *Kind) Recheck(ctx context.Context, batch []*engine.Decision) ([]engine.
 		planned := detail(d)
 		skip := ""
 		switch {
+		case planned.DiskID != "" && now.ID != planned.DiskID:
+			skip = fmt.Sprintf("skipped: recreated since it was planned (id %s, planned %s)", now.ID, planned.DiskID)
 		case len(now.Users) > 0:
 			skip = "skipped: attached to " + strings.Join(shortUsers(now.Users), ", ") + " since it was planned"
 		case now.LabelFingerprint != planned.LabelFingerprint:
