@@ -191,3 +191,21 @@ func TestCollectAllTimeoutOverride(t *testing.T) {
 		}
 	}
 }
+
+// A pool builds a target's clients once and hands out the same ones after,
+// so a daemon's passes share connections and rate limiters.
+func TestPoolBuildsClientsOnce(t *testing.T) {
+	kc := writeKubeconfig(t, "a", map[string]string{"a": "https://127.0.0.1:1"})
+	p := NewPool([]Target{{Name: "prod-a", Kubeconfig: kc}})
+	first, _, err := p.Clients("prod-a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := p.Client("prod-a")
+	if err != nil || again != first {
+		t.Fatalf("second call built new clients (%p, %p) or failed: %v", first, again, err)
+	}
+	if _, err := p.Client("prod-z"); err == nil || !strings.Contains(err.Error(), "prod-z is not configured") {
+		t.Fatalf("unknown cluster: %v", err)
+	}
+}
