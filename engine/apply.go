@@ -201,7 +201,7 @@ func (a *Applier) batch(ctx context.Context, k Kind, st *State, batch []*Decisio
 	// 1. Pending marks first: a run killed after the delete call leaves them,
 	// and the next run confirms (and audits) the delete from its listing.
 	for _, d := range batch {
-		st.Pending[d.ID] = Pending{Kind: d.Kind, Started: a.Now(), Reason: d.Reason, SizeGB: d.Frees.GB, Bytes: d.Frees.Bytes}
+		st.Pending[d.ID] = Pending{Kind: d.Kind, Started: a.Now(), Reason: d.Reason, Identity: d.Identity, SizeGB: d.Frees.GB, Bytes: d.Frees.Bytes}
 	}
 	if err := a.Store.Save(ctx, *st); err != nil {
 		for _, d := range batch {

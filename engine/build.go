@@ -66,7 +66,7 @@ func Build(snap *inventory.Snapshot, kinds []Kind, prev State, now time.Time) *P
 	p.sourceAt = srcs
 	r := rules{p: p, st: &next, now: now, holds: map[*string]string{}}
 	for i, k := range kinds {
-		r.settle(k, props[i].Presence)
+		r.settle(k, &props[i])
 	}
 	for i, k := range kinds {
 		r.decide(k, &props[i])
@@ -104,13 +104,17 @@ type rules struct {
 // settle resolves deletes an interrupted run started: a resource the listing
 // no longer shows was deleted (recorded once, now); one it still shows was
 // not, and is planned like any other; an unknown one waits for a later run.
-func (r *rules) settle(k Kind, presence func(string) Presence) {
+func (r *rules) settle(k Kind, pr *Proposals) {
 	for _, id := range sortedKeys(r.st.Pending) {
 		pend := r.st.Pending[id]
 		if pend.Kind != k.Name() && !(pend.Kind == "" && k.Owns(id)) {
 			continue
 		}
-		switch presenceOf(presence, id) {
+		present := presenceOf(pr.Presence, id)
+		if present == Present && pend.Identity != "" && pr.Identity != nil && pr.Identity(id) != pend.Identity {
+			present = Gone // deleted, and a new object was made under the same id
+		}
+		switch present {
 		case Present:
 			delete(r.st.Pending, id)
 		case Gone:
@@ -136,7 +140,7 @@ func (r *rules) decide(k Kind, pr *Proposals) {
 	var due []int
 	pr.each(func(it *Proposal) {
 		d := it.Decision
-		d.Kind = k.Name()
+		d.Kind, d.Identity = k.Name(), it.Identity
 		if !it.Candidate {
 			delete(r.st.Resources, d.ID)
 			r.p.Decisions = append(r.p.Decisions, d)

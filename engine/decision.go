@@ -64,6 +64,8 @@ type Decision struct {
 	// After lists ids that must be deleted before this one, in this run.
 	Group string
 	After []string
+	// Identity is the proposal's (not in the JSON: the kind's detail says it).
+	Identity string
 }
 
 // envelope is the JSON shape of a decision's own fields (schema v1).

@@ -101,6 +101,10 @@ type Proposals struct {
 	// Presence says whether this run's listing shows a resource (for clocks
 	// and pending deletes of resources with no proposal).
 	Presence func(id string) Presence
+	// Identity, if set, is the identity of what the listing shows under id
+	// (a disk's numeric id, a PVC's UID): a pending delete whose object was
+	// replaced by a new one under the same id did happen.
+	Identity func(id string) string
 }
 
 // each calls f with every proposal: Items, then Stream's.

@@ -43,8 +43,10 @@ type Pending struct {
 	Kind    string    `json:"kind"`
 	Started time.Time `json:"started"`
 	Reason  string    `json:"reason"`
-	SizeGB  int64     `json:"sizeGB"`
-	Bytes   int64     `json:"bytes,omitempty"`
+	// Identity is the object the delete was for (see Entry.Identity).
+	Identity string `json:"identity,omitempty"`
+	SizeGB   int64  `json:"sizeGB"`
+	Bytes    int64  `json:"bytes,omitempty"`
 }
 
 // NewState returns an empty state.

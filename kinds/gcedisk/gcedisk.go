@@ -111,6 +111,7 @@ func (k *Kind) Propose(snap *inventory.Snapshot, now time.Time) engine.Proposals
 	out := engine.Proposals{}
 	refs := indexRefs(snap.Clusters)
 	seen := map[string]string{} // id -> status
+	ids := map[string]string{}  // id -> the disk's numeric id
 	listings := map[string]inventory.DiskListing{}
 	guards := map[string][]string{} // project -> the clusters that could reference its disks
 	for _, l := range snap.Disks {
@@ -133,6 +134,7 @@ func (k *Kind) Propose(snap *inventory.Snapshot, now time.Time) engine.Proposals
 		guards[l.Project] = g
 		for _, d := range l.Disks {
 			seen[d.Key.String()] = d.Status
+			ids[d.Key.String()] = d.ID
 			if inScope(pol, d) {
 				out.InScope++
 			}
@@ -140,6 +142,7 @@ func (k *Kind) Propose(snap *inventory.Snapshot, now time.Time) engine.Proposals
 		}
 	}
 	sort.SliceStable(out.Items, func(i, j int) bool { return out.Items[i].ID < out.Items[j].ID })
+	out.Identity = func(id string) string { return ids[id] }
 	out.Presence = func(id string) engine.Presence {
 		key, err := inventory.ParseDiskKey(id)
 		if err != nil {

@@ -84,6 +84,7 @@ func (k *Kind) Propose(snap *inventory.Snapshot, _ time.Time) engine.Proposals {
 		}
 	}
 	present := map[string]bool{}
+	uids := map[string]string{}
 	complete := map[string]bool{}
 	for _, c := range snap.Clusters {
 		complete[c.Name] = c.Complete
@@ -92,10 +93,12 @@ func (k *Kind) Propose(snap *inventory.Snapshot, _ time.Time) engine.Proposals {
 			id := ID(c.Name, pvc.Namespace, pvc.Name)
 			// A Terminating PVC was deleted; Kubernetes finishes the job.
 			present[id] = !pvc.Terminating
+			uids[id] = pvc.UID
 			out.Items = append(out.Items, k.propose(c.Name, pvc, sources, metricOf))
 		}
 		out.InScope += len(c.PVCs)
 	}
+	out.Identity = func(id string) string { return uids[id] }
 	out.Presence = func(id string) engine.Presence {
 		cluster, _, _, ok := parseID(id)
 		if !ok || !complete[cluster] {

@@ -1,0 +1,140 @@
+package fleetsim
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"math"
+	"sort"
+	"time"
+
+	"reclaim.dev/reclaim/audit"
+	"reclaim.dev/reclaim/engine"
+	"reclaim.dev/reclaim/inventory"
+	"reclaim.dev/reclaim/kinds/ecrimage"
+	"reclaim.dev/reclaim/kinds/gcedisk"
+	"reclaim.dev/reclaim/kinds/workflowpvc"
+)
+
+// checkRun checks what the fakes cannot see call by call: the caps, the
+// breaker and dry-run.
+func (f *fleet) checkRun(snap *inventory.Snapshot, due map[string]int) {
+	if !f.apply && f.calls > 0 {
+		f.violate("dry run made %d mutating calls", f.calls)
+	}
+	inScope := inventoryInScope(snap)
+	for _, k := range f.kinds {
+		name, lim := k.Name(), k.Limits()
+		n := f.attempts[name]
+		if n > lim.MaxDeletes {
+			f.violate("%s: %d deletes in one run, more than maxDeletes %d", name, n, lim.MaxDeletes)
+		}
+		if lim.MaxDeletePercent > 0 {
+			if most := max(int(math.Floor(lim.MaxDeletePercent*float64(inScope[name]))), 1); n > most {
+				f.violate("%s: %d deletes in one run, more than %.0f%% of %d", name, n, lim.MaxDeletePercent*100, inScope[name])
+			}
+		}
+		if lim.BreakerCandidates > 0 && due[name] > lim.BreakerCandidates && f.apply {
+			f.stats.Breakers++
+		}
+		if lim.BreakerCandidates > 0 && due[name] > lim.BreakerCandidates && n > 0 {
+			f.violate("%s: %d due > breaker %d, yet %d deleted", name, due[name], lim.BreakerCandidates, n)
+		}
+	}
+}
+
+// inventoryInScope is what each kind's percent cap is a share of.
+func inventoryInScope(snap *inventory.Snapshot) map[string]int {
+	out := map[string]int{}
+	for _, l := range snap.Disks {
+		out[gcedisk.Name] += len(l.Disks)
+	}
+	for _, c := range snap.Clusters {
+		out[workflowpvc.Name] += len(c.PVCs)
+	}
+	for _, reg := range snap.Registries {
+		for _, rl := range reg.Repos {
+			out[ecrimage.Name] += len(rl.Images)
+		}
+	}
+	return out
+}
+
+// dueCount counts a kind's candidates whose grace, min age and own wait are
+// over and whose evidence was complete, less those that wait for one that
+// is not due: what the breaker must count.
+func dueCount(p *engine.Plan, kind string, now time.Time) int {
+	due := map[string]*engine.Decision{}
+	for i := range p.Decisions {
+		d := &p.Decisions[i]
+		if d.Kind == kind && d.DeletableAfter != nil && !d.DeletableAfter.After(now) && (d.Action == engine.Delete || d.Action == engine.Mark) {
+			due[d.ID] = d
+		}
+	}
+	for changed := true; changed; {
+		changed = false
+		for id, d := range due {
+			for _, a := range d.After {
+				if due[a] == nil {
+					delete(due, id)
+					changed = true
+					break
+				}
+			}
+		}
+	}
+	return len(due)
+}
+
+// final checks, after the calm runs, that every delete is in the audit log
+// exactly once as done, and that no pending mark is left.
+func (f *fleet) final() {
+	done := map[string]int{}
+	sc := bufio.NewScanner(bytes.NewReader(f.auditLog.Bytes()))
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var r audit.Record
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			f.violate("audit line %q: %v", sc.Text(), err)
+			continue
+		}
+		if r.Action == "delete" && (r.Result == engine.ResultDeleted || r.Result == engine.ResultAlreadyGone || r.Result == "confirmed-deleted") {
+			done[r.ID]++
+		}
+	}
+	ids := map[string]bool{}
+	for id := range done {
+		ids[id] = true
+	}
+	for id := range f.byReclaim {
+		ids[id] = true
+	}
+	sorted := make([]string, 0, len(ids))
+	for id := range ids {
+		sorted = append(sorted, id)
+	}
+	sort.Strings(sorted)
+	for _, id := range sorted {
+		if done[id] != f.byReclaim[id] {
+			f.violate("audit: %s deleted %d times, recorded done %d times", id, f.byReclaim[id], done[id])
+		}
+	}
+	st, err := f.store.Load(context.Background())
+	if err != nil {
+		f.violate("load state: %v", err)
+		return
+	}
+	for _, id := range sortedKeys(st.Pending) {
+		f.violate("pending mark left after the calm runs: %s", id)
+	}
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

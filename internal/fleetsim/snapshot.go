@@ -1,0 +1,218 @@
+package fleetsim
+
+import (
+	"fmt"
+	"slices"
+
+	"reclaim.dev/reclaim/inventory"
+)
+
+// snapshot collects the world as reclaim's collectors would, with this run's
+// faults applied.
+func (f *fleet) snapshot() inventory.Snapshot {
+	w := f.w
+	snap := inventory.Snapshot{TakenAt: f.now}
+	for _, p := range w.projects {
+		l := inventory.DiskListing{Project: p, Complete: !f.rf.gcePage[p]}
+		if !l.Complete {
+			l.Problem = "disks.aggregatedList page 2: googleapi: Error 503: backendError"
+		}
+		zone := f.rf.zoneWarn[p]
+		if zone != "" {
+			l.UnknownScopes = map[string]string{"zones/" + zone: "UNREACHABLE: zone " + zone + " is unavailable"}
+		}
+		for _, d := range w.disks {
+			if d.key.Project != p || d.key.Zone == zone || (!l.Complete && f.chance(0.4)) {
+				continue
+			}
+			l.Disks = append(l.Disks, f.inventoryDisk(d))
+		}
+		snap.Disks = append(snap.Disks, l)
+	}
+	for _, c := range w.clusters {
+		snap.Clusters = append(snap.Clusters, f.clusterRefs(c))
+	}
+	for _, a := range w.accounts {
+		reg := inventory.RegistryListing{Account: a, Region: ecrRegion, Complete: !f.rf.registries[a]}
+		if !reg.Complete {
+			reg.Problem = "DescribeRepositories: ThrottlingException: Rate exceeded"
+		}
+		for _, r := range w.repos {
+			if r.key.Account != a || (!reg.Complete && f.chance(0.5)) {
+				continue
+			}
+			rl := inventory.RepoListing{Repo: r.key, Complete: !f.rf.repos[r.key], Created: f.now.AddDate(-1, 0, 0)}
+			if !rl.Complete {
+				rl.Problem = "DescribeImages: ThrottlingException: Rate exceeded"
+			}
+			for _, img := range r.images {
+				if !rl.Complete && f.chance(0.4) {
+					continue
+				}
+				rl.Images = append(rl.Images, inventoryImage(img))
+			}
+			reg.Repos = append(reg.Repos, rl)
+		}
+		snap.Registries = append(snap.Registries, reg)
+	}
+	for _, m := range w.manifests {
+		src := inventory.ImageSource{Name: m.name, Complete: !f.rf.manifests, Files: len(m.refs)}
+		if !src.Complete {
+			src.Problems = []string{"clone: remote: 502 Bad Gateway"}
+		}
+		for i, ref := range m.refs {
+			if !src.Complete && f.chance(0.5) {
+				continue
+			}
+			src.Images = append(src.Images, use(ref, fmt.Sprintf("manifests:%s/deploy-%d.yaml", m.name, i)))
+		}
+		snap.ImageSources = append(snap.ImageSources, src)
+	}
+	return snap
+}
+
+func use(r *imgRef, where string) inventory.ImageUse {
+	return inventory.ImageUse{Ref: inventory.ImageRef{Repo: r.repo, Tag: r.tag, Digest: r.digest}, Where: where, Users: 1}
+}
+
+func (f *fleet) inventoryDisk(d *disk) inventory.Disk {
+	return inventory.Disk{Key: d.key, ID: d.id, SizeGB: d.sizeGB, Type: "pd-balanced", Status: "READY",
+		Users: slices.Clone(d.users), Labels: copyMap(d.labels), LabelFingerprint: fingerprint(d.labels),
+		Created: d.created, LastDetach: d.lastDetach}
+}
+
+func inventoryImage(img *image) inventory.Image {
+	out := inventory.Image{Digest: img.digest, Tags: slices.Clone(img.tags), PushedAt: img.pushed, LastPull: img.lastPull,
+		SizeBytes: img.size, MediaType: inventory.MediaTypeOCIManifest}
+	if img.index {
+		out.MediaType, out.Children, out.ChildrenKnown = inventory.MediaTypeOCIIndex, slices.Clone(img.children), true
+	}
+	return out
+}
+
+// clusterRefs is one cluster's collection: nothing when unreachable or
+// forbidden, some of it after a failed page (the dangerous case).
+func (f *fleet) clusterRefs(c *cluster) inventory.ClusterRefs {
+	cr := inventory.ClusterRefs{Name: c.name, Complete: true, Projects: c.projects, Accounts: c.accounts, Workflows: true}
+	fault := f.rf.clusters[c.name]
+	switch fault {
+	case "unreachable":
+		cr.Complete, cr.Problems = false, []string{"list persistentvolumes: dial tcp 10.0.0.1:443: i/o timeout"}
+		return cr
+	case "forbidden":
+		cr.Complete, cr.Problems = false, []string{`persistentvolumes is forbidden: User "reclaim" cannot list resource "persistentvolumes"`}
+		return cr
+	case "page":
+		cr.Complete, cr.Problems = false, []string{"list pods: page 2: the continue token has expired (410 Gone)"}
+	}
+	cr.ImagesListed = true
+	keep := func() bool { return fault == "" || f.chance(0.5) }
+	pods := func(claim string) []inventory.PodRef {
+		var out []inventory.PodRef
+		for _, p := range c.pods {
+			if p.claim == claim {
+				out = append(out, inventory.PodRef{Namespace: argoNS, Name: p.name, Phase: p.phase})
+			}
+		}
+		return out
+	}
+	for _, v := range c.pvs {
+		if !keep() {
+			continue
+		}
+		ref := inventory.PVRef{Cluster: c.name, Disk: v.disk, PV: v.name, Phase: "Bound"}
+		if v.release {
+			ref.Phase = "Released"
+		}
+		if v.claim != "" {
+			ref.ClaimNamespace, ref.Claim, ref.Pods = argoNS, v.claim, pods(v.claim)
+			if p := c.pvcNamed(v.claim); p != nil {
+				wf := p.wf
+				ref.Workflow = &wf
+			}
+		}
+		cr.PVs = append(cr.PVs, ref)
+	}
+	for _, p := range c.pvcs {
+		if !keep() {
+			continue
+		}
+		wf := p.wf
+		ref := inventory.PVCRef{Cluster: c.name, Namespace: argoNS, Name: p.name, UID: p.uid, Volume: p.pv, CapacityGB: p.size,
+			Created: p.created, Terminating: p.terminating, Protected: p.protected, Pods: pods(p.name), Workflow: &wf}
+		if v := f.pvOf(c, p); v != nil {
+			k := v.disk
+			ref.Disk = &k
+		}
+		cr.PVCs = append(cr.PVCs, ref)
+	}
+	for i, r := range c.refs {
+		if keep() {
+			cr.Images = append(cr.Images, use(r, fmt.Sprintf("%s/default/Deployment/app-%d", c.name, i)))
+		}
+	}
+	return cr
+}
+
+// observe starts and resets the truth's clocks at this run's collection.
+func (f *fleet) observe(snap *inventory.Snapshot) {
+	listed := map[string]bool{}
+	for _, l := range snap.Disks {
+		for _, d := range l.Disks {
+			listed[d.ID] = true
+		}
+	}
+	for _, d := range f.w.disks {
+		d.clocks.observe(f.w.diskOrphan(d), listed[d.id] && f.diskEvidence(d.key.Project) == "", f.now)
+	}
+	for _, c := range f.w.clusters {
+		for _, p := range c.pvcs {
+			p.clocks.observe(f.w.pvcOrphan(c, p), f.rf.clusters[c.name] == "", f.now)
+		}
+	}
+	for _, reg := range snap.Registries {
+		for _, rl := range reg.Repos {
+			if !rl.Complete {
+				continue
+			}
+			for _, img := range rl.Images {
+				listed[rl.Repo.String()+"@"+img.Digest] = true
+			}
+		}
+	}
+	for _, r := range f.w.repos {
+		for _, img := range r.images {
+			img.clocks.observe(f.w.imageUsers(r, img) == "", listed[r.key.String()+"@"+img.digest] && f.imageEvidence(r.key) == "", f.now)
+		}
+	}
+}
+
+// diskEvidence says which source a disk of project relies on was
+// incomplete this run: any cluster that could reference the project.
+func (f *fleet) diskEvidence(project string) string {
+	for _, c := range f.w.clusters {
+		if why := f.rf.clusters[c.name]; why != "" && c.couldReference(project) {
+			return "cluster " + c.name + " " + why
+		}
+	}
+	return ""
+}
+
+// imageEvidence: any cluster that could pull from the account, any
+// manifest source, the registry's and the repository's listings.
+func (f *fleet) imageEvidence(k inventory.RepoKey) string {
+	for _, c := range f.w.clusters {
+		if why := f.rf.clusters[c.name]; why != "" && c.couldPull(k.Account) {
+			return "cluster " + c.name + " " + why
+		}
+	}
+	switch {
+	case f.rf.manifests:
+		return "manifests incomplete"
+	case f.rf.registries[k.Account]:
+		return "registry listing partial"
+	case f.rf.repos[k]:
+		return "repository listing throttled"
+	}
+	return ""
+}
