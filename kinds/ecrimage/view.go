@@ -62,8 +62,12 @@ var keptOrder = []string{ClassInUse, ClassIndexChild, ClassProtectedTag, ClassPu
 // repository gauges.
 func (k *Kind) View(p *engine.Plan, snap *inventory.Snapshot) engine.View {
 	sums := k.repositories(p, snap)
+	var frees int64
+	for _, r := range sums {
+		frees += r.FreedBytes
+	}
 	v := engine.View{Sections: []engine.Section{repositoriesSection(sums), decisionSection(p)},
-		Summary: fmt.Sprintf("images delete %d, mark %d, keep %d listed", p.Count(Name, engine.Delete), p.Count(Name, engine.Mark), p.Count(Name, engine.Keep))}
+		Summary: fmt.Sprintf("images delete %d (%s), mark %d", p.Count(Name, engine.Delete), engine.HumanBytes(frees), p.Count(Name, engine.Mark))}
 	for _, r := range sums {
 		l := []string{r.Account + "/" + r.Region, r.Name}
 		v.Gauges = append(v.Gauges,
