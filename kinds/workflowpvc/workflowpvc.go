@@ -168,10 +168,7 @@ func (k *Kind) Recheck(ctx context.Context, batch []*engine.Decision) ([]engine.
 	out := make([]engine.Verdict, len(batch))
 	for i, d := range batch {
 		det := detailOf(d)
-		if k.Client == nil {
-			return nil, fmt.Errorf("no client for cluster %s", det.Cluster)
-		}
-		cs, err := k.Client(det.Cluster)
+		cs, err := k.client(det.Cluster)
 		if err != nil {
 			return nil, err
 		}
@@ -198,10 +195,7 @@ func (k *Kind) Delete(ctx context.Context, batch []*engine.Decision) ([]engine.D
 	out := make([]engine.Deleted, len(batch))
 	for i, d := range batch {
 		det := detailOf(d)
-		if k.Client == nil {
-			return nil, fmt.Errorf("no client for cluster %s", det.Cluster)
-		}
-		cs, err := k.Client(det.Cluster)
+		cs, err := k.client(det.Cluster)
 		if err != nil {
 			return nil, err
 		}
@@ -217,6 +211,13 @@ func (k *Kind) Delete(ctx context.Context, batch []*engine.Decision) ([]engine.D
 		}
 	}
 	return out, nil
+}
+
+func (k *Kind) client(cluster string) (kubernetes.Interface, error) {
+	if k.Client == nil {
+		return nil, fmt.Errorf("no client for cluster %s", cluster)
+	}
+	return k.Client(cluster)
 }
 
 func detailOf(d *engine.Decision) *Detail {
