@@ -65,7 +65,7 @@ var Gauges = []engine.GaugeDef{
 // View shows the quota headroom, the disk decisions and the summary phrase.
 func (k *Kind) View(p *engine.Plan, snap *inventory.Snapshot) engine.View {
 	hs := k.headroom(p, snap)
-	v := engine.View{Sections: []engine.Section{headroomSection(hs), decisionSection(p)},
+	v := engine.View{Sections: []engine.Section{HeadroomSection(hs), DecisionSection(p)},
 		Summary: fmt.Sprintf("disks delete %d, mark %d, report %d, keep %d", p.Count(Name, engine.Delete), p.Count(Name, engine.Mark),
 			p.Count(Name, engine.Report), p.Count(Name, engine.Keep))}
 	for _, h := range hs {
@@ -158,7 +158,8 @@ func (k *Kind) headroom(p *engine.Plan, snap *inventory.Snapshot) []Headroom {
 	return out
 }
 
-func headroomSection(hs []Headroom) engine.Section {
+// HeadroomSection shows the quota rows and their warnings (key "headroom").
+func HeadroomSection(hs []Headroom) engine.Section {
 	s := engine.Section{Key: "headroom", Data: hs, Place: engine.Overview}
 	if len(hs) == 0 {
 		return s
@@ -192,7 +193,8 @@ func headroomSection(hs []Headroom) engine.Section {
 	return s
 }
 
-func decisionSection(p *engine.Plan) engine.Section {
+// DecisionSection lists the plan's disk decisions.
+func DecisionSection(p *engine.Plan) engine.Section {
 	s := engine.Section{Title: "GCE DISKS", Place: engine.Details}
 	b := engine.Block{Indent: 2}
 	for i := range p.Decisions {

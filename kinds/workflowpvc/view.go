@@ -27,7 +27,7 @@ func HoldersOf(p *engine.Plan) []Holder {
 
 // View shows who holds the quota, the PVC decisions and the summary phrase.
 func (k *Kind) View(p *engine.Plan, snap *inventory.Snapshot) engine.View {
-	return engine.View{Sections: []engine.Section{holdersSection(holders(snap.Clusters)), decisionSection(p)},
+	return engine.View{Sections: []engine.Section{HoldersSection(holders(snap.Clusters)), DecisionSection(p)},
 		Summary: fmt.Sprintf("PVCs delete %d, report %d", p.Count(Name, engine.Delete), p.Count(Name, engine.Report))}
 }
 
@@ -65,7 +65,8 @@ func holders(clusters []inventory.ClusterRefs) []Holder {
 	return out
 }
 
-func holdersSection(hs []Holder) engine.Section {
+// HoldersSection shows who holds the quota (key "holders").
+func HoldersSection(hs []Holder) engine.Section {
 	s := engine.Section{Key: "holders", Data: hs, Place: engine.Overview}
 	if len(hs) == 0 {
 		return s
@@ -97,7 +98,8 @@ func holdersSection(hs []Holder) engine.Section {
 	return s
 }
 
-func decisionSection(p *engine.Plan) engine.Section {
+// DecisionSection lists the plan's PVC decisions.
+func DecisionSection(p *engine.Plan) engine.Section {
 	b := engine.Block{Indent: 2}
 	reports := 0
 	for i := range p.Decisions {
