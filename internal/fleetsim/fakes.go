@@ -299,6 +299,7 @@ func (f *fleet) clientset(c *cluster) *k8sfake.Clientset {
 			p.terminating = true // pvc-protection: gone when the pod is
 		} else {
 			f.removePVC(c, p)
+			f.byOthers[workflowpvc.ID(c.name, argoNS, p.name)]--
 		}
 		f.deleted(workflowpvc.Name, workflowpvc.ID(c.name, argoNS, p.name))
 		if f.loseResponse() {

@@ -121,12 +121,15 @@ type fleet struct {
 
 	goneDisks []inventory.DiskKey // names reclaim deleted, for recreation
 	byReclaim map[string]int      // decision id -> objects reclaim deleted under it
+	// byOthers counts objects removed by someone else (Kubernetes, a
+	// person, a retried workflow) under a decision id.
+	byOthers map[string]int
 }
 
 // RunFleet simulates one fleet from seed and returns what broke, if anything.
 func RunFleet(seed uint64, stats *Stats) error {
 	f := &fleet{seed: seed, rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)), w: &world{}, stats: stats,
-		now: time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC), byReclaim: map[string]int{}}
+		now: time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC), byReclaim: map[string]int{}, byOthers: map[string]int{}}
 	stats.Fleets++
 	f.policies()
 	f.store = &killStore{f: f, m: state.NewMemoryStore(engine.NewState())}
@@ -357,6 +360,7 @@ func (f *fleet) raceWindow(p *engine.Plan) {
 				}
 			case 2:
 				f.w.removeDisk(dk)
+				f.byOthers[key.String()]++
 				f.newDisk(key, f.now)
 				event("disk recreated")
 			case 3:

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"reclaim.dev/reclaim/inventory"
+	"reclaim.dev/reclaim/kinds/workflowpvc"
 )
 
 // pick returns a random element of s (s must not be empty).
@@ -196,6 +197,7 @@ func (f *fleet) recreateDisk() {
 		}
 		key = old.key
 		f.w.removeDisk(old)
+		f.byOthers[key.String()]++
 	default:
 		return
 	}
@@ -272,6 +274,7 @@ func (f *fleet) pvOf(c *cluster, p *pvc) *pv {
 // the PV stays, Released, still naming the disk.
 func (f *fleet) removePVC(c *cluster, p *pvc) {
 	c.pvcs = slices.DeleteFunc(c.pvcs, func(x *pvc) bool { return x == p })
+	f.byOthers[workflowpvc.ID(c.name, argoNS, p.name)]++ // the fake's delete takes it back
 	c.pods = slices.DeleteFunc(c.pods, func(x *pod) bool { return x.claim == p.name && !x.late })
 	v := f.pvOf(c, p)
 	if v == nil {
@@ -284,6 +287,7 @@ func (f *fleet) removePVC(c *cluster, p *pvc) {
 	c.pvs = slices.DeleteFunc(c.pvs, func(x *pv) bool { return x == v })
 	if d := f.w.diskAt(v.disk); d != nil && len(d.users) == 0 && len(f.w.pvRefs(d.key)) == 0 {
 		f.w.removeDisk(d)
+		f.byOthers[d.key.String()]++
 	}
 }
 
