@@ -25,6 +25,12 @@ type Config struct {
 	Kubernetes Kubernetes `json:"kubernetes"`
 	State      State      `json:"state"`
 	Audit      Audit      `json:"audit"`
+	// Notify is nil when the file has no notify section: nothing is delivered.
+	Notify *Notify `json:"notify,omitempty"`
+
+	// Daemon is nil when the file has no daemon section: `reclaim daemon`
+	// then runs with DefaultDaemon.
+	Daemon *Daemon `json:"daemon,omitempty"`
 
 	// present holds the YAML paths the file set; see applyDefaults.
 	present map[string]bool
@@ -227,6 +233,7 @@ func (c *Config) applyDefaults() {
 		def(c, "gce.concurrency", &g.Concurrency, defaultGCEConcurrency)
 	}
 	c.ecrDefaults()
+	c.daemonDefaults()
 	d := &c.Disks
 	def(c, "disks.minAge", &d.MinAge, defaultMinAge)
 	def(c, "disks.grace", &d.Grace, defaultGrace)
@@ -244,6 +251,7 @@ func (c *Config) applyDefaults() {
 		c.State.File = defaultStateFile
 	}
 	def(c, "audit.file", &c.Audit.File, defaultAuditFile)
+	c.notifyDefaults()
 }
 
 // normalize expands ~ in every path field.
@@ -265,11 +273,17 @@ func (c *Config) normalize(ps *problems) {
 	if c.ECR != nil {
 		c.ECR.normalize(ps)
 	}
+	if c.Daemon != nil {
+		c.Daemon.normalize(ps)
+	}
 	expand("state.file", &c.State.File)
 	if c.State.ConfigMap != nil {
 		expand("state.configMap.kubeconfig", &c.State.ConfigMap.Kubeconfig)
 	}
 	if c.Audit.File != "-" {
 		expand("audit.file", &c.Audit.File)
+	}
+	if c.Notify != nil {
+		c.Notify.normalize(ps)
 	}
 }

@@ -97,6 +97,10 @@ func TestExampleConfigs(t *testing.T) {
 	if !reflect.DeepEqual(&refECR, minECR) {
 		t.Errorf("reference.yaml's ecr section does not show the defaults:\nreference: %+v\ndefaults:  %+v", refECR, *minECR)
 	}
+	if ref.Daemon == nil || !reflect.DeepEqual(*ref.Daemon, DefaultDaemon()) {
+		t.Errorf("reference.yaml's daemon section does not show the defaults:\nreference: %+v\ndefaults:  %+v", ref.Daemon, DefaultDaemon())
+	}
+	ref.Daemon = nil
 	ref.GCE, ref.ECR = nil, nil
 	if !reflect.DeepEqual(ref, minimal) {
 		t.Errorf("reference.yaml does not show the defaults:\nreference: %+v\ndefaults:  %+v", ref, minimal)

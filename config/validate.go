@@ -40,6 +40,9 @@ func (c *Config) validate(ps *problems) {
 	if c.ECR != nil {
 		c.ECR.validate(ps, "ecr")
 	}
+	if c.Daemon != nil {
+		c.Daemon.validate(ps, "daemon")
+	}
 	c.Disks.validate(ps, "disks")
 	if c.Kubernetes.ProtectLabel == "" {
 		ps.add("kubernetes.protectLabel", "must not be empty — it is how a PV or PVC opts out")
@@ -49,6 +52,9 @@ func (c *Config) validate(ps *problems) {
 	c.State.validate(ps, "state")
 	if c.Audit.File == "" {
 		ps.add("audit.file", "must not be empty — write a path, or - for standard output")
+	}
+	if c.Notify != nil {
+		c.Notify.validate(ps, "notify")
 	}
 }
 

@@ -32,6 +32,10 @@ type Applier struct {
 	RunID string
 	// MaxConsecutiveFailures stops the run early when deletes keep failing.
 	MaxConsecutiveFailures int
+	// Stop, once done, starts no new batch (the rest is not-attempted),
+	// while the batch in flight and the state saves still run under the
+	// ctx given to Apply: a graceful shutdown. Nil never stops.
+	Stop context.Context
 }
 
 // Result is what happened to one decision.
@@ -107,7 +111,7 @@ func (a *Applier) Apply(ctx context.Context, p *Plan, apply bool) (*Outcome, err
 	done := map[string]bool{} // deleted or found gone in this run: what After waits for
 	for _, k := range a.Kinds {
 		for _, batch := range Batches(p, k) {
-			if out.Stopped != "" || ctx.Err() != nil {
+			if out.Stopped != "" || ctx.Err() != nil || (a.Stop != nil && a.Stop.Err() != nil) {
 				for _, d := range batch {
 					out.Results = append(out.Results, Result{Kind: d.Kind, ID: d.ID, Result: ResultNotAttempted,
 						Reason: orDefault(out.Stopped, "run cancelled"), SizeGB: d.Frees.GB, Bytes: d.Frees.Bytes})

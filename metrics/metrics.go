@@ -50,6 +50,7 @@ type Metrics struct {
 	lastRun        prometheus.Gauge
 	duration       prometheus.Gauge
 	runs           *prometheus.CounterVec
+	deliveries     *prometheus.CounterVec
 }
 
 // NewMetrics makes the metrics and registers them with reg: the generic ones,
@@ -85,7 +86,9 @@ func NewMetrics(reg prometheus.Registerer, kinds []string, gauges []engine.Gauge
 		duration: prometheus.NewGauge(prometheus.GaugeOpts{Name: "reclaim_run_duration_seconds",
 			Help: "How long the last run took."}),
 		runs: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "reclaim_runs_total",
-			Help: "Runs by mode (dry-run, apply) and exit code (0 ok, 1 error, 3 incomplete sources, 4 failed deletes)."}, []string{"mode", "exit_code"}),
+			Help: "Runs by mode (dry-run, apply) and exit code (0 ok, 1 error, 3 incomplete sources, 4 failed deletes, 5 a notify target delivered nothing)."}, []string{"mode", "exit_code"}),
+		deliveries: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "reclaim_notify_deliveries_total",
+			Help: "Reports delivered to notify targets, by target (its configured name) and result (sent, skipped: nothing to send under its when policy, failed)."}, []string{"target", "result"}),
 	}
 	for _, k := range m.kinds {
 		for _, r := range engine.Results {
@@ -106,9 +109,24 @@ func NewMetrics(reg prometheus.Registerer, kinds []string, gauges []engine.Gauge
 		m.decisions.vec, m.held.vec, m.breakerTripped,
 		m.incomplete, m.sourceComplete.vec,
 		m.deletes, m.failedDeletes, m.freedGB, m.freedBytes,
-		m.lastSuccess, m.lastRun, m.duration, m.runs,
+		m.lastSuccess, m.lastRun, m.duration, m.runs, m.deliveries,
 	)
 	return m
+}
+
+// NotifyTargets starts reclaim_notify_deliveries_total at 0 for every
+// target and result, so a rate over it has series before the first failure.
+func (m *Metrics) NotifyTargets(targets []string, results []string) {
+	for _, t := range targets {
+		for _, r := range results {
+			m.deliveries.WithLabelValues(t, r)
+		}
+	}
+}
+
+// ObserveDelivery counts one delivery to a notify target with its result.
+func (m *Metrics) ObserveDelivery(target, result string) {
+	m.deliveries.WithLabelValues(target, result).Inc()
 }
 
 // Observe records one run that took duration and finished at now. r.Plan may

@@ -234,7 +234,7 @@ reclaim_run_last_run_timestamp_seconds 1.7723664e+09
 # HELP reclaim_run_duration_seconds How long the last run took.
 # TYPE reclaim_run_duration_seconds gauge
 reclaim_run_duration_seconds 90
-# HELP reclaim_runs_total Runs by mode (dry-run, apply) and exit code (0 ok, 1 error, 3 incomplete sources, 4 failed deletes).
+# HELP reclaim_runs_total Runs by mode (dry-run, apply) and exit code (0 ok, 1 error, 3 incomplete sources, 4 failed deletes, 5 a notify target delivered nothing).
 # TYPE reclaim_runs_total counter
 reclaim_runs_total{exit_code="4",mode="apply"} 1
 `

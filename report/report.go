@@ -34,17 +34,47 @@ const (
 	ExitError      = 1 // the run could not happen (bad config, no state store, ...)
 	ExitIncomplete = 3 // the run finished, but deletions were held back: a source was incomplete, or the breaker tripped
 	ExitFailed     = 4 // some deletes failed
+	// ExitNotifyFailed: the run finished, but a notify target was delivered
+	// nothing (see NotifyFailed). It outranks 3 and is outranked by 4 (and 1).
+	ExitNotifyFailed = 5
 )
+
+// NotifyFailed gives the exit status of a run whose delivery to some notify
+// target failed: failed deletes (4) outrank a failed delivery (5), which
+// outranks held-back deletions (3), since a report nobody received hides
+// those too. A delivery failure never undoes the run: it only changes the
+// status.
+func NotifyFailed(code int) int {
+	switch code {
+	case ExitError, ExitFailed:
+		return code
+	}
+	return ExitNotifyFailed
+}
 
 // ExitCode gives the exit status: failed deletes outrank incomplete sources.
 func ExitCode(p *engine.Plan, o *engine.Outcome) int {
 	switch {
 	case o != nil && (o.Failed > 0 || o.Stopped != ""):
 		return ExitFailed
-	case p.Incomplete || p.BreakerTripped:
+	case p.Incomplete || p.BreakerTripped || notAttempted(o):
 		return ExitIncomplete
 	}
 	return ExitOK
+}
+
+// notAttempted says whether a planned delete was not started (the run was
+// stopped or cancelled, or what it waits for did not go): held back.
+func notAttempted(o *engine.Outcome) bool {
+	if o == nil {
+		return false
+	}
+	for _, r := range o.Results {
+		if r.Result == engine.ResultNotAttempted {
+			return true
+		}
+	}
+	return false
 }
 
 // New makes the report of a run.
@@ -119,6 +149,8 @@ func summary(r *Report) string {
 		s += "\nexit 3: deletions were held back (an incomplete source, or the breaker): see HELD BACK THIS RUN"
 	case ExitFailed:
 		s += "\nexit 4: some deletes failed"
+	case ExitNotifyFailed:
+		s += "\nexit 5: the report could not be delivered to some notify target (see the log)"
 	}
 	return s
 }

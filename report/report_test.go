@@ -112,6 +112,8 @@ func TestExitCodes(t *testing.T) {
 		{engine.Plan{BreakerTripped: true}, nil, report.ExitIncomplete},
 		{engine.Plan{Incomplete: true}, &engine.Outcome{Failed: 1}, report.ExitFailed},
 		{engine.Plan{}, &engine.Outcome{Stopped: "5 failed in a row"}, report.ExitFailed},
+		// A pass stopped by shutdown: the deletes it did not start are held back.
+		{engine.Plan{}, &engine.Outcome{Results: []engine.Result{{Result: engine.ResultDeleted}, {Result: engine.ResultNotAttempted}}}, report.ExitIncomplete},
 	} {
 		if got := report.ExitCode(&c.p, c.o); got != c.want {
 			t.Errorf("%+v %+v: exit %d, want %d", c.p, c.o, got, c.want)

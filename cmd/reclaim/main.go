@@ -21,6 +21,7 @@ import (
 	"reclaim.dev/reclaim/internal/app"
 	"reclaim.dev/reclaim/internal/demo"
 	"reclaim.dev/reclaim/metrics"
+	"reclaim.dev/reclaim/notify"
 	"reclaim.dev/reclaim/report"
 )
 
@@ -53,6 +54,8 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.AddCommand(runCmd(stdout, stderr), demoCmd(stdout, stderr), configCmd(stdout), versionCmd(stdout))
+	root.AddCommand(notifyCmd(stdout, stderr))
+	root.AddCommand(daemonCmd(stdout, stderr))
 	return root
 }
 
@@ -115,7 +118,8 @@ in its own state store, so that grace periods run while you watch.
 
 Exit status: 0 all sources complete and every planned delete done;
 1 the run could not happen; 3 deletions were held back (a source was
-incomplete, or the breaker tripped); 4 some deletes failed.`,
+incomplete, or the breaker tripped); 4 some deletes failed; 5 the report
+could not be delivered to some notify target (4 outranks 5, 5 outranks 3).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := out.check(); err != nil {
@@ -129,13 +133,15 @@ incomplete, or the breaker tripped); 4 some deletes failed.`,
 			defer log.Sync()
 			start := time.Now()
 			rep, runErr := app.Run(cmd.Context(), cfg, app.Deps{Log: log}, app.Options{Apply: apply})
+			// Delivery failures never fail the run: they set exit status 5.
+			notified := deliver(cmd.Context(), cfg, rep, log)
 			// Metrics go out even when the run failed: that is when they matter.
 			if textfile != "" || pushURL != "" {
 				mrep := rep
 				if mrep == nil {
 					mrep = &report.Report{Mode: modeOf(apply), ExitCode: report.ExitError}
 				}
-				if err := exportMetrics(cmd.Context(), mrep, time.Since(start), textfile, pushURL, pushJob); err != nil {
+				if err := exportMetrics(cmd.Context(), mrep, time.Since(start), textfile, pushURL, pushJob, notified); err != nil {
 					log.Warn("metrics not exported", zap.Error(err))
 				}
 			}
@@ -167,9 +173,11 @@ func modeOf(apply bool) string {
 	return "dry-run"
 }
 
-func exportMetrics(ctx context.Context, rep *report.Report, d time.Duration, textfile, pushURL, job string) error {
+func exportMetrics(ctx context.Context, rep *report.Report, d time.Duration, textfile, pushURL, job string, notified []notify.Result) error {
 	reg := prometheus.NewRegistry()
-	metrics.NewMetrics(reg, app.KindNames(), app.Gauges()).Observe(rep, d, time.Now())
+	m := metrics.NewMetrics(reg, app.KindNames(), app.Gauges())
+	m.Observe(rep, d, time.Now())
+	observeDeliveries(m, notified)
 	var errs []error
 	if textfile != "" {
 		errs = append(errs, metrics.WriteTextfile(textfile, reg))

@@ -53,6 +53,11 @@ type Clients struct {
 type Options struct {
 	// Apply deletes what the plan marks for deletion. Without it nothing is deleted.
 	Apply bool
+	// Stop, once done, ends the pass early without cutting anything short:
+	// collection is abandoned, and no new delete batch starts, while the
+	// batch in flight and the state saves finish under Once's ctx (a
+	// daemon's graceful shutdown). Nil never stops.
+	Stop context.Context
 }
 
 // Runner runs passes with clients built once.
@@ -173,9 +178,16 @@ func (r *Runner) Once(ctx context.Context, opt Options) (*report.Report, error) 
 		co.Registries, co.ImageSources = d.Images.List, d.ImageSources
 	}
 	start := d.Now()
-	snap := inventory.Collect(ctx, co)
-	if ctx.Err() != nil {
-		return nil, fmt.Errorf("run cancelled while collecting: %w", ctx.Err())
+	cctx := ctx
+	if opt.Stop != nil {
+		var cancel context.CancelFunc
+		cctx, cancel = context.WithCancel(ctx)
+		defer cancel()
+		defer context.AfterFunc(opt.Stop, cancel)()
+	}
+	snap := inventory.Collect(cctx, co)
+	if cctx.Err() != nil {
+		return nil, fmt.Errorf("run cancelled while collecting: %w", context.Cause(cctx))
 	}
 	plan := engine.Build(&snap, r.kinds, prev, d.Now())
 	due := 0
@@ -185,7 +197,7 @@ func (r *Runner) Once(ctx context.Context, opt Options) (*report.Report, error) 
 	d.Log.Info("planned", zap.Bool("dry_run", !opt.Apply), zap.Duration("collect", d.Now().Sub(start)),
 		zap.Int("delete", due), zap.Bool("incomplete", plan.Incomplete), zap.Bool("breaker", plan.BreakerTripped))
 
-	ap := &engine.Applier{Kinds: r.kinds, Store: d.Store, Audit: d.Audit, Log: d.Log, Now: d.Now, RunID: runID(d.Now()), MaxConsecutiveFailures: 5}
+	ap := &engine.Applier{Kinds: r.kinds, Store: d.Store, Audit: d.Audit, Log: d.Log, Now: d.Now, RunID: runID(d.Now()), MaxConsecutiveFailures: 5, Stop: opt.Stop}
 	out, err := ap.Apply(ctx, plan, opt.Apply)
 	if err != nil {
 		return nil, err

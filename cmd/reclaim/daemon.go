@@ -1,0 +1,69 @@
+package main
+
+import (
+	"context"
+	"io"
+
+	"github.com/spf13/cobra"
+
+	"reclaim.dev/reclaim/config"
+	"reclaim.dev/reclaim/internal/app"
+	"reclaim.dev/reclaim/internal/daemon"
+	"reclaim.dev/reclaim/metrics"
+	"reclaim.dev/reclaim/report"
+)
+
+func daemonCmd(_, stderr io.Writer) *cobra.Command {
+	var (
+		cfgPath string
+		apply   bool
+		logJSON bool
+		listen  string
+	)
+	c := &cobra.Command{
+		Use:   "daemon",
+		Short: "Run passes on the daemon.schedule, behind a Lease, serving /metrics, /healthz, /readyz and /report",
+		Long: `Run reclaim as a long-lived process: clients are built once, then a pass
+runs on the cron schedule of the daemon section (and once at start), never two
+at a time. With daemon.leaderElection.enabled only the replica holding the
+Lease runs passes; the others stand by, ready to take over.
+
+Without --apply every pass is a dry-run. On SIGTERM no new delete batch
+starts, the batch in flight finishes, state is saved, the Lease is released
+and the process exits 0, all within daemon.shutdownTimeout.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := config.Load(cfgPath)
+			if err != nil {
+				return err
+			}
+			dc := config.DefaultDaemon()
+			if cfg.Daemon != nil {
+				dc = *cfg.Daemon
+			}
+			if cmd.Flags().Changed("listen") {
+				dc.Listen = listen
+			}
+			log := (&outputFlags{logJSON: logJSON}).logger(stderr)
+			defer log.Sync()
+			r, err := app.New(cmd.Context(), cfg, app.Deps{Log: log})
+			if err != nil {
+				return err
+			}
+			defer r.Close()
+			notifyTo := func(ctx context.Context, rep *report.Report, m *metrics.Metrics) {
+				observeDeliveries(m, deliver(ctx, cfg, rep, log))
+			}
+			d, err := daemon.New(r, dc, daemon.Options{Apply: apply, Kinds: app.KindNames(), Gauges: app.Gauges(), Log: log, Deliver: notifyTo})
+			if err != nil {
+				return err
+			}
+			return d.Run(cmd.Context())
+		},
+	}
+	c.Flags().StringVarP(&cfgPath, "config", "c", "reclaim.yaml", "configuration file")
+	c.Flags().BoolVar(&apply, "apply", false, "the leader's passes delete what their plans mark DELETE (default: dry-run)")
+	c.Flags().BoolVar(&logJSON, "log-json", false, "write logs to stderr as JSON (for log collectors)")
+	c.Flags().StringVar(&listen, "listen", "", "address of the HTTP endpoints (overrides daemon.listen)")
+	return c
+}

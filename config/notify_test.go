@@ -1,0 +1,77 @@
+package config
+
+import (
+	"strings"
+	"testing"
+)
+
+const notifyBase = "clusters:\n  - name: a\nstate:\n  file: /var/lib/reclaim/state.json\n"
+
+func TestNotifyDefaults(t *testing.T) {
+	t.Setenv("RECLAIM_TEST_HOOK", "https://hooks.slack.com/services/T/B/x")
+	c, err := Parse([]byte(notifyBase+"notify:\n  slack:\n    - name: ops\n      webhookURL: {env: RECLAIM_TEST_HOOK}\n"), "n.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := c.Notify
+	if n.StateFile != "/var/lib/reclaim/state.json.notify.json" || n.Slack[0].When != "changes" || n.Slack[0].MaxRows != 20 ||
+		n.Slack[0].WebhookURL.Value() != "https://hooks.slack.com/services/T/B/x" {
+		t.Fatalf("%+v", n)
+	}
+	// Local test receivers may use plain http.
+	for _, u := range []string{"http://127.0.0.1:8080/hook", "http://localhost/hook", "http://[::1]:9/x"} {
+		t.Setenv("RECLAIM_TEST_HOOK", u)
+		if _, err := Parse([]byte(notifyBase+"notify:\n  slack:\n    - name: ops\n      webhookURL: {env: RECLAIM_TEST_HOOK}\n"), "n.yaml"); err != nil {
+			t.Errorf("%s: %v", u, err)
+		}
+	}
+}
+
+func TestNotifyProblems(t *testing.T) {
+	t.Setenv("RECLAIM_TEST_HOOK", "https://hooks.slack.com/services/T/B/x")
+	t.Setenv("RECLAIM_TEST_HTTP_HOOK", "http://hooks.example.com/services/T/B/topsecret")
+	t.Setenv("RECLAIM_TEST_FTP_HOOK", "ftp://hooks.example.com/topsecret")
+	yaml := notifyBase + `notify:
+  reportURL: reports.example.com/latest
+  slack:
+    - name: ops
+      webhookURL: {env: RECLAIM_TEST_HOOK}
+      when: sometimes
+      maxRows: 0
+    - name: ops
+      webhookURL: {env: RECLAIM_TEST_HTTP_HOOK}
+    - name: Bad_Name
+      webhookURL: {env: RECLAIM_TEST_FTP_HOOK}
+    - webhookURL: {env: RECLAIM_TEST_HOOK}
+    - name: nourl
+`
+	_, err := Parse([]byte(yaml), "n.yaml")
+	if err == nil {
+		t.Fatal("accepted")
+	}
+	want := []string{
+		`n.yaml: notify.reportURL: "reports.example.com/latest" is not an absolute http(s) URL`,
+		`n.yaml: notify.slack[0].when: "sometimes" is not one of always, changes, warnings`,
+		`n.yaml: notify.slack[0].maxRows: 0 is out of range — use 1 to 500`,
+		`n.yaml: notify.slack[1].name: "ops" is already the name of notify.slack[0] — target names are unique`,
+		`n.yaml: notify.slack[1].webhookURL: the URL in environment variable RECLAIM_TEST_HTTP_HOOK uses http`,
+		`n.yaml: notify.slack[2].name: "Bad_Name" is not a valid target name`,
+		`n.yaml: notify.slack[2].webhookURL: the URL in environment variable RECLAIM_TEST_FTP_HOOK is not an https URL`,
+		`n.yaml: notify.slack[3].name: is required`,
+		`n.yaml: notify.slack[4].webhookURL: is required — write {env: NAME} or {file: /path}`,
+	}
+	for _, w := range want {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("error lacks %q", w)
+		}
+	}
+	if strings.Contains(err.Error(), "topsecret") {
+		t.Errorf("error quotes a secret:\n%v", err)
+	}
+	if t.Failed() {
+		t.Log(err)
+	}
+	if _, err := Parse([]byte(notifyBase+"notify:\n  fleet: prod\n"), "n.yaml"); err == nil || !strings.Contains(err.Error(), "notify: no targets") {
+		t.Errorf("no targets: %v", err)
+	}
+}

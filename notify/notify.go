@@ -1,0 +1,428 @@
+// Package notify delivers run reports to people (Slack now, email next) and
+// decides when: every run, when what would be deleted changed, or only when
+// there is a warning. It reads the report — the decision envelope, the
+// summaries, the held-back notes and the kinds' sections — and never
+// recomputes the plan. Delivery failures are results, not errors of the run.
+package notify
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"go.uber.org/zap"
+
+	"reclaim.dev/reclaim/engine"
+	"reclaim.dev/reclaim/report"
+)
+
+// When a target is sent a report (config: notify.slack[].when).
+type When string
+
+const (
+	// WhenAlways: every run.
+	WhenAlways When = "always"
+	// WhenChanges: when the set of (kind, id, action) of what would be deleted or
+	// marked differs from the last report delivered to the target, or when
+	// any warning is present.
+	WhenChanges When = "changes"
+	// WhenWarnings: only when a warning or held-back note is present.
+	WhenWarnings When = "warnings"
+)
+
+// Target is one place reports are delivered to.
+type Target interface {
+	// Name is the configured name: logs and metrics use it, never the
+	// target's secret.
+	Name() string
+	// Type is "slack" (or, later, "email").
+	Type() string
+	When() When
+	// Deliver sends the report. Its error must not contain a secret.
+	Deliver(ctx context.Context, rep *report.Report) error
+	// Test sends a short test message.
+	Test(ctx context.Context) error
+}
+
+// Results of a delivery: the values of the result label of
+// reclaim_notify_deliveries_total.
+const (
+	Sent    = "sent"
+	Skipped = "skipped"
+	Failed  = "failed"
+)
+
+// ResultValues lists every result, for metrics that start each at zero.
+var ResultValues = []string{Sent, Skipped, Failed}
+
+// Result is what happened at one target.
+type Result struct {
+	Target string
+	Type   string
+	// Result is Sent, Skipped or Failed.
+	Result string
+	// Why says why a report was sent or skipped.
+	Why string
+	Err error
+}
+
+// AnyFailed reports whether some target was delivered nothing.
+func AnyFailed(rs []Result) bool {
+	for _, r := range rs {
+		if r.Result == Failed {
+			return true
+		}
+	}
+	return false
+}
+
+// Deliverer delivers one report to every target, each according to its
+// When, remembering per target what it delivered last in StateFile.
+type Deliverer struct {
+	Targets   []Target
+	StateFile string
+	Log       *zap.Logger
+	Now       func() time.Time
+}
+
+// Deliver delivers rep to every target and returns one result each, in
+// order. It never fails the run: a target that could not be reached, or a
+// state file that cannot be read or written, is logged and reported.
+func (d *Deliverer) Deliver(ctx context.Context, rep *report.Report) []Result {
+	log, now := d.Log, d.Now
+	if log == nil {
+		log = zap.NewNop()
+	}
+	if now == nil {
+		now = time.Now
+	}
+	st, err := loadState(d.StateFile)
+	if err != nil {
+		// Unknown history reads as "changed": a message too many, never one too few.
+		log.Warn("notify state unreadable; every target is treated as changed", zap.String("file", d.StateFile), zap.Error(err))
+	}
+	fp, n := Fingerprint(rep)
+	warnings := len(Warnings(rep)) > 0
+	dirty := false
+	out := make([]Result, 0, len(d.Targets))
+	for _, t := range d.Targets {
+		r := Result{Target: t.Name(), Type: t.Type()}
+		last, seen := st.Targets[t.Name()]
+		send, why := Decide(t.When(), fp, last.Fingerprint, seen, warnings)
+		r.Why = why
+		fields := []zap.Field{zap.String("target", t.Name()), zap.String("type", t.Type()), zap.String("when", string(t.When()))}
+		if !send {
+			r.Result = Skipped
+			log.Info("notify: nothing to send", append(fields, zap.String("reason", why))...)
+			out = append(out, r)
+			continue
+		}
+		if err := t.Deliver(ctx, rep); err != nil {
+			r.Result, r.Err = Failed, err
+			log.Warn("notify: delivery failed", append(fields, zap.String("reason", why), zap.Error(err))...)
+			out = append(out, r)
+			continue
+		}
+		r.Result = Sent
+		log.Info("notify: delivered", append(fields, zap.String("reason", why))...)
+		st.Targets[t.Name()] = targetState{Fingerprint: fp, Decisions: n, DeliveredAt: now().UTC()}
+		dirty = true
+		out = append(out, r)
+	}
+	if dirty {
+		if err := saveState(d.StateFile, st); err != nil {
+			log.Warn("notify state not saved; the next run may send the same report again", zap.String("file", d.StateFile), zap.Error(err))
+		}
+	}
+	return out
+}
+
+// Decide says whether a target with policy w is sent a report whose
+// fingerprint is fp, given the fingerprint last delivered there (if any) and
+// whether the report has a warning; and why.
+func Decide(w When, fp, last string, seen, warnings bool) (bool, string) {
+	switch w {
+	case WhenAlways:
+		return true, "when: always"
+	case WhenWarnings:
+		if warnings {
+			return true, "a warning is present"
+		}
+		return false, "no warning"
+	}
+	switch {
+	case warnings:
+		return true, "a warning is present"
+	case !seen:
+		return true, "first report to this target"
+	case fp != last:
+		return true, "what would be deleted or marked changed"
+	}
+	return false, "unchanged since the last delivered report"
+}
+
+// Fingerprint identifies the set of (kind, id, action) of the decisions that
+// delete or mark, whatever their order; n is how many there are.
+func Fingerprint(rep *report.Report) (fp string, n int) {
+	var keys []string
+	if rep.Plan != nil {
+		for i := range rep.Plan.Decisions {
+			d := &rep.Plan.Decisions[i]
+			if d.Action == engine.Delete || d.Action == engine.Mark {
+				keys = append(keys, d.Kind+"\x00"+d.ID+"\x00"+string(d.Action))
+			}
+		}
+	}
+	sort.Strings(keys)
+	h := sha256.New()
+	for _, k := range keys {
+		h.Write([]byte(k))
+		h.Write([]byte{'\n'})
+	}
+	return "sha256:" + hex.EncodeToString(h.Sum(nil)), len(keys)
+}
+
+// Warnings lists what a person should know first: the lines of every
+// WarningGroups group, in order.
+func Warnings(rep *report.Report) []string {
+	var out []string
+	for _, g := range WarningGroups(rep) {
+		out = append(out, g.Lines...)
+	}
+	return out
+}
+
+// WarningGroup is a titled list of warnings.
+type WarningGroup struct {
+	Title string
+	Lines []string
+}
+
+// WarningGroups are the report's warnings, most urgent first: "held back"
+// (the breaker, the sources that could not be read completely, what went
+// wrong in apply, then every held-back note of plan.Blocked); then, per
+// overview section (headroom, repositories, ...), its lines that start with
+// "!" (quota warnings, projections of when a quota runs out, repositories
+// near their limit), titled with the section's title.
+func WarningGroups(rep *report.Report) []WarningGroup {
+	p := rep.Plan
+	if p == nil {
+		return nil
+	}
+	var held []string
+	if p.BreakerTripped && !anyHasPrefix(p.Blocked, "breaker") {
+		held = append(held, "breaker tripped: too many resources were due at once, nothing of that kind is deleted this run")
+	}
+	var incomplete []string
+	for _, s := range p.Sources {
+		if !s.Complete {
+			incomplete = append(incomplete, s.Kind+" "+s.Name)
+		}
+	}
+	if len(incomplete) > 0 {
+		held = append(held, "incomplete sources: "+strings.Join(incomplete, ", "))
+	}
+	if o := rep.Outcome; o != nil {
+		if o.Stopped != "" {
+			held = append(held, "apply stopped: "+o.Stopped)
+		}
+		if o.Failed > 0 {
+			held = append(held, fmt.Sprintf("%d deletes failed", o.Failed))
+		}
+	}
+	held = append(held, p.Blocked...)
+	var out []WarningGroup
+	if len(held) > 0 {
+		out = append(out, WarningGroup{Title: "held back", Lines: held})
+	}
+	for _, s := range p.Sections {
+		if s.Place != engine.Overview {
+			continue
+		}
+		var lines []string
+		for _, b := range s.Blocks {
+			for _, l := range b.Lines {
+				if t := strings.TrimSpace(l); strings.HasPrefix(t, "!") {
+					lines = append(lines, strings.TrimSpace(strings.TrimPrefix(t, "!")))
+				}
+			}
+		}
+		if len(lines) > 0 {
+			title := s.Title
+			if title == "" {
+				title = s.Key
+			}
+			out = append(out, WarningGroup{Title: title, Lines: lines})
+		}
+	}
+	return out
+}
+
+func anyHasPrefix(ss []string, prefix string) bool {
+	for _, s := range ss {
+		if strings.HasPrefix(s, prefix) {
+			return true
+		}
+	}
+	return false
+}
+
+// KindTotal is what a plan deletes of one kind.
+type KindTotal struct {
+	Kind   string
+	Delete int
+	Mark   int
+	GB     int64
+	Bytes  int64
+}
+
+// Totals sums the deletions and marks of the plan per kind, in the order
+// kinds first appear among the decisions.
+func Totals(p *engine.Plan) []KindTotal {
+	if p == nil {
+		return nil
+	}
+	at := map[string]int{}
+	var out []KindTotal
+	for i := range p.Decisions {
+		d := &p.Decisions[i]
+		if d.Action != engine.Delete && d.Action != engine.Mark {
+			continue
+		}
+		j, ok := at[d.Kind]
+		if !ok {
+			j = len(out)
+			at[d.Kind] = j
+			out = append(out, KindTotal{Kind: d.Kind})
+		}
+		t := &out[j]
+		if d.Action == engine.Mark {
+			t.Mark++
+			continue
+		}
+		t.Delete++
+		t.GB += d.Frees.GB
+		t.Bytes += d.Frees.Bytes
+	}
+	return out
+}
+
+// Noun names a kind's resources: nouns[kind] when given (a kind's
+// Limits().Noun), else the last word of its name in the plural ("gce-disk":
+// disks, "k8s-pvc": PVCs).
+func Noun(kind string, nouns map[string]string) string {
+	if n := nouns[kind]; n != "" {
+		return n
+	}
+	w := kind[strings.LastIndex(kind, "-")+1:]
+	if len(w) <= 3 {
+		w = strings.ToUpper(w)
+	}
+	return w + "s"
+}
+
+// Headline says in one line what the run deletes (or deleted), e.g.
+// "12 disks (300 GB) and 490 images (99.5 GB) would be deleted".
+func Headline(rep *report.Report, nouns map[string]string) string {
+	var parts []string
+	for _, t := range Totals(rep.Plan) {
+		if t.Delete == 0 {
+			continue
+		}
+		s := fmt.Sprintf("%d %s", t.Delete, Noun(t.Kind, nouns))
+		switch {
+		case t.GB > 0:
+			s += fmt.Sprintf(" (%d GB)", t.GB)
+		case t.Bytes > 0:
+			s += " (" + engine.HumanBytes(t.Bytes) + ")"
+		}
+		parts = append(parts, s)
+	}
+	verb := "would be deleted"
+	if rep.Mode == "apply" {
+		verb = "were due for deletion"
+	}
+	var h string
+	switch len(parts) {
+	case 0:
+		h = "nothing would be deleted"
+		if rep.Mode == "apply" {
+			h = "nothing was due for deletion"
+		}
+	case 1:
+		h = parts[0] + " " + verb
+	default:
+		h = strings.Join(parts[:len(parts)-1], ", ") + " and " + parts[len(parts)-1] + " " + verb
+	}
+	if o := rep.Outcome; o != nil {
+		h += fmt.Sprintf("; deleted %d, skipped %d, failed %d", o.Deleted, o.Skipped, o.Failed)
+	}
+	return h
+}
+
+// state is what the state file keeps: per target, the last report delivered.
+type state struct {
+	Version int                    `json:"version"`
+	Targets map[string]targetState `json:"targets"`
+}
+
+type targetState struct {
+	Fingerprint string    `json:"fingerprint"`
+	Decisions   int       `json:"decisions"`
+	DeliveredAt time.Time `json:"deliveredAt"`
+}
+
+func loadState(path string) (state, error) {
+	st := state{Version: 1, Targets: map[string]targetState{}}
+	if path == "" {
+		return st, nil
+	}
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return st, nil
+	}
+	if err != nil {
+		return st, err
+	}
+	var got state
+	if err := json.Unmarshal(b, &got); err != nil {
+		return st, fmt.Errorf("%s: %w", path, err)
+	}
+	for k, v := range got.Targets {
+		st.Targets[k] = v
+	}
+	return st, nil
+}
+
+// saveState writes the state to a temporary file and renames it over path.
+func saveState(path string, st state) error {
+	if path == "" {
+		return nil
+	}
+	b, err := json.MarshalIndent(st, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(append(b, '\n')); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}

@@ -1,0 +1,163 @@
+package notify
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+
+	"reclaim.dev/reclaim/engine"
+	"reclaim.dev/reclaim/report"
+)
+
+// fakeTarget counts deliveries; fail makes them fail.
+type fakeTarget struct {
+	name string
+	when When
+	sent int
+	fail error
+}
+
+func (f *fakeTarget) Name() string { return f.name }
+func (f *fakeTarget) Type() string { return "fake" }
+func (f *fakeTarget) When() When   { return f.when }
+func (f *fakeTarget) Deliver(context.Context, *report.Report) error {
+	if f.fail != nil {
+		return f.fail
+	}
+	f.sent++
+	return nil
+}
+func (f *fakeTarget) Test(context.Context) error { return f.fail }
+
+func rep(ids ...string) *report.Report {
+	p := &engine.Plan{Sources: []engine.Source{{Kind: "cluster", Name: "a", Complete: true}}}
+	for _, id := range ids {
+		p.Decisions = append(p.Decisions, engine.Decision{Kind: "gce-disk", ID: id, Action: engine.Delete})
+	}
+	// Kept resources are not part of what changed.
+	p.Decisions = append(p.Decisions, engine.Decision{Kind: "gce-disk", ID: "kept-" + string(rune('a'+len(ids))), Action: engine.Keep})
+	return report.New(p, nil, false)
+}
+
+func TestChangesSendsOnceForAnUnchangedReportAndAgainAfterAChange(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "state.json.notify.json")
+	changes, always, warn := &fakeTarget{name: "c", when: WhenChanges}, &fakeTarget{name: "a", when: WhenAlways}, &fakeTarget{name: "w", when: WhenWarnings}
+	d := &Deliverer{Targets: []Target{changes, always, warn}, StateFile: file}
+	results := func(rs []Result) string {
+		var s []string
+		for _, r := range rs {
+			s = append(s, r.Target+"="+r.Result)
+		}
+		return strings.Join(s, " ")
+	}
+	steps := []struct {
+		rep  *report.Report
+		want string
+	}{
+		{rep("d1", "d2"), "c=sent a=sent w=skipped"},
+		{rep("d2", "d1"), "c=skipped a=sent w=skipped"}, // same set, other order
+		{rep("d1", "d2", "d3"), "c=sent a=sent w=skipped"},
+		{rep("d1", "d2", "d3"), "c=skipped a=sent w=skipped"},
+	}
+	for i, s := range steps {
+		if got := results(d.Deliver(context.Background(), s.rep)); got != s.want {
+			t.Fatalf("step %d: %s, want %s", i, got, s.want)
+		}
+	}
+	if changes.sent != 2 || always.sent != 4 || warn.sent != 0 {
+		t.Fatalf("sent changes=%d always=%d warnings=%d", changes.sent, always.sent, warn.sent)
+	}
+	// The fingerprint survives the process: a new Deliverer reads the file.
+	d2 := &Deliverer{Targets: []Target{changes}, StateFile: file}
+	if got := results(d2.Deliver(context.Background(), rep("d3", "d1", "d2"))); got != "c=skipped" {
+		t.Fatalf("after reload: %s", got)
+	}
+	// A mark becoming a delete is a change.
+	r := rep("d1", "d2")
+	r.Plan.Decisions[1].Action = engine.Mark
+	r.Plan.Decisions = append(r.Plan.Decisions, engine.Decision{Kind: "gce-disk", ID: "d3", Action: engine.Delete})
+	if got := results(d2.Deliver(context.Background(), r)); got != "c=sent" {
+		t.Fatalf("mark vs delete: %s", got)
+	}
+}
+
+func TestWarningsAlwaysSendAndFailuresAreRetried(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "n.json")
+	changes, warn := &fakeTarget{name: "c", when: WhenChanges}, &fakeTarget{name: "w", when: WhenWarnings}
+	d := &Deliverer{Targets: []Target{changes, warn}, StateFile: file}
+	r := rep("d1")
+	r.Plan.Sections = []engine.Section{{Title: "QUOTA HEADROOM", Place: engine.Overview, Blocks: []engine.Block{{Lines: []string{"  ! p r SSD_TOTAL_GB is 97.0% used"}}}}}
+	for i := range 2 {
+		rs := d.Deliver(context.Background(), r)
+		if rs[0].Result != Sent || rs[1].Result != Sent {
+			t.Fatalf("run %d with a warning: %+v", i, rs)
+		}
+	}
+	// A failed delivery is not remembered: the next run sends again.
+	fail := &fakeTarget{name: "f", when: WhenChanges, fail: errors.New("slack webhook answered 404 channel_not_found")}
+	var logs bytes.Buffer
+	log := zap.New(zapcore.NewCore(zapcore.NewJSONEncoder(zap.NewProductionEncoderConfig()), zapcore.AddSync(&logs), zap.InfoLevel))
+	d = &Deliverer{Targets: []Target{fail}, StateFile: file, Log: log}
+	rs := d.Deliver(context.Background(), rep("d1"))
+	if !AnyFailed(rs) || !strings.Contains(logs.String(), `"target":"f"`) || !strings.Contains(logs.String(), "channel_not_found") {
+		t.Fatalf("%+v\n%s", rs, logs.String())
+	}
+	fail.fail = nil
+	if rs := d.Deliver(context.Background(), rep("d1")); rs[0].Result != Sent {
+		t.Fatalf("after a failure: %+v", rs)
+	}
+}
+
+func TestUnreadableStateSends(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "n.json")
+	os.WriteFile(file, []byte("{not json"), 0o644)
+	c := &fakeTarget{name: "c", when: WhenChanges}
+	rs := (&Deliverer{Targets: []Target{c}, StateFile: file}).Deliver(context.Background(), rep("d1"))
+	if rs[0].Result != Sent {
+		t.Fatalf("%+v", rs)
+	}
+}
+
+func TestWarningGroupsOrder(t *testing.T) {
+	r := rep("d1")
+	p := r.Plan
+	p.BreakerTripped = true
+	p.Blocked = []string{"cluster b is incomplete (timeout): no disk it could reference is deleted this run"}
+	p.Sources = append(p.Sources, engine.Source{Kind: "cluster", Name: "b"})
+	p.Sections = []engine.Section{
+		{Title: "QUOTA HEADROOM", Place: engine.Overview, Blocks: []engine.Block{{Lines: []string{"  ! quota 97%", "  ? unknown", "plain"}}}},
+		{Title: "GCE DISKS", Place: engine.Details, Blocks: []engine.Block{{Lines: []string{"  ! not an overview line"}}}},
+	}
+	got := strings.Join(Warnings(r), "\n")
+	want := "breaker tripped: too many resources were due at once, nothing of that kind is deleted this run\n" +
+		"incomplete sources: cluster b\n" +
+		"cluster b is incomplete (timeout): no disk it could reference is deleted this run\n" +
+		"quota 97%"
+	if got != want {
+		t.Fatalf("got\n%s\nwant\n%s", got, want)
+	}
+}
+
+func TestHeadline(t *testing.T) {
+	p := &engine.Plan{}
+	for i := range 12 {
+		p.Decisions = append(p.Decisions, engine.Decision{Kind: "gce-disk", ID: string(rune('a' + i)), Action: engine.Delete, Frees: engine.Frees{GB: 25}})
+	}
+	for i := range 490 {
+		p.Decisions = append(p.Decisions, engine.Decision{Kind: "ecr-image", ID: string(rune(1000 + i)), Action: engine.Delete, Frees: engine.Frees{Bytes: 1e6}})
+	}
+	got := Headline(report.New(p, nil, false), map[string]string{"gce-disk": "disks"})
+	if got != "12 disks (300 GB) and 490 images (490 MB) would be deleted" {
+		t.Fatal(got)
+	}
+	if Noun("k8s-pvc", nil) != "PVCs" {
+		t.Fatal(Noun("k8s-pvc", nil))
+	}
+}
