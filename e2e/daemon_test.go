@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"sync"
@@ -20,6 +19,7 @@ import (
 	"reclaim.dev/reclaim/engine"
 	"reclaim.dev/reclaim/internal/app"
 	"reclaim.dev/reclaim/internal/daemon"
+	"reclaim.dev/reclaim/internal/enginetest"
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/providers/gce"
 	"reclaim.dev/reclaim/report"
@@ -41,17 +41,6 @@ func (c *countingDisks) DeleteDisk(ctx context.Context, key inventory.DiskKey) e
 type every time.Duration
 
 func (e every) Next(t time.Time) time.Time { return t.Add(time.Duration(e)) }
-
-type lockedWriter struct {
-	mu *sync.Mutex
-	w  io.Writer
-}
-
-func (l lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
-}
 
 type replica struct {
 	name   string
@@ -112,7 +101,7 @@ daemon:
 		t.Cleanup(func() { c.Close() })
 		rp.disks = &countingDisks{Provider: c}
 		r, err := app.New(context.Background(), cfg, app.Deps{Disks: rp.disks, Clusters: clusters, Store: store,
-			Audit: audit.New(lockedWriter{&auditMu, &auditBuf})})
+			Audit: audit.New(enginetest.LockedWriter{Mu: &auditMu, W: &auditBuf})})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -2,14 +2,13 @@ package app
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"testing"
 	"time"
 
 	"reclaim.dev/reclaim/audit"
-	"reclaim.dev/reclaim/config"
 	"reclaim.dev/reclaim/engine"
+	"reclaim.dev/reclaim/internal/enginetest"
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/kinds/gcedisk"
 	"reclaim.dev/reclaim/providers/gce/gcefake"
@@ -25,20 +24,7 @@ func TestRunnerPassesShareClientsAndState(t *testing.T) {
 	t0 := time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
 	key := srv.AddDisk("proj-one", gcefake.Disk{Zone: "asia-northeast1-a", Name: "orphan", SizeGB: 10, Type: "pd-balanced",
 		Labels: map[string]string{"goog-gke-volume": ""}, Created: t0.Add(-30 * 24 * time.Hour), LastDetach: t0.Add(-10 * 24 * time.Hour)})
-	cfg, err := config.Parse([]byte(fmt.Sprintf(`clusters:
-  - name: a
-    kubeconfig: unused
-gce:
-  projects: [proj-one]
-  endpoint: %s
-  withoutAuthentication: true
-disks:
-  grace: 6h
-  maxDeletePercent: 100%%
-`, srv.URL())), "test.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := enginetest.DiskConfig(t, srv.URL())
 	now := t0
 	clusters := func(context.Context) []inventory.ClusterRefs {
 		return []inventory.ClusterRefs{{Name: "a", Complete: true, Projects: []string{"proj-one"}}}

@@ -29,6 +29,7 @@ import (
 	"reclaim.dev/reclaim/config"
 	"reclaim.dev/reclaim/engine"
 	"reclaim.dev/reclaim/internal/app"
+	"reclaim.dev/reclaim/internal/enginetest"
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/kinds/gcedisk"
 	"reclaim.dev/reclaim/metrics"
@@ -248,17 +249,6 @@ type fleet struct {
 	mu     *sync.Mutex
 }
 
-type lockedWriter struct {
-	mu *sync.Mutex
-	w  io.Writer
-}
-
-func (l lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
-}
-
 func newFleet(t *testing.T, disks int, o gcefake.Options) *fleet {
 	t.Helper()
 	srv := gcefake.New(o)
@@ -276,25 +266,13 @@ func newFleet(t *testing.T, disks int, o gcefake.Options) *fleet {
 	if err := f.store.Save(context.Background(), st); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := config.Parse(fmt.Appendf(nil, `clusters:
-  - name: a
-    kubeconfig: unused
-gce:
-  projects: [proj-one]
-  endpoint: %s
-  withoutAuthentication: true
-disks:
-  grace: 6h
-  maxDeletePercent: 100%%
-`, srv.URL()), "test.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := enginetest.DiskConfig(t, srv.URL())
 	clusters := func(context.Context) []inventory.ClusterRefs {
 		return []inventory.ClusterRefs{{Name: "a", Complete: true, Projects: []string{"proj-one"}}}
 	}
+	var err error
 	f.runner, err = app.New(context.Background(), cfg, app.Deps{Clusters: clusters, Store: f.store,
-		Audit: audit.New(lockedWriter{f.mu, f.audit})})
+		Audit: audit.New(enginetest.LockedWriter{Mu: f.mu, W: f.audit})})
 	if err != nil {
 		t.Fatal(err)
 	}

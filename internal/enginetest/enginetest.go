@@ -6,13 +6,17 @@ package enginetest
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"io"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"go.uber.org/zap"
 
 	"reclaim.dev/reclaim/audit"
+	"reclaim.dev/reclaim/config"
 	"reclaim.dev/reclaim/engine"
 	"reclaim.dev/reclaim/state"
 )
@@ -55,4 +59,39 @@ func DecisionFor(t *testing.T, p *engine.Plan, name string) engine.Decision {
 	}
 	t.Fatalf("no decision for %s", name)
 	return engine.Decision{}
+}
+
+// LockedWriter serializes writes to W (an audit log read by a test while
+// passes run).
+type LockedWriter struct {
+	Mu *sync.Mutex
+	W  io.Writer
+}
+
+func (l LockedWriter) Write(p []byte) (int, error) {
+	l.Mu.Lock()
+	defer l.Mu.Unlock()
+	return l.W.Write(p)
+}
+
+// DiskConfig is a config with one cluster "a" and the GCE project proj-one
+// at gceURL (a fake), grace 6h and no percent cap: a runner over it deletes
+// orphan disks of proj-one once their clock is 6 hours old.
+func DiskConfig(t testing.TB, gceURL string) *config.Config {
+	t.Helper()
+	cfg, err := config.Parse(fmt.Appendf(nil, `clusters:
+  - name: a
+    kubeconfig: unused
+gce:
+  projects: [proj-one]
+  endpoint: %s
+  withoutAuthentication: true
+disks:
+  grace: 6h
+  maxDeletePercent: 100%%
+`, gceURL), "test.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
 }
