@@ -101,3 +101,62 @@ func TestApplyRereadErrorIsNotADelete(t *testing.T) {
 		t.Fatalf("%+v %v", out, k.calls)
 	}
 }
+
+// Stop ends a pass gracefully: the batch in flight finishes, no new batch
+// starts, and what was not started is not-attempted, never failed.
+func TestApplyStopStartsNoNewBatch(t *testing.T) {
+	k, p, a, _, store := applyFixture("a", "b", "c")
+	stop, cancel := context.WithCancel(context.Background())
+	a.Stop = stop
+	k.onDelete = func() { cancel() } // shutdown arrives during the first delete
+	out, err := a.Apply(context.Background(), p, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	counts := map[string]int{}
+	for _, r := range out.Results {
+		counts[r.Result]++
+	}
+	if counts[engine.ResultDeleted] != 1 || counts[engine.ResultNotAttempted] != 2 || out.Failed != 0 {
+		t.Fatalf("want 1 deleted, 2 not-attempted: %+v", out.Results)
+	}
+	if st, _ := store.Load(context.Background()); len(st.Pending) != 0 {
+		t.Fatalf("pending marks left: %v", st.Pending)
+	}
+}
+
+// A delete whose outcome was unknown (pending) is settled by the next run:
+// the object gone, or replaced by a new one under the same id, means the
+// delete happened (recorded once); the same object still there means it
+// did not, and the pending mark goes.
+func TestPendingSettledByIdentity(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		listed    []engine.Proposal
+		confirmed bool
+	}{
+		{"gone", nil, true},
+		{"recreated under the same id", []engine.Proposal{recreated("a")}, true},
+		{"still the same object", []engine.Proposal{orphan("a")}, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			st := engine.NewState()
+			st.Pending[fakeID("a")] = engine.Pending{Kind: fakeName, Started: t0.Add(-time.Hour), Identity: "v1", Reason: "nobody uses it"}
+			k := &fakeKind{lim: testLimits(), items: c.listed}
+			p := build(k, st, t0, complete("a"))
+			if got := len(p.Confirmed) == 1; got != c.confirmed {
+				t.Fatalf("confirmed %v, want %v", p.Confirmed, c.confirmed)
+			}
+			if _, ok := p.State.Pending[fakeID("a")]; ok {
+				t.Fatal("the pending mark must be settled")
+			}
+		})
+	}
+}
+
+// recreated is orphan(name) as a new object (another identity).
+func recreated(name string) engine.Proposal {
+	p := orphan(name)
+	p.Identity = "v2"
+	return p
+}

@@ -23,6 +23,7 @@ type fakeKind struct {
 	deleteErr  error                     // the Delete call fails (outcome unknown)
 	results    map[string]error          // by name: the Deleted.Err of one resource
 	calls      []string
+	onDelete   func() // called at each Delete call
 }
 
 const fakeName = "fake"
@@ -42,7 +43,11 @@ func (k *fakeKind) Propose(*inventory.Snapshot, time.Time) engine.Proposals {
 		listed[it.ID] = true
 		items[i] = it
 	}
-	return engine.Proposals{Items: items, InScope: len(items), Presence: func(id string) engine.Presence {
+	identity := map[string]string{}
+	for _, it := range k.items {
+		identity[it.ID] = it.Identity
+	}
+	return engine.Proposals{Items: items, InScope: len(items), Identity: func(id string) string { return identity[id] }, Presence: func(id string) engine.Presence {
 		if listed[id] {
 			return engine.Present
 		}
@@ -63,6 +68,9 @@ func (k *fakeKind) Recheck(_ context.Context, batch []*engine.Decision) ([]engin
 }
 
 func (k *fakeKind) Delete(_ context.Context, batch []*engine.Decision) ([]engine.Deleted, error) {
+	if k.onDelete != nil {
+		k.onDelete()
+	}
 	out := make([]engine.Deleted, len(batch))
 	for i, d := range batch {
 		k.calls = append(k.calls, "delete "+d.Name)
