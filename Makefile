@@ -6,20 +6,28 @@ LDFLAGS := -X reclaim.dev/reclaim/internal/app.Version=$(VERSION)
 # module proxy into this git-ignored folder (about 4 minutes the first time).
 export RECLAIM_TESTBINS ?= $(CURDIR)/.cache/testbins
 
-.PHONY: build demo test test-unit testbins lint bench clean
+.PHONY: build demo test test-unit testbins testdeps lint bench clean
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o bin/reclaim ./cmd/reclaim
 
 # A dry-run on the embedded simulated fleet: nothing to install, nothing deleted.
+# It also writes the report email's bodies: open demo-report.html in a browser.
 demo:
-	$(GO) run ./cmd/reclaim demo
+	$(GO) run ./cmd/reclaim demo --email-files demo-report
 
 testbins:
 	tools/testbins/build.sh
 
-# Everything, including the end-to-end tests in ./e2e against real apiservers.
-test: testbins
+# The email end-to-end test sends to a real SMTP server, Debian's
+# python3-aiosmtpd; installed here when missing (needs root and apt-get).
+testdeps:
+	@/usr/bin/python3 -c 'import aiosmtpd' 2>/dev/null || python3 -c 'import aiosmtpd' 2>/dev/null || \
+		{ apt-get update && apt-get install -y python3-aiosmtpd; }
+
+# Everything, including the end-to-end tests in ./e2e against real apiservers
+# and a real SMTP server.
+test: testdeps testbins
 	$(GO) test -race -count=1 ./...
 
 # Without the end-to-end tests (no apiserver needed).

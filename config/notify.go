@@ -2,12 +2,14 @@ package config
 
 import (
 	"net"
+	"net/mail"
 	"net/url"
+	"path/filepath"
 	"strings"
 )
 
-// Notify says where each run's report is delivered (Slack incoming webhooks;
-// email targets are to come beside them) and when. Nil when the file has no
+// Notify says where each run's report is delivered (Slack incoming webhooks,
+// email over SMTP) and when. Nil when the file has no
 // notify section: nothing is delivered.
 type Notify struct {
 	// Fleet names the fleet in every message ("prod"); empty leaves it out.
@@ -19,9 +21,53 @@ type Notify struct {
 	// delivered there (for when: changes). Default: <state.file>.notify.json,
 	// or reclaim-notify.json when the state is a ConfigMap.
 	StateFile string `json:"stateFile"`
+	// Spool is a directory where an email that could not be sent is kept,
+	// as a .eml file, until a later run sends it. Default: the directory
+	// of stateFile, subdirectory reclaim-spool.
+	Spool string `json:"spool"`
 	// Slack are incoming-webhook targets.
 	Slack []SlackTarget `json:"slack"`
+	// Email are SMTP targets.
+	Email []EmailTarget `json:"email"`
 }
+
+// EmailTarget is one SMTP submission server and the people it mails.
+type EmailTarget struct {
+	// Name is unique among the notify targets; logs and metrics use it.
+	Name string `json:"name"`
+	Host string `json:"host"`
+	// Port is 587 by default (STARTTLS); 465 means implicit TLS.
+	Port int `json:"port"`
+	// TLS is starttls (mandatory: the server must offer it), implicit (TLS
+	// from the first byte, port 465), or none — only to localhost or
+	// 127.0.0.1, for tests. Default: implicit on port 465, else starttls.
+	TLS string `json:"tls"`
+	// Username and Password authenticate; the password is a secret, written
+	// {env: NAME} or {file: /path} (an OAuth2 access token for xoauth2).
+	Username string `json:"username,omitempty"`
+	Password Secret `json:"password,omitzero"`
+	// Auth is plain, login, cram-md5, xoauth2 or none. Default: plain with
+	// a username, none without.
+	Auth string `json:"auth"`
+	// From is the sender address; To are the recipients (net/mail syntax:
+	// "Ops <ops@example.com>" or ops@example.com).
+	From string   `json:"from"`
+	To   []string `json:"to"`
+	// When is always, changes (the default) or warnings.
+	When string `json:"when"`
+	// MaxRows is how many rows each table shows before "+N more".
+	MaxRows int `json:"maxRows"`
+}
+
+// TLS modes of an email target.
+const (
+	EmailSTARTTLS = "starttls"
+	EmailImplicit = "implicit"
+	EmailNoTLS    = "none"
+)
+
+// Auth mechanisms of an email target.
+var emailAuths = []string{"plain", "login", "cram-md5", "xoauth2", "none"}
 
 // SlackTarget is one Slack incoming webhook.
 type SlackTarget struct {
@@ -55,6 +101,9 @@ const (
 	maxNotifyRows            = 500
 	defaultNotifyStateSuffix = ".notify.json"
 	defaultNotifyStateFile   = "reclaim-notify.json"
+	defaultNotifySpoolDir    = "reclaim-spool"
+	defaultEmailPort         = 587
+	implicitTLSPort          = 465
 	maxFleetName             = 60
 	maxReportURL             = 3000 // Slack's limit on a button's url
 )
@@ -69,6 +118,23 @@ func (c *Config) notifyDefaults() {
 		stateFile = c.State.File + defaultNotifyStateSuffix
 	}
 	def(c, "notify.stateFile", &n.StateFile, stateFile)
+	def(c, "notify.spool", &n.Spool, filepath.Join(filepath.Dir(n.StateFile), defaultNotifySpoolDir))
+	for i := range n.Email {
+		t, p := &n.Email[i], index("notify.email", i)
+		def(c, p+".port", &t.Port, defaultEmailPort)
+		tls := EmailSTARTTLS
+		if t.Port == implicitTLSPort {
+			tls = EmailImplicit
+		}
+		def(c, p+".tls", &t.TLS, tls)
+		auth := "none"
+		if t.Username != "" {
+			auth = "plain"
+		}
+		def(c, p+".auth", &t.Auth, auth)
+		def(c, p+".when", &t.When, defaultNotifyWhen)
+		def(c, p+".maxRows", &t.MaxRows, defaultNotifyMaxRows)
+	}
 	for i := range n.Slack {
 		t, p := &n.Slack[i], index("notify.slack", i)
 		def(c, p+".when", &t.When, defaultNotifyWhen)
@@ -80,14 +146,22 @@ func (n *Notify) normalize(ps *problems) {
 	v, err := expandHome(n.StateFile)
 	if err != nil {
 		ps.add("notify.stateFile", "%v", err)
-		return
+	} else {
+		n.StateFile = v
 	}
-	n.StateFile = v
+	if v, err := expandHome(n.Spool); err != nil {
+		ps.add("notify.spool", "%v", err)
+	} else {
+		n.Spool = v
+	}
 }
 
 func (n *Notify) validate(ps *problems, path string) {
-	if len(n.Slack) == 0 {
-		ps.add(path, "no targets — add slack: [{name: ..., webhookURL: {env: NAME}}], or remove the notify section")
+	if len(n.Slack) == 0 && len(n.Email) == 0 {
+		ps.add(path, "no targets — add slack: [{name: ..., webhookURL: {env: NAME}}] or email: [{name: ..., host: ..., from: ..., to: [...]}], or remove the notify section")
+	}
+	if n.Spool == "" {
+		ps.add(path+".spool", "must not be empty — remove the key for the default next to stateFile")
 	}
 	if len(n.Fleet) > maxFleetName {
 		ps.add(path+".fleet", "is %d characters — at most %d, it goes in every message's header", len(n.Fleet), maxFleetName)
@@ -133,6 +207,84 @@ func (n *Notify) validate(ps *problems, path string) {
 		if t.MaxRows < 1 || t.MaxRows > maxNotifyRows {
 			ps.add(p+".maxRows", "%d is out of range — use 1 to %d", t.MaxRows, maxNotifyRows)
 		}
+	}
+	names := map[string]string{}
+	for name, i := range first {
+		names[name] = index(path+".slack", i)
+	}
+	for i := range n.Email {
+		n.Email[i].validate(ps, index(path+".email", i), names)
+	}
+}
+
+func (t *EmailTarget) validate(ps *problems, p string, names map[string]string) {
+	switch {
+	case t.Name == "":
+		ps.add(p+".name", "is required — a short name such as ops-mail; logs and metrics use it")
+	case len(t.Name) > 63 || !dnsLabel.MatchString(t.Name):
+		ps.add(p+".name", "%q is not a valid target name — %s", t.Name, clusterHint)
+	case names[t.Name] != "":
+		ps.add(p+".name", "%q is already the name of %s — target names are unique", t.Name, names[t.Name])
+	default:
+		names[t.Name] = p
+	}
+	switch {
+	case t.Host == "":
+		ps.add(p+".host", "is required — the SMTP submission server, such as smtp.example.com")
+	case strings.ContainsAny(t.Host, " /:@") && net.ParseIP(t.Host) == nil:
+		ps.add(p+".host", "%q is not a host name — write the name alone (smtp.example.com), the port goes in port", t.Host)
+	}
+	if t.Port < 1 || t.Port > 65535 {
+		ps.add(p+".port", "%d is out of range — use 1 to 65535 (587 for STARTTLS, 465 for implicit TLS)", t.Port)
+	}
+	switch t.TLS {
+	case EmailSTARTTLS, EmailImplicit:
+	case EmailNoTLS:
+		if h := t.Host; h != "localhost" && !net.ParseIP(h).IsLoopback() {
+			ps.add(p+".tls", "none is only allowed to localhost or 127.0.0.1 (a test server) — the password and the report would cross the network in clear; use starttls or implicit")
+		}
+	default:
+		ps.add(p+".tls", "%q is not one of starttls, implicit, none", t.TLS)
+	}
+	authOK := false
+	for _, a := range emailAuths {
+		authOK = authOK || t.Auth == a
+	}
+	switch {
+	case !authOK:
+		ps.add(p+".auth", "%q is not one of %s", t.Auth, strings.Join(emailAuths, ", "))
+	case t.Auth == "none":
+		if !t.Password.IsZero() {
+			ps.add(p+".password", "is set but auth is none — set auth (plain, login, cram-md5, xoauth2) or remove the password")
+		}
+	default:
+		if t.Username == "" {
+			ps.add(p+".username", "is required with auth %s", t.Auth)
+		}
+		if t.Password.IsZero() {
+			ps.add(p+".password", "is required with auth %s — %s", t.Auth, secretHint)
+		}
+	}
+	if t.From == "" {
+		ps.add(p+".from", "is required — the sender, such as reclaim@example.com")
+	} else if _, err := mail.ParseAddress(t.From); err != nil {
+		ps.add(p+".from", "%q is not an email address (%v) — write reclaim@example.com or \"reclaim <reclaim@example.com>\"", t.From, err)
+	}
+	if len(t.To) == 0 {
+		ps.add(p+".to", "is required — at least one recipient")
+	}
+	for j, a := range t.To {
+		if _, err := mail.ParseAddress(a); err != nil {
+			ps.add(index(p+".to", j), "%q is not an email address (%v) — write ops@example.com or \"Ops <ops@example.com>\"", a, err)
+		}
+	}
+	switch t.When {
+	case NotifyAlways, NotifyChanges, NotifyWarnings:
+	default:
+		ps.add(p+".when", "%q is not one of always, changes, warnings", t.When)
+	}
+	if t.MaxRows < 1 || t.MaxRows > maxNotifyRows {
+		ps.add(p+".maxRows", "%d is out of range — use 1 to %d", t.MaxRows, maxNotifyRows)
 	}
 }
 

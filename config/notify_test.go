@@ -75,3 +75,103 @@ func TestNotifyProblems(t *testing.T) {
 		t.Errorf("no targets: %v", err)
 	}
 }
+
+func TestEmailDefaults(t *testing.T) {
+	t.Setenv("RECLAIM_TEST_SMTP", "s3cr3t-smtp-pw")
+	c, err := Parse([]byte(notifyBase+`notify:
+  email:
+    - name: mail
+      host: smtp.example.com
+      username: reclaim@example.com
+      password: {env: RECLAIM_TEST_SMTP}
+      from: reclaim <reclaim@example.com>
+      to: [ops@example.com]
+    - name: smtps
+      host: smtp.example.com
+      port: 465
+      from: reclaim@example.com
+      to: ["Ops <ops@example.com>"]
+`), "n.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := c.Notify
+	e, s := n.Email[0], n.Email[1]
+	if e.Port != 587 || e.TLS != "starttls" || e.Auth != "plain" || e.When != "changes" || e.MaxRows != 20 || e.Password.Value() != "s3cr3t-smtp-pw" {
+		t.Fatalf("%+v", e)
+	}
+	if s.TLS != "implicit" || s.Auth != "none" {
+		t.Fatalf("port 465: %+v", s)
+	}
+	if n.Spool != "/var/lib/reclaim/reclaim-spool" {
+		t.Fatalf("spool %q, want next to the state file", n.Spool)
+	}
+	b, err := c.Redacted()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(b), "s3cr3t-smtp-pw") || !strings.Contains(string(b), "password: <secret>") {
+		t.Fatalf("redacted:\n%s", b)
+	}
+}
+
+func TestEmailProblems(t *testing.T) {
+	t.Setenv("RECLAIM_TEST_SMTP", "s3cr3t-smtp-pw")
+	t.Setenv("RECLAIM_TEST_HOOK", "https://hooks.slack.com/services/T/B/x")
+	yaml := notifyBase + `notify:
+  slack:
+    - name: ops
+      webhookURL: {env: RECLAIM_TEST_HOOK}
+  email:
+    - name: ops
+      host: smtp.example.com
+      port: 70000
+      tls: none
+      auth: login
+      from: not an address
+      to: [ok@example.com, "broken@"]
+      when: sometimes
+      maxRows: 501
+    - name: mail2
+      host: smtp.example.com:587
+      tls: ssl
+      auth: gssapi
+      password: {env: RECLAIM_TEST_SMTP}
+    - name: mail3
+      host: 127.0.0.1
+      tls: none
+      auth: none
+      password: {env: RECLAIM_TEST_SMTP}
+      from: a@example.com
+      to: [b@example.com]
+`
+	_, err := Parse([]byte(yaml), "n.yaml")
+	if err == nil {
+		t.Fatal("accepted")
+	}
+	want := []string{
+		`n.yaml: notify.email[0].name: "ops" is already the name of notify.slack[0] — target names are unique`,
+		`n.yaml: notify.email[0].port: 70000 is out of range — use 1 to 65535`,
+		`n.yaml: notify.email[0].tls: none is only allowed to localhost or 127.0.0.1`,
+		`n.yaml: notify.email[0].username: is required with auth login`,
+		`n.yaml: notify.email[0].password: is required with auth login`,
+		`n.yaml: notify.email[0].from: "not an address" is not an email address`,
+		`n.yaml: notify.email[0].to[1]: "broken@" is not an email address`,
+		`n.yaml: notify.email[0].when: "sometimes" is not one of always, changes, warnings`,
+		`n.yaml: notify.email[0].maxRows: 501 is out of range — use 1 to 500`,
+		`n.yaml: notify.email[1].host: "smtp.example.com:587" is not a host name`,
+		`n.yaml: notify.email[1].tls: "ssl" is not one of starttls, implicit, none`,
+		`n.yaml: notify.email[1].auth: "gssapi" is not one of plain, login, cram-md5, xoauth2, none`,
+		`n.yaml: notify.email[1].from: is required`,
+		`n.yaml: notify.email[1].to: is required`,
+		`n.yaml: notify.email[2].password: is set but auth is none`,
+	}
+	for _, w := range want {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("missing %q in:\n%v", w, err)
+		}
+	}
+	if strings.Contains(err.Error(), "s3cr3t-smtp-pw") {
+		t.Errorf("secret printed:\n%v", err)
+	}
+}

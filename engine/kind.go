@@ -53,6 +53,10 @@ type Limits struct {
 	// Guarded names, for the run's held-back notes, what an incomplete
 	// cluster holds back: "disk it could reference". "" says nothing.
 	Guarded string
+	// OptOut says how a person keeps one of the kind's resources from being
+	// deleted, for reports: "set the label reclaim-protect on the disk". ""
+	// says nothing.
+	OptOut string
 }
 
 // Proposal is a kind's view of one resource: the decision envelope it fills

@@ -53,6 +53,34 @@ type Target interface {
 	Test(ctx context.Context) error
 }
 
+// SinceTarget is a Target that shows what is new since the report it was
+// last delivered (email); the Deliverer calls DeliverSince instead of Deliver.
+type SinceTarget interface {
+	Target
+	DeliverSince(ctx context.Context, rep *report.Report, prev Previous) error
+}
+
+// Previous is what a target was last delivered.
+type Previous struct {
+	// Known is false when nothing was delivered there yet, or the state file
+	// predates decision sets: then everything reads as new.
+	Known bool
+	At    time.Time
+	// Keys are DecisionKey of each delete or mark decision of that report.
+	Keys map[string]bool
+}
+
+// IsNew says whether a decision was not in the previous report (as the same
+// action): everything is new when the previous report is unknown.
+func (p Previous) IsNew(d *engine.Decision) bool {
+	return !p.Known || !p.Keys[DecisionKey(d)]
+}
+
+// DecisionKey names a decision in the state file: "kind id action".
+func DecisionKey(d *engine.Decision) string {
+	return d.Kind + " " + d.ID + " " + string(d.Action)
+}
+
 // Results of a delivery: the values of the result label of
 // reclaim_notify_deliveries_total.
 const (
@@ -111,6 +139,7 @@ func (d *Deliverer) Deliver(ctx context.Context, rep *report.Report) []Result {
 		log.Warn("notify state unreadable; every target is treated as changed", zap.String("file", d.StateFile), zap.Error(err))
 	}
 	fp, n := Fingerprint(rep)
+	set := decisionSet(rep)
 	warnings := len(Warnings(rep)) > 0
 	dirty := false
 	out := make([]Result, 0, len(d.Targets))
@@ -126,7 +155,13 @@ func (d *Deliverer) Deliver(ctx context.Context, rep *report.Report) []Result {
 			out = append(out, r)
 			continue
 		}
-		if err := t.Deliver(ctx, rep); err != nil {
+		var derr error
+		if st, ok := t.(SinceTarget); ok {
+			derr = st.DeliverSince(ctx, rep, last.previous(seen))
+		} else {
+			derr = t.Deliver(ctx, rep)
+		}
+		if err := derr; err != nil {
 			r.Result, r.Err = Failed, err
 			log.Warn("notify: delivery failed", append(fields, zap.String("reason", why), zap.Error(err))...)
 			out = append(out, r)
@@ -134,7 +169,7 @@ func (d *Deliverer) Deliver(ctx context.Context, rep *report.Report) []Result {
 		}
 		r.Result = Sent
 		log.Info("notify: delivered", append(fields, zap.String("reason", why))...)
-		st.Targets[t.Name()] = targetState{Fingerprint: fp, Decisions: n, DeliveredAt: now().UTC()}
+		st.Targets[t.Name()] = targetState{Fingerprint: fp, Decisions: n, DeliveredAt: now().UTC(), Set: set}
 		dirty = true
 		out = append(out, r)
 	}
@@ -379,6 +414,39 @@ type targetState struct {
 	Fingerprint string    `json:"fingerprint"`
 	Decisions   int       `json:"decisions"`
 	DeliveredAt time.Time `json:"deliveredAt"`
+	// Set lists DecisionKey of every delete or mark decision of the report
+	// delivered, sorted (for "new since the previous report"); [] when it had
+	// none. Absent in files written before it existed: the previous set is
+	// then unknown.
+	Set []string `json:"set"`
+}
+
+// previous is the Previous of a target's state; seen says it has one.
+func (ts targetState) previous(seen bool) Previous {
+	if !seen || ts.Set == nil {
+		return Previous{}
+	}
+	p := Previous{Known: true, At: ts.DeliveredAt, Keys: make(map[string]bool, len(ts.Set))}
+	for _, k := range ts.Set {
+		p.Keys[k] = true
+	}
+	return p
+}
+
+// decisionSet is the sorted DecisionKey of every delete or mark decision;
+// never nil, so that an empty set is known (and written as []).
+func decisionSet(rep *report.Report) []string {
+	out := []string{}
+	if rep.Plan != nil {
+		for i := range rep.Plan.Decisions {
+			d := &rep.Plan.Decisions[i]
+			if d.Action == engine.Delete || d.Action == engine.Mark {
+				out = append(out, DecisionKey(d))
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 func loadState(path string) (state, error) {

@@ -161,3 +161,55 @@ func TestHeadline(t *testing.T) {
 		t.Fatal(Noun("k8s-pvc", nil))
 	}
 }
+
+// sinceTarget records the Previous each delivery is given.
+type sinceTarget struct {
+	fakeTarget
+	prevs []Previous
+}
+
+func (s *sinceTarget) DeliverSince(ctx context.Context, r *report.Report, p Previous) error {
+	s.prevs = append(s.prevs, p)
+	return s.Deliver(ctx, r)
+}
+
+// A state file written before decision sets existed reads as "previous
+// unknown" (everything new); the next delivery records the set, and the one
+// after is told exactly what the previous report held. A failed delivery
+// does not replace the previous set.
+func TestPreviousDecisionSetIsKeptPerTarget(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "notify.json")
+	old := `{"version":1,"targets":{"mail":{"fingerprint":"sha256:x","decisions":1,"deliveredAt":"2026-11-01T00:00:00Z"}}}`
+	if err := os.WriteFile(file, []byte(old), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tg := &sinceTarget{fakeTarget: fakeTarget{name: "mail", when: WhenAlways}}
+	d := &Deliverer{Targets: []Target{tg}, StateFile: file}
+	d.Deliver(context.Background(), rep("d1", "d2"))
+	if len(tg.prevs) != 1 || tg.prevs[0].Known {
+		t.Fatalf("an old state file must read as unknown: %+v", tg.prevs)
+	}
+	tg.fail = errors.New("smtp down")
+	d.Deliver(context.Background(), rep("d2", "d3"))
+	tg.fail = nil
+	d.Deliver(context.Background(), rep("d3"))
+	p := tg.prevs[2]
+	if !p.Known || len(p.Keys) != 2 || !p.Keys["gce-disk d1 delete"] || !p.Keys["gce-disk d2 delete"] {
+		t.Fatalf("previous after a failed delivery must be the last delivered: %+v", p)
+	}
+	d3 := &engine.Decision{Kind: "gce-disk", ID: "d3", Action: engine.Delete}
+	d1 := &engine.Decision{Kind: "gce-disk", ID: "d1", Action: engine.Delete}
+	if !p.IsNew(d3) || p.IsNew(d1) {
+		t.Fatalf("IsNew: d3 %v d1 %v", p.IsNew(d3), p.IsNew(d1))
+	}
+	b, _ := os.ReadFile(file)
+	if !strings.Contains(string(b), `"set": [`) || !strings.Contains(string(b), `"gce-disk d3 delete"`) || !strings.Contains(string(b), `"fingerprint"`) {
+		t.Fatalf("state file:\n%s", b)
+	}
+	// An empty set is known too (written as []), not unknown.
+	d.Deliver(context.Background(), rep())
+	d.Deliver(context.Background(), rep("d9"))
+	if p := tg.prevs[len(tg.prevs)-1]; !p.Known || len(p.Keys) != 0 {
+		t.Fatalf("after an empty report: %+v", p)
+	}
+}

@@ -190,6 +190,7 @@ func exportMetrics(ctx context.Context, rep *report.Report, d time.Duration, tex
 
 func demoCmd(stdout, stderr io.Writer) *cobra.Command {
 	var out outputFlags
+	var emailFiles string
 	c := &cobra.Command{
 		Use:   "demo",
 		Short: "Dry-run against an embedded simulated fleet: a GCE fake and two clusters",
@@ -202,10 +203,17 @@ func demoCmd(stdout, stderr io.Writer) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if emailFiles != "" {
+				if err := writeDemoEmail(emailFiles, rep); err != nil {
+					return err
+				}
+				fmt.Fprintf(stderr, "demo: the report email's bodies are in %[1]s.html (open it in a browser) and %[1]s.txt.\n\n", emailFiles)
+			}
 			return out.write(stdout, rep)
 		},
 	}
 	out.add(c)
+	c.Flags().StringVar(&emailFiles, "email-files", "", "also write the report email's bodies to PREFIX.html and PREFIX.txt")
 	return c
 }
 

@@ -4,15 +4,18 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"time"
 
 	"github.com/spf13/cobra"
 	"go.uber.org/zap"
 
 	"reclaim.dev/reclaim/config"
+	"reclaim.dev/reclaim/configs"
 	"reclaim.dev/reclaim/internal/app"
 	"reclaim.dev/reclaim/metrics"
 	"reclaim.dev/reclaim/notify"
+	"reclaim.dev/reclaim/notify/email"
 	"reclaim.dev/reclaim/notify/slack"
 	"reclaim.dev/reclaim/report"
 )
@@ -20,31 +23,74 @@ import (
 // slackClient is how targets reach Slack; tests shorten its waits.
 var slackClient = func(url string) *slack.Client { return &slack.Client{URL: url} }
 
-// notifyTargets builds the notify section's targets, in file order.
+// notifyTargets builds the notify section's targets, in file order: the
+// Slack targets, then the email targets.
 func notifyTargets(cfg *config.Config) []notify.Target {
 	n := cfg.Notify
 	if n == nil {
 		return nil
 	}
-	nouns := kindNouns(cfg)
+	nouns, optOut := kindWords(cfg)
 	var out []notify.Target
 	for _, s := range n.Slack {
 		out = append(out, &slack.Target{TargetName: s.Name, Policy: notify.When(s.When), Client: slackClient(s.WebhookURL.Value()),
 			Options: slack.Options{Fleet: n.Fleet, ReportURL: n.ReportURL, MaxRows: s.MaxRows, Nouns: nouns}})
 	}
+	next := nextRun(cfg)
+	for _, e := range n.Email {
+		out = append(out, &email.Target{TargetName: e.Name, Policy: notify.When(e.When), Spool: n.Spool, NextRun: next,
+			Server: email.Server{Host: e.Host, Port: e.Port, TLS: e.TLS, Username: e.Username, Password: e.Password.Value(),
+				Auth: e.Auth, From: e.From, To: e.To},
+			Options: emailOptions(cfg, e.MaxRows, nouns, optOut)})
+	}
 	return out
 }
 
-// kindNouns names each enabled kind's resources ("disks", "images") from its
-// limits; kinds are pure values until they are given clients, so none are.
-func kindNouns(cfg *config.Config) map[string]string {
-	out := map[string]string{}
+// emailOptions shape the report email of a config.
+func emailOptions(cfg *config.Config, maxRows int, nouns, optOut map[string]string) email.Options {
+	o := email.Options{MaxRows: maxRows, Nouns: nouns, OptOut: optOut}
+	if n := cfg.Notify; n != nil {
+		o.Fleet, o.ReportURL = n.Fleet, n.ReportURL
+	}
+	return o
+}
+
+// nextRun gives when the run after a report is due, from daemon.schedule
+// (the default, @hourly, without a daemon section); nil if it cannot tell.
+func nextRun(cfg *config.Config) func(time.Time) time.Time {
+	d := config.DefaultDaemon()
+	if cfg.Daemon != nil {
+		d = *cfg.Daemon
+	}
+	s, err := config.ParseSchedule(d.Schedule)
+	if err != nil {
+		return nil
+	}
+	loc, err := time.LoadLocation(d.TimeZone)
+	if err != nil {
+		return nil
+	}
+	return func(after time.Time) time.Time { return s.Next(after.In(loc)).UTC() }
+}
+
+// kindWords gives, per enabled kind, the noun of its resources and how a
+// person keeps one (its limits' Noun and OptOut); kinds are pure values
+// until they are given clients, so none are.
+func kindWords(cfg *config.Config) (nouns, optOut map[string]string) {
+	nouns, optOut = map[string]string{}, map[string]string{}
 	for _, r := range app.Registered {
-		if k := r.New(cfg, &app.Clients{}); k != nil && k.Limits().Noun != "" {
-			out[k.Name()] = k.Limits().Noun
+		k := r.New(cfg, &app.Clients{})
+		if k == nil {
+			continue
+		}
+		if l := k.Limits(); l.Noun != "" {
+			nouns[k.Name()] = l.Noun
+		}
+		if l := k.Limits(); l.OptOut != "" {
+			optOut[k.Name()] = l.OptOut
 		}
 	}
-	return out
+	return nouns, optOut
 }
 
 // deliver sends the report to every notify target and, if some target was
@@ -63,6 +109,29 @@ func deliver(ctx context.Context, cfg *config.Config, rep *report.Report, log *z
 	return rs
 }
 
+// writeDemoEmail writes the HTML and text bodies of the demo report's email
+// to prefix.html and prefix.txt, as a first report to a target.
+func writeDemoEmail(prefix string, rep *report.Report) error {
+	cfg, err := config.Parse(configs.Demo, "configs/demo.yaml")
+	if err != nil {
+		return err
+	}
+	nouns, optOut := kindWords(cfg)
+	opt := emailOptions(cfg, 20, nouns, optOut)
+	opt.Fleet = "demo"
+	if next := nextRun(cfg); next != nil && rep.Plan != nil {
+		opt.NextRun = next(rep.Plan.GeneratedAt)
+	}
+	c, err := email.Render(rep, notify.Previous{}, opt)
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(prefix+".html", []byte(c.HTML), 0o644); err != nil {
+		return err
+	}
+	return os.WriteFile(prefix+".txt", []byte(c.Text), 0o644)
+}
+
 // observeDeliveries counts each target's delivery (every result starts at 0).
 func observeDeliveries(m *metrics.Metrics, rs []notify.Result) {
 	for _, r := range rs {
@@ -72,13 +141,14 @@ func observeDeliveries(m *metrics.Metrics, rs []notify.Result) {
 }
 
 func notifyCmd(stdout, stderr io.Writer) *cobra.Command {
-	c := &cobra.Command{Use: "notify", Short: "Work with the notify targets (Slack)"}
+	c := &cobra.Command{Use: "notify", Short: "Work with the notify targets (Slack, email)"}
 	var cfgPath string
 	test := &cobra.Command{
 		Use:   "test",
 		Short: "Send a short test message to every notify target and say which worked",
 		Long: `Send a short test message to every target of the notify section and print,
-per target, whether it worked (with Slack's own error word when it did not).
+per target, whether it worked (with Slack's own error word, or the SMTP
+server's answer, when it did not).
 Exit status: 0 every target worked; 5 some target failed; 1 no targets, or
 the configuration is unusable.`,
 		Args: cobra.NoArgs,
@@ -89,7 +159,7 @@ the configuration is unusable.`,
 			}
 			ts := notifyTargets(cfg)
 			if len(ts) == 0 {
-				return fmt.Errorf("%s has no notify targets — add a notify section with slack: [{name: ..., webhookURL: {env: NAME}}]", cfgPath)
+				return fmt.Errorf("%s has no notify targets — add a notify section with slack: [{name: ..., webhookURL: {env: NAME}}] or email: [{name: ..., host: ..., from: ..., to: [...]}]", cfgPath)
 			}
 			failed := 0
 			for _, t := range ts {

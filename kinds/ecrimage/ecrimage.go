@@ -32,6 +32,9 @@ type Policy struct {
 	MaxDeletePercent  float64 // fraction of the images listed in policed repositories
 	BreakerCandidates int
 	HeadroomWarning   float64 // fraction of a repository's limit
+	// ProtectTag is the repository resource tag whose value "true" keeps the
+	// repository untrimmed (read by the provider); reports name it.
+	ProtectTag string
 }
 
 // RepoRule is how far matching repositories are trimmed and what they keep.
@@ -128,7 +131,17 @@ func (k *Kind) Limits() engine.Limits {
 	// The minimum age is a keep class of its own (too-young), decided with the
 	// other keep reasons, so the engine's is not set.
 	return engine.Limits{Grace: p.Grace, MaxDeletes: p.MaxDeletes, MaxDeletePercent: p.MaxDeletePercent,
-		BreakerCandidates: p.BreakerCandidates, BatchSize: MaxBatch, Section: "ecr", Noun: "images", Guarded: "image it could pull"}
+		BreakerCandidates: p.BreakerCandidates, BatchSize: MaxBatch, Section: "ecr", Noun: "images", Guarded: "image it could pull",
+		OptOut: optOut(p.ProtectTag)}
+}
+
+// optOut says how an image is kept: a protect tag on its repository, or a
+// keepTags pattern in the config.
+func optOut(tag string) string {
+	if tag == "" {
+		return "add the image's tag to the repository's keepTags in the ecr section"
+	}
+	return "tag the repository " + tag + "=true (keeps all its images), or add the image's tag to keepTags"
 }
 
 // Propose gives every image with a reason of its own a proposal: a candidate

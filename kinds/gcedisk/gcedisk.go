@@ -79,7 +79,16 @@ func (k *Kind) Owns(id string) bool { return strings.HasPrefix(id, "projects/") 
 func (k *Kind) Limits() engine.Limits {
 	p := k.Policy
 	return engine.Limits{Grace: p.Grace, MinAge: p.MinAge, MaxDeletes: p.MaxDeletes, MaxDeletePercent: p.MaxDeletePercent,
-		MaxFreesGB: p.MaxDeleteGB, BreakerCandidates: p.BreakerCandidates, BatchSize: 1, Section: "disks", Noun: "disks", Guarded: "disk it could reference"}
+		MaxFreesGB: p.MaxDeleteGB, BreakerCandidates: p.BreakerCandidates, BatchSize: 1, Section: "disks", Noun: "disks", Guarded: "disk it could reference",
+		OptOut: optOut(p.ProtectLabel)}
+}
+
+// optOut says how a disk is protected (any value of the label protects it).
+func optOut(label string) string {
+	if label == "" {
+		return ""
+	}
+	return "set the label " + label + " (any value) on the disk"
 }
 
 // QuotaMetricOf maps a disk type to the regional quota it counts against, as

@@ -71,7 +71,16 @@ func (k *Kind) Owns(id string) bool { _, _, _, ok := parseID(id); return ok }
 func (k *Kind) Limits() engine.Limits {
 	p := k.Policy
 	return engine.Limits{Grace: p.Grace, MaxDeletes: p.MaxDeletes, MaxDeletePercent: p.MaxDeletePercent, MaxFreesGB: p.MaxDeleteGB,
-		BreakerCandidates: p.BreakerCandidates, BatchSize: 1, Section: "disks", Noun: "PVCs"}
+		BreakerCandidates: p.BreakerCandidates, BatchSize: 1, Section: "disks", Noun: "PVCs",
+		OptOut: optOut(p.ProtectLabel)}
+}
+
+// optOut says how a PVC is protected: its label with the value "true".
+func optOut(label string) string {
+	if label == "" {
+		return ""
+	}
+	return "set the label " + label + "=true on the PVC"
 }
 
 // Propose gives every PVC owned by an Argo Workflow a proposal.

@@ -1,0 +1,83 @@
+package email
+
+import (
+	"bytes"
+	"embed"
+	htmltemplate "html/template"
+	"strings"
+	"text/tabwriter"
+	texttemplate "text/template"
+
+	"reclaim.dev/reclaim/notify"
+	"reclaim.dev/reclaim/report"
+)
+
+//go:embed templates/report.txt.tmpl templates/report.html.tmpl
+var templates embed.FS
+
+var funcs = map[string]any{
+	"totalsHeader": func() []string { return []string{"KIND", "TO DELETE", "MARKED", "DELETING FREES"} },
+	"totalsRows": func(ts []total) [][]string {
+		out := make([][]string, len(ts))
+		for i, t := range ts {
+			out[i] = []string{t.Noun, t.Delete, t.Mark, t.Frees}
+		}
+		return out
+	},
+	"tabular": tabular,
+}
+
+var (
+	textTmpl = texttemplate.Must(texttemplate.New("report.txt.tmpl").Funcs(funcs).ParseFS(templates, "templates/report.txt.tmpl"))
+	htmlTmpl = htmltemplate.Must(htmltemplate.New("report.html.tmpl").Funcs(funcs).ParseFS(templates, "templates/report.html.tmpl"))
+)
+
+// Content is a report's email, ready to be put in a message.
+type Content struct {
+	Subject string
+	Text    string
+	HTML    string
+	// JSON is the full report, attached as report.json.
+	JSON []byte
+}
+
+// Render makes the email of a report; prev is what the target was last
+// delivered (for "new since the previous report").
+func Render(rep *report.Report, prev notify.Previous, opt Options) (*Content, error) {
+	v := build(rep, prev, opt)
+	var txt, html, js bytes.Buffer
+	if err := textTmpl.Execute(&txt, v); err != nil {
+		return nil, err
+	}
+	if err := htmlTmpl.Execute(&html, v); err != nil {
+		return nil, err
+	}
+	if err := rep.JSON(&js); err != nil {
+		return nil, err
+	}
+	return &Content{Subject: v.Subject, Text: txt.String(), HTML: html.String(), JSON: js.Bytes()}, nil
+}
+
+// tabular aligns a header and rows in columns, each line indented.
+func tabular(header []string, rows [][]string, indent int) string {
+	var b strings.Builder
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	pad := strings.Repeat(" ", indent)
+	if len(header) > 0 {
+		tw.Write([]byte(pad + strings.Join(header, "\t") + "\n"))
+	}
+	for _, r := range rows {
+		cells := make([]string, len(r))
+		for i, c := range r {
+			cells[i] = strings.NewReplacer("\t", " ", "\n", " ").Replace(c)
+		}
+		tw.Write([]byte(pad + strings.Join(cells, "\t") + "\n"))
+	}
+	tw.Flush()
+	// tabwriter pads the last column too; mail clients show trailing blanks.
+	lines := strings.Split(b.String(), "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimRight(l, " ")
+	}
+	return strings.Join(lines, "\n")
+}

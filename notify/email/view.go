@@ -1,0 +1,350 @@
+// Package email delivers run reports by SMTP (wneessen/go-mail): a
+// multipart/alternative message with a plain-text and an HTML part rendered
+// from templates, and the full JSON report attached. A message that cannot
+// be sent is spooled as a .eml file and sent by a later run, before that
+// run's own report. Like the rest of notify it reads the report generically:
+// every kind-specific word comes from the plan (summaries, sections) or the
+// kinds' limits (nouns, how to opt out).
+package email
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"reclaim.dev/reclaim/engine"
+	"reclaim.dev/reclaim/notify"
+	"reclaim.dev/reclaim/report"
+)
+
+// Options shape a report's email.
+type Options struct {
+	// Fleet names the fleet in the subject and the title; empty leaves it out.
+	Fleet string
+	// ReportURL, when set, is linked as the full report.
+	ReportURL string
+	// MaxRows is how many rows each Table shows before "+N more" (default 20).
+	MaxRows int
+	// Nouns name kinds' resources ("gce-disk": "disks"); see notify.Noun.
+	Nouns map[string]string
+	// OptOut says per kind how to keep a resource (a kind's Limits().OptOut).
+	OptOut map[string]string
+	// NextRun is when the next run is due; marks deletable before it are
+	// "deleted at the next run unless protected". Zero: unknown, then only
+	// what is deletable now is listed.
+	NextRun time.Time
+}
+
+// view is what the templates read.
+type view struct {
+	Title     string
+	Subject   string
+	Mode      string
+	DryRun    bool
+	Headline  string
+	Summaries []string
+	Generated string
+	ExitCode  int
+	ExitNote  string
+	Sources   string
+	ReportURL string
+
+	Totals   []total
+	Warnings []notify.WarningGroup
+	Overview []Table
+
+	New  newView
+	Next nextView
+	// Kinds are the details: per kind, what is deleted or marked.
+	Kinds []Table
+}
+
+type total struct {
+	Noun, Delete, Mark, Frees string
+}
+
+// Table is a titled table cut at MaxRows; More counts the rows left out.
+type Table struct {
+	Title  string
+	Header []string
+	Rows   [][]string
+	More   int
+	Lines  []string
+}
+
+type newView struct {
+	Known bool
+	Since string
+	Table
+	// Gone counts what the previous report listed and this one does not.
+	Gone int
+}
+
+type nextView struct {
+	When string
+	Table
+	OptOut []optOut
+}
+
+type optOut struct{ Noun, How string }
+
+// build makes the view of a report.
+func build(rep *report.Report, prev notify.Previous, opt Options) *view {
+	if opt.MaxRows < 1 {
+		opt.MaxRows = 20
+	}
+	p := rep.Plan
+	if p == nil {
+		p = &engine.Plan{}
+	}
+	v := &view{Mode: rep.Mode, DryRun: rep.Mode != "apply", Headline: notify.Headline(rep, opt.Nouns),
+		Summaries: p.Summaries, Generated: stamp(p.GeneratedAt), ExitCode: rep.ExitCode, ReportURL: opt.ReportURL}
+	v.Title = "reclaim " + rep.Mode
+	if opt.Fleet != "" {
+		v.Title += " · " + opt.Fleet
+	}
+	v.Subject = subject(rep, opt)
+	v.ExitNote = exitNote(rep.ExitCode)
+	complete := 0
+	for _, s := range p.Sources {
+		if s.Complete {
+			complete++
+		}
+	}
+	v.Sources = fmt.Sprintf("%d of %d complete", complete, len(p.Sources))
+
+	for _, t := range notify.Totals(p) {
+		v.Totals = append(v.Totals, total{Noun: notify.Noun(t.Kind, opt.Nouns), Delete: fmt.Sprint(t.Delete), Mark: fmt.Sprint(t.Mark), Frees: frees(t.GB, t.Bytes)})
+	}
+	v.Warnings = notify.WarningGroups(rep)
+	for _, s := range p.Sections {
+		if s.Place != engine.Overview {
+			continue
+		}
+		for i, b := range s.Blocks {
+			t := Table{Title: b.Heading, Header: b.Header, Lines: nonWarnings(b.Lines)}
+			if i == 0 && s.Title != "" {
+				t.Title = strings.TrimSpace(s.Title + " " + b.Heading)
+			}
+			t.Rows, t.More = cut(b.Rows, opt.MaxRows)
+			if len(t.Rows) > 0 || len(t.Lines) > 0 {
+				v.Overview = append(v.Overview, t)
+			}
+		}
+	}
+
+	v.New = newSince(p, prev, opt)
+	v.Next = nextRun(rep, p, opt)
+	v.Kinds = details(rep, p, opt)
+	return v
+}
+
+// subject: "[reclaim dry-run] prod: <headline>; <first warning>".
+func subject(rep *report.Report, opt Options) string {
+	s := "[reclaim " + rep.Mode + "] "
+	if opt.Fleet != "" {
+		s += opt.Fleet + ": "
+	}
+	s += notify.Headline(rep, opt.Nouns)
+	if w := notify.Warnings(rep); len(w) > 0 {
+		first := w[0]
+		if i := strings.Index(first, ", "); i > 0 {
+			first = first[:i]
+		}
+		s += "; " + truncate(first, 90)
+		if len(w) > 1 {
+			s += fmt.Sprintf(" (+%d more warning%s)", len(w)-1, plural(len(w)-1))
+		}
+	}
+	return truncate(s, 250)
+}
+
+func exitNote(code int) string {
+	switch code {
+	case report.ExitOK:
+		return "every source complete"
+	case report.ExitIncomplete:
+		return "deletions were held back"
+	case report.ExitFailed:
+		return "some deletes failed"
+	case report.ExitNotifyFailed:
+		return "a notify target was delivered nothing"
+	}
+	return ""
+}
+
+// newSince lists the delete and mark decisions the previous report delivered
+// to this target did not have.
+func newSince(p *engine.Plan, prev notify.Previous, opt Options) newView {
+	nv := newView{Known: prev.Known}
+	if prev.Known {
+		nv.Since = stamp(prev.At)
+	}
+	nv.Header = []string{"KIND", "ACTION", "ID", "FREES", "REASON"}
+	var rows [][]string
+	now := map[string]bool{}
+	for i := range p.Decisions {
+		d := &p.Decisions[i]
+		if d.Action != engine.Delete && d.Action != engine.Mark {
+			continue
+		}
+		now[notify.DecisionKey(d)] = true
+		if prev.IsNew(d) {
+			rows = append(rows, []string{notify.Noun(d.Kind, opt.Nouns), strings.ToUpper(string(d.Action)), d.ID, frees(d.Frees.GB, d.Frees.Bytes), d.Reason})
+		}
+	}
+	for k := range prev.Keys {
+		if !now[k] {
+			nv.Gone++
+		}
+	}
+	nv.Rows, nv.More = cut(rows, opt.MaxRows)
+	return nv
+}
+
+// nextRun lists what the next run deletes unless someone protects it: in a
+// dry-run every delete decision, and every mark whose grace ends before
+// the next run; each with its exact time.
+func nextRun(rep *report.Report, p *engine.Plan, opt Options) nextView {
+	nv := nextView{}
+	nv.Header = []string{"KIND", "ID", "FREES", "DELETABLE AFTER", "WHY"}
+	limit := p.GeneratedAt
+	if !opt.NextRun.IsZero() {
+		limit = opt.NextRun
+		nv.When = stamp(opt.NextRun)
+	}
+	type due struct {
+		at  time.Time
+		row []string
+	}
+	var ds []due
+	kinds := map[string]bool{}
+	for i := range p.Decisions {
+		d := &p.Decisions[i]
+		at := p.GeneratedAt
+		switch {
+		case d.Action == engine.Delete && rep.Mode != "apply":
+			if d.DeletableAfter != nil {
+				at = *d.DeletableAfter
+			}
+		case d.Action == engine.Mark && d.DeletableAfter != nil && !d.DeletableAfter.After(limit):
+			at = *d.DeletableAfter
+		default:
+			continue
+		}
+		kinds[d.Kind] = true
+		ds = append(ds, due{at, []string{notify.Noun(d.Kind, opt.Nouns), d.ID, frees(d.Frees.GB, d.Frees.Bytes), stamp(at), d.Reason}})
+	}
+	sort.SliceStable(ds, func(i, j int) bool { return ds[i].at.Before(ds[j].at) })
+	rows := make([][]string, len(ds))
+	for i := range ds {
+		rows[i] = ds[i].row
+	}
+	nv.Rows, nv.More = cut(rows, opt.MaxRows)
+	var ks []string
+	for k := range kinds {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	for _, k := range ks {
+		if how := opt.OptOut[k]; how != "" {
+			nv.OptOut = append(nv.OptOut, optOut{Noun: notify.Noun(k, opt.Nouns), How: how})
+		}
+	}
+	return nv
+}
+
+// details: per kind, the delete and mark decisions (deletions first), with
+// apply's result when there is one.
+func details(rep *report.Report, p *engine.Plan, opt Options) []Table {
+	results := map[string]engine.Result{}
+	if o := rep.Outcome; o != nil {
+		for _, r := range o.Results {
+			results[r.Kind+"\x00"+r.ID] = r
+		}
+	}
+	var out []Table
+	for _, t := range notify.Totals(p) {
+		noun := notify.Noun(t.Kind, opt.Nouns)
+		var rows [][]string
+		for _, a := range []engine.Action{engine.Delete, engine.Mark} {
+			for i := range p.Decisions {
+				d := &p.Decisions[i]
+				if d.Kind != t.Kind || d.Action != a {
+					continue
+				}
+				act := strings.ToUpper(string(d.Action))
+				if r, ok := results[d.Kind+"\x00"+d.ID]; ok {
+					act += " → " + strings.ToUpper(r.Result)
+					if r.Error != "" {
+						act += ": " + r.Error
+					}
+				}
+				after := ""
+				if d.DeletableAfter != nil {
+					after = stamp(*d.DeletableAfter)
+				}
+				rows = append(rows, []string{act, d.ID, d.Name, frees(d.Frees.GB, d.Frees.Bytes), after, d.Reason})
+			}
+		}
+		tb := Table{Title: fmt.Sprintf("%s: %d to delete, %d marked", noun, t.Delete, t.Mark),
+			Header: []string{"ACTION", "ID", "NAME", "FREES", "DELETABLE AFTER", "REASON"}}
+		if f := frees(t.GB, t.Bytes); f != "" {
+			tb.Title += " (deleting frees " + f + ")"
+		}
+		tb.Rows, tb.More = cut(rows, opt.MaxRows)
+		out = append(out, tb)
+	}
+	return out
+}
+
+func nonWarnings(lines []string) []string {
+	var out []string
+	for _, l := range lines {
+		if t := strings.TrimSpace(l); t != "" && !strings.HasPrefix(t, "!") {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+func cut(rows [][]string, max int) ([][]string, int) {
+	if len(rows) <= max {
+		return rows, 0
+	}
+	return rows[:max], len(rows) - max
+}
+
+func frees(gb, bytes int64) string {
+	switch {
+	case gb > 0:
+		return fmt.Sprintf("%d GB", gb)
+	case bytes > 0:
+		return engine.HumanBytes(bytes)
+	}
+	return ""
+}
+
+func stamp(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format("2006-01-02 15:04:05 UTC")
+}
+
+func truncate(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:n-1]) + "…"
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
