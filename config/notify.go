@@ -25,6 +25,10 @@ type Notify struct {
 	// as a .eml file, until a later run sends it. Default: the directory
 	// of stateFile, subdirectory reclaim-spool.
 	Spool string `json:"spool"`
+	// RequireNotice: a candidate is deleted only after a report listing it
+	// was delivered to at least one target at least its grace period
+	// earlier. A failed delivery delays deletion, never the other way round.
+	RequireNotice bool `json:"requireNotice,omitempty"`
 	// Slack are incoming-webhook targets.
 	Slack []SlackTarget `json:"slack"`
 	// Email are SMTP targets.

@@ -18,13 +18,18 @@ import (
 //  3. the grace clock, keyed by identity (a new object starts a new clock);
 //  4. the kind's own wait, then minimum age, then the grace period;
 //  5. dependencies: a candidate goes only in the run what it waits for goes;
-//  6. the breaker, then the per-run caps (count, percent, amount);
+//  6. with RequireNotice, the notice a delivered report must have given;
+//     then the breaker, then the per-run caps (count, percent, amount);
 //  7. dependencies again, for what the caps held;
 //  8. forget the clocks of resources no longer candidates, or certainly gone.
 //
 // It is pure: no I/O, no clock but now.
-func Build(snap *inventory.Snapshot, kinds []Kind, prev State, now time.Time) *Plan {
+func Build(snap *inventory.Snapshot, kinds []Kind, prev State, now time.Time, opts ...Option) *Plan {
 	p := &Plan{Version: SchemaVersion, GeneratedAt: now}
+	var o options
+	for _, f := range opts {
+		f(&o)
+	}
 	next := prev.Clone()
 	srcs := map[string]int{}
 	addSource := func(s Source) {
@@ -64,7 +69,7 @@ func Build(snap *inventory.Snapshot, kinds []Kind, prev State, now time.Time) *P
 		p.Blocked = append(p.Blocked, props[i].Blocked...)
 	}
 	p.sourceAt = srcs
-	r := rules{p: p, st: &next, now: now, holds: map[*string]string{}}
+	r := rules{p: p, st: &next, now: now, holds: map[*string]string{}, opt: o}
 	for i, k := range kinds {
 		r.settle(k, &props[i])
 	}
@@ -99,7 +104,20 @@ type rules struct {
 	// holds caches the fail-closed verdict of a Sources list: kinds share
 	// one list between the proposals that rely on the same sources.
 	holds map[*string]string
+	opt   options
 }
+
+// Option changes how Build decides.
+type Option func(*options)
+
+type options struct {
+	requireNotice bool
+}
+
+// RequireNotice holds every deletion until a report listing the candidate
+// was delivered to a person at least the kind's grace period earlier
+// (State.Announce records deliveries): nobody is surprised by a delete.
+func RequireNotice() Option { return func(o *options) { o.requireNotice = true } }
 
 // settle resolves deletes an interrupted run started: a resource the listing
 // no longer shows was deleted (recorded once, now); one it still shows was
@@ -189,6 +207,7 @@ func (r *rules) decide(k Kind, pr *Proposals) {
 		d.Action = Mark
 		d.Reason = join(d.Reason, "waits for "+afterWhy[d.ID])
 	})
+	due = r.notice(due, lim)
 	due = r.breaker(due, lim)
 	due = r.caps(due, lim, pr.InScope)
 	r.dependencies(due, func(d *Decision) { hold(d, afterWhy[d.ID]+" is held; next run") })
@@ -245,6 +264,30 @@ func (r *rules) dependencies(due []int, f func(*Decision)) []int {
 		due = out
 	}
 	return due
+}
+
+// notice holds, with RequireNotice, a due deletion whose candidate was not
+// announced in a delivered report at least the grace period ago.
+func (r *rules) notice(due []int, lim Limits) []int {
+	if !r.opt.requireNotice {
+		return due
+	}
+	out := due[:0]
+	for _, i := range due {
+		d := &r.p.Decisions[i]
+		e := r.st.Resources[d.ID]
+		switch {
+		case e.Announced.IsZero():
+			hold(d, "not yet announced in a delivered report (notify.requireNotice); the next delivered report starts the notice")
+		case r.now.Before(e.Announced.Add(lim.Grace)):
+			hold(d, fmt.Sprintf("announced %s, deletable after %s (notify.requireNotice: grace %s after the first delivered report)",
+				fmtTime(e.Announced), fmtTime(e.Announced.Add(lim.Grace)), lim.Grace))
+		default:
+			out = append(out, i)
+			continue
+		}
+	}
+	return out
 }
 
 // breaker holds every due deletion of the kind when more are due than its

@@ -102,3 +102,62 @@ func TestBuildIsPure(t *testing.T) {
 		t.Fatal("Build changed its input or is not deterministic")
 	}
 }
+
+// RequireNotice: a due candidate waits until a delivered report announced it
+// a grace period earlier; a new object under the id must be announced again.
+func TestRequireNotice(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		announced time.Duration // before t0; 0: never
+		identity  string        // of the clock; "v1" is the object's
+		want      engine.Action
+		reason    string
+	}{
+		{"never announced", 0, "v1", engine.Mark, "not yet announced"},
+		{"announced 2h ago, grace 6h", 2 * time.Hour, "v1", engine.Mark, "deletable after 2026-11-01T16:00:00Z"},
+		{"announced 6h ago", 6 * time.Hour, "v1", engine.Delete, ""},
+		{"announced, but for the object the id named before", 6 * time.Hour, "v0", engine.Mark, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			k := &fakeKind{lim: testLimits(), items: orphans("d")}
+			st := engine.NewState()
+			st.Seen(fakeID("d"), c.identity, t0.Add(-7*time.Hour))
+			if c.announced > 0 {
+				e := st.Resources[fakeID("d")]
+				e.Announced = t0.Add(-c.announced)
+				st.Resources[fakeID("d")] = e
+			}
+			p := engine.Build(snap(complete("a")), []engine.Kind{k}, st, t0, engine.RequireNotice())
+			d := enginetest.DecisionFor(t, p, "d")
+			if d.Action != c.want || !strings.Contains(d.Reason, c.reason) {
+				t.Fatalf("%s %q, want %s with %q", d.Action, d.Reason, c.want, c.reason)
+			}
+			// Without the option the same plan deletes what is past grace.
+			if c.identity == "v1" && enginetest.DecisionFor(t, engine.Build(snap(complete("a")), []engine.Kind{k}, st, t0), "d").Action != engine.Delete {
+				t.Fatal("without RequireNotice the candidate is due")
+			}
+		})
+	}
+}
+
+// Announce starts the notice for marked and due candidates only, once.
+func TestAnnounce(t *testing.T) {
+	k := &fakeKind{lim: testLimits(), items: append(orphans("new", "old"), inUse("kept"))}
+	st := seenSince(t0.Add(-time.Hour), k.items[:2]...)
+	e := st.Resources[fakeID("old")]
+	e.Announced = t0.Add(-30 * time.Minute)
+	st.Resources[fakeID("old")] = e
+	p := engine.Build(snap(complete("a")), []engine.Kind{k}, st, t0, engine.RequireNotice())
+	if n := p.State.Announce(p, t0); n != 1 {
+		t.Fatalf("announced %d, want 1 (new)", n)
+	}
+	if got := p.State.Resources[fakeID("new")].Announced; !got.Equal(t0) {
+		t.Fatalf("new announced %v", got)
+	}
+	if got := p.State.Resources[fakeID("old")].Announced; !got.Equal(t0.Add(-30 * time.Minute)) {
+		t.Fatalf("old re-announced: %v", got)
+	}
+	if _, ok := p.State.Resources[fakeID("kept")]; ok {
+		t.Fatal("a kept resource has no clock to announce")
+	}
+}

@@ -35,6 +35,10 @@ type Sample struct {
 type Entry struct {
 	FirstSeen time.Time `json:"firstSeen"`
 	Identity  string    `json:"identity,omitempty"`
+	// Announced is when a report that listed this candidate was first
+	// delivered to a person (see RequireNotice); zero: never. A new object
+	// under the id starts a new entry, so it must be announced again.
+	Announced time.Time `json:"announced,omitzero"`
 }
 
 // Pending is a deletion that was started; the next run confirms it so that the
@@ -87,6 +91,27 @@ func (s *State) observe(id, identity string, now time.Time) time.Time {
 		s.Resources[id] = e
 	}
 	return e.FirstSeen
+}
+
+// Announce records that a delivered report listed every candidate of the
+// plan (marked or due): the notice RequireNotice waits for starts now for
+// those not announced before. It returns how many it recorded.
+func (s State) Announce(p *Plan, t time.Time) int {
+	n := 0
+	for i := range p.Decisions {
+		d := &p.Decisions[i]
+		if d.Action != Mark && d.Action != Delete {
+			continue
+		}
+		e, ok := s.Resources[d.ID]
+		if !ok || e.Identity != d.Identity || !e.Announced.IsZero() {
+			continue
+		}
+		e.Announced = t
+		s.Resources[d.ID] = e
+		n++
+	}
+	return n
 }
 
 // since returns the clock of id if it belongs to identity.

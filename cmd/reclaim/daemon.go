@@ -52,7 +52,9 @@ and the process exits 0, all within daemon.shutdownTimeout.`,
 			}
 			defer r.Close()
 			notifyTo := func(ctx context.Context, rep *report.Report, m *metrics.Metrics) {
-				observeDeliveries(m, deliver(ctx, cfg, rep, log))
+				rs := deliver(ctx, cfg, rep, log)
+				announce(ctx, r, rep, rs, log)
+				observeDeliveries(m, rs)
 			}
 			d, err := daemon.New(r, dc, daemon.Options{Apply: apply, Kinds: app.KindNames(), Gauges: app.Gauges(), Log: log, Deliver: notifyTo})
 			if err != nil {

@@ -132,9 +132,15 @@ could not be delivered to some notify target (4 outranks 5, 5 outranks 3).`,
 			log := out.logger(stderr)
 			defer log.Sync()
 			start := time.Now()
-			rep, runErr := app.Run(cmd.Context(), cfg, app.Deps{Log: log}, app.Options{Apply: apply})
+			var rep *report.Report
+			r, runErr := app.New(cmd.Context(), cfg, app.Deps{Log: log})
+			if runErr == nil {
+				defer r.Close()
+				rep, runErr = r.Once(cmd.Context(), app.Options{Apply: apply})
+			}
 			// Delivery failures never fail the run: they set exit status 5.
 			notified := deliver(cmd.Context(), cfg, rep, log)
+			announce(cmd.Context(), r, rep, notified, log)
 			// Metrics go out even when the run failed: that is when they matter.
 			if textfile != "" || pushURL != "" {
 				mrep := rep

@@ -109,6 +109,23 @@ func deliver(ctx context.Context, cfg *config.Config, rep *report.Report, log *z
 	return rs
 }
 
+// announce records, once the report reached a person (some target sent
+// it), that its candidates were announced: notify.requireNotice counts the
+// notice from now. Without a delivery nothing is recorded, so deletion waits.
+func announce(ctx context.Context, r *app.Runner, rep *report.Report, rs []notify.Result, log *zap.Logger) {
+	if r == nil || rep == nil {
+		return
+	}
+	for _, res := range rs {
+		if res.Result == notify.Sent {
+			if err := r.Announce(ctx, rep, time.Now()); err != nil {
+				log.Warn("could not record that the report was announced; its candidates wait for the next delivered report", zap.Error(err))
+			}
+			return
+		}
+	}
+}
+
 // writeDemoEmail writes the HTML and text bodies of the demo report's email
 // to prefix.html and prefix.txt, as a first report to a target.
 func writeDemoEmail(prefix string, rep *report.Report) error {

@@ -189,7 +189,11 @@ func (r *Runner) Once(ctx context.Context, opt Options) (*report.Report, error) 
 	if cctx.Err() != nil {
 		return nil, fmt.Errorf("run cancelled while collecting: %w", context.Cause(cctx))
 	}
-	plan := engine.Build(&snap, r.kinds, prev, d.Now())
+	var opts []engine.Option
+	if cfg.Notify != nil && cfg.Notify.RequireNotice {
+		opts = append(opts, engine.RequireNotice())
+	}
+	plan := engine.Build(&snap, r.kinds, prev, d.Now(), opts...)
 	due := 0
 	for _, k := range r.kinds {
 		due += plan.Count(k.Name(), engine.Delete)
@@ -215,6 +219,23 @@ func (r *Runner) Once(ctx context.Context, opt Options) (*report.Report, error) 
 		}
 	}
 	return rep, nil
+}
+
+// Announce records, after a report was delivered to at least one notify
+// target, that its candidates were announced at t (notify.requireNotice
+// counts the notice from then).
+func (r *Runner) Announce(ctx context.Context, rep *report.Report, t time.Time) error {
+	if rep == nil || rep.Plan == nil {
+		return nil
+	}
+	st, err := r.d.Store.Load(ctx)
+	if err != nil {
+		return err
+	}
+	if st.Announce(rep.Plan, t) == 0 {
+		return nil
+	}
+	return r.d.Store.Save(ctx, st)
 }
 
 // Targets lists the clusters of the config for the collector.

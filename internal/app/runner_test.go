@@ -2,11 +2,13 @@ package app
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"testing"
 	"time"
 
 	"reclaim.dev/reclaim/audit"
+	"reclaim.dev/reclaim/config"
 	"reclaim.dev/reclaim/engine"
 	"reclaim.dev/reclaim/internal/enginetest"
 	"reclaim.dev/reclaim/inventory"
@@ -50,5 +52,52 @@ func TestRunnerPassesShareClientsAndState(t *testing.T) {
 	}
 	if srv.HasDisk(key) {
 		t.Fatal("the orphan was not deleted after its grace")
+	}
+}
+
+// notify.requireNotice through the runner: an orphan past its grace waits
+// until a delivered report announced it (Announce), and then a grace period
+// more; without a delivery it is never deleted.
+func TestRunnerRequireNotice(t *testing.T) {
+	for _, delivered := range []bool{true, false} {
+		t.Run(fmt.Sprintf("delivered=%v", delivered), func(t *testing.T) {
+			srv := gcefake.New(gcefake.Options{})
+			defer srv.Close()
+			t0 := time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
+			key := srv.AddDisk("proj-one", gcefake.Disk{Zone: "asia-northeast1-a", Name: "orphan", SizeGB: 10, Type: "pd-balanced",
+				Labels: map[string]string{"goog-gke-volume": ""}, Created: t0.Add(-30 * 24 * time.Hour), LastDetach: t0.Add(-10 * 24 * time.Hour)})
+			cfg := enginetest.DiskConfig(t, srv.URL())
+			cfg.Notify = &config.Notify{RequireNotice: true}
+			now := t0
+			clusters := func(context.Context) []inventory.ClusterRefs {
+				return []inventory.ClusterRefs{{Name: "a", Complete: true, Projects: []string{"proj-one"}}}
+			}
+			r, err := New(context.Background(), cfg, Deps{Clusters: clusters, Store: state.NewMemoryStore(engine.NewState()),
+				Audit: audit.New(io.Discard), Now: func() time.Time { return now }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			// Passes 4 hours apart (pass n at t0+4(n-1)h): the clock starts
+			// at t0 and its grace (6h) ends before pass 3 (t0+8h), after
+			// which the report is delivered; the notice then ends at t0+14h,
+			// so pass 5 (t0+16h) deletes, and never without the delivery.
+			for pass := 1; pass <= 6; pass++ {
+				rep, err := r.Once(context.Background(), Options{Apply: true})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if pass == 3 && delivered {
+					if err := r.Announce(context.Background(), rep, now); err != nil {
+						t.Fatal(err)
+					}
+				}
+				gone := !srv.HasDisk(key)
+				if want := delivered && pass >= 5; gone != want {
+					t.Fatalf("pass %d at +%s: deleted %v, want %v: %+v", pass, now.Sub(t0), gone, want, rep.Plan.Decisions)
+				}
+				now = now.Add(4 * time.Hour)
+			}
+		})
 	}
 }
