@@ -28,13 +28,18 @@ import (
 // as `reclaim run`: the real compute client over HTTP to the GCE fake, and the
 // real cluster collector over simulated API clients.
 func Run(ctx context.Context, narration io.Writer, log *zap.Logger) (*report.Report, error) {
+	return RunAt(ctx, narration, log, time.Now())
+}
+
+// RunAt is Run with the fleet's clock fixed at now (golden files of the
+// demo's report).
+func RunAt(ctx context.Context, narration io.Writer, log *zap.Logger, now time.Time) (*report.Report, error) {
 	cfg, err := config.Parse(configs.Demo, "configs/demo.yaml")
 	if err != nil {
 		return nil, err
 	}
 	srv := gcefake.New(gcefake.Options{})
 	defer srv.Close()
-	now := time.Now()
 	fleet := Seed(srv, now)
 	reg := ecrfake.New(ecrfake.Options{Region: ECRRegion})
 	reg.Start()

@@ -1,0 +1,53 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"go.uber.org/zap"
+
+	"reclaim.dev/reclaim/internal/demo"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/demo-report.* from the current output")
+
+// The demo's report email, text and HTML, at a fixed clock: what a newcomer
+// opens after make demo (demo-report.html), kept as golden files so a change
+// to any kind's view or to the email shows up in review.
+// Rewrite them with: go test ./cmd/reclaim -run TestDemoEmailGolden -update
+func TestDemoEmailGolden(t *testing.T) {
+	now := time.Date(2026, 11, 23, 9, 0, 0, 0, time.UTC)
+	rep, err := demo.RunAt(context.Background(), io.Discard, zap.NewNop(), now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prefix := filepath.Join(t.TempDir(), "demo-report")
+	if err := writeDemoEmail(prefix, rep); err != nil {
+		t.Fatal(err)
+	}
+	for _, ext := range []string{".txt", ".html"} {
+		got, err := os.ReadFile(prefix + ext)
+		if err != nil {
+			t.Fatal(err)
+		}
+		golden := filepath.Join("testdata", "demo-report"+ext)
+		if *update {
+			if err := os.WriteFile(golden, got, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		want, err := os.ReadFile(golden)
+		if err != nil {
+			t.Fatalf("%v (rewrite with -update)", err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("%s changed; if intended, run go test ./cmd/reclaim -run TestDemoEmailGolden -update and review the diff", golden)
+		}
+	}
+}
