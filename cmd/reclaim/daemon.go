@@ -10,6 +10,8 @@ import (
 	"reclaim.dev/reclaim/internal/app"
 	"reclaim.dev/reclaim/internal/daemon"
 	"reclaim.dev/reclaim/metrics"
+	"reclaim.dev/reclaim/notify"
+	"reclaim.dev/reclaim/notify/email"
 	"reclaim.dev/reclaim/report"
 )
 
@@ -56,7 +58,19 @@ and the process exits 0, all within daemon.shutdownTimeout.`,
 				announce(ctx, r, rep, rs, log)
 				observeDeliveries(m, rs)
 			}
-			d, err := daemon.New(r, dc, daemon.Options{Apply: apply, Kinds: app.KindNames(), Gauges: app.Gauges(), Log: log, Deliver: notifyTo})
+			nouns, optOut := kindWords(cfg)
+			html := func(rep *report.Report) (string, error) {
+				opt := emailOptions(cfg, 50, nouns, optOut)
+				if next := nextRun(cfg); next != nil && rep.Plan != nil {
+					opt.NextRun = next(rep.Plan.GeneratedAt)
+				}
+				c, err := email.Render(rep, notify.Previous{}, opt)
+				if err != nil {
+					return "", err
+				}
+				return c.HTML, nil
+			}
+			d, err := daemon.New(r, dc, daemon.Options{Apply: apply, Kinds: app.KindNames(), Gauges: app.Gauges(), Log: log, Deliver: notifyTo, HTML: html})
 			if err != nil {
 				return err
 			}

@@ -18,6 +18,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -68,6 +69,9 @@ type Options struct {
 	LeaseClient kubernetes.Interface
 	// Identity names this replica in the Lease; empty: hostname and a random suffix.
 	Identity string
+	// HTML, if set, renders the last report for /report?format=html (the
+	// report email's HTML body).
+	HTML func(rep *report.Report) (string, error)
 	// Deliver, if set, sends a pass's report to the notify targets before
 	// its metrics are observed; it may raise the report's exit code.
 	Deliver func(ctx context.Context, rep *report.Report, m *metrics.Metrics)
@@ -422,8 +426,21 @@ func (d *Daemon) Handler() http.Handler {
 			}
 			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 			_ = rep.Text(w, report.TextOptions{MaxKept: max})
+		case "html":
+			if d.opt.HTML == nil {
+				http.Error(w, "format html: not available", http.StatusNotFound)
+				return
+			}
+			page, err := d.opt.HTML(rep)
+			if err != nil {
+				http.Error(w, "render: "+err.Error(), http.StatusInternalServerError)
+				return
+			}
+			w.Header().Set("Content-Type", "text/html; charset=utf-8")
+			w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'")
+			_, _ = io.WriteString(w, page)
 		default:
-			http.Error(w, fmt.Sprintf("format %q: use json or text", f), http.StatusBadRequest)
+			http.Error(w, fmt.Sprintf("format %q: use json, text or html", f), http.StatusBadRequest)
 		}
 	})
 	return mux

@@ -313,7 +313,10 @@ func TestReadyzMetricsAndReport(t *testing.T) {
 		last.Store(rep)
 		return rep, err
 	})
-	d, stop := start(t, p, config.DefaultDaemon(), Options{Schedule: never{}})
+	html := func(rep *report.Report) (string, error) {
+		return fmt.Sprintf("<p>%d decisions</p>", len(rep.Plan.Decisions)), nil
+	}
+	d, stop := start(t, p, config.DefaultDaemon(), Options{Schedule: never{}, HTML: html})
 	if code, body := get(t, d, "/readyz"); code != http.StatusServiceUnavailable {
 		t.Fatalf("/readyz before the first pass: %d %s, want 503", code, body)
 	}
@@ -412,6 +415,9 @@ func TestReadyzMetricsAndReport(t *testing.T) {
 	_ = rep.Text(&text, report.TextOptions{MaxKept: 3})
 	if code, body := get(t, d, "/report?format=text"); code != http.StatusOK || body != text.String() {
 		t.Errorf("/report?format=text: %d\n%s\nwant\n%s", code, body, text.String())
+	}
+	if code, body := get(t, d, "/report?format=html"); code != http.StatusOK || body != fmt.Sprintf("<p>%d decisions</p>", len(rep.Plan.Decisions)) {
+		t.Errorf("/report?format=html: %d %q", code, body)
 	}
 	if code, _ := get(t, d, "/report?format=xml"); code != http.StatusBadRequest {
 		t.Errorf("/report?format=xml: %d, want 400", code)
