@@ -16,8 +16,12 @@ build:
 demo:
 	$(GO) run ./cmd/reclaim demo --email-files demo-report
 
+# Also compiles deploy/test/render (kustomize and Helm as Go libraries, a
+# separate module) so that its first build, several minutes, happens before
+# `go test`'s timeout starts; e2e/deploy_test.go then only links it.
 testbins:
 	tools/testbins/build.sh
+	cd deploy/test && $(GO) build -o /dev/null ./render
 
 # The email end-to-end test sends to a real SMTP server, Debian's
 # python3-aiosmtpd; installed here when missing (needs root and apt-get).

@@ -1,0 +1,167 @@
+{{/* The release's full name: "reclaim" for a release named reclaim. */}}
+{{- define "reclaim.fullname" -}}
+{{- if contains .Chart.Name .Release.Name -}}
+{{- .Release.Name | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- printf "%s-%s" .Release.Name .Chart.Name | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "reclaim.serviceAccountName" -}}
+{{- default (include "reclaim.fullname" .) .Values.serviceAccount.name -}}
+{{- end -}}
+
+{{- define "reclaim.priorityClassName" -}}
+{{- if .Values.priorityClass.create -}}
+{{- default (include "reclaim.fullname" .) .Values.priorityClass.name -}}
+{{- else -}}
+{{- .Values.priorityClass.name -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "reclaim.stateName" -}}
+{{- printf "%s-state" (include "reclaim.fullname" .) -}}
+{{- end -}}
+
+{{- define "reclaim.labels" -}}
+app.kubernetes.io/name: reclaim
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/part-of: reclaim
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
+{{- end -}}
+
+{{- define "reclaim.selector" -}}
+app.kubernetes.io/name: reclaim
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/component: {{ .Values.mode }}
+{{- end -}}
+
+{{/* The config as written to the ConfigMap: values.config plus the names the RBAC grants. */}}
+{{- define "reclaim.config" -}}
+{{- $cfg := deepCopy .Values.config -}}
+{{- if not (hasKey $cfg "state") -}}
+{{- $_ := set $cfg "state" (dict "configMap" (dict "namespace" .Release.Namespace "name" (include "reclaim.stateName" .))) -}}
+{{- end -}}
+{{- if eq .Values.mode "daemon" -}}
+{{- $d := default (dict) $cfg.daemon -}}
+{{- $le := default (dict) $d.leaderElection -}}
+{{- $_ := set $le "enabled" true -}}
+{{- $_ := set $le "namespace" .Release.Namespace -}}
+{{- $_ := set $le "name" (include "reclaim.fullname" .) -}}
+{{- $_ := set $d "leaderElection" $le -}}
+{{- $_ := set $cfg "daemon" $d -}}
+{{- end -}}
+{{- toYaml $cfg -}}
+{{- end -}}
+
+{{/* The pod spec shared by the CronJob and the Deployment. */}}
+{{- define "reclaim.podSpec" -}}
+serviceAccountName: {{ include "reclaim.serviceAccountName" . }}
+automountServiceAccountToken: true
+{{- with include "reclaim.priorityClassName" . }}
+priorityClassName: {{ . }}
+{{- end }}
+{{- with .Values.imagePullSecrets }}
+imagePullSecrets: {{- toYaml . | nindent 2 }}
+{{- end }}
+securityContext: {{- toYaml .Values.podSecurityContext | nindent 2 }}
+{{- with .Values.nodeSelector }}
+nodeSelector: {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with .Values.tolerations }}
+tolerations: {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with .Values.affinity }}
+affinity: {{- toYaml . | nindent 2 }}
+{{- end }}
+containers:
+  - name: reclaim
+    image: "{{ .Values.image.repository }}:{{ .Values.image.tag | default .Chart.AppVersion }}"
+    imagePullPolicy: {{ .Values.image.pullPolicy }}
+    args:
+      - {{ if eq .Values.mode "daemon" }}daemon{{ else }}run{{ end }}
+      - --config
+      - /etc/reclaim/reclaim.yaml
+      - --log-json
+      {{- if .Values.apply }}
+      - --apply
+      {{- end }}
+      {{- range .Values.extraArgs }}
+      - {{ . | quote }}
+      {{- end }}
+    env:
+      - name: POD_NAMESPACE
+        valueFrom:
+          fieldRef:
+            fieldPath: metadata.namespace
+      - name: GOMEMLIMIT
+        value: {{ .Values.goMemLimit | quote }}
+      {{- with .Values.env }}
+      {{- toYaml . | nindent 6 }}
+      {{- end }}
+    {{- with .Values.secrets.envFrom }}
+    envFrom:
+      {{- range . }}
+      - secretRef:
+          name: {{ . }}
+      {{- end }}
+    {{- end }}
+    {{- if eq .Values.mode "daemon" }}
+    ports:
+      - name: http
+        containerPort: {{ .Values.daemon.service.port }}
+        protocol: TCP
+    livenessProbe:
+      httpGet:
+        path: /healthz
+        port: http
+      periodSeconds: 20
+      timeoutSeconds: 5
+      failureThreshold: 3
+    readinessProbe:
+      httpGet:
+        path: /readyz
+        port: http
+      periodSeconds: 10
+      timeoutSeconds: 5
+      failureThreshold: 3
+    {{- end }}
+    resources: {{- toYaml .Values.resources | nindent 6 }}
+    securityContext: {{- toYaml .Values.securityContext | nindent 6 }}
+    volumeMounts:
+      - name: config
+        mountPath: /etc/reclaim
+        readOnly: true
+      - name: tmp
+        mountPath: /tmp
+      {{- if .Values.secrets.kubeconfigs }}
+      - name: kubeconfigs
+        mountPath: /etc/reclaim-kubeconfig
+        readOnly: true
+      {{- end }}
+      {{- range .Values.secrets.files }}
+      - name: {{ .name }}
+        mountPath: {{ .mountPath }}
+        readOnly: true
+      {{- end }}
+volumes:
+  - name: config
+    configMap:
+      name: {{ include "reclaim.fullname" . }}-config
+  - name: tmp
+    emptyDir:
+      sizeLimit: 64Mi
+  {{- if .Values.secrets.kubeconfigs }}
+  - name: kubeconfigs
+    secret:
+      secretName: {{ .Values.secrets.kubeconfigs }}
+      defaultMode: 0440
+  {{- end }}
+  {{- range .Values.secrets.files }}
+  - name: {{ .name }}
+    secret:
+      secretName: {{ .secretName }}
+      defaultMode: 0440
+  {{- end }}
+{{- end -}}
