@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -13,6 +14,8 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 
 	"reclaim.dev/reclaim/audit"
 	"reclaim.dev/reclaim/config"
@@ -42,7 +45,21 @@ type every time.Duration
 
 func (e every) Next(t time.Time) time.Time { return t.Add(time.Duration(e)) }
 
+// cutTransport fails every request once cut.
+type cutTransport struct {
+	rt  http.RoundTripper
+	cut atomic.Bool
+}
+
+func (c *cutTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if c.cut.Load() {
+		return nil, errors.New("cut off from the API server (test)")
+	}
+	return c.rt.RoundTrip(r)
+}
+
 type replica struct {
+	lease  *cutTransport
 	name   string
 	disks  *countingDisks
 	d      *daemon.Daemon
@@ -93,7 +110,16 @@ daemon:
 	var auditBuf bytes.Buffer
 	store := state.FileStore{Path: w.statePath()}
 	newReplica := func(name string) *replica {
-		rp := &replica{name: name}
+		rp := &replica{name: name, lease: &cutTransport{}}
+		// The Lease's own client, through a transport the test can cut: a
+		// replica cut off from the API server (a partition, a hung or
+		// killed process) can neither renew nor release its Lease.
+		lc := rest.CopyConfig(prodA.Admin)
+		lc.WrapTransport = func(rt http.RoundTripper) http.RoundTripper { rp.lease.rt = rt; return rp.lease }
+		leaseClient, err := kubernetes.NewForConfig(lc)
+		if err != nil {
+			t.Fatal(err)
+		}
 		c, err := gce.New(context.Background(), gce.Options{Endpoint: w.gce.URL(), WithoutAuthentication: true})
 		if err != nil {
 			t.Fatal(err)
@@ -115,7 +141,7 @@ daemon:
 			return r.Once(ctx, opt)
 		})
 		rp.d, err = daemon.New(p, *cfg.Daemon, daemon.Options{Apply: true, Kinds: app.KindNames(), Gauges: app.Gauges(),
-			Listener: ln, Schedule: every(500 * time.Millisecond), Identity: name})
+			Listener: ln, Schedule: every(500 * time.Millisecond), Identity: name, LeaseClient: leaseClient})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -183,7 +209,36 @@ daemon:
 	if got := standby.disks.deletes.Load(); got == 0 || int(got+byLeader) != len(keys) {
 		t.Errorf("deletes: %s %d, %s %d; want %d in all, some by each", leader.name, byLeader, standby.name, got, len(keys))
 	}
+
+	// Cut the new leader off from the API server without letting it release
+	// the Lease: it stops leading (and passing) once it cannot renew, and a
+	// third replica takes the Lease when it expires.
+	c := newReplica("daemon-c")
+	waitUntil(t, "daemon-c to stand by", func() bool { return httpStatus(t, c.d, "/readyz") == http.StatusOK })
+	standby.lease.cut.Store(true)
+	cut := time.Now()
+	waitUntil(t, standby.name+" to stop leading", func() bool { return !leading(standby) })
+	passesAtLoss := standby.passes.Load()
+	waitUntil(t, "daemon-c to lead", func() bool { return leading(c) })
+	// The Lease expires leaseDuration (2s) after the candidate last saw it
+	// renewed, and the candidate retries every retryPeriod (0.3s, jittered):
+	// about 2.5-3.5s here; 3x the lease duration is a ceiling that a busy
+	// machine does not reach, not a speed target.
+	if took := time.Since(cut); took > 6*time.Second {
+		t.Errorf("handover from a cut-off leader took %s, want about the 2s lease duration", took)
+	}
+	if h := leaseHolder(t, w.name("lease")); h != c.name {
+		t.Errorf("the Lease is held by %q after the cut, want %s", h, c.name)
+	}
+	time.Sleep(time.Second) // a few schedule ticks
+	if got := standby.passes.Load(); got != passesAtLoss {
+		t.Errorf("%s ran %d passes after it lost the Lease", standby.name, got-passesAtLoss)
+	}
+	t.Logf("%s, cut off, stopped leading; %s led %s after the cut", standby.name, c.name, time.Since(cut).Round(time.Millisecond))
 	if err := standby.stop(); err != nil {
+		t.Logf("stopping the cut-off %s: %v", standby.name, err)
+	}
+	if err := c.stop(); err != nil {
 		t.Fatal(err)
 	}
 	if h := leaseHolder(t, w.name("lease")); h != "" {
