@@ -18,6 +18,7 @@ import (
 	"sort"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"go.uber.org/zap"
 
@@ -493,4 +494,21 @@ func saveState(path string, st state) error {
 		return err
 	}
 	return os.Rename(tmp.Name(), path)
+}
+
+// Truncate cuts s to at most n characters, ending with "…" when cut.
+func Truncate(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:n-1]) + "…"
+}
+
+// Plural is "s" unless n is 1.
+func Plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
 }

@@ -12,7 +12,6 @@ import (
 	"sort"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"reclaim.dev/reclaim/engine"
 	"reclaim.dev/reclaim/notify"
@@ -153,12 +152,12 @@ func subject(rep *report.Report, opt Options) string {
 		if i := strings.Index(first, ", "); i > 0 {
 			first = first[:i]
 		}
-		s += "; " + truncate(first, 90)
+		s += "; " + notify.Truncate(first, 90)
 		if len(w) > 1 {
-			s += fmt.Sprintf(" (+%d more warning%s)", len(w)-1, plural(len(w)-1))
+			s += fmt.Sprintf(" (+%d more warning%s)", len(w)-1, notify.Plural(len(w)-1))
 		}
 	}
-	return truncate(s, 250)
+	return notify.Truncate(s, 250)
 }
 
 func exitNote(code int) string {
@@ -332,19 +331,4 @@ func stamp(t time.Time) string {
 		return ""
 	}
 	return t.UTC().Format("2006-01-02 15:04:05 UTC")
-}
-
-func truncate(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	r := []rune(s)
-	return string(r[:n-1]) + "…"
-}
-
-func plural(n int) string {
-	if n == 1 {
-		return ""
-	}
-	return "s"
 }

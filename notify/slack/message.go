@@ -102,7 +102,7 @@ func Build(rep *report.Report, opt Options) []Message {
 	body = append(body, section(intro))
 	body = append(body, fieldsBlock(rep, p, len(warnings)))
 	for _, g := range notify.WarningGroups(rep) {
-		title := fmt.Sprintf(":warning: *%s*: %d warning%s", escape(g.Title), len(g.Lines), plural(len(g.Lines)))
+		title := fmt.Sprintf(":warning: *%s*: %d warning%s", escape(g.Title), len(g.Lines), notify.Plural(len(g.Lines)))
 		body = append(body, list(title, g.Lines, opt.MaxRows, "warnings")...)
 	}
 	body = append(body, Block{Type: "divider"})
@@ -119,7 +119,7 @@ func Build(rep *report.Report, opt Options) []Message {
 
 	text := title + ": " + headline
 	if len(warnings) > 0 {
-		text += fmt.Sprintf(" — %d warning%s", len(warnings), plural(len(warnings)))
+		text += fmt.Sprintf(" — %d warning%s", len(warnings), notify.Plural(len(warnings)))
 	}
 	return split(title, text, body)
 }
@@ -131,7 +131,7 @@ func TestMessage(fleet, target string) Message {
 		title += " · " + fleet
 	}
 	line := fmt.Sprintf("This is a test from reclaim to the notify target %s. Reports of runs will arrive here.", target)
-	return Message{Text: truncate(title+": "+line, MaxText), Blocks: []Block{header(title), section(escape(line))}}
+	return Message{Text: notify.Truncate(title+": "+line, MaxText), Blocks: []Block{header(title), section(escape(line))}}
 }
 
 // split puts the header and the body blocks into messages of at most
@@ -140,17 +140,17 @@ func TestMessage(fleet, target string) Message {
 func split(title, text string, body []Block) []Message {
 	first := MaxBlocks - 1 // the header
 	if len(body) <= first {
-		return []Message{{Text: truncate(text, MaxText), Blocks: append([]Block{header(title)}, body...)}}
+		return []Message{{Text: notify.Truncate(text, MaxText), Blocks: append([]Block{header(title)}, body...)}}
 	}
 	rest := MaxBlocks - 1 // the "part i of n" context
 	n := 1 + (len(body)-first+rest-1)/rest
-	out := []Message{{Text: truncate(fmt.Sprintf("%s (part 1 of %d)", text, n), MaxText),
+	out := []Message{{Text: notify.Truncate(fmt.Sprintf("%s (part 1 of %d)", text, n), MaxText),
 		Blocks: append([]Block{header(title)}, body[:first]...)}}
 	body = body[first:]
 	for i := 2; len(body) > 0; i++ {
 		k := min(rest, len(body))
 		part := fmt.Sprintf("part %d of %d", i, n)
-		out = append(out, Message{Text: truncate(title+" ("+part+")", MaxText),
+		out = append(out, Message{Text: notify.Truncate(title+" ("+part+")", MaxText),
 			Blocks: append([]Block{contextBlock(escape(title) + " · " + part)}, body[:k]...)})
 		body = body[k:]
 	}
@@ -171,7 +171,7 @@ func fieldsBlock(rep *report.Report, p *engine.Plan, warnings int) Block {
 		mrkdwn(fmt.Sprintf("*Exit status*\n%d", rep.ExitCode)),
 	}
 	for i := range f {
-		f[i].Text = truncate(f[i].Text, MaxFieldText)
+		f[i].Text = notify.Truncate(f[i].Text, MaxFieldText)
 	}
 	return Block{Type: "section", Fields: f[:min(len(f), MaxFields)]}
 }
@@ -243,7 +243,7 @@ func list(title string, rows []string, max int, what string) []Block {
 			lines = append(lines, fmt.Sprintf("_+%d more %s — see the full report_", len(rows)-max, escape(what)))
 			break
 		}
-		lines = append(lines, "• "+escape(truncate(r, maxLine)))
+		lines = append(lines, "• "+escape(notify.Truncate(r, maxLine)))
 	}
 	var out []Block
 	cur := title
@@ -262,16 +262,16 @@ func list(title string, rows []string, max int, what string) []Block {
 }
 
 func header(s string) Block {
-	return Block{Type: "header", Text: &Text{Type: "plain_text", Text: truncate(s, MaxHeaderText), Emoji: true}}
+	return Block{Type: "header", Text: &Text{Type: "plain_text", Text: notify.Truncate(s, MaxHeaderText), Emoji: true}}
 }
 
 func section(s string) Block {
-	t := mrkdwn(truncate(s, MaxSectionText))
+	t := mrkdwn(notify.Truncate(s, MaxSectionText))
 	return Block{Type: "section", Text: &t}
 }
 
 func contextBlock(s string) Block {
-	return Block{Type: "context", Elements: []Element{{Type: "mrkdwn", Text: truncate(s, MaxSectionText)}}}
+	return Block{Type: "context", Elements: []Element{{Type: "mrkdwn", Text: notify.Truncate(s, MaxSectionText)}}}
 }
 
 func mrkdwn(s string) Text { return Text{Type: "mrkdwn", Text: s} }
@@ -279,20 +279,4 @@ func mrkdwn(s string) Text { return Text{Type: "mrkdwn", Text: s} }
 // escape makes text safe for mrkdwn: Slack reads &, < and > as markup.
 func escape(s string) string {
 	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s)
-}
-
-// truncate cuts s to at most n characters, ending with "…" when cut.
-func truncate(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	r := []rune(s)
-	return string(r[:n-1]) + "…"
-}
-
-func plural(n int) string {
-	if n == 1 {
-		return ""
-	}
-	return "s"
 }
