@@ -21,9 +21,10 @@ type Notify struct {
 	// delivered there (for when: changes). Default: <state.file>.notify.json,
 	// or reclaim-notify.json when the state is a ConfigMap.
 	StateFile string `json:"stateFile"`
-	// Spool is a directory where an email that could not be sent is kept,
-	// as a .eml file, until a later run sends it. Default: the directory
-	// of stateFile, subdirectory reclaim-spool.
+	// Spool is a directory where a report that could not be delivered is
+	// kept (an email as a .eml file, a Slack report as its messages in
+	// JSON), per target, until a later run sends it. Default: the
+	// directory of stateFile, subdirectory reclaim-spool.
 	Spool string `json:"spool"`
 	// RequireNotice: a candidate is deleted only after a report listing it
 	// was delivered to at least one target at least its grace period

@@ -34,7 +34,7 @@ func notifyTargets(cfg *config.Config) []notify.Target {
 	var out []notify.Target
 	for _, s := range n.Slack {
 		out = append(out, &slack.Target{TargetName: s.Name, Policy: notify.When(s.When), Client: slackClient(s.WebhookURL.Value()),
-			Options: slack.Options{Fleet: n.Fleet, ReportURL: n.ReportURL, MaxRows: s.MaxRows, Nouns: nouns}})
+			Options: slack.Options{Fleet: n.Fleet, ReportURL: n.ReportURL, MaxRows: s.MaxRows, Nouns: nouns}, Spool: n.Spool})
 	}
 	next := nextRun(cfg)
 	for _, e := range n.Email {

@@ -3,18 +3,11 @@ package email
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"encoding/hex"
-	"errors"
 	"fmt"
-	"io/fs"
 	"net/mail"
-	"os"
 	"path/filepath"
-	"sort"
-	"strings"
 	"time"
 
 	gomail "github.com/wneessen/go-mail"
@@ -253,89 +246,23 @@ func (s *Server) client() (*gomail.Client, error) {
 	return c, nil
 }
 
-// spoolDir is the target's own directory in the spool.
-func (t *Target) spoolDir() string {
-	if t.Spool == "" {
-		return ""
+// spooler is the target's own directory of the spool.
+func (t *Target) spooler() notify.Spool {
+	sp := notify.Spool{Ext: ".eml", Now: t.Now}
+	if t.Spool != "" {
+		sp.Dir = filepath.Join(t.Spool, t.TargetName)
 	}
-	return filepath.Join(t.Spool, t.TargetName)
+	return sp
 }
 
 // Spooled lists the target's spooled messages, oldest first.
-func (t *Target) Spooled() ([]string, error) {
-	dir := t.spoolDir()
-	if dir == "" {
-		return nil, nil
-	}
-	es, err := os.ReadDir(dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	var out []string
-	for _, e := range es {
-		if n := e.Name(); e.Type().IsRegular() && strings.HasSuffix(n, ".eml") && !strings.HasPrefix(n, ".") {
-			out = append(out, filepath.Join(dir, n))
-		}
-	}
-	sort.Strings(out)
-	return out, nil
-}
+func (t *Target) Spooled() ([]string, error) { return t.spooler().Files() }
 
 // FlushSpool sends the spooled messages, oldest first, removing each once
 // sent; it stops at the first that fails and returns how many are left.
 func (t *Target) FlushSpool(ctx context.Context) (left int, err error) {
-	files, err := t.Spooled()
-	if err != nil {
-		return 0, fmt.Errorf("read the spool: %w", err)
-	}
-	for i, f := range files {
-		raw, err := os.ReadFile(f)
-		if err != nil {
-			return len(files) - i, fmt.Errorf("read the spool: %w", err)
-		}
-		if err := t.Server.Send(ctx, raw); err != nil {
-			return len(files) - i, err
-		}
-		if err := os.Remove(f); err != nil {
-			// Sent, but it would be sent again: say so rather than loop.
-			return len(files) - i - 1, fmt.Errorf("sent %s but could not remove it: %w", f, err)
-		}
-	}
-	return 0, nil
+	return t.spooler().Flush(func(raw []byte) error { return t.Server.Send(ctx, raw) })
 }
 
-// spool writes raw to a new file of the target's spool directory
-// (written to a temporary name, then renamed) and returns its path.
-func (t *Target) spool(raw []byte) (string, error) {
-	dir := t.spoolDir()
-	if dir == "" {
-		return "", errors.New("no spool directory is configured")
-	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return "", err
-	}
-	now := time.Now
-	if t.Now != nil {
-		now = t.Now
-	}
-	var r [4]byte
-	rand.Read(r[:])
-	name := now().UTC().Format("20060102T150405.000000000Z") + "-" + hex.EncodeToString(r[:]) + ".eml"
-	tmp, err := os.CreateTemp(dir, ".spool-*")
-	if err != nil {
-		return "", err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(raw); err != nil {
-		tmp.Close()
-		return "", err
-	}
-	if err := tmp.Close(); err != nil {
-		return "", err
-	}
-	path := filepath.Join(dir, name)
-	return path, os.Rename(tmp.Name(), path)
-}
+// spool keeps raw for the next run and returns its path.
+func (t *Target) spool(raw []byte) (string, error) { return t.spooler().Put(raw) }

@@ -1,6 +1,7 @@
 package slack
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -407,5 +408,35 @@ func TestSmallReportHeadline(t *testing.T) {
 	b, _ := json.Marshal(ms[0])
 	if !strings.Contains(string(b), "*PVCs: 0 would be deleted*\\n1 more marked") {
 		t.Fatalf("%s", b)
+	}
+}
+
+// A report that cannot be posted is spooled, and the next delivery posts it
+// first, then its own: a failed delivery never loses a report.
+func TestFailedReportIsSpooledAndPostedNext(t *testing.T) {
+	rc, url := newReceiver(t, answer{status: 404, body: "channel_not_found"})
+	tg := &Target{TargetName: "ops", Client: &Client{URL: url, Sleep: (&waits{}).sleep}, Spool: t.TempDir()}
+	first := report.New(&engine.Plan{Decisions: []engine.Decision{{Kind: "k8s-pvc", ID: "c/ns/first", Action: engine.Mark}}}, nil, false)
+	err := tg.Deliver(context.Background(), first)
+	if err == nil || !strings.Contains(err.Error(), "channel_not_found") || !strings.Contains(err.Error(), "spooled") || strings.Contains(err.Error(), "s3cr3tt0ken") {
+		t.Fatalf("first delivery: %v", err)
+	}
+	if files, _ := tg.Spooled(); len(files) != 1 {
+		t.Fatalf("spool holds %d reports, want 1", len(files))
+	}
+	second := report.New(&engine.Plan{Decisions: []engine.Decision{{Kind: "k8s-pvc", ID: "c/ns/second", Action: engine.Delete}}}, nil, false)
+	if err := tg.Deliver(context.Background(), second); err != nil {
+		t.Fatal(err)
+	}
+	posts := rc.posts()
+	if len(posts) != 3 { // the failed one, then the spooled report, then the new one
+		t.Fatalf("%d posts, want 3", len(posts))
+	}
+	want, _ := json.Marshal(Build(first, Options{})[0])
+	if !bytes.Equal(posts[1], want) {
+		t.Errorf("second post is not the spooled report:\n%s\nwant\n%s", posts[1], want)
+	}
+	if files, _ := tg.Spooled(); len(files) != 0 {
+		t.Errorf("spool still holds %v", files)
 	}
 }
