@@ -160,3 +160,33 @@ func recreated(name string) engine.Proposal {
 	p.Identity = "v2"
 	return p
 }
+
+// A decision that waits for another (an index before its children) is not
+// attempted when what it waits for was not deleted in this run.
+func TestApplyDependentWaitsForItsFailedParent(t *testing.T) {
+	k := &fakeKind{lim: testLimits(), items: orphans("index", "child"), verdicts: map[string]engine.Verdict{}, results: map[string]error{}}
+	k.items[1].After = []string{fakeID("index")}
+	k.items[1].AfterWhy = "its index"
+	p := build(k, seenSince(t0.Add(-7*time.Hour), k.items...), t0, complete("a"))
+	if enginetest.DecisionFor(t, p, "child").Action != engine.Delete {
+		t.Fatalf("setup: %+v", p.Decisions)
+	}
+	k.results["index"] = errors.New("refused")
+	a, _, _ := enginetest.Applier(t0, 3, k)
+	out, err := a.Apply(context.Background(), p, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, r := range out.Results {
+		got[r.ID] = r.Result
+	}
+	if got[fakeID("index")] != engine.ResultFailed || got[fakeID("child")] != engine.ResultNotAttempted {
+		t.Fatalf("results %v", got)
+	}
+	for _, c := range k.calls {
+		if c == "delete child" {
+			t.Fatal("deleted a child whose index is still there")
+		}
+	}
+}

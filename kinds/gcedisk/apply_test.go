@@ -120,6 +120,7 @@ func TestApplyRereadSkipsChangedDisk(t *testing.T) {
 		{"relabelled", func(d *inventory.Disk) { d.LabelFingerprint = "new" }, "labels changed"},
 		{"protected", func(d *inventory.Disk) { d.Labels = map[string]string{"reclaim-protect": ""} }, "protected by label"},
 		{"not ready", func(d *inventory.Disk) { d.Status = "RESTORING" }, "status is RESTORING"},
+		{"recreated under the same name", func(d *inventory.Disk) { d.ID = "9999" }, "recreated since it was planned"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			m, p, a, _, _ := applyFixture(nil, orphan("a"))
