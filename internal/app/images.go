@@ -42,6 +42,9 @@ func ManifestSources(cfg *config.Config) func(ctx context.Context) []inventory.I
 // transport notices (a connection not reused, a retry), not the run's story.
 func SDKLogger(log *zap.Logger) logging.Logger {
 	return logging.LoggerFunc(func(c logging.Classification, format string, v ...any) {
+		if !log.Core().Enabled(zap.DebugLevel) {
+			return // formatting every retry notice for nobody costs the listing
+		}
 		log.Debug(fmt.Sprintf(format, v...), zap.String("source", "aws-sdk"), zap.String("classification", string(c)))
 	})
 }
