@@ -99,11 +99,18 @@ type Disk struct {
 }
 
 // Region is the region whose quota the disk counts against.
-func (d Disk) Region() string {
-	if d.Key.Region != "" {
-		return d.Key.Region
+func (d Disk) Region() string { return d.Key.QuotaRegion() }
+
+// QuotaRegion is the region of the disk the key names: its own for a regional
+// disk, its zone's for a zonal one, "" when the zone is unspecified.
+func (k DiskKey) QuotaRegion() string {
+	switch {
+	case k.Region != "":
+		return k.Region
+	case k.Zone == Unspecified:
+		return ""
 	}
-	return RegionOfZone(d.Key.Zone)
+	return RegionOfZone(k.Zone)
 }
 
 // DiskListing is one project's disk inventory.

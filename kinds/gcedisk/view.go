@@ -121,7 +121,7 @@ func (k *Kind) headroom(p *engine.Plan, snap *inventory.Snapshot) []Headroom {
 			if pvc.Disk == nil || pvc.Workflow == nil || !pvc.Workflow.Done() || anyRunning(pvc.Pods) {
 				continue
 			}
-			if pool := Pool(pvc.Disk.Project, RegionOfKey(*pvc.Disk), metricOf[pvc.Disk.Name]); pool != "" {
+			if pool := Pool(pvc.Disk.Project, pvc.Disk.QuotaRegion(), metricOf[pvc.Disk.Name]); pool != "" {
 				wf[pool] += float64(pvc.CapacityGB)
 			}
 		}
@@ -219,17 +219,6 @@ func DecisionSection(p *engine.Plan) engine.Section {
 	}
 	s.Blocks = []engine.Block{b}
 	return s
-}
-
-// RegionOfKey is the region of a disk key, "" when the zone is unspecified.
-func RegionOfKey(k inventory.DiskKey) string {
-	if k.Region != "" {
-		return k.Region
-	}
-	if k.Zone == inventory.Unspecified {
-		return ""
-	}
-	return inventory.RegionOfZone(k.Zone)
 }
 
 func anyRunning(pods []inventory.PodRef) bool {

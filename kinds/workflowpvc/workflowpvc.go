@@ -126,7 +126,7 @@ func (k *Kind) propose(cluster string, pvc inventory.PVCRef, sources []string, m
 	p := engine.Proposal{Decision: engine.Decision{ID: ID(cluster, pvc.Namespace, pvc.Name), Name: pvc.Name,
 		Frees: engine.Frees{GB: pvc.CapacityGB}, Detail: det}}
 	if pvc.Disk != nil {
-		det.Project, det.Region = pvc.Disk.Project, gcedisk.RegionOfKey(*pvc.Disk)
+		det.Project, det.Region = pvc.Disk.Project, pvc.Disk.QuotaRegion()
 		p.Frees.Pool = gcedisk.Pool(det.Project, det.Region, metricOf[pvc.Disk.Name])
 	}
 	keep := func(class, reason string) engine.Proposal {
