@@ -20,7 +20,12 @@ type Config struct {
 	// GCE is nil when the file has no gce section: no GCE work is done.
 	GCE *GCE `json:"gce,omitempty"`
 	// ECR is nil when the file has no ecr section: no image work is done.
-	ECR        *ECR       `json:"ecr,omitempty"`
+	ECR *ECR `json:"ecr,omitempty"`
+	// EC2 is nil when the file has no ec2 section: no subnet or interface work.
+	EC2 *EC2 `json:"ec2,omitempty"`
+	// Jobs and Pods are nil when absent: finished Jobs and Pods are not deleted.
+	Jobs       *Retention `json:"jobs,omitempty"`
+	Pods       *Retention `json:"pods,omitempty"`
 	Disks      Disks      `json:"disks"`
 	Kubernetes Kubernetes `json:"kubernetes"`
 	State      State      `json:"state"`
@@ -50,10 +55,13 @@ type Cluster struct {
 	// AWSAccounts are the accounts whose ECR images this cluster may pull;
 	// empty means any account.
 	AWSAccounts []string `json:"awsAccounts"`
-	Timeout     Duration `json:"timeout"`
-	QPS         float32  `json:"qps"`
-	Burst       int      `json:"burst"`
-	PageSize    int64    `json:"pageSize"`
+	// AWSSubnets are the EC2 subnets this cluster's pods and nodes may use;
+	// empty means any subnet.
+	AWSSubnets []string `json:"awsSubnets"`
+	Timeout    Duration `json:"timeout"`
+	QPS        float32  `json:"qps"`
+	Burst      int      `json:"burst"`
+	PageSize   int64    `json:"pageSize"`
 }
 
 // GCE says which Compute Engine projects to look at and how.
@@ -233,6 +241,7 @@ func (c *Config) applyDefaults() {
 		def(c, "gce.concurrency", &g.Concurrency, defaultGCEConcurrency)
 	}
 	c.ecrDefaults()
+	c.eksDefaults()
 	c.daemonDefaults()
 	d := &c.Disks
 	def(c, "disks.minAge", &d.MinAge, defaultMinAge)

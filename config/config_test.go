@@ -68,8 +68,8 @@ func TestExampleConfigs(t *testing.T) {
 	for _, cl := range demo.Clusters {
 		names = append(names, cl.Name)
 	}
-	if got := strings.Join(names, ","); got != "prod-a,prod-b" {
-		t.Errorf("demo clusters = %s, want prod-a,prod-b", got)
+	if got := strings.Join(names, ","); got != "prod-a,prod-b,batch-use1,etl-use1" {
+		t.Errorf("demo clusters = %s, want prod-a,prod-b,batch-use1,etl-use1", got)
 	}
 	if demo.GCE == nil || !reflect.DeepEqual(demo.GCE.Projects, []string{"demo-project"}) {
 		t.Errorf("demo gce = %+v, want projects [demo-project]", demo.GCE)
@@ -83,13 +83,41 @@ func TestExampleConfigs(t *testing.T) {
 		t.Errorf("gke.yaml should have two clusters reached by context, got %+v", gke.Clusters)
 	}
 
+	eks := load(t, "../configs/eks.yaml")
+	prodSubnets := []string{"subnet-0123456789abcdef0", "subnet-0123456789abcdef1", "subnet-0123456789abcdef2"}
+	switch {
+	case len(eks.Clusters) != 4 || eks.ECR == nil || len(eks.ECR.Registries) != 2:
+		t.Errorf("eks.yaml should have four clusters and two registries, got %+v", eks)
+	case eks.EC2 == nil || len(eks.EC2.Networks) != 1:
+		t.Errorf("eks.yaml should have an ec2 section with one network, got %+v", eks.EC2)
+	case !reflect.DeepEqual(eks.EC2.Networks[0], Network{Account: "123456789012", Region: "us-east-1", Subnets: prodSubnets}):
+		t.Errorf("eks.yaml network = %+v", eks.EC2.Networks[0])
+	case !reflect.DeepEqual(eks.Clusters[0].AWSSubnets, prodSubnets):
+		t.Errorf("eks.yaml prod-use1 awsSubnets = %v, want the subnets of ec2.networks[0]", eks.Clusters[0].AWSSubnets)
+	case !eks.EC2.Interfaces.Delete || eks.EC2.Interfaces.Grace.Std() != 6*time.Hour || eks.EC2.RequestsPerSecond != 5:
+		t.Errorf("eks.yaml ec2 = %+v", *eks.EC2)
+	case eks.Jobs == nil || eks.Pods == nil:
+		t.Errorf("eks.yaml should have jobs and pods sections, got %v, %v", eks.Jobs, eks.Pods)
+	case eks.Jobs.Succeeded.Std() != 6*time.Hour || eks.Jobs.Failed.Std() != 72*time.Hour ||
+		eks.Jobs.KeepCronJobHistory == nil || !*eks.Jobs.KeepCronJobHistory || eks.Jobs.TTLGrace == nil || eks.Jobs.TTLGrace.Std() != time.Hour:
+		t.Errorf("eks.yaml jobs = %+v", *eks.Jobs)
+	case eks.Pods.Succeeded.Std() != time.Hour || eks.Pods.Failed.Std() != 48*time.Hour ||
+		!reflect.DeepEqual(eks.Pods.Namespaces.Exclude, []string{"kube-system", "reclaim"}) || eks.Pods.KeepCronJobHistory != nil:
+		t.Errorf("eks.yaml pods = %+v", *eks.Pods)
+	}
+	for i, cl := range eks.Clusters {
+		if len(cl.AWSSubnets) == 0 {
+			t.Errorf("eks.yaml clusters[%d] (%s) has no awsSubnets", i, cl.Name)
+		}
+	}
+
 	// The reference spells out every field, each with its default, except the
 	// alternatives it can only show commented out.
 	ref := load(t, "../configs/reference.yaml")
 	minimal := load(t, "testdata/good/minimal.yaml")
 	ref.present, minimal.present = nil, nil
 	ref.Clusters[0].Kubeconfig, ref.Clusters[0].Context, ref.Clusters[0].GCEProjects = "", "", nil
-	ref.Clusters[0].AWSAccounts = nil
+	ref.Clusters[0].AWSAccounts, ref.Clusters[0].AWSSubnets = nil, nil
 	// The ECR section is compared with a minimal one that only names a registry.
 	minECR := load(t, "testdata/good/ecr-minimal.yaml").ECR
 	refECR := *ref.ECR
@@ -100,8 +128,37 @@ func TestExampleConfigs(t *testing.T) {
 	if ref.Daemon == nil || !reflect.DeepEqual(*ref.Daemon, DefaultDaemon()) {
 		t.Errorf("reference.yaml's daemon section does not show the defaults:\nreference: %+v\ndefaults:  %+v", ref.Daemon, DefaultDaemon())
 	}
+	// The ec2 section is compared with a minimal one that only names a network.
+	minEC2 := load(t, "testdata/good/ec2-minimal.yaml").EC2
+	if ref.EC2 == nil || minEC2 == nil {
+		t.Fatalf("ec2 sections: reference %v, minimal %v; want both present", ref.EC2, minEC2)
+	}
+	refEC2 := *ref.EC2
+	refEC2.Networks = minEC2.Networks
+	if !reflect.DeepEqual(&refEC2, minEC2) {
+		t.Errorf("reference.yaml's ec2 section does not show the defaults:\nreference: %+v\ndefaults:  %+v", refEC2, *minEC2)
+	}
+	// The jobs and pods sections are compared with empty ones ({}), which
+	// are present (non-nil) and take every default.
+	empty, err := Parse([]byte("clusters: [{name: prod-a}]\njobs: {}\npods: {}\n"), "empty sections")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []struct {
+		name     string
+		ref, def *Retention
+	}{{"jobs", ref.Jobs, empty.Jobs}, {"pods", ref.Pods, empty.Pods}} {
+		if s.ref == nil || s.def == nil {
+			t.Errorf("%s sections: reference %v, {} %v; want both present", s.name, s.ref, s.def)
+			continue
+		}
+		r, d := emptyListsAsNil(*s.ref), emptyListsAsNil(*s.def)
+		if !reflect.DeepEqual(r, d) {
+			t.Errorf("reference.yaml's %s section does not show the defaults:\nreference: %+v\ndefaults:  %+v", s.name, r, d)
+		}
+	}
 	ref.Daemon = nil
-	ref.GCE, ref.ECR = nil, nil
+	ref.GCE, ref.ECR, ref.EC2, ref.Jobs, ref.Pods = nil, nil, nil, nil, nil
 	if !reflect.DeepEqual(ref, minimal) {
 		t.Errorf("reference.yaml does not show the defaults:\nreference: %+v\ndefaults:  %+v", ref, minimal)
 	}
@@ -114,6 +171,17 @@ func TestExampleConfigs(t *testing.T) {
 			t.Errorf("reference.yaml does not mention %s", key)
 		}
 	}
+}
+
+// emptyListsAsNil returns r with its empty lists nil: the reference writes
+// include: [] and ownerKinds: [] where a default leaves them nil.
+func emptyListsAsNil(r Retention) Retention {
+	for _, l := range []*[]string{&r.Namespaces.Include, &r.Namespaces.Exclude, &r.OwnerKinds} {
+		if len(*l) == 0 {
+			*l = nil
+		}
+	}
+	return r
 }
 
 // allKeys lists every YAML key in t.

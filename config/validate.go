@@ -40,6 +40,15 @@ func (c *Config) validate(ps *problems) {
 	if c.ECR != nil {
 		c.ECR.validate(ps, "ecr")
 	}
+	if c.EC2 != nil {
+		c.EC2.validate(ps, "ec2")
+	}
+	if c.Jobs != nil {
+		c.Jobs.validate(ps, "jobs", true)
+	}
+	if c.Pods != nil {
+		c.Pods.validate(ps, "pods", false)
+	}
 	if c.Daemon != nil {
 		c.Daemon.validate(ps, "daemon")
 	}
@@ -279,6 +288,7 @@ func (c *Config) crossValidate(ps *problems) {
 	}
 
 	c.crossValidateECR(ps)
+	c.crossValidateEC2(ps)
 	if c.GCE == nil {
 		return
 	}

@@ -58,6 +58,7 @@ type deployVariant struct {
 	// What the install must grant, and nothing more.
 	ns, sa, config, state, lease string // lease: "" without leader election
 	deletePVCs, prometheusRule   bool
+	deleteWorkloads              bool // components/workload-deleter, rbac.deleteWorkloads
 	createNamespace              bool // helm: the chart does not create it (--create-namespace)
 }
 
@@ -67,13 +68,13 @@ var deployVariants = []deployVariant{
 	{name: "kustomize-daemon", render: []string{"kustomize", "../overlays/daemon"},
 		ns: "reclaim", sa: "reclaim", config: "reclaim-config", state: "reclaim-state", lease: "reclaim"},
 	{name: "kustomize-components", render: []string{"kustomize", "testdata/kustomize-all"},
-		ns: "reclaim", sa: "reclaim", config: "reclaim-config", state: "reclaim-state", deletePVCs: true, prometheusRule: true},
+		ns: "reclaim", sa: "reclaim", config: "reclaim-config", state: "reclaim-state", deletePVCs: true, deleteWorkloads: true, prometheusRule: true},
 	{name: "helm-cronjob", render: []string{"helm", "../helm/reclaim", "-n", "gc", "--name", "reclaim"},
 		ns: "gc", sa: "reclaim", config: "reclaim-config", state: "reclaim-state", createNamespace: true},
 	{name: "helm-daemon", render: []string{"helm", "../helm/reclaim", "-n", "gc", "--name", "cleanup",
-		"--set", "mode=daemon", "--set", "rbac.deletePVCs=true", "--set", "prometheusRule.enabled=true"},
+		"--set", "mode=daemon", "--set", "rbac.deletePVCs=true", "--set", "rbac.deleteWorkloads=true", "--set", "prometheusRule.enabled=true"},
 		ns: "gc", sa: "cleanup-reclaim", config: "cleanup-reclaim-config", state: "cleanup-reclaim-state", lease: "cleanup-reclaim",
-		deletePVCs: true, prometheusRule: true, createNamespace: true},
+		deletePVCs: true, deleteWorkloads: true, prometheusRule: true, createNamespace: true},
 }
 
 // renderBin is deploy/test/render, built by TestDeploy.
@@ -637,6 +638,7 @@ func checkAccess(t *testing.T, ctx context.Context, c *testenv.Cluster, v deploy
 		{"list", "apps", "controllerrevisions", "", "", true},
 		{"list", "batch", "jobs", "", "", true},
 		{"list", "batch", "cronjobs", "", "", true},
+		{"list", "", "nodes", "", "", true},
 		// Its state, and only its state.
 		{"get", "", "configmaps", v.ns, v.state, true},
 		{"update", "", "configmaps", v.ns, v.state, true},
@@ -652,7 +654,8 @@ func checkAccess(t *testing.T, ctx context.Context, c *testenv.Cluster, v deploy
 		{"get", "", "secrets", "kube-system", "", false},
 		// Nothing its policy does not delete, and no writes.
 		{"delete", "", "persistentvolumes", "", "", false},
-		{"delete", "", "pods", "apps", "", false},
+		{"delete", "", "nodes", "", "", false},
+		{"update", "", "nodes", "", "", false},
 		{"delete", "apps", "deployments", "apps", "", false},
 		{"delete", "argoproj.io", "workflows", "apps", "", false},
 		{"update", "", "persistentvolumeclaims", "apps", "", false},
@@ -662,6 +665,17 @@ func checkAccess(t *testing.T, ctx context.Context, c *testenv.Cluster, v deploy
 		{"delete", "", "persistentvolumeclaims", "apps", "data", v.deletePVCs},
 		{"get", "", "persistentvolumeclaims", "apps", "data", v.deletePVCs},
 		{"deletecollection", "", "persistentvolumeclaims", "apps", "", false},
+		// Finished Jobs and Pods, only with the optional grant: get and
+		// delete one at a time, nothing else.
+		{"delete", "batch", "jobs", "apps", "done", v.deleteWorkloads},
+		{"get", "batch", "jobs", "apps", "done", v.deleteWorkloads},
+		{"delete", "", "pods", "apps", "done", v.deleteWorkloads},
+		{"get", "", "pods", "apps", "done", v.deleteWorkloads},
+		{"deletecollection", "batch", "jobs", "apps", "", false},
+		{"deletecollection", "", "pods", "apps", "", false},
+		{"update", "batch", "jobs", "apps", "done", false},
+		{"patch", "", "pods", "apps", "done", false},
+		{"delete", "batch", "cronjobs", "apps", "", false},
 		// The Lease, only with leader election, and only its own.
 		{"get", "coordination.k8s.io", "leases", v.ns, "reclaim-other", false},
 		{"update", "coordination.k8s.io", "leases", v.ns, "reclaim-other", false},

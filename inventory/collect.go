@@ -31,10 +31,13 @@ type CollectOptions struct {
 	// ImageSources reads the manifest directories (references of images that
 	// will run); they are read with the clusters, after the clouds.
 	ImageSources func(ctx context.Context) []ImageSource
-	Now          func() time.Time
+	// Networks lists EC2 subnets and interfaces (nil: none); like Clusters it
+	// reports incompleteness in its results and never fails.
+	Networks func(ctx context.Context) []NetworkListing
+	Now      func() time.Time
 }
 
-// Collect lists the clouds first (GCE and ECR side by side) and the clusters
+// Collect lists the clouds first (GCE, ECR and EC2 side by side) and the clusters
 // second, so the cluster view is the fresher one: a disk or image created
 // after its cloud listing is not seen at all, while a PV or pod created after
 // the cloud listing is still seen.
@@ -58,6 +61,13 @@ func Collect(ctx context.Context, o CollectOptions) Snapshot {
 		go func() {
 			defer wg.Done()
 			s.Registries = o.Registries(ctx)
+		}()
+	}
+	if o.Networks != nil {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s.Networks = o.Networks(ctx)
 		}()
 	}
 	wg.Wait()

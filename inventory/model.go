@@ -233,6 +233,18 @@ type ClusterRefs struct {
 	// were listed; Images are the distinct ECR references found.
 	ImagesListed bool
 	Images       []ImageUse
+
+	// Subnets limits which EC2 subnets this cluster's pods and nodes can hold
+	// addresses in; empty means any, so an incomplete cluster holds every
+	// interface deletion.
+	Subnets []string
+	// WorkloadsListed is true when Jobs, CronJobs, Pods and Nodes were listed
+	// (the jobs, pods or ec2 sections ask for them).
+	WorkloadsListed bool
+	Jobs            []Job
+	CronJobs        []CronJob
+	Pods            []Pod
+	Nodes           []Node
 }
 
 // CouldPull reports whether this cluster could run images of an AWS account.
@@ -272,6 +284,8 @@ type Snapshot struct {
 	Registries []RegistryListing
 	// ImageSources are references that do not come from a cluster (manifest dirs).
 	ImageSources []ImageSource
+	// Networks are the EC2 subnets and interfaces in scope, per account and region.
+	Networks []NetworkListing
 }
 
 // ErrNotFound is the delete contract every provider keeps: Get and Delete

@@ -374,7 +374,11 @@ func Headline(rep *report.Report, nouns map[string]string) string {
 		if t.Delete == 0 {
 			continue
 		}
-		s := fmt.Sprintf("%d %s", t.Delete, Noun(t.Kind, nouns))
+		noun := Noun(t.Kind, nouns)
+		if t.Delete == 1 {
+			noun = strings.TrimSuffix(noun, "s")
+		}
+		s := fmt.Sprintf("%d %s", t.Delete, noun)
 		switch {
 		case t.GB > 0:
 			s += fmt.Sprintf(" (%d GB)", t.GB)

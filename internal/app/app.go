@@ -18,6 +18,8 @@ import (
 	"reclaim.dev/reclaim/engine"
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/inventory/kube"
+	"reclaim.dev/reclaim/kinds/netiface"
+	"reclaim.dev/reclaim/providers/ec2"
 	"reclaim.dev/reclaim/providers/ecr"
 	"reclaim.dev/reclaim/providers/gce"
 	"reclaim.dev/reclaim/report"
@@ -30,6 +32,9 @@ type Deps struct {
 	// Images lists the ECR registries and deletes images; nil with an ecr
 	// section builds one client per registry from the config.
 	Images ecr.Provider
+	// Networks lists EC2 subnets and interfaces and deletes interfaces; nil
+	// with an ec2 section builds one client per account and region.
+	Networks NetworkProvider
 	// ImageSources reads the manifest directories; nil reads ecr.manifests.dirs.
 	ImageSources func(ctx context.Context) []inventory.ImageSource
 	Clusters     func(ctx context.Context) []inventory.ClusterRefs
@@ -44,9 +49,17 @@ type Deps struct {
 
 // Clients are what kinds delete through, built once per Runner.
 type Clients struct {
-	Disks  gce.Provider
-	Images ecr.Provider
-	Kube   func(cluster string) (kubernetes.Interface, error)
+	Disks    gce.Provider
+	Images   ecr.Provider
+	Networks NetworkProvider
+	Kube     func(cluster string) (kubernetes.Interface, error)
+}
+
+// NetworkProvider lists and deletes what the ec2 section covers; the EC2
+// provider's Fleet is one.
+type NetworkProvider interface {
+	List(ctx context.Context) []inventory.NetworkListing
+	netiface.API
 }
 
 // Options are the run's switches.
@@ -98,6 +111,18 @@ func New(ctx context.Context, cfg *config.Config, d Deps) (*Runner, error) {
 		}
 		d.Images = f
 	}
+	if d.Networks == nil && cfg.EC2 != nil {
+		opts := NetworkOptions(cfg)
+		for i := range opts {
+			opts[i].Logger = SDKLogger(d.Log)
+		}
+		f, err := ec2.NewFleet(ctx, opts)
+		if err != nil {
+			r.Close()
+			return nil, fmt.Errorf("ec2 clients: %w", err)
+		}
+		d.Networks = f
+	}
 	if d.ImageSources == nil && cfg.ECR != nil && len(cfg.ECR.Manifests.Dirs) > 0 {
 		d.ImageSources = ManifestSources(cfg)
 	}
@@ -105,7 +130,7 @@ func New(ctx context.Context, cfg *config.Config, d Deps) (*Runner, error) {
 		pool := kube.NewPool(Targets(cfg))
 		if d.Clusters == nil {
 			d.Clusters = func(ctx context.Context) []inventory.ClusterRefs {
-				return pool.Collect(ctx, kube.Options{ProtectLabel: cfg.Kubernetes.ProtectLabel}, 8)
+				return pool.Collect(ctx, kube.Options{ProtectLabel: cfg.Kubernetes.ProtectLabel, RetentionAnnotation: RetentionAnnotation(cfg)}, 8)
 			}
 		}
 		if d.Kube == nil {
@@ -130,7 +155,7 @@ func New(ctx context.Context, cfg *config.Config, d Deps) (*Runner, error) {
 		d.Audit = a
 	}
 	r.d = d
-	c := &Clients{Disks: d.Disks, Images: d.Images, Kube: d.Kube}
+	c := &Clients{Disks: d.Disks, Images: d.Images, Networks: d.Networks, Kube: d.Kube}
 	for _, reg := range Registered {
 		if k := reg.New(cfg, c); k != nil {
 			r.kinds = append(r.kinds, k)
@@ -176,6 +201,9 @@ func (r *Runner) Once(ctx context.Context, opt Options) (*report.Report, error) 
 	}
 	if cfg.ECR != nil {
 		co.Registries, co.ImageSources = d.Images.List, d.ImageSources
+	}
+	if cfg.EC2 != nil {
+		co.Networks = d.Networks.List
 	}
 	start := d.Now()
 	cctx := ctx
@@ -243,9 +271,22 @@ func Targets(cfg *config.Config) []kube.Target {
 	out := make([]kube.Target, 0, len(cfg.Clusters))
 	for _, c := range cfg.Clusters {
 		out = append(out, kube.Target{Name: c.Name, Kubeconfig: c.Kubeconfig, Context: c.Context, InCluster: c.InCluster,
-			Projects: c.GCEProjects, Accounts: c.AWSAccounts, Images: cfg.ECR != nil, Timeout: c.Timeout.Std(), QPS: c.QPS, Burst: c.Burst, PageSize: c.PageSize})
+			Projects: c.GCEProjects, Accounts: c.AWSAccounts, Images: cfg.ECR != nil, Timeout: c.Timeout.Std(), QPS: c.QPS, Burst: c.Burst, PageSize: c.PageSize,
+			Subnets: c.AWSSubnets, Workloads: cfg.EC2 != nil || cfg.Jobs != nil || cfg.Pods != nil})
 	}
 	return out
+}
+
+// RetentionAnnotation is the annotation the collector reads for the jobs
+// and pods sections (config check makes them agree).
+func RetentionAnnotation(cfg *config.Config) string {
+	switch {
+	case cfg.Jobs != nil:
+		return cfg.Jobs.RetentionAnnotation
+	case cfg.Pods != nil:
+		return cfg.Pods.RetentionAnnotation
+	}
+	return ""
 }
 
 // StoreFrom opens the state store the config names.

@@ -5,6 +5,9 @@ import (
 	"reclaim.dev/reclaim/engine"
 	"reclaim.dev/reclaim/kinds/ecrimage"
 	"reclaim.dev/reclaim/kinds/gcedisk"
+	"reclaim.dev/reclaim/kinds/k8sjob"
+	"reclaim.dev/reclaim/kinds/k8spod"
+	"reclaim.dev/reclaim/kinds/netiface"
 	"reclaim.dev/reclaim/kinds/workflowpvc"
 )
 
@@ -16,6 +19,9 @@ var Registered = []Registration{
 	{gcedisk.Name, gcedisk.Gauges, func(cfg *config.Config, c *Clients) engine.Kind { return nilKind(gcedisk.FromConfig(cfg, c.Disks)) }},
 	{workflowpvc.Name, nil, func(cfg *config.Config, c *Clients) engine.Kind { return workflowpvc.FromConfig(cfg, c.Kube) }},
 	{ecrimage.Name, ecrimage.Gauges, func(cfg *config.Config, c *Clients) engine.Kind { return nilKind(ecrimage.FromConfig(cfg, c.Images)) }},
+	{netiface.Name, netiface.Gauges, func(cfg *config.Config, c *Clients) engine.Kind { return nilKind(netiface.FromConfig(cfg, c.Networks)) }},
+	{k8sjob.Name, k8sjob.Gauges, func(cfg *config.Config, c *Clients) engine.Kind { return nilKind(k8sjob.FromConfig(cfg, c.Kube)) }},
+	{k8spod.Name, k8spod.Gauges, func(cfg *config.Config, c *Clients) engine.Kind { return nilKind(k8spod.FromConfig(cfg, c.Kube)) }},
 }
 
 // Registration is one kind.

@@ -16,6 +16,8 @@ import (
 	"reclaim.dev/reclaim/internal/app"
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/inventory/kube"
+	"reclaim.dev/reclaim/providers/ec2"
+	"reclaim.dev/reclaim/providers/ec2/ec2fake"
 	"reclaim.dev/reclaim/providers/ecr"
 	"reclaim.dev/reclaim/providers/ecr/ecrfake"
 	"reclaim.dev/reclaim/providers/gce"
@@ -57,6 +59,22 @@ func RunAt(ctx context.Context, narration io.Writer, log *zap.Logger, now time.T
 		return nil, err
 	}
 
+	// The EKS part: the real EC2 client over HTTP to the EC2 fake.
+	nets := ec2fake.New(ec2fake.Options{Region: EC2Region, Account: EC2Account})
+	nets.Start()
+	defer nets.Close()
+	eks := SeedEKS(nets, fleet, now)
+	nopts := app.NetworkOptions(cfg)
+	for i := range nopts {
+		nopts[i].Endpoint = nets.URL()
+		nopts[i].Logger = app.SDKLogger(log)
+		nopts[i].Credentials = credentials.NewStaticCredentialsProvider("AKIDDEMO", "demo-secret", "")
+	}
+	networks, err := ec2.NewFleet(ctx, nopts)
+	if err != nil {
+		return nil, err
+	}
+
 	disks, err := gce.New(ctx, gce.Options{Endpoint: srv.URL(), WithoutAuthentication: true})
 	if err != nil {
 		return nil, err
@@ -68,7 +86,8 @@ func RunAt(ctx context.Context, narration io.Writer, log *zap.Logger, now time.T
 		for i, c := range fleet.Clusters {
 			cs, dyn := c.Clientsets()
 			clients[c.Name] = cs
-			out[i] = kube.Collect(ctx, c.Name, cs, dyn, kube.Options{ProtectLabel: cfg.Kubernetes.ProtectLabel, PageSize: 500, Timeout: time.Minute, Images: true})
+			out[i] = kube.Collect(ctx, c.Name, cs, dyn, kube.Options{ProtectLabel: cfg.Kubernetes.ProtectLabel, PageSize: 500, Timeout: time.Minute, Images: true,
+				Workloads: true, RetentionAnnotation: app.RetentionAnnotation(cfg), Subnets: subnetsOf(cfg, c.Name)})
 		}
 		return out
 	}
@@ -78,9 +97,22 @@ func RunAt(ctx context.Context, narration io.Writer, log *zap.Logger, now time.T
 	fmt.Fprintf(narration, "demo: ECR fake at %s: %s holds %d of 10000 images; one build runs in prod-a only by digest,\n"+
 		"demo: one only through a ReplicaSet scaled to zero in prod-b, and a multi-arch index with untagged children runs in prod-a.\n\n",
 		reg.URL(), APIRepo, imgs.Total)
+	fmt.Fprintf(narration, "demo: EC2 fake at %s: three /20 subnets about 92%% used; EKS clusters batch-use1 and etl-use1\n"+
+		"demo: run %d Jobs an hour on Fargate and never delete the %d finished ones, each keeping a pod, a node and an address.\n\n",
+		nets.URL(), JobsPerHour, eks.FinishedJobs)
 	return app.Run(ctx, cfg, app.Deps{
-		Disks: disks, Images: images, Clusters: collect, Kube: func(cluster string) (kubernetes.Interface, error) { return clients[cluster], nil },
+		Disks: disks, Images: images, Networks: networks, Clusters: collect, Kube: func(cluster string) (kubernetes.Interface, error) { return clients[cluster], nil },
 		Store: state.NewMemoryStore(fleet.State), Audit: audit.New(io.Discard), Log: log,
 		Now: func() time.Time { return now },
 	}, app.Options{})
+}
+
+// subnetsOf is a cluster's awsSubnets.
+func subnetsOf(cfg *config.Config, cluster string) []string {
+	for _, c := range cfg.Clusters {
+		if c.Name == cluster {
+			return c.AWSSubnets
+		}
+	}
+	return nil
 }

@@ -39,6 +39,12 @@ type Target struct {
 	// Images turns on image collection for this cluster (see Options.Images;
 	// either being true turns it on).
 	Images bool
+	// Subnets limits which EC2 subnets this cluster's pods and nodes can hold
+	// addresses in (overrides Options.Subnets when non-empty).
+	Subnets []string
+	// Workloads turns on Job, CronJob, Pod and Node collection for this
+	// cluster (see Options.Workloads; either being true turns it on).
+	Workloads bool
 	// Timeout bounds the whole collection of this cluster (overrides
 	// Options.Timeout when > 0).
 	Timeout time.Duration

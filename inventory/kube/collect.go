@@ -59,6 +59,16 @@ type Options struct {
 	Images bool
 	// Accounts is copied into ClusterRefs.Accounts.
 	Accounts []string
+	// Workloads also lists Jobs, CronJobs and Nodes (one paginated pass
+	// each) and records them, with every pod of the pod pass, in
+	// ClusterRefs.Jobs, CronJobs, Pods and Nodes. Off by default: it needs
+	// list on jobs.batch, cronjobs.batch and nodes (deploy/rbac.yaml).
+	Workloads bool
+	// RetentionAnnotation names the annotation whose value is copied
+	// verbatim into Job.Retention and Pod.Retention; empty disables it.
+	RetentionAnnotation string
+	// Subnets is copied into ClusterRefs.Subnets.
+	Subnets []string
 }
 
 type pvInfo struct {
@@ -103,7 +113,9 @@ func nsKey(ns, name string) string { return ns + "/" + name }
 // reference with what uses it. With opt.Images it also lists the workload
 // kinds that hold pod templates (one paginated pass each) and returns every
 // distinct ECR image reference, from those and from the same pass over pods.
-// It never fails: whatever could not be listed makes the result incomplete
+// With opt.Workloads it also lists Jobs, CronJobs and Nodes (sharing the
+// image passes over Jobs and CronJobs) and returns them with every pod of the
+// same pass over pods. It never fails: whatever could not be listed makes the result incomplete
 // and is described in Problems.
 func Collect(ctx context.Context, name string, cs kubernetes.Interface, dyn dynamic.Interface, opt Options) inventory.ClusterRefs {
 	start := time.Now()
@@ -111,6 +123,7 @@ func Collect(ctx context.Context, name string, cs kubernetes.Interface, dyn dyna
 		Name:     name,
 		Projects: append([]string(nil), opt.Projects...),
 		Accounts: append([]string(nil), opt.Accounts...),
+		Subnets:  append([]string(nil), opt.Subnets...),
 	}
 
 	cctx := ctx
@@ -139,6 +152,13 @@ func Collect(ctx context.Context, name string, cs kubernetes.Interface, dyn dyna
 	var images *imageCollector
 	if opt.Images {
 		images = newImageCollector(name, cs)
+	}
+	var workloads *workloadCollector
+	if opt.Workloads {
+		workloads = newWorkloadCollector(cs, protected, opt.RetentionAnnotation)
+		workloads.start(l, &wg, images) // before images start: it shares their passes
+	}
+	if images != nil {
 		images.start(l, &wg)
 	}
 
@@ -217,6 +237,9 @@ func Collect(ctx context.Context, name string, cs kubernetes.Interface, dyn dyna
 		if images != nil {
 			list = images.pods.wrap(list)
 		}
+		if workloads != nil {
+			list = workloads.wrapPods(list)
+		}
 		podErr = l.each(resPods, list, func(obj runtime.Object) error {
 			pod, ok := obj.(*corev1.Pod)
 			if !ok {
@@ -224,6 +247,9 @@ func Collect(ctx context.Context, name string, cs kubernetes.Interface, dyn dyna
 			}
 			if images != nil {
 				images.pods.addPod(pod)
+			}
+			if workloads != nil {
+				workloads.addPod(pod)
 			}
 			info := &podInfo{ns: pod.Namespace, name: pod.Name, phase: string(pod.Status.Phase)}
 			for _, v := range pod.Spec.Volumes {
@@ -292,6 +318,9 @@ func Collect(ctx context.Context, name string, cs kubernetes.Interface, dyn dyna
 		out.Problems = append(out.Problems, l.problem(resWorkflows, wfErr))
 	}
 	if images != nil && !images.finish(&out, l, podErr) {
+		complete = false
+	}
+	if workloads != nil && !workloads.finish(&out, l, podErr, images) {
 		complete = false
 	}
 	out.Complete = complete

@@ -16,8 +16,8 @@ import (
 // concurrency at a time (< 1 means 1). It returns one result per target, in
 // input order. A target whose clients cannot be built, or whose collection
 // panics, is an incomplete result whose Problems say why. Per-target Timeout,
-// PageSize, Projects and Accounts override opt; a target's Images turns image
-// collection on for it.
+// PageSize, Projects, Accounts and Subnets override opt; a target's Images
+// and Workloads turn image and workload collection on for it.
 func CollectAll(ctx context.Context, targets []Target, opt Options, concurrency int) []inventory.ClusterRefs {
 	return NewPool(targets).Collect(ctx, opt, concurrency)
 }
@@ -107,8 +107,14 @@ func (p *Pool) collectTarget(ctx context.Context, t Target, opt Options) (res in
 	if len(t.Accounts) > 0 {
 		o.Accounts = t.Accounts
 	}
+	if len(t.Subnets) > 0 {
+		o.Subnets = t.Subnets
+	}
 	if t.Images {
 		o.Images = true
+	}
+	if t.Workloads {
+		o.Workloads = true
 	}
 	start := time.Now()
 	defer func() {
@@ -117,6 +123,7 @@ func (p *Pool) collectTarget(ctx context.Context, t Target, opt Options) (res in
 				Name:     t.Name,
 				Projects: append([]string(nil), o.Projects...),
 				Accounts: append([]string(nil), o.Accounts...),
+				Subnets:  append([]string(nil), o.Subnets...),
 				Problems: []string{fmt.Sprintf("cluster %s: internal error while collecting (a reclaim bug, please report): %v", t.Name, r)},
 				Duration: time.Since(start),
 			}
@@ -128,6 +135,7 @@ func (p *Pool) collectTarget(ctx context.Context, t Target, opt Options) (res in
 			Name:     t.Name,
 			Projects: append([]string(nil), o.Projects...),
 			Accounts: append([]string(nil), o.Accounts...),
+			Subnets:  append([]string(nil), o.Subnets...),
 			Problems: []string{err.Error()},
 			Duration: time.Since(start),
 		}

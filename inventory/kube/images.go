@@ -155,6 +155,14 @@ type imagePass struct {
 	fn   func(*imageSet, runtime.Object) error
 }
 
+// sharer is another collection fed by an image pass (the workload collection
+// shares the Jobs and CronJobs passes): fn is given every object of the pass,
+// and reset runs when the pass (re)starts (see onRestart).
+type sharer struct {
+	fn    func(runtime.Object) error
+	reset func()
+}
+
 func imagePasses(cs kubernetes.Interface) []imagePass {
 	all := metav1.NamespaceAll
 	return []imagePass{
@@ -240,15 +248,40 @@ type imageCollector struct {
 	cluster string
 	pods    *imageSet
 	passes  []imagePass
+	sharers []*sharer // per pass, nil when not shared
 	sets    []*imageSet
 	errs    []error
 }
 
 func newImageCollector(cluster string, cs kubernetes.Interface) *imageCollector {
 	c := &imageCollector{cluster: cluster, pods: newImageSet(cluster), passes: imagePasses(cs)}
+	c.sharers = make([]*sharer, len(c.passes))
 	c.sets = make([]*imageSet, len(c.passes))
 	c.errs = make([]error, len(c.passes))
 	return c
+}
+
+// share makes the pass of res also hand every object to fn, with reset run
+// when the pass (re)starts, so that another collection needs no list of its
+// own. It reports false when there is no pass of res. Call it before start.
+func (c *imageCollector) share(res string, reset func(), fn func(runtime.Object) error) bool {
+	for i, p := range c.passes {
+		if p.res == res && c.sharers[i] == nil {
+			c.sharers[i] = &sharer{fn: fn, reset: reset}
+			return true
+		}
+	}
+	return false
+}
+
+// errOf is the error of the pass of res, once the passes are done.
+func (c *imageCollector) errOf(res string) error {
+	for i, p := range c.passes {
+		if p.res == res {
+			return c.errs[i]
+		}
+	}
+	return nil
 }
 
 // start runs one goroutine per workload kind, each one paginated pass.
@@ -256,10 +289,21 @@ func (c *imageCollector) start(l lister, wg *sync.WaitGroup) {
 	for i, p := range c.passes {
 		s := newImageSet(c.cluster)
 		c.sets[i] = s
+		list := s.wrap(p.list)
+		fn := func(obj runtime.Object) error { return p.fn(s, obj) }
+		if sh := c.sharers[i]; sh != nil {
+			list = onRestart(list, sh.reset)
+			fn = func(obj runtime.Object) error {
+				if err := p.fn(s, obj); err != nil {
+					return err
+				}
+				return sh.fn(obj)
+			}
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			c.errs[i] = l.each(p.res, s.wrap(p.list), func(obj runtime.Object) error { return p.fn(s, obj) })
+			c.errs[i] = l.each(p.res, list, fn)
 		}()
 	}
 }

@@ -1,0 +1,27 @@
+package app
+
+import (
+	"reclaim.dev/reclaim/config"
+	"reclaim.dev/reclaim/providers/ec2"
+)
+
+// NetworkOptions turns the ec2 section into one client option set per
+// account and region.
+func NetworkOptions(cfg *config.Config) []ec2.Options {
+	e := cfg.EC2
+	out := make([]ec2.Options, 0, len(e.Networks))
+	for _, n := range e.Networks {
+		var tags map[string]string
+		if len(n.SubnetTags) > 0 {
+			tags = make(map[string]string, len(n.SubnetTags))
+			for k, v := range n.SubnetTags {
+				tags[k] = v
+			}
+		}
+		out = append(out, ec2.Options{Account: n.Account, Region: n.Region, Profile: n.Profile, RoleARN: n.RoleARN, ExternalID: n.ExternalID,
+			Endpoint: e.Endpoint, Subnets: n.Subnets, SubnetTags: tags, RequestsPerSecond: e.RequestsPerSecond, Burst: e.Burst,
+			DeletesPerSecond: e.DeletesPerSecond, DeleteBurst: e.DeleteBurst, MaxAttempts: e.MaxAttempts, PageSize: int32(e.PageSize),
+			UserAgent: "reclaim/" + Version})
+	}
+	return out
+}

@@ -1,0 +1,311 @@
+package kube
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/pager"
+
+	"reclaim.dev/reclaim/inventory"
+)
+
+// resNodes is the Node resource as it appears in problems (and in RBAC
+// rules); Jobs and CronJobs are resJobs and resCronJobs.
+const resNodes = "nodes"
+
+// CronJob history limits when the spec leaves them unset (the batch/v1
+// defaults).
+const (
+	defaultSuccessfulJobsHistoryLimit = 3
+	defaultFailedJobsHistoryLimit     = 1
+)
+
+type nsName struct{ ns, name string }
+
+func lessNsName(ans, aname, bns, bname string) bool {
+	if ans != bns {
+		return ans < bns
+	}
+	return aname < bname
+}
+
+// workloadPass is one paginated list of Jobs, CronJobs or Nodes. reset runs
+// when the pass (re)starts, so that a re-list after an expired continue token
+// does not keep objects deleted in between.
+type workloadPass struct {
+	res   string
+	list  pager.ListPageFunc
+	reset func()
+	fn    func(runtime.Object) error
+}
+
+// workloadCollector gathers one cluster's Jobs, CronJobs, Pods and Nodes. The
+// pods come from Collect's own pod pass (addPod); Jobs and CronJobs share the
+// image collector's passes when images are collected too, so that no kind is
+// listed twice.
+type workloadCollector struct {
+	protected  func(map[string]string) bool
+	annotation string
+
+	// Keyed by object, so that an object seen twice is recorded once. Only
+	// the converted values are kept, never the Kubernetes objects.
+	pods     map[nsName]inventory.Pod
+	jobs     map[nsName]inventory.Job
+	cronJobs map[nsName]inventory.CronJob
+	nodes    map[string]inventory.Node
+
+	passes []workloadPass
+	errs   []error
+	shared []bool // the pass is run by the image collector
+}
+
+func newWorkloadCollector(cs kubernetes.Interface, protected func(map[string]string) bool, annotation string) *workloadCollector {
+	w := &workloadCollector{
+		protected:  protected,
+		annotation: annotation,
+		pods:       map[nsName]inventory.Pod{},
+		jobs:       map[nsName]inventory.Job{},
+		cronJobs:   map[nsName]inventory.CronJob{},
+		nodes:      map[string]inventory.Node{},
+	}
+	all := metav1.NamespaceAll
+	w.passes = []workloadPass{
+		{resJobs, func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			return cs.BatchV1().Jobs(all).List(ctx, o)
+		}, func() { clear(w.jobs) }, w.addJob},
+		{resCronJobs, func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			return cs.BatchV1().CronJobs(all).List(ctx, o)
+		}, func() { clear(w.cronJobs) }, w.addCronJob},
+		{resNodes, func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			return cs.CoreV1().Nodes().List(ctx, o)
+		}, func() { clear(w.nodes) }, w.addNode},
+	}
+	w.errs = make([]error, len(w.passes))
+	w.shared = make([]bool, len(w.passes))
+	return w
+}
+
+// start hands the Job and CronJob passes to images (when not nil; it must not
+// have started yet) and runs every other pass in its own goroutine.
+func (w *workloadCollector) start(l lister, wg *sync.WaitGroup, images *imageCollector) {
+	for i, p := range w.passes {
+		if images != nil && images.share(p.res, p.reset, p.fn) {
+			w.shared[i] = true
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			w.errs[i] = l.each(p.res, onRestart(p.list, p.reset), p.fn)
+		}()
+	}
+}
+
+// wrapPods makes the pod pass's list function forget the pods seen so far
+// when the pass restarts.
+func (w *workloadCollector) wrapPods(list pager.ListPageFunc) pager.ListPageFunc {
+	return onRestart(list, func() { clear(w.pods) })
+}
+
+// finish records the problems of the passes it ran itself (a shared pass's
+// problem is the image collector's to report), sets WorkloadsListed if every
+// list succeeded (the pod pass included: podErr), and fills Jobs, CronJobs,
+// Pods and Nodes in a stable order. It returns whether every list succeeded.
+func (w *workloadCollector) finish(out *inventory.ClusterRefs, l lister, podErr error, images *imageCollector) bool {
+	ok := podErr == nil
+	for i, p := range w.passes {
+		err := w.errs[i]
+		if w.shared[i] {
+			err = images.errOf(p.res)
+		} else if err != nil {
+			out.Problems = append(out.Problems, l.problem(p.res, err))
+		}
+		if err != nil {
+			ok = false
+		}
+	}
+	out.WorkloadsListed = ok
+
+	out.Jobs = make([]inventory.Job, 0, len(w.jobs))
+	for _, j := range w.jobs {
+		out.Jobs = append(out.Jobs, j)
+	}
+	sort.Slice(out.Jobs, func(i, j int) bool {
+		return lessNsName(out.Jobs[i].Namespace, out.Jobs[i].Name, out.Jobs[j].Namespace, out.Jobs[j].Name)
+	})
+	out.CronJobs = make([]inventory.CronJob, 0, len(w.cronJobs))
+	for _, c := range w.cronJobs {
+		out.CronJobs = append(out.CronJobs, c)
+	}
+	sort.Slice(out.CronJobs, func(i, j int) bool {
+		return lessNsName(out.CronJobs[i].Namespace, out.CronJobs[i].Name, out.CronJobs[j].Namespace, out.CronJobs[j].Name)
+	})
+	out.Pods = make([]inventory.Pod, 0, len(w.pods))
+	for _, p := range w.pods {
+		out.Pods = append(out.Pods, p)
+	}
+	sort.Slice(out.Pods, func(i, j int) bool {
+		return lessNsName(out.Pods[i].Namespace, out.Pods[i].Name, out.Pods[j].Namespace, out.Pods[j].Name)
+	})
+	out.Nodes = make([]inventory.Node, 0, len(w.nodes))
+	for _, n := range w.nodes {
+		out.Nodes = append(out.Nodes, n)
+	}
+	sort.Slice(out.Nodes, func(i, j int) bool { return out.Nodes[i].Name < out.Nodes[j].Name })
+	// Let the maps go while Collect links the rest (100,000 pods are tens of MB).
+	w.pods, w.jobs, w.cronJobs, w.nodes = nil, nil, nil, nil
+	return ok
+}
+
+func (w *workloadCollector) retention(annotations map[string]string) string {
+	if w.annotation == "" {
+		return ""
+	}
+	return annotations[w.annotation]
+}
+
+func controller(m *metav1.ObjectMeta) *inventory.Owner {
+	ref := metav1.GetControllerOfNoCopy(m)
+	if ref == nil {
+		return nil
+	}
+	return &inventory.Owner{Kind: ref.Kind, Name: ref.Name, UID: string(ref.UID)}
+}
+
+// addPod records a pod of Collect's pod pass.
+func (w *workloadCollector) addPod(pod *corev1.Pod) {
+	p := inventory.Pod{
+		Namespace:   pod.Namespace,
+		Name:        pod.Name,
+		UID:         string(pod.UID),
+		Labels:      pod.Labels,
+		Protected:   w.protected(pod.Labels),
+		Retention:   w.retention(pod.Annotations),
+		Phase:       string(pod.Status.Phase),
+		Node:        pod.Spec.NodeName,
+		Created:     pod.CreationTimestamp.Time,
+		Owner:       controller(&pod.ObjectMeta),
+		Terminating: pod.DeletionTimestamp != nil,
+	}
+	// A hostNetwork pod reports its node's address: it holds none itself.
+	if !pod.Spec.HostNetwork {
+		for _, ip := range pod.Status.PodIPs {
+			if ip.IP != "" {
+				p.IPs = append(p.IPs, ip.IP)
+			}
+		}
+		if len(p.IPs) == 0 && pod.Status.PodIP != "" {
+			p.IPs = []string{pod.Status.PodIP}
+		}
+	}
+	for _, l := range [][]corev1.ContainerStatus{pod.Status.InitContainerStatuses, pod.Status.ContainerStatuses} {
+		for _, c := range l {
+			if t := c.State.Terminated; t != nil && t.FinishedAt.After(p.Finished) {
+				p.Finished = t.FinishedAt.Time
+			}
+		}
+	}
+	w.pods[nsName{pod.Namespace, pod.Name}] = p
+}
+
+func (w *workloadCollector) addJob(obj runtime.Object) error {
+	job, ok := obj.(*batchv1.Job)
+	if !ok {
+		return fmt.Errorf("unexpected %T in Job list", obj)
+	}
+	j := inventory.Job{
+		Namespace:   job.Namespace,
+		Name:        job.Name,
+		UID:         string(job.UID),
+		Labels:      job.Labels,
+		Protected:   w.protected(job.Labels),
+		Retention:   w.retention(job.Annotations),
+		Created:     job.CreationTimestamp.Time,
+		Active:      job.Status.Active,
+		Terminating: job.DeletionTimestamp != nil,
+	}
+	j.Status, j.Finished = jobStatus(job.Status.Conditions)
+	if t := job.Spec.TTLSecondsAfterFinished; t != nil {
+		ttl := *t
+		j.TTL = &ttl
+	}
+	if o := controller(&job.ObjectMeta); o != nil && o.Kind == "CronJob" {
+		j.CronJob = o
+	}
+	w.jobs[nsName{job.Namespace, job.Name}] = j
+	return nil
+}
+
+// jobStatus is "Complete" when that condition is True, else "Failed" when
+// that one is, else "" (running, or only about to fail); finished is the
+// condition's lastTransitionTime.
+func jobStatus(conds []batchv1.JobCondition) (status string, finished time.Time) {
+	for _, want := range []batchv1.JobConditionType{batchv1.JobComplete, batchv1.JobFailed} {
+		for _, c := range conds {
+			if c.Type == want && c.Status == corev1.ConditionTrue {
+				return string(want), c.LastTransitionTime.Time
+			}
+		}
+	}
+	return "", time.Time{}
+}
+
+func (w *workloadCollector) addCronJob(obj runtime.Object) error {
+	cj, ok := obj.(*batchv1.CronJob)
+	if !ok {
+		return fmt.Errorf("unexpected %T in CronJob list", obj)
+	}
+	c := inventory.CronJob{
+		Namespace:       cj.Namespace,
+		Name:            cj.Name,
+		UID:             string(cj.UID),
+		SuccessfulLimit: defaultSuccessfulJobsHistoryLimit,
+		FailedLimit:     defaultFailedJobsHistoryLimit,
+	}
+	if n := cj.Spec.SuccessfulJobsHistoryLimit; n != nil {
+		c.SuccessfulLimit = *n
+	}
+	if n := cj.Spec.FailedJobsHistoryLimit; n != nil {
+		c.FailedLimit = *n
+	}
+	w.cronJobs[nsName{cj.Namespace, cj.Name}] = c
+	return nil
+}
+
+func (w *workloadCollector) addNode(obj runtime.Object) error {
+	node, ok := obj.(*corev1.Node)
+	if !ok {
+		return fmt.Errorf("unexpected %T in Node list", obj)
+	}
+	n := inventory.Node{Name: node.Name, Instance: inventory.InstanceOfProviderID(node.Spec.ProviderID)}
+	for _, a := range node.Status.Addresses {
+		if a.Type == corev1.NodeInternalIP && a.Address != "" {
+			n.IPs = append(n.IPs, a.Address)
+		}
+	}
+	w.nodes[node.Name] = n
+	return nil
+}
+
+// onRestart wraps list so that reset runs each time a pass (re)starts: once
+// the first page of a request without a continue token has arrived. A full
+// re-list after an expired token then does not keep objects deleted in
+// between, while a re-list that fails keeps what the first attempt saw (the
+// result is incomplete then, and more is never less safe).
+func onRestart(list pager.ListPageFunc, reset func()) pager.ListPageFunc {
+	return func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+		obj, err := list(ctx, o)
+		if err == nil && o.Continue == "" {
+			reset()
+		}
+		return obj, err
+	}
+}

@@ -1,0 +1,61 @@
+package inventory
+
+import "errors"
+
+// ErrInUse is what a delete of a network interface wraps when EC2 says it
+// is in use (attached again since it was listed).
+var ErrInUse = errors.New("network interface in use")
+
+// Subnet is an EC2 subnet in scope.
+type Subnet struct {
+	Account string
+	Region  string
+	ID      string
+	VPC     string
+	AZ      string
+	CIDR    string
+	Name    string // the Name tag, if any
+	// Usable is 2^(32-prefix) - 5: AWS reserves five addresses in every subnet.
+	Usable int
+	// Available is AvailableIpAddressCount: the addresses nothing holds.
+	Available int
+}
+
+// NetInterface is an EC2 network interface as reclaim needs it.
+type NetInterface struct {
+	ID          string
+	Subnet      string
+	VPC         string
+	AZ          string
+	Description string
+	// Status: available, associated, attaching, in-use, detaching.
+	Status string
+	// Type is InterfaceType: interface, branch, trunk, efa, ...
+	Type             string
+	RequesterManaged bool
+	RequesterID      string
+	// OperatorManaged is Operator.Managed: a service provider manages it.
+	OperatorManaged   bool
+	OperatorPrincipal string
+	Tags              map[string]string
+	// IPs are the private IPv4 addresses, the primary first.
+	IPs []string
+	// Prefixes counts delegated IPv4 prefixes (/28, 16 addresses each).
+	Prefixes int
+	// Instance is the attached instance's id, "" when detached.
+	Instance string
+}
+
+// NetworkListing is one account and region's subnets in scope and every
+// network interface in them.
+type NetworkListing struct {
+	Account string
+	Region  string
+	Subnets []Subnet
+	// Interfaces are those of Subnets, listed with managed resources included.
+	Interfaces []NetInterface
+	// Complete is false when a page failed: then an interface missing from
+	// Interfaces is unknown, never gone, and attribution is partial.
+	Complete bool
+	Problem  string
+}

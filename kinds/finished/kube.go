@@ -1,0 +1,159 @@
+package finished
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"golang.org/x/time/rate"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+
+	"reclaim.dev/reclaim/engine"
+)
+
+// Detail is what a Job or Pod decision says beyond the envelope.
+type Detail struct {
+	Cluster   string `json:"cluster"`
+	Namespace string `json:"namespace"`
+	UID       string `json:"uid"`
+	Status    string `json:"status"` // Complete, Failed, Succeeded
+	// Job and CronJob name the owners, when there are.
+	Job     string `json:"job,omitempty"`
+	CronJob string `json:"cronJob,omitempty"`
+	// IPs counts the subnet addresses its pods hold (Fargate: one each).
+	IPs int `json:"ips,omitempty"`
+}
+
+// DetailOf returns a decision's detail.
+func DetailOf(d *engine.Decision) *Detail {
+	if det, ok := d.Detail.(*Detail); ok {
+		return det
+	}
+	return &Detail{}
+}
+
+// API reads and deletes one resource (jobs or pods) of a cluster.
+type API[T metav1.Object] struct {
+	// Resource names it in errors: "job", "pod".
+	Resource string
+	Get      func(ctx context.Context, cs kubernetes.Interface, ns, name string) (T, error)
+	Delete   func(ctx context.Context, cs kubernetes.Interface, ns, name string, o metav1.DeleteOptions) error
+	// Propagation is the delete's propagationPolicy (Background for Jobs:
+	// a batch/v1 delete without one orphans the pods).
+	Propagation *metav1.DeletionPropagation
+	// Still re-checks a re-read object: "" when it may still go, else why not.
+	Still func(T) string
+}
+
+// Deleter re-reads and deletes through each cluster's client, paced per
+// cluster by DeletesPerSecond.
+type Deleter[T metav1.Object] struct {
+	API    API[T]
+	Client func(cluster string) (kubernetes.Interface, error)
+	// PerSecond paces the calls (re-reads and deletes) per cluster.
+	PerSecond    float64
+	ProtectLabel string
+
+	mu       sync.Mutex
+	limiters map[string]*rate.Limiter
+}
+
+func (k *Deleter[T]) client(ctx context.Context, cluster string) (kubernetes.Interface, error) {
+	if k.Client == nil {
+		return nil, fmt.Errorf("no client for cluster %s", cluster)
+	}
+	k.mu.Lock()
+	if k.limiters == nil {
+		k.limiters = map[string]*rate.Limiter{}
+	}
+	l := k.limiters[cluster]
+	if l == nil {
+		burst := max(1, int(k.PerSecond))
+		l = rate.NewLimiter(rate.Limit(k.PerSecond), burst)
+		if k.PerSecond <= 0 {
+			l = rate.NewLimiter(rate.Inf, 1)
+		}
+		k.limiters[cluster] = l
+	}
+	k.mu.Unlock()
+	if err := l.Wait(ctx); err != nil {
+		return nil, err
+	}
+	return k.Client(cluster)
+}
+
+// Recheck re-reads each object: gone or terminating is gone; another UID
+// (recreated), the opt-out label, or what Still says since the plan is a skip.
+func (k *Deleter[T]) Recheck(ctx context.Context, batch []*engine.Decision) ([]engine.Verdict, error) {
+	out := make([]engine.Verdict, len(batch))
+	for i, d := range batch {
+		det := DetailOf(d)
+		cs, err := k.client(ctx, det.Cluster)
+		if err != nil {
+			return nil, err
+		}
+		cur, err := k.API.Get(ctx, cs, det.Namespace, d.Name)
+		switch {
+		case apierrors.IsNotFound(err):
+			out[i].Result = engine.GoneNow
+		case err != nil:
+			return nil, fmt.Errorf("%s %s/%s in %s: %w", k.API.Resource, det.Namespace, d.Name, det.Cluster, err)
+		case string(cur.GetUID()) != det.UID:
+			out[i] = engine.Verdict{Result: engine.Skip, Reason: fmt.Sprintf("skipped: recreated since it was planned (uid %s, planned %s)", cur.GetUID(), det.UID)}
+		case cur.GetDeletionTimestamp() != nil:
+			out[i].Result = engine.GoneNow
+		case k.ProtectLabel != "" && cur.GetLabels()[k.ProtectLabel] == "true":
+			out[i] = engine.Verdict{Result: engine.Skip, Reason: "skipped: protected by label since it was planned"}
+		default:
+			if why := k.API.Still(cur); why != "" {
+				out[i] = engine.Verdict{Result: engine.Skip, Reason: "skipped: " + why}
+			}
+		}
+	}
+	return out, nil
+}
+
+// Delete deletes each object only if it is still the one planned (a UID
+// precondition: one recreated since the re-read is refused, a skip).
+func (k *Deleter[T]) Delete(ctx context.Context, batch []*engine.Decision) ([]engine.Deleted, error) {
+	out := make([]engine.Deleted, len(batch))
+	for i, d := range batch {
+		det := DetailOf(d)
+		cs, err := k.client(ctx, det.Cluster)
+		if err != nil {
+			return nil, err
+		}
+		uid := types.UID(det.UID)
+		err = k.API.Delete(ctx, cs, det.Namespace, d.Name, metav1.DeleteOptions{
+			Preconditions: &metav1.Preconditions{UID: &uid}, PropagationPolicy: k.API.Propagation})
+		switch {
+		case apierrors.IsNotFound(err):
+			out[i].Err = fmt.Errorf("%s %s/%s in %s: %w", k.API.Resource, det.Namespace, d.Name, det.Cluster, engine.ErrNotFound)
+		case apierrors.IsConflict(err):
+			out[i].Err = engine.Skipped("skipped: recreated since it was re-read (%v)", err)
+		case isRefusal(err):
+			// The API answered no for this one (forbidden, invalid): a failure
+			// of this object, and the rest of the batch goes on.
+			out[i].Err = fmt.Errorf("delete %s %s/%s in %s: %w", k.API.Resource, det.Namespace, d.Name, det.Cluster, err)
+		case err != nil:
+			// No answer (timeout, connection): the outcome is unknown.
+			return nil, fmt.Errorf("delete %s %s/%s in %s: %w", k.API.Resource, det.Namespace, d.Name, det.Cluster, err)
+		}
+	}
+	return out, nil
+}
+
+// isRefusal says whether the API server answered with a status that means
+// the delete was not done (as opposed to a timeout whose outcome is unknown).
+func isRefusal(err error) bool {
+	var st apierrors.APIStatus
+	if !errors.As(err, &st) {
+		return false
+	}
+	return apierrors.IsForbidden(err) || apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) ||
+		apierrors.IsMethodNotSupported(err) || apierrors.IsUnauthorized(err)
+}

@@ -1,0 +1,276 @@
+// Package k8sjob is the k8s-job kind: finished Jobs kept past their
+// retention. Finished Jobs are never deleted by Kubernetes unless they set
+// ttlSecondsAfterFinished, so they pile up in etcd; on Fargate each one's
+// pod keeps a node, a network interface and a subnet address. Deleting a Job
+// with propagationPolicy Background takes its pods with it.
+package k8sjob
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"reclaim.dev/reclaim/config"
+	"reclaim.dev/reclaim/engine"
+	"reclaim.dev/reclaim/inventory"
+	"reclaim.dev/reclaim/kinds/finished"
+)
+
+// Name is the kind as reports and the audit log spell it.
+const Name = "k8s-job"
+
+// BatchSize is how many Jobs one applier batch re-reads and deletes.
+const BatchSize = 100
+
+// Classes of Job decisions besides finished's.
+const (
+	ClassHistory = "cronjob-history"
+	ClassTTL     = "ttl-controller"
+	ClassPast    = finished.ClassPast
+)
+
+// Policy is the jobs section.
+type Policy struct {
+	finished.Policy
+	KeepCronJobHistory bool
+	TTLGrace           time.Duration
+}
+
+// Kind plans and deletes finished Jobs.
+type Kind struct {
+	Policy Policy
+	del    *finished.Deleter[*batchv1.Job]
+}
+
+// New makes the kind; client returns a cluster's client (nil: plan only).
+func New(p Policy, client func(cluster string) (kubernetes.Interface, error)) *Kind {
+	bg := metav1.DeletePropagationBackground
+	return &Kind{Policy: p, del: &finished.Deleter[*batchv1.Job]{Client: client, PerSecond: p.DeletesPerSecond, ProtectLabel: p.ProtectLabel,
+		API: finished.API[*batchv1.Job]{Resource: "job", Propagation: &bg,
+			Get: func(ctx context.Context, cs kubernetes.Interface, ns, name string) (*batchv1.Job, error) {
+				return cs.BatchV1().Jobs(ns).Get(ctx, name, metav1.GetOptions{})
+			},
+			Delete: func(ctx context.Context, cs kubernetes.Interface, ns, name string, o metav1.DeleteOptions) error {
+				return cs.BatchV1().Jobs(ns).Delete(ctx, name, o)
+			},
+			Still: stillFinished,
+		}}}
+}
+
+// FromConfig makes the kind from the jobs section; nil without one.
+func FromConfig(cfg *config.Config, client func(cluster string) (kubernetes.Interface, error)) *Kind {
+	j := cfg.Jobs
+	if j == nil {
+		return nil
+	}
+	p := Policy{Policy: finished.PolicyFrom(j, cfg.Kubernetes.ProtectLabel)}
+	if j.TTLGrace != nil {
+		p.TTLGrace = j.TTLGrace.Std()
+	}
+	p.KeepCronJobHistory = j.KeepCronJobHistory == nil || *j.KeepCronJobHistory
+	return New(p, client)
+}
+
+// stillFinished: a Job re-read as not finished (restarted by a person with a
+// changed spec, or a status rewritten) is not deleted.
+func stillFinished(j *batchv1.Job) string {
+	for _, c := range j.Status.Conditions {
+		if (c.Type == batchv1.JobComplete || c.Type == batchv1.JobFailed) && c.Status == "True" {
+			return ""
+		}
+	}
+	return "no longer finished"
+}
+
+// ID names a Job across the fleet.
+func ID(cluster, namespace, name string) string {
+	return "clusters/" + cluster + "/namespaces/" + namespace + "/jobs/" + name
+}
+
+func parseID(id string) (cluster string, ok bool) {
+	p := strings.Split(id, "/")
+	if len(p) != 6 || p[0] != "clusters" || p[2] != "namespaces" || p[4] != "jobs" {
+		return "", false
+	}
+	return p[1], true
+}
+
+func (k *Kind) Name() string { return Name }
+
+func (k *Kind) Owns(id string) bool { _, ok := parseID(id); return ok }
+
+func (k *Kind) Limits() engine.Limits {
+	p := k.Policy
+	return engine.Limits{Grace: p.Grace, MaxDeletes: p.MaxDeletes, MaxDeletePercent: p.MaxDeletePercent,
+		BreakerCandidates: p.BreakerCandidates, BatchSize: BatchSize, Section: "jobs", Noun: "Jobs", Guarded: "Job of it",
+		OptOut: fmt.Sprintf("set the label %s=true or the annotation %s=never on the Job", p.ProtectLabel, p.Annotation)}
+}
+
+// Propose gives every finished Job in scope a proposal: a candidate once it
+// is past its retention and nothing else keeps it. Running Jobs get none.
+func (k *Kind) Propose(snap *inventory.Snapshot, now time.Time) engine.Proposals {
+	out := engine.Proposals{}
+	present := map[string]string{} // id -> uid, for listed clusters
+	listed := map[string]bool{}
+	for ci := range snap.Clusters {
+		c := &snap.Clusters[ci]
+		listed[c.Name] = c.Complete && c.WorkloadsListed
+		sources := []string{engine.SourceKey("cluster", c.Name)}
+		hold := ""
+		if c.Complete && !c.WorkloadsListed {
+			hold = "cluster " + c.Name + " was not asked for its Jobs"
+		}
+		history := k.history(c)
+		ips := ipsByJob(c)
+		for ji := range c.Jobs {
+			j := &c.Jobs[ji]
+			id := ID(c.Name, j.Namespace, j.Name)
+			present[id] = j.UID
+			if !j.Done() || !k.Policy.InScope(j.Namespace, j.Labels) {
+				continue
+			}
+			out.InScope++
+			out.Items = append(out.Items, k.propose(c.Name, j, history, ips[j.UID], sources, hold, now))
+		}
+	}
+	out.Identity = func(id string) string { return present[id] }
+	out.Presence = func(id string) engine.Presence {
+		cluster, ok := parseID(id)
+		if !ok || !listed[cluster] {
+			return engine.Unknown
+		}
+		if _, ok := present[id]; ok {
+			return engine.Present
+		}
+		return engine.Gone
+	}
+	return out
+}
+
+func (k *Kind) propose(cluster string, j *inventory.Job, history map[string]string, ips int, sources []string, hold string, now time.Time) engine.Proposal {
+	det := &finished.Detail{Cluster: cluster, Namespace: j.Namespace, UID: j.UID, Status: j.Status, IPs: ips}
+	if j.CronJob != nil {
+		det.CronJob = j.CronJob.Name
+	}
+	p := engine.Proposal{Decision: engine.Decision{ID: ID(cluster, j.Namespace, j.Name), Name: j.Name, Detail: det,
+		Frees: engine.Frees{IPs: ips}}}
+	keep := func(class, reason string) engine.Proposal {
+		p.Action, p.Class, p.Reason = engine.Keep, class, reason
+		return p
+	}
+	if j.Terminating {
+		return keep(finished.ClassDeleting, "already being deleted")
+	}
+	if j.Protected {
+		return keep(finished.ClassProtected, "protected by the label "+k.Policy.ProtectLabel)
+	}
+	if why, ok := history[j.UID]; ok {
+		return keep(ClassHistory, why)
+	}
+	if j.Finished.IsZero() {
+		return keep(finished.ClassNoFinished, j.Status+" but its condition has no transition time; reclaim cannot tell how long ago")
+	}
+	var why string
+	if j.TTL != nil {
+		// The TTL controller's to honour: reclaim steps in only when it is
+		// clearly not doing its job (not running, or far behind).
+		due := j.Finished.Add(time.Duration(*j.TTL) * time.Second)
+		if now.Before(due.Add(k.Policy.TTLGrace)) {
+			return keep(ClassTTL, fmt.Sprintf("ttlSecondsAfterFinished %d: the TTL controller deletes it at %s", *j.TTL, fmtTime(due)))
+		}
+		why = fmt.Sprintf("finished %s, past its ttlSecondsAfterFinished %d by more than %s: the TTL controller has not deleted it",
+			fmtTime(j.Finished), *j.TTL, config.Duration(k.Policy.TTLGrace))
+	} else {
+		v := k.Policy.Retain(j.Status == "Complete", j.Finished, j.Retention, now)
+		if v.Keep != "" {
+			return keep(v.Keep, v.Reason)
+		}
+		why = v.Reason
+	}
+	p.Candidate, p.Identity, p.Sources, p.Hold, p.Created = true, j.UID, sources, hold, j.Created
+	p.Class, p.Reason = ClassPast, j.Status+" Job "+why
+	if ips > 0 {
+		p.Reason += fmt.Sprintf("; its pods hold %d subnet address(es)", ips)
+	}
+	return p
+}
+
+// history says which Jobs are among the newest successfulJobsHistoryLimit
+// (or failedJobsHistoryLimit) of their CronJob: the CronJob controller
+// trims those itself.
+func (k *Kind) history(c *inventory.ClusterRefs) map[string]string {
+	if !k.Policy.KeepCronJobHistory {
+		return nil
+	}
+	limits := map[string]*inventory.CronJob{}
+	for i := range c.CronJobs {
+		limits[c.CronJobs[i].UID] = &c.CronJobs[i]
+	}
+	type key struct {
+		uid    string
+		status string
+	}
+	groups := map[key][]*inventory.Job{}
+	for i := range c.Jobs {
+		j := &c.Jobs[i]
+		if j.CronJob != nil && j.Done() {
+			k := key{j.CronJob.UID, j.Status}
+			groups[k] = append(groups[k], j)
+		}
+	}
+	out := map[string]string{}
+	for g, jobs := range groups {
+		cj := limits[g.uid]
+		limit, which := int32(3), "successfulJobsHistoryLimit"
+		if g.status == "Failed" {
+			limit, which = 1, "failedJobsHistoryLimit"
+		}
+		if cj != nil {
+			limit = cj.SuccessfulLimit
+			if g.status == "Failed" {
+				limit = cj.FailedLimit
+			}
+		}
+		sort.Slice(jobs, func(a, b int) bool {
+			if !jobs[a].Created.Equal(jobs[b].Created) {
+				return jobs[a].Created.After(jobs[b].Created)
+			}
+			return jobs[a].Name > jobs[b].Name
+		})
+		for i := 0; i < len(jobs) && i < int(limit); i++ {
+			out[jobs[i].UID] = fmt.Sprintf("one of the newest %d %s Jobs of CronJob %s (%s)", limit, strings.ToLower(g.status), jobs[i].CronJob.Name, which)
+		}
+	}
+	return out
+}
+
+// ipsByJob counts the subnet addresses each Job's pods hold.
+func ipsByJob(c *inventory.ClusterRefs) map[string]int {
+	out := map[string]int{}
+	for i := range c.Pods {
+		p := &c.Pods[i]
+		if p.Owner != nil && p.Owner.Kind == "Job" && !p.Terminating {
+			out[p.Owner.UID] += len(p.IPs)
+		}
+	}
+	return out
+}
+
+// Recheck re-reads each Job right before it is deleted.
+func (k *Kind) Recheck(ctx context.Context, batch []*engine.Decision) ([]engine.Verdict, error) {
+	return k.del.Recheck(ctx, batch)
+}
+
+// Delete deletes each Job with propagationPolicy Background (its pods go
+// too) and a UID precondition.
+func (k *Kind) Delete(ctx context.Context, batch []*engine.Decision) ([]engine.Deleted, error) {
+	return k.del.Delete(ctx, batch)
+}
+
+func fmtTime(t time.Time) string { return t.UTC().Format(time.RFC3339) }

@@ -1,0 +1,216 @@
+// Package k8spod is the k8s-pod kind: finished Pods no controller will act
+// on, kept past their retention. On Fargate each holds its own node, network
+// interface and subnet address until the Pod object is deleted. A pod of a
+// running Job is never touched: deleting it fights the Job controller.
+package k8spod
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"reclaim.dev/reclaim/config"
+	"reclaim.dev/reclaim/engine"
+	"reclaim.dev/reclaim/inventory"
+	"reclaim.dev/reclaim/kinds/finished"
+)
+
+// Name is the kind as reports and the audit log spell it.
+const Name = "k8s-pod"
+
+// BatchSize is how many Pods one applier batch re-reads and deletes.
+const BatchSize = 100
+
+// Classes of Pod decisions besides finished's.
+const (
+	ClassOwnerRunning = "owner-running"
+	ClassController   = "controller"
+	ClassPast         = finished.ClassPast
+)
+
+// Policy is the pods section.
+type Policy struct {
+	finished.Policy
+	// OwnerKinds are owner kinds besides Job whose finished pods no
+	// controller recreates or needs.
+	OwnerKinds []string
+}
+
+// Kind plans and deletes finished Pods.
+type Kind struct {
+	Policy Policy
+	del    *finished.Deleter[*corev1.Pod]
+}
+
+// New makes the kind; client returns a cluster's client (nil: plan only).
+func New(p Policy, client func(cluster string) (kubernetes.Interface, error)) *Kind {
+	return &Kind{Policy: p, del: &finished.Deleter[*corev1.Pod]{Client: client, PerSecond: p.DeletesPerSecond, ProtectLabel: p.ProtectLabel,
+		API: finished.API[*corev1.Pod]{Resource: "pod",
+			Get: func(ctx context.Context, cs kubernetes.Interface, ns, name string) (*corev1.Pod, error) {
+				return cs.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
+			},
+			Delete: func(ctx context.Context, cs kubernetes.Interface, ns, name string, o metav1.DeleteOptions) error {
+				return cs.CoreV1().Pods(ns).Delete(ctx, name, o)
+			},
+			Still: func(p *corev1.Pod) string {
+				if p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed {
+					return "no longer finished (phase " + string(p.Status.Phase) + ")"
+				}
+				return ""
+			},
+		}}}
+}
+
+// FromConfig makes the kind from the pods section; nil without one.
+func FromConfig(cfg *config.Config, client func(cluster string) (kubernetes.Interface, error)) *Kind {
+	s := cfg.Pods
+	if s == nil {
+		return nil
+	}
+	return New(Policy{Policy: finished.PolicyFrom(s, cfg.Kubernetes.ProtectLabel), OwnerKinds: s.OwnerKinds}, client)
+}
+
+// ID names a Pod across the fleet.
+func ID(cluster, namespace, name string) string {
+	return "clusters/" + cluster + "/namespaces/" + namespace + "/pods/" + name
+}
+
+func parseID(id string) (cluster string, ok bool) {
+	p := strings.Split(id, "/")
+	if len(p) != 6 || p[0] != "clusters" || p[2] != "namespaces" || p[4] != "pods" {
+		return "", false
+	}
+	return p[1], true
+}
+
+func (k *Kind) Name() string { return Name }
+
+func (k *Kind) Owns(id string) bool { _, ok := parseID(id); return ok }
+
+func (k *Kind) Limits() engine.Limits {
+	p := k.Policy
+	return engine.Limits{Grace: p.Grace, MaxDeletes: p.MaxDeletes, MaxDeletePercent: p.MaxDeletePercent,
+		BreakerCandidates: p.BreakerCandidates, BatchSize: BatchSize, Section: "pods", Noun: "Pods", Guarded: "Pod of it",
+		OptOut: fmt.Sprintf("set the label %s=true or the annotation %s=never on the Pod", p.ProtectLabel, p.Annotation)}
+}
+
+// Propose gives every finished Pod in scope a proposal: a candidate once no
+// controller acts on it and it is past its retention.
+func (k *Kind) Propose(snap *inventory.Snapshot, now time.Time) engine.Proposals {
+	out := engine.Proposals{}
+	present := map[string]string{}
+	listed := map[string]bool{}
+	for ci := range snap.Clusters {
+		c := &snap.Clusters[ci]
+		listed[c.Name] = c.Complete && c.WorkloadsListed
+		sources := []string{engine.SourceKey("cluster", c.Name)}
+		hold := ""
+		if c.Complete && !c.WorkloadsListed {
+			hold = "cluster " + c.Name + " was not asked for its Pods"
+		}
+		jobs := make(map[string]*inventory.Job, len(c.Jobs))
+		for i := range c.Jobs {
+			jobs[c.Jobs[i].UID] = &c.Jobs[i]
+		}
+		for pi := range c.Pods {
+			pod := &c.Pods[pi]
+			id := ID(c.Name, pod.Namespace, pod.Name)
+			present[id] = pod.UID
+			if !pod.Done() || !k.Policy.InScope(pod.Namespace, pod.Labels) {
+				continue
+			}
+			out.InScope++
+			out.Items = append(out.Items, k.propose(c, pod, jobs, sources, hold, now))
+		}
+	}
+	out.Identity = func(id string) string { return present[id] }
+	out.Presence = func(id string) engine.Presence {
+		cluster, ok := parseID(id)
+		if !ok || !listed[cluster] {
+			return engine.Unknown
+		}
+		if _, ok := present[id]; ok {
+			return engine.Present
+		}
+		return engine.Gone
+	}
+	return out
+}
+
+// Finished is when a finished pod is counted from: its last container's
+// termination, else (evicted, or never started) its creation.
+func Finished(p *inventory.Pod) time.Time {
+	if !p.Finished.IsZero() {
+		return p.Finished
+	}
+	return p.Created
+}
+
+func (k *Kind) propose(c *inventory.ClusterRefs, pod *inventory.Pod, jobs map[string]*inventory.Job, sources []string, hold string, now time.Time) engine.Proposal {
+	det := &finished.Detail{Cluster: c.Name, Namespace: pod.Namespace, UID: pod.UID, Status: pod.Phase, IPs: len(pod.IPs)}
+	p := engine.Proposal{Decision: engine.Decision{ID: ID(c.Name, pod.Namespace, pod.Name), Name: pod.Name, Detail: det,
+		Frees: engine.Frees{IPs: len(pod.IPs)}}}
+	keep := func(class, reason string) engine.Proposal {
+		p.Action, p.Class, p.Reason = engine.Keep, class, reason
+		return p
+	}
+	if pod.Terminating {
+		return keep(finished.ClassDeleting, "already being deleted")
+	}
+	owner := "no owner"
+	if o := pod.Owner; o != nil {
+		switch {
+		case o.Kind == "Job":
+			det.Job = o.Name
+			j := jobs[o.UID]
+			switch {
+			case j == nil:
+				owner = "its Job " + o.Name + " is gone"
+			case !j.Done():
+				return keep(ClassOwnerRunning, "its Job "+o.Name+" is still running: deleting the pod would fight the Job controller")
+			default:
+				owner = "its Job " + o.Name + " is " + j.Status
+				if j.CronJob != nil {
+					det.CronJob = j.CronJob.Name
+				}
+			}
+		case slices.Contains(k.Policy.OwnerKinds, o.Kind):
+			owner = "owned by " + o.Kind + " " + o.Name + " (pods.ownerKinds)"
+		default:
+			return keep(ClassController, "owned by "+o.Kind+" "+o.Name+", whose controller acts on its pods")
+		}
+	}
+	if pod.Protected {
+		return keep(finished.ClassProtected, "protected by the label "+k.Policy.ProtectLabel)
+	}
+	fin := Finished(pod)
+	v := k.Policy.Retain(pod.Phase == "Succeeded", fin, pod.Retention, now)
+	if v.Keep != "" {
+		return keep(v.Keep, v.Reason)
+	}
+	p.Candidate, p.Identity, p.Sources, p.Hold, p.Created = true, pod.UID, sources, hold, pod.Created
+	p.Class, p.Reason = ClassPast, fmt.Sprintf("%s pod, %s; %s", pod.Phase, owner, v.Reason)
+	if pod.Finished.IsZero() {
+		p.Reason += " (no container finish time: counted from its creation)"
+	}
+	if n := len(pod.IPs); n > 0 {
+		p.Reason += fmt.Sprintf("; holds %d subnet address(es)", n)
+	}
+	return p
+}
+
+// Recheck re-reads each Pod right before it is deleted.
+func (k *Kind) Recheck(ctx context.Context, batch []*engine.Decision) ([]engine.Verdict, error) {
+	return k.del.Recheck(ctx, batch)
+}
+
+// Delete deletes each Pod with a UID precondition.
+func (k *Kind) Delete(ctx context.Context, batch []*engine.Decision) ([]engine.Deleted, error) {
+	return k.del.Delete(ctx, batch)
+}

@@ -1,0 +1,48 @@
+package k8spod
+
+import (
+	"fmt"
+
+	"reclaim.dev/reclaim/engine"
+	"reclaim.dev/reclaim/inventory"
+	"reclaim.dev/reclaim/kinds/finished"
+)
+
+// Gauges are the kind's metrics.
+var Gauges = finished.CountGaugeDefs("reclaim_k8s_pods", "Pods")
+
+// CountsOf returns the plan's finished-Pod counts.
+func CountsOf(p *engine.Plan) []finished.Count {
+	c, _ := p.Section("finishedPods").([]finished.Count)
+	return c
+}
+
+// View shows the finished Pods per cluster and namespace (every run), the
+// decisions, and the summary phrase.
+func (k *Kind) View(p *engine.Plan, snap *inventory.Snapshot) engine.View {
+	counts := finished.Counter{}
+	for ci := range snap.Clusters {
+		c := &snap.Clusters[ci]
+		for pi := range c.Pods {
+			pod := &c.Pods[pi]
+			if !pod.Done() || !k.Policy.InScope(pod.Namespace, pod.Labels) {
+				continue
+			}
+			v := k.Policy.Retain(pod.Phase == "Succeeded", Finished(pod), pod.Retention, p.GeneratedAt)
+			counts.Add(c.Name, pod.Namespace, pod.Phase == "Succeeded", v.Keep == "")
+		}
+	}
+	cs := counts.Sorted(p, Name)
+	v := engine.View{Sections: []engine.Section{
+		finished.CountsSection("finishedPods", "FINISHED PODS: each keeps its subnet address (and on Fargate its node) until deleted", "Pods", cs),
+		finished.DecisionSection(p, Name, "FINISHED PODS"),
+	}, Gauges: finished.CountGauges("reclaim_k8s_pods", cs)}
+	ips := 0
+	for i := range p.Decisions {
+		if d := &p.Decisions[i]; d.Kind == Name && d.Action == engine.Delete {
+			ips += d.Frees.IPs
+		}
+	}
+	v.Summary = fmt.Sprintf("Pods delete %d (frees %d subnet addresses), wait %d", p.Count(Name, engine.Delete), ips, p.Count(Name, engine.Mark))
+	return v
+}

@@ -1,0 +1,694 @@
+package ec2
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"net/netip"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
+	"github.com/aws/aws-sdk-go-v2/aws/ratelimit"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/credentials/stscreds"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	"github.com/aws/aws-sdk-go-v2/service/ec2/types"
+	"github.com/aws/aws-sdk-go-v2/service/sts"
+	"github.com/aws/smithy-go"
+	"github.com/aws/smithy-go/logging"
+	"github.com/aws/smithy-go/middleware"
+	"golang.org/x/time/rate"
+
+	"reclaim.dev/reclaim/inventory"
+)
+
+// Defaults and limits.
+const (
+	// MaxPageSize and MinPageSize bound MaxResults of DescribeSubnets and
+	// DescribeNetworkInterfaces; MaxPageSize is the default.
+	MaxPageSize = 1000
+	MinPageSize = 5
+	// MaxFilterValues is the most values one EC2 filter takes.
+	MaxFilterValues = 200
+	// DefaultRequestsPerSecond and DefaultBurst stay under EC2's bucket for
+	// non-mutating actions (100 burst, 20 a second refill), which every
+	// node's CNI in the account draws from too.
+	DefaultRequestsPerSecond = 10
+	DefaultBurst             = 20
+	// DefaultDeletesPerSecond and DefaultDeleteBurst stay under
+	// DeleteNetworkInterface's own bucket (100 burst, 5 a second refill).
+	DefaultDeletesPerSecond = 2
+	DefaultDeleteBurst      = 5
+	DefaultMaxAttempts      = 10
+)
+
+// EC2 error codes this package acts on; compare them exactly (EC2 has both
+// InvalidNetworkInterfaceID.NotFound and InvalidNetworkInterfaceId.Malformed).
+const (
+	codeInterfaceNotFound    = "InvalidNetworkInterfaceID.NotFound"
+	codeInterfaceNotFoundAlt = "InvalidNetworkInterface.NotFound"
+	codeInterfaceInUse       = "InvalidNetworkInterface.InUse"
+	codeSubnetNotFound       = "InvalidSubnetID.NotFound"
+)
+
+// Operation names, the keys of Calls.
+const (
+	OpDescribeSubnets           = "DescribeSubnets"
+	OpDescribeNetworkInterfaces = "DescribeNetworkInterfaces"
+	OpDeleteNetworkInterface    = "DeleteNetworkInterface"
+)
+
+// Options configures one account and region's client.
+type Options struct {
+	Account string // 12-digit account id; required (labels the listing, checks scope)
+	Region  string // required
+	// Profile is a shared config profile; "" is the default chain.
+	Profile string
+	// RoleARN, if set, is assumed (stscreds) on top of the base credentials,
+	// with ExternalID if set.
+	RoleARN    string
+	ExternalID string
+	// Endpoint overrides the EC2 endpoint (BaseEndpoint), e.g. the fake. Empty:
+	// the SDK's standard configuration decides (AWS_ENDPOINT_URL_EC2,
+	// AWS_ENDPOINT_URL, config files).
+	Endpoint string
+	// Subnets are the subnet ids in scope. When empty, SubnetTags selects
+	// them; one of the two is required. With both, a subnet must be listed
+	// and carry the tags.
+	Subnets []string
+	// SubnetTags selects subnets by tag: every key must be present with this
+	// value ("" matches any value).
+	SubnetTags map[string]string
+	// RequestsPerSecond and Burst are the token bucket every attempt of a
+	// non-mutating call waits on; default 10 and 20.
+	RequestsPerSecond float64
+	Burst             int
+	// DeletesPerSecond and DeleteBurst are the bucket of
+	// DeleteNetworkInterface; default 2 and 5.
+	DeletesPerSecond float64
+	DeleteBurst      int
+	// MaxAttempts is the adaptive retry mode's attempts per call, the first
+	// included; default 10.
+	MaxAttempts int
+	// MaxBackoff caps the delay between attempts; default the SDK's (20s).
+	MaxBackoff time.Duration
+	// PageSize is MaxResults of the listings: 5..1000, default 1000.
+	PageSize int32
+	// UserAgent is appended to the SDK's user agent as its app id.
+	UserAgent string
+	// Logger receives the SDK's own log lines; nil discards them.
+	Logger logging.Logger
+	// Credentials, if set, replaces the default chain's (tests use static ones).
+	Credentials aws.CredentialsProvider
+	// HTTPClient, if set, sends the requests.
+	HTTPClient aws.HTTPClient
+}
+
+func (o *Options) defaults() error {
+	var errs []error
+	if o.Account == "" {
+		errs = append(errs, errors.New("account is required"))
+	} else if !isAccountID(o.Account) {
+		errs = append(errs, fmt.Errorf("account %q: want a 12-digit AWS account id", o.Account))
+	}
+	if o.Region == "" {
+		errs = append(errs, errors.New("region is required"))
+	}
+	if len(o.Subnets) == 0 && len(o.SubnetTags) == 0 {
+		errs = append(errs, errors.New("subnets or subnetTags is required: reclaim lists only the subnets it is told about"))
+	}
+	for i, s := range o.Subnets {
+		if !strings.HasPrefix(s, "subnet-") {
+			errs = append(errs, fmt.Errorf("subnets[%d] %q: want a subnet id (subnet-…)", i, s))
+		}
+	}
+	for k := range o.SubnetTags {
+		if k == "" {
+			errs = append(errs, errors.New("subnetTags: empty tag key"))
+		}
+	}
+	switch {
+	case o.PageSize == 0:
+		o.PageSize = MaxPageSize
+	case o.PageSize < MinPageSize || o.PageSize > MaxPageSize:
+		errs = append(errs, fmt.Errorf("pageSize %d: EC2 allows %d..%d", o.PageSize, MinPageSize, MaxPageSize))
+	}
+	if o.RequestsPerSecond <= 0 {
+		o.RequestsPerSecond = DefaultRequestsPerSecond
+	}
+	if o.Burst <= 0 {
+		o.Burst = DefaultBurst
+	}
+	if o.DeletesPerSecond <= 0 {
+		o.DeletesPerSecond = DefaultDeletesPerSecond
+	}
+	if o.DeleteBurst <= 0 {
+		o.DeleteBurst = DefaultDeleteBurst
+	}
+	if o.MaxAttempts <= 0 {
+		o.MaxAttempts = DefaultMaxAttempts
+	}
+	if o.ExternalID != "" && o.RoleARN == "" {
+		errs = append(errs, errors.New("externalID is set without roleARN"))
+	}
+	return errors.Join(errs...)
+}
+
+func isAccountID(s string) bool {
+	if len(s) != 12 {
+		return false
+	}
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// Client is one account's EC2 in one region.
+type Client struct {
+	api        API
+	account    string
+	region     string
+	subnets    []string
+	subnetTags map[string]string
+	pageSize   int32
+	describeL  *rate.Limiter // nil with NewWithAPI
+	deleteL    *rate.Limiter
+	stats      *stats
+}
+
+// New builds the SDK client: config.LoadDefaultConfig with the region and
+// profile, an optional assumed role, the adaptive retry mode and the
+// client-side rate limiters. It does not call the API (an assumed role's
+// credentials are fetched on the first call).
+func New(ctx context.Context, o Options) (*Client, error) {
+	if err := o.defaults(); err != nil {
+		return nil, fmt.Errorf("ec2 %s/%s: %w", o.Account, o.Region, err)
+	}
+	logger := o.Logger
+	if logger == nil {
+		logger = logging.Nop{}
+	}
+	lopts := []func(*config.LoadOptions) error{config.WithRegion(o.Region), config.WithLogger(logger)}
+	if o.Profile != "" {
+		lopts = append(lopts, config.WithSharedConfigProfile(o.Profile))
+	}
+	if o.Credentials != nil {
+		lopts = append(lopts, config.WithCredentialsProvider(o.Credentials))
+	}
+	if o.HTTPClient != nil {
+		lopts = append(lopts, config.WithHTTPClient(o.HTTPClient))
+	}
+	if o.UserAgent != "" {
+		lopts = append(lopts, config.WithAppID(o.UserAgent))
+	}
+	cfg, err := config.LoadDefaultConfig(ctx, lopts...)
+	if err != nil {
+		return nil, fmt.Errorf("ec2 %s/%s: load AWS config (profile %q): %w", o.Account, o.Region, o.Profile, err)
+	}
+	if o.RoleARN != "" {
+		prov := stscreds.NewAssumeRoleProvider(sts.NewFromConfig(cfg), o.RoleARN, func(ao *stscreds.AssumeRoleOptions) {
+			ao.RoleSessionName = "reclaim"
+			if o.ExternalID != "" {
+				ao.ExternalID = aws.String(o.ExternalID)
+			}
+		})
+		cfg.Credentials = aws.NewCredentialsCache(prov)
+	}
+	// RequestLimitExceeded (HTTP 503) is in retry.DefaultThrottleErrorCodes,
+	// which the adaptive mode's throttle detection uses: a throttled attempt
+	// is retried and slows the adaptive token bucket down.
+	retryer := retry.NewAdaptiveMode(func(ao *retry.AdaptiveModeOptions) {
+		ao.StandardOptions = append(ao.StandardOptions, func(so *retry.StandardOptions) {
+			so.MaxAttempts = o.MaxAttempts
+			if o.MaxBackoff > 0 {
+				so.MaxBackoff = o.MaxBackoff
+			}
+			// The client's token buckets and the adaptive mode pace attempts;
+			// the standard retry quota would turn a burst of throttles into
+			// hard failures ("retry quota exceeded") instead.
+			so.RateLimiter = ratelimit.None
+		})
+	})
+	c, err := NewWithAPI(nil, o)
+	if err != nil {
+		return nil, err
+	}
+	c.describeL = rate.NewLimiter(rate.Limit(o.RequestsPerSecond), o.Burst)
+	c.deleteL = rate.NewLimiter(rate.Limit(o.DeletesPerSecond), o.DeleteBurst)
+	pace := &paceMiddleware{describe: c.describeL, delete: c.deleteL, stats: c.stats}
+	c.api = ec2.NewFromConfig(cfg, func(eo *ec2.Options) {
+		if o.Endpoint != "" {
+			eo.BaseEndpoint = aws.String(o.Endpoint)
+		}
+		eo.Retryer = retryer
+		eo.APIOptions = append(eo.APIOptions, pace.add)
+	})
+	return c, nil
+}
+
+// NewWithAPI wraps an API (a decorated *ec2.Client, a test double) as a
+// Client. The rate limit, retry, credential and call-counting options are
+// then the API's business; the listing options apply.
+func NewWithAPI(api API, o Options) (*Client, error) {
+	if err := o.defaults(); err != nil {
+		return nil, fmt.Errorf("ec2 %s/%s: %w", o.Account, o.Region, err)
+	}
+	return &Client{
+		api:        api,
+		account:    o.Account,
+		region:     o.Region,
+		subnets:    dedupe(o.Subnets),
+		subnetTags: maps.Clone(o.SubnetTags),
+		pageSize:   o.PageSize,
+		stats:      &stats{calls: map[string]int{}},
+	}, nil
+}
+
+// Account is the client's account id.
+func (c *Client) Account() string { return c.account }
+
+// Region is the client's region.
+func (c *Client) Region() string { return c.region }
+
+// Limiters returns the token buckets of the non-mutating calls and of
+// DeleteNetworkInterface (nil for a client made with NewWithAPI).
+func (c *Client) Limiters() (describe, del *rate.Limiter) { return c.describeL, c.deleteL }
+
+// Calls returns the API attempts this client made, by operation, retries
+// included (empty for a client made with NewWithAPI).
+func (c *Client) Calls() map[string]int { return c.stats.snapshot() }
+
+// Throttled counts the attempts EC2 answered with a throttle code
+// (RequestLimitExceeded), each retried by the adaptive mode.
+func (c *Client) Throttled() int {
+	c.stats.mu.Lock()
+	defer c.stats.mu.Unlock()
+	return c.stats.throttled
+}
+
+type stats struct {
+	mu        sync.Mutex
+	calls     map[string]int
+	throttled int
+}
+
+func (s *stats) record(op string, throttled bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.calls[op]++
+	if throttled {
+		s.throttled++
+	}
+}
+
+func (s *stats) snapshot() map[string]int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return maps.Clone(s.calls)
+}
+
+// paceMiddleware waits on the operation's token bucket before every attempt
+// and counts the attempt: it sits in the Finalize step right after the retry
+// middleware, so a retry waits and counts too, and before signing, so the
+// signature is fresh.
+type paceMiddleware struct {
+	describe, delete *rate.Limiter
+	stats            *stats
+}
+
+func (*paceMiddleware) ID() string { return "ReclaimPace" }
+
+func (m *paceMiddleware) HandleFinalize(ctx context.Context, in middleware.FinalizeInput, next middleware.FinalizeHandler) (middleware.FinalizeOutput, middleware.Metadata, error) {
+	op := awsmiddleware.GetOperationName(ctx)
+	l := m.describe
+	if op == OpDeleteNetworkInterface {
+		l = m.delete
+	}
+	if err := l.Wait(ctx); err != nil {
+		return middleware.FinalizeOutput{}, middleware.Metadata{}, fmt.Errorf("client-side rate limit: %w", err)
+	}
+	out, md, err := next.HandleFinalize(ctx, in)
+	m.stats.record(op, err != nil && isThrottle(errorCode(err)))
+	return out, md, err
+}
+
+func (m *paceMiddleware) add(s *middleware.Stack) error {
+	return s.Finalize.Insert(m, "Retry", middleware.After)
+}
+
+// ---- errors ----
+
+func errorCode(err error) string {
+	var ae smithy.APIError
+	if errors.As(err, &ae) {
+		return ae.ErrorCode()
+	}
+	return ""
+}
+
+func isThrottle(code string) bool {
+	_, ok := retry.DefaultThrottleErrorCodes[code]
+	return ok
+}
+
+// opError is an API error in operator words; it unwraps to the SDK's error
+// and, where it applies, ErrNotFound or ErrInUse.
+type opError struct {
+	text string
+	errs []error
+}
+
+func (e *opError) Error() string   { return e.text }
+func (e *opError) Unwrap() []error { return e.errs }
+
+// explain renders an API error for an operator: what failed, EC2's code and
+// message, and what to do.
+func (c *Client) explain(op, what string, err error, also ...error) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "ec2 %s %s/%s", op, c.account, c.region)
+	if what != "" {
+		b.WriteString(" " + what)
+	}
+	b.WriteString(": ")
+	var ae smithy.APIError
+	var mae *retry.MaxAttemptsError
+	code := errorCode(err)
+	if errors.As(err, &ae) {
+		b.WriteString(ae.ErrorCode() + ": " + ae.ErrorMessage())
+	} else {
+		b.WriteString(err.Error())
+	}
+	var hint string
+	switch {
+	case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
+		hint = "interrupted"
+	case code == "UnauthorizedOperation" || code == "AccessDenied" || code == "AccessDeniedException":
+		hint = fmt.Sprintf("grant ec2:%s to the principal reclaim runs as in account %s", op, c.account)
+	case code == "AuthFailure" || code == "InvalidClientTokenId" || code == "SignatureDoesNotMatch" || code == "ExpiredToken" || code == "RequestExpired":
+		hint = "credentials rejected: check the profile, role and region"
+	case code == "OptInRequired":
+		hint = fmt.Sprintf("region %s is not enabled for account %s", c.region, c.account)
+	case errors.As(err, &mae) && isThrottle(code):
+		hint = fmt.Sprintf("throttled after %d attempts: lower requestsPerSecond for %s/%s (EC2's request bucket is shared with every node's CNI in the account) or ask AWS to raise the EC2 API rate limit", mae.Attempt, c.account, c.region)
+	case errors.As(err, &mae):
+		hint = fmt.Sprintf("failed after %d attempts", mae.Attempt)
+	}
+	if hint != "" {
+		b.WriteString("; " + hint)
+	}
+	return &opError{text: b.String(), errs: append([]error{err}, also...)}
+}
+
+// ---- List ----
+
+// List lists the account and region: the subnets in scope (DescribeSubnets)
+// and every network interface in them (DescribeNetworkInterfaces with a
+// subnet-id filter of at most 200 subnets, pages of PageSize, managed
+// resources included).
+//
+// It never returns an error. A failed page, or a configured subnet that EC2
+// does not return, makes the listing incomplete with a Problem an operator
+// can act on; what was seen is kept.
+func (c *Client) List(ctx context.Context) (l inventory.NetworkListing) {
+	l = inventory.NetworkListing{Account: c.account, Region: c.region, Complete: true}
+	var problems []string
+	fail := func(p string) {
+		l.Complete = false
+		problems = append(problems, p)
+	}
+	defer func() { l.Problem = strings.Join(problems, "; ") }()
+
+	subnets, problem := c.listSubnets(ctx)
+	if problem != "" {
+		fail(problem)
+	}
+	l.Subnets = subnets
+	if len(subnets) == 0 {
+		if problem == "" {
+			problems = append(problems, fmt.Sprintf("no subnet in %s/%s carries the tags %s: nothing to list (check subnetTags)", c.account, c.region, c.tagText()))
+		}
+		return l
+	}
+	ids := make([]string, len(subnets))
+	for i, s := range subnets {
+		ids[i] = s.ID
+	}
+	for start := 0; start < len(ids); start += MaxFilterValues {
+		chunk := ids[start:min(start+MaxFilterValues, len(ids))]
+		got, err := c.describeInterfaces(ctx, types.Filter{Name: aws.String("subnet-id"), Values: chunk}, &l.Interfaces)
+		if err != nil {
+			fail(fmt.Sprintf("%v (%d network interfaces seen before it; who holds the subnets' addresses is partly unknown)", err, got))
+			break
+		}
+	}
+	return l
+}
+
+func (c *Client) tagText() string {
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(c.subnetTags)) {
+		if v := c.subnetTags[k]; v != "" {
+			parts = append(parts, k+"="+v)
+		} else {
+			parts = append(parts, k)
+		}
+	}
+	return strings.Join(parts, ",")
+}
+
+func (c *Client) tagFilters() []types.Filter {
+	var fs []types.Filter
+	for _, k := range slices.Sorted(maps.Keys(c.subnetTags)) {
+		if v := c.subnetTags[k]; v != "" {
+			fs = append(fs, types.Filter{Name: aws.String("tag:" + k), Values: []string{v}})
+		} else {
+			fs = append(fs, types.Filter{Name: aws.String("tag-key"), Values: []string{k}})
+		}
+	}
+	return fs
+}
+
+// listSubnets describes the subnets in scope. With configured ids it asks by
+// SubnetIds (no MaxResults); EC2 then fails the whole call with
+// InvalidSubnetID.NotFound if one id does not exist, so it asks again with a
+// subnet-id filter, which leaves missing ones out, to list the others and name
+// the missing.
+func (c *Client) listSubnets(ctx context.Context) ([]inventory.Subnet, string) {
+	var out []inventory.Subnet
+	var err error
+	if len(c.subnets) > 0 {
+		_, err = c.describeSubnets(ctx, &ec2.DescribeSubnetsInput{SubnetIds: c.subnets, Filters: c.tagFilters()}, &out)
+		if errorCode(err) == codeSubnetNotFound {
+			out, err = nil, nil
+			for start := 0; start < len(c.subnets) && err == nil; start += MaxFilterValues {
+				chunk := c.subnets[start:min(start+MaxFilterValues, len(c.subnets))]
+				_, err = c.describeSubnets(ctx, &ec2.DescribeSubnetsInput{
+					Filters:    append(c.tagFilters(), types.Filter{Name: aws.String("subnet-id"), Values: chunk}),
+					MaxResults: aws.Int32(c.pageSize),
+				}, &out)
+			}
+		}
+	} else {
+		_, err = c.describeSubnets(ctx, &ec2.DescribeSubnetsInput{Filters: c.tagFilters(), MaxResults: aws.Int32(c.pageSize)}, &out)
+	}
+	if err != nil {
+		return out, fmt.Sprintf("%v (the subnets in scope are unknown)", err)
+	}
+	if len(c.subnets) > 0 {
+		found := make(map[string]bool, len(out))
+		for _, s := range out {
+			found[s.ID] = true
+		}
+		var missing []string
+		for _, id := range c.subnets {
+			if !found[id] {
+				missing = append(missing, id)
+			}
+		}
+		if len(missing) > 0 {
+			why := "do not exist in " + c.account + "/" + c.region + " (check the subnet ids, the region and the account the credentials reach)"
+			if len(c.subnetTags) > 0 {
+				why = "do not exist in " + c.account + "/" + c.region + " or do not carry the tags " + c.tagText()
+			}
+			return out, fmt.Sprintf("configured subnets %s %s: their addresses are unknown", strings.Join(missing, ", "), why)
+		}
+	}
+	return out, ""
+}
+
+func (c *Client) describeSubnets(ctx context.Context, in *ec2.DescribeSubnetsInput, out *[]inventory.Subnet) (int, error) {
+	p := ec2.NewDescribeSubnetsPaginator(c.api, in)
+	n := 0
+	for page := 1; p.HasMorePages(); page++ {
+		res, err := p.NextPage(ctx)
+		if err != nil {
+			return n, c.explain(OpDescribeSubnets, fmt.Sprintf("page %d", page), err)
+		}
+		for i := range res.Subnets {
+			*out = append(*out, c.convertSubnet(&res.Subnets[i]))
+			n++
+		}
+	}
+	return n, nil
+}
+
+func (c *Client) convertSubnet(s *types.Subnet) inventory.Subnet {
+	sn := inventory.Subnet{
+		Account:   c.account,
+		Region:    c.region,
+		ID:        aws.ToString(s.SubnetId),
+		VPC:       aws.ToString(s.VpcId),
+		AZ:        aws.ToString(s.AvailabilityZone),
+		CIDR:      aws.ToString(s.CidrBlock),
+		Available: int(aws.ToInt32(s.AvailableIpAddressCount)),
+	}
+	for _, t := range s.Tags {
+		if aws.ToString(t.Key) == "Name" {
+			sn.Name = aws.ToString(t.Value)
+		}
+	}
+	sn.Usable = Usable(sn.CIDR)
+	return sn
+}
+
+// Usable is how many addresses of an IPv4 subnet can be assigned:
+// 2^(32-prefix) − 5, since AWS reserves the first four and the last. It is 0
+// for what is not an IPv4 CIDR.
+func Usable(cidr string) int {
+	p, err := netip.ParsePrefix(cidr)
+	if err != nil || !p.Addr().Is4() || p.Bits() > 30 {
+		return 0
+	}
+	return max(0, 1<<(32-p.Bits())-5)
+}
+
+// describeInterfaces lists the interfaces matching one filter into out and
+// returns how many it added.
+func (c *Client) describeInterfaces(ctx context.Context, f types.Filter, out *[]inventory.NetInterface) (int, error) {
+	p := ec2.NewDescribeNetworkInterfacesPaginator(c.api, &ec2.DescribeNetworkInterfacesInput{
+		Filters:    []types.Filter{f},
+		MaxResults: aws.Int32(c.pageSize),
+		// Since 2026 EC2 leaves out interfaces that an AWS service manages
+		// (operator.managed) unless asked for them; without this, who holds a
+		// subnet's addresses is under-counted. The field exists since
+		// github.com/aws/aws-sdk-go-v2/service/ec2 v1.299.0.
+		IncludeManagedResources: aws.Bool(true),
+	})
+	n := 0
+	for page := 1; p.HasMorePages(); page++ {
+		res, err := p.NextPage(ctx)
+		if err != nil {
+			return n, c.explain(OpDescribeNetworkInterfaces, fmt.Sprintf("page %d", page), err)
+		}
+		for i := range res.NetworkInterfaces {
+			*out = append(*out, convertInterface(&res.NetworkInterfaces[i]))
+			n++
+		}
+	}
+	return n, nil
+}
+
+func convertInterface(n *types.NetworkInterface) inventory.NetInterface {
+	ni := inventory.NetInterface{
+		ID:               aws.ToString(n.NetworkInterfaceId),
+		Subnet:           aws.ToString(n.SubnetId),
+		VPC:              aws.ToString(n.VpcId),
+		AZ:               aws.ToString(n.AvailabilityZone),
+		Description:      aws.ToString(n.Description),
+		Status:           string(n.Status),
+		Type:             string(n.InterfaceType),
+		RequesterManaged: aws.ToBool(n.RequesterManaged),
+		RequesterID:      aws.ToString(n.RequesterId),
+		Prefixes:         len(n.Ipv4Prefixes),
+	}
+	if n.Operator != nil {
+		ni.OperatorManaged = aws.ToBool(n.Operator.Managed)
+		ni.OperatorPrincipal = aws.ToString(n.Operator.Principal)
+	}
+	if n.Attachment != nil {
+		ni.Instance = aws.ToString(n.Attachment.InstanceId)
+	}
+	if len(n.TagSet) > 0 {
+		ni.Tags = make(map[string]string, len(n.TagSet))
+		for _, t := range n.TagSet {
+			ni.Tags[aws.ToString(t.Key)] = aws.ToString(t.Value)
+		}
+	}
+	for _, a := range n.PrivateIpAddresses {
+		if ip := aws.ToString(a.PrivateIpAddress); ip != "" && aws.ToBool(a.Primary) {
+			ni.IPs = append(ni.IPs, ip)
+		}
+	}
+	for _, a := range n.PrivateIpAddresses {
+		if ip := aws.ToString(a.PrivateIpAddress); ip != "" && !aws.ToBool(a.Primary) {
+			ni.IPs = append(ni.IPs, ip)
+		}
+	}
+	if len(ni.IPs) == 0 && aws.ToString(n.PrivateIpAddress) != "" {
+		ni.IPs = []string{aws.ToString(n.PrivateIpAddress)}
+	}
+	return ni
+}
+
+// ---- re-read and delete ----
+
+// Interfaces re-reads network interfaces by id, before they are deleted. It
+// uses the network-interface-id filter (at most 200 ids per call), not
+// NetworkInterfaceIds, which fails the whole call with
+// InvalidNetworkInterfaceID.NotFound when one is gone: interfaces that no
+// longer exist are simply absent from the result. Managed resources are
+// included.
+func (c *Client) Interfaces(ctx context.Context, ids []string) ([]inventory.NetInterface, error) {
+	ids = dedupe(ids)
+	var out []inventory.NetInterface
+	for start := 0; start < len(ids); start += MaxFilterValues {
+		chunk := ids[start:min(start+MaxFilterValues, len(ids))]
+		if _, err := c.describeInterfaces(ctx, types.Filter{Name: aws.String("network-interface-id"), Values: chunk}, &out); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// DeleteInterface deletes one network interface (DeleteNetworkInterface,
+// paced by the delete bucket). An interface that does not exist
+// (InvalidNetworkInterfaceID.NotFound, InvalidNetworkInterface.NotFound) is
+// an error wrapping ErrNotFound, which callers treat as success; an attached
+// one (InvalidNetworkInterface.InUse) wraps ErrInUse.
+func (c *Client) DeleteInterface(ctx context.Context, id string) error {
+	if id == "" {
+		return fmt.Errorf("ec2 %s %s/%s: empty network interface id", OpDeleteNetworkInterface, c.account, c.region)
+	}
+	_, err := c.api.DeleteNetworkInterface(ctx, &ec2.DeleteNetworkInterfaceInput{NetworkInterfaceId: aws.String(id)})
+	if err == nil {
+		return nil
+	}
+	switch errorCode(err) {
+	case codeInterfaceNotFound, codeInterfaceNotFoundAlt:
+		return c.explain(OpDeleteNetworkInterface, id, err, ErrNotFound)
+	case codeInterfaceInUse:
+		return c.explain(OpDeleteNetworkInterface, id, err, ErrInUse)
+	}
+	return c.explain(OpDeleteNetworkInterface, id, err)
+}
+
+func dedupe(in []string) []string {
+	seen := make(map[string]bool, len(in))
+	out := make([]string, 0, len(in))
+	for _, s := range in {
+		if s != "" && !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	return out
+}
