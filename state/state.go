@@ -130,8 +130,9 @@ func (c *ConfigMapStore) Save(ctx context.Context, s engine.State) error {
 		return err
 	}
 	if len(b) > maxConfigMapState {
-		// Thousands of image candidates under their grace period can outgrow it.
-		return fmt.Errorf("save state configmap %s/%s: the state is %d bytes (%d clocks), more than a ConfigMap holds (1 MiB) — use state.file on a PersistentVolume, or shorten ecr.grace",
+		// Thousands of candidates under their grace period (images, a backlog of
+		// finished Jobs) can outgrow it.
+		return fmt.Errorf("save state configmap %s/%s: the state is %d bytes (%d clocks), more than a ConfigMap holds (1 MiB) — use state.file on a PersistentVolume, or shorten the grace periods (a backlog of candidates, such as 100,000 finished Jobs past retention, each holds a clock)",
 			c.Namespace, c.Name, len(b), len(s.Resources))
 	}
 	cm := &corev1.ConfigMap{

@@ -11,7 +11,11 @@ import (
 
 	"reclaim.dev/reclaim/engine"
 	"reclaim.dev/reclaim/kinds/ecrimage"
+	"reclaim.dev/reclaim/kinds/finished"
 	"reclaim.dev/reclaim/kinds/gcedisk"
+	"reclaim.dev/reclaim/kinds/k8sjob"
+	"reclaim.dev/reclaim/kinds/netiface"
+	"reclaim.dev/reclaim/providers/ec2/ec2fake"
 	"reclaim.dev/reclaim/kinds/workflowpvc"
 	"reclaim.dev/reclaim/providers/ecr/ecrfake"
 	"reclaim.dev/reclaim/providers/gce/gcefake"
@@ -135,4 +139,66 @@ func storyImages(t *testing.T) Images {
 	srv := ecrfake.New(ecrfake.Options{Region: ECRRegion})
 	f := Seed(gcefake.New(gcefake.Options{}), time.Now())
 	return SeedECR(srv, f, time.Now())
+}
+
+// The EKS part: three /20 subnets at about 92%, most of it held by finished
+// Jobs' pods; the plan deletes the Jobs past retention (and says what that
+// frees), keeps failed Jobs inside their retention and a CronJob's history,
+// deletes the leaked CNI interface and never the requester-managed one.
+func TestDemoTellsTheEKSStory(t *testing.T) {
+	rep, err := Run(context.Background(), io.Discard, zap.NewNop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := rep.Plan
+	subnets := netiface.HeadroomOf(p)
+	if len(subnets) != 3 {
+		t.Fatalf("%d subnets, want 3", len(subnets))
+	}
+	for _, h := range subnets {
+		if h.Usable != 4091 || h.UsedPct < 0.91 || h.UsedPct > 0.93 || !h.Warning || !h.Attributed ||
+			h.FinishedPods != finishedPerSubnet || h.RunningPods != runningPerSubnet || h.Nodes != warmPool ||
+			h.PlanFrees < 2500 || h.RunsOutAt == nil || h.RateFrom != "pod creations" {
+			t.Errorf("subnet %+v", h)
+		}
+	}
+	if hs := netiface.FinishedHoldersOf(p); len(hs) == 0 || hs[0].IPs < 3000 {
+		t.Errorf("holders %+v", hs)
+	}
+	eks := SeedEKS(ec2fake.New(ec2fake.Options{}), &Fleet{State: engine.NewState()}, time.Now())
+	byID := map[string]engine.Decision{}
+	classes := map[string]int{}
+	for _, d := range p.Decisions {
+		byID[d.ID] = d
+		if d.Kind == k8sjob.Name {
+			classes[string(d.Action)+"/"+d.Class]++
+		}
+	}
+	if d := byID[netiface.ID(EC2Account, EC2Region, eks.Leaked)]; d.Action != engine.Delete {
+		t.Errorf("leaked interface: %s %q", d.Action, d.Reason)
+	}
+	if d := byID[netiface.ID(EC2Account, EC2Region, eks.RequesterManaged)]; d.Action != engine.Keep || d.Class != netiface.ClassRequesterManaged {
+		t.Errorf("requester-managed interface: %s %s %q", d.Action, d.Class, d.Reason)
+	}
+	if classes["delete/"+k8sjob.ClassPast] < 8000 || classes["keep/"+finished.ClassRetained] == 0 || classes["keep/"+k8sjob.ClassHistory] != 4 {
+		t.Errorf("Job decisions by class: %v", classes)
+	}
+	failedKept := 0
+	for _, d := range p.Decisions {
+		if d.Kind == k8sjob.Name && finished.DetailOf(&d).Status == "Failed" && d.Class == finished.ClassRetained {
+			failedKept++
+		}
+	}
+	if failedKept == 0 {
+		t.Error("no failed Job kept inside its retention")
+	}
+	var b strings.Builder
+	if err := rep.Text(&b, report.TextOptions{MaxKept: 3}); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"SUBNET IP HEADROOM", "WHO HOLDS THE SUBNET ADDRESSES", "FINISHED JOBS", "runs out about", "requester-managed"} {
+		if !strings.Contains(b.String(), s) {
+			t.Errorf("report lacks %q", s)
+		}
+	}
 }

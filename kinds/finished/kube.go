@@ -26,6 +26,8 @@ type Detail struct {
 	CronJob string `json:"cronJob,omitempty"`
 	// IPs counts the subnet addresses its pods hold (Fargate: one each).
 	IPs int `json:"ips,omitempty"`
+	// Retention is the retention annotation's value when planned.
+	Retention string `json:"retention,omitempty"`
 }
 
 // DetailOf returns a decision's detail.
@@ -57,6 +59,9 @@ type Deleter[T metav1.Object] struct {
 	// PerSecond paces the calls (re-reads and deletes) per cluster.
 	PerSecond    float64
 	ProtectLabel string
+	// Annotation is the retention annotation: a value changed since the
+	// plan (someone asked to keep it longer) is a skip.
+	Annotation string
 
 	mu       sync.Mutex
 	limiters map[string]*rate.Limiter
@@ -87,7 +92,8 @@ func (k *Deleter[T]) client(ctx context.Context, cluster string) (kubernetes.Int
 }
 
 // Recheck re-reads each object: gone or terminating is gone; another UID
-// (recreated), the opt-out label, or what Still says since the plan is a skip.
+// (recreated), the opt-out label, a changed retention annotation, or what
+// Still says since the plan is a skip.
 func (k *Deleter[T]) Recheck(ctx context.Context, batch []*engine.Decision) ([]engine.Verdict, error) {
 	out := make([]engine.Verdict, len(batch))
 	for i, d := range batch {
@@ -108,6 +114,8 @@ func (k *Deleter[T]) Recheck(ctx context.Context, batch []*engine.Decision) ([]e
 			out[i].Result = engine.GoneNow
 		case k.ProtectLabel != "" && cur.GetLabels()[k.ProtectLabel] == "true":
 			out[i] = engine.Verdict{Result: engine.Skip, Reason: "skipped: protected by label since it was planned"}
+		case k.Annotation != "" && cur.GetAnnotations()[k.Annotation] != det.Retention:
+			out[i] = engine.Verdict{Result: engine.Skip, Reason: fmt.Sprintf("skipped: annotation %s changed since it was planned (now %q)", k.Annotation, cur.GetAnnotations()[k.Annotation])}
 		default:
 			if why := k.API.Still(cur); why != "" {
 				out[i] = engine.Verdict{Result: engine.Skip, Reason: "skipped: " + why}

@@ -51,7 +51,7 @@ type Kind struct {
 // New makes the kind; client returns a cluster's client (nil: plan only).
 func New(p Policy, client func(cluster string) (kubernetes.Interface, error)) *Kind {
 	bg := metav1.DeletePropagationBackground
-	return &Kind{Policy: p, del: &finished.Deleter[*batchv1.Job]{Client: client, PerSecond: p.DeletesPerSecond, ProtectLabel: p.ProtectLabel,
+	return &Kind{Policy: p, del: &finished.Deleter[*batchv1.Job]{Client: client, PerSecond: p.DeletesPerSecond, ProtectLabel: p.ProtectLabel, Annotation: p.Annotation,
 		API: finished.API[*batchv1.Job]{Resource: "job", Propagation: &bg,
 			Get: func(ctx context.Context, cs kubernetes.Interface, ns, name string) (*batchv1.Job, error) {
 				return cs.BatchV1().Jobs(ns).Get(ctx, name, metav1.GetOptions{})
@@ -154,7 +154,7 @@ func (k *Kind) Propose(snap *inventory.Snapshot, now time.Time) engine.Proposals
 }
 
 func (k *Kind) propose(cluster string, j *inventory.Job, history map[string]string, ips int, sources []string, hold string, now time.Time) engine.Proposal {
-	det := &finished.Detail{Cluster: cluster, Namespace: j.Namespace, UID: j.UID, Status: j.Status, IPs: ips}
+	det := &finished.Detail{Cluster: cluster, Namespace: j.Namespace, UID: j.UID, Status: j.Status, IPs: ips, Retention: j.Retention}
 	if j.CronJob != nil {
 		det.CronJob = j.CronJob.Name
 	}

@@ -232,6 +232,11 @@ func TestCronJobHistory(t *testing.T) {
 		j.CronJob = other
 		jobs = append(jobs, j)
 	}
+	for i := 1; i <= 2; i++ {
+		j := job(fmt.Sprintf("hourly-f%d", i), fmt.Sprintf("hf%d", i), "Failed", time.Duration(20-i)*24*time.Hour)
+		j.CronJob = other
+		jobs = append(jobs, j)
+	}
 	cases := []struct {
 		name          string
 		keepHistory   bool
@@ -239,14 +244,14 @@ func TestCronJobHistory(t *testing.T) {
 		kept, deleted []string
 	}{
 		{"limits 3 and 1", true, &inventory.CronJob{Namespace: "batch", Name: "nightly", UID: "cj1", SuccessfulLimit: 3, FailedLimit: 1},
-			[]string{"nightly-3", "nightly-4", "nightly-5", "nightly-f3", "hourly-2", "hourly-3", "hourly-4"},
-			[]string{"nightly-1", "nightly-2", "nightly-f1", "nightly-f2", "hourly-1"}},
+			[]string{"nightly-3", "nightly-4", "nightly-5", "nightly-f3", "hourly-2", "hourly-3", "hourly-4", "hourly-f2"},
+			[]string{"nightly-1", "nightly-2", "nightly-f1", "nightly-f2", "hourly-1", "hourly-f1"}},
 		{"limits 1 and 0", true, &inventory.CronJob{Namespace: "batch", Name: "nightly", UID: "cj1", SuccessfulLimit: 1, FailedLimit: 0},
-			[]string{"nightly-5", "hourly-2", "hourly-3", "hourly-4"},
-			[]string{"nightly-1", "nightly-2", "nightly-3", "nightly-4", "nightly-f1", "nightly-f2", "nightly-f3", "hourly-1"}},
+			[]string{"nightly-5", "hourly-2", "hourly-3", "hourly-4", "hourly-f2"},
+			[]string{"nightly-1", "nightly-2", "nightly-3", "nightly-4", "nightly-f1", "nightly-f2", "nightly-f3", "hourly-1", "hourly-f1"}},
 		{"keepCronJobHistory false", false, &inventory.CronJob{Namespace: "batch", Name: "nightly", UID: "cj1", SuccessfulLimit: 3, FailedLimit: 1},
 			nil,
-			[]string{"nightly-1", "nightly-2", "nightly-3", "nightly-4", "nightly-5", "nightly-f1", "nightly-f2", "nightly-f3", "hourly-1", "hourly-2", "hourly-3", "hourly-4"}},
+			[]string{"nightly-1", "nightly-2", "nightly-3", "nightly-4", "nightly-5", "nightly-f1", "nightly-f2", "nightly-f3", "hourly-1", "hourly-2", "hourly-3", "hourly-4", "hourly-f1", "hourly-f2"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -372,7 +377,7 @@ func TestFreesIPs(t *testing.T) {
 	owner := &inventory.Owner{Kind: "Job", Name: "done", UID: "u1"}
 	c.Pods = []inventory.Pod{
 		{Namespace: "batch", Name: "done-1", UID: "p1", Phase: "Succeeded", IPs: []string{"10.0.0.1"}, Owner: owner},
-		{Namespace: "batch", Name: "done-2", UID: "p2", Phase: "Failed", IPs: []string{"10.0.0.2", "fd00::2"}, Owner: owner},
+		{Namespace: "batch", Name: "done-2", UID: "p2", Phase: "Failed", IPs: []string{"10.0.0.2", "10.0.0.5"}, Owner: owner},
 		{Namespace: "batch", Name: "done-3", UID: "p3", Phase: "Failed", IPs: []string{"10.0.0.3"}, Owner: owner, Terminating: true},
 		{Namespace: "batch", Name: "rs-1", UID: "p4", Phase: "Running", IPs: []string{"10.0.0.4"},
 			Owner: &inventory.Owner{Kind: "ReplicaSet", Name: "rs", UID: "u1"}},

@@ -50,7 +50,7 @@ type Kind struct {
 
 // New makes the kind; client returns a cluster's client (nil: plan only).
 func New(p Policy, client func(cluster string) (kubernetes.Interface, error)) *Kind {
-	return &Kind{Policy: p, del: &finished.Deleter[*corev1.Pod]{Client: client, PerSecond: p.DeletesPerSecond, ProtectLabel: p.ProtectLabel,
+	return &Kind{Policy: p, del: &finished.Deleter[*corev1.Pod]{Client: client, PerSecond: p.DeletesPerSecond, ProtectLabel: p.ProtectLabel, Annotation: p.Annotation,
 		API: finished.API[*corev1.Pod]{Resource: "pod",
 			Get: func(ctx context.Context, cs kubernetes.Interface, ns, name string) (*corev1.Pod, error) {
 				return cs.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
@@ -153,7 +153,7 @@ func Finished(p *inventory.Pod) time.Time {
 }
 
 func (k *Kind) propose(c *inventory.ClusterRefs, pod *inventory.Pod, jobs map[string]*inventory.Job, sources []string, hold string, now time.Time) engine.Proposal {
-	det := &finished.Detail{Cluster: c.Name, Namespace: pod.Namespace, UID: pod.UID, Status: pod.Phase, IPs: len(pod.IPs)}
+	det := &finished.Detail{Cluster: c.Name, Namespace: pod.Namespace, UID: pod.UID, Status: pod.Phase, IPs: len(pod.IPs), Retention: pod.Retention}
 	p := engine.Proposal{Decision: engine.Decision{ID: ID(c.Name, pod.Namespace, pod.Name), Name: pod.Name, Detail: det,
 		Frees: engine.Frees{IPs: len(pod.IPs)}}}
 	keep := func(class, reason string) engine.Proposal {

@@ -14,7 +14,6 @@ package ec2
 
 import (
 	"context"
-	"errors"
 
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 
@@ -27,7 +26,7 @@ var ErrNotFound = inventory.ErrNotFound
 
 // ErrInUse is wrapped by DeleteInterface when EC2 refuses because the
 // interface is attached (InvalidNetworkInterface.InUse): the caller skips it.
-var ErrInUse = errors.New("network interface in use")
+var ErrInUse = inventory.ErrInUse
 
 // API is the narrow seam to the SDK: exactly the EC2 operations this package
 // calls, with the SDK's signatures, so *ec2.Client, a decorator or a test

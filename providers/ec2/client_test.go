@@ -264,7 +264,7 @@ func TestThrottledCallsAreRetried(t *testing.T) {
 	})
 	t.Run("token bucket", func(t *testing.T) {
 		t.Parallel()
-		f := newFake(t, ec2fake.Options{Describe: ec2fake.RateLimit{PerSecond: 100, Burst: 2}})
+		f := newFake(t, ec2fake.Options{Describe: ec2fake.RateLimit{PerSecond: 5, Burst: 1}})
 		seedInterfaces(f, seedSubnets(f, 2), 12)
 		c := newClient(t, f.URL(), func(o *ec2.Options) { o.PageSize, o.MaxAttempts = 5, 30 })
 		l := c.List(ctx)
