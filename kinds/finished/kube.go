@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 
 	"golang.org/x/time/rate"
@@ -164,4 +165,16 @@ func isRefusal(err error) bool {
 	}
 	return apierrors.IsForbidden(err) || apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) ||
 		apierrors.IsMethodNotSupported(err) || apierrors.IsUnauthorized(err)
+}
+
+// IPv4s counts the IPv4 addresses among a pod's: those are what a subnet's
+// address space loses (an IPv6 address costs it nothing).
+func IPv4s(ips []string) int {
+	n := 0
+	for _, ip := range ips {
+		if !strings.Contains(ip, ":") {
+			n++
+		}
+	}
+	return n
 }

@@ -85,6 +85,36 @@ func TestDeleterRecheck(t *testing.T) {
 		}
 	}
 
+	// The retention annotation changed since the plan (someone asked to keep
+	// it longer) is a skip; unchanged, it goes.
+	cs2 := k8sfake.NewClientset(
+		pod("kept", "u1", func(p *corev1.Pod) { p.Annotations = map[string]string{"reclaim.dev/retention": "never"} }),
+		pod("longer", "u1", func(p *corev1.Pod) { p.Annotations = map[string]string{"reclaim.dev/retention": "30d"} }),
+		pod("unchanged", "u1", func(p *corev1.Pod) { p.Annotations = map[string]string{"reclaim.dev/retention": "2h"} }),
+		pod("removed", "u1", nil),
+		pod("plain", "u1", nil),
+	)
+	d2 := podDeleter(cs2)
+	d2.Annotation = "reclaim.dev/retention"
+	withRetention := func(name, planned string) *engine.Decision {
+		d := decision(name, "u1")
+		finished.DetailOf(d).Retention = planned
+		return d
+	}
+	vs, err = d2.Recheck(context.Background(), []*engine.Decision{withRetention("kept", ""), withRetention("longer", "2h"),
+		withRetention("unchanged", "2h"), withRetention("removed", "1h"), withRetention("plain", "")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []engine.Recheck{engine.Skip, engine.Skip, engine.Go, engine.Skip, engine.Go} {
+		if vs[i].Result != want {
+			t.Errorf("annotation case %d: %+v, want %v", i, vs[i], want)
+		}
+	}
+	if !strings.Contains(vs[0].Reason, `changed since it was planned (now "never")`) {
+		t.Errorf("%q", vs[0].Reason)
+	}
+
 	// A re-read that fails is an error for the batch: nothing is deleted.
 	cs.PrependReactor("get", "pods", func(k8stesting.Action) (bool, runtime.Object, error) {
 		return true, nil, errors.New("connection refused")

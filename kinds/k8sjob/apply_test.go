@@ -47,8 +47,10 @@ func TestRecheck(t *testing.T) {
 		{Type: batchv1.JobSuspended, Status: corev1.ConditionTrue}}
 	protected := liveJob("protected", "u1", true)
 	protected.Labels = map[string]string{"reclaim-protect": "true"}
+	kept := liveJob("kept", "u1", true)
+	kept.Annotations = map[string]string{annotation: "never"}
 	cs := k8sfake.NewClientset(liveJob("same", "u1", true), liveJob("recreated", "u2", true), liveJob("restarted", "u1", false),
-		failed, notTrue, protected)
+		failed, notTrue, protected, kept)
 	cases := []struct {
 		name   string
 		want   engine.Recheck
@@ -61,6 +63,7 @@ func TestRecheck(t *testing.T) {
 		{"restarted", engine.Skip, "no longer finished"},
 		{"suspended", engine.Skip, "no longer finished"},
 		{"protected", engine.Skip, "protected"},
+		{"kept", engine.Skip, "annotation " + annotation + " changed"},
 	}
 	var batch []*engine.Decision
 	for _, tc := range cases {

@@ -250,13 +250,13 @@ func (k *Kind) history(c *inventory.ClusterRefs) map[string]string {
 	return out
 }
 
-// ipsByJob counts the subnet addresses each Job's pods hold.
+// ipsByJob counts the subnet (IPv4) addresses each Job's pods hold.
 func ipsByJob(c *inventory.ClusterRefs) map[string]int {
 	out := map[string]int{}
 	for i := range c.Pods {
 		p := &c.Pods[i]
 		if p.Owner != nil && p.Owner.Kind == "Job" && !p.Terminating {
-			out[p.Owner.UID] += len(p.IPs)
+			out[p.Owner.UID] += finished.IPv4s(p.IPs)
 		}
 	}
 	return out

@@ -170,7 +170,7 @@ func TestRetention(t *testing.T) {
 				if i == 0 && d.Class != tc.class {
 					t.Fatalf("class %q, want %q (%s)", d.Class, tc.class, d.Reason)
 				}
-				if det := finished.DetailOf(d); det.UID != "u1" || det.Cluster != "a" || det.Namespace != "batch" || det.Status != tc.job.Status {
+				if det := finished.DetailOf(d); det.UID != "u1" || det.Cluster != "a" || det.Namespace != "batch" || det.Status != tc.job.Status || det.Retention != tc.job.Retention {
 					t.Fatalf("detail %+v", det)
 				}
 			}
@@ -384,7 +384,7 @@ func TestFreesIPs(t *testing.T) {
 	}
 	first, second := twice(snap(c), policy())
 	d := find(first, k8sjob.ID("a", "batch", "done"))
-	if d.Frees.IPs != 3 || finished.DetailOf(d).IPs != 3 || !strings.Contains(d.Reason, "3 subnet addresses") {
+	if d.Frees.IPs != 3 || finished.DetailOf(d).IPs != 3 || !strings.Contains(d.Reason, "3 subnet address") {
 		t.Fatalf("frees %+v, detail %+v, %q", d.Frees, finished.DetailOf(d), d.Reason)
 	}
 	if d := find(first, k8sjob.ID("a", "batch", "other")); d.Frees.IPs != 0 {

@@ -153,9 +153,10 @@ func Finished(p *inventory.Pod) time.Time {
 }
 
 func (k *Kind) propose(c *inventory.ClusterRefs, pod *inventory.Pod, jobs map[string]*inventory.Job, sources []string, hold string, now time.Time) engine.Proposal {
-	det := &finished.Detail{Cluster: c.Name, Namespace: pod.Namespace, UID: pod.UID, Status: pod.Phase, IPs: len(pod.IPs), Retention: pod.Retention}
+	ips := finished.IPv4s(pod.IPs)
+	det := &finished.Detail{Cluster: c.Name, Namespace: pod.Namespace, UID: pod.UID, Status: pod.Phase, IPs: ips, Retention: pod.Retention}
 	p := engine.Proposal{Decision: engine.Decision{ID: ID(c.Name, pod.Namespace, pod.Name), Name: pod.Name, Detail: det,
-		Frees: engine.Frees{IPs: len(pod.IPs)}}}
+		Frees: engine.Frees{IPs: ips}}}
 	keep := func(class, reason string) engine.Proposal {
 		p.Action, p.Class, p.Reason = engine.Keep, class, reason
 		return p
@@ -174,6 +175,9 @@ func (k *Kind) propose(c *inventory.ClusterRefs, pod *inventory.Pod, jobs map[st
 				owner = "its Job " + o.Name + " is gone"
 			case !j.Done():
 				return keep(ClassOwnerRunning, "its Job "+o.Name+" is still running: deleting the pod would fight the Job controller")
+			case j.Protected || j.Retention == "never":
+				// Whoever keeps the Job keeps its pods (and their logs).
+				return keep(finished.ClassProtected, "its Job "+o.Name+" is kept (protected, or retention never)")
 			default:
 				owner = "its Job " + o.Name + " is " + j.Status
 				if j.CronJob != nil {
@@ -199,7 +203,7 @@ func (k *Kind) propose(c *inventory.ClusterRefs, pod *inventory.Pod, jobs map[st
 	if pod.Finished.IsZero() {
 		p.Reason += " (no container finish time: counted from its creation)"
 	}
-	if n := len(pod.IPs); n > 0 {
+	if n := ips; n > 0 {
 		p.Reason += fmt.Sprintf("; holds %d subnet address(es)", n)
 	}
 	return p

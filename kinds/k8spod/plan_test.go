@@ -253,3 +253,22 @@ func TestViewCounts(t *testing.T) {
 		t.Fatalf("%q", p.Summaries)
 	}
 }
+
+// Whoever keeps a Job (the protect label, retention never) keeps its pods and
+// their logs.
+func TestPodsOfKeptJobsKept(t *testing.T) {
+	for _, mod := range []func(*inventory.Job){
+		func(j *inventory.Job) { j.Protected = true },
+		func(j *inventory.Job) { j.Retention = "never" },
+	} {
+		j := doneJob
+		mod(&j)
+		c := inventory.ClusterRefs{Name: "a", Complete: true, WorkloadsListed: true, Jobs: []inventory.Job{j},
+			Pods: []inventory.Pod{pod("of-kept", "Succeeded", 10*24*time.Hour, jobOwner(j))}}
+		p := build(c, policy(), engine.NewState(), t0)
+		p = build(c, policy(), p.State, t0.Add(grace+time.Minute))
+		if d := find(p, "of-kept"); d == nil || d.Action != engine.Keep || d.Class != finished.ClassProtected {
+			t.Fatalf("%+v", d)
+		}
+	}
+}

@@ -63,6 +63,9 @@ func attributionSnap() *inventory.Snapshot {
 			// an address reused: the finished pod listed first, its successor running
 			finishedPod("web", "old-web", old, nil, "10.0.1.22"),
 			runningPod("web", "new-web", old, "10.0.1.22"),
+			// and the other way round
+			runningPod("web", "cur-web", old, "10.0.1.23"),
+			finishedPod("web", "prev-web", old, nil, "10.0.1.23"),
 			// overlapping CIDRs with dev
 			runningPod("web", "web-50", old, "10.0.0.50"),
 			finishedPod("web", "job-60", old, nil, "10.0.0.60"),
@@ -82,13 +85,17 @@ func attributionSnap() *inventory.Snapshot {
 		},
 		Nodes: []inventory.Node{{Name: "dev-node", IPs: []string{"10.0.1.20"}, Instance: "i-dev"}},
 	}
-	nodeENI := attached(iface("eni-node1", "subnet-a", "in-use", "10.0.1.20", "10.0.1.21", "10.0.1.22"), "i-node1")
+	// A cluster being retired shares subnet-a; its finished pod shows prod's
+	// running pod's address.
+	retired := inventory.ClusterRefs{Name: "retired", Complete: true, WorkloadsListed: true, Subnets: []string{"subnet-a"},
+		Pods: []inventory.Pod{finishedPod("batch", "stale", old, nil, "10.0.1.11")}}
+	nodeENI := attached(iface("eni-node1", "subnet-a", "in-use", "10.0.1.20", "10.0.1.21", "10.0.1.22", "10.0.1.23"), "i-node1")
 	nodeENI.Prefixes = 1
-	return &inventory.Snapshot{TakenAt: t0, Clusters: []inventory.ClusterRefs{prod, dev}, Networks: []inventory.NetworkListing{{
+	return &inventory.Snapshot{TakenAt: t0, Clusters: []inventory.ClusterRefs{prod, dev, retired}, Networks: []inventory.NetworkListing{{
 		Account: acct, Region: region, Complete: true,
 		Subnets: []inventory.Subnet{
-			// 26 addresses on interfaces (one a /28 prefix: 16), and 7 held by something nobody listed
-			subnet("subnet-a", "vpc-1", "us-east-1a", "10.0.0.0/20", usable20-26-7),
+			// 27 addresses on interfaces (one a /28 prefix: 16), and 7 held by something nobody listed
+			subnet("subnet-a", "vpc-1", "us-east-1a", "10.0.0.0/20", usable20-27-7),
 			subnet("subnet-b", "vpc-1", "us-east-1b", "10.0.16.0/20", usable20),
 			subnet("subnet-c", "vpc-3", "us-east-1a", "10.2.0.0/20", usable20-3),
 			subnet("subnet-d", "vpc-2", "us-east-1a", "10.0.0.0/20", usable20-2),
@@ -121,13 +128,15 @@ func TestHolder(t *testing.T) {
 		{"Fargate finished pod of a CronJob's Job (its node's address is the pod's)", "eni-fargate1", "10.0.1.10",
 			netiface.IPHolder{Holder: netiface.HeldByFinishedPod, Cluster: "prod", Namespace: "batch", Pod: "nightly-1-abcde", PodUID: "uid-nightly-1-abcde",
 				Job: "nightly-1", JobUID: "job-1", CronJob: "nightly", Created: t0.Add(-48 * time.Hour)}},
-		{"Fargate running pod of a running Job", "eni-fargate2", "10.0.1.11",
+		{"Fargate running pod of a running Job (another cluster's finished pod shows the address)", "eni-fargate2", "10.0.1.11",
 			netiface.IPHolder{Holder: netiface.HeldByRunningPod, Cluster: "prod", Namespace: "batch", Pod: "ingest-7-xyz", PodUID: "uid-ingest-7-xyz",
 				Job: "ingest-7", JobUID: "job-7", Created: t0.Add(-time.Hour)}},
 		{"node InternalIP", "eni-node1", "10.0.1.20", netiface.IPHolder{Holder: netiface.HeldByNode, Cluster: "prod", Node: "ip-10-0-1-20"}},
 		{"warm-pool secondary address on the node's interface", "eni-node1", "10.0.1.21", netiface.IPHolder{Holder: netiface.HeldByNode, Node: "ip-10-0-1-20"}},
 		{"reused address: the running pod holds it", "eni-node1", "10.0.1.22",
 			netiface.IPHolder{Holder: netiface.HeldByRunningPod, Cluster: "prod", Namespace: "web", Pod: "new-web", PodUID: "uid-new-web", Created: t0.Add(-48 * time.Hour)}},
+		{"reused address, running pod listed first", "eni-node1", "10.0.1.23",
+			netiface.IPHolder{Holder: netiface.HeldByRunningPod, Cluster: "prod", Namespace: "web", Pod: "cur-web", PodUID: "uid-cur-web", Created: t0.Add(-48 * time.Hour)}},
 		{"warm-pool interface attached to the node's instance", "eni-warm", "10.0.1.30", netiface.IPHolder{Holder: netiface.HeldByNode, Node: "ip-10-0-1-20"}},
 		{"an address nobody has", "eni-stray", "10.0.1.40", netiface.IPHolder{Holder: netiface.HeldByUnknown}},
 		{"overlap: prod's running pod in prod's subnet", "eni-overlap", "10.0.0.50",
@@ -163,9 +172,9 @@ func TestSubnetUse(t *testing.T) {
 		complete bool
 		want     counts
 	}{
-		// running: 10.0.1.11, .22, 10.0.0.50; finished: 10.0.1.10, 10.0.0.60;
+		// running: 10.0.1.11, .22, .23, 10.0.0.50; finished: 10.0.1.10, 10.0.0.60;
 		// nodes: .20, .21, .30, .31 and a /28 prefix (16); unknown: .40 and 7 unlisted
-		{"subnet-a", []string{"prod"}, true, counts{running: 3, finished: 2, nodes: 20, unknown: 8, ifaces: 6, recent: 1, used: 33}},
+		{"subnet-a", []string{"prod", "retired"}, true, counts{running: 4, finished: 2, nodes: 20, unknown: 8, ifaces: 6, recent: 1, used: 34}},
 		{"subnet-b", []string{"prod"}, true, counts{}},
 		{"subnet-c", nil, true, counts{unknown: 3, ifaces: 1, used: 3}},
 		{"subnet-d", []string{"dev"}, true, counts{running: 1, finished: 1, ifaces: 1, recent: 1, used: 2}},

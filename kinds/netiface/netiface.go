@@ -189,10 +189,8 @@ func (p *Policy) Evidence(n *inventory.NetInterface) string {
 				return o
 			}
 		case EvidenceBranch:
-			if n.Tags[branchOwnerTag] == branchOwnerVal || strings.HasPrefix(n.Description, branchDescPrefx) {
-				if n.Tags[branchOwnerTag] != "" || n.Type == "branch" {
-					return o
-				}
+			if n.Tags[branchOwnerTag] == branchOwnerVal || (strings.HasPrefix(n.Description, branchDescPrefx) && n.Type == "branch") {
+				return o
 			}
 		}
 	}

@@ -110,8 +110,8 @@ func TestHeadroom(t *testing.T) {
 
 	hs := netiface.FinishedHoldersOf(p)
 	want := []netiface.FinishedHolder{
-		{Cluster: "prod", Namespace: "batch", Owner: "CronJob nightly", Subnets: 1, IPs: 5, PlanFrees: 2},
-		{Cluster: "prod", Namespace: "debug", Owner: "Pod debug", Subnets: 1, IPs: 1, PlanFrees: 1},
+		{Cluster: "prod", Namespace: "batch", Owner: "CronJob nightly", Jobs: 5, Subnets: 1, IPs: 5, PlanFrees: 2},
+		{Cluster: "prod", Namespace: "debug", Owner: "pods without a Job", Subnets: 1, IPs: 1, PlanFrees: 1},
 	}
 	if len(hs) != len(want) || hs[0] != want[0] || hs[1] != want[1] {
 		t.Fatalf("holders %+v", hs)
@@ -209,4 +209,23 @@ func findID(p *engine.Plan, id string) *engine.Decision {
 		}
 	}
 	return nil
+}
+
+// A flat usage history is a steady subnet: the pods created lately replace
+// those cleaned up, so no run-out time is projected from them.
+func TestHeadroomFlatHistoryIgnoresPodCreations(t *testing.T) {
+	s := headroomSnap(t0) // subnet-b's 60 pods were created an hour ago
+	st := engine.NewState()
+	st.Usage = map[string][]engine.Sample{}
+	for _, h := range netiface.Attribute(s, t0).Subnets {
+		key := "subnet/" + acct + "/" + region + "/" + h.Subnet.ID
+		used := float64(h.Used())
+		st.Usage[key] = []engine.Sample{{T: t0.Add(-6 * time.Hour), Usage: used}, {T: t0.Add(-3 * time.Hour), Usage: used}}
+	}
+	p := engine.Build(s, headroomKinds(policy()), st, t0)
+	for _, h := range netiface.HeadroomOf(p) {
+		if h.RunsOutAt != nil || h.RateFrom == "pod creations" || h.GrowthPerDay != 0 {
+			t.Errorf("%s: %+v", h.Subnet, h)
+		}
+	}
 }
