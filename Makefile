@@ -2,8 +2,10 @@
 GO      ?= go
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X reclaim.dev/reclaim/internal/app.Version=$(VERSION)
-# The end-to-end tests run a real etcd and kube-apiserver built from the Go
-# module proxy into this git-ignored folder (about 4 minutes the first time).
+# The end-to-end tests run a real etcd, kube-apiserver and (for the garbage
+# collector behind a Job's background delete) kube-controller-manager, built
+# from the Go module proxy into this git-ignored folder (about 8 minutes the
+# first time).
 export RECLAIM_TESTBINS ?= $(CURDIR)/.cache/testbins
 
 .PHONY: build demo test test-unit testbins testdeps lint bench clean
@@ -20,7 +22,7 @@ demo:
 # separate module) so that its first build, several minutes, happens before
 # `go test`'s timeout starts; e2e/deploy_test.go then only links it.
 testbins:
-	tools/testbins/build.sh
+	tools/testbins/build.sh kube-controller-manager
 	cd deploy/test && $(GO) build -o /dev/null ./render
 
 # The email end-to-end test sends to a real SMTP server, Debian's

@@ -130,7 +130,7 @@ func New(ctx context.Context, cfg *config.Config, d Deps) (*Runner, error) {
 		pool := kube.NewPool(Targets(cfg))
 		if d.Clusters == nil {
 			d.Clusters = func(ctx context.Context) []inventory.ClusterRefs {
-				return pool.Collect(ctx, kube.Options{ProtectLabel: cfg.Kubernetes.ProtectLabel, RetentionAnnotation: RetentionAnnotation(cfg)}, 8)
+				return pool.Collect(ctx, kube.Options{ProtectLabel: cfg.Kubernetes.ProtectLabel, RetentionAnnotation: RetentionAnnotation(cfg), Labels: NeedsLabels(cfg)}, 8)
 			}
 		}
 		if d.Kube == nil {
@@ -287,6 +287,11 @@ func RetentionAnnotation(cfg *config.Config) string {
 		return cfg.Pods.RetentionAnnotation
 	}
 	return ""
+}
+
+// NeedsLabels says whether a jobs or pods selector needs the objects' labels.
+func NeedsLabels(cfg *config.Config) bool {
+	return (cfg.Jobs != nil && cfg.Jobs.Selector != "") || (cfg.Pods != nil && cfg.Pods.Selector != "")
 }
 
 // StoreFrom opens the state store the config names.

@@ -87,7 +87,7 @@ func RunAt(ctx context.Context, narration io.Writer, log *zap.Logger, now time.T
 			cs, dyn := c.Clientsets()
 			clients[c.Name] = cs
 			out[i] = kube.Collect(ctx, c.Name, cs, dyn, kube.Options{ProtectLabel: cfg.Kubernetes.ProtectLabel, PageSize: 500, Timeout: time.Minute, Images: true,
-				Workloads: true, RetentionAnnotation: app.RetentionAnnotation(cfg), Subnets: subnetsOf(cfg, c.Name)})
+				Workloads: true, RetentionAnnotation: app.RetentionAnnotation(cfg), Labels: app.NeedsLabels(cfg), Subnets: subnetsOf(cfg, c.Name)})
 		}
 		return out
 	}

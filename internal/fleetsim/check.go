@@ -14,6 +14,9 @@ import (
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/kinds/ecrimage"
 	"reclaim.dev/reclaim/kinds/gcedisk"
+	"reclaim.dev/reclaim/kinds/k8sjob"
+	"reclaim.dev/reclaim/kinds/k8spod"
+	"reclaim.dev/reclaim/kinds/netiface"
 	"reclaim.dev/reclaim/kinds/workflowpvc"
 )
 
@@ -58,6 +61,25 @@ func inventoryInScope(snap *inventory.Snapshot) map[string]int {
 			out[ecrimage.Name] += len(rl.Images)
 		}
 	}
+	for _, c := range snap.Clusters {
+		for _, j := range c.Jobs {
+			if j.Done() && j.Namespace != systemNS {
+				out[k8sjob.Name]++
+			}
+		}
+		for _, p := range c.Pods {
+			if p.Done() && p.Namespace != systemNS {
+				out[k8spod.Name]++
+			}
+		}
+	}
+	for _, l := range snap.Networks {
+		for _, n := range l.Interfaces {
+			if n.Status == "available" {
+				out[netiface.Name]++
+			}
+		}
+	}
 	return out
 }
 
@@ -91,6 +113,7 @@ func dueCount(p *engine.Plan, kind string, now time.Time) int {
 // exactly once as done, and that no pending mark is left.
 func (f *fleet) final() {
 	done, deleted := map[string]int{}, map[string]int{}
+	goneKilled, twice := map[string]int{}, map[string]int{}
 	sc := bufio.NewScanner(bytes.NewReader(f.auditLog.Bytes()))
 	sc.Buffer(nil, 1<<20)
 	for sc.Scan() {
@@ -104,6 +127,15 @@ func (f *fleet) final() {
 		}
 		if r.Action == "delete" && r.Result == engine.ResultDeleted {
 			deleted[r.ID]++
+		}
+		// Already gone in a run killed before it saved its state: the
+		// pending mark survives, and the next run confirms it once more.
+		if r.Action == "delete" && r.Result == engine.ResultAlreadyGone && f.killedIn[r.RunID] {
+			goneKilled[r.ID]++
+		}
+		if r.Action == "delete" && r.Result == "confirmed-deleted" && goneKilled[r.ID] > 0 {
+			goneKilled[r.ID]--
+			twice[r.ID]++
 		}
 	}
 	ids := map[string]bool{}
@@ -123,7 +155,8 @@ func (f *fleet) final() {
 		// right only for an object someone else removed while reclaim's
 		// delete of it was due or pending (reclaim found it gone, or settled
 		// its unconfirmed delete by the listing) and never says "deleted".
-		extra := done[id] - f.byReclaim[id]
+		extra := done[id] - f.byReclaim[id] - twice[id]
+		f.stats.AuditTwice += twice[id]
 		if extra < 0 || extra > f.byOthers[id] || deleted[id] > f.byReclaim[id] {
 			f.violate("audit: %s deleted %d times (removed by others %d), recorded done %d times (%d as deleted)",
 				id, f.byReclaim[id], f.byOthers[id], done[id], deleted[id])

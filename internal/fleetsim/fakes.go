@@ -46,6 +46,7 @@ func (f *fleet) begin(ctx context.Context, what string) error {
 func (f *fleet) end() {
 	if f.killAt > 0 && f.calls == f.killAt && !f.killed {
 		f.killed = true
+		f.killedIn[fmt.Sprint(f.run)] = true
 		f.cancel()
 		f.stats.Faults["run killed mid-apply"]++
 	}
@@ -307,6 +308,7 @@ func (f *fleet) clientset(c *cluster) *k8sfake.Clientset {
 		}
 		return true, nil, nil
 	})
+	f.workloadReactors(cs, c)
 	return cs
 }
 

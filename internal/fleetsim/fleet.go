@@ -19,7 +19,11 @@ import (
 	"reclaim.dev/reclaim/engine"
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/kinds/ecrimage"
+	"reclaim.dev/reclaim/kinds/finished"
 	"reclaim.dev/reclaim/kinds/gcedisk"
+	"reclaim.dev/reclaim/kinds/k8sjob"
+	"reclaim.dev/reclaim/kinds/k8spod"
+	"reclaim.dev/reclaim/kinds/netiface"
 	"reclaim.dev/reclaim/kinds/workflowpvc"
 	"reclaim.dev/reclaim/state"
 )
@@ -42,6 +46,10 @@ type Stats struct {
 	// run that could not see it (its source was incomplete): the engine keeps
 	// a held clock, as documented. Counted, not failed.
 	Blind int
+	// AuditTwice counts objects someone else removed that a killed run
+	// audited already-gone and the next run confirmed again: the kill lost
+	// the state save that would have cleared the pending mark.
+	AuditTwice int
 }
 
 // NewStats returns empty stats.
@@ -56,7 +64,8 @@ func (s *Stats) String() string {
 		s.Fleets, s.Runs, s.DryRuns, s.Calls, counts(s.Deleted))
 	fmt.Fprintf(&b, "faults: %s\n", counts(s.Faults))
 	fmt.Fprintf(&b, "breaker held a kind's run %d times\n", s.Breakers)
-	fmt.Fprintf(&b, "races reclaim cannot see (allowed): %s; deletions across a blind run (held clock kept): %d", counts(s.Races), s.Blind)
+	fmt.Fprintf(&b, "races reclaim cannot see (allowed): %s; deletions across a blind run (held clock kept): %d; "+
+		"removed by others, audited already-gone by a killed run and confirmed again: %d", counts(s.Races), s.Blind, s.AuditTwice)
 	return b.String()
 }
 
@@ -86,8 +95,10 @@ type runFaults struct {
 	repos      map[inventory.RepoKey]bool
 	registries map[string]bool // account -> repositories not all listed
 	manifests  bool
-	failP      float64 // a delete call fails
-	loseP      float64 // a delete call's response is lost
+	ec2        map[string]bool // account -> its EC2 listing incomplete
+	ec2Races   bool            // interfaces change between re-read and delete
+	failP      float64         // a delete call fails
+	loseP      float64         // a delete call's response is lost
 }
 
 // fleet is one simulated fleet: its truth, reclaim's kinds over fakes of its
@@ -106,6 +117,9 @@ type fleet struct {
 	diskPol  gcedisk.Policy
 	pvcPol   workflowpvc.Policy
 	imgPol   *ecrimage.Policy
+	jobPol   k8sjob.Policy
+	podPol   k8spod.Policy
+	netPol   netiface.Policy
 	kinds    []engine.Kind
 	store    *killStore
 	auditLog bytes.Buffer
@@ -116,6 +130,7 @@ type fleet struct {
 	calls    int // mutating calls
 	killAt   int // kill after this many mutating calls (0: never)
 	killed   bool
+	killedIn map[string]bool // runs killed, by RunID
 	cancel   context.CancelFunc
 	attempts map[string]int // objects passed to delete calls, by kind
 
@@ -129,7 +144,8 @@ type fleet struct {
 // RunFleet simulates one fleet from seed and returns what broke, if anything.
 func RunFleet(seed uint64, stats *Stats) error {
 	f := &fleet{seed: seed, rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)), w: &world{}, stats: stats,
-		now: time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC), byReclaim: map[string]int{}, byOthers: map[string]int{}}
+		now: time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC), byReclaim: map[string]int{}, byOthers: map[string]int{},
+		killedIn: map[string]bool{}}
 	stats.Fleets++
 	f.policies()
 	f.store = &killStore{f: f, m: state.NewMemoryStore(engine.NewState())}
@@ -184,21 +200,35 @@ func (f *fleet) policies() {
 	}
 	f.imgPol = &ecrimage.Policy{Repos: []ecrimage.RepoRule{rule}, MinAge: f.durOf(0, 1, 2), Grace: f.durOf(2, 3, 4, 6),
 		MaxDeletes: 2 + f.rng.IntN(8), MaxDeletePercent: pick(f, []float64{0, 0.5}), BreakerCandidates: pick(f, []int{0, 5 + f.rng.IntN(10)})}
+	finishedPol := func() finished.Policy {
+		return finished.Policy{Succeeded: f.durOf(1, 2, 4), Failed: f.durOf(2, 6), Exclude: []*regexp.Regexp{regexp.MustCompile("^" + systemNS + "$")},
+			Annotation: retentionAnn, ProtectLabel: protectLabel, Grace: f.durOf(2, 3, 4), MaxDeletes: 1 + f.rng.IntN(6),
+			MaxDeletePercent: pick(f, []float64{0, 0.5}), BreakerCandidates: pick(f, []int{0, 4 + f.rng.IntN(8)})}
+	}
+	f.jobPol = k8sjob.Policy{Policy: finishedPol(), KeepCronJobHistory: f.chance(0.8), TTLGrace: f.durOf(0, 1, 2)}
+	f.podPol = k8spod.Policy{Policy: finishedPol()}
+	f.netPol = netiface.Policy{Delete: f.chance(0.9), Ownership: pick(f, [][]string{{netiface.EvidenceVPCCNI, netiface.EvidenceBranch},
+		{netiface.EvidenceVPCCNI}, {netiface.EvidenceBranch}}), Grace: f.durOf(2, 3, 4, 6), MaxDeletes: 1 + f.rng.IntN(4),
+		MaxDeletePercent: pick(f, []float64{0, 0.5}), BreakerCandidates: pick(f, []int{0, 2 + f.rng.IntN(5)})}
 	clients := map[string]kubernetes.Interface{}
+	client := func(name string) (kubernetes.Interface, error) {
+		if cs, ok := clients[name]; ok {
+			return cs, nil
+		}
+		c := f.w.clusterNamed(name)
+		if c == nil {
+			return nil, fmt.Errorf("no cluster %s", name)
+		}
+		clients[name] = f.clientset(c)
+		return clients[name], nil
+	}
 	f.kinds = []engine.Kind{
 		&gcedisk.Kind{Policy: f.diskPol, API: gceAPI{f}, SnapshotLabel: "reclaim-snapshot-of", Now: func() time.Time { return f.now }},
-		&workflowpvc.Kind{Policy: f.pvcPol, Client: func(name string) (kubernetes.Interface, error) {
-			if cs, ok := clients[name]; ok {
-				return cs, nil
-			}
-			c := f.w.clusterNamed(name)
-			if c == nil {
-				return nil, fmt.Errorf("no cluster %s", name)
-			}
-			clients[name] = f.clientset(c)
-			return clients[name], nil
-		}},
+		&workflowpvc.Kind{Policy: f.pvcPol, Client: client},
 		&ecrimage.Kind{Policy: f.imgPol, API: ecrAPI{f}},
+		k8sjob.New(f.jobPol, client),
+		k8spod.New(f.podPol, client),
+		&netiface.Kind{Policy: f.netPol, API: ec2API{f}},
 	}
 }
 
@@ -264,7 +294,7 @@ func (f *fleet) runOnce(calm bool) {
 // drawFaults picks this run's faults; a calm run has none.
 func (f *fleet) drawFaults(calm bool) {
 	f.rf = runFaults{clusters: map[string]string{}, zoneWarn: map[string]string{}, gcePage: map[string]bool{},
-		repos: map[inventory.RepoKey]bool{}, registries: map[string]bool{}}
+		repos: map[inventory.RepoKey]bool{}, registries: map[string]bool{}, ec2: map[string]bool{}}
 	if calm {
 		return
 	}
@@ -280,6 +310,9 @@ func (f *fleet) drawFaults(calm bool) {
 		case x < 0.25:
 			f.rf.clusters[c.name] = "page"
 			count("cluster failed page")
+		case x < 0.32:
+			f.rf.clusters[c.name] = "workloads"
+			count("cluster workload lists failed")
 		}
 	}
 	for _, p := range f.w.projects {
@@ -304,6 +337,13 @@ func (f *fleet) drawFaults(calm bool) {
 			count("ecr registry partial")
 		}
 	}
+	for _, a := range f.w.accounts {
+		if f.chance(0.1) {
+			f.rf.ec2[a] = true
+			count("ec2 listing incomplete")
+		}
+	}
+	f.rf.ec2Races = f.chance(0.3)
 	if len(f.w.manifests) > 0 && f.chance(0.1) {
 		f.rf.manifests = true
 		count("manifests incomplete")
@@ -406,6 +446,8 @@ func (f *fleet) raceWindow(p *engine.Plan) {
 					break
 				}
 			}
+		case k8sjob.Name, k8spod.Name, netiface.Name:
+			f.raceNew(d, event)
 		}
 	}
 }

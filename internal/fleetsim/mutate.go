@@ -53,6 +53,8 @@ func (f *fleet) setup() {
 	for range 3 + f.rng.IntN(6) {
 		f.newImageRef()
 	}
+	f.setupNetwork()
+	f.setupWorkloads()
 }
 
 // mutate changes the world between runs.
@@ -71,6 +73,8 @@ func (f *fleet) mutate() {
 		}
 	}
 	f.settleKubernetes()
+	f.mutateWorkloads()
+	f.mutateNetwork()
 	for range 2 + f.rng.IntN(6) {
 		switch f.rng.IntN(16) {
 		case 0, 1:

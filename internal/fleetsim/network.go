@@ -100,7 +100,7 @@ func (f *fleet) setupNetwork() {
 			}
 		}
 	}
-	for range 3 + f.rng.IntN(6) {
+	for range 2 + f.rng.IntN(5) {
 		f.newIface()
 	}
 }
@@ -203,9 +203,10 @@ func (f *fleet) ifaceEvidence(n *iface) string {
 	return ""
 }
 
-// ifaceKept says why the truth keeps an interface, or "". Pods whose
-// address was taken after the snapshot are the caller's to weigh.
-func (f *fleet) ifaceKept(n *iface, lateOK bool) string {
+// ifaceKept says why the truth keeps an interface, or "". lateOK ignores
+// pods that took an address after the snapshot; unseenOK pods this run
+// could not list of a cluster its awsSubnets scope away from the subnet.
+func (f *fleet) ifaceKept(n *iface, lateOK, unseenOK bool) string {
 	switch {
 	case n.status != "available":
 		return "attached (" + n.status + ")"
@@ -222,7 +223,7 @@ func (f *fleet) ifaceKept(n *iface, lateOK bool) string {
 	}
 	for _, ip := range n.ips {
 		for _, cp := range f.w.podsWithIP(ip) {
-			if lateOK && cp.p.late {
+			if lateOK && cp.p.late || unseenOK && f.rf.clusters[cp.c.name] != "" && !cp.c.couldUseSubnet(n.subnet) {
 				continue
 			}
 			return fmt.Sprintf("its address %s is on pod %s/%s/%s", ip, cp.c.name, cp.p.ns, cp.p.name)
@@ -252,28 +253,15 @@ func (f *fleet) netEvidence(n *iface) string {
 
 func (f *fleet) checkIface(n *iface) {
 	what := "interface " + netiface.ID(n.account, ecrRegion, n.id)
-	why := f.ifaceKept(n, true)
-	// A pod of a cluster scoped away from the subnet (awsSubnets) that this
-	// run could not list: the configuration says it cannot hold the address,
-	// and reclaim keeps an interface only on a sighting of it.
-	if strings.HasPrefix(why, "its address") {
-		unseen := true
-		for _, ip := range n.ips {
-			for _, cp := range f.w.podsWithIP(ip) {
-				if !cp.p.late && (f.rf.clusters[cp.c.name] == "" || cp.c.couldUseSubnet(n.subnet)) {
-					unseen = false
-				}
-			}
-		}
-		if unseen {
-			f.stats.Races["address on an unlisted pod of a cluster awsSubnets scopes away"]++
-			why = ""
-		}
-	}
 	switch {
-	case why != "":
-		f.violate("deleted %s %s", what, why)
-	case f.ifaceKept(n, false) != "":
+	case f.ifaceKept(n, true, true) != "":
+		f.violate("deleted %s %s", what, f.ifaceKept(n, true, true))
+	case f.ifaceKept(n, true, false) != "":
+		// A pod of a cluster scoped away from the subnet (awsSubnets) that
+		// this run could not list: the configuration says it cannot hold the
+		// address, and reclaim keeps an interface only on a sighting of it.
+		f.stats.Races["address on an unlisted pod of a cluster awsSubnets scopes away"]++
+	case f.ifaceKept(n, false, false) != "":
 		f.stats.Races["pod took an interface's address after the snapshot"]++
 	}
 	if why := f.netEvidence(n); why != "" {
@@ -291,7 +279,20 @@ func (f *fleet) observeNetwork(snap *inventory.Snapshot) {
 		}
 	}
 	for _, n := range f.w.ifaces {
-		n.clocks.observe(f.ifaceKept(n, false) == "", listed[n.account+"/"+n.id] && f.netEvidence(n) == "", f.now)
+		visible := listed[n.account+"/"+n.id] && f.netEvidence(n) == ""
+		switch {
+		case f.ifaceKept(n, false, false) == "":
+			n.clocks.observe(true, visible, f.now)
+		case f.ifaceKept(n, false, true) == "":
+			// Only a pod this run could not list, of a cluster scoped away
+			// from the subnet, holds it: reclaim may see an orphan.
+			n.clocks.observe(false, false, f.now)
+			if n.lenient.IsZero() {
+				n.lenient = f.now
+			}
+		default:
+			n.clocks.observe(false, visible, f.now)
+		}
 	}
 }
 

@@ -55,6 +55,7 @@ func (f *fleet) snapshot() inventory.Snapshot {
 		}
 		snap.Registries = append(snap.Registries, reg)
 	}
+	snap.Networks = f.networks()
 	for _, m := range w.manifests {
 		src := inventory.ImageSource{Name: m.name, Complete: !f.rf.manifests, Files: len(m.refs)}
 		if !src.Complete {
@@ -93,7 +94,8 @@ func inventoryImage(img *image) inventory.Image {
 // clusterRefs is one cluster's collection: nothing when unreachable or
 // forbidden, some of it after a failed page (the dangerous case).
 func (f *fleet) clusterRefs(c *cluster) inventory.ClusterRefs {
-	cr := inventory.ClusterRefs{Name: c.name, Complete: true, Projects: c.projects, Accounts: c.accounts, Workflows: true}
+	cr := inventory.ClusterRefs{Name: c.name, Complete: true, Projects: c.projects, Accounts: c.accounts, Workflows: true,
+		Subnets: slices.Clone(c.subnets)}
 	fault := f.rf.clusters[c.name]
 	switch fault {
 	case "unreachable":
@@ -104,9 +106,13 @@ func (f *fleet) clusterRefs(c *cluster) inventory.ClusterRefs {
 		return cr
 	case "page":
 		cr.Complete, cr.Problems = false, []string{"list pods: page 2: the continue token has expired (410 Gone)"}
+	case "workloads":
+		cr.Complete, cr.Problems = false, []string{"list jobs: page 3: etcdserver: request timed out"}
 	}
 	cr.ImagesListed = true
-	keep := func() bool { return fault == "" || f.chance(0.5) }
+	keep := func() bool { return (fault == "" || fault == "workloads") || f.chance(0.5) }
+	cr.WorkloadsListed = fault == ""
+	f.workloadRefs(c, &cr, func() bool { return fault == "" || f.chance(0.5) })
 	pods := func(claim string) []inventory.PodRef {
 		var out []inventory.PodRef
 		for _, p := range c.pods {
@@ -185,6 +191,8 @@ func (f *fleet) observe(snap *inventory.Snapshot) {
 			img.clocks.observe(f.w.imageUsers(r, img) == "", listed[r.key.String()+"@"+img.digest] && f.imageEvidence(r.key) == "", f.now)
 		}
 	}
+	f.observeWorkloads(snap)
+	f.observeNetwork(snap)
 }
 
 // diskEvidence says which source a disk of project relies on was

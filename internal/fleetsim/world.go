@@ -1,5 +1,6 @@
 // Package fleetsim is a seeded, reproducible randomized-fleet simulator: a
-// ground-truth world of clusters, GCE disks, workflow PVCs and ECR images that
+// ground-truth world of clusters (with Jobs, CronJobs, pods and nodes), GCE
+// disks, workflow PVCs, ECR images and EC2 subnets and network interfaces that
 // reclaim plans and applies against for several runs, with faults injected
 // into what it collects and into the calls it makes. The fake APIs check the
 // safety invariants at each mutating call against the truth, and the fleet
@@ -107,6 +108,12 @@ type cluster struct {
 	pvcs     []*pvc
 	pods     []*pod
 	refs     []*imgRef
+	// subnets are its awsSubnets (empty: any); the rest its workloads.
+	subnets []string
+	jobs    []*job
+	crons   []*cronJob
+	wpods   []*wpod
+	nodes   []*node
 }
 
 func (c *cluster) couldReference(project string) bool {
@@ -194,6 +201,8 @@ type world struct {
 	disks     []*disk
 	repos     []*repo
 	manifests []*manifest
+	subnets   []*subnet
+	ifaces    []*iface
 	serial    int
 }
 

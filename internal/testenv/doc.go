@@ -11,7 +11,11 @@
 // namespaces are never finalized (deleting one leaves it Terminating), the
 // garbage collector does not cascade owner references, no default service
 // account or token is created (the ServiceAccount admission plugin is
-// disabled so pods can still be created), and pods stay Pending.
+// disabled so pods can still be created), and pods stay Pending. A test that
+// needs owner references cascaded starts a garbage collector of its own for
+// as long as it runs (Cluster.StartGarbageCollector: a kube-controller-manager
+// with only that controller, built on first use by build.sh
+// kube-controller-manager).
 //
 // Set RECLAIM_TESTENV_KEEP=1 to keep Cluster.Dir (logs, certs, kubeconfig)
 // after Stop.

@@ -69,6 +69,9 @@ type Options struct {
 	RetentionAnnotation string
 	// Subnets is copied into ClusterRefs.Subnets.
 	Subnets []string
+	// Labels keeps each Job's and Pod's labels (for a label selector);
+	// without it they are dropped: 100,000 label maps are ~100 MB.
+	Labels bool
 }
 
 type pvInfo struct {
@@ -156,6 +159,7 @@ func Collect(ctx context.Context, name string, cs kubernetes.Interface, dyn dyna
 	var workloads *workloadCollector
 	if opt.Workloads {
 		workloads = newWorkloadCollector(cs, protected, opt.RetentionAnnotation)
+		workloads.labels = opt.Labels
 		workloads.start(l, &wg, images) // before images start: it shares their passes
 	}
 	if images != nil {

@@ -54,6 +54,7 @@ type workloadPass struct {
 type workloadCollector struct {
 	protected  func(map[string]string) bool
 	annotation string
+	labels     bool // keep labels (Options.Labels)
 
 	// Keyed by object, so that an object seen twice is recorded once. Only
 	// the converted values are kept, never the Kubernetes objects.
@@ -180,13 +181,21 @@ func controller(m *metav1.ObjectMeta) *inventory.Owner {
 	return &inventory.Owner{Kind: ref.Kind, Name: ref.Name, UID: string(ref.UID)}
 }
 
+// keep returns labels when they are kept (Options.Labels), else nil.
+func (w *workloadCollector) keep(labels map[string]string) map[string]string {
+	if !w.labels {
+		return nil
+	}
+	return labels
+}
+
 // addPod records a pod of Collect's pod pass.
 func (w *workloadCollector) addPod(pod *corev1.Pod) {
 	p := inventory.Pod{
 		Namespace:   pod.Namespace,
 		Name:        pod.Name,
 		UID:         string(pod.UID),
-		Labels:      pod.Labels,
+		Labels:      w.keep(pod.Labels),
 		Protected:   w.protected(pod.Labels),
 		Retention:   w.retention(pod.Annotations),
 		Phase:       string(pod.Status.Phase),
@@ -225,7 +234,7 @@ func (w *workloadCollector) addJob(obj runtime.Object) error {
 		Namespace:   job.Namespace,
 		Name:        job.Name,
 		UID:         string(job.UID),
-		Labels:      job.Labels,
+		Labels:      w.keep(job.Labels),
 		Protected:   w.protected(job.Labels),
 		Retention:   w.retention(job.Annotations),
 		Created:     job.CreationTimestamp.Time,

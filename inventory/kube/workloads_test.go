@@ -254,7 +254,7 @@ func TestWorkloadsRealAPIServer(t *testing.T) {
 	mkNode(nodeB, "gce://proj/us-east1-b/vm-1", corev1.NodeAddress{Type: corev1.NodeInternalIP, Address: "10.128.0.4"})
 
 	r := kube.Collect(ctx, "real", cs, c.Dynamic, kube.Options{
-		Timeout: time.Minute, ProtectLabel: protectLabel, Workloads: true, RetentionAnnotation: retentionKey,
+		Timeout: time.Minute, ProtectLabel: protectLabel, Workloads: true, RetentionAnnotation: retentionKey, Labels: true,
 		Subnets: []string{"subnet-0a", "subnet-0b"},
 	})
 	if !r.Complete || !r.WorkloadsListed || len(r.Problems) != 0 {

@@ -28,7 +28,21 @@ func wlOpts() Options {
 	o.Workloads = true
 	o.RetentionAnnotation = "reclaim.dev/retention"
 	o.Subnets = []string{"subnet-1"}
+	o.Labels = true
 	return o
+}
+
+// Without Options.Labels no label map is kept (100,000 of them are ~100 MB),
+// while the protect label is still read.
+func TestWorkloadsDropLabels(t *testing.T) {
+	cs := fake.NewSimpleClientset(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "n", Name: "p",
+		Labels: map[string]string{"app": "x", "reclaim.dev/protect": "true"}}})
+	o := wlOpts()
+	o.Labels = false
+	out := Collect(context.Background(), "c", cs, nil, o)
+	if len(out.Pods) != 1 || out.Pods[0].Labels != nil || !out.Pods[0].Protected {
+		t.Fatalf("%+v", out.Pods)
+	}
 }
 
 func TestJobStatus(t *testing.T) {

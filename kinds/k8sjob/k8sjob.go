@@ -25,8 +25,10 @@ import (
 // Name is the kind as reports and the audit log spell it.
 const Name = "k8s-job"
 
-// BatchSize is how many Jobs one applier batch re-reads and deletes.
-const BatchSize = 100
+// BatchSize is how many Jobs one applier batch re-reads and deletes (one
+// by one, paced): the state is saved twice a batch, and with a backlog of
+// 100,000 clocks a save is a large write, so batches are large.
+const BatchSize = 500
 
 // Classes of Job decisions besides finished's.
 const (
@@ -93,17 +95,9 @@ func ID(cluster, namespace, name string) string {
 	return "clusters/" + cluster + "/namespaces/" + namespace + "/jobs/" + name
 }
 
-func parseID(id string) (cluster string, ok bool) {
-	p := strings.Split(id, "/")
-	if len(p) != 6 || p[0] != "clusters" || p[2] != "namespaces" || p[4] != "jobs" {
-		return "", false
-	}
-	return p[1], true
-}
-
 func (k *Kind) Name() string { return Name }
 
-func (k *Kind) Owns(id string) bool { _, ok := parseID(id); return ok }
+func (k *Kind) Owns(id string) bool { _, ok := parseKey(id); return ok }
 
 func (k *Kind) Limits() engine.Limits {
 	p := k.Policy
@@ -116,41 +110,74 @@ func (k *Kind) Limits() engine.Limits {
 // is past its retention and nothing else keeps it. Running Jobs get none.
 func (k *Kind) Propose(snap *inventory.Snapshot, now time.Time) engine.Proposals {
 	out := engine.Proposals{}
-	present := map[string]string{} // id -> uid, for listed clusters
+	present := map[objKey]string{} // -> uid, for listed clusters
 	listed := map[string]bool{}
+	type clusterAt struct {
+		c       *inventory.ClusterRefs
+		sources []string
+		hold    string
+	}
+	var at []clusterAt
 	for ci := range snap.Clusters {
 		c := &snap.Clusters[ci]
 		listed[c.Name] = c.Complete && c.WorkloadsListed
-		sources := []string{engine.SourceKey("cluster", c.Name)}
-		hold := ""
+		a := clusterAt{c: c, sources: []string{engine.SourceKey("cluster", c.Name)}}
 		if c.Complete && !c.WorkloadsListed {
-			hold = "cluster " + c.Name + " was not asked for its Jobs"
+			a.hold = "cluster " + c.Name + " was not asked for its Jobs"
 		}
-		history := k.history(c)
-		ips := ipsByJob(c)
+		at = append(at, a)
 		for ji := range c.Jobs {
 			j := &c.Jobs[ji]
-			id := ID(c.Name, j.Namespace, j.Name)
-			present[id] = j.UID
-			if !j.Done() || !k.Policy.InScope(j.Namespace, j.Labels) {
-				continue
+			present[objKey{c.Name, j.Namespace, j.Name}] = j.UID
+			if j.Done() && k.Policy.InScope(j.Namespace, j.Labels) {
+				out.InScope++
 			}
-			out.InScope++
-			out.Items = append(out.Items, k.propose(c.Name, j, history, ips[j.UID], sources, hold, now))
 		}
 	}
-	out.Identity = func(id string) string { return present[id] }
+	// Proposals are made as the engine decides them: a backlog of 100,000
+	// finished Jobs never has its proposals all alive at once.
+	out.Stream = func(yield func(*engine.Proposal) bool) {
+		for _, a := range at {
+			history := k.history(a.c)
+			ips := ipsByJob(a.c)
+			for ji := range a.c.Jobs {
+				j := &a.c.Jobs[ji]
+				if !j.Done() || !k.Policy.InScope(j.Namespace, j.Labels) {
+					continue
+				}
+				p := k.propose(a.c.Name, j, history, ips[j.UID], a.sources, a.hold, now)
+				if !yield(&p) {
+					return
+				}
+			}
+		}
+	}
+	out.Identity = func(id string) string {
+		key, _ := parseKey(id)
+		return present[key]
+	}
 	out.Presence = func(id string) engine.Presence {
-		cluster, ok := parseID(id)
-		if !ok || !listed[cluster] {
+		key, ok := parseKey(id)
+		if !ok || !listed[key.cluster] {
 			return engine.Unknown
 		}
-		if _, ok := present[id]; ok {
+		if _, ok := present[key]; ok {
 			return engine.Present
 		}
 		return engine.Gone
 	}
 	return out
+}
+
+// objKey names a Job without building its id.
+type objKey struct{ cluster, namespace, name string }
+
+func parseKey(id string) (objKey, bool) {
+	p := strings.Split(id, "/")
+	if len(p) != 6 || p[0] != "clusters" || p[2] != "namespaces" || p[4] != "jobs" {
+		return objKey{}, false
+	}
+	return objKey{p[1], p[3], p[5]}, true
 }
 
 func (k *Kind) propose(cluster string, j *inventory.Job, history map[string]string, ips int, sources []string, hold string, now time.Time) engine.Proposal {

@@ -24,8 +24,10 @@ import (
 // Name is the kind as reports and the audit log spell it.
 const Name = "k8s-pod"
 
-// BatchSize is how many Pods one applier batch re-reads and deletes.
-const BatchSize = 100
+// BatchSize is how many Pods one applier batch re-reads and deletes (one
+// by one, paced): the state is saved twice a batch, and with a backlog of
+// 100,000 clocks a save is a large write, so batches are large.
+const BatchSize = 500
 
 // Classes of Pod decisions besides finished's.
 const (
@@ -81,17 +83,9 @@ func ID(cluster, namespace, name string) string {
 	return "clusters/" + cluster + "/namespaces/" + namespace + "/pods/" + name
 }
 
-func parseID(id string) (cluster string, ok bool) {
-	p := strings.Split(id, "/")
-	if len(p) != 6 || p[0] != "clusters" || p[2] != "namespaces" || p[4] != "pods" {
-		return "", false
-	}
-	return p[1], true
-}
-
 func (k *Kind) Name() string { return Name }
 
-func (k *Kind) Owns(id string) bool { _, ok := parseID(id); return ok }
+func (k *Kind) Owns(id string) bool { _, ok := parseKey(id); return ok }
 
 func (k *Kind) Limits() engine.Limits {
 	p := k.Policy
@@ -104,43 +98,75 @@ func (k *Kind) Limits() engine.Limits {
 // controller acts on it and it is past its retention.
 func (k *Kind) Propose(snap *inventory.Snapshot, now time.Time) engine.Proposals {
 	out := engine.Proposals{}
-	present := map[string]string{}
+	present := map[objKey]string{}
 	listed := map[string]bool{}
+	type clusterAt struct {
+		c       *inventory.ClusterRefs
+		sources []string
+		hold    string
+	}
+	var at []clusterAt
 	for ci := range snap.Clusters {
 		c := &snap.Clusters[ci]
 		listed[c.Name] = c.Complete && c.WorkloadsListed
-		sources := []string{engine.SourceKey("cluster", c.Name)}
-		hold := ""
+		a := clusterAt{c: c, sources: []string{engine.SourceKey("cluster", c.Name)}}
 		if c.Complete && !c.WorkloadsListed {
-			hold = "cluster " + c.Name + " was not asked for its Pods"
+			a.hold = "cluster " + c.Name + " was not asked for its Pods"
 		}
-		jobs := make(map[string]*inventory.Job, len(c.Jobs))
-		for i := range c.Jobs {
-			jobs[c.Jobs[i].UID] = &c.Jobs[i]
-		}
+		at = append(at, a)
 		for pi := range c.Pods {
 			pod := &c.Pods[pi]
-			id := ID(c.Name, pod.Namespace, pod.Name)
-			present[id] = pod.UID
-			if !pod.Done() || !k.Policy.InScope(pod.Namespace, pod.Labels) {
-				continue
+			present[objKey{c.Name, pod.Namespace, pod.Name}] = pod.UID
+			if pod.Done() && k.Policy.InScope(pod.Namespace, pod.Labels) {
+				out.InScope++
 			}
-			out.InScope++
-			out.Items = append(out.Items, k.propose(c, pod, jobs, sources, hold, now))
 		}
 	}
-	out.Identity = func(id string) string { return present[id] }
+	// Proposals are made as the engine decides them (see k8sjob).
+	out.Stream = func(yield func(*engine.Proposal) bool) {
+		for _, a := range at {
+			jobs := make(map[string]*inventory.Job, len(a.c.Jobs))
+			for i := range a.c.Jobs {
+				jobs[a.c.Jobs[i].UID] = &a.c.Jobs[i]
+			}
+			for pi := range a.c.Pods {
+				pod := &a.c.Pods[pi]
+				if !pod.Done() || !k.Policy.InScope(pod.Namespace, pod.Labels) {
+					continue
+				}
+				p := k.propose(a.c, pod, jobs, a.sources, a.hold, now)
+				if !yield(&p) {
+					return
+				}
+			}
+		}
+	}
+	out.Identity = func(id string) string {
+		key, _ := parseKey(id)
+		return present[key]
+	}
 	out.Presence = func(id string) engine.Presence {
-		cluster, ok := parseID(id)
-		if !ok || !listed[cluster] {
+		key, ok := parseKey(id)
+		if !ok || !listed[key.cluster] {
 			return engine.Unknown
 		}
-		if _, ok := present[id]; ok {
+		if _, ok := present[key]; ok {
 			return engine.Present
 		}
 		return engine.Gone
 	}
 	return out
+}
+
+// objKey names a Pod without building its id.
+type objKey struct{ cluster, namespace, name string }
+
+func parseKey(id string) (objKey, bool) {
+	p := strings.Split(id, "/")
+	if len(p) != 6 || p[0] != "clusters" || p[2] != "namespaces" || p[4] != "pods" {
+		return objKey{}, false
+	}
+	return objKey{p[1], p[3], p[5]}, true
 }
 
 // Finished is when a finished pod is counted from: its last container's
