@@ -207,7 +207,7 @@ func TestSubnetsByID(t *testing.T) {
 		if !l.Complete || len(l.Subnets) != 2 || len(l.Interfaces) != 20 {
 			t.Fatalf("complete=%v %d subnets %d interfaces %q", l.Complete, len(l.Subnets), len(l.Interfaces), l.Problem)
 		}
-		if n := f.Calls(ec2fake.ActionDescribeSubnets); n != 1 {
+		if n := f.Calls(ec2fake.ActionDescribeSubnets); n < 1 || n > 1+transportRetry {
 			t.Errorf("%d DescribeSubnets calls, want 1", n)
 		}
 	})
@@ -255,7 +255,7 @@ func TestThrottledCallsAreRetried(t *testing.T) {
 		if !l.Complete || len(l.Interfaces) != 1500 {
 			t.Fatalf("complete=%v %d interfaces %q", l.Complete, len(l.Interfaces), l.Problem)
 		}
-		if n := f.Calls(ec2fake.ActionDescribeNetworkInterfaces); n != 2+1 {
+		if n := f.Calls(ec2fake.ActionDescribeNetworkInterfaces); n < 2+1 || n > 2+1+transportRetry {
 			t.Errorf("%d DescribeNetworkInterfaces calls, want 2 pages + 1 retry", n)
 		}
 		if c.Throttled() != 1 || c.Calls()[ec2.OpDescribeNetworkInterfaces] != 3 {
@@ -295,7 +295,7 @@ func TestFailedPageMakesListingIncomplete(t *testing.T) {
 	if len(l.Interfaces) != 1000 || len(l.Subnets) != 3 {
 		t.Errorf("%d interfaces, %d subnets: what was seen must be kept", len(l.Interfaces), len(l.Subnets))
 	}
-	if n := f.Calls(ec2fake.ActionDescribeNetworkInterfaces); n != 1+3 {
+	if n := f.Calls(ec2fake.ActionDescribeNetworkInterfaces); n < 1+3 || n > 1+3+transportRetry {
 		t.Errorf("%d calls, want page 1 and 3 attempts at page 2", n)
 	}
 }
@@ -372,8 +372,8 @@ func TestDeleteInterface(t *testing.T) {
 	if err := c.DeleteInterface(ctx, lost); !errors.Is(err, inventory.ErrNotFound) {
 		t.Errorf("delete with a lost response: %v, want ErrNotFound after the retry", err)
 	}
-	if f.Has(lost) || f.Calls(ec2fake.ActionDeleteNetworkInterface) != 2 {
-		t.Errorf("still there %v, %d calls", f.Has(lost), f.Calls(ec2fake.ActionDeleteNetworkInterface))
+	if n := f.Calls(ec2fake.ActionDeleteNetworkInterface); f.Has(lost) || n < 2 || n > 2+transportRetry {
+		t.Errorf("still there %v, %d calls", f.Has(lost), n)
 	}
 }
 
@@ -507,3 +507,8 @@ func TestNewFleetReportsEveryProblem(t *testing.T) {
 		}
 	}
 }
+
+// transportRetry is the one extra call the SDK may make when Go's transport
+// dropped an idle connection it was about to reuse (aws/aws-sdk-go-v2#2737):
+// counts that would otherwise be exact allow it.
+const transportRetry = 1
