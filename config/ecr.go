@@ -165,30 +165,14 @@ func (e *ECR) validate(ps *problems, path string) {
 	seen := map[reg]int{}
 	for i, r := range e.Registries {
 		p := index(path+".registries", i)
-		if !awsAccount.MatchString(r.Account) {
-			ps.add(p+".account", "%q is not an AWS account id — %s", r.Account, accountHint)
-		}
-		if !awsRegion.MatchString(r.Region) {
-			ps.add(p+".region", "%q is not an AWS region — regions look like us-east-1 or eu-central-1", r.Region)
-		}
-		if r.RoleARN != "" && !roleARN.MatchString(r.RoleARN) {
-			ps.add(p+".roleARN", "%q is not an IAM role ARN — write arn:aws:iam::123456789012:role/NAME", r.RoleARN)
-		}
-		if r.ExternalID != "" && r.RoleARN == "" {
-			ps.add(p+".externalID", "only meaningful with roleARN")
-		}
+		validateAWSTarget(ps, p, r.Account, r.Region, r.RoleARN, r.ExternalID)
 		k := reg{r.Account, r.Region}
 		if j, dup := seen[k]; dup {
 			ps.add(p, "registry %s in %s is listed twice (%s and %s)", r.Account, r.Region, index(path+".registries", j), p)
 		}
 		seen[k] = i
 	}
-	if e.Endpoint != "" {
-		u, err := url.Parse(e.Endpoint)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			ps.add(path+".endpoint", "%q is not an absolute http(s) URL — write e.g. https://ecr.example.internal or http://localhost:8080", e.Endpoint)
-		}
-	}
+	validateEndpoint(ps, path+".endpoint", e.Endpoint, "ecr")
 	if e.RequestsPerSecond <= 0 {
 		ps.add(path+".requestsPerSecond", "must be more than 0")
 	} else if float64(e.Burst) < 1 {
@@ -265,6 +249,34 @@ func (r *RepoPolicy) validate(ps *problems, p string) {
 	}
 	if r.UntaggedOlderThan < 0 {
 		ps.add(p+".untaggedOlderThan", "must not be negative; 0 turns the rule off")
+	}
+}
+
+// validateAWSTarget checks an account and region to reach, and the role
+// assumed there (ecr.registries[], ec2.networks[]).
+func validateAWSTarget(ps *problems, p, account, region, role, externalID string) {
+	if !awsAccount.MatchString(account) {
+		ps.add(p+".account", "%q is not an AWS account id — %s", account, accountHint)
+	}
+	if !awsRegion.MatchString(region) {
+		ps.add(p+".region", "%q is not an AWS region — regions look like us-east-1 or eu-central-1", region)
+	}
+	if role != "" && !roleARN.MatchString(role) {
+		ps.add(p+".roleARN", "%q is not an IAM role ARN — write arn:aws:iam::123456789012:role/NAME", role)
+	}
+	if externalID != "" && role == "" {
+		ps.add(p+".externalID", "only meaningful with roleARN")
+	}
+}
+
+// validateEndpoint checks an endpoint override of an AWS service.
+func validateEndpoint(ps *problems, p, endpoint, service string) {
+	if endpoint == "" {
+		return
+	}
+	u, err := url.Parse(endpoint)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		ps.add(p, "%q is not an absolute http(s) URL — write e.g. https://%s.example.internal or http://localhost:8080", endpoint, service)
 	}
 }
 

@@ -3,7 +3,6 @@ package config
 import (
 	"encoding/json"
 	"fmt"
-	"net/url"
 	"regexp"
 	"strings"
 	"time"
@@ -227,18 +226,7 @@ func (e *EC2) validate(ps *problems, path string) {
 	seen := map[reg]int{}
 	for i, n := range e.Networks {
 		p := index(path+".networks", i)
-		if !awsAccount.MatchString(n.Account) {
-			ps.add(p+".account", "%q is not an AWS account id — %s", n.Account, accountHint)
-		}
-		if !awsRegion.MatchString(n.Region) {
-			ps.add(p+".region", "%q is not an AWS region — regions look like us-east-1 or eu-central-1", n.Region)
-		}
-		if n.RoleARN != "" && !roleARN.MatchString(n.RoleARN) {
-			ps.add(p+".roleARN", "%q is not an IAM role ARN — write arn:aws:iam::123456789012:role/NAME", n.RoleARN)
-		}
-		if n.ExternalID != "" && n.RoleARN == "" {
-			ps.add(p+".externalID", "only meaningful with roleARN")
-		}
+		validateAWSTarget(ps, p, n.Account, n.Region, n.RoleARN, n.ExternalID)
 		switch {
 		case len(n.Subnets) == 0 && len(n.SubnetTags) == 0:
 			ps.add(p, "give subnets (ids) or subnetTags — reclaim never scans every subnet of an account")
@@ -257,12 +245,7 @@ func (e *EC2) validate(ps *problems, path string) {
 		}
 		seen[k] = i
 	}
-	if e.Endpoint != "" {
-		u, err := url.Parse(e.Endpoint)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			ps.add(path+".endpoint", "%q is not an absolute http(s) URL — write e.g. https://ec2.example.internal or http://localhost:8080", e.Endpoint)
-		}
-	}
+	validateEndpoint(ps, path+".endpoint", e.Endpoint, "ec2")
 	if e.RequestsPerSecond <= 0 || e.RequestsPerSecond > 20 {
 		ps.add(path+".requestsPerSecond", "%g is out of range — use more than 0 and at most 20 (EC2's own refill rate, shared with every node's CNI)", e.RequestsPerSecond)
 	}

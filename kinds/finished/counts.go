@@ -157,3 +157,27 @@ func DecisionSection(p *engine.Plan, kind, title string) engine.Section {
 	}
 	return engine.Section{Title: title, Place: engine.Details, Blocks: []engine.Block{b}}
 }
+
+// Texts are what a kind's view says: its section key and titles, its noun
+// and its metrics' prefix.
+type Texts struct {
+	Key, Title, DetailsTitle, Noun, GaugePrefix string
+}
+
+// View is a Jobs or Pods kind's view: the counts per cluster and namespace
+// (every run), the decisions, the gauges and the summary phrase.
+func View(p *engine.Plan, kind string, counts Counter, t Texts) engine.View {
+	cs := counts.Sorted(p, kind)
+	v := engine.View{Sections: []engine.Section{
+		CountsSection(t.Key, t.Title, t.Noun, cs),
+		DecisionSection(p, kind, t.DetailsTitle),
+	}, Gauges: CountGauges(t.GaugePrefix, cs)}
+	ips := 0
+	for i := range p.Decisions {
+		if d := &p.Decisions[i]; d.Kind == kind && d.Action == engine.Delete {
+			ips += d.Frees.IPs
+		}
+	}
+	v.Summary = fmt.Sprintf("%s delete %d (frees %d subnet addresses), wait %d", t.Noun, p.Count(kind, engine.Delete), ips, p.Count(kind, engine.Mark))
+	return v
+}

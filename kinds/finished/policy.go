@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	"reclaim.dev/reclaim/config"
+	"reclaim.dev/reclaim/engine"
 )
 
 // Policy is a jobs or pods section.
@@ -46,6 +47,14 @@ func PolicyFrom(r *config.Retention, protectLabel string) Policy {
 		p.Selector, _ = labels.Parse(r.Selector)
 	}
 	return p
+}
+
+// Limits are the engine's parameters of a jobs or pods section; one names
+// the resource for people ("Job").
+func (p *Policy) Limits(section, one string, batch int) engine.Limits {
+	return engine.Limits{Grace: p.Grace, MaxDeletes: p.MaxDeletes, MaxDeletePercent: p.MaxDeletePercent,
+		BreakerCandidates: p.BreakerCandidates, BatchSize: batch, Section: section, Noun: one + "s", Guarded: one + " of it",
+		OptOut: fmt.Sprintf("set the label %s=true or the annotation %s=never on the %s", p.ProtectLabel, p.Annotation, one)}
 }
 
 // InScope says whether an object of the namespace with the labels is the

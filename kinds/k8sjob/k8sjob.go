@@ -90,94 +90,34 @@ func stillFinished(j *batchv1.Job) string {
 	return "no longer finished"
 }
 
+const resource = "jobs"
+
 // ID names a Job across the fleet.
 func ID(cluster, namespace, name string) string {
-	return "clusters/" + cluster + "/namespaces/" + namespace + "/jobs/" + name
+	return finished.ID(cluster, resource, namespace, name)
 }
 
 func (k *Kind) Name() string { return Name }
 
-func (k *Kind) Owns(id string) bool { _, ok := parseKey(id); return ok }
+func (k *Kind) Owns(id string) bool { _, ok := finished.ParseID(id, resource); return ok }
 
-func (k *Kind) Limits() engine.Limits {
-	p := k.Policy
-	return engine.Limits{Grace: p.Grace, MaxDeletes: p.MaxDeletes, MaxDeletePercent: p.MaxDeletePercent,
-		BreakerCandidates: p.BreakerCandidates, BatchSize: BatchSize, Section: "jobs", Noun: "Jobs", Guarded: "Job of it",
-		OptOut: fmt.Sprintf("set the label %s=true or the annotation %s=never on the Job", p.ProtectLabel, p.Annotation)}
-}
+func (k *Kind) Limits() engine.Limits { return k.Policy.Limits("jobs", "Job", BatchSize) }
 
 // Propose gives every finished Job in scope a proposal: a candidate once it
 // is past its retention and nothing else keeps it. Running Jobs get none.
 func (k *Kind) Propose(snap *inventory.Snapshot, now time.Time) engine.Proposals {
-	out := engine.Proposals{}
-	present := map[objKey]string{} // -> uid, for listed clusters
-	listed := map[string]bool{}
-	type clusterAt struct {
-		c       *inventory.ClusterRefs
-		sources []string
-		hold    string
-	}
-	var at []clusterAt
-	for ci := range snap.Clusters {
-		c := &snap.Clusters[ci]
-		listed[c.Name] = c.Complete && c.WorkloadsListed
-		a := clusterAt{c: c, sources: []string{engine.SourceKey("cluster", c.Name)}}
-		if c.Complete && !c.WorkloadsListed {
-			a.hold = "cluster " + c.Name + " was not asked for its Jobs"
-		}
-		at = append(at, a)
-		for ji := range c.Jobs {
-			j := &c.Jobs[ji]
-			present[objKey{c.Name, j.Namespace, j.Name}] = j.UID
-			if j.Done() && k.Policy.InScope(j.Namespace, j.Labels) {
-				out.InScope++
+	return finished.Propose(snap, finished.Lister[inventory.Job]{Resource: resource, Noun: "Jobs",
+		Items: func(c *inventory.ClusterRefs) []inventory.Job { return c.Jobs },
+		Key:   func(j *inventory.Job) (string, string, string) { return j.Namespace, j.Name, j.UID },
+		Eligible: func(j *inventory.Job) bool {
+			return j.Done() && k.Policy.InScope(j.Namespace, j.Labels)
+		},
+		Prepare: func(c *finished.Cluster) func(*inventory.Job) engine.Proposal {
+			history, ips := k.history(c.ClusterRefs), ipsByJob(c.ClusterRefs)
+			return func(j *inventory.Job) engine.Proposal {
+				return k.propose(c.Name, j, history, ips[j.UID], c.Sources, c.Hold, now)
 			}
-		}
-	}
-	// Proposals are made as the engine decides them: a backlog of 100,000
-	// finished Jobs never has its proposals all alive at once.
-	out.Stream = func(yield func(*engine.Proposal) bool) {
-		for _, a := range at {
-			history := k.history(a.c)
-			ips := ipsByJob(a.c)
-			for ji := range a.c.Jobs {
-				j := &a.c.Jobs[ji]
-				if !j.Done() || !k.Policy.InScope(j.Namespace, j.Labels) {
-					continue
-				}
-				p := k.propose(a.c.Name, j, history, ips[j.UID], a.sources, a.hold, now)
-				if !yield(&p) {
-					return
-				}
-			}
-		}
-	}
-	out.Identity = func(id string) string {
-		key, _ := parseKey(id)
-		return present[key]
-	}
-	out.Presence = func(id string) engine.Presence {
-		key, ok := parseKey(id)
-		if !ok || !listed[key.cluster] {
-			return engine.Unknown
-		}
-		if _, ok := present[key]; ok {
-			return engine.Present
-		}
-		return engine.Gone
-	}
-	return out
-}
-
-// objKey names a Job without building its id.
-type objKey struct{ cluster, namespace, name string }
-
-func parseKey(id string) (objKey, bool) {
-	p := strings.Split(id, "/")
-	if len(p) != 6 || p[0] != "clusters" || p[2] != "namespaces" || p[4] != "jobs" {
-		return objKey{}, false
-	}
-	return objKey{p[1], p[3], p[5]}, true
+		}})
 }
 
 func (k *Kind) propose(cluster string, j *inventory.Job, history map[string]string, ips int, sources []string, hold string, now time.Time) engine.Proposal {

@@ -1,8 +1,6 @@
 package k8sjob
 
 import (
-	"fmt"
-
 	"reclaim.dev/reclaim/engine"
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/kinds/finished"
@@ -32,17 +30,7 @@ func (k *Kind) View(p *engine.Plan, snap *inventory.Snapshot) engine.View {
 			counts.Add(c.Name, j.Namespace, j.Status == "Complete", v.Keep == "")
 		}
 	}
-	cs := counts.Sorted(p, Name)
-	v := engine.View{Sections: []engine.Section{
-		finished.CountsSection("finishedJobs", "FINISHED JOBS: kept in etcd until deleted (each one's pods, on Fargate a node and a subnet address each, go with it)", "Jobs", cs),
-		finished.DecisionSection(p, Name, "FINISHED JOBS"),
-	}, Gauges: finished.CountGauges("reclaim_k8s_jobs", cs)}
-	ips := 0
-	for i := range p.Decisions {
-		if d := &p.Decisions[i]; d.Kind == Name && d.Action == engine.Delete {
-			ips += d.Frees.IPs
-		}
-	}
-	v.Summary = fmt.Sprintf("Jobs delete %d (frees %d subnet addresses), wait %d", p.Count(Name, engine.Delete), ips, p.Count(Name, engine.Mark))
-	return v
+	return finished.View(p, Name, counts, finished.Texts{Key: "finishedJobs", Noun: "Jobs", GaugePrefix: "reclaim_k8s_jobs",
+		Title:        "FINISHED JOBS: kept in etcd until deleted (each one's pods, on Fargate a node and a subnet address each, go with it)",
+		DetailsTitle: "FINISHED JOBS"})
 }

@@ -8,7 +8,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -78,95 +77,37 @@ func FromConfig(cfg *config.Config, client func(cluster string) (kubernetes.Inte
 	return New(Policy{Policy: finished.PolicyFrom(s, cfg.Kubernetes.ProtectLabel), OwnerKinds: s.OwnerKinds}, client)
 }
 
+const resource = "pods"
+
 // ID names a Pod across the fleet.
 func ID(cluster, namespace, name string) string {
-	return "clusters/" + cluster + "/namespaces/" + namespace + "/pods/" + name
+	return finished.ID(cluster, resource, namespace, name)
 }
 
 func (k *Kind) Name() string { return Name }
 
-func (k *Kind) Owns(id string) bool { _, ok := parseKey(id); return ok }
+func (k *Kind) Owns(id string) bool { _, ok := finished.ParseID(id, resource); return ok }
 
-func (k *Kind) Limits() engine.Limits {
-	p := k.Policy
-	return engine.Limits{Grace: p.Grace, MaxDeletes: p.MaxDeletes, MaxDeletePercent: p.MaxDeletePercent,
-		BreakerCandidates: p.BreakerCandidates, BatchSize: BatchSize, Section: "pods", Noun: "Pods", Guarded: "Pod of it",
-		OptOut: fmt.Sprintf("set the label %s=true or the annotation %s=never on the Pod", p.ProtectLabel, p.Annotation)}
-}
+func (k *Kind) Limits() engine.Limits { return k.Policy.Limits("pods", "Pod", BatchSize) }
 
 // Propose gives every finished Pod in scope a proposal: a candidate once no
 // controller acts on it and it is past its retention.
 func (k *Kind) Propose(snap *inventory.Snapshot, now time.Time) engine.Proposals {
-	out := engine.Proposals{}
-	present := map[objKey]string{}
-	listed := map[string]bool{}
-	type clusterAt struct {
-		c       *inventory.ClusterRefs
-		sources []string
-		hold    string
-	}
-	var at []clusterAt
-	for ci := range snap.Clusters {
-		c := &snap.Clusters[ci]
-		listed[c.Name] = c.Complete && c.WorkloadsListed
-		a := clusterAt{c: c, sources: []string{engine.SourceKey("cluster", c.Name)}}
-		if c.Complete && !c.WorkloadsListed {
-			a.hold = "cluster " + c.Name + " was not asked for its Pods"
-		}
-		at = append(at, a)
-		for pi := range c.Pods {
-			pod := &c.Pods[pi]
-			present[objKey{c.Name, pod.Namespace, pod.Name}] = pod.UID
-			if pod.Done() && k.Policy.InScope(pod.Namespace, pod.Labels) {
-				out.InScope++
+	return finished.Propose(snap, finished.Lister[inventory.Pod]{Resource: resource, Noun: "Pods",
+		Items: func(c *inventory.ClusterRefs) []inventory.Pod { return c.Pods },
+		Key:   func(p *inventory.Pod) (string, string, string) { return p.Namespace, p.Name, p.UID },
+		Eligible: func(p *inventory.Pod) bool {
+			return p.Done() && k.Policy.InScope(p.Namespace, p.Labels)
+		},
+		Prepare: func(c *finished.Cluster) func(*inventory.Pod) engine.Proposal {
+			jobs := make(map[string]*inventory.Job, len(c.Jobs))
+			for i := range c.Jobs {
+				jobs[c.Jobs[i].UID] = &c.Jobs[i]
 			}
-		}
-	}
-	// Proposals are made as the engine decides them (see k8sjob).
-	out.Stream = func(yield func(*engine.Proposal) bool) {
-		for _, a := range at {
-			jobs := make(map[string]*inventory.Job, len(a.c.Jobs))
-			for i := range a.c.Jobs {
-				jobs[a.c.Jobs[i].UID] = &a.c.Jobs[i]
+			return func(p *inventory.Pod) engine.Proposal {
+				return k.propose(c.ClusterRefs, p, jobs, c.Sources, c.Hold, now)
 			}
-			for pi := range a.c.Pods {
-				pod := &a.c.Pods[pi]
-				if !pod.Done() || !k.Policy.InScope(pod.Namespace, pod.Labels) {
-					continue
-				}
-				p := k.propose(a.c, pod, jobs, a.sources, a.hold, now)
-				if !yield(&p) {
-					return
-				}
-			}
-		}
-	}
-	out.Identity = func(id string) string {
-		key, _ := parseKey(id)
-		return present[key]
-	}
-	out.Presence = func(id string) engine.Presence {
-		key, ok := parseKey(id)
-		if !ok || !listed[key.cluster] {
-			return engine.Unknown
-		}
-		if _, ok := present[key]; ok {
-			return engine.Present
-		}
-		return engine.Gone
-	}
-	return out
-}
-
-// objKey names a Pod without building its id.
-type objKey struct{ cluster, namespace, name string }
-
-func parseKey(id string) (objKey, bool) {
-	p := strings.Split(id, "/")
-	if len(p) != 6 || p[0] != "clusters" || p[2] != "namespaces" || p[4] != "pods" {
-		return objKey{}, false
-	}
-	return objKey{p[1], p[3], p[5]}, true
+		}})
 }
 
 // Finished is when a finished pod is counted from: its last container's

@@ -1,8 +1,6 @@
 package k8spod
 
 import (
-	"fmt"
-
 	"reclaim.dev/reclaim/engine"
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/kinds/finished"
@@ -32,17 +30,6 @@ func (k *Kind) View(p *engine.Plan, snap *inventory.Snapshot) engine.View {
 			counts.Add(c.Name, pod.Namespace, pod.Phase == "Succeeded", v.Keep == "")
 		}
 	}
-	cs := counts.Sorted(p, Name)
-	v := engine.View{Sections: []engine.Section{
-		finished.CountsSection("finishedPods", "FINISHED PODS: each keeps its subnet address (and on Fargate its node) until deleted", "Pods", cs),
-		finished.DecisionSection(p, Name, "FINISHED PODS"),
-	}, Gauges: finished.CountGauges("reclaim_k8s_pods", cs)}
-	ips := 0
-	for i := range p.Decisions {
-		if d := &p.Decisions[i]; d.Kind == Name && d.Action == engine.Delete {
-			ips += d.Frees.IPs
-		}
-	}
-	v.Summary = fmt.Sprintf("Pods delete %d (frees %d subnet addresses), wait %d", p.Count(Name, engine.Delete), ips, p.Count(Name, engine.Mark))
-	return v
+	return finished.View(p, Name, counts, finished.Texts{Key: "finishedPods", Noun: "Pods", GaugePrefix: "reclaim_k8s_pods",
+		Title: "FINISHED PODS: each keeps its subnet address (and on Fargate its node) until deleted", DetailsTitle: "FINISHED PODS"})
 }
