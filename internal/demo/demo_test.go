@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -22,9 +23,15 @@ import (
 	"reclaim.dev/reclaim/report"
 )
 
+// demoReport runs the demo once for the tests that read its report (a run
+// seeds 10,000 Jobs: under -race, once is enough).
+var demoReport = sync.OnceValues(func() (*report.Report, error) {
+	return Run(context.Background(), io.Discard, zap.NewNop())
+})
+
 // The demo must tell the story the README promises.
 func TestDemoTellsTheStory(t *testing.T) {
-	rep, err := Run(context.Background(), io.Discard, zap.NewNop())
+	rep, err := demoReport()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +88,7 @@ func TestDemoTellsTheStory(t *testing.T) {
 // The ECR part: shop/api at 9,990 of 10,000 is trimmed to its target without
 // touching any image a cluster can still pull.
 func TestDemoTrimsECRSafely(t *testing.T) {
-	rep, err := Run(context.Background(), io.Discard, zap.NewNop())
+	rep, err := demoReport()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +153,7 @@ func storyImages(t *testing.T) Images {
 // frees), keeps failed Jobs inside their retention and a CronJob's history,
 // deletes the leaked CNI interface and never the requester-managed one.
 func TestDemoTellsTheEKSStory(t *testing.T) {
-	rep, err := Run(context.Background(), io.Discard, zap.NewNop())
+	rep, err := demoReport()
 	if err != nil {
 		t.Fatal(err)
 	}
