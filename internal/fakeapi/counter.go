@@ -1,5 +1,6 @@
 // Package fakeapi holds what reclaim's wire-level cloud fakes share: the
-// per-operation call counters tests and benchmarks assert on.
+// per-operation call counters tests and benchmarks assert on, the local
+// listener, the simulated latency and the SigV4 scope check.
 package fakeapi
 
 import (

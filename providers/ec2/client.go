@@ -13,19 +13,16 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
-	"github.com/aws/aws-sdk-go-v2/aws/ratelimit"
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
-	"github.com/aws/aws-sdk-go-v2/config"
-	"github.com/aws/aws-sdk-go-v2/credentials/stscreds"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	"github.com/aws/aws-sdk-go-v2/service/ec2/types"
-	"github.com/aws/aws-sdk-go-v2/service/sts"
 	"github.com/aws/smithy-go"
 	"github.com/aws/smithy-go/logging"
 	"github.com/aws/smithy-go/middleware"
 	"golang.org/x/time/rate"
 
 	"reclaim.dev/reclaim/inventory"
+	"reclaim.dev/reclaim/providers/awsclient"
 )
 
 // Defaults and limits.
@@ -111,15 +108,7 @@ type Options struct {
 }
 
 func (o *Options) defaults() error {
-	var errs []error
-	if o.Account == "" {
-		errs = append(errs, errors.New("account is required"))
-	} else if !isAccountID(o.Account) {
-		errs = append(errs, fmt.Errorf("account %q: want a 12-digit AWS account id", o.Account))
-	}
-	if o.Region == "" {
-		errs = append(errs, errors.New("region is required"))
-	}
+	errs := awsclient.CheckScope("account", o.Account, o.Region)
 	if len(o.Subnets) == 0 && len(o.SubnetTags) == 0 {
 		errs = append(errs, errors.New("subnets or subnetTags is required: reclaim lists only the subnets it is told about"))
 	}
@@ -154,22 +143,21 @@ func (o *Options) defaults() error {
 	if o.MaxAttempts <= 0 {
 		o.MaxAttempts = DefaultMaxAttempts
 	}
-	if o.ExternalID != "" && o.RoleARN == "" {
-		errs = append(errs, errors.New("externalID is set without roleARN"))
-	}
+	errs = append(errs, awsclient.CheckRole(o.RoleARN, o.ExternalID))
 	return errors.Join(errs...)
 }
 
-func isAccountID(s string) bool {
-	if len(s) != 12 {
-		return false
+func (o *Options) awsConfig() awsclient.Config {
+	return awsclient.Config{
+		Region:      o.Region,
+		Profile:     o.Profile,
+		RoleARN:     o.RoleARN,
+		ExternalID:  o.ExternalID,
+		Credentials: o.Credentials,
+		HTTPClient:  o.HTTPClient,
+		UserAgent:   o.UserAgent,
+		Logger:      o.Logger,
 	}
-	for _, c := range s {
-		if c < '0' || c > '9' {
-			return false
-		}
-	}
-	return true
 }
 
 // Client is one account's EC2 in one region.
@@ -193,51 +181,14 @@ func New(ctx context.Context, o Options) (*Client, error) {
 	if err := o.defaults(); err != nil {
 		return nil, fmt.Errorf("ec2 %s/%s: %w", o.Account, o.Region, err)
 	}
-	logger := o.Logger
-	if logger == nil {
-		logger = logging.Nop{}
-	}
-	lopts := []func(*config.LoadOptions) error{config.WithRegion(o.Region), config.WithLogger(logger)}
-	if o.Profile != "" {
-		lopts = append(lopts, config.WithSharedConfigProfile(o.Profile))
-	}
-	if o.Credentials != nil {
-		lopts = append(lopts, config.WithCredentialsProvider(o.Credentials))
-	}
-	if o.HTTPClient != nil {
-		lopts = append(lopts, config.WithHTTPClient(o.HTTPClient))
-	}
-	if o.UserAgent != "" {
-		lopts = append(lopts, config.WithAppID(o.UserAgent))
-	}
-	cfg, err := config.LoadDefaultConfig(ctx, lopts...)
+	cfg, err := o.awsConfig().Load(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("ec2 %s/%s: load AWS config (profile %q): %w", o.Account, o.Region, o.Profile, err)
-	}
-	if o.RoleARN != "" {
-		prov := stscreds.NewAssumeRoleProvider(sts.NewFromConfig(cfg), o.RoleARN, func(ao *stscreds.AssumeRoleOptions) {
-			ao.RoleSessionName = "reclaim"
-			if o.ExternalID != "" {
-				ao.ExternalID = aws.String(o.ExternalID)
-			}
-		})
-		cfg.Credentials = aws.NewCredentialsCache(prov)
+		return nil, fmt.Errorf("ec2 %s/%s: %w", o.Account, o.Region, err)
 	}
 	// RequestLimitExceeded (HTTP 503) is in retry.DefaultThrottleErrorCodes,
 	// which the adaptive mode's throttle detection uses: a throttled attempt
 	// is retried and slows the adaptive token bucket down.
-	retryer := retry.NewAdaptiveMode(func(ao *retry.AdaptiveModeOptions) {
-		ao.StandardOptions = append(ao.StandardOptions, func(so *retry.StandardOptions) {
-			so.MaxAttempts = o.MaxAttempts
-			if o.MaxBackoff > 0 {
-				so.MaxBackoff = o.MaxBackoff
-			}
-			// The client's token buckets and the adaptive mode pace attempts;
-			// the standard retry quota would turn a burst of throttles into
-			// hard failures ("retry quota exceeded") instead.
-			so.RateLimiter = ratelimit.None
-		})
-	})
+	retryer := awsclient.Retryer(o.MaxAttempts, o.MaxBackoff)
 	c, err := NewWithAPI(nil, o)
 	if err != nil {
 		return nil, err
@@ -250,7 +201,7 @@ func New(ctx context.Context, o Options) (*Client, error) {
 			eo.BaseEndpoint = aws.String(o.Endpoint)
 		}
 		eo.Retryer = retryer
-		eo.APIOptions = append(eo.APIOptions, pace.add)
+		eo.APIOptions = append(eo.APIOptions, awsclient.AfterRetry(pace))
 	})
 	return c, nil
 }
@@ -317,9 +268,7 @@ func (s *stats) snapshot() map[string]int {
 }
 
 // paceMiddleware waits on the operation's token bucket before every attempt
-// and counts the attempt: it sits in the Finalize step right after the retry
-// middleware, so a retry waits and counts too, and before signing, so the
-// signature is fresh.
+// and counts the attempt, retries included (see awsclient.AfterRetry).
 type paceMiddleware struct {
 	describe, delete *rate.Limiter
 	stats            *stats
@@ -337,28 +286,11 @@ func (m *paceMiddleware) HandleFinalize(ctx context.Context, in middleware.Final
 		return middleware.FinalizeOutput{}, middleware.Metadata{}, fmt.Errorf("client-side rate limit: %w", err)
 	}
 	out, md, err := next.HandleFinalize(ctx, in)
-	m.stats.record(op, err != nil && isThrottle(errorCode(err)))
+	m.stats.record(op, err != nil && awsclient.IsThrottle(awsclient.ErrorCode(err)))
 	return out, md, err
 }
 
-func (m *paceMiddleware) add(s *middleware.Stack) error {
-	return s.Finalize.Insert(m, "Retry", middleware.After)
-}
-
 // ---- errors ----
-
-func errorCode(err error) string {
-	var ae smithy.APIError
-	if errors.As(err, &ae) {
-		return ae.ErrorCode()
-	}
-	return ""
-}
-
-func isThrottle(code string) bool {
-	_, ok := retry.DefaultThrottleErrorCodes[code]
-	return ok
-}
 
 // opError is an API error in operator words; it unwraps to the SDK's error
 // and, where it applies, ErrNotFound or ErrInUse.
@@ -381,7 +313,7 @@ func (c *Client) explain(op, what string, err error, also ...error) error {
 	b.WriteString(": ")
 	var ae smithy.APIError
 	var mae *retry.MaxAttemptsError
-	code := errorCode(err)
+	code := awsclient.ErrorCode(err)
 	if errors.As(err, &ae) {
 		b.WriteString(ae.ErrorCode() + ": " + ae.ErrorMessage())
 	} else {
@@ -397,7 +329,7 @@ func (c *Client) explain(op, what string, err error, also ...error) error {
 		hint = "credentials rejected: check the profile, role and region"
 	case code == "OptInRequired":
 		hint = fmt.Sprintf("region %s is not enabled for account %s", c.region, c.account)
-	case errors.As(err, &mae) && isThrottle(code):
+	case errors.As(err, &mae) && awsclient.IsThrottle(code):
 		hint = fmt.Sprintf("throttled after %d attempts: lower requestsPerSecond for %s/%s (EC2's request bucket is shared with every node's CNI in the account) or ask AWS to raise the EC2 API rate limit", mae.Attempt, c.account, c.region)
 	case errors.As(err, &mae):
 		hint = fmt.Sprintf("failed after %d attempts", mae.Attempt)
@@ -487,7 +419,7 @@ func (c *Client) listSubnets(ctx context.Context) ([]inventory.Subnet, string) {
 	var err error
 	if len(c.subnets) > 0 {
 		_, err = c.describeSubnets(ctx, &ec2.DescribeSubnetsInput{SubnetIds: c.subnets, Filters: c.tagFilters()}, &out)
-		if errorCode(err) == codeSubnetNotFound {
+		if awsclient.ErrorCode(err) == codeSubnetNotFound {
 			out, err = nil, nil
 			for start := 0; start < len(c.subnets) && err == nil; start += MaxFilterValues {
 				chunk := c.subnets[start:min(start+MaxFilterValues, len(c.subnets))]
@@ -672,7 +604,7 @@ func (c *Client) DeleteInterface(ctx context.Context, id string) error {
 	if err == nil {
 		return nil
 	}
-	switch errorCode(err) {
+	switch awsclient.ErrorCode(err) {
 	case codeInterfaceNotFound, codeInterfaceNotFoundAlt:
 		return c.explain(OpDeleteNetworkInterface, id, err, ErrNotFound)
 	case codeInterfaceInUse:

@@ -2,82 +2,57 @@ package ec2
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"sync"
 
 	"reclaim.dev/reclaim/inventory"
+	"reclaim.dev/reclaim/providers/awsclient"
 )
 
 // Fleet is the set of accounts and regions reclaim is configured with, one
 // Client per account and region.
 type Fleet struct {
-	clients map[string]*Client // by account/region
-	order   []*Client
+	clients awsclient.Fleet[*Client]
 }
 
 // NewFleet builds a client per Options. Every problem is reported (joined),
 // including an account and region configured twice.
 func NewFleet(ctx context.Context, opts []Options) (*Fleet, error) {
-	f := &Fleet{clients: map[string]*Client{}}
-	var errs []error
-	for i, o := range opts {
-		k := o.Account + "/" + o.Region
-		if f.clients[k] != nil {
-			errs = append(errs, fmt.Errorf("ec2 %d: %s is configured twice", i, k))
-			continue
-		}
-		c, err := New(ctx, o)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("ec2 %d: %w", i, err))
-			continue
-		}
-		f.clients[k] = c
-		f.order = append(f.order, c)
-	}
-	if err := errors.Join(errs...); err != nil {
+	clients, err := awsclient.NewFleet("ec2", opts,
+		func(o Options) (string, string) { return o.Account, o.Region },
+		func(o Options) (*Client, error) { return New(ctx, o) })
+	if err != nil {
 		return nil, err
 	}
-	return f, nil
+	return &Fleet{clients: clients}, nil
 }
 
 // NewFleetOf makes a Fleet of existing clients (built with New or NewWithAPI).
 func NewFleetOf(clients ...*Client) (*Fleet, error) {
-	f := &Fleet{clients: map[string]*Client{}}
+	f := &Fleet{}
 	for _, c := range clients {
-		k := c.account + "/" + c.region
-		if f.clients[k] != nil {
-			return nil, fmt.Errorf("ec2: %s given twice", k)
+		if !f.clients.Add(c) {
+			return nil, fmt.Errorf("ec2: %s/%s given twice", c.account, c.region)
 		}
-		f.clients[k] = c
-		f.order = append(f.order, c)
 	}
 	return f, nil
 }
 
 // Client returns the client of an account and region.
 func (f *Fleet) Client(account, region string) (*Client, bool) {
-	c, ok := f.clients[account+"/"+region]
-	return c, ok
+	return f.clients.Get(account, region)
 }
 
 // Clients returns the clients in configuration order.
-func (f *Fleet) Clients() []*Client { return append([]*Client(nil), f.order...) }
+func (f *Fleet) Clients() []*Client { return f.clients.All() }
 
 // List lists every account and region in parallel; the listings are in
 // configuration order.
 func (f *Fleet) List(ctx context.Context) []inventory.NetworkListing {
-	out := make([]inventory.NetworkListing, len(f.order))
-	var wg sync.WaitGroup
-	for i, c := range f.order {
-		wg.Go(func() { out[i] = c.List(ctx) })
-	}
-	wg.Wait()
-	return out
+	return awsclient.Map(&f.clients, func(c *Client) inventory.NetworkListing { return c.List(ctx) })
 }
 
 func (f *Fleet) client(account, region string) (*Client, error) {
-	c, ok := f.clients[account+"/"+region]
+	c, ok := f.clients.Get(account, region)
 	if !ok {
 		return nil, fmt.Errorf("ec2: account %s region %s is not configured", account, region)
 	}
@@ -105,7 +80,7 @@ func (f *Fleet) DeleteInterface(ctx context.Context, account, region, id string)
 // Calls sums every client's API attempts by operation (retries included).
 func (f *Fleet) Calls() map[string]int {
 	out := map[string]int{}
-	for _, c := range f.order {
+	for _, c := range f.clients.All() {
 		for op, n := range c.Calls() {
 			out[op] += n
 		}
@@ -116,7 +91,7 @@ func (f *Fleet) Calls() map[string]int {
 // Throttled sums every client's attempts that EC2 answered with a throttle code.
 func (f *Fleet) Throttled() int {
 	n := 0
-	for _, c := range f.order {
+	for _, c := range f.clients.All() {
 		n += c.Throttled()
 	}
 	return n

@@ -13,18 +13,14 @@ import (
 	"github.com/aws/smithy-go/logging"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/aws/ratelimit"
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
-	"github.com/aws/aws-sdk-go-v2/config"
-	"github.com/aws/aws-sdk-go-v2/credentials/stscreds"
 	"github.com/aws/aws-sdk-go-v2/service/ecr"
 	"github.com/aws/aws-sdk-go-v2/service/ecr/types"
-	"github.com/aws/aws-sdk-go-v2/service/sts"
-	"github.com/aws/smithy-go"
 	"github.com/aws/smithy-go/middleware"
 	"golang.org/x/time/rate"
 
 	"reclaim.dev/reclaim/inventory"
+	"reclaim.dev/reclaim/providers/awsclient"
 )
 
 // Defaults and limits.
@@ -94,15 +90,7 @@ type Options struct {
 }
 
 func (o *Options) defaults() error {
-	var errs []error
-	if o.Account == "" {
-		errs = append(errs, errors.New("account (registryId) is required"))
-	} else if !isAccountID(o.Account) {
-		errs = append(errs, fmt.Errorf("account %q: want a 12-digit AWS account id", o.Account))
-	}
-	if o.Region == "" {
-		errs = append(errs, errors.New("region is required"))
-	}
+	errs := awsclient.CheckScope("account (registryId)", o.Account, o.Region)
 	if o.PageSize <= 0 || o.PageSize > MaxPageSize {
 		o.PageSize = MaxPageSize
 	}
@@ -118,22 +106,21 @@ func (o *Options) defaults() error {
 	if o.Concurrency <= 0 {
 		o.Concurrency = DefaultConcurrency
 	}
-	if o.ExternalID != "" && o.RoleARN == "" {
-		errs = append(errs, errors.New("externalID is set without roleARN"))
-	}
+	errs = append(errs, awsclient.CheckRole(o.RoleARN, o.ExternalID))
 	return errors.Join(errs...)
 }
 
-func isAccountID(s string) bool {
-	if len(s) != 12 {
-		return false
+func (o *Options) awsConfig() awsclient.Config {
+	return awsclient.Config{
+		Region:      o.Region,
+		Profile:     o.Profile,
+		RoleARN:     o.RoleARN,
+		ExternalID:  o.ExternalID,
+		Credentials: o.Credentials,
+		HTTPClient:  o.HTTPClient,
+		UserAgent:   o.UserAgent,
+		Logger:      o.Logger,
 	}
-	for _, c := range s {
-		if c < '0' || c > '9' {
-			return false
-		}
-	}
-	return true
 }
 
 // Client is one registry: an account's ECR in one region.
@@ -155,55 +142,18 @@ func New(ctx context.Context, o Options) (*Client, error) {
 	if err := o.defaults(); err != nil {
 		return nil, fmt.Errorf("ecr %s/%s: %w", o.Account, o.Region, err)
 	}
-	logger := o.Logger
-	if logger == nil {
-		logger = logging.Nop{}
-	}
-	lopts := []func(*config.LoadOptions) error{config.WithRegion(o.Region), config.WithLogger(logger)}
-	if o.Profile != "" {
-		lopts = append(lopts, config.WithSharedConfigProfile(o.Profile))
-	}
-	if o.Credentials != nil {
-		lopts = append(lopts, config.WithCredentialsProvider(o.Credentials))
-	}
-	if o.HTTPClient != nil {
-		lopts = append(lopts, config.WithHTTPClient(o.HTTPClient))
-	}
-	if o.UserAgent != "" {
-		lopts = append(lopts, config.WithAppID(o.UserAgent))
-	}
-	cfg, err := config.LoadDefaultConfig(ctx, lopts...)
+	cfg, err := o.awsConfig().Load(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("ecr %s/%s: load AWS config (profile %q): %w", o.Account, o.Region, o.Profile, err)
+		return nil, fmt.Errorf("ecr %s/%s: %w", o.Account, o.Region, err)
 	}
-	if o.RoleARN != "" {
-		prov := stscreds.NewAssumeRoleProvider(sts.NewFromConfig(cfg), o.RoleARN, func(ao *stscreds.AssumeRoleOptions) {
-			ao.RoleSessionName = "reclaim"
-			if o.ExternalID != "" {
-				ao.ExternalID = aws.String(o.ExternalID)
-			}
-		})
-		cfg.Credentials = aws.NewCredentialsCache(prov)
-	}
-	retryer := retry.NewAdaptiveMode(func(ao *retry.AdaptiveModeOptions) {
-		ao.StandardOptions = append(ao.StandardOptions, func(so *retry.StandardOptions) {
-			so.MaxAttempts = o.MaxAttempts
-			if o.MaxBackoff > 0 {
-				so.MaxBackoff = o.MaxBackoff
-			}
-			// The client's token bucket and the adaptive mode pace attempts;
-			// the standard retry quota would turn a burst of throttles into
-			// hard failures ("retry quota exceeded") instead.
-			so.RateLimiter = ratelimit.None
-		})
-	})
+	retryer := awsclient.Retryer(o.MaxAttempts, o.MaxBackoff)
 	limit := &limitMiddleware{l: rate.NewLimiter(rate.Limit(o.RequestsPerSecond), o.Burst)}
 	api := ecr.NewFromConfig(cfg, func(eo *ecr.Options) {
 		if o.Endpoint != "" {
 			eo.BaseEndpoint = aws.String(o.Endpoint)
 		}
 		eo.Retryer = retryer
-		eo.APIOptions = append(eo.APIOptions, limit.add)
+		eo.APIOptions = append(eo.APIOptions, awsclient.AfterRetry(limit))
 	})
 	return NewWithAPI(api, o)
 }
@@ -232,9 +182,8 @@ func (c *Client) Account() string { return c.account }
 // Region is the client's region.
 func (c *Client) Region() string { return c.region }
 
-// limitMiddleware waits on the client's token bucket before every attempt:
-// it sits in the Finalize step right after the retry middleware, so a retry
-// waits too, and before signing, so the signature is fresh.
+// limitMiddleware waits on the client's token bucket before every attempt,
+// retries included (see awsclient.AfterRetry).
 type limitMiddleware struct{ l *rate.Limiter }
 
 func (*limitMiddleware) ID() string { return "ReclaimRateLimit" }
@@ -246,28 +195,11 @@ func (m *limitMiddleware) HandleFinalize(ctx context.Context, in middleware.Fina
 	return next.HandleFinalize(ctx, in)
 }
 
-func (m *limitMiddleware) add(s *middleware.Stack) error {
-	return s.Finalize.Insert(m, "Retry", middleware.After)
-}
-
 // ---- errors ----
-
-func errorCode(err error) string {
-	var ae smithy.APIError
-	if errors.As(err, &ae) {
-		return ae.ErrorCode()
-	}
-	return ""
-}
-
-func isThrottle(code string) bool {
-	_, ok := retry.DefaultThrottleErrorCodes[code]
-	return ok
-}
 
 // explain renders an API error for an operator: what failed, why, and what to do.
 func (c *Client) explain(op, what string, err error) error {
-	code := errorCode(err)
+	code := awsclient.ErrorCode(err)
 	var hint string
 	var mae *retry.MaxAttemptsError
 	switch {
@@ -279,7 +211,7 @@ func (c *Client) explain(op, what string, err error) error {
 		hint = "repository not found"
 	case code == "ExpiredTokenException" || code == "InvalidSignatureException" || code == "MissingAuthenticationTokenException":
 		hint = "credentials rejected (" + code + "): check the profile, role and region"
-	case errors.As(err, &mae) && isThrottle(code):
+	case errors.As(err, &mae) && awsclient.IsThrottle(code):
 		hint = fmt.Sprintf("throttled after %d attempts (%s): lower requestsPerSecond for this registry or ask AWS to raise the ECR API quota", mae.Attempt, code)
 	case errors.As(err, &mae):
 		hint = fmt.Sprintf("failed after %d attempts", mae.Attempt)
@@ -389,7 +321,7 @@ func (c *Client) listRepo(ctx context.Context, name, arn string) (rl inventory.R
 		}
 		out, err := c.api.ListTagsForResource(ctx, &ecr.ListTagsForResourceInput{ResourceArn: aws.String(arn)})
 		switch {
-		case errorCode(err) == "RepositoryNotFoundException":
+		case awsclient.ErrorCode(err) == "RepositoryNotFoundException":
 			return rl, true
 		case err != nil:
 			// Unknown protection: never trim this repository.
@@ -412,7 +344,7 @@ func (c *Client) listRepo(ctx context.Context, name, arn string) (rl inventory.R
 	for page := 1; p.HasMorePages(); page++ {
 		out, err := p.NextPage(ctx)
 		if err != nil {
-			if errorCode(err) == "RepositoryNotFoundException" {
+			if awsclient.ErrorCode(err) == "RepositoryNotFoundException" {
 				return rl, true
 			}
 			fail(fmt.Sprintf("%v (page %d; %d images seen before it)", c.explain("DescribeImages", rl.Repo.String(), err), page, len(rl.Images)))
@@ -459,7 +391,7 @@ func (c *Client) readIndexes(ctx context.Context, rl *inventory.RepoListing, idx
 		AcceptedMediaTypes: acceptedMediaTypes,
 	})
 	if err != nil {
-		if errorCode(err) == "RepositoryNotFoundException" {
+		if awsclient.ErrorCode(err) == "RepositoryNotFoundException" {
 			return true, ""
 		}
 		return false, fmt.Sprintf("%v (children of %d indexes unknown)", c.explain("BatchGetImage", rl.Repo.String(), err), len(idx))
@@ -583,11 +515,11 @@ func (c *Client) DescribeImages(ctx context.Context, repo string, digests []stri
 	for start := 0; start < len(digests); start += MaxBatch {
 		chunk := digests[start:min(start+MaxBatch, len(digests))]
 		got, err := c.describe(ctx, repo, chunk)
-		if errorCode(err) == "ImageNotFoundException" {
+		if awsclient.ErrorCode(err) == "ImageNotFoundException" {
 			got = got[:0]
 			for _, d := range chunk {
 				one, err := c.describe(ctx, repo, []string{d})
-				if errorCode(err) == "ImageNotFoundException" {
+				if awsclient.ErrorCode(err) == "ImageNotFoundException" {
 					continue
 				}
 				if err != nil {

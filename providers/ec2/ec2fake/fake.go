@@ -50,7 +50,6 @@ import (
 	"log"
 	"maps"
 	"net/http"
-	"net/http/httptest"
 	"net/netip"
 	"net/url"
 	"slices"
@@ -230,7 +229,7 @@ type Server struct {
 	latency    time.Duration
 	seq        atomic.Uint64
 
-	ts *httptest.Server
+	ln fakeapi.Listener
 }
 
 // New returns a fake that is not listening: it is an http.Handler. Start it
@@ -266,33 +265,13 @@ func NewServer(opts Options) *Server {
 }
 
 // Start starts serving on a local httptest server (once).
-func (s *Server) Start() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.ts == nil {
-		s.ts = httptest.NewServer(s)
-	}
-}
+func (s *Server) Start() { s.ln.Start(s) }
 
 // URL is the endpoint to give the client as BaseEndpoint ("" before Start).
-func (s *Server) URL() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.ts == nil {
-		return ""
-	}
-	return s.ts.URL
-}
+func (s *Server) URL() string { return s.ln.URL() }
 
 // Close stops the server started by Start.
-func (s *Server) Close() {
-	s.mu.Lock()
-	ts := s.ts
-	s.mu.Unlock()
-	if ts != nil {
-		ts.Close()
-	}
-}
+func (s *Server) Close() { s.ln.Close() }
 
 // Region is the region the fake serves.
 func (s *Server) Region() string { return s.opts.Region }
@@ -745,25 +724,18 @@ func (s *Server) writeError(w http.ResponseWriter, e *apiError) {
 // and service ec2. It does not verify the signature.
 func (s *Server) checkAuth(req *http.Request) *apiError {
 	a := req.Header.Get("Authorization")
-	const algo = "AWS4-HMAC-SHA256 "
-	if !strings.HasPrefix(a, algo) {
+	if !strings.HasPrefix(a, fakeapi.SigV4Scheme+" ") {
 		return errorf(CodeAuthFailure, "AWS was not able to validate the provided access credentials (ec2fake: no SigV4 Authorization header)")
 	}
-	var cred string
-	for _, part := range strings.Split(a[len(algo):], ",") {
-		if v, ok := strings.CutPrefix(strings.TrimSpace(part), "Credential="); ok {
-			cred = v
-		}
-	}
-	p := strings.Split(cred, "/")
-	if len(p) != 5 || p[4] != "aws4_request" {
+	region, service, ok := fakeapi.SigV4Scope(a)
+	if !ok {
 		return errorf(CodeAuthFailure, "AWS was not able to validate the provided access credentials (ec2fake: bad Credential)")
 	}
-	if p[2] != s.opts.Region {
-		return errorf(CodeAuthFailure, "AWS was not able to validate the provided access credentials (ec2fake serves %s, request signed for %s)", s.opts.Region, p[2])
+	if region != s.opts.Region {
+		return errorf(CodeAuthFailure, "AWS was not able to validate the provided access credentials (ec2fake serves %s, request signed for %s)", s.opts.Region, region)
 	}
-	if p[3] != "ec2" {
-		return errorf(CodeAuthFailure, "AWS was not able to validate the provided access credentials (ec2fake: signed for service %q, want ec2)", p[3])
+	if service != "ec2" {
+		return errorf(CodeAuthFailure, "AWS was not able to validate the provided access credentials (ec2fake: signed for service %q, want ec2)", service)
 	}
 	return nil
 }
@@ -789,14 +761,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	logf := s.opts.Logf
 	s.mu.Unlock()
 
-	if latency > 0 {
-		t := time.NewTimer(latency)
-		select {
-		case <-t.C:
-		case <-req.Context().Done():
-			t.Stop()
-			return
-		}
+	if !fakeapi.Delay(req.Context(), latency) {
+		return
 	}
 	if !routed {
 		logf("ec2fake: no route for %s %s Action=%q (form error %v)", req.Method, req.URL.Path, action, formErr)

@@ -40,7 +40,6 @@ import (
 	"log"
 	"maps"
 	"net/http"
-	"net/http/httptest"
 	"slices"
 	"sort"
 	"strconv"
@@ -361,7 +360,7 @@ type Server struct {
 	latency      time.Duration
 	reqID        atomic.Uint64
 
-	ts *httptest.Server
+	ln fakeapi.Listener
 }
 
 // New returns a fake that is not listening: it is an http.Handler. Start it
@@ -410,33 +409,13 @@ func newLimiter(rl RateLimit) *rate.Limiter {
 }
 
 // Start starts serving on a local httptest server (once).
-func (s *Server) Start() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.ts == nil {
-		s.ts = httptest.NewServer(s)
-	}
-}
+func (s *Server) Start() { s.ln.Start(s) }
 
 // URL is the endpoint to give the client as BaseEndpoint ("" before Start).
-func (s *Server) URL() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.ts == nil {
-		return ""
-	}
-	return s.ts.URL
-}
+func (s *Server) URL() string { return s.ln.URL() }
 
 // Close stops the server started by Start.
-func (s *Server) Close() {
-	s.mu.Lock()
-	ts := s.ts
-	s.mu.Unlock()
-	if ts != nil {
-		ts.Close()
-	}
-}
+func (s *Server) Close() { s.ln.Close() }
 
 // Region is the region the fake serves.
 func (s *Server) Region() string { return s.opts.Region }
@@ -828,24 +807,17 @@ func (s *Server) checkAuth(req *http.Request) *apiError {
 	if a == "" {
 		return errorf(CodeMissingAuthentication, "Missing Authentication Token")
 	}
-	const algo = "AWS4-HMAC-SHA256 "
-	if !strings.HasPrefix(a, algo) {
+	if !strings.HasPrefix(a, fakeapi.SigV4Scheme+" ") {
 		return errorf(CodeInvalidSignature, "Authorization header requires 'AWS4-HMAC-SHA256' signature (ecrfake got %q)", strings.SplitN(a, " ", 2)[0])
 	}
-	var cred string
-	for _, part := range strings.Split(a[len(algo):], ",") {
-		if v, ok := strings.CutPrefix(strings.TrimSpace(part), "Credential="); ok {
-			cred = v
-		}
-	}
-	p := strings.Split(cred, "/")
-	if len(p) != 5 || p[4] != "aws4_request" {
+	region, service, ok := fakeapi.SigV4Scope(a)
+	if !ok {
 		return errorf(CodeInvalidSignature, "Authorization header requires a valid 'Credential' parameter")
 	}
-	if p[2] != s.opts.Region {
-		return errorf(CodeInvalidSignature, "Credential should be scoped to a valid region. (ecrfake serves %s, request signed for %s)", s.opts.Region, p[2])
+	if region != s.opts.Region {
+		return errorf(CodeInvalidSignature, "Credential should be scoped to a valid region. (ecrfake serves %s, request signed for %s)", s.opts.Region, region)
 	}
-	if p[3] != "ecr" {
+	if service != "ecr" {
 		return errorf(CodeInvalidSignature, "Credential should be scoped to correct service: 'ecr'. ")
 	}
 	if req.Header.Get("X-Amz-Date") == "" {
@@ -874,14 +846,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	logf := s.opts.Logf
 	s.mu.Unlock()
 
-	if latency > 0 {
-		t := time.NewTimer(latency)
-		select {
-		case <-t.C:
-		case <-req.Context().Done():
-			t.Stop()
-			return
-		}
+	if !fakeapi.Delay(req.Context(), latency) {
+		return
 	}
 	if !routed {
 		logf("ecrfake: no route for %s %s X-Amz-Target=%q", req.Method, req.URL.Path, req.Header.Get("X-Amz-Target"))
