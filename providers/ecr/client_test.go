@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -11,6 +12,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 
 	"github.com/aws/aws-sdk-go-v2/credentials"
 
@@ -51,6 +54,7 @@ func options(endpoint string, mod ...func(*ecr.Options)) ecr.Options {
 		RequestsPerSecond: 1000,
 		MaxAttempts:       3,
 		MaxBackoff:        5 * time.Millisecond,
+		HTTPClient:        noKeepAlive,
 	}
 	for _, m := range mod {
 		m(&o)
@@ -617,3 +621,9 @@ func TestFleet(t *testing.T) {
 		t.Fatalf("bad fleet: %v", err)
 	}
 }
+
+// noKeepAlive sends every request on a new connection: exact call counts and
+// results of non-idempotent calls must not depend on the SDK repeating one
+// after Go's transport dropped an idle connection it was about to reuse
+// (aws/aws-sdk-go-v2#2737), which a loaded CI machine makes likely.
+var noKeepAlive = awshttp.NewBuildableClient().WithTransportOptions(func(t *http.Transport) { t.DisableKeepAlives = true })

@@ -2,6 +2,7 @@ package ec2fake_test
 
 import (
 	"context"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"io"
 	"net/http"
 	"regexp"
@@ -56,6 +57,9 @@ func sdk(f *ec2fake.Server) *ec2.Client {
 		BaseEndpoint:     aws.String(f.URL()),
 		Credentials:      credentials.NewStaticCredentialsProvider("AKIDEXAMPLE", "secret", ""),
 		RetryMaxAttempts: 1,
+		// A new connection per request: with one attempt, a dropped idle
+		// connection (aws/aws-sdk-go-v2#2737) would fail a test.
+		HTTPClient: awshttp.NewBuildableClient().WithTransportOptions(func(t *http.Transport) { t.DisableKeepAlives = true }),
 	})
 }
 
