@@ -29,7 +29,7 @@ func (s *State) Trend(key string, usage, limit float64, now time.Time) (perDay f
 		samples = samples[1:]
 	}
 	s.Usage[key] = samples
-	if len(samples) < 3 || samples[len(samples)-1].T.Sub(samples[0].T) < minSpan {
+	if !fits(samples) {
 		return 0, nil
 	}
 	perHour := slope(samples)
@@ -41,6 +41,14 @@ func (s *State) Trend(key string, usage, limit float64, now time.Time) (perDay f
 		}
 	}
 	return perHour * 24, runsOut
+}
+
+// HasTrend says whether the history of key is long enough for Trend to fit
+// a line: then a flat trend means steady usage, not an unknown one.
+func (s *State) HasTrend(key string) bool { return fits(s.Usage[key]) }
+
+func fits(samples []Sample) bool {
+	return len(samples) >= 3 && samples[len(samples)-1].T.Sub(samples[0].T) >= minSpan
 }
 
 // slope is the least-squares growth of usage per hour.

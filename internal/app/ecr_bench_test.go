@@ -368,27 +368,7 @@ func BenchmarkECRFleet(b *testing.B) {
 		runtime.ReadMemStats(&base)
 		baseLive := liveHeap()
 		rssBase, hwmReset := resetPeakRSS()
-		stop := make(chan struct{})
-		type peaks struct{ inuse, live uint64 }
-		peakCh := make(chan peaks)
-		go func() {
-			var ms runtime.MemStats
-			pk := peaks{base.HeapInuse, baseLive}
-			t := time.NewTicker(10 * time.Millisecond)
-			defer t.Stop()
-			for {
-				select {
-				case <-t.C:
-					runtime.ReadMemStats(&ms)
-					pk.inuse = max(pk.inuse, ms.HeapInuse)
-					pk.live = max(pk.live, liveHeap())
-				case <-stop:
-					pk.live = max(pk.live, liveHeap())
-					peakCh <- pk
-					return
-				}
-			}
-		}()
+		stopSampling := sampleMemory(base.HeapInuse, baseLive, nil)
 		b.StartTimer()
 
 		start, cpu := time.Now(), cpuTime()
@@ -398,8 +378,7 @@ func BenchmarkECRFleet(b *testing.B) {
 		wall, cpu := time.Since(start), cpuTime()-cpu
 
 		b.StopTimer()
-		close(stop)
-		pk := <-peakCh
+		pk := stopSampling()
 		runLive := pk.live - min(pk.live, baseLive)
 		hwm := peakRSS()
 		if err != nil {
@@ -505,6 +484,40 @@ func cpuTime() time.Duration {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// memPeaks are the highest heap in use and live heap sampled.
+type memPeaks struct{ inuse, live uint64 }
+
+// sampleMemory samples the heap every 10ms, from the given base, until the
+// returned stop is called; onLive (if set) is called at each new live peak.
+func sampleMemory(inuse, live uint64, onLive func()) (stop func() memPeaks) {
+	done := make(chan struct{})
+	out := make(chan memPeaks)
+	go func() {
+		var ms runtime.MemStats
+		pk := memPeaks{inuse, live}
+		t := time.NewTicker(10 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-t.C:
+				runtime.ReadMemStats(&ms)
+				pk.inuse = max(pk.inuse, ms.HeapInuse)
+				if l := liveHeap(); l > pk.live {
+					pk.live = l
+					if onLive != nil {
+						onLive()
+					}
+				}
+			case <-done:
+				pk.live = max(pk.live, liveHeap())
+				out <- pk
+				return
+			}
+		}
+	}()
+	return func() memPeaks { close(done); return <-out }
 }
 
 // liveHeap is the heap the last GC found live.

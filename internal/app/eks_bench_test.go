@@ -332,38 +332,17 @@ pods:
 		runtime.ReadMemStats(&base)
 		baseLive := liveHeap()
 		rssBase, hwmReset := resetPeakRSS()
-		stop := make(chan struct{})
-		type peaks struct{ inuse, live uint64 }
-		peakCh := make(chan peaks)
-		go func() {
-			var ms runtime.MemStats
-			pk := peaks{base.HeapInuse, baseLive}
-			var lastProfile time.Time
-			t := time.NewTicker(10 * time.Millisecond)
-			defer t.Stop()
-			for {
-				select {
-				case <-t.C:
-					runtime.ReadMemStats(&ms)
-					pk.inuse = max(pk.inuse, ms.HeapInuse)
-					if l := liveHeap(); l > pk.live {
-						pk.live = l
-						// EKS_BENCH_HEAPPROFILE: at most once a second.
-						if prof := os.Getenv("EKS_BENCH_HEAPPROFILE"); prof != "" && time.Since(lastProfile) > time.Second {
-							lastProfile = time.Now()
-							if f, err := os.Create(prof); err == nil {
-								_ = pprof.Lookup("heap").WriteTo(f, 0)
-								f.Close()
-							}
-						}
-					}
-				case <-stop:
-					pk.live = max(pk.live, liveHeap())
-					peakCh <- pk
-					return
+		// EKS_BENCH_HEAPPROFILE: a heap profile at the live peak, at most once a second.
+		var lastProfile time.Time
+		stopSampling := sampleMemory(base.HeapInuse, baseLive, func() {
+			if prof := os.Getenv("EKS_BENCH_HEAPPROFILE"); prof != "" && time.Since(lastProfile) > time.Second {
+				lastProfile = time.Now()
+				if f, err := os.Create(prof); err == nil {
+					_ = pprof.Lookup("heap").WriteTo(f, 0)
+					f.Close()
 				}
 			}
-		}()
+		})
 		b.StartTimer()
 
 		start, cpu := time.Now(), cpuTime()
@@ -371,8 +350,7 @@ pods:
 		wall, cpu := time.Since(start), cpuTime()-cpu
 
 		b.StopTimer()
-		close(stop)
-		pk := <-peakCh
+		pk := stopSampling()
 		hwm := peakRSS()
 		r.Close()
 		if err != nil {

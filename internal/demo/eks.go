@@ -78,8 +78,7 @@ func SeedEKS(srv *ec2fake.Server, f *Fleet, now time.Time) EKS {
 			ip := next()
 			p.Status.PodIP, p.Status.PodIPs = ip, []corev1.PodIP{{IP: ip}}
 			p.Spec.NodeName = "fargate-ip-" + ip
-			ifaces = append(ifaces, ec2fake.Interface{Subnet: sn.ID, IPs: []string{ip}, Instance: "", Status: "in-use",
-				Description: "", Tags: map[string]string{}})
+			ifaces = append(ifaces, ec2fake.Interface{Subnet: sn.ID, IPs: []string{ip}, Status: "in-use"})
 			c.Objects = append(c.Objects, p)
 		}
 		// Finished Jobs of the batch platform, one every 7 seconds or so over

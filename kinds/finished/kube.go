@@ -78,10 +78,9 @@ func (k *Deleter[T]) client(ctx context.Context, cluster string) (kubernetes.Int
 	}
 	l := k.limiters[cluster]
 	if l == nil {
-		burst := max(1, int(k.PerSecond))
-		l = rate.NewLimiter(rate.Limit(k.PerSecond), burst)
-		if k.PerSecond <= 0 {
-			l = rate.NewLimiter(rate.Inf, 1)
+		l = rate.NewLimiter(rate.Inf, 1)
+		if k.PerSecond > 0 {
+			l = rate.NewLimiter(rate.Limit(k.PerSecond), max(1, int(k.PerSecond)))
 		}
 		k.limiters[cluster] = l
 	}

@@ -75,6 +75,20 @@ var ErrInUse = inventory.ErrInUse
 type Kind struct {
 	Policy Policy
 	API    API // nil: plan only
+
+	// The attribution Propose made, for View of the same snapshot: it
+	// indexes every pod of the fleet, so it is made once a pass.
+	attrSnap *inventory.Snapshot
+	attr     *Attribution
+}
+
+// attribution returns the snapshot's attribution, made once for Propose and
+// View; View lets go of it.
+func (k *Kind) attribution(snap *inventory.Snapshot, now time.Time) *Attribution {
+	if k.attrSnap != snap || k.attr == nil {
+		k.attrSnap, k.attr = snap, Attribute(snap, now)
+	}
+	return k.attr
 }
 
 // FromConfig makes the kind from the ec2 section; nil without one.
@@ -145,7 +159,7 @@ func NetworkSource(account, region string) string {
 // headroom counts them).
 func (k *Kind) Propose(snap *inventory.Snapshot, now time.Time) engine.Proposals {
 	out := engine.Proposals{}
-	a := Attribute(snap, now)
+	a := k.attribution(snap, now)
 	listed := map[string]bool{}  // account/region listed completely
 	present := map[string]bool{} // ids listed
 	for li := range snap.Networks {

@@ -88,7 +88,8 @@ var Gauges = []engine.GaugeDef{
 // the interface decisions and the summary phrase.
 func (k *Kind) View(p *engine.Plan, snap *inventory.Snapshot) engine.View {
 	now := p.GeneratedAt
-	a := Attribute(snap, now)
+	a := k.attribution(snap, now)
+	k.attrSnap, k.attr = nil, nil
 	due := map[string]bool{} // ids this plan deletes
 	for i := range p.Decisions {
 		if d := &p.Decisions[i]; d.Action == engine.Delete {
@@ -147,7 +148,7 @@ func (k *Kind) View(p *engine.Plan, snap *inventory.Snapshot) engine.View {
 		key := "subnet/" + s.Account + "/" + s.Region + "/" + s.ID
 		perDay, runsOut := p.State.Trend(key, used, float64(s.Usable), now)
 		h.GrowthPerDay, h.RunsOutAt, h.RateFrom = perDay, runsOut, "history"
-		if !hasHistory(p.State.Usage[key]) && u.Recent > 0 {
+		if !p.State.HasTrend(key) && u.Recent > 0 {
 			// No history yet: the pods created lately that still hold an
 			// address are the rate at which the subnet fills if nothing
 			// is cleaned up.
@@ -334,11 +335,3 @@ func DecisionSection(p *engine.Plan) engine.Section {
 }
 
 func pct(f float64) string { return fmt.Sprintf("%.0f%%", f*100) }
-
-// hasHistory says whether a usage history is long enough for State.Trend to
-// fit (three samples over three hours): once it is, a flat history means a
-// steady subnet, and the pods created lately say nothing more (they replace
-// the ones cleaned up).
-func hasHistory(h []engine.Sample) bool {
-	return len(h) >= 3 && h[len(h)-1].T.Sub(h[0].T) >= 3*time.Hour
-}
