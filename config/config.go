@@ -33,6 +33,9 @@ type Config struct {
 	// Notify is nil when the file has no notify section: nothing is delivered.
 	Notify *Notify `json:"notify,omitempty"`
 
+	// Fleet is how clusters are discovered; see Fleet.
+	Fleet Fleet `json:"fleet"`
+
 	// Daemon is nil when the file has no daemon section: `reclaim daemon`
 	// then runs with DefaultDaemon.
 	Daemon *Daemon `json:"daemon,omitempty"`
@@ -44,6 +47,9 @@ type Config struct {
 // Cluster is one Kubernetes cluster whose volumes keep disks alive.
 type Cluster struct {
 	Name string `json:"name"`
+	// CloudName is the cluster's name in GKE or EKS when it differs from
+	// Name: cloud evidence (subnet tags, discovery) names it so.
+	CloudName string `json:"cloudName,omitempty"`
 	// Kubeconfig is a kubeconfig path with ~ expanded. Empty, with InCluster
 	// false, means client-go's default loading rules ($KUBECONFIG, ~/.kube/config).
 	Kubeconfig string `json:"kubeconfig,omitempty"`
@@ -243,6 +249,7 @@ func (c *Config) applyDefaults() {
 	c.ecrDefaults()
 	c.eksDefaults()
 	c.daemonDefaults()
+	c.fleetDefaults()
 	d := &c.Disks
 	def(c, "disks.minAge", &d.MinAge, defaultMinAge)
 	def(c, "disks.grace", &d.Grace, defaultGrace)
@@ -285,6 +292,7 @@ func (c *Config) normalize(ps *problems) {
 	if c.Daemon != nil {
 		c.Daemon.normalize(ps)
 	}
+	c.Fleet.normalize(ps)
 	expand("state.file", &c.State.File)
 	if c.State.ConfigMap != nil {
 		expand("state.configMap.kubeconfig", &c.State.ConfigMap.Kubeconfig)

@@ -159,6 +159,11 @@ func TestExampleConfigs(t *testing.T) {
 	}
 	ref.Daemon = nil
 	ref.GCE, ref.ECR, ref.EC2, ref.Jobs, ref.Pods = nil, nil, nil, nil, nil
+	// The scopes discovery searches default to the cloud sections' own.
+	ref.Fleet.GKE.Projects, ref.Fleet.EKS = nil, nil
+	if f := &ref.Fleet; len(f.Include)+len(f.Exclude)+len(f.OutOfScope)+len(f.IncludeLabels)+len(f.ExcludeLabels) == 0 {
+		f.Include, f.Exclude, f.OutOfScope, f.IncludeLabels, f.ExcludeLabels = nil, nil, nil, nil, nil
+	}
 	if !reflect.DeepEqual(ref, minimal) {
 		t.Errorf("reference.yaml does not show the defaults:\nreference: %+v\ndefaults:  %+v", ref, minimal)
 	}
@@ -230,6 +235,7 @@ func TestDefaults(t *testing.T) {
 		Kubernetes: Kubernetes{ProtectLabel: "reclaim.dev/protect"},
 		State:      State{File: "reclaim-state.json"},
 		Audit:      Audit{File: "reclaim-audit.jsonl"},
+		Fleet:      defaultFleet(),
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("defaults:\ngot  %+v\nwant %+v", got, want)
@@ -308,6 +314,8 @@ func TestFullFileKeepsEveryValue(t *testing.T) {
 		Kubernetes: Kubernetes{ProtectLabel: "protect"},
 		State:      State{ConfigMap: &ConfigMapRef{Namespace: "reclaim", Name: "reclaim.state"}},
 		Audit:      Audit{File: "-"},
+		Fleet: Fleet{Discover: true, ReadDiscovered: true, GKE: GKEDiscovery{Projects: []string{"my-gke-project", "other-project-42"}},
+			Timeout: Duration(2 * time.Minute), QPS: 20, Burst: 40, PageSize: 500},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("full.yaml:\ngot  %+v\nwant %+v", got, want)
@@ -431,4 +439,9 @@ func TestClosest(t *testing.T) {
 			t.Errorf("closest(%q) = %q, want %q", word, got, want)
 		}
 	}
+}
+
+// defaultFleet is the fleet section a file without one gets.
+func defaultFleet() Fleet {
+	return Fleet{Discover: true, ReadDiscovered: true, Timeout: Duration(2 * time.Minute), QPS: 20, Burst: 40, PageSize: 500}
 }

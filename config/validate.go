@@ -16,6 +16,7 @@ var (
 	gceLabelKey   = regexp.MustCompile(`^[a-z][a-z0-9_-]{0,62}$`)
 	gceRegion     = regexp.MustCompile(`^[a-z]+-[a-z]+[0-9]+$`)
 	gceZone       = regexp.MustCompile(`^([a-z]+-[a-z]+[0-9]+)-[a-z]$`)
+	cloudName     = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]*$`)
 	upperSnake    = regexp.MustCompile(`^[A-Z][A-Z0-9]*(_[A-Z0-9]+)*$`)
 	clusterHint   = "use lowercase letters, digits and '-', at most 63 characters, starting and ending with a letter or digit"
 	projectHint   = "6 to 30 lowercase letters, digits and hyphens, starting with a letter and not ending with a hyphen"
@@ -58,6 +59,7 @@ func (c *Config) validate(ps *problems) {
 	} else if errs := content.IsLabelKey(c.Kubernetes.ProtectLabel); len(errs) > 0 {
 		ps.add("kubernetes.protectLabel", "%q is not a valid Kubernetes label key — %s", c.Kubernetes.ProtectLabel, strings.Join(errs, "; "))
 	}
+	c.Fleet.validate(ps, "fleet", c.present)
 	c.State.validate(ps, "state")
 	if c.Audit.File == "" {
 		ps.add("audit.file", "must not be empty — write a path, or - for standard output")
@@ -73,6 +75,9 @@ func (cl *Cluster) validate(ps *problems, path string, present map[string]bool) 
 		ps.add(path+".name", "is required — a short name such as prod-a")
 	case len(cl.Name) > 63 || !dnsLabel.MatchString(cl.Name):
 		ps.add(path+".name", "%q is not a valid cluster name — %s", cl.Name, clusterHint)
+	}
+	if cl.CloudName != "" && (len(cl.CloudName) > 100 || !cloudName.MatchString(cl.CloudName)) {
+		ps.add(path+".cloudName", "%q is not a GKE or EKS cluster name — letters, digits, '-' and '_', at most 100 characters", cl.CloudName)
 	}
 	if cl.Kubeconfig != "" && cl.InCluster {
 		ps.add(path, "set either kubeconfig or inCluster, not both")
@@ -244,6 +249,7 @@ func validateGCELabelKey(ps *problems, path, key string) {
 // crossValidate checks the rules that tie fields together, the ones whose
 // mistakes would make a disk in use look orphaned.
 func (c *Config) crossValidate(ps *problems) {
+	c.crossValidateFleet(ps)
 	// Names are unique.
 	byName := map[string][]int{}
 	var names []string

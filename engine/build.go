@@ -32,13 +32,16 @@ func Build(snap *inventory.Snapshot, kinds []Kind, prev State, now time.Time, op
 	}
 	next := prev.Clone()
 	srcs := map[string]int{}
-	addSource := func(s Source) {
+	register := func(s Source) bool {
 		if _, dup := srcs[s.Key()]; dup {
-			return
+			return false
 		}
 		srcs[s.Key()] = len(p.Sources)
 		p.Sources = append(p.Sources, s)
-		if !s.Complete {
+		return true
+	}
+	addSource := func(s Source) {
+		if register(s) && !s.Complete {
 			p.Incomplete = true
 		}
 	}
@@ -60,6 +63,7 @@ func Build(snap *inventory.Snapshot, kinds []Kind, prev State, now time.Time, op
 				c.Name, strings.Join(c.Problems, "; "), what))
 		}
 	}
+	p.addFleet(snap.Fleet, len(snap.Clusters), func(s Source) { register(s) })
 	props := make([]Proposals, len(kinds))
 	for i, k := range kinds {
 		props[i] = k.Propose(snap, now)
@@ -166,6 +170,7 @@ func (r *rules) decide(k Kind, pr *Proposals) {
 		}
 		kept[d.ID] = true
 		if why := r.failClosed(it); why != "" {
+			r.p.Incomplete = true
 			d.Action, d.Held = Mark, true
 			d.Reason = join(d.Reason, "held: "+why)
 			d.OrphanSince = r.st.since(d.ID, it.Identity)

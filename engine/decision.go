@@ -114,6 +114,9 @@ type Source struct {
 	Duration time.Duration `json:"durationNs,omitempty"`
 	// Unit names what Items counts, for people ("disks", "repositories").
 	Unit string `json:"-"`
+	// NotRead: a cluster of the fleet reclaim did not read at all
+	// (excluded, not configured); Problems say why and how to resolve it.
+	NotRead bool `json:"notRead,omitempty"`
 }
 
 // Key is how proposals name a source they rely on: kind:name.

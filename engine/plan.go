@@ -22,6 +22,9 @@ type Plan struct {
 	Gauges []Gauge
 	// Blocked lists why some deletions were held back for the whole run.
 	Blocked []string
+	// Notices are what every report repeats whatever the plan: discovery
+	// off, clusters declared out of scope.
+	Notices []string
 	// BreakerTripped is set when too many resources were due at once.
 	BreakerTripped bool
 	// Incomplete is true if any source was incomplete.
@@ -106,6 +109,8 @@ func (p *Plan) Unready(keys []string) string {
 		switch {
 		case !known:
 			parts = append(parts, key+" was not read")
+		case p.Sources[i].NotRead:
+			parts = append(parts, p.Sources[i].Kind+" "+p.Sources[i].Name+" is "+strings.Join(p.Sources[i].Problems, "; "))
 		case !p.Sources[i].Complete:
 			parts = append(parts, p.Sources[i].Kind+" "+p.Sources[i].Name+" could not be read completely")
 		}
@@ -143,6 +148,7 @@ type planHead struct {
 
 type planTail struct {
 	Blocked        []string `json:"blocked,omitempty"`
+	Notices        []string `json:"notices,omitempty"`
 	BreakerTripped bool     `json:"breakerTripped"`
 	Incomplete     bool     `json:"incomplete"`
 	Confirmed      []string `json:"confirmed,omitempty"`
@@ -170,7 +176,7 @@ func (p *Plan) MarshalJSON() ([]byte, error) {
 		b.WriteByte(':')
 		b.Write(v)
 	}
-	tail, err := json.Marshal(planTail{p.Blocked, p.BreakerTripped, p.Incomplete, p.Confirmed})
+	tail, err := json.Marshal(planTail{p.Blocked, p.Notices, p.BreakerTripped, p.Incomplete, p.Confirmed})
 	if err != nil {
 		return nil, err
 	}

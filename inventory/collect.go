@@ -34,7 +34,13 @@ type CollectOptions struct {
 	// Networks lists EC2 subnets and interfaces (nil: none); like Clusters it
 	// reports incompleteness in its results and never fails.
 	Networks func(ctx context.Context) []NetworkListing
-	Now      func() time.Time
+	// Discover lists the clusters the clouds say exist (nil: discovery is
+	// off); it runs with the clouds. FleetClusters, if set, replaces
+	// Clusters: it joins the listings with the configured clusters and
+	// collects every cluster of the fleet it reads.
+	Discover      func(ctx context.Context) []FleetListing
+	FleetClusters func(ctx context.Context, listings []FleetListing) (*Fleet, []ClusterRefs)
+	Now           func() time.Time
 }
 
 // Collect lists the clouds first (GCE, ECR and EC2 side by side) and the clusters
@@ -70,6 +76,14 @@ func Collect(ctx context.Context, o CollectOptions) Snapshot {
 			s.Networks = o.Networks(ctx)
 		}()
 	}
+	var listings []FleetListing
+	if o.Discover != nil {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			listings = o.Discover(ctx)
+		}()
+	}
 	wg.Wait()
 	if o.ImageSources != nil {
 		wg.Add(1)
@@ -78,7 +92,10 @@ func Collect(ctx context.Context, o CollectOptions) Snapshot {
 			s.ImageSources = o.ImageSources(ctx)
 		}()
 	}
-	if o.Clusters != nil {
+	switch {
+	case o.FleetClusters != nil:
+		s.Fleet, s.Clusters = o.FleetClusters(ctx, listings)
+	case o.Clusters != nil:
 		s.Clusters = o.Clusters(ctx)
 	}
 	wg.Wait()

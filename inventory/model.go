@@ -286,6 +286,9 @@ type Snapshot struct {
 	ImageSources []ImageSource
 	// Networks are the EC2 subnets and interfaces in scope, per account and region.
 	Networks []NetworkListing
+	// Fleet is every cluster known (configured, discovered, declared) and
+	// what reclaim did with it; nil when the run did not assemble one.
+	Fleet *Fleet
 }
 
 // ErrNotFound is the delete contract every provider keeps: Get and Delete

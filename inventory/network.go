@@ -15,11 +15,22 @@ type Subnet struct {
 	AZ      string
 	CIDR    string
 	Name    string // the Name tag, if any
+	// Clusters are the clusters its kubernetes.io/cluster/NAME tags name
+	// (shared or owned): cloud evidence that they may use it.
+	Clusters []string
 	// Usable is 2^(32-prefix) - 5: AWS reserves five addresses in every subnet.
 	Usable int
 	// Available is AvailableIpAddressCount: the addresses nothing holds.
 	Available int
 }
+
+// SubnetClusterTagPrefix is the subnet tag EKS and its load balancer
+// controller read: kubernetes.io/cluster/NAME = shared | owned.
+const SubnetClusterTagPrefix = "kubernetes.io/cluster/"
+
+// InterfaceClusterTag is the tag the VPC CNI puts on the interfaces it
+// makes: the cluster's name.
+const InterfaceClusterTag = "cluster.k8s.amazonaws.com/name"
 
 // NetInterface is an EC2 network interface as reclaim needs it.
 type NetInterface struct {

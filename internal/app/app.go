@@ -8,6 +8,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"sync"
 	"time"
 
 	"go.uber.org/zap"
@@ -38,6 +39,9 @@ type Deps struct {
 	// ImageSources reads the manifest directories; nil reads ecr.manifests.dirs.
 	ImageSources func(ctx context.Context) []inventory.ImageSource
 	Clusters     func(ctx context.Context) []inventory.ClusterRefs
+	// Discovery lists the fleet's clusters; nil with fleet.discover builds
+	// one discoverer per GKE project and EKS account and region.
+	Discovery []Discoverer
 	// Kube returns a cluster's client for deletes; nil uses the clients the
 	// collector built from the config.
 	Kube  func(cluster string) (kubernetes.Interface, error)
@@ -76,6 +80,8 @@ type Options struct {
 // Runner runs passes with clients built once.
 type Runner struct {
 	cfg     *config.Config
+	pool    *kube.Pool
+	hosts   map[string]string
 	d       Deps
 	kinds   []engine.Kind
 	closers []func()
@@ -126,8 +132,17 @@ func New(ctx context.Context, cfg *config.Config, d Deps) (*Runner, error) {
 	if d.ImageSources == nil && cfg.ECR != nil && len(cfg.ECR.Manifests.Dirs) > 0 {
 		d.ImageSources = ManifestSources(cfg)
 	}
+	if d.Discovery == nil && cfg.Fleet.Discover {
+		ds, err := Discoverers(ctx, cfg, d.Log)
+		if err != nil {
+			r.Close()
+			return nil, fmt.Errorf("fleet discovery: %w", err)
+		}
+		d.Discovery = ds
+	}
+	pool := kube.NewPool(Targets(cfg))
+	r.pool, r.hosts = pool, configuredHosts(Targets(cfg))
 	if d.Clusters == nil || d.Kube == nil {
-		pool := kube.NewPool(Targets(cfg))
 		if d.Clusters == nil {
 			d.Clusters = func(ctx context.Context) []inventory.ClusterRefs {
 				return pool.Collect(ctx, kube.Options{ProtectLabel: cfg.Kubernetes.ProtectLabel, RetentionAnnotation: RetentionAnnotation(cfg), Labels: NeedsLabels(cfg)}, 8)
@@ -205,6 +220,10 @@ func (r *Runner) Once(ctx context.Context, opt Options) (*report.Report, error) 
 	if cfg.EC2 != nil {
 		co.Networks = d.Networks.List
 	}
+	co.FleetClusters = r.fleetClusters
+	if cfg.Fleet.Discover {
+		co.Discover = func(ctx context.Context) []inventory.FleetListing { return discover(ctx, d.Discovery) }
+	}
 	start := d.Now()
 	cctx := ctx
 	if opt.Stop != nil {
@@ -247,6 +266,24 @@ func (r *Runner) Once(ctx context.Context, opt Options) (*report.Report, error) 
 		}
 	}
 	return rep, nil
+}
+
+// fleetClusters assembles the run's fleet from the config and the
+// discovery listings, and collects the configured clusters and the
+// discovered ones it reads, side by side.
+func (r *Runner) fleetClusters(ctx context.Context, listings []inventory.FleetListing) (*inventory.Fleet, []inventory.ClusterRefs) {
+	fp := assembleFleet(r.cfg, r.d.Discovery, listings, r.hosts)
+	var configured, discovered []inventory.ClusterRefs
+	var wg sync.WaitGroup
+	wg.Go(func() { configured = r.d.Clusters(ctx) })
+	if len(fp.read) > 0 {
+		wg.Go(func() {
+			discovered = r.pool.CollectTargets(ctx, fp.read, kube.Options{ProtectLabel: r.cfg.Kubernetes.ProtectLabel,
+				RetentionAnnotation: RetentionAnnotation(r.cfg), Labels: NeedsLabels(r.cfg)}, 8)
+		})
+	}
+	wg.Wait()
+	return &fp.fleet, append(configured, discovered...)
 }
 
 // Announce records, after a report was delivered to at least one notify

@@ -11,10 +11,12 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/oauth2"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/transport"
 )
 
 // UserAgent is sent with every request so that apiserver audit logs name us.
@@ -30,6 +32,15 @@ type Target struct {
 	Kubeconfig, Context string
 	// InCluster uses the pod's service account instead of a kubeconfig.
 	InCluster bool
+	// Discovered: the cluster is reached only through Endpoint, CAData and
+	// Token, never through a kubeconfig. Endpoint, CAData and Token: its API
+	// server's URL, CA bundle (PEM) and a source of short-lived bearer
+	// tokens minted in process (GKE OAuth2, EKS k8s-aws-v1). Nothing is
+	// written to disk and no exec plugin runs.
+	Discovered bool
+	Endpoint   string
+	CAData     []byte
+	Token      oauth2.TokenSource
 	// Projects limits which GCE projects this cluster's PVs can point at
 	// (overrides Options.Projects when non-empty).
 	Projects []string
@@ -60,7 +71,19 @@ type Target struct {
 // and context. Errors name the cluster, the kubeconfig and what to fix.
 func RESTConfig(t Target) (*rest.Config, error) {
 	var cfg *rest.Config
-	if t.InCluster {
+	if t.Discovered {
+		switch {
+		case t.Endpoint == "":
+			return nil, fmt.Errorf("cluster %s: discovery returned no endpoint (is it still being created?)", t.Name)
+		case len(t.CAData) == 0:
+			return nil, fmt.Errorf("cluster %s: discovery returned no CA certificate for %s, so its server cannot be verified", t.Name, t.Endpoint)
+		case t.Token == nil:
+			return nil, fmt.Errorf("cluster %s: no identity to read it with (its discovery scope mints no token)", t.Name)
+		}
+		// The token source refreshes before expiry, and again on a 401.
+		cfg = &rest.Config{Host: t.Endpoint, TLSClientConfig: rest.TLSClientConfig{CAData: t.CAData},
+			WrapTransport: transport.TokenSourceWrapTransport(t.Token)}
+	} else if t.InCluster {
 		c, err := rest.InClusterConfig()
 		if err != nil {
 			return nil, fmt.Errorf("cluster %s: in-cluster config: %v (in_cluster needs reclaim to run in a pod with a service account token mounted)", t.Name, err)

@@ -38,7 +38,7 @@ type clientPair struct {
 
 // NewPool returns a pool for the targets.
 func NewPool(targets []Target) *Pool {
-	return &Pool{targets: targets, built: map[string]clientPair{}}
+	return &Pool{targets: append([]Target(nil), targets...), built: map[string]clientPair{}}
 }
 
 // Targets are the pool's targets.
@@ -64,6 +64,32 @@ func (p *Pool) Clients(name string) (kubernetes.Interface, dynamic.Interface, er
 	return nil, nil, fmt.Errorf("cluster %s is not configured", name)
 }
 
+// Add adds a target (a discovered cluster) or replaces the one of the same
+// name; a target whose endpoint or CA changed gets new clients.
+func (p *Pool) Add(t Target) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for i, old := range p.targets {
+		if old.Name == t.Name {
+			if old.Endpoint != t.Endpoint || string(old.CAData) != string(t.CAData) || old.Discovered != t.Discovered {
+				delete(p.built, t.Name)
+			}
+			p.targets[i] = t
+			return
+		}
+	}
+	p.targets = append(p.targets, t)
+}
+
+// CollectTargets collects the given targets (added to the pool first), at
+// most concurrency at a time. One result per target, in order.
+func (p *Pool) CollectTargets(ctx context.Context, targets []Target, opt Options, concurrency int) []inventory.ClusterRefs {
+	for _, t := range targets {
+		p.Add(t)
+	}
+	return p.collect(ctx, targets, opt, concurrency)
+}
+
 // Client returns the named target's typed client.
 func (p *Pool) Client(name string) (kubernetes.Interface, error) {
 	cs, _, err := p.Clients(name)
@@ -73,7 +99,13 @@ func (p *Pool) Client(name string) (kubernetes.Interface, error) {
 // Collect collects every target, at most concurrency at a time, with the
 // pool's clients. One result per target, in order.
 func (p *Pool) Collect(ctx context.Context, opt Options, concurrency int) []inventory.ClusterRefs {
-	targets := p.targets
+	p.mu.Lock()
+	targets := append([]Target(nil), p.targets...)
+	p.mu.Unlock()
+	return p.collect(ctx, targets, opt, concurrency)
+}
+
+func (p *Pool) collect(ctx context.Context, targets []Target, opt Options, concurrency int) []inventory.ClusterRefs {
 	if concurrency < 1 {
 		concurrency = 1
 	}

@@ -7,6 +7,7 @@ package ecrimage
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -261,6 +262,21 @@ func evidence(snap *inventory.Snapshot, reg *inventory.RegistryListing) (sources
 	}
 	for _, s := range snap.ImageSources {
 		sources = append(sources, engine.SourceKey("manifests", s.Name))
+	}
+	// Every EKS cluster of the registry's account can pull from it, read or
+	// not, and so can any cluster a failed discovery of the account hides.
+	var scopes []string
+	if f := snap.Fleet; f != nil {
+		for _, l := range f.Listings {
+			if l.Platform == inventory.EKS && strings.HasPrefix(l.Scope, reg.Account+"/") {
+				scopes = append(scopes, inventory.EKS+" "+l.Scope)
+			}
+		}
+	}
+	for _, key := range engine.FleetGuards(snap.Fleet, snap.Fleet.EKSOf(reg.Account), scopes...) {
+		if !slices.Contains(sources, key) {
+			sources = append(sources, key)
+		}
 	}
 	if !reg.Complete {
 		holds = append(holds, "the registry's repositories could not all be listed")

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -114,6 +115,31 @@ func Pool(project, region, metric string) string {
 	return project + "/" + region + "/" + metric
 }
 
+// ClusterLabel is the label GKE puts on the disks it makes for a cluster
+// (boot disks, and PD CSI volumes on recent versions): cloud evidence of a
+// cluster that may use the disk.
+const ClusterLabel = "goog-k8s-cluster-name"
+
+// diskGuards are the source keys a disk's deletion relies on: the configured
+// clusters that could reference its project (cached per project), every GKE
+// cluster of the project whose region can attach it and its discovery scope
+// (read or not: an unread one holds the disk), and the cluster its label
+// names. Slices are shared per project and region, so the engine's
+// fail-closed verdict is computed once for each.
+func diskGuards(f *inventory.Fleet, d inventory.Disk, configured map[string][]string) []string {
+	key := d.Key.Project + "/" + d.Region()
+	if g, ok := configured[key]; ok && d.Labels[ClusterLabel] == "" {
+		return g
+	}
+	g := slices.Clone(configured[d.Key.Project])
+	g = append(g, engine.FleetGuards(f, f.GKEAt(d.Key.Project, d.Key.Location()), inventory.GKE+" "+d.Key.Project)...)
+	if n := d.Labels[ClusterLabel]; n != "" {
+		return append(g, engine.ClusterKey(f.Resolve(n)))
+	}
+	configured[key] = g
+	return g
+}
+
 // Propose gives every listed disk a proposal.
 func (k *Kind) Propose(snap *inventory.Snapshot, now time.Time) engine.Proposals {
 	pol := k.Policy
@@ -147,7 +173,7 @@ func (k *Kind) Propose(snap *inventory.Snapshot, now time.Time) engine.Proposals
 			if inScope(pol, d) {
 				out.InScope++
 			}
-			out.Items = append(out.Items, k.propose(d, len(snap.Clusters), refs, guards[l.Project], now))
+			out.Items = append(out.Items, k.propose(d, len(snap.Clusters), refs, diskGuards(snap.Fleet, d, guards), now))
 		}
 	}
 	sort.SliceStable(out.Items, func(i, j int) bool { return out.Items[i].ID < out.Items[j].ID })

@@ -171,6 +171,10 @@ func (k *Kind) Propose(snap *inventory.Snapshot, now time.Time) engine.Proposals
 		}
 		out.Sources = append(out.Sources, src)
 		listed[l.Account+"/"+l.Region] = l.Complete
+		subnets := make(map[string]*inventory.Subnet, len(l.Subnets))
+		for i := range l.Subnets {
+			subnets[l.Subnets[i].ID] = &l.Subnets[i]
+		}
 		for i := range l.Interfaces {
 			n := &l.Interfaces[i]
 			present[ID(l.Account, l.Region, n.ID)] = true
@@ -178,7 +182,11 @@ func (k *Kind) Propose(snap *inventory.Snapshot, now time.Time) engine.Proposals
 				continue
 			}
 			out.InScope++
-			out.Items = append(out.Items, k.propose(l, n, a))
+			pr := k.propose(l, n, a)
+			if pr.Candidate {
+				pr.Sources = dedup(append(pr.Sources, cloudGuards(snap.Fleet, l, n, subnets[n.Subnet])...))
+			}
+			out.Items = append(out.Items, pr)
 		}
 	}
 	out.Presence = func(id string) engine.Presence {
@@ -190,6 +198,36 @@ func (k *Kind) Propose(snap *inventory.Snapshot, now time.Time) engine.Proposals
 			return engine.Present
 		}
 		return engine.Gone
+	}
+	return out
+}
+
+// cloudGuards are the clusters the cloud says may use an interface's
+// addresses, read or not: the EKS clusters of its VPC or subnet, the
+// clusters its subnet's kubernetes.io/cluster/NAME tags name, the cluster
+// its own VPC CNI tag names; and the account and region's discovery. Any of
+// them not read completely holds the interface.
+func cloudGuards(f *inventory.Fleet, l *inventory.NetworkListing, n *inventory.NetInterface, sn *inventory.Subnet) []string {
+	out := engine.FleetGuards(f, f.EKSIn(l.Account, n.VPC, n.Subnet), inventory.EKS+" "+l.Account+"/"+l.Region)
+	if sn != nil {
+		for _, c := range sn.Clusters {
+			out = append(out, engine.ClusterKey(f.Resolve(c)))
+		}
+	}
+	if c := n.Tags[inventory.InterfaceClusterTag]; c != "" {
+		out = append(out, engine.ClusterKey(f.Resolve(c)))
+	}
+	return out
+}
+
+func dedup(keys []string) []string {
+	seen := make(map[string]bool, len(keys))
+	out := keys[:0]
+	for _, k := range keys {
+		if !seen[k] {
+			seen[k] = true
+			out = append(out, k)
+		}
 	}
 	return out
 }

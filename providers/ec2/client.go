@@ -487,6 +487,9 @@ func (c *Client) convertSubnet(s *types.Subnet) inventory.Subnet {
 		if aws.ToString(t.Key) == "Name" {
 			sn.Name = aws.ToString(t.Value)
 		}
+		if n, ok := strings.CutPrefix(aws.ToString(t.Key), inventory.SubnetClusterTagPrefix); ok && n != "" {
+			sn.Clusters = append(sn.Clusters, n)
+		}
 	}
 	sn.Usable = Usable(sn.CIDR)
 	return sn

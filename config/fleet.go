@@ -1,0 +1,280 @@
+package config
+
+import (
+	"fmt"
+	"slices"
+
+	"reclaim.dev/reclaim/internal/glob"
+)
+
+// Fleet says how reclaim learns which clusters exist. A cluster reclaim
+// does not read completely holds everything it could use, so discovery is
+// on by default: the clouds, not a hand-typed list, say what the fleet is.
+type Fleet struct {
+	// Discover finds every GKE cluster of the gke projects and every EKS
+	// cluster of the eks accounts and regions. false: the fleet is whatever
+	// clusters lists, and every report says so.
+	Discover bool `json:"discover"`
+	// GKE and EKS are the scopes searched. Empty: the projects of gce, and
+	// the accounts and regions of ecr.registries and ec2.networks.
+	GKE GKEDiscovery   `json:"gke"`
+	EKS []EKSDiscovery `json:"eks"`
+	// ReadDiscovered reads every discovered cluster that is not configured
+	// (with a short-lived identity minted in process); false only lists them,
+	// and each then holds what it could use.
+	ReadDiscovered bool `json:"readDiscovered"`
+	// Include and Exclude are globs on a discovered cluster's name;
+	// IncludeLabels and ExcludeLabels match its GKE resource labels or EKS
+	// tags ("" matches any value). An excluded cluster is not read, and
+	// holds what it could use.
+	Include       []string `json:"include"`
+	Exclude       []string `json:"exclude"`
+	IncludeLabels Tags     `json:"includeLabels,omitempty"`
+	ExcludeLabels Tags     `json:"excludeLabels,omitempty"`
+	// OutOfScope declares clusters whose use reclaim does not need to see
+	// (decommissioned, sandbox); every report repeats the declaration.
+	OutOfScope []OutOfScope `json:"outOfScope"`
+	// Timeout, QPS, Burst and PageSize apply to discovered clusters read
+	// (configured ones have their own).
+	Timeout  Duration `json:"timeout"`
+	QPS      float32  `json:"qps"`
+	Burst    int      `json:"burst"`
+	PageSize int64    `json:"pageSize"`
+}
+
+// GKEDiscovery is where GKE clusters are searched, and how.
+type GKEDiscovery struct {
+	Projects []string `json:"projects"`
+	// Endpoint overrides the container API (a fake, a private endpoint).
+	Endpoint              string `json:"endpoint,omitempty"`
+	WithoutAuthentication bool   `json:"withoutAuthentication"`
+	// CredentialsFile is a service-account key; empty means the pod's
+	// identity (Workload Identity, application default credentials). It
+	// also mints the tokens discovered clusters are read with.
+	CredentialsFile string `json:"credentialsFile,omitempty"`
+	// PrivateEndpoint reads clusters through their private endpoint.
+	PrivateEndpoint bool `json:"privateEndpoint"`
+}
+
+// EKSDiscovery is one account and region where EKS clusters are searched.
+type EKSDiscovery struct {
+	Account    string `json:"account"`
+	Region     string `json:"region"`
+	Profile    string `json:"profile,omitempty"`
+	RoleARN    string `json:"roleARN,omitempty"`
+	ExternalID string `json:"externalID,omitempty"`
+	// Endpoint and STSEndpoint override EKS's and STS's (fakes).
+	Endpoint    string `json:"endpoint,omitempty"`
+	STSEndpoint string `json:"stsEndpoint,omitempty"`
+}
+
+// OutOfScope is one cluster declared out of reclaim's view.
+type OutOfScope struct {
+	Name   string `json:"name"`
+	Reason string `json:"reason"`
+}
+
+const (
+	defaultFleetDiscover = true
+	defaultFleetRead     = true
+)
+
+func (c *Config) fleetDefaults() {
+	f := &c.Fleet
+	def(c, "fleet.discover", &f.Discover, defaultFleetDiscover)
+	def(c, "fleet.readDiscovered", &f.ReadDiscovered, defaultFleetRead)
+	def(c, "fleet.timeout", &f.Timeout, defaultClusterTimeout)
+	def(c, "fleet.qps", &f.QPS, defaultClusterQPS)
+	def(c, "fleet.burst", &f.Burst, defaultClusterBurst)
+	def(c, "fleet.pageSize", &f.PageSize, defaultClusterPageSize)
+	if !f.Discover {
+		return
+	}
+	if !c.present["fleet.gke.projects"] && c.GCE != nil {
+		f.GKE.Projects = slices.Clone(c.GCE.Projects)
+	}
+	if !c.present["fleet.eks"] {
+		f.EKS = c.defaultEKSDiscovery()
+	}
+}
+
+// defaultEKSDiscovery is every account and region of ecr.registries and
+// ec2.networks, reached the same way.
+func (c *Config) defaultEKSDiscovery() []EKSDiscovery {
+	var out []EKSDiscovery
+	seen := map[string]bool{}
+	add := func(d EKSDiscovery) {
+		if k := d.Account + "/" + d.Region; !seen[k] {
+			seen[k] = true
+			out = append(out, d)
+		}
+	}
+	if c.ECR != nil {
+		for _, r := range c.ECR.Registries {
+			add(EKSDiscovery{Account: r.Account, Region: r.Region, Profile: r.Profile, RoleARN: r.RoleARN, ExternalID: r.ExternalID})
+		}
+	}
+	if c.EC2 != nil {
+		for _, n := range c.EC2.Networks {
+			add(EKSDiscovery{Account: n.Account, Region: n.Region, Profile: n.Profile, RoleARN: n.RoleARN, ExternalID: n.ExternalID})
+		}
+	}
+	return out
+}
+
+func (f *Fleet) normalize(ps *problems) {
+	v, err := expandHome(f.GKE.CredentialsFile)
+	if err != nil {
+		ps.add("fleet.gke.credentialsFile", "%v", err)
+		return
+	}
+	f.GKE.CredentialsFile = v
+}
+
+// validate checks the fleet section; scopes copied from gce, ecr and ec2
+// (not present in the file) are checked there.
+func (f *Fleet) validate(ps *problems, path string, present map[string]bool) {
+	if present[path+".gke.projects"] {
+		validateList(ps, path+".gke.projects", f.GKE.Projects, validateProject)
+	}
+	validateEndpoint(ps, path+".gke.endpoint", f.GKE.Endpoint, "container")
+	if f.GKE.WithoutAuthentication && f.GKE.CredentialsFile != "" {
+		ps.add(path+".gke", "set either withoutAuthentication or credentialsFile, not both")
+	}
+	seen := map[string]int{}
+	for i, e := range f.EKS {
+		if !present[path+".eks"] {
+			break
+		}
+		p := index(path+".eks", i)
+		validateAWSTarget(ps, p, e.Account, e.Region, e.RoleARN, e.ExternalID)
+		validateEndpoint(ps, p+".endpoint", e.Endpoint, "eks")
+		validateEndpoint(ps, p+".stsEndpoint", e.STSEndpoint, "sts")
+		k := e.Account + "/" + e.Region
+		if j, dup := seen[k]; dup {
+			ps.add(p, "account %s region %s is listed twice (%s and %s)", e.Account, e.Region, index(path+".eks", j), p)
+		}
+		seen[k] = i
+	}
+	for _, l := range []struct {
+		key   string
+		globs []string
+	}{{"include", f.Include}, {"exclude", f.Exclude}} {
+		validateList(ps, path+"."+l.key, l.globs, func(g string) string {
+			if _, err := glob.Compile(g); err != nil {
+				return fmt.Sprintf("%q is not a glob: %v", g, err)
+			}
+			return ""
+		})
+	}
+	for _, m := range []struct {
+		key  string
+		tags Tags
+	}{{"includeLabels", f.IncludeLabels}, {"excludeLabels", f.ExcludeLabels}} {
+		for k := range m.tags {
+			if k == "" {
+				ps.add(path+"."+m.key, "a label key must not be empty")
+			}
+		}
+	}
+	names := map[string]int{}
+	for i, o := range f.OutOfScope {
+		p := index(path+".outOfScope", i)
+		if o.Name == "" {
+			ps.add(p+".name", "is required — the cluster's name as reports show it")
+		}
+		if o.Reason == "" {
+			ps.add(p+".reason", "is required — every report repeats why this cluster's use may be ignored (e.g. \"decommissioned, ticket OPS-123\")")
+		}
+		if j, dup := names[o.Name]; dup && o.Name != "" {
+			ps.add(p+".name", "%q is declared twice (%s and %s)", o.Name, index(path+".outOfScope", j), p)
+		}
+		names[o.Name] = i
+	}
+	switch {
+	case f.Timeout <= 0:
+		ps.add(path+".timeout", "must be more than 0")
+	case f.Timeout > maxTimeout:
+		ps.add(path+".timeout", "%s is more than the %s maximum", f.Timeout, maxTimeout)
+	}
+	if f.QPS <= 0 {
+		ps.add(path+".qps", "must be more than 0")
+	} else if float64(f.Burst) < float64(f.QPS) {
+		ps.add(path+".burst", "%d is less than qps (%g) — burst must be at least qps", f.Burst, f.QPS)
+	}
+	if f.PageSize < 1 || f.PageSize > maxPageSize {
+		ps.add(path+".pageSize", "%d is out of range — use 1 to %d", f.PageSize, maxPageSize)
+	}
+}
+
+// crossValidateFleet checks the fleet against the clusters: a configured
+// cluster is read, so it cannot also be declared out of scope.
+func (c *Config) crossValidateFleet(ps *problems) {
+	for i, o := range c.Fleet.OutOfScope {
+		for j, cl := range c.Clusters {
+			if o.Name != "" && (o.Name == cl.Name || o.Name == cl.CloudName) {
+				ps.add(index("fleet.outOfScope", i)+".name", "%q is configured as %s — it is read, so it cannot be out of scope; remove one of the two", o.Name, index("clusters", j))
+			}
+		}
+	}
+}
+
+// Matches says whether a discovered cluster's name and labels pass the
+// include and exclude rules; rule names the rule that excluded it.
+func (f *Fleet) Matches(name string, labels map[string]string) (ok bool, rule string) {
+	if len(f.Include) > 0 {
+		in := false
+		for _, g := range f.Include {
+			if re, err := glob.Compile(g); err == nil && re.MatchString(name) {
+				in = true
+				break
+			}
+		}
+		if !in {
+			return false, fmt.Sprintf("fleet.include (%s) does not match its name", quoteList(f.Include))
+		}
+	}
+	for i, g := range f.Exclude {
+		if re, err := glob.Compile(g); err == nil && re.MatchString(name) {
+			return false, fmt.Sprintf("fleet.exclude[%d] %q", i, g)
+		}
+	}
+	if len(f.IncludeLabels) > 0 && !labelsMatch(f.IncludeLabels, labels) {
+		return false, "fleet.includeLabels does not match its labels"
+	}
+	for _, k := range sortedTagKeys(f.ExcludeLabels) {
+		if v, has := labels[k]; has && (f.ExcludeLabels[k] == "" || f.ExcludeLabels[k] == v) {
+			return false, fmt.Sprintf("fleet.excludeLabels %s", k)
+		}
+	}
+	return true, ""
+}
+
+func labelsMatch(want Tags, have map[string]string) bool {
+	for k, v := range want {
+		hv, ok := have[k]
+		if !ok || (v != "" && hv != v) {
+			return false
+		}
+	}
+	return true
+}
+
+func sortedTagKeys(t Tags) []string {
+	out := make([]string, 0, len(t))
+	for k := range t {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// OutOfScopeReason returns the declared reason for name, if declared.
+func (f *Fleet) OutOfScopeReason(name string) (string, bool) {
+	for _, o := range f.OutOfScope {
+		if o.Name == name {
+			return o.Reason, true
+		}
+	}
+	return "", false
+}

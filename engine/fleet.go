@@ -1,0 +1,158 @@
+package engine
+
+import (
+	"fmt"
+	"strings"
+
+	"reclaim.dev/reclaim/inventory"
+)
+
+// Source kinds of the fleet: a cluster (read or not), and a discovery scope.
+const (
+	SourceCluster   = "cluster"
+	SourceDiscovery = "discovery"
+)
+
+// ClusterKey is the source key of a cluster: what a decision names for every
+// cluster that could use the resource, whether reclaim read it or not. A key
+// no source answers for ("was not read") holds the decision.
+func ClusterKey(name string) string { return SourceKey(SourceCluster, name) }
+
+// DiscoveryKey is the source key of one discovery scope: a listing that
+// failed holds everything a cluster of that scope could use.
+func DiscoveryKey(platform, scope string) string {
+	return SourceKey(SourceDiscovery, platform+" "+scope)
+}
+
+// FleetGuards are the source keys guarding a resource that the given
+// members could use, and the discovery scopes that could hide more such
+// clusters. Kinds call it with the members their cloud evidence names.
+func FleetGuards(f *inventory.Fleet, members []inventory.FleetMember, scopes ...string) []string {
+	var out []string
+	for _, m := range members {
+		out = append(out, ClusterKey(m.Name))
+	}
+	if f == nil || !f.Discovery {
+		return out
+	}
+	for _, l := range f.Listings {
+		for _, s := range scopes {
+			if l.Platform+" "+l.Scope == s {
+				out = append(out, DiscoveryKey(l.Platform, l.Scope))
+			}
+		}
+	}
+	return out
+}
+
+// addFleet registers the fleet's sources: every member reclaim did not read
+// is a source that is never complete (a decision relying on it is held and
+// names it), an out-of-scope declaration one that is, and each discovery
+// listing one. It also puts the fleet section first in the plan.
+func (p *Plan) addFleet(f *inventory.Fleet, configured int, add func(Source)) {
+	// A fleet source that is not complete holds decisions (and then makes
+	// the run incomplete); by itself it does not.
+	if f == nil {
+		return
+	}
+	if !f.Discovery {
+		p.Notices = append(p.Notices, fmt.Sprintf("fleet discovery is off (fleet.discover: false): the fleet is the %d cluster(s) the config lists, and a cluster missing from it makes what it uses look unused", configured))
+	}
+	for _, l := range f.Listings {
+		s := Source{Kind: SourceDiscovery, Name: l.Platform + " " + l.Scope, Complete: l.Complete, Items: len(l.Clusters), Unit: "clusters"}
+		if !l.Complete {
+			s.Problems = []string{l.Problem}
+			p.Blocked = append(p.Blocked, fmt.Sprintf("discovery of %s %s failed (%s): nothing a cluster there could use is deleted this run", l.Platform, l.Scope, l.Problem))
+		}
+		add(s)
+	}
+	for _, m := range f.Members {
+		switch m.State {
+		case inventory.MemberRead:
+			continue // its collection is its source
+		case inventory.MemberOutOfScope:
+			add(Source{Kind: SourceCluster, Name: m.Name, Complete: true, Unit: "declared out of scope"})
+			p.Notices = append(p.Notices, fmt.Sprintf("cluster %s is declared out of scope (fleet.outOfScope): %s — reclaim does not read it, and what it uses is not protected", m.Name, m.Reason))
+		default:
+			add(Source{Kind: SourceCluster, Name: m.Name, Problems: []string{unreadWhy(m)}, Unit: "not read", NotRead: true})
+		}
+	}
+	sec := fleetSection(f)
+	for _, n := range p.Notices {
+		sec.Blocks[0].Lines = append(sec.Blocks[0].Lines, "  NOTE: "+n)
+	}
+	p.Sections = append(p.Sections, sec)
+}
+
+// unreadWhy says why a member was not read, and how to resolve it.
+func unreadWhy(m inventory.FleetMember) string {
+	where := ""
+	if m.Cloud.Platform != "" {
+		where = fmt.Sprintf(" (%s %s)", m.Cloud.Platform, m.Cloud.Scope())
+	}
+	fix := "read it (add it to clusters[], or let discovery read it), or declare it in fleet.outOfScope with a reason"
+	switch m.State {
+	case inventory.MemberExcluded:
+		return fmt.Sprintf("discovered%s but excluded by %s, so not read: %s", where, m.Rule, fix)
+	case inventory.MemberUnlisted:
+		return fmt.Sprintf("discovered%s but not in the config (%s), so not read: %s", where, m.Rule, fix)
+	}
+	return fmt.Sprintf("not read%s: %s", where, fix)
+}
+
+// FleetRow is one cluster of the fleet section, as the JSON plan shows it.
+type FleetRow struct {
+	Name       string `json:"name"`
+	Platform   string `json:"platform,omitempty"`
+	Scope      string `json:"scope,omitempty"`
+	Location   string `json:"location,omitempty"`
+	Configured bool   `json:"configured"`
+	Discovered bool   `json:"discovered"`
+	State      string `json:"state"`
+	Rule       string `json:"rule,omitempty"`
+	Reason     string `json:"reason,omitempty"`
+}
+
+// fleetSection shows every cluster: which exist, which were read, which were
+// excluded and by which rule, which are out of scope. Whether a read one was
+// complete is the sources' business.
+func fleetSection(f *inventory.Fleet) Section {
+	rows := make([]FleetRow, 0, len(f.Members))
+	b := Block{Header: []string{"CLUSTER", "PLATFORM", "WHERE", "HOW KNOWN", "STATE", "WHY"}, Indent: 2}
+	counts := map[string]int{}
+	for _, m := range f.Members {
+		r := FleetRow{Name: m.Name, Platform: m.Cloud.Platform, Location: m.Cloud.Location, Configured: m.Configured,
+			Discovered: m.Discovered, State: m.State, Rule: m.Rule, Reason: m.Reason}
+		if m.Cloud.Platform != "" {
+			r.Scope = m.Cloud.Scope()
+		}
+		rows = append(rows, r)
+		counts[m.State]++
+		known := []string{}
+		if m.Configured {
+			known = append(known, "config")
+		}
+		if m.Discovered {
+			known = append(known, "discovered")
+		}
+		if len(known) == 0 {
+			known = append(known, "declared")
+		}
+		why := m.Rule
+		if m.State == inventory.MemberOutOfScope {
+			why = m.Reason
+		}
+		where := "-"
+		if m.Cloud.Platform != "" {
+			where = m.Cloud.Scope() + " " + m.Cloud.Location
+		}
+		b.Rows = append(b.Rows, []string{m.Name, orDefault(m.Cloud.Platform, "-"), where, strings.Join(known, "+"), strings.ToUpper(m.State), orDefault(why, "-")})
+	}
+	disc := "discovery off"
+	if f.Discovery {
+		disc = fmt.Sprintf("%d discovery scope(s)", len(f.Listings))
+	}
+	b.Lines = append(b.Lines, fmt.Sprintf("  %d cluster(s): %d read, %d excluded, %d discovered but not in the config, %d out of scope; %s",
+		len(f.Members), counts[inventory.MemberRead], counts[inventory.MemberExcluded], counts[inventory.MemberUnlisted], counts[inventory.MemberOutOfScope], disc))
+	return Section{Key: "fleet", Data: rows, Title: "FLEET", Place: Overview, Blocks: []Block{b}}
+}
