@@ -46,6 +46,10 @@ type eksWorld struct {
 	prodBKubeconfig, prodBContext string
 	// jobs, pods and ec2 are the sections' bodies; "-" leaves a section out.
 	jobsYAML, podsYAML, ec2YAML string
+	// fleetYAML is the fleet section's body; "" turns discovery off.
+	fleetYAML string
+	// omitProdB leaves prod-b out of the config, as a user who forgot it would.
+	omitProdB bool
 	// finished is when the seeded Jobs and Pods finish, relative to now.
 	t0 time.Time
 }
@@ -106,22 +110,31 @@ func (w *eksWorld) configPath() string {
 		}
 		return name + ":\n" + body
 	}
+	prodBYAML := fmt.Sprintf(`  - name: prod-b
+    kubeconfig: %s
+    context: %s
+    timeout: 10s
+    awsSubnets: [%s, %s]
+`, w.prodBKubeconfig, w.prodBContext, w.subAB, w.subB)
+	if w.omitProdB {
+		prodBYAML = ""
+	}
+	fleet := w.fleetYAML
+	if fleet == "" {
+		fleet = "  discover: false\n"
+	}
 	y := fmt.Sprintf(`clusters:
   - name: prod-a
     kubeconfig: %s
     context: admin
     timeout: 30s
     awsSubnets: [%s, %s]
-  - name: prod-b
-    kubeconfig: %s
-    context: %s
-    timeout: 10s
-    awsSubnets: [%s, %s]
-%s%s%sstate:
+%sfleet:
+%s%s%s%sstate:
   file: %s
 audit:
   file: %s
-`, prodA.Kubeconfig, w.subA, w.subAB, w.prodBKubeconfig, w.prodBContext, w.subAB, w.subB,
+`, prodA.Kubeconfig, w.subA, w.subAB, prodBYAML, fleet,
 		section("ec2", w.ec2YAML, fmt.Sprintf(`  endpoint: %s
   networks:
     - account: "%s"

@@ -31,7 +31,7 @@ func TestUnreadClusterHoldsWhatItCouldUse(t *testing.T) {
 		fleet *inventory.Fleet
 		want  string
 	}{
-		{"never read at all", nil, "cluster:b was not read"},
+		{"never read at all", nil, "cluster b was not read"},
 		{"excluded", &inventory.Fleet{Discovery: true, Members: []inventory.FleetMember{member("b", inventory.MemberExcluded)}}, "excluded by rule-of-b"},
 		{"discovered, not configured", &inventory.Fleet{Discovery: true, Members: []inventory.FleetMember{member("b", inventory.MemberUnlisted)}}, "not in the config"},
 	} {
@@ -44,7 +44,7 @@ func TestUnreadClusterHoldsWhatItCouldUse(t *testing.T) {
 			if got.Action == engine.Delete || !got.Held {
 				t.Fatalf("deletion not held: %+v", got)
 			}
-			if !strings.Contains(got.Reason, c.want) || (c.fleet != nil && !strings.Contains(got.Reason, "fleet.outOfScope")) {
+			if !strings.Contains(got.Reason, c.want) || !strings.Contains(got.Reason, "fleet.outOfScope") {
 				t.Errorf("reason %q does not say %q and how to resolve it", got.Reason, c.want)
 			}
 			if !p.Incomplete {

@@ -107,6 +107,8 @@ func (p *Plan) Unready(keys []string) string {
 	for _, key := range keys {
 		i, known := p.sourceIndex(key)
 		switch {
+		case !known && strings.HasPrefix(key, SourceCluster+":"):
+			parts = append(parts, "cluster "+strings.TrimPrefix(key, SourceCluster+":")+" was not read, yet the cloud says it may use this (add it to clusters[], or declare it in fleet.outOfScope with a reason)")
 		case !known:
 			parts = append(parts, key+" was not read")
 		case p.Sources[i].NotRead:
