@@ -607,6 +607,8 @@ func writeDeployedConfig(t *testing.T, cm *unstructured.Unstructured, path, kube
 		t.Fatalf("the install's config keeps its state in %v, not in a ConfigMap", st)
 	}
 	cmRef["kubeconfig"], cmRef["context"] = kubeconfig, "sa"
+	// No GKE or EKS API here to discover the fleet with.
+	cfg["fleet"] = map[string]any{"discover": false}
 	out, err := yaml.Marshal(cfg)
 	if err != nil {
 		t.Fatal(err)

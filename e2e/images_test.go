@@ -114,6 +114,8 @@ func (w *imageWorld) configPath() string {
   maxDeletePercent: 100%%
   repositories:
     - match: "%s"
+fleet:
+  discover: false
 %sstate:
   file: %s
 audit:

@@ -151,6 +151,8 @@ disks:
   minAge: 24h
   grace: 6h
   minDetached: 1h
+fleet:
+  discover: false
 %sstate:
   file: %s
 audit:

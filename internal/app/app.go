@@ -40,7 +40,8 @@ type Deps struct {
 	ImageSources func(ctx context.Context) []inventory.ImageSource
 	Clusters     func(ctx context.Context) []inventory.ClusterRefs
 	// Discovery lists the fleet's clusters; nil with fleet.discover builds
-	// one discoverer per GKE project and EKS account and region.
+	// one discoverer per GKE project and EKS account and region, unless
+	// Clusters is given (a harness that fakes the clusters fakes the fleet).
 	Discovery []Discoverer
 	// Kube returns a cluster's client for deletes; nil uses the clients the
 	// collector built from the config.
@@ -132,7 +133,7 @@ func New(ctx context.Context, cfg *config.Config, d Deps) (*Runner, error) {
 	if d.ImageSources == nil && cfg.ECR != nil && len(cfg.ECR.Manifests.Dirs) > 0 {
 		d.ImageSources = ManifestSources(cfg)
 	}
-	if d.Discovery == nil && cfg.Fleet.Discover {
+	if d.Discovery == nil && d.Clusters == nil && cfg.Fleet.Discover {
 		ds, err := Discoverers(ctx, cfg, d.Log)
 		if err != nil {
 			r.Close()
