@@ -81,6 +81,7 @@ func Build(snap *inventory.Snapshot, kinds []Kind, prev State, now time.Time, op
 		r.decide(k, &props[i])
 		props[i].Items, props[i].Stream = nil, nil // the decisions are the plan now
 	}
+	p.addUnseen()
 	order := map[Action]int{Delete: 0, Mark: 1, Report: 2, Keep: 3}
 	sort.SliceStable(p.Decisions, func(i, j int) bool {
 		a, b := &p.Decisions[i], &p.Decisions[j]

@@ -156,3 +156,28 @@ func fleetSection(f *inventory.Fleet) Section {
 		len(f.Members), counts[inventory.MemberRead], counts[inventory.MemberExcluded], counts[inventory.MemberUnlisted], counts[inventory.MemberOutOfScope], disc))
 	return Section{Key: "fleet", Data: rows, Title: "FLEET", Place: Overview, Blocks: []Block{b}}
 }
+
+// addUnseen lists, in the fleet section and the run's held-back notes, the
+// clusters the cloud's evidence named that reclaim neither read nor knows
+// (a subnet tag, an interface's or a disk's cluster tag).
+func (p *Plan) addUnseen() {
+	if len(p.unseen) == 0 {
+		return
+	}
+	names := sortedKeys(p.unseen)
+	for _, n := range names {
+		p.Blocked = append(p.Blocked, fmt.Sprintf("cluster %s is named by the cloud's evidence but not read: nothing it may use is deleted this run — add it to clusters[], or declare it in fleet.outOfScope with a reason", n))
+	}
+	for i := range p.Sections {
+		s := &p.Sections[i]
+		if s.Key != "fleet" {
+			continue
+		}
+		rows, _ := s.Data.([]FleetRow)
+		for _, n := range names {
+			rows = append(rows, FleetRow{Name: n, State: "not-read", Rule: "named by cloud evidence"})
+			s.Blocks[0].Rows = append(s.Blocks[0].Rows, []string{n, "-", "-", "cloud evidence", "NOT READ", "holds what it may use: add it to clusters[] or fleet.outOfScope"})
+		}
+		s.Data = rows
+	}
+}

@@ -36,6 +36,8 @@ type Plan struct {
 
 	confirmations []confirmation
 	sourceAt      map[string]int
+	// unseen are clusters the cloud's evidence named that no source answers for.
+	unseen map[string]bool
 }
 
 type confirmation struct {
@@ -108,6 +110,10 @@ func (p *Plan) Unready(keys []string) string {
 		i, known := p.sourceIndex(key)
 		switch {
 		case !known && strings.HasPrefix(key, SourceCluster+":"):
+			if p.unseen == nil {
+				p.unseen = map[string]bool{}
+			}
+			p.unseen[strings.TrimPrefix(key, SourceCluster+":")] = true
 			parts = append(parts, "cluster "+strings.TrimPrefix(key, SourceCluster+":")+" was not read, yet the cloud says it may use this (add it to clusters[], or declare it in fleet.outOfScope with a reason)")
 		case !known:
 			parts = append(parts, key+" was not read")

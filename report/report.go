@@ -112,12 +112,6 @@ func (r *Report) Text(w io.Writer, opt TextOptions) error {
 	} else {
 		fmt.Fprintf(b, "reclaim apply at %s\n\n", p.GeneratedAt.UTC().Format(time.RFC3339))
 	}
-	for _, n := range p.Notices {
-		fmt.Fprintf(b, "NOTE: %s\n", n)
-	}
-	if len(p.Notices) > 0 {
-		fmt.Fprintln(b)
-	}
 	writeSections(b, p, engine.Overview, opt)
 	writeSources(b, p)
 	if len(p.Blocked) > 0 {

@@ -17,6 +17,10 @@ import (
 
 // The EKS part of the demo: AWS's documented example account, and the
 // region and subnets of configs/demo.yaml.
+// UnlistedCluster is an EKS cluster that shares a demo subnet but is not in
+// the demo config: the cloud's subnet tag names it.
+const UnlistedCluster = "ml-use1"
+
 const (
 	EC2Account = "123456789012"
 	EC2Region  = "us-east-1"
@@ -26,7 +30,9 @@ const (
 var DemoSubnets = []ec2fake.Subnet{
 	{ID: "subnet-0a1b2c3d4e5f60001", AZ: "us-east-1a", CIDR: "10.20.0.0/20", VPC: "vpc-0a1b2c3d4e5f60000", Tags: map[string]string{"Name": "batch-private-a"}},
 	{ID: "subnet-0a1b2c3d4e5f60002", AZ: "us-east-1b", CIDR: "10.20.16.0/20", VPC: "vpc-0a1b2c3d4e5f60000", Tags: map[string]string{"Name": "batch-private-b"}},
-	{ID: "subnet-0a1b2c3d4e5f60003", AZ: "us-east-1c", CIDR: "10.20.32.0/20", VPC: "vpc-0a1b2c3d4e5f60000", Tags: map[string]string{"Name": "batch-private-c"}},
+	{ID: "subnet-0a1b2c3d4e5f60003", AZ: "us-east-1c", CIDR: "10.20.32.0/20", VPC: "vpc-0a1b2c3d4e5f60000",
+		// The ML platform's cluster shares this subnet; the config misses it.
+		Tags: map[string]string{"Name": "batch-private-c", "kubernetes.io/cluster/" + UnlistedCluster: "shared"}},
 }
 
 // What the EKS part seeds per subnet: finished Jobs' pods (each with its
@@ -44,6 +50,9 @@ const (
 // EKS is what the EKS part seeded, for the demo's narration and tests.
 type EKS struct {
 	FinishedJobs int
+	// HeldByUnlisted is a CNI leftover in the subnet UnlistedCluster shares:
+	// held while that cluster is not read.
+	HeldByUnlisted string
 	// Leaked is the CNI interface reclaim may delete; RequesterManaged the
 	// one it must never delete.
 	Leaked, RequesterManaged string
@@ -139,6 +148,15 @@ func SeedEKS(srv *ec2fake.Server, f *Fleet, now time.Time) EKS {
 			out.RequesterManaged = "eni-0a1b2c3d4e5f6bbb2"
 			ifaces = append(ifaces, ec2fake.Interface{ID: out.RequesterManaged, Subnet: sn.ID, IPs: []string{next()}, RequesterManaged: true,
 				RequesterID: "amazon-elb", Description: "ELB app/batch-api/0a1b2c3d4e5f6789"})
+		case 2:
+			// Detached, with the CNI's marks, in the subnet the ML cluster
+			// shares: its address may be a pod's there, which reclaim cannot see.
+			gone := "i-0a1b2c3d4e5f6fff2"
+			out.HeldByUnlisted = "eni-0a1b2c3d4e5f6ccc3"
+			ifaces = append(ifaces, ec2fake.Interface{ID: out.HeldByUnlisted, Subnet: sn.ID, IPs: []string{next(), next()},
+				Description: "aws-K8S-" + gone, Tags: map[string]string{"node.k8s.amazonaws.com/instance_id": gone,
+					"cluster.k8s.amazonaws.com/name": UnlistedCluster}})
+			f.State.Seen(netiface.ID(EC2Account, EC2Region, out.HeldByUnlisted), "", now.Add(-9*time.Hour))
 		}
 		srv.AddInterfaces(ifaces...)
 	}

@@ -1,0 +1,82 @@
+package app
+
+import (
+	"testing"
+
+	"golang.org/x/oauth2"
+
+	"reclaim.dev/reclaim/config"
+	"reclaim.dev/reclaim/inventory"
+)
+
+func TestAssembleFleet(t *testing.T) {
+	cfg, err := config.Parse([]byte(`clusters:
+  - name: prod-a
+    context: a
+  - name: prod-b
+    context: b
+    cloudName: eks-prod-b
+  - name: prod-c
+    context: c
+fleet:
+  exclude: ["sandbox-*"]
+  excludeLabels: {reclaim.dev/skip: ""}
+  outOfScope:
+    - name: legacy
+      reason: decommissioned
+    - name: never-seen
+      reason: named only by a subnet tag
+`), "t.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	eks := func(name, endpoint string, labels map[string]string) inventory.FleetCluster {
+		return inventory.FleetCluster{Name: name, Platform: inventory.EKS, Account: "111122223333", Location: "us-east-1",
+			Endpoint: endpoint, CAData: []byte("ca"), Labels: labels}
+	}
+	listings := []inventory.FleetListing{{Platform: inventory.EKS, Scope: "111122223333/us-east-1", Complete: true, Clusters: []inventory.FleetCluster{
+		eks("prod-a", "https://a.example", nil),                                          // by name
+		eks("eks-prod-b", "https://b.example", nil),                                      // by cloudName
+		eks("renamed-c", "https://C.example:443", nil),                                   // by API server
+		eks("sandbox-1", "https://s.example", nil),                                       // excluded by name
+		eks("tagged", "https://t.example", map[string]string{"reclaim.dev/skip": "yes"}), // by label
+		eks("legacy", "https://l.example", nil),                                          // out of scope
+		eks("batch", "https://batch.example", nil),                                       // read, discovered
+	}}}
+	tokens := 0
+	ds := []Discoverer{{Platform: inventory.EKS, Scope: "111122223333/us-east-1", Token: func(inventory.FleetCluster) oauth2.TokenSource {
+		tokens++
+		return oauth2.StaticTokenSource(&oauth2.Token{AccessToken: "x"})
+	}}}
+	fp := assembleFleet(cfg, ds, listings, map[string]string{"prod-c": hostOf("https://c.example")})
+	want := map[string]struct{ state, rule string }{
+		"prod-a":     {inventory.MemberRead, "clusters[0]"},
+		"prod-b":     {inventory.MemberRead, "clusters[1]"},
+		"prod-c":     {inventory.MemberRead, "clusters[2]"},
+		"sandbox-1":  {inventory.MemberExcluded, `fleet.exclude[0] "sandbox-*"`},
+		"tagged":     {inventory.MemberExcluded, "fleet.excludeLabels reclaim.dev/skip"},
+		"legacy":     {inventory.MemberOutOfScope, "fleet.outOfScope"},
+		"never-seen": {inventory.MemberOutOfScope, "fleet.outOfScope"},
+		"batch":      {inventory.MemberRead, "discovered in eks 111122223333/us-east-1"},
+	}
+	if len(fp.fleet.Members) != len(want) {
+		t.Fatalf("members %+v", fp.fleet.Members)
+	}
+	for _, m := range fp.fleet.Members {
+		w, ok := want[m.Name]
+		if !ok || m.State != w.state || m.Rule != w.rule {
+			t.Errorf("%s: %s by %q, want %+v", m.Name, m.State, m.Rule, w)
+		}
+	}
+	for _, n := range []string{"prod-a", "prod-b", "prod-c"} {
+		if m, _ := fp.fleet.Member(n); !m.Configured || !m.Discovered {
+			t.Errorf("%s not joined with its discovered cluster: %+v", n, m)
+		}
+	}
+	if fp.fleet.Resolve("eks-prod-b") != "prod-b" {
+		t.Error("cloud evidence naming eks-prod-b does not resolve to prod-b")
+	}
+	if len(fp.read) != 1 || fp.read[0].Name != "batch" || !fp.read[0].Discovered || fp.read[0].Token == nil || tokens != 1 {
+		t.Fatalf("read %+v (tokens %d), want batch alone with a token", fp.read, tokens)
+	}
+}
