@@ -114,9 +114,9 @@ func (w *imageWorld) configPath() string {
   maxDeletePercent: 100%%
   repositories:
     - match: "%s"
-fleet:
+%sfleet:
   discover: false
-%sstate:
+state:
   file: %s
 audit:
   file: %s

@@ -147,12 +147,12 @@ gce:
   projects: [%s]
   endpoint: %s
   withoutAuthentication: true
+fleet:
+  discover: false
 disks:
   minAge: 24h
   grace: 6h
   minDetached: 1h
-fleet:
-  discover: false
 %sstate:
   file: %s
 audit:

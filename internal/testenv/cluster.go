@@ -53,6 +53,10 @@ type Options struct {
 	// KeepDir keeps Dir (data, certs, logs, kubeconfig) after Stop. Also
 	// enabled by RECLAIM_TESTENV_KEEP=1.
 	KeepDir bool
+	// Authenticate, if set, is asked (through a token webhook) about every
+	// bearer token the cluster's own token file does not know: how a test
+	// stands in for EKS's or GKE's authenticator.
+	Authenticate Authenticator
 }
 
 // Cluster is one running etcd + kube-apiserver pair.
@@ -80,6 +84,7 @@ type Cluster struct {
 
 	restrictedToken string
 	etcd, apiserver *process
+	webhook         interface{ Close() }
 	keep            bool
 	stopOnce        sync.Once
 }
@@ -102,6 +107,9 @@ func (c *Cluster) Stop() {
 	c.stopOnce.Do(func() {
 		c.apiserver.kill()
 		c.etcd.kill()
+		if c.webhook != nil {
+			c.webhook.Close()
+		}
 		if !c.keep {
 			_ = os.RemoveAll(c.Dir)
 		}
@@ -248,6 +256,15 @@ func startCluster(ctx context.Context, name string, opts Options, etcdBin, apise
 		"--endpoint-reconciler-type=none",
 		"--enable-priority-and-fairness=false",
 		"--profiling=false",
+	}
+	if opts.Authenticate != nil {
+		wh := tokenWebhook(opts.Authenticate)
+		c.webhook = wh
+		args, err := webhookArgs(dir, wh.URL)
+		if err != nil {
+			return c, err
+		}
+		apiArgs = append(apiArgs, args...)
 	}
 	if err := c.apiserver.start(apiserverBin, append(apiArgs, opts.ExtraAPIServerArgs...)); err != nil {
 		return c, err
