@@ -27,6 +27,8 @@ const (
 type subnet struct {
 	id, account string
 	octet, used int
+	// tagged are the clusters its kubernetes.io/cluster/NAME tags name.
+	tagged []string
 }
 
 // iface is a network interface of the truth.
@@ -64,12 +66,12 @@ func (w *world) subnetByID(id string) *subnet {
 	return nil
 }
 
-// podsWithIP are the pods of any cluster that show ip.
+// podsWithIP are the pods of any cluster, seen or not, that show ip.
 func (w *world) podsWithIP(ip string) (out []struct {
 	c *cluster
 	p *wpod
 }) {
-	for _, c := range w.clusters {
+	for _, c := range slices.Concat(w.clusters, w.unseen) {
 		for _, p := range c.wpods {
 			if slices.Contains(p.ips, ip) {
 				out = append(out, struct {
@@ -114,7 +116,7 @@ func (f *fleet) newIface() *iface {
 	for range 1 + f.rng.IntN(3) {
 		n.ips = append(n.ips, f.ip(s))
 	}
-	switch x := f.rng.IntN(12); {
+	switch x := f.rng.IntN(13); {
 	case x < 2:
 		n.status, n.instance = "in-use", inst
 	case x < 5: // leaked by the VPC CNI
@@ -141,9 +143,27 @@ func (f *fleet) newIface() *iface {
 				break
 			}
 		}
+	case x == 12: // or of a running pod of a cluster the config misses, which tags the subnet
+		c := f.unseenCluster(s)
+		c.wpods = append(c.wpods, &wpod{ns: "ml", name: fmt.Sprintf("train-%d", f.w.next()), uid: f.uid(), phase: "Running",
+			created: f.now, ips: []string{n.ips[len(n.ips)-1]}})
 	}
 	f.w.ifaces = append(f.w.ifaces, n)
 	return n
+}
+
+// unseenCluster returns a cluster the config misses that uses subnet s (and
+// says so with its tag), made on first need.
+func (f *fleet) unseenCluster(s *subnet) *cluster {
+	for _, c := range f.w.unseen {
+		if slices.Contains(s.tagged, c.name) {
+			return c
+		}
+	}
+	c := &cluster{name: fmt.Sprintf("unseen-%d", f.w.next()), subnets: []string{s.id}}
+	f.w.unseen = append(f.w.unseen, c)
+	s.tagged = append(s.tagged, c.name)
+	return c
 }
 
 // mutateNetwork changes the network between runs.
@@ -248,6 +268,9 @@ func (f *fleet) netEvidence(n *iface) string {
 			return "cluster " + c.name + " (could use " + n.subnet + ") " + why
 		}
 	}
+	if s := f.w.subnetByID(n.subnet); s != nil && len(s.tagged) > 0 {
+		return "cluster " + s.tagged[0] + " (tags " + n.subnet + ") was never read"
+	}
 	return ""
 }
 
@@ -309,7 +332,7 @@ func (f *fleet) networks() []inventory.NetworkListing {
 				continue
 			}
 			sub := inventory.Subnet{Account: a, Region: ecrRegion, ID: s.id, VPC: "vpc-1", AZ: "us-east-1a",
-				CIDR: fmt.Sprintf("10.%d.0.0/16", s.octet), Usable: 65531, Available: 65531}
+				CIDR: fmt.Sprintf("10.%d.0.0/16", s.octet), Usable: 65531, Available: 65531, Clusters: slices.Clone(s.tagged)}
 			for _, n := range f.w.ifaces {
 				if n.subnet == s.id {
 					sub.Available -= len(n.ips)

@@ -194,10 +194,13 @@ type manifest struct {
 
 // world is the ground truth of one fleet.
 type world struct {
-	projects  []string
-	zones     []string
-	accounts  []string
-	clusters  []*cluster
+	projects []string
+	zones    []string
+	accounts []string
+	clusters []*cluster
+	// unseen are clusters the config misses: never listed, but the cloud's
+	// evidence (their kubernetes.io/cluster tag on a subnet) names them.
+	unseen    []*cluster
 	disks     []*disk
 	repos     []*repo
 	manifests []*manifest
