@@ -198,20 +198,7 @@ func (f *Fleet) validate(ps *problems, path string, present map[string]bool) {
 		}
 		names[o.Name] = i
 	}
-	switch {
-	case f.Timeout <= 0:
-		ps.add(path+".timeout", "must be more than 0")
-	case f.Timeout > maxTimeout:
-		ps.add(path+".timeout", "%s is more than the %s maximum", f.Timeout, maxTimeout)
-	}
-	if f.QPS <= 0 {
-		ps.add(path+".qps", "must be more than 0")
-	} else if float64(f.Burst) < float64(f.QPS) {
-		ps.add(path+".burst", "%d is less than qps (%g) — burst must be at least qps", f.Burst, f.QPS)
-	}
-	if f.PageSize < 1 || f.PageSize > maxPageSize {
-		ps.add(path+".pageSize", "%d is out of range — use 1 to %d", f.PageSize, maxPageSize)
-	}
+	validateClusterLimits(ps, path, f.Timeout, f.QPS, f.Burst, f.PageSize, present)
 }
 
 // crossValidateFleet checks the fleet against the clusters: a configured

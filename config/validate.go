@@ -92,23 +92,29 @@ func (cl *Cluster) validate(ps *problems, path string, present map[string]bool) 
 		}
 		return ""
 	})
+	validateClusterLimits(ps, path, cl.Timeout, cl.QPS, cl.Burst, cl.PageSize, present)
+}
+
+// validateClusterLimits checks how a cluster is read: clusters[] and the
+// fleet's discovered clusters share the rules.
+func validateClusterLimits(ps *problems, path string, timeout Duration, qps float32, burst int, pageSize int64, present map[string]bool) {
 	switch {
-	case cl.Timeout <= 0:
+	case timeout <= 0:
 		ps.add(path+".timeout", "must be more than 0")
-	case cl.Timeout > maxTimeout:
-		ps.add(path+".timeout", "%s is more than the %s maximum", cl.Timeout, maxTimeout)
+	case timeout > maxTimeout:
+		ps.add(path+".timeout", "%s is more than the %s maximum", timeout, maxTimeout)
 	}
-	if cl.QPS <= 0 {
+	if qps <= 0 {
 		ps.add(path+".qps", "must be more than 0")
-	} else if float64(cl.Burst) < float64(cl.QPS) {
+	} else if float64(burst) < float64(qps) {
 		if present[path+".burst"] {
-			ps.add(path+".burst", "%d is less than qps (%g) — burst must be at least qps", cl.Burst, cl.QPS)
+			ps.add(path+".burst", "%d is less than qps (%g) — burst must be at least qps", burst, qps)
 		} else {
-			ps.add(path+".burst", "the default of %d is less than qps (%g) — set burst to at least qps", cl.Burst, cl.QPS)
+			ps.add(path+".burst", "the default of %d is less than qps (%g) — set burst to at least qps", burst, qps)
 		}
 	}
-	if cl.PageSize < 1 || cl.PageSize > maxPageSize {
-		ps.add(path+".pageSize", "%d is out of range — use 1 to %d", cl.PageSize, maxPageSize)
+	if pageSize < 1 || pageSize > maxPageSize {
+		ps.add(path+".pageSize", "%d is out of range — use 1 to %d", pageSize, maxPageSize)
 	}
 }
 
