@@ -122,6 +122,9 @@ func TestExampleConfigs(t *testing.T) {
 	minECR := load(t, "testdata/good/ecr-minimal.yaml").ECR
 	refECR := *ref.ECR
 	refECR.Registries = minECR.Registries
+	if len(refECR.Consumers) == 0 {
+		refECR.Consumers = nil // the reference writes consumers: []
+	}
 	if !reflect.DeepEqual(&refECR, minECR) {
 		t.Errorf("reference.yaml's ecr section does not show the defaults:\nreference: %+v\ndefaults:  %+v", refECR, *minECR)
 	}

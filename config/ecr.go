@@ -33,13 +33,17 @@ type ECR struct {
 	Repositories []RepoPolicy `json:"repositories"`
 	// Manifests are directories of Kubernetes manifests (a GitOps checkout):
 	// images they name are kept as if running.
-	Manifests         Manifests `json:"manifests"`
-	MinAge            Duration  `json:"minAge"`
-	Grace             Duration  `json:"grace"`
-	MaxDeletesPerRun  int       `json:"maxDeletesPerRun"`
-	MaxDeletePercent  Percent   `json:"maxDeletePercent"`
-	BreakerCandidates int       `json:"breakerCandidates"`
-	HeadroomWarning   Percent   `json:"headroomWarning"`
+	Manifests Manifests `json:"manifests"`
+	// Consumers are accounts and regions whose ECS task definitions and
+	// tasks, and Lambda functions, run ECR images outside Kubernetes: what
+	// they name is kept as if running.
+	Consumers         []Consumer `json:"consumers"`
+	MinAge            Duration   `json:"minAge"`
+	Grace             Duration   `json:"grace"`
+	MaxDeletesPerRun  int        `json:"maxDeletesPerRun"`
+	MaxDeletePercent  Percent    `json:"maxDeletePercent"`
+	BreakerCandidates int        `json:"breakerCandidates"`
+	HeadroomWarning   Percent    `json:"headroomWarning"`
 }
 
 // Registry is one account's registry in one region, and how to reach it.
@@ -51,6 +55,23 @@ type Registry struct {
 	// RoleARN is assumed on top of the base credentials (cross-account access).
 	RoleARN    string `json:"roleARN,omitempty"`
 	ExternalID string `json:"externalID,omitempty"`
+}
+
+// Consumer is one account and region read for image users outside
+// Kubernetes, and how to reach it.
+type Consumer struct {
+	Account    string `json:"account"`
+	Region     string `json:"region"`
+	Profile    string `json:"profile,omitempty"`
+	RoleARN    string `json:"roleARN,omitempty"`
+	ExternalID string `json:"externalID,omitempty"`
+	// ECS reads ACTIVE task definitions and RUNNING tasks; Lambda reads
+	// functions of package type Image. Both default to true.
+	ECS    bool `json:"ecs"`
+	Lambda bool `json:"lambda"`
+	// ECSEndpoint and LambdaEndpoint override the services' (fakes).
+	ECSEndpoint    string `json:"ecsEndpoint,omitempty"`
+	LambdaEndpoint string `json:"lambdaEndpoint,omitempty"`
 }
 
 // RepoPolicy is how far one set of repositories is trimmed, and what is always kept.
@@ -135,6 +156,11 @@ func (c *Config) ecrDefaults() {
 	if !c.present["ecr.repositories"] {
 		e.Repositories = []RepoPolicy{{Match: "**"}}
 	}
+	for i := range e.Consumers {
+		p := index("ecr.consumers", i)
+		def(c, p+".ecs", &e.Consumers[i].ECS, true)
+		def(c, p+".lambda", &e.Consumers[i].Lambda, true)
+	}
 	for i := range e.Repositories {
 		r, p := &e.Repositories[i], index("ecr.repositories", i)
 		def(c, p+".limit", &r.Limit, defaultRepoLimit)
@@ -173,6 +199,21 @@ func (e *ECR) validate(ps *problems, path string) {
 		seen[k] = i
 	}
 	validateEndpoint(ps, path+".endpoint", e.Endpoint, "ecr")
+	seenC := map[reg]int{}
+	for i, cs := range e.Consumers {
+		p := index(path+".consumers", i)
+		validateAWSTarget(ps, p, cs.Account, cs.Region, cs.RoleARN, cs.ExternalID)
+		validateEndpoint(ps, p+".ecsEndpoint", cs.ECSEndpoint, "ecs")
+		validateEndpoint(ps, p+".lambdaEndpoint", cs.LambdaEndpoint, "lambda")
+		if !cs.ECS && !cs.Lambda {
+			ps.add(p, "reads nothing with both ecs and lambda false — remove the entry instead")
+		}
+		k := reg{cs.Account, cs.Region}
+		if j, dup := seenC[k]; dup {
+			ps.add(p, "account %s region %s is listed twice (%s and %s)", cs.Account, cs.Region, index(path+".consumers", j), p)
+		}
+		seenC[k] = i
+	}
 	if e.RequestsPerSecond <= 0 {
 		ps.add(path+".requestsPerSecond", "must be more than 0")
 	} else if float64(e.Burst) < 1 {

@@ -109,13 +109,24 @@ type ImageUse struct {
 }
 
 // ImageSource is a set of image references that is not a cluster: a directory
-// of Kubernetes manifests (a GitOps checkout) of images that will run.
+// of Kubernetes manifests (a GitOps checkout) of images that will run, or an
+// account's ECS task definitions and tasks or Lambda functions.
 type ImageSource struct {
+	// Kind is the source's kind in reports: manifests (when empty), ecs, lambda.
+	Kind     string
 	Name     string
 	Complete bool
 	Problems []string
 	Files    int
 	Images   []ImageUse
+}
+
+// SourceKind is the source's kind, manifests when unset.
+func (s ImageSource) SourceKind() string {
+	if s.Kind == "" {
+		return "manifests"
+	}
+	return s.Kind
 }
 
 // ImageFailure is one image a batch delete did not delete, as ECR reports it

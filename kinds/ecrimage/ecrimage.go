@@ -155,7 +155,7 @@ func (k *Kind) Propose(snap *inventory.Snapshot, now time.Time) engine.Proposals
 	out := engine.Proposals{}
 	idx := indexImages(snap)
 	for _, s := range snap.ImageSources {
-		out.Sources = append(out.Sources, engine.Source{Kind: "manifests", Name: s.Name, Complete: s.Complete, Problems: s.Problems,
+		out.Sources = append(out.Sources, engine.Source{Kind: s.SourceKind(), Name: s.Name, Complete: s.Complete, Problems: s.Problems,
 			Items: len(s.Images), Unit: "image references"})
 		if !s.Complete {
 			out.Blocked = append(out.Blocked, fmt.Sprintf("%s is incomplete (%s): no image is deleted this run", s.Name, strings.Join(s.Problems, "; ")))
@@ -261,7 +261,7 @@ func evidence(snap *inventory.Snapshot, reg *inventory.RegistryListing) (sources
 		}
 	}
 	for _, s := range snap.ImageSources {
-		sources = append(sources, engine.SourceKey("manifests", s.Name))
+		sources = append(sources, engine.SourceKey(s.SourceKind(), s.Name))
 	}
 	// Every EKS cluster of the registry's account can pull from it, read or
 	// not, and so can any cluster a failed discovery of the account hides.
