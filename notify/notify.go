@@ -516,3 +516,38 @@ func Plural(n int) string {
 	}
 	return "s"
 }
+
+// FleetLine sums up the plan's fleet in one line for chat and subjects:
+// how many clusters were read, which were not and why, which are declared
+// out of scope, and whether discovery ran. "" when the plan has no fleet.
+func FleetLine(p *engine.Plan) string {
+	rows, ok := p.Section("fleet").([]engine.FleetRow)
+	if !ok {
+		return ""
+	}
+	read := 0
+	var unread, out []string
+	for _, r := range rows {
+		switch r.State {
+		case "read":
+			read++
+		case "out-of-scope":
+			out = append(out, r.Name+" ("+r.Reason+")")
+		default:
+			unread = append(unread, r.Name)
+		}
+	}
+	parts := []string{fmt.Sprintf("%d cluster%s read", read, Plural(read))}
+	if len(unread) > 0 {
+		parts = append(parts, "not read, holding what they may use: "+strings.Join(unread, ", "))
+	}
+	if len(out) > 0 {
+		parts = append(parts, "declared out of scope: "+strings.Join(out, ", "))
+	}
+	for _, n := range p.Notices {
+		if strings.HasPrefix(n, "fleet discovery is off") {
+			parts = append(parts, "discovery off")
+		}
+	}
+	return "Fleet: " + strings.Join(parts, " · ")
+}

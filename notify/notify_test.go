@@ -8,11 +8,13 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
 	"reclaim.dev/reclaim/engine"
+	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/report"
 )
 
@@ -211,5 +213,21 @@ func TestPreviousDecisionSetIsKeptPerTarget(t *testing.T) {
 	d.Deliver(context.Background(), rep("d9"))
 	if p := tg.prevs[len(tg.prevs)-1]; !p.Known || len(p.Keys) != 0 {
 		t.Fatalf("after an empty report: %+v", p)
+	}
+}
+
+func TestFleetLine(t *testing.T) {
+	snap := &inventory.Snapshot{Clusters: []inventory.ClusterRefs{{Name: "a", Complete: true}}, Fleet: &inventory.Fleet{Members: []inventory.FleetMember{
+		{Name: "a", Configured: true, State: inventory.MemberRead},
+		{Name: "b", Discovered: true, State: inventory.MemberExcluded, Rule: `fleet.exclude[0] "b"`},
+		{Name: "old", State: inventory.MemberOutOfScope, Reason: "decommissioned"},
+	}}}
+	p := engine.Build(snap, nil, engine.NewState(), time.Now())
+	want := "Fleet: 1 cluster read · not read, holding what they may use: b · declared out of scope: old (decommissioned) · discovery off"
+	if got := FleetLine(p); got != want {
+		t.Errorf("got  %q\nwant %q", got, want)
+	}
+	if got := FleetLine(&engine.Plan{}); got != "" {
+		t.Errorf("a plan without a fleet: %q", got)
 	}
 }

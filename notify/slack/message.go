@@ -101,6 +101,9 @@ func Build(rep *report.Report, opt Options) []Message {
 	}
 	body = append(body, section(intro))
 	body = append(body, fieldsBlock(rep, p, len(warnings)))
+	if f := notify.FleetLine(p); f != "" {
+		body = append(body, contextBlock(escape(f)))
+	}
 	for _, g := range notify.WarningGroups(rep) {
 		title := fmt.Sprintf(":warning: *%s*: %d warning%s", escape(g.Title), len(g.Lines), notify.Plural(len(g.Lines)))
 		body = append(body, list(title, g.Lines, opt.MaxRows, "warnings")...)
