@@ -9,8 +9,10 @@ import (
 
 	"reclaim.dev/reclaim/engine"
 	"reclaim.dev/reclaim/inventory"
+	"reclaim.dev/reclaim/kinds/gcedisk"
 	"reclaim.dev/reclaim/kinds/netiface"
 	"reclaim.dev/reclaim/providers/ec2/ec2fake"
+	"reclaim.dev/reclaim/providers/gce/gcefake"
 	"reclaim.dev/reclaim/report"
 )
 
@@ -80,5 +82,27 @@ func TestUnconfiguredClusterHoldsWhatTheCloudSaysItUses(t *testing.T) {
 	}
 	if out := text(rep); !strings.Contains(out, "decommissioned, OPS-1234") {
 		t.Fatalf("report does not repeat the declaration:\n%s", out)
+	}
+}
+
+// A disk GKE labelled for a cluster the config misses (goog-k8s-cluster-name)
+// is held under --apply past its grace, with the cluster named; an orphan
+// beside it without the label goes.
+func TestDiskOfAnUnconfiguredClusterIsHeld(t *testing.T) {
+	w := newWorld(t)
+	plain := w.orphan(zoneA, "plain")
+	labelled := w.gce.AddDisk(project, gcefake.Disk{Zone: zoneA, Name: w.name("of-prod-c"), SizeGB: 20, Type: "pd-balanced",
+		Labels: map[string]string{"goog-gke-volume": "", gcedisk.ClusterLabel: "prod-c"}, Created: w.now.Add(-90 * 24 * time.Hour)})
+	w.seen(w.now.Add(-7*time.Hour), plain, labelled)
+	rep := w.run(true)
+	d := decision(t, rep, labelled)
+	if d.Action != engine.Mark || !d.Held || !strings.Contains(d.Reason, "cluster prod-c was not read") {
+		t.Fatalf("labelled disk: %+v", d)
+	}
+	if !w.gce.HasDisk(labelled) || w.gce.HasDisk(plain) {
+		t.Fatalf("left: labelled %v, plain %v (want true, false)", w.gce.HasDisk(labelled), w.gce.HasDisk(plain))
+	}
+	if out := text(rep); !strings.Contains(out, "prod-c") || !strings.Contains(out, "NOT READ") {
+		t.Fatalf("the report does not name prod-c in its fleet section:\n%s", out)
 	}
 }
