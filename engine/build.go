@@ -63,7 +63,7 @@ func Build(snap *inventory.Snapshot, kinds []Kind, prev State, now time.Time, op
 				c.Name, strings.Join(c.Problems, "; "), what))
 		}
 	}
-	p.addFleet(snap.Fleet, len(snap.Clusters), func(s Source) { register(s) })
+	p.addFleet(snap.Fleet, snap.Clusters, func(s Source) { register(s) })
 	props := make([]Proposals, len(kinds))
 	for i, k := range kinds {
 		props[i] = k.Propose(snap, now)

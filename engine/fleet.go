@@ -49,7 +49,8 @@ func FleetGuards(f *inventory.Fleet, members []inventory.FleetMember, scopes ...
 // is a source that is never complete (a decision relying on it is held and
 // names it), an out-of-scope declaration one that is, and each discovery
 // listing one. It also puts the fleet section first in the plan.
-func (p *Plan) addFleet(f *inventory.Fleet, configured int, add func(Source)) {
+func (p *Plan) addFleet(f *inventory.Fleet, clusters []inventory.ClusterRefs, add func(Source)) {
+	configured := len(clusters)
 	// A fleet source that is not complete holds decisions (and then makes
 	// the run incomplete); by itself it does not.
 	if f == nil {
@@ -77,7 +78,7 @@ func (p *Plan) addFleet(f *inventory.Fleet, configured int, add func(Source)) {
 			add(Source{Kind: SourceCluster, Name: m.Name, Problems: []string{unreadWhy(m)}, Unit: "not read", NotRead: true})
 		}
 	}
-	sec := fleetSection(f)
+	sec := fleetSection(f, clusters)
 	for _, n := range p.Notices {
 		sec.Blocks[0].Lines = append(sec.Blocks[0].Lines, "  NOTE: "+n)
 	}
@@ -100,6 +101,10 @@ func unreadWhy(m inventory.FleetMember) string {
 	return fmt.Sprintf("not read%s: %s", where, fix)
 }
 
+// StateFailed is a fleet row's state for a cluster reclaim tried to read but
+// could not read completely.
+const StateFailed = "failed"
+
 // FleetRow is one cluster of the fleet section, as the JSON plan shows it.
 type FleetRow struct {
 	Name       string `json:"name"`
@@ -116,18 +121,29 @@ type FleetRow struct {
 // fleetSection shows every cluster: which exist, which were read, which were
 // excluded and by which rule, which are out of scope. Whether a read one was
 // complete is the sources' business.
-func fleetSection(f *inventory.Fleet) Section {
+func fleetSection(f *inventory.Fleet, clusters []inventory.ClusterRefs) Section {
+	failed := map[string]string{}
+	for _, c := range clusters {
+		if !c.Complete {
+			failed[c.Name] = strings.Join(c.Problems, "; ")
+		}
+	}
 	rows := make([]FleetRow, 0, len(f.Members))
 	b := Block{Header: []string{"CLUSTER", "PLATFORM", "WHERE", "HOW KNOWN", "STATE", "WHY"}, Indent: 2}
 	counts := map[string]int{}
 	for _, m := range f.Members {
 		r := FleetRow{Name: m.Name, Platform: m.Cloud.Platform, Location: m.Cloud.Location, Configured: m.Configured,
 			Discovered: m.Discovered, State: m.State, Rule: m.Rule, Reason: m.Reason}
+		why := m.Rule
+		if problem, ok := failed[m.Name]; ok && m.State == inventory.MemberRead {
+			// Read, but not completely: it holds what it could use.
+			r.State, r.Reason, why = StateFailed, problem, problem
+		}
 		if m.Cloud.Platform != "" {
 			r.Scope = m.Cloud.Scope()
 		}
 		rows = append(rows, r)
-		counts[m.State]++
+		counts[r.State]++
 		known := []string{}
 		if m.Configured {
 			known = append(known, "config")
@@ -138,7 +154,6 @@ func fleetSection(f *inventory.Fleet) Section {
 		if len(known) == 0 {
 			known = append(known, "declared")
 		}
-		why := m.Rule
 		if m.State == inventory.MemberOutOfScope {
 			why = m.Reason
 		}
@@ -146,14 +161,14 @@ func fleetSection(f *inventory.Fleet) Section {
 		if m.Cloud.Platform != "" {
 			where = m.Cloud.Scope() + " " + m.Cloud.Location
 		}
-		b.Rows = append(b.Rows, []string{m.Name, orDefault(m.Cloud.Platform, "-"), where, strings.Join(known, "+"), strings.ToUpper(m.State), orDefault(why, "-")})
+		b.Rows = append(b.Rows, []string{m.Name, orDefault(m.Cloud.Platform, "-"), where, strings.Join(known, "+"), strings.ToUpper(r.State), orDefault(why, "-")})
 	}
 	disc := "discovery off"
 	if f.Discovery {
 		disc = fmt.Sprintf("%d discovery scope(s)", len(f.Listings))
 	}
-	b.Lines = append(b.Lines, fmt.Sprintf("  %d cluster(s): %d read, %d excluded, %d discovered but not in the config, %d out of scope; %s",
-		len(f.Members), counts[inventory.MemberRead], counts[inventory.MemberExcluded], counts[inventory.MemberUnlisted], counts[inventory.MemberOutOfScope], disc))
+	b.Lines = append(b.Lines, fmt.Sprintf("  %d cluster(s): %d read, %d failed, %d excluded, %d discovered but not in the config, %d out of scope; %s",
+		len(f.Members), counts[inventory.MemberRead], counts[StateFailed], counts[inventory.MemberExcluded], counts[inventory.MemberUnlisted], counts[inventory.MemberOutOfScope], disc))
 	return Section{Key: "fleet", Data: rows, Title: "FLEET", Place: Overview, Blocks: []Block{b}}
 }
 

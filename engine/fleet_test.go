@@ -121,3 +121,18 @@ func TestDiscoveryOffIsSaid(t *testing.T) {
 		t.Fatalf("notices %q", p.Notices)
 	}
 }
+
+// A configured cluster that could not be read completely shows as failed,
+// with its problem, in the fleet section.
+func TestFleetSectionShowsFailedClusters(t *testing.T) {
+	s := snap(complete("a"), inventory.ClusterRefs{Name: "b", Problems: []string{"connection refused"}})
+	s.Fleet = &inventory.Fleet{Members: []inventory.FleetMember{
+		{Name: "a", Configured: true, State: inventory.MemberRead},
+		{Name: "b", Configured: true, State: inventory.MemberRead},
+	}}
+	p := engine.Build(s, []engine.Kind{&fakeKind{lim: testLimits()}}, engine.NewState(), t0)
+	rows := p.Section("fleet").([]engine.FleetRow)
+	if rows[0].State != inventory.MemberRead || rows[1].State != engine.StateFailed || rows[1].Reason != "connection refused" {
+		t.Fatalf("rows %+v", rows)
+	}
+}

@@ -526,11 +526,13 @@ func FleetLine(p *engine.Plan) string {
 		return ""
 	}
 	read := 0
-	var unread, out []string
+	var unread, failed, out []string
 	for _, r := range rows {
 		switch r.State {
 		case "read":
 			read++
+		case engine.StateFailed:
+			failed = append(failed, r.Name)
 		case "out-of-scope":
 			out = append(out, r.Name+" ("+r.Reason+")")
 		default:
@@ -538,6 +540,9 @@ func FleetLine(p *engine.Plan) string {
 		}
 	}
 	parts := []string{fmt.Sprintf("%d cluster%s read", read, Plural(read))}
+	if len(failed) > 0 {
+		parts = append(parts, "could not be read completely: "+strings.Join(failed, ", "))
+	}
 	if len(unread) > 0 {
 		parts = append(parts, "not read, holding what they may use: "+strings.Join(unread, ", "))
 	}
