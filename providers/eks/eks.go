@@ -1,0 +1,249 @@
+// Package eks discovers the EKS clusters of one account and region
+// (ListClusters, DescribeCluster) and mints the bearer token that reads them,
+// the k8s-aws-v1 token `aws eks get-token` makes: a presigned STS
+// GetCallerIdentity, made in process from reclaim's own identity (IRSA, Pod
+// Identity, an assumed role). Nothing is written to disk and no exec plugin
+// runs.
+package eks
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/eks"
+	"github.com/aws/aws-sdk-go-v2/service/eks/types"
+	"github.com/aws/aws-sdk-go-v2/service/sts"
+	"github.com/aws/smithy-go/logging"
+	"github.com/aws/smithy-go/middleware"
+	"golang.org/x/time/rate"
+
+	"reclaim.dev/reclaim/inventory"
+	"reclaim.dev/reclaim/providers/awsclient"
+)
+
+// Defaults.
+const (
+	// MaxPageSize is ListClusters' maxResults maximum.
+	MaxPageSize = 100
+	// DefaultRequestsPerSecond and DefaultBurst pace every EKS call.
+	DefaultRequestsPerSecond = 10
+	DefaultBurst             = 20
+	DefaultMaxAttempts       = 10
+	// DefaultConcurrency is how many DescribeCluster calls run at once.
+	DefaultConcurrency = 4
+)
+
+// Operation names, the keys of Calls.
+const (
+	OpListClusters    = "ListClusters"
+	OpDescribeCluster = "DescribeCluster"
+)
+
+// API is what the package calls of the EKS client, with the SDK's signatures.
+type API interface {
+	ListClusters(ctx context.Context, in *eks.ListClustersInput, optFns ...func(*eks.Options)) (*eks.ListClustersOutput, error)
+	DescribeCluster(ctx context.Context, in *eks.DescribeClusterInput, optFns ...func(*eks.Options)) (*eks.DescribeClusterOutput, error)
+}
+
+// Options configures one account and region.
+type Options struct {
+	Account, Region string
+	// Profile, RoleARN and ExternalID: how reclaim's identity is reached
+	// (the default chain: IRSA or Pod Identity in a pod).
+	Profile, RoleARN, ExternalID string
+	// Endpoint and STSEndpoint override EKS's and STS's (fakes). The token is
+	// presigned for STSEndpoint, else the region's STS endpoint.
+	Endpoint, STSEndpoint string
+	RequestsPerSecond     float64
+	Burst                 int
+	MaxAttempts           int
+	// MaxBackoff caps the wait between attempts; default the SDK's (20s).
+	MaxBackoff  time.Duration
+	Concurrency int
+	UserAgent   string
+	Logger      logging.Logger
+	// Credentials, if set, replaces the default chain's (tests).
+	Credentials aws.CredentialsProvider
+	HTTPClient  aws.HTTPClient
+}
+
+func (o *Options) defaults() error {
+	errs := awsclient.CheckScope("account", o.Account, o.Region)
+	errs = append(errs, awsclient.CheckRole(o.RoleARN, o.ExternalID))
+	if o.RequestsPerSecond <= 0 {
+		o.RequestsPerSecond = DefaultRequestsPerSecond
+	}
+	if o.Burst <= 0 {
+		o.Burst = DefaultBurst
+	}
+	if o.MaxAttempts <= 0 {
+		o.MaxAttempts = DefaultMaxAttempts
+	}
+	if o.Concurrency <= 0 {
+		o.Concurrency = DefaultConcurrency
+	}
+	return errors.Join(errs...)
+}
+
+// Client is one account's EKS in one region.
+type Client struct {
+	api         API
+	presign     *sts.PresignClient
+	account     string
+	region      string
+	concurrency int
+	lists       atomic.Int64
+	describes   atomic.Int64
+}
+
+// New builds the clients. It calls nothing (an assumed role's credentials
+// are fetched on the first call).
+func New(ctx context.Context, o Options) (*Client, error) {
+	if err := o.defaults(); err != nil {
+		return nil, fmt.Errorf("eks %s/%s: %w", o.Account, o.Region, err)
+	}
+	cfg, err := awsclient.Config{Region: o.Region, Profile: o.Profile, RoleARN: o.RoleARN, ExternalID: o.ExternalID,
+		Credentials: o.Credentials, HTTPClient: o.HTTPClient, UserAgent: o.UserAgent, Logger: o.Logger}.Load(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("eks %s/%s: %w", o.Account, o.Region, err)
+	}
+	pace := &paceMiddleware{l: rate.NewLimiter(rate.Limit(o.RequestsPerSecond), o.Burst)}
+	api := eks.NewFromConfig(cfg, func(eo *eks.Options) {
+		if o.Endpoint != "" {
+			eo.BaseEndpoint = aws.String(o.Endpoint)
+		}
+		eo.Retryer = awsclient.Retryer(o.MaxAttempts, o.MaxBackoff)
+		eo.APIOptions = append(eo.APIOptions, awsclient.AfterRetry(pace))
+	})
+	st := sts.NewFromConfig(cfg, func(so *sts.Options) {
+		if o.STSEndpoint != "" {
+			so.BaseEndpoint = aws.String(o.STSEndpoint)
+		}
+	})
+	c := NewWithAPI(api, o)
+	c.presign = sts.NewPresignClient(st)
+	return c, nil
+}
+
+// NewWithAPI makes a client over any API (tests); it mints no tokens.
+func NewWithAPI(api API, o Options) *Client {
+	if o.Concurrency <= 0 {
+		o.Concurrency = DefaultConcurrency
+	}
+	return &Client{api: api, account: o.Account, region: o.Region, concurrency: o.Concurrency}
+}
+
+// Account and Region are the client's scope.
+func (c *Client) Account() string { return c.account }
+func (c *Client) Region() string  { return c.region }
+
+// Calls says how many calls of op the client made (attempts not counted).
+func (c *Client) Calls(op string) int {
+	switch op {
+	case OpListClusters:
+		return int(c.lists.Load())
+	case OpDescribeCluster:
+		return int(c.describes.Load())
+	}
+	return 0
+}
+
+// Discover lists every cluster and describes each. A cluster deleted
+// between the two is simply absent; any other failure makes the listing
+// incomplete, with what to grant.
+func (c *Client) Discover(ctx context.Context) inventory.FleetListing {
+	out := inventory.FleetListing{Platform: inventory.EKS, Scope: c.account + "/" + c.region}
+	fail := func(op string, err error) inventory.FleetListing {
+		out.Complete, out.Clusters = false, nil
+		out.Problem = fmt.Sprintf("eks %s in %s/%s: %v%s", op, c.account, c.region, err, hint(err, c.account, c.region))
+		out.Calls = int(c.lists.Load() + c.describes.Load())
+		return out
+	}
+	var names []string
+	p := eks.NewListClustersPaginator(c.api, &eks.ListClustersInput{MaxResults: aws.Int32(MaxPageSize)})
+	for p.HasMorePages() {
+		c.lists.Add(1)
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return fail(OpListClusters, err)
+		}
+		names = append(names, page.Clusters...)
+	}
+	clusters := make([]*inventory.FleetCluster, len(names))
+	errs := make([]error, len(names))
+	sem := make(chan struct{}, c.concurrency)
+	var wg sync.WaitGroup
+	for i, name := range names {
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			c.describes.Add(1)
+			d, err := c.api.DescribeCluster(ctx, &eks.DescribeClusterInput{Name: aws.String(name)})
+			var nf *types.ResourceNotFoundException
+			switch {
+			case errors.As(err, &nf):
+				// Deleted since it was listed: nothing can use it now.
+			case err != nil:
+				errs[i] = fmt.Errorf("cluster %s: %w", name, err)
+			case d.Cluster != nil:
+				fc := c.convert(d.Cluster)
+				clusters[i] = &fc
+			}
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return fail(OpDescribeCluster, err)
+	}
+	for _, fc := range clusters {
+		if fc != nil {
+			out.Clusters = append(out.Clusters, *fc)
+		}
+	}
+	sort.Slice(out.Clusters, func(i, j int) bool { return out.Clusters[i].Name < out.Clusters[j].Name })
+	out.Complete = true
+	out.Calls = int(c.lists.Load() + c.describes.Load())
+	return out
+}
+
+func (c *Client) convert(k *types.Cluster) inventory.FleetCluster {
+	fc := inventory.FleetCluster{Name: aws.ToString(k.Name), Platform: inventory.EKS, ID: aws.ToString(k.Arn),
+		Account: c.account, Location: c.region, Endpoint: aws.ToString(k.Endpoint), Status: string(k.Status), Labels: k.Tags}
+	if v := k.ResourcesVpcConfig; v != nil {
+		fc.Network, fc.Subnets = aws.ToString(v.VpcId), v.SubnetIds
+	}
+	if ca := k.CertificateAuthority; ca != nil && ca.Data != nil {
+		if pem, err := base64.StdEncoding.DecodeString(*ca.Data); err == nil {
+			fc.CAData = pem
+		}
+	}
+	return fc
+}
+
+// hint says what to grant for an access error.
+func hint(err error, account, region string) string {
+	switch awsclient.ErrorCode(err) {
+	case "AccessDeniedException", "AccessDenied", "UnauthorizedOperation":
+		return fmt.Sprintf(" — reclaim's identity needs eks:ListClusters and eks:DescribeCluster in account %s region %s (deploy/aws/iam-policy-readonly.json)", account, region)
+	}
+	return ""
+}
+
+// paceMiddleware waits on the client's token bucket before every attempt.
+type paceMiddleware struct{ l *rate.Limiter }
+
+func (p *paceMiddleware) ID() string { return "reclaim/eks-pace" }
+
+func (p *paceMiddleware) HandleFinalize(ctx context.Context, in middleware.FinalizeInput, next middleware.FinalizeHandler) (middleware.FinalizeOutput, middleware.Metadata, error) {
+	if err := p.l.Wait(ctx); err != nil {
+		return middleware.FinalizeOutput{}, middleware.Metadata{}, err
+	}
+	return next.HandleFinalize(ctx, in)
+}
