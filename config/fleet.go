@@ -137,10 +137,6 @@ func (f *Fleet) normalize(ps *problems) {
 // validate checks the fleet section; scopes copied from gce, ecr and ec2
 // (not present in the file) are checked there.
 func (f *Fleet) validate(ps *problems, path string, present map[string]bool) {
-	if f.Discover {
-		ps.add(path+".discover", "GKE and EKS cluster discovery is not in this build yet — set discover: false; clusters the cloud's evidence names (a subnet's kubernetes.io/cluster/NAME tag, an interface's %s tag, a disk's %s label) still hold what they may use until you add them to clusters or declare them in fleet.outOfScope",
-			"cluster.k8s.amazonaws.com/name", "goog-k8s-cluster-name")
-	}
 	if present[path+".gke.projects"] {
 		validateList(ps, path+".gke.projects", f.GKE.Projects, validateProject)
 	}

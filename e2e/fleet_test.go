@@ -1,17 +1,24 @@
 package e2e
 
 import (
+	"context"
+	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"reclaim.dev/reclaim/engine"
+	"reclaim.dev/reclaim/internal/testenv"
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/kinds/gcedisk"
 	"reclaim.dev/reclaim/kinds/netiface"
 	"reclaim.dev/reclaim/providers/ec2/ec2fake"
+	"reclaim.dev/reclaim/providers/eks/eksfake"
+	"reclaim.dev/reclaim/providers/eks/stsfake"
 	"reclaim.dev/reclaim/providers/gce/gcefake"
 	"reclaim.dev/reclaim/report"
 )
@@ -104,5 +111,126 @@ func TestDiskOfAnUnconfiguredClusterIsHeld(t *testing.T) {
 	}
 	if out := text(rep); !strings.Contains(out, "prod-c") || !strings.Contains(out, "NOT READ") {
 		t.Fatalf("the report does not name prod-c in its fleet section:\n%s", out)
+	}
+}
+
+// Discovery end to end: the EKS fake lists three clusters besides the
+// configured prod-a. disc-eks is a real kube-apiserver that accepts only
+// EKS tokens (a webhook verifying them against the STS fake, as EKS's
+// authenticator does): reclaim reads it with the token it mints in process,
+// and finds the running pod that holds an interface's address. gone-eks
+// cannot be reached and sandbox-eks is excluded by a rule: each holds the
+// interfaces of its subnet, and the report's fleet section says why. The
+// interface no cluster uses goes.
+func TestDiscoveredClustersReadWithInProcessTokens(t *testing.T) {
+	w := newEKSWorld(t)
+	w.omitProdB = true
+	w.jobsYAML, w.podsYAML = "-", "-"
+	ctx := context.Background()
+
+	sts := stsfake.New(stsfake.Identity{AccessKeyID: "AKIDE2ETEST", SecretAccessKey: "e2e-secret",
+		ARN: "arn:aws:sts::" + account + ":assumed-role/reclaim/reclaim", Account: account, UserID: "AROAE2E:reclaim"})
+	sts.Start()
+	t.Cleanup(sts.Close)
+	verified := atomic.Int64{}
+	disc, err := testenv.StartCluster(ctx, "disc-eks", testenv.Options{Authenticate: func(token string) (string, []string, bool) {
+		arn, err := sts.Verify(ctx, token, "disc-eks")
+		if err != nil || arn != "arn:aws:sts::"+account+":assumed-role/reclaim/reclaim" {
+			return "", nil, false
+		}
+		verified.Add(1)
+		return arn, []string{"system:masters"}, true // an access entry would map it to a group
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(disc.Stop)
+	if _, err := disc.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: w.ns}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
+	ekf := eksfake.New(eksfake.Options{Account: account, Region: ec2Region})
+	ekf.Start()
+	t.Cleanup(ekf.Close)
+	ekf.Add(
+		eksfake.Cluster{Name: "disc-eks", Endpoint: disc.URL, CAData: disc.CAData, VPC: "vpc-0other", Subnets: []string{w.subAB}},
+		eksfake.Cluster{Name: "gone-eks", Endpoint: "https://127.0.0.1:1", CAData: disc.CAData, VPC: "vpc-0other", Subnets: []string{w.subB}},
+		eksfake.Cluster{Name: "sandbox-eks", Endpoint: "https://127.0.0.1:1", CAData: disc.CAData, VPC: "vpc-0other", Subnets: []string{w.subA}},
+	)
+	w.fleetYAML = fmt.Sprintf(`  discover: true
+  eks:
+    - account: "%s"
+      region: %s
+      endpoint: %s
+      stsEndpoint: %s
+  exclude: ["sandbox-*"]
+  timeout: 10s
+`, account, ec2Region, ekf.URL(), sts.URL())
+
+	used := w.cniInterface(w.subAB) // its address is a running pod's in disc-eks
+	free := w.cniInterface(w.subAB) // nobody's
+	inB := w.cniInterface(w.subB)   // gone-eks may use subB
+	inA := w.cniInterface(w.subA)   // sandbox-eks may use subA
+	in, _ := w.ec2.Interface(used)
+	w.pod(disc, "runs-on-disc", nil, corev1.PodRunning, 0, in.IPs[len(in.IPs)-1])
+
+	start := w.now
+	w.run(true)
+	w.now = start.Add(7 * time.Hour)
+	rep := w.run(true)
+	if verified.Load() == 0 {
+		t.Fatal("disc-eks was never asked with an EKS token")
+	}
+	if d := want(t, rep, eniID(used), engine.Keep, netiface.ClassPodIP); !strings.Contains(d.Reason, "disc-eks") {
+		t.Fatalf("used interface: %+v", d)
+	}
+	want(t, rep, eniID(free), engine.Delete, netiface.ClassLeaked)
+	for id, who := range map[string]string{inB: "gone-eks", inA: "sandbox-eks"} {
+		if d := want(t, rep, eniID(id), engine.Mark, netiface.ClassLeaked); !d.Held || !strings.Contains(d.Reason, who) {
+			t.Fatalf("%s not held for %s: %+v", id, who, d)
+		}
+	}
+	if w.ec2.Has(free) || !w.ec2.Has(used) || !w.ec2.Has(inA) || !w.ec2.Has(inB) {
+		t.Fatalf("left: free %v used %v inA %v inB %v (want false, true, true, true)", w.ec2.Has(free), w.ec2.Has(used), w.ec2.Has(inA), w.ec2.Has(inB))
+	}
+	rows, _ := rep.Plan.Section("fleet").([]engine.FleetRow)
+	states := map[string]string{}
+	for _, r := range rows {
+		states[r.Name] = r.State
+	}
+	if states["prod-a"] != "read" || states["disc-eks"] != "read" || states["gone-eks"] != engine.StateFailed || states["sandbox-eks"] != inventory.MemberExcluded {
+		t.Fatalf("fleet states %v\n%s", states, text(rep))
+	}
+	if n := strings.Count(text(rep), "cluster gone-eks is incomplete"); n != 1 {
+		t.Errorf("gone-eks is held back %d times in the report, want once", n)
+	}
+	// One list and one describe per cluster, per run.
+	if l, d := ekf.Calls(eksfake.OpListClusters), ekf.Calls(eksfake.OpDescribeCluster); l != 2 || d != 6 {
+		t.Errorf("discovery made %d ListClusters and %d DescribeCluster calls over two runs, want 2 and 6", l, d)
+	}
+}
+
+// Discovery that is not permitted holds every interface of the account and
+// region, and says what to grant.
+func TestForbiddenDiscoveryHolds(t *testing.T) {
+	w := newEKSWorld(t)
+	w.omitProdB = true
+	w.jobsYAML, w.podsYAML = "-", "-"
+	ekf := eksfake.New(eksfake.Options{Account: account, Region: ec2Region})
+	ekf.Start()
+	t.Cleanup(ekf.Close)
+	ekf.Deny(true)
+	w.fleetYAML = fmt.Sprintf("  discover: true\n  eks:\n    - account: \"%s\"\n      region: %s\n      endpoint: %s\n", account, ec2Region, ekf.URL())
+	leak := w.cniInterface(w.subA)
+	writeSeen(t, w.statePath(), w.now.Add(-7*time.Hour), func(string) string { return "" }, eniID(leak))
+	rep := w.run(true)
+	if d := want(t, rep, eniID(leak), engine.Mark, netiface.ClassLeaked); !d.Held || !strings.Contains(d.Reason, "discovery eks") {
+		t.Fatalf("not held by the failed discovery: %+v", d)
+	}
+	if !w.ec2.Has(leak) {
+		t.Fatal("deleted while discovery was forbidden")
+	}
+	if out := text(rep); !strings.Contains(out, "eks:ListClusters and eks:DescribeCluster") {
+		t.Fatalf("the report does not say what to grant:\n%s", out)
 	}
 }

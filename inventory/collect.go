@@ -37,9 +37,10 @@ type CollectOptions struct {
 	// Discover lists the clusters the clouds say exist (nil: discovery is
 	// off); it runs with the clouds. FleetClusters, if set, replaces
 	// Clusters: it joins the listings with the configured clusters and
-	// collects every cluster of the fleet it reads.
+	// collects every cluster of the fleet it reads (the subnet listings say
+	// which subnets a discovered cluster's VPC holds).
 	Discover      func(ctx context.Context) []FleetListing
-	FleetClusters func(ctx context.Context, listings []FleetListing) (*Fleet, []ClusterRefs)
+	FleetClusters func(ctx context.Context, listings []FleetListing, networks []NetworkListing) (*Fleet, []ClusterRefs)
 	Now           func() time.Time
 }
 
@@ -94,7 +95,7 @@ func Collect(ctx context.Context, o CollectOptions) Snapshot {
 	}
 	switch {
 	case o.FleetClusters != nil:
-		s.Fleet, s.Clusters = o.FleetClusters(ctx, listings)
+		s.Fleet, s.Clusters = o.FleetClusters(ctx, listings, s.Networks)
 	case o.Clusters != nil:
 		s.Clusters = o.Clusters(ctx)
 	}

@@ -141,12 +141,15 @@ func New(ctx context.Context, cfg *config.Config, d Deps) (*Runner, error) {
 		}
 		d.Discovery = ds
 	}
-	pool := kube.NewPool(Targets(cfg))
-	r.pool, r.hosts = pool, configuredHosts(Targets(cfg))
+	configured := Targets(cfg)
+	pool := kube.NewPool(configured)
+	r.pool, r.hosts = pool, configuredHosts(configured)
 	if d.Clusters == nil || d.Kube == nil {
 		if d.Clusters == nil {
 			d.Clusters = func(ctx context.Context) []inventory.ClusterRefs {
-				return pool.Collect(ctx, kube.Options{ProtectLabel: cfg.Kubernetes.ProtectLabel, RetentionAnnotation: RetentionAnnotation(cfg), Labels: NeedsLabels(cfg)}, 8)
+				// Only the configured clusters: the pool also holds the
+				// discovered ones an earlier pass read.
+				return pool.CollectTargets(ctx, configured, kube.Options{ProtectLabel: cfg.Kubernetes.ProtectLabel, RetentionAnnotation: RetentionAnnotation(cfg), Labels: NeedsLabels(cfg)}, 8)
 			}
 		}
 		if d.Kube == nil {
@@ -272,8 +275,8 @@ func (r *Runner) Once(ctx context.Context, opt Options) (*report.Report, error) 
 // fleetClusters assembles the run's fleet from the config and the
 // discovery listings, and collects the configured clusters and the
 // discovered ones it reads, side by side.
-func (r *Runner) fleetClusters(ctx context.Context, listings []inventory.FleetListing) (*inventory.Fleet, []inventory.ClusterRefs) {
-	fp := assembleFleet(r.cfg, r.d.Discovery, listings, r.hosts)
+func (r *Runner) fleetClusters(ctx context.Context, listings []inventory.FleetListing, networks []inventory.NetworkListing) (*inventory.Fleet, []inventory.ClusterRefs) {
+	fp := assembleFleet(r.cfg, r.d.Discovery, listings, r.hosts, networks)
 	var configured, discovered []inventory.ClusterRefs
 	var wg sync.WaitGroup
 	wg.Go(func() { configured = r.d.Clusters(ctx) })

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 
@@ -52,7 +53,7 @@ type fleetPlan struct {
 // it is read (with a token from its discoverer), excluded by a rule, or
 // declared out of scope. hosts maps a configured cluster's name to its API
 // server's host, where its kubeconfig could be read.
-func assembleFleet(cfg *config.Config, ds []Discoverer, listings []inventory.FleetListing, hosts map[string]string) fleetPlan {
+func assembleFleet(cfg *config.Config, ds []Discoverer, listings []inventory.FleetListing, hosts map[string]string, networks []inventory.NetworkListing) fleetPlan {
 	f := inventory.Fleet{Discovery: cfg.Fleet.Discover, Listings: listings}
 	index := map[string]int{}
 	byHost := map[string]int{}
@@ -96,7 +97,7 @@ func assembleFleet(cfg *config.Config, ds []Discoverer, listings []inventory.Fle
 				if li < len(ds) && ds[li].Token != nil {
 					ts = ds[li].Token(c)
 				}
-				plan.read = append(plan.read, discoveredTarget(cfg, name, c, ts))
+				plan.read = append(plan.read, discoveredTarget(cfg, name, c, ts, networks))
 			}
 			f.Members = append(f.Members, m)
 		}
@@ -114,13 +115,28 @@ func assembleFleet(cfg *config.Config, ds []Discoverer, listings []inventory.Fle
 
 // discoveredTarget reads a discovered cluster with the fleet's limits. A
 // GKE cluster's volumes reference its own project's disks; an EKS cluster
-// may pull from any account and use any subnet (nothing narrower is known).
-func discoveredTarget(cfg *config.Config, name string, c inventory.FleetCluster, ts oauth2.TokenSource) kube.Target {
+// may pull from any account, and its pods and nodes use subnets of its VPC:
+// its own subnets and every listed subnet in that VPC.
+func discoveredTarget(cfg *config.Config, name string, c inventory.FleetCluster, ts oauth2.TokenSource, networks []inventory.NetworkListing) kube.Target {
 	t := kube.Target{Name: name, Discovered: true, Endpoint: c.Endpoint, CAData: c.CAData, Token: ts,
 		Images: cfg.ECR != nil, Workloads: cfg.EC2 != nil || cfg.Jobs != nil || cfg.Pods != nil,
 		Timeout: cfg.Fleet.Timeout.Std(), QPS: cfg.Fleet.QPS, Burst: cfg.Fleet.Burst, PageSize: cfg.Fleet.PageSize}
-	if c.Platform == inventory.GKE {
+	switch c.Platform {
+	case inventory.GKE:
 		t.Projects = []string{c.Project}
+	case inventory.EKS:
+		t.Subnets = append([]string(nil), c.Subnets...)
+		for _, l := range networks {
+			for _, sn := range l.Subnets {
+				if l.Account == c.Account && c.Network != "" && sn.VPC == c.Network && !slices.Contains(t.Subnets, sn.ID) {
+					t.Subnets = append(t.Subnets, sn.ID)
+				}
+			}
+		}
+		if len(t.Subnets) == 0 {
+			// Nothing known: any subnet, which holds every interface if it fails.
+			t.Subnets = nil
+		}
 	}
 	return t
 }

@@ -48,7 +48,7 @@ fleet:
 		tokens++
 		return oauth2.StaticTokenSource(&oauth2.Token{AccessToken: "x"})
 	}}}
-	fp := assembleFleet(cfg, ds, listings, map[string]string{"prod-c": hostOf("https://c.example")})
+	fp := assembleFleet(cfg, ds, listings, map[string]string{"prod-c": hostOf("https://c.example")}, nil)
 	want := map[string]struct{ state, rule string }{
 		"prod-a":     {inventory.MemberRead, "clusters[0]"},
 		"prod-b":     {inventory.MemberRead, "clusters[1]"},
