@@ -317,7 +317,11 @@ func TestFullFileKeepsEveryValue(t *testing.T) {
 		Kubernetes: Kubernetes{ProtectLabel: "protect"},
 		State:      State{ConfigMap: &ConfigMapRef{Namespace: "reclaim", Name: "reclaim.state"}},
 		Audit:      Audit{File: "-"},
-		Fleet:      defaultFleet(),
+		Fleet: func() Fleet {
+			f := defaultFleet()
+			f.GKE = GKEDiscovery{Projects: []string{"my-gke-project", "other-project-42"}, WithoutAuthentication: true}
+			return f
+		}(),
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("full.yaml:\ngot  %+v\nwant %+v", got, want)
@@ -445,5 +449,5 @@ func TestClosest(t *testing.T) {
 
 // defaultFleet is the fleet section a file without one gets.
 func defaultFleet() Fleet {
-	return Fleet{Discover: false, ReadDiscovered: true, Timeout: Duration(2 * time.Minute), QPS: 20, Burst: 40, PageSize: 500}
+	return Fleet{Discover: true, ReadDiscovered: true, Timeout: Duration(2 * time.Minute), QPS: 20, Burst: 40, PageSize: 500}
 }

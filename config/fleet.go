@@ -75,10 +75,7 @@ type OutOfScope struct {
 }
 
 const (
-	// Off until the GKE and EKS discovery clients land: the cloud's own
-	// evidence (subnet tags, the VPC CNI's cluster tag, GKE's cluster
-	// label) still names the clusters the config misses.
-	defaultFleetDiscover = false
+	defaultFleetDiscover = true
 	defaultFleetRead     = true
 )
 
@@ -93,8 +90,16 @@ func (c *Config) fleetDefaults() {
 	if !f.Discover {
 		return
 	}
-	if !c.present["fleet.gke.projects"] && c.GCE != nil {
-		f.GKE.Projects = slices.Clone(c.GCE.Projects)
+	if g := c.GCE; g != nil {
+		// The GCE section's identity discovers its projects' clusters.
+		if !c.present["fleet.gke.projects"] {
+			f.GKE.Projects = slices.Clone(g.Projects)
+		}
+		if !c.present["fleet.gke.credentialsFile"] && !c.present["fleet.gke.withoutAuthentication"] {
+			if f.GKE.WithoutAuthentication = g.WithoutAuthentication; !g.WithoutAuthentication {
+				f.GKE.CredentialsFile = g.CredentialsFile
+			}
+		}
 	}
 	if !c.present["fleet.eks"] {
 		f.EKS = c.defaultEKSDiscovery()

@@ -11,14 +11,33 @@ import (
 	"reclaim.dev/reclaim/config"
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/providers/eks"
+	"reclaim.dev/reclaim/providers/gke"
 )
 
-// Discoverers builds one discoverer per EKS account and region of the fleet
-// section (GKE projects when GKE discovery is built in). Nothing is called
-// until a pass lists them.
+// Discoverers builds one discoverer per GKE project and EKS account and
+// region of the fleet section. Nothing is called until a pass lists them.
 func Discoverers(ctx context.Context, cfg *config.Config, log *zap.Logger) ([]Discoverer, error) {
 	var out []Discoverer
 	var errs []error
+	if g := cfg.Fleet.GKE; len(g.Projects) > 0 {
+		c, err := gke.New(ctx, gke.Options{Endpoint: g.Endpoint, WithoutAuthentication: g.WithoutAuthentication,
+			CredentialsFile: g.CredentialsFile, PrivateEndpoint: g.PrivateEndpoint, UserAgent: "reclaim/" + Version})
+		var ts oauth2.TokenSource
+		if err == nil && !g.WithoutAuthentication {
+			ts, err = gke.TokenSource(ctx, g.CredentialsFile)
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("fleet.gke: %w", err))
+		} else {
+			for _, p := range g.Projects {
+				d := Discoverer{Platform: inventory.GKE, Scope: p, List: func(ctx context.Context) inventory.FleetListing { return c.Discover(ctx, p) }}
+				if ts != nil {
+					d.Token = func(inventory.FleetCluster) oauth2.TokenSource { return ts }
+				}
+				out = append(out, d)
+			}
+		}
+	}
 	for i, e := range cfg.Fleet.EKS {
 		c, err := eks.New(ctx, eks.Options{Account: e.Account, Region: e.Region, Profile: e.Profile, RoleARN: e.RoleARN,
 			ExternalID: e.ExternalID, Endpoint: e.Endpoint, STSEndpoint: e.STSEndpoint, UserAgent: "reclaim/" + Version, Logger: SDKLogger(log)})

@@ -100,8 +100,13 @@ func RunAt(ctx context.Context, narration io.Writer, log *zap.Logger, now time.T
 	fmt.Fprintf(narration, "demo: EC2 fake at %s: three /20 subnets about 92%% used; EKS clusters batch-use1 and etl-use1\n"+
 		"demo: run %d Jobs an hour on Fargate and never delete the %d finished ones, each keeping a pod, a node and an address.\n\n",
 		nets.URL(), JobsPerHour, eks.FinishedJobs)
+	disc, stopDisc, err := Discovery(ctx, cfg, log)
+	if err != nil {
+		return nil, err
+	}
+	defer stopDisc()
 	return app.Run(ctx, cfg, app.Deps{
-		Disks: disks, Images: images, Networks: networks, Clusters: collect, Kube: func(cluster string) (kubernetes.Interface, error) { return clients[cluster], nil },
+		Discovery: disc, Disks: disks, Images: images, Networks: networks, Clusters: collect, Kube: func(cluster string) (kubernetes.Interface, error) { return clients[cluster], nil },
 		Store: state.NewMemoryStore(fleet.State), Audit: audit.New(io.Discard), Log: log,
 		Now: func() time.Time { return now },
 	}, app.Options{})

@@ -191,9 +191,15 @@ func TestDemoTellsTheEKSStory(t *testing.T) {
 		t.Errorf("interface in the unlisted cluster's subnet: %s %q", d.Action, d.Reason)
 	}
 	rows, _ := p.Section("fleet").([]engine.FleetRow)
-	unlisted := false
+	unlisted, joined := false, 0
 	for _, r := range rows {
 		unlisted = unlisted || (r.Name == UnlistedCluster && r.State == "not-read")
+		if r.Configured && r.Discovered && r.State == "read" {
+			joined++
+		}
+	}
+	if joined != 4 {
+		t.Errorf("%d configured clusters joined with their discovered ones, want 4: %+v", joined, rows)
 	}
 	if !unlisted {
 		t.Errorf("the fleet section does not name %s: %+v", UnlistedCluster, rows)

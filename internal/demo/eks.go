@@ -17,8 +17,9 @@ import (
 
 // The EKS part of the demo: AWS's documented example account, and the
 // region and subnets of configs/demo.yaml.
-// UnlistedCluster is an EKS cluster that shares a demo subnet but is not in
-// the demo config: the cloud's subnet tag names it.
+// UnlistedCluster is an EKS cluster of another account that uses a demo
+// subnet through VPC sharing: not in the demo config, not in the accounts
+// discovered, named only by the subnet's tag.
 const UnlistedCluster = "ml-use1"
 
 const (
