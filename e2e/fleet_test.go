@@ -3,6 +3,8 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -20,6 +22,7 @@ import (
 	"reclaim.dev/reclaim/providers/eks/eksfake"
 	"reclaim.dev/reclaim/providers/eks/stsfake"
 	"reclaim.dev/reclaim/providers/gce/gcefake"
+	"reclaim.dev/reclaim/providers/gke/gkefake"
 	"reclaim.dev/reclaim/report"
 )
 
@@ -232,5 +235,66 @@ func TestForbiddenDiscoveryHolds(t *testing.T) {
 	}
 	if out := text(rep); !strings.Contains(out, "eks:ListClusters and eks:DescribeCluster") {
 		t.Fatalf("the report does not say what to grant:\n%s", out)
+	}
+}
+
+// GKE discovery end to end: the container API fake lists disc-gke, a real
+// kube-apiserver that accepts only Google access tokens (a webhook checking
+// them with the fake issuer, as GKE does), and gone-gke in another region,
+// which cannot be reached. reclaim reads disc-gke with the token it mints
+// from its service-account key: the PV there keeps its disk. gone-gke holds
+// the disk in its region; an orphan in disc-gke's region goes.
+func TestDiscoveredGKEClustersReadWithInProcessTokens(t *testing.T) {
+	w := newWorld(t)
+	ctx := context.Background()
+	g := gkefake.New()
+	g.Start()
+	t.Cleanup(g.Close)
+	const sa = "reclaim@e2e-project.iam.gserviceaccount.com"
+	key := filepath.Join(w.dir, "reclaim-sa.json")
+	if err := os.WriteFile(key, g.ServiceAccountKey(sa), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	verified := atomic.Int64{}
+	disc, err := testenv.StartCluster(ctx, "disc-gke", testenv.Options{Authenticate: func(token string) (string, []string, bool) {
+		email, err := g.Verify(token)
+		if err != nil || email != sa {
+			return "", nil, false
+		}
+		verified.Add(1)
+		return email, []string{"system:masters"}, true // GKE: IAM plus an RBAC binding of the email
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(disc.Stop)
+	g.Add(gkefake.Cluster{Project: project, Location: "asia-northeast1", Name: "disc-gke", Endpoint: disc.URL, CAData: disc.CAData},
+		gkefake.Cluster{Project: project, Location: "us-central1", Name: "gone-gke", Endpoint: "127.0.0.1:1", CAData: disc.CAData})
+	w.fleetYAML = fmt.Sprintf("  gke:\n    projects: [%s]\n    endpoint: %s\n    credentialsFile: %s\n  eks: []\n  timeout: 10s\n", project, g.Endpoint(), key)
+
+	used := w.orphan(zoneA, "used-by-disc")
+	w.pv(disc, used)
+	free := w.orphan(zoneA, "free")
+	far := w.gce.AddDisk(project, gcefake.Disk{Zone: "us-central1-a", Name: w.name("in-us-central1"), SizeGB: 20, Type: "pd-balanced",
+		Labels: map[string]string{"goog-gke-volume": ""}, Created: w.now.Add(-60 * 24 * time.Hour), LastDetach: w.now.Add(-30 * 24 * time.Hour)})
+	w.seen(w.now.Add(-7*time.Hour), used, free, far)
+	rep := w.run(true)
+	if verified.Load() == 0 {
+		t.Fatal("disc-gke was never asked with a Google token")
+	}
+	if d := decision(t, rep, used); d.Action != engine.Keep || !strings.Contains(d.Reason, "disc-gke") {
+		t.Fatalf("disk with a PV in disc-gke: %+v", d)
+	}
+	if d := decision(t, rep, far); d.Action != engine.Mark || !d.Held || !strings.Contains(d.Reason, "gone-gke") {
+		t.Fatalf("disk in gone-gke's region: %+v", d)
+	}
+	if d := decision(t, rep, free); d.Action != engine.Delete {
+		t.Fatalf("free disk: %+v\n%s", d, text(rep))
+	}
+	if !w.gce.HasDisk(used) || !w.gce.HasDisk(far) || w.gce.HasDisk(free) {
+		t.Fatalf("left: used %v, far %v, free %v (want true, true, false)", w.gce.HasDisk(used), w.gce.HasDisk(far), w.gce.HasDisk(free))
+	}
+	if n := g.Calls(gkefake.OpListClusters); n != 1 {
+		t.Errorf("%d clusters.list calls, want 1 (one per project)", n)
 	}
 }

@@ -44,6 +44,8 @@ type world struct {
 	// prodB overrides how prod-b is reached: kubeconfig path and context.
 	prodBKubeconfig, prodBContext string
 	disksYAML                     string
+	// fleetYAML is the fleet section's body; "" turns discovery off.
+	fleetYAML string
 }
 
 var (
@@ -134,6 +136,10 @@ func (w *world) configPath() string {
 	if disks == "" {
 		disks = "  maxDeletePercent: 100%\n"
 	}
+	fleet := w.fleetYAML
+	if fleet == "" {
+		fleet = "  discover: false\n"
+	}
 	y := fmt.Sprintf(`clusters:
   - name: prod-a
     kubeconfig: %s
@@ -148,8 +154,7 @@ gce:
   endpoint: %s
   withoutAuthentication: true
 fleet:
-  discover: false
-disks:
+%sdisks:
   minAge: 24h
   grace: 6h
   minDetached: 1h
@@ -157,7 +162,7 @@ disks:
   file: %s
 audit:
   file: %s
-`, prodA.Kubeconfig, w.prodBKubeconfig, w.prodBContext, project, w.gce.URL(), disks, w.statePath(), w.auditPath())
+`, prodA.Kubeconfig, w.prodBKubeconfig, w.prodBContext, project, w.gce.URL(), fleet, disks, w.statePath(), w.auditPath())
 	p := filepath.Join(w.dir, "reclaim.yaml")
 	if err := os.WriteFile(p, []byte(y), 0o644); err != nil {
 		w.t.Fatal(err)

@@ -45,6 +45,19 @@ func FleetGuards(f *inventory.Fleet, members []inventory.FleetMember, scopes ...
 	return out
 }
 
+// UniqueKeys drops repeated source keys, keeping the first of each, in place.
+func UniqueKeys(keys []string) []string {
+	seen := make(map[string]bool, len(keys))
+	out := keys[:0]
+	for _, k := range keys {
+		if !seen[k] {
+			seen[k] = true
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
 // addFleet registers the fleet's sources: every member reclaim did not read
 // is a source that is never complete (a decision relying on it is held and
 // names it), an out-of-scope declaration one that is, and each discovery

@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
-	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -120,8 +119,9 @@ func Pool(project, region, metric string) string {
 // cluster that may use the disk.
 const ClusterLabel = "goog-k8s-cluster-name"
 
-// diskGuards are the source keys a disk's deletion relies on: the configured
-// clusters that could reference its project (cached per project), every GKE
+// diskGuards are the source keys a disk's deletion relies on: the clusters
+// read that could reference its project (but a GKE cluster of another
+// region, where the cloud says so), every GKE
 // cluster of the project whose region can attach it and its discovery scope
 // (read or not: an unread one holds the disk), and the cluster its label
 // names. Slices are shared per project and region, so the engine's
@@ -131,11 +131,20 @@ func diskGuards(f *inventory.Fleet, d inventory.Disk, configured map[string][]st
 	if g, ok := configured[key]; ok && d.Labels[ClusterLabel] == "" {
 		return g
 	}
-	g := slices.Clone(configured[d.Key.Project])
+	var g []string
+	for _, k := range configured[d.Key.Project] {
+		// A GKE cluster whose region the cloud knows attaches only disks
+		// of that region.
+		if m, ok := f.Member(strings.TrimPrefix(k, engine.SourceCluster+":")); ok && m.Cloud.Platform == inventory.GKE && d.Region() != "" && m.Cloud.Region() != d.Region() {
+			continue
+		}
+		g = append(g, k)
+	}
 	g = append(g, engine.FleetGuards(f, f.GKEAt(d.Key.Project, d.Key.Location()), inventory.GKE+" "+d.Key.Project)...)
 	if n := d.Labels[ClusterLabel]; n != "" {
-		return append(g, engine.ClusterKey(f.Resolve(n)))
+		return engine.UniqueKeys(append(g, engine.ClusterKey(f.Resolve(n))))
 	}
+	g = engine.UniqueKeys(g)
 	configured[key] = g
 	return g
 }

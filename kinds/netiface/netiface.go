@@ -184,7 +184,7 @@ func (k *Kind) Propose(snap *inventory.Snapshot, now time.Time) engine.Proposals
 			out.InScope++
 			pr := k.propose(l, n, a)
 			if pr.Candidate {
-				pr.Sources = dedup(append(pr.Sources, cloudGuards(snap.Fleet, l, n, subnets[n.Subnet])...))
+				pr.Sources = engine.UniqueKeys(append(pr.Sources, cloudGuards(snap.Fleet, l, n, subnets[n.Subnet])...))
 			}
 			out.Items = append(out.Items, pr)
 		}
@@ -216,18 +216,6 @@ func cloudGuards(f *inventory.Fleet, l *inventory.NetworkListing, n *inventory.N
 	}
 	if c := n.Tags[inventory.InterfaceClusterTag]; c != "" {
 		out = append(out, engine.ClusterKey(f.Resolve(c)))
-	}
-	return out
-}
-
-func dedup(keys []string) []string {
-	seen := make(map[string]bool, len(keys))
-	out := keys[:0]
-	for _, k := range keys {
-		if !seen[k] {
-			seen[k] = true
-			out = append(out, k)
-		}
 	}
 	return out
 }
