@@ -298,3 +298,54 @@ func TestDiscoveredGKEClustersReadWithInProcessTokens(t *testing.T) {
 		t.Errorf("%d clusters.list calls, want 1 (one per project)", n)
 	}
 }
+
+// Images: every EKS cluster of the registry's account can pull from it. A
+// discovered cluster reclaim cannot read (unreachable), or may not read
+// (readDiscovered off: not in the config), holds every trim of the
+// registry, and the report names it; declared out of scope, the trim
+// resumes and the report repeats the declaration.
+func TestUnseenClusterOfTheRegistryAccountHoldsImages(t *testing.T) {
+	for _, tc := range []struct{ name, readDiscovered, state string }{
+		{"unreachable", "true", engine.StateFailed},
+		{"not in the config", "false", inventory.MemberUnlisted},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newImageWorld(t, 200)
+			w.seen(w.now.Add(-2 * time.Hour))
+			ekf := eksfake.New(eksfake.Options{Account: account, Region: ecrRegion})
+			ekf.Start()
+			t.Cleanup(ekf.Close)
+			ekf.Add(eksfake.Cluster{Name: "ml-batch", Endpoint: "https://127.0.0.1:1", CAData: prodA.CAData, VPC: "vpc-0ml"})
+			fleet := fmt.Sprintf("  discover: true\n  readDiscovered: %s\n  timeout: 10s\n  eks:\n    - account: \"%s\"\n      region: %s\n      endpoint: %s\n",
+				tc.readDiscovered, account, ecrRegion, ekf.URL())
+			w.fleetYAML = fleet
+			rep := w.run(true)
+			s := w.repoSummary(rep)
+			if w.ecr.MutatingCalls() != 0 || s.Delete != 0 || s.Mark != 100 {
+				t.Fatalf("mutating %d, summary %+v\n%s", w.ecr.MutatingCalls(), s, text(rep))
+			}
+			if len(w.ecr.Images(account, w.repo)) != 200 {
+				t.Fatal("images were deleted while ml-batch was not read")
+			}
+			rows, _ := rep.Plan.Section("fleet").([]engine.FleetRow)
+			state := ""
+			for _, r := range rows {
+				if r.Name == "ml-batch" {
+					state = r.State
+				}
+			}
+			if state != tc.state || !strings.Contains(text(rep), "ml-batch") {
+				t.Fatalf("ml-batch state %q, want %q\n%s", state, tc.state, text(rep))
+			}
+
+			w.fleetYAML = fleet + "  outOfScope:\n    - name: ml-batch\n      reason: runs only public images\n"
+			rep = w.run(true)
+			if s := w.repoSummary(rep); s.Delete != 100 || len(w.ecr.Images(account, w.repo)) != 100 {
+				t.Fatalf("out of scope: summary %+v, %d images left\n%s", s, len(w.ecr.Images(account, w.repo)), text(rep))
+			}
+			if !strings.Contains(text(rep), "runs only public images") {
+				t.Fatalf("the report does not repeat the declaration:\n%s", text(rep))
+			}
+		})
+	}
+}

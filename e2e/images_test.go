@@ -41,6 +41,9 @@ type imageWorld struct {
 	// prodB overrides how prod-b is reached, and which accounts it may pull from.
 	prodBKubeconfig, prodBContext, prodBAccounts string
 	ecrYAML                                      string
+	// fleetYAML replaces the fleet section's body (discovery off);
+	// consumersYAML is the ecr section's consumers list.
+	fleetYAML, consumersYAML string
 }
 
 func newImageWorld(t *testing.T, images int, opts ...ecrfake.Options) *imageWorld {
@@ -89,6 +92,14 @@ func (w *imageWorld) configPath() string {
 	if pol == "" {
 		pol = "      limit: 200\n      highWater: 75%\n      target: 50%\n      keepNewest: 5\n"
 	}
+	fleet := "  discover: false\n"
+	if w.fleetYAML != "" {
+		fleet = w.fleetYAML
+	}
+	consumers := ""
+	if w.consumersYAML != "" {
+		consumers = "  consumers:\n" + w.consumersYAML
+	}
 	accounts := ""
 	if w.prodBAccounts != "" {
 		accounts = "    awsAccounts: [" + w.prodBAccounts + "]\n"
@@ -112,16 +123,15 @@ func (w *imageWorld) configPath() string {
   minAge: 1h
   grace: 1h
   maxDeletePercent: 100%%
-  repositories:
+%s  repositories:
     - match: "%s"
 %sfleet:
-  discover: false
-state:
+%sstate:
   file: %s
 audit:
   file: %s
-`, prodA.Kubeconfig, w.prodBKubeconfig, w.prodBContext, accounts, w.ecr.URL(), account, ecrRegion, w.repo, pol,
-		w.statePath(), filepath.Join(w.dir, "audit.jsonl"))
+`, prodA.Kubeconfig, w.prodBKubeconfig, w.prodBContext, accounts, w.ecr.URL(), account, ecrRegion, consumers, w.repo, pol,
+		fleet, w.statePath(), filepath.Join(w.dir, "audit.jsonl"))
 	p := filepath.Join(w.dir, "reclaim.yaml")
 	if err := os.WriteFile(p, []byte(y), 0o644); err != nil {
 		w.t.Fatal(err)
