@@ -21,6 +21,8 @@ import (
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/kinds/ecrimage"
 	"reclaim.dev/reclaim/providers/ecr/ecrfake"
+	"reclaim.dev/reclaim/providers/ecs/ecsfake"
+	"reclaim.dev/reclaim/providers/lambda/lambdafake"
 	"reclaim.dev/reclaim/report"
 )
 
@@ -388,5 +390,53 @@ func TestBinaryHonoursAWSEndpointEnv(t *testing.T) {
 	}
 	if len(rep.Plan.Repositories) != 1 || rep.Plan.Repositories[0].Delete != 100 || w.ecr.TotalCalls() == 0 || w.ecr.MutatingCalls() != 0 {
 		t.Fatalf("repositories %+v, calls %v", rep.Plan.Repositories, w.ecr.CallCounts())
+	}
+}
+
+// Images ECS and Lambda run outside Kubernetes are in use: an ACTIVE task
+// definition by tag, a running task by the digest it resolved, a Lambda
+// function's published version by digest. An apply trims around them; when
+// ECS may not be read, nothing is trimmed and the report says what to grant.
+func TestECSAndLambdaImagesSurviveApply(t *testing.T) {
+	w := newImageWorld(t, 200)
+	w.seen(w.now.Add(-2 * time.Hour))
+	ef := ecsfake.New(ecsfake.Options{Account: account, Region: ecrRegion})
+	ef.Start()
+	t.Cleanup(ef.Close)
+	lf := lambdafake.New(lambdafake.Options{Account: account, Region: ecrRegion})
+	lf.Start()
+	t.Cleanup(lf.Close)
+	ef.AddTaskDefinition(ecsfake.TaskDefinition{Family: "api", Revision: 4, Containers: []ecsfake.Container{{Name: "api", Image: w.ref(":build-0")}}})
+	ef.AddTask(ecsfake.Task{Cluster: "batch", ID: "0123abcd", Containers: []ecsfake.Container{{Name: "job", Image: w.ref(":moved-tag"), ImageDigest: w.digest[1]}}})
+	lf.AddFunction("resize", lambdafake.Version{ImageURI: w.ref(":build-0")},
+		lambdafake.Version{Version: "1", ImageURI: w.ref(":old"), ResolvedImageURI: w.ref("@" + w.digest[2])})
+	w.consumersYAML = fmt.Sprintf("    - account: \"%s\"\n      region: %s\n      ecsEndpoint: %s\n      lambdaEndpoint: %s\n", account, ecrRegion, ef.URL(), lf.URL())
+
+	ef.Deny(true)
+	rep := w.run(true)
+	if s := w.repoSummary(rep); w.ecr.MutatingCalls() != 0 || s.Delete != 0 {
+		t.Fatalf("ECS denied: mutating %d, summary %+v\n%s", w.ecr.MutatingCalls(), s, text(rep))
+	}
+	if out := text(rep); !strings.Contains(out, "ecs:ListTaskDefinitions") {
+		t.Fatalf("the report does not say what to grant:\n%s", out)
+	}
+
+	ef.Deny(false)
+	w.seen(w.now.Add(-2 * time.Hour)) // the held run kept clocks only for its own candidates
+	rep = w.run(true)
+	s := w.repoSummary(rep)
+	if rep.ExitCode != report.ExitOK || s.Delete != 100 || s.Kept[ecrimage.ClassInUse] != 3 {
+		t.Fatalf("exit %d, summary %+v\n%s", rep.ExitCode, s, text(rep))
+	}
+	for i := range 3 {
+		if !w.ecr.Has(account, w.repo, w.digest[i]) {
+			t.Errorf("image %d, used outside Kubernetes, was deleted", i)
+		}
+	}
+	out := text(rep)
+	for _, want := range []string{"task-definition api:4", "cluster batch task 0123abcd", "function resize:1"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the report does not name %q", want)
+		}
 	}
 }

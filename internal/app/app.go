@@ -36,7 +36,8 @@ type Deps struct {
 	// Networks lists EC2 subnets and interfaces and deletes interfaces; nil
 	// with an ec2 section builds one client per account and region.
 	Networks NetworkProvider
-	// ImageSources reads the manifest directories; nil reads ecr.manifests.dirs.
+	// ImageSources reads the manifest directories and the ECS and Lambda
+	// consumers; nil reads those of the ecr section.
 	ImageSources func(ctx context.Context) []inventory.ImageSource
 	Clusters     func(ctx context.Context) []inventory.ClusterRefs
 	// Discovery lists the fleet's clusters; nil with fleet.discover builds
@@ -130,8 +131,13 @@ func New(ctx context.Context, cfg *config.Config, d Deps) (*Runner, error) {
 		}
 		d.Networks = f
 	}
-	if d.ImageSources == nil && cfg.ECR != nil && len(cfg.ECR.Manifests.Dirs) > 0 {
-		d.ImageSources = ManifestSources(cfg)
+	if d.ImageSources == nil && cfg.ECR != nil {
+		src, err := ImageSources(ctx, cfg, d.Log)
+		if err != nil {
+			r.Close()
+			return nil, fmt.Errorf("image users: %w", err)
+		}
+		d.ImageSources = src
 	}
 	if d.Discovery == nil && d.Clusters == nil && cfg.Fleet.Discover {
 		ds, err := Discoverers(ctx, cfg, d.Log)

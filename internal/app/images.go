@@ -2,7 +2,9 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/aws/smithy-go/logging"
 	"go.uber.org/zap"
@@ -11,6 +13,8 @@ import (
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/inventory/manifests"
 	"reclaim.dev/reclaim/providers/ecr"
+	"reclaim.dev/reclaim/providers/ecs"
+	"reclaim.dev/reclaim/providers/lambda"
 )
 
 // RegistryOptions turns the ecr section into one client option set per registry.
@@ -26,16 +30,51 @@ func RegistryOptions(cfg *config.Config) []ecr.Options {
 	return out
 }
 
-// ManifestSources reads every configured manifest directory.
-func ManifestSources(cfg *config.Config) func(ctx context.Context) []inventory.ImageSource {
+// ImageSources reads what names images outside the clusters: every
+// manifest directory, and the ECS task definitions and tasks and the Lambda
+// functions of every ecr.consumers entry, all at once. Nil when the ecr
+// section names none. Nothing is called until a pass reads them.
+func ImageSources(ctx context.Context, cfg *config.Config, log *zap.Logger) (func(ctx context.Context) []inventory.ImageSource, error) {
 	m := cfg.ECR.Manifests
-	return func(ctx context.Context) []inventory.ImageSource {
-		out := make([]inventory.ImageSource, 0, len(m.Dirs))
-		for _, dir := range m.Dirs {
-			out = append(out, manifests.Read(ctx, dir, manifests.Options{Exclude: m.Exclude}))
-		}
-		return out
+	var readers []func(ctx context.Context) inventory.ImageSource
+	for _, dir := range m.Dirs {
+		readers = append(readers, func(ctx context.Context) inventory.ImageSource {
+			return manifests.Read(ctx, dir, manifests.Options{Exclude: m.Exclude})
+		})
 	}
+	var errs []error
+	for i, cs := range cfg.ECR.Consumers {
+		if cs.ECS {
+			c, err := ecs.New(ctx, ecs.Options{Account: cs.Account, Region: cs.Region, Profile: cs.Profile, RoleARN: cs.RoleARN,
+				ExternalID: cs.ExternalID, Endpoint: cs.ECSEndpoint, UserAgent: "reclaim/" + Version, Logger: SDKLogger(log)})
+			if err != nil {
+				errs = append(errs, fmt.Errorf("ecr.consumers[%d].ecs: %w", i, err))
+			} else {
+				readers = append(readers, c.Images)
+			}
+		}
+		if cs.Lambda {
+			c, err := lambda.New(ctx, lambda.Options{Account: cs.Account, Region: cs.Region, Profile: cs.Profile, RoleARN: cs.RoleARN,
+				ExternalID: cs.ExternalID, Endpoint: cs.LambdaEndpoint, UserAgent: "reclaim/" + Version, Logger: SDKLogger(log)})
+			if err != nil {
+				errs = append(errs, fmt.Errorf("ecr.consumers[%d].lambda: %w", i, err))
+			} else {
+				readers = append(readers, c.Images)
+			}
+		}
+	}
+	if err := errors.Join(errs...); err != nil || len(readers) == 0 {
+		return nil, err
+	}
+	return func(ctx context.Context) []inventory.ImageSource {
+		out := make([]inventory.ImageSource, len(readers))
+		var wg sync.WaitGroup
+		for i, read := range readers {
+			wg.Go(func() { out[i] = read(ctx) })
+		}
+		wg.Wait()
+		return out
+	}, nil
 }
 
 // SDKLogger sends the AWS SDK's log lines to log at debug level: they are

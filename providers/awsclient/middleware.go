@@ -1,11 +1,13 @@
 package awsclient
 
 import (
+	"context"
 	"errors"
 
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/smithy-go"
 	"github.com/aws/smithy-go/middleware"
+	"golang.org/x/time/rate"
 )
 
 // AfterRetry is an API option that puts m in the Finalize step right after
@@ -30,4 +32,16 @@ func ErrorCode(err error) string {
 func IsThrottle(code string) bool {
 	_, ok := retry.DefaultThrottleErrorCodes[code]
 	return ok
+}
+
+// Pace returns a middleware that waits on l before every attempt, retries
+// included (add it with AfterRetry): the client's own share of the API's
+// rate limit.
+func Pace(id string, l *rate.Limiter) middleware.FinalizeMiddleware {
+	return middleware.FinalizeMiddlewareFunc(id, func(ctx context.Context, in middleware.FinalizeInput, next middleware.FinalizeHandler) (middleware.FinalizeOutput, middleware.Metadata, error) {
+		if err := l.Wait(ctx); err != nil {
+			return middleware.FinalizeOutput{}, middleware.Metadata{}, err
+		}
+		return next.HandleFinalize(ctx, in)
+	})
 }

@@ -21,7 +21,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/eks/types"
 	"github.com/aws/aws-sdk-go-v2/service/sts"
 	"github.com/aws/smithy-go/logging"
-	"github.com/aws/smithy-go/middleware"
 	"golang.org/x/time/rate"
 
 	"reclaim.dev/reclaim/inventory"
@@ -114,7 +113,7 @@ func New(ctx context.Context, o Options) (*Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("eks %s/%s: %w", o.Account, o.Region, err)
 	}
-	pace := &paceMiddleware{l: rate.NewLimiter(rate.Limit(o.RequestsPerSecond), o.Burst)}
+	pace := awsclient.Pace("reclaim/eks-pace", rate.NewLimiter(rate.Limit(o.RequestsPerSecond), o.Burst))
 	api := eks.NewFromConfig(cfg, func(eo *eks.Options) {
 		if o.Endpoint != "" {
 			eo.BaseEndpoint = aws.String(o.Endpoint)
@@ -234,16 +233,4 @@ func hint(err error, account, region string) string {
 		return fmt.Sprintf(" — reclaim's identity needs eks:ListClusters and eks:DescribeCluster in account %s region %s (deploy/aws/iam-policy-readonly.json)", account, region)
 	}
 	return ""
-}
-
-// paceMiddleware waits on the client's token bucket before every attempt.
-type paceMiddleware struct{ l *rate.Limiter }
-
-func (p *paceMiddleware) ID() string { return "reclaim/eks-pace" }
-
-func (p *paceMiddleware) HandleFinalize(ctx context.Context, in middleware.FinalizeInput, next middleware.FinalizeHandler) (middleware.FinalizeOutput, middleware.Metadata, error) {
-	if err := p.l.Wait(ctx); err != nil {
-		return middleware.FinalizeOutput{}, middleware.Metadata{}, err
-	}
-	return next.HandleFinalize(ctx, in)
 }

@@ -1,0 +1,294 @@
+// Package ecs reads which ECR images an account's ECS runs outside
+// Kubernetes: the containers of every ACTIVE task definition (what a
+// service or a scheduled task starts next) and of every RUNNING task (by
+// tag and by the digest it resolved). A listing that fails makes the source
+// incomplete, and the image kind then trims nothing.
+package ecs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/ecs"
+	"github.com/aws/aws-sdk-go-v2/service/ecs/types"
+	"github.com/aws/smithy-go/logging"
+	"golang.org/x/time/rate"
+
+	"reclaim.dev/reclaim/inventory"
+	"reclaim.dev/reclaim/inventory/imageref"
+	"reclaim.dev/reclaim/providers/awsclient"
+)
+
+// Defaults.
+const (
+	DefaultRequestsPerSecond = 20
+	DefaultBurst             = 40
+	DefaultMaxAttempts       = 10
+	// DefaultConcurrency is how many DescribeTaskDefinition calls run at once.
+	DefaultConcurrency = 4
+	// pageSize is the list operations' maxResults maximum, and DescribeTasks' batch.
+	pageSize = 100
+)
+
+// Operation names, the keys of Calls.
+const (
+	OpListTaskDefinitions    = "ListTaskDefinitions"
+	OpDescribeTaskDefinition = "DescribeTaskDefinition"
+	OpListClusters           = "ListClusters"
+	OpListTasks              = "ListTasks"
+	OpDescribeTasks          = "DescribeTasks"
+)
+
+// API is what the package calls of the ECS client, with the SDK's signatures.
+type API interface {
+	ecs.ListTaskDefinitionsAPIClient
+	ecs.ListClustersAPIClient
+	ecs.ListTasksAPIClient
+	DescribeTaskDefinition(ctx context.Context, in *ecs.DescribeTaskDefinitionInput, optFns ...func(*ecs.Options)) (*ecs.DescribeTaskDefinitionOutput, error)
+	DescribeTasks(ctx context.Context, in *ecs.DescribeTasksInput, optFns ...func(*ecs.Options)) (*ecs.DescribeTasksOutput, error)
+}
+
+// Options configures one account and region.
+type Options struct {
+	Account, Region              string
+	Profile, RoleARN, ExternalID string
+	// Endpoint overrides the service's (fakes).
+	Endpoint          string
+	RequestsPerSecond float64
+	Burst             int
+	MaxAttempts       int
+	// MaxBackoff caps the wait between attempts; default the SDK's (20s).
+	MaxBackoff  time.Duration
+	Concurrency int
+	UserAgent   string
+	Logger      logging.Logger
+	// Credentials, if set, replaces the default chain's (tests).
+	Credentials aws.CredentialsProvider
+	HTTPClient  aws.HTTPClient
+}
+
+// Client is one account's ECS in one region.
+type Client struct {
+	api             API
+	account, region string
+	concurrency     int
+	calls           sync.Map // op -> *atomic.Int64
+}
+
+// New builds the client. It calls nothing.
+func New(ctx context.Context, o Options) (*Client, error) {
+	errs := awsclient.CheckScope("account", o.Account, o.Region)
+	errs = append(errs, awsclient.CheckRole(o.RoleARN, o.ExternalID))
+	if err := errors.Join(errs...); err != nil {
+		return nil, fmt.Errorf("ecs %s/%s: %w", o.Account, o.Region, err)
+	}
+	if o.RequestsPerSecond <= 0 {
+		o.RequestsPerSecond = DefaultRequestsPerSecond
+	}
+	if o.Burst <= 0 {
+		o.Burst = DefaultBurst
+	}
+	if o.MaxAttempts <= 0 {
+		o.MaxAttempts = DefaultMaxAttempts
+	}
+	cfg, err := awsclient.Config{Region: o.Region, Profile: o.Profile, RoleARN: o.RoleARN, ExternalID: o.ExternalID,
+		Credentials: o.Credentials, HTTPClient: o.HTTPClient, UserAgent: o.UserAgent, Logger: o.Logger}.Load(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("ecs %s/%s: %w", o.Account, o.Region, err)
+	}
+	pace := awsclient.Pace("reclaim/ecs-pace", rate.NewLimiter(rate.Limit(o.RequestsPerSecond), o.Burst))
+	api := ecs.NewFromConfig(cfg, func(eo *ecs.Options) {
+		if o.Endpoint != "" {
+			eo.BaseEndpoint = aws.String(o.Endpoint)
+		}
+		eo.Retryer = awsclient.Retryer(o.MaxAttempts, o.MaxBackoff)
+		eo.APIOptions = append(eo.APIOptions, awsclient.AfterRetry(pace))
+	})
+	return NewWithAPI(api, o), nil
+}
+
+// NewWithAPI makes a client over any API (tests).
+func NewWithAPI(api API, o Options) *Client {
+	if o.Concurrency <= 0 {
+		o.Concurrency = DefaultConcurrency
+	}
+	return &Client{api: api, account: o.Account, region: o.Region, concurrency: o.Concurrency}
+}
+
+// Calls says how many calls of op the client made (attempts not counted).
+func (c *Client) Calls(op string) int {
+	if n, ok := c.calls.Load(op); ok {
+		return int(n.(*atomic.Int64).Load())
+	}
+	return 0
+}
+
+func (c *Client) count(op string) {
+	n, _ := c.calls.LoadOrStore(op, new(atomic.Int64))
+	n.(*atomic.Int64).Add(1)
+}
+
+// Images reads every image the account's ECS in the region names.
+func (c *Client) Images(ctx context.Context) inventory.ImageSource {
+	scope := c.account + "/" + c.region
+	out := inventory.ImageSource{Kind: "ecs", Name: "ecs:" + scope, Complete: true}
+	set := imageref.NewSet()
+	fail := func(op string, err error) {
+		out.Complete = false
+		out.Problems = append(out.Problems, fmt.Sprintf("ecs %s in %s: %v%s", op, scope, err, hint(err, c.account, c.region)))
+	}
+	if op, err := c.taskDefinitions(ctx, set); err != nil {
+		fail(op, err)
+	}
+	if op, err := c.tasks(ctx, set); err != nil {
+		fail(op, err)
+	}
+	out.Images = set.Uses()
+	return out
+}
+
+// taskDefinitions records the containers of every ACTIVE task definition.
+func (c *Client) taskDefinitions(ctx context.Context, set *imageref.Set) (string, error) {
+	var arns []string
+	p := ecs.NewListTaskDefinitionsPaginator(c.api, &ecs.ListTaskDefinitionsInput{Status: types.TaskDefinitionStatusActive, MaxResults: aws.Int32(pageSize)})
+	for p.HasMorePages() {
+		c.count(OpListTaskDefinitions)
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return OpListTaskDefinitions, err
+		}
+		arns = append(arns, page.TaskDefinitionArns...)
+	}
+	defs := make([]*types.TaskDefinition, len(arns))
+	errs := make([]error, len(arns))
+	sem := make(chan struct{}, c.concurrency)
+	var wg sync.WaitGroup
+	for i, arn := range arns {
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			c.count(OpDescribeTaskDefinition)
+			d, err := c.api.DescribeTaskDefinition(ctx, &ecs.DescribeTaskDefinitionInput{TaskDefinition: aws.String(arn)})
+			switch {
+			case err != nil && deregistered(err):
+				// Deleted since it was listed: nothing starts it any more.
+			case err != nil:
+				errs[i] = fmt.Errorf("%s: %w", arn, err)
+			default:
+				defs[i] = d.TaskDefinition
+			}
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return OpDescribeTaskDefinition, err
+	}
+	for _, d := range defs {
+		if d == nil {
+			continue
+		}
+		where := fmt.Sprintf("ecs:%s/%s task-definition %s:%d", c.account, c.region, aws.ToString(d.Family), d.Revision)
+		for _, cd := range d.ContainerDefinitions {
+			set.Image(aws.ToString(cd.Image), where+" container "+aws.ToString(cd.Name))
+		}
+	}
+	return "", nil
+}
+
+// tasks records the containers of every RUNNING task of every cluster.
+func (c *Client) tasks(ctx context.Context, set *imageref.Set) (string, error) {
+	var clusters []string
+	p := ecs.NewListClustersPaginator(c.api, &ecs.ListClustersInput{MaxResults: aws.Int32(pageSize)})
+	for p.HasMorePages() {
+		c.count(OpListClusters)
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return OpListClusters, err
+		}
+		clusters = append(clusters, page.ClusterArns...)
+	}
+	for _, cluster := range clusters {
+		var arns []string
+		tp := ecs.NewListTasksPaginator(c.api, &ecs.ListTasksInput{Cluster: aws.String(cluster), DesiredStatus: types.DesiredStatusRunning, MaxResults: aws.Int32(pageSize)})
+		for tp.HasMorePages() {
+			c.count(OpListTasks)
+			page, err := tp.NextPage(ctx)
+			if err != nil {
+				return OpListTasks, fmt.Errorf("%s: %w", cluster, err)
+			}
+			arns = append(arns, page.TaskArns...)
+		}
+		name := cluster[strings.LastIndexByte(cluster, '/')+1:]
+		for batch := range slicesChunk(arns, pageSize) {
+			c.count(OpDescribeTasks)
+			d, err := c.api.DescribeTasks(ctx, &ecs.DescribeTasksInput{Cluster: aws.String(cluster), Tasks: batch})
+			if err != nil {
+				return OpDescribeTasks, fmt.Errorf("%s: %w", cluster, err)
+			}
+			for _, f := range d.Failures {
+				if aws.ToString(f.Reason) != "MISSING" { // MISSING: stopped and gone since the list
+					return OpDescribeTasks, fmt.Errorf("%s: task %s: %s %s", cluster, aws.ToString(f.Arn), aws.ToString(f.Reason), aws.ToString(f.Detail))
+				}
+			}
+			for _, t := range d.Tasks {
+				arn := aws.ToString(t.TaskArn)
+				where := fmt.Sprintf("ecs:%s/%s cluster %s task %s", c.account, c.region, name, arn[strings.LastIndexByte(arn, '/')+1:])
+				for _, ct := range t.Containers {
+					img, w := aws.ToString(ct.Image), where+" container "+aws.ToString(ct.Name)
+					set.Image(img, w)
+					if dg := aws.ToString(ct.ImageDigest); dg != "" && img != "" {
+						set.ImageID(repository(img)+"@"+dg, w)
+					}
+				}
+			}
+		}
+	}
+	return "", nil
+}
+
+// repository is an image reference without its tag and digest.
+func repository(image string) string {
+	if i := strings.IndexByte(image, '@'); i >= 0 {
+		image = image[:i]
+	}
+	if i := strings.LastIndexByte(image, ':'); i > strings.LastIndexByte(image, '/') {
+		image = image[:i]
+	}
+	return image
+}
+
+func slicesChunk(s []string, n int) func(func([]string) bool) {
+	return func(yield func([]string) bool) {
+		for len(s) > 0 {
+			k := min(n, len(s))
+			if !yield(s[:k]) {
+				return
+			}
+			s = s[k:]
+		}
+	}
+}
+
+// deregistered reports DescribeTaskDefinition's answer for a task
+// definition deleted since it was listed.
+func deregistered(err error) bool {
+	var ce *types.ClientException
+	return errors.As(err, &ce) && strings.Contains(ce.ErrorMessage(), "Unable to describe task definition")
+}
+
+// hint says what to grant for an access error.
+func hint(err error, account, region string) string {
+	code := awsclient.ErrorCode(err)
+	var ce *types.ClientException
+	if code == "AccessDeniedException" || code == "AccessDenied" || code == "UnauthorizedOperation" ||
+		(errors.As(err, &ce) && strings.Contains(ce.ErrorMessage(), "not authorized")) {
+		return fmt.Sprintf(" — reclaim's identity needs ecs:ListTaskDefinitions, ecs:DescribeTaskDefinition, ecs:ListClusters, ecs:ListTasks and ecs:DescribeTasks in account %s region %s (deploy/aws/iam-policy-readonly.json)", account, region)
+	}
+	return ""
+}

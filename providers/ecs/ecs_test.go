@@ -1,0 +1,146 @@
+package ecs_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+
+	"reclaim.dev/reclaim/inventory"
+	"reclaim.dev/reclaim/providers/ecs"
+	"reclaim.dev/reclaim/providers/ecs/ecsfake"
+)
+
+const (
+	account = "123456789012"
+	region  = "us-east-1"
+	repo    = "123456789012.dkr.ecr.us-east-1.amazonaws.com/"
+	dig     = "sha256:1111111111111111111111111111111111111111111111111111111111111111"
+)
+
+func setup(t *testing.T) (*ecsfake.Server, *ecs.Client) {
+	t.Helper()
+	f := ecsfake.New(ecsfake.Options{Account: account, Region: region})
+	f.Start()
+	t.Cleanup(f.Close)
+	c, err := ecs.New(context.Background(), ecs.Options{Account: account, Region: region, Endpoint: f.URL(),
+		Credentials: credentials.NewStaticCredentialsProvider("AKIDECSTEST", "ecs-test-secret", ""), MaxAttempts: 4,
+		MaxBackoff: 5 * time.Millisecond, RequestsPerSecond: 1000, Burst: 1000,
+		HTTPClient: awshttp.NewBuildableClient().WithTransportOptions(func(t *http.Transport) { t.DisableKeepAlives = true })})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f, c
+}
+
+// uses maps each reference (repo:tag or repo@digest) to where it was seen.
+func uses(s inventory.ImageSource) map[string]string {
+	out := map[string]string{}
+	for _, u := range s.Images {
+		k := u.Ref.Repo.Name
+		if u.Ref.Tag != "" {
+			k += ":" + u.Ref.Tag
+		}
+		if u.Ref.Digest != "" {
+			k += "@" + u.Ref.Digest
+		}
+		out[k] = u.Where
+	}
+	return out
+}
+
+func TestImagesOfTaskDefinitionsAndRunningTasks(t *testing.T) {
+	f, c := setup(t)
+	for i := range 150 { // two pages of task definitions
+		f.AddTaskDefinition(ecsfake.TaskDefinition{Family: fmt.Sprintf("svc-%03d", i), Revision: 1,
+			Containers: []ecsfake.Container{{Name: "app", Image: repo + fmt.Sprintf("svc:%d", i)}, {Name: "proxy", Image: "public.ecr.aws/nginx/nginx:1"}}})
+	}
+	f.AddTaskDefinition(ecsfake.TaskDefinition{Family: "old", Revision: 3, Status: "INACTIVE",
+		Containers: []ecsfake.Container{{Name: "app", Image: repo + "old:v1"}}})
+	for i := range 120 { // two pages of clusters
+		f.AddCluster(fmt.Sprintf("c-%03d", i))
+	}
+	for i := range 130 { // two pages of tasks, two DescribeTasks batches
+		f.AddTask(ecsfake.Task{Cluster: "batch", ID: fmt.Sprintf("t%03d", i), Containers: []ecsfake.Container{{Name: "job", Image: repo + "job:latest", ImageDigest: dig}}})
+	}
+	f.AddTask(ecsfake.Task{Cluster: "batch", ID: "stopped", DesiredStatus: "STOPPED", Containers: []ecsfake.Container{{Name: "x", Image: repo + "stopped:v1"}}})
+	f.AddTask(ecsfake.Task{Cluster: "web", ID: "pinned", Containers: []ecsfake.Container{{Name: "api", Image: repo + "api@" + dig}}})
+
+	s := c.Images(context.Background())
+	if !s.Complete || s.Kind != "ecs" || s.Name != "ecs:"+account+"/"+region {
+		t.Fatalf("source %+v", s)
+	}
+	u := uses(s)
+	if w := u["svc:7"]; w != "ecs:123456789012/us-east-1 task-definition svc-007:1 container app" {
+		t.Errorf("svc:7 at %q", w)
+	}
+	if _, ok := u["svc:149"]; !ok {
+		t.Error("the second page of task definitions was not read")
+	}
+	if w := u["job:latest"]; !strings.Contains(w, "cluster batch task t") {
+		t.Errorf("job:latest at %q", w)
+	}
+	if _, ok := u["job@"+dig]; !ok {
+		t.Errorf("the running task's resolved digest is not a use: %v", u)
+	}
+	if _, ok := u["api@"+dig]; !ok {
+		t.Error("a task pinned by digest is not a use")
+	}
+	for _, no := range []string{"old:v1", "stopped:v1", "nginx/nginx:1"} {
+		if _, ok := u[no]; ok {
+			t.Errorf("%s is a use", no)
+		}
+	}
+	if len(u) != 150+3 {
+		t.Errorf("%d uses, want 153", len(u))
+	}
+	for op, want := range map[string]int{ecs.OpListTaskDefinitions: 2, ecs.OpDescribeTaskDefinition: 150, ecs.OpListClusters: 2,
+		ecs.OpListTasks: 2 + 121, ecs.OpDescribeTasks: 3} {
+		if got := f.Calls(op); got != want {
+			t.Errorf("%s: %d calls, want %d", op, got, want)
+		}
+	}
+}
+
+func TestThrottlingIsRetried(t *testing.T) {
+	f, c := setup(t)
+	f.AddTaskDefinition(ecsfake.TaskDefinition{Family: "svc", Revision: 1, Containers: []ecsfake.Container{{Name: "app", Image: repo + "svc:1"}}})
+	f.ThrottleNext(1)
+	if s := c.Images(context.Background()); !s.Complete || len(s.Images) != 1 {
+		t.Fatalf("%+v", s)
+	}
+}
+
+func TestFailuresMakeTheSourceIncomplete(t *testing.T) {
+	t.Run("access denied", func(t *testing.T) {
+		f, c := setup(t)
+		f.Deny(true)
+		s := c.Images(context.Background())
+		if s.Complete || len(s.Problems) == 0 || !strings.Contains(s.Problems[0], "ecs:ListTaskDefinitions, ecs:DescribeTaskDefinition") ||
+			strings.Contains(strings.Join(s.Problems, " "), "ecs-test-secret") {
+			t.Fatalf("%+v", s)
+		}
+	})
+	t.Run("server error past the retries", func(t *testing.T) {
+		f, c := setup(t)
+		f.AddTask(ecsfake.Task{Cluster: "batch", ID: "t1", Containers: []ecsfake.Container{{Name: "job", Image: repo + "job:1"}}})
+		f.FailNext(ecsfake.OpDescribeTasks, 10)
+		if s := c.Images(context.Background()); s.Complete || !strings.Contains(strings.Join(s.Problems, " "), "DescribeTasks") {
+			t.Fatalf("%+v", s)
+		}
+	})
+	t.Run("a task definition deregistered meanwhile is skipped", func(t *testing.T) {
+		f, c := setup(t)
+		arn := f.AddTaskDefinition(ecsfake.TaskDefinition{Family: "gone", Revision: 1, Containers: []ecsfake.Container{{Name: "app", Image: repo + "gone:1"}}})
+		f.AddTaskDefinition(ecsfake.TaskDefinition{Family: "svc", Revision: 1, Containers: []ecsfake.Container{{Name: "app", Image: repo + "svc:1"}}})
+		f.DeregisterOnDescribe(arn)
+		if s := c.Images(context.Background()); !s.Complete || len(s.Images) != 1 {
+			t.Fatalf("%+v", s)
+		}
+	})
+}

@@ -1,0 +1,346 @@
+// Package ecsfake is a wire-level fake of the ECS API (AWS JSON 1.1: POST /
+// with X-Amz-Target AmazonEC2ContainerServiceV20141113.<Operation>) for the
+// calls that read which images ECS runs: ListTaskDefinitions,
+// DescribeTaskDefinition, ListClusters, ListTasks and DescribeTasks. It
+// paginates with nextToken, answers the real error shapes ({"__type",
+// "message"}), checks the SigV4 scope, and injects throttling, denial,
+// server errors and latency; driven by the real SDK client.
+package ecsfake
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"reclaim.dev/reclaim/internal/fakeapi"
+)
+
+// Operations, the keys of Calls.
+const (
+	OpListTaskDefinitions    = "ListTaskDefinitions"
+	OpDescribeTaskDefinition = "DescribeTaskDefinition"
+	OpListClusters           = "ListClusters"
+	OpListTasks              = "ListTasks"
+	OpDescribeTasks          = "DescribeTasks"
+)
+
+const targetPrefix = "AmazonEC2ContainerServiceV20141113."
+
+// Container is one container of a task definition or a task.
+type Container struct {
+	Name, Image string
+	// ImageDigest is what a running task's container resolved (tasks only).
+	ImageDigest string
+}
+
+// TaskDefinition is one revision of a family.
+type TaskDefinition struct {
+	Family     string
+	Revision   int
+	Status     string // ACTIVE (default) or INACTIVE
+	Containers []Container
+}
+
+// Task is one task of a cluster.
+type Task struct {
+	Cluster, ID string
+	// DesiredStatus is RUNNING (default) or STOPPED.
+	DesiredStatus  string
+	TaskDefinition string // ARN
+	Containers     []Container
+}
+
+// Options configure the fake.
+type Options struct {
+	Account, Region string
+	Latency         time.Duration
+}
+
+// Server is the fake. Safe for concurrent use.
+type Server struct {
+	fakeapi.Counter
+	fakeapi.Listener
+	o        Options
+	mu       sync.Mutex
+	defs     map[string]TaskDefinition // by ARN
+	tasks    map[string]Task           // by ARN
+	clusters map[string]bool           // by ARN
+	throttle int
+	denied   bool
+	fail     map[string]int
+	vanish   map[string]bool // task definition ARN -> deregistered when described
+}
+
+// New returns an empty fake; Start serves it.
+func New(o Options) *Server {
+	if o.Account == "" {
+		o.Account = "123456789012"
+	}
+	if o.Region == "" {
+		o.Region = "us-east-1"
+	}
+	return &Server{o: o, defs: map[string]TaskDefinition{}, tasks: map[string]Task{}, clusters: map[string]bool{},
+		fail: map[string]int{}, vanish: map[string]bool{}}
+}
+
+// Start serves the fake on a local listener.
+func (s *Server) Start() { s.Listener.Start(s) }
+
+// TaskDefinitionARN is the ARN of a family's revision.
+func (s *Server) TaskDefinitionARN(family string, revision int) string {
+	return fmt.Sprintf("arn:aws:ecs:%s:%s:task-definition/%s:%d", s.o.Region, s.o.Account, family, revision)
+}
+
+func (s *Server) clusterARN(name string) string {
+	return fmt.Sprintf("arn:aws:ecs:%s:%s:cluster/%s", s.o.Region, s.o.Account, name)
+}
+
+// AddTaskDefinition registers task definitions; it returns the last one's ARN.
+func (s *Server) AddTaskDefinition(ds ...TaskDefinition) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	arn := ""
+	for _, d := range ds {
+		if d.Status == "" {
+			d.Status = "ACTIVE"
+		}
+		arn = s.TaskDefinitionARN(d.Family, d.Revision)
+		s.defs[arn] = d
+	}
+	return arn
+}
+
+// AddCluster adds an empty cluster.
+func (s *Server) AddCluster(name string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.clusters[s.clusterARN(name)] = true
+}
+
+// AddTask adds tasks, and their clusters.
+func (s *Server) AddTask(ts ...Task) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, t := range ts {
+		if t.DesiredStatus == "" {
+			t.DesiredStatus = "RUNNING"
+		}
+		s.clusters[s.clusterARN(t.Cluster)] = true
+		s.tasks[fmt.Sprintf("arn:aws:ecs:%s:%s:task/%s/%s", s.o.Region, s.o.Account, t.Cluster, t.ID)] = t
+	}
+}
+
+// ThrottleNext makes the next n calls answer ThrottlingException.
+func (s *Server) ThrottleNext(n int) { s.mu.Lock(); s.throttle = n; s.mu.Unlock() }
+
+// Deny makes every call answer AccessDeniedException, or stops it.
+func (s *Server) Deny(on bool) { s.mu.Lock(); s.denied = on; s.mu.Unlock() }
+
+// FailNext makes the next n calls of op answer ServerException (500).
+func (s *Server) FailNext(op string, n int) { s.mu.Lock(); s.fail[op] = n; s.mu.Unlock() }
+
+// DeregisterOnDescribe lists the task definition but answers, when it is
+// described, as for one deleted in between.
+func (s *Server) DeregisterOnDescribe(arn string) { s.mu.Lock(); s.vanish[arn] = true; s.mu.Unlock() }
+
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	op, ok := strings.CutPrefix(r.Header.Get("X-Amz-Target"), targetPrefix)
+	if r.Method != http.MethodPost || !ok {
+		writeErr(w, http.StatusBadRequest, "UnknownOperationException", "unknown operation "+r.Header.Get("X-Amz-Target"))
+		return
+	}
+	s.Count(op, false)
+	if !fakeapi.Delay(r.Context(), s.o.Latency) {
+		return
+	}
+	if region, service, ok := fakeapi.SigV4Scope(r.Header.Get("Authorization")); !ok || service != "ecs" || region != s.o.Region {
+		writeErr(w, http.StatusBadRequest, "InvalidSignatureException", fmt.Sprintf("credential scope %s/%s, want %s/ecs", region, service, s.o.Region))
+		return
+	}
+	var in map[string]any
+	if err := json.NewDecoder(r.Body).Decode(&in); err != nil {
+		writeErr(w, http.StatusBadRequest, "SerializationException", err.Error())
+		return
+	}
+	s.mu.Lock()
+	throttled, denied, failed := s.throttle > 0, s.denied, s.fail[op] > 0
+	if throttled {
+		s.throttle--
+	}
+	if failed {
+		s.fail[op]--
+	}
+	s.mu.Unlock()
+	switch {
+	case denied:
+		writeErr(w, http.StatusBadRequest, "AccessDeniedException", "User: arn:aws:sts::"+s.o.Account+":assumed-role/reclaim/reclaim is not authorized to perform: ecs:"+op+" on resource: *")
+		return
+	case throttled:
+		writeErr(w, http.StatusBadRequest, "ThrottlingException", "Rate exceeded")
+		return
+	case failed:
+		writeErr(w, http.StatusInternalServerError, "ServerException", "Service Unavailable. Please try again later.")
+		return
+	}
+	str := func(k string) string { v, _ := in[k].(string); return v }
+	switch op {
+	case OpListTaskDefinitions:
+		status := str("status")
+		if status == "" {
+			status = "ACTIVE"
+		}
+		s.page(w, in, "taskDefinitionArns", func() []string {
+			var out []string
+			for arn, d := range s.defs {
+				if d.Status == status {
+					out = append(out, arn)
+				}
+			}
+			return out
+		})
+	case OpDescribeTaskDefinition:
+		s.describeTaskDefinition(w, str("taskDefinition"))
+	case OpListClusters:
+		s.page(w, in, "clusterArns", func() []string {
+			var out []string
+			for arn := range s.clusters {
+				out = append(out, arn)
+			}
+			return out
+		})
+	case OpListTasks:
+		cluster := s.resolveCluster(str("cluster"))
+		want := str("desiredStatus")
+		if want == "" {
+			want = "RUNNING"
+		}
+		s.mu.Lock()
+		known := s.clusters[cluster]
+		s.mu.Unlock()
+		if !known {
+			writeErr(w, http.StatusBadRequest, "ClusterNotFoundException", "Cluster not found.")
+			return
+		}
+		s.page(w, in, "taskArns", func() []string {
+			var out []string
+			for arn, t := range s.tasks {
+				if s.clusterARN(t.Cluster) == cluster && t.DesiredStatus == want {
+					out = append(out, arn)
+				}
+			}
+			return out
+		})
+	case OpDescribeTasks:
+		s.describeTasks(w, s.resolveCluster(str("cluster")), in["tasks"])
+	default:
+		writeErr(w, http.StatusBadRequest, "UnknownOperationException", "unsupported operation "+op)
+	}
+}
+
+func (s *Server) resolveCluster(c string) string {
+	if c == "" {
+		c = "default"
+	}
+	if strings.HasPrefix(c, "arn:") {
+		return c
+	}
+	return s.clusterARN(c)
+}
+
+// page answers a list operation: maxResults 1 to 100, nextToken an offset.
+func (s *Server) page(w http.ResponseWriter, in map[string]any, field string, all func() []string) {
+	max := 100
+	if v, ok := in["maxResults"].(float64); ok {
+		if v < 1 || v > 100 {
+			writeErr(w, http.StatusBadRequest, "InvalidParameterException", "maxResults must be between 1 and 100")
+			return
+		}
+		max = int(v)
+	}
+	s.mu.Lock()
+	items := all()
+	s.mu.Unlock()
+	sort.Strings(items)
+	start := 0
+	if t, _ := in["nextToken"].(string); t != "" {
+		n, err := strconv.Atoi(strings.TrimPrefix(t, "page-"))
+		if err != nil || n < 0 || n > len(items) {
+			writeErr(w, http.StatusBadRequest, "InvalidParameterException", "Invalid token")
+			return
+		}
+		start = n
+	}
+	end := min(start+max, len(items))
+	out := map[string]any{field: items[start:end]}
+	if end < len(items) {
+		out["nextToken"] = "page-" + strconv.Itoa(end)
+	}
+	writeJSON(w, out)
+}
+
+func (s *Server) describeTaskDefinition(w http.ResponseWriter, ref string) {
+	s.mu.Lock()
+	arn := ref
+	if !strings.HasPrefix(ref, "arn:") {
+		arn = fmt.Sprintf("arn:aws:ecs:%s:%s:task-definition/%s", s.o.Region, s.o.Account, ref)
+	}
+	d, ok := s.defs[arn]
+	gone := s.vanish[arn]
+	s.mu.Unlock()
+	if !ok || gone {
+		writeErr(w, http.StatusBadRequest, "ClientException", "Unable to describe task definition.")
+		return
+	}
+	cds := []map[string]any{}
+	for _, c := range d.Containers {
+		cds = append(cds, map[string]any{"name": c.Name, "image": c.Image, "essential": true})
+	}
+	writeJSON(w, map[string]any{"taskDefinition": map[string]any{"taskDefinitionArn": arn, "family": d.Family,
+		"revision": d.Revision, "status": d.Status, "containerDefinitions": cds}})
+}
+
+func (s *Server) describeTasks(w http.ResponseWriter, cluster string, raw any) {
+	list, _ := raw.([]any)
+	if len(list) == 0 || len(list) > 100 {
+		writeErr(w, http.StatusBadRequest, "InvalidParameterException", "Tasks cannot be empty and can contain at most 100 items.")
+		return
+	}
+	tasks, failures := []map[string]any{}, []map[string]any{}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, v := range list {
+		arn, _ := v.(string)
+		t, ok := s.tasks[arn]
+		if !ok || s.clusterARN(t.Cluster) != cluster {
+			failures = append(failures, map[string]any{"arn": arn, "reason": "MISSING"})
+			continue
+		}
+		cs := []map[string]any{}
+		for _, c := range t.Containers {
+			m := map[string]any{"name": c.Name, "image": c.Image, "lastStatus": "RUNNING", "taskArn": arn}
+			if c.ImageDigest != "" {
+				m["imageDigest"] = c.ImageDigest
+			}
+			cs = append(cs, m)
+		}
+		tasks = append(tasks, map[string]any{"taskArn": arn, "clusterArn": cluster, "lastStatus": t.DesiredStatus,
+			"desiredStatus": t.DesiredStatus, "taskDefinitionArn": t.TaskDefinition, "launchType": "FARGATE", "containers": cs})
+	}
+	writeJSON(w, map[string]any{"tasks": tasks, "failures": failures})
+}
+
+func writeJSON(w http.ResponseWriter, v any) {
+	w.Header().Set("Content-Type", "application/x-amz-json-1.1")
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+func writeErr(w http.ResponseWriter, status int, code, msg string) {
+	w.Header().Set("Content-Type", "application/x-amz-json-1.1")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(map[string]string{"__type": "com.amazonaws.ecs#" + code, "message": msg})
+}

@@ -1,0 +1,232 @@
+// Package lambda reads which ECR images an account's Lambda functions run:
+// every function of package type Image, $LATEST and each published version
+// (aliases point at versions, and a version keeps its own image), by the
+// image URI it was given and the digest Lambda resolved. A listing that
+// fails makes the source incomplete, and the image kind then trims nothing.
+package lambda
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/lambda"
+	"github.com/aws/aws-sdk-go-v2/service/lambda/types"
+	"github.com/aws/smithy-go/logging"
+	"golang.org/x/time/rate"
+
+	"reclaim.dev/reclaim/inventory"
+	"reclaim.dev/reclaim/inventory/imageref"
+	"reclaim.dev/reclaim/providers/awsclient"
+)
+
+// Defaults.
+const (
+	DefaultRequestsPerSecond = 10
+	DefaultBurst             = 20
+	DefaultMaxAttempts       = 10
+	// DefaultConcurrency is how many functions are read at once.
+	DefaultConcurrency = 4
+	// pageSize is ListFunctions' and ListVersionsByFunction's MaxItems maximum.
+	pageSize = 50
+)
+
+// Operation names, the keys of Calls.
+const (
+	OpListFunctions          = "ListFunctions"
+	OpListVersionsByFunction = "ListVersionsByFunction"
+	OpGetFunction            = "GetFunction"
+)
+
+// API is what the package calls of the Lambda client, with the SDK's signatures.
+type API interface {
+	lambda.ListFunctionsAPIClient
+	lambda.ListVersionsByFunctionAPIClient
+	GetFunction(ctx context.Context, in *lambda.GetFunctionInput, optFns ...func(*lambda.Options)) (*lambda.GetFunctionOutput, error)
+}
+
+// Options configures one account and region.
+type Options struct {
+	Account, Region              string
+	Profile, RoleARN, ExternalID string
+	// Endpoint overrides the service's (fakes).
+	Endpoint          string
+	RequestsPerSecond float64
+	Burst             int
+	MaxAttempts       int
+	// MaxBackoff caps the wait between attempts; default the SDK's (20s).
+	MaxBackoff  time.Duration
+	Concurrency int
+	UserAgent   string
+	Logger      logging.Logger
+	// Credentials, if set, replaces the default chain's (tests).
+	Credentials aws.CredentialsProvider
+	HTTPClient  aws.HTTPClient
+}
+
+// Client is one account's Lambda in one region.
+type Client struct {
+	api             API
+	account, region string
+	concurrency     int
+	calls           sync.Map // op -> *atomic.Int64
+}
+
+// New builds the client. It calls nothing.
+func New(ctx context.Context, o Options) (*Client, error) {
+	errs := awsclient.CheckScope("account", o.Account, o.Region)
+	errs = append(errs, awsclient.CheckRole(o.RoleARN, o.ExternalID))
+	if err := errors.Join(errs...); err != nil {
+		return nil, fmt.Errorf("lambda %s/%s: %w", o.Account, o.Region, err)
+	}
+	if o.RequestsPerSecond <= 0 {
+		o.RequestsPerSecond = DefaultRequestsPerSecond
+	}
+	if o.Burst <= 0 {
+		o.Burst = DefaultBurst
+	}
+	if o.MaxAttempts <= 0 {
+		o.MaxAttempts = DefaultMaxAttempts
+	}
+	cfg, err := awsclient.Config{Region: o.Region, Profile: o.Profile, RoleARN: o.RoleARN, ExternalID: o.ExternalID,
+		Credentials: o.Credentials, HTTPClient: o.HTTPClient, UserAgent: o.UserAgent, Logger: o.Logger}.Load(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("lambda %s/%s: %w", o.Account, o.Region, err)
+	}
+	pace := awsclient.Pace("reclaim/lambda-pace", rate.NewLimiter(rate.Limit(o.RequestsPerSecond), o.Burst))
+	api := lambda.NewFromConfig(cfg, func(lo *lambda.Options) {
+		if o.Endpoint != "" {
+			lo.BaseEndpoint = aws.String(o.Endpoint)
+		}
+		lo.Retryer = awsclient.Retryer(o.MaxAttempts, o.MaxBackoff)
+		lo.APIOptions = append(lo.APIOptions, awsclient.AfterRetry(pace))
+	})
+	return NewWithAPI(api, o), nil
+}
+
+// NewWithAPI makes a client over any API (tests).
+func NewWithAPI(api API, o Options) *Client {
+	if o.Concurrency <= 0 {
+		o.Concurrency = DefaultConcurrency
+	}
+	return &Client{api: api, account: o.Account, region: o.Region, concurrency: o.Concurrency}
+}
+
+// Calls says how many calls of op the client made (attempts not counted).
+func (c *Client) Calls(op string) int {
+	if n, ok := c.calls.Load(op); ok {
+		return int(n.(*atomic.Int64).Load())
+	}
+	return 0
+}
+
+func (c *Client) count(op string) {
+	n, _ := c.calls.LoadOrStore(op, new(atomic.Int64))
+	n.(*atomic.Int64).Add(1)
+}
+
+// Images reads every image the account's Lambda functions in the region run.
+func (c *Client) Images(ctx context.Context) inventory.ImageSource {
+	scope := c.account + "/" + c.region
+	out := inventory.ImageSource{Kind: "lambda", Name: "lambda:" + scope, Complete: true}
+	fail := func(op string, err error) inventory.ImageSource {
+		out.Complete = false
+		out.Problems = append(out.Problems, fmt.Sprintf("lambda %s in %s: %v%s", op, scope, err, hint(err, c.account, c.region)))
+		return out
+	}
+	var names []string
+	p := lambda.NewListFunctionsPaginator(c.api, &lambda.ListFunctionsInput{MaxItems: aws.Int32(pageSize)})
+	for p.HasMorePages() {
+		c.count(OpListFunctions)
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return fail(OpListFunctions, err)
+		}
+		for _, f := range page.Functions {
+			if f.PackageType == types.PackageTypeImage {
+				names = append(names, aws.ToString(f.FunctionName))
+			}
+		}
+	}
+	sets := make([]*imageref.Set, len(names))
+	ops := make([]string, len(names))
+	errs := make([]error, len(names))
+	sem := make(chan struct{}, c.concurrency)
+	var wg sync.WaitGroup
+	for i, name := range names {
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			sets[i] = imageref.NewSet()
+			if op, err := c.function(ctx, name, sets[i]); err != nil {
+				ops[i], errs[i] = op, fmt.Errorf("function %s: %w", name, err)
+			}
+		})
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			fail(ops[i], err)
+		}
+	}
+	set := imageref.NewSet()
+	for _, s := range sets {
+		set.Merge(s)
+	}
+	out.Images = set.Uses()
+	return out
+}
+
+// function records the image of every version of one function.
+func (c *Client) function(ctx context.Context, name string, set *imageref.Set) (string, error) {
+	var versions []string
+	p := lambda.NewListVersionsByFunctionPaginator(c.api, &lambda.ListVersionsByFunctionInput{FunctionName: aws.String(name), MaxItems: aws.Int32(pageSize)})
+	for p.HasMorePages() {
+		c.count(OpListVersionsByFunction)
+		page, err := p.NextPage(ctx)
+		if gone(err) {
+			return "", nil // deleted since it was listed
+		}
+		if err != nil {
+			return OpListVersionsByFunction, err
+		}
+		for _, v := range page.Versions {
+			versions = append(versions, aws.ToString(v.Version))
+		}
+	}
+	for _, v := range versions {
+		c.count(OpGetFunction)
+		f, err := c.api.GetFunction(ctx, &lambda.GetFunctionInput{FunctionName: aws.String(name), Qualifier: aws.String(v)})
+		if gone(err) {
+			continue
+		}
+		if err != nil {
+			return OpGetFunction, err
+		}
+		if f.Code == nil {
+			continue
+		}
+		where := fmt.Sprintf("lambda:%s/%s function %s:%s", c.account, c.region, name, v)
+		set.Image(aws.ToString(f.Code.ImageUri), where)
+		set.ImageID(aws.ToString(f.Code.ResolvedImageUri), where)
+	}
+	return "", nil
+}
+
+func gone(err error) bool {
+	var nf *types.ResourceNotFoundException
+	return errors.As(err, &nf)
+}
+
+// hint says what to grant for an access error.
+func hint(err error, account, region string) string {
+	switch awsclient.ErrorCode(err) {
+	case "AccessDeniedException", "AccessDenied":
+		return fmt.Sprintf(" — reclaim's identity needs lambda:ListFunctions, lambda:ListVersionsByFunction and lambda:GetFunction in account %s region %s (deploy/aws/iam-policy-readonly.json)", account, region)
+	}
+	return ""
+}

@@ -1,0 +1,274 @@
+// Package lambdafake is a wire-level fake of the Lambda API (REST-JSON,
+// /2015-03-31/functions) for the calls that read which images functions
+// run: ListFunctions, ListVersionsByFunction and GetFunction. It paginates
+// with Marker/NextMarker, answers the real error shapes (X-Amzn-Errortype
+// with {"Type","Message"}), checks the SigV4 scope, and injects throttling,
+// denial, server errors and latency; driven by the real SDK client.
+package lambdafake
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"reclaim.dev/reclaim/internal/fakeapi"
+)
+
+// Operations, the keys of Calls.
+const (
+	OpListFunctions          = "ListFunctions"
+	OpListVersionsByFunction = "ListVersionsByFunction"
+	OpGetFunction            = "GetFunction"
+)
+
+const prefix = "/2015-03-31/functions/"
+
+// Version is one version of an image function.
+type Version struct {
+	// Version is "$LATEST" or a number.
+	Version          string
+	ImageURI         string
+	ResolvedImageURI string // REPO@sha256:...
+}
+
+type function struct {
+	zip      bool
+	versions []Version
+}
+
+// Options configure the fake.
+type Options struct {
+	Account, Region string
+	Latency         time.Duration
+}
+
+// Server is the fake. Safe for concurrent use.
+type Server struct {
+	fakeapi.Counter
+	fakeapi.Listener
+	o        Options
+	mu       sync.Mutex
+	fns      map[string]*function
+	throttle int
+	denied   bool
+	fail     map[string]int
+	vanish   map[string]bool
+}
+
+// New returns an empty fake; Start serves it.
+func New(o Options) *Server {
+	if o.Account == "" {
+		o.Account = "123456789012"
+	}
+	if o.Region == "" {
+		o.Region = "us-east-1"
+	}
+	return &Server{o: o, fns: map[string]*function{}, fail: map[string]int{}, vanish: map[string]bool{}}
+}
+
+// Start serves the fake on a local listener.
+func (s *Server) Start() { s.Listener.Start(s) }
+
+// AddFunction adds an image function with its versions; the first is
+// $LATEST whatever its Version says.
+func (s *Server) AddFunction(name string, versions ...Version) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(versions) > 0 {
+		versions[0].Version = "$LATEST"
+	}
+	s.fns[name] = &function{versions: versions}
+}
+
+// AddZipFunction adds a function of package type Zip.
+func (s *Server) AddZipFunction(name string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.fns[name] = &function{zip: true, versions: []Version{{Version: "$LATEST"}}}
+}
+
+// ThrottleNext makes the next n calls answer TooManyRequestsException (429).
+func (s *Server) ThrottleNext(n int) { s.mu.Lock(); s.throttle = n; s.mu.Unlock() }
+
+// Deny makes every call answer AccessDeniedException (403), or stops it.
+func (s *Server) Deny(on bool) { s.mu.Lock(); s.denied = on; s.mu.Unlock() }
+
+// FailNext makes the next n calls of op answer ServiceException (500).
+func (s *Server) FailNext(op string, n int) { s.mu.Lock(); s.fail[op] = n; s.mu.Unlock() }
+
+// DeleteOnGet lists the function but answers ResourceNotFoundException
+// when it is read: deleted in between.
+func (s *Server) DeleteOnGet(name string) { s.mu.Lock(); s.vanish[name] = true; s.mu.Unlock() }
+
+func (s *Server) arn(name, version string) string {
+	a := fmt.Sprintf("arn:aws:lambda:%s:%s:function:%s", s.o.Region, s.o.Account, name)
+	if version != "" && version != "$LATEST" {
+		a += ":" + version
+	}
+	return a
+}
+
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	rest, ok := strings.CutPrefix(r.URL.EscapedPath()+"/", prefix)
+	rest = strings.TrimSuffix(rest, "/")
+	if !ok || r.Method != http.MethodGet {
+		writeErr(w, http.StatusNotFound, "UnknownOperationException", "unsupported "+r.Method+" "+r.URL.Path)
+		return
+	}
+	op, name := OpListFunctions, ""
+	if rest != "" {
+		n, tail, _ := strings.Cut(rest, "/")
+		name, _ = url.PathUnescape(n)
+		op = OpGetFunction
+		if tail == "versions" {
+			op = OpListVersionsByFunction
+		}
+	}
+	s.Count(op, false)
+	if !fakeapi.Delay(r.Context(), s.o.Latency) {
+		return
+	}
+	if region, service, ok := fakeapi.SigV4Scope(r.Header.Get("Authorization")); !ok || service != "lambda" || region != s.o.Region {
+		writeErr(w, http.StatusForbidden, "InvalidSignatureException", fmt.Sprintf("credential scope %s/%s, want %s/lambda", region, service, s.o.Region))
+		return
+	}
+	s.mu.Lock()
+	throttled, denied, failed := s.throttle > 0, s.denied, s.fail[op] > 0
+	if throttled {
+		s.throttle--
+	}
+	if failed {
+		s.fail[op]--
+	}
+	s.mu.Unlock()
+	switch {
+	case denied:
+		writeErr(w, http.StatusForbidden, "AccessDeniedException", "User: arn:aws:sts::"+s.o.Account+":assumed-role/reclaim/reclaim is not authorized to perform: lambda:"+op)
+		return
+	case throttled:
+		w.Header().Set("Retry-After", "0")
+		writeErr(w, http.StatusTooManyRequests, "TooManyRequestsException", "Rate exceeded")
+		return
+	case failed:
+		writeErr(w, http.StatusInternalServerError, "ServiceException", "internal error")
+		return
+	}
+	q := r.URL.Query()
+	switch op {
+	case OpListFunctions:
+		s.mu.Lock()
+		names := make([]string, 0, len(s.fns))
+		for n := range s.fns {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		items := make([]any, len(names))
+		for i, n := range names {
+			items[i] = s.config(n, s.fns[n], "$LATEST")
+		}
+		s.mu.Unlock()
+		s.page(w, q, "Functions", items)
+	case OpListVersionsByFunction:
+		s.mu.Lock()
+		f, ok := s.fns[name]
+		var items []any
+		if ok && !s.vanish[name] {
+			for _, v := range f.versions {
+				items = append(items, s.config(name, f, v.Version))
+			}
+		}
+		s.mu.Unlock()
+		if items == nil {
+			notFound(w, s.arn(name, ""))
+			return
+		}
+		s.page(w, q, "Versions", items)
+	case OpGetFunction:
+		s.get(w, name, q.Get("Qualifier"))
+	}
+}
+
+// config is a FunctionConfiguration.
+func (s *Server) config(name string, f *function, version string) map[string]any {
+	pt := "Image"
+	if f.zip {
+		pt = "Zip"
+	}
+	return map[string]any{"FunctionName": name, "FunctionArn": s.arn(name, version), "Version": version, "PackageType": pt,
+		"State": "Active", "LastModified": "2026-11-01T10:00:00.000+0000"}
+}
+
+func (s *Server) get(w http.ResponseWriter, name, qualifier string) {
+	if qualifier == "" {
+		qualifier = "$LATEST"
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	f, ok := s.fns[name]
+	if !ok || s.vanish[name] {
+		notFound(w, s.arn(name, qualifier))
+		return
+	}
+	for _, v := range f.versions {
+		if v.Version != qualifier {
+			continue
+		}
+		code := map[string]any{"RepositoryType": "S3", "Location": "https://awslambda-" + s.o.Region + "-tasks.s3." + s.o.Region + ".amazonaws.com/snapshots/" + name}
+		if !f.zip {
+			code = map[string]any{"RepositoryType": "ECR", "ImageUri": v.ImageURI, "ResolvedImageUri": v.ResolvedImageURI}
+		}
+		writeJSON(w, map[string]any{"Configuration": s.config(name, f, qualifier), "Code": code})
+		return
+	}
+	notFound(w, s.arn(name, qualifier))
+}
+
+// page answers a list: MaxItems 1 to 50, Marker an offset.
+func (s *Server) page(w http.ResponseWriter, q url.Values, field string, items []any) {
+	max := 50
+	if v := q.Get("MaxItems"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 10000 {
+			writeErr(w, http.StatusBadRequest, "InvalidParameterValueException", "1 validation error detected: Value '"+v+"' at 'maxItems' failed to satisfy constraint")
+			return
+		}
+		max = min(n, 50)
+	}
+	start := 0
+	if m := q.Get("Marker"); m != "" {
+		n, err := strconv.Atoi(strings.TrimPrefix(m, "m-"))
+		if err != nil || n < 0 || n > len(items) {
+			writeErr(w, http.StatusBadRequest, "InvalidParameterValueException", "Invalid Marker")
+			return
+		}
+		start = n
+	}
+	end := min(start+max, len(items))
+	out := map[string]any{field: items[start:end]}
+	if end < len(items) {
+		out["NextMarker"] = "m-" + strconv.Itoa(end)
+	}
+	writeJSON(w, out)
+}
+
+func notFound(w http.ResponseWriter, arn string) {
+	writeErr(w, http.StatusNotFound, "ResourceNotFoundException", "Function not found: "+arn)
+}
+
+func writeJSON(w http.ResponseWriter, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+func writeErr(w http.ResponseWriter, status int, code, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Amzn-Errortype", code)
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(map[string]string{"Type": "User", "Message": msg})
+}
