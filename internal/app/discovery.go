@@ -10,6 +10,7 @@ import (
 
 	"reclaim.dev/reclaim/config"
 	"reclaim.dev/reclaim/inventory"
+	"reclaim.dev/reclaim/providers/awsclient"
 	"reclaim.dev/reclaim/providers/eks"
 	"reclaim.dev/reclaim/providers/gke"
 )
@@ -39,8 +40,8 @@ func Discoverers(ctx context.Context, cfg *config.Config, log *zap.Logger) ([]Di
 		}
 	}
 	for i, e := range cfg.Fleet.EKS {
-		c, err := eks.New(ctx, eks.Options{Account: e.Account, Region: e.Region, Profile: e.Profile, RoleARN: e.RoleARN,
-			ExternalID: e.ExternalID, Endpoint: e.Endpoint, STSEndpoint: e.STSEndpoint, UserAgent: "reclaim/" + Version, Logger: SDKLogger(log)})
+		c, err := eks.New(ctx, eks.Options{STSEndpoint: e.STSEndpoint, Service: awsclient.Service{Account: e.Account, Region: e.Region, Profile: e.Profile,
+			RoleARN: e.RoleARN, ExternalID: e.ExternalID, Endpoint: e.Endpoint, UserAgent: "reclaim/" + Version, Logger: SDKLogger(log)}})
 		if err != nil {
 			errs = append(errs, fmt.Errorf("fleet.eks[%d]: %w", i, err))
 			continue

@@ -12,6 +12,7 @@ import (
 	"reclaim.dev/reclaim/config"
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/inventory/manifests"
+	"reclaim.dev/reclaim/providers/awsclient"
 	"reclaim.dev/reclaim/providers/ecr"
 	"reclaim.dev/reclaim/providers/ecs"
 	"reclaim.dev/reclaim/providers/lambda"
@@ -45,8 +46,7 @@ func ImageSources(ctx context.Context, cfg *config.Config, log *zap.Logger) (fun
 	var errs []error
 	for i, cs := range cfg.ECR.Consumers {
 		if cs.ECS {
-			c, err := ecs.New(ctx, ecs.Options{Account: cs.Account, Region: cs.Region, Profile: cs.Profile, RoleARN: cs.RoleARN,
-				ExternalID: cs.ExternalID, Endpoint: cs.ECSEndpoint, UserAgent: "reclaim/" + Version, Logger: SDKLogger(log)})
+			c, err := ecs.New(ctx, ecs.Options{Service: consumer(cs, cs.ECSEndpoint, log)})
 			if err != nil {
 				errs = append(errs, fmt.Errorf("ecr.consumers[%d].ecs: %w", i, err))
 			} else {
@@ -54,8 +54,7 @@ func ImageSources(ctx context.Context, cfg *config.Config, log *zap.Logger) (fun
 			}
 		}
 		if cs.Lambda {
-			c, err := lambda.New(ctx, lambda.Options{Account: cs.Account, Region: cs.Region, Profile: cs.Profile, RoleARN: cs.RoleARN,
-				ExternalID: cs.ExternalID, Endpoint: cs.LambdaEndpoint, UserAgent: "reclaim/" + Version, Logger: SDKLogger(log)})
+			c, err := lambda.New(ctx, lambda.Options{Service: consumer(cs, cs.LambdaEndpoint, log)})
 			if err != nil {
 				errs = append(errs, fmt.Errorf("ecr.consumers[%d].lambda: %w", i, err))
 			} else {
@@ -75,6 +74,12 @@ func ImageSources(ctx context.Context, cfg *config.Config, log *zap.Logger) (fun
 		wg.Wait()
 		return out
 	}, nil
+}
+
+// consumer is how an ecr.consumers entry's service is reached.
+func consumer(cs config.Consumer, endpoint string, log *zap.Logger) awsclient.Service {
+	return awsclient.Service{Account: cs.Account, Region: cs.Region, Profile: cs.Profile, RoleARN: cs.RoleARN,
+		ExternalID: cs.ExternalID, Endpoint: endpoint, UserAgent: "reclaim/" + Version, Logger: SDKLogger(log)}
 }
 
 // SDKLogger sends the AWS SDK's log lines to log at debug level: they are

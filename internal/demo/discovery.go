@@ -9,6 +9,7 @@ import (
 	"reclaim.dev/reclaim/config"
 	"reclaim.dev/reclaim/internal/app"
 	"reclaim.dev/reclaim/inventory"
+	"reclaim.dev/reclaim/providers/awsclient"
 	"reclaim.dev/reclaim/providers/eks"
 	"reclaim.dev/reclaim/providers/eks/eksfake"
 	"reclaim.dev/reclaim/providers/gke"
@@ -40,8 +41,8 @@ func Discovery(ctx context.Context, cfg *config.Config, log *zap.Logger) (ds []a
 		stop()
 		return nil, nil, err
 	}
-	ec, err := eks.New(ctx, eks.Options{Account: EC2Account, Region: EC2Region, Endpoint: e.URL(), Logger: app.SDKLogger(log),
-		Credentials: credentials.NewStaticCredentialsProvider("AKIDDEMO", "demo-secret", "")})
+	ec, err := eks.New(ctx, eks.Options{Service: awsclient.Service{Account: EC2Account, Region: EC2Region, Endpoint: e.URL(), Logger: app.SDKLogger(log),
+		Credentials: credentials.NewStaticCredentialsProvider("AKIDDEMO", "demo-secret", "")}})
 	if err != nil {
 		stop()
 		return nil, nil, err

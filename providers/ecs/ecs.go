@@ -11,14 +11,10 @@ import (
 	"fmt"
 	"strings"
 	"sync"
-	"sync/atomic"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ecs"
 	"github.com/aws/aws-sdk-go-v2/service/ecs/types"
-	"github.com/aws/smithy-go/logging"
-	"golang.org/x/time/rate"
 
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/inventory/imageref"
@@ -56,21 +52,8 @@ type API interface {
 
 // Options configures one account and region.
 type Options struct {
-	Account, Region              string
-	Profile, RoleARN, ExternalID string
-	// Endpoint overrides the service's (fakes).
-	Endpoint          string
-	RequestsPerSecond float64
-	Burst             int
-	MaxAttempts       int
-	// MaxBackoff caps the wait between attempts; default the SDK's (20s).
-	MaxBackoff  time.Duration
+	awsclient.Service
 	Concurrency int
-	UserAgent   string
-	Logger      logging.Logger
-	// Credentials, if set, replaces the default chain's (tests).
-	Credentials aws.CredentialsProvider
-	HTTPClient  aws.HTTPClient
 }
 
 // Client is one account's ECS in one region.
@@ -78,37 +61,18 @@ type Client struct {
 	api             API
 	account, region string
 	concurrency     int
-	calls           sync.Map // op -> *atomic.Int64
+	calls           awsclient.Calls
 }
 
 // New builds the client. It calls nothing.
 func New(ctx context.Context, o Options) (*Client, error) {
-	errs := awsclient.CheckScope("account", o.Account, o.Region)
-	errs = append(errs, awsclient.CheckRole(o.RoleARN, o.ExternalID))
-	if err := errors.Join(errs...); err != nil {
-		return nil, fmt.Errorf("ecs %s/%s: %w", o.Account, o.Region, err)
-	}
-	if o.RequestsPerSecond <= 0 {
-		o.RequestsPerSecond = DefaultRequestsPerSecond
-	}
-	if o.Burst <= 0 {
-		o.Burst = DefaultBurst
-	}
-	if o.MaxAttempts <= 0 {
-		o.MaxAttempts = DefaultMaxAttempts
-	}
-	cfg, err := awsclient.Config{Region: o.Region, Profile: o.Profile, RoleARN: o.RoleARN, ExternalID: o.ExternalID,
-		Credentials: o.Credentials, HTTPClient: o.HTTPClient, UserAgent: o.UserAgent, Logger: o.Logger}.Load(ctx)
+	c, err := o.Load(ctx, "ecs", DefaultRequestsPerSecond, DefaultBurst, DefaultMaxAttempts)
 	if err != nil {
-		return nil, fmt.Errorf("ecs %s/%s: %w", o.Account, o.Region, err)
+		return nil, err
 	}
-	pace := awsclient.Pace("reclaim/ecs-pace", rate.NewLimiter(rate.Limit(o.RequestsPerSecond), o.Burst))
-	api := ecs.NewFromConfig(cfg, func(eo *ecs.Options) {
-		if o.Endpoint != "" {
-			eo.BaseEndpoint = aws.String(o.Endpoint)
-		}
-		eo.Retryer = awsclient.Retryer(o.MaxAttempts, o.MaxBackoff)
-		eo.APIOptions = append(eo.APIOptions, awsclient.AfterRetry(pace))
+	api := ecs.NewFromConfig(c.Config, func(eo *ecs.Options) {
+		eo.BaseEndpoint, eo.Retryer = c.Endpoint, c.Retryer
+		eo.APIOptions = append(eo.APIOptions, c.Pace)
 	})
 	return NewWithAPI(api, o), nil
 }
@@ -122,17 +86,7 @@ func NewWithAPI(api API, o Options) *Client {
 }
 
 // Calls says how many calls of op the client made (attempts not counted).
-func (c *Client) Calls(op string) int {
-	if n, ok := c.calls.Load(op); ok {
-		return int(n.(*atomic.Int64).Load())
-	}
-	return 0
-}
-
-func (c *Client) count(op string) {
-	n, _ := c.calls.LoadOrStore(op, new(atomic.Int64))
-	n.(*atomic.Int64).Add(1)
-}
+func (c *Client) Calls(op string) int { return c.calls.Of(op) }
 
 // Images reads every image the account's ECS in the region names.
 func (c *Client) Images(ctx context.Context) inventory.ImageSource {
@@ -158,7 +112,7 @@ func (c *Client) taskDefinitions(ctx context.Context, set *imageref.Set) (string
 	var arns []string
 	p := ecs.NewListTaskDefinitionsPaginator(c.api, &ecs.ListTaskDefinitionsInput{Status: types.TaskDefinitionStatusActive, MaxResults: aws.Int32(pageSize)})
 	for p.HasMorePages() {
-		c.count(OpListTaskDefinitions)
+		c.calls.Add(OpListTaskDefinitions)
 		page, err := p.NextPage(ctx)
 		if err != nil {
 			return OpListTaskDefinitions, err
@@ -173,7 +127,7 @@ func (c *Client) taskDefinitions(ctx context.Context, set *imageref.Set) (string
 		wg.Go(func() {
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			c.count(OpDescribeTaskDefinition)
+			c.calls.Add(OpDescribeTaskDefinition)
 			d, err := c.api.DescribeTaskDefinition(ctx, &ecs.DescribeTaskDefinitionInput{TaskDefinition: aws.String(arn)})
 			switch {
 			case err != nil && deregistered(err):
@@ -206,7 +160,7 @@ func (c *Client) tasks(ctx context.Context, set *imageref.Set) (string, error) {
 	var clusters []string
 	p := ecs.NewListClustersPaginator(c.api, &ecs.ListClustersInput{MaxResults: aws.Int32(pageSize)})
 	for p.HasMorePages() {
-		c.count(OpListClusters)
+		c.calls.Add(OpListClusters)
 		page, err := p.NextPage(ctx)
 		if err != nil {
 			return OpListClusters, err
@@ -217,7 +171,7 @@ func (c *Client) tasks(ctx context.Context, set *imageref.Set) (string, error) {
 		var arns []string
 		tp := ecs.NewListTasksPaginator(c.api, &ecs.ListTasksInput{Cluster: aws.String(cluster), DesiredStatus: types.DesiredStatusRunning, MaxResults: aws.Int32(pageSize)})
 		for tp.HasMorePages() {
-			c.count(OpListTasks)
+			c.calls.Add(OpListTasks)
 			page, err := tp.NextPage(ctx)
 			if err != nil {
 				return OpListTasks, fmt.Errorf("%s: %w", cluster, err)
@@ -226,7 +180,7 @@ func (c *Client) tasks(ctx context.Context, set *imageref.Set) (string, error) {
 		}
 		name := cluster[strings.LastIndexByte(cluster, '/')+1:]
 		for batch := range slicesChunk(arns, pageSize) {
-			c.count(OpDescribeTasks)
+			c.calls.Add(OpDescribeTasks)
 			d, err := c.api.DescribeTasks(ctx, &ecs.DescribeTasksInput{Cluster: aws.String(cluster), Tasks: batch})
 			if err != nil {
 				return OpDescribeTasks, fmt.Errorf("%s: %w", cluster, err)

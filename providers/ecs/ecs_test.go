@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 
 	"reclaim.dev/reclaim/inventory"
+	"reclaim.dev/reclaim/providers/awsclient"
 	"reclaim.dev/reclaim/providers/ecs"
 	"reclaim.dev/reclaim/providers/ecs/ecsfake"
 )
@@ -28,10 +29,10 @@ func setup(t *testing.T) (*ecsfake.Server, *ecs.Client) {
 	f := ecsfake.New(ecsfake.Options{Account: account, Region: region})
 	f.Start()
 	t.Cleanup(f.Close)
-	c, err := ecs.New(context.Background(), ecs.Options{Account: account, Region: region, Endpoint: f.URL(),
+	c, err := ecs.New(context.Background(), ecs.Options{Service: awsclient.Service{Account: account, Region: region, Endpoint: f.URL(),
 		Credentials: credentials.NewStaticCredentialsProvider("AKIDECSTEST", "ecs-test-secret", ""), MaxAttempts: 4,
 		MaxBackoff: 5 * time.Millisecond, RequestsPerSecond: 1000, Burst: 1000,
-		HTTPClient: awshttp.NewBuildableClient().WithTransportOptions(func(t *http.Transport) { t.DisableKeepAlives = true })})
+		HTTPClient: awshttp.NewBuildableClient().WithTransportOptions(func(t *http.Transport) { t.DisableKeepAlives = true })}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,14 +14,11 @@ import (
 	"sort"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/eks"
 	"github.com/aws/aws-sdk-go-v2/service/eks/types"
 	"github.com/aws/aws-sdk-go-v2/service/sts"
-	"github.com/aws/smithy-go/logging"
-	"golang.org/x/time/rate"
 
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/providers/awsclient"
@@ -51,44 +48,14 @@ type API interface {
 	DescribeCluster(ctx context.Context, in *eks.DescribeClusterInput, optFns ...func(*eks.Options)) (*eks.DescribeClusterOutput, error)
 }
 
-// Options configures one account and region.
+// Options configures one account and region. Profile, RoleARN and
+// ExternalID say how reclaim's identity is reached (the default chain: IRSA
+// or Pod Identity in a pod); the token is presigned for STSEndpoint, else
+// the region's STS endpoint.
 type Options struct {
-	Account, Region string
-	// Profile, RoleARN and ExternalID: how reclaim's identity is reached
-	// (the default chain: IRSA or Pod Identity in a pod).
-	Profile, RoleARN, ExternalID string
-	// Endpoint and STSEndpoint override EKS's and STS's (fakes). The token is
-	// presigned for STSEndpoint, else the region's STS endpoint.
-	Endpoint, STSEndpoint string
-	RequestsPerSecond     float64
-	Burst                 int
-	MaxAttempts           int
-	// MaxBackoff caps the wait between attempts; default the SDK's (20s).
-	MaxBackoff  time.Duration
+	awsclient.Service
+	STSEndpoint string
 	Concurrency int
-	UserAgent   string
-	Logger      logging.Logger
-	// Credentials, if set, replaces the default chain's (tests).
-	Credentials aws.CredentialsProvider
-	HTTPClient  aws.HTTPClient
-}
-
-func (o *Options) defaults() error {
-	errs := awsclient.CheckScope("account", o.Account, o.Region)
-	errs = append(errs, awsclient.CheckRole(o.RoleARN, o.ExternalID))
-	if o.RequestsPerSecond <= 0 {
-		o.RequestsPerSecond = DefaultRequestsPerSecond
-	}
-	if o.Burst <= 0 {
-		o.Burst = DefaultBurst
-	}
-	if o.MaxAttempts <= 0 {
-		o.MaxAttempts = DefaultMaxAttempts
-	}
-	if o.Concurrency <= 0 {
-		o.Concurrency = DefaultConcurrency
-	}
-	return errors.Join(errs...)
 }
 
 // Client is one account's EKS in one region.
@@ -105,30 +72,22 @@ type Client struct {
 // New builds the clients. It calls nothing (an assumed role's credentials
 // are fetched on the first call).
 func New(ctx context.Context, o Options) (*Client, error) {
-	if err := o.defaults(); err != nil {
-		return nil, fmt.Errorf("eks %s/%s: %w", o.Account, o.Region, err)
-	}
-	cfg, err := awsclient.Config{Region: o.Region, Profile: o.Profile, RoleARN: o.RoleARN, ExternalID: o.ExternalID,
-		Credentials: o.Credentials, HTTPClient: o.HTTPClient, UserAgent: o.UserAgent, Logger: o.Logger}.Load(ctx)
+	c, err := o.Load(ctx, "eks", DefaultRequestsPerSecond, DefaultBurst, DefaultMaxAttempts)
 	if err != nil {
-		return nil, fmt.Errorf("eks %s/%s: %w", o.Account, o.Region, err)
+		return nil, err
 	}
-	pace := awsclient.Pace("reclaim/eks-pace", rate.NewLimiter(rate.Limit(o.RequestsPerSecond), o.Burst))
-	api := eks.NewFromConfig(cfg, func(eo *eks.Options) {
-		if o.Endpoint != "" {
-			eo.BaseEndpoint = aws.String(o.Endpoint)
-		}
-		eo.Retryer = awsclient.Retryer(o.MaxAttempts, o.MaxBackoff)
-		eo.APIOptions = append(eo.APIOptions, awsclient.AfterRetry(pace))
+	api := eks.NewFromConfig(c.Config, func(eo *eks.Options) {
+		eo.BaseEndpoint, eo.Retryer = c.Endpoint, c.Retryer
+		eo.APIOptions = append(eo.APIOptions, c.Pace)
 	})
-	st := sts.NewFromConfig(cfg, func(so *sts.Options) {
+	st := sts.NewFromConfig(c.Config, func(so *sts.Options) {
 		if o.STSEndpoint != "" {
 			so.BaseEndpoint = aws.String(o.STSEndpoint)
 		}
 	})
-	c := NewWithAPI(api, o)
-	c.presign = sts.NewPresignClient(st)
-	return c, nil
+	cl := NewWithAPI(api, o)
+	cl.presign = sts.NewPresignClient(st)
+	return cl, nil
 }
 
 // NewWithAPI makes a client over any API (tests); it mints no tokens.

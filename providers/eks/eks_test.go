@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 
 	"reclaim.dev/reclaim/inventory"
+	"reclaim.dev/reclaim/providers/awsclient"
 	"reclaim.dev/reclaim/providers/eks"
 	"reclaim.dev/reclaim/providers/eks/eksfake"
 	"reclaim.dev/reclaim/providers/eks/stsfake"
@@ -33,9 +34,9 @@ func setup(t *testing.T) (*eksfake.Server, *stsfake.Server, *eks.Client) {
 	s := stsfake.New(stsfake.Identity{AccessKeyID: akid, SecretAccessKey: secret, ARN: roleARN, Account: account, UserID: "AROAEXAMPLE:reclaim"})
 	s.Start()
 	t.Cleanup(s.Close)
-	c, err := eks.New(context.Background(), eks.Options{Account: account, Region: region, Endpoint: f.URL(), STSEndpoint: s.URL(),
+	c, err := eks.New(context.Background(), eks.Options{STSEndpoint: s.URL(), Service: awsclient.Service{Account: account, Region: region, Endpoint: f.URL(),
 		Credentials: credentials.NewStaticCredentialsProvider(akid, secret, ""), MaxAttempts: 5, MaxBackoff: 10 * time.Millisecond, RequestsPerSecond: 1000, Burst: 1000,
-		HTTPClient: awshttp.NewBuildableClient().WithTransportOptions(func(t *http.Transport) { t.DisableKeepAlives = true })})
+		HTTPClient: awshttp.NewBuildableClient().WithTransportOptions(func(t *http.Transport) { t.DisableKeepAlives = true })}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,8 +143,8 @@ func TestTokenIsCachedAndNeverInErrors(t *testing.T) {
 		t.Error("a fresh token was minted for every request")
 	}
 	// A client without credentials says so, and shows no token.
-	bad, err := eks.New(context.Background(), eks.Options{Account: account, Region: region, STSEndpoint: "http://127.0.0.1:1",
-		Credentials: credentials.NewStaticCredentialsProvider("", "", "")})
+	bad, err := eks.New(context.Background(), eks.Options{STSEndpoint: "http://127.0.0.1:1", Service: awsclient.Service{Account: account, Region: region,
+		Credentials: credentials.NewStaticCredentialsProvider("", "", "")}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,14 +10,10 @@ import (
 	"errors"
 	"fmt"
 	"sync"
-	"sync/atomic"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/lambda/types"
-	"github.com/aws/smithy-go/logging"
-	"golang.org/x/time/rate"
 
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/inventory/imageref"
@@ -51,21 +47,8 @@ type API interface {
 
 // Options configures one account and region.
 type Options struct {
-	Account, Region              string
-	Profile, RoleARN, ExternalID string
-	// Endpoint overrides the service's (fakes).
-	Endpoint          string
-	RequestsPerSecond float64
-	Burst             int
-	MaxAttempts       int
-	// MaxBackoff caps the wait between attempts; default the SDK's (20s).
-	MaxBackoff  time.Duration
+	awsclient.Service
 	Concurrency int
-	UserAgent   string
-	Logger      logging.Logger
-	// Credentials, if set, replaces the default chain's (tests).
-	Credentials aws.CredentialsProvider
-	HTTPClient  aws.HTTPClient
 }
 
 // Client is one account's Lambda in one region.
@@ -73,37 +56,18 @@ type Client struct {
 	api             API
 	account, region string
 	concurrency     int
-	calls           sync.Map // op -> *atomic.Int64
+	calls           awsclient.Calls
 }
 
 // New builds the client. It calls nothing.
 func New(ctx context.Context, o Options) (*Client, error) {
-	errs := awsclient.CheckScope("account", o.Account, o.Region)
-	errs = append(errs, awsclient.CheckRole(o.RoleARN, o.ExternalID))
-	if err := errors.Join(errs...); err != nil {
-		return nil, fmt.Errorf("lambda %s/%s: %w", o.Account, o.Region, err)
-	}
-	if o.RequestsPerSecond <= 0 {
-		o.RequestsPerSecond = DefaultRequestsPerSecond
-	}
-	if o.Burst <= 0 {
-		o.Burst = DefaultBurst
-	}
-	if o.MaxAttempts <= 0 {
-		o.MaxAttempts = DefaultMaxAttempts
-	}
-	cfg, err := awsclient.Config{Region: o.Region, Profile: o.Profile, RoleARN: o.RoleARN, ExternalID: o.ExternalID,
-		Credentials: o.Credentials, HTTPClient: o.HTTPClient, UserAgent: o.UserAgent, Logger: o.Logger}.Load(ctx)
+	c, err := o.Load(ctx, "lambda", DefaultRequestsPerSecond, DefaultBurst, DefaultMaxAttempts)
 	if err != nil {
-		return nil, fmt.Errorf("lambda %s/%s: %w", o.Account, o.Region, err)
+		return nil, err
 	}
-	pace := awsclient.Pace("reclaim/lambda-pace", rate.NewLimiter(rate.Limit(o.RequestsPerSecond), o.Burst))
-	api := lambda.NewFromConfig(cfg, func(lo *lambda.Options) {
-		if o.Endpoint != "" {
-			lo.BaseEndpoint = aws.String(o.Endpoint)
-		}
-		lo.Retryer = awsclient.Retryer(o.MaxAttempts, o.MaxBackoff)
-		lo.APIOptions = append(lo.APIOptions, awsclient.AfterRetry(pace))
+	api := lambda.NewFromConfig(c.Config, func(lo *lambda.Options) {
+		lo.BaseEndpoint, lo.Retryer = c.Endpoint, c.Retryer
+		lo.APIOptions = append(lo.APIOptions, c.Pace)
 	})
 	return NewWithAPI(api, o), nil
 }
@@ -117,17 +81,7 @@ func NewWithAPI(api API, o Options) *Client {
 }
 
 // Calls says how many calls of op the client made (attempts not counted).
-func (c *Client) Calls(op string) int {
-	if n, ok := c.calls.Load(op); ok {
-		return int(n.(*atomic.Int64).Load())
-	}
-	return 0
-}
-
-func (c *Client) count(op string) {
-	n, _ := c.calls.LoadOrStore(op, new(atomic.Int64))
-	n.(*atomic.Int64).Add(1)
-}
+func (c *Client) Calls(op string) int { return c.calls.Of(op) }
 
 // Images reads every image the account's Lambda functions in the region run.
 func (c *Client) Images(ctx context.Context) inventory.ImageSource {
@@ -141,7 +95,7 @@ func (c *Client) Images(ctx context.Context) inventory.ImageSource {
 	var names []string
 	p := lambda.NewListFunctionsPaginator(c.api, &lambda.ListFunctionsInput{MaxItems: aws.Int32(pageSize)})
 	for p.HasMorePages() {
-		c.count(OpListFunctions)
+		c.calls.Add(OpListFunctions)
 		page, err := p.NextPage(ctx)
 		if err != nil {
 			return fail(OpListFunctions, err)
@@ -186,7 +140,7 @@ func (c *Client) function(ctx context.Context, name string, set *imageref.Set) (
 	var versions []string
 	p := lambda.NewListVersionsByFunctionPaginator(c.api, &lambda.ListVersionsByFunctionInput{FunctionName: aws.String(name), MaxItems: aws.Int32(pageSize)})
 	for p.HasMorePages() {
-		c.count(OpListVersionsByFunction)
+		c.calls.Add(OpListVersionsByFunction)
 		page, err := p.NextPage(ctx)
 		if gone(err) {
 			return "", nil // deleted since it was listed
@@ -199,7 +153,7 @@ func (c *Client) function(ctx context.Context, name string, set *imageref.Set) (
 		}
 	}
 	for _, v := range versions {
-		c.count(OpGetFunction)
+		c.calls.Add(OpGetFunction)
 		f, err := c.api.GetFunction(ctx, &lambda.GetFunctionInput{FunctionName: aws.String(name), Qualifier: aws.String(v)})
 		if gone(err) {
 			continue

@@ -11,6 +11,7 @@ import (
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 
+	"reclaim.dev/reclaim/providers/awsclient"
 	"reclaim.dev/reclaim/providers/lambda"
 	"reclaim.dev/reclaim/providers/lambda/lambdafake"
 )
@@ -28,10 +29,10 @@ func setup(t *testing.T) (*lambdafake.Server, *lambda.Client) {
 	f := lambdafake.New(lambdafake.Options{Account: account, Region: region})
 	f.Start()
 	t.Cleanup(f.Close)
-	c, err := lambda.New(context.Background(), lambda.Options{Account: account, Region: region, Endpoint: f.URL(),
+	c, err := lambda.New(context.Background(), lambda.Options{Service: awsclient.Service{Account: account, Region: region, Endpoint: f.URL(),
 		Credentials: credentials.NewStaticCredentialsProvider("AKIDLAMBDATEST", "lambda-test-secret", ""), MaxAttempts: 4,
 		MaxBackoff: 5 * time.Millisecond, RequestsPerSecond: 1000, Burst: 1000,
-		HTTPClient: awshttp.NewBuildableClient().WithTransportOptions(func(t *http.Transport) { t.DisableKeepAlives = true })})
+		HTTPClient: awshttp.NewBuildableClient().WithTransportOptions(func(t *http.Transport) { t.DisableKeepAlives = true })}})
 	if err != nil {
 		t.Fatal(err)
 	}

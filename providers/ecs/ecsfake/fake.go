@@ -65,15 +65,13 @@ type Options struct {
 type Server struct {
 	fakeapi.Counter
 	fakeapi.Listener
+	fakeapi.Faults
 	o        Options
 	mu       sync.Mutex
 	defs     map[string]TaskDefinition // by ARN
 	tasks    map[string]Task           // by ARN
 	clusters map[string]bool           // by ARN
-	throttle int
-	denied   bool
-	fail     map[string]int
-	vanish   map[string]bool // task definition ARN -> deregistered when described
+	vanish   map[string]bool           // task definition ARN -> deregistered when described
 }
 
 // New returns an empty fake; Start serves it.
@@ -85,7 +83,7 @@ func New(o Options) *Server {
 		o.Region = "us-east-1"
 	}
 	return &Server{o: o, defs: map[string]TaskDefinition{}, tasks: map[string]Task{}, clusters: map[string]bool{},
-		fail: map[string]int{}, vanish: map[string]bool{}}
+		vanish: map[string]bool{}}
 }
 
 // Start serves the fake on a local listener.
@@ -135,15 +133,6 @@ func (s *Server) AddTask(ts ...Task) {
 	}
 }
 
-// ThrottleNext makes the next n calls answer ThrottlingException.
-func (s *Server) ThrottleNext(n int) { s.mu.Lock(); s.throttle = n; s.mu.Unlock() }
-
-// Deny makes every call answer AccessDeniedException, or stops it.
-func (s *Server) Deny(on bool) { s.mu.Lock(); s.denied = on; s.mu.Unlock() }
-
-// FailNext makes the next n calls of op answer ServerException (500).
-func (s *Server) FailNext(op string, n int) { s.mu.Lock(); s.fail[op] = n; s.mu.Unlock() }
-
 // DeregisterOnDescribe lists the task definition but answers, when it is
 // described, as for one deleted in between.
 func (s *Server) DeregisterOnDescribe(arn string) { s.mu.Lock(); s.vanish[arn] = true; s.mu.Unlock() }
@@ -167,15 +156,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, http.StatusBadRequest, "SerializationException", err.Error())
 		return
 	}
-	s.mu.Lock()
-	throttled, denied, failed := s.throttle > 0, s.denied, s.fail[op] > 0
-	if throttled {
-		s.throttle--
-	}
-	if failed {
-		s.fail[op]--
-	}
-	s.mu.Unlock()
+	denied, throttled, failed := s.Take(op)
 	switch {
 	case denied:
 		writeErr(w, http.StatusBadRequest, "AccessDeniedException", "User: arn:aws:sts::"+s.o.Account+":assumed-role/reclaim/reclaim is not authorized to perform: ecs:"+op+" on resource: *")

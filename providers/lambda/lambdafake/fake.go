@@ -52,13 +52,11 @@ type Options struct {
 type Server struct {
 	fakeapi.Counter
 	fakeapi.Listener
-	o        Options
-	mu       sync.Mutex
-	fns      map[string]*function
-	throttle int
-	denied   bool
-	fail     map[string]int
-	vanish   map[string]bool
+	fakeapi.Faults
+	o      Options
+	mu     sync.Mutex
+	fns    map[string]*function
+	vanish map[string]bool
 }
 
 // New returns an empty fake; Start serves it.
@@ -69,7 +67,7 @@ func New(o Options) *Server {
 	if o.Region == "" {
 		o.Region = "us-east-1"
 	}
-	return &Server{o: o, fns: map[string]*function{}, fail: map[string]int{}, vanish: map[string]bool{}}
+	return &Server{o: o, fns: map[string]*function{}, vanish: map[string]bool{}}
 }
 
 // Start serves the fake on a local listener.
@@ -92,15 +90,6 @@ func (s *Server) AddZipFunction(name string) {
 	defer s.mu.Unlock()
 	s.fns[name] = &function{zip: true, versions: []Version{{Version: "$LATEST"}}}
 }
-
-// ThrottleNext makes the next n calls answer TooManyRequestsException (429).
-func (s *Server) ThrottleNext(n int) { s.mu.Lock(); s.throttle = n; s.mu.Unlock() }
-
-// Deny makes every call answer AccessDeniedException (403), or stops it.
-func (s *Server) Deny(on bool) { s.mu.Lock(); s.denied = on; s.mu.Unlock() }
-
-// FailNext makes the next n calls of op answer ServiceException (500).
-func (s *Server) FailNext(op string, n int) { s.mu.Lock(); s.fail[op] = n; s.mu.Unlock() }
 
 // DeleteOnGet lists the function but answers ResourceNotFoundException
 // when it is read: deleted in between.
@@ -138,15 +127,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, http.StatusForbidden, "InvalidSignatureException", fmt.Sprintf("credential scope %s/%s, want %s/lambda", region, service, s.o.Region))
 		return
 	}
-	s.mu.Lock()
-	throttled, denied, failed := s.throttle > 0, s.denied, s.fail[op] > 0
-	if throttled {
-		s.throttle--
-	}
-	if failed {
-		s.fail[op]--
-	}
-	s.mu.Unlock()
+	denied, throttled, failed := s.Take(op)
 	switch {
 	case denied:
 		writeErr(w, http.StatusForbidden, "AccessDeniedException", "User: arn:aws:sts::"+s.o.Account+":assumed-role/reclaim/reclaim is not authorized to perform: lambda:"+op)
