@@ -125,6 +125,7 @@ func discoveredTarget(cfg *config.Config, name string, c inventory.FleetCluster,
 	case inventory.GKE:
 		t.Projects = []string{c.Project}
 	case inventory.EKS:
+		// Nil when nothing is known: any subnet, so a failed read holds every interface.
 		t.Subnets = append([]string(nil), c.Subnets...)
 		for _, l := range networks {
 			for _, sn := range l.Subnets {
@@ -132,10 +133,6 @@ func discoveredTarget(cfg *config.Config, name string, c inventory.FleetCluster,
 					t.Subnets = append(t.Subnets, sn.ID)
 				}
 			}
-		}
-		if len(t.Subnets) == 0 {
-			// Nothing known: any subnet, which holds every interface if it fails.
-			t.Subnets = nil
 		}
 	}
 	return t

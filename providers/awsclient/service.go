@@ -91,3 +91,20 @@ func (c *Calls) Of(op string) int {
 	}
 	return 0
 }
+
+// Each calls f(i) for every i below n, at most limit at once, and joins
+// the errors in index order (the describe fan-out of a listing).
+func Each(n, limit int, f func(i int) error) error {
+	errs := make([]error, n)
+	sem := make(chan struct{}, max(limit, 1))
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			errs[i] = f(i)
+		})
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}

@@ -9,8 +9,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
-	"sync"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ecs"
@@ -120,27 +120,20 @@ func (c *Client) taskDefinitions(ctx context.Context, set *imageref.Set) (string
 		arns = append(arns, page.TaskDefinitionArns...)
 	}
 	defs := make([]*types.TaskDefinition, len(arns))
-	errs := make([]error, len(arns))
-	sem := make(chan struct{}, c.concurrency)
-	var wg sync.WaitGroup
-	for i, arn := range arns {
-		wg.Go(func() {
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			c.calls.Add(OpDescribeTaskDefinition)
-			d, err := c.api.DescribeTaskDefinition(ctx, &ecs.DescribeTaskDefinitionInput{TaskDefinition: aws.String(arn)})
-			switch {
-			case err != nil && deregistered(err):
-				// Deleted since it was listed: nothing starts it any more.
-			case err != nil:
-				errs[i] = fmt.Errorf("%s: %w", arn, err)
-			default:
-				defs[i] = d.TaskDefinition
-			}
-		})
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
+	err := awsclient.Each(len(arns), c.concurrency, func(i int) error {
+		c.calls.Add(OpDescribeTaskDefinition)
+		d, err := c.api.DescribeTaskDefinition(ctx, &ecs.DescribeTaskDefinitionInput{TaskDefinition: aws.String(arns[i])})
+		switch {
+		case err != nil && deregistered(err):
+			// Deleted since it was listed: nothing starts it any more.
+		case err != nil:
+			return fmt.Errorf("%s: %w", arns[i], err)
+		default:
+			defs[i] = d.TaskDefinition
+		}
+		return nil
+	})
+	if err != nil {
 		return OpDescribeTaskDefinition, err
 	}
 	for _, d := range defs {
@@ -179,7 +172,7 @@ func (c *Client) tasks(ctx context.Context, set *imageref.Set) (string, error) {
 			arns = append(arns, page.TaskArns...)
 		}
 		name := cluster[strings.LastIndexByte(cluster, '/')+1:]
-		for batch := range slicesChunk(arns, pageSize) {
+		for batch := range slices.Chunk(arns, pageSize) {
 			c.calls.Add(OpDescribeTasks)
 			d, err := c.api.DescribeTasks(ctx, &ecs.DescribeTasksInput{Cluster: aws.String(cluster), Tasks: batch})
 			if err != nil {
@@ -196,37 +189,16 @@ func (c *Client) tasks(ctx context.Context, set *imageref.Set) (string, error) {
 				for _, ct := range t.Containers {
 					img, w := aws.ToString(ct.Image), where+" container "+aws.ToString(ct.Name)
 					set.Image(img, w)
-					if dg := aws.ToString(ct.ImageDigest); dg != "" && img != "" {
-						set.ImageID(repository(img)+"@"+dg, w)
+					// The digest it resolved, in the repository it names.
+					if ref, ok, err := imageref.Parse(img); ok && err == nil && aws.ToString(ct.ImageDigest) != "" {
+						ref.Tag, ref.Digest = "", aws.ToString(ct.ImageDigest)
+						set.Put(ref, w, "")
 					}
 				}
 			}
 		}
 	}
 	return "", nil
-}
-
-// repository is an image reference without its tag and digest.
-func repository(image string) string {
-	if i := strings.IndexByte(image, '@'); i >= 0 {
-		image = image[:i]
-	}
-	if i := strings.LastIndexByte(image, ':'); i > strings.LastIndexByte(image, '/') {
-		image = image[:i]
-	}
-	return image
-}
-
-func slicesChunk(s []string, n int) func(func([]string) bool) {
-	return func(yield func([]string) bool) {
-		for len(s) > 0 {
-			k := min(n, len(s))
-			if !yield(s[:k]) {
-				return
-			}
-			s = s[k:]
-		}
-	}
 }
 
 // deregistered reports DescribeTaskDefinition's answer for a task

@@ -12,8 +12,6 @@ import (
 	"errors"
 	"fmt"
 	"sort"
-	"sync"
-	"sync/atomic"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/eks"
@@ -65,8 +63,7 @@ type Client struct {
 	account     string
 	region      string
 	concurrency int
-	lists       atomic.Int64
-	describes   atomic.Int64
+	calls       awsclient.Calls
 }
 
 // New builds the clients. It calls nothing (an assumed role's credentials
@@ -103,15 +100,7 @@ func (c *Client) Account() string { return c.account }
 func (c *Client) Region() string  { return c.region }
 
 // Calls says how many calls of op the client made (attempts not counted).
-func (c *Client) Calls(op string) int {
-	switch op {
-	case OpListClusters:
-		return int(c.lists.Load())
-	case OpDescribeCluster:
-		return int(c.describes.Load())
-	}
-	return 0
-}
+func (c *Client) Calls(op string) int { return c.calls.Of(op) }
 
 // Discover lists every cluster and describes each. A cluster deleted
 // between the two is simply absent; any other failure makes the listing
@@ -121,13 +110,13 @@ func (c *Client) Discover(ctx context.Context) inventory.FleetListing {
 	fail := func(op string, err error) inventory.FleetListing {
 		out.Complete, out.Clusters = false, nil
 		out.Problem = fmt.Sprintf("eks %s in %s/%s: %v%s", op, c.account, c.region, err, hint(err, c.account, c.region))
-		out.Calls = int(c.lists.Load() + c.describes.Load())
+		out.Calls = c.Calls(OpListClusters) + c.Calls(OpDescribeCluster)
 		return out
 	}
 	var names []string
 	p := eks.NewListClustersPaginator(c.api, &eks.ListClustersInput{MaxResults: aws.Int32(MaxPageSize)})
 	for p.HasMorePages() {
-		c.lists.Add(1)
+		c.calls.Add(OpListClusters)
 		page, err := p.NextPage(ctx)
 		if err != nil {
 			return fail(OpListClusters, err)
@@ -135,29 +124,22 @@ func (c *Client) Discover(ctx context.Context) inventory.FleetListing {
 		names = append(names, page.Clusters...)
 	}
 	clusters := make([]*inventory.FleetCluster, len(names))
-	errs := make([]error, len(names))
-	sem := make(chan struct{}, c.concurrency)
-	var wg sync.WaitGroup
-	for i, name := range names {
-		wg.Go(func() {
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			c.describes.Add(1)
-			d, err := c.api.DescribeCluster(ctx, &eks.DescribeClusterInput{Name: aws.String(name)})
-			var nf *types.ResourceNotFoundException
-			switch {
-			case errors.As(err, &nf):
-				// Deleted since it was listed: nothing can use it now.
-			case err != nil:
-				errs[i] = fmt.Errorf("cluster %s: %w", name, err)
-			case d.Cluster != nil:
-				fc := c.convert(d.Cluster)
-				clusters[i] = &fc
-			}
-		})
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
+	err := awsclient.Each(len(names), c.concurrency, func(i int) error {
+		c.calls.Add(OpDescribeCluster)
+		d, err := c.api.DescribeCluster(ctx, &eks.DescribeClusterInput{Name: aws.String(names[i])})
+		var nf *types.ResourceNotFoundException
+		switch {
+		case errors.As(err, &nf):
+			// Deleted since it was listed: nothing can use it now.
+		case err != nil:
+			return fmt.Errorf("cluster %s: %w", names[i], err)
+		case d.Cluster != nil:
+			fc := c.convert(d.Cluster)
+			clusters[i] = &fc
+		}
+		return nil
+	})
+	if err != nil {
 		return fail(OpDescribeCluster, err)
 	}
 	for _, fc := range clusters {
@@ -167,7 +149,7 @@ func (c *Client) Discover(ctx context.Context) inventory.FleetListing {
 	}
 	sort.Slice(out.Clusters, func(i, j int) bool { return out.Clusters[i].Name < out.Clusters[j].Name })
 	out.Complete = true
-	out.Calls = int(c.lists.Load() + c.describes.Load())
+	out.Calls = c.Calls(OpListClusters) + c.Calls(OpDescribeCluster)
 	return out
 }
 

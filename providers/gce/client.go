@@ -18,6 +18,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"reclaim.dev/reclaim/inventory"
+	"reclaim.dev/reclaim/providers/gcpclient"
 )
 
 // DefaultPageSize is the aggregatedList page size, the API's maximum.
@@ -91,22 +92,8 @@ func New(ctx context.Context, o Options) (*Client, error) {
 	if o.MaxAttempts <= 0 {
 		o.MaxAttempts = 5
 	}
-	var copts []option.ClientOption
-	if o.Endpoint != "" {
-		copts = append(copts, option.WithEndpoint(o.Endpoint))
-	}
-	if o.WithoutAuthentication {
-		copts = append(copts, option.WithoutAuthentication())
-	}
-	if o.CredentialsFile != "" {
-		copts = append(copts, option.WithCredentialsFile(o.CredentialsFile))
-	}
-	if o.UserAgent != "" {
-		copts = append(copts, option.WithUserAgent(o.UserAgent))
-	}
-	if o.HTTPClient != nil {
-		copts = append(copts, option.WithHTTPClient(o.HTTPClient))
-	}
+	copts := gcpclient.Reach{Endpoint: o.Endpoint, WithoutAuthentication: o.WithoutAuthentication,
+		CredentialsFile: o.CredentialsFile, UserAgent: o.UserAgent, HTTPClient: o.HTTPClient}.ClientOptions()
 	copts = append(copts, o.ClientOptions...)
 
 	c := &Client{pageSize: o.PageSize}

@@ -22,9 +22,9 @@ import (
 	"golang.org/x/oauth2/google"
 	container "google.golang.org/api/container/v1"
 	"google.golang.org/api/googleapi"
-	"google.golang.org/api/option"
 
 	"reclaim.dev/reclaim/inventory"
+	"reclaim.dev/reclaim/providers/gcpclient"
 )
 
 // Scopes are what gke-gcloud-auth-plugin asks for.
@@ -64,22 +64,8 @@ func New(ctx context.Context, o Options) (*Client, error) {
 	if o.RetryInitial <= 0 {
 		o.RetryInitial = 500 * time.Millisecond
 	}
-	var copts []option.ClientOption
-	if o.Endpoint != "" {
-		copts = append(copts, option.WithEndpoint(o.Endpoint))
-	}
-	if o.WithoutAuthentication {
-		copts = append(copts, option.WithoutAuthentication())
-	}
-	if o.CredentialsFile != "" {
-		copts = append(copts, option.WithCredentialsFile(o.CredentialsFile))
-	}
-	if o.UserAgent != "" {
-		copts = append(copts, option.WithUserAgent(o.UserAgent))
-	}
-	if o.HTTPClient != nil {
-		copts = append(copts, option.WithHTTPClient(o.HTTPClient))
-	}
+	copts := gcpclient.Reach{Endpoint: o.Endpoint, WithoutAuthentication: o.WithoutAuthentication,
+		CredentialsFile: o.CredentialsFile, UserAgent: o.UserAgent, HTTPClient: o.HTTPClient}.ClientOptions()
 	svc, err := container.NewService(ctx, copts...)
 	if err != nil {
 		return nil, fmt.Errorf("gke: container client: %w", err)

@@ -9,7 +9,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
@@ -107,25 +106,11 @@ func (c *Client) Images(ctx context.Context) inventory.ImageSource {
 		}
 	}
 	sets := make([]*imageref.Set, len(names))
-	ops := make([]string, len(names))
-	errs := make([]error, len(names))
-	sem := make(chan struct{}, c.concurrency)
-	var wg sync.WaitGroup
-	for i, name := range names {
-		wg.Go(func() {
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			sets[i] = imageref.NewSet()
-			if op, err := c.function(ctx, name, sets[i]); err != nil {
-				ops[i], errs[i] = op, fmt.Errorf("function %s: %w", name, err)
-			}
-		})
-	}
-	wg.Wait()
-	for i, err := range errs {
-		if err != nil {
-			fail(ops[i], err)
-		}
+	if err := awsclient.Each(len(names), c.concurrency, func(i int) error {
+		sets[i] = imageref.NewSet()
+		return c.function(ctx, names[i], sets[i])
+	}); err != nil {
+		fail("function reads", err)
 	}
 	set := imageref.NewSet()
 	for _, s := range sets {
@@ -135,18 +120,19 @@ func (c *Client) Images(ctx context.Context) inventory.ImageSource {
 	return out
 }
 
-// function records the image of every version of one function.
-func (c *Client) function(ctx context.Context, name string, set *imageref.Set) (string, error) {
+// function records the image of every version of one function; an error
+// names the operation that failed.
+func (c *Client) function(ctx context.Context, name string, set *imageref.Set) error {
 	var versions []string
 	p := lambda.NewListVersionsByFunctionPaginator(c.api, &lambda.ListVersionsByFunctionInput{FunctionName: aws.String(name), MaxItems: aws.Int32(pageSize)})
 	for p.HasMorePages() {
 		c.calls.Add(OpListVersionsByFunction)
 		page, err := p.NextPage(ctx)
 		if gone(err) {
-			return "", nil // deleted since it was listed
+			return nil // deleted since it was listed
 		}
 		if err != nil {
-			return OpListVersionsByFunction, err
+			return fmt.Errorf("%s %s: %w", OpListVersionsByFunction, name, err)
 		}
 		for _, v := range page.Versions {
 			versions = append(versions, aws.ToString(v.Version))
@@ -159,7 +145,7 @@ func (c *Client) function(ctx context.Context, name string, set *imageref.Set) (
 			continue
 		}
 		if err != nil {
-			return OpGetFunction, err
+			return fmt.Errorf("%s %s:%s: %w", OpGetFunction, name, v, err)
 		}
 		if f.Code == nil {
 			continue
@@ -168,7 +154,7 @@ func (c *Client) function(ctx context.Context, name string, set *imageref.Set) (
 		set.Image(aws.ToString(f.Code.ImageUri), where)
 		set.ImageID(aws.ToString(f.Code.ResolvedImageUri), where)
 	}
-	return "", nil
+	return nil
 }
 
 func gone(err error) bool {
