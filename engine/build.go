@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/util/resourceversion"
+
 	"reclaim.dev/reclaim/inventory"
 )
 
@@ -169,16 +171,38 @@ func (r *rules) decide(k Kind, pr *Proposals) {
 			r.p.Decisions = append(r.p.Decisions, d)
 			return
 		}
-		kept[d.ID] = true
+		// A terminal candidate's clock is derived (Proposal.Witnesses) unless
+		// it already has one (kept from before: it drains with the backlog).
+		terminal := derivable(it) && r.st.since(d.ID, it.Identity) == nil
+		if !terminal {
+			kept[d.ID] = true
+		}
+		d.terminal = terminal
 		if why := r.failClosed(it); why != "" {
 			r.p.Incomplete = true
 			d.Action, d.Held = Mark, true
 			d.Reason = join(d.Reason, "held: "+why)
-			d.OrphanSince = r.st.since(d.ID, it.Identity)
+			if terminal {
+				if t, ok := r.st.seen(k.Name(), it.Witnesses, latest(it.CandidateFrom, it.Created)); ok {
+					d.OrphanSince = &t
+				}
+			} else {
+				d.OrphanSince = r.st.since(d.ID, it.Identity)
+			}
 			r.p.Decisions = append(r.p.Decisions, d)
 			return
 		}
-		since := r.st.observe(d.ID, it.Identity, r.now)
+		var since time.Time
+		if terminal {
+			// Seen as this candidate by the first complete reads after it
+			// became one that showed its version; this run when none did.
+			var ok bool
+			if since, ok = r.st.seen(k.Name(), it.Witnesses, latest(it.CandidateFrom, it.Created)); !ok {
+				since = r.now
+			}
+		} else {
+			since = r.st.observe(d.ID, it.Identity, r.now)
+		}
 		d.OrphanSince = &since
 		if it.ReportOnly {
 			d.Action = Report
@@ -221,6 +245,60 @@ func (r *rules) decide(k Kind, pr *Proposals) {
 		if !kept[id] && k.Owns(id) && presenceOf(pr.Presence, id) != Unknown {
 			delete(r.st.Resources, id)
 		}
+	}
+	r.cover(k, pr)
+}
+
+// maxReads bounds the reads kept per listing.
+const maxReads = 500
+
+// derivable reports whether a candidate's clock can be derived: it names its
+// witnesses, each with a well-formed version, and when it was made.
+func derivable(it *Proposal) bool {
+	if len(it.Witnesses) == 0 || it.Created.IsZero() {
+		return false
+	}
+	for _, w := range it.Witnesses {
+		if _, err := resourceversion.CompareResourceVersion(w.Version, w.Version); err != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// cover records this run's complete reads of the kind's listings, keeping
+// those of the last two grace periods and the newest one before them (what
+// is older counts from it: later is safe). An incomplete read records
+// nothing and keeps the others (a terminal candidate stays one; what was
+// unread is held meanwhile); a listing the kind no longer names (a cluster
+// gone, a policy changed) is dropped.
+func (r *rules) cover(k Kind, pr *Proposals) {
+	prefix := k.Name() + " "
+	for key := range r.st.Reads {
+		if rest, ok := strings.CutPrefix(key, prefix); ok {
+			if _, named := pr.Listings[rest]; !named {
+				delete(r.st.Reads, key)
+			}
+		}
+	}
+	horizon := r.now.Add(-2 * k.Limits().Grace)
+	for key, read := range pr.Listings {
+		if !read.Complete {
+			continue
+		}
+		reads := r.st.Reads[prefix+key]
+		if n := len(reads); n == 0 || reads[n-1].At.Before(r.now) {
+			reads = append(reads, Read{At: r.now, Version: read.Version})
+		}
+		drop := 0
+		for drop+1 < len(reads) && reads[drop+1].At.Before(horizon) {
+			drop++
+		}
+		drop = max(drop, len(reads)-maxReads)
+		if r.st.Reads == nil {
+			r.st.Reads = map[string][]Read{}
+		}
+		r.st.Reads[prefix+key] = append([]Read(nil), reads[drop:]...)
 	}
 }
 
@@ -282,6 +360,9 @@ func (r *rules) notice(due []int, lim Limits) []int {
 	for _, i := range due {
 		d := &r.p.Decisions[i]
 		e := r.st.Resources[d.ID]
+		if d.terminal && d.OrphanSince != nil {
+			e.Announced = r.st.announced(*d.OrphanSince)
+		}
 		switch {
 		case e.Announced.IsZero():
 			hold(d, "not yet announced in a delivered report (notify.requireNotice); the next delivered report starts the notice")

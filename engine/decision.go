@@ -66,6 +66,8 @@ type Decision struct {
 	After []string
 	// Identity is the proposal's (not in the JSON: the kind's detail says it).
 	Identity string
+	// terminal: its clock is derived, not kept (Proposal.Witnesses).
+	terminal bool
 }
 
 // envelope is the JSON shape of a decision's own fields (schema v1).

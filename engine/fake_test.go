@@ -14,8 +14,9 @@ var t0 = time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
 // fakeKind is the smallest kind the engine's rules can be tested with: it
 // proposes what it is given and records the applier's calls.
 type fakeKind struct {
-	lim   engine.Limits
-	items []engine.Proposal
+	lim      engine.Limits
+	items    []engine.Proposal
+	listings map[string]engine.Read // Proposals.Listings
 
 	// Recheck and Delete.
 	recheckErr error                     // the re-read fails
@@ -47,7 +48,7 @@ func (k *fakeKind) Propose(*inventory.Snapshot, time.Time) engine.Proposals {
 	for _, it := range k.items {
 		identity[it.ID] = it.Identity
 	}
-	return engine.Proposals{Items: items, InScope: len(items), Identity: func(id string) string { return identity[id] }, Presence: func(id string) engine.Presence {
+	return engine.Proposals{Items: items, InScope: len(items), Listings: k.listings, Identity: func(id string) string { return identity[id] }, Presence: func(id string) engine.Presence {
 		if listed[id] {
 			return engine.Present
 		}

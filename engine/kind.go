@@ -86,6 +86,25 @@ type Proposal struct {
 	Wait      string
 	// AfterWhy names what the ids in After are, for a person ("its index sha256:…").
 	AfterWhy string
+	// Witnesses, for a terminal candidate (a finished Job or Pod: nothing
+	// makes it used again), name the listings that show it and the version
+	// (resourceVersion) of what they showed; CandidateFrom is when its own
+	// fields made it a candidate (finished plus retention). Its clock is then
+	// not kept per object: it has been a candidate since the first run at or
+	// after CandidateFrom whose complete reads of every witness already held
+	// this version — unchanged since, it was the same candidate then. So a
+	// backlog of 100,000 Jobs costs the state a few reads per cluster, not a
+	// clock each, and a change (a protect label removed, a retention
+	// annotation shortened) still starts the clock anew.
+	Witnesses     []Witness
+	CandidateFrom time.Time
+}
+
+// Witness is one listing that shows a terminal candidate (Proposals.Listings)
+// and the version of the candidate it showed.
+type Witness struct {
+	Listing string
+	Version string
 }
 
 // Proposals are a kind's proposals for one run.
@@ -105,6 +124,10 @@ type Proposals struct {
 	// Presence says whether this run's listing shows a resource (for clocks
 	// and pending deletes of resources with no proposal).
 	Presence func(id string) Presence
+	// Listings are this run's reads of what terminal candidates name as
+	// witnesses. A listing absent from it (a cluster gone from the config)
+	// drops its reads.
+	Listings map[string]Read
 	// Identity, if set, is the identity of what the listing shows under id
 	// (a disk's numeric id, a PVC's UID): a pending delete whose object was
 	// replaced by a new one under the same id did happen.

@@ -1,6 +1,11 @@
 package engine
 
-import "time"
+import (
+	"slices"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/resourceversion"
+)
 
 // State is what reclaim remembers between runs: when each resource was first
 // seen as a candidate (and as which object), and deletions started but not yet
@@ -16,7 +21,31 @@ type State struct {
 	// Usage is a short history of each quota's usage (by pool), from which
 	// kinds project when it runs out.
 	Usage map[string][]Sample `json:"usage,omitempty"`
+	// Reads are, per kind and listing ("k8s-job cluster:prod jobs policy:…"),
+	// the recent complete reads of it, oldest first (see Proposal.Witnesses).
+	Reads map[string][]Read `json:"reads,omitempty"`
+	// Delivered are the delivered reports that listed every candidate
+	// (Announce), oldest first: a terminal candidate was announced by the
+	// first one whose run saw it as a candidate.
+	Delivered []Delivery `json:"delivered,omitempty"`
 }
+
+// Read is one read of a listing: when, whether it was complete, and the
+// listing's version (its resourceVersion: what it showed is at most that).
+type Read struct {
+	At       time.Time `json:"t"`
+	Version  string    `json:"v,omitempty"`
+	Complete bool      `json:"-"`
+}
+
+// Delivery is one delivered report: the plan it showed, and when.
+type Delivery struct {
+	Plan time.Time `json:"plan"`
+	At   time.Time `json:"at"`
+}
+
+// maxDelivered bounds Delivered: a week of hourly runs.
+const maxDelivered = 24 * 7
 
 // StateVersion is the version of the state this reclaim writes. Version 2
 // added Entry.Identity; a version-1 clock has none, so it restarts once for
@@ -68,6 +97,13 @@ func (s State) Clone() State {
 	for k, v := range s.Pending {
 		out.Pending[k] = v
 	}
+	if s.Reads != nil {
+		out.Reads = make(map[string][]Read, len(s.Reads))
+		for k, v := range s.Reads {
+			out.Reads[k] = append([]Read(nil), v...)
+		}
+	}
+	out.Delivered = append([]Delivery(nil), s.Delivered...)
 	if s.Usage != nil {
 		out.Usage = make(map[string][]Sample, len(s.Usage))
 		for k, v := range s.Usage {
@@ -96,11 +132,19 @@ func (s *State) observe(id, identity string, now time.Time) time.Time {
 // Announce records that a delivered report listed every candidate of the
 // plan (marked or due): the notice RequireNotice waits for starts now for
 // those not announced before. It returns how many it recorded.
-func (s State) Announce(p *Plan, t time.Time) int {
+func (s *State) Announce(p *Plan, t time.Time) int {
 	n := 0
+	s.Delivered = append(s.Delivered, Delivery{Plan: p.GeneratedAt, At: t})
+	if len(s.Delivered) > maxDelivered {
+		s.Delivered = s.Delivered[len(s.Delivered)-maxDelivered:]
+	}
 	for i := range p.Decisions {
 		d := &p.Decisions[i]
 		if d.Action != Mark && d.Action != Delete {
+			continue
+		}
+		if d.terminal {
+			n++ // announced by this delivery, if no earlier one did
 			continue
 		}
 		e, ok := s.Resources[d.ID]
@@ -112,6 +156,49 @@ func (s State) Announce(p *Plan, t time.Time) int {
 		n++
 	}
 	return n
+}
+
+// announced is when the first delivered report of a run that saw a
+// candidate since since was sent, zero if none was.
+func (s *State) announced(since time.Time) time.Time {
+	for _, d := range s.Delivered {
+		if !d.Plan.Before(since) {
+			return d.At
+		}
+	}
+	return time.Time{}
+}
+
+// seen returns when a terminal candidate of kind was first seen: the first
+// run at or after from whose complete read of every witness already showed
+// the witnessed version. ok is false when no recorded run did (this run is
+// the first).
+func (s *State) seen(kind string, ws []Witness, from time.Time) (time.Time, bool) {
+	if len(ws) == 0 {
+		return time.Time{}, false
+	}
+	first := s.Reads[kind+" "+ws[0].Listing]
+next:
+	for _, r := range first {
+		if r.At.Before(from) || !showed(r, ws[0].Version) {
+			continue
+		}
+		for _, w := range ws[1:] {
+			i := slices.IndexFunc(s.Reads[kind+" "+w.Listing], func(o Read) bool { return o.At.Equal(r.At) })
+			if i < 0 || !showed(s.Reads[kind+" "+w.Listing][i], w.Version) {
+				continue next
+			}
+		}
+		return r.At, true
+	}
+	return time.Time{}, false
+}
+
+// showed reports whether a read of version listed an object at version v:
+// resourceVersions of one resource compare as integers.
+func showed(r Read, v string) bool {
+	c, err := resourceversion.CompareResourceVersion(r.Version, v)
+	return err == nil && c >= 0
 }
 
 // since returns the clock of id if it belongs to identity.

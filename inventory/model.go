@@ -241,10 +241,13 @@ type ClusterRefs struct {
 	// WorkloadsListed is true when Jobs, CronJobs, Pods and Nodes were listed
 	// (the jobs, pods or ec2 sections ask for them).
 	WorkloadsListed bool
-	Jobs            []Job
-	CronJobs        []CronJob
-	Pods            []Pod
-	Nodes           []Node
+	// JobsVersion and PodsVersion are the resourceVersions of the Job and
+	// Pod listings: what they showed is at most that version.
+	JobsVersion, PodsVersion string
+	Jobs                     []Job
+	CronJobs                 []CronJob
+	Pods                     []Pod
+	Nodes                    []Node
 }
 
 // CouldPull reports whether this cluster could run images of an AWS account.

@@ -10,7 +10,10 @@ type Job struct {
 	Namespace string
 	Name      string
 	UID       string
-	Labels    map[string]string
+	// Version is the resourceVersion: a change (a label removed, an
+	// annotation edited) makes it newer.
+	Version string
+	Labels  map[string]string
 	// Protected: the opt-out label (kubernetes.protectLabel) is "true".
 	Protected bool
 	// Retention is the value of the retention annotation, verbatim ("" when absent).
@@ -52,6 +55,7 @@ type Pod struct {
 	Namespace string
 	Name      string
 	UID       string
+	Version   string // resourceVersion
 	Labels    map[string]string
 	Protected bool
 	Retention string

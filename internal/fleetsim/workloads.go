@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -55,6 +56,7 @@ type job struct {
 	// CronJob history counted it so.
 	was string
 	clocks
+	versioned
 }
 
 func (j *job) done() bool { return j.status == "Complete" || j.status == "Failed" }
@@ -72,6 +74,7 @@ type wpod struct {
 	retention     string
 	late          bool // made, or its IP taken, after the snapshot
 	clocks
+	versioned
 }
 
 func (p *wpod) done() bool { return p.phase == "Succeeded" || p.phase == "Failed" }
@@ -544,10 +547,11 @@ func (f *fleet) observeWorkloads(snap *inventory.Snapshot) {
 // whether a partial listing shows an object).
 func (f *fleet) workloadRefs(c *cluster, cr *inventory.ClusterRefs, keep func() bool) {
 	for _, j := range c.jobs {
+		v := j.version(c, fmt.Sprint(j.status, j.finished, ptrValue(j.ttl), j.retention, j.protected, j.cron != nil))
 		if !keep() {
 			continue
 		}
-		ij := inventory.Job{Namespace: j.ns, Name: j.name, UID: j.uid, Labels: map[string]string{"app": "batch"}, Protected: j.protected,
+		ij := inventory.Job{Namespace: j.ns, Name: j.name, UID: j.uid, Version: v, Labels: map[string]string{"app": "batch"}, Protected: j.protected,
 			Retention: j.retention, Created: j.created, Status: j.status, Finished: j.finished, TTL: j.ttl}
 		if j.protected {
 			ij.Labels[protectLabel] = "true"
@@ -564,10 +568,11 @@ func (f *fleet) workloadRefs(c *cluster, cr *inventory.ClusterRefs, keep func() 
 		cr.CronJobs = append(cr.CronJobs, inventory.CronJob{Namespace: batchNS, Name: cj.name, UID: cj.uid, SuccessfulLimit: cj.succLim, FailedLimit: cj.failLim})
 	}
 	for _, p := range c.wpods {
+		v := p.version(c, fmt.Sprint(p.phase, p.ips, p.node, p.finished, p.owner, p.protected, p.retention))
 		if !keep() {
 			continue
 		}
-		ip := inventory.Pod{Namespace: p.ns, Name: p.name, UID: p.uid, Protected: p.protected, Retention: p.retention, Phase: p.phase,
+		ip := inventory.Pod{Namespace: p.ns, Name: p.name, UID: p.uid, Version: v, Protected: p.protected, Retention: p.retention, Phase: p.phase,
 			IPs: slices.Clone(p.ips), Node: p.node, Created: p.created, Finished: p.finished}
 		if p.owner != nil {
 			o := *p.owner
@@ -575,6 +580,8 @@ func (f *fleet) workloadRefs(c *cluster, cr *inventory.ClusterRefs, keep func() 
 		}
 		cr.Pods = append(cr.Pods, ip)
 	}
+	cr.JobsVersion = strconv.FormatUint(c.rv, 10)
+	cr.PodsVersion = cr.JobsVersion
 	for _, n := range c.nodes {
 		cr.Nodes = append(cr.Nodes, inventory.Node{Name: n.name, IPs: slices.Clone(n.ips), Instance: n.instance})
 	}
@@ -672,4 +679,11 @@ func (f *fleet) raceNew(d *engine.Decision, event func(string)) {
 			}
 		}
 	}
+}
+
+func ptrValue[T any](p *T) any {
+	if p == nil {
+		return nil
+	}
+	return *p
 }

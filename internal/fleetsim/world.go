@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -114,6 +115,26 @@ type cluster struct {
 	crons   []*cronJob
 	wpods   []*wpod
 	nodes   []*node
+	// rv is the cluster's newest resourceVersion (see versioned).
+	rv uint64
+}
+
+// versioned is an object's resourceVersion as an apiserver keeps it: a
+// new one whenever what reclaim reads of the object changed since the last
+// snapshot (the truth is changed in many places; comparing what a listing
+// would show catches every one of them).
+type versioned struct {
+	rv    uint64
+	shown string
+}
+
+// version returns the object's resourceVersion for what it shows now.
+func (v *versioned) version(c *cluster, shown string) string {
+	if v.rv == 0 || v.shown != shown {
+		c.rv++
+		v.rv, v.shown = c.rv, shown
+	}
+	return strconv.FormatUint(v.rv, 10)
 }
 
 func (c *cluster) couldReference(project string) bool {

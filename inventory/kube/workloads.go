@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/resourceversion"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/pager"
 
@@ -138,6 +139,7 @@ func (w *workloadCollector) finish(out *inventory.ClusterRefs, l lister, podErr 
 	out.Jobs = make([]inventory.Job, 0, len(w.jobs))
 	for _, j := range w.jobs {
 		out.Jobs = append(out.Jobs, j)
+		out.JobsVersion = newer(out.JobsVersion, j.Version)
 	}
 	sort.Slice(out.Jobs, func(i, j int) bool {
 		return lessNsName(out.Jobs[i].Namespace, out.Jobs[i].Name, out.Jobs[j].Namespace, out.Jobs[j].Name)
@@ -152,6 +154,7 @@ func (w *workloadCollector) finish(out *inventory.ClusterRefs, l lister, podErr 
 	out.Pods = make([]inventory.Pod, 0, len(w.pods))
 	for _, p := range w.pods {
 		out.Pods = append(out.Pods, p)
+		out.PodsVersion = newer(out.PodsVersion, p.Version)
 	}
 	sort.Slice(out.Pods, func(i, j int) bool {
 		return lessNsName(out.Pods[i].Namespace, out.Pods[i].Name, out.Pods[j].Namespace, out.Pods[j].Name)
@@ -164,6 +167,18 @@ func (w *workloadCollector) finish(out *inventory.ClusterRefs, l lister, podErr 
 	// Let the maps go while Collect links the rest (100,000 pods are tens of MB).
 	w.pods, w.jobs, w.cronJobs, w.nodes = nil, nil, nil, nil
 	return ok
+}
+
+// newer returns the newer of two resourceVersions of one resource. The
+// newest of a listing's objects stands for the listing's version: every
+// object it showed is at most that, and one changed after it is newer.
+func newer(a, b string) string {
+	if c, err := resourceversion.CompareResourceVersion(b, a); err == nil && c > 0 || a == "" {
+		if _, err := resourceversion.CompareResourceVersion(b, b); err == nil {
+			return b
+		}
+	}
+	return a
 }
 
 func (w *workloadCollector) retention(annotations map[string]string) string {
@@ -195,6 +210,7 @@ func (w *workloadCollector) addPod(pod *corev1.Pod) {
 		Namespace:   pod.Namespace,
 		Name:        pod.Name,
 		UID:         string(pod.UID),
+		Version:     pod.ResourceVersion,
 		Labels:      w.keep(pod.Labels),
 		Protected:   w.protected(pod.Labels),
 		Retention:   w.retention(pod.Annotations),
@@ -234,6 +250,7 @@ func (w *workloadCollector) addJob(obj runtime.Object) error {
 		Namespace:   job.Namespace,
 		Name:        job.Name,
 		UID:         string(job.UID),
+		Version:     job.ResourceVersion,
 		Labels:      w.keep(job.Labels),
 		Protected:   w.protected(job.Labels),
 		Retention:   w.retention(job.Annotations),

@@ -21,6 +21,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/resourceversion"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -118,6 +119,12 @@ func controllerRef(apiVersion, kind, name string, uid types.UID) *metav1.OwnerRe
 func utcPod(p inventory.Pod) inventory.Pod {
 	p.Created, p.Finished = p.Created.UTC(), p.Finished.UTC()
 	return p
+}
+
+// atMost reports whether resourceVersion a is at most b.
+func atMost(a, b string) bool {
+	c, err := resourceversion.CompareResourceVersion(a, b)
+	return err == nil && c <= 0
 }
 
 func utcJob(j inventory.Job) inventory.Job {
@@ -283,6 +290,13 @@ func TestWorkloadsRealAPIServer(t *testing.T) {
 	var jobs []inventory.Job
 	for _, j := range r.Jobs {
 		if j.Namespace == ns {
+			// The version is the apiserver's resourceVersion, and the
+			// listing's is at least every object's.
+			live := must[*batchv1.Job](t)(cs.BatchV1().Jobs(ns).Get(ctx, j.Name, metav1.GetOptions{}))
+			if j.Version != live.ResourceVersion || !atMost(j.Version, r.JobsVersion) {
+				t.Fatalf("Job %s version %q, live %q, listing %q", j.Name, j.Version, live.ResourceVersion, r.JobsVersion)
+			}
+			j.Version = ""
 			jobs = append(jobs, utcJob(j))
 		}
 	}
@@ -306,6 +320,11 @@ func TestWorkloadsRealAPIServer(t *testing.T) {
 	var pods []inventory.Pod
 	for _, p := range r.Pods {
 		if p.Namespace == ns {
+			live := must[*corev1.Pod](t)(cs.CoreV1().Pods(ns).Get(ctx, p.Name, metav1.GetOptions{}))
+			if p.Version != live.ResourceVersion || !atMost(p.Version, r.PodsVersion) {
+				t.Fatalf("Pod %s version %q, live %q, listing %q", p.Name, p.Version, live.ResourceVersion, r.PodsVersion)
+			}
+			p.Version = ""
 			pods = append(pods, utcPod(p))
 		}
 	}

@@ -7,6 +7,7 @@ package finished
 
 import (
 	"fmt"
+	"hash/fnv"
 	"regexp"
 	"time"
 
@@ -95,6 +96,23 @@ type Verdict struct {
 	Reason string
 	// Until is when the retention ends (zero for never or a bad annotation).
 	Until time.Time
+}
+
+// Fingerprint names what makes an object a candidate under p (retention,
+// scope, annotation, protect label), not its pacing.
+func (p *Policy) Fingerprint() string {
+	h := fnv.New64a()
+	fmt.Fprintf(h, "%v|%v|%s|%s|", p.Succeeded, p.Failed, p.Annotation, p.ProtectLabel)
+	for _, re := range p.Include {
+		fmt.Fprintf(h, "+%s", re)
+	}
+	for _, re := range p.Exclude {
+		fmt.Fprintf(h, "-%s", re)
+	}
+	if p.Selector != nil {
+		fmt.Fprintf(h, "|%s", p.Selector)
+	}
+	return fmt.Sprintf("%016x", h.Sum64())
 }
 
 // Retain decides one finished object: succeeded says which retention

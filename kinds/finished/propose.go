@@ -31,14 +31,29 @@ type Cluster struct {
 	*inventory.ClusterRefs
 	Sources []string
 	Hold    string
+	// Listing and JobsListing name the cluster's listings of the kind's
+	// objects (under its policy) and of its Jobs, which a terminal candidate
+	// names as its witnesses (engine.Proposal.Witnesses).
+	Listing, JobsListing string
+}
+
+// Witness names a cluster's listing as the witness of an object at version
+// (its resourceVersion).
+func Witness(listing, version string) engine.Witness {
+	return engine.Witness{Listing: listing, Version: version}
 }
 
 // Lister says what a kind lists of each cluster and how it names it.
 type Lister[T any] struct {
 	Resource string // in ids: "jobs", "pods"
-	Noun     string // in holds: "Jobs", "Pods"
-	Items    func(c *inventory.ClusterRefs) []T
-	Key      func(o *T) (namespace, name, uid string)
+	// Policy fingerprints what makes an object a candidate (Policy.Fingerprint):
+	// a change starts every derived clock anew.
+	Policy string
+	Noun   string // in holds: "Jobs", "Pods"
+	Items  func(c *inventory.ClusterRefs) []T
+	// Version is the cluster's listing version of these objects.
+	Version func(c *inventory.ClusterRefs) string
+	Key     func(o *T) (namespace, name, uid string)
 	// Eligible: finished and in the policy's scope (the rest get no proposal).
 	Eligible func(o *T) bool
 	// Prepare makes the cluster's proposer (after indexing what it needs).
@@ -50,14 +65,18 @@ type Lister[T any] struct {
 // the engine decides them: a backlog of 100,000 finished Jobs never has its
 // proposals all alive at once.
 func Propose[T any](snap *inventory.Snapshot, l Lister[T]) engine.Proposals {
-	out := engine.Proposals{}
+	out := engine.Proposals{Listings: map[string]engine.Read{}}
 	uids := map[Key]string{}
 	listed := map[string]bool{}
 	clusters := make([]Cluster, 0, len(snap.Clusters))
 	for ci := range snap.Clusters {
 		c := &snap.Clusters[ci]
 		listed[c.Name] = c.Complete && c.WorkloadsListed
-		cl := Cluster{ClusterRefs: c, Sources: []string{engine.SourceKey("cluster", c.Name)}}
+		key := engine.SourceKey("cluster", c.Name)
+		cl := Cluster{ClusterRefs: c, Sources: []string{key},
+			Listing: key + " " + l.Resource + " policy:" + l.Policy, JobsListing: key + " jobs"}
+		out.Listings[cl.Listing] = engine.Read{Complete: listed[c.Name], Version: l.Version(c)}
+		out.Listings[cl.JobsListing] = engine.Read{Complete: listed[c.Name], Version: c.JobsVersion}
 		if c.Complete && !c.WorkloadsListed {
 			cl.Hold = "cluster " + c.Name + " was not asked for its " + l.Noun
 		}

@@ -106,16 +106,24 @@ func (k *Kind) Limits() engine.Limits { return k.Policy.Limits("jobs", "Job", Ba
 // Propose gives every finished Job in scope a proposal: a candidate once it
 // is past its retention and nothing else keeps it. Running Jobs get none.
 func (k *Kind) Propose(snap *inventory.Snapshot, now time.Time) engine.Proposals {
-	return finished.Propose(snap, finished.Lister[inventory.Job]{Resource: resource, Noun: "Jobs",
-		Items: func(c *inventory.ClusterRefs) []inventory.Job { return c.Jobs },
-		Key:   func(j *inventory.Job) (string, string, string) { return j.Namespace, j.Name, j.UID },
+	return finished.Propose(snap, finished.Lister[inventory.Job]{Resource: resource, Noun: "Jobs", Policy: k.Policy.Fingerprint(),
+		Items:   func(c *inventory.ClusterRefs) []inventory.Job { return c.Jobs },
+		Version: func(c *inventory.ClusterRefs) string { return c.JobsVersion },
+		Key:     func(j *inventory.Job) (string, string, string) { return j.Namespace, j.Name, j.UID },
 		Eligible: func(j *inventory.Job) bool {
 			return j.Done() && k.Policy.InScope(j.Namespace, j.Labels)
 		},
 		Prepare: func(c *finished.Cluster) func(*inventory.Job) engine.Proposal {
 			history, ips := k.history(c.ClusterRefs), ipsByJob(c.ClusterRefs)
 			return func(j *inventory.Job) engine.Proposal {
-				return k.propose(c.Name, j, history, ips[j.UID], c.Sources, c.Hold, now)
+				p := k.propose(c.Name, j, history, ips[j.UID], c.Sources, c.Hold, now)
+				if p.Candidate && j.CronJob == nil {
+					// Terminal, and nothing but time made it a candidate. A
+					// CronJob's Job leaves its history when a newer one
+					// finishes, which the Job does not show: it keeps a clock.
+					p.Witnesses = []engine.Witness{finished.Witness(c.Listing, j.Version)}
+				}
+				return p
 			}
 		}})
 }
@@ -153,12 +161,13 @@ func (k *Kind) propose(cluster string, j *inventory.Job, history map[string]stri
 		}
 		why = fmt.Sprintf("finished %s, past its ttlSecondsAfterFinished %d by more than %s: the TTL controller has not deleted it",
 			fmtTime(j.Finished), *j.TTL, config.Duration(k.Policy.TTLGrace))
+		p.CandidateFrom = due.Add(k.Policy.TTLGrace)
 	} else {
 		v := k.Policy.Retain(j.Status == "Complete", j.Finished, j.Retention, now)
 		if v.Keep != "" {
 			return keep(v.Keep, v.Reason)
 		}
-		why = v.Reason
+		why, p.CandidateFrom = v.Reason, v.Until
 	}
 	p.Candidate, p.Identity, p.Sources, p.Hold, p.Created = true, j.UID, sources, hold, j.Created
 	p.Class, p.Reason = ClassPast, j.Status+" Job "+why

@@ -93,9 +93,10 @@ func (k *Kind) Limits() engine.Limits { return k.Policy.Limits("pods", "Pod", Ba
 // Propose gives every finished Pod in scope a proposal: a candidate once no
 // controller acts on it and it is past its retention.
 func (k *Kind) Propose(snap *inventory.Snapshot, now time.Time) engine.Proposals {
-	return finished.Propose(snap, finished.Lister[inventory.Pod]{Resource: resource, Noun: "Pods",
-		Items: func(c *inventory.ClusterRefs) []inventory.Pod { return c.Pods },
-		Key:   func(p *inventory.Pod) (string, string, string) { return p.Namespace, p.Name, p.UID },
+	return finished.Propose(snap, finished.Lister[inventory.Pod]{Resource: resource, Noun: "Pods", Policy: k.Policy.Fingerprint(),
+		Items:   func(c *inventory.ClusterRefs) []inventory.Pod { return c.Pods },
+		Version: func(c *inventory.ClusterRefs) string { return c.PodsVersion },
+		Key:     func(p *inventory.Pod) (string, string, string) { return p.Namespace, p.Name, p.UID },
 		Eligible: func(p *inventory.Pod) bool {
 			return p.Done() && k.Policy.InScope(p.Namespace, p.Labels)
 		},
@@ -105,7 +106,7 @@ func (k *Kind) Propose(snap *inventory.Snapshot, now time.Time) engine.Proposals
 				jobs[c.Jobs[i].UID] = &c.Jobs[i]
 			}
 			return func(p *inventory.Pod) engine.Proposal {
-				return k.propose(c.ClusterRefs, p, jobs, c.Sources, c.Hold, now)
+				return k.propose(c, p, jobs, now)
 			}
 		}})
 }
@@ -119,7 +120,7 @@ func Finished(p *inventory.Pod) time.Time {
 	return p.Created
 }
 
-func (k *Kind) propose(c *inventory.ClusterRefs, pod *inventory.Pod, jobs map[string]*inventory.Job, sources []string, hold string, now time.Time) engine.Proposal {
+func (k *Kind) propose(c *finished.Cluster, pod *inventory.Pod, jobs map[string]*inventory.Job, now time.Time) engine.Proposal {
 	ips := finished.IPv4s(pod.IPs)
 	det := &finished.Detail{Cluster: c.Name, Namespace: pod.Namespace, UID: pod.UID, Status: pod.Phase, IPs: ips, Retention: pod.Retention}
 	p := engine.Proposal{Decision: engine.Decision{ID: ID(c.Name, pod.Namespace, pod.Name), Name: pod.Name, Detail: det,
@@ -132,6 +133,12 @@ func (k *Kind) propose(c *inventory.ClusterRefs, pod *inventory.Pod, jobs map[st
 		return keep(finished.ClassDeleting, "already being deleted")
 	}
 	owner := "no owner"
+	// from is when the pod's own evidence (and its Job's) made it a
+	// candidate, witnessed by the listings that showed them; terminal is
+	// false (a clock kept per pod) when they do not show since when.
+	var from time.Time
+	terminal := true
+	witnesses := []engine.Witness{finished.Witness(c.Listing, pod.Version)}
 	if o := pod.Owner; o != nil {
 		switch {
 		case o.Kind == "Job":
@@ -140,6 +147,7 @@ func (k *Kind) propose(c *inventory.ClusterRefs, pod *inventory.Pod, jobs map[st
 			switch {
 			case j == nil:
 				owner = "its Job " + o.Name + " is gone"
+				terminal = false // since when, the pod does not say
 			case !j.Done():
 				return keep(ClassOwnerRunning, "its Job "+o.Name+" is still running: deleting the pod would fight the Job controller")
 			case j.Protected || j.Retention == "never":
@@ -147,6 +155,11 @@ func (k *Kind) propose(c *inventory.ClusterRefs, pod *inventory.Pod, jobs map[st
 				return keep(finished.ClassProtected, "its Job "+o.Name+" is kept (protected, or retention never)")
 			default:
 				owner = "its Job " + o.Name + " is " + j.Status
+				if j.Finished.IsZero() {
+					terminal = false
+				}
+				from = j.Finished
+				witnesses = append(witnesses, finished.Witness(c.JobsListing, j.Version))
 				if j.CronJob != nil {
 					det.CronJob = j.CronJob.Name
 				}
@@ -165,7 +178,10 @@ func (k *Kind) propose(c *inventory.ClusterRefs, pod *inventory.Pod, jobs map[st
 	if v.Keep != "" {
 		return keep(v.Keep, v.Reason)
 	}
-	p.Candidate, p.Identity, p.Sources, p.Hold, p.Created = true, pod.UID, sources, hold, pod.Created
+	p.Candidate, p.Identity, p.Sources, p.Hold, p.Created = true, pod.UID, c.Sources, c.Hold, pod.Created
+	if terminal {
+		p.Witnesses, p.CandidateFrom = witnesses, latest(from, v.Until)
+	}
 	p.Class, p.Reason = ClassPast, fmt.Sprintf("%s pod, %s; %s", pod.Phase, owner, v.Reason)
 	if pod.Finished.IsZero() {
 		p.Reason += " (no container finish time: counted from its creation)"
@@ -184,4 +200,11 @@ func (k *Kind) Recheck(ctx context.Context, batch []*engine.Decision) ([]engine.
 // Delete deletes each Pod with a UID precondition.
 func (k *Kind) Delete(ctx context.Context, batch []*engine.Decision) ([]engine.Deleted, error) {
 	return k.del.Delete(ctx, batch)
+}
+
+func latest(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }

@@ -272,3 +272,35 @@ func TestPodsOfKeptJobsKept(t *testing.T) {
 		}
 	}
 }
+
+// A finished pod's clock is derived from the listings that showed it and its
+// Job unchanged (no clock of its own); when its Job stops being kept (a
+// protect label removed: a newer Job version), the pod's clock starts then,
+// not at the first read that showed the pod.
+func TestPodClockFollowsItsJobsVersion(t *testing.T) {
+	j := doneJob
+	j.CronJob, j.Protected, j.Version = nil, true, "50"
+	p0 := pod("of-job", "Succeeded", 10*24*time.Hour, jobOwner(j))
+	p0.Version = "40"
+	c := inventory.ClusterRefs{Name: "a", Complete: true, WorkloadsListed: true, Jobs: []inventory.Job{j},
+		Pods: []inventory.Pod{p0}, JobsVersion: "100", PodsVersion: "100"}
+	p := build(c, policy(), engine.NewState(), t0)
+	if d := find(p, "of-job"); d == nil || d.Action != engine.Keep {
+		t.Fatalf("%+v", d)
+	}
+	c.Jobs[0].Protected, c.Jobs[0].Version, c.JobsVersion, c.PodsVersion = false, "150", "200", "200"
+	at := t0.Add(time.Hour)
+	p = build(c, policy(), p.State, at)
+	if d := find(p, "of-job"); d.Action != engine.Mark || !d.OrphanSince.Equal(at) {
+		t.Fatalf("%s since %v, want since %v", d.Action, d.OrphanSince, at)
+	}
+	if len(p.State.Resources) != 0 {
+		t.Fatalf("clocks %v: a finished pod needs none", p.State.Resources)
+	}
+	if d := find(build(c, policy(), p.State, at.Add(grace-time.Minute)), "of-job"); d.Action != engine.Mark {
+		t.Fatalf("before its grace: %s (%s)", d.Action, d.Reason)
+	}
+	if d := find(build(c, policy(), p.State, at.Add(grace)), "of-job"); d.Action != engine.Delete {
+		t.Fatalf("after its grace: %s (%s)", d.Action, d.Reason)
+	}
+}
