@@ -108,7 +108,7 @@ daemon:
 	}
 	var auditMu sync.Mutex
 	var auditBuf bytes.Buffer
-	store := state.FileStore{Path: w.statePath()}
+	store := &state.FileStore{Path: w.statePath()}
 	newReplica := func(name string) *replica {
 		rp := &replica{name: name, lease: &cutTransport{}}
 		// The Lease's own client, through a transport the test can cut: a

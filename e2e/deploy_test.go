@@ -646,7 +646,10 @@ func checkAccess(t *testing.T, ctx context.Context, c *testenv.Cluster, v deploy
 		{"update", "", "configmaps", v.ns, v.state, true},
 		{"create", "", "configmaps", v.ns, "", true},
 		{"update", "", "configmaps", v.ns, v.config, false},
-		{"delete", "", "configmaps", v.ns, v.state, false},
+		{"update", "", "configmaps", v.ns, v.state + "-journal", true},
+		{"get", "", "configmaps", v.ns, v.state + "-0123456789abcdef-1", true},
+		{"delete", "", "configmaps", v.ns, v.state + "-0123456789abcdef-1", true},
+		{"update", "", "configmaps", v.ns, v.state + "-0123456789abcdef-1", false},
 		{"get", "", "configmaps", "kube-system", "", false},
 		{"list", "", "configmaps", "", "", false},
 		// No Secrets, anywhere.

@@ -159,7 +159,7 @@ func TestZoneWarningMeansUnknown(t *testing.T) {
 		}
 	}
 	decision(t, rep, visible)
-	st, err := (state.FileStore{Path: w.statePath()}).Load(context.Background())
+	st, err := (&state.FileStore{Path: w.statePath()}).Load(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -224,7 +224,7 @@ func TestAttachedBetweenPlanAndDeleteIsKept(t *testing.T) {
 		t.Fatalf("audit: %+v", recs)
 	}
 	// And the clock restarts: the next run does not delete it on sight.
-	st, _ := (state.FileStore{Path: w.statePath()}).Load(context.Background())
+	st, _ := (&state.FileStore{Path: w.statePath()}).Load(context.Background())
 	if _, ok := st.Resources[key]; ok {
 		t.Fatal("orphan clock kept for a disk that was attached")
 	}

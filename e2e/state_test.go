@@ -2,7 +2,10 @@ package e2e
 
 import (
 	"context"
+	"crypto/rand"
+	"crypto/sha256"
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -10,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"reclaim.dev/reclaim/engine"
 	"reclaim.dev/reclaim/state"
 )
 
@@ -51,5 +55,55 @@ func TestConfigMapStateStore(t *testing.T) {
 	s2.Seen("projects/p/zones/z/disks/f", "", now)
 	if err := run2.Save(ctx, s2); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A state of 150,000 clocks (several MiB gzipped) is saved in chunks the real
+// apiserver accepts (each ConfigMap under 1 MiB), read back whole, and a
+// later save leaves no chunk of the earlier one behind.
+func TestConfigMapStateStoreHoldsALargeState(t *testing.T) {
+	ctx := context.Background()
+	ns := fmt.Sprintf("reclaim-state-test-%d", worlds.Add(1))
+	if _, err := prodA.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	st := engine.NewState()
+	now := time.Now().UTC().Truncate(time.Second)
+	for i := range 150000 {
+		st.Seen(fmt.Sprintf("ecr:123456789012/us-east-1/ci/app-%d@sha256:%x", i%500, sha256.Sum256([]byte(strconv.Itoa(i)))), rand.Text(), now)
+	}
+	store := &state.ConfigMapStore{Client: prodA.Client, Namespace: ns, Name: "reclaim-state"}
+	if err := store.Save(ctx, st); err != nil {
+		t.Fatal(err)
+	}
+	chunks := func() int {
+		l, err := prodA.Client.CoreV1().ConfigMaps(ns).List(ctx, metav1.ListOptions{LabelSelector: "reclaim.dev/state-of=reclaim-state"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(l.Items)
+	}
+	n := chunks()
+	if n < 3 {
+		t.Fatalf("%d ConfigMaps for 150,000 clocks", n)
+	}
+	other := &state.ConfigMapStore{Client: prodA.Client, Namespace: ns, Name: "reclaim-state"}
+	got, err := other.Load(ctx)
+	if err != nil || len(got.Resources) != len(st.Resources) {
+		t.Fatalf("%d clocks read back of %d: %v", len(got.Resources), len(st.Resources), err)
+	}
+	got.Seen("ec2:123456789012/us-east-1/eni-1", "", now)
+	if err := other.Save(ctx, got); err != nil {
+		t.Fatal(err)
+	}
+	if m := chunks(); m != n {
+		t.Fatalf("%d ConfigMaps after the second save, %d after the first: chunks left behind", m, n)
+	}
+	// The first store's view is stale now: its save is refused and leaves nothing.
+	if err := store.Save(ctx, st); err == nil || !strings.Contains(err.Error(), "another reclaim run") {
+		t.Fatalf("stale save: %v", err)
+	}
+	if m := chunks(); m != n {
+		t.Fatalf("%d ConfigMaps after a refused save, want %d", m, n)
 	}
 }

@@ -121,7 +121,7 @@ func writeSeen(t *testing.T, path string, since time.Time, identity func(id stri
 	for _, id := range ids {
 		st.Seen(id, identity(id), since)
 	}
-	if err := (state.FileStore{Path: path}).Save(context.Background(), st); err != nil {
+	if err := (&state.FileStore{Path: path}).Save(context.Background(), st); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -19,6 +19,24 @@ type Store interface {
 	String() string
 }
 
+// Journaled is a store that can save what a delete batch changes without
+// rewriting the whole state: Note replaces the pending deletes of the state
+// last loaded or saved and drops the clocks named, until the next Save. A
+// batch then costs what it changed, not the size of the state.
+type Journaled interface {
+	Store
+	Note(ctx context.Context, j Journal) error
+}
+
+// Journal is what the delete batches of a run changed since its last Save.
+// Pending is small (the batch in flight, and deletes whose outcome is
+// unknown); Dropped are the clocks a skip reset. A deleted resource's clock
+// needs no entry: the next plan drops it when the listing shows it gone.
+type Journal struct {
+	Pending map[string]Pending `json:"pending"`
+	Dropped []string           `json:"dropped,omitempty"`
+}
+
 // Applier is the only code in reclaim that deletes anything. For every kind,
 // batch by batch: pending mark in the state store → re-read → delete → audit.
 // NotFound is success, a skip is never a failure, and one failure streak
@@ -36,6 +54,17 @@ type Applier struct {
 	// while the batch in flight and the state saves still run under the
 	// ctx given to Apply: a graceful shutdown. Nil never stops.
 	Stop context.Context
+
+	dropped []string // clocks skips reset since the last Save (Journal)
+}
+
+// note saves what a batch changed: a journal entry where the store keeps
+// one, else the whole state.
+func (a *Applier) note(ctx context.Context, st *State) error {
+	if j, ok := a.Store.(Journaled); ok {
+		return j.Note(ctx, Journal{Pending: st.Pending, Dropped: a.dropped})
+	}
+	return a.Store.Save(ctx, *st)
 }
 
 // Result is what happened to one decision.
@@ -108,6 +137,7 @@ func (a *Applier) Apply(ctx context.Context, p *Plan, apply bool) (*Outcome, err
 		return out, nil
 	}
 	fails := 0
+	a.dropped = nil
 	done := map[string]bool{} // deleted or found gone in this run: what After waits for
 	for _, k := range a.Kinds {
 		for _, batch := range Batches(p, k) {
@@ -197,9 +227,13 @@ func (a *Applier) batch(ctx context.Context, k Kind, st *State, batch []*Decisio
 		}
 		out.add(r)
 	}
-	settled := func(d *Decision) { // the resource is gone or changed: no pending mark, no clock
+	settled := func(d *Decision) { // the resource is gone: no pending mark, no clock
 		delete(st.Pending, d.ID)
 		delete(st.Resources, d.ID)
+	}
+	changed := func(d *Decision) { // skipped: its clock starts over, and must not survive a kill
+		settled(d)
+		a.dropped = append(a.dropped, d.ID)
 	}
 
 	// 1. Pending marks first: a run killed after the delete call leaves them,
@@ -207,7 +241,7 @@ func (a *Applier) batch(ctx context.Context, k Kind, st *State, batch []*Decisio
 	for _, d := range batch {
 		st.Pending[d.ID] = Pending{Kind: d.Kind, Started: a.Now(), Reason: d.Reason, Identity: d.Identity, SizeGB: d.Frees.GB, Bytes: d.Frees.Bytes}
 	}
-	if err := a.Store.Save(ctx, *st); err != nil {
+	if err := a.note(ctx, st); err != nil {
 		for _, d := range batch {
 			delete(st.Pending, d.ID)
 			record(d, ResultFailed, "", "save state before delete: "+err.Error(), "")
@@ -224,7 +258,7 @@ func (a *Applier) batch(ctx context.Context, k Kind, st *State, batch []*Decisio
 			delete(st.Pending, d.ID)
 			record(d, ResultFailed, "", "re-read before delete: "+err.Error(), "")
 		}
-		_ = a.Store.Save(ctx, *st)
+		_ = a.note(ctx, st)
 		return batchFailed
 	}
 	var goes []*Decision
@@ -236,14 +270,14 @@ func (a *Applier) batch(ctx context.Context, k Kind, st *State, batch []*Decisio
 			record(d, ResultAlreadyGone, "", "", "")
 			result = batchDone
 		case Skip:
-			settled(d)
+			changed(d)
 			record(d, ResultSkipped, verdicts[i].Reason, "", "")
 		default:
 			goes = append(goes, d)
 		}
 	}
 	if len(goes) == 0 {
-		_ = a.Store.Save(ctx, *st)
+		_ = a.note(ctx, st)
 		return result
 	}
 	// 3. Delete.
@@ -257,7 +291,7 @@ func (a *Applier) batch(ctx context.Context, k Kind, st *State, batch []*Decisio
 		for _, d := range goes {
 			record(d, ResultFailed, "", err.Error(), "")
 		}
-		_ = a.Store.Save(ctx, *st)
+		_ = a.note(ctx, st)
 		return batchFailed
 	}
 	failed := 0
@@ -272,7 +306,7 @@ func (a *Applier) batch(ctx context.Context, k Kind, st *State, batch []*Decisio
 			settled(d)
 			record(d, ResultAlreadyGone, "", "", res.Snapshot)
 		case isSkipped:
-			settled(d)
+			changed(d)
 			record(d, ResultSkipped, skip, "", res.Snapshot)
 		default:
 			// Refused for this resource: it is still there, its clock runs
@@ -282,7 +316,7 @@ func (a *Applier) batch(ctx context.Context, k Kind, st *State, batch []*Decisio
 			failed++
 		}
 	}
-	if err := a.Store.Save(ctx, *st); err != nil {
+	if err := a.note(ctx, st); err != nil {
 		log.Warn("deleted, but could not save the state", zap.Error(err))
 	}
 	switch {

@@ -190,3 +190,37 @@ func TestApplyDependentWaitsForItsFailedParent(t *testing.T) {
 		}
 	}
 }
+
+// killedStore is a store whose run is killed before its last save: whole
+// saves after the first fail, journal entries go through.
+type killedStore struct{ *state.MemoryStore }
+
+func (s killedStore) Save(ctx context.Context, st engine.State) error {
+	if s.Saves >= 1 {
+		return errors.New("killed")
+	}
+	return s.MemoryStore.Save(ctx, st)
+}
+
+// A delete batch costs a journal entry, not a save of the whole state; and
+// what a skip changed (its clock reset) survives a run killed before its
+// last save, while deleted resources leave no pending mark behind.
+func TestApplyJournalsBatches(t *testing.T) {
+	k, p, a, _, store := applyFixture("a", "b", "c", "d", "e", "f", "g")
+	k.verdicts = map[string]engine.Verdict{"b": {Result: engine.Skip, Reason: "changed since the plan"}}
+	a.Store = killedStore{store}
+	out, err := a.Apply(context.Background(), p, true)
+	if err == nil || out.Deleted != 6 || out.Skipped != 1 {
+		t.Fatalf("%+v %v", out, err)
+	}
+	if store.Saves != 1 || store.Notes < 3 {
+		t.Fatalf("%d whole saves and %d journal entries for 3 batches: want 1 save (before the first delete) and a journal entry per step", store.Saves, store.Notes)
+	}
+	st, _ := store.Load(context.Background())
+	if len(st.Pending) != 0 {
+		t.Fatalf("pending marks left: %v", st.Pending)
+	}
+	if _, ok := st.Resources[fakeID("b")]; ok {
+		t.Fatal("a skipped resource kept its clock through the kill: the next run could delete it without a new grace period")
+	}
+}

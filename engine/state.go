@@ -28,6 +28,20 @@ type State struct {
 	// (Announce), oldest first: a terminal candidate was announced by the
 	// first one whose run saw it as a candidate.
 	Delivered []Delivery `json:"delivered,omitempty"`
+	// SaveID names one save of the state, so that a store's journal
+	// (Journaled) is applied only to the state it followed.
+	SaveID string `json:"saveID,omitempty"`
+}
+
+// Apply applies a journal to the state it followed.
+func (s *State) Apply(j Journal) {
+	s.Pending = make(map[string]Pending, len(j.Pending))
+	for k, v := range j.Pending {
+		s.Pending[k] = v
+	}
+	for _, id := range j.Dropped {
+		delete(s.Resources, id)
+	}
 }
 
 // Read is one read of a listing: when, whether it was complete, and the
@@ -90,7 +104,7 @@ func NewState() State {
 // Clone copies the state deeply.
 func (s State) Clone() State {
 	out := State{Version: StateVersion, Resources: make(map[string]Entry, len(s.Resources)), Pending: make(map[string]Pending, len(s.Pending)),
-		LastSuccess: s.LastSuccess}
+		LastSuccess: s.LastSuccess, SaveID: s.SaveID}
 	for k, v := range s.Resources {
 		out.Resources[k] = v
 	}

@@ -354,7 +354,7 @@ func StoreFrom(cfg *config.Config) (engine.Store, error) {
 		}
 		return &state.ConfigMapStore{Client: cs, Namespace: cm.Namespace, Name: cm.Name}, nil
 	}
-	return state.FileStore{Path: cfg.State.File}, nil
+	return &state.FileStore{Path: cfg.State.File}, nil
 }
 
 func markSuccess(ctx context.Context, s engine.Store, t time.Time) error {

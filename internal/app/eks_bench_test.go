@@ -282,7 +282,7 @@ pods:
 		// fixture's live heap.
 		// A file store, as a CronJob with a state volume uses: each save
 		// encodes the whole state.
-		fs := state.FileStore{Path: filepath.Join(b.TempDir(), "state.json")}
+		fs := &state.FileStore{Path: filepath.Join(b.TempDir(), "state.json")}
 		if err := fs.Save(context.Background(), seed()); err != nil {
 			b.Fatal(err)
 		}

@@ -244,7 +244,7 @@ type fleet struct {
 	srv    *gcefake.Server
 	keys   []string
 	runner *app.Runner
-	store  state.FileStore
+	store  *state.FileStore
 	audit  *bytes.Buffer
 	mu     *sync.Mutex
 }
@@ -254,7 +254,7 @@ func newFleet(t *testing.T, disks int, o gcefake.Options) *fleet {
 	srv := gcefake.New(o)
 	t.Cleanup(srv.Close)
 	now := time.Now().UTC()
-	f := &fleet{srv: srv, store: state.FileStore{Path: filepath.Join(t.TempDir(), "state.json")}, audit: &bytes.Buffer{}, mu: &sync.Mutex{}}
+	f := &fleet{srv: srv, store: &state.FileStore{Path: filepath.Join(t.TempDir(), "state.json")}, audit: &bytes.Buffer{}, mu: &sync.Mutex{}}
 	st := engine.NewState()
 	for i := range disks {
 		key := srv.AddDisk("proj-one", gcefake.Disk{Zone: "asia-northeast1-a", Name: fmt.Sprintf("orphan-%d", i), SizeGB: 10, Type: "pd-balanced",
