@@ -3,7 +3,10 @@
 package audit
 
 import (
+	"bufio"
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -26,14 +29,31 @@ type Record struct {
 	Bytes    int64  `json:"bytes,omitempty"`
 	Snapshot string `json:"snapshot,omitempty"`
 	RunID    string `json:"runID"`
+	// Attempt is the run that started the delete: this run's, or, for
+	// confirmed-deleted, the interrupted run's. (Attempt, ID) is a delete's
+	// idempotency key: it is recorded done once.
+	Attempt string `json:"attempt,omitempty"`
+}
+
+// Done reports whether r records a delete as done.
+func (r Record) Done() bool {
+	return r.Action == "delete" && (r.Result == "deleted" || r.Result == "already-gone" || r.Result == "confirmed-deleted")
+}
+
+func (r Record) attempt() string {
+	if r.Attempt != "" {
+		return r.Attempt
+	}
+	return r.RunID
 }
 
 // Log appends JSON lines and syncs each one: a killed run loses nothing it
 // reported as done.
 type Log struct {
-	mu sync.Mutex
-	w  io.Writer
-	f  *os.File
+	mu   sync.Mutex
+	w    io.Writer
+	f    *os.File
+	read func() (io.ReadCloser, error) // nil: the log cannot be read back (stdout)
 }
 
 // Open opens path for appending; "-" writes to stdout.
@@ -45,11 +65,59 @@ func Open(path string) (*Log, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open audit log: %w (set audit.file to a writable path)", err)
 	}
-	return &Log{w: f, f: f}, nil
+	return &Log{w: f, f: f, read: func() (io.ReadCloser, error) { return os.Open(path) }}, nil
 }
 
 // New writes to w (tests, demo).
 func New(w io.Writer) *Log { return &Log{w: w} }
+
+// NewReadable writes to w and reads back through read (tests).
+func NewReadable(w io.Writer, read func() io.Reader) *Log {
+	return &Log{w: w, read: func() (io.ReadCloser, error) { return io.NopCloser(read()), nil }}
+}
+
+// ErrUnreadable: the log goes somewhere it cannot be read back from (stdout).
+var ErrUnreadable = errors.New("the audit log cannot be read back")
+
+// Done returns which of the deletes (id → the run that started it) the log
+// already records as done, in one pass over it. Only a run interrupted
+// between its audit line and its state save asks: the answer keeps its
+// confirmation from recording the delete a second time.
+func (a *Log) Done(deletes map[string]string) (map[string]bool, error) {
+	if a.read == nil {
+		return nil, ErrUnreadable
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	rc, err := a.read()
+	if errors.Is(err, os.ErrNotExist) {
+		return map[string]bool{}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read audit log: %w", err)
+	}
+	defer rc.Close()
+	out := map[string]bool{}
+	sc := bufio.NewScanner(rc)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		line := sc.Bytes()
+		if !bytes.Contains(line, []byte(`"delete"`)) {
+			continue
+		}
+		var r Record
+		if json.Unmarshal(line, &r) != nil || !r.Done() {
+			continue
+		}
+		if run, ok := deletes[r.ID]; ok && run == r.attempt() {
+			out[r.ID] = true
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("read audit log: %w", err)
+	}
+	return out, nil
+}
 
 func (a *Log) Write(r Record) error {
 	b, err := json.Marshal(r)

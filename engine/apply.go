@@ -28,6 +28,14 @@ type Journaled interface {
 	Note(ctx context.Context, j Journal) error
 }
 
+// Locker is a store that one run at a time may hold, from its load to its
+// last save: two runs at once would plan on each other's pending deletes,
+// delete the same resources and audit them twice. Lock fails at once,
+// naming the holder, when another run holds it.
+type Locker interface {
+	Lock(ctx context.Context, holder string) (unlock func(), err error)
+}
+
 // Journal is what the delete batches of a run changed since its last Save.
 // Pending is small (the batch in flight, and deletes whose outcome is
 // unknown); Dropped are the clocks a skip reset. A deleted resource's clock
@@ -123,12 +131,18 @@ func (o *Outcome) add(r Result) {
 func (a *Applier) Apply(ctx context.Context, p *Plan, apply bool) (*Outcome, error) {
 	out := &Outcome{}
 	st := p.State
+	recorded := a.recorded(p.confirmations)
 	for _, c := range p.confirmations {
+		out.Confirmed = append(out.Confirmed, c.id)
+		if recorded[c.id] {
+			// Audited by the run that deleted it, which was killed before
+			// it saved the state: once is enough.
+			continue
+		}
 		if err := a.audit(audit.Record{Action: "delete", Kind: c.pending.Kind, ID: c.id, Reason: c.pending.Reason,
-			Result: "confirmed-deleted", SizeGB: c.pending.SizeGB, Bytes: c.pending.Bytes}); err != nil {
+			Result: "confirmed-deleted", SizeGB: c.pending.SizeGB, Bytes: c.pending.Bytes, Attempt: c.pending.Run}); err != nil {
 			return out, err
 		}
-		out.Confirmed = append(out.Confirmed, c.id)
 	}
 	if err := a.Store.Save(ctx, st); err != nil {
 		return out, err
@@ -174,6 +188,27 @@ func (a *Applier) Apply(ctx context.Context, p *Plan, apply bool) (*Outcome, err
 		return out, err
 	}
 	return out, nil
+}
+
+// recorded says which confirmations the audit log already records as done
+// by the run that started them. A log that cannot be read back (stdout)
+// records the confirmation with the same idempotency key (Attempt, ID), for
+// whoever reads it to count once.
+func (a *Applier) recorded(cs []confirmation) map[string]bool {
+	deletes := map[string]string{}
+	for _, c := range cs {
+		if c.pending.Run != "" {
+			deletes[c.id] = c.pending.Run
+		}
+	}
+	if len(deletes) == 0 || a.Audit == nil {
+		return nil
+	}
+	done, err := a.Audit.Done(deletes)
+	if err != nil && !errors.Is(err, audit.ErrUnreadable) {
+		a.Log.Warn("could not read the audit log back; confirmations are recorded with their idempotency key", zap.Error(err))
+	}
+	return done
 }
 
 // waiting leaves out of a batch what waits (After) for a deletion that did
@@ -239,7 +274,7 @@ func (a *Applier) batch(ctx context.Context, k Kind, st *State, batch []*Decisio
 	// 1. Pending marks first: a run killed after the delete call leaves them,
 	// and the next run confirms (and audits) the delete from its listing.
 	for _, d := range batch {
-		st.Pending[d.ID] = Pending{Kind: d.Kind, Started: a.Now(), Reason: d.Reason, Identity: d.Identity, SizeGB: d.Frees.GB, Bytes: d.Frees.Bytes}
+		st.Pending[d.ID] = Pending{Kind: d.Kind, Started: a.Now(), Reason: d.Reason, Identity: d.Identity, SizeGB: d.Frees.GB, Bytes: d.Frees.Bytes, Run: a.RunID}
 	}
 	if err := a.note(ctx, st); err != nil {
 		for _, d := range batch {
@@ -334,6 +369,9 @@ func (a *Applier) audit(r audit.Record) error {
 	}
 	r.Time = a.Now().UTC()
 	r.RunID = a.RunID
+	if r.Action == "delete" && r.Attempt == "" {
+		r.Attempt = a.RunID
+	}
 	return a.Audit.Write(r)
 }
 

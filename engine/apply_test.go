@@ -3,12 +3,15 @@ package engine_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"testing"
 	"time"
 
+	"reclaim.dev/reclaim/audit"
 	"reclaim.dev/reclaim/engine"
 	"reclaim.dev/reclaim/internal/enginetest"
 	"reclaim.dev/reclaim/state"
@@ -222,5 +225,40 @@ func TestApplyJournalsBatches(t *testing.T) {
 	}
 	if _, ok := st.Resources[fakeID("b")]; ok {
 		t.Fatal("a skipped resource kept its clock through the kill: the next run could delete it without a new grace period")
+	}
+}
+
+// A delete audited by a run killed before it saved its state is confirmed by
+// the next run without a second record; one the killed run did not audit is
+// recorded once, under the killed run's idempotency key.
+func TestConfirmationAuditedOnce(t *testing.T) {
+	var log bytes.Buffer
+	killed := audit.New(&log)
+	_ = killed.Write(audit.Record{Time: t0, Action: "delete", Kind: fakeName, ID: fakeID("a"), Result: "deleted", RunID: "r1", Attempt: "r1"})
+	st := engine.NewState()
+	for _, n := range []string{"a", "b"} {
+		st.Pending[fakeID(n)] = engine.Pending{Kind: fakeName, Started: t0.Add(-time.Hour), Identity: "v1", Reason: "nobody uses it", Run: "r1"}
+	}
+	p := build(&fakeKind{lim: testLimits()}, st, t0, complete("a"))
+	a, _, _ := enginetest.Applier(t0, 3, &fakeKind{lim: testLimits()})
+	a.Audit = audit.NewReadable(&log, func() io.Reader { return bytes.NewReader(log.Bytes()) })
+	out, err := a.Apply(context.Background(), p, false)
+	if err != nil || len(out.Confirmed) != 2 {
+		t.Fatalf("%+v %v", out, err)
+	}
+	done := map[string]int{}
+	attempt := map[string]string{}
+	for _, line := range strings.Split(strings.TrimSpace(log.String()), "\n") {
+		var r audit.Record
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			t.Fatal(err)
+		}
+		if r.Done() {
+			done[r.ID]++
+			attempt[r.ID] = r.Attempt
+		}
+	}
+	if done[fakeID("a")] != 1 || done[fakeID("b")] != 1 || attempt[fakeID("b")] != "r1" {
+		t.Fatalf("done %v, attempts %v:\n%s", done, attempt, log.String())
 	}
 }

@@ -92,8 +92,11 @@ type Pending struct {
 	Reason  string    `json:"reason"`
 	// Identity is the object the delete was for (see Entry.Identity).
 	Identity string `json:"identity,omitempty"`
-	SizeGB   int64  `json:"sizeGB"`
-	Bytes    int64  `json:"bytes,omitempty"`
+	// Run started the delete: with the id, the delete's idempotency key in
+	// the audit log (audit.Record.Attempt).
+	Run    string `json:"run,omitempty"`
+	SizeGB int64  `json:"sizeGB"`
+	Bytes  int64  `json:"bytes,omitempty"`
 }
 
 // NewState returns an empty state.

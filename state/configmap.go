@@ -12,6 +12,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -35,8 +37,11 @@ type ConfigMapStore struct {
 	Namespace string
 	Name      string
 
-	rv        string // the head's, as last read or written
+	mu        sync.Mutex // the journal ConfigMap: Note, and the lock's renewal
+	rv        string     // the head's, as last read or written
 	journalRV string
+	journal   string      // the journal last read or written
+	lock      *lockRecord // held by this run (Lock)
 	saveID    string
 	chunks    []string // the extra chunks of the state last read or written
 }
@@ -95,7 +100,7 @@ func (c *ConfigMapStore) Load(ctx context.Context) (engine.State, error) {
 	case err != nil:
 		return engine.State{}, fmt.Errorf("read state journal %s-journal: %w", c.Name, err)
 	}
-	c.journalRV = j.ResourceVersion
+	c.journalRV, c.journal = j.ResourceVersion, j.Data[journalKey]
 	return journaled(s, []byte(j.Data[journalKey]), "configmap "+c.Namespace+"/"+c.Name+"-journal")
 }
 
@@ -107,7 +112,7 @@ func (c *ConfigMapStore) loadJournalRV(ctx context.Context) error {
 	case err != nil:
 		return fmt.Errorf("read state journal %s-journal: %w", c.Name, err)
 	default:
-		c.journalRV = j.ResourceVersion
+		c.journalRV, c.journal = j.ResourceVersion, j.Data[journalKey]
 	}
 	return nil
 }
@@ -207,7 +212,8 @@ func (c *ConfigMapStore) Save(ctx context.Context, s engine.State) error {
 	return nil
 }
 
-// Note records a batch's changes for the state last loaded or saved.
+// Note records a batch's changes for the state last loaded or saved (and
+// renews the lock this run holds).
 func (c *ConfigMapStore) Note(ctx context.Context, j engine.Journal) error {
 	if c.saveID == "" {
 		return fmt.Errorf("save state journal %s-journal: the state was not saved by this run: save it first", c.Name)
@@ -216,22 +222,14 @@ func (c *ConfigMapStore) Note(ctx context.Context, j engine.Journal) error {
 	if err != nil {
 		return err
 	}
-	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: c.Name + "-journal", Namespace: c.Namespace, ResourceVersion: c.journalRV,
-		Labels: map[string]string{"app.kubernetes.io/name": "reclaim", "app.kubernetes.io/component": "state", saveLabel: c.Name}},
-		Data: map[string]string{journalKey: string(b)}}
-	var out *corev1.ConfigMap
-	if c.journalRV == "" {
-		out, err = c.cms().Create(ctx, cm, metav1.CreateOptions{})
-	} else {
-		out, err = c.cms().Update(ctx, cm, metav1.UpdateOptions{})
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.lock != nil {
+		c.lock.Until = time.Now().Add(lockTTL)
 	}
-	if apierrors.IsConflict(err) || apierrors.IsAlreadyExists(err) {
-		return fmt.Errorf("save state journal %s-journal: another reclaim run changed it meanwhile (%v)", c.Name, err)
+	if err := c.writeJournal(ctx, string(b)); err != nil {
+		return fmt.Errorf("save state journal %w", err)
 	}
-	if err != nil {
-		return fmt.Errorf("save state journal %s-journal: %w", c.Name, err)
-	}
-	c.journalRV = out.ResourceVersion
 	return nil
 }
 

@@ -221,3 +221,67 @@ func rvClientset(objs ...runtime.Object) *k8sfake.Clientset {
 	})
 	return cs
 }
+
+// One run at a time holds a file store; the lock goes with the holder.
+func TestFileStoreLock(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "state.json")
+	unlock, err := (&FileStore{Path: path}).Lock(ctx, "run a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := (&FileStore{Path: path}).Lock(ctx, "run b"); err == nil || !strings.Contains(err.Error(), "held by another reclaim run (run a") {
+		t.Fatalf("second holder: %v", err)
+	}
+	unlock()
+	unlock2, err := (&FileStore{Path: path}).Lock(ctx, "run b")
+	if err != nil {
+		t.Fatalf("after unlock: %v", err)
+	}
+	unlock2()
+}
+
+// One run at a time holds a ConfigMap store: the second is refused, naming
+// the holder; an expired lock (a killed run's) is taken over; unlock frees it;
+// and the journal entries of the holder keep the lock.
+func TestConfigMapStoreLock(t *testing.T) {
+	ctx := context.Background()
+	cs := rvClientset()
+	a := &ConfigMapStore{Client: cs, Namespace: "reclaim", Name: "reclaim-state"}
+	unlock, err := a.Lock(ctx, "run a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := a.Load(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Save(ctx, st); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Note(ctx, engine.Journal{Pending: map[string]engine.Pending{"x": {Kind: "k"}}}); err != nil {
+		t.Fatal(err)
+	}
+	b := &ConfigMapStore{Client: cs, Namespace: "reclaim", Name: "reclaim-state"}
+	if _, err := b.Lock(ctx, "run b"); err == nil || !strings.Contains(err.Error(), "held by another reclaim run (run a") {
+		t.Fatalf("second holder: %v", err)
+	}
+	unlock()
+	unlockB, err := b.Lock(ctx, "run b")
+	if err != nil {
+		t.Fatalf("after unlock: %v", err)
+	}
+	// Killed: its lock is not cleared, and expires; its late unlock does
+	// not clear the next holder's.
+	defer unlockB()
+	c := &ConfigMapStore{Client: cs, Namespace: "reclaim", Name: "reclaim-state"}
+	if _, err := c.Lock(ctx, "run c"); err == nil {
+		t.Fatal("a live lock was taken over")
+	}
+	j, _ := cs.CoreV1().ConfigMaps("reclaim").Get(ctx, "reclaim-state-journal", metav1.GetOptions{})
+	j.Data[lockKey] = `{"holder":"run b","until":"2020-01-01T00:00:00Z"}`
+	cs.CoreV1().ConfigMaps("reclaim").Update(ctx, j, metav1.UpdateOptions{})
+	if _, err := c.Lock(ctx, "run c"); err != nil {
+		t.Fatalf("an expired lock: %v", err)
+	}
+}

@@ -215,6 +215,14 @@ func Run(ctx context.Context, cfg *config.Config, d Deps, opt Options) (*report.
 // ExitCode says so.
 func (r *Runner) Once(ctx context.Context, opt Options) (*report.Report, error) {
 	d, cfg := r.d, r.cfg
+	id := runID(d.Now())
+	if l, ok := d.Store.(engine.Locker); ok {
+		unlock, err := l.Lock(ctx, "run "+id)
+		if err != nil {
+			return nil, err
+		}
+		defer unlock()
+	}
 	prev, err := d.Store.Load(ctx)
 	if err != nil {
 		return nil, err
@@ -258,7 +266,7 @@ func (r *Runner) Once(ctx context.Context, opt Options) (*report.Report, error) 
 	d.Log.Info("planned", zap.Bool("dry_run", !opt.Apply), zap.Duration("collect", d.Now().Sub(start)),
 		zap.Int("delete", due), zap.Bool("incomplete", plan.Incomplete), zap.Bool("breaker", plan.BreakerTripped))
 
-	ap := &engine.Applier{Kinds: r.kinds, Store: d.Store, Audit: d.Audit, Log: d.Log, Now: d.Now, RunID: runID(d.Now()), MaxConsecutiveFailures: 5, Stop: opt.Stop}
+	ap := &engine.Applier{Kinds: r.kinds, Store: d.Store, Audit: d.Audit, Log: d.Log, Now: d.Now, RunID: id, MaxConsecutiveFailures: 5, Stop: opt.Stop}
 	out, err := ap.Apply(ctx, plan, opt.Apply)
 	if err != nil {
 		return nil, err

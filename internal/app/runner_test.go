@@ -101,3 +101,33 @@ func TestRunnerRequireNotice(t *testing.T) {
 		})
 	}
 }
+
+// Two runs at once on one state: the second is refused before it reads
+// anything (it would delete what the first deletes, and audit it twice).
+func TestRunnerRefusesAnOverlappingRun(t *testing.T) {
+	srv := gcefake.New(gcefake.Options{})
+	defer srv.Close()
+	cfg := enginetest.DiskConfig(t, srv.URL())
+	store := &state.FileStore{Path: t.TempDir() + "/state.json"}
+	collected := 0
+	clusters := func(context.Context) []inventory.ClusterRefs {
+		collected++
+		return []inventory.ClusterRefs{{Name: "a", Complete: true, Projects: []string{"proj-one"}}}
+	}
+	r, err := New(context.Background(), cfg, Deps{Clusters: clusters, Store: store, Audit: audit.New(io.Discard), Now: time.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	unlock, err := (&state.FileStore{Path: store.Path}).Lock(context.Background(), "run other")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Once(context.Background(), Options{Apply: true}); err == nil || collected != 0 {
+		t.Fatalf("overlapping run: %v (collected %d times)", err, collected)
+	}
+	unlock()
+	if _, err := r.Once(context.Background(), Options{Apply: true}); err != nil || collected != 1 {
+		t.Fatalf("after the other run: %v (collected %d times)", err, collected)
+	}
+}

@@ -113,7 +113,6 @@ func dueCount(p *engine.Plan, kind string, now time.Time) int {
 // exactly once as done, and that no pending mark is left.
 func (f *fleet) final() {
 	done, deleted := map[string]int{}, map[string]int{}
-	goneKilled, twice := map[string]int{}, map[string]int{}
 	sc := bufio.NewScanner(bytes.NewReader(f.auditLog.Bytes()))
 	sc.Buffer(nil, 1<<20)
 	for sc.Scan() {
@@ -127,15 +126,6 @@ func (f *fleet) final() {
 		}
 		if r.Action == "delete" && r.Result == engine.ResultDeleted {
 			deleted[r.ID]++
-		}
-		// Already gone in a run killed before it saved its state: the
-		// pending mark survives, and the next run confirms it once more.
-		if r.Action == "delete" && r.Result == engine.ResultAlreadyGone && f.killedIn[r.RunID] {
-			goneKilled[r.ID]++
-		}
-		if r.Action == "delete" && r.Result == "confirmed-deleted" && goneKilled[r.ID] > 0 {
-			goneKilled[r.ID]--
-			twice[r.ID]++
 		}
 	}
 	ids := map[string]bool{}
@@ -155,8 +145,7 @@ func (f *fleet) final() {
 		// right only for an object someone else removed while reclaim's
 		// delete of it was due or pending (reclaim found it gone, or settled
 		// its unconfirmed delete by the listing) and never says "deleted".
-		extra := done[id] - f.byReclaim[id] - twice[id]
-		f.stats.AuditTwice += twice[id]
+		extra := done[id] - f.byReclaim[id]
 		if extra < 0 || extra > f.byOthers[id] || deleted[id] > f.byReclaim[id] {
 			f.violate("audit: %s deleted %d times (removed by others %d), recorded done %d times (%d as deleted)",
 				id, f.byReclaim[id], f.byOthers[id], done[id], deleted[id])

@@ -46,7 +46,6 @@ func (f *fleet) begin(ctx context.Context, what string) error {
 func (f *fleet) end() {
 	if f.killAt > 0 && f.calls == f.killAt && !f.killed {
 		f.killed = true
-		f.killedIn[fmt.Sprint(f.run)] = true
 		f.cancel()
 		f.stats.Faults["run killed mid-apply"]++
 	}
