@@ -54,10 +54,11 @@ const (
 	formatChunks = "gzip-chunks/v1"
 	// chunkSize leaves room in a ConfigMap (1 MiB) for its metadata.
 	chunkSize = 1<<20 - 64<<10
-	// maxChunks bounds the state (about 15 MiB gzipped, some 1,000,000
-	// clocks): more is a fleet the store should not hold in etcd.
-	maxChunks = 16
 )
+
+// maxChunks bounds the state (about 15 MiB gzipped, some 1,000,000 clocks):
+// more is a fleet the store should not hold in etcd. (A variable for tests.)
+var maxChunks = 16
 
 func (c *ConfigMapStore) String() string { return "configmap " + c.Namespace + "/" + c.Name }
 

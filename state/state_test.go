@@ -63,10 +63,11 @@ func TestFileStoreCorruptIsAnError(t *testing.T) {
 // bulky is a state of n image clocks, each with an incompressible digest.
 func bulky(n int) engine.State {
 	st := engine.NewState()
-	b := make([]byte, 32)
+	b, id := make([]byte, 32), make([]byte, 64)
 	for range n {
 		rand.Read(b)
-		st.Seen(fmt.Sprintf("ecr:123456789012/us-east-1/ci/app@sha256:%x", b), rand.Text(), t0)
+		rand.Read(id)
+		st.Seen(fmt.Sprintf("ecr:123456789012/us-east-1/ci/app@sha256:%x", b), fmt.Sprintf("%x", id), t0)
 	}
 	return st
 }
@@ -74,8 +75,10 @@ func bulky(n int) engine.State {
 func TestConfigMapStoreRefusesOversizedState(t *testing.T) {
 	cs := rvClientset()
 	store := &ConfigMapStore{Client: cs, Namespace: "reclaim", Name: "reclaim-state"}
-	err := store.Save(context.Background(), bulky(300000))
-	if err == nil || !strings.Contains(err.Error(), "300000 ECR images") || !strings.Contains(err.Error(), "state.file") {
+	defer func(n int) { maxChunks = n }(maxChunks)
+	maxChunks = 2
+	err := store.Save(context.Background(), bulky(25000))
+	if err == nil || !strings.Contains(err.Error(), "25000 ECR images") || !strings.Contains(err.Error(), "2 ConfigMaps") || !strings.Contains(err.Error(), "state.file") {
 		t.Fatalf("err = %v", err)
 	}
 	if cms, _ := cs.CoreV1().ConfigMaps("reclaim").List(context.Background(), metav1.ListOptions{}); len(cms.Items) != 0 {
@@ -89,7 +92,7 @@ func TestConfigMapStoreChunksAndJournal(t *testing.T) {
 	ctx := context.Background()
 	cs := rvClientset()
 	store := &ConfigMapStore{Client: cs, Namespace: "reclaim", Name: "reclaim-state"}
-	st := bulky(60000)
+	st := bulky(20000)
 	if err := store.Save(ctx, st); err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +102,7 @@ func TestConfigMapStoreChunksAndJournal(t *testing.T) {
 	}
 	n := count()
 	if n < 3 {
-		t.Fatalf("%d ConfigMaps for a 60,000-clock state: want a head and chunks", n)
+		t.Fatalf("%d ConfigMaps for a 20,000-clock state: want a head and chunks", n)
 	}
 	// A second save replaces the chunks (none is left behind).
 	st.Seen("ec2:123456789012/us-east-1/eni-1", "", t0)
