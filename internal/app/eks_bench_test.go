@@ -212,23 +212,41 @@ pods:
 	}
 
 	// ---- the state of earlier runs ----
-	// Every Job has been a candidate for 2h and more, the oldest Jobs
-	// longest (the per-run cap takes the oldest clocks first: the oldest
-	// Jobs, which have no pods left); every Job pod too, but the newest pods
-	// longest, so that the pods the run deletes are not those of the Jobs it
-	// deletes. The leaked interfaces were first seen 7h ago.
-	seed := func() engine.State {
+	// Finished Jobs and Pods keep no clocks: earlier runs left complete
+	// reads of every cluster, 5h and 3h ago. The one 3h ago showed every
+	// object at its current resourceVersion: every Job and pod past its
+	// retention has been a candidate since then at least. The one 5h ago
+	// showed the oldest 500 Jobs of each cluster (which have no pods left)
+	// and the oldest 400 Job pods (of Jobs 500-899), so that the per-run
+	// caps, which take the longest candidates first, delete pods of other
+	// Jobs than the Jobs they delete. The
+	// leaked interfaces were first seen 7h ago (a cloud resource keeps its
+	// clock).
+	seed := func(kinds []engine.Kind) engine.State {
 		prev := engine.NewState()
-		var js eksJob
-		var ps eksPod
+		// The listings' names: one per cluster and kind, and one per
+		// CronJob (and its history limits) for the Jobs it owns.
+		snap := &inventory.Snapshot{}
 		for _, cl := range clusters {
-			for j := range eksJobs {
-				cl.job(j, &js)
-				prev.Seen(k8sjob.ID(cl.name, js.ns, js.name), js.uid, now.Add(-2*time.Hour-time.Duration(eksJobs-j)*time.Second))
+			refs := inventory.ClusterRefs{Name: cl.name, Complete: true, WorkloadsListed: true}
+			for k := range eksCronJobs {
+				uid := eksUID(3, cl.c, k)
+				refs.CronJobs = append(refs.CronJobs, inventory.CronJob{UID: uid, SuccessfulLimit: 3, FailedLimit: 1})
+				refs.Jobs = append(refs.Jobs, inventory.Job{Status: "Complete", CronJob: &inventory.Owner{Kind: "CronJob", UID: uid}})
 			}
-			for p := eksRSPods; p < eksJobs; p++ {
-				cl.pod(p, &ps)
-				prev.Seen(k8spod.ID(cl.name, ps.ns, ps.name), ps.uid, now.Add(-2*time.Hour-time.Duration(p)*time.Second))
+			snap.Clusters = append(snap.Clusters, refs)
+		}
+		prev.Reads = map[string][]engine.Read{}
+		for _, k := range kinds {
+			for key := range k.Propose(snap, now).Listings {
+				early := "999999999"
+				switch {
+				case k.Name() == k8sjob.Name:
+					early = strconv.Itoa(1000 + eksRSPods - 1)
+				case k.Name() == k8spod.Name && strings.Contains(key, " pods "):
+					early = strconv.Itoa(200000 + eksRSPods + 2*podsPerRun/eksClusters - 1)
+				}
+				prev.Reads[k.Name()+" "+key] = []engine.Read{{At: now.Add(-5 * time.Hour), Version: early}, {At: now.Add(-3 * time.Hour), Version: "999999999"}}
 			}
 		}
 		for _, id := range nw.leaked {
@@ -283,9 +301,6 @@ pods:
 		// A file store, as a CronJob with a state volume uses: each save
 		// encodes the whole state.
 		fs := &state.FileStore{Path: filepath.Join(b.TempDir(), "state.json")}
-		if err := fs.Save(context.Background(), seed()); err != nil {
-			b.Fatal(err)
-		}
 		store := &timedStore{Store: fs}
 
 		nopts := NetworkOptions(cfg)
@@ -314,6 +329,9 @@ pods:
 		r, err := New(context.Background(), cfg, Deps{Networks: nets, Clusters: collect, Kube: pool.Client,
 			Store: store, Audit: audit.New(io.Discard), Now: func() time.Time { return runNow }})
 		if err != nil {
+			b.Fatal(err)
+		}
+		if err := fs.Save(context.Background(), seed(r.Kinds())); err != nil {
 			b.Fatal(err)
 		}
 
@@ -578,18 +596,34 @@ pods:
 			strings.Join(ec2Ops, ", "), netiface.BatchSize, throttled)
 		b.Logf("memory (%s): %s; peak heap in use %d MiB; live heap %d MiB before the run (the fakes and the clients; the state file holds %d clocks), at most %d MiB during it (%d MiB more: the run's own; GOGC=100 alone needs about twice that), %d MiB after it with its report held",
 			memLimit, rssNote, pk.inuse>>20, baseLive>>20, stateSize, pk.live>>20, runLive>>20, afterLive>>20)
-		b.Logf("state: %d saves took %s (%.0f ms each: the file store encodes and writes the whole state), %d loads %s",
-			store.saves, store.saveTime.Round(time.Millisecond), store.saveTime.Seconds()*1000/float64(max(1, store.saves)), store.loads, store.loadTime.Round(time.Millisecond))
+		fi, _ := os.Stat(fs.Path)
+		b.Logf("state: %d bytes, %d clocks after the run; %d whole saves took %s (%.0f ms each), %d journal entries (one per delete batch step) %s (%.2f ms each), %d loads %s",
+			fi.Size(), func() int { st, _ := fs.Load(context.Background()); return len(st.Resources) }(),
+			store.saves, store.saveTime.Round(time.Millisecond), store.saveTime.Seconds()*1000/float64(max(1, store.saves)),
+			store.notes, store.noteTime.Round(time.Millisecond), store.noteTime.Seconds()*1000/float64(max(1, store.notes)),
+			store.loads, store.loadTime.Round(time.Millisecond))
+		b.ReportMetric(float64(fi.Size()), "state-bytes")
+		b.ReportMetric(store.saveTime.Seconds()+store.noteTime.Seconds(), "state-save-s")
 		b.Logf("plan: %d decisions: Jobs %d deleted, Pods %d deleted, interfaces %d deleted; %d actions held by caps or kept",
 			len(p.Decisions), jobsT.deleted, podsT.deleted, eniT.deleted, len(p.Decisions)-deleted)
 	}
 }
 
-// timedStore times the state store's loads and saves.
+// timedStore times the state store's loads, saves and journal entries.
 type timedStore struct {
 	engine.Store
-	loads, saves       int
-	loadTime, saveTime time.Duration
+	loads, saves, notes          int
+	loadTime, saveTime, noteTime time.Duration
+}
+
+func (s *timedStore) Note(ctx context.Context, j engine.Journal) error {
+	start := time.Now()
+	defer func() { s.notes++; s.noteTime += time.Since(start) }()
+	return s.Store.(engine.Journaled).Note(ctx, j)
+}
+
+func (s *timedStore) Lock(ctx context.Context, holder string) (func(), error) {
+	return s.Store.(engine.Locker).Lock(ctx, holder)
 }
 
 func (s *timedStore) Load(ctx context.Context) (engine.State, error) {

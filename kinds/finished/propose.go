@@ -53,7 +53,11 @@ type Lister[T any] struct {
 	Items  func(c *inventory.ClusterRefs) []T
 	// Version is the cluster's listing version of these objects.
 	Version func(c *inventory.ClusterRefs) string
-	Key     func(o *T) (namespace, name, uid string)
+	// Listings, if set, names more listings of the cluster's objects
+	// (suffixes of Cluster.Listing, read with it): what else a candidate's
+	// clock depends on, such as the history limits of a Job's CronJob.
+	Listings func(c *inventory.ClusterRefs) []string
+	Key      func(o *T) (namespace, name, uid string)
 	// Eligible: finished and in the policy's scope (the rest get no proposal).
 	Eligible func(o *T) bool
 	// Prepare makes the cluster's proposer (after indexing what it needs).
@@ -77,6 +81,11 @@ func Propose[T any](snap *inventory.Snapshot, l Lister[T]) engine.Proposals {
 			Listing: key + " " + l.Resource + " policy:" + l.Policy, JobsListing: key + " jobs"}
 		out.Listings[cl.Listing] = engine.Read{Complete: listed[c.Name], Version: l.Version(c)}
 		out.Listings[cl.JobsListing] = engine.Read{Complete: listed[c.Name], Version: c.JobsVersion}
+		if l.Listings != nil {
+			for _, sfx := range l.Listings(c) {
+				out.Listings[cl.Listing+" "+sfx] = out.Listings[cl.Listing]
+			}
+		}
 		if c.Complete && !c.WorkloadsListed {
 			cl.Hold = "cluster " + c.Name + " was not asked for its " + l.Noun
 		}

@@ -8,6 +8,7 @@ package k8sjob
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -107,22 +108,30 @@ func (k *Kind) Limits() engine.Limits { return k.Policy.Limits("jobs", "Job", Ba
 // is past its retention and nothing else keeps it. Running Jobs get none.
 func (k *Kind) Propose(snap *inventory.Snapshot, now time.Time) engine.Proposals {
 	return finished.Propose(snap, finished.Lister[inventory.Job]{Resource: resource, Noun: "Jobs", Policy: k.Policy.Fingerprint(),
-		Items:   func(c *inventory.ClusterRefs) []inventory.Job { return c.Jobs },
-		Version: func(c *inventory.ClusterRefs) string { return c.JobsVersion },
-		Key:     func(j *inventory.Job) (string, string, string) { return j.Namespace, j.Name, j.UID },
+		Items:    func(c *inventory.ClusterRefs) []inventory.Job { return c.Jobs },
+		Version:  func(c *inventory.ClusterRefs) string { return c.JobsVersion },
+		Listings: k.cronListings,
+		Key:      func(j *inventory.Job) (string, string, string) { return j.Namespace, j.Name, j.UID },
 		Eligible: func(j *inventory.Job) bool {
 			return j.Done() && k.Policy.InScope(j.Namespace, j.Labels)
 		},
 		Prepare: func(c *finished.Cluster) func(*inventory.Job) engine.Proposal {
-			history, ips := k.history(c.ClusterRefs), ipsByJob(c.ClusterRefs)
+			h, ips := k.history(c.ClusterRefs), ipsByJob(c.ClusterRefs)
 			return func(j *inventory.Job) engine.Proposal {
-				p := k.propose(c.Name, j, history, ips[j.UID], c.Sources, c.Hold, now)
-				if p.Candidate && j.CronJob == nil {
-					// Terminal, and nothing but time made it a candidate. A
-					// CronJob's Job leaves its history when a newer one
-					// finishes, which the Job does not show: it keeps a clock.
-					p.Witnesses = []engine.Witness{finished.Witness(c.Listing, j.Version)}
+				p := k.propose(c.Name, j, h.keep, ips[j.UID], c.Sources, c.Hold, now)
+				if !p.Candidate {
+					return p
 				}
+				// Terminal: a clock derived from the listing, not kept.
+				listing := c.Listing
+				if j.CronJob != nil && k.Policy.KeepCronJobHistory {
+					// Out of its CronJob's history since the newer Jobs that
+					// pushed it out finished, under the CronJob's limits
+					// (in the listing's name: a change starts anew).
+					listing += " " + h.key[j.UID]
+					p.CandidateFrom = latest(p.CandidateFrom, h.pushed[j.UID])
+				}
+				p.Witnesses = []engine.Witness{finished.Witness(listing, j.Version)}
 				return p
 			}
 		}})
@@ -180,14 +189,54 @@ func (k *Kind) propose(cluster string, j *inventory.Job, history map[string]stri
 // history says which Jobs are among the newest successfulJobsHistoryLimit
 // (or failedJobsHistoryLimit) of their CronJob: the CronJob controller
 // trims those itself.
-func (k *Kind) history(c *inventory.ClusterRefs) map[string]string {
-	if !k.Policy.KeepCronJobHistory {
-		return nil
+// history is what the CronJobs' history limits keep of a cluster's Jobs.
+type history struct {
+	keep   map[string]string    // by Job UID: why it is kept
+	pushed map[string]time.Time // by Job UID, out of history: since when (as far as the listing shows)
+	key    map[string]string    // by Job UID: its CronJob and limits, as a listing suffix
+}
+
+// cronKey names a Job's CronJob and its history limits (defaults when the
+// CronJob is not listed).
+func cronKey(j *inventory.Job, limits map[string]*inventory.CronJob) string {
+	if cj := limits[j.CronJob.UID]; cj != nil {
+		return fmt.Sprintf("cronjob:%s/%d/%d", cj.UID, cj.SuccessfulLimit, cj.FailedLimit)
 	}
+	return "cronjob:" + j.CronJob.UID + "/3/1"
+}
+
+func cronLimits(c *inventory.ClusterRefs) map[string]*inventory.CronJob {
 	limits := map[string]*inventory.CronJob{}
 	for i := range c.CronJobs {
 		limits[c.CronJobs[i].UID] = &c.CronJobs[i]
 	}
+	return limits
+}
+
+// cronListings names a listing per CronJob of the cluster's finished Jobs.
+func (k *Kind) cronListings(c *inventory.ClusterRefs) []string {
+	if !k.Policy.KeepCronJobHistory {
+		return nil
+	}
+	limits, seen := cronLimits(c), map[string]bool{}
+	var out []string
+	for i := range c.Jobs {
+		if j := &c.Jobs[i]; j.CronJob != nil && j.Done() {
+			if key := cronKey(j, limits); !seen[key] {
+				seen[key] = true
+				out = append(out, key)
+			}
+		}
+	}
+	return out
+}
+
+func (k *Kind) history(c *inventory.ClusterRefs) history {
+	h := history{keep: map[string]string{}, pushed: map[string]time.Time{}, key: map[string]string{}}
+	if !k.Policy.KeepCronJobHistory {
+		return h
+	}
+	limits := cronLimits(c)
 	type key struct {
 		uid    string
 		status string
@@ -200,7 +249,6 @@ func (k *Kind) history(c *inventory.ClusterRefs) map[string]string {
 			groups[k] = append(groups[k], j)
 		}
 	}
-	out := map[string]string{}
 	for g, jobs := range groups {
 		cj := limits[g.uid]
 		limit, which := int32(3), "successfulJobsHistoryLimit"
@@ -219,11 +267,34 @@ func (k *Kind) history(c *inventory.ClusterRefs) map[string]string {
 			}
 			return jobs[a].Name > jobs[b].Name
 		})
-		for i := 0; i < len(jobs) && i < int(limit); i++ {
-			out[jobs[i].UID] = fmt.Sprintf("one of the newest %d %s Jobs of CronJob %s (%s)", limit, strings.ToLower(g.status), jobs[i].CronJob.Name, which)
+		// A Job left the history when the limit-th of the newer ones
+		// finished: the limit-th earliest finish among them (those the
+		// listing no longer shows could only have made it earlier).
+		var earliest []time.Time // the limit earliest finishes of the newer Jobs, sorted
+		for i, j := range jobs {
+			h.key[j.UID] = cronKey(j, limits)
+			if i < int(limit) {
+				h.keep[j.UID] = fmt.Sprintf("one of the newest %d %s Jobs of CronJob %s (%s)", limit, strings.ToLower(g.status), j.CronJob.Name, which)
+			} else if limit > 0 {
+				h.pushed[j.UID] = earliest[limit-1]
+			}
+			if limit > 0 {
+				at, _ := slices.BinarySearchFunc(earliest, j.Finished, func(a, b time.Time) int { return a.Compare(b) })
+				earliest = slices.Insert(earliest, at, j.Finished)
+				if len(earliest) > int(limit) {
+					earliest = earliest[:limit]
+				}
+			}
 		}
 	}
-	return out
+	return h
+}
+
+func latest(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }
 
 // ipsByJob counts the subnet (IPv4) addresses each Job's pods hold.

@@ -430,3 +430,45 @@ func TestCapsAndBreaker(t *testing.T) {
 		t.Fatalf("%+v", d)
 	}
 }
+
+// A CronJob's Job out of its history keeps no clock either: it has been a
+// candidate since the newer Jobs that pushed it out finished, under the
+// CronJob's limits. Changing the limits starts the clocks of that CronJob's
+// Jobs anew (the limits are in the listing's name): the two pushed out now
+// are not deleted on the strength of the earlier reads.
+func TestCronJobHistoryClocks(t *testing.T) {
+	pol := policy()
+	owner := &inventory.Owner{Kind: "CronJob", Name: "nightly", UID: "cj"}
+	var jobs []inventory.Job
+	for i := range 5 { // nightly-0 the oldest; all finished days ago
+		j := job(fmt.Sprintf("nightly-%d", i), fmt.Sprintf("u%d", i), "Complete", time.Duration(10-i)*24*time.Hour)
+		j.CronJob = owner
+		jobs = append(jobs, j)
+	}
+	c := cluster("a", jobs...)
+	c.CronJobs = []inventory.CronJob{{Namespace: "batch", Name: "nightly", UID: "cj", SuccessfulLimit: 3, FailedLimit: 1}}
+	p := build(snap(c), pol, engine.NewState(), t0)
+	for i, want := range []engine.Action{engine.Mark, engine.Mark, engine.Keep, engine.Keep, engine.Keep} {
+		if d := find(p, k8sjob.ID("a", "batch", fmt.Sprintf("nightly-%d", i))); d == nil || d.Action != want {
+			t.Fatalf("nightly-%d: %+v, want %s", i, d, want)
+		}
+	}
+	if len(p.State.Resources) != 0 {
+		t.Fatalf("clocks %v", p.State.Resources)
+	}
+	// The limit lowered to 1: nightly-2 and -3 leave the history now.
+	c.CronJobs[0].SuccessfulLimit = 1
+	at := t0.Add(time.Hour)
+	p = build(snap(c), pol, p.State, at)
+	for _, tc := range []struct {
+		at   time.Time
+		want engine.Action
+	}{{at.Add(grace - time.Minute), engine.Mark}, {at.Add(grace), engine.Delete}} {
+		p := build(snap(c), pol, p.State, tc.at)
+		for i := range 4 {
+			if d := find(p, k8sjob.ID("a", "batch", fmt.Sprintf("nightly-%d", i))); d == nil || d.Action != tc.want || !d.OrphanSince.Equal(at) {
+				t.Fatalf("after lowering the limit, at %v nightly-%d: %+v, want %s since %v", tc.at, i, d, tc.want, at)
+			}
+		}
+	}
+}
