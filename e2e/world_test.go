@@ -194,20 +194,27 @@ func runConfig(t *testing.T, path string, now time.Time, apply bool) *report.Rep
 
 func (w *world) audit() []audit.Record {
 	w.t.Helper()
-	f, err := os.Open(w.auditPath())
+	return readAudit(w.t, w.auditPath())
+}
+
+// readAudit reads the audit log at path (none: no records).
+func readAudit(t *testing.T, path string) []audit.Record {
+	t.Helper()
+	f, err := os.Open(path)
 	if os.IsNotExist(err) {
 		return nil
 	}
 	if err != nil {
-		w.t.Fatal(err)
+		t.Fatal(err)
 	}
 	defer f.Close()
 	var out []audit.Record
 	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
 	for sc.Scan() {
 		var r audit.Record
 		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
-			w.t.Fatalf("audit line %q: %v", sc.Text(), err)
+			t.Fatalf("audit line %q: %v", sc.Text(), err)
 		}
 		out = append(out, r)
 	}

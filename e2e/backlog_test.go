@@ -1,0 +1,255 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	authenticationv1 "k8s.io/api/authentication/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/yaml"
+
+	"reclaim.dev/reclaim/config"
+	"reclaim.dev/reclaim/engine"
+	"reclaim.dev/reclaim/internal/app"
+	"reclaim.dev/reclaim/internal/testenv"
+	"reclaim.dev/reclaim/kinds/k8sjob"
+	"reclaim.dev/reclaim/providers/ecr/ecrfake"
+	"reclaim.dev/reclaim/providers/gce/gcefake"
+)
+
+// backlogJobs is the backlog the story starts with.
+const backlogJobs = 100000
+
+// The backlog reclaim exists to clear, on the stock install: the kustomize
+// CronJob with the workload-deleter component (its ServiceAccount, RBAC and
+// config, the state in ConfigMaps), against a real API server holding
+// 100,000 finished Jobs. Run after run the backlog shrinks by the per-run
+// cap (jobs.maxDeletesPerRun, 20,000 by default) to zero; the state stays
+// small (finished Jobs keep no clocks) and every delete is audited once.
+func TestStockCronJobClearsABacklogOfFinishedJobs(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
+	defer cancel()
+	if renderBin == "" {
+		renderBin = buildRenderTool(t)
+	}
+	objs := renderDeploy(t, "kustomize", "testdata/kustomize-all")
+	cm := findObject(objs, "ConfigMap", "reclaim-config")
+	if cm == nil {
+		t.Fatal("no reclaim-config rendered")
+	}
+	// 100,000 Jobs written twice (created, then finished) need more than
+	// the test clusters' 256 MiB etcd quota (a real cluster has 2-8 GiB).
+	c, err := testenv.StartCluster(ctx, "backlog", testenv.Options{ExtraEtcdArgs: []string{"--quota-backend-bytes=" + fmt.Sprint(2<<30)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Stop)
+	if err := c.InstallWorkflowCRD(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// The variant ships its alerts as a PrometheusRule: the operator's CRD first.
+	applyObjects(t, ctx, c, []*unstructured.Unstructured{prometheusRuleCRD()})
+	waitServed(t, ctx, c, schema.GroupVersionResource{Group: "monitoring.coreos.com", Version: "v1", Resource: "prometheusrules"})
+	applyObjects(t, ctx, c, objs)
+
+	// The backlog: finished two days ago, in one namespace.
+	start := time.Now()
+	seedFinishedJobs(t, ctx, c, "batch", backlogJobs, time.Now().Add(-48*time.Hour))
+	t.Logf("seeded %d finished Jobs in %s", backlogJobs, time.Since(start).Round(time.Second))
+
+	// The stock config, reaching the cluster as the install's ServiceAccount;
+	// the Jobs section as the ConfigMap's comment gives it, and a client
+	// fast enough to finish in a test (the caps are the stock ones).
+	tr, err := c.Client.CoreV1().ServiceAccounts("reclaim").CreateToken(ctx, "reclaim", &authenticationv1.TokenRequest{
+		Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr(int64(3600))}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	kubeconfig := filepath.Join(dir, "kubeconfig")
+	writeTokenKubeconfig(t, kubeconfig, c, tr.Status.Token)
+	gce := gcefake.New(gcefake.Options{})
+	t.Cleanup(gce.Close)
+	ecr := ecrfake.New(ecrfake.Options{Region: ecrRegion})
+	ecr.Start()
+	t.Cleanup(ecr.Close)
+	cfgPath := filepath.Join(dir, "reclaim.yaml")
+	writeDeployedConfig(t, cm, cfgPath, kubeconfig, gce, ecr)
+	raw, err := os.ReadFile(cfgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := yaml.Unmarshal(raw, &doc); err != nil {
+		t.Fatal(err)
+	}
+	doc["jobs"] = map[string]any{"succeeded": "6h", "failed": "3d", "deletesPerSecond": 1000}
+	for _, cl := range doc["clusters"].([]any) {
+		cl.(map[string]any)["qps"], cl.(map[string]any)["burst"] = 2000, 2000
+	}
+	doc["audit"] = map[string]any{"file": filepath.Join(dir, "audit.jsonl")}
+	out, _ := yaml.Marshal(doc)
+	if err := os.WriteFile(cfgPath, out, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Load(cfgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	limit := cfg.Jobs.MaxDeletesPerRun
+
+	// Hourly runs with --apply, as the CronJob would make them.
+	now := time.Now().UTC()
+	left := backlogJobs
+	for run := 1; left > 0; run++ {
+		if run > backlogJobs/limit+3 {
+			t.Fatalf("run %d: %d Jobs left", run, left)
+		}
+		began := time.Now()
+		rep, err := app.Run(ctx, cfg, app.Deps{Now: func() time.Time { return now }}, app.Options{Apply: true})
+		if err != nil {
+			t.Fatalf("run %d: %v", run, err)
+		}
+		deleted := 0
+		if rep.Outcome != nil {
+			deleted = rep.Outcome.Deleted
+			if rep.Outcome.Failed > 0 {
+				t.Fatalf("run %d: %d deletes failed", run, rep.Outcome.Failed)
+			}
+		}
+		n := countJobs(t, ctx, c, "batch")
+		want := 0
+		if run > 1 { // the first run starts the grace period
+			want = min(limit, left)
+		}
+		if deleted != want || n != left-want || rep.Plan.Count(k8sjob.Name, engine.Delete) > limit {
+			t.Fatalf("run %d: deleted %d (plan %d), %d Jobs left; want %d deleted of %d within the cap %d",
+				run, deleted, rep.Plan.Count(k8sjob.Name, engine.Delete), n, want, left, limit)
+		}
+		size := stateSize(t, ctx, c)
+		t.Logf("run %d: deleted %d in %s, %d Jobs left, state %d bytes", run, deleted, time.Since(began).Round(time.Second), n, size)
+		if size > 256<<10 {
+			t.Fatalf("run %d: the state is %d bytes: finished Jobs must not hold clocks", run, size)
+		}
+		left = n
+		now = now.Add(time.Hour)
+	}
+	count := map[string]int{}
+	for _, r := range readAudit(t, filepath.Join(dir, "audit.jsonl")) {
+		if r.Done() {
+			count[r.ID]++
+		}
+	}
+	if len(count) != backlogJobs {
+		t.Fatalf("the audit log records %d deletes, want %d", len(count), backlogJobs)
+	}
+	for id, n := range count {
+		if n != 1 {
+			t.Fatalf("%s audited %d times", id, n)
+		}
+	}
+}
+
+// seedFinishedJobs creates n Jobs in ns that completed at finished.
+func seedFinishedJobs(t *testing.T, ctx context.Context, c *testenv.Cluster, ns string, n int, finished time.Time) {
+	t.Helper()
+	rc := rest.CopyConfig(c.Admin)
+	rc.QPS, rc.Burst = -1, 0 // no client-side limit: the API server sets the pace
+	cs, err := kubernetes.NewForConfig(rc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	end := metav1.NewTime(finished)
+	begin := metav1.NewTime(finished.Add(-10 * time.Minute))
+	work := make(chan int)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var firstErr error
+	for range 48 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range work {
+				j := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("etl-%06d", i)},
+					Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{Spec: jobPodSpec()}}}
+				j, err := cs.BatchV1().Jobs(ns).Create(ctx, j, metav1.CreateOptions{})
+				if err == nil {
+					j.Status = batchv1.JobStatus{StartTime: &begin, CompletionTime: &end, Succeeded: 1,
+						Conditions: []batchv1.JobCondition{
+							{Type: batchv1.JobSuccessCriteriaMet, Status: corev1.ConditionTrue, LastTransitionTime: end, Reason: "CompletionsReached"},
+							{Type: batchv1.JobComplete, Status: corev1.ConditionTrue, LastTransitionTime: end, Reason: "CompletionsReached"},
+						}}
+					_, err = cs.BatchV1().Jobs(ns).UpdateStatus(ctx, j, metav1.UpdateOptions{})
+				}
+				if err != nil {
+					mu.Lock()
+					if firstErr == nil {
+						firstErr = err
+					}
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	for i := range n {
+		work <- i
+	}
+	close(work)
+	wg.Wait()
+	if firstErr != nil {
+		t.Fatalf("seeding Jobs: %v", firstErr)
+	}
+}
+
+func countJobs(t *testing.T, ctx context.Context, c *testenv.Cluster, ns string) int {
+	t.Helper()
+	n := 0
+	opts := metav1.ListOptions{Limit: 5000}
+	for {
+		l, err := c.Client.BatchV1().Jobs(ns).List(ctx, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n += len(l.Items)
+		if l.Continue == "" {
+			return n
+		}
+		opts.Continue = l.Continue
+	}
+}
+
+// stateSize is what the state ConfigMaps hold, in bytes.
+func stateSize(t *testing.T, ctx context.Context, c *testenv.Cluster) int {
+	t.Helper()
+	l, err := c.Client.CoreV1().ConfigMaps("reclaim").List(ctx, metav1.ListOptions{LabelSelector: "reclaim.dev/state-of=reclaim-state"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, cm := range l.Items {
+		for _, v := range cm.Data {
+			n += len(v)
+		}
+		for _, v := range cm.BinaryData {
+			n += len(v)
+		}
+	}
+	if n == 0 {
+		t.Fatal("no state ConfigMap")
+	}
+	return n
+}
