@@ -2,7 +2,10 @@ package app
 
 import (
 	"bufio"
+	"bytes"
+	"compress/gzip"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -56,6 +59,13 @@ import (
 //
 // Run it with: go test ./internal/app -run '^$' -bench ECRFleet -benchtime 1x
 // (make bench runs it too).
+// ecrRSSTarget is the ECR fleet's peak RSS target (bytes), and chunk the
+// ConfigMap store's chunk size.
+const (
+	ecrRSSTarget = 256 << 20
+	chunk        = 1<<20 - 64<<10
+)
+
 func BenchmarkECRFleet(b *testing.B) {
 	const (
 		account        = "123456789012"
@@ -372,8 +382,9 @@ func BenchmarkECRFleet(b *testing.B) {
 		b.StartTimer()
 
 		start, cpu := time.Now(), cpuTime()
+		store := state.NewMemoryStore(prev)
 		rep, err := Run(context.Background(), cfg, Deps{Images: imgs, Clusters: collect,
-			Store: state.NewMemoryStore(prev), Audit: audit.New(io.Discard),
+			Store: store, Audit: audit.New(io.Discard),
 			Now: func() time.Time { return runNow }}, Options{})
 		wall, cpu := time.Since(start), cpuTime()-cpu
 
@@ -462,6 +473,22 @@ func BenchmarkECRFleet(b *testing.B) {
 			pk.inuse>>20, baseLive>>20, runLive>>20, rssNote)
 		b.Logf("plan: %d image decisions: %d delete, %d mark; %d kept in use; %d protected repositories",
 			len(p.Decisions), del, mark, inUse, prot)
+		// The state as a store would write it (the ConfigMap store gzips it).
+		st, _ := store.Load(context.Background())
+		enc, _ := json.Marshal(st)
+		var gz bytes.Buffer
+		zw := gzip.NewWriter(&gz)
+		saveStart := time.Now()
+		_, _ = zw.Write(enc)
+		_ = zw.Close()
+		b.Logf("state: %d clocks, %d bytes of JSON, %d gzipped (%d ConfigMap chunks), encoded and gzipped in %s; the run saved it %d times whole, %d journal entries",
+			len(st.Resources), len(enc), gz.Len(), (gz.Len()+chunk-1)/chunk, time.Since(saveStart).Round(time.Millisecond), store.Saves, store.Notes)
+		b.ReportMetric(float64(gz.Len()), "state-gz-bytes")
+		if hwm > 0 {
+			// The fixtures live in this process: the run's own share is
+			// run-live; the ratio is of the whole process, fakes included.
+			b.ReportMetric(float64(hwm)/ecrRSSTarget, "peak-rss/target")
+		}
 	}
 }
 
