@@ -245,6 +245,17 @@ const (
 // batch handles one batch of one kind.
 func (a *Applier) batch(ctx context.Context, k Kind, st *State, batch []*Decision, out *Outcome) batchResult {
 	log := a.Log.With(zap.String("kind", k.Name()), zap.Bool("dry_run", false))
+	// After the deletes, only a skip's reset clock must be saved at once:
+	// the pending marks of what was deleted go with the next batch's entry
+	// (or the last save), and a run killed before that confirms them from
+	// the listing, audited once (Audit.Done).
+	dropped := len(a.dropped)
+	noteSkips := func() error {
+		if len(a.dropped) == dropped {
+			return nil
+		}
+		return a.note(ctx, st)
+	}
 	record := func(d *Decision, result, reason, errText, snapshot string) {
 		r := Result{Kind: d.Kind, ID: d.ID, Reason: orDefault(reason, d.Reason), Result: result, Error: errText, SizeGB: d.Frees.GB, Bytes: d.Frees.Bytes}
 		if snapshot != "" {
@@ -312,7 +323,7 @@ func (a *Applier) batch(ctx context.Context, k Kind, st *State, batch []*Decisio
 		}
 	}
 	if len(goes) == 0 {
-		_ = a.note(ctx, st)
+		_ = noteSkips()
 		return result
 	}
 	// 3. Delete.
@@ -326,7 +337,7 @@ func (a *Applier) batch(ctx context.Context, k Kind, st *State, batch []*Decisio
 		for _, d := range goes {
 			record(d, ResultFailed, "", err.Error(), "")
 		}
-		_ = a.note(ctx, st)
+		_ = noteSkips()
 		return batchFailed
 	}
 	failed := 0
@@ -351,7 +362,7 @@ func (a *Applier) batch(ctx context.Context, k Kind, st *State, batch []*Decisio
 			failed++
 		}
 	}
-	if err := a.note(ctx, st); err != nil {
+	if err := noteSkips(); err != nil {
 		log.Warn("deleted, but could not save the state", zap.Error(err))
 	}
 	switch {
