@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"reclaim.dev/reclaim/engine"
+	"reclaim.dev/reclaim/internal/enginetest"
 	"reclaim.dev/reclaim/inventory"
 )
 
@@ -27,17 +28,6 @@ func plan(k *fakeKind, st engine.State, now time.Time, opts ...engine.Option) *e
 	return engine.Build(&inventory.Snapshot{TakenAt: now}, []engine.Kind{k}, st, now, opts...)
 }
 
-func action(t *testing.T, p *engine.Plan, name string) engine.Decision {
-	t.Helper()
-	for _, d := range p.Decisions {
-		if d.Name == name {
-			return d
-		}
-	}
-	t.Fatalf("no decision for %s", name)
-	return engine.Decision{}
-}
-
 // A backlog of terminal candidates costs the state the listing's reads, not
 // a clock each; and still none is deleted on first sight, however long ago
 // its own evidence made it a candidate.
@@ -46,7 +36,7 @@ func TestTerminalCandidatesNeedNoClockOfTheirOwn(t *testing.T) {
 	k := terminalKind(finishedJob("old", long, long), finishedJob("older", long, long.Add(-time.Hour)))
 	p1 := plan(k, engine.NewState(), t0)
 	for _, n := range []string{"old", "older"} {
-		if d := action(t, p1, n); d.Action != engine.Mark || !d.OrphanSince.Equal(t0) {
+		if d := enginetest.DecisionFor(t, p1, n); d.Action != engine.Mark || !d.OrphanSince.Equal(t0) {
 			t.Fatalf("first sight: %s %s since %v", n, d.Action, d.OrphanSince)
 		}
 	}
@@ -54,11 +44,11 @@ func TestTerminalCandidatesNeedNoClockOfTheirOwn(t *testing.T) {
 		t.Fatalf("state: clocks %v, reads %v", p1.State.Resources, p1.State.Reads)
 	}
 	p2 := plan(k, p1.State, t0.Add(time.Hour))
-	if d := action(t, p2, "old"); d.Action != engine.Mark {
+	if d := enginetest.DecisionFor(t, p2, "old"); d.Action != engine.Mark {
 		t.Fatalf("within grace: %s (%s)", d.Action, d.Reason)
 	}
 	p3 := plan(k, p2.State, t0.Add(6*time.Hour))
-	if d := action(t, p3, "old"); d.Action != engine.Delete || !d.OrphanSince.Equal(t0) {
+	if d := enginetest.DecisionFor(t, p3, "old"); d.Action != engine.Delete || !d.OrphanSince.Equal(t0) {
 		t.Fatalf("after grace: %s since %v", d.Action, d.OrphanSince)
 	}
 }
@@ -71,13 +61,13 @@ func TestTerminalCandidateCountsFromTheFirstReadAfterItWasMade(t *testing.T) {
 	p := plan(k, engine.NewState(), t0)
 	k.items = []engine.Proposal{finishedJob("new", t0.Add(time.Minute), t0.Add(-48*time.Hour))}
 	p = plan(k, p.State, t0.Add(time.Hour))
-	if d := action(t, p, "new"); d.Action != engine.Mark || !d.OrphanSince.Equal(t0.Add(time.Hour)) {
+	if d := enginetest.DecisionFor(t, p, "new"); d.Action != engine.Mark || !d.OrphanSince.Equal(t0.Add(time.Hour)) {
 		t.Fatalf("%s since %v", d.Action, d.OrphanSince)
 	}
 	// And from the first read after it became a candidate.
 	k.items = []engine.Proposal{finishedJob("late", t0.Add(-time.Hour), t0.Add(90*time.Minute))}
 	p = plan(k, p.State, t0.Add(2*time.Hour))
-	if d := action(t, p, "late"); !d.OrphanSince.Equal(t0.Add(2 * time.Hour)) {
+	if d := enginetest.DecisionFor(t, p, "late"); !d.OrphanSince.Equal(t0.Add(2 * time.Hour)) {
 		t.Fatalf("since %v, want the read at +2h", d.OrphanSince)
 	}
 }
@@ -94,14 +84,14 @@ func TestTerminalCoverageAcrossIncompleteReadsAndPolicyChanges(t *testing.T) {
 		t.Fatalf("reads after an incomplete one: %v", reads)
 	}
 	k.listings["cluster:a"] = engine.Read{Complete: true, Version: "1002"}
-	if d := action(t, plan(k, p.State, t0.Add(7*time.Hour)), "j"); d.Action != engine.Delete {
+	if d := enginetest.DecisionFor(t, plan(k, p.State, t0.Add(7*time.Hour)), "j"); d.Action != engine.Delete {
 		t.Fatalf("%s (%s)", d.Action, d.Reason)
 	}
 	// The policy changed: the key is another one.
 	k.listings = map[string]engine.Read{"cluster:a policy:2": {Complete: true, Version: "1003"}}
 	k.items[0].Witnesses = []engine.Witness{{Listing: "cluster:a policy:2", Version: "100"}}
 	p = plan(k, p.State, t0.Add(7*time.Hour))
-	if d := action(t, p, "j"); d.Action != engine.Mark || !d.OrphanSince.Equal(t0.Add(7*time.Hour)) {
+	if d := enginetest.DecisionFor(t, p, "j"); d.Action != engine.Mark || !d.OrphanSince.Equal(t0.Add(7*time.Hour)) {
 		t.Fatalf("after a policy change: %s since %v", d.Action, d.OrphanSince)
 	}
 	if _, ok := p.State.Reads["fake cluster:a"]; ok {
@@ -129,7 +119,7 @@ func TestTerminalCandidateKeepsAnExistingClock(t *testing.T) {
 	st := engine.NewState()
 	st.Seen(fakeID("j"), "v1", t0.Add(-7*time.Hour))
 	p := plan(k, st, t0)
-	if d := action(t, p, "j"); d.Action != engine.Delete {
+	if d := enginetest.DecisionFor(t, p, "j"); d.Action != engine.Delete {
 		t.Fatalf("%s (%s)", d.Action, d.Reason)
 	}
 	if _, ok := p.State.Resources[fakeID("j")]; !ok {
@@ -149,11 +139,11 @@ func TestTerminalCandidateNotice(t *testing.T) {
 	p1 := plan(k, st, t0, engine.RequireNotice())
 	st = p1.State
 	p2 := plan(k, st, t0.Add(7*time.Hour), engine.RequireNotice())
-	if d := action(t, p2, "j"); d.Action == engine.Delete {
+	if d := enginetest.DecisionFor(t, p2, "j"); d.Action == engine.Delete {
 		t.Fatalf("deleted without notice: %s", d.Reason)
 	}
 	st.Announce(p1, t0.Add(time.Minute))
-	if d := action(t, plan(k, st, t0.Add(7*time.Hour), engine.RequireNotice()), "j"); d.Action != engine.Delete {
+	if d := enginetest.DecisionFor(t, plan(k, st, t0.Add(7*time.Hour), engine.RequireNotice()), "j"); d.Action != engine.Delete {
 		t.Fatalf("announced 7h ago: %s (%s)", d.Action, d.Reason)
 	}
 }
@@ -170,14 +160,14 @@ func TestTerminalCandidateChangedSinceARead(t *testing.T) {
 	k.items = []engine.Proposal{j}
 	k.listings["cluster:a"] = engine.Read{Complete: true, Version: "2000"}
 	p = plan(k, p.State, t0.Add(time.Hour))
-	if d := action(t, p, "j"); d.Action != engine.Mark || !d.OrphanSince.Equal(t0.Add(time.Hour)) {
+	if d := enginetest.DecisionFor(t, p, "j"); d.Action != engine.Mark || !d.OrphanSince.Equal(t0.Add(time.Hour)) {
 		t.Fatalf("changed after the first read: %s since %v", d.Action, d.OrphanSince)
 	}
 	p = plan(k, p.State, t0.Add(6*time.Hour))
-	if d := action(t, p, "j"); d.Action != engine.Mark {
+	if d := enginetest.DecisionFor(t, p, "j"); d.Action != engine.Mark {
 		t.Fatalf("deleted 5h after it became a candidate (grace 6h): %s", d.Reason)
 	}
-	if d := action(t, plan(k, p.State, t0.Add(7*time.Hour)), "j"); d.Action != engine.Delete {
+	if d := enginetest.DecisionFor(t, plan(k, p.State, t0.Add(7*time.Hour)), "j"); d.Action != engine.Delete {
 		t.Fatalf("after its grace: %s (%s)", d.Action, d.Reason)
 	}
 }
@@ -194,7 +184,7 @@ func TestTerminalCandidateWithTwoWitnesses(t *testing.T) {
 	k.listings["cluster:a jobs"] = engine.Read{Complete: true, Version: "950"}
 	p = plan(k, p.State, t0.Add(time.Hour))
 	p = plan(k, p.State, t0.Add(6*time.Hour))
-	if d := action(t, p, "pod"); d.Action != engine.Mark || !d.OrphanSince.Equal(t0.Add(time.Hour)) {
+	if d := enginetest.DecisionFor(t, p, "pod"); d.Action != engine.Mark || !d.OrphanSince.Equal(t0.Add(time.Hour)) {
 		t.Fatalf("%s since %v, want since the read that showed its Job's version", d.Action, d.OrphanSince)
 	}
 	odd := finishedJob("odd", long, long)

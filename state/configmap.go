@@ -188,13 +188,7 @@ func (c *ConfigMapStore) Save(ctx context.Context, s engine.State) error {
 			"saveID": s.SaveID, "clocks": strconv.Itoa(len(s.Resources))},
 		BinaryData: map[string][]byte{chunkKey: data[:min(len(data), chunkSize)]},
 	}
-	var out *corev1.ConfigMap
-	var err error
-	if c.rv == "" {
-		out, err = c.cms().Create(ctx, head, metav1.CreateOptions{})
-	} else {
-		out, err = c.cms().Update(ctx, head, metav1.UpdateOptions{})
-	}
+	out, err := c.put(ctx, head)
 	if apierrors.IsConflict(err) || apierrors.IsAlreadyExists(err) {
 		undo()
 		return fmt.Errorf("save state %s: another reclaim run changed it meanwhile (%v); this run's clocks are dropped, the next run starts from the other's", c.where(), err)
@@ -211,6 +205,15 @@ func (c *ConfigMapStore) Save(ctx context.Context, s engine.State) error {
 	}
 	c.rv, c.saveID, c.chunks = out.ResourceVersion, s.SaveID, names
 	return nil
+}
+
+// put creates cm, or updates it at the resourceVersion it carries: of two
+// runs that read the same version, one fails with a conflict.
+func (c *ConfigMapStore) put(ctx context.Context, cm *corev1.ConfigMap) (*corev1.ConfigMap, error) {
+	if cm.ResourceVersion == "" {
+		return c.cms().Create(ctx, cm, metav1.CreateOptions{})
+	}
+	return c.cms().Update(ctx, cm, metav1.UpdateOptions{})
 }
 
 // Note records a batch's changes for the state last loaded or saved (and

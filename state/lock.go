@@ -149,13 +149,7 @@ func (c *ConfigMapStore) writeJournal(ctx context.Context, journal string) error
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: c.Name + "-journal", Namespace: c.Namespace, ResourceVersion: c.journalRV,
 		Labels: map[string]string{"app.kubernetes.io/name": "reclaim", "app.kubernetes.io/component": "state", saveLabel: c.Name}},
 		Data: data}
-	var out *corev1.ConfigMap
-	var err error
-	if c.journalRV == "" {
-		out, err = c.cms().Create(ctx, cm, metav1.CreateOptions{})
-	} else {
-		out, err = c.cms().Update(ctx, cm, metav1.UpdateOptions{})
-	}
+	out, err := c.put(ctx, cm)
 	if apierrors.IsConflict(err) || apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("%s-journal: another reclaim run changed it meanwhile (%v)", c.Name, err)
 	}
