@@ -601,7 +601,7 @@ pods:
 		b.Logf("memory (%s): %s; peak heap in use %d MiB; live heap %d MiB before the run (the fakes and the clients; the state file holds %d clocks), at most %d MiB during it (%d MiB more: the run's own; GOGC=100 alone needs about twice that), %d MiB after it with its report held",
 			memLimit, rssNote, pk.inuse>>20, baseLive>>20, stateSize, pk.live>>20, runLive>>20, afterLive>>20)
 		fi, _ := os.Stat(fs.Path)
-		b.Logf("state: %d bytes, %d clocks after the run; %d whole saves took %s (%.0f ms each), %d journal entries (one per delete batch step) %s (%.2f ms each), %d loads %s",
+		b.Logf("state: %d bytes, %d clocks after the run; %d whole saves took %s (%.0f ms each), %d journal entries (one per delete batch) %s (%.2f ms each), %d loads %s",
 			fi.Size(), func() int { st, _ := fs.Load(context.Background()); return len(st.Resources) }(),
 			store.saves, store.saveTime.Round(time.Millisecond), store.saveTime.Seconds()*1000/float64(max(1, store.saves)),
 			store.notes, store.noteTime.Round(time.Millisecond), store.noteTime.Seconds()*1000/float64(max(1, store.notes)),

@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"go.uber.org/zap"
@@ -105,6 +106,7 @@ type runFaults struct {
 // fleet is one simulated fleet: its truth, reclaim's kinds over fakes of its
 // APIs, and what the checks need.
 type fleet struct {
+	mu    sync.Mutex // the workload reactors: called from parallel deletes
 	seed  uint64
 	rng   *rand.Rand
 	w     *world

@@ -34,6 +34,8 @@ func (f *fleet) workloadReactors(cs *k8sfake.Clientset, c *cluster) {
 		return m
 	}
 	cs.PrependReactor("get", "jobs", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		f.mu.Lock() // the Job and Pod deleter re-reads and deletes a batch in parallel
+		defer f.mu.Unlock()
 		if f.killed {
 			return true, nil, errKilled
 		}
@@ -53,6 +55,8 @@ func (f *fleet) workloadReactors(cs *k8sfake.Clientset, c *cluster) {
 		return true, obj, nil
 	})
 	cs.PrependReactor("delete", "jobs", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		f.mu.Lock() // the Job and Pod deleter re-reads and deletes a batch in parallel
+		defer f.mu.Unlock()
 		da := a.(k8stesting.DeleteAction)
 		name := da.GetName()
 		if err := f.begin(context.Background(), "delete Job "+c.name+"/"+name); err != nil {
@@ -86,6 +90,8 @@ func (f *fleet) workloadReactors(cs *k8sfake.Clientset, c *cluster) {
 		return true, nil, nil
 	})
 	cs.PrependReactor("get", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		f.mu.Lock() // the Job and Pod deleter re-reads and deletes a batch in parallel
+		defer f.mu.Unlock()
 		if f.killed {
 			return true, nil, errKilled
 		}
@@ -102,6 +108,8 @@ func (f *fleet) workloadReactors(cs *k8sfake.Clientset, c *cluster) {
 		return true, obj, nil
 	})
 	cs.PrependReactor("delete", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		f.mu.Lock() // the Job and Pod deleter re-reads and deletes a batch in parallel
+		defer f.mu.Unlock()
 		da := a.(k8stesting.DeleteAction)
 		name := da.GetName()
 		if err := f.begin(context.Background(), "delete pod "+c.name+"/"+name); err != nil {

@@ -102,8 +102,9 @@ func TestDelete(t *testing.T) {
 	if len(dels) != 2 {
 		t.Fatalf("%d delete calls", len(dels))
 	}
-	for i, uid := range []string{"u1", "u7"} {
-		d := dels[i]
+	uids := map[string]string{"done": "u1", "gone": "u7"} // deleted in parallel: any order
+	for _, d := range dels {
+		uid := uids[d.GetName()]
 		o := d.GetDeleteOptions()
 		if d.GetResource().Resource != "jobs" || d.GetNamespace() != "batch" {
 			t.Fatalf("deleted %v %s", d.GetResource(), d.GetNamespace())
