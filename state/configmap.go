@@ -77,7 +77,8 @@ func (c *ConfigMapStore) Load(ctx context.Context) (engine.State, error) {
 	head, err := c.cms().Get(ctx, c.Name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		c.rv, c.saveID, c.chunks = "", "", nil
-		return engine.NewState(), c.loadJournalRV(ctx)
+		_, err := c.readJournal(ctx)
+		return engine.NewState(), err
 	}
 	if err != nil {
 		return engine.State{}, fmt.Errorf("read state %s: %w", c.where(), err)
@@ -93,29 +94,25 @@ func (c *ConfigMapStore) Load(ctx context.Context) (engine.State, error) {
 		return s, err
 	}
 	c.saveID = s.SaveID
-	j, err := c.cms().Get(ctx, c.Name+"-journal", metav1.GetOptions{})
-	switch {
-	case apierrors.IsNotFound(err):
-		c.journalRV = ""
-		return s, nil
-	case err != nil:
-		return engine.State{}, fmt.Errorf("read state journal %s-journal: %w", c.Name, err)
+	if _, err := c.readJournal(ctx); err != nil {
+		return engine.State{}, err
 	}
-	c.journalRV, c.journal = j.ResourceVersion, j.Data[journalKey]
-	return journaled(s, []byte(j.Data[journalKey]), "configmap "+c.Namespace+"/"+c.Name+"-journal")
+	return journaled(s, []byte(c.journal), "configmap "+c.Namespace+"/"+c.Name+"-journal")
 }
 
-func (c *ConfigMapStore) loadJournalRV(ctx context.Context) error {
+// readJournal reads the journal ConfigMap (nil data when there is none) and
+// remembers its resourceVersion and journal.
+func (c *ConfigMapStore) readJournal(ctx context.Context) (map[string]string, error) {
 	j, err := c.cms().Get(ctx, c.Name+"-journal", metav1.GetOptions{})
 	switch {
 	case apierrors.IsNotFound(err):
-		c.journalRV = ""
+		c.journalRV, c.journal = "", ""
+		return nil, nil
 	case err != nil:
-		return fmt.Errorf("read state journal %s-journal: %w", c.Name, err)
-	default:
-		c.journalRV, c.journal = j.ResourceVersion, j.Data[journalKey]
+		return nil, fmt.Errorf("read state journal %s-journal: %w", c.Name, err)
 	}
-	return nil
+	c.journalRV, c.journal = j.ResourceVersion, j.Data[journalKey]
+	return j.Data, nil
 }
 
 func (c *ConfigMapStore) loadChunks(ctx context.Context, head *corev1.ConfigMap) (engine.State, error) {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"syscall"
 	"time"
@@ -26,7 +27,7 @@ var (
 // when the process dies, so a killed run never leaves it held.
 func (f *FileStore) Lock(_ context.Context, holder string) (func(), error) {
 	path := f.Path + ".lock"
-	if err := os.MkdirAll(dirOf(path), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, fmt.Errorf("lock state: %w", err)
 	}
 	fd, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
@@ -47,15 +48,6 @@ func (f *FileStore) Lock(_ context.Context, holder string) (func(), error) {
 		_ = syscall.Flock(int(fd.Fd()), syscall.LOCK_UN)
 		fd.Close()
 	}, nil
-}
-
-func dirOf(path string) string {
-	for i := len(path) - 1; i >= 0; i-- {
-		if path[i] == '/' {
-			return path[:i+1]
-		}
-	}
-	return "."
 }
 
 func orDefault(s, def string) string {
@@ -84,15 +76,9 @@ const lockKey = "lock.json"
 func (c *ConfigMapStore) Lock(ctx context.Context, holder string) (func(), error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	j, err := c.cms().Get(ctx, c.Name+"-journal", metav1.GetOptions{})
-	var data map[string]string
-	switch {
-	case apierrors.IsNotFound(err):
-		c.journalRV = ""
-	case err != nil:
+	data, err := c.readJournal(ctx)
+	if err != nil {
 		return nil, fmt.Errorf("lock state %s: %w", c.where(), err)
-	default:
-		c.journalRV, data = j.ResourceVersion, j.Data
 	}
 	now := time.Now()
 	var held lockRecord
@@ -101,7 +87,7 @@ func (c *ConfigMapStore) Lock(ctx context.Context, holder string) (func(), error
 			c.where(), held.Holder, held.Since.UTC().Format(time.RFC3339), held.Until.UTC().Format(time.RFC3339))
 	}
 	c.lock = &lockRecord{Holder: holder, Since: now, Until: now.Add(lockTTL)}
-	if err := c.writeJournal(ctx, orDefault(data[journalKey], "")); err != nil {
+	if err := c.writeJournal(ctx, c.journal); err != nil {
 		c.lock = nil
 		return nil, fmt.Errorf("lock state %s: %w", c.where(), err)
 	}

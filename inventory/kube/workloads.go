@@ -173,10 +173,11 @@ func (w *workloadCollector) finish(out *inventory.ClusterRefs, l lister, podErr 
 // newest of a listing's objects stands for the listing's version: every
 // object it showed is at most that, and one changed after it is newer.
 func newer(a, b string) string {
-	if c, err := resourceversion.CompareResourceVersion(b, a); err == nil && c > 0 || a == "" {
-		if _, err := resourceversion.CompareResourceVersion(b, b); err == nil {
-			return b
-		}
+	if _, err := resourceversion.CompareResourceVersion(b, b); err != nil {
+		return a // not a resourceVersion
+	}
+	if c, err := resourceversion.CompareResourceVersion(b, a); a == "" || err == nil && c > 0 {
+		return b
 	}
 	return a
 }

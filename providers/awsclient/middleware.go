@@ -3,6 +3,8 @@ package awsclient
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/smithy-go"
@@ -24,6 +26,22 @@ func ErrorCode(err error) string {
 	var ae smithy.APIError
 	if errors.As(err, &ae) {
 		return ae.ErrorCode()
+	}
+	return ""
+}
+
+// Grant says what a denied err (AccessDenied and its kin, or ECS's
+// ClientException "not authorized") needs: " — reclaim's identity needs
+// ACTIONS in account A region R (policy)", or "" for any other error.
+func Grant(err error, actions, account, region string) string {
+	var ae smithy.APIError
+	if !errors.As(err, &ae) {
+		return ""
+	}
+	switch code := ae.ErrorCode(); {
+	case code == "AccessDeniedException", code == "AccessDenied", code == "UnauthorizedOperation",
+		code == "ClientException" && strings.Contains(ae.ErrorMessage(), "not authorized"):
+		return fmt.Sprintf(" — reclaim's identity needs %s in account %s region %s (deploy/aws/iam-policy-readonly.json)", actions, account, region)
 	}
 	return ""
 }

@@ -210,11 +210,5 @@ func deregistered(err error) bool {
 
 // hint says what to grant for an access error.
 func hint(err error, account, region string) string {
-	code := awsclient.ErrorCode(err)
-	var ce *types.ClientException
-	if code == "AccessDeniedException" || code == "AccessDenied" || code == "UnauthorizedOperation" ||
-		(errors.As(err, &ce) && strings.Contains(ce.ErrorMessage(), "not authorized")) {
-		return fmt.Sprintf(" — reclaim's identity needs ecs:ListTaskDefinitions, ecs:DescribeTaskDefinition, ecs:ListClusters, ecs:ListTasks and ecs:DescribeTasks in account %s region %s (deploy/aws/iam-policy-readonly.json)", account, region)
-	}
-	return ""
+	return awsclient.Grant(err, "ecs:ListTaskDefinitions, ecs:DescribeTaskDefinition, ecs:ListClusters, ecs:ListTasks and ecs:DescribeTasks", account, region)
 }

@@ -169,9 +169,5 @@ func (c *Client) convert(k *types.Cluster) inventory.FleetCluster {
 
 // hint says what to grant for an access error.
 func hint(err error, account, region string) string {
-	switch awsclient.ErrorCode(err) {
-	case "AccessDeniedException", "AccessDenied", "UnauthorizedOperation":
-		return fmt.Sprintf(" — reclaim's identity needs eks:ListClusters and eks:DescribeCluster in account %s region %s (deploy/aws/iam-policy-readonly.json)", account, region)
-	}
-	return ""
+	return awsclient.Grant(err, "eks:ListClusters and eks:DescribeCluster", account, region)
 }

@@ -164,9 +164,5 @@ func gone(err error) bool {
 
 // hint says what to grant for an access error.
 func hint(err error, account, region string) string {
-	switch awsclient.ErrorCode(err) {
-	case "AccessDeniedException", "AccessDenied":
-		return fmt.Sprintf(" — reclaim's identity needs lambda:ListFunctions, lambda:ListVersionsByFunction and lambda:GetFunction in account %s region %s (deploy/aws/iam-policy-readonly.json)", account, region)
-	}
-	return ""
+	return awsclient.Grant(err, "lambda:ListFunctions, lambda:ListVersionsByFunction and lambda:GetFunction", account, region)
 }
