@@ -21,7 +21,8 @@ type ECR struct {
 	// every ECR call: the API's limits are shared with everything else in the account.
 	RequestsPerSecond float64 `json:"requestsPerSecond"`
 	Burst             int     `json:"burst"`
-	// Concurrency is how many repositories of one registry are listed at once.
+	// Concurrency is how many repositories of one registry are listed at
+	// once, and how many delete batches (each one repository's) run at once.
 	Concurrency int `json:"concurrency"`
 	MaxAttempts int `json:"maxAttempts"`
 	PageSize    int `json:"pageSize"`

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"go.uber.org/zap"
@@ -63,7 +64,95 @@ type Applier struct {
 	// ctx given to Apply: a graceful shutdown. Nil never stops.
 	Stop context.Context
 
+	// mu guards the state, the outcome and dropped while batches run in
+	// parallel (Limits.Parallel).
+	mu      sync.Mutex
 	dropped []string // clocks skips reset since the last Save (Journal)
+}
+
+// run is what the batches of one Apply share, under Applier.mu.
+type run struct {
+	out   *Outcome
+	done  map[string]bool // deleted or found gone in this run: what After waits for
+	fails int             // batches failed in a row
+}
+
+// kind runs one kind's batches, Limits().Parallel at once, in order: a
+// batch starts after the earlier batches holding what it waits for (After)
+// are done, and none starts once the run is stopped.
+func (a *Applier) kind(ctx context.Context, k Kind, st *State, batches [][]*Decision, r *run) {
+	where := map[string]int{}
+	for i, b := range batches {
+		for _, d := range b {
+			where[d.ID] = i
+		}
+	}
+	finished := make([]chan struct{}, len(batches))
+	for i := range finished {
+		finished[i] = make(chan struct{})
+	}
+	work := func(i int) {
+		defer close(finished[i])
+		batch := batches[i]
+		for _, d := range batch {
+			for _, id := range d.After {
+				if j, ok := where[id]; ok && j < i {
+					<-finished[j]
+				}
+			}
+		}
+		a.mu.Lock()
+		out := r.out
+		if out.Stopped != "" || ctx.Err() != nil || (a.Stop != nil && a.Stop.Err() != nil) {
+			for _, d := range batch {
+				out.Results = append(out.Results, Result{Kind: d.Kind, ID: d.ID, Result: ResultNotAttempted,
+					Reason: orDefault(out.Stopped, "run cancelled"), SizeGB: d.Frees.GB, Bytes: d.Frees.Bytes})
+			}
+			a.mu.Unlock()
+			return
+		}
+		batch = waiting(batch, r.done, out)
+		a.mu.Unlock()
+		if len(batch) == 0 {
+			return
+		}
+		res, settled := a.batch(ctx, k, st, batch, out)
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		for _, id := range settled {
+			r.done[id] = true
+		}
+		switch res {
+		case batchFailed:
+			r.fails++
+		case batchDone:
+			r.fails = 0
+		}
+		if a.MaxConsecutiveFailures > 0 && r.fails >= a.MaxConsecutiveFailures && out.Stopped == "" {
+			out.Stopped = fmt.Sprintf("stopped after %d delete calls failed in a row", r.fails)
+		}
+	}
+	par := min(max(k.Limits().Parallel, 1), len(batches))
+	if par <= 1 {
+		for i := range batches {
+			work(i)
+		}
+		return
+	}
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range par {
+		wg.Go(func() {
+			for i := range next {
+				work(i)
+			}
+		})
+	}
+	for i := range batches {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
 }
 
 // note saves what a batch changed: a journal entry where the store keeps
@@ -150,38 +239,10 @@ func (a *Applier) Apply(ctx context.Context, p *Plan, apply bool) (*Outcome, err
 	if !apply {
 		return out, nil
 	}
-	fails := 0
 	a.dropped = nil
-	done := map[string]bool{} // deleted or found gone in this run: what After waits for
+	r := &run{out: out, done: map[string]bool{}}
 	for _, k := range a.Kinds {
-		for _, batch := range Batches(p, k) {
-			if out.Stopped != "" || ctx.Err() != nil || (a.Stop != nil && a.Stop.Err() != nil) {
-				for _, d := range batch {
-					out.Results = append(out.Results, Result{Kind: d.Kind, ID: d.ID, Result: ResultNotAttempted,
-						Reason: orDefault(out.Stopped, "run cancelled"), SizeGB: d.Frees.GB, Bytes: d.Frees.Bytes})
-				}
-				continue
-			}
-			if batch = waiting(batch, done, out); len(batch) == 0 {
-				continue
-			}
-			n := len(out.Results)
-			res := a.batch(ctx, k, &st, batch, out)
-			for _, r := range out.Results[n:] {
-				if r.Result == ResultDeleted || r.Result == ResultAlreadyGone {
-					done[r.ID] = true
-				}
-			}
-			switch res {
-			case batchFailed:
-				fails++
-			case batchDone:
-				fails = 0
-			}
-			if a.MaxConsecutiveFailures > 0 && fails >= a.MaxConsecutiveFailures {
-				out.Stopped = fmt.Sprintf("stopped after %d delete calls failed in a row", fails)
-			}
-		}
+		a.kind(ctx, k, &st, Batches(p, k), r)
 	}
 	// Skips reset clocks; save them even if nothing was deleted.
 	if err := a.Store.Save(ctx, st); err != nil {
@@ -242,20 +303,24 @@ const (
 	batchNeutral                    // only skips
 )
 
-// batch handles one batch of one kind.
-func (a *Applier) batch(ctx context.Context, k Kind, st *State, batch []*Decision, out *Outcome) batchResult {
+// batch handles one batch of one kind and returns what it settled (deleted
+// or found gone). It holds a.mu except while the kind re-reads and deletes.
+func (a *Applier) batch(ctx context.Context, k Kind, st *State, batch []*Decision, out *Outcome) (batchResult, []string) {
 	log := a.Log.With(zap.String("kind", k.Name()), zap.Bool("dry_run", false))
+	a.mu.Lock()
+	defer a.mu.Unlock()
 	// After the deletes, only a skip's reset clock must be saved at once:
 	// the pending marks of what was deleted go with the next batch's entry
 	// (or the last save), and a run killed before that confirms them from
 	// the listing, audited once (Audit.Done).
-	dropped := len(a.dropped)
+	skipped := false
 	noteSkips := func() error {
-		if len(a.dropped) == dropped {
+		if !skipped {
 			return nil
 		}
 		return a.note(ctx, st)
 	}
+	var gone []string
 	record := func(d *Decision, result, reason, errText, snapshot string) {
 		r := Result{Kind: d.Kind, ID: d.ID, Reason: orDefault(reason, d.Reason), Result: result, Error: errText, SizeGB: d.Frees.GB, Bytes: d.Frees.Bytes}
 		if snapshot != "" {
@@ -276,10 +341,19 @@ func (a *Applier) batch(ctx context.Context, k Kind, st *State, batch []*Decisio
 	settled := func(d *Decision) { // the resource is gone: no pending mark, no clock
 		delete(st.Pending, d.ID)
 		delete(st.Resources, d.ID)
+		gone = append(gone, d.ID)
 	}
 	changed := func(d *Decision) { // skipped: its clock starts over, and must not survive a kill
-		settled(d)
+		delete(st.Pending, d.ID)
+		delete(st.Resources, d.ID)
 		a.dropped = append(a.dropped, d.ID)
+		skipped = true
+	}
+	// unlocked runs a kind's call without holding the state.
+	unlocked := func(f func()) {
+		a.mu.Unlock()
+		defer a.mu.Lock()
+		f()
 	}
 
 	// 1. Pending marks first: a run killed after the delete call leaves them,
@@ -292,10 +366,12 @@ func (a *Applier) batch(ctx context.Context, k Kind, st *State, batch []*Decisio
 			delete(st.Pending, d.ID)
 			record(d, ResultFailed, "", "save state before delete: "+err.Error(), "")
 		}
-		return batchFailed
+		return batchFailed, nil
 	}
 	// 2. The second look: gone or changed since the plan means no delete.
-	verdicts, err := k.Recheck(ctx, batch)
+	var verdicts []Verdict
+	var err error
+	unlocked(func() { verdicts, err = k.Recheck(ctx, batch) })
 	if err == nil && len(verdicts) != len(batch) {
 		err = fmt.Errorf("%d verdicts for %d resources", len(verdicts), len(batch))
 	}
@@ -305,7 +381,7 @@ func (a *Applier) batch(ctx context.Context, k Kind, st *State, batch []*Decisio
 			record(d, ResultFailed, "", "re-read before delete: "+err.Error(), "")
 		}
 		_ = a.note(ctx, st)
-		return batchFailed
+		return batchFailed, nil
 	}
 	var goes []*Decision
 	result := batchNeutral
@@ -324,10 +400,11 @@ func (a *Applier) batch(ctx context.Context, k Kind, st *State, batch []*Decisio
 	}
 	if len(goes) == 0 {
 		_ = noteSkips()
-		return result
+		return result, gone
 	}
 	// 3. Delete.
-	results, err := k.Delete(ctx, goes)
+	var results []Deleted
+	unlocked(func() { results, err = k.Delete(ctx, goes) })
 	if err == nil && len(results) != len(goes) {
 		err = fmt.Errorf("%d results for %d deletes", len(results), len(goes))
 	}
@@ -338,7 +415,7 @@ func (a *Applier) batch(ctx context.Context, k Kind, st *State, batch []*Decisio
 			record(d, ResultFailed, "", err.Error(), "")
 		}
 		_ = noteSkips()
-		return batchFailed
+		return batchFailed, gone
 	}
 	failed := 0
 	for i, d := range goes {
@@ -367,11 +444,11 @@ func (a *Applier) batch(ctx context.Context, k Kind, st *State, batch []*Decisio
 	}
 	switch {
 	case failed == len(goes) && result != batchDone:
-		return batchFailed
+		return batchFailed, gone
 	case failed < len(goes):
-		return batchDone
+		return batchDone, gone
 	}
-	return result
+	return result, gone
 }
 
 func (a *Applier) audit(r audit.Record) error {

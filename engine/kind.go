@@ -46,6 +46,10 @@ type Limits struct {
 	BreakerCandidates int
 	// BatchSize is the most decisions one Delete call takes (at least 1).
 	BatchSize int
+	// Parallel is how many batches are in flight at once (0 or 1: one after
+	// another). Each still marks its deletes pending before its re-read, and
+	// a batch waiting (After) for another starts only when that one is done.
+	Parallel int
 	// Section is the config section the limits come from, for messages
 	// ("disks", "ecr"); Noun names the resources ("disks", "images").
 	Section string

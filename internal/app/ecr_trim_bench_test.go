@@ -159,7 +159,7 @@ ecr:
 			repos, perRepo, keep, deletions, batches, rate, latency)
 		b.Logf("wall %s = %.2f× the rates' floor %.1fs, %.2f× the sequential calls' latency %.1fs; CPU %s (%.0f%% of wall, fakes included)",
 			wall.Round(time.Millisecond), wall.Seconds()/rateFloor, rateFloor, wall.Seconds()/seqFloor, seqFloor, cpu.Round(time.Millisecond), 100*cpu.Seconds()/wall.Seconds())
-		b.Logf("calls: %s (the listing's minimum %d)", strings.Join(byOp, ", "), listCalls)
+		b.Logf("calls: %s (the listing's minimum %d); %d answered ThrottlingException", strings.Join(byOp, ", "), listCalls, srv.Throttled())
 		b.Logf("state: %d whole saves %s, %d journal entries %s (%.2f ms each)", store.saves, store.saveTime.Round(time.Millisecond),
 			store.notes, store.noteTime.Round(time.Millisecond), store.noteTime.Seconds()*1000/float64(max(1, store.notes)))
 	}

@@ -15,7 +15,7 @@ func FromConfig(cfg *config.Config, api API) *Kind {
 		return nil
 	}
 	p := &Policy{MinAge: e.MinAge.Std(), Grace: e.Grace.Std(), MaxDeletes: e.MaxDeletesPerRun,
-		MaxDeletePercent: e.MaxDeletePercent.Fraction(), BreakerCandidates: e.BreakerCandidates, HeadroomWarning: e.HeadroomWarning.Fraction(), ProtectTag: e.ProtectTag}
+		MaxDeletePercent: e.MaxDeletePercent.Fraction(), BreakerCandidates: e.BreakerCandidates, HeadroomWarning: e.HeadroomWarning.Fraction(), ProtectTag: e.ProtectTag, Parallel: e.Concurrency}
 	for _, r := range e.Repositories {
 		rule := RepoRule{Name: r.Match, Limit: r.Limit, KeepNewest: r.KeepNewest,
 			HighWater:        int(math.Floor(r.HighWater.Fraction() * float64(r.Limit))),

@@ -36,6 +36,9 @@ type Policy struct {
 	// ProtectTag is the repository resource tag whose value "true" keeps the
 	// repository untrimmed (read by the provider); reports name it.
 	ProtectTag string
+	// Parallel is how many repositories' batches are deleted at once (the
+	// provider's rate limit still paces every call).
+	Parallel int
 }
 
 // RepoRule is how far matching repositories are trimmed and what they keep.
@@ -132,7 +135,7 @@ func (k *Kind) Limits() engine.Limits {
 	// The minimum age is a keep class of its own (too-young), decided with the
 	// other keep reasons, so the engine's is not set.
 	return engine.Limits{Grace: p.Grace, MaxDeletes: p.MaxDeletes, MaxDeletePercent: p.MaxDeletePercent,
-		BreakerCandidates: p.BreakerCandidates, BatchSize: MaxBatch, Section: "ecr", Noun: "images", Guarded: "image it could pull",
+		BreakerCandidates: p.BreakerCandidates, BatchSize: MaxBatch, Parallel: p.Parallel, Section: "ecr", Noun: "images", Guarded: "image it could pull",
 		OptOut: optOut(p.ProtectTag)}
 }
 
