@@ -66,7 +66,7 @@ func TestApplyDeletesEligibleAfterGraceOnly(t *testing.T) {
 			t.Fatalf("%s was deleted", k)
 		}
 	}
-	if got := decision(t, rep, onlyB).Reason; !strings.Contains(got, "in cluster prod-b") {
+	if got := decision(t, rep, onlyB).Why(); !strings.Contains(got, "in cluster prod-b") {
 		t.Fatalf("reason for a disk only prod-b references: %q", got)
 	}
 	if n := w.gce.Calls(gcefake.MethodDisksDelete); n != 1 {
@@ -104,7 +104,7 @@ func TestUnreachableClusterDeletesNothing(t *testing.T) {
 		t.Fatal("deleted while a cluster was unreachable")
 	}
 	d := decision(t, rep, orphan)
-	if d.Action != engine.Mark || !strings.Contains(d.Reason, "cluster prod-b could not be read completely") {
+	if d.Action != engine.Mark || !strings.Contains(d.Why(), "cluster prod-b could not be read completely") {
 		t.Fatalf("decision: %+v", d)
 	}
 	out := text(rep)

@@ -265,7 +265,7 @@ func TestUnreachableClusterHoldsItsJobsAndInterfaces(t *testing.T) {
 	want(t, rep, eniID(eA), engine.Delete, netiface.ClassLeaked)
 	for _, e := range []string{eAB, eB} {
 		d := want(t, rep, eniID(e), engine.Mark, netiface.ClassLeaked)
-		if !d.Held || !strings.Contains(d.Reason, "prod-b") {
+		if !d.Held || !strings.Contains(d.Why(), "prod-b") {
 			t.Fatalf("%s not held for prod-b: %+v", e, d)
 		}
 	}

@@ -325,7 +325,7 @@ func want(t *testing.T, rep *report.Report, id string, action engine.Action, cla
 	t.Helper()
 	d := decision(t, rep, id)
 	if d.Action != action || (class != "" && d.Class != class) {
-		t.Fatalf("%s: %s/%s (%s), want %s/%s\n%s", id, d.Action, d.Class, d.Reason, action, class, text(rep))
+		t.Fatalf("%s: %s/%s (%s), want %s/%s\n%s", id, d.Action, d.Class, d.Why(), action, class, text(rep))
 	}
 	return d
 }

@@ -60,7 +60,7 @@ func TestUnconfiguredClusterHoldsWhatTheCloudSaysItUses(t *testing.T) {
 	rep := w.run(true)
 	for _, e := range []string{tagged, byB} {
 		d := want(t, rep, eniID(e), engine.Mark, netiface.ClassLeaked)
-		if !d.Held || !strings.Contains(d.Reason, "cluster prod-b") {
+		if !d.Held || !strings.Contains(d.Why(), "cluster prod-b") {
 			t.Fatalf("%s not held for prod-b: %+v", e, d)
 		}
 	}
@@ -106,7 +106,7 @@ func TestDiskOfAnUnconfiguredClusterIsHeld(t *testing.T) {
 	w.seen(w.now.Add(-7*time.Hour), plain, labelled)
 	rep := w.run(true)
 	d := decision(t, rep, labelled)
-	if d.Action != engine.Mark || !d.Held || !strings.Contains(d.Reason, "cluster prod-c was not read") {
+	if d.Action != engine.Mark || !d.Held || !strings.Contains(d.Why(), "cluster prod-c was not read") {
 		t.Fatalf("labelled disk: %+v", d)
 	}
 	if !w.gce.HasDisk(labelled) || w.gce.HasDisk(plain) {
@@ -184,12 +184,12 @@ func TestDiscoveredClustersReadWithInProcessTokens(t *testing.T) {
 	if verified.Load() == 0 {
 		t.Fatal("disc-eks was never asked with an EKS token")
 	}
-	if d := want(t, rep, eniID(used), engine.Keep, netiface.ClassPodIP); !strings.Contains(d.Reason, "disc-eks") {
+	if d := want(t, rep, eniID(used), engine.Keep, netiface.ClassPodIP); !strings.Contains(d.Why(), "disc-eks") {
 		t.Fatalf("used interface: %+v", d)
 	}
 	want(t, rep, eniID(free), engine.Delete, netiface.ClassLeaked)
 	for id, who := range map[string]string{inB: "gone-eks", inA: "sandbox-eks"} {
-		if d := want(t, rep, eniID(id), engine.Mark, netiface.ClassLeaked); !d.Held || !strings.Contains(d.Reason, who) {
+		if d := want(t, rep, eniID(id), engine.Mark, netiface.ClassLeaked); !d.Held || !strings.Contains(d.Why(), who) {
 			t.Fatalf("%s not held for %s: %+v", id, who, d)
 		}
 	}
@@ -227,7 +227,7 @@ func TestForbiddenDiscoveryHolds(t *testing.T) {
 	leak := w.cniInterface(w.subA)
 	writeSeen(t, w.statePath(), w.now.Add(-7*time.Hour), func(string) string { return "" }, eniID(leak))
 	rep := w.run(true)
-	if d := want(t, rep, eniID(leak), engine.Mark, netiface.ClassLeaked); !d.Held || !strings.Contains(d.Reason, "discovery eks") {
+	if d := want(t, rep, eniID(leak), engine.Mark, netiface.ClassLeaked); !d.Held || !strings.Contains(d.Why(), "discovery eks") {
 		t.Fatalf("not held by the failed discovery: %+v", d)
 	}
 	if !w.ec2.Has(leak) {
@@ -282,10 +282,10 @@ func TestDiscoveredGKEClustersReadWithInProcessTokens(t *testing.T) {
 	if verified.Load() == 0 {
 		t.Fatal("disc-gke was never asked with a Google token")
 	}
-	if d := decision(t, rep, used); d.Action != engine.Keep || !strings.Contains(d.Reason, "disc-gke") {
+	if d := decision(t, rep, used); d.Action != engine.Keep || !strings.Contains(d.Why(), "disc-gke") {
 		t.Fatalf("disk with a PV in disc-gke: %+v", d)
 	}
-	if d := decision(t, rep, far); d.Action != engine.Mark || !d.Held || !strings.Contains(d.Reason, "gone-gke") {
+	if d := decision(t, rep, far); d.Action != engine.Mark || !d.Held || !strings.Contains(d.Why(), "gone-gke") {
 		t.Fatalf("disk in gone-gke's region: %+v", d)
 	}
 	if d := decision(t, rep, free); d.Action != engine.Delete {

@@ -117,7 +117,7 @@ func TestFinishedWorkflowPVCs(t *testing.T) {
 			t.Fatalf("%s was deleted", p.Name)
 		}
 	}
-	if d := decision(t, rep, id(mounted)); d.Action != engine.Keep || !strings.Contains(d.Reason, "mounted by pod") {
+	if d := decision(t, rep, id(mounted)); d.Action != engine.Keep || !strings.Contains(d.Why(), "mounted by pod") {
 		t.Fatalf("mounted: %+v", d)
 	}
 	if w.gce.MutatingCalls() != 0 {
@@ -127,7 +127,7 @@ func TestFinishedWorkflowPVCs(t *testing.T) {
 	// it, and the audit log still has its delete exactly once.
 	w.now = w.now.Add(time.Hour)
 	rep = w.run(true)
-	if d := decision(t, rep, id(failed)); d.Action != engine.Keep || !strings.Contains(d.Reason, "already being deleted") {
+	if d := decision(t, rep, id(failed)); d.Action != engine.Keep || !strings.Contains(d.Why(), "already being deleted") {
 		t.Fatalf("terminating PVC: %+v", d)
 	}
 	deletes := 0

@@ -322,7 +322,7 @@ func (a *Applier) batch(ctx context.Context, k Kind, st *State, batch []*Decisio
 	}
 	var gone []string
 	record := func(d *Decision, result, reason, errText, snapshot string) {
-		r := Result{Kind: d.Kind, ID: d.ID, Reason: orDefault(reason, d.Reason), Result: result, Error: errText, SizeGB: d.Frees.GB, Bytes: d.Frees.Bytes}
+		r := Result{Kind: d.Kind, ID: d.ID, Reason: orDefault(reason, d.Why()), Result: result, Error: errText, SizeGB: d.Frees.GB, Bytes: d.Frees.Bytes}
 		if snapshot != "" {
 			_ = a.audit(audit.Record{Action: "snapshot", Kind: d.Kind, ID: d.ID, Reason: "snapshot before delete", Result: "created", Snapshot: snapshot, SizeGB: d.Frees.GB})
 		}
@@ -359,7 +359,7 @@ func (a *Applier) batch(ctx context.Context, k Kind, st *State, batch []*Decisio
 	// 1. Pending marks first: a run killed after the delete call leaves them,
 	// and the next run confirms (and audits) the delete from its listing.
 	for _, d := range batch {
-		st.Pending[d.ID] = Pending{Kind: d.Kind, Started: a.Now(), Reason: d.Reason, Identity: d.Identity, SizeGB: d.Frees.GB, Bytes: d.Frees.Bytes, Run: a.RunID}
+		st.Pending[d.ID] = Pending{Kind: d.Kind, Started: a.Now(), Reason: d.Why(), Identity: d.Identity, SizeGB: d.Frees.GB, Bytes: d.Frees.Bytes, Run: a.RunID}
 	}
 	if err := a.note(ctx, st); err != nil {
 		for _, d := range batch {

@@ -75,7 +75,17 @@ func Build(snap *inventory.Snapshot, kinds []Kind, prev State, now time.Time, op
 		p.Blocked = append(p.Blocked, props[i].Blocked...)
 	}
 	p.sourceAt = srcs
-	r := rules{p: p, st: &next, now: now, holds: map[*string]string{}, opt: o}
+	// One decision per proposal: sized once, since growing a slice of
+	// 200,000 decisions holds the old and the new array at once.
+	n := 0
+	for i := range props {
+		n += len(props[i].Items)
+		if props[i].Stream != nil {
+			n += props[i].InScope
+		}
+	}
+	p.Decisions = make([]Decision, 0, n)
+	r := rules{p: p, st: &next, now: now, holds: map[*string]string{}, times: map[time.Time]*time.Time{}, notes: map[string]string{}, opt: o}
 	for i, k := range kinds {
 		r.settle(k, &props[i])
 	}
@@ -111,7 +121,31 @@ type rules struct {
 	// holds caches the fail-closed verdict of a Sources list: kinds share
 	// one list between the proposals that rely on the same sources.
 	holds map[*string]string
+	// times shares the clocks' times between decisions: derived clocks
+	// take a few values (the reads' times) across a whole fleet.
+	times map[time.Time]*time.Time
+	notes map[string]string // shared
 	opt   options
+}
+
+// shared returns one copy of each distinct note: the same text made for
+// many decisions is kept once.
+func (r *rules) shared(s string) string {
+	if c, ok := r.notes[s]; ok {
+		return c
+	}
+	r.notes[s] = s
+	return s
+}
+
+// at returns a shared pointer to t (never written through).
+func (r *rules) at(t time.Time) *time.Time {
+	if p, ok := r.times[t]; ok {
+		return p
+	}
+	p := &t
+	r.times[t] = p
+	return p
 }
 
 // Option changes how Build decides.
@@ -181,10 +215,10 @@ func (r *rules) decide(k Kind, pr *Proposals) {
 		if why := r.failClosed(it); why != "" {
 			r.p.Incomplete = true
 			d.Action, d.Held = Mark, true
-			d.Reason = join(d.Reason, "held: "+why)
+			d.note(r.shared("held: " + why))
 			if terminal {
 				if t, ok := r.st.seen(k.Name(), it.Witnesses, latest(it.CandidateFrom, it.Created)); ok {
-					d.OrphanSince = &t
+					d.OrphanSince = r.at(t)
 				}
 			} else {
 				d.OrphanSince = r.st.since(d.ID, it.Identity)
@@ -203,7 +237,7 @@ func (r *rules) decide(k Kind, pr *Proposals) {
 		} else {
 			since = r.st.observe(d.ID, it.Identity, r.now)
 		}
-		d.OrphanSince = &since
+		d.OrphanSince = r.at(since)
 		if it.ReportOnly {
 			d.Action = Report
 			r.p.Decisions = append(r.p.Decisions, d)
@@ -214,18 +248,18 @@ func (r *rules) decide(k Kind, pr *Proposals) {
 		if !it.Created.IsZero() {
 			after = latest(after, it.Created.Add(lim.MinAge))
 		}
-		d.DeletableAfter = &after
+		d.DeletableAfter = r.at(after)
 		d.Action = Mark
 		switch {
 		case it.Wait != "":
-			d.Reason = join(d.Reason, it.Wait)
+			d.note(it.Wait)
 		case !it.Created.IsZero() && r.now.Sub(it.Created) < lim.MinAge:
-			d.Reason = join(d.Reason, fmt.Sprintf("younger than min age %s (created %s)", lim.MinAge, fmtTime(it.Created)))
+			d.note(fmt.Sprintf("younger than min age %s (created %s)", lim.MinAge, fmtTime(it.Created)))
 		case r.now.Before(graceEnds):
-			d.Reason = join(d.Reason, fmt.Sprintf("orphan since %s, deletable after %s (grace %s)", fmtTime(since), fmtTime(after), lim.Grace))
+			d.note(r.shared(fmt.Sprintf("orphan since %s, deletable after %s (grace %s)", fmtTime(since), fmtTime(after), lim.Grace)))
 		default:
 			d.Action = Delete
-			d.Reason = join(d.Reason, fmt.Sprintf("orphan since %s (grace %s elapsed)", fmtTime(since), lim.Grace))
+			d.note(r.shared(fmt.Sprintf("orphan since %s (grace %s elapsed)", fmtTime(since), lim.Grace)))
 			due = append(due, len(r.p.Decisions))
 		}
 		if len(d.After) > 0 {
@@ -235,12 +269,12 @@ func (r *rules) decide(k Kind, pr *Proposals) {
 	})
 	due = r.dependencies(due, func(d *Decision) {
 		d.Action = Mark
-		d.Reason = join(d.Reason, "waits for "+afterWhy[d.ID])
+		d.note(r.shared("waits for " + afterWhy[d.ID]))
 	})
 	due = r.notice(due, lim)
 	due = r.breaker(due, lim)
 	due = r.caps(due, lim, pr.InScope)
-	r.dependencies(due, func(d *Decision) { hold(d, afterWhy[d.ID]+" is held; next run") })
+	r.dependencies(due, func(d *Decision) { r.hold(d, afterWhy[d.ID]+" is held; next run") })
 	for id := range r.st.Resources {
 		if !kept[id] && k.Owns(id) && presenceOf(pr.Presence, id) != Unknown {
 			delete(r.st.Resources, id)
@@ -365,9 +399,9 @@ func (r *rules) notice(due []int, lim Limits) []int {
 		}
 		switch {
 		case e.Announced.IsZero():
-			hold(d, "not yet announced in a delivered report (notify.requireNotice); the next delivered report starts the notice")
+			r.hold(d, "not yet announced in a delivered report (notify.requireNotice); the next delivered report starts the notice")
 		case r.now.Before(e.Announced.Add(lim.Grace)):
-			hold(d, fmt.Sprintf("announced %s, deletable after %s (notify.requireNotice: grace %s after the first delivered report)",
+			r.hold(d, fmt.Sprintf("announced %s, deletable after %s (notify.requireNotice: grace %s after the first delivered report)",
 				fmtTime(e.Announced), fmtTime(e.Announced.Add(lim.Grace)), lim.Grace))
 		default:
 			out = append(out, i)
@@ -388,7 +422,7 @@ func (r *rules) breaker(due []int, lim Limits) []int {
 	r.p.Blocked = append(r.p.Blocked, fmt.Sprintf("breaker: %d %s are due for deletion, more than %s.breakerCandidates %d; none is deleted this run — check that every cluster and source is in the config before raising it",
 		len(due), lim.Noun, lim.Section, lim.BreakerCandidates))
 	for _, i := range due {
-		hold(&r.p.Decisions[i], fmt.Sprintf("breaker tripped (%d due > %d)", len(due), lim.BreakerCandidates))
+		r.hold(&r.p.Decisions[i], fmt.Sprintf("breaker tripped (%d due > %d)", len(due), lim.BreakerCandidates))
 	}
 	return nil
 }
@@ -406,10 +440,10 @@ func (r *rules) caps(due []int, lim Limits, inScope int) []int {
 		d := &r.p.Decisions[i]
 		switch {
 		case n >= maxCount:
-			hold(d, fmt.Sprintf("per-run cap of %d %s reached (%s.maxDeletesPerRun %d, maxDeletePercent %.0f%% of %d); next run",
+			r.hold(d, fmt.Sprintf("per-run cap of %d %s reached (%s.maxDeletesPerRun %d, maxDeletePercent %.0f%% of %d); next run",
 				maxCount, lim.Noun, lim.Section, lim.MaxDeletes, lim.MaxDeletePercent*100, inScope))
 		case lim.MaxFreesGB > 0 && gb+float64(d.Frees.GB) > lim.MaxFreesGB:
-			hold(d, fmt.Sprintf("per-run size cap of %.0f GB reached; next run", lim.MaxFreesGB))
+			r.hold(d, fmt.Sprintf("per-run size cap of %.0f GB reached; next run", lim.MaxFreesGB))
 		default:
 			n++
 			gb += float64(d.Frees.GB)
@@ -429,12 +463,12 @@ func perRunMax(maxDeletes int, share float64, inventory int) int {
 	return min(maxDeletes, max(int(math.Floor(share*float64(inventory))), 1))
 }
 
-func hold(d *Decision, why string) {
+func (r *rules) hold(d *Decision, why string) {
 	if d.Action != Delete {
 		return
 	}
 	d.Action, d.Held = Mark, true
-	d.Reason = join(d.Reason, "due for deletion but held: "+why)
+	d.note(r.shared("due for deletion but held: " + why))
 }
 
 func join(reason, more string) string {

@@ -85,8 +85,8 @@ func TestCapsAndBreaker(t *testing.T) {
 		if n := p.Count(fakeName, engine.Delete); n != 0 || !p.BreakerTripped {
 			t.Fatalf("breaker: %d deletes, tripped %v", n, p.BreakerTripped)
 		}
-		if !strings.Contains(enginetest.DecisionFor(t, p, "a").Reason, "breaker tripped (10 due > 9)") {
-			t.Fatal(enginetest.DecisionFor(t, p, "a").Reason)
+		if !strings.Contains(enginetest.DecisionFor(t, p, "a").Why(), "breaker tripped (10 due > 9)") {
+			t.Fatal(enginetest.DecisionFor(t, p, "a").Why())
 		}
 	})
 }
@@ -98,7 +98,7 @@ func TestBuildIsPure(t *testing.T) {
 	k := &fakeKind{lim: testLimits(), items: []engine.Proposal{d}}
 	p1 := build(k, st, t0, complete("a"))
 	p2 := build(k, st, t0, complete("a"))
-	if len(st.Resources) != before || len(p1.Decisions) != len(p2.Decisions) || p1.Decisions[0].Reason != p2.Decisions[0].Reason {
+	if len(st.Resources) != before || len(p1.Decisions) != len(p2.Decisions) || p1.Decisions[0].Why() != p2.Decisions[0].Why() {
 		t.Fatal("Build changed its input or is not deterministic")
 	}
 }
@@ -129,8 +129,8 @@ func TestRequireNotice(t *testing.T) {
 			}
 			p := engine.Build(snap(complete("a")), []engine.Kind{k}, st, t0, engine.RequireNotice())
 			d := enginetest.DecisionFor(t, p, "d")
-			if d.Action != c.want || !strings.Contains(d.Reason, c.reason) {
-				t.Fatalf("%s %q, want %s with %q", d.Action, d.Reason, c.want, c.reason)
+			if d.Action != c.want || !strings.Contains(d.Why(), c.reason) {
+				t.Fatalf("%s %q, want %s with %q", d.Action, d.Why(), c.want, c.reason)
 			}
 			// Without the option the same plan deletes what is past grace.
 			if c.identity == "v1" && enginetest.DecisionFor(t, engine.Build(snap(complete("a")), []engine.Kind{k}, st, t0), "d").Action != engine.Delete {

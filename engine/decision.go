@@ -49,7 +49,13 @@ type Decision struct {
 	ID     string
 	Name   string
 	Action Action
+	// Reason is why, in the kind's words; the engine's rules add notes to
+	// it (the clock, a hold). Why is the whole explanation.
 	Reason string
+	// notes are what the rules added. Most are shared between decisions
+	// (one hold text per cap, one clock text per read time): a fleet's
+	// 200,000 decisions do not each carry a joined copy.
+	notes [2]string
 	// Held is set when a deletion was due but held back this run (caps, breaker,
 	// incomplete evidence); Reason then says why.
 	Held bool
@@ -70,6 +76,31 @@ type Decision struct {
 	terminal bool
 }
 
+// Why is the decision's whole explanation: the kind's reason, then what
+// the engine's rules added, joined by " — ".
+func (d Decision) Why() string {
+	out := d.Reason
+	for _, n := range d.notes {
+		if n != "" {
+			out = join(out, n)
+		}
+	}
+	return out
+}
+
+// note adds what a rule says to the explanation.
+func (d *Decision) note(s string) {
+	switch {
+	case s == "":
+	case d.notes[0] == "":
+		d.notes[0] = s
+	case d.notes[1] == "":
+		d.notes[1] = s
+	default:
+		d.notes[1] = join(d.notes[1], s)
+	}
+}
+
 // envelope is the JSON shape of a decision's own fields (schema v1).
 type envelope struct {
 	Kind           string     `json:"kind"`
@@ -88,7 +119,7 @@ type envelope struct {
 // MarshalJSON writes the envelope and the kind's detail as one object.
 func (d Decision) MarshalJSON() ([]byte, error) {
 	b, err := json.Marshal(envelope{Kind: d.Kind, ID: d.ID, Name: d.Name, SizeGB: d.Frees.GB, Bytes: d.Frees.Bytes,
-		Action: d.Action, Reason: d.Reason, Held: d.Held, Class: d.Class, OrphanSince: d.OrphanSince, DeletableAfter: d.DeletableAfter})
+		Action: d.Action, Reason: d.Why(), Held: d.Held, Class: d.Class, OrphanSince: d.OrphanSince, DeletableAfter: d.DeletableAfter})
 	if err != nil || d.Detail == nil {
 		return b, err
 	}

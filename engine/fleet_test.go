@@ -44,8 +44,8 @@ func TestUnreadClusterHoldsWhatItCouldUse(t *testing.T) {
 			if got.Action == engine.Delete || !got.Held {
 				t.Fatalf("deletion not held: %+v", got)
 			}
-			if !strings.Contains(got.Reason, c.want) || !strings.Contains(got.Reason, "fleet.outOfScope") {
-				t.Errorf("reason %q does not say %q and how to resolve it", got.Reason, c.want)
+			if !strings.Contains(got.Why(), c.want) || !strings.Contains(got.Why(), "fleet.outOfScope") {
+				t.Errorf("reason %q does not say %q and how to resolve it", got.Why(), c.want)
 			}
 			if !p.Incomplete {
 				t.Error("a held deletion does not make the run incomplete")
@@ -105,7 +105,7 @@ func TestFailedDiscoveryHolds(t *testing.T) {
 	d.Sources = append([]string{engine.ClusterKey("a")}, engine.FleetGuards(f, nil, inventory.EKS+" 111122223333/us-east-1")...)
 	k := &fakeKind{lim: testLimits(), items: []engine.Proposal{d}}
 	p := engine.Build(fleetSnap(f), []engine.Kind{k}, seenSince(t0.Add(-48*time.Hour), orphan("d")), t0)
-	if got := enginetest.DecisionFor(t, p, "d"); got.Action == engine.Delete || !strings.Contains(got.Reason, "discovery eks 111122223333/us-east-1") {
+	if got := enginetest.DecisionFor(t, p, "d"); got.Action == engine.Delete || !strings.Contains(got.Why(), "discovery eks 111122223333/us-east-1") {
 		t.Fatalf("failed discovery did not hold: %+v", got)
 	}
 	if len(p.Blocked) == 0 {

@@ -45,7 +45,7 @@ func TestTerminalCandidatesNeedNoClockOfTheirOwn(t *testing.T) {
 	}
 	p2 := plan(k, p1.State, t0.Add(time.Hour))
 	if d := enginetest.DecisionFor(t, p2, "old"); d.Action != engine.Mark {
-		t.Fatalf("within grace: %s (%s)", d.Action, d.Reason)
+		t.Fatalf("within grace: %s (%s)", d.Action, d.Why())
 	}
 	p3 := plan(k, p2.State, t0.Add(6*time.Hour))
 	if d := enginetest.DecisionFor(t, p3, "old"); d.Action != engine.Delete || !d.OrphanSince.Equal(t0) {
@@ -85,7 +85,7 @@ func TestTerminalCoverageAcrossIncompleteReadsAndPolicyChanges(t *testing.T) {
 	}
 	k.listings["cluster:a"] = engine.Read{Complete: true, Version: "1002"}
 	if d := enginetest.DecisionFor(t, plan(k, p.State, t0.Add(7*time.Hour)), "j"); d.Action != engine.Delete {
-		t.Fatalf("%s (%s)", d.Action, d.Reason)
+		t.Fatalf("%s (%s)", d.Action, d.Why())
 	}
 	// The policy changed: the key is another one.
 	k.listings = map[string]engine.Read{"cluster:a policy:2": {Complete: true, Version: "1003"}}
@@ -120,7 +120,7 @@ func TestTerminalCandidateKeepsAnExistingClock(t *testing.T) {
 	st.Seen(fakeID("j"), "v1", t0.Add(-7*time.Hour))
 	p := plan(k, st, t0)
 	if d := enginetest.DecisionFor(t, p, "j"); d.Action != engine.Delete {
-		t.Fatalf("%s (%s)", d.Action, d.Reason)
+		t.Fatalf("%s (%s)", d.Action, d.Why())
 	}
 	if _, ok := p.State.Resources[fakeID("j")]; !ok {
 		t.Fatal("the existing clock was dropped")
@@ -140,11 +140,11 @@ func TestTerminalCandidateNotice(t *testing.T) {
 	st = p1.State
 	p2 := plan(k, st, t0.Add(7*time.Hour), engine.RequireNotice())
 	if d := enginetest.DecisionFor(t, p2, "j"); d.Action == engine.Delete {
-		t.Fatalf("deleted without notice: %s", d.Reason)
+		t.Fatalf("deleted without notice: %s", d.Why())
 	}
 	st.Announce(p1, t0.Add(time.Minute))
 	if d := enginetest.DecisionFor(t, plan(k, st, t0.Add(7*time.Hour), engine.RequireNotice()), "j"); d.Action != engine.Delete {
-		t.Fatalf("announced 7h ago: %s (%s)", d.Action, d.Reason)
+		t.Fatalf("announced 7h ago: %s (%s)", d.Action, d.Why())
 	}
 }
 
@@ -165,10 +165,10 @@ func TestTerminalCandidateChangedSinceARead(t *testing.T) {
 	}
 	p = plan(k, p.State, t0.Add(6*time.Hour))
 	if d := enginetest.DecisionFor(t, p, "j"); d.Action != engine.Mark {
-		t.Fatalf("deleted 5h after it became a candidate (grace 6h): %s", d.Reason)
+		t.Fatalf("deleted 5h after it became a candidate (grace 6h): %s", d.Why())
 	}
 	if d := enginetest.DecisionFor(t, plan(k, p.State, t0.Add(7*time.Hour)), "j"); d.Action != engine.Delete {
-		t.Fatalf("after its grace: %s (%s)", d.Action, d.Reason)
+		t.Fatalf("after its grace: %s (%s)", d.Action, d.Why())
 	}
 }
 

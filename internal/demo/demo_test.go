@@ -56,7 +56,7 @@ func TestDemoTellsTheStory(t *testing.T) {
 	reasons := map[string][]string{}
 	for _, d := range p.Decisions {
 		if d.Kind == gcedisk.Name {
-			reasons[string(d.Action)] = append(reasons[string(d.Action)], d.Reason)
+			reasons[string(d.Action)] = append(reasons[string(d.Action)], d.Why())
 		}
 	}
 	if n := len(reasons["delete"]); n != 8 {
@@ -114,8 +114,8 @@ func TestDemoTrimsECRSafely(t *testing.T) {
 	want := func(digest string, action engine.Action, class, reason string) {
 		t.Helper()
 		d, ok := byDigest[digest]
-		if !ok || d.Action != action || d.Class != class || !strings.Contains(d.Reason, reason) {
-			t.Errorf("%s: %s %s %q; want %s %s containing %q", digest[:19], d.Action, d.Class, d.Reason, action, class, reason)
+		if !ok || d.Action != action || d.Class != class || !strings.Contains(d.Why(), reason) {
+			t.Errorf("%s: %s %s %q; want %s %s containing %q", digest[:19], d.Action, d.Class, d.Why(), action, class, reason)
 		}
 	}
 	want(im.ByDigest, engine.Keep, ecrimage.ClassInUse, "prod-a/shop/Pod/payments-0")
@@ -183,12 +183,12 @@ func TestDemoTellsTheEKSStory(t *testing.T) {
 		}
 	}
 	if d := byID[netiface.ID(EC2Account, EC2Region, eks.Leaked)]; d.Action != engine.Delete {
-		t.Errorf("leaked interface: %s %q", d.Action, d.Reason)
+		t.Errorf("leaked interface: %s %q", d.Action, d.Why())
 	}
 	// The ML cluster the config misses shares subnet 3 (its subnet tag): the
 	// leftover there is held and the fleet section names the cluster.
-	if d := byID[netiface.ID(EC2Account, EC2Region, eks.HeldByUnlisted)]; d.Action != engine.Mark || !d.Held || !strings.Contains(d.Reason, "cluster "+UnlistedCluster) {
-		t.Errorf("interface in the unlisted cluster's subnet: %s %q", d.Action, d.Reason)
+	if d := byID[netiface.ID(EC2Account, EC2Region, eks.HeldByUnlisted)]; d.Action != engine.Mark || !d.Held || !strings.Contains(d.Why(), "cluster "+UnlistedCluster) {
+		t.Errorf("interface in the unlisted cluster's subnet: %s %q", d.Action, d.Why())
 	}
 	rows, _ := p.Section("fleet").([]engine.FleetRow)
 	unlisted, joined := false, 0
@@ -205,7 +205,7 @@ func TestDemoTellsTheEKSStory(t *testing.T) {
 		t.Errorf("the fleet section does not name %s: %+v", UnlistedCluster, rows)
 	}
 	if d := byID[netiface.ID(EC2Account, EC2Region, eks.RequesterManaged)]; d.Action != engine.Keep || d.Class != netiface.ClassRequesterManaged {
-		t.Errorf("requester-managed interface: %s %s %q", d.Action, d.Class, d.Reason)
+		t.Errorf("requester-managed interface: %s %s %q", d.Action, d.Class, d.Why())
 	}
 	if classes["delete/"+k8sjob.ClassPast] < 8000 || classes["keep/"+finished.ClassRetained] == 0 || classes["keep/"+k8sjob.ClassHistory] != 4 {
 		t.Errorf("Job decisions by class: %v", classes)

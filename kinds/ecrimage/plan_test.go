@@ -111,7 +111,7 @@ func dump(p *engine.Plan) string {
 	var b strings.Builder
 	for i := range p.Decisions {
 		d := &p.Decisions[i]
-		fmt.Fprintf(&b, "  %s %s %s %s\n", d.Action, ecrimage.ShortDigest(ecrimage.DetailOf(d).Digest), d.Class, d.Reason)
+		fmt.Fprintf(&b, "  %s %s %s %s\n", d.Action, ecrimage.ShortDigest(ecrimage.DetailOf(d).Digest), d.Class, d.Why())
 	}
 	for _, r := range ecrimage.RepositoriesOf(p) {
 		fmt.Fprintf(&b, "  repo %s %d/%d delete %d mark %d kept %v blocked %q\n", r.Name, r.Images, r.Limit, r.Delete, r.Mark, r.Kept, r.Blocked)
@@ -231,7 +231,7 @@ func TestImageTrimTable(t *testing.T) {
 					continue
 				}
 				if d.Class != c {
-					t.Errorf("%s: class %q (%s %s), want %q", ecrimage.ShortDigest(dg), d.Class, d.Action, d.Reason, c)
+					t.Errorf("%s: class %q (%s %s), want %q", ecrimage.ShortDigest(dg), d.Class, d.Action, d.Why(), c)
 				}
 			}
 			for c, par := range tc.want.parents {
@@ -245,7 +245,7 @@ func TestImageTrimTable(t *testing.T) {
 			}
 			for i := range p.Decisions {
 				d := &p.Decisions[i]
-				if d.Kind == ecrimage.Name && d.Action == engine.Keep && d.Reason == "" {
+				if d.Kind == ecrimage.Name && d.Action == engine.Keep && d.Why() == "" {
 					t.Errorf("%s kept without a reason", ecrimage.ShortDigest(ecrimage.DetailOf(d).Digest))
 				}
 			}

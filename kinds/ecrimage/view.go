@@ -231,7 +231,7 @@ func decisionSection(p *engine.Plan) engine.Section {
 			shown[key]++
 		}
 		b.Rows = append(b.Rows, []string{strings.ToUpper(string(d.Action)), ShortDigest(det.Digest), orDefault(strings.Join(det.Tags, ","), "<untagged>"),
-			engine.HumanBytes(d.Frees.Bytes), d.Reason})
+			engine.HumanBytes(d.Frees.Bytes), d.Why()})
 		b.Classes = append(b.Classes, class)
 	}
 	if len(repos) == 0 {

@@ -144,7 +144,7 @@ func DecisionSection(p *engine.Plan, kind, title string) engine.Section {
 		}
 		shown[d.Action]++
 		det := DetailOf(d)
-		b.Rows = append(b.Rows, []string{strings.ToUpper(string(d.Action)), det.Cluster + "/" + det.Namespace + "/" + d.Name, det.Status, d.Reason})
+		b.Rows = append(b.Rows, []string{strings.ToUpper(string(d.Action)), det.Cluster + "/" + det.Namespace + "/" + d.Name, det.Status, d.Why()})
 		b.Classes = append(b.Classes, class)
 	}
 	if len(b.Rows) == 0 {

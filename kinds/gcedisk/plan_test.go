@@ -121,8 +121,8 @@ func TestPlanDisk(t *testing.T) {
 			}
 			p := build(snap([]inventory.Disk{c.disk}, c.clusters...), pol, c.state, t0)
 			d := enginetest.DecisionFor(t, p, "d")
-			if d.Action != c.want || !strings.Contains(d.Reason, c.reason) {
-				t.Fatalf("got %s %q, want %s containing %q", d.Action, d.Reason, c.want, c.reason)
+			if d.Action != c.want || !strings.Contains(d.Why(), c.reason) {
+				t.Fatalf("got %s %q, want %s containing %q", d.Action, d.Why(), c.want, c.reason)
 			}
 		})
 	}

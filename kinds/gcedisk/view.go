@@ -207,7 +207,7 @@ func DecisionSection(p *engine.Plan) engine.Section {
 		if det.Owner != "" && d.Action != engine.Keep {
 			extra = " [" + det.Owner + "]"
 		}
-		b.Rows = append(b.Rows, []string{strings.ToUpper(string(d.Action)), d.ID, fmt.Sprintf("%d GB %s", d.Frees.GB, det.Type), d.Reason + extra})
+		b.Rows = append(b.Rows, []string{strings.ToUpper(string(d.Action)), d.ID, fmt.Sprintf("%d GB %s", d.Frees.GB, det.Type), d.Why() + extra})
 		class := ""
 		if d.Action == engine.Keep {
 			class = d.Class

@@ -165,10 +165,10 @@ func TestRetention(t *testing.T) {
 					t.Fatalf("run %d: no decision", i+1)
 				}
 				if d.Action != c.want || d.Held {
-					t.Fatalf("run %d: %s %q (held %v), want %s", i+1, d.Action, d.Reason, d.Held, c.want)
+					t.Fatalf("run %d: %s %q (held %v), want %s", i+1, d.Action, d.Why(), d.Held, c.want)
 				}
 				if i == 0 && d.Class != tc.class {
-					t.Fatalf("class %q, want %q (%s)", d.Class, tc.class, d.Reason)
+					t.Fatalf("class %q, want %q (%s)", d.Class, tc.class, d.Why())
 				}
 				if det := finished.DetailOf(d); det.UID != "u1" || det.Cluster != "a" || det.Namespace != "batch" || det.Status != tc.job.Status || det.Retention != tc.job.Retention {
 					t.Fatalf("detail %+v", det)
@@ -303,7 +303,7 @@ func TestRecreatedJobRestartsClock(t *testing.T) {
 	p2 := build(s2, pol, p1.State, at)
 	d := find(p2, id)
 	if d.Action != engine.Mark || d.OrphanSince == nil || !d.OrphanSince.Equal(at) {
-		t.Fatalf("recreated Job on first sight: %s since %v (%s)", d.Action, d.OrphanSince, d.Reason)
+		t.Fatalf("recreated Job on first sight: %s since %v (%s)", d.Action, d.OrphanSince, d.Why())
 	}
 	if e, ok := p2.State.Resources[id]; ok {
 		t.Fatalf("a terminal Job has a clock of its own: %+v", e)
@@ -329,16 +329,16 @@ func TestIncompleteClusterHolds(t *testing.T) {
 		st = p.State
 		for _, cl := range []string{"a", "c"} {
 			d := find(p, k8sjob.ID(cl, "batch", "done"))
-			if d.Action != engine.Mark || !d.Held || !strings.Contains(d.Reason, "held") {
-				t.Fatalf("%s at %s: %s held %v %q", cl, at, d.Action, d.Held, d.Reason)
+			if d.Action != engine.Mark || !d.Held || !strings.Contains(d.Why(), "held") {
+				t.Fatalf("%s at %s: %s held %v %q", cl, at, d.Action, d.Held, d.Why())
 			}
 		}
 	}
 	if d := find(p, k8sjob.ID("b", "batch", "done")); d.Action != engine.Delete {
 		t.Fatalf("complete cluster's Job: %+v", d)
 	}
-	if d := find(p, k8sjob.ID("c", "batch", "done")); !strings.Contains(d.Reason, "not asked") {
-		t.Fatalf("%q", d.Reason)
+	if d := find(p, k8sjob.ID("c", "batch", "done")); !strings.Contains(d.Why(), "not asked") {
+		t.Fatalf("%q", d.Why())
 	}
 	if !p.Incomplete || len(p.Blocked) == 0 {
 		t.Fatalf("incomplete %v, blocked %v", p.Incomplete, p.Blocked)
@@ -390,8 +390,8 @@ func TestFreesIPs(t *testing.T) {
 	}
 	first, second := twice(snap(c), policy())
 	d := find(first, k8sjob.ID("a", "batch", "done"))
-	if d.Frees.IPs != 3 || finished.DetailOf(d).IPs != 3 || !strings.Contains(d.Reason, "3 subnet address") {
-		t.Fatalf("frees %+v, detail %+v, %q", d.Frees, finished.DetailOf(d), d.Reason)
+	if d.Frees.IPs != 3 || finished.DetailOf(d).IPs != 3 || !strings.Contains(d.Why(), "3 subnet address") {
+		t.Fatalf("frees %+v, detail %+v, %q", d.Frees, finished.DetailOf(d), d.Why())
 	}
 	if d := find(first, k8sjob.ID("a", "batch", "other")); d.Frees.IPs != 0 {
 		t.Fatalf("%+v", d.Frees)
@@ -426,7 +426,7 @@ func TestCapsAndBreaker(t *testing.T) {
 	if _, p = twice(snap(cluster("a", jobs...)), pol); p.Count(k8sjob.Name, engine.Delete) != 0 || !p.BreakerTripped {
 		t.Fatalf("breaker: %d deletes", p.Count(k8sjob.Name, engine.Delete))
 	}
-	if d := enginetest.DecisionFor(t, p, "j0"); !d.Held || !strings.Contains(d.Reason, "breaker tripped") || !strings.Contains(strings.Join(p.Blocked, "\n"), "jobs.breakerCandidates") {
+	if d := enginetest.DecisionFor(t, p, "j0"); !d.Held || !strings.Contains(d.Why(), "breaker tripped") || !strings.Contains(strings.Join(p.Blocked, "\n"), "jobs.breakerCandidates") {
 		t.Fatalf("%+v", d)
 	}
 }

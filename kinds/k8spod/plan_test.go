@@ -123,8 +123,8 @@ func TestOwners(t *testing.T) {
 				if d == nil || d.Action != r.want || d.Held {
 					t.Fatalf("run %d: %+v, want %s", i+1, d, r.want)
 				}
-				if i == 0 && (d.Class != tc.class || !strings.Contains(d.Reason, tc.reason)) {
-					t.Fatalf("class %q reason %q, want %q %q", d.Class, d.Reason, tc.class, tc.reason)
+				if i == 0 && (d.Class != tc.class || !strings.Contains(d.Why(), tc.reason)) {
+					t.Fatalf("class %q reason %q, want %q %q", d.Class, d.Why(), tc.class, tc.reason)
 				}
 			}
 		})
@@ -155,8 +155,8 @@ func TestDetail(t *testing.T) {
 	if det.Job != "build-1" || det.CronJob != "build" || det.UID != "uid-of-done" || det.IPs != 2 || d.Frees.IPs != 2 || det.Status != "Succeeded" {
 		t.Fatalf("%+v %+v", det, d.Frees)
 	}
-	if !strings.Contains(d.Reason, "holds 2 subnet address") {
-		t.Fatalf("%q", d.Reason)
+	if !strings.Contains(d.Why(), "holds 2 subnet address") {
+		t.Fatalf("%q", d.Why())
 	}
 }
 
@@ -298,9 +298,9 @@ func TestPodClockFollowsItsJobsVersion(t *testing.T) {
 		t.Fatalf("clocks %v: a finished pod needs none", p.State.Resources)
 	}
 	if d := find(build(c, policy(), p.State, at.Add(grace-time.Minute)), "of-job"); d.Action != engine.Mark {
-		t.Fatalf("before its grace: %s (%s)", d.Action, d.Reason)
+		t.Fatalf("before its grace: %s (%s)", d.Action, d.Why())
 	}
 	if d := find(build(c, policy(), p.State, at.Add(grace)), "of-job"); d.Action != engine.Delete {
-		t.Fatalf("after its grace: %s (%s)", d.Action, d.Reason)
+		t.Fatalf("after its grace: %s (%s)", d.Action, d.Why())
 	}
 }

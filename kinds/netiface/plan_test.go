@@ -134,7 +134,7 @@ func TestEligibility(t *testing.T) {
 					t.Fatalf("run %d: %+v, want %s", i+1, d, r.want)
 				}
 				if d.Class != tc.class || netiface.DetailOf(d).Evidence != tc.evidence {
-					t.Fatalf("class %q evidence %q (%s), want %q %q", d.Class, netiface.DetailOf(d).Evidence, d.Reason, tc.class, tc.evidence)
+					t.Fatalf("class %q evidence %q (%s), want %q %q", d.Class, netiface.DetailOf(d).Evidence, d.Why(), tc.class, tc.evidence)
 				}
 			}
 		})
@@ -181,11 +181,11 @@ func TestHolds(t *testing.T) {
 				st = p.State
 				d = find(p, "eni-1")
 				if tc.held {
-					if d.Action != engine.Mark || !d.Held || !strings.Contains(d.Reason, "held") {
-						t.Fatalf("at %s: %s held %v %q", at, d.Action, d.Held, d.Reason)
+					if d.Action != engine.Mark || !d.Held || !strings.Contains(d.Why(), "held") {
+						t.Fatalf("at %s: %s held %v %q", at, d.Action, d.Held, d.Why())
 					}
 				} else if d.Held {
-					t.Fatalf("held: %q", d.Reason)
+					t.Fatalf("held: %q", d.Why())
 				}
 			}
 			if !tc.held && d.Action != engine.Delete {

@@ -61,7 +61,7 @@ func TestWorkflowPVCs(t *testing.T) {
 	s.Quotas = []inventory.Quota{{Project: "p1", Region: "asia-northeast1", Metric: "SSD_TOTAL_GB", Limit: 1500, Usage: 1455, Known: true}}
 
 	p := build(s, testPolicy(), engine.NewState(), t0)
-	if d := enginetest.DecisionFor(t, p, "wf-1-workdir"); d.Action != engine.Report || !strings.Contains(d.Reason, "deleteWorkflowPVCs is off") {
+	if d := enginetest.DecisionFor(t, p, "wf-1-workdir"); d.Action != engine.Report || !strings.Contains(d.Why(), "deleteWorkflowPVCs is off") {
 		t.Fatalf("default must only report: %+v", d)
 	}
 	if d := enginetest.DecisionFor(t, p, "wf-2-workdir"); d.Action != engine.Keep {
@@ -104,7 +104,7 @@ func TestTerminatingPVC(t *testing.T) {
 	st.Seen(id, "u1", t0.Add(-48*time.Hour))
 	st.Pending[id] = engine.Pending{Kind: Name, Reason: "r", SizeGB: 20}
 	p := build(snap(nil, c), pol, st, t0)
-	if d := enginetest.DecisionFor(t, p, "wf-1-workdir"); d.Action != engine.Keep || !strings.Contains(d.Reason, "already being deleted") {
+	if d := enginetest.DecisionFor(t, p, "wf-1-workdir"); d.Action != engine.Keep || !strings.Contains(d.Why(), "already being deleted") {
 		t.Fatalf("%+v", d)
 	}
 	if len(p.Confirmed) != 1 || len(p.State.Pending) != 0 {

@@ -23,6 +23,6 @@ func TestRecreatedPVCStartsItsOwnClock(t *testing.T) {
 	// The old PVC goes; a new one with the same name appears 7h later (past grace).
 	p = build(snap(nil, pvc("new")), pol, p.State, t0.Add(7*time.Hour))
 	if d := enginetest.DecisionFor(t, p, "wf-1-workdir"); d.Action == engine.Delete {
-		t.Fatalf("recreated PVC deleted on first sight with its predecessor's clock: %s %q", d.Action, d.Reason)
+		t.Fatalf("recreated PVC deleted on first sight with its predecessor's clock: %s %q", d.Action, d.Why())
 	}
 }

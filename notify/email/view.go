@@ -191,7 +191,7 @@ func newSince(p *engine.Plan, prev notify.Previous, opt Options) newView {
 		}
 		now[notify.DecisionKey(d)] = true
 		if prev.IsNew(d) {
-			rows = append(rows, []string{notify.Noun(d.Kind, opt.Nouns), strings.ToUpper(string(d.Action)), d.ID, frees(d.Frees.GB, d.Frees.Bytes), d.Reason})
+			rows = append(rows, []string{notify.Noun(d.Kind, opt.Nouns), strings.ToUpper(string(d.Action)), d.ID, frees(d.Frees.GB, d.Frees.Bytes), d.Why()})
 		}
 	}
 	for k := range prev.Keys {
@@ -234,7 +234,7 @@ func nextRun(rep *report.Report, p *engine.Plan, opt Options) nextView {
 			continue
 		}
 		kinds[d.Kind] = true
-		ds = append(ds, due{at, []string{notify.Noun(d.Kind, opt.Nouns), d.ID, frees(d.Frees.GB, d.Frees.Bytes), stamp(at), d.Reason}})
+		ds = append(ds, due{at, []string{notify.Noun(d.Kind, opt.Nouns), d.ID, frees(d.Frees.GB, d.Frees.Bytes), stamp(at), d.Why()}})
 	}
 	sort.SliceStable(ds, func(i, j int) bool { return ds[i].at.Before(ds[j].at) })
 	rows := make([][]string, len(ds))
@@ -285,7 +285,7 @@ func details(rep *report.Report, p *engine.Plan, opt Options) []Table {
 				if d.DeletableAfter != nil {
 					after = stamp(*d.DeletableAfter)
 				}
-				rows = append(rows, []string{act, d.ID, d.Name, frees(d.Frees.GB, d.Frees.Bytes), after, d.Reason})
+				rows = append(rows, []string{act, d.ID, d.Name, frees(d.Frees.GB, d.Frees.Bytes), after, d.Why()})
 			}
 		}
 		tb := Table{Title: fmt.Sprintf("%s: %d to delete, %d marked", noun, t.Delete, t.Mark),

@@ -209,8 +209,8 @@ func deletions(rep *report.Report, p *engine.Plan, opt Options) []Block {
 				if r.Error != "" {
 					row += ": " + r.Error
 				}
-			} else if d.Reason != "" {
-				row += " — " + d.Reason
+			} else if d.Why() != "" {
+				row += " — " + d.Why()
 			}
 			rows = append(rows, row)
 		}
