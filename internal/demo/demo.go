@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/credentials"
@@ -36,16 +37,39 @@ func Run(ctx context.Context, narration io.Writer, log *zap.Logger) (*report.Rep
 // RunAt is Run with the fleet's clock fixed at now (golden files of the
 // demo's report).
 func RunAt(ctx context.Context, narration io.Writer, log *zap.Logger, now time.Time) (*report.Report, error) {
-	cfg, err := config.Parse(configs.Demo, "configs/demo.yaml")
+	cfg, deps, done, err := Start(ctx, narration, log, now)
 	if err != nil {
 		return nil, err
 	}
+	defer done()
+	return app.Run(ctx, cfg, deps, app.Options{})
+}
+
+// Start starts the simulated fleet (its fakes, with the state of earlier
+// runs in a memory store) and returns the demo's config and the
+// dependencies a run needs; done stops the fakes.
+func Start(ctx context.Context, narration io.Writer, log *zap.Logger, now time.Time) (cfg *config.Config, deps app.Deps, done func(), err error) {
+	var closers []func()
+	done = func() {
+		for i := len(closers) - 1; i >= 0; i-- {
+			closers[i]()
+		}
+	}
+	defer func() {
+		if err != nil {
+			done()
+		}
+	}()
+	cfg, err = config.Parse(configs.Demo, "configs/demo.yaml")
+	if err != nil {
+		return nil, deps, done, err
+	}
 	srv := gcefake.New(gcefake.Options{})
-	defer srv.Close()
+	closers = append(closers, srv.Close)
 	fleet := Seed(srv, now)
 	reg := ecrfake.New(ecrfake.Options{Region: ECRRegion})
 	reg.Start()
-	defer reg.Close()
+	closers = append(closers, reg.Close)
 	imgs := SeedECR(reg, fleet, now)
 	// The real ECR client, over HTTP to the fake, signing with made-up keys.
 	ropts := app.RegistryOptions(cfg)
@@ -56,13 +80,13 @@ func RunAt(ctx context.Context, narration io.Writer, log *zap.Logger, now time.T
 	}
 	images, err := ecr.NewFleet(ctx, ropts)
 	if err != nil {
-		return nil, err
+		return nil, deps, done, err
 	}
 
 	// The EKS part: the real EC2 client over HTTP to the EC2 fake.
 	nets := ec2fake.New(ec2fake.Options{Region: EC2Region, Account: EC2Account})
 	nets.Start()
-	defer nets.Close()
+	closers = append(closers, nets.Close)
 	eks := SeedEKS(nets, fleet, now)
 	nopts := app.NetworkOptions(cfg)
 	for i := range nopts {
@@ -72,20 +96,23 @@ func RunAt(ctx context.Context, narration io.Writer, log *zap.Logger, now time.T
 	}
 	networks, err := ec2.NewFleet(ctx, nopts)
 	if err != nil {
-		return nil, err
+		return nil, deps, done, err
 	}
 
 	disks, err := gce.New(ctx, gce.Options{Endpoint: srv.URL(), WithoutAuthentication: true})
 	if err != nil {
-		return nil, err
+		return nil, deps, done, err
 	}
-	defer disks.Close()
+	closers = append(closers, func() { disks.Close() })
+	var mu sync.Mutex
 	clients := map[string]kubernetes.Interface{}
 	collect := func(ctx context.Context) []inventory.ClusterRefs {
 		out := make([]inventory.ClusterRefs, len(fleet.Clusters))
 		for i, c := range fleet.Clusters {
 			cs, dyn := c.Clientsets()
+			mu.Lock()
 			clients[c.Name] = cs
+			mu.Unlock()
 			out[i] = kube.Collect(ctx, c.Name, cs, dyn, kube.Options{ProtectLabel: cfg.Kubernetes.ProtectLabel, PageSize: 500, Timeout: time.Minute, Images: true,
 				Workloads: true, RetentionAnnotation: app.RetentionAnnotation(cfg), Labels: app.NeedsLabels(cfg), Subnets: subnetsOf(cfg, c.Name)})
 		}
@@ -102,14 +129,19 @@ func RunAt(ctx context.Context, narration io.Writer, log *zap.Logger, now time.T
 		nets.URL(), JobsPerHour, eks.FinishedJobs)
 	disc, stopDisc, err := Discovery(ctx, cfg, log)
 	if err != nil {
-		return nil, err
+		return nil, deps, done, err
 	}
-	defer stopDisc()
-	return app.Run(ctx, cfg, app.Deps{
-		Discovery: disc, Disks: disks, Images: images, Networks: networks, Clusters: collect, Kube: func(cluster string) (kubernetes.Interface, error) { return clients[cluster], nil },
+	closers = append(closers, stopDisc)
+	return cfg, app.Deps{
+		Discovery: disc, Disks: disks, Images: images, Networks: networks, Clusters: collect,
+		Kube: func(cluster string) (kubernetes.Interface, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			return clients[cluster], nil
+		},
 		Store: state.NewMemoryStore(fleet.State), Audit: audit.New(io.Discard), Log: log,
 		Now: func() time.Time { return now },
-	}, app.Options{})
+	}, done, nil
 }
 
 // subnetsOf is a cluster's awsSubnets.
