@@ -11,6 +11,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/metrics"
+	"runtime/pprof"
 	"sort"
 	"strconv"
 	"strings"
@@ -378,7 +379,17 @@ func BenchmarkECRFleet(b *testing.B) {
 		runtime.ReadMemStats(&base)
 		baseLive := liveHeap()
 		rssBase, hwmReset := resetPeakRSS()
-		stopSampling := sampleMemory(base.HeapInuse, baseLive, nil)
+		// ECR_BENCH_HEAPPROFILE: a heap profile at the live peak, at most once a second.
+		var lastProfile time.Time
+		stopSampling := sampleMemory(base.HeapInuse, baseLive, func() {
+			if prof := os.Getenv("ECR_BENCH_HEAPPROFILE"); prof != "" && time.Since(lastProfile) > time.Second {
+				lastProfile = time.Now()
+				if f, err := os.Create(prof); err == nil {
+					_ = pprof.Lookup("heap").WriteTo(f, 0)
+					f.Close()
+				}
+			}
+		})
 		b.StartTimer()
 
 		start, cpu := time.Now(), cpuTime()
