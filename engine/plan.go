@@ -1,8 +1,10 @@
 package engine
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
+	"io"
 	"strings"
 	"time"
 )
@@ -191,4 +193,128 @@ func (p *Plan) MarshalJSON() ([]byte, error) {
 	b.WriteByte(',')
 	b.Write(tail[1:])
 	return b.Bytes(), nil
+}
+
+// WriteJSON writes what MarshalJSON does, indented as json.Encoder with
+// SetIndent(prefix, indent) indents a value at that depth, one decision at
+// a time: a plan of 200,000 decisions is never held encoded whole (the
+// encoder would hold it three times: marshalled, checked and indented).
+func (p *Plan) WriteJSON(w io.Writer, prefix, indent string) error {
+	o := NewJSONObject(w, prefix, indent)
+	o.Field("version", p.Version)
+	o.Field("generatedAt", p.GeneratedAt)
+	o.Field("sources", p.Sources)
+	o.Stream("decisions", func(inner string, write func([]byte) error) error {
+		if p.Decisions == nil {
+			return write([]byte("null"))
+		}
+		if len(p.Decisions) == 0 {
+			return write([]byte("[]"))
+		}
+		if err := write([]byte("[")); err != nil {
+			return err
+		}
+		var buf bytes.Buffer
+		for i := range p.Decisions {
+			b, err := json.Marshal(p.Decisions[i])
+			if err != nil {
+				return err
+			}
+			buf.Reset()
+			buf.WriteString("\n" + inner + indent)
+			if err := json.Indent(&buf, b, inner+indent, indent); err != nil {
+				return err
+			}
+			if i < len(p.Decisions)-1 {
+				buf.WriteByte(',')
+			}
+			if err := write(buf.Bytes()); err != nil {
+				return err
+			}
+		}
+		return write([]byte("\n" + inner + "]"))
+	})
+	for _, s := range p.Sections {
+		if s.Key != "" {
+			o.Field(s.Key, s.Data)
+		}
+	}
+	if len(p.Blocked) > 0 {
+		o.Field("blocked", p.Blocked)
+	}
+	if len(p.Notices) > 0 {
+		o.Field("notices", p.Notices)
+	}
+	o.Field("breakerTripped", p.BreakerTripped)
+	o.Field("incomplete", p.Incomplete)
+	if len(p.Confirmed) > 0 {
+		o.Field("confirmed", p.Confirmed)
+	}
+	return o.Close()
+}
+
+// JSONObject writes one JSON object field by field, indented as
+// json.Encoder with SetIndent(prefix, indent) would indent it at that
+// depth. The first error stops it; Close returns it.
+type JSONObject struct {
+	w              *bufio.Writer
+	prefix, indent string
+	n              int
+	err            error
+}
+
+// NewJSONObject starts an object on w.
+func NewJSONObject(w io.Writer, prefix, indent string) *JSONObject {
+	o := &JSONObject{w: bufio.NewWriterSize(w, 64<<10), prefix: prefix, indent: indent}
+	_, o.err = o.w.WriteString("{")
+	return o
+}
+
+// Field writes a field whose value is v as json.Marshal encodes it.
+func (o *JSONObject) Field(key string, v any) {
+	o.Stream(key, func(inner string, write func([]byte) error) error {
+		b, err := json.Marshal(v)
+		if err != nil {
+			return err
+		}
+		var buf bytes.Buffer
+		if err := json.Indent(&buf, b, inner, o.indent); err != nil {
+			return err
+		}
+		return write(buf.Bytes())
+	})
+}
+
+// Stream writes a field whose value value writes in pieces; inner is the
+// prefix of the value's own lines.
+func (o *JSONObject) Stream(key string, value func(inner string, write func([]byte) error) error) {
+	if o.err != nil {
+		return
+	}
+	sep := ""
+	if o.n > 0 {
+		sep = ","
+	}
+	o.n++
+	k, _ := json.Marshal(key)
+	inner := o.prefix + o.indent
+	if _, o.err = o.w.WriteString(sep + "\n" + inner + string(k) + ": "); o.err != nil {
+		return
+	}
+	o.err = value(inner, func(b []byte) error { _, err := o.w.Write(b); return err })
+}
+
+// Close ends the object and flushes it.
+func (o *JSONObject) Close() error {
+	if o.err != nil {
+		return o.err
+	}
+	end := "}"
+	if o.n > 0 {
+		end = "\n" + o.prefix + "}"
+	}
+	if _, err := o.w.WriteString(end); err != nil {
+		return err
+	}
+	return o.w.Flush()
 }

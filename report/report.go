@@ -4,7 +4,6 @@
 package report
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"sort"
@@ -86,11 +85,40 @@ func New(p *engine.Plan, o *engine.Outcome, apply bool) *Report {
 	return &Report{Version: engine.SchemaVersion, Mode: mode, Plan: p, Outcome: o, ExitCode: ExitCode(p, o)}
 }
 
-// JSON writes the report as indented JSON.
+// JSON writes the report as indented JSON (as json.Encoder with
+// SetIndent("", "  ") would), the plan's decisions one at a time: a
+// fleet's report is never held encoded whole.
 func (r *Report) JSON(w io.Writer) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(r)
+	o := engine.NewJSONObject(w, "", "  ")
+	o.Field("version", r.Version)
+	o.Field("mode", r.Mode)
+	o.Stream("plan", func(inner string, write func([]byte) error) error {
+		if r.Plan == nil {
+			return write([]byte("null"))
+		}
+		return r.Plan.WriteJSON(writeFunc(write), inner, "  ")
+	})
+	if r.Outcome != nil {
+		o.Field("outcome", r.Outcome)
+	}
+	o.Field("exitCode", r.ExitCode)
+	if !r.LastSuccess.IsZero() {
+		o.Field("lastSuccess", r.LastSuccess)
+	}
+	if err := o.Close(); err != nil {
+		return err
+	}
+	_, err := io.WriteString(w, "\n")
+	return err
+}
+
+type writeFunc func([]byte) error
+
+func (f writeFunc) Write(b []byte) (int, error) {
+	if err := f(b); err != nil {
+		return 0, err
+	}
+	return len(b), nil
 }
 
 // TextOptions tune the text report.
