@@ -47,8 +47,9 @@ func RunAt(ctx context.Context, narration io.Writer, log *zap.Logger, now time.T
 
 // Start starts the simulated fleet (its fakes, with the state of earlier
 // runs in a memory store) and returns the demo's config and the
-// dependencies a run needs; done stops the fakes.
-func Start(ctx context.Context, narration io.Writer, log *zap.Logger, now time.Time) (cfg *config.Config, deps app.Deps, done func(), err error) {
+// dependencies a run needs; done stops the fakes. tweak, if any, changes
+// the config before the clients are made from it.
+func Start(ctx context.Context, narration io.Writer, log *zap.Logger, now time.Time, tweak ...func(*config.Config)) (cfg *config.Config, deps app.Deps, done func(), err error) {
 	var closers []func()
 	done = func() {
 		for i := len(closers) - 1; i >= 0; i-- {
@@ -63,6 +64,9 @@ func Start(ctx context.Context, narration io.Writer, log *zap.Logger, now time.T
 	cfg, err = config.Parse(configs.Demo, "configs/demo.yaml")
 	if err != nil {
 		return nil, deps, done, err
+	}
+	for _, f := range tweak {
+		f(cfg)
 	}
 	srv := gcefake.New(gcefake.Options{})
 	closers = append(closers, srv.Close)
