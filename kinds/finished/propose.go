@@ -2,6 +2,7 @@ package finished
 
 import (
 	"strings"
+	"sync"
 
 	"reclaim.dev/reclaim/engine"
 	"reclaim.dev/reclaim/inventory"
@@ -70,7 +71,6 @@ type Lister[T any] struct {
 // proposals all alive at once.
 func Propose[T any](snap *inventory.Snapshot, l Lister[T]) engine.Proposals {
 	out := engine.Proposals{Listings: map[string]engine.Read{}}
-	uids := map[Key]string{}
 	listed := map[string]bool{}
 	clusters := make([]Cluster, 0, len(snap.Clusters))
 	for ci := range snap.Clusters {
@@ -92,12 +92,29 @@ func Propose[T any](snap *inventory.Snapshot, l Lister[T]) engine.Proposals {
 		clusters = append(clusters, cl)
 		items := l.Items(c)
 		for i := range items {
-			ns, name, uid := l.Key(&items[i])
-			uids[Key{c.Name, ns, name}] = uid
 			if l.Eligible(&items[i]) {
 				out.InScope++
 			}
 		}
+	}
+	// The UIDs by name are only asked for the few ids the state names (a
+	// pending delete, a clock kept by an older version): made on the first
+	// ask, since 100,000 objects' map would live through the whole plan.
+	var uidsOnce sync.Once
+	var uids map[Key]string
+	uidOf := func(key Key) (string, bool) {
+		uidsOnce.Do(func() {
+			uids = map[Key]string{}
+			for _, cl := range clusters {
+				items := l.Items(cl.ClusterRefs)
+				for i := range items {
+					ns, name, uid := l.Key(&items[i])
+					uids[Key{cl.Name, ns, name}] = uid
+				}
+			}
+		})
+		uid, ok := uids[key]
+		return uid, ok
 	}
 	out.Stream = func(yield func(*engine.Proposal) bool) {
 		for ci := range clusters {
@@ -116,14 +133,15 @@ func Propose[T any](snap *inventory.Snapshot, l Lister[T]) engine.Proposals {
 	}
 	out.Identity = func(id string) string {
 		key, _ := ParseID(id, l.Resource)
-		return uids[key]
+		uid, _ := uidOf(key)
+		return uid
 	}
 	out.Presence = func(id string) engine.Presence {
 		key, ok := ParseID(id, l.Resource)
 		if !ok || !listed[key.Cluster] {
 			return engine.Unknown
 		}
-		if _, ok := uids[key]; ok {
+		if _, ok := uidOf(key); ok {
 			return engine.Present
 		}
 		return engine.Gone
