@@ -101,7 +101,7 @@ const (
 // report still held. Then the same run again as the pod runs it: the
 // binary in its own process (runAsPod), whose peak RSS is peak-rss-MiB; the
 // target is at most 400 MiB (under the CronJob's 512 MiB limit, with the
-// GOMEMLIMIT=300MiB deploy/ sets), reported as peak-rss/target.
+// GOMEMLIMIT=280MiB deploy/ sets), reported as peak-rss/target.
 // EKS_BENCH_HEAPPROFILE=file writes a heap profile at the live heap's peak.
 //
 // Run it with: go test ./internal/app -run '^$' -bench EKS -benchtime 1x
@@ -339,11 +339,11 @@ pods:
 
 		stateSize := func() int { st, _ := store.Store.Load(context.Background()); return len(st.Resources) }()
 		// Run as deployed: the CronJob and daemon manifests set GOMEMLIMIT
-		// to 300MiB under a 512Mi limit (an explicit GOMEMLIMIT wins).
+		// to 280MiB under a 512Mi limit (an explicit GOMEMLIMIT wins).
 		memLimit := "GOMEMLIMIT " + os.Getenv("GOMEMLIMIT") + " from the environment"
 		if os.Getenv("GOMEMLIMIT") == "" {
-			defer debug.SetMemoryLimit(debug.SetMemoryLimit(300 << 20))
-			memLimit = "GOMEMLIMIT 300MiB, as deploy/ sets it"
+			defer debug.SetMemoryLimit(debug.SetMemoryLimit(280 << 20))
+			memLimit = "GOMEMLIMIT 280MiB, as deploy/ sets it"
 		}
 		// Give the fixtures' garbage back to the OS, so that the peak RSS
 		// below is the run's (and the fakes' live data), not the seeding's.

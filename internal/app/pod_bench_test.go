@@ -21,7 +21,7 @@ import (
 // binary against them, as the deployed CronJob runs it.
 
 // deployMemLimit is the GOMEMLIMIT deploy/ sets (CronJob, daemon, Helm).
-const deployMemLimit = "300MiB"
+const deployMemLimit = "280MiB"
 
 var reclaimBin struct {
 	once sync.Once
