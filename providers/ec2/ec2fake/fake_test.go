@@ -57,9 +57,9 @@ const transportRetry = 1
 
 func sdk(f *ec2fake.Server) *ec2.Client {
 	return ec2.New(ec2.Options{
-		Region:           "us-east-1",
-		BaseEndpoint:     aws.String(f.URL()),
-		Credentials:      credentials.NewStaticCredentialsProvider("AKIDEXAMPLE", "secret", ""),
+		Region:       "us-east-1",
+		BaseEndpoint: aws.String(f.URL()),
+		Credentials:  credentials.NewStaticCredentialsProvider("AKIDEXAMPLE", "secret", ""),
 		// Two attempts: Go's transport can close a connection under a
 		// response being read even without keep-alives (seen on a loaded CI
 		// machine, aws/aws-sdk-go-v2#2737); the SDK retries net.ErrClosed
