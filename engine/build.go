@@ -201,6 +201,9 @@ func (r *rules) decide(k Kind, pr *Proposals) {
 		d := it.Decision
 		d.Kind, d.Identity = k.Name(), it.Identity
 		if !it.Candidate {
+			// Whatever the kind set, a non-candidate is kept: only a
+			// candidate passes fail-closed, grace, caps and breaker.
+			d.Action = Keep
 			delete(r.st.Resources, d.ID)
 			r.p.Decisions = append(r.p.Decisions, d)
 			return

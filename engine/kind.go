@@ -69,7 +69,8 @@ type Limits struct {
 type Proposal struct {
 	Decision
 	// Candidate: nobody uses it, and it may be deleted once the rules allow.
-	// A non-candidate keeps the Action the kind gave it and loses its clock.
+	// A non-candidate is kept (Action keep, whatever the kind set) and
+	// loses its clock.
 	Candidate bool
 	// ReportOnly: a candidate whose clock runs but that is never deleted (no
 	// proof of ownership, a policy switch off): Action report.
