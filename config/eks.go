@@ -81,7 +81,10 @@ type Interfaces struct {
 	// vpc-cni (tag node.k8s.amazonaws.com/instance_id and description
 	// aws-K8S-) and vpc-resource-controller (tag eks:eni:owner, description
 	// aws-k8s-branch-eni).
-	Ownership         []string `json:"ownership"`
+	Ownership []string `json:"ownership"`
+	// ProtectTag is an interface tag; with the value "true" the interface is
+	// never deleted (the opt-out every kind honours).
+	ProtectTag        string   `json:"protectTag"`
 	Grace             Duration `json:"grace"`
 	MaxDeletesPerRun  int      `json:"maxDeletesPerRun"`
 	MaxDeletePercent  Percent  `json:"maxDeletePercent"`
@@ -146,6 +149,7 @@ const (
 	defaultSubnetWarning        = Percent(0.80)
 	defaultSubnetWarnBefore     = Duration(48 * time.Hour)
 	defaultENIGrace             = Duration(6 * time.Hour)
+	defaultENIProtectTag        = "reclaim.dev/protect"
 	defaultENIMaxDeletes        = 100
 	defaultENIMaxPercent        = Percent(0.20)
 	defaultENIBreaker           = 2000
@@ -185,6 +189,7 @@ func (c *Config) eksDefaults() {
 		i := &e.Interfaces
 		def(c, "ec2.interfaces.delete", &i.Delete, true)
 		def(c, "ec2.interfaces.ownership", &i.Ownership, append([]string(nil), defaultENIOwnership...))
+		def(c, "ec2.interfaces.protectTag", &i.ProtectTag, defaultENIProtectTag)
 		def(c, "ec2.interfaces.grace", &i.Grace, defaultENIGrace)
 		def(c, "ec2.interfaces.maxDeletesPerRun", &i.MaxDeletesPerRun, defaultENIMaxDeletes)
 		def(c, "ec2.interfaces.maxDeletePercent", &i.MaxDeletePercent, defaultENIMaxPercent)
@@ -279,6 +284,9 @@ func (e *EC2) validate(ps *problems, path string) {
 	})
 	if i.Delete && len(i.Ownership) == 0 {
 		ps.add(ip+".ownership", "is empty, so no interface could ever be proven reclaim's to delete — remove the key for the defaults, or set delete: false")
+	}
+	if strings.TrimSpace(i.ProtectTag) == "" || len(i.ProtectTag) > 128 || strings.HasPrefix(strings.ToLower(i.ProtectTag), "aws:") {
+		ps.add(ip+".protectTag", "%q is not a usable EC2 tag key — 1 to 128 characters, not starting with aws: (remove the key for reclaim.dev/protect)", i.ProtectTag)
 	}
 	if i.Grace <= 0 {
 		ps.add(ip+".grace", "must be more than 0 — an interface must be seen detached on more than one run before it is deleted")

@@ -81,9 +81,11 @@ func TestRecheck(t *testing.T) {
 	managed.RequesterManaged = true
 	untagged := cni("eni-untagged", "subnet-a", "10.0.1.43")
 	untagged.Tags = nil
+	protected := cni("eni-protected", "subnet-a", "10.0.1.44")
+	protected.Tags["reclaim.dev/protect"] = "True"
 	other := cni("eni-other", "subnet-x", "10.9.0.1")
 	api := &fakeAPI{ifaces: map[string][]inventory.NetInterface{
-		acct + "/" + region: {same, again, managed, untagged},
+		acct + "/" + region: {same, again, managed, untagged, protected},
 		acct + "/eu-west-1": {other},
 	}}
 	k := &netiface.Kind{Policy: policy(), API: api}
@@ -97,6 +99,7 @@ func TestRecheck(t *testing.T) {
 		{region, "eni-again", engine.Skip, "in-use"},
 		{region, "eni-managed", engine.Skip, "managed"},
 		{region, "eni-untagged", engine.Skip, "evidence"},
+		{region, "eni-protected", engine.Skip, "reclaim.dev/protect=true"},
 		{"eu-west-1", "eni-other", engine.Go, ""},
 		// the same id in another region is another interface
 		{"eu-west-1", "eni-same", engine.GoneNow, ""},
@@ -115,7 +118,7 @@ func TestRecheck(t *testing.T) {
 		}
 	}
 	sort.Strings(api.reads)
-	if len(api.reads) != 2 || api.reads[1] != acct+"/us-east-1:eni-same,eni-gone,eni-again,eni-managed,eni-untagged" {
+	if len(api.reads) != 2 || api.reads[1] != acct+"/us-east-1:eni-same,eni-gone,eni-again,eni-managed,eni-untagged,eni-protected" {
 		t.Fatalf("one re-read per account and region: %q", api.reads)
 	}
 

@@ -25,6 +25,7 @@ const BatchSize = 50
 
 // Classes of interface decisions.
 const (
+	ClassProtected        = "protected"
 	ClassRequesterManaged = "requester-managed"
 	ClassOperatorManaged  = "operator-managed"
 	ClassType             = "interface-type"
@@ -51,6 +52,7 @@ var madeBy = map[string]string{EvidenceVPCCNI: "VPC CNI", EvidenceBranch: "VPC r
 type Policy struct {
 	Delete            bool
 	Ownership         []string
+	ProtectTag        string // an interface tagged ProtectTag=true is never deleted
 	Grace             time.Duration
 	MaxDeletes        int
 	MaxDeletePercent  float64
@@ -98,7 +100,7 @@ func FromConfig(cfg *config.Config, api API) *Kind {
 		return nil
 	}
 	i := e.Interfaces
-	return &Kind{API: api, Policy: Policy{Delete: i.Delete, Ownership: i.Ownership, Grace: i.Grace.Std(), MaxDeletes: i.MaxDeletesPerRun,
+	return &Kind{API: api, Policy: Policy{Delete: i.Delete, Ownership: i.Ownership, ProtectTag: i.ProtectTag, Grace: i.Grace.Std(), MaxDeletes: i.MaxDeletesPerRun,
 		MaxDeletePercent: i.MaxDeletePercent.Fraction(), BreakerCandidates: i.BreakerCandidates,
 		HeadroomWarning: e.HeadroomWarning.Fraction(), WarnBefore: e.WarnBefore.Std()}}
 }
@@ -145,7 +147,19 @@ func (k *Kind) Limits() engine.Limits {
 	return engine.Limits{Grace: p.Grace, MaxDeletes: p.MaxDeletes, MaxDeletePercent: p.MaxDeletePercent,
 		BreakerCandidates: p.BreakerCandidates, BatchSize: BatchSize, Section: "ec2.interfaces", Noun: "interfaces",
 		Guarded: "network interface in a subnet it could use",
-		OptOut:  "remove the interface's ownership tags, or set ec2.interfaces.delete: false"}
+		OptOut:  optOut(p.ProtectTag)}
+}
+
+func optOut(tag string) string {
+	if tag == "" {
+		return "set ec2.interfaces.delete: false"
+	}
+	return "tag the interface " + tag + "=true, or set ec2.interfaces.delete: false"
+}
+
+// Protected says whether an interface carries the protect tag.
+func (p *Policy) Protected(n *inventory.NetInterface) bool {
+	return p.ProtectTag != "" && strings.EqualFold(n.Tags[p.ProtectTag], "true")
 }
 
 // NetworkSource is the source key of an account and region's EC2 listing.
@@ -246,6 +260,8 @@ func (k *Kind) propose(l *inventory.NetworkListing, n *inventory.NetInterface, a
 		return p
 	}
 	switch {
+	case k.Policy.Protected(n):
+		return keep(ClassProtected, "tagged "+k.Policy.ProtectTag+"=true")
 	case n.RequesterManaged:
 		return keep(ClassRequesterManaged, fmt.Sprintf("requester-managed (by %s): the service that made it owns it", orDefault(n.RequesterID, "an AWS service")))
 	case n.OperatorManaged:
@@ -319,6 +335,8 @@ func (k *Kind) Recheck(ctx context.Context, batch []*engine.Decision) ([]engine.
 				out[i].Result = engine.GoneNow
 			case n.Status != "available":
 				out[i] = engine.Verdict{Result: engine.Skip, Reason: "skipped: " + n.Status + " since it was planned"}
+			case k.Policy.Protected(n):
+				out[i] = engine.Verdict{Result: engine.Skip, Reason: "skipped: tagged " + k.Policy.ProtectTag + "=true since it was planned"}
 			case n.RequesterManaged || n.OperatorManaged:
 				out[i] = engine.Verdict{Result: engine.Skip, Reason: "skipped: managed by a service"}
 			case k.Policy.Evidence(n) == "":

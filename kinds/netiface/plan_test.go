@@ -13,7 +13,7 @@ import (
 const grace = time.Hour
 
 func policy() netiface.Policy {
-	return netiface.Policy{Delete: true, Ownership: []string{netiface.EvidenceVPCCNI, netiface.EvidenceBranch}, Grace: grace,
+	return netiface.Policy{Delete: true, Ownership: []string{netiface.EvidenceVPCCNI, netiface.EvidenceBranch}, ProtectTag: "reclaim.dev/protect", Grace: grace,
 		MaxDeletes: 1000, MaxDeletePercent: 1, BreakerCandidates: 1000, HeadroomWarning: 0.8, WarnBefore: 72 * time.Hour}
 }
 
@@ -91,6 +91,10 @@ func TestEligibility(t *testing.T) {
 		{"vpc-cni description without its tag", mod(cni("eni-1", "subnet-a", "10.0.1.40"), func(n *inventory.NetInterface) { n.Tags = nil }),
 			nil, engine.Keep, engine.Keep, netiface.ClassNoEvidence, ""},
 		{"no evidence", iface("eni-1", "subnet-a", "available", "10.0.1.40"), nil, engine.Keep, engine.Keep, netiface.ClassNoEvidence, ""},
+		{"protect tag", mod(cni("eni-1", "subnet-a", "10.0.1.40"), func(n *inventory.NetInterface) { n.Tags["reclaim.dev/protect"] = "true" }),
+			nil, engine.Keep, engine.Keep, netiface.ClassProtected, ""},
+		{"protect tag not true", mod(cni("eni-1", "subnet-a", "10.0.1.40"), func(n *inventory.NetInterface) { n.Tags["reclaim.dev/protect"] = "false" }),
+			nil, engine.Mark, engine.Delete, netiface.ClassLeaked, netiface.EvidenceVPCCNI},
 		{"requester-managed", mod(cni("eni-1", "subnet-a", "10.0.1.40"), func(n *inventory.NetInterface) { n.RequesterManaged, n.RequesterID = true, "amazon-elb" }),
 			nil, engine.Keep, engine.Keep, netiface.ClassRequesterManaged, ""},
 		{"operator-managed", mod(cni("eni-1", "subnet-a", "10.0.1.40"), func(n *inventory.NetInterface) { n.OperatorManaged = true }),
