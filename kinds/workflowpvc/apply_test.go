@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	k8sfake "k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
 
 	"reclaim.dev/reclaim/audit"
 	"reclaim.dev/reclaim/engine"
@@ -72,5 +73,31 @@ func TestApplyPVC(t *testing.T) {
 				t.Fatalf("PVC left %v, want %v (%v)", left, tc.left, err)
 			}
 		})
+	}
+}
+
+// The delete names the UID planned as a precondition: a PVC recreated under
+// the same name between the re-read and the delete is refused by the API
+// server, not deleted.
+func TestDeleteCarriesUIDPrecondition(t *testing.T) {
+	cs := k8sfake.NewClientset(&corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: "argo", Name: "wf-1-workdir", UID: "u1"}})
+	k := &Kind{Policy: testPolicy(), Client: func(string) (kubernetes.Interface, error) { return cs, nil }}
+	d := &engine.Decision{ID: ID("a", "argo", "wf-1-workdir"), Name: "wf-1-workdir", Detail: &Detail{Cluster: "a", Location: "argo", UID: "u1"}}
+	if _, err := k.Delete(context.Background(), []*engine.Decision{d}); err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	for _, a := range cs.Actions() {
+		del, ok := a.(k8stesting.DeleteAction)
+		if !ok {
+			continue
+		}
+		n++
+		if o := del.GetDeleteOptions(); o.Preconditions == nil || o.Preconditions.UID == nil || *o.Preconditions.UID != "u1" {
+			t.Errorf("delete of %s without the planned UID as a precondition: %+v", del.GetName(), o.Preconditions)
+		}
+	}
+	if n != 1 {
+		t.Fatalf("%d delete calls, want 1", n)
 	}
 }
