@@ -482,3 +482,28 @@ func TestImageIDRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// A child listed by two indexes goes only with the last of them: a trim that
+// takes the older index alone leaves the child, which the newer still lists.
+func TestImageChildOfTwoIndexesStaysWithTheNewer(t *testing.T) {
+	old := imgNow.Add(-900 * time.Hour)
+	child := inventory.Image{Digest: dig(101), PushedAt: old, MediaType: inventory.MediaTypeOCIManifest}
+	ix1 := inventory.Image{Digest: dig(100), Tags: []string{"a"}, PushedAt: old.Add(time.Hour), MediaType: inventory.MediaTypeOCIIndex,
+		Children: []string{dig(101)}, ChildrenKnown: true}
+	ix2 := inventory.Image{Digest: dig(102), Tags: []string{"b"}, PushedAt: old.Add(2 * time.Hour), MediaType: inventory.MediaTypeOCIIndex,
+		Children: []string{dig(101)}, ChildrenKnown: true}
+	imgs := append([]inventory.Image{child, ix1, ix2}, images(10)...)
+	// 13 images, high-water 12, target 12: one to trim, the oldest top-level
+	// image, ix1.
+	p := planTwice(t, imageSnap(imgs), imagePolicy(13, 12, 12, 1))
+	acts := imageActions(p)
+	if action(acts, dig(100)) != engine.Delete {
+		t.Fatalf("the older index is %q, want delete\n%s", action(acts, dig(100)), dump(p))
+	}
+	if a := action(acts, dig(102)); a == engine.Delete || a == engine.Mark {
+		t.Fatalf("the newer index is %q: the trim needed one image\n%s", a, dump(p))
+	}
+	if a := action(acts, dig(101)); a == engine.Delete || a == engine.Mark {
+		t.Fatalf("the child of both is %q while the newer index still lists it\n%s", a, dump(p))
+	}
+}
