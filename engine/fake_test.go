@@ -17,6 +17,7 @@ type fakeKind struct {
 	lim      engine.Limits
 	items    []engine.Proposal
 	listings map[string]engine.Read // Proposals.Listings
+	unknown  bool                   // Presence answers Unknown for every id
 
 	// Recheck and Delete.
 	recheckErr error                     // the re-read fails
@@ -49,6 +50,9 @@ func (k *fakeKind) Propose(*inventory.Snapshot, time.Time) engine.Proposals {
 		identity[it.ID] = it.Identity
 	}
 	return engine.Proposals{Items: items, InScope: len(items), Listings: k.listings, Identity: func(id string) string { return identity[id] }, Presence: func(id string) engine.Presence {
+		if k.unknown {
+			return engine.Unknown
+		}
 		if listed[id] {
 			return engine.Present
 		}

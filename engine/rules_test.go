@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
@@ -42,5 +43,104 @@ func TestSourceNeverReportedHolds(t *testing.T) {
 		if !strings.Contains(got.Why(), "not read") {
 			t.Errorf("%s never reported: the reason does not say it was not read: %s", key, got.Why())
 		}
+	}
+}
+
+// A kind's own reason to distrust its evidence (Proposal.Hold) holds a
+// candidate past its grace: marked, held, the plan incomplete.
+func TestKindHoldHolds(t *testing.T) {
+	d := orphan("d")
+	d.Hold = "a reference could not be resolved"
+	k := &fakeKind{lim: testLimits(), items: []engine.Proposal{d}}
+	p := build(k, seenSince(t0.Add(-48*time.Hour), d), t0, complete("a"))
+	got := enginetest.DecisionFor(t, p, "d")
+	if got.Action != engine.Mark || !got.Held || !p.Incomplete || !strings.Contains(got.Why(), d.Hold) {
+		t.Fatalf("%s held=%v incomplete=%v: %s", got.Action, got.Held, p.Incomplete, got.Why())
+	}
+}
+
+// A candidate younger than the kind's minimum age waits, whatever its clock.
+func TestMinimumAge(t *testing.T) {
+	d := orphan("d")
+	d.Created = t0.Add(-2 * time.Hour) // min age 24h, grace 6h
+	k := &fakeKind{lim: testLimits(), items: []engine.Proposal{d}}
+	p := build(k, seenSince(t0.Add(-48*time.Hour), d), t0, complete("a"))
+	got := enginetest.DecisionFor(t, p, "d")
+	if got.Action != engine.Mark || !strings.Contains(got.Why(), "younger than min age") {
+		t.Fatalf("%s: %s", got.Action, got.Why())
+	}
+	if want := t0.Add(22 * time.Hour); got.DeletableAfter == nil || !got.DeletableAfter.Equal(want) {
+		t.Fatalf("deletable after %v, want %v (made plus min age)", got.DeletableAfter, want)
+	}
+}
+
+// A report-only candidate's clock runs, but it is never deleted.
+func TestReportOnlyIsNeverDeleted(t *testing.T) {
+	d := orphan("d")
+	d.ReportOnly = true
+	k := &fakeKind{lim: testLimits(), items: []engine.Proposal{d}}
+	p := build(k, seenSince(t0.Add(-48*time.Hour), d), t0, complete("a"))
+	got := enginetest.DecisionFor(t, p, "d")
+	if got.Action != engine.Report || got.OrphanSince == nil {
+		t.Fatalf("%s since %v, want report with its clock", got.Action, got.OrphanSince)
+	}
+	if _, ok := p.State.Resources[d.ID]; !ok {
+		t.Fatal("a report-only candidate's clock was dropped")
+	}
+}
+
+// A due decision that waits for another (After) is deleted only in the same
+// run as what it waits for; while that one is not due, it is marked.
+func TestPlanDependencies(t *testing.T) {
+	items := orphans("index", "child")
+	items[1].After, items[1].AfterWhy = []string{fakeID("index")}, "its index"
+	st := seenSince(t0.Add(-48*time.Hour), items[1])
+	st.Seen(fakeID("index"), "v1", t0.Add(-time.Hour)) // within its grace
+	k := &fakeKind{lim: testLimits(), items: items}
+	p := build(k, st, t0, complete("a"))
+	child := enginetest.DecisionFor(t, p, "child")
+	if child.Action != engine.Mark || !strings.Contains(child.Why(), "waits for its index") {
+		t.Fatalf("child %s: %s", child.Action, child.Why())
+	}
+	p = build(k, seenSince(t0.Add(-48*time.Hour), items...), t0, complete("a"))
+	if a, b := enginetest.DecisionFor(t, p, "index").Action, enginetest.DecisionFor(t, p, "child").Action; a != engine.Delete || b != engine.Delete {
+		t.Fatalf("both due: index %s, child %s", a, b)
+	}
+}
+
+// A pending delete whose outcome the listing cannot tell (presence unknown)
+// stays pending for a later run: neither confirmed nor planned anew.
+func TestPendingWaitsOnUnknownPresence(t *testing.T) {
+	st := engine.NewState()
+	st.Pending[fakeID("a")] = engine.Pending{Kind: fakeName, Started: t0.Add(-time.Hour), Identity: "v1", Reason: "nobody uses it"}
+	k := &fakeKind{lim: testLimits(), unknown: true}
+	p := build(k, st, t0, complete("a"))
+	if len(p.Confirmed) != 0 {
+		t.Fatalf("confirmed %v on unknown presence", p.Confirmed)
+	}
+	if _, ok := p.State.Pending[fakeID("a")]; !ok {
+		t.Fatal("the pending mark was dropped on unknown presence")
+	}
+}
+
+// A re-read that says the resource changed (Skip) keeps it: no delete call,
+// the result skipped, the audit saying so.
+func TestApplyRereadSkipIsNotDeleted(t *testing.T) {
+	k, p, a, buf, _ := applyFixture("a")
+	k.verdicts["a"] = engine.Verdict{Result: engine.Skip, Reason: "skipped: in use again"}
+	out, err := a.Apply(context.Background(), p, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range k.calls {
+		if c == "delete a" {
+			t.Fatal("deleted what the re-read skipped")
+		}
+	}
+	if len(out.Results) != 1 || out.Results[0].Result != engine.ResultSkipped || out.Deleted != 0 {
+		t.Fatalf("%+v", out)
+	}
+	if got := enginetest.AuditResults(t, buf)[fakeID("a")]; got != engine.ResultSkipped {
+		t.Fatalf("audit: %q", got)
 	}
 }
