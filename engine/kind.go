@@ -120,6 +120,9 @@ type Proposals struct {
 	// engine decides it, so they never all live at once. The pointer is
 	// valid only during the call.
 	Stream func(yield func(*Proposal) bool)
+	// StreamSize is how many proposals Stream yields, when the kind knows
+	// (it sizes the plan's decisions once); 0 when it does not.
+	StreamSize int
 	// Sources are the sources this kind read, with their completeness.
 	Sources []Source
 	// Blocked are run-level notes on deletions held back.

@@ -8,6 +8,7 @@ import (
 
 	"reclaim.dev/reclaim/engine"
 	"reclaim.dev/reclaim/internal/enginetest"
+	"reclaim.dev/reclaim/inventory"
 )
 
 // A proposal that is not a candidate is kept whatever Action its kind gave
@@ -142,5 +143,29 @@ func TestApplyRereadSkipIsNotDeleted(t *testing.T) {
 	}
 	if got := enginetest.AuditResults(t, buf)[fakeID("a")]; got != engine.ResultSkipped {
 		t.Fatalf("audit: %q", got)
+	}
+}
+
+// streamKind proposes through a Stream, with a scope far larger than what
+// it proposes (a registry of a million images proposes its notable few).
+type streamKind struct{ fakeKind }
+
+func (k *streamKind) Propose(*inventory.Snapshot, time.Time) engine.Proposals {
+	return engine.Proposals{InScope: 10_000_000, Stream: func(yield func(*engine.Proposal) bool) {
+		for i := range k.items {
+			if !yield(&k.items[i]) {
+				return
+			}
+		}
+	}}
+}
+
+// The plan's decisions are sized by what kinds propose, never by their
+// scope: room for ten million decisions would be gigabytes.
+func TestPlanIsSizedByProposalsNotScope(t *testing.T) {
+	k := &streamKind{fakeKind{lim: testLimits(), items: orphans("a", "b")}}
+	p := engine.Build(snap(complete("a")), []engine.Kind{k}, engine.NewState(), t0)
+	if len(p.Decisions) != 2 || cap(p.Decisions) > 1000 {
+		t.Fatalf("%d decisions in room for %d", len(p.Decisions), cap(p.Decisions))
 	}
 }

@@ -94,6 +94,7 @@ func Propose[T any](snap *inventory.Snapshot, l Lister[T]) engine.Proposals {
 		for i := range items {
 			if l.Eligible(&items[i]) {
 				out.InScope++
+				out.StreamSize++
 			}
 		}
 	}
