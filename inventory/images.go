@@ -69,7 +69,7 @@ type RepoListing struct {
 	Created time.Time
 	// Protected is set when the repository carries the opt-out resource tag.
 	Protected bool
-	Images    []Image
+	Images    ImageTable
 	// Complete is false when a page of images failed, or an index body could not
 	// be read: then the repository is never trimmed this run.
 	Complete bool

@@ -3,12 +3,15 @@ package app
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"compress/gzip"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"runtime"
 	"runtime/metrics"
 	"runtime/pprof"
@@ -496,10 +499,74 @@ func BenchmarkECRFleet(b *testing.B) {
 			len(st.Resources), len(enc), gz.Len(), (gz.Len()+chunk-1)/chunk, time.Since(saveStart).Round(time.Millisecond), store.Saves, store.Notes)
 		b.ReportMetric(float64(gz.Len()), "state-gz-bytes")
 		if hwm > 0 {
-			// The fixtures live in this process: the run's own share is
-			// run-live; the ratio is of the whole process, fakes included.
-			b.ReportMetric(float64(hwm)/ecrRSSTarget, "peak-rss/target")
+			b.ReportMetric(float64(hwm)/(1<<20), "test-process-rss-MiB")
 		}
+
+		// The same run as the pod runs it: the reclaim binary alone in its
+		// process, reading the clusters over HTTP (kubeFront) and the
+		// registry from the same fake, from the same state.
+		for op, rl := range rates {
+			srv.SetRate(op, rl)
+		}
+		podDir := b.TempDir()
+		var kc strings.Builder
+		kc.WriteString("apiVersion: v1\nkind: Config\nusers:\n  - name: bench\n    user: {}\nclusters:\n")
+		fronts := make([]*kubeFront, len(cls))
+		for i, c := range cls {
+			fronts[i] = &kubeFront{cs: c.cs}
+			ts := httptest.NewServer(fronts[i])
+			defer ts.Close()
+			fmt.Fprintf(&kc, "  - name: %s\n    cluster:\n      server: %s\n", c.name, ts.URL)
+		}
+		kc.WriteString("contexts:\n")
+		for _, c := range cls {
+			fmt.Fprintf(&kc, "  - name: %s\n    context:\n      cluster: %s\n      user: bench\n", c.name, c.name)
+		}
+		kubeconfig := filepath.Join(podDir, "kubeconfig")
+		podState := &state.FileStore{Path: filepath.Join(podDir, "state.json")}
+		if err := os.WriteFile(kubeconfig, []byte(kc.String()), 0o600); err != nil {
+			b.Fatal(err)
+		}
+		if err := podState.Save(context.Background(), prev); err != nil {
+			b.Fatal(err)
+		}
+		podYAML := strings.Replace(y.String(), "clusters:\n", "", 1)
+		var py strings.Builder
+		py.WriteString("clusters:\n")
+		for _, c := range cls {
+			fmt.Fprintf(&py, "  - name: %s\n    kubeconfig: %s\n    context: %s\n", c.name, kubeconfig, c.name)
+		}
+		podYAML = py.String() + podYAML[strings.Index(podYAML, "ecr:"):]
+		podYAML += fmt.Sprintf("fleet:\n  discover: false\nstate:\n  file: %s\naudit:\n  file: %s\n", podState.Path, filepath.Join(podDir, "audit.jsonl"))
+		podCfg := filepath.Join(podDir, "reclaim.yaml")
+		if err := os.WriteFile(podCfg, []byte(podYAML), 0o600); err != nil {
+			b.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(podDir, "audit.jsonl"), nil, 0o600); err != nil {
+			b.Fatal(err)
+		}
+		pod := runAsPod(b, podCfg, filepath.Join(podDir, "audit.jsonl"))
+		for i, f := range fronts {
+			if u := f.unknownPaths(); len(u) > 0 {
+				b.Logf("cluster %s: requests the front could not answer: %v", cls[i].name, u)
+			}
+		}
+		if pod.ExitCode != 0 || srv.MutatingCalls() != 0 {
+			b.Fatalf("the binary's dry run: exit %d, %d BatchDeleteImage calls:\n%s", pod.ExitCode, srv.MutatingCalls(), pod.Report)
+		}
+		// The text report's summary names the image plan's counts.
+		if want := fmt.Sprintf("images delete %d (", del); !bytes.Contains(pod.Stdout, []byte(want)) || !bytes.Contains(pod.Stdout, []byte(fmt.Sprintf("mark %d", mark))) {
+			b.Fatalf("the binary's report does not say %q and mark %d as the in-process plan does:\n%s", want, mark, pod.Report)
+		}
+		b.ReportMetric(float64(pod.PeakRSS)/(1<<20), "peak-rss-MiB")
+		b.ReportMetric(float64(pod.PeakRSS)/ecrRSSTarget, "peak-rss/target")
+		verdict := "within"
+		if pod.PeakRSS > ecrRSSTarget {
+			verdict = "OVER"
+		}
+		b.Logf("as a pod (the binary alone, GOMEMLIMIT %s): the same plan (%d deletes, %d marks) in %s (%s CPU), peak RSS %d MiB = %.2f× the %d MiB target: %s",
+			cmp.Or(os.Getenv("GOMEMLIMIT"), deployMemLimit), del, mark, pod.Wall.Round(time.Millisecond), pod.CPU.Round(time.Millisecond),
+			pod.PeakRSS>>20, float64(pod.PeakRSS)/ecrRSSTarget, ecrRSSTarget>>20, verdict)
 	}
 }
 

@@ -49,7 +49,7 @@ func (f *fleet) snapshot() inventory.Snapshot {
 				if !rl.Complete && f.chance(0.4) {
 					continue
 				}
-				rl.Images = append(rl.Images, inventoryImage(img))
+				rl.Images.Add(inventoryImage(img))
 			}
 			reg.Repos = append(reg.Repos, rl)
 		}
@@ -181,8 +181,8 @@ func (f *fleet) observe(snap *inventory.Snapshot) {
 			if !rl.Complete {
 				continue
 			}
-			for _, img := range rl.Images {
-				listed[rl.Repo.String()+"@"+img.Digest] = true
+			for i := range rl.Images.Len() {
+				listed[rl.Repo.String()+"@"+rl.Images.Digest(i)] = true
 			}
 		}
 	}

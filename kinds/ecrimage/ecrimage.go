@@ -194,7 +194,7 @@ func (k *Kind) Propose(snap *inventory.Snapshot, now time.Time) engine.Proposals
 				continue
 			}
 			at.hold = repoHold(rl, idx, holds)
-			out.InScope += len(rl.Images)
+			out.InScope += rl.Images.Len()
 			policed = append(policed, at)
 		}
 	}
@@ -235,9 +235,9 @@ func (k *Kind) Propose(snap *inventory.Snapshot, now time.Time) engine.Proposals
 		}
 		set := byDigest[repo]
 		if set == nil {
-			set = make(map[string]bool, len(at.rl.Images))
-			for _, img := range at.rl.Images {
-				set[img.Digest] = true
+			set = make(map[string]bool, at.rl.Images.Len())
+			for i := range at.rl.Images.Len() {
+				set[at.rl.Images.Digest(i)] = true
 			}
 			byDigest[repo] = set
 		}

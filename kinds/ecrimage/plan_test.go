@@ -46,7 +46,7 @@ func imageSnap(imgs []inventory.Image, uses ...inventory.ImageUse) inventory.Sna
 	return inventory.Snapshot{
 		Clusters: []inventory.ClusterRefs{{Name: "prod-a", Complete: true, ImagesListed: true, Images: uses}},
 		Registries: []inventory.RegistryListing{{Account: acct, Region: "us-east-1", Complete: true,
-			Repos: []inventory.RepoListing{{Repo: appRepo, Images: imgs, Complete: true}}}},
+			Repos: []inventory.RepoListing{{Repo: appRepo, Images: inventory.NewImageTable(imgs...), Complete: true}}}},
 	}
 }
 
@@ -416,9 +416,9 @@ func TestImagePolicyScope(t *testing.T) {
 	pol.Repos = append([]ecrimage.RepoRule{{Name: "base/**", Match: regexp.MustCompile(`^base/.*$`), Protect: true}}, pol.Repos...)
 	pol.Repos[1].Match = regexp.MustCompile(`^team/.*$`)
 	snap := imageSnap(images(10))
-	other := inventory.RepoListing{Repo: inventory.RepoKey{Account: acct, Region: "us-east-1", Name: "scratch"}, Images: images(10), Complete: true}
-	base := inventory.RepoListing{Repo: inventory.RepoKey{Account: acct, Region: "us-east-1", Name: "base/debian"}, Images: images(10), Complete: true}
-	tagged := inventory.RepoListing{Repo: inventory.RepoKey{Account: acct, Region: "us-east-1", Name: "team/tagged"}, Images: images(10), Complete: true, Protected: true}
+	other := inventory.RepoListing{Repo: inventory.RepoKey{Account: acct, Region: "us-east-1", Name: "scratch"}, Images: inventory.NewImageTable(images(10)...), Complete: true}
+	base := inventory.RepoListing{Repo: inventory.RepoKey{Account: acct, Region: "us-east-1", Name: "base/debian"}, Images: inventory.NewImageTable(images(10)...), Complete: true}
+	tagged := inventory.RepoListing{Repo: inventory.RepoKey{Account: acct, Region: "us-east-1", Name: "team/tagged"}, Images: inventory.NewImageTable(images(10)...), Complete: true, Protected: true}
 	snap.Registries[0].Repos = append(snap.Registries[0].Repos, other, base, tagged)
 	p := planTwice(t, snap, pol)
 	for i := range p.Decisions {

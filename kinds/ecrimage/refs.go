@@ -116,13 +116,15 @@ type imagePlan struct {
 
 // classify finds each image's strongest keep reason ("" for none).
 func classify(rl *inventory.RepoListing, rule *RepoRule, refs *repoRefs, ip *Policy, now time.Time) *imagePlan {
-	n := len(rl.Images)
-	ipl := &imagePlan{imgs: rl.Images, class: make([]string, n), reason: make([]string, n),
+	// Materialized for this repository only, while it is planned.
+	imgs := rl.Images.Slice()
+	n := len(imgs)
+	ipl := &imagePlan{imgs: imgs, class: make([]string, n), reason: make([]string, n),
 		parents: map[string][]int{}, byDig: make(map[string]int, n)}
-	for i, img := range rl.Images {
+	for i, img := range imgs {
 		ipl.byDig[img.Digest] = i
 	}
-	for i, img := range rl.Images {
+	for i, img := range imgs {
 		for _, ch := range img.Children {
 			if _, ok := ipl.byDig[ch]; ok {
 				ipl.parents[ch] = append(ipl.parents[ch], i)
@@ -136,13 +138,13 @@ func classify(rl *inventory.RepoListing, rule *RepoRule, refs *repoRefs, ip *Pol
 	}
 	// Newest N among the images that are not children of an index.
 	var tops []int
-	for i, img := range rl.Images {
+	for i, img := range imgs {
 		if len(ipl.parents[img.Digest]) == 0 {
 			tops = append(tops, i)
 		}
 	}
 	sort.SliceStable(tops, func(a, b int) bool {
-		ia, ib := rl.Images[tops[a]], rl.Images[tops[b]]
+		ia, ib := imgs[tops[a]], imgs[tops[b]]
 		if !ia.PushedAt.Equal(ib.PushedAt) {
 			return ia.PushedAt.After(ib.PushedAt)
 		}
@@ -155,7 +157,7 @@ func classify(rl *inventory.RepoListing, rule *RepoRule, refs *repoRefs, ip *Pol
 		}
 		newest[i] = r + 1
 	}
-	for i, img := range rl.Images {
+	for i, img := range imgs {
 		if refs != nil {
 			if u, ok := refs.digests[img.Digest]; ok {
 				set(i, ClassInUse, "in use by "+u.String())
@@ -186,7 +188,7 @@ func classify(rl *inventory.RepoListing, rule *RepoRule, refs *repoRefs, ip *Pol
 	// Children of a kept index are kept, transitively (an index may list an index).
 	for changed := true; changed; {
 		changed = false
-		for i, img := range rl.Images {
+		for i, img := range imgs {
 			if ipl.class[i] == "" {
 				continue
 			}

@@ -120,7 +120,7 @@ func (k *Kind) repositories(p *engine.Plan, snap *inventory.Snapshot) []RepoSumm
 		for i := range reg.Repos {
 			rl := &reg.Repos[i]
 			s := RepoSummary{Repository: rl.Repo.String(), Account: rl.Repo.Account, Region: rl.Repo.Region, Name: rl.Repo.Name,
-				Images: len(rl.Images), Complete: rl.Complete, Kept: map[string]int{}}
+				Images: rl.Images.Len(), Complete: rl.Complete, Kept: map[string]int{}}
 			rule := k.Policy.rule(rl.Repo.Name)
 			switch {
 			case rule == nil:

@@ -48,8 +48,8 @@ func BenchmarkList(b *testing.B) {
 			b.Fatalf("registry complete=%v %d repos %q", l.Complete, len(l.Repos), l.Problem)
 		}
 		for _, r := range l.Repos {
-			if !r.Complete || len(r.Images) != perRepo {
-				b.Fatalf("%s: complete=%v %d images %q", r.Repo.Name, r.Complete, len(r.Images), r.Problem)
+			if !r.Complete || r.Images.Len() != perRepo {
+				b.Fatalf("%s: complete=%v %d images %q", r.Repo.Name, r.Complete, r.Images.Len(), r.Problem)
 			}
 		}
 	}

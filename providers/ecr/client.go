@@ -347,7 +347,7 @@ func (c *Client) listRepo(ctx context.Context, name, arn string) (rl inventory.R
 			if awsclient.ErrorCode(err) == "RepositoryNotFoundException" {
 				return rl, true
 			}
-			fail(fmt.Sprintf("%v (page %d; %d images seen before it)", c.explain("DescribeImages", rl.Repo.String(), err), page, len(rl.Images)))
+			fail(fmt.Sprintf("%v (page %d; %d images seen before it)", c.explain("DescribeImages", rl.Repo.String(), err), page, rl.Images.Len()))
 			break
 		}
 		for i := range out.ImageDetails {
@@ -357,9 +357,9 @@ func (c *Client) listRepo(ctx context.Context, name, arn string) (rl inventory.R
 				continue
 			}
 			if im.IsIndex() {
-				indexes = append(indexes, len(rl.Images))
+				indexes = append(indexes, rl.Images.Len())
 			}
-			rl.Images = append(rl.Images, im)
+			rl.Images.Add(im)
 		}
 	}
 	for start := 0; start < len(indexes); start += MaxBatch {
@@ -380,7 +380,7 @@ func (c *Client) readIndexes(ctx context.Context, rl *inventory.RepoListing, idx
 	ids := make([]types.ImageIdentifier, len(idx))
 	byDigest := make(map[string]int, len(idx))
 	for i, j := range idx {
-		d := rl.Images[j].Digest
+		d := rl.Images.Digest(j)
 		ids[i] = types.ImageIdentifier{ImageDigest: aws.String(d)}
 		byDigest[d] = j
 	}
@@ -413,8 +413,7 @@ func (c *Client) readIndexes(ctx context.Context, rl *inventory.RepoListing, idx
 			problems = append(problems, fmt.Sprintf("index %s: unreadable body: %v", d, err))
 			continue
 		}
-		rl.Images[j].Children = ch
-		rl.Images[j].ChildrenKnown = true
+		rl.Images.SetChildren(j, ch, true)
 	}
 	for _, f := range out.Failures {
 		d := ""
@@ -476,20 +475,17 @@ func internMediaType(mt string) string {
 	return strings.Clone(mt)
 }
 
+// convertImage converts an image as DescribeImages describes it. Its
+// strings point into the SDK's response buffers: a listing keeps them only
+// through ImageTable.Add, which copies what it keeps.
 func convertImage(d *types.ImageDetail) (inventory.Image, error) {
 	im := inventory.Image{
-		// Copies: keep no pointer into the SDK's response buffers.
-		Digest:    strings.Clone(aws.ToString(d.ImageDigest)),
+		Digest:    aws.ToString(d.ImageDigest),
+		Tags:      d.ImageTags,
 		PushedAt:  aws.ToTime(d.ImagePushedAt),
 		LastPull:  aws.ToTime(d.LastRecordedPullTime),
 		SizeBytes: aws.ToInt64(d.ImageSizeInBytes),
 		MediaType: internMediaType(aws.ToString(d.ImageManifestMediaType)),
-	}
-	if len(d.ImageTags) > 0 {
-		im.Tags = make([]string, len(d.ImageTags))
-		for i, t := range d.ImageTags {
-			im.Tags[i] = strings.Clone(t)
-		}
 	}
 	if im.Digest == "" {
 		return im, fmt.Errorf("an image without a digest (tags %v): skipped", d.ImageTags)

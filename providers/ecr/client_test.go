@@ -130,7 +130,7 @@ func TestListPaginatesEveryImageOnce(t *testing.T) {
 		t.Errorf("repo key %+v created %v", r.Repo, r.Created)
 	}
 	var got []string
-	for _, im := range r.Images {
+	for _, im := range r.Images.All() {
 		got = append(got, im.Digest)
 	}
 	slices.Sort(got)
@@ -148,7 +148,7 @@ func TestListPaginatesEveryImageOnce(t *testing.T) {
 	if n := f.Calls(ecrfake.OpListTagsForResource) + f.Calls(ecrfake.OpBatchGetImage); n != 0 {
 		t.Errorf("%d ListTagsForResource/BatchGetImage calls, want 0 (no protect tag, no indexes)", n)
 	}
-	for _, im := range r.Images {
+	for _, im := range r.Images.All() {
 		if im.Digest != ecrfake.Digest("pulled") {
 			continue
 		}
@@ -191,10 +191,10 @@ func TestListReadsIndexChildren(t *testing.T) {
 	if !r.Complete {
 		t.Fatalf("incomplete: %s", r.Problem)
 	}
-	if len(r.Images) != 452 {
-		t.Fatalf("got %d images, want 452", len(r.Images))
+	if r.Images.Len() != 452 {
+		t.Fatalf("got %d images, want 452", r.Images.Len())
 	}
-	for _, im := range r.Images {
+	for _, im := range r.Images.All() {
 		want, isIdx := wantChildren[im.Digest]
 		if isIdx != im.IsIndex() {
 			t.Fatalf("%s: IsIndex %v, want %v (%s)", im.Digest, im.IsIndex(), isIdx, im.MediaType)
@@ -282,10 +282,10 @@ func TestListUnreadableIndexMakesRepoIncomplete(t *testing.T) {
 			if r.Complete || !strings.Contains(r.Problem, tc.want) {
 				t.Fatalf("complete=%v problem %q, want incomplete with %q", r.Complete, r.Problem, tc.want)
 			}
-			if len(r.Images) != 6 {
-				t.Errorf("got %d images, want all 6 kept", len(r.Images))
+			if r.Images.Len() != 6 {
+				t.Errorf("got %d images, want all 6 kept", r.Images.Len())
 			}
-			for _, im := range r.Images {
+			for _, im := range r.Images.All() {
 				if im.IsIndex() && im.ChildrenKnown {
 					t.Errorf("index %s: children known after a failed read", im.Digest)
 				}
@@ -439,8 +439,8 @@ func TestThrottlingIsAbsorbed(t *testing.T) {
 		t.Fatalf("registry: complete=%v %d repos %q", l.Complete, len(l.Repos), l.Problem)
 	}
 	for _, r := range l.Repos {
-		if !r.Complete || len(r.Images) != 3 {
-			t.Fatalf("%s: complete=%v %d images %q", r.Repo.Name, r.Complete, len(r.Images), r.Problem)
+		if !r.Complete || r.Images.Len() != 3 {
+			t.Fatalf("%s: complete=%v %d images %q", r.Repo.Name, r.Complete, r.Images.Len(), r.Problem)
 		}
 	}
 	if f.Throttled() == 0 {
@@ -485,8 +485,8 @@ func TestServerExceptionIsRetried(t *testing.T) {
 	f.FailNext(ecrfake.OpDescribeRepositories, ecrfake.CodeServer, 1)
 	l := newClient(t, f.URL()).List(ctx)
 	r := listOne(t, l, "r")
-	if !l.Complete || !r.Complete || len(r.Images) != 10 {
-		t.Fatalf("complete=%v/%v %d images %q %q", l.Complete, r.Complete, len(r.Images), l.Problem, r.Problem)
+	if !l.Complete || !r.Complete || r.Images.Len() != 10 {
+		t.Fatalf("complete=%v/%v %d images %q %q", l.Complete, r.Complete, r.Images.Len(), l.Problem, r.Problem)
 	}
 	if n := f.Calls(ecrfake.OpDescribeImages); n != 3 {
 		t.Errorf("DescribeImages calls = %d, want 3", n)
@@ -508,8 +508,8 @@ func TestFailedPageMakesRepoIncomplete(t *testing.T) {
 	if !l.Complete || r.Complete {
 		t.Fatalf("registry complete=%v, repo complete=%v: want only the repository incomplete", l.Complete, r.Complete)
 	}
-	if len(r.Images) != 1000 || !strings.Contains(r.Problem, "page 2") || !strings.Contains(r.Problem, "1000 images seen") {
-		t.Errorf("%d images, problem %q; want the first page kept and page 2 named", len(r.Images), r.Problem)
+	if r.Images.Len() != 1000 || !strings.Contains(r.Problem, "page 2") || !strings.Contains(r.Problem, "1000 images seen") {
+		t.Errorf("%d images, problem %q; want the first page kept and page 2 named", r.Images.Len(), r.Problem)
 	}
 }
 
@@ -601,7 +601,7 @@ func TestFleet(t *testing.T) {
 		t.Fatal(err)
 	}
 	ls := fl.List(ctx)
-	if len(ls) != 2 || ls[0].Account != acct || ls[1].Account != acct2 || len(ls[1].Repos) != 1 || len(ls[1].Repos[0].Images) != 4 {
+	if len(ls) != 2 || ls[0].Account != acct || ls[1].Account != acct2 || len(ls[1].Repos) != 1 || ls[1].Repos[0].Images.Len() != 4 {
 		t.Fatalf("%+v", ls)
 	}
 	key := inventory.RepoKey{Account: acct, Region: "us-east-1", Name: "a"}

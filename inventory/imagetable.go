@@ -1,0 +1,202 @@
+package inventory
+
+import (
+	"encoding/hex"
+	"iter"
+	"strings"
+	"time"
+)
+
+// ImageTable is a repository's images, packed: a row of 64 bytes per image
+// (the sha256 digest as bytes, times as Unix nanoseconds, the media type as a
+// code, tags in one slice for the table) instead of an Image's ~260 with its
+// strings, so that the listing of a registry of a million images fits the
+// pod. At materializes an Image; the zero value is an empty table.
+type ImageTable struct {
+	rows []imageRow
+	tags []string // every row's tags, in row order
+	// Rare shapes are kept aside: a digest that is not sha256:<64 hex>, a
+	// media type with no code, an index's children.
+	digests  map[int32]string
+	media    map[int32]string
+	manyTags map[int32][]string // more tags than a row counts
+	children map[int32][]string
+}
+
+type imageRow struct {
+	digest         [32]byte
+	pushed, pulled int64 // Unix nanoseconds, meaningful when the flag says so
+	size           int64
+	tags           uint32 // first tag in ImageTable.tags
+	ntags          uint16
+	media          uint8
+	flags          uint8
+}
+
+const (
+	rowPushed uint8 = 1 << iota
+	rowPulled
+	rowChildrenKnown
+	rowOddDigest // the digest is in ImageTable.digests
+)
+
+// Media type codes; mediaOther is in ImageTable.media.
+var mediaCodes = []string{"", MediaTypeOCIManifest, MediaTypeOCIIndex, MediaTypeDockerManifest, MediaTypeDockerList,
+	MediaTypeDockerManifestV1, MediaTypeDockerManifestV1s}
+
+const mediaOther = 255
+
+// manyTags in a row's ntags: its tags are in ImageTable.manyTags.
+const manyTags = 1<<16 - 1
+
+const sha256Prefix = "sha256:"
+
+// NewImageTable packs images (tests and fakes; a lister calls Add).
+func NewImageTable(imgs ...Image) ImageTable {
+	var t ImageTable
+	t.rows = make([]imageRow, 0, len(imgs))
+	for _, img := range imgs {
+		t.Add(img)
+	}
+	return t
+}
+
+// Len is the number of images.
+func (t *ImageTable) Len() int { return len(t.rows) }
+
+// Add appends an image. Its strings are copied when they must be kept
+// (tags, an unusual digest or media type): the table holds no pointer into
+// what the caller passed, such as an SDK response.
+func (t *ImageTable) Add(img Image) {
+	i := int32(len(t.rows))
+	r := imageRow{size: img.SizeBytes, tags: uint32(len(t.tags))}
+	if !packDigest(&r.digest, img.Digest) {
+		r.flags |= rowOddDigest
+		setAside(&t.digests, i, strings.Clone(img.Digest))
+	}
+	if !img.PushedAt.IsZero() {
+		r.flags |= rowPushed
+		r.pushed = img.PushedAt.UnixNano()
+	}
+	if !img.LastPull.IsZero() {
+		r.flags |= rowPulled
+		r.pulled = img.LastPull.UnixNano()
+	}
+	r.media = mediaOther
+	for c, m := range mediaCodes {
+		if img.MediaType == m {
+			r.media = uint8(c)
+			break
+		}
+	}
+	if r.media == mediaOther {
+		setAside(&t.media, i, strings.Clone(img.MediaType))
+	}
+	if len(img.Tags) < manyTags {
+		r.ntags = uint16(len(img.Tags))
+		for _, tag := range img.Tags {
+			t.tags = append(t.tags, strings.Clone(tag))
+		}
+	} else {
+		r.ntags = manyTags
+		tags := make([]string, len(img.Tags))
+		for k, tag := range img.Tags {
+			tags[k] = strings.Clone(tag)
+		}
+		setAside(&t.manyTags, i, tags)
+	}
+	t.rows = append(t.rows, r)
+	if img.ChildrenKnown || len(img.Children) > 0 {
+		t.SetChildren(int(i), img.Children, img.ChildrenKnown)
+	}
+}
+
+func setAside[V any](m *map[int32]V, i int32, v V) {
+	if *m == nil {
+		*m = map[int32]V{}
+	}
+	(*m)[i] = v
+}
+
+// packDigest stores a sha256:<64 lowercase hex> digest as bytes.
+func packDigest(dst *[32]byte, d string) bool {
+	h, ok := strings.CutPrefix(d, sha256Prefix)
+	if !ok || len(h) != 64 || strings.ToLower(h) != h {
+		return false
+	}
+	_, err := hex.Decode(dst[:], []byte(h))
+	return err == nil
+}
+
+// Digest is image i's digest.
+func (t *ImageTable) Digest(i int) string {
+	r := &t.rows[i]
+	if r.flags&rowOddDigest != 0 {
+		return t.digests[int32(i)]
+	}
+	var b [len(sha256Prefix) + 64]byte
+	copy(b[:], sha256Prefix)
+	hex.Encode(b[len(sha256Prefix):], r.digest[:])
+	return string(b[:])
+}
+
+// MediaType is image i's manifest media type.
+func (t *ImageTable) MediaType(i int) string {
+	if c := t.rows[i].media; c != mediaOther {
+		return mediaCodes[c]
+	}
+	return t.media[int32(i)]
+}
+
+// IsIndex reports whether image i is an index.
+func (t *ImageTable) IsIndex(i int) bool { return IsIndex(t.MediaType(i)) }
+
+// SetChildren records what index i lists; known says its body was read.
+func (t *ImageTable) SetChildren(i int, children []string, known bool) {
+	if known {
+		t.rows[i].flags |= rowChildrenKnown
+	}
+	if len(children) > 0 {
+		setAside(&t.children, int32(i), children)
+	}
+}
+
+// At materializes image i. Its Tags and Children are the table's: read them,
+// never change them.
+func (t *ImageTable) At(i int) Image {
+	r := &t.rows[i]
+	img := Image{Digest: t.Digest(i), SizeBytes: r.size, MediaType: t.MediaType(i),
+		ChildrenKnown: r.flags&rowChildrenKnown != 0, Children: t.children[int32(i)]}
+	if r.ntags == manyTags {
+		img.Tags = t.manyTags[int32(i)]
+	} else if r.ntags > 0 {
+		img.Tags = t.tags[r.tags : r.tags+uint32(r.ntags) : r.tags+uint32(r.ntags)]
+	}
+	if r.flags&rowPushed != 0 {
+		img.PushedAt = time.Unix(0, r.pushed).UTC()
+	}
+	if r.flags&rowPulled != 0 {
+		img.LastPull = time.Unix(0, r.pulled).UTC()
+	}
+	return img
+}
+
+// All yields every image, materialized one at a time.
+func (t *ImageTable) All() iter.Seq2[int, Image] {
+	return func(yield func(int, Image) bool) {
+		for i := range t.rows {
+			if !yield(i, t.At(i)) {
+				return
+			}
+		}
+	}
+}
+
+// Slice materializes every image (one repository's, while it is planned).
+func (t *ImageTable) Slice() []Image {
+	out := make([]Image, len(t.rows))
+	for i := range t.rows {
+		out[i] = t.At(i)
+	}
+	return out
+}

@@ -1,0 +1,75 @@
+package inventory_test
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"reclaim.dev/reclaim/inventory"
+)
+
+// Every image comes back from the table as it went in, whatever its shape.
+func TestImageTableRoundTrip(t *testing.T) {
+	at := time.Date(2026, 11, 21, 12, 0, 0, 123456789, time.UTC)
+	many := make([]string, 70000)
+	for i := range many {
+		many[i] = "t" + strings.Repeat("x", i%7)
+	}
+	in := []inventory.Image{
+		{Digest: "sha256:" + strings.Repeat("0a", 32), Tags: []string{"v1", "latest"}, PushedAt: at, LastPull: at.Add(time.Hour),
+			SizeBytes: 1 << 40, MediaType: inventory.MediaTypeOCIManifest},
+		{Digest: "sha256:" + strings.Repeat("ff", 32), PushedAt: at, MediaType: inventory.MediaTypeDockerList,
+			Children: []string{"sha256:" + strings.Repeat("0a", 32)}, ChildrenKnown: true},
+		{Digest: "sha256:" + strings.Repeat("AB", 32), PushedAt: at, MediaType: "application/vnd.example+json"}, // upper-case hex: kept as written
+		{Digest: "sha512:" + strings.Repeat("1", 128), MediaType: inventory.MediaTypeOCIIndex, ChildrenKnown: true},
+		{Digest: "sha256:short", Tags: many, PushedAt: time.Unix(0, 0).UTC()}, // more tags than a row counts; the epoch is a time
+		{Digest: "sha256:" + strings.Repeat("12", 32), MediaType: ""},
+	}
+	tab := inventory.NewImageTable(in...)
+	if tab.Len() != len(in) {
+		t.Fatalf("%d rows, want %d", tab.Len(), len(in))
+	}
+	for i, want := range in {
+		got := tab.At(i)
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("image %d:\n got %+v\nwant %+v", i, short(got), short(want))
+		}
+		if tab.Digest(i) != want.Digest || tab.MediaType(i) != want.MediaType || tab.IsIndex(i) != want.IsIndex() {
+			t.Errorf("image %d: accessors disagree with At", i)
+		}
+	}
+	if got := tab.Slice(); !reflect.DeepEqual(got, in) {
+		t.Error("Slice differs from the images added")
+	}
+	n := 0
+	for i, img := range tab.All() {
+		if i != n || img.Digest != in[i].Digest {
+			t.Errorf("All yielded %d %s at %d", i, img.Digest, n)
+		}
+		n++
+	}
+	tab.SetChildren(0, []string{"sha256:" + strings.Repeat("ff", 32)}, true)
+	if got := tab.At(0); !got.ChildrenKnown || len(got.Children) != 1 {
+		t.Errorf("SetChildren: %+v", short(got))
+	}
+}
+
+// The table keeps no string the caller may reuse: tags are copied.
+func TestImageTableCopiesTags(t *testing.T) {
+	buf := []byte("build-1")
+	tag := string(buf) // a fresh string, but make sure Add does not alias the caller's slice
+	tags := []string{tag}
+	tab := inventory.NewImageTable(inventory.Image{Digest: "sha256:" + strings.Repeat("0b", 32), Tags: tags})
+	tags[0] = "changed"
+	if got := tab.At(0).Tags; len(got) != 1 || got[0] != "build-1" {
+		t.Fatalf("tags %v after the caller changed its slice", got)
+	}
+}
+
+func short(img inventory.Image) inventory.Image {
+	if len(img.Tags) > 3 {
+		img.Tags = append(img.Tags[:3:3], "…")
+	}
+	return img
+}
