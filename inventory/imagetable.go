@@ -3,18 +3,22 @@ package inventory
 import (
 	"encoding/hex"
 	"iter"
+	"slices"
 	"strings"
 	"time"
 )
 
 // ImageTable is a repository's images, packed: a row of 64 bytes per image
 // (the sha256 digest as bytes, times as Unix nanoseconds, the media type as a
-// code, tags in one slice for the table) instead of an Image's ~260 with its
-// strings, so that the listing of a registry of a million images fits the
-// pod. At materializes an Image; the zero value is an empty table.
+// code) and the table's tags as one run of bytes, instead of an Image's ~260
+// bytes with its strings, so that the listing of a registry of a million
+// images fits the pod. At materializes an Image; the zero value is an empty
+// table.
 type ImageTable struct {
 	rows []imageRow
-	tags []string // every row's tags, in row order
+	// Every row's tags, in row order: tag k is tagData[tagEnd[k-1]:tagEnd[k]].
+	tagData []byte
+	tagEnd  []uint32
 	// Rare shapes are kept aside: a digest that is not sha256:<64 hex>, a
 	// media type with no code, an index's children.
 	digests  map[int32]string
@@ -27,7 +31,7 @@ type imageRow struct {
 	digest         [32]byte
 	pushed, pulled int64 // Unix nanoseconds, meaningful when the flag says so
 	size           int64
-	tags           uint32 // first tag in ImageTable.tags
+	tags           uint32 // its first tag's index in ImageTable.tagEnd
 	ntags          uint16
 	media          uint8
 	flags          uint8
@@ -69,7 +73,7 @@ func (t *ImageTable) Len() int { return len(t.rows) }
 // what the caller passed, such as an SDK response.
 func (t *ImageTable) Add(img Image) {
 	i := int32(len(t.rows))
-	r := imageRow{size: img.SizeBytes, tags: uint32(len(t.tags))}
+	r := imageRow{size: img.SizeBytes, tags: uint32(len(t.tagEnd))}
 	if !packDigest(&r.digest, img.Digest) {
 		r.flags |= rowOddDigest
 		setAside(&t.digests, i, strings.Clone(img.Digest))
@@ -95,7 +99,8 @@ func (t *ImageTable) Add(img Image) {
 	if len(img.Tags) < manyTags {
 		r.ntags = uint16(len(img.Tags))
 		for _, tag := range img.Tags {
-			t.tags = append(t.tags, strings.Clone(tag))
+			t.tagData = append(t.tagData, tag...)
+			t.tagEnd = append(t.tagEnd, uint32(len(t.tagData)))
 		}
 	} else {
 		r.ntags = manyTags
@@ -161,8 +166,25 @@ func (t *ImageTable) SetChildren(i int, children []string, known bool) {
 	}
 }
 
-// At materializes image i. Its Tags and Children are the table's: read them,
-// never change them.
+// Trim gives back the room appends left at the end of the table's slices:
+// a lister calls it when a repository is listed.
+func (t *ImageTable) Trim() {
+	t.rows = slices.Clip(slices.Clone(t.rows))
+	t.tagData = slices.Clip(slices.Clone(t.tagData))
+	t.tagEnd = slices.Clip(slices.Clone(t.tagEnd))
+}
+
+// tag is tag k of the table.
+func (t *ImageTable) tag(k uint32) string {
+	var start uint32
+	if k > 0 {
+		start = t.tagEnd[k-1]
+	}
+	return string(t.tagData[start:t.tagEnd[k]])
+}
+
+// At materializes image i. Its Children are the table's: read them, never
+// change them.
 func (t *ImageTable) At(i int) Image {
 	r := &t.rows[i]
 	img := Image{Digest: t.Digest(i), SizeBytes: r.size, MediaType: t.MediaType(i),
@@ -170,7 +192,10 @@ func (t *ImageTable) At(i int) Image {
 	if r.ntags == manyTags {
 		img.Tags = t.manyTags[int32(i)]
 	} else if r.ntags > 0 {
-		img.Tags = t.tags[r.tags : r.tags+uint32(r.ntags) : r.tags+uint32(r.ntags)]
+		img.Tags = make([]string, r.ntags)
+		for k := range img.Tags {
+			img.Tags[k] = t.tag(r.tags + uint32(k))
+		}
 	}
 	if r.flags&rowPushed != 0 {
 		img.PushedAt = time.Unix(0, r.pushed).UTC()

@@ -49,6 +49,10 @@ func TestImageTableRoundTrip(t *testing.T) {
 		}
 		n++
 	}
+	tab.Trim()
+	if got := tab.Slice(); !reflect.DeepEqual(got, in) {
+		t.Error("Trim changed the images")
+	}
 	tab.SetChildren(0, []string{"sha256:" + strings.Repeat("ff", 32)}, true)
 	if got := tab.At(0); !got.ChildrenKnown || len(got.Children) != 1 {
 		t.Errorf("SetChildren: %+v", short(got))

@@ -10,7 +10,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -69,6 +68,7 @@ type podRun struct {
 	Report          string // the text report's last lines
 	Stdout          []byte // all of it
 	PeakRSS         uint64 // bytes: the kernel's high-water mark of the process
+	PeakFileRSS     uint64 // bytes of it that were the binary's own pages (RssFile) when last sampled at the peak
 	CPU, Wall       time.Duration
 }
 
@@ -101,13 +101,13 @@ func runAsPod(b *testing.B, cfg, audit string, args ...string) podRun {
 	}
 	hwm := watchHWM(cmd.Process.Pid)
 	err := cmd.Wait()
-	peak := hwm()
+	peak, peakFile := hwm()
 	if cmd.ProcessState == nil {
 		b.Fatalf("reclaim run: %v", err)
 	}
 	r := podRun{ExitCode: cmd.ProcessState.ExitCode(), Stdout: stdout.Bytes(), Report: tail(stdout.String(), 2000), Wall: time.Since(start),
 		CPU: cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()}
-	r.PeakRSS = peak
+	r.PeakRSS, r.PeakFileRSS = peak, peakFile
 	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok && peak == 0 {
 		// No /proc: the rusage, which Linux makes at least the parent's
 		// RSS at the exec (see watchHWM), so an upper bound.
@@ -148,29 +148,40 @@ func tail(s string, n int) string {
 
 // watchHWM polls the kernel's high-water mark of a process's resident set
 // (VmHWM in /proc/PID/status) until it exits, and returns a func giving the
-// highest seen. The rusage of a child cannot be used: Go starts it with
-// vfork, and at the exec Linux carries the parent's resident high-water mark
-// into the child's ru_maxrss, so a child of a test process holding gigabytes
-// of fixtures reports gigabytes. VmHWM belongs to the new program's memory.
-// It only rises, so a poll every 10 ms misses at most the last 10 ms.
-func watchHWM(pid int) func() uint64 {
-	var peak atomic.Uint64
+// highest seen and the file-backed share (RssFile, the binary's pages) seen
+// with it. The rusage of a child cannot be used: Go starts it with vfork,
+// and at the exec Linux carries the parent's resident high-water mark into
+// the child's ru_maxrss, so a child of a test process holding gigabytes of
+// fixtures reports gigabytes. VmHWM belongs to the new program's memory. It
+// only rises, so a poll every 10 ms misses at most the last 10 ms.
+func watchHWM(pid int) func() (peak, file uint64) {
+	var mu sync.Mutex
+	var hwm, fileAtPeak uint64
 	done := make(chan struct{})
 	stopped := make(chan struct{})
 	path := "/proc/" + strconv.Itoa(pid) + "/status"
+	kb := func(v string) uint64 {
+		n, _ := strconv.ParseUint(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+		return n << 10
+	}
 	read := func() {
 		b, err := os.ReadFile(path)
 		if err != nil {
 			return
 		}
+		var h, f uint64
 		for _, line := range strings.Split(string(b), "\n") {
 			if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-				kb, err := strconv.ParseUint(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
-				if err == nil && kb<<10 > peak.Load() {
-					peak.Store(kb << 10)
-				}
+				h = kb(v)
+			} else if v, ok := strings.CutPrefix(line, "RssFile:"); ok {
+				f = kb(v)
 			}
 		}
+		mu.Lock()
+		if h > hwm {
+			hwm, fileAtPeak = h, f
+		}
+		mu.Unlock()
 	}
 	go func() {
 		defer close(stopped)
@@ -185,9 +196,11 @@ func watchHWM(pid int) func() uint64 {
 			}
 		}
 	}()
-	return func() uint64 {
+	return func() (uint64, uint64) {
 		close(done)
 		<-stopped
-		return peak.Load()
+		mu.Lock()
+		defer mu.Unlock()
+		return hwm, fileAtPeak
 	}
 }

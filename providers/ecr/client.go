@@ -362,6 +362,7 @@ func (c *Client) listRepo(ctx context.Context, name, arn string) (rl inventory.R
 			rl.Images.Add(im)
 		}
 	}
+	rl.Images.Trim()
 	for start := 0; start < len(indexes); start += MaxBatch {
 		chunk := indexes[start:min(start+MaxBatch, len(indexes))]
 		if gone, err := c.readIndexes(ctx, &rl, chunk); gone {
