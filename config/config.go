@@ -6,6 +6,8 @@ package config
 
 import (
 	"errors"
+	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"reflect"
@@ -140,7 +142,7 @@ type Audit struct {
 
 // Load reads and checks the configuration file at path.
 func Load(path string) (*Config, error) {
-	data, err := os.ReadFile(path)
+	data, err := readLimited(path, MaxFileSize)
 	if err != nil {
 		var pe *fs.PathError
 		if errors.As(err, &pe) {
@@ -149,6 +151,27 @@ func Load(path string) (*Config, error) {
 		return nil, &Error{Source: path, Problems: []Problem{{Message: "cannot read the configuration file: " + err.Error()}}}
 	}
 	return Parse(data, path)
+}
+
+// MaxFileSize bounds a configuration file: a fleet of a thousand clusters
+// needs a few hundred KiB, and a file far larger (a log or a binary given by
+// mistake) is refused at once instead of parsed for minutes.
+const MaxFileSize = 4 << 20
+
+func readLimited(path string, limit int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > limit {
+		return nil, fmt.Errorf("larger than %d MiB, which no configuration needs: is it the right file?", limit>>20)
+	}
+	return data, nil
 }
 
 // Parse checks a configuration; source names it in error messages.

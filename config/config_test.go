@@ -451,3 +451,23 @@ func TestClosest(t *testing.T) {
 func defaultFleet() Fleet {
 	return Fleet{Discover: true, ReadDiscovered: true, Timeout: Duration(2 * time.Minute), QPS: 20, Burst: 40, PageSize: 500}
 }
+
+// A file far larger than any configuration is refused before it is parsed.
+func TestLoadRefusesAHugeFile(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "huge.yaml")
+	big := strings.Repeat("# padding\n", MaxFileSize/10+1)
+	if err := os.WriteFile(p, []byte("clusters: []\n"+big), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Load(p)
+	if err == nil || !strings.Contains(err.Error(), "larger than 4 MiB") {
+		t.Fatalf("got %v, want a refusal naming the limit", err)
+	}
+	// A file at the limit is read (and judged on its content).
+	if err := os.WriteFile(p, []byte("clusters: []\n"+big[:MaxFileSize-20]), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Load(p); err != nil && strings.Contains(err.Error(), "larger than") {
+		t.Fatalf("a file under the limit was refused: %v", err)
+	}
+}

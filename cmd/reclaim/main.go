@@ -9,6 +9,8 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/debug"
+	"strings"
 	"syscall"
 	"time"
 
@@ -30,17 +32,60 @@ type exitError struct{ code int }
 
 func (e exitError) Error() string { return fmt.Sprintf("exit %d", e.code) }
 
+// exitUsage is the exit status of a command line reclaim cannot parse (an
+// unknown flag or command, a missing argument): a script can tell it from
+// a bad config (1) and fix the call, not the file.
+const exitUsage = 2
+
+// exitCode is the exit status for what a command returned; it prints the
+// error when the command did not.
+func exitCode(err error, stderr io.Writer) int {
+	var ee exitError
+	var ue usageError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &ee):
+		return ee.code
+	case errors.As(err, &ue) || strings.HasPrefix(err.Error(), "unknown command"):
+		fmt.Fprintln(stderr, "reclaim:", err)
+		fmt.Fprintln(stderr, "Run 'reclaim --help' for usage.")
+		return exitUsage
+	default:
+		fmt.Fprintln(stderr, "reclaim:", err)
+		return report.ExitError
+	}
+}
+
+// usageError is a command line reclaim cannot parse.
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+// asUsage marks cobra's own parse errors (flags, arguments, commands) as
+// usage errors, on c and every command under it.
+func asUsage(c *cobra.Command) {
+	c.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	if args := c.Args; args != nil {
+		c.Args = func(cmd *cobra.Command, a []string) error {
+			if err := args(cmd, a); err != nil {
+				return usageError{err}
+			}
+			return nil
+		}
+	}
+	for _, sub := range c.Commands() {
+		asUsage(sub)
+	}
+}
+
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := newRoot(os.Stdout, os.Stderr).ExecuteContext(ctx)
 	stop()
-	var ee exitError
-	switch {
-	case errors.As(err, &ee):
-		os.Exit(ee.code)
-	case err != nil:
-		fmt.Fprintln(os.Stderr, "reclaim:", err)
-		os.Exit(report.ExitError)
+	if code := exitCode(err, os.Stderr); code != 0 {
+		os.Exit(code)
 	}
 }
 
@@ -48,14 +93,17 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 	root := &cobra.Command{
 		Use:           "reclaim",
 		Short:         "Garbage-collect the cloud resources Kubernetes fleets leak",
+		Version:       version(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
+	root.SetVersionTemplate("reclaim {{.Version}}\n")
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.AddCommand(runCmd(stdout, stderr), demoCmd(stdout, stderr), configCmd(stdout), versionCmd(stdout))
 	root.AddCommand(notifyCmd(stdout, stderr))
 	root.AddCommand(daemonCmd(stdout, stderr))
+	asUsage(root)
 	return root
 }
 
@@ -117,7 +165,7 @@ changed: reclaim prints what it would do and records orphan first-seen times
 in its own state store, so that grace periods run while you watch.
 
 Exit status: 0 all sources complete and every planned delete done;
-1 the run could not happen; 3 deletions were held back (a source was
+1 the run could not happen; 2 the command line could not be parsed; 3 deletions were held back (a source was
 incomplete, or the breaker tripped); 4 some deletes failed; 5 the report
 could not be delivered to some notify target (4 outranks 5, 5 outranks 3).`,
 		Args: cobra.NoArgs,
@@ -225,13 +273,23 @@ func demoCmd(stdout, stderr io.Writer) *cobra.Command {
 
 func configCmd(stdout io.Writer) *cobra.Command {
 	c := &cobra.Command{Use: "config", Short: "Work with configuration files"}
-	var print bool
+	var (
+		print   bool
+		cfgPath string
+	)
 	check := &cobra.Command{
-		Use:   "check FILE",
+		Use:   "check [--config FILE | FILE]",
 		Short: "Check a configuration file and report every problem with its field path",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(_ *cobra.Command, args []string) error {
-			cfg, err := config.Load(args[0])
+		Args:  cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			path := cfgPath
+			switch {
+			case len(args) == 1 && cmd.Flags().Changed("config") && args[0] != cfgPath:
+				return usageError{fmt.Errorf("two files to check: --config %s and %s; give one", cfgPath, args[0])}
+			case len(args) == 1:
+				path = args[0]
+			}
+			cfg, err := config.Load(path)
 			if err != nil {
 				return err
 			}
@@ -243,10 +301,11 @@ func configCmd(stdout io.Writer) *cobra.Command {
 				_, err = stdout.Write(b)
 				return err
 			}
-			fmt.Fprintf(stdout, "%s: ok (%d clusters)\n", args[0], len(cfg.Clusters))
+			fmt.Fprintf(stdout, "%s: ok (%d clusters)\n", path, len(cfg.Clusters))
 			return nil
 		},
 	}
+	check.Flags().StringVarP(&cfgPath, "config", "c", "reclaim.yaml", "configuration file (as for run); a FILE argument does the same")
 	check.Flags().BoolVar(&print, "print", false, "print the effective configuration with defaults applied (secrets redacted)")
 	c.AddCommand(check)
 	return c
@@ -257,6 +316,32 @@ func versionCmd(stdout io.Writer) *cobra.Command {
 		Use:   "version",
 		Short: "Print the version",
 		Args:  cobra.NoArgs,
-		Run:   func(*cobra.Command, []string) { fmt.Fprintln(stdout, "reclaim", app.Version) },
+		Run:   func(*cobra.Command, []string) { fmt.Fprintln(stdout, "reclaim", version()) },
 	}
+}
+
+// version is the release (set at build time) and, when the binary was built
+// from a git checkout, its commit.
+func version() string {
+	v := app.Version
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		var rev, dirty string
+		for _, s := range bi.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				rev = s.Value
+			case "vcs.modified":
+				if s.Value == "true" {
+					dirty = "-dirty"
+				}
+			}
+		}
+		if len(rev) > 12 {
+			rev = rev[:12]
+		}
+		if rev != "" {
+			v += " (" + rev + dirty + ")"
+		}
+	}
+	return v
 }

@@ -103,3 +103,40 @@ func TestUnknownOutputFormat(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A command line reclaim cannot parse exits 2, apart from a bad config (1):
+// a script can tell a wrong call from a wrong file.
+func TestExitCodes(t *testing.T) {
+	good := filepath.Join("..", "..", "configs", "demo.yaml")
+	for _, c := range []struct {
+		args []string
+		code int
+		out  string
+	}{
+		{[]string{"run", "--bogus"}, exitUsage, "unknown flag: --bogus"},
+		{[]string{"nope"}, exitUsage, `unknown command "nope"`},
+		{[]string{"run", "extra"}, exitUsage, `unknown command "extra"`},
+		{[]string{"version", "extra"}, exitUsage, "unknown command"},
+		{[]string{"config", "check", "a.yaml", "b.yaml"}, exitUsage, "accepts at most 1 arg"},
+		{[]string{"config", "check", "--config", good, "other.yaml"}, exitUsage, "two files to check"},
+		{[]string{"config", "check", filepath.Join(t.TempDir(), "missing.yaml")}, 1, "cannot read the configuration file"},
+		{[]string{"config", "check", "--config", good}, 0, ""},
+		{[]string{"config", "check", good}, 0, ""},
+	} {
+		_, _, err := execute(c.args...)
+		var stderr bytes.Buffer
+		if code := exitCode(err, &stderr); code != c.code || !strings.Contains(stderr.String(), c.out) {
+			t.Errorf("reclaim %s: exit %d %q, want %d with %q", strings.Join(c.args, " "), code, stderr.String(), c.code, c.out)
+		}
+	}
+}
+
+func TestVersionFlag(t *testing.T) {
+	out, _, err := execute("--version")
+	if err != nil || !strings.HasPrefix(out, "reclaim ") {
+		t.Fatalf("--version: %q %v", out, err)
+	}
+	if v, _, _ := execute("version"); v != out {
+		t.Fatalf("reclaim version says %q, --version %q", v, out)
+	}
+}
