@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
@@ -315,4 +317,23 @@ func Push(ctx context.Context, url, job string, g prometheus.Gatherer) error {
 		return fmt.Errorf("push metrics to %s: %w", url, err)
 	}
 	return nil
+}
+
+// BuildInfo is reclaim_build_info: 1, labelled with the release, the commit
+// it was built from ("" when unknown) and the Go version, so a dashboard can
+// tell which build wrote a series.
+func BuildInfo(version string) prometheus.Collector {
+	revision, goVersion := "", runtime.Version()
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, s := range bi.Settings {
+			if s.Key == "vcs.revision" {
+				revision = s.Value
+			}
+		}
+	}
+	g := prometheus.NewGauge(prometheus.GaugeOpts{Name: "reclaim_build_info",
+		Help:        "Always 1; its labels say which build of reclaim runs: version (the release), revision (the commit) and goversion.",
+		ConstLabels: prometheus.Labels{"version": version, "revision": revision, "goversion": goVersion}})
+	g.Set(1)
+	return g
 }

@@ -601,3 +601,23 @@ func TestQuotaProjectionGauges(t *testing.T) {
 		t.Fatalf("%d runs-out series; a quota that is not growing must have none", n)
 	}
 }
+
+func TestBuildInfo(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(BuildInfo("v1.2.3"))
+	mfs, err := reg.Gather()
+	if err != nil || len(mfs) != 1 || mfs[0].GetName() != "reclaim_build_info" || len(mfs[0].GetMetric()) != 1 {
+		t.Fatalf("%v %v", mfs, err)
+	}
+	m := mfs[0].GetMetric()[0]
+	labels := map[string]string{}
+	for _, l := range m.GetLabel() {
+		labels[l.GetName()] = l.GetValue()
+	}
+	if m.GetGauge().GetValue() != 1 || labels["version"] != "v1.2.3" || !strings.HasPrefix(labels["goversion"], "go") {
+		t.Fatalf("reclaim_build_info %v = %v", labels, m.GetGauge().GetValue())
+	}
+	if _, ok := labels["revision"]; !ok {
+		t.Fatal("no revision label")
+	}
+}

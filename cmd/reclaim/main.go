@@ -230,6 +230,7 @@ func modeOf(apply bool) string {
 func exportMetrics(ctx context.Context, rep *report.Report, d time.Duration, textfile, pushURL, job string, notified []notify.Result) error {
 	reg := prometheus.NewRegistry()
 	m := metrics.NewMetrics(reg, app.KindNames(), app.Gauges())
+	reg.MustRegister(metrics.BuildInfo(app.Version))
 	m.Observe(rep, d, time.Now())
 	observeDeliveries(m, notified)
 	var errs []error
