@@ -158,6 +158,12 @@ func (k *Kind) Propose(snap *inventory.Snapshot, now time.Time) engine.Proposals
 	ids := map[string]string{}  // id -> the disk's numeric id
 	listings := map[string]inventory.DiskListing{}
 	guards := map[string][]string{} // project -> the clusters that could reference its disks
+	read := 0
+	for _, c := range snap.Clusters {
+		if c.Complete {
+			read++
+		}
+	}
 	for _, l := range snap.Disks {
 		listings[l.Project] = l
 		var problems []string
@@ -182,7 +188,7 @@ func (k *Kind) Propose(snap *inventory.Snapshot, now time.Time) engine.Proposals
 			if inScope(pol, d) {
 				out.InScope++
 			}
-			out.Items = append(out.Items, k.propose(d, len(snap.Clusters), refs, diskGuards(snap.Fleet, d, guards), now))
+			out.Items = append(out.Items, k.propose(d, read, len(snap.Clusters), refs, diskGuards(snap.Fleet, d, guards), now))
 		}
 	}
 	sort.SliceStable(out.Items, func(i, j int) bool { return out.Items[i].ID < out.Items[j].ID })
@@ -208,7 +214,7 @@ func (k *Kind) Propose(snap *inventory.Snapshot, now time.Time) engine.Proposals
 	return out
 }
 
-func (k *Kind) propose(d inventory.Disk, clusters int, refs refIndex, guards []string, now time.Time) engine.Proposal {
+func (k *Kind) propose(d inventory.Disk, read, clusters int, refs refIndex, guards []string, now time.Time) engine.Proposal {
 	pol := k.Policy
 	metric := QuotaMetricOf(d.Type)
 	p := engine.Proposal{Decision: engine.Decision{ID: d.Key.String(), Name: d.Key.Name,
@@ -245,7 +251,12 @@ func (k *Kind) propose(d inventory.Disk, clusters int, refs refIndex, guards []s
 	// No cluster we could read references it: a candidate, held by the engine
 	// while a cluster that could reference it was not read completely.
 	p.Candidate, p.Identity, p.Sources, p.Created, p.Class = true, d.ID, guards, d.Created, "orphan"
+	// Say only what was seen: a cluster not read completely is no evidence
+	// (the engine holds the disk and names the cluster).
 	p.Reason = fmt.Sprintf("no users, no PV in any of %d clusters", clusters)
+	if read < clusters {
+		p.Reason = fmt.Sprintf("no users, no PV in the %d of %d clusters read completely", read, clusters)
+	}
 	if !owned(d, pol) {
 		p.ReportOnly, p.Class = true, "not-owned"
 		p.Reason = fmt.Sprintf("no users and no PV references it, but nothing proves Kubernetes created it (no label %s, no description containing %s): reported, never deleted",

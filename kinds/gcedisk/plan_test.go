@@ -98,6 +98,8 @@ func TestPlanDisk(t *testing.T) {
 		{"being deleted", mod(func(d *inventory.Disk) { d.Status = "DELETING" }), []inventory.ClusterRefs{complete("a")}, seenSince(old, orphan("d")), engine.Keep, "already being deleted"},
 		{"incomplete cluster holds", orphan("d"), []inventory.ClusterRefs{complete("a"), {Name: "prod-b", Problems: []string{"list persistentvolumes: forbidden"}}},
 			seenSince(old, orphan("d")), engine.Mark, "held: cluster prod-b could not be read completely"},
+		{"an unread cluster is not counted as evidence", orphan("d"), []inventory.ClusterRefs{complete("a"), {Name: "prod-b", Problems: []string{"dial tcp: i/o timeout"}}},
+			seenSince(old, orphan("d")), engine.Mark, "no users, no PV in the 1 of 2 clusters read completely"},
 		{"incomplete cluster of another project does not hold", orphan("d"), []inventory.ClusterRefs{complete("a"), {Name: "prod-b", Projects: []string{"other"}}},
 			seenSince(old, orphan("d")), engine.Delete, ""},
 		{"out of region scope", orphan("d"), []inventory.ClusterRefs{complete("a")}, seenSince(old, orphan("d")), engine.Keep, "outside the configured scope"},
