@@ -22,6 +22,7 @@ import (
 	"reclaim.dev/reclaim/config"
 	"reclaim.dev/reclaim/internal/app"
 	"reclaim.dev/reclaim/internal/demo"
+	"reclaim.dev/reclaim/inventory/kube"
 	"reclaim.dev/reclaim/metrics"
 	"reclaim.dev/reclaim/notify"
 	"reclaim.dev/reclaim/report"
@@ -275,8 +276,8 @@ func demoCmd(stdout, stderr io.Writer) *cobra.Command {
 func configCmd(stdout io.Writer) *cobra.Command {
 	c := &cobra.Command{Use: "config", Short: "Work with configuration files"}
 	var (
-		print   bool
-		cfgPath string
+		print, offline bool
+		cfgPath        string
 	)
 	check := &cobra.Command{
 		Use:   "check [--config FILE | FILE]",
@@ -294,6 +295,21 @@ func configCmd(stdout io.Writer) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			// Every kubeconfig and context the clusters name must load now:
+			// found missing at the first hourly run, each run would exit 3.
+			var unreachable []string
+			for _, t := range app.Targets(cfg) {
+				if t.InCluster || offline {
+					continue
+				}
+				if _, err := kube.RESTConfig(t); err != nil {
+					unreachable = append(unreachable, "  "+err.Error())
+				}
+			}
+			if len(unreachable) > 0 {
+				return fmt.Errorf("%s: the configuration is valid, but %d of its clusters cannot be reached as configured:\n%s",
+					path, len(unreachable), strings.Join(unreachable, "\n"))
+			}
 			if print {
 				b, err := cfg.Redacted()
 				if err != nil {
@@ -307,6 +323,7 @@ func configCmd(stdout io.Writer) *cobra.Command {
 		},
 	}
 	check.Flags().StringVarP(&cfgPath, "config", "c", "reclaim.yaml", "configuration file (as for run); a FILE argument does the same")
+	check.Flags().BoolVar(&offline, "offline", false, "check the file alone, not that every kubeconfig and context it names loads (a CI pipeline without the credentials)")
 	check.Flags().BoolVar(&print, "print", false, "print the effective configuration with defaults applied (secrets redacted)")
 	c.AddCommand(check)
 	return c

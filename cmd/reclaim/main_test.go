@@ -35,7 +35,8 @@ func TestConfigCheckReportsEveryProblem(t *testing.T) {
 
 func TestConfigCheckExamples(t *testing.T) {
 	for _, f := range []string{"demo.yaml", "gke.yaml", "reference.yaml"} {
-		out, _, err := execute("config", "check", filepath.Join("..", "..", "configs", f))
+		// --offline: the examples name kubeconfigs this machine has not.
+		out, _, err := execute("config", "check", "--offline", filepath.Join("..", "..", "configs", f))
 		if err != nil || !strings.Contains(out, "ok") {
 			t.Errorf("%s: %v %s", f, err, out)
 		}
@@ -120,8 +121,8 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"config", "check", "a.yaml", "b.yaml"}, exitUsage, "accepts at most 1 arg"},
 		{[]string{"config", "check", "--config", good, "other.yaml"}, exitUsage, "two files to check"},
 		{[]string{"config", "check", filepath.Join(t.TempDir(), "missing.yaml")}, 1, "cannot read the configuration file"},
-		{[]string{"config", "check", "--config", good}, 0, ""},
-		{[]string{"config", "check", good}, 0, ""},
+		{[]string{"config", "check", "--offline", "--config", good}, 0, ""},
+		{[]string{"config", "check", "--offline", good}, 0, ""},
 	} {
 		_, _, err := execute(c.args...)
 		var stderr bytes.Buffer
@@ -138,5 +139,32 @@ func TestVersionFlag(t *testing.T) {
 	}
 	if v, _, _ := execute("version"); v != out {
 		t.Fatalf("reclaim version says %q, --version %q", v, out)
+	}
+}
+
+// config check loads every kubeconfig and context the clusters name: one
+// missing is found now, not by every hourly run exiting 3.
+func TestConfigCheckReachesKubeconfigs(t *testing.T) {
+	dir := t.TempDir()
+	kc := filepath.Join(dir, "kubeconfig")
+	os.WriteFile(kc, []byte("apiVersion: v1\nkind: Config\nclusters:\n  - name: a\n    cluster: {server: https://127.0.0.1:6443}\nusers:\n  - name: u\n    user: {token: x}\ncontexts:\n  - name: a\n    context: {cluster: a, user: u}\n"), 0o600)
+	cfg := func(clusters string) string {
+		p := filepath.Join(dir, "r.yaml")
+		os.WriteFile(p, []byte("clusters:\n"+clusters+"gce:\n  projects: [my-project-1]\n"), 0o600)
+		return p
+	}
+	good := cfg("  - name: a\n    kubeconfig: " + kc + "\n    context: a\n")
+	if out, _, err := execute("config", "check", good); err != nil || !strings.Contains(out, "ok") {
+		t.Fatalf("a reachable context: %v %s", err, out)
+	}
+	bad := cfg("  - name: a\n    kubeconfig: " + kc + "\n    context: a\n  - name: b\n    kubeconfig: " + kc + "\n    context: b\n  - name: c\n    kubeconfig: " + filepath.Join(dir, "nope") + "\n    context: c\n")
+	_, _, err := execute("config", "check", bad)
+	var stderr bytes.Buffer
+	if code := exitCode(err, &stderr); code != 1 || !strings.Contains(err.Error(), "2 of its clusters cannot be reached") ||
+		!strings.Contains(err.Error(), `cluster b: kubeconfig `+kc+`: context "b" not found (it has "a")`) || !strings.Contains(err.Error(), "cluster c: kubeconfig") {
+		t.Fatalf("exit %d: %v", code, err)
+	}
+	if _, _, err := execute("config", "check", "--offline", bad); err != nil {
+		t.Fatalf("--offline still reached the kubeconfigs: %v", err)
 	}
 }
