@@ -2,7 +2,6 @@ package finished
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -187,36 +186,14 @@ func (k *Deleter[T]) Delete(ctx context.Context, batch []*engine.Decision) ([]en
 		uid := types.UID(det.UID)
 		err = k.API.Delete(ctx, cs, det.Namespace, d.Name, metav1.DeleteOptions{
 			Preconditions: &metav1.Preconditions{UID: &uid}, PropagationPolicy: k.API.Propagation})
-		switch {
-		case apierrors.IsNotFound(err):
-			out[i].Err = fmt.Errorf("%s %s/%s in %s: %w", k.API.Resource, det.Namespace, d.Name, det.Cluster, engine.ErrNotFound)
-		case apierrors.IsConflict(err):
-			out[i].Err = engine.Skipped("skipped: recreated since it was re-read (%v)", err)
-		case isRefusal(err):
-			// The API answered no for this one (forbidden, invalid): a failure
-			// of this object, and the rest of the batch goes on.
-			out[i].Err = fmt.Errorf("delete %s %s/%s in %s: %w", k.API.Resource, det.Namespace, d.Name, det.Cluster, err)
-		case err != nil:
-			// No answer (timeout, connection): the outcome is unknown.
-			return fmt.Errorf("delete %s %s/%s in %s: %w", k.API.Resource, det.Namespace, d.Name, det.Cluster, err)
-		}
-		return nil
+		res, unknown := engine.KubeDeleteOutcome(err, fmt.Sprintf("%s %s/%s in %s", k.API.Resource, det.Namespace, d.Name, det.Cluster))
+		out[i].Err = res
+		return unknown
 	})
 	if err != nil {
 		return nil, err
 	}
 	return out, nil
-}
-
-// isRefusal says whether the API server answered with a status that means
-// the delete was not done (as opposed to a timeout whose outcome is unknown).
-func isRefusal(err error) bool {
-	var st apierrors.APIStatus
-	if !errors.As(err, &st) {
-		return false
-	}
-	return apierrors.IsForbidden(err) || apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) ||
-		apierrors.IsMethodNotSupported(err) || apierrors.IsUnauthorized(err)
 }
 
 // IPv4s counts the IPv4 addresses among a pod's: those are what a subnet's

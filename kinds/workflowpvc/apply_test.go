@@ -3,13 +3,17 @@ package workflowpvc
 import (
 	"bytes"
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
 
 	"go.uber.org/zap"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	k8sruntime "k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	k8sfake "k8s.io/client-go/kubernetes/fake"
@@ -99,5 +103,41 @@ func TestDeleteCarriesUIDPrecondition(t *testing.T) {
 	}
 	if n != 1 {
 		t.Fatalf("%d delete calls, want 1", n)
+	}
+}
+
+// A delete the API server refuses (forbidden) fails that PVC only: the rest
+// of the batch is deleted. No answer fails the batch (the outcome unknown).
+func TestDeleteRefusalFailsOnePVC(t *testing.T) {
+	pvc := func(name string) *corev1.PersistentVolumeClaim {
+		return &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: "argo", Name: name, UID: types.UID("u-" + name)}}
+	}
+	dec := func(name string) *engine.Decision {
+		return &engine.Decision{ID: ID("a", "argo", name), Name: name, Detail: &Detail{Cluster: "a", Location: "argo", UID: "u-" + name}}
+	}
+	cs := k8sfake.NewClientset(pvc("locked"), pvc("free"))
+	cs.PrependReactor("delete", "persistentvolumeclaims", func(a k8stesting.Action) (bool, k8sruntime.Object, error) {
+		if a.(k8stesting.DeleteAction).GetName() == "locked" {
+			return true, nil, apierrors.NewForbidden(schema.GroupResource{Resource: "persistentvolumeclaims"}, "locked", errors.New("denied by policy"))
+		}
+		return false, nil, nil
+	})
+	k := &Kind{Policy: testPolicy(), Client: func(string) (kubernetes.Interface, error) { return cs, nil }}
+	out, err := k.Delete(context.Background(), []*engine.Decision{dec("locked"), dec("free")})
+	if err != nil {
+		t.Fatalf("a refusal failed the batch: %v", err)
+	}
+	if out[0].Err == nil || !apierrors.IsForbidden(out[0].Err) || out[1].Err != nil {
+		t.Fatalf("results %v, %v; want forbidden, deleted", out[0].Err, out[1].Err)
+	}
+	if _, err := cs.CoreV1().PersistentVolumeClaims("argo").Get(context.Background(), "free", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Fatalf("the PVC after the refused one was not deleted: %v", err)
+	}
+
+	cs.PrependReactor("delete", "persistentvolumeclaims", func(k8stesting.Action) (bool, k8sruntime.Object, error) {
+		return true, nil, apierrors.NewTimeoutError("slow etcd", 1)
+	})
+	if _, err := k.Delete(context.Background(), []*engine.Decision{dec("locked")}); err == nil {
+		t.Fatal("a delete with no answer must fail the batch (outcome unknown)")
 	}
 }

@@ -210,14 +210,13 @@ func (k *Kind) Delete(ctx context.Context, batch []*engine.Decision) ([]engine.D
 		}
 		uid := types.UID(det.UID)
 		err = cs.CoreV1().PersistentVolumeClaims(det.Location).Delete(ctx, d.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
-		switch {
-		case apierrors.IsNotFound(err):
-			out[i].Err = fmt.Errorf("pvc %s/%s in %s: %w", det.Location, d.Name, det.Cluster, engine.ErrNotFound)
-		case apierrors.IsConflict(err):
-			out[i].Err = engine.Skipped("skipped: recreated since it was re-read (%v)", err)
-		case err != nil:
-			return nil, fmt.Errorf("delete pvc %s/%s in %s: %w", det.Location, d.Name, det.Cluster, err)
+		// A refusal (forbidden, invalid) fails this PVC only; no answer
+		// fails the batch, as for every Kubernetes kind.
+		res, unknown := engine.KubeDeleteOutcome(err, fmt.Sprintf("pvc %s/%s in %s", det.Location, d.Name, det.Cluster))
+		if unknown != nil {
+			return nil, unknown
 		}
+		out[i].Err = res
 	}
 	return out, nil
 }
