@@ -269,6 +269,14 @@ func (r *rules) decide(k Kind, pr *Proposals) {
 		}
 		r.p.Decisions = append(r.p.Decisions, d)
 	})
+	if pr.Finish != nil {
+		f := pr.Finish()
+		for _, s := range f.Sources {
+			r.p.setSource(s)
+		}
+		r.p.Blocked = append(r.p.Blocked, f.Blocked...)
+		pr.InScope = f.InScope
+	}
 	due = r.dependencies(due, func(d *Decision) {
 		d.Action = Mark
 		d.note(r.shared("waits for " + afterWhy[d.ID]))

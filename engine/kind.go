@@ -123,6 +123,11 @@ type Proposals struct {
 	// StreamSize is how many proposals Stream yields, when the kind knows
 	// (it sizes the plan's decisions once); 0 when it does not.
 	StreamSize int
+	// Finish, if set, is called once Stream is drained, by a kind that reads
+	// as it streams (a registry listed one repository at a time): what it
+	// says then replaces Sources of the same key, adds Blocked notes, and
+	// sets InScope before the caps are applied.
+	Finish func() Finished
 	// Sources are the sources this kind read, with their completeness.
 	Sources []Source
 	// Blocked are run-level notes on deletions held back.
@@ -150,6 +155,13 @@ func (ps *Proposals) each(f func(*Proposal)) {
 	if ps.Stream != nil {
 		ps.Stream(func(p *Proposal) bool { f(p); return true })
 	}
+}
+
+// Finished is what a streaming kind read, said once its stream is drained.
+type Finished struct {
+	Sources []Source
+	Blocked []string
+	InScope int
 }
 
 // Presence is what a listing says of a resource.

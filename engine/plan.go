@@ -128,6 +128,20 @@ func (p *Plan) Unready(keys []string) string {
 	return strings.Join(parts, "; ")
 }
 
+// setSource replaces the source of s's key (or adds it); an incomplete one
+// makes the plan incomplete.
+func (p *Plan) setSource(s Source) {
+	if i, ok := p.sourceIndex(s.Key()); ok {
+		p.Sources[i] = s
+	} else {
+		p.sourceAt[s.Key()] = len(p.Sources)
+		p.Sources = append(p.Sources, s)
+	}
+	if !s.Complete {
+		p.Incomplete = true
+	}
+}
+
 func (p *Plan) sourceIndex(key string) (int, bool) {
 	if p.sourceAt == nil {
 		p.sourceAt = make(map[string]int, len(p.Sources))

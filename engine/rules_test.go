@@ -169,3 +169,53 @@ func TestPlanIsSizedByProposalsNotScope(t *testing.T) {
 		t.Fatalf("%d decisions in room for %d", len(p.Decisions), cap(p.Decisions))
 	}
 }
+
+// finishKind streams its proposals and says what it read when done.
+type finishKind struct {
+	fakeKind
+	finished engine.Finished
+}
+
+func (k *finishKind) Propose(*inventory.Snapshot, time.Time) engine.Proposals {
+	return engine.Proposals{
+		Sources: []engine.Source{{Kind: "registry", Name: "r", Complete: true}},
+		Stream: func(yield func(*engine.Proposal) bool) {
+			for i := range k.items {
+				if !yield(&k.items[i]) {
+					return
+				}
+			}
+		},
+		Finish: func() engine.Finished { return k.finished },
+	}
+}
+
+// A kind that reads as it streams says after the stream what it read: its
+// sources replace those it gave first (an incomplete one makes the plan
+// incomplete), and its scope is what the percent cap is a share of.
+func TestFinishAfterTheStream(t *testing.T) {
+	items := orphans("a", "b", "c", "d")
+	lim := testLimits()
+	lim.MaxDeletePercent = 0.5
+	k := &finishKind{fakeKind: fakeKind{lim: lim, items: items}, finished: engine.Finished{
+		Sources: []engine.Source{{Kind: "registry", Name: "r", Complete: false, Problems: []string{"repository x: throttled"}}},
+		Blocked: []string{"registry r: repository x could not be listed"},
+		InScope: 4,
+	}}
+	p := engine.Build(snap(complete("a")), []engine.Kind{k}, seenSince(t0.Add(-48*time.Hour), items...), t0)
+	var got []engine.Source
+	for _, s := range p.Sources {
+		if s.Kind == "registry" {
+			got = append(got, s)
+		}
+	}
+	if len(got) != 1 || got[0].Complete || !p.Incomplete {
+		t.Fatalf("registry sources %+v, plan incomplete %v: want the one the kind finished with", got, p.Incomplete)
+	}
+	if !strings.Contains(strings.Join(p.Blocked, "\n"), "repository x could not be listed") {
+		t.Fatalf("blocked %v", p.Blocked)
+	}
+	if n := p.Count(fakeName, engine.Delete); n != 2 {
+		t.Fatalf("%d deletes, want 2 (50%% of the 4 in scope the kind finished with)", n)
+	}
+}

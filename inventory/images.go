@@ -1,6 +1,7 @@
 package inventory
 
 import (
+	"slices"
 	"strings"
 	"time"
 )
@@ -74,6 +75,83 @@ type RepoListing struct {
 	// be read: then the repository is never trimmed this run.
 	Complete bool
 	Problem  string
+	// Gone: the repository was deleted between the listing of the registry
+	// and of its images; it has no image.
+	Gone bool
+
+	// Load, when set, lists the repository (Protected, Images, Complete,
+	// Problem, Gone) on the first Ensure: a registry of a million images is
+	// listed one repository at a time as the plan reaches it, and Drop
+	// frees the rows once it is planned, so that the whole listing is never
+	// live at once. Nil: the listing is already there.
+	Load func(*RepoListing)
+
+	loaded  bool
+	dropped bool
+	count   int      // images, kept by Drop
+	hashes  []uint64 // the digests' hashes, sorted, kept by Drop
+}
+
+// Ensure lists the repository if it is listed lazily and was not yet.
+func (rl *RepoListing) Ensure() {
+	if rl.Load != nil && !rl.loaded {
+		rl.loaded = true
+		rl.Load(rl)
+	}
+}
+
+// Listed says whether the images are there to read: listed eagerly, or
+// loaded by Ensure.
+func (rl *RepoListing) Listed() bool { return rl.Load == nil || rl.loaded }
+
+// Len is the number of images listed (after Drop too).
+func (rl *RepoListing) Len() int {
+	if rl.dropped {
+		return rl.count
+	}
+	return rl.Images.Len()
+}
+
+// Drop frees the image rows of a repository that has been planned, keeping
+// its count and its digests' hashes (8 bytes an image) for HasDigest.
+func (rl *RepoListing) Drop() {
+	if rl.dropped {
+		return
+	}
+	rl.count = rl.Images.Len()
+	rl.hashDigests()
+	rl.Images = ImageTable{}
+	rl.dropped = true
+}
+
+func (rl *RepoListing) hashDigests() {
+	if rl.hashes != nil {
+		return
+	}
+	rl.hashes = make([]uint64, rl.Images.Len())
+	for i := range rl.hashes {
+		rl.hashes[i] = rl.Images.digestHash(i)
+	}
+	slices.Sort(rl.hashes)
+}
+
+// HasDigest says whether the listing (complete: asked after it is listed)
+// shows the digest. It is answered from the digests' 64-bit hashes, made on
+// the first ask (and by Drop): "no" is exact; a wrong "yes" has odds of one
+// in 2^64 per image and errs on the safe side (a pending delete stays
+// pending, a clock is kept).
+func (rl *RepoListing) HasDigest(d string) bool {
+	rl.hashDigests()
+	_, ok := slices.BinarySearch(rl.hashes, hashDigest(d))
+	return ok
+}
+
+// EnsureAll lists every repository listed lazily, in parallel as far as
+// their loader allows (a lazy registry lists ahead of the one asked).
+func (l *RegistryListing) EnsureAll() {
+	for i := range l.Repos {
+		l.Repos[i].Ensure()
+	}
 }
 
 // RegistryListing is one account and region: its repositories.

@@ -2,6 +2,7 @@ package inventory
 
 import (
 	"encoding/hex"
+	"hash/maphash"
 	"iter"
 	"slices"
 	"strings"
@@ -131,6 +132,28 @@ func packDigest(dst *[32]byte, d string) bool {
 	}
 	_, err := hex.Decode(dst[:], []byte(h))
 	return err == nil
+}
+
+// digestHash is a 64-bit hash of image i's digest (hashDigest).
+func (t *ImageTable) digestHash(i int) uint64 {
+	r := &t.rows[i]
+	if r.flags&rowOddDigest != 0 {
+		return hashDigest(t.digests[int32(i)])
+	}
+	return maphash.Bytes(digestSeed, r.digest[:])
+}
+
+// digestSeed seeds the digests' hashes of this process (they are never
+// stored): made-up digests (sha256:000…0d) hash as well as real ones.
+var digestSeed = maphash.MakeSeed()
+
+// hashDigest is a digest's 64-bit hash, the same for its packed form.
+func hashDigest(d string) uint64 {
+	var b [32]byte
+	if packDigest(&b, d) {
+		return maphash.Bytes(digestSeed, b[:])
+	}
+	return maphash.String(digestSeed, d)
 }
 
 // Digest is image i's digest.

@@ -1,6 +1,7 @@
 package inventory_test
 
 import (
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -76,4 +77,45 @@ func short(img inventory.Image) inventory.Image {
 		img.Tags = append(img.Tags[:3:3], "…")
 	}
 	return img
+}
+
+// HasDigest tells apart digests that share their first bytes (made-up test
+// digests do), before Drop and after it, and Drop keeps the count.
+func TestRepoListingDropKeepsCountAndDigests(t *testing.T) {
+	d := func(n int) string { return "sha256:" + strings.Repeat("0", 62) + fmt.Sprintf("%02x", n) }
+	rl := inventory.RepoListing{Images: inventory.NewImageTable(
+		inventory.Image{Digest: d(1)}, inventory.Image{Digest: d(2)}, inventory.Image{Digest: "sha512:odd"})}
+	check := func(when string) {
+		for _, c := range []struct {
+			digest string
+			want   bool
+		}{{d(1), true}, {d(2), true}, {"sha512:odd", true}, {d(3), false}, {"sha512:other", false}} {
+			if got := rl.HasDigest(c.digest); got != c.want {
+				t.Errorf("%s: HasDigest(%s) = %v", when, c.digest, got)
+			}
+		}
+	}
+	check("listed")
+	rl.Drop()
+	check("dropped")
+	if rl.Len() != 3 || rl.Images.Len() != 0 {
+		t.Fatalf("after Drop: Len %d, rows %d", rl.Len(), rl.Images.Len())
+	}
+}
+
+// A lazy listing loads once, whatever the number of Ensures.
+func TestRepoListingLoadsOnce(t *testing.T) {
+	loads := 0
+	rl := inventory.RepoListing{Load: func(rl *inventory.RepoListing) {
+		loads++
+		rl.Images, rl.Complete = inventory.NewImageTable(inventory.Image{Digest: "sha256:" + strings.Repeat("ab", 32)}), true
+	}}
+	if rl.Listed() || rl.Len() != 0 {
+		t.Fatal("listed before Ensure")
+	}
+	rl.Ensure()
+	rl.Ensure()
+	if loads != 1 || !rl.Listed() || rl.Len() != 1 || !rl.Complete {
+		t.Fatalf("%d loads, listed %v, %d images", loads, rl.Listed(), rl.Len())
+	}
 }

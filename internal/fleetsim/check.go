@@ -58,7 +58,7 @@ func inventoryInScope(snap *inventory.Snapshot) map[string]int {
 	}
 	for _, reg := range snap.Registries {
 		for _, rl := range reg.Repos {
-			out[ecrimage.Name] += rl.Images.Len()
+			out[ecrimage.Name] += rl.Len()
 		}
 	}
 	for _, c := range snap.Clusters {

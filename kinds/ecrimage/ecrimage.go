@@ -168,42 +168,39 @@ func (k *Kind) Propose(snap *inventory.Snapshot, now time.Time) engine.Proposals
 		rl      *inventory.RepoListing
 		rule    *RepoRule
 		sources []string
-		hold    string
+		holds   []string
 	}
 	repos := map[inventory.RepoKey]repoAt{}
-	var policed []repoAt // in listing order
+	var all []repoAt // in listing order
 	for ri := range snap.Registries {
 		reg := &snap.Registries[ri]
-		var problems []string
-		if !reg.Complete {
-			problems = append(problems, reg.Problem)
-		}
-		for i := range reg.Repos {
-			if rl := &reg.Repos[i]; !rl.Complete {
-				problems = append(problems, rl.Repo.Name+": "+rl.Problem)
-			}
-		}
-		out.Sources = append(out.Sources, engine.Source{Kind: "ecr-registry", Name: reg.Account + "/" + reg.Region,
-			Complete: len(problems) == 0, Problems: problems, Items: len(reg.Repos), Unit: "repositories"})
+		out.Sources = append(out.Sources, registrySource(reg))
 		sources, holds := evidence(snap, reg)
 		for i := range reg.Repos {
 			rl := &reg.Repos[i]
-			at := repoAt{rl: rl, rule: ip.rule(rl.Repo.Name), sources: sources}
+			at := repoAt{rl: rl, rule: ip.rule(rl.Repo.Name), sources: sources, holds: holds}
 			repos[rl.Repo] = at
-			if at.rule == nil || at.rule.Protect || rl.Protected {
-				continue
-			}
-			at.hold = repoHold(rl, idx, holds)
-			out.InScope += rl.Images.Len()
-			policed = append(policed, at)
+			all = append(all, at)
 		}
 	}
-	// Proposals are made repository by repository as the engine decides
-	// them: at most one repository's live at a time.
+	// Repositories are listed (Ensure) and proposed one at a time as the
+	// engine decides them; a repository listed lazily is dropped once
+	// planned (its count and digests' hashes kept), so that neither the
+	// listing nor the proposals of a million images live at once.
+	inScope := 0
 	out.Stream = func(yield func(*engine.Proposal) bool) {
 		var buf []engine.Proposal
-		for _, at := range policed {
-			buf = k.proposeRepo(buf[:0], at.rl, at.rule, idx.repos[at.rl.Repo], at.sources, at.hold, now)
+		for _, at := range all {
+			rl := at.rl
+			rl.Ensure()
+			buf = buf[:0]
+			if at.rule != nil && !at.rule.Protect && !rl.Protected && !rl.Gone {
+				inScope += rl.Len()
+				buf = k.proposeRepo(buf, rl, at.rule, idx.repos[rl.Repo], at.sources, repoHold(rl, idx, at.holds), now)
+			}
+			if rl.Load != nil {
+				rl.Drop()
+			}
 			for i := range buf {
 				if !yield(&buf[i]) {
 					return
@@ -212,10 +209,18 @@ func (k *Kind) Propose(snap *inventory.Snapshot, now time.Time) engine.Proposals
 			clear(buf) // drop the references the copies in the plan now hold
 		}
 	}
+	// Once every repository is listed: the registries' completeness, with
+	// each repository's problems, and the images the percent cap is of.
+	out.Finish = func() engine.Finished {
+		f := engine.Finished{InScope: inScope}
+		for ri := range snap.Registries {
+			f.Sources = append(f.Sources, registrySource(&snap.Registries[ri]))
+		}
+		return f
+	}
 	// Presence answers from the listings only: a repository listed
 	// completely shows an image or not; a registry listed completely shows a
-	// repository or not. The digests of a repository are indexed on first ask.
-	byDigest := map[inventory.RepoKey]map[string]bool{}
+	// repository or not.
 	out.Presence = func(id string) engine.Presence {
 		repo, digest, err := ParseID(id)
 		if err != nil {
@@ -230,23 +235,34 @@ func (k *Kind) Propose(snap *inventory.Snapshot, now time.Time) engine.Proposals
 			}
 			return engine.Unknown
 		}
-		if !at.rl.Complete {
+		at.rl.Ensure()
+		switch {
+		case at.rl.Gone:
+			return engine.Gone
+		case !at.rl.Complete:
 			return engine.Unknown
-		}
-		set := byDigest[repo]
-		if set == nil {
-			set = make(map[string]bool, at.rl.Images.Len())
-			for i := range at.rl.Images.Len() {
-				set[at.rl.Images.Digest(i)] = true
-			}
-			byDigest[repo] = set
-		}
-		if set[digest] {
+		case at.rl.HasDigest(digest):
 			return engine.Present
 		}
 		return engine.Gone
 	}
 	return out
+}
+
+// registrySource is a registry's source: complete when its repositories
+// were all listed and every repository listed so far was listed completely.
+func registrySource(reg *inventory.RegistryListing) engine.Source {
+	var problems []string
+	if !reg.Complete {
+		problems = append(problems, reg.Problem)
+	}
+	for i := range reg.Repos {
+		if rl := &reg.Repos[i]; !rl.Complete && (rl.Load == nil || rl.Listed()) {
+			problems = append(problems, rl.Repo.Name+": "+rl.Problem)
+		}
+	}
+	return engine.Source{Kind: "ecr-registry", Name: reg.Account + "/" + reg.Region,
+		Complete: len(problems) == 0, Problems: problems, Items: len(reg.Repos), Unit: "repositories"}
 }
 
 // evidence is what every trim of a registry relies on: the clusters that

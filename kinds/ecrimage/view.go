@@ -119,8 +119,11 @@ func (k *Kind) repositories(p *engine.Plan, snap *inventory.Snapshot) []RepoSumm
 		unready := p.Unready(sources)
 		for i := range reg.Repos {
 			rl := &reg.Repos[i]
+			if rl.Gone {
+				continue // deleted while the registry was listed
+			}
 			s := RepoSummary{Repository: rl.Repo.String(), Account: rl.Repo.Account, Region: rl.Repo.Region, Name: rl.Repo.Name,
-				Images: rl.Images.Len(), Complete: rl.Complete, Kept: map[string]int{}}
+				Images: rl.Len(), Complete: rl.Complete, Kept: map[string]int{}}
 			rule := k.Policy.rule(rl.Repo.Name)
 			switch {
 			case rule == nil:

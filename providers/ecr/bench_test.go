@@ -43,7 +43,7 @@ func BenchmarkList(b *testing.B) {
 	f.ResetCalls()
 	b.ResetTimer()
 	for b.Loop() {
-		l := c.List(ctx)
+		l := c.ListAll(ctx)
 		if !l.Complete || len(l.Repos) != repos {
 			b.Fatalf("registry complete=%v %d repos %q", l.Complete, len(l.Repos), l.Problem)
 		}

@@ -229,14 +229,17 @@ func (c *Client) explain(op, what string, err error) error {
 // ---- List ----
 
 // List lists the registry: every repository (DescribeRepositories), and per
-// repository, at most Concurrency at once, its protect tag
-// (ListTagsForResource, when ProtectTag is set), its images (DescribeImages)
-// and the children of every index (BatchGetImage, up to 100 per call).
+// repository, lazily (its RepoListing.Load, on the first Ensure), its
+// protect tag (ListTagsForResource, when ProtectTag is set), its images
+// (DescribeImages) and the children of every index (BatchGetImage, up to 100
+// per call). A Load also starts listing the repositories after it, up to
+// Concurrency at once, so that a plan reading them in order seldom waits and
+// holds only those few besides its own (ListAll lists every one now).
 //
 // It never returns an error. A failed repository listing makes the registry
 // incomplete; a failed image page or an unreadable index makes that
 // repository incomplete, keeping every image seen. A repository deleted
-// while it is listed (RepositoryNotFoundException) is left out.
+// while it is listed (RepositoryNotFoundException) is Gone.
 //
 // Reading an index with BatchGetImage counts as a pull: ECR updates the
 // index's lastRecordedPullTime (aws/containers-roadmap#2390) unless the
@@ -269,29 +272,70 @@ func (c *Client) List(ctx context.Context) inventory.RegistryListing {
 		}
 	}
 
-	results := make([]*inventory.RepoListing, len(repos))
-	sem := make(chan struct{}, c.concurrency)
-	var wg sync.WaitGroup
-	for i, r := range repos {
-		wg.Go(func() {
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			rl, gone := c.listRepo(ctx, r.name, r.arn)
-			if gone {
-				return
-			}
-			rl.Created = r.created
-			results[i] = &rl
-		})
+	lz := &lazyRepos{results: make([]chan inventory.RepoListing, len(repos)), taken: make([]bool, len(repos)), window: max(1, c.concurrency) + 1}
+	lz.list = func(i int) inventory.RepoListing {
+		rl, gone := c.listRepo(ctx, repos[i].name, repos[i].arn)
+		rl.Gone = gone
+		if gone {
+			rl.Images, rl.Complete, rl.Problem = inventory.ImageTable{}, true, ""
+		}
+		return rl
 	}
-	wg.Wait()
-	l.Repos = make([]inventory.RepoListing, 0, len(results))
-	for _, r := range results {
-		if r != nil {
-			l.Repos = append(l.Repos, *r)
+	l.Repos = make([]inventory.RepoListing, len(repos))
+	for i, r := range repos {
+		l.Repos[i] = inventory.RepoListing{Repo: inventory.RepoKey{Account: c.account, Region: c.region, Name: r.name}, Created: r.created,
+			Load: func(rl *inventory.RepoListing) { lz.load(i, rl) }}
+	}
+	// The first ones are listed while the clusters are read.
+	lz.mu.Lock()
+	lz.start(0)
+	lz.mu.Unlock()
+	return l
+}
+
+// ListAll is List with every repository listed now (Concurrency at once).
+func (c *Client) ListAll(ctx context.Context) inventory.RegistryListing {
+	l := c.List(ctx)
+	l.EnsureAll()
+	return l
+}
+
+// lazyRepos lists a registry's repositories as they are asked for, with
+// the next window-1 in flight meanwhile. A listing is handed over once and
+// not kept (the plan drops it when planned); a copy of the RepoListing that
+// asks again gets a new listing, never an empty one.
+type lazyRepos struct {
+	list    func(i int) inventory.RepoListing
+	window  int
+	mu      sync.Mutex
+	results []chan inventory.RepoListing // nil: not started
+	taken   []bool
+}
+
+// start lists repositories i to i+window-1 that are not yet (lz.mu held).
+func (lz *lazyRepos) start(i int) {
+	for j := i; j < min(len(lz.results), i+lz.window); j++ {
+		if lz.results[j] == nil {
+			ch := make(chan inventory.RepoListing, 1)
+			lz.results[j] = ch
+			go func() { ch <- lz.list(j) }()
 		}
 	}
-	return l
+}
+
+func (lz *lazyRepos) load(i int, rl *inventory.RepoListing) {
+	lz.mu.Lock()
+	lz.start(i)
+	ch, again := lz.results[i], lz.taken[i]
+	lz.taken[i] = true
+	lz.mu.Unlock()
+	var got inventory.RepoListing
+	if again {
+		got = lz.list(i)
+	} else {
+		got = <-ch
+	}
+	rl.Protected, rl.Images, rl.Complete, rl.Problem, rl.Gone = got.Protected, got.Images, got.Complete, got.Problem, got.Gone
 }
 
 func (c *Client) repoARN(name string) string {

@@ -115,7 +115,7 @@ func TestListPaginatesEveryImageOnce(t *testing.T) {
 	want = append(want, ecrfake.Digest("pulled"))
 	seed(f, acct2, "elsewhere", 3)
 
-	l := newClient(t, f.URL()).List(ctx)
+	l := newClient(t, f.URL()).ListAll(ctx)
 	if !l.Complete || l.Account != acct || l.Region != "us-east-1" {
 		t.Fatalf("registry listing: %+v", l)
 	}
@@ -186,7 +186,7 @@ func TestListReadsIndexChildren(t *testing.T) {
 	}
 	f.AddImages(acct, "multi", all)
 
-	l := newClient(t, f.URL()).List(ctx)
+	l := newClient(t, f.URL()).ListAll(ctx)
 	r := listOne(t, l, "multi")
 	if !r.Complete {
 		t.Fatalf("incomplete: %s", r.Problem)
@@ -278,7 +278,7 @@ func TestListUnreadableIndexMakesRepoIncomplete(t *testing.T) {
 			f := newFake(t, ecrfake.Options{})
 			seed(f, acct, "r", 5)
 			tc.setup(f)
-			r := listOne(t, newClient(t, f.URL()).List(ctx), "r")
+			r := listOne(t, newClient(t, f.URL()).ListAll(ctx), "r")
 			if r.Complete || !strings.Contains(r.Problem, tc.want) {
 				t.Fatalf("complete=%v problem %q, want incomplete with %q", r.Complete, r.Problem, tc.want)
 			}
@@ -434,7 +434,7 @@ func TestThrottlingIsAbsorbed(t *testing.T) {
 		seed(f, acct, fmt.Sprintf("r%02d", i), 3)
 	}
 	c := newClient(t, f.URL(), func(o *ecr.Options) { o.MaxAttempts = 10; o.MaxBackoff = 50 * time.Millisecond })
-	l := c.List(ctx)
+	l := c.ListAll(ctx)
 	if !l.Complete || len(l.Repos) != 20 {
 		t.Fatalf("registry: complete=%v %d repos %q", l.Complete, len(l.Repos), l.Problem)
 	}
@@ -457,7 +457,7 @@ func TestClientLimiterAvoidsThrottling(t *testing.T) {
 	}
 	c := newClient(t, f.URL(), func(o *ecr.Options) { o.RequestsPerSecond = 45; o.Burst = 5; o.MaxAttempts = 10 })
 	start := time.Now()
-	l := c.List(ctx)
+	l := c.ListAll(ctx)
 	if !l.Complete || len(l.Repos) != 30 {
 		t.Fatalf("registry: complete=%v %d repos %q", l.Complete, len(l.Repos), l.Problem)
 	}
@@ -472,7 +472,7 @@ func TestThrottledAfterMaxAttemptsIsExplained(t *testing.T) {
 	f := newFake(t, ecrfake.Options{})
 	seed(f, acct, "r", 1)
 	f.FailNext(ecrfake.OpDescribeImages, ecrfake.CodeThrottling, 3)
-	r := listOne(t, newClient(t, f.URL()).List(ctx), "r")
+	r := listOne(t, newClient(t, f.URL()).ListAll(ctx), "r")
 	if r.Complete || !strings.Contains(r.Problem, "throttled after 3 attempts") {
 		t.Fatalf("problem %q", r.Problem)
 	}
@@ -483,7 +483,7 @@ func TestServerExceptionIsRetried(t *testing.T) {
 	seed(f, acct, "r", 10)
 	f.FailNext(ecrfake.OpDescribeImages, ecrfake.CodeServer, 2)
 	f.FailNext(ecrfake.OpDescribeRepositories, ecrfake.CodeServer, 1)
-	l := newClient(t, f.URL()).List(ctx)
+	l := newClient(t, f.URL()).ListAll(ctx)
 	r := listOne(t, l, "r")
 	if !l.Complete || !r.Complete || r.Images.Len() != 10 {
 		t.Fatalf("complete=%v/%v %d images %q %q", l.Complete, r.Complete, r.Images.Len(), l.Problem, r.Problem)
@@ -503,7 +503,7 @@ func TestFailedPageMakesRepoIncomplete(t *testing.T) {
 			f.FailNext(ecrfake.OpDescribeImages, ecrfake.CodeServer, 3)
 		}
 	})
-	l := newClient(t, f.URL()).List(ctx)
+	l := newClient(t, f.URL()).ListAll(ctx)
 	r := listOne(t, l, "r")
 	if !l.Complete || r.Complete {
 		t.Fatalf("registry complete=%v, repo complete=%v: want only the repository incomplete", l.Complete, r.Complete)
@@ -518,7 +518,7 @@ func TestAccessDeniedIsExplained(t *testing.T) {
 	seed(f, acct, "r", 3)
 	f.FailNext(ecrfake.OpDescribeImages, ecrfake.CodeAccessDenied, 1)
 	c := newClient(t, f.URL())
-	r := listOne(t, c.List(ctx), "r")
+	r := listOne(t, c.ListAll(ctx), "r")
 	if r.Complete || !strings.Contains(r.Problem, "needs the IAM action ecr:DescribeImages") || !strings.Contains(r.Problem, "is not authorized") {
 		t.Fatalf("problem %q", r.Problem)
 	}
@@ -527,7 +527,7 @@ func TestAccessDeniedIsExplained(t *testing.T) {
 	}
 
 	f.FailNext(ecrfake.OpDescribeRepositories, ecrfake.CodeAccessDenied, 1)
-	l := c.List(ctx)
+	l := c.ListAll(ctx)
 	if l.Complete || !strings.Contains(l.Problem, "ecr:DescribeRepositories") || len(l.Repos) != 0 {
 		t.Fatalf("registry: complete=%v problem %q", l.Complete, l.Problem)
 	}
@@ -541,7 +541,7 @@ func TestProtectTag(t *testing.T) {
 	f.SetRepositoryTags(acct, "keep", map[string]string{"reclaim.dev/protect": "true", "team": "x"})
 	f.SetRepositoryTags(acct, "other", map[string]string{"reclaim.dev/protect": "false"})
 
-	l := newClient(t, f.URL(), func(o *ecr.Options) { o.ProtectTag = "reclaim.dev/protect" }).List(ctx)
+	l := newClient(t, f.URL(), func(o *ecr.Options) { o.ProtectTag = "reclaim.dev/protect" }).ListAll(ctx)
 	for _, r := range l.Repos {
 		if r.Protected != (r.Repo.Name == "keep") || !r.Complete {
 			t.Errorf("%s: protected=%v complete=%v %q", r.Repo.Name, r.Protected, r.Complete, r.Problem)
@@ -553,7 +553,7 @@ func TestProtectTag(t *testing.T) {
 
 	f.ResetCalls()
 	f.FailNext(ecrfake.OpListTagsForResource, ecrfake.CodeAccessDenied, 1)
-	l = newClient(t, f.URL(), func(o *ecr.Options) { o.ProtectTag = "reclaim.dev/protect"; o.Concurrency = 1 }).List(ctx)
+	l = newClient(t, f.URL(), func(o *ecr.Options) { o.ProtectTag = "reclaim.dev/protect"; o.Concurrency = 1 }).ListAll(ctx)
 	incomplete := 0
 	for _, r := range l.Repos {
 		if !r.Complete {
@@ -568,7 +568,9 @@ func TestProtectTag(t *testing.T) {
 	}
 }
 
-func TestRepositoryDeletedWhileListingIsLeftOut(t *testing.T) {
+// A repository deleted between the registry's listing and its own is Gone:
+// no image, complete (its images are gone with it), the registry complete.
+func TestRepositoryDeletedWhileListingIsGone(t *testing.T) {
 	f := newFake(t, ecrfake.Options{})
 	seed(f, acct, "stays", 2)
 	seed(f, acct, "goes", 2)
@@ -577,16 +579,68 @@ func TestRepositoryDeletedWhileListingIsLeftOut(t *testing.T) {
 			f.RemoveRepository(acct, "goes")
 		}
 	})
-	l := newClient(t, f.URL()).List(ctx)
-	if !l.Complete || len(l.Repos) != 1 || l.Repos[0].Repo.Name != "stays" || !l.Repos[0].Complete {
+	l := newClient(t, f.URL()).ListAll(ctx)
+	byName := map[string]*inventory.RepoListing{}
+	for i := range l.Repos {
+		byName[l.Repos[i].Repo.Name] = &l.Repos[i]
+	}
+	stays, goes := byName["stays"], byName["goes"]
+	if !l.Complete || len(l.Repos) != 2 || stays == nil || goes == nil {
 		t.Fatalf("%+v", l)
+	}
+	if !stays.Complete || stays.Gone || stays.Len() != 2 || !goes.Gone || !goes.Complete || goes.Len() != 0 {
+		t.Fatalf("stays %+v\ngoes %+v", stays, goes)
+	}
+}
+
+// A registry's repositories are listed a window at a time (Concurrency+1):
+// the first ones at List, the next as each is asked for; asked again
+// through a copy of its listing, a repository is listed anew, never handed
+// over empty.
+func TestListIsLazy(t *testing.T) {
+	f := newFake(t, ecrfake.Options{})
+	digests := map[string][]string{}
+	for _, r := range []string{"a", "b", "c", "d", "e"} {
+		digests[r] = seed(f, acct, r, 3)
+	}
+	c := newClient(t, f.URL(), func(o *ecr.Options) { o.Concurrency = 1 })
+	f.ResetCalls()
+	described := func(want int) {
+		t.Helper()
+		deadline := time.Now().Add(5 * time.Second)
+		for f.Calls(ecrfake.OpDescribeImages) < want && time.Now().Before(deadline) {
+			time.Sleep(5 * time.Millisecond)
+		}
+		time.Sleep(50 * time.Millisecond) // and no more than that
+		if n := f.Calls(ecrfake.OpDescribeImages); n != want {
+			t.Fatalf("%d repositories described, want %d", n, want)
+		}
+	}
+	l := c.List(ctx)
+	if len(l.Repos) != 5 {
+		t.Fatalf("%d repositories", len(l.Repos))
+	}
+	described(2) // a and b
+	copyOfB := l.Repos[1]
+	l.Repos[1].Ensure() // b, and c starts
+	if !l.Repos[1].Listed() || l.Repos[1].Len() != 3 || l.Repos[0].Listed() {
+		t.Fatalf("b listed %v with %d images; a listed %v", l.Repos[1].Listed(), l.Repos[1].Len(), l.Repos[0].Listed())
+	}
+	described(3)
+	l.Repos[1].Drop()
+	if l.Repos[1].Len() != 3 || !l.Repos[1].HasDigest(digests["b"][2]) || l.Repos[1].HasDigest(digests["c"][0]) {
+		t.Fatalf("after Drop: %d images, or its digests wrong", l.Repos[1].Len())
+	}
+	copyOfB.Ensure()
+	if copyOfB.Len() != 3 || !copyOfB.Complete {
+		t.Fatalf("a copy asking again got %d images, complete %v", copyOfB.Len(), copyOfB.Complete)
 	}
 }
 
 func TestMisconfiguredClientFailsLoudly(t *testing.T) {
 	f := newFake(t, ecrfake.Options{Region: "us-east-1"})
 	seed(f, acct, "r", 1)
-	l := newClient(t, f.URL(), func(o *ecr.Options) { o.Region = "eu-west-1" }).List(ctx)
+	l := newClient(t, f.URL(), func(o *ecr.Options) { o.Region = "eu-west-1" }).ListAll(ctx)
 	if l.Complete || !strings.Contains(l.Problem, "InvalidSignatureException") {
 		t.Fatalf("wrong region: complete=%v %q", l.Complete, l.Problem)
 	}
@@ -601,6 +655,9 @@ func TestFleet(t *testing.T) {
 		t.Fatal(err)
 	}
 	ls := fl.List(ctx)
+	for i := range ls {
+		ls[i].EnsureAll()
+	}
 	if len(ls) != 2 || ls[0].Account != acct || ls[1].Account != acct2 || len(ls[1].Repos) != 1 || ls[1].Repos[0].Images.Len() != 4 {
 		t.Fatalf("%+v", ls)
 	}

@@ -66,7 +66,7 @@ func TestProfileCredentials(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if l := c.List(context.Background()); !l.Complete || len(l.Repos) != 1 || !l.Repos[0].Complete {
+	if l := c.ListAll(context.Background()); !l.Complete || len(l.Repos) != 1 || !l.Repos[0].Complete {
 		t.Fatalf("listing %+v", l)
 	}
 	if signed.keys["AKIDPROFILEB"] == 0 || signed.keys["AKIDPROFILEA"] != 0 {
@@ -104,7 +104,7 @@ func TestAssumedRoleCredentials(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if l := c.List(context.Background()); !l.Complete || len(l.Repos) != 1 {
+	if l := c.ListAll(context.Background()); !l.Complete || len(l.Repos) != 1 {
 		t.Fatalf("listing %+v", l)
 	}
 	mu.Lock()
