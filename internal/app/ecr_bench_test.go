@@ -564,8 +564,8 @@ func BenchmarkECRFleet(b *testing.B) {
 		if pod.PeakRSS > ecrRSSTarget {
 			verdict = "OVER"
 		}
-		b.Logf("as a pod (the binary alone, GOMEMLIMIT %s): the same plan (%d deletes, %d marks) in %s (%s CPU), peak RSS %d MiB (%d MiB of it the binary's own pages) = %.2f× the %d MiB target: %s",
-			cmp.Or(os.Getenv("GOMEMLIMIT"), deployMemLimit), del, mark, pod.Wall.Round(time.Millisecond), pod.CPU.Round(time.Millisecond),
+		b.Logf("as a pod (the binary alone, GOMEMLIMIT %s, GOGC %s): the same plan (%d deletes, %d marks) in %s (%s CPU), peak RSS %d MiB (%d MiB of it the binary's own pages) = %.2f× the %d MiB target: %s",
+			cmp.Or(os.Getenv("GOMEMLIMIT"), deployMemLimit), cmp.Or(os.Getenv("GOGC"), deployGOGC), del, mark, pod.Wall.Round(time.Millisecond), pod.CPU.Round(time.Millisecond),
 			pod.PeakRSS>>20, pod.PeakFileRSS>>20, float64(pod.PeakRSS)/ecrRSSTarget, ecrRSSTarget>>20, verdict)
 	}
 }

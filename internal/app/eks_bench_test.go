@@ -594,8 +594,8 @@ pods:
 		if pod.PeakRSS > eksRSSTarget {
 			verdict = "OVER"
 		}
-		b.Logf("as a pod (the binary alone, GOMEMLIMIT %s): %d deleted in %s (%s CPU), peak RSS %d MiB (%d MiB of it the binary's own pages) = %.2f× the %d MiB target: %s",
-			cmp.Or(os.Getenv("GOMEMLIMIT"), deployMemLimit), pod.Deleted, pod.Wall.Round(time.Millisecond), pod.CPU.Round(time.Millisecond),
+		b.Logf("as a pod (the binary alone, GOMEMLIMIT %s, GOGC %s): %d deleted in %s (%s CPU), peak RSS %d MiB (%d MiB of it the binary's own pages) = %.2f× the %d MiB target: %s",
+			cmp.Or(os.Getenv("GOMEMLIMIT"), deployMemLimit), cmp.Or(os.Getenv("GOGC"), deployGOGC), pod.Deleted, pod.Wall.Round(time.Millisecond), pod.CPU.Round(time.Millisecond),
 			pod.PeakRSS>>20, pod.PeakFileRSS>>20, float64(pod.PeakRSS)/eksRSSTarget, eksRSSTarget>>20, verdict)
 		var k8sOps []string
 		for op, n := range kcalls {

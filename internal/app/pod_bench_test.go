@@ -22,8 +22,12 @@ import (
 // process, so a fleet benchmark measures peak RSS by running the real
 // binary against them, as the deployed CronJob runs it.
 
-// deployMemLimit is the GOMEMLIMIT deploy/ sets (CronJob, daemon, Helm).
-const deployMemLimit = "280MiB"
+// deployMemLimit and deployGOGC are the GOMEMLIMIT and GOGC deploy/ sets
+// (CronJob, daemon, Helm).
+const (
+	deployMemLimit = "280MiB"
+	deployGOGC     = "75"
+)
 
 var reclaimBin struct {
 	once sync.Once
@@ -73,8 +77,8 @@ type podRun struct {
 }
 
 // runAsPod runs `reclaim run --config cfg --log-json args...` as the
-// CronJob does, in its own process with the deploy's GOMEMLIMIT (an
-// explicit GOMEMLIMIT in the environment wins) and AWS credentials for the
+// CronJob does, in its own process with the deploy's GOMEMLIMIT and GOGC
+// (explicit ones in the environment win) and AWS credentials for the
 // fakes; audit is the config's audit file.
 func runAsPod(b *testing.B, cfg, audit string, args ...string) podRun {
 	b.Helper()
@@ -82,6 +86,9 @@ func runAsPod(b *testing.B, cfg, audit string, args ...string) podRun {
 	cmd.Env = append(os.Environ(), "AWS_ACCESS_KEY_ID=AKIDBENCH", "AWS_SECRET_ACCESS_KEY=bench-secret", "AWS_REGION=us-east-1")
 	if os.Getenv("GOMEMLIMIT") == "" {
 		cmd.Env = append(cmd.Env, "GOMEMLIMIT="+deployMemLimit)
+	}
+	if os.Getenv("GOGC") == "" {
+		cmd.Env = append(cmd.Env, "GOGC="+deployGOGC)
 	}
 	var stdout bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, io.Discard

@@ -407,7 +407,9 @@ func (k *Kind) proposeRepo(out []engine.Proposal, rl *inventory.RepoListing, rul
 }
 
 func decision(repo inventory.RepoKey, name string, img *inventory.Image) engine.Decision {
-	det := &Detail{Account: repo.Account, Region: repo.Region, Repository: name, Digest: img.Digest, Tags: img.Tags, Type: mediaKind(img)}
+	id := ID(repo, img.Digest)
+	// The detail's digest is the id's tail: one string for both.
+	det := &Detail{Account: repo.Account, Region: repo.Region, Repository: name, Digest: id[len(id)-len(img.Digest):], Tags: img.Tags, Type: mediaKind(img)}
 	if !img.PushedAt.IsZero() {
 		t := img.PushedAt
 		det.PushedAt = &t
@@ -416,7 +418,7 @@ func decision(repo inventory.RepoKey, name string, img *inventory.Image) engine.
 		t := img.LastPull
 		det.PulledAt = &t
 	}
-	return engine.Decision{ID: ID(repo, img.Digest), Name: repo.Name, Detail: det,
+	return engine.Decision{ID: id, Name: repo.Name, Detail: det,
 		Frees: engine.Frees{Bytes: img.SizeBytes, Images: 1, Pool: name}}
 }
 

@@ -97,6 +97,8 @@ containers:
             fieldPath: metadata.namespace
       - name: GOMEMLIMIT
         value: {{ .Values.goMemLimit | quote }}
+      - name: GOGC
+        value: {{ .Values.goGC | quote }}
       {{- with .Values.env }}
       {{- toYaml . | nindent 6 }}
       {{- end }}
