@@ -40,7 +40,7 @@ func goldenReport() *report.Report {
 		Version: engine.SchemaVersion, GeneratedAt: t0,
 		Sources: []engine.Source{
 			{Kind: "cluster", Name: "prod-a", Complete: true, Items: 36, Duration: 1500 * time.Millisecond, Unit: "PV references"},
-			{Kind: "cluster", Name: "prod-b", Complete: false, Problems: []string{"list persistentvolumes: forbidden — the service account needs list on persistentvolumes (see deploy/rbac.yaml)"},
+			{Kind: "cluster", Name: "prod-b", Complete: false, Problems: []string{"list persistentvolumes: forbidden — the service account needs list on persistentvolumes (see deploy/base/rbac.yaml)"},
 				Unit: "PV references"},
 			{Kind: "gce-project", Name: "demo-project", Complete: true, Items: 52, Unit: "disks"},
 		},

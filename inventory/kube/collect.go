@@ -55,14 +55,14 @@ type Options struct {
 	// specs and statuses, and the pod templates of Deployments, ReplicaSets,
 	// StatefulSets, DaemonSets, ControllerRevisions, Jobs and CronJobs) and
 	// records the ECR ones in ClusterRefs.Images. Off by default: it needs
-	// list on those apps and batch resources (deploy/rbac.yaml).
+	// list on those apps and batch resources (deploy/base/rbac.yaml).
 	Images bool
 	// Accounts is copied into ClusterRefs.Accounts.
 	Accounts []string
 	// Workloads also lists Jobs, CronJobs and Nodes (one paginated pass
 	// each) and records them, with every pod of the pod pass, in
 	// ClusterRefs.Jobs, CronJobs, Pods and Nodes. Off by default: it needs
-	// list on jobs.batch, cronjobs.batch and nodes (deploy/rbac.yaml).
+	// list on jobs.batch, cronjobs.batch and nodes (deploy/base/rbac.yaml).
 	Workloads bool
 	// RetentionAnnotation names the annotation whose value is copied
 	// verbatim into Job.Retention and Pod.Retention; empty disables it.
@@ -519,7 +519,7 @@ func (l lister) problem(res string, err error) string {
 func (l lister) reason(res string, err error) string {
 	switch {
 	case apierrors.IsForbidden(err):
-		return fmt.Sprintf("forbidden — the service account needs list on %s (see deploy/rbac.yaml)", res)
+		return fmt.Sprintf("forbidden — the service account needs list on %s (see deploy/base/rbac.yaml)", res)
 	case apierrors.IsUnauthorized(err):
 		return "unauthorized — the cluster rejected reclaim's credentials; refresh the kubeconfig credentials or the service account token"
 	case apierrors.IsResourceExpired(err), apierrors.IsGone(err):

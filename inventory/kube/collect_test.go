@@ -516,10 +516,10 @@ func TestCollectCompleteness(t *testing.T) {
 		{"all fine", func(*fake.Clientset, *dynfake.FakeDynamicClient) {}, true, true, nil, ""},
 		{"pv forbidden", func(cs *fake.Clientset, _ *dynfake.FakeDynamicClient) {
 			cs.PrependReactor("list", "persistentvolumes", errReactor(forbidden("persistentvolumes")))
-		}, false, true, []string{"list persistentvolumes: forbidden — the service account needs list on persistentvolumes (see deploy/rbac.yaml)"}, ""},
+		}, false, true, []string{"list persistentvolumes: forbidden — the service account needs list on persistentvolumes (see deploy/base/rbac.yaml)"}, ""},
 		{"pvc forbidden", func(cs *fake.Clientset, _ *dynfake.FakeDynamicClient) {
 			cs.PrependReactor("list", "persistentvolumeclaims", errReactor(forbidden("persistentvolumeclaims")))
-		}, false, true, []string{"list persistentvolumeclaims: forbidden — the service account needs list on persistentvolumeclaims (see deploy/rbac.yaml)"}, ""},
+		}, false, true, []string{"list persistentvolumeclaims: forbidden — the service account needs list on persistentvolumeclaims (see deploy/base/rbac.yaml)"}, ""},
 		{"pods unauthorized", func(cs *fake.Clientset, _ *dynfake.FakeDynamicClient) {
 			cs.PrependReactor("list", "pods", errReactor(apierrors.NewUnauthorized("token expired")))
 		}, false, true, []string{"list pods: unauthorized — the cluster rejected reclaim's credentials; refresh the kubeconfig credentials or the service account token"}, ""},
@@ -528,7 +528,7 @@ func TestCollectCompleteness(t *testing.T) {
 		}, true, false, nil, ""},
 		{"workflows forbidden", func(_ *fake.Clientset, dyn *dynfake.FakeDynamicClient) {
 			dyn.PrependReactor("list", "workflows", errReactor(forbidden("workflows")))
-		}, false, false, []string{"list workflows.argoproj.io: forbidden — the service account needs list on workflows.argoproj.io (see deploy/rbac.yaml)"}, ""},
+		}, false, false, []string{"list workflows.argoproj.io: forbidden — the service account needs list on workflows.argoproj.io (see deploy/base/rbac.yaml)"}, ""},
 		{"workflows server error", func(_ *fake.Clientset, dyn *dynfake.FakeDynamicClient) {
 			dyn.PrependReactor("list", "workflows", errReactor(apierrors.NewServiceUnavailable("conversion webhook down")))
 		}, false, false, []string{"list workflows.argoproj.io: ServiceUnavailable (HTTP 503): conversion webhook down"}, ""},

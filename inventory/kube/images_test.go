@@ -222,7 +222,7 @@ func TestCollectImagesForbidden(t *testing.T) {
 	if r.Complete || r.ImagesListed {
 		t.Fatalf("complete=%v imagesListed=%v, want both false", r.Complete, r.ImagesListed)
 	}
-	want := "list replicasets.apps: forbidden — the service account needs list on replicasets.apps (see deploy/rbac.yaml)"
+	want := "list replicasets.apps: forbidden — the service account needs list on replicasets.apps (see deploy/base/rbac.yaml)"
 	if len(r.Problems) != 1 || r.Problems[0] != want {
 		t.Fatalf("problems %q\nwant %q", r.Problems, want)
 	}

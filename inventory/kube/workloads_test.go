@@ -481,8 +481,8 @@ func TestWorkloadsForbiddenRealAPIServer(t *testing.T) {
 
 	r := kube.Collect(ctx, "restricted", cs, dyn, o)
 	want := []string{
-		"list jobs.batch: forbidden — the service account needs list on jobs.batch (see deploy/rbac.yaml)",
-		"list nodes: forbidden — the service account needs list on nodes (see deploy/rbac.yaml)",
+		"list jobs.batch: forbidden — the service account needs list on jobs.batch (see deploy/base/rbac.yaml)",
+		"list nodes: forbidden — the service account needs list on nodes (see deploy/base/rbac.yaml)",
 	}
 	if r.Complete || r.WorkloadsListed || !reflect.DeepEqual(r.Problems, want) {
 		t.Fatalf("complete=%v listed=%v problems %q\nwant %q", r.Complete, r.WorkloadsListed, r.Problems, want)

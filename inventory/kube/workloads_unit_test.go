@@ -183,12 +183,12 @@ func TestWorkloadsCompleteness(t *testing.T) {
 		problems []string
 	}{
 		{"nodes forbidden", false, "nodes", forbidden(schema.GroupResource{Resource: "nodes"}),
-			[]string{"list nodes: forbidden — the service account needs list on nodes (see deploy/rbac.yaml)"}},
+			[]string{"list nodes: forbidden — the service account needs list on nodes (see deploy/base/rbac.yaml)"}},
 		{"jobs forbidden", false, "jobs", forbidden(schema.GroupResource{Group: "batch", Resource: "jobs"}),
-			[]string{"list jobs.batch: forbidden — the service account needs list on jobs.batch (see deploy/rbac.yaml)"}},
+			[]string{"list jobs.batch: forbidden — the service account needs list on jobs.batch (see deploy/base/rbac.yaml)"}},
 		// A shared pass's failure is reported once, and fails both users.
 		{"jobs forbidden, shared with images", true, "jobs", forbidden(schema.GroupResource{Group: "batch", Resource: "jobs"}),
-			[]string{"list jobs.batch: forbidden — the service account needs list on jobs.batch (see deploy/rbac.yaml)"}},
+			[]string{"list jobs.batch: forbidden — the service account needs list on jobs.batch (see deploy/base/rbac.yaml)"}},
 		{"cronjobs unavailable", false, "cronjobs", apierrors.NewServiceUnavailable("etcd"),
 			[]string{"list cronjobs.batch: ServiceUnavailable (HTTP 503): etcd"}},
 		{"pods unauthorized", false, "pods", apierrors.NewUnauthorized("expired"),
