@@ -112,10 +112,11 @@ func (rl *RepoListing) Len() int {
 	return rl.Images.Len()
 }
 
-// Drop frees the image rows of a repository that has been planned, keeping
-// its count and its digests' hashes (8 bytes an image) for HasDigest.
+// Drop frees the image rows of a lazily listed repository that has been
+// planned, keeping its count and its digests' hashes (8 bytes an image) for
+// HasDigest. An eager listing is its caller's and is kept whole.
 func (rl *RepoListing) Drop() {
-	if rl.dropped {
+	if rl.dropped || rl.Load == nil {
 		return
 	}
 	rl.count = rl.Images.Len()

@@ -113,7 +113,7 @@ func (t *ImageTable) Add(img Image) {
 	}
 	t.rows = append(t.rows, r)
 	if img.ChildrenKnown || len(img.Children) > 0 {
-		t.SetChildren(int(i), img.Children, img.ChildrenKnown)
+		t.SetChildren(int(i), slices.Clone(img.Children), img.ChildrenKnown)
 	}
 }
 

@@ -83,8 +83,11 @@ func short(img inventory.Image) inventory.Image {
 // digests do), before Drop and after it, and Drop keeps the count.
 func TestRepoListingDropKeepsCountAndDigests(t *testing.T) {
 	d := func(n int) string { return "sha256:" + strings.Repeat("0", 62) + fmt.Sprintf("%02x", n) }
-	rl := inventory.RepoListing{Images: inventory.NewImageTable(
-		inventory.Image{Digest: d(1)}, inventory.Image{Digest: d(2)}, inventory.Image{Digest: "sha512:odd"})}
+	rl := inventory.RepoListing{Load: func(rl *inventory.RepoListing) {
+		rl.Images = inventory.NewImageTable(inventory.Image{Digest: d(1)}, inventory.Image{Digest: d(2)}, inventory.Image{Digest: "sha512:odd"})
+		rl.Complete = true
+	}}
+	rl.Ensure()
 	check := func(when string) {
 		for _, c := range []struct {
 			digest string
@@ -100,6 +103,12 @@ func TestRepoListingDropKeepsCountAndDigests(t *testing.T) {
 	check("dropped")
 	if rl.Len() != 3 || rl.Images.Len() != 0 {
 		t.Fatalf("after Drop: Len %d, rows %d", rl.Len(), rl.Images.Len())
+	}
+	// An eager listing is its caller's: Drop keeps it whole.
+	eager := inventory.RepoListing{Images: inventory.NewImageTable(inventory.Image{Digest: d(1)})}
+	eager.Drop()
+	if eager.Images.Len() != 1 || eager.Len() != 1 {
+		t.Fatalf("Drop freed an eager listing: %d rows", eager.Images.Len())
 	}
 }
 

@@ -198,9 +198,7 @@ func (k *Kind) Propose(snap *inventory.Snapshot, now time.Time) engine.Proposals
 				inScope += rl.Len()
 				buf = k.proposeRepo(buf, rl, at.rule, idx.repos[rl.Repo], at.sources, repoHold(rl, idx, at.holds), now)
 			}
-			if rl.Load != nil {
-				rl.Drop()
-			}
+			rl.Drop()
 			for i := range buf {
 				if !yield(&buf[i]) {
 					return
@@ -257,7 +255,7 @@ func registrySource(reg *inventory.RegistryListing) engine.Source {
 		problems = append(problems, reg.Problem)
 	}
 	for i := range reg.Repos {
-		if rl := &reg.Repos[i]; !rl.Complete && (rl.Load == nil || rl.Listed()) {
+		if rl := &reg.Repos[i]; !rl.Complete && rl.Listed() {
 			problems = append(problems, rl.Repo.Name+": "+rl.Problem)
 		}
 	}

@@ -500,29 +500,10 @@ func indexChildren(body string) ([]string, error) {
 	return out, nil
 }
 
-// internMediaType returns the package constant for a known media type, so a
-// million images share a handful of strings.
-func internMediaType(mt string) string {
-	switch mt {
-	case inventory.MediaTypeOCIIndex:
-		return inventory.MediaTypeOCIIndex
-	case inventory.MediaTypeDockerList:
-		return inventory.MediaTypeDockerList
-	case inventory.MediaTypeOCIManifest:
-		return inventory.MediaTypeOCIManifest
-	case inventory.MediaTypeDockerManifest:
-		return inventory.MediaTypeDockerManifest
-	case inventory.MediaTypeDockerManifestV1:
-		return inventory.MediaTypeDockerManifestV1
-	case inventory.MediaTypeDockerManifestV1s:
-		return inventory.MediaTypeDockerManifestV1s
-	}
-	return strings.Clone(mt)
-}
-
 // convertImage converts an image as DescribeImages describes it. Its
 // strings point into the SDK's response buffers: a listing keeps them only
-// through ImageTable.Add, which copies what it keeps.
+// through ImageTable.Add, which copies what it keeps (a known media type as
+// a code).
 func convertImage(d *types.ImageDetail) (inventory.Image, error) {
 	im := inventory.Image{
 		Digest:    aws.ToString(d.ImageDigest),
@@ -530,7 +511,7 @@ func convertImage(d *types.ImageDetail) (inventory.Image, error) {
 		PushedAt:  aws.ToTime(d.ImagePushedAt),
 		LastPull:  aws.ToTime(d.LastRecordedPullTime),
 		SizeBytes: aws.ToInt64(d.ImageSizeInBytes),
-		MediaType: internMediaType(aws.ToString(d.ImageManifestMediaType)),
+		MediaType: aws.ToString(d.ImageManifestMediaType),
 	}
 	if im.Digest == "" {
 		return im, fmt.Errorf("an image without a digest (tags %v): skipped", d.ImageTags)
