@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
@@ -322,18 +321,10 @@ func Push(ctx context.Context, url, job string, g prometheus.Gatherer) error {
 // BuildInfo is reclaim_build_info: 1, labelled with the release, the commit
 // it was built from ("" when unknown) and the Go version, so a dashboard can
 // tell which build wrote a series.
-func BuildInfo(version string) prometheus.Collector {
-	revision, goVersion := "", runtime.Version()
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		for _, s := range bi.Settings {
-			if s.Key == "vcs.revision" {
-				revision = s.Value
-			}
-		}
-	}
+func BuildInfo(version, revision string) prometheus.Collector {
 	g := prometheus.NewGauge(prometheus.GaugeOpts{Name: "reclaim_build_info",
 		Help:        "Always 1; its labels say which build of reclaim runs: version (the release), revision (the commit) and goversion.",
-		ConstLabels: prometheus.Labels{"version": version, "revision": revision, "goversion": goVersion}})
+		ConstLabels: prometheus.Labels{"version": version, "revision": revision, "goversion": runtime.Version()}})
 	g.Set(1)
 	return g
 }

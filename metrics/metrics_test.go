@@ -604,7 +604,7 @@ func TestQuotaProjectionGauges(t *testing.T) {
 
 func TestBuildInfo(t *testing.T) {
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(BuildInfo("v1.2.3"))
+	reg.MustRegister(BuildInfo("v1.2.3", "0123abcd"))
 	mfs, err := reg.Gather()
 	if err != nil || len(mfs) != 1 || mfs[0].GetName() != "reclaim_build_info" || len(mfs[0].GetMetric()) != 1 {
 		t.Fatalf("%v %v", mfs, err)

@@ -9,7 +9,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"runtime/debug"
 	"strings"
 	"syscall"
 	"time"
@@ -166,9 +165,10 @@ changed: reclaim prints what it would do and records orphan first-seen times
 in its own state store, so that grace periods run while you watch.
 
 Exit status: 0 all sources complete and every planned delete done;
-1 the run could not happen; 2 the command line could not be parsed; 3 deletions were held back (a source was
-incomplete, or the breaker tripped); 4 some deletes failed; 5 the report
-could not be delivered to some notify target (4 outranks 5, 5 outranks 3).`,
+1 the run could not happen; 2 the command line could not be parsed;
+3 deletions were held back (a source was incomplete, or the breaker
+tripped); 4 some deletes failed; 5 the report could not be delivered to
+some notify target (4 outranks 5, 5 outranks 3).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := out.check(); err != nil {
@@ -231,7 +231,8 @@ func modeOf(apply bool) string {
 func exportMetrics(ctx context.Context, rep *report.Report, d time.Duration, textfile, pushURL, job string, notified []notify.Result) error {
 	reg := prometheus.NewRegistry()
 	m := metrics.NewMetrics(reg, app.KindNames(), app.Gauges())
-	reg.MustRegister(metrics.BuildInfo(app.Version))
+	rev, _ := app.Revision()
+	reg.MustRegister(metrics.BuildInfo(app.Version, rev))
 	m.Observe(rep, d, time.Now())
 	observeDeliveries(m, notified)
 	var errs []error
@@ -341,25 +342,15 @@ func versionCmd(stdout io.Writer) *cobra.Command {
 // version is the release (set at build time) and, when the binary was built
 // from a git checkout, its commit.
 func version() string {
-	v := app.Version
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		var rev, dirty string
-		for _, s := range bi.Settings {
-			switch s.Key {
-			case "vcs.revision":
-				rev = s.Value
-			case "vcs.modified":
-				if s.Value == "true" {
-					dirty = "-dirty"
-				}
-			}
-		}
-		if len(rev) > 12 {
-			rev = rev[:12]
-		}
-		if rev != "" {
-			v += " (" + rev + dirty + ")"
-		}
+	rev, dirty := app.Revision()
+	if rev == "" {
+		return app.Version
 	}
-	return v
+	if len(rev) > 12 {
+		rev = rev[:12]
+	}
+	if dirty {
+		rev += "-dirty"
+	}
+	return app.Version + " (" + rev + ")"
 }

@@ -8,6 +8,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -382,3 +383,21 @@ func runID(now time.Time) string {
 
 // Version is set at build time with -ldflags "-X reclaim.dev/reclaim/internal/app.Version=...".
 var Version = "dev"
+
+// Revision is the commit the binary was built from ("" when not built from
+// a git checkout), and whether the work tree had changes.
+func Revision() (rev string, dirty bool) {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "", false
+	}
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			dirty = s.Value == "true"
+		}
+	}
+	return rev, dirty
+}

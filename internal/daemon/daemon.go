@@ -128,7 +128,8 @@ func New(p Passer, cfg config.Daemon, o Options) (*Daemon, error) {
 	d.reg = prometheus.NewRegistry()
 	d.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	d.metrics = metrics.NewMetrics(d.reg, o.Kinds, o.Gauges)
-	d.reg.MustRegister(metrics.BuildInfo(app.Version))
+	rev, _ := app.Revision()
+	d.reg.MustRegister(metrics.BuildInfo(app.Version, rev))
 	d.panics = prometheus.NewCounter(prometheus.CounterOpts{Name: "reclaim_daemon_pass_panics_total",
 		Help: "Passes that panicked; each is also counted in reclaim_runs_total with exit_code 1, and the next pass runs as scheduled."})
 	d.skipped = prometheus.NewCounter(prometheus.CounterOpts{Name: "reclaim_daemon_passes_skipped_total",
