@@ -3,7 +3,6 @@ package app
 import (
 	"bufio"
 	"bytes"
-	"cmp"
 	"compress/gzip"
 	"context"
 	"encoding/json"
@@ -558,15 +557,7 @@ func BenchmarkECRFleet(b *testing.B) {
 		if want := fmt.Sprintf("images delete %d (", del); !bytes.Contains(pod.Stdout, []byte(want)) || !bytes.Contains(pod.Stdout, []byte(fmt.Sprintf("mark %d", mark))) {
 			b.Fatalf("the binary's report does not say %q and mark %d as the in-process plan does:\n%s", want, mark, pod.Report)
 		}
-		b.ReportMetric(float64(pod.PeakRSS)/(1<<20), "peak-rss-MiB")
-		b.ReportMetric(float64(pod.PeakRSS)/ecrRSSTarget, "peak-rss/target")
-		verdict := "within"
-		if pod.PeakRSS > ecrRSSTarget {
-			verdict = "OVER"
-		}
-		b.Logf("as a pod (the binary alone, GOMEMLIMIT %s, GOGC %s): the same plan (%d deletes, %d marks) in %s (%s CPU), peak RSS %d MiB (%d MiB of it the binary's own pages) = %.2f× the %d MiB target: %s",
-			cmp.Or(os.Getenv("GOMEMLIMIT"), deployMemLimit), cmp.Or(os.Getenv("GOGC"), deployGOGC), del, mark, pod.Wall.Round(time.Millisecond), pod.CPU.Round(time.Millisecond),
-			pod.PeakRSS>>20, pod.PeakFileRSS>>20, float64(pod.PeakRSS)/ecrRSSTarget, ecrRSSTarget>>20, verdict)
+		pod.reportMemory(b, ecrRSSTarget, fmt.Sprintf("the same plan (%d deletes, %d marks)", del, mark))
 	}
 }
 

@@ -1,7 +1,6 @@
 package app
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -588,15 +587,7 @@ pods:
 		if pod.Deleted != deleted || pod.Failed > 0 || pod.ExitCode != 0 {
 			b.Fatalf("the binary's run: exit %d, %d deleted, %d failed; want %d deleted as in-process:\n%s", pod.ExitCode, pod.Deleted, pod.Failed, deleted, pod.Report)
 		}
-		b.ReportMetric(float64(pod.PeakRSS)/(1<<20), "peak-rss-MiB")
-		b.ReportMetric(float64(pod.PeakRSS)/eksRSSTarget, "peak-rss/target")
-		verdict := "within"
-		if pod.PeakRSS > eksRSSTarget {
-			verdict = "OVER"
-		}
-		b.Logf("as a pod (the binary alone, GOMEMLIMIT %s, GOGC %s): %d deleted in %s (%s CPU), peak RSS %d MiB (%d MiB of it the binary's own pages) = %.2f× the %d MiB target: %s",
-			cmp.Or(os.Getenv("GOMEMLIMIT"), deployMemLimit), cmp.Or(os.Getenv("GOGC"), deployGOGC), pod.Deleted, pod.Wall.Round(time.Millisecond), pod.CPU.Round(time.Millisecond),
-			pod.PeakRSS>>20, pod.PeakFileRSS>>20, float64(pod.PeakRSS)/eksRSSTarget, eksRSSTarget>>20, verdict)
+		pod.reportMemory(b, eksRSSTarget, fmt.Sprintf("%d deleted", pod.Deleted))
 		var k8sOps []string
 		for op, n := range kcalls {
 			k8sOps = append(k8sOps, fmt.Sprintf("%s %d", op, n))

@@ -2,6 +2,7 @@ package app
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"io"
 	"os"
@@ -144,6 +145,21 @@ func runAsPod(b *testing.B, cfg, audit string, args ...string) podRun {
 		}
 	}
 	return r
+}
+
+// reportMemory reports the run's peak RSS against target (bytes) as
+// benchmark metrics, and logs it with what the run did.
+func (r podRun) reportMemory(b *testing.B, target uint64, did string) {
+	b.Helper()
+	b.ReportMetric(float64(r.PeakRSS)/(1<<20), "peak-rss-MiB")
+	b.ReportMetric(float64(r.PeakRSS)/float64(target), "peak-rss/target")
+	verdict := "within"
+	if r.PeakRSS > target {
+		verdict = "OVER"
+	}
+	b.Logf("as a pod (the binary alone, GOMEMLIMIT %s, GOGC %s): %s in %s (%s CPU), peak RSS %d MiB (%d MiB of it the binary's own pages) = %.2f× the %d MiB target: %s",
+		cmp.Or(os.Getenv("GOMEMLIMIT"), deployMemLimit), cmp.Or(os.Getenv("GOGC"), deployGOGC), did, r.Wall.Round(time.Millisecond), r.CPU.Round(time.Millisecond),
+		r.PeakRSS>>20, r.PeakFileRSS>>20, float64(r.PeakRSS)/float64(target), target>>20, verdict)
 }
 
 func tail(s string, n int) string {
