@@ -507,3 +507,34 @@ func TestImageChildOfTwoIndexesStaysWithTheNewer(t *testing.T) {
 		t.Fatalf("the child of both is %q while the newer index still lists it\n%s", a, dump(p))
 	}
 }
+
+// A repository listed lazily (as the ECR client lists it, while the plan
+// streams) plans as a listed one does; one that comes back partial holds
+// its trims and makes the registry's source, and so the plan, incomplete,
+// though the registry looked complete before its repositories were listed.
+func TestImageLazyListingFailsClosed(t *testing.T) {
+	pol := imagePolicy(10, 9, 6, 1)
+	lazy := func(complete bool) inventory.Snapshot {
+		s := imageSnap(nil)
+		s.Registries[0].Repos[0].Load = func(rl *inventory.RepoListing) {
+			rl.Images, rl.Complete = inventory.NewImageTable(images(10)...), complete
+			if !complete {
+				rl.Problem = "DescribeImages page 3: ServerException"
+			}
+		}
+		return s
+	}
+	first := build(lazy(true), pol, engine.NewState(), imgNow.Add(-2*time.Hour))
+	if p := build(lazy(true), pol, first.State, imgNow); len(deleted(p)) != 4 || p.Incomplete {
+		t.Fatalf("a complete lazy listing: deleted %d, incomplete %v; want 4 as listed eagerly\n%s", len(deleted(p)), p.Incomplete, dump(p))
+	}
+	p := build(lazy(false), pol, first.State, imgNow)
+	if n := len(deleted(p)); n != 0 || !p.Incomplete {
+		t.Fatalf("a partial lazy listing: deleted %d, plan incomplete %v\n%s", n, p.Incomplete, dump(p))
+	}
+	for _, s := range p.Sources {
+		if s.Kind == "ecr-registry" && (s.Complete || !strings.Contains(strings.Join(s.Problems, "; "), "ServerException")) {
+			t.Fatalf("registry source %+v: want incomplete, naming the repository's problem", s)
+		}
+	}
+}
