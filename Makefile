@@ -15,8 +15,10 @@ build:
 
 # A dry-run on the embedded simulated fleet: nothing to install, nothing deleted.
 # It also writes the report email's bodies: open demo-report.html in a browser.
+# The demo and its fakes exist only in a -tags demo build: `make build` and the
+# image link none of them.
 demo:
-	$(GO) run ./cmd/reclaim demo --email-files demo-report
+	$(GO) run -tags demo ./cmd/reclaim demo --email-files demo-report
 
 # Also compiles deploy/test/render (kustomize and Helm as Go libraries, a
 # separate module) so that its first build, several minutes, happens before
@@ -35,20 +37,21 @@ testdeps:
 # and a real SMTP server (the e2e package runs for about 15 minutes: the
 # 100,000-Job backlog alone takes most of it, hence the timeout).
 test: testdeps testbins
-	$(GO) test -race -count=1 -timeout 40m ./...
+	$(GO) test -tags demo -race -count=1 -timeout 40m ./...
 
 # Without the end-to-end tests (no apiserver needed).
 test-unit:
-	$(GO) test -race -count=1 $$($(GO) list ./... | grep -v /e2e)
+	$(GO) test -tags demo -race -count=1 $$($(GO) list ./... | grep -v /e2e)
 
 lint:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); \
 	if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet ./...
+	$(GO) vet -tags demo ./cmd/reclaim
 
 # Speed and API-call targets live here, never in timed unit tests.
 bench:
-	$(GO) test -run '^$$' -bench . -benchtime 1x -benchmem $$($(GO) list ./... | grep -v /e2e)
+	$(GO) test -tags demo -run '^$$' -bench . -benchtime 1x -benchmem $$($(GO) list ./... | grep -v /e2e)
 
 clean:
 	rm -rf bin .cache

@@ -1,3 +1,5 @@
+//go:build demo
+
 package main
 
 import (
@@ -20,7 +22,7 @@ var update = flag.Bool("update", false, "rewrite testdata/demo-report.* from the
 // The demo's report email, text and HTML, at a fixed clock: what a newcomer
 // opens after make demo (demo-report.html), kept as golden files so a change
 // to any kind's view or to the email shows up in review.
-// Rewrite them with: go test ./cmd/reclaim -run TestDemoEmailGolden -update
+// Rewrite them with: go test -tags demo ./cmd/reclaim -run TestDemoEmailGolden -update
 func TestDemoEmailGolden(t *testing.T) {
 	now := time.Date(2026, 11, 23, 9, 0, 0, 0, time.UTC)
 	rep, err := demo.RunAt(context.Background(), io.Discard, zap.NewNop(), now)
@@ -47,7 +49,7 @@ func TestDemoEmailGolden(t *testing.T) {
 			t.Fatalf("%v (rewrite with -update)", err)
 		}
 		if !bytes.Equal(got, want) {
-			t.Errorf("%s changed; if intended, run go test ./cmd/reclaim -run TestDemoEmailGolden -update and review the diff", golden)
+			t.Errorf("%s changed; if intended, run go test -tags demo ./cmd/reclaim -run TestDemoEmailGolden -update and review the diff", golden)
 		}
 	}
 }

@@ -20,7 +20,6 @@ import (
 
 	"reclaim.dev/reclaim/config"
 	"reclaim.dev/reclaim/internal/app"
-	"reclaim.dev/reclaim/internal/demo"
 	"reclaim.dev/reclaim/inventory/kube"
 	"reclaim.dev/reclaim/metrics"
 	"reclaim.dev/reclaim/notify"
@@ -243,35 +242,6 @@ func exportMetrics(ctx context.Context, rep *report.Report, d time.Duration, tex
 		errs = append(errs, metrics.Push(ctx, pushURL, job, reg))
 	}
 	return errors.Join(errs...)
-}
-
-func demoCmd(stdout, stderr io.Writer) *cobra.Command {
-	var out outputFlags
-	var emailFiles string
-	c := &cobra.Command{
-		Use:   "demo",
-		Short: "Dry-run against an embedded simulated fleet: a GCE fake and two clusters",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := out.check(); err != nil {
-				return err
-			}
-			rep, err := demo.Run(cmd.Context(), stderr, out.logger(io.Discard))
-			if err != nil {
-				return err
-			}
-			if emailFiles != "" {
-				if err := writeDemoEmail(emailFiles, rep); err != nil {
-					return err
-				}
-				fmt.Fprintf(stderr, "demo: the report email's bodies are in %[1]s.html (open it in a browser) and %[1]s.txt.\n\n", emailFiles)
-			}
-			return out.write(stdout, rep)
-		},
-	}
-	out.add(c)
-	c.Flags().StringVar(&emailFiles, "email-files", "", "also write the report email's bodies to PREFIX.html and PREFIX.txt")
-	return c
 }
 
 func configCmd(stdout io.Writer) *cobra.Command {

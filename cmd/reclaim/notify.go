@@ -4,14 +4,12 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"time"
 
 	"github.com/spf13/cobra"
 	"go.uber.org/zap"
 
 	"reclaim.dev/reclaim/config"
-	"reclaim.dev/reclaim/configs"
 	"reclaim.dev/reclaim/internal/app"
 	"reclaim.dev/reclaim/metrics"
 	"reclaim.dev/reclaim/notify"
@@ -124,29 +122,6 @@ func announce(ctx context.Context, r *app.Runner, rep *report.Report, rs []notif
 			return
 		}
 	}
-}
-
-// writeDemoEmail writes the HTML and text bodies of the demo report's email
-// to prefix.html and prefix.txt, as a first report to a target.
-func writeDemoEmail(prefix string, rep *report.Report) error {
-	cfg, err := config.Parse(configs.Demo, "configs/demo.yaml")
-	if err != nil {
-		return err
-	}
-	nouns, optOut := kindWords(cfg)
-	opt := emailOptions(cfg, 20, nouns, optOut)
-	opt.Fleet = "demo"
-	if next := nextRun(cfg); next != nil && rep.Plan != nil {
-		opt.NextRun = next(rep.Plan.GeneratedAt)
-	}
-	c, err := email.Render(rep, notify.Previous{}, opt)
-	if err != nil {
-		return err
-	}
-	if err := os.WriteFile(prefix+".html", []byte(c.HTML), 0o644); err != nil {
-		return err
-	}
-	return os.WriteFile(prefix+".txt", []byte(c.Text), 0o644)
 }
 
 // observeDeliveries counts each target's delivery (every result starts at 0).

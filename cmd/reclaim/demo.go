@@ -1,0 +1,74 @@
+//go:build demo
+
+package main
+
+// The demo links the cloud fakes and client-go's fake clientsets; it is built
+// only with -tags demo (make demo), so the production binary and image carry
+// none of them.
+
+import (
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"reclaim.dev/reclaim/config"
+	"reclaim.dev/reclaim/configs"
+	"reclaim.dev/reclaim/internal/demo"
+	"reclaim.dev/reclaim/notify"
+	"reclaim.dev/reclaim/notify/email"
+	"reclaim.dev/reclaim/report"
+)
+
+func demoCmd(stdout, stderr io.Writer) *cobra.Command {
+	var out outputFlags
+	var emailFiles string
+	c := &cobra.Command{
+		Use:   "demo",
+		Short: "Dry-run against an embedded simulated fleet: a GCE fake and two clusters",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := out.check(); err != nil {
+				return err
+			}
+			rep, err := demo.Run(cmd.Context(), stderr, out.logger(io.Discard))
+			if err != nil {
+				return err
+			}
+			if emailFiles != "" {
+				if err := writeDemoEmail(emailFiles, rep); err != nil {
+					return err
+				}
+				fmt.Fprintf(stderr, "demo: the report email's bodies are in %[1]s.html (open it in a browser) and %[1]s.txt.\n\n", emailFiles)
+			}
+			return out.write(stdout, rep)
+		},
+	}
+	out.add(c)
+	c.Flags().StringVar(&emailFiles, "email-files", "", "also write the report email's bodies to PREFIX.html and PREFIX.txt")
+	return c
+}
+
+// writeDemoEmail writes the HTML and text bodies of the demo report's email
+// to prefix.html and prefix.txt, as a first report to a target.
+func writeDemoEmail(prefix string, rep *report.Report) error {
+	cfg, err := config.Parse(configs.Demo, "configs/demo.yaml")
+	if err != nil {
+		return err
+	}
+	nouns, optOut := kindWords(cfg)
+	opt := emailOptions(cfg, 20, nouns, optOut)
+	opt.Fleet = "demo"
+	if next := nextRun(cfg); next != nil && rep.Plan != nil {
+		opt.NextRun = next(rep.Plan.GeneratedAt)
+	}
+	c, err := email.Render(rep, notify.Previous{}, opt)
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(prefix+".html", []byte(c.HTML), 0o644); err != nil {
+		return err
+	}
+	return os.WriteFile(prefix+".txt", []byte(c.Text), 0o644)
+}
