@@ -1,19 +1,16 @@
-//go:build !demo
-
 package main
 
 import (
 	"errors"
-	"io"
 
 	"github.com/spf13/cobra"
 )
 
 // errNoDemo is what the production binary answers to `reclaim demo`: the demo
-// needs the fakes, which only a -tags demo build links.
+// needs the fakes, which only a -tags demo build links (demo.go).
 var errNoDemo = errors.New("this reclaim was built without the demo (the production binary links no fakes): run `make demo`, or build with `go build -tags demo ./cmd/reclaim`")
 
-func demoCmd(_, _ io.Writer) *cobra.Command {
+func noDemoCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "demo",
 		Short: "Dry-run against an embedded simulated fleet (only in a -tags demo build: make demo)",

@@ -1,16 +1,19 @@
-//go:build !demo
-
 package main
 
 import (
 	"errors"
+	"io"
 	"testing"
 )
 
 // Without -tags demo, `reclaim demo` says how to get it instead of failing
 // as an unknown command.
 func TestDemoNeedsItsBuild(t *testing.T) {
-	if _, _, err := execute("demo"); !errors.Is(err, errNoDemo) {
+	c := noDemoCmd()
+	c.SetArgs(nil)
+	c.SetOut(io.Discard)
+	c.SetErr(io.Discard)
+	if err := c.Execute(); !errors.Is(err, errNoDemo) {
 		t.Fatalf("err %v, want errNoDemo", err)
 	}
 }
