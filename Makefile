@@ -24,7 +24,7 @@ demo:
 # separate module) so that its first build, several minutes, happens before
 # `go test`'s timeout starts; e2e/deploy_test.go then only links it.
 testbins:
-	tools/testbins/build.sh kube-controller-manager
+	internal/testenv/testbins/build.sh kube-controller-manager
 	cd deploy/test && $(GO) build -o /dev/null ./render
 
 # The email end-to-end test sends to a real SMTP server, Debian's

@@ -19,13 +19,13 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/yaml"
 
-	"reclaim.dev/reclaim/config"
-	"reclaim.dev/reclaim/engine"
+	config "reclaim.dev/reclaim/configs"
 	"reclaim.dev/reclaim/internal/app"
 	"reclaim.dev/reclaim/internal/testenv"
-	"reclaim.dev/reclaim/kinds/k8sjob"
 	"reclaim.dev/reclaim/providers/ecr/ecrfake"
 	"reclaim.dev/reclaim/providers/gce/gcefake"
+	"reclaim.dev/reclaim/reconcile/engine"
+	"reclaim.dev/reclaim/reconcile/kinds/k8sjob"
 )
 
 // backlogJobs is the backlog the story starts with.

@@ -45,9 +45,9 @@ import (
 
 	"reclaim.dev/reclaim/internal/app"
 	"reclaim.dev/reclaim/internal/testenv"
+	"reclaim.dev/reclaim/notify/report"
 	"reclaim.dev/reclaim/providers/ecr/ecrfake"
 	"reclaim.dev/reclaim/providers/gce/gcefake"
-	"reclaim.dev/reclaim/report"
 )
 
 // deployVariant is one install of reclaim as a user would make it, rendered

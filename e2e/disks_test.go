@@ -14,12 +14,12 @@ import (
 
 	rbacv1 "k8s.io/api/rbac/v1"
 
-	"reclaim.dev/reclaim/engine"
 	"reclaim.dev/reclaim/internal/testenv"
-	"reclaim.dev/reclaim/kinds/gcedisk"
+	"reclaim.dev/reclaim/notify/report"
 	"reclaim.dev/reclaim/providers/gce/gcefake"
-	"reclaim.dev/reclaim/report"
-	"reclaim.dev/reclaim/state"
+	"reclaim.dev/reclaim/reconcile/engine"
+	"reclaim.dev/reclaim/reconcile/kinds/gcedisk"
+	"reclaim.dev/reclaim/reconcile/state"
 )
 
 // Grace: --apply deletes exactly the eligible disks, and only once the orphan

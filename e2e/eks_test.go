@@ -13,14 +13,14 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"reclaim.dev/reclaim/engine"
 	"reclaim.dev/reclaim/internal/testenv"
-	"reclaim.dev/reclaim/kinds/finished"
-	"reclaim.dev/reclaim/kinds/k8sjob"
-	"reclaim.dev/reclaim/kinds/k8spod"
-	"reclaim.dev/reclaim/kinds/netiface"
+	"reclaim.dev/reclaim/notify/report"
 	"reclaim.dev/reclaim/providers/ec2/ec2fake"
-	"reclaim.dev/reclaim/report"
+	"reclaim.dev/reclaim/reconcile/engine"
+	"reclaim.dev/reclaim/reconcile/kinds/finished"
+	"reclaim.dev/reclaim/reconcile/kinds/k8sjob"
+	"reclaim.dev/reclaim/reconcile/kinds/k8spod"
+	"reclaim.dev/reclaim/reconcile/kinds/netiface"
 )
 
 const day = 24 * time.Hour

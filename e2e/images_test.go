@@ -19,11 +19,11 @@ import (
 
 	"reclaim.dev/reclaim/internal/testenv"
 	"reclaim.dev/reclaim/inventory"
-	"reclaim.dev/reclaim/kinds/ecrimage"
+	"reclaim.dev/reclaim/notify/report"
 	"reclaim.dev/reclaim/providers/ecr/ecrfake"
 	"reclaim.dev/reclaim/providers/ecs/ecsfake"
 	"reclaim.dev/reclaim/providers/lambda/lambdafake"
-	"reclaim.dev/reclaim/report"
+	"reclaim.dev/reclaim/reconcile/kinds/ecrimage"
 )
 
 const (
@@ -315,7 +315,7 @@ func TestBatchDeleteIn3CallsAndDryRunMutatesNothing(t *testing.T) {
 	if rep.ExitCode != report.ExitOK || rep.Outcome.Deleted != 250 {
 		t.Fatalf("exit %d deleted %d", rep.ExitCode, rep.Outcome.Deleted)
 	}
-	// The applier makes 3 calls (kinds/ecrimage's unit test counts them exactly).
+	// The applier makes 3 calls (reconcile/kinds/ecrimage's unit test counts them exactly).
 	// The SDK may repeat one after Go's transport drops an idle connection
 	// it was about to reuse (aws/aws-sdk-go-v2#2737); the repeat finds the
 	// images gone, which counts as done.

@@ -11,9 +11,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"reclaim.dev/reclaim/engine"
 	"reclaim.dev/reclaim/inventory/kube"
-	"reclaim.dev/reclaim/kinds/workflowpvc"
+	"reclaim.dev/reclaim/reconcile/engine"
+	"reclaim.dev/reclaim/reconcile/kinds/workflowpvc"
 )
 
 // workflowPVC creates an Argo Workflow in phase and a PVC it owns, as Argo's

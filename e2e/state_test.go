@@ -13,8 +13,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"reclaim.dev/reclaim/engine"
-	"reclaim.dev/reclaim/state"
+	"reclaim.dev/reclaim/reconcile/engine"
+	"reclaim.dev/reclaim/reconcile/state"
 )
 
 // The in-cluster state store: a ConfigMap, created on first save, and an

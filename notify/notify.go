@@ -22,8 +22,8 @@ import (
 
 	"go.uber.org/zap"
 
-	"reclaim.dev/reclaim/engine"
-	"reclaim.dev/reclaim/report"
+	"reclaim.dev/reclaim/notify/report"
+	"reclaim.dev/reclaim/reconcile/engine"
 )
 
 // When a target is sent a report (config: notify.slack[].when).

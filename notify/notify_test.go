@@ -13,9 +13,9 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
-	"reclaim.dev/reclaim/engine"
 	"reclaim.dev/reclaim/inventory"
-	"reclaim.dev/reclaim/report"
+	"reclaim.dev/reclaim/notify/report"
+	"reclaim.dev/reclaim/reconcile/engine"
 )
 
 // fakeTarget counts deliveries; fail makes them fail.

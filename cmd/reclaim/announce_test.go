@@ -8,14 +8,14 @@ import (
 
 	"go.uber.org/zap"
 
-	"reclaim.dev/reclaim/audit"
-	"reclaim.dev/reclaim/engine"
 	"reclaim.dev/reclaim/internal/app"
 	"reclaim.dev/reclaim/internal/enginetest"
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/notify"
 	"reclaim.dev/reclaim/providers/gce/gcefake"
-	"reclaim.dev/reclaim/state"
+	"reclaim.dev/reclaim/reconcile/audit"
+	"reclaim.dev/reclaim/reconcile/engine"
+	"reclaim.dev/reclaim/reconcile/state"
 )
 
 // Only a report some target sent announces its candidates: a failed or

@@ -6,13 +6,13 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"reclaim.dev/reclaim/config"
+	config "reclaim.dev/reclaim/configs"
 	"reclaim.dev/reclaim/internal/app"
 	"reclaim.dev/reclaim/internal/daemon"
-	"reclaim.dev/reclaim/metrics"
 	"reclaim.dev/reclaim/notify"
 	"reclaim.dev/reclaim/notify/email"
-	"reclaim.dev/reclaim/report"
+	"reclaim.dev/reclaim/notify/metrics"
+	"reclaim.dev/reclaim/notify/report"
 )
 
 func daemonCmd(_, stderr io.Writer) *cobra.Command {

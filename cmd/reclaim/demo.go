@@ -13,12 +13,11 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"reclaim.dev/reclaim/config"
-	"reclaim.dev/reclaim/configs"
+	config "reclaim.dev/reclaim/configs"
 	"reclaim.dev/reclaim/internal/demo"
 	"reclaim.dev/reclaim/notify"
 	"reclaim.dev/reclaim/notify/email"
-	"reclaim.dev/reclaim/report"
+	"reclaim.dev/reclaim/notify/report"
 )
 
 func demoCmd(stdout, stderr io.Writer) *cobra.Command {
@@ -53,7 +52,7 @@ func demoCmd(stdout, stderr io.Writer) *cobra.Command {
 // writeDemoEmail writes the HTML and text bodies of the demo report's email
 // to prefix.html and prefix.txt, as a first report to a target.
 func writeDemoEmail(prefix string, rep *report.Report) error {
-	cfg, err := config.Parse(configs.Demo, "configs/demo.yaml")
+	cfg, err := config.Parse(config.Demo, "configs/demo.yaml")
 	if err != nil {
 		return err
 	}

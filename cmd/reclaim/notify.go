@@ -9,13 +9,13 @@ import (
 	"github.com/spf13/cobra"
 	"go.uber.org/zap"
 
-	"reclaim.dev/reclaim/config"
+	config "reclaim.dev/reclaim/configs"
 	"reclaim.dev/reclaim/internal/app"
-	"reclaim.dev/reclaim/metrics"
 	"reclaim.dev/reclaim/notify"
 	"reclaim.dev/reclaim/notify/email"
+	"reclaim.dev/reclaim/notify/metrics"
+	"reclaim.dev/reclaim/notify/report"
 	"reclaim.dev/reclaim/notify/slack"
-	"reclaim.dev/reclaim/report"
 )
 
 // slackClient is how targets reach Slack; tests shorten its waits.

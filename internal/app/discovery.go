@@ -8,7 +8,7 @@ import (
 	"go.uber.org/zap"
 	"golang.org/x/oauth2"
 
-	"reclaim.dev/reclaim/config"
+	config "reclaim.dev/reclaim/configs"
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/providers/awsclient"
 	"reclaim.dev/reclaim/providers/eks"

@@ -24,17 +24,17 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/scheme"
 
-	"reclaim.dev/reclaim/audit"
-	"reclaim.dev/reclaim/config"
-	"reclaim.dev/reclaim/engine"
+	config "reclaim.dev/reclaim/configs"
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/inventory/kube"
-	"reclaim.dev/reclaim/kinds/k8sjob"
-	"reclaim.dev/reclaim/kinds/k8spod"
-	"reclaim.dev/reclaim/kinds/netiface"
 	"reclaim.dev/reclaim/providers/ec2"
 	"reclaim.dev/reclaim/providers/ec2/ec2fake"
-	"reclaim.dev/reclaim/state"
+	"reclaim.dev/reclaim/reconcile/audit"
+	"reclaim.dev/reclaim/reconcile/engine"
+	"reclaim.dev/reclaim/reconcile/kinds/k8sjob"
+	"reclaim.dev/reclaim/reconcile/kinds/k8spod"
+	"reclaim.dev/reclaim/reconcile/kinds/netiface"
+	"reclaim.dev/reclaim/reconcile/state"
 )
 
 // EKS fleet shape (issue 9). Each cluster holds eksJobs finished Jobs and

@@ -5,7 +5,7 @@ import (
 
 	"golang.org/x/oauth2"
 
-	"reclaim.dev/reclaim/config"
+	config "reclaim.dev/reclaim/configs"
 	"reclaim.dev/reclaim/inventory"
 )
 

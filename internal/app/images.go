@@ -9,7 +9,7 @@ import (
 	"github.com/aws/smithy-go/logging"
 	"go.uber.org/zap"
 
-	"reclaim.dev/reclaim/config"
+	config "reclaim.dev/reclaim/configs"
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/inventory/manifests"
 	"reclaim.dev/reclaim/providers/awsclient"

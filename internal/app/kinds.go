@@ -1,14 +1,14 @@
 package app
 
 import (
-	"reclaim.dev/reclaim/config"
-	"reclaim.dev/reclaim/engine"
-	"reclaim.dev/reclaim/kinds/ecrimage"
-	"reclaim.dev/reclaim/kinds/gcedisk"
-	"reclaim.dev/reclaim/kinds/k8sjob"
-	"reclaim.dev/reclaim/kinds/k8spod"
-	"reclaim.dev/reclaim/kinds/netiface"
-	"reclaim.dev/reclaim/kinds/workflowpvc"
+	config "reclaim.dev/reclaim/configs"
+	"reclaim.dev/reclaim/reconcile/engine"
+	"reclaim.dev/reclaim/reconcile/kinds/ecrimage"
+	"reclaim.dev/reclaim/reconcile/kinds/gcedisk"
+	"reclaim.dev/reclaim/reconcile/kinds/k8sjob"
+	"reclaim.dev/reclaim/reconcile/kinds/k8spod"
+	"reclaim.dev/reclaim/reconcile/kinds/netiface"
+	"reclaim.dev/reclaim/reconcile/kinds/workflowpvc"
 )
 
 // Registered lists every kind reclaim knows, one line each: its name, its

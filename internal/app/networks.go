@@ -1,7 +1,7 @@
 package app
 
 import (
-	"reclaim.dev/reclaim/config"
+	config "reclaim.dev/reclaim/configs"
 	"reclaim.dev/reclaim/providers/ec2"
 )
 

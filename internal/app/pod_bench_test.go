@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"reclaim.dev/reclaim/engine"
+	"reclaim.dev/reclaim/reconcile/engine"
 )
 
 // The memory a pod needs is the memory of a process with nothing but

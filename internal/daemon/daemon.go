@@ -39,12 +39,12 @@ import (
 	"k8s.io/client-go/tools/leaderelection"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 
-	"reclaim.dev/reclaim/config"
-	"reclaim.dev/reclaim/engine"
+	config "reclaim.dev/reclaim/configs"
 	"reclaim.dev/reclaim/internal/app"
 	"reclaim.dev/reclaim/inventory/kube"
-	"reclaim.dev/reclaim/metrics"
-	"reclaim.dev/reclaim/report"
+	"reclaim.dev/reclaim/notify/metrics"
+	"reclaim.dev/reclaim/notify/report"
+	"reclaim.dev/reclaim/reconcile/engine"
 )
 
 // Passer runs one pass; *app.Runner is one.

@@ -25,17 +25,17 @@ import (
 	"github.com/robfig/cron/v3"
 	"go.uber.org/zap"
 
-	"reclaim.dev/reclaim/audit"
-	"reclaim.dev/reclaim/config"
-	"reclaim.dev/reclaim/engine"
+	config "reclaim.dev/reclaim/configs"
 	"reclaim.dev/reclaim/internal/app"
 	"reclaim.dev/reclaim/internal/enginetest"
 	"reclaim.dev/reclaim/inventory"
-	"reclaim.dev/reclaim/kinds/gcedisk"
-	"reclaim.dev/reclaim/metrics"
+	"reclaim.dev/reclaim/notify/metrics"
+	"reclaim.dev/reclaim/notify/report"
 	"reclaim.dev/reclaim/providers/gce/gcefake"
-	"reclaim.dev/reclaim/report"
-	"reclaim.dev/reclaim/state"
+	"reclaim.dev/reclaim/reconcile/audit"
+	"reclaim.dev/reclaim/reconcile/engine"
+	"reclaim.dev/reclaim/reconcile/kinds/gcedisk"
+	"reclaim.dev/reclaim/reconcile/state"
 )
 
 // wait is how long a test waits for an event before it fails: generous, so

@@ -11,10 +11,10 @@ import (
 
 	"go.uber.org/zap"
 
-	"reclaim.dev/reclaim/config"
+	config "reclaim.dev/reclaim/configs"
 	"reclaim.dev/reclaim/internal/app"
 	"reclaim.dev/reclaim/internal/demo"
-	"reclaim.dev/reclaim/report"
+	"reclaim.dev/reclaim/notify/report"
 )
 
 // daemonPasses is how many passes BenchmarkDaemonMemory runs, and

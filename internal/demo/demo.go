@@ -11,20 +11,19 @@ import (
 	"go.uber.org/zap"
 	"k8s.io/client-go/kubernetes"
 
-	"reclaim.dev/reclaim/audit"
-	"reclaim.dev/reclaim/config"
-	"reclaim.dev/reclaim/configs"
+	config "reclaim.dev/reclaim/configs"
 	"reclaim.dev/reclaim/internal/app"
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/inventory/kube"
+	"reclaim.dev/reclaim/notify/report"
 	"reclaim.dev/reclaim/providers/ec2"
 	"reclaim.dev/reclaim/providers/ec2/ec2fake"
 	"reclaim.dev/reclaim/providers/ecr"
 	"reclaim.dev/reclaim/providers/ecr/ecrfake"
 	"reclaim.dev/reclaim/providers/gce"
 	"reclaim.dev/reclaim/providers/gce/gcefake"
-	"reclaim.dev/reclaim/report"
-	"reclaim.dev/reclaim/state"
+	"reclaim.dev/reclaim/reconcile/audit"
+	"reclaim.dev/reclaim/reconcile/state"
 )
 
 // Run seeds the fleet and runs reclaim once, dry-run, through the same code
@@ -61,7 +60,7 @@ func Start(ctx context.Context, narration io.Writer, log *zap.Logger, now time.T
 			done()
 		}
 	}()
-	cfg, err = config.Parse(configs.Demo, "configs/demo.yaml")
+	cfg, err = config.Parse(config.Demo, "configs/demo.yaml")
 	if err != nil {
 		return nil, deps, done, err
 	}

@@ -10,17 +10,17 @@ import (
 
 	"go.uber.org/zap"
 
-	"reclaim.dev/reclaim/engine"
-	"reclaim.dev/reclaim/kinds/ecrimage"
-	"reclaim.dev/reclaim/kinds/finished"
-	"reclaim.dev/reclaim/kinds/gcedisk"
-	"reclaim.dev/reclaim/kinds/k8sjob"
-	"reclaim.dev/reclaim/kinds/netiface"
-	"reclaim.dev/reclaim/kinds/workflowpvc"
+	"reclaim.dev/reclaim/notify/report"
 	"reclaim.dev/reclaim/providers/ec2/ec2fake"
 	"reclaim.dev/reclaim/providers/ecr/ecrfake"
 	"reclaim.dev/reclaim/providers/gce/gcefake"
-	"reclaim.dev/reclaim/report"
+	"reclaim.dev/reclaim/reconcile/engine"
+	"reclaim.dev/reclaim/reconcile/kinds/ecrimage"
+	"reclaim.dev/reclaim/reconcile/kinds/finished"
+	"reclaim.dev/reclaim/reconcile/kinds/gcedisk"
+	"reclaim.dev/reclaim/reconcile/kinds/k8sjob"
+	"reclaim.dev/reclaim/reconcile/kinds/netiface"
+	"reclaim.dev/reclaim/reconcile/kinds/workflowpvc"
 )
 
 // demoReport runs the demo once for the tests that read its report (a run

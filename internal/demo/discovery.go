@@ -6,7 +6,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"go.uber.org/zap"
 
-	"reclaim.dev/reclaim/config"
+	config "reclaim.dev/reclaim/configs"
 	"reclaim.dev/reclaim/internal/app"
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/providers/awsclient"

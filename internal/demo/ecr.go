@@ -10,8 +10,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"reclaim.dev/reclaim/inventory"
-	"reclaim.dev/reclaim/kinds/ecrimage"
 	"reclaim.dev/reclaim/providers/ecr/ecrfake"
+	"reclaim.dev/reclaim/reconcile/kinds/ecrimage"
 )
 
 // The demo registry: AWS's documented example account, in Tokyo.

@@ -16,9 +16,9 @@ import (
 	dynfake "k8s.io/client-go/dynamic/fake"
 	"k8s.io/client-go/kubernetes/fake"
 
-	"reclaim.dev/reclaim/engine"
 	"reclaim.dev/reclaim/inventory/kube"
 	"reclaim.dev/reclaim/providers/gce/gcefake"
+	"reclaim.dev/reclaim/reconcile/engine"
 )
 
 const (

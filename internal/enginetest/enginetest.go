@@ -15,10 +15,10 @@ import (
 
 	"go.uber.org/zap"
 
-	"reclaim.dev/reclaim/audit"
-	"reclaim.dev/reclaim/config"
-	"reclaim.dev/reclaim/engine"
-	"reclaim.dev/reclaim/state"
+	config "reclaim.dev/reclaim/configs"
+	"reclaim.dev/reclaim/reconcile/audit"
+	"reclaim.dev/reclaim/reconcile/engine"
+	"reclaim.dev/reclaim/reconcile/state"
 )
 
 // Applier returns an applier for kinds at the fixed time now, stopping after

@@ -9,15 +9,15 @@ import (
 	"sort"
 	"time"
 
-	"reclaim.dev/reclaim/audit"
-	"reclaim.dev/reclaim/engine"
 	"reclaim.dev/reclaim/inventory"
-	"reclaim.dev/reclaim/kinds/ecrimage"
-	"reclaim.dev/reclaim/kinds/gcedisk"
-	"reclaim.dev/reclaim/kinds/k8sjob"
-	"reclaim.dev/reclaim/kinds/k8spod"
-	"reclaim.dev/reclaim/kinds/netiface"
-	"reclaim.dev/reclaim/kinds/workflowpvc"
+	"reclaim.dev/reclaim/reconcile/audit"
+	"reclaim.dev/reclaim/reconcile/engine"
+	"reclaim.dev/reclaim/reconcile/kinds/ecrimage"
+	"reclaim.dev/reclaim/reconcile/kinds/gcedisk"
+	"reclaim.dev/reclaim/reconcile/kinds/k8sjob"
+	"reclaim.dev/reclaim/reconcile/kinds/k8spod"
+	"reclaim.dev/reclaim/reconcile/kinds/netiface"
+	"reclaim.dev/reclaim/reconcile/kinds/workflowpvc"
 )
 
 // checkRun checks what the fakes cannot see call by call: the caps, the

@@ -14,11 +14,11 @@ import (
 	k8sfake "k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 
-	"reclaim.dev/reclaim/engine"
 	"reclaim.dev/reclaim/inventory"
-	"reclaim.dev/reclaim/kinds/ecrimage"
-	"reclaim.dev/reclaim/kinds/gcedisk"
-	"reclaim.dev/reclaim/kinds/workflowpvc"
+	"reclaim.dev/reclaim/reconcile/engine"
+	"reclaim.dev/reclaim/reconcile/kinds/ecrimage"
+	"reclaim.dev/reclaim/reconcile/kinds/gcedisk"
+	"reclaim.dev/reclaim/reconcile/kinds/workflowpvc"
 )
 
 // alive fails every call of a killed process.

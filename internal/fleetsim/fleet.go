@@ -17,17 +17,17 @@ import (
 	"go.uber.org/zap"
 	"k8s.io/client-go/kubernetes"
 
-	"reclaim.dev/reclaim/audit"
-	"reclaim.dev/reclaim/engine"
 	"reclaim.dev/reclaim/inventory"
-	"reclaim.dev/reclaim/kinds/ecrimage"
-	"reclaim.dev/reclaim/kinds/finished"
-	"reclaim.dev/reclaim/kinds/gcedisk"
-	"reclaim.dev/reclaim/kinds/k8sjob"
-	"reclaim.dev/reclaim/kinds/k8spod"
-	"reclaim.dev/reclaim/kinds/netiface"
-	"reclaim.dev/reclaim/kinds/workflowpvc"
-	"reclaim.dev/reclaim/state"
+	"reclaim.dev/reclaim/reconcile/audit"
+	"reclaim.dev/reclaim/reconcile/engine"
+	"reclaim.dev/reclaim/reconcile/kinds/ecrimage"
+	"reclaim.dev/reclaim/reconcile/kinds/finished"
+	"reclaim.dev/reclaim/reconcile/kinds/gcedisk"
+	"reclaim.dev/reclaim/reconcile/kinds/k8sjob"
+	"reclaim.dev/reclaim/reconcile/kinds/k8spod"
+	"reclaim.dev/reclaim/reconcile/kinds/netiface"
+	"reclaim.dev/reclaim/reconcile/kinds/workflowpvc"
+	"reclaim.dev/reclaim/reconcile/state"
 )
 
 // Stats add up what fleets did, so a run of the test shows what it covered.

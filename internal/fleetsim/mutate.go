@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"reclaim.dev/reclaim/inventory"
-	"reclaim.dev/reclaim/kinds/workflowpvc"
+	"reclaim.dev/reclaim/reconcile/kinds/workflowpvc"
 )
 
 // pick returns a random element of s (s must not be empty).

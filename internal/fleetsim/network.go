@@ -10,7 +10,7 @@ import (
 	"github.com/aws/smithy-go"
 
 	"reclaim.dev/reclaim/inventory"
-	"reclaim.dev/reclaim/kinds/netiface"
+	"reclaim.dev/reclaim/reconcile/kinds/netiface"
 )
 
 // The truth's EC2 network: subnets per account and the network interfaces

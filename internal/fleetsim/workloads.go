@@ -8,12 +8,12 @@ import (
 	"strings"
 	"time"
 
-	"reclaim.dev/reclaim/engine"
 	"reclaim.dev/reclaim/inventory"
-	"reclaim.dev/reclaim/kinds/finished"
-	"reclaim.dev/reclaim/kinds/k8sjob"
-	"reclaim.dev/reclaim/kinds/k8spod"
-	"reclaim.dev/reclaim/kinds/netiface"
+	"reclaim.dev/reclaim/reconcile/engine"
+	"reclaim.dev/reclaim/reconcile/kinds/finished"
+	"reclaim.dev/reclaim/reconcile/kinds/k8sjob"
+	"reclaim.dev/reclaim/reconcile/kinds/k8spod"
+	"reclaim.dev/reclaim/reconcile/kinds/netiface"
 )
 
 // The workloads of a cluster's truth: Jobs (some of CronJobs), their pods,

@@ -16,7 +16,7 @@ const EnvTestBins = "RECLAIM_TESTBINS"
 var binMu sync.Mutex // serializes Binaries within one process; flock does across processes
 
 // Binaries returns the paths of the etcd and kube-apiserver binaries, running
-// tools/testbins/build.sh (output streamed to stderr) if either is missing. A
+// internal/testenv/testbins/build.sh (output streamed to stderr) if either is missing. A
 // flock on <dir>/.build.lock makes concurrent callers, including other test
 // binaries running in parallel, wait for a single build instead of starting
 // their own.
@@ -60,7 +60,7 @@ func Binaries() (etcd, apiserver string, err error) {
 		return etcd, apiserver, nil
 	}
 
-	script := filepath.Join(root, "tools", "testbins", "build.sh")
+	script := buildScript(root)
 	fmt.Fprintf(os.Stderr, "testenv: %s or %s missing; running %s (about 8 minutes cold)\n", etcd, apiserver, script)
 	cmd := exec.Command("bash", script)
 	cmd.Env = append(os.Environ(), EnvTestBins+"="+dir)
@@ -99,4 +99,10 @@ func RepoRoot() (string, error) {
 func isExecutable(path string) bool {
 	fi, err := os.Stat(path)
 	return err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0
+}
+
+// buildScript is the script that builds the test binaries (a separate module,
+// so k8s.io/kubernetes never enters reclaim's go.mod).
+func buildScript(root string) string {
+	return filepath.Join(root, "internal", "testenv", "testbins", "build.sh")
 }

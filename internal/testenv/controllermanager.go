@@ -13,7 +13,7 @@ import (
 
 // ControllerManagerBin is the binary's name in the test binaries directory.
 // Unlike etcd and kube-apiserver it is built only when a test asks for it
-// (tools/testbins/build.sh kube-controller-manager).
+// (internal/testenv/testbins/build.sh kube-controller-manager).
 const ControllerManagerBin = "kube-controller-manager"
 
 // gcSynced is what the garbage collector logs once every resource monitor
@@ -69,7 +69,7 @@ func ControllerManagerBinary() (string, error) {
 	if isExecutable(bin) {
 		return bin, nil
 	}
-	script := filepath.Join(root, "tools", "testbins", "build.sh")
+	script := buildScript(root)
 	fmt.Fprintf(os.Stderr, "testenv: %s missing; running %s %s\n", bin, script, ControllerManagerBin)
 	cmd := exec.Command("bash", script, ControllerManagerBin)
 	cmd.Env = append(os.Environ(), EnvTestBins+"="+dir)

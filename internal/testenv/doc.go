@@ -1,7 +1,7 @@
 // Package testenv starts real, throw-away Kubernetes control planes (etcd plus
 // kube-apiserver, no controllers, no nodes) for reclaim's end-to-end tests.
 //
-// The binaries are built from the Go module proxy by tools/testbins/build.sh
+// The binaries are built from the Go module proxy by internal/testenv/testbins/build.sh
 // into <repo>/.cache/testbins (or $RECLAIM_TESTBINS); Binaries builds them on
 // first use. Every cluster listens on 127.0.0.1 only, keeps its data, certs
 // and logs in its own temporary directory (Cluster.Dir) and is killed when the

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"net"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -169,8 +168,8 @@ func TestRepoRoot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(filepath.Join(root, "tools", "testbins", "build.sh")); err != nil {
-		t.Errorf("RepoRoot %s has no tools/testbins/build.sh: %v", root, err)
+	if _, err := os.Stat(buildScript(root)); err != nil {
+		t.Errorf("RepoRoot %s has no internal/testenv/testbins/build.sh: %v", root, err)
 	}
 }
 

@@ -17,9 +17,9 @@ import (
 
 	"golang.org/x/net/html"
 
-	"reclaim.dev/reclaim/engine"
 	"reclaim.dev/reclaim/notify"
-	"reclaim.dev/reclaim/report"
+	"reclaim.dev/reclaim/notify/report"
+	"reclaim.dev/reclaim/reconcile/engine"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")

@@ -9,7 +9,7 @@ import (
 	texttemplate "text/template"
 
 	"reclaim.dev/reclaim/notify"
-	"reclaim.dev/reclaim/report"
+	"reclaim.dev/reclaim/notify/report"
 )
 
 //go:embed templates/report.txt.tmpl templates/report.html.tmpl

@@ -13,7 +13,7 @@ import (
 	gomail "github.com/wneessen/go-mail"
 
 	"reclaim.dev/reclaim/notify"
-	"reclaim.dev/reclaim/report"
+	"reclaim.dev/reclaim/notify/report"
 )
 
 // Server is an SMTP submission server and the message's envelope.

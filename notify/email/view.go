@@ -13,9 +13,9 @@ import (
 	"strings"
 	"time"
 
-	"reclaim.dev/reclaim/engine"
 	"reclaim.dev/reclaim/notify"
-	"reclaim.dev/reclaim/report"
+	"reclaim.dev/reclaim/notify/report"
+	"reclaim.dev/reclaim/reconcile/engine"
 )
 
 // Options shape a report's email.

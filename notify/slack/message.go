@@ -9,9 +9,9 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"reclaim.dev/reclaim/engine"
 	"reclaim.dev/reclaim/notify"
-	"reclaim.dev/reclaim/report"
+	"reclaim.dev/reclaim/notify/report"
+	"reclaim.dev/reclaim/reconcile/engine"
 )
 
 // Slack's documented limits for a message's blocks.

@@ -15,8 +15,8 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"reclaim.dev/reclaim/engine"
-	"reclaim.dev/reclaim/report"
+	"reclaim.dev/reclaim/notify/report"
+	"reclaim.dev/reclaim/reconcile/engine"
 )
 
 // receiver is a local incoming webhook: it records every body and answers

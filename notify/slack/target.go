@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"reclaim.dev/reclaim/notify"
-	"reclaim.dev/reclaim/report"
+	"reclaim.dev/reclaim/notify/report"
 )
 
 // Target is a Slack incoming webhook as a notify target.

@@ -1,0 +1,332 @@
+// Package config loads reclaim's configuration: one YAML file, decoded
+// strictly, with defaults filled in one place and every problem reported with
+// the path of the field it is about. reclaim deletes things in production, so
+// anything doubtful in the file is an error, not a guess.
+//
+// The package lives in configs/, beside the example configurations, so its
+// import path is reclaim.dev/reclaim/configs; importers name it config.
+package config
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"reflect"
+	"slices"
+	"time"
+)
+
+// Config is the whole configuration file.
+type Config struct {
+	// Clusters are asked which disks they use; at least one is required.
+	Clusters []Cluster `json:"clusters"`
+	// GCE is nil when the file has no gce section: no GCE work is done.
+	GCE *GCE `json:"gce,omitempty"`
+	// ECR is nil when the file has no ecr section: no image work is done.
+	ECR *ECR `json:"ecr,omitempty"`
+	// EC2 is nil when the file has no ec2 section: no subnet or interface work.
+	EC2 *EC2 `json:"ec2,omitempty"`
+	// Jobs and Pods are nil when absent: finished Jobs and Pods are not deleted.
+	Jobs       *Retention `json:"jobs,omitempty"`
+	Pods       *Retention `json:"pods,omitempty"`
+	Disks      Disks      `json:"disks"`
+	Kubernetes Kubernetes `json:"kubernetes"`
+	State      State      `json:"state"`
+	Audit      Audit      `json:"audit"`
+	// Notify is nil when the file has no notify section: nothing is delivered.
+	Notify *Notify `json:"notify,omitempty"`
+
+	// Fleet is how clusters are discovered; see Fleet.
+	Fleet Fleet `json:"fleet"`
+
+	// Daemon is nil when the file has no daemon section: `reclaim daemon`
+	// then runs with DefaultDaemon.
+	Daemon *Daemon `json:"daemon,omitempty"`
+
+	// present holds the YAML paths the file set; see applyDefaults.
+	present map[string]bool
+}
+
+// Cluster is one Kubernetes cluster whose volumes keep disks alive.
+type Cluster struct {
+	Name string `json:"name"`
+	// CloudName is the cluster's name in GKE or EKS when it differs from
+	// Name: cloud evidence (subnet tags, discovery) names it so.
+	CloudName string `json:"cloudName,omitempty"`
+	// Kubeconfig is a kubeconfig path with ~ expanded. Empty, with InCluster
+	// false, means client-go's default loading rules ($KUBECONFIG, ~/.kube/config).
+	Kubeconfig string `json:"kubeconfig,omitempty"`
+	Context    string `json:"context,omitempty"`
+	InCluster  bool   `json:"inCluster"`
+	// GCEProjects are the projects whose disks this cluster's volumes may
+	// reference; empty means any project.
+	GCEProjects []string `json:"gceProjects"`
+	// AWSAccounts are the accounts whose ECR images this cluster may pull;
+	// empty means any account.
+	AWSAccounts []string `json:"awsAccounts"`
+	// AWSSubnets are the EC2 subnets this cluster's pods and nodes may use;
+	// empty means any subnet.
+	AWSSubnets []string `json:"awsSubnets"`
+	Timeout    Duration `json:"timeout"`
+	QPS        float32  `json:"qps"`
+	Burst      int      `json:"burst"`
+	PageSize   int64    `json:"pageSize"`
+}
+
+// GCE says which Compute Engine projects to look at and how.
+type GCE struct {
+	Projects []string `json:"projects"`
+	// Regions is an allow-list; empty means every region.
+	Regions []string `json:"regions"`
+	// Zones is an allow-list of zones; empty means every zone. A regional disk
+	// is in scope only if all its replica zones are listed.
+	Zones                 []string `json:"zones"`
+	Endpoint              string   `json:"endpoint,omitempty"`
+	WithoutAuthentication bool     `json:"withoutAuthentication"`
+	// CredentialsFile is a service-account key path with ~ expanded; empty means
+	// Application Default Credentials.
+	CredentialsFile string   `json:"credentialsFile,omitempty"`
+	QuotaMetrics    []string `json:"quotaMetrics"`
+	HeadroomWarning Percent  `json:"headroomWarning"`
+	PageSize        int64    `json:"pageSize"`
+	Concurrency     int      `json:"concurrency"`
+}
+
+// Disks is the policy for orphaned disks.
+type Disks struct {
+	MinAge               Duration  `json:"minAge"`
+	Grace                Duration  `json:"grace"`
+	MinDetached          Duration  `json:"minDetached"`
+	ProtectLabel         string    `json:"protectLabel"`
+	Ownership            Ownership `json:"ownership"`
+	SnapshotBeforeDelete bool      `json:"snapshotBeforeDelete"`
+	SnapshotLabel        string    `json:"snapshotLabel"`
+	DeleteWorkflowPVCs   bool      `json:"deleteWorkflowPVCs"`
+	MaxDeletesPerRun     int       `json:"maxDeletesPerRun"`
+	MaxDeletePercent     Percent   `json:"maxDeletePercent"`
+	// MaxDeleteSizePerRun of 0 means no size cap.
+	MaxDeleteSizePerRun Size `json:"maxDeleteSizePerRun"`
+	BreakerCandidates   int  `json:"breakerCandidates"`
+}
+
+// Ownership is the evidence that Kubernetes created a disk. A disk that
+// matches none of it is never deleted.
+type Ownership struct {
+	LabelKeys           []string `json:"labelKeys"`
+	DescriptionContains []string `json:"descriptionContains"`
+}
+
+// Kubernetes holds settings for the objects reclaim reads from clusters.
+type Kubernetes struct {
+	ProtectLabel string `json:"protectLabel"`
+}
+
+// State is where first-seen times are kept: exactly one of File and ConfigMap.
+type State struct {
+	File      string        `json:"file,omitempty"`
+	ConfigMap *ConfigMapRef `json:"configMap,omitempty"`
+}
+
+// ConfigMapRef names a ConfigMap; empty Kubeconfig means in-cluster.
+type ConfigMapRef struct {
+	Namespace  string `json:"namespace"`
+	Name       string `json:"name"`
+	Kubeconfig string `json:"kubeconfig,omitempty"`
+	Context    string `json:"context,omitempty"`
+}
+
+// Audit is where every decision is written as JSON lines.
+type Audit struct {
+	// File is a path, or "-" for standard output.
+	File string `json:"file"`
+}
+
+// Load reads and checks the configuration file at path.
+func Load(path string) (*Config, error) {
+	data, err := readLimited(path, MaxFileSize)
+	if err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return nil, &Error{Source: path, Problems: []Problem{{Message: "cannot read the configuration file: " + err.Error()}}}
+	}
+	return Parse(data, path)
+}
+
+// MaxFileSize bounds a configuration file: a fleet of a thousand clusters
+// needs a few hundred KiB, and a file far larger (a log or a binary given by
+// mistake) is refused at once instead of parsed for minutes.
+const MaxFileSize = 4 << 20
+
+func readLimited(path string, limit int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > limit {
+		return nil, fmt.Errorf("larger than %d MiB, which no configuration needs: is it the right file?", limit>>20)
+	}
+	return data, nil
+}
+
+// Parse checks a configuration; source names it in error messages.
+func Parse(data []byte, source string) (*Config, error) {
+	tree, ps := parseTree(data)
+	if ps != nil {
+		return nil, &Error{Source: source, Problems: ps}
+	}
+	d := newDecoder()
+	c := &Config{}
+	d.decode("", tree, reflect.ValueOf(c).Elem())
+	if d.failed[""] {
+		return nil, &Error{Source: source, Problems: d.list}
+	}
+	c.present = d.present
+	c.applyDefaults()
+	var v problems
+	c.normalize(&v)
+	c.validate(&v)
+	c.crossValidate(&v)
+	all := d.list
+	for _, p := range v.list {
+		if !failedUnder(d.failed, p.Path) {
+			all = append(all, p)
+		}
+	}
+	if len(all) > 0 {
+		return nil, &Error{Source: source, Problems: all}
+	}
+	return c, nil
+}
+
+// failedUnder reports whether path is at or inside a path that failed to decode.
+func failedUnder(failed map[string]bool, path string) bool {
+	for f := range failed {
+		if under(path, f) {
+			return true
+		}
+	}
+	return false
+}
+
+// Default values, for fields the file leaves out. The README's table of
+// defaults is taken from these; keep the two in step.
+const (
+	defaultClusterTimeout      = Duration(2 * time.Minute)
+	defaultClusterQPS          = float32(20)
+	defaultClusterBurst        = 40
+	defaultClusterPageSize     = int64(500)
+	defaultGCEHeadroomWarning  = Percent(0.85)
+	defaultGCEPageSize         = int64(500)
+	defaultGCEConcurrency      = 4
+	defaultMinAge              = Duration(24 * time.Hour)
+	defaultGrace               = Duration(6 * time.Hour)
+	defaultMinDetached         = Duration(time.Hour)
+	defaultDiskProtectLabel    = "reclaim-protect"
+	defaultSnapshotLabel       = "reclaim-snapshot-of"
+	defaultMaxDeletesPerRun    = 20
+	defaultMaxDeletePercent    = Percent(0.10)
+	defaultMaxDeleteSizePerRun = Size(0)
+	defaultBreakerCandidates   = 200
+	defaultKubeProtectLabel    = "reclaim.dev/protect"
+	defaultStateFile           = "reclaim-state.json"
+	defaultAuditFile           = "reclaim-audit.jsonl"
+)
+
+// Default list values; applyDefaults copies them.
+var (
+	defaultQuotaMetrics        = []string{"SSD_TOTAL_GB", "DISKS_TOTAL_GB"}
+	defaultOwnershipLabelKeys  = []string{"goog-gke-volume"}
+	defaultDescriptionContains = []string{"kubernetes.io/created-for/pv/name"}
+)
+
+// def sets *field to value unless the file set the key at path. A key the
+// file sets explicitly, even to 0 or [], is kept and validated as written.
+func def[T any](c *Config, path string, field *T, value T) {
+	if !c.present[path] {
+		*field = value
+	}
+}
+
+// applyDefaults fills in every field the file left out. It is the only place
+// defaults are applied.
+func (c *Config) applyDefaults() {
+	for i := range c.Clusters {
+		cl, p := &c.Clusters[i], index("clusters", i)
+		def(c, p+".timeout", &cl.Timeout, defaultClusterTimeout)
+		def(c, p+".qps", &cl.QPS, defaultClusterQPS)
+		def(c, p+".burst", &cl.Burst, defaultClusterBurst)
+		def(c, p+".pageSize", &cl.PageSize, defaultClusterPageSize)
+	}
+	if g := c.GCE; g != nil {
+		def(c, "gce.quotaMetrics", &g.QuotaMetrics, slices.Clone(defaultQuotaMetrics))
+		def(c, "gce.headroomWarning", &g.HeadroomWarning, defaultGCEHeadroomWarning)
+		def(c, "gce.pageSize", &g.PageSize, defaultGCEPageSize)
+		def(c, "gce.concurrency", &g.Concurrency, defaultGCEConcurrency)
+	}
+	c.ecrDefaults()
+	c.eksDefaults()
+	c.daemonDefaults()
+	c.fleetDefaults()
+	d := &c.Disks
+	def(c, "disks.minAge", &d.MinAge, defaultMinAge)
+	def(c, "disks.grace", &d.Grace, defaultGrace)
+	def(c, "disks.minDetached", &d.MinDetached, defaultMinDetached)
+	def(c, "disks.protectLabel", &d.ProtectLabel, defaultDiskProtectLabel)
+	def(c, "disks.ownership.labelKeys", &d.Ownership.LabelKeys, slices.Clone(defaultOwnershipLabelKeys))
+	def(c, "disks.ownership.descriptionContains", &d.Ownership.DescriptionContains, slices.Clone(defaultDescriptionContains))
+	def(c, "disks.snapshotLabel", &d.SnapshotLabel, defaultSnapshotLabel)
+	def(c, "disks.maxDeletesPerRun", &d.MaxDeletesPerRun, defaultMaxDeletesPerRun)
+	def(c, "disks.maxDeletePercent", &d.MaxDeletePercent, defaultMaxDeletePercent)
+	def(c, "disks.maxDeleteSizePerRun", &d.MaxDeleteSizePerRun, defaultMaxDeleteSizePerRun)
+	def(c, "disks.breakerCandidates", &d.BreakerCandidates, defaultBreakerCandidates)
+	def(c, "kubernetes.protectLabel", &c.Kubernetes.ProtectLabel, defaultKubeProtectLabel)
+	if c.State.File == "" && c.State.ConfigMap == nil {
+		c.State.File = defaultStateFile
+	}
+	def(c, "audit.file", &c.Audit.File, defaultAuditFile)
+	c.notifyDefaults()
+}
+
+// normalize expands ~ in every path field.
+func (c *Config) normalize(ps *problems) {
+	expand := func(path string, p *string) {
+		v, err := expandHome(*p)
+		if err != nil {
+			ps.add(path, "%v", err)
+			return
+		}
+		*p = v
+	}
+	for i := range c.Clusters {
+		expand(index("clusters", i)+".kubeconfig", &c.Clusters[i].Kubeconfig)
+	}
+	if c.GCE != nil {
+		expand("gce.credentialsFile", &c.GCE.CredentialsFile)
+	}
+	if c.ECR != nil {
+		c.ECR.normalize(ps)
+	}
+	if c.Daemon != nil {
+		c.Daemon.normalize(ps)
+	}
+	c.Fleet.normalize(ps)
+	expand("state.file", &c.State.File)
+	if c.State.ConfigMap != nil {
+		expand("state.configMap.kubeconfig", &c.State.ConfigMap.Kubeconfig)
+	}
+	if c.Audit.File != "-" {
+		expand("audit.file", &c.Audit.File)
+	}
+	if c.Notify != nil {
+		c.Notify.normalize(ps)
+	}
+}

@@ -1,0 +1,291 @@
+// Package report renders what a run decided and did: text for a terminal and
+// JSON with a stable, versioned schema. It knows nothing of any kind: kinds
+// show themselves through the plan's sections and summaries.
+package report
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"reclaim.dev/reclaim/reconcile/engine"
+)
+
+// Report is one run: its plan and, after apply, what happened.
+type Report struct {
+	Version string `json:"version"`
+	// Mode is "dry-run" or "apply".
+	Mode    string          `json:"mode"`
+	Plan    *engine.Plan    `json:"plan"`
+	Outcome *engine.Outcome `json:"outcome,omitempty"`
+	// ExitCode is what the process exits with; see ExitCode.
+	ExitCode int `json:"exitCode"`
+	// LastSuccess is when a run last exited 0 (this one, if it did).
+	LastSuccess time.Time `json:"lastSuccess,omitzero"`
+}
+
+// Exit statuses a CronJob can tell apart.
+const (
+	ExitOK         = 0 // every source complete, every planned delete done
+	ExitError      = 1 // the run could not happen (bad config, no state store, ...)
+	ExitIncomplete = 3 // the run finished, but deletions were held back: a source was incomplete, or the breaker tripped
+	ExitFailed     = 4 // some deletes failed
+	// ExitNotifyFailed: the run finished, but a notify target was delivered
+	// nothing (see NotifyFailed). It outranks 3 and is outranked by 4 (and 1).
+	ExitNotifyFailed = 5
+)
+
+// NotifyFailed gives the exit status of a run whose delivery to some notify
+// target failed: failed deletes (4) outrank a failed delivery (5), which
+// outranks held-back deletions (3), since a report nobody received hides
+// those too. A delivery failure never undoes the run: it only changes the
+// status.
+func NotifyFailed(code int) int {
+	switch code {
+	case ExitError, ExitFailed:
+		return code
+	}
+	return ExitNotifyFailed
+}
+
+// ExitCode gives the exit status: failed deletes outrank incomplete sources.
+func ExitCode(p *engine.Plan, o *engine.Outcome) int {
+	switch {
+	case o != nil && (o.Failed > 0 || o.Stopped != ""):
+		return ExitFailed
+	case p.Incomplete || p.BreakerTripped || notAttempted(o):
+		return ExitIncomplete
+	}
+	return ExitOK
+}
+
+// notAttempted says whether a planned delete was not started (the run was
+// stopped or cancelled, or what it waits for did not go): held back.
+func notAttempted(o *engine.Outcome) bool {
+	if o == nil {
+		return false
+	}
+	for _, r := range o.Results {
+		if r.Result == engine.ResultNotAttempted {
+			return true
+		}
+	}
+	return false
+}
+
+// New makes the report of a run.
+func New(p *engine.Plan, o *engine.Outcome, apply bool) *Report {
+	mode := "dry-run"
+	if apply {
+		mode = "apply"
+	}
+	return &Report{Version: engine.SchemaVersion, Mode: mode, Plan: p, Outcome: o, ExitCode: ExitCode(p, o)}
+}
+
+// JSON writes the report as indented JSON (as json.Encoder with
+// SetIndent("", "  ") would), the plan's decisions one at a time: a
+// fleet's report is never held encoded whole.
+func (r *Report) JSON(w io.Writer) error {
+	o := engine.NewJSONObject(w, "", "  ")
+	o.Field("version", r.Version)
+	o.Field("mode", r.Mode)
+	o.Stream("plan", func(inner string, write func([]byte) error) error {
+		if r.Plan == nil {
+			return write([]byte("null"))
+		}
+		return r.Plan.WriteJSON(writeFunc(write), inner, "  ")
+	})
+	if r.Outcome != nil {
+		o.Field("outcome", r.Outcome)
+	}
+	o.Field("exitCode", r.ExitCode)
+	if !r.LastSuccess.IsZero() {
+		o.Field("lastSuccess", r.LastSuccess)
+	}
+	if err := o.Close(); err != nil {
+		return err
+	}
+	_, err := io.WriteString(w, "\n")
+	return err
+}
+
+type writeFunc func([]byte) error
+
+func (f writeFunc) Write(b []byte) (int, error) {
+	if err := f(b); err != nil {
+		return 0, err
+	}
+	return len(b), nil
+}
+
+// TextOptions tune the text report.
+type TextOptions struct {
+	// MaxKept limits the kept resources listed one per line for each kind of
+	// reason (a block row's class); the rest are counted. 0 lists none, -1
+	// lists all.
+	MaxKept int
+}
+
+// Text writes the report for a person at a terminal: the overview sections,
+// the sources, what was held back, the detail sections, what apply did and a
+// summary.
+func (r *Report) Text(w io.Writer, opt TextOptions) error {
+	p := r.Plan
+	b := &strings.Builder{}
+	if r.Mode == "dry-run" {
+		fmt.Fprintf(b, "reclaim dry-run at %s — nothing was deleted; run with --apply to delete what is marked DELETE\n\n", p.GeneratedAt.UTC().Format(time.RFC3339))
+	} else {
+		fmt.Fprintf(b, "reclaim apply at %s\n\n", p.GeneratedAt.UTC().Format(time.RFC3339))
+	}
+	writeSections(b, p, engine.Overview, opt)
+	writeSources(b, p)
+	if len(p.Blocked) > 0 {
+		fmt.Fprintln(b, "HELD BACK THIS RUN")
+		for _, s := range p.Blocked {
+			fmt.Fprintf(b, "  ! %s\n", s)
+		}
+		fmt.Fprintln(b)
+	}
+	writeSections(b, p, engine.Details, opt)
+	if o := r.Outcome; o != nil {
+		writeOutcome(b, o)
+	}
+	for _, id := range p.Confirmed {
+		fmt.Fprintf(b, "confirmed: %s was deleted by an earlier, interrupted run\n", id)
+	}
+	fmt.Fprintln(b, summary(r))
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func summary(r *Report) string {
+	parts := append([]string(nil), r.Plan.Summaries...)
+	if o := r.Outcome; o != nil {
+		s := fmt.Sprintf("applied: deleted %d (%d GB", o.Deleted, o.FreedGB)
+		if o.FreedBytes > 0 {
+			s += ", " + engine.HumanBytes(o.FreedBytes) + " of images"
+		}
+		s += fmt.Sprintf("), skipped %d, failed %d", o.Skipped, o.Failed)
+		parts = append(parts, s)
+	}
+	s := "summary: " + strings.Join(parts, "; ")
+	switch r.ExitCode {
+	case ExitIncomplete:
+		s += "\nexit 3: deletions were held back (an incomplete source, or the breaker): see HELD BACK THIS RUN"
+	case ExitFailed:
+		s += "\nexit 4: some deletes failed"
+	case ExitNotifyFailed:
+		s += "\nexit 5: the report could not be delivered to some notify target (see the log)"
+	}
+	return s
+}
+
+// writeSections writes the plan's sections of one place, in plan order.
+func writeSections(b *strings.Builder, p *engine.Plan, place engine.Place, opt TextOptions) {
+	for _, s := range p.Sections {
+		if s.Place == place {
+			writeSection(b, s, opt)
+		}
+	}
+}
+
+// writeSection writes a section's title, then each block: its heading, its
+// header and rows aligned in columns (kept rows, those with a class, at most
+// opt.MaxKept of each class, the rest counted), its lines; then a blank line.
+func writeSection(b *strings.Builder, s engine.Section, opt TextOptions) {
+	if s.Title == "" && len(s.Blocks) == 0 {
+		return
+	}
+	if s.Title != "" {
+		fmt.Fprintln(b, s.Title)
+	}
+	for _, bl := range s.Blocks {
+		if bl.Heading != "" {
+			fmt.Fprintln(b, bl.Heading)
+		}
+		indent := strings.Repeat(" ", bl.Indent)
+		tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', 0)
+		if len(bl.Header) > 0 {
+			fmt.Fprint(tw, indent+strings.Join(bl.Header, "\t")+"\n")
+		}
+		shown, more := map[string]int{}, map[string]int{}
+		for i, row := range bl.Rows {
+			if i < len(bl.Classes) && bl.Classes[i] != "" {
+				c := bl.Classes[i]
+				if opt.MaxKept >= 0 && shown[c] >= opt.MaxKept {
+					more[c]++
+					continue
+				}
+				shown[c]++
+			}
+			fmt.Fprint(tw, indent+strings.Join(row, "\t")+"\n")
+		}
+		tw.Flush()
+		for _, c := range sortedByCount(more) {
+			fmt.Fprintf(b, "%sKEEP  %d more: %s\n", indent, more[c], c)
+		}
+		for _, l := range bl.Lines {
+			fmt.Fprintln(b, l)
+		}
+	}
+	fmt.Fprintln(b)
+}
+
+func writeSources(b *strings.Builder, p *engine.Plan) {
+	fmt.Fprintln(b, "SOURCES")
+	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', 0)
+	for _, s := range p.Sources {
+		unit := s.Unit
+		if unit == "" {
+			unit = "items"
+		}
+		state := "complete"
+		if !s.Complete {
+			state = "INCOMPLETE"
+		}
+		dur := ""
+		if s.Duration > 0 {
+			dur = s.Duration.Round(time.Millisecond).String()
+		}
+		fmt.Fprintf(tw, "  %s %s\t%s\t%d %s\t%s\n", s.Kind, s.Name, state, s.Items, unit, dur)
+		for _, pr := range s.Problems {
+			fmt.Fprintf(tw, "    - %s\n", pr)
+		}
+	}
+	tw.Flush()
+	fmt.Fprintln(b)
+}
+
+func writeOutcome(b *strings.Builder, o *engine.Outcome) {
+	fmt.Fprintln(b, "APPLIED")
+	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', 0)
+	for _, r := range o.Results {
+		msg := r.Reason
+		if r.Error != "" {
+			msg = r.Error
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\n", strings.ToUpper(r.Result), r.ID, msg)
+	}
+	tw.Flush()
+	if o.Stopped != "" {
+		fmt.Fprintf(b, "  ! %s\n", o.Stopped)
+	}
+	fmt.Fprintln(b)
+}
+
+func sortedByCount(m map[string]int) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if m[keys[i]] != m[keys[j]] {
+			return m[keys[i]] > m[keys[j]]
+		}
+		return keys[i] < keys[j]
+	})
+	return keys
+}

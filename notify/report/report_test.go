@@ -1,0 +1,138 @@
+package report_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"reclaim.dev/reclaim/notify/report"
+	"reclaim.dev/reclaim/reconcile/engine"
+	"reclaim.dev/reclaim/reconcile/kinds/gcedisk"
+	"reclaim.dev/reclaim/reconcile/kinds/workflowpvc"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+var t0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+
+// The test's own kind data: the JSON shapes of schema v1, and sections that
+// render the text the disk and PVC kinds show.
+
+func goldenReport() *report.Report {
+	since := t0.Add(-9 * time.Hour)
+	after := since.Add(6 * time.Hour)
+	full := t0.Add(26 * time.Hour)
+	decisions := []engine.Decision{
+		{Kind: "gce-disk", ID: "projects/demo-project/zones/asia-northeast1-a/disks/pvc-1", Name: "pvc-1", Action: engine.Delete,
+			Reason: "no users, no PV in any of 2 clusters", OrphanSince: &since, DeletableAfter: &after, Frees: engine.Frees{GB: 25},
+			Detail: &gcedisk.Detail{Project: "demo-project", Location: "asia-northeast1-a", Type: "pd-balanced", QuotaMetric: "SSD_TOTAL_GB",
+				Region: "asia-northeast1", Owner: "created for PVC data-eng/backfill-00-workdir", LabelFingerprint: "42WmSpB8rSM="}},
+		{Kind: "k8s-pvc", ID: "clusters/prod-a/namespaces/argo/persistentvolumeclaims/wf-workdir", Name: "wf-workdir", Action: engine.Report,
+			Reason: "Workflow argo/wf Failed", Frees: engine.Frees{GB: 20}, Detail: &workflowpvc.Detail{Cluster: "prod-a", Location: "argo", UID: "u-1"}},
+	}
+	p := &engine.Plan{
+		Version: engine.SchemaVersion, GeneratedAt: t0,
+		Sources: []engine.Source{
+			{Kind: "cluster", Name: "prod-a", Complete: true, Items: 36, Duration: 1500 * time.Millisecond, Unit: "PV references"},
+			{Kind: "cluster", Name: "prod-b", Complete: false, Problems: []string{"list persistentvolumes: forbidden — the service account needs list on persistentvolumes (see deploy/base/rbac.yaml)"},
+				Unit: "PV references"},
+			{Kind: "gce-project", Name: "demo-project", Complete: true, Items: 52, Unit: "disks"},
+		},
+		Decisions:  decisions,
+		Summaries:  []string{"disks delete 1, mark 0, report 0, keep 0", "PVCs delete 0, report 1"},
+		Blocked:    []string{"cluster prod-b is incomplete"},
+		Incomplete: true,
+	}
+	// The kinds' own section builders, as their View calls them.
+	p.Sections = []engine.Section{
+		gcedisk.HeadroomSection([]gcedisk.Headroom{{Project: "demo-project", Region: "asia-northeast1", Metric: "SSD_TOTAL_GB", Known: true, Limit: 1500, Usage: 1455,
+			PlanFrees: 25, OrphanGB: 25, FinishedWorkflowGB: 20, UsedPct: 0.97, UsedPctAfter: 0.9533, Warning: true, GrowthPerDay: 40, RunsOutAt: &full}}),
+		workflowpvc.HoldersSection([]workflowpvc.Holder{{Cluster: "prod-a", Namespace: "argo", Workflow: "wf", Phase: "Failed", PVCs: 1, GB: 20}}),
+		gcedisk.DecisionSection(p),
+		workflowpvc.DecisionSection(p),
+	}
+	o := &engine.Outcome{Results: []engine.Result{{Kind: "gce-disk", ID: "projects/demo-project/zones/asia-northeast1-a/disks/pvc-1",
+		Result: "deleted", Reason: "no users", SizeGB: 25}}, Deleted: 1, FreedGB: 25}
+	r := report.New(p, o, true)
+	r.LastSuccess = t0.Add(-time.Hour)
+	return r
+}
+
+// The JSON report is a stable, versioned schema: any change to its shape shows
+// up here, and must come with a new engine.SchemaVersion if it breaks readers.
+// The comparison is of the JSON values, not of the bytes: key order is not
+// part of the schema.
+func TestJSONSchemaIsStable(t *testing.T) {
+	var b bytes.Buffer
+	if err := goldenReport().JSON(&b); err != nil {
+		t.Fatal(err)
+	}
+	want := readGolden(t, "report.golden.json", b.Bytes())
+	var g, w any
+	if err := json.Unmarshal(b.Bytes(), &g); err != nil {
+		t.Fatalf("report is not JSON: %v", err)
+	}
+	if err := json.Unmarshal(want, &w); err != nil {
+		t.Fatalf("golden is not JSON: %v", err)
+	}
+	if !reflect.DeepEqual(g, w) {
+		t.Fatalf("report.golden.json changed; if intended, run go test ./report -update and review the diff.\ngot:\n%s", b.Bytes())
+	}
+}
+
+func TestTextReport(t *testing.T) {
+	var b bytes.Buffer
+	if err := goldenReport().Text(&b, report.TextOptions{MaxKept: 3}); err != nil {
+		t.Fatal(err)
+	}
+	if want := readGolden(t, "report.golden.txt", b.Bytes()); !bytes.Equal(b.Bytes(), want) {
+		t.Fatalf("report.golden.txt changed; if intended, run go test ./report -update and review the diff.\ngot:\n%s", b.Bytes())
+	}
+	for _, want := range []string{"QUOTA HEADROOM", "full around", "WHO HOLDS THE QUOTA", "INCOMPLETE", "HELD BACK THIS RUN", "APPLIED", "exit 3"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("text report lacks %q", want)
+		}
+	}
+}
+
+func TestExitCodes(t *testing.T) {
+	for _, c := range []struct {
+		p    engine.Plan
+		o    *engine.Outcome
+		want int
+	}{
+		{engine.Plan{}, nil, report.ExitOK},
+		{engine.Plan{Incomplete: true}, nil, report.ExitIncomplete},
+		{engine.Plan{BreakerTripped: true}, nil, report.ExitIncomplete},
+		{engine.Plan{Incomplete: true}, &engine.Outcome{Failed: 1}, report.ExitFailed},
+		{engine.Plan{}, &engine.Outcome{Stopped: "5 failed in a row"}, report.ExitFailed},
+		// A pass stopped by shutdown: the deletes it did not start are held back.
+		{engine.Plan{}, &engine.Outcome{Results: []engine.Result{{Result: engine.ResultDeleted}, {Result: engine.ResultNotAttempted}}}, report.ExitIncomplete},
+	} {
+		if got := report.ExitCode(&c.p, c.o); got != c.want {
+			t.Errorf("%+v %+v: exit %d, want %d", c.p, c.o, got, c.want)
+		}
+	}
+}
+
+// readGolden returns the golden file name; with -update it first writes got.
+func readGolden(t *testing.T, name string, got []byte) []byte {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./report -update to create it)", err)
+	}
+	return want
+}

@@ -1,0 +1,519 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+
+	"reclaim.dev/reclaim/reconcile/audit"
+)
+
+// Store loads and saves State (package state has a file, a ConfigMap and a
+// memory store).
+type Store interface {
+	Load(ctx context.Context) (State, error)
+	Save(ctx context.Context, s State) error
+	String() string
+}
+
+// Journaled is a store that can save what a delete batch changes without
+// rewriting the whole state: Note replaces the pending deletes of the state
+// last loaded or saved and drops the clocks named, until the next Save. A
+// batch then costs what it changed, not the size of the state.
+type Journaled interface {
+	Store
+	Note(ctx context.Context, j Journal) error
+}
+
+// Locker is a store that one run at a time may hold, from its load to its
+// last save: two runs at once would plan on each other's pending deletes,
+// delete the same resources and audit them twice. Lock fails at once,
+// naming the holder, when another run holds it.
+type Locker interface {
+	Lock(ctx context.Context, holder string) (unlock func(), err error)
+}
+
+// Journal is what the delete batches of a run changed since its last Save.
+// Pending is small (the batch in flight, and deletes whose outcome is
+// unknown); Dropped are the clocks a skip reset. A deleted resource's clock
+// needs no entry: the next plan drops it when the listing shows it gone.
+type Journal struct {
+	Pending map[string]Pending `json:"pending"`
+	Dropped []string           `json:"dropped,omitempty"`
+}
+
+// Applier is the only code in reclaim that deletes anything. For every kind,
+// batch by batch: pending mark in the state store → re-read → delete → audit.
+// NotFound is success, a skip is never a failure, and one failure streak
+// stops the whole run.
+type Applier struct {
+	Kinds []Kind
+	Store Store
+	Audit *audit.Log
+	Log   *zap.Logger
+	Now   func() time.Time
+	RunID string
+	// MaxConsecutiveFailures stops the run early when deletes keep failing.
+	MaxConsecutiveFailures int
+	// Stop, once done, starts no new batch (the rest is not-attempted),
+	// while the batch in flight and the state saves still run under the
+	// ctx given to Apply: a graceful shutdown. Nil never stops.
+	Stop context.Context
+
+	// mu guards the state, the outcome and dropped while batches run in
+	// parallel (Limits.Parallel).
+	mu      sync.Mutex
+	dropped []string // clocks skips reset since the last Save (Journal)
+}
+
+// run is what the batches of one Apply share, under Applier.mu.
+type run struct {
+	out   *Outcome
+	done  map[string]bool // deleted or found gone in this run: what After waits for
+	fails int             // batches failed in a row
+}
+
+// kind runs one kind's batches, Limits().Parallel at once, in order: a
+// batch starts after the earlier batches holding what it waits for (After)
+// are done, and none starts once the run is stopped.
+func (a *Applier) kind(ctx context.Context, k Kind, st *State, batches [][]*Decision, r *run) {
+	where := map[string]int{}
+	for i, b := range batches {
+		for _, d := range b {
+			where[d.ID] = i
+		}
+	}
+	finished := make([]chan struct{}, len(batches))
+	for i := range finished {
+		finished[i] = make(chan struct{})
+	}
+	work := func(i int) {
+		defer close(finished[i])
+		batch := batches[i]
+		for _, d := range batch {
+			for _, id := range d.After {
+				if j, ok := where[id]; ok && j < i {
+					<-finished[j]
+				}
+			}
+		}
+		a.mu.Lock()
+		out := r.out
+		if out.Stopped != "" || ctx.Err() != nil || (a.Stop != nil && a.Stop.Err() != nil) {
+			for _, d := range batch {
+				out.Results = append(out.Results, Result{Kind: d.Kind, ID: d.ID, Result: ResultNotAttempted,
+					Reason: orDefault(out.Stopped, "run cancelled"), SizeGB: d.Frees.GB, Bytes: d.Frees.Bytes})
+			}
+			a.mu.Unlock()
+			return
+		}
+		batch = waiting(batch, r.done, out)
+		a.mu.Unlock()
+		if len(batch) == 0 {
+			return
+		}
+		res, settled := a.batch(ctx, k, st, batch, out)
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		for _, id := range settled {
+			r.done[id] = true
+		}
+		switch res {
+		case batchFailed:
+			r.fails++
+		case batchDone:
+			r.fails = 0
+		}
+		if a.MaxConsecutiveFailures > 0 && r.fails >= a.MaxConsecutiveFailures && out.Stopped == "" {
+			out.Stopped = fmt.Sprintf("stopped after %d delete calls failed in a row", r.fails)
+		}
+	}
+	par := min(max(k.Limits().Parallel, 1), len(batches))
+	if par <= 1 {
+		for i := range batches {
+			work(i)
+		}
+		return
+	}
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range par {
+		wg.Go(func() {
+			for i := range next {
+				work(i)
+			}
+		})
+	}
+	for i := range batches {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+}
+
+// note saves what a batch changed: a journal entry where the store keeps
+// one, else the whole state.
+func (a *Applier) note(ctx context.Context, st *State) error {
+	if j, ok := a.Store.(Journaled); ok {
+		return j.Note(ctx, Journal{Pending: st.Pending, Dropped: a.dropped})
+	}
+	return a.Store.Save(ctx, *st)
+}
+
+// Result is what happened to one decision.
+type Result struct {
+	Kind   string `json:"kind"`
+	ID     string `json:"id"`
+	Result string `json:"result"` // deleted, already-gone, skipped, failed, not-attempted
+	Reason string `json:"reason"`
+	Error  string `json:"error,omitempty"`
+	SizeGB int64  `json:"sizeGB"`
+	Bytes  int64  `json:"bytes,omitempty"`
+}
+
+// Results of one attempted delete.
+const (
+	ResultDeleted      = "deleted"
+	ResultAlreadyGone  = "already-gone"
+	ResultSkipped      = "skipped"
+	ResultFailed       = "failed"
+	ResultNotAttempted = "not-attempted"
+)
+
+// Results lists every result, for metrics that start each at zero.
+var Results = []string{ResultDeleted, ResultAlreadyGone, ResultSkipped, ResultFailed, ResultNotAttempted}
+
+// Outcome is the applier's summary.
+type Outcome struct {
+	Results   []Result `json:"results"`
+	Confirmed []string `json:"confirmed,omitempty"`
+	Deleted   int      `json:"deleted"`
+	Failed    int      `json:"failed"`
+	Skipped   int      `json:"skipped"`
+	FreedGB   int64    `json:"freedGB"`
+	// FreedBytes is what the deleted images held.
+	FreedBytes int64  `json:"freedBytes,omitempty"`
+	Stopped    string `json:"stopped,omitempty"`
+}
+
+func (o *Outcome) add(r Result) {
+	o.Results = append(o.Results, r)
+	switch r.Result {
+	case ResultDeleted, ResultAlreadyGone:
+		o.Deleted++
+		o.FreedGB += r.SizeGB
+		o.FreedBytes += r.Bytes
+	case ResultFailed:
+		o.Failed++
+	case ResultSkipped:
+		o.Skipped++
+	}
+}
+
+// Apply records the plan's state and, only with apply, deletes what the plan
+// marks for deletion. This is the one dry-run switch: without apply no
+// kind's Recheck or Delete is ever called.
+func (a *Applier) Apply(ctx context.Context, p *Plan, apply bool) (*Outcome, error) {
+	out := &Outcome{}
+	st := p.State
+	recorded := a.recorded(p.confirmations)
+	for _, c := range p.confirmations {
+		out.Confirmed = append(out.Confirmed, c.id)
+		if recorded[c.id] {
+			// Audited by the run that deleted it, which was killed before
+			// it saved the state: once is enough.
+			continue
+		}
+		if err := a.audit(audit.Record{Action: "delete", Kind: c.pending.Kind, ID: c.id, Reason: c.pending.Reason,
+			Result: "confirmed-deleted", SizeGB: c.pending.SizeGB, Bytes: c.pending.Bytes, Attempt: c.pending.Run}); err != nil {
+			return out, err
+		}
+	}
+	if err := a.Store.Save(ctx, st); err != nil {
+		return out, err
+	}
+	if !apply {
+		return out, nil
+	}
+	a.dropped = nil
+	r := &run{out: out, done: map[string]bool{}}
+	for _, k := range a.Kinds {
+		a.kind(ctx, k, &st, Batches(p, k), r)
+	}
+	// Skips reset clocks; save them even if nothing was deleted.
+	if err := a.Store.Save(ctx, st); err != nil {
+		return out, err
+	}
+	return out, nil
+}
+
+// recorded says which confirmations the audit log already records as done
+// by the run that started them. A log that cannot be read back (stdout)
+// records the confirmation with the same idempotency key (Attempt, ID), for
+// whoever reads it to count once.
+func (a *Applier) recorded(cs []confirmation) map[string]bool {
+	deletes := map[string]string{}
+	for _, c := range cs {
+		if c.pending.Run != "" {
+			deletes[c.id] = c.pending.Run
+		}
+	}
+	if len(deletes) == 0 || a.Audit == nil {
+		return nil
+	}
+	done, err := a.Audit.Done(deletes)
+	if err != nil && !errors.Is(err, audit.ErrUnreadable) {
+		a.Log.Warn("could not read the audit log back; confirmations are recorded with their idempotency key", zap.Error(err))
+	}
+	return done
+}
+
+// waiting leaves out of a batch what waits (After) for a deletion that did
+// not happen in this run — failed, skipped or not attempted: deleting a
+// child its index still lists would break the index.
+func waiting(batch []*Decision, done map[string]bool, out *Outcome) []*Decision {
+	var ready []*Decision
+	for _, d := range batch {
+		missing := ""
+		for _, id := range d.After {
+			if !done[id] {
+				missing = id
+				break
+			}
+		}
+		if missing == "" {
+			ready = append(ready, d)
+			continue
+		}
+		out.Results = append(out.Results, Result{Kind: d.Kind, ID: d.ID, Result: ResultNotAttempted,
+			Reason: "waits for " + missing + ", which was not deleted this run", SizeGB: d.Frees.GB, Bytes: d.Frees.Bytes})
+	}
+	return ready
+}
+
+type batchResult int
+
+const (
+	batchDone    batchResult = iota // something was deleted or found gone
+	batchFailed                     // the call failed, or every delete in it did
+	batchNeutral                    // only skips
+)
+
+// batch handles one batch of one kind and returns what it settled (deleted
+// or found gone). It holds a.mu except while the kind re-reads and deletes.
+func (a *Applier) batch(ctx context.Context, k Kind, st *State, batch []*Decision, out *Outcome) (batchResult, []string) {
+	log := a.Log.With(zap.String("kind", k.Name()), zap.Bool("dry_run", false))
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	// After the deletes, only a skip's reset clock must be saved at once:
+	// the pending marks of what was deleted go with the next batch's entry
+	// (or the last save), and a run killed before that confirms them from
+	// the listing, audited once (Audit.Done).
+	skipped := false
+	noteSkips := func() error {
+		if !skipped {
+			return nil
+		}
+		return a.note(ctx, st)
+	}
+	var gone []string
+	record := func(d *Decision, result, reason, errText, snapshot string) {
+		r := Result{Kind: d.Kind, ID: d.ID, Reason: orDefault(reason, d.Why()), Result: result, Error: errText, SizeGB: d.Frees.GB, Bytes: d.Frees.Bytes}
+		if snapshot != "" {
+			_ = a.audit(audit.Record{Action: "snapshot", Kind: d.Kind, ID: d.ID, Reason: "snapshot before delete", Result: "created", Snapshot: snapshot, SizeGB: d.Frees.GB})
+		}
+		if err := a.audit(audit.Record{Action: "delete", Kind: d.Kind, ID: d.ID, Reason: r.Reason, Result: result, Error: errText,
+			SizeGB: d.Frees.GB, Bytes: d.Frees.Bytes, Snapshot: snapshot}); err != nil && r.Error == "" {
+			r.Error = err.Error()
+		}
+		l := log.With(zap.String("id", d.ID), zap.String("action", "delete"), zap.String("reason", r.Reason))
+		if result == ResultFailed {
+			l.Warn("delete failed", zap.String("error", errText))
+		} else {
+			l.Info(result)
+		}
+		out.add(r)
+	}
+	settled := func(d *Decision) { // the resource is gone: no pending mark, no clock
+		delete(st.Pending, d.ID)
+		delete(st.Resources, d.ID)
+		gone = append(gone, d.ID)
+	}
+	changed := func(d *Decision) { // skipped: its clock starts over, and must not survive a kill
+		delete(st.Pending, d.ID)
+		delete(st.Resources, d.ID)
+		a.dropped = append(a.dropped, d.ID)
+		skipped = true
+	}
+	// unlocked runs a kind's call without holding the state.
+	unlocked := func(f func()) {
+		a.mu.Unlock()
+		defer a.mu.Lock()
+		f()
+	}
+
+	// 1. Pending marks first: a run killed after the delete call leaves them,
+	// and the next run confirms (and audits) the delete from its listing.
+	for _, d := range batch {
+		st.Pending[d.ID] = Pending{Kind: d.Kind, Started: a.Now(), Reason: d.Why(), Identity: d.Identity, SizeGB: d.Frees.GB, Bytes: d.Frees.Bytes, Run: a.RunID}
+	}
+	if err := a.note(ctx, st); err != nil {
+		for _, d := range batch {
+			delete(st.Pending, d.ID)
+			record(d, ResultFailed, "", "save state before delete: "+err.Error(), "")
+		}
+		return batchFailed, nil
+	}
+	// 2. The second look: gone or changed since the plan means no delete.
+	var verdicts []Verdict
+	var err error
+	unlocked(func() { verdicts, err = k.Recheck(ctx, batch) })
+	if err == nil && len(verdicts) != len(batch) {
+		err = fmt.Errorf("%d verdicts for %d resources", len(verdicts), len(batch))
+	}
+	if err != nil {
+		for _, d := range batch {
+			delete(st.Pending, d.ID)
+			record(d, ResultFailed, "", "re-read before delete: "+err.Error(), "")
+		}
+		_ = a.note(ctx, st)
+		return batchFailed, nil
+	}
+	var goes []*Decision
+	result := batchNeutral
+	for i, d := range batch {
+		switch verdicts[i].Result {
+		case GoneNow:
+			settled(d)
+			record(d, ResultAlreadyGone, "", "", "")
+			result = batchDone
+		case Skip:
+			changed(d)
+			record(d, ResultSkipped, verdicts[i].Reason, "", "")
+		default:
+			goes = append(goes, d)
+		}
+	}
+	if len(goes) == 0 {
+		_ = noteSkips()
+		return result, gone
+	}
+	// 3. Delete.
+	var results []Deleted
+	unlocked(func() { results, err = k.Delete(ctx, goes) })
+	if err == nil && len(results) != len(goes) {
+		err = fmt.Errorf("%d results for %d deletes", len(results), len(goes))
+	}
+	if err != nil {
+		// Keep the pending marks: if the call did delete, the next run sees
+		// the resources gone and records them then.
+		for _, d := range goes {
+			record(d, ResultFailed, "", err.Error(), "")
+		}
+		_ = noteSkips()
+		return batchFailed, gone
+	}
+	failed := 0
+	for i, d := range goes {
+		res := results[i]
+		skip, isSkipped := isSkip(res.Err)
+		switch {
+		case res.Err == nil:
+			settled(d)
+			record(d, ResultDeleted, "", "", res.Snapshot)
+		case errors.Is(res.Err, ErrNotFound):
+			settled(d)
+			record(d, ResultAlreadyGone, "", "", res.Snapshot)
+		case isSkipped:
+			changed(d)
+			record(d, ResultSkipped, skip, "", res.Snapshot)
+		default:
+			// Refused for this resource: it is still there, its clock runs
+			// on, and the next run tries again.
+			delete(st.Pending, d.ID)
+			record(d, ResultFailed, "", res.Err.Error(), res.Snapshot)
+			failed++
+		}
+	}
+	if err := noteSkips(); err != nil {
+		log.Warn("deleted, but could not save the state", zap.Error(err))
+	}
+	switch {
+	case failed == len(goes) && result != batchDone:
+		return batchFailed, gone
+	case failed < len(goes):
+		return batchDone, gone
+	}
+	return result, gone
+}
+
+func (a *Applier) audit(r audit.Record) error {
+	if a.Audit == nil {
+		return nil
+	}
+	r.Time = a.Now().UTC()
+	r.RunID = a.RunID
+	if r.Action == "delete" && r.Attempt == "" {
+		r.Attempt = a.RunID
+	}
+	return a.Audit.Write(r)
+}
+
+// Batches groups a kind's deletions by Group, in plan order, at most
+// Limits().BatchSize a batch, and so that a decision comes in a later batch
+// than everything in its After.
+func Batches(p *Plan, k Kind) [][]*Decision {
+	size := max(k.Limits().BatchSize, 1)
+	var groups []string
+	byGroup := map[string][]*Decision{}
+	layer := map[string]int{}
+	for i := range p.Decisions {
+		d := &p.Decisions[i]
+		if d.Kind != k.Name() || d.Action != Delete {
+			continue
+		}
+		if _, ok := byGroup[d.Group]; !ok {
+			groups = append(groups, d.Group)
+		}
+		byGroup[d.Group] = append(byGroup[d.Group], d)
+		layer[d.ID] = 0
+	}
+	// A decision's layer is one more than the deepest of what it waits for
+	// (bounded, so that a cycle cannot loop forever).
+	for changed, rounds := true, 0; changed && rounds <= len(layer); rounds++ {
+		changed = false
+		for _, g := range groups {
+			for _, d := range byGroup[g] {
+				for _, a := range d.After {
+					if l, ok := layer[a]; ok && layer[d.ID] <= l {
+						layer[d.ID] = l + 1
+						changed = true
+					}
+				}
+			}
+		}
+	}
+	var out [][]*Decision
+	for _, g := range groups {
+		var layers [][]*Decision
+		for _, d := range byGroup[g] {
+			l := layer[d.ID]
+			for len(layers) <= l {
+				layers = append(layers, nil)
+			}
+			layers[l] = append(layers[l], d)
+		}
+		for _, list := range layers {
+			for len(list) > 0 {
+				n := min(len(list), size)
+				out = append(out, list[:n])
+				list = list[n:]
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,221 @@
+package engine_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"reclaim.dev/reclaim/internal/enginetest"
+	"reclaim.dev/reclaim/inventory"
+	"reclaim.dev/reclaim/reconcile/engine"
+)
+
+// A proposal that is not a candidate is kept whatever Action its kind gave
+// it: only candidates pass fail-closed, grace, caps and the breaker.
+func TestNonCandidateIsNeverDeleted(t *testing.T) {
+	for _, a := range []engine.Action{engine.Delete, engine.Mark, engine.Report, ""} {
+		p := orphan("d")
+		p.Candidate, p.Action = false, a
+		k := &fakeKind{lim: testLimits(), items: []engine.Proposal{p}}
+		plan := build(k, seenSince(t0.Add(-48*time.Hour), p), t0, complete("a"))
+		if got := enginetest.DecisionFor(t, plan, "d").Action; got != engine.Keep {
+			t.Errorf("non-candidate the kind set to %q: %s, want keep", a, got)
+		}
+		if _, ok := plan.State.Resources[p.ID]; ok {
+			t.Errorf("non-candidate the kind set to %q kept its clock", a)
+		}
+	}
+}
+
+// A source no collector reported was not read: a decision relying on it is
+// held, whether it names a cluster the fleet did not list or any other
+// source, and the plan says it is incomplete.
+func TestSourceNeverReportedHolds(t *testing.T) {
+	for _, key := range []string{engine.SourceKey("cluster", "ghost"), engine.SourceKey("ecr-registry", "123456789012/us-east-1")} {
+		d := orphan("d")
+		d.Sources = []string{engine.SourceKey("cluster", "a"), key}
+		k := &fakeKind{lim: testLimits(), items: []engine.Proposal{d}}
+		p := build(k, seenSince(t0.Add(-48*time.Hour), d), t0, complete("a"))
+		got := enginetest.DecisionFor(t, p, "d")
+		if got.Action != engine.Mark || !got.Held || !p.Incomplete {
+			t.Errorf("%s never reported: %s held=%v incomplete=%v, want a held mark", key, got.Action, got.Held, p.Incomplete)
+		}
+		if !strings.Contains(got.Why(), "not read") {
+			t.Errorf("%s never reported: the reason does not say it was not read: %s", key, got.Why())
+		}
+	}
+}
+
+// A kind's own reason to distrust its evidence (Proposal.Hold) holds a
+// candidate past its grace: marked, held, the plan incomplete.
+func TestKindHoldHolds(t *testing.T) {
+	d := orphan("d")
+	d.Hold = "a reference could not be resolved"
+	k := &fakeKind{lim: testLimits(), items: []engine.Proposal{d}}
+	p := build(k, seenSince(t0.Add(-48*time.Hour), d), t0, complete("a"))
+	got := enginetest.DecisionFor(t, p, "d")
+	if got.Action != engine.Mark || !got.Held || !p.Incomplete || !strings.Contains(got.Why(), d.Hold) {
+		t.Fatalf("%s held=%v incomplete=%v: %s", got.Action, got.Held, p.Incomplete, got.Why())
+	}
+}
+
+// A candidate younger than the kind's minimum age waits, whatever its clock.
+func TestMinimumAge(t *testing.T) {
+	d := orphan("d")
+	d.Created = t0.Add(-2 * time.Hour) // min age 24h, grace 6h
+	k := &fakeKind{lim: testLimits(), items: []engine.Proposal{d}}
+	p := build(k, seenSince(t0.Add(-48*time.Hour), d), t0, complete("a"))
+	got := enginetest.DecisionFor(t, p, "d")
+	if got.Action != engine.Mark || !strings.Contains(got.Why(), "younger than min age") {
+		t.Fatalf("%s: %s", got.Action, got.Why())
+	}
+	if want := t0.Add(22 * time.Hour); got.DeletableAfter == nil || !got.DeletableAfter.Equal(want) {
+		t.Fatalf("deletable after %v, want %v (made plus min age)", got.DeletableAfter, want)
+	}
+}
+
+// A report-only candidate's clock runs, but it is never deleted.
+func TestReportOnlyIsNeverDeleted(t *testing.T) {
+	d := orphan("d")
+	d.ReportOnly = true
+	k := &fakeKind{lim: testLimits(), items: []engine.Proposal{d}}
+	p := build(k, seenSince(t0.Add(-48*time.Hour), d), t0, complete("a"))
+	got := enginetest.DecisionFor(t, p, "d")
+	if got.Action != engine.Report || got.OrphanSince == nil {
+		t.Fatalf("%s since %v, want report with its clock", got.Action, got.OrphanSince)
+	}
+	if _, ok := p.State.Resources[d.ID]; !ok {
+		t.Fatal("a report-only candidate's clock was dropped")
+	}
+}
+
+// A due decision that waits for another (After) is deleted only in the same
+// run as what it waits for; while that one is not due, it is marked.
+func TestPlanDependencies(t *testing.T) {
+	items := orphans("index", "child")
+	items[1].After, items[1].AfterWhy = []string{fakeID("index")}, "its index"
+	st := seenSince(t0.Add(-48*time.Hour), items[1])
+	st.Seen(fakeID("index"), "v1", t0.Add(-time.Hour)) // within its grace
+	k := &fakeKind{lim: testLimits(), items: items}
+	p := build(k, st, t0, complete("a"))
+	child := enginetest.DecisionFor(t, p, "child")
+	if child.Action != engine.Mark || !strings.Contains(child.Why(), "waits for its index") {
+		t.Fatalf("child %s: %s", child.Action, child.Why())
+	}
+	p = build(k, seenSince(t0.Add(-48*time.Hour), items...), t0, complete("a"))
+	if a, b := enginetest.DecisionFor(t, p, "index").Action, enginetest.DecisionFor(t, p, "child").Action; a != engine.Delete || b != engine.Delete {
+		t.Fatalf("both due: index %s, child %s", a, b)
+	}
+}
+
+// A pending delete whose outcome the listing cannot tell (presence unknown)
+// stays pending for a later run: neither confirmed nor planned anew.
+func TestPendingWaitsOnUnknownPresence(t *testing.T) {
+	st := engine.NewState()
+	st.Pending[fakeID("a")] = engine.Pending{Kind: fakeName, Started: t0.Add(-time.Hour), Identity: "v1", Reason: "nobody uses it"}
+	k := &fakeKind{lim: testLimits(), unknown: true}
+	p := build(k, st, t0, complete("a"))
+	if len(p.Confirmed) != 0 {
+		t.Fatalf("confirmed %v on unknown presence", p.Confirmed)
+	}
+	if _, ok := p.State.Pending[fakeID("a")]; !ok {
+		t.Fatal("the pending mark was dropped on unknown presence")
+	}
+}
+
+// A re-read that says the resource changed (Skip) keeps it: no delete call,
+// the result skipped, the audit saying so.
+func TestApplyRereadSkipIsNotDeleted(t *testing.T) {
+	k, p, a, buf, _ := applyFixture("a")
+	k.verdicts["a"] = engine.Verdict{Result: engine.Skip, Reason: "skipped: in use again"}
+	out, err := a.Apply(context.Background(), p, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range k.calls {
+		if c == "delete a" {
+			t.Fatal("deleted what the re-read skipped")
+		}
+	}
+	if len(out.Results) != 1 || out.Results[0].Result != engine.ResultSkipped || out.Deleted != 0 {
+		t.Fatalf("%+v", out)
+	}
+	if got := enginetest.AuditResults(t, buf)[fakeID("a")]; got != engine.ResultSkipped {
+		t.Fatalf("audit: %q", got)
+	}
+}
+
+// streamKind proposes through a Stream, with a scope far larger than what
+// it proposes (a registry of a million images proposes its notable few).
+type streamKind struct{ fakeKind }
+
+func (k *streamKind) Propose(*inventory.Snapshot, time.Time) engine.Proposals {
+	return engine.Proposals{InScope: 10_000_000, Stream: func(yield func(*engine.Proposal) bool) {
+		for i := range k.items {
+			if !yield(&k.items[i]) {
+				return
+			}
+		}
+	}}
+}
+
+// The plan's decisions are sized by what kinds propose, never by their
+// scope: room for ten million decisions would be gigabytes.
+func TestPlanIsSizedByProposalsNotScope(t *testing.T) {
+	k := &streamKind{fakeKind{lim: testLimits(), items: orphans("a", "b")}}
+	p := engine.Build(snap(complete("a")), []engine.Kind{k}, engine.NewState(), t0)
+	if len(p.Decisions) != 2 || cap(p.Decisions) > 1000 {
+		t.Fatalf("%d decisions in room for %d", len(p.Decisions), cap(p.Decisions))
+	}
+}
+
+// finishKind streams its proposals and says what it read when done.
+type finishKind struct {
+	fakeKind
+	finished engine.Finished
+}
+
+func (k *finishKind) Propose(*inventory.Snapshot, time.Time) engine.Proposals {
+	return engine.Proposals{
+		Sources: []engine.Source{{Kind: "registry", Name: "r", Complete: true}},
+		Stream: func(yield func(*engine.Proposal) bool) {
+			for i := range k.items {
+				if !yield(&k.items[i]) {
+					return
+				}
+			}
+		},
+		Finish: func() engine.Finished { return k.finished },
+	}
+}
+
+// A kind that reads as it streams says after the stream what it read: its
+// sources replace those it gave first (an incomplete one makes the plan
+// incomplete), and its scope is what the percent cap is a share of.
+func TestFinishAfterTheStream(t *testing.T) {
+	items := orphans("a", "b", "c", "d")
+	lim := testLimits()
+	lim.MaxDeletePercent = 0.5
+	k := &finishKind{fakeKind: fakeKind{lim: lim, items: items}, finished: engine.Finished{
+		Sources: []engine.Source{{Kind: "registry", Name: "r", Complete: false, Problems: []string{"repository x: throttled"}}},
+		Blocked: []string{"registry r: repository x could not be listed"},
+		InScope: 4,
+	}}
+	p := engine.Build(snap(complete("a")), []engine.Kind{k}, seenSince(t0.Add(-48*time.Hour), items...), t0)
+	var got []engine.Source
+	for _, s := range p.Sources {
+		if s.Kind == "registry" {
+			got = append(got, s)
+		}
+	}
+	if len(got) != 1 || got[0].Complete || !p.Incomplete {
+		t.Fatalf("registry sources %+v, plan incomplete %v: want the one the kind finished with", got, p.Incomplete)
+	}
+	if !strings.Contains(strings.Join(p.Blocked, "\n"), "repository x could not be listed") {
+		t.Fatalf("blocked %v", p.Blocked)
+	}
+	if n := p.Count(fakeName, engine.Delete); n != 2 {
+		t.Fatalf("%d deletes, want 2 (50%% of the 4 in scope the kind finished with)", n)
+	}
+}

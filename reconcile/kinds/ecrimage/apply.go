@@ -1,0 +1,131 @@
+package ecrimage
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"reclaim.dev/reclaim/inventory"
+	"reclaim.dev/reclaim/reconcile/engine"
+)
+
+// API is what deleting needs from the ECR provider.
+type API interface {
+	// DescribeImages re-reads images; those that no longer exist are absent.
+	DescribeImages(ctx context.Context, repo inventory.RepoKey, digests []string) ([]inventory.Image, error)
+	// DeleteImages deletes at most MaxBatch images by digest and returns the
+	// per-image failures; a digest not among them was deleted.
+	DeleteImages(ctx context.Context, repo inventory.RepoKey, digests []string) ([]inventory.ImageFailure, error)
+}
+
+// Recheck re-reads a batch (one repository: the engine batches by Group):
+// gone, re-tagged or pulled since the plan means no delete.
+func (k *Kind) Recheck(ctx context.Context, batch []*engine.Decision) ([]engine.Verdict, error) {
+	repo, digests, err := k.batch(batch)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]engine.Verdict, len(batch))
+	now, err := k.API.DescribeImages(ctx, repo, digests)
+	if errors.Is(err, inventory.ErrNotFound) { // the repository is gone, and its images with it
+		for i := range out {
+			out[i].Result = engine.GoneNow
+		}
+		return out, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	current := make(map[string]*inventory.Image, len(now))
+	for i := range now {
+		current[now[i].Digest] = &now[i]
+	}
+	for i, d := range batch {
+		det := DetailOf(d)
+		img, ok := current[det.Digest]
+		switch {
+		case !ok:
+			out[i].Result = engine.GoneNow
+		case !sameTags(img.Tags, det.Tags):
+			out[i] = engine.Verdict{Result: engine.Skip, Reason: fmt.Sprintf("skipped: tags changed since it was planned (now %s)", orDefault(strings.Join(img.Tags, ","), "untagged"))}
+		case det.PulledAt == nil && !img.LastPull.IsZero() || det.PulledAt != nil && img.LastPull.After(*det.PulledAt):
+			out[i] = engine.Verdict{Result: engine.Skip, Reason: "skipped: pulled at " + fmtTime(img.LastPull) + ", since it was planned"}
+		}
+	}
+	return out, nil
+}
+
+// Delete deletes a batch with one BatchDeleteImage call. ImageNotFound, or a
+// repository that is gone, is the shared NotFound contract.
+func (k *Kind) Delete(ctx context.Context, batch []*engine.Decision) ([]engine.Deleted, error) {
+	repo, digests, err := k.batch(batch)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]engine.Deleted, len(batch))
+	failures, err := k.API.DeleteImages(ctx, repo, digests)
+	if errors.Is(err, inventory.ErrNotFound) {
+		for i := range out {
+			out[i].Err = fmt.Errorf("repository %s: %w", repo, engine.ErrNotFound)
+		}
+		return out, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	failed := make(map[string]inventory.ImageFailure, len(failures))
+	for _, f := range failures {
+		failed[f.Digest] = f
+	}
+	for i, d := range batch {
+		f, bad := failed[DetailOf(d).Digest]
+		switch {
+		case !bad:
+		case f.Code == inventory.ImageNotFound:
+			out[i].Err = fmt.Errorf("%s: %w", f.Reason, engine.ErrNotFound)
+		default:
+			// ECR said no for this image: it is still there, its clock runs
+			// on, and the next run tries again.
+			out[i].Err = fmt.Errorf("%s: %s", f.Code, f.Reason)
+		}
+	}
+	return out, nil
+}
+
+// batch checks that a batch is one repository's and returns its digests.
+func (k *Kind) batch(batch []*engine.Decision) (inventory.RepoKey, []string, error) {
+	if k.API == nil {
+		return inventory.RepoKey{}, nil, errors.New("no ECR client")
+	}
+	if len(batch) == 0 || len(batch) > MaxBatch {
+		return inventory.RepoKey{}, nil, fmt.Errorf("a batch of %d images (want 1..%d)", len(batch), MaxBatch)
+	}
+	repo, _, err := ParseID(batch[0].ID)
+	if err != nil {
+		return repo, nil, err
+	}
+	digests := make([]string, len(batch))
+	for i, d := range batch {
+		r, dg, err := ParseID(d.ID)
+		if err != nil {
+			return repo, nil, err
+		}
+		if r != repo {
+			return repo, nil, fmt.Errorf("a batch of images from %s and %s", repo, r)
+		}
+		digests[i] = dg
+	}
+	return repo, digests, nil
+}
+
+func sameTags(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	x, y := slices.Clone(a), slices.Clone(b)
+	slices.Sort(x)
+	slices.Sort(y)
+	return slices.Equal(x, y)
+}

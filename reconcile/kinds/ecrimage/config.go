@@ -1,0 +1,36 @@
+package ecrimage
+
+import (
+	"math"
+	"regexp"
+
+	config "reclaim.dev/reclaim/configs"
+)
+
+// FromConfig makes the kind from the ecr section; nil without one. api may
+// be nil (plan only).
+func FromConfig(cfg *config.Config, api API) *Kind {
+	e := cfg.ECR
+	if e == nil {
+		return nil
+	}
+	p := &Policy{MinAge: e.MinAge.Std(), Grace: e.Grace.Std(), MaxDeletes: e.MaxDeletesPerRun,
+		MaxDeletePercent: e.MaxDeletePercent.Fraction(), BreakerCandidates: e.BreakerCandidates, HeadroomWarning: e.HeadroomWarning.Fraction(), ProtectTag: e.ProtectTag, Parallel: e.Concurrency}
+	for _, r := range e.Repositories {
+		rule := RepoRule{Name: r.Match, Limit: r.Limit, KeepNewest: r.KeepNewest,
+			HighWater:        int(math.Floor(r.HighWater.Fraction() * float64(r.Limit))),
+			Target:           int(math.Floor(r.Target.Fraction() * float64(r.Limit))),
+			KeepPulledWithin: r.KeepPulledWithin.Std(), UntaggedOlderThan: r.UntaggedOlderThan.Std(), Protect: r.Protect}
+		if r.Regex != "" {
+			rule.Name, rule.Match = "regex "+r.Regex, regexp.MustCompile(r.Regex) // validated by config
+		} else {
+			rule.Match, _ = config.GlobRegexp(r.Match)
+		}
+		for _, t := range r.KeepTags {
+			re, _ := config.GlobRegexp(t)
+			rule.KeepTags = append(rule.KeepTags, re)
+		}
+		p.Repos = append(p.Repos, rule)
+	}
+	return &Kind{Policy: p, API: api}
+}

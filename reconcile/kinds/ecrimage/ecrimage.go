@@ -1,0 +1,445 @@
+// Package ecrimage is the ecr-image kind: images in ECR repositories trimmed
+// under each repository's image limit, never one that any cluster or
+// manifest of the fleet still references (by tag or digest), never a child
+// an index still lists.
+package ecrimage
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"reclaim.dev/reclaim/inventory"
+	"reclaim.dev/reclaim/reconcile/engine"
+)
+
+// Name is the kind as reports and the audit log spell it (schema v1).
+const Name = "ecr-image"
+
+// MaxBatch is BatchDeleteImage's limit on imageIds.
+const MaxBatch = 100
+
+// Policy is the operator's policy for ECR images (the ecr section).
+type Policy struct {
+	// Repos are tried in order; the first that matches a repository applies.
+	// A repository no rule matches is only counted.
+	Repos             []RepoRule
+	MinAge            time.Duration
+	Grace             time.Duration
+	MaxDeletes        int
+	MaxDeletePercent  float64 // fraction of the images listed in policed repositories
+	BreakerCandidates int
+	HeadroomWarning   float64 // fraction of a repository's limit
+	// ProtectTag is the repository resource tag whose value "true" keeps the
+	// repository untrimmed (read by the provider); reports name it.
+	ProtectTag string
+	// Parallel is how many repositories' batches are deleted at once (the
+	// provider's rate limit still paces every call).
+	Parallel int
+}
+
+// RepoRule is how far matching repositories are trimmed and what they keep.
+type RepoRule struct {
+	Name              string // the match or regex as written, for the report
+	Match             *regexp.Regexp
+	Limit             int
+	HighWater         int // trim only above this many images
+	Target            int // and down to this many
+	KeepNewest        int
+	KeepTags          []*regexp.Regexp
+	KeepPulledWithin  time.Duration
+	UntaggedOlderThan time.Duration
+	Protect           bool
+}
+
+func (p *Policy) rule(repo string) *RepoRule {
+	for i := range p.Repos {
+		if p.Repos[i].Match.MatchString(repo) {
+			return &p.Repos[i]
+		}
+	}
+	return nil
+}
+
+// Reason classes of image decisions, strongest first.
+const (
+	ClassInUse        = "in-use"
+	ClassIndexChild   = "index-child"
+	ClassProtectedTag = "protected-tag"
+	ClassPulled       = "recently-pulled"
+	ClassNewest       = "newest"
+	ClassYoung        = "too-young"
+	ClassNotNeeded    = "not-needed"
+	ClassProtected    = "protected-repository"
+	ClassNoPolicy     = "no-policy"
+	ClassTrim         = "trim"
+	ClassUntagged     = "untagged"
+)
+
+// Kind plans and deletes images.
+type Kind struct {
+	Policy *Policy
+	API    API // nil: plan only
+}
+
+// Detail is what an image decision says beyond the envelope (schema v1 fields).
+type Detail struct {
+	Account    string     `json:"account,omitempty"`
+	Region     string     `json:"region,omitempty"`
+	Repository string     `json:"repository,omitempty"`
+	Digest     string     `json:"digest,omitempty"`
+	Tags       []string   `json:"tags,omitempty"`
+	Type       string     `json:"type,omitempty"` // manifest or index
+	PushedAt   *time.Time `json:"pushedAt,omitempty"`
+	PulledAt   *time.Time `json:"pulledAt,omitempty"`
+	// Parents are the indexes an image is a child of; it is deleted after them.
+	Parents []string `json:"parents,omitempty"`
+}
+
+// DetailOf returns an image decision's detail.
+func DetailOf(d *engine.Decision) *Detail {
+	if det, ok := d.Detail.(*Detail); ok {
+		return det
+	}
+	return &Detail{}
+}
+
+// ID names an image in decisions, state and the audit log.
+func ID(repo inventory.RepoKey, digest string) string {
+	return "ecr:" + repo.Account + "/" + repo.Region + "/" + repo.Name + "@" + digest
+}
+
+// ParseID is the inverse of ID.
+func ParseID(id string) (inventory.RepoKey, string, error) {
+	rest, ok := strings.CutPrefix(id, "ecr:")
+	at := strings.LastIndexByte(rest, '@')
+	if !ok || at < 0 {
+		return inventory.RepoKey{}, "", fmt.Errorf("image id %q: want ecr:ACCOUNT/REGION/REPO@DIGEST", id)
+	}
+	parts := strings.SplitN(rest[:at], "/", 3)
+	if len(parts) != 3 || parts[0] == "" || parts[1] == "" || parts[2] == "" {
+		return inventory.RepoKey{}, "", fmt.Errorf("image id %q: want ecr:ACCOUNT/REGION/REPO@DIGEST", id)
+	}
+	return inventory.RepoKey{Account: parts[0], Region: parts[1], Name: parts[2]}, rest[at+1:], nil
+}
+
+func (k *Kind) Name() string { return Name }
+
+func (k *Kind) Owns(id string) bool { return strings.HasPrefix(id, "ecr:") }
+
+func (k *Kind) Limits() engine.Limits {
+	p := k.Policy
+	// The minimum age is a keep class of its own (too-young), decided with the
+	// other keep reasons, so the engine's is not set.
+	return engine.Limits{Grace: p.Grace, MaxDeletes: p.MaxDeletes, MaxDeletePercent: p.MaxDeletePercent,
+		BreakerCandidates: p.BreakerCandidates, BatchSize: MaxBatch, Parallel: p.Parallel, Section: "ecr", Noun: "images", Guarded: "image it could pull",
+		OptOut: optOut(p.ProtectTag)}
+}
+
+// optOut says how an image is kept: a protect tag on its repository, or a
+// keepTags pattern in the config.
+func optOut(tag string) string {
+	if tag == "" {
+		return "add the image's tag to the repository's keepTags in the ecr section"
+	}
+	return "tag the repository " + tag + "=true (keeps all its images), or add the image's tag to keepTags"
+}
+
+// Propose gives every image with a reason of its own a proposal: a candidate
+// for each image the trim or the untagged rule selects, a keep for each with a
+// keep reason. Images kept only because the repository is under its
+// high-water mark get none (they are counted in the repository's view), so a
+// million-image registry costs a proposal only for what is notable.
+func (k *Kind) Propose(snap *inventory.Snapshot, now time.Time) engine.Proposals {
+	ip := k.Policy
+	out := engine.Proposals{}
+	idx := indexImages(snap)
+	for _, s := range snap.ImageSources {
+		out.Sources = append(out.Sources, engine.Source{Kind: s.SourceKind(), Name: s.Name, Complete: s.Complete, Problems: s.Problems,
+			Items: len(s.Images), Unit: "image references"})
+		if !s.Complete {
+			out.Blocked = append(out.Blocked, fmt.Sprintf("%s is incomplete (%s): no image is deleted this run", s.Name, strings.Join(s.Problems, "; ")))
+		}
+	}
+	type repoAt struct {
+		rl      *inventory.RepoListing
+		rule    *RepoRule
+		sources []string
+		holds   []string
+	}
+	repos := map[inventory.RepoKey]repoAt{}
+	var all []repoAt // in listing order
+	for ri := range snap.Registries {
+		reg := &snap.Registries[ri]
+		out.Sources = append(out.Sources, registrySource(reg))
+		sources, holds := evidence(snap, reg)
+		for i := range reg.Repos {
+			rl := &reg.Repos[i]
+			at := repoAt{rl: rl, rule: ip.rule(rl.Repo.Name), sources: sources, holds: holds}
+			repos[rl.Repo] = at
+			all = append(all, at)
+		}
+	}
+	// Repositories are listed (Ensure) and proposed one at a time as the
+	// engine decides them; a repository listed lazily is dropped once
+	// planned (its count and digests' hashes kept), so that neither the
+	// listing nor the proposals of a million images live at once.
+	inScope := 0
+	out.Stream = func(yield func(*engine.Proposal) bool) {
+		var buf []engine.Proposal
+		for _, at := range all {
+			rl := at.rl
+			rl.Ensure()
+			buf = buf[:0]
+			if at.rule != nil && !at.rule.Protect && !rl.Protected && !rl.Gone {
+				inScope += rl.Len()
+				buf = k.proposeRepo(buf, rl, at.rule, idx.repos[rl.Repo], at.sources, repoHold(rl, idx, at.holds), now)
+			}
+			rl.Drop()
+			for i := range buf {
+				if !yield(&buf[i]) {
+					return
+				}
+			}
+			clear(buf) // drop the references the copies in the plan now hold
+		}
+	}
+	// Once every repository is listed: the registries' completeness, with
+	// each repository's problems, and the images the percent cap is of.
+	out.Finish = func() engine.Finished {
+		f := engine.Finished{InScope: inScope}
+		for ri := range snap.Registries {
+			f.Sources = append(f.Sources, registrySource(&snap.Registries[ri]))
+		}
+		return f
+	}
+	// Presence answers from the listings only: a repository listed
+	// completely shows an image or not; a registry listed completely shows a
+	// repository or not.
+	out.Presence = func(id string) engine.Presence {
+		repo, digest, err := ParseID(id)
+		if err != nil {
+			return engine.Unknown
+		}
+		at, ok := repos[repo]
+		if !ok {
+			for _, reg := range snap.Registries {
+				if reg.Account == repo.Account && reg.Region == repo.Region && reg.Complete {
+					return engine.Gone // the repository itself is gone
+				}
+			}
+			return engine.Unknown
+		}
+		at.rl.Ensure()
+		switch {
+		case at.rl.Gone:
+			return engine.Gone
+		case !at.rl.Complete:
+			return engine.Unknown
+		case at.rl.HasDigest(digest):
+			return engine.Present
+		}
+		return engine.Gone
+	}
+	return out
+}
+
+// registrySource is a registry's source: complete when its repositories
+// were all listed and every repository listed so far was listed completely.
+func registrySource(reg *inventory.RegistryListing) engine.Source {
+	var problems []string
+	if !reg.Complete {
+		problems = append(problems, reg.Problem)
+	}
+	for i := range reg.Repos {
+		if rl := &reg.Repos[i]; !rl.Complete && rl.Listed() {
+			problems = append(problems, rl.Repo.Name+": "+rl.Problem)
+		}
+	}
+	return engine.Source{Kind: "ecr-registry", Name: reg.Account + "/" + reg.Region,
+		Complete: len(problems) == 0, Problems: problems, Items: len(reg.Repos), Unit: "repositories"}
+}
+
+// evidence is what every trim of a registry relies on: the clusters that
+// could pull from its account and the manifest sources, by source key (the
+// engine holds a trim while any is incomplete), and the kind's own reasons
+// to distrust the evidence.
+func evidence(snap *inventory.Snapshot, reg *inventory.RegistryListing) (sources []string, holds []string) {
+	for _, c := range snap.Clusters {
+		if !c.CouldPull(reg.Account) {
+			continue
+		}
+		sources = append(sources, engine.SourceKey("cluster", c.Name))
+		if c.Complete && !c.ImagesListed {
+			holds = append(holds, "cluster "+c.Name+" was not asked for its images")
+		}
+	}
+	for _, s := range snap.ImageSources {
+		sources = append(sources, engine.SourceKey(s.SourceKind(), s.Name))
+	}
+	// Every EKS cluster of the registry's account can pull from it, read or
+	// not, and so can any cluster a failed discovery of the account hides.
+	var scopes []string
+	if f := snap.Fleet; f != nil {
+		for _, l := range f.Listings {
+			if l.Platform == inventory.EKS && strings.HasPrefix(l.Scope, reg.Account+"/") {
+				scopes = append(scopes, inventory.EKS+" "+l.Scope)
+			}
+		}
+	}
+	for _, key := range engine.FleetGuards(snap.Fleet, snap.Fleet.EKSOf(reg.Account), scopes...) {
+		if !slices.Contains(sources, key) {
+			sources = append(sources, key)
+		}
+	}
+	if !reg.Complete {
+		holds = append(holds, "the registry's repositories could not all be listed")
+	}
+	return sources, holds
+}
+
+// repoHold says why a repository's evidence is incomplete, beyond the
+// sources the engine checks: a partial listing, or a reference that could
+// not be resolved and may name it.
+func repoHold(rl *inventory.RepoListing, idx imageIndex, holds []string) string {
+	var why []string
+	if !rl.Complete {
+		why = append(why, "the repository could not be listed completely ("+rl.Problem+")")
+	}
+	if w := idx.pinned(rl.Repo); w != "" {
+		why = append(why, "a reference that could not be resolved may name it: "+w)
+	}
+	return strings.Join(append(why, holds...), "; ")
+}
+
+// proposeRepo selects what a repository's trim and untagged rules delete,
+// oldest first and an index before its children, and appends a proposal for
+// each selected image and each image with a keep reason of its own.
+func (k *Kind) proposeRepo(out []engine.Proposal, rl *inventory.RepoListing, rule *RepoRule, refs *repoRefs, sources []string, hold string, now time.Time) []engine.Proposal {
+	ipl := classify(rl, rule, refs, k.Policy, now)
+	n := len(ipl.imgs)
+	selected := make([]bool, n)
+	var order []int // selected, in deletion order
+	// Candidates are images with no keep reason and no parent index in the
+	// repository: a child goes only with its last index.
+	var tops []int
+	for i := range ipl.imgs {
+		if ipl.class[i] == "" && len(ipl.parents[ipl.imgs[i].Digest]) == 0 {
+			tops = append(tops, i)
+		}
+	}
+	sort.SliceStable(tops, func(a, b int) bool {
+		ia, ib := &ipl.imgs[tops[a]], &ipl.imgs[tops[b]]
+		if !ia.PushedAt.Equal(ib.PushedAt) {
+			return ia.PushedAt.Before(ib.PushedAt)
+		}
+		return ia.Digest < ib.Digest
+	})
+	take := func(i int, reason, class string) {
+		selected[i] = true
+		ipl.class[i], ipl.reason[i] = class, reason
+		order = append(order, i)
+		for _, ch := range ipl.imgs[i].Children {
+			j, ok := ipl.byDig[ch]
+			if !ok || selected[j] || ipl.class[j] != "" {
+				continue
+			}
+			all := true
+			for _, par := range ipl.parents[ch] {
+				all = all && selected[par]
+			}
+			if all {
+				selected[j] = true
+				ipl.class[j] = class
+				ipl.reason[j] = fmt.Sprintf("child of index %s, which goes", ShortDigest(ipl.imgs[i].Digest))
+				order = append(order, j)
+			}
+		}
+	}
+	need := 0
+	if n > rule.HighWater {
+		need = n - rule.Target
+	}
+	for _, i := range tops {
+		if len(order) >= need {
+			break
+		}
+		take(i, fmt.Sprintf("oldest unneeded: %d images > high-water %d of limit %d, trimming to %d",
+			n, rule.HighWater, rule.Limit, rule.Target), ClassTrim)
+	}
+	if rule.UntaggedOlderThan > 0 {
+		for _, i := range tops {
+			img := &ipl.imgs[i]
+			if !selected[i] && len(img.Tags) == 0 && now.Sub(img.PushedAt) >= rule.UntaggedOlderThan {
+				take(i, fmt.Sprintf("untagged, referenced by nothing, pushed %s (older than %s)", fmtTime(img.PushedAt), rule.UntaggedOlderThan), ClassUntagged)
+			}
+		}
+	}
+	group := rl.Repo.String()
+	for _, i := range order {
+		img := &ipl.imgs[i]
+		p := engine.Proposal{Decision: decision(rl.Repo, group, img), Candidate: true, Sources: sources, Hold: hold}
+		p.Class, p.Reason, p.Group = ipl.class[i], ipl.reason[i], group
+		det := p.Detail.(*Detail)
+		for _, par := range ipl.parents[img.Digest] {
+			det.Parents = append(det.Parents, ipl.imgs[par].Digest)
+			p.After = append(p.After, ID(rl.Repo, ipl.imgs[par].Digest))
+		}
+		if len(det.Parents) > 0 {
+			p.AfterWhy = "its index " + ShortDigest(det.Parents[len(det.Parents)-1])
+		}
+		out = append(out, p)
+	}
+	for i := range ipl.imgs {
+		if selected[i] || ipl.class[i] == "" {
+			continue // not needed: counted by the view, no proposal
+		}
+		p := engine.Proposal{Decision: decision(rl.Repo, group, &ipl.imgs[i])}
+		p.Action, p.Class, p.Reason = engine.Keep, ipl.class[i], ipl.reason[i]
+		out = append(out, p)
+	}
+	return out
+}
+
+func decision(repo inventory.RepoKey, name string, img *inventory.Image) engine.Decision {
+	id := ID(repo, img.Digest)
+	// The detail's digest is the id's tail: one string for both.
+	det := &Detail{Account: repo.Account, Region: repo.Region, Repository: name, Digest: id[len(id)-len(img.Digest):], Tags: img.Tags, Type: mediaKind(img)}
+	if !img.PushedAt.IsZero() {
+		t := img.PushedAt
+		det.PushedAt = &t
+	}
+	if !img.LastPull.IsZero() {
+		t := img.LastPull
+		det.PulledAt = &t
+	}
+	return engine.Decision{ID: id, Name: repo.Name, Detail: det,
+		Frees: engine.Frees{Bytes: img.SizeBytes, Images: 1, Pool: name}}
+}
+
+func mediaKind(img *inventory.Image) string {
+	if img.IsIndex() {
+		return "index"
+	}
+	return "manifest"
+}
+
+// ShortDigest abbreviates a digest for people: sha256:0123456789ab.
+func ShortDigest(d string) string {
+	if i := strings.IndexByte(d, ':'); i >= 0 && len(d) > i+13 {
+		return d[:i+13]
+	}
+	return d
+}
+
+func fmtTime(t time.Time) string { return t.UTC().Format(time.RFC3339) }
+
+func orDefault(s, d string) string {
+	if s == "" {
+		return d
+	}
+	return s
+}

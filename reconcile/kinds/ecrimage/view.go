@@ -1,0 +1,265 @@
+package ecrimage
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"reclaim.dev/reclaim/inventory"
+	"reclaim.dev/reclaim/reconcile/engine"
+)
+
+// RepoSummary is one repository's count against its limit, and the plan for it.
+type RepoSummary struct {
+	Repository string `json:"repository"`
+	Account    string `json:"account"`
+	Region     string `json:"region"`
+	Name       string `json:"name"`
+	// Policy is the rule that applies; empty when none does (counted only).
+	Policy    string `json:"policy,omitempty"`
+	Images    int    `json:"images"`
+	Limit     int    `json:"limit,omitempty"`
+	HighWater int    `json:"highWater,omitempty"`
+	Target    int    `json:"target,omitempty"`
+	// Delete is what this run removes; Mark what is waiting (grace) or held.
+	Delete     int   `json:"delete"`
+	Mark       int   `json:"mark"`
+	FreedBytes int64 `json:"freedBytes"`
+	After      int   `json:"after"`
+	// Kept counts kept images by the class of their strongest reason.
+	Kept         map[string]int `json:"kept"`
+	Complete     bool           `json:"complete"`
+	Blocked      string         `json:"blocked,omitempty"`
+	UsedPct      float64        `json:"usedPct"`
+	UsedPctAfter float64        `json:"usedPctAfter"`
+	Warning      bool           `json:"warning"`
+}
+
+// RepositoriesOf returns the plan's repository summaries.
+func RepositoriesOf(p *engine.Plan) []RepoSummary {
+	r, _ := p.Section("repositories").([]RepoSummary)
+	return r
+}
+
+var repoLabels = []string{"registry", "repository"}
+
+// Gauges are the kind's metrics.
+var Gauges = []engine.GaugeDef{
+	{Name: "reclaim_ecr_repository_images", Labels: repoLabels,
+		Help: "Images in an ECR repository (manifests and indexes, as ECR counts them against the limit), as listed by the last run."},
+	{Name: "reclaim_ecr_repository_image_limit", Labels: repoLabels,
+		Help: "The image limit of an ECR repository, from the policy that applies to it. No series for repositories no policy covers."},
+	{Name: "reclaim_ecr_repository_images_after_plan", Labels: repoLabels,
+		Help: "Images an ECR repository would hold after the last run's planned deletions."},
+	{Name: "reclaim_ecr_repository_plan_deletes", Labels: repoLabels,
+		Help: "Images of an ECR repository the last run's plan deletes now (not counting those waiting for their grace period or held)."},
+}
+
+// keptOrder lists keep classes strongest first, for the KEPT column.
+var keptOrder = []string{ClassInUse, ClassIndexChild, ClassProtectedTag, ClassPulled, ClassNewest, ClassYoung, ClassNotNeeded, ClassProtected, ClassNoPolicy}
+
+// View shows each repository against its limit, the image decisions, and the
+// repository gauges.
+func (k *Kind) View(p *engine.Plan, snap *inventory.Snapshot) engine.View {
+	sums := k.repositories(p, snap)
+	var frees int64
+	for _, r := range sums {
+		frees += r.FreedBytes
+	}
+	v := engine.View{Sections: []engine.Section{repositoriesSection(sums), decisionSection(p)},
+		Summary: fmt.Sprintf("images delete %d (%s), mark %d", p.Count(Name, engine.Delete), engine.HumanBytes(frees), p.Count(Name, engine.Mark))}
+	for _, r := range sums {
+		l := []string{r.Account + "/" + r.Region, r.Name}
+		v.Gauges = append(v.Gauges,
+			engine.Gauge{Name: "reclaim_ecr_repository_images", Labels: l, Value: float64(r.Images)},
+			engine.Gauge{Name: "reclaim_ecr_repository_images_after_plan", Labels: l, Value: float64(r.After)},
+			engine.Gauge{Name: "reclaim_ecr_repository_plan_deletes", Labels: l, Value: float64(r.Delete)})
+		if r.Limit > 0 {
+			v.Gauges = append(v.Gauges, engine.Gauge{Name: "reclaim_ecr_repository_image_limit", Labels: l, Value: float64(r.Limit)})
+		}
+	}
+	return v
+}
+
+// repositories counts each repository's images by what the plan does with them.
+func (k *Kind) repositories(p *engine.Plan, snap *inventory.Snapshot) []RepoSummary {
+	type agg struct {
+		del, mark, decided int
+		bytes              int64
+		kept               map[string]int
+	}
+	by := map[string]*agg{}
+	for i := range p.Decisions {
+		d := &p.Decisions[i]
+		if d.Kind != Name {
+			continue
+		}
+		repo := DetailOf(d).Repository
+		a := by[repo]
+		if a == nil {
+			a = &agg{kept: map[string]int{}}
+			by[repo] = a
+		}
+		a.decided++
+		switch d.Action {
+		case engine.Delete:
+			a.del++
+			a.bytes += d.Frees.Bytes
+		case engine.Mark:
+			a.mark++
+		case engine.Keep:
+			a.kept[d.Class]++
+		}
+	}
+	idx := indexImages(snap)
+	out := []RepoSummary{}
+	for ri := range snap.Registries {
+		reg := &snap.Registries[ri]
+		sources, holds := evidence(snap, reg)
+		unready := p.Unready(sources)
+		for i := range reg.Repos {
+			rl := &reg.Repos[i]
+			if rl.Gone {
+				continue // deleted while the registry was listed
+			}
+			s := RepoSummary{Repository: rl.Repo.String(), Account: rl.Repo.Account, Region: rl.Repo.Region, Name: rl.Repo.Name,
+				Images: rl.Len(), Complete: rl.Complete, Kept: map[string]int{}}
+			rule := k.Policy.rule(rl.Repo.Name)
+			switch {
+			case rule == nil:
+				s.Kept[ClassNoPolicy] = s.Images
+			case rule.Protect || rl.Protected:
+				s.Policy, s.Limit, s.HighWater, s.Target = rule.Name, rule.Limit, rule.HighWater, rule.Target
+				s.Kept[ClassProtected] = s.Images
+				s.Blocked = "protected: policy " + rule.Name + " protects it"
+				if rl.Protected {
+					s.Blocked = "protected: its protect tag opts it out"
+				}
+			default:
+				s.Policy, s.Limit, s.HighWater, s.Target = rule.Name, rule.Limit, rule.HighWater, rule.Target
+				s.Blocked = strings.Join(nonEmpty(repoHold(rl, idx, holds), unready), "; ")
+				if a := by[s.Repository]; a != nil {
+					s.Delete, s.Mark, s.FreedBytes = a.del, a.mark, a.bytes
+					for c, n := range a.kept {
+						s.Kept[c] = n
+					}
+					if n := s.Images - a.decided; n > 0 {
+						s.Kept[ClassNotNeeded] = n
+					}
+				} else if s.Images > 0 {
+					s.Kept[ClassNotNeeded] = s.Images
+				}
+			}
+			s.After = s.Images - s.Delete
+			if s.Limit > 0 {
+				s.UsedPct = 100 * float64(s.Images) / float64(s.Limit)
+				s.UsedPctAfter = 100 * float64(s.After) / float64(s.Limit)
+				s.Warning = float64(s.Images) >= k.Policy.HeadroomWarning*float64(s.Limit)
+			}
+			out = append(out, s)
+		}
+	}
+	sort.SliceStable(out, func(a, b int) bool { return out[a].Repository < out[b].Repository })
+	return out
+}
+
+func repositoriesSection(rs []RepoSummary) engine.Section {
+	s := engine.Section{Key: "repositories", Data: rs, Place: engine.Overview}
+	if len(rs) == 0 {
+		return s
+	}
+	s.Title = "ECR REPOSITORIES"
+	b := engine.Block{Indent: 2, Header: []string{"REPOSITORY", "IMAGES/LIMIT", "USED", "TRIM ABOVE→TO", "DELETE", "FREES", "MARK", "USED AFTER", "KEPT"}}
+	for _, r := range rs {
+		var kept []string
+		for _, c := range keptOrder {
+			if n := r.Kept[c]; n > 0 {
+				kept = append(kept, fmt.Sprintf("%d %s", n, c))
+			}
+		}
+		if r.Limit == 0 {
+			b.Rows = append(b.Rows, []string{r.Repository, fmt.Sprint(r.Images), "", "", "", "", "", "", strings.Join(kept, ", ")})
+			continue
+		}
+		b.Rows = append(b.Rows, []string{r.Repository, fmt.Sprintf("%d/%d", r.Images, r.Limit), fmt.Sprintf("%.1f%%", r.UsedPct),
+			fmt.Sprintf("%d→%d", r.HighWater, r.Target), fmt.Sprint(r.Delete), engine.HumanBytes(r.FreedBytes), fmt.Sprint(r.Mark),
+			fmt.Sprintf("%.1f%%", r.UsedPctAfter), strings.Join(kept, ", ")})
+	}
+	for _, r := range rs {
+		if r.Warning {
+			b.Lines = append(b.Lines, fmt.Sprintf("  ! %s holds %d of %d images (%.1f%%); %d after this plan — pushes fail at the limit.",
+				r.Repository, r.Images, r.Limit, r.UsedPct, r.After))
+		}
+		if r.Blocked != "" && r.Kept[ClassProtected] == 0 {
+			b.Lines = append(b.Lines, fmt.Sprintf("  ! %s: no image is deleted this run: %s", r.Repository, r.Blocked))
+		}
+	}
+	s.Blocks = []engine.Block{b}
+	return s
+}
+
+// maxChanges is how many deletions (and marks) of a repository the text
+// report lists one per line; the rest are counted.
+const maxChanges = 25
+
+// decisionSection lists image decisions per repository: what goes and why,
+// and for kept images the strongest reason (the report lists a few of each class).
+func decisionSection(p *engine.Plan) engine.Section {
+	byRepo := map[string]*engine.Block{}
+	var repos []string
+	shown := map[string]int{}
+	more := map[string]map[engine.Action]int{}
+	for i := range p.Decisions {
+		d := &p.Decisions[i]
+		if d.Kind != Name {
+			continue
+		}
+		det := DetailOf(d)
+		b := byRepo[det.Repository]
+		if b == nil {
+			b = &engine.Block{Heading: "  " + det.Repository, Indent: 4}
+			byRepo[det.Repository] = b
+			repos = append(repos, det.Repository)
+			more[det.Repository] = map[engine.Action]int{}
+		}
+		class := ""
+		if d.Action == engine.Keep {
+			class = d.Class
+		} else {
+			key := det.Repository + "\x00" + string(d.Action)
+			if shown[key] >= maxChanges {
+				more[det.Repository][d.Action]++
+				continue
+			}
+			shown[key]++
+		}
+		b.Rows = append(b.Rows, []string{strings.ToUpper(string(d.Action)), ShortDigest(det.Digest), orDefault(strings.Join(det.Tags, ","), "<untagged>"),
+			engine.HumanBytes(d.Frees.Bytes), d.Why()})
+		b.Classes = append(b.Classes, class)
+	}
+	if len(repos) == 0 {
+		return engine.Section{}
+	}
+	sort.Strings(repos)
+	s := engine.Section{Title: "ECR IMAGES", Place: engine.Details}
+	for _, r := range repos {
+		b := byRepo[r]
+		for _, a := range []engine.Action{engine.Delete, engine.Mark, engine.Report} {
+			if n := more[r][a]; n > 0 {
+				b.Lines = append(b.Lines, fmt.Sprintf("    %s: %d more", strings.ToUpper(string(a)), n))
+			}
+		}
+		s.Blocks = append(s.Blocks, *b)
+	}
+	return s
+}
+
+func nonEmpty(ss ...string) []string {
+	out := ss[:0]
+	for _, s := range ss {
+		if s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}

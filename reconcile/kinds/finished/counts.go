@@ -1,0 +1,183 @@
+package finished
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"reclaim.dev/reclaim/reconcile/engine"
+)
+
+// Count is one cluster and namespace's finished objects of a kind, reported
+// on every run, even when nothing is deleted.
+type Count struct {
+	Cluster   string `json:"cluster"`
+	Namespace string `json:"namespace"`
+	Finished  int    `json:"finished"`
+	Succeeded int    `json:"succeeded"`
+	Failed    int    `json:"failed"`
+	// PastRetention are finished ones past their retention (whether or not
+	// something else keeps them).
+	PastRetention int `json:"pastRetention"`
+	// Delete is what this run's plan deletes.
+	Delete int `json:"delete"`
+}
+
+// Counter adds up Counts.
+type Counter map[[2]string]*Count
+
+// Add counts one finished object.
+func (c Counter) Add(cluster, namespace string, succeeded, past bool) {
+	k := [2]string{cluster, namespace}
+	n := c[k]
+	if n == nil {
+		n = &Count{Cluster: cluster, Namespace: namespace}
+		c[k] = n
+	}
+	n.Finished++
+	if succeeded {
+		n.Succeeded++
+	} else {
+		n.Failed++
+	}
+	if past {
+		n.PastRetention++
+	}
+}
+
+// Sorted returns the counts, most finished first, with the plan's deletes
+// of kind filled in.
+func (c Counter) Sorted(p *engine.Plan, kind string) []Count {
+	for i := range p.Decisions {
+		d := &p.Decisions[i]
+		if d.Kind != kind || d.Action != engine.Delete {
+			continue
+		}
+		det := DetailOf(d)
+		if n := c[[2]string{det.Cluster, det.Namespace}]; n != nil {
+			n.Delete++
+		}
+	}
+	out := make([]Count, 0, len(c))
+	for _, n := range c {
+		out = append(out, *n)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Finished != out[j].Finished {
+			return out[i].Finished > out[j].Finished
+		}
+		return out[i].Cluster+"/"+out[i].Namespace < out[j].Cluster+"/"+out[j].Namespace
+	})
+	return out
+}
+
+// CountsSection shows the counts (key: e.g. "finishedJobs"), at most 20 rows.
+func CountsSection(key, title, noun string, counts []Count) engine.Section {
+	s := engine.Section{Key: key, Data: counts, Place: engine.Overview}
+	if len(counts) == 0 {
+		return s
+	}
+	s.Title = title
+	b := engine.Block{Indent: 2, Header: []string{"CLUSTER", "NAMESPACE", "FINISHED", "SUCCEEDED", "FAILED", "PAST RETENTION", "DELETE NOW"}}
+	var tot Count
+	for i, n := range counts {
+		tot.Finished += n.Finished
+		tot.PastRetention += n.PastRetention
+		tot.Delete += n.Delete
+		if i < 20 {
+			b.Rows = append(b.Rows, []string{n.Cluster, n.Namespace, fmt.Sprint(n.Finished), fmt.Sprint(n.Succeeded), fmt.Sprint(n.Failed),
+				fmt.Sprint(n.PastRetention), fmt.Sprint(n.Delete)})
+		}
+	}
+	if len(counts) > 20 {
+		b.Rows = append(b.Rows, []string{"…", fmt.Sprintf("%d more namespaces", len(counts)-20), "", "", "", "", ""})
+	}
+	b.Lines = []string{fmt.Sprintf("  %d finished %s, %d past retention, %d deleted by this plan.", tot.Finished, noun, tot.PastRetention, tot.Delete)}
+	s.Blocks = []engine.Block{b}
+	return s
+}
+
+// CountGauges are the counts as metric samples (names: prefix_finished and
+// prefix_past_retention).
+func CountGauges(prefix string, counts []Count) []engine.Gauge {
+	var out []engine.Gauge
+	for _, n := range counts {
+		l := []string{n.Cluster, n.Namespace}
+		out = append(out, engine.Gauge{Name: prefix + "_finished", Labels: l, Value: float64(n.Finished)},
+			engine.Gauge{Name: prefix + "_past_retention", Labels: l, Value: float64(n.PastRetention)})
+	}
+	return out
+}
+
+// CountGaugeDefs declares CountGauges' metrics.
+func CountGaugeDefs(prefix, noun string) []engine.GaugeDef {
+	l := []string{"cluster", "namespace"}
+	return []engine.GaugeDef{
+		{Name: prefix + "_finished", Labels: l, Help: "Finished " + noun + " (succeeded or failed) in scope, as listed by the last run."},
+		{Name: prefix + "_past_retention", Labels: l, Help: "Finished " + noun + " past their retention, as listed by the last run."},
+	}
+}
+
+// MaxRows is how many DELETE, MARK or REPORT rows of one kind the text
+// report lists; the rest are counted (a backlog of 100,000 Jobs would
+// otherwise bury the report). The JSON report has every decision.
+const MaxRows = 25
+
+// DecisionSection lists the plan's decisions of kind: at most MaxRows of
+// each action that does something, the rest counted; kept ones a few per
+// class (the report counts the rest).
+func DecisionSection(p *engine.Plan, kind, title string) engine.Section {
+	b := engine.Block{Indent: 2}
+	more := map[engine.Action]int{}
+	shown := map[engine.Action]int{}
+	for i := range p.Decisions {
+		d := &p.Decisions[i]
+		if d.Kind != kind {
+			continue
+		}
+		class := ""
+		if d.Action == engine.Keep {
+			class = d.Class
+		} else if shown[d.Action] >= MaxRows {
+			more[d.Action]++
+			continue
+		}
+		shown[d.Action]++
+		det := DetailOf(d)
+		b.Rows = append(b.Rows, []string{strings.ToUpper(string(d.Action)), det.Cluster + "/" + det.Namespace + "/" + d.Name, det.Status, d.Why()})
+		b.Classes = append(b.Classes, class)
+	}
+	if len(b.Rows) == 0 {
+		return engine.Section{}
+	}
+	for _, a := range []engine.Action{engine.Delete, engine.Mark, engine.Report} {
+		if more[a] > 0 {
+			b.Lines = append(b.Lines, fmt.Sprintf("  %s  %d more (the JSON report, -o json, lists every one)", strings.ToUpper(string(a)), more[a]))
+		}
+	}
+	return engine.Section{Title: title, Place: engine.Details, Blocks: []engine.Block{b}}
+}
+
+// Texts are what a kind's view says: its section key and titles, its noun
+// and its metrics' prefix.
+type Texts struct {
+	Key, Title, DetailsTitle, Noun, GaugePrefix string
+}
+
+// View is a Jobs or Pods kind's view: the counts per cluster and namespace
+// (every run), the decisions, the gauges and the summary phrase.
+func View(p *engine.Plan, kind string, counts Counter, t Texts) engine.View {
+	cs := counts.Sorted(p, kind)
+	v := engine.View{Sections: []engine.Section{
+		CountsSection(t.Key, t.Title, t.Noun, cs),
+		DecisionSection(p, kind, t.DetailsTitle),
+	}, Gauges: CountGauges(t.GaugePrefix, cs)}
+	ips := 0
+	for i := range p.Decisions {
+		if d := &p.Decisions[i]; d.Kind == kind && d.Action == engine.Delete {
+			ips += d.Frees.IPs
+		}
+	}
+	v.Summary = fmt.Sprintf("%s delete %d (frees %d subnet addresses), wait %d", t.Noun, p.Count(kind, engine.Delete), ips, p.Count(kind, engine.Mark))
+	return v
+}

@@ -1,0 +1,209 @@
+package finished
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"golang.org/x/time/rate"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+
+	"reclaim.dev/reclaim/reconcile/engine"
+)
+
+// Detail is what a Job or Pod decision says beyond the envelope.
+type Detail struct {
+	Cluster   string `json:"cluster"`
+	Namespace string `json:"namespace"`
+	UID       string `json:"uid"`
+	Status    string `json:"status"` // Complete, Failed, Succeeded
+	// Job and CronJob name the owners, when there are.
+	Job     string `json:"job,omitempty"`
+	CronJob string `json:"cronJob,omitempty"`
+	// IPs counts the subnet addresses its pods hold (Fargate: one each).
+	IPs int `json:"ips,omitempty"`
+	// Retention is the retention annotation's value when planned.
+	Retention string `json:"retention,omitempty"`
+}
+
+// DetailOf returns a decision's detail.
+func DetailOf(d *engine.Decision) *Detail {
+	if det, ok := d.Detail.(*Detail); ok {
+		return det
+	}
+	return &Detail{}
+}
+
+// API reads and deletes one resource (jobs or pods) of a cluster.
+type API[T metav1.Object] struct {
+	// Resource names it in errors: "job", "pod".
+	Resource string
+	Get      func(ctx context.Context, cs kubernetes.Interface, ns, name string) (T, error)
+	Delete   func(ctx context.Context, cs kubernetes.Interface, ns, name string, o metav1.DeleteOptions) error
+	// Propagation is the delete's propagationPolicy (Background for Jobs:
+	// a batch/v1 delete without one orphans the pods).
+	Propagation *metav1.DeletionPropagation
+	// Still re-checks a re-read object: "" when it may still go, else why not.
+	Still func(T) string
+}
+
+// Deleter re-reads and deletes through each cluster's client, paced per
+// cluster by DeletesPerSecond.
+type Deleter[T metav1.Object] struct {
+	API    API[T]
+	Client func(cluster string) (kubernetes.Interface, error)
+	// PerSecond paces the calls (re-reads and deletes) per cluster.
+	PerSecond    float64
+	ProtectLabel string
+	// Annotation is the retention annotation: a value changed since the
+	// plan (someone asked to keep it longer) is a skip.
+	Annotation string
+	// Parallel is how many objects of a batch are re-read or deleted at
+	// once (0: 8); PerSecond still paces them. One at a time, an API
+	// server 30 ms away allows some 15 deletes a second, whatever the rate.
+	Parallel int
+
+	mu       sync.Mutex
+	limiters map[string]*rate.Limiter
+}
+
+func (k *Deleter[T]) client(ctx context.Context, cluster string) (kubernetes.Interface, error) {
+	if k.Client == nil {
+		return nil, fmt.Errorf("no client for cluster %s", cluster)
+	}
+	k.mu.Lock()
+	if k.limiters == nil {
+		k.limiters = map[string]*rate.Limiter{}
+	}
+	l := k.limiters[cluster]
+	if l == nil {
+		l = rate.NewLimiter(rate.Inf, 1)
+		if k.PerSecond > 0 {
+			l = rate.NewLimiter(rate.Limit(k.PerSecond), max(1, int(k.PerSecond)))
+		}
+		k.limiters[cluster] = l
+	}
+	k.mu.Unlock()
+	if err := l.Wait(ctx); err != nil {
+		return nil, err
+	}
+	// The batch's calls run in parallel; Client need not be safe for that.
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.Client(cluster)
+}
+
+// Recheck re-reads each object: gone or terminating is gone; another UID
+// (recreated), the opt-out label, a changed retention annotation, or what
+// Still says since the plan is a skip.
+func (k *Deleter[T]) Recheck(ctx context.Context, batch []*engine.Decision) ([]engine.Verdict, error) {
+	out := make([]engine.Verdict, len(batch))
+	err := k.each(ctx, len(batch), func(ctx context.Context, i int) error {
+		d := batch[i]
+		det := DetailOf(d)
+		cs, err := k.client(ctx, det.Cluster)
+		if err != nil {
+			return err
+		}
+		cur, err := k.API.Get(ctx, cs, det.Namespace, d.Name)
+		switch {
+		case apierrors.IsNotFound(err):
+			out[i].Result = engine.GoneNow
+		case err != nil:
+			return fmt.Errorf("%s %s/%s in %s: %w", k.API.Resource, det.Namespace, d.Name, det.Cluster, err)
+		case string(cur.GetUID()) != det.UID:
+			out[i] = engine.Verdict{Result: engine.Skip, Reason: fmt.Sprintf("skipped: recreated since it was planned (uid %s, planned %s)", cur.GetUID(), det.UID)}
+		case cur.GetDeletionTimestamp() != nil:
+			out[i].Result = engine.GoneNow
+		case k.ProtectLabel != "" && cur.GetLabels()[k.ProtectLabel] == "true":
+			out[i] = engine.Verdict{Result: engine.Skip, Reason: "skipped: protected by label since it was planned"}
+		case k.Annotation != "" && cur.GetAnnotations()[k.Annotation] != det.Retention:
+			out[i] = engine.Verdict{Result: engine.Skip, Reason: fmt.Sprintf("skipped: annotation %s changed since it was planned (now %q)", k.Annotation, cur.GetAnnotations()[k.Annotation])}
+		default:
+			if why := k.API.Still(cur); why != "" {
+				out[i] = engine.Verdict{Result: engine.Skip, Reason: "skipped: " + why}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// each runs f for every object of a batch, Parallel at once, and starts
+// none after one failed (the whole batch then fails: its results are not
+// used). The first error (in batch order) is returned once every call has
+// ended: a call in flight is never abandoned.
+func (k *Deleter[T]) each(ctx context.Context, n int, f func(ctx context.Context, i int) error) error {
+	par := k.Parallel
+	if par <= 0 {
+		par = 8
+	}
+	errs := make([]error, n)
+	sem := make(chan struct{}, par)
+	var wg sync.WaitGroup
+	var failed atomic.Bool
+	for i := range n {
+		sem <- struct{}{}
+		if failed.Load() {
+			<-sem
+			break
+		}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			if errs[i] = f(ctx, i); errs[i] != nil {
+				failed.Store(true)
+			}
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Delete deletes each object only if it is still the one planned (a UID
+// precondition: one recreated since the re-read is refused, a skip).
+func (k *Deleter[T]) Delete(ctx context.Context, batch []*engine.Decision) ([]engine.Deleted, error) {
+	out := make([]engine.Deleted, len(batch))
+	err := k.each(ctx, len(batch), func(ctx context.Context, i int) error {
+		d := batch[i]
+		det := DetailOf(d)
+		cs, err := k.client(ctx, det.Cluster)
+		if err != nil {
+			return err
+		}
+		uid := types.UID(det.UID)
+		err = k.API.Delete(ctx, cs, det.Namespace, d.Name, metav1.DeleteOptions{
+			Preconditions: &metav1.Preconditions{UID: &uid}, PropagationPolicy: k.API.Propagation})
+		res, unknown := engine.KubeDeleteOutcome(err, fmt.Sprintf("%s %s/%s in %s", k.API.Resource, det.Namespace, d.Name, det.Cluster))
+		out[i].Err = res
+		return unknown
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// IPv4s counts the IPv4 addresses among a pod's: those are what a subnet's
+// address space loses (an IPv6 address costs it nothing).
+func IPv4s(ips []string) int {
+	n := 0
+	for _, ip := range ips {
+		if !strings.Contains(ip, ":") {
+			n++
+		}
+	}
+	return n
+}

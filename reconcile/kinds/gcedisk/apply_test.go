@@ -1,0 +1,180 @@
+package gcedisk
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"reclaim.dev/reclaim/internal/enginetest"
+	"reclaim.dev/reclaim/inventory"
+	"reclaim.dev/reclaim/reconcile/engine"
+	"reclaim.dev/reclaim/reconcile/state"
+)
+
+// memDisks is an in-memory API that records what was called.
+type memDisks struct {
+	disks     map[string]inventory.Disk
+	failGet   error
+	failDel   map[string]error
+	failSnap  error
+	calls     []string
+	snapshots []string
+}
+
+func (m *memDisks) GetDisk(_ context.Context, k inventory.DiskKey) (inventory.Disk, error) {
+	m.calls = append(m.calls, "get "+k.Name)
+	if m.failGet != nil {
+		return inventory.Disk{}, m.failGet
+	}
+	d, ok := m.disks[k.String()]
+	if !ok {
+		return d, fmt.Errorf("get %s: %w", k, engine.ErrNotFound)
+	}
+	return d, nil
+}
+
+func (m *memDisks) SnapshotDisk(_ context.Context, k inventory.DiskKey, name string, labels map[string]string) error {
+	m.calls = append(m.calls, "snapshot "+k.Name)
+	if m.failSnap != nil {
+		return m.failSnap
+	}
+	m.snapshots = append(m.snapshots, name+" "+labels["reclaim-snapshot-of"])
+	return nil
+}
+
+func (m *memDisks) DeleteDisk(_ context.Context, k inventory.DiskKey) error {
+	m.calls = append(m.calls, "delete "+k.Name)
+	if err := m.failDel[k.Name]; err != nil {
+		return err
+	}
+	if _, ok := m.disks[k.String()]; !ok {
+		return fmt.Errorf("delete %s: %w", k, engine.ErrNotFound)
+	}
+	delete(m.disks, k.String())
+	return nil
+}
+
+// applyFixture plans every disk for deletion (orphans past grace) and
+// returns an applier for the plan. pol may change the test policy.
+func applyFixture(pol func(*Policy), disks ...inventory.Disk) (*memDisks, *engine.Plan, *engine.Applier, *bytes.Buffer, *state.MemoryStore) {
+	m := &memDisks{disks: map[string]inventory.Disk{}, failDel: map[string]error{}}
+	for _, d := range disks {
+		m.disks[d.Key.String()] = d
+	}
+	policy := testPolicy()
+	if pol != nil {
+		pol(&policy)
+	}
+	k := &Kind{Policy: policy, API: m, SnapshotLabel: "reclaim-snapshot-of", Now: func() time.Time { return t0 }}
+	s := snap(disks, complete("a"))
+	p := engine.Build(&s, []engine.Kind{k}, seenSince(t0.Add(-7*time.Hour), disks...), t0)
+	a, buf, store := enginetest.Applier(t0, 3, k)
+	return m, p, a, buf, store
+}
+
+func hasDelete(calls []string) bool {
+	for _, c := range calls {
+		if strings.HasPrefix(c, "delete") {
+			return true
+		}
+	}
+	return false
+}
+
+func snapshotFirst(p *Policy) { p.SnapshotBeforeDelete = true }
+
+func TestApplySnapshotFailureBlocksDelete(t *testing.T) {
+	m, p, a, _, _ := applyFixture(snapshotFirst, orphan("a"))
+	m.failSnap = errors.New("quota exceeded for snapshots")
+	out, _ := a.Apply(context.Background(), p, true)
+	if out.Failed != 1 {
+		t.Fatalf("%+v", out)
+	}
+	if hasDelete(m.calls) {
+		t.Fatal("deleted a disk whose snapshot failed")
+	}
+}
+
+func TestApplySnapshotThenDelete(t *testing.T) {
+	m, p, a, _, _ := applyFixture(snapshotFirst, orphan("a"))
+	out, _ := a.Apply(context.Background(), p, true)
+	if out.Deleted != 1 || len(m.snapshots) != 1 || !strings.HasSuffix(m.snapshots[0], " a") {
+		t.Fatalf("%+v %v", out, m.snapshots)
+	}
+	if strings.Join(m.calls, ",") != "get a,snapshot a,delete a" {
+		t.Fatalf("order: %v", m.calls)
+	}
+}
+
+func TestApplyRereadSkipsChangedDisk(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		change func(*inventory.Disk)
+		want   string
+	}{
+		{"attached", func(d *inventory.Disk) { d.Users = []string{"projects/p1/zones/z/instances/vm-1"} }, "attached to vm-1"},
+		{"relabelled", func(d *inventory.Disk) { d.LabelFingerprint = "new" }, "labels changed"},
+		{"protected", func(d *inventory.Disk) { d.Labels = map[string]string{"reclaim-protect": ""} }, "protected by label"},
+		{"not ready", func(d *inventory.Disk) { d.Status = "RESTORING" }, "status is RESTORING"},
+		{"recreated under the same name", func(d *inventory.Disk) { d.ID = "9999" }, "recreated since it was planned"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			m, p, a, _, _ := applyFixture(nil, orphan("a"))
+			d := m.disks[orphan("a").Key.String()]
+			c.change(&d)
+			m.disks[d.Key.String()] = d
+			out, _ := a.Apply(context.Background(), p, true)
+			if out.Skipped != 1 || !strings.Contains(out.Results[0].Reason, c.want) {
+				t.Fatalf("%+v", out.Results)
+			}
+			if hasDelete(m.calls) {
+				t.Fatal("deleted a disk that changed since it was planned")
+			}
+		})
+	}
+}
+
+// How the disk kind turns what GCE answers into results; the applier's
+// generic handling of each is tested in reconcile/engine/apply_test.go.
+func TestApplyDiskErrors(t *testing.T) {
+	id := orphan("a").Key.String()
+	cases := []struct {
+		name        string
+		setup       func(*memDisks)
+		result      string
+		stayPending bool
+		deleteCall  bool
+	}{
+		{"gone before the re-read is success", func(m *memDisks) { delete(m.disks, id) }, engine.ResultAlreadyGone, false, false},
+		{"not found on delete is success", func(m *memDisks) { m.failDel["a"] = fmt.Errorf("delete: %w", engine.ErrNotFound) }, engine.ResultAlreadyGone, false, true},
+		{"failed delete stays pending", func(m *memDisks) { m.failDel["a"] = errors.New("googleapi: Error 503: backend unavailable") }, engine.ResultFailed, true, true},
+		{"re-read error is not a delete", func(m *memDisks) { m.failGet = errors.New("googleapi: Error 500") }, engine.ResultFailed, false, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			m, p, a, buf, store := applyFixture(nil, orphan("a"))
+			c.setup(m)
+			out, err := a.Apply(context.Background(), p, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(out.Results) != 1 || out.Results[0].Result != c.result {
+				t.Fatalf("%+v", out)
+			}
+			if got := enginetest.AuditResults(t, buf)[id]; got != c.result {
+				t.Fatalf("audit: %q", got)
+			}
+			st, _ := store.Load(context.Background())
+			if _, pending := st.Pending[id]; pending != c.stayPending {
+				t.Fatalf("pending %v, want %v", pending, c.stayPending)
+			}
+			if hasDelete(m.calls) != c.deleteCall {
+				t.Fatalf("calls: %v", m.calls)
+			}
+		})
+	}
+}

@@ -1,0 +1,48 @@
+package gcedisk
+
+import (
+	"slices"
+	"testing"
+
+	"reclaim.dev/reclaim/inventory"
+	"reclaim.dev/reclaim/reconcile/engine"
+)
+
+// The clusters a disk's deletion relies on: the clusters read that could
+// reference its project, less a GKE cluster the cloud puts in another
+// region; every discovered GKE cluster of its region, read or not; the
+// cluster its goog-k8s-cluster-name label names; the project's discovery.
+func TestDiskGuards(t *testing.T) {
+	gkeAt := func(name, location string, state string) inventory.FleetMember {
+		return inventory.FleetMember{Name: name, State: state, Discovered: true,
+			Cloud: inventory.FleetCluster{Name: name, Platform: inventory.GKE, Project: "p1", Location: location}}
+	}
+	f := &inventory.Fleet{Discovery: true,
+		Listings: []inventory.FleetListing{{Platform: inventory.GKE, Scope: "p1", Complete: true}},
+		Members: []inventory.FleetMember{
+			{Name: "static", Configured: true, State: inventory.MemberRead},
+			gkeAt("east", "us-east1", inventory.MemberRead),
+			gkeAt("east-zonal", "us-east1-b", inventory.MemberExcluded),
+			gkeAt("west", "us-west1", inventory.MemberRead),
+		}}
+	configured := map[string][]string{"p1": {engine.ClusterKey("static"), engine.ClusterKey("east"), engine.ClusterKey("west")}}
+	disk := func(zone string, labels map[string]string) inventory.Disk {
+		return inventory.Disk{Key: inventory.DiskKey{Project: "p1", Zone: zone, Name: "d"}, Labels: labels}
+	}
+	for _, c := range []struct {
+		name string
+		d    inventory.Disk
+		want []string
+	}{
+		{"zonal disk in us-east1", disk("us-east1-c", nil), []string{"cluster:static", "cluster:east", "cluster:east-zonal", "discovery:gke p1"}},
+		{"labelled for an unknown cluster", disk("us-west1-a", map[string]string{ClusterLabel: "ghost"}),
+			[]string{"cluster:static", "cluster:west", "discovery:gke p1", "cluster:ghost"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got := diskGuards(f, c.d, map[string][]string{"p1": configured["p1"]})
+			if !slices.Equal(got, c.want) {
+				t.Errorf("got %v\nwant %v", got, c.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,483 @@
+// Package gcedisk is the gce-disk kind: GCE persistent disks that no instance
+// uses and no PV in any cluster references, with the SSD quota headroom they
+// hold.
+package gcedisk
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+
+	"reclaim.dev/reclaim/inventory"
+	"reclaim.dev/reclaim/reconcile/engine"
+)
+
+// Name is the kind as reports and the audit log spell it.
+const Name = "gce-disk"
+
+// Policy is the operator's policy for disks, already validated.
+type Policy struct {
+	Regions                  []string // empty: every region
+	Zones                    []string // empty: every zone
+	MinAge                   time.Duration
+	Grace                    time.Duration
+	MinDetached              time.Duration
+	ProtectLabel             string
+	OwnerLabelKeys           []string
+	OwnerDescriptionContains []string
+	SnapshotBeforeDelete     bool
+	MaxDeletes               int
+	MaxDeletePercent         float64 // fraction 0..1 of the disks listed in scope
+	MaxDeleteGB              float64 // 0: no size cap
+	BreakerCandidates        int
+	HeadroomWarning          float64 // fraction 0..1
+}
+
+// API is what deleting needs from the GCE provider.
+type API interface {
+	GetDisk(ctx context.Context, key inventory.DiskKey) (inventory.Disk, error)
+	SnapshotDisk(ctx context.Context, key inventory.DiskKey, name string, labels map[string]string) error
+	DeleteDisk(ctx context.Context, key inventory.DiskKey) error
+}
+
+// Kind plans and deletes disks.
+type Kind struct {
+	Policy Policy
+	API    API // nil: plan only
+	// SnapshotLabel is the label key put on snapshots, naming the disk.
+	SnapshotLabel string
+	Now           func() time.Time
+}
+
+// Detail is what a disk decision says beyond the envelope (schema v1 fields).
+type Detail struct {
+	Project     string `json:"project,omitempty"`
+	Location    string `json:"location,omitempty"` // zone or region
+	Type        string `json:"type,omitempty"`
+	QuotaMetric string `json:"quotaMetric,omitempty"`
+	Region      string `json:"region,omitempty"`
+	// Owner explains where an orphan came from (the PVC it was created for).
+	Owner string `json:"owner,omitempty"`
+	// Snapshot: apply snapshots the disk before deleting it.
+	Snapshot bool `json:"snapshot,omitempty"`
+	// What the disk looked like when planned; the re-read compares.
+	LabelFingerprint string `json:"labelFingerprint,omitempty"`
+	// DiskID is the numeric id of the disk planned: one recreated under the
+	// same name since is another disk, with a clock of its own.
+	DiskID string `json:"-"`
+}
+
+func (k *Kind) Name() string { return Name }
+
+func (k *Kind) Owns(id string) bool { return strings.HasPrefix(id, "projects/") }
+
+func (k *Kind) Limits() engine.Limits {
+	p := k.Policy
+	return engine.Limits{Grace: p.Grace, MinAge: p.MinAge, MaxDeletes: p.MaxDeletes, MaxDeletePercent: p.MaxDeletePercent,
+		MaxFreesGB: p.MaxDeleteGB, BreakerCandidates: p.BreakerCandidates, BatchSize: 1, Section: "disks", Noun: "disks", Guarded: "disk it could reference",
+		OptOut: optOut(p.ProtectLabel)}
+}
+
+// optOut says how a disk is protected (any value of the label protects it).
+func optOut(label string) string {
+	if label == "" {
+		return ""
+	}
+	return "set the label " + label + " (any value) on the disk"
+}
+
+// QuotaMetricOf maps a disk type to the regional quota it counts against, as
+// Google documents it: pd-balanced, pd-ssd and pd-extreme are SSD-backed and count
+// against SSD_TOTAL_GB (GKE's default standard-rwo class makes pd-balanced disks,
+// which is why the Argo leak exhausts SSD_TOTAL_GB); pd-standard counts against
+// DISKS_TOTAL_GB. Hyperdisks have quotas of their own that reclaim does not map.
+func QuotaMetricOf(diskType string) string {
+	switch diskType {
+	case "pd-balanced", "pd-ssd", "pd-extreme":
+		return "SSD_TOTAL_GB"
+	case "pd-standard":
+		return "DISKS_TOTAL_GB"
+	}
+	return ""
+}
+
+// Pool names a regional quota: project/region/metric.
+func Pool(project, region, metric string) string {
+	if metric == "" {
+		return ""
+	}
+	return project + "/" + region + "/" + metric
+}
+
+// ClusterLabel is the label GKE puts on the disks it makes for a cluster
+// (boot disks, and PD CSI volumes on recent versions): cloud evidence of a
+// cluster that may use the disk.
+const ClusterLabel = "goog-k8s-cluster-name"
+
+// diskGuards are the source keys a disk's deletion relies on: the clusters
+// read that could reference its project (but a GKE cluster of another
+// region, where the cloud says so), every GKE
+// cluster of the project whose region can attach it and its discovery scope
+// (read or not: an unread one holds the disk), and the cluster its label
+// names. Slices are shared per project and region, so the engine's
+// fail-closed verdict is computed once for each.
+func diskGuards(f *inventory.Fleet, d inventory.Disk, configured map[string][]string) []string {
+	key := d.Key.Project + "/" + d.Region()
+	if g, ok := configured[key]; ok && d.Labels[ClusterLabel] == "" {
+		return g
+	}
+	var g []string
+	for _, k := range configured[d.Key.Project] {
+		// A GKE cluster whose region the cloud knows attaches only disks
+		// of that region.
+		if m, ok := f.Member(strings.TrimPrefix(k, engine.SourceCluster+":")); ok && m.Cloud.Platform == inventory.GKE && d.Region() != "" && m.Cloud.Region() != d.Region() {
+			continue
+		}
+		g = append(g, k)
+	}
+	g = append(g, engine.FleetGuards(f, f.GKEAt(d.Key.Project, d.Key.Location()), inventory.GKE+" "+d.Key.Project)...)
+	if n := d.Labels[ClusterLabel]; n != "" {
+		return engine.UniqueKeys(append(g, engine.ClusterKey(f.Resolve(n))))
+	}
+	g = engine.UniqueKeys(g)
+	configured[key] = g
+	return g
+}
+
+// Propose gives every listed disk a proposal.
+func (k *Kind) Propose(snap *inventory.Snapshot, now time.Time) engine.Proposals {
+	pol := k.Policy
+	out := engine.Proposals{}
+	refs := indexRefs(snap.Clusters)
+	seen := map[string]string{} // id -> status
+	ids := map[string]string{}  // id -> the disk's numeric id
+	listings := map[string]inventory.DiskListing{}
+	guards := map[string][]string{} // project -> the clusters that could reference its disks
+	read := 0
+	for _, c := range snap.Clusters {
+		if c.Complete {
+			read++
+		}
+	}
+	for _, l := range snap.Disks {
+		listings[l.Project] = l
+		var problems []string
+		if !l.Complete {
+			problems = append(problems, l.Problem)
+		}
+		for _, scope := range sortedKeys(l.UnknownScopes) {
+			problems = append(problems, fmt.Sprintf("%s: %s (its disks are unknown, not absent)", scope, l.UnknownScopes[scope]))
+		}
+		out.Sources = append(out.Sources, engine.Source{Kind: "gce-project", Name: l.Project, Complete: len(problems) == 0,
+			Problems: problems, Items: len(l.Disks), Unit: "disks"})
+		var g []string
+		for _, c := range snap.Clusters {
+			if c.CouldReference(l.Project) {
+				g = append(g, engine.SourceKey("cluster", c.Name))
+			}
+		}
+		guards[l.Project] = g
+		for _, d := range l.Disks {
+			seen[d.Key.String()] = d.Status
+			ids[d.Key.String()] = d.ID
+			if inScope(pol, d) {
+				out.InScope++
+			}
+			out.Items = append(out.Items, k.propose(d, read, len(snap.Clusters), refs, diskGuards(snap.Fleet, d, guards), now))
+		}
+	}
+	sort.SliceStable(out.Items, func(i, j int) bool { return out.Items[i].ID < out.Items[j].ID })
+	out.Identity = func(id string) string { return ids[id] }
+	out.Presence = func(id string) engine.Presence {
+		key, err := inventory.ParseDiskKey(id)
+		if err != nil {
+			return engine.Unknown
+		}
+		l, ok := listings[key.Project]
+		if !ok || !l.ScopeKnown(key) {
+			return engine.Unknown
+		}
+		status, listed := seen[id]
+		switch {
+		case !listed:
+			return engine.Gone
+		case status == "DELETING": // a delete in flight: settle it next run
+			return engine.Unknown
+		}
+		return engine.Present
+	}
+	return out
+}
+
+func (k *Kind) propose(d inventory.Disk, read, clusters int, refs refIndex, guards []string, now time.Time) engine.Proposal {
+	pol := k.Policy
+	metric := QuotaMetricOf(d.Type)
+	p := engine.Proposal{Decision: engine.Decision{ID: d.Key.String(), Name: d.Key.Name,
+		Frees: engine.Frees{GB: d.SizeGB, Pool: Pool(d.Key.Project, d.Region(), metric)},
+		Detail: &Detail{Project: d.Key.Project, Location: d.Key.Location(), Type: d.Type, QuotaMetric: metric, Region: d.Region(),
+			LabelFingerprint: d.LabelFingerprint, DiskID: d.ID, Owner: createdFor(d.Description)}}}
+	keep := func(class, reason string) engine.Proposal {
+		p.Action, p.Class, p.Reason = engine.Keep, class, reason
+		return p
+	}
+	if !inScope(pol, d) {
+		return keep("out-of-scope", fmt.Sprintf("outside the configured scope (regions %v, zones %v)", pol.Regions, pol.Zones))
+	}
+	if len(d.Users) > 0 {
+		return keep("attached", "attached to instance "+strings.Join(shortUsers(d.Users), ", "))
+	}
+	if d.Status == "DELETING" {
+		return keep("deleting", "already being deleted")
+	}
+	if rs := refs.matching(d.Key); len(rs) > 0 {
+		reason := describeRef(rs[0])
+		if len(rs) > 1 {
+			reason += fmt.Sprintf("; %d more references", len(rs)-1)
+		}
+		class := "referenced-by-pv"
+		if rs[0].PV == "" {
+			class = "mounted-inline"
+		}
+		return keep(class, reason)
+	}
+	if v, ok := d.Labels[pol.ProtectLabel]; ok && pol.ProtectLabel != "" {
+		return keep("protected", fmt.Sprintf("protected by label %s=%s", pol.ProtectLabel, v))
+	}
+	// No cluster we could read references it: a candidate, held by the engine
+	// while a cluster that could reference it was not read completely.
+	p.Candidate, p.Identity, p.Sources, p.Created, p.Class = true, d.ID, guards, d.Created, "orphan"
+	// Say only what was seen: a cluster not read completely is no evidence
+	// (the engine holds the disk and names the cluster).
+	p.Reason = fmt.Sprintf("no users, no PV in any of %d clusters", clusters)
+	if read < clusters {
+		p.Reason = fmt.Sprintf("no users, no PV in the %d of %d clusters read completely", read, clusters)
+	}
+	if !owned(d, pol) {
+		p.ReportOnly, p.Class = true, "not-owned"
+		p.Reason = fmt.Sprintf("no users and no PV references it, but nothing proves Kubernetes created it (no label %s, no description containing %s): reported, never deleted",
+			strings.Join(pol.OwnerLabelKeys, "/"), strings.Join(pol.OwnerDescriptionContains, "/"))
+		return p
+	}
+	p.Detail.(*Detail).Snapshot = pol.SnapshotBeforeDelete
+	if !d.LastDetach.IsZero() {
+		p.NotBefore = d.LastDetach.Add(pol.MinDetached)
+	}
+	switch {
+	case d.Status != "" && d.Status != "READY":
+		p.Wait = fmt.Sprintf("status is %s, not READY", d.Status)
+	case now.Before(p.NotBefore) && now.Sub(d.Created) >= pol.MinAge:
+		p.Wait = fmt.Sprintf("detached %s ago, less than %s (last detach %s)", now.Sub(d.LastDetach).Round(time.Minute), pol.MinDetached, fmtTime(d.LastDetach))
+	}
+	return p
+}
+
+// Recheck re-reads each disk: gone, attached, relabelled, no longer READY or
+// protected since the plan means no delete.
+func (k *Kind) Recheck(ctx context.Context, batch []*engine.Decision) ([]engine.Verdict, error) {
+	out := make([]engine.Verdict, len(batch))
+	for i, d := range batch {
+		key, err := inventory.ParseDiskKey(d.ID)
+		if err != nil {
+			return nil, err
+		}
+		now, err := k.API.GetDisk(ctx, key)
+		if err != nil {
+			if isNotFound(err) {
+				out[i].Result = engine.GoneNow
+				continue
+			}
+			return nil, err
+		}
+		planned := detail(d)
+		skip := ""
+		switch {
+		case planned.DiskID != "" && now.ID != planned.DiskID:
+			skip = fmt.Sprintf("skipped: recreated since it was planned (id %s, planned %s)", now.ID, planned.DiskID)
+		case len(now.Users) > 0:
+			skip = "skipped: attached to " + strings.Join(shortUsers(now.Users), ", ") + " since it was planned"
+		case now.LabelFingerprint != planned.LabelFingerprint:
+			skip = "skipped: its labels changed since it was planned"
+		case now.Status != "" && now.Status != "READY":
+			skip = "skipped: status is " + now.Status + " since it was planned"
+		case k.Policy.ProtectLabel != "" && hasLabel(now.Labels, k.Policy.ProtectLabel):
+			skip = "skipped: protected by label since it was planned"
+		}
+		if skip != "" {
+			out[i] = engine.Verdict{Result: engine.Skip, Reason: skip}
+		}
+	}
+	return out, nil
+}
+
+// Delete snapshots (if asked) and deletes one disk at a time: GCE has no
+// batch delete. A failed delete is an unknown outcome (the operation may
+// still run), so it fails the call and the pending mark stays.
+func (k *Kind) Delete(ctx context.Context, batch []*engine.Decision) ([]engine.Deleted, error) {
+	out := make([]engine.Deleted, len(batch))
+	for i, d := range batch {
+		key, err := inventory.ParseDiskKey(d.ID)
+		if err != nil {
+			out[i].Err = err
+			continue
+		}
+		if detail(d).Snapshot {
+			name := SnapshotName(key.Name, k.now())
+			labels := map[string]string{k.SnapshotLabel: labelValue(key.Name), "reclaim-location": labelValue(key.Location())}
+			if err := k.API.SnapshotDisk(ctx, key, name, labels); err != nil {
+				out[i].Err = fmt.Errorf("snapshot before delete: %w", err)
+				continue
+			}
+			out[i].Snapshot = name
+		}
+		if err := k.API.DeleteDisk(ctx, key); err != nil && !isNotFound(err) {
+			return nil, err
+		} else if err != nil {
+			out[i].Err = err
+		}
+	}
+	return out, nil
+}
+
+func (k *Kind) now() time.Time {
+	if k.Now != nil {
+		return k.Now()
+	}
+	return time.Now()
+}
+
+func detail(d *engine.Decision) *Detail {
+	if det, ok := d.Detail.(*Detail); ok {
+		return det
+	}
+	return &Detail{}
+}
+
+func isNotFound(err error) bool { return errors.Is(err, engine.ErrNotFound) }
+
+func hasLabel(labels map[string]string, key string) bool {
+	_, ok := labels[key]
+	return ok
+}
+
+func owned(d inventory.Disk, pol Policy) bool {
+	for _, k := range pol.OwnerLabelKeys {
+		if _, ok := d.Labels[k]; ok {
+			return true
+		}
+	}
+	for _, s := range pol.OwnerDescriptionContains {
+		if s != "" && strings.Contains(d.Description, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// createdFor reads the PD CSI driver's description
+// {"kubernetes.io/created-for/pvc/namespace":"ns","kubernetes.io/created-for/pvc/name":"claim",...}
+// and names the claim an orphan was made for.
+func createdFor(desc string) string {
+	ns := jsonStringField(desc, "kubernetes.io/created-for/pvc/namespace")
+	name := jsonStringField(desc, "kubernetes.io/created-for/pvc/name")
+	if name == "" {
+		return ""
+	}
+	return "created for PVC " + ns + "/" + name
+}
+
+// jsonStringField reads one string field of a JSON object held in a string, as
+// the PD CSI driver writes disk descriptions. Anything else yields "".
+func jsonStringField(doc, field string) string {
+	if len(doc) == 0 || doc[0] != '{' {
+		return ""
+	}
+	var m map[string]any
+	if json.Unmarshal([]byte(doc), &m) != nil {
+		return ""
+	}
+	s, _ := m[field].(string)
+	return s
+}
+
+func shortUsers(users []string) []string {
+	out := make([]string, len(users))
+	for i, u := range users {
+		out[i] = inventory.LastSegment(u)
+	}
+	return out
+}
+
+// inScope: the disk's region is allowed, and so is its zone — for a
+// regional disk, every replica zone (unknown replicas are out of scope).
+func inScope(pol Policy, d inventory.Disk) bool {
+	if !RegionInScope(pol.Regions, d.Region()) {
+		return false
+	}
+	if len(pol.Zones) == 0 {
+		return true
+	}
+	if d.Key.Zone != "" {
+		return contains(pol.Zones, d.Key.Zone)
+	}
+	if len(d.ReplicaZones) == 0 {
+		return false
+	}
+	for _, z := range d.ReplicaZones {
+		if !contains(pol.Zones, inventory.LastSegment(z)) {
+			return false
+		}
+	}
+	return true
+}
+
+// RegionInScope: no regions configured means every region.
+func RegionInScope(regions []string, region string) bool {
+	return len(regions) == 0 || contains(regions, region)
+}
+
+var nonLabel = regexp.MustCompile(`[^a-z0-9_-]`)
+
+// labelValue makes s a valid GCE label value (lowercase letters, digits, _ and -, at most 63).
+func labelValue(s string) string {
+	s = nonLabel.ReplaceAllString(strings.ToLower(s), "-")
+	if len(s) > 63 {
+		s = s[:63]
+	}
+	return s
+}
+
+// SnapshotName names the snapshot taken before deleting disk: a valid GCE
+// resource name (at most 63 characters) that sorts by time.
+func SnapshotName(disk string, now time.Time) string {
+	suffix := "-" + now.UTC().Format("20060102-150405")
+	base := "reclaim-" + labelValue(disk)
+	if len(base)+len(suffix) > 63 {
+		base = strings.TrimRight(base[:63-len(suffix)], "-_")
+	}
+	return base + suffix
+}
+
+func fmtTime(t time.Time) string { return t.UTC().Format(time.RFC3339) }
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,269 @@
+package gcedisk
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"reclaim.dev/reclaim/internal/enginetest"
+	"reclaim.dev/reclaim/inventory"
+	"reclaim.dev/reclaim/reconcile/engine"
+)
+
+var t0 = time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
+
+func testPolicy() Policy {
+	return Policy{
+		MinAge: 24 * time.Hour, Grace: 6 * time.Hour, MinDetached: time.Hour,
+		ProtectLabel: "reclaim-protect", OwnerLabelKeys: []string{"goog-gke-volume"},
+		OwnerDescriptionContains: []string{"kubernetes.io/created-for/pv/name"},
+		MaxDeletes:               20, MaxDeletePercent: 1, BreakerCandidates: 200,
+		HeadroomWarning: 0.85,
+	}
+}
+
+// orphan is a Kubernetes-made disk, old enough, detached long ago.
+func orphan(name string) inventory.Disk {
+	return inventory.Disk{
+		Key:    inventory.DiskKey{Project: "p1", Zone: "asia-northeast1-a", Name: name},
+		ID:     "4711" + name,
+		SizeGB: 100, Type: "pd-balanced", Status: "READY",
+		Labels:      map[string]string{"goog-gke-volume": ""},
+		Created:     t0.Add(-30 * 24 * time.Hour),
+		LastDetach:  t0.Add(-10 * 24 * time.Hour),
+		Description: `{"kubernetes.io/created-for/pv/name":"pvc-1","kubernetes.io/created-for/pvc/name":"wf-1-workdir","kubernetes.io/created-for/pvc/namespace":"argo"}`,
+	}
+}
+
+func complete(name string, pvs ...inventory.PVRef) inventory.ClusterRefs {
+	return inventory.ClusterRefs{Name: name, Complete: true, PVs: pvs}
+}
+
+func snap(disks []inventory.Disk, clusters ...inventory.ClusterRefs) inventory.Snapshot {
+	return inventory.Snapshot{TakenAt: t0, Disks: []inventory.DiskListing{{Project: "p1", Disks: disks, Complete: true}}, Clusters: clusters}
+}
+
+// seenSince returns state in which every named disk has been an orphan since t.
+func seenSince(t time.Time, disks ...inventory.Disk) engine.State {
+	s := engine.NewState()
+	for _, d := range disks {
+		s.Seen(d.Key.String(), d.ID, t)
+	}
+	return s
+}
+
+func build(s inventory.Snapshot, pol Policy, st engine.State, now time.Time) *engine.Plan {
+	return engine.Build(&s, []engine.Kind{&Kind{Policy: pol}}, st, now)
+}
+
+func TestPlanDisk(t *testing.T) {
+	old := t0.Add(-7 * time.Hour) // orphan for longer than the 6h grace
+	mod := func(f func(*inventory.Disk)) inventory.Disk { d := orphan("d"); f(&d); return d }
+	ref := func(k inventory.DiskKey) inventory.PVRef {
+		return inventory.PVRef{Cluster: "prod-b", Disk: k, PV: "pv-1", Phase: "Released", ClaimNamespace: "ns", Claim: "claim"}
+	}
+	cases := []struct {
+		name     string
+		disk     inventory.Disk
+		clusters []inventory.ClusterRefs
+		state    engine.State
+		want     engine.Action
+		reason   string
+	}{
+		{"orphan past grace is deleted", orphan("d"), []inventory.ClusterRefs{complete("a")}, seenSince(old, orphan("d")), engine.Delete, "no users, no PV in any of 1 clusters"},
+		{"first sight starts the clock", orphan("d"), []inventory.ClusterRefs{complete("a")}, engine.NewState(), engine.Mark, "orphan since 2026-11-01T12:00:00Z, deletable after 2026-11-01T18:00:00Z"},
+		{"grace not elapsed", orphan("d"), []inventory.ClusterRefs{complete("a")}, seenSince(t0.Add(-5*time.Hour), orphan("d")), engine.Mark, "grace 6h0m0s"},
+		{"attached", mod(func(d *inventory.Disk) {
+			d.Users = []string{"https://www.googleapis.com/compute/v1/projects/p1/zones/asia-northeast1-a/instances/gke-node-1"}
+		}), []inventory.ClusterRefs{complete("a")}, seenSince(old, orphan("d")), engine.Keep, "attached to instance gke-node-1"},
+		{"referenced by a PV in another cluster", orphan("d"), []inventory.ClusterRefs{complete("a"), complete("prod-b", ref(orphan("d").Key))},
+			seenSince(old, orphan("d")), engine.Keep, "referenced by PV pv-1 in cluster prod-b (Released, bound to ns/claim)"},
+		{"UNSPECIFIED project and zone still match", orphan("d"), []inventory.ClusterRefs{complete("prod-b", ref(inventory.DiskKey{Project: "UNSPECIFIED", Zone: "UNSPECIFIED", Name: "d"}))},
+			seenSince(old, orphan("d")), engine.Keep, "referenced by PV pv-1"},
+		{"regional reference of the disk's region matches", orphan("d"), []inventory.ClusterRefs{complete("prod-b", ref(inventory.DiskKey{Project: "p1", Region: "asia-northeast1", Name: "d"}))},
+			seenSince(old, orphan("d")), engine.Keep, "referenced by PV"},
+		{"same name in another zone is another disk", orphan("d"), []inventory.ClusterRefs{complete("prod-b", ref(inventory.DiskKey{Project: "p1", Zone: "us-east1-b", Name: "d"}))},
+			seenSince(old, orphan("d")), engine.Delete, ""},
+		{"same name in another project is another disk", orphan("d"), []inventory.ClusterRefs{complete("prod-b", ref(inventory.DiskKey{Project: "p2", Zone: "asia-northeast1-a", Name: "d"}))},
+			seenSince(old, orphan("d")), engine.Delete, ""},
+		{"inline pod volume", orphan("d"), []inventory.ClusterRefs{complete("a", inventory.PVRef{Cluster: "a", Disk: inventory.DiskKey{Project: "UNSPECIFIED", Zone: "UNSPECIFIED", Name: "d"},
+			Pods: []inventory.PodRef{{Namespace: "ns", Name: "p", Phase: "Running"}}})}, seenSince(old, orphan("d")), engine.Keep, "mounted inline (gcePersistentDisk) by pod ns/p"},
+		{"protected", mod(func(d *inventory.Disk) { d.Labels["reclaim-protect"] = "true" }), []inventory.ClusterRefs{complete("a")}, seenSince(old, orphan("d")), engine.Keep, "protected by label reclaim-protect=true"},
+		{"protect label with empty value still protects", mod(func(d *inventory.Disk) { d.Labels["reclaim-protect"] = "" }), []inventory.ClusterRefs{complete("a")}, seenSince(old, orphan("d")), engine.Keep, "protected by label"},
+		{"no ownership marker is only reported", mod(func(d *inventory.Disk) { d.Labels = nil; d.Description = "" }), []inventory.ClusterRefs{complete("a")}, seenSince(old, orphan("d")), engine.Report, "nothing proves Kubernetes created it"},
+		{"ownership by description alone", mod(func(d *inventory.Disk) { d.Labels = nil }), []inventory.ClusterRefs{complete("a")}, seenSince(old, orphan("d")), engine.Delete, ""},
+		{"younger than min age", mod(func(d *inventory.Disk) { d.Created = t0.Add(-2 * time.Hour); d.LastDetach = time.Time{} }), []inventory.ClusterRefs{complete("a")}, seenSince(old, orphan("d")), engine.Mark, "younger than min age 24h0m0s"},
+		{"detached too recently", mod(func(d *inventory.Disk) { d.LastDetach = t0.Add(-10 * time.Minute) }), []inventory.ClusterRefs{complete("a")}, seenSince(old, orphan("d")), engine.Mark, "detached 10m0s ago"},
+		{"not READY", mod(func(d *inventory.Disk) { d.Status = "RESTORING" }), []inventory.ClusterRefs{complete("a")}, seenSince(old, orphan("d")), engine.Mark, "status is RESTORING"},
+		{"being deleted", mod(func(d *inventory.Disk) { d.Status = "DELETING" }), []inventory.ClusterRefs{complete("a")}, seenSince(old, orphan("d")), engine.Keep, "already being deleted"},
+		{"incomplete cluster holds", orphan("d"), []inventory.ClusterRefs{complete("a"), {Name: "prod-b", Problems: []string{"list persistentvolumes: forbidden"}}},
+			seenSince(old, orphan("d")), engine.Mark, "held: cluster prod-b could not be read completely"},
+		{"an unread cluster is not counted as evidence", orphan("d"), []inventory.ClusterRefs{complete("a"), {Name: "prod-b", Problems: []string{"dial tcp: i/o timeout"}}},
+			seenSince(old, orphan("d")), engine.Mark, "no users, no PV in the 1 of 2 clusters read completely"},
+		{"incomplete cluster of another project does not hold", orphan("d"), []inventory.ClusterRefs{complete("a"), {Name: "prod-b", Projects: []string{"other"}}},
+			seenSince(old, orphan("d")), engine.Delete, ""},
+		{"out of region scope", orphan("d"), []inventory.ClusterRefs{complete("a")}, seenSince(old, orphan("d")), engine.Keep, "outside the configured scope"},
+		{"out of zone scope", orphan("d"), []inventory.ClusterRefs{complete("a")}, seenSince(old, orphan("d")), engine.Keep, "outside the configured scope"},
+		{"in zone scope", orphan("d"), []inventory.ClusterRefs{complete("a")}, seenSince(old, orphan("d")), engine.Delete, ""},
+		{"regional disk with a replica out of zone scope", mod(func(d *inventory.Disk) {
+			d.Key = inventory.DiskKey{Project: "p1", Region: "asia-northeast1", Name: "d"}
+			d.ReplicaZones = []string{"https://www.googleapis.com/compute/v1/projects/p1/zones/asia-northeast1-a", "https://www.googleapis.com/compute/v1/projects/p1/zones/asia-northeast1-c"}
+		}), []inventory.ClusterRefs{complete("a")}, engine.State{}, engine.Keep, "outside the configured scope"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			pol := testPolicy()
+			switch {
+			case strings.HasPrefix(c.name, "out of region"):
+				pol.Regions = []string{"us-east1"}
+			case strings.HasPrefix(c.name, "out of zone"):
+				pol.Zones = []string{"asia-northeast1-b"}
+			case strings.HasPrefix(c.name, "in zone"), strings.HasPrefix(c.name, "regional disk"):
+				pol.Zones = []string{"asia-northeast1-a", "asia-northeast1-b"}
+			}
+			p := build(snap([]inventory.Disk{c.disk}, c.clusters...), pol, c.state, t0)
+			d := enginetest.DecisionFor(t, p, "d")
+			if d.Action != c.want || !strings.Contains(d.Why(), c.reason) {
+				t.Fatalf("got %s %q, want %s containing %q", d.Action, d.Why(), c.want, c.reason)
+			}
+		})
+	}
+}
+
+func TestUnknownScopeKeepsClock(t *testing.T) {
+	d := orphan("d")
+	st := seenSince(t0.Add(-time.Hour), d)
+	s := inventory.Snapshot{Disks: []inventory.DiskListing{{Project: "p1", Complete: true,
+		UnknownScopes: map[string]string{"zones/asia-northeast1-a": "UNREACHABLE: zone unavailable"}}}, Clusters: []inventory.ClusterRefs{complete("a")}}
+	p := build(s, testPolicy(), st, t0)
+	if _, ok := p.State.Resources[d.Key.String()]; !ok {
+		t.Fatal("disk in an unknown scope was forgotten as if gone")
+	}
+	s.Disks[0].UnknownScopes = nil
+	p = build(s, testPolicy(), st, t0)
+	if _, ok := p.State.Resources[d.Key.String()]; ok {
+		t.Fatal("disk absent from a complete listing was not forgotten")
+	}
+}
+
+// The caps and the breaker are the engine's (engine.TestCapsAndBreaker);
+// the disk policy is what feeds them.
+func TestLimitsFollowPolicy(t *testing.T) {
+	pol := testPolicy()
+	pol.MaxDeletes, pol.MaxDeletePercent, pol.MaxDeleteGB, pol.BreakerCandidates = 3, 0.2, 250, 9
+	got := (&Kind{Policy: pol}).Limits()
+	want := engine.Limits{Grace: 6 * time.Hour, MinAge: 24 * time.Hour, MaxDeletes: 3, MaxDeletePercent: 0.2, MaxFreesGB: 250,
+		BreakerCandidates: 9, BatchSize: 1, Section: "disks", Noun: "disks", Guarded: "disk it could reference",
+		OptOut: "set the label reclaim-protect (any value) on the disk"}
+	if got != want {
+		t.Fatalf("got %+v\nwant %+v", got, want)
+	}
+}
+
+func TestHeadroom(t *testing.T) {
+	ssd := orphan("a")
+	std := orphan("b")
+	std.Type = "pd-standard"
+	s := snap([]inventory.Disk{ssd, std}, complete("c"))
+	s.Quotas = []inventory.Quota{
+		{Project: "p1", Region: "asia-northeast1", Metric: "SSD_TOTAL_GB", Limit: 1500, Usage: 1455, Known: true},
+		{Project: "p1", Region: "asia-northeast1", Metric: "DISKS_TOTAL_GB", Known: false, Problem: "regions.get returned no DISKS_TOTAL_GB quota"},
+	}
+	p := build(s, testPolicy(), seenSince(t0.Add(-7*time.Hour), ssd, std), t0)
+	var got Headroom
+	for _, h := range HeadroomOf(p) {
+		if h.Metric == "SSD_TOTAL_GB" {
+			got = h
+		}
+		if h.Metric == "DISKS_TOTAL_GB" && (h.Known || h.Warning) {
+			t.Fatalf("unknown quota treated as known: %+v", h)
+		}
+	}
+	if got.PlanFrees != 100 || got.Usage != 1455 || got.UsedPctAfter != (1455.0-100)/1500 || !got.Warning {
+		t.Fatalf("%+v", got)
+	}
+}
+
+// The projection itself is engine.State.Trend (reconcile/engine/trend_test.go); the
+// headroom carries it from run to run through the plan's state.
+func TestHeadroomProjection(t *testing.T) {
+	st := engine.NewState()
+	s := snap(nil, complete("a"))
+	var p *engine.Plan
+	// 40 GB a day, hourly runs for 12 hours, from 1200 of 1500 GB.
+	for h := 0; h <= 12; h++ {
+		s.Quotas = []inventory.Quota{{Project: "p1", Region: "asia-northeast1", Metric: "SSD_TOTAL_GB", Limit: 1500, Usage: 1200 + 40*float64(h)/24, Known: true}}
+		p = build(s, testPolicy(), st, t0.Add(time.Duration(h)*time.Hour))
+		st = p.State
+	}
+	h := HeadroomOf(p)[0]
+	if h.GrowthPerDay < 39.9 || h.GrowthPerDay > 40.1 || h.RunsOutAt == nil {
+		t.Fatalf("%+v", h)
+	}
+	if n := len(st.Usage["p1/asia-northeast1/SSD_TOTAL_GB"]); n != 13 {
+		t.Fatalf("%d samples kept", n)
+	}
+}
+
+func TestPendingConfirmedOnce(t *testing.T) {
+	d := orphan("d")
+	st := engine.NewState()
+	st.Pending[d.Key.String()] = engine.Pending{Kind: Name, Reason: "r", SizeGB: 100}
+	// Still DELETING: not settled yet.
+	del := d
+	del.Status = "DELETING"
+	p := build(snap([]inventory.Disk{del}, complete("a")), testPolicy(), st, t0)
+	if len(p.Confirmed) != 0 || len(p.State.Pending) != 1 {
+		t.Fatalf("in-flight delete settled early: %+v", p.Confirmed)
+	}
+	// Gone from a complete listing: confirmed once, and only once.
+	p = build(snap(nil, complete("a")), testPolicy(), p.State, t0)
+	if len(p.Confirmed) != 1 || len(p.State.Pending) != 0 {
+		t.Fatalf("confirmed %v pending %v", p.Confirmed, p.State.Pending)
+	}
+	p = build(snap(nil, complete("a")), testPolicy(), p.State, t0)
+	if len(p.Confirmed) != 0 {
+		t.Fatal("confirmed twice")
+	}
+	// Still there and READY: the delete did not happen; pending is dropped.
+	st.Pending[d.Key.String()] = engine.Pending{Kind: Name}
+	p = build(snap([]inventory.Disk{d}, complete("a")), testPolicy(), st, t0)
+	if len(p.Confirmed) != 0 || len(p.State.Pending) != 0 {
+		t.Fatal("present disk confirmed as deleted")
+	}
+}
+
+func TestSnapshotName(t *testing.T) {
+	n := SnapshotName(strings.Repeat("pvc-0123456789abcdef", 4), t0)
+	if len(n) > 63 || !strings.HasSuffix(n, "-20261101-120000") || !strings.HasPrefix(n, "reclaim-pvc-") {
+		t.Fatal(n)
+	}
+}
+
+// A quota above the threshold warns even when the plan would bring it below:
+// a dry-run frees nothing.
+func TestHeadroomWarnsOnUsageNow(t *testing.T) {
+	d := orphan("a")
+	d.SizeGB = 300
+	s := snap([]inventory.Disk{d}, complete("c"))
+	s.Quotas = []inventory.Quota{{Project: "p1", Region: "asia-northeast1", Metric: "SSD_TOTAL_GB", Limit: 1500, Usage: 1455, Known: true}}
+	h := HeadroomOf(build(s, testPolicy(), seenSince(t0.Add(-7*time.Hour), d), t0))[0]
+	if h.UsedPctAfter >= 0.85 || !h.Warning {
+		t.Fatalf("%+v", h)
+	}
+}
+
+// A disk's clock belongs to its numeric id: a disk recreated under the same
+// name, or a clock written before clocks had an identity (state version 1),
+// starts over.
+func TestDiskClockIsKeyedByID(t *testing.T) {
+	d := orphan("d")
+	for _, identity := range []string{"another-id", ""} {
+		st := engine.NewState()
+		st.Seen(d.Key.String(), identity, t0.Add(-7*time.Hour))
+		p := build(snap([]inventory.Disk{d}, complete("a")), testPolicy(), st, t0)
+		if got := enginetest.DecisionFor(t, p, "d"); got.Action != engine.Mark || !got.OrphanSince.Equal(t0) {
+			t.Fatalf("identity %q: %s since %v, want a new clock", identity, got.Action, got.OrphanSince)
+		}
+	}
+}

@@ -1,0 +1,240 @@
+package gcedisk
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"reclaim.dev/reclaim/inventory"
+	"reclaim.dev/reclaim/reconcile/engine"
+)
+
+// Headroom is one regional quota before and after the plan.
+type Headroom struct {
+	Project string  `json:"project"`
+	Region  string  `json:"region"`
+	Metric  string  `json:"metric"`
+	Known   bool    `json:"known"`
+	Problem string  `json:"problem,omitempty"`
+	Limit   float64 `json:"limit"`
+	Usage   float64 `json:"usage"`
+	// PlanFrees is what this run's deletions free (of every kind).
+	PlanFrees float64 `json:"planFreesGB"`
+	// OrphanGB is held by every orphan disk, due or not yet.
+	OrphanGB float64 `json:"orphanGB"`
+	// FinishedWorkflowGB is held by PVCs of finished Argo Workflows.
+	FinishedWorkflowGB float64 `json:"finishedWorkflowGB"`
+	UsedPct            float64 `json:"usedPct"`
+	UsedPctAfter       float64 `json:"usedPctAfter"`
+	Warning            bool    `json:"warning"`
+	// GrowthPerDay is the usage trend over the recorded history (GB a day),
+	// and RunsOutAt when usage reaches the limit at that rate, if it grows.
+	GrowthPerDay float64    `json:"growthPerDay"`
+	RunsOutAt    *time.Time `json:"runsOutAt,omitempty"`
+}
+
+// HeadroomOf returns the plan's quota headroom rows.
+func HeadroomOf(p *engine.Plan) []Headroom {
+	h, _ := p.Section("headroom").([]Headroom)
+	return h
+}
+
+var quotaLabels = []string{"project", "region", "metric"}
+
+// Gauges are the kind's metrics.
+var Gauges = []engine.GaugeDef{
+	{Name: "reclaim_gce_quota_limit", Labels: quotaLabels,
+		Help: "Limit of a regional GCE quota (GB for the disk quotas), as read by the last run. No series while the quota is unknown."},
+	{Name: "reclaim_gce_quota_usage", Labels: quotaLabels,
+		Help: "Usage of a regional GCE quota (GB for the disk quotas), as read by the last run. No series while the quota is unknown."},
+	{Name: "reclaim_gce_quota_used_ratio", Labels: quotaLabels,
+		Help: "Usage divided by limit of a regional GCE quota (1 is full), as read by the last run. No series while the quota is unknown or its limit is 0."},
+	{Name: "reclaim_gce_quota_plan_frees_gigabytes", Labels: quotaLabels,
+		Help: "GB of a regional GCE quota that the last run's planned deletions free (disks, and PVCs whose disks go with them)."},
+	{Name: "reclaim_gce_orphan_disks_gigabytes", Labels: quotaLabels,
+		Help: "GB of a regional GCE quota held by orphan disks, due for deletion or not yet, in the last run."},
+	{Name: "reclaim_gce_finished_workflow_pvcs_gigabytes", Labels: quotaLabels,
+		Help: "GB of a regional GCE quota held by PVCs of finished Argo Workflows that no running pod mounts, in the last run."},
+	{Name: "reclaim_gce_quota_growth_gigabytes_per_day", Labels: quotaLabels,
+		Help: "Usage trend of a regional GCE quota over the last week of runs (GB a day). No series until there are three samples over three hours."},
+	{Name: "reclaim_gce_quota_runs_out_timestamp_seconds", Labels: quotaLabels,
+		Help: "Unix time a regional GCE quota reaches its limit at the current growth. No series while usage is flat or shrinking."},
+}
+
+// View shows the quota headroom, the disk decisions and the summary phrase.
+func (k *Kind) View(p *engine.Plan, snap *inventory.Snapshot) engine.View {
+	hs := k.headroom(p, snap)
+	v := engine.View{Sections: []engine.Section{HeadroomSection(hs), DecisionSection(p)},
+		Summary: fmt.Sprintf("disks delete %d, mark %d, report %d, keep %d", p.Count(Name, engine.Delete), p.Count(Name, engine.Mark),
+			p.Count(Name, engine.Report), p.Count(Name, engine.Keep))}
+	for _, h := range hs {
+		l := []string{h.Project, h.Region, h.Metric}
+		// Plan frees, orphan and workflow GB come from the listed disks and
+		// PVCs, not from the quota, so they are known even when the quota is not.
+		v.Gauges = append(v.Gauges,
+			engine.Gauge{Name: "reclaim_gce_quota_plan_frees_gigabytes", Labels: l, Value: h.PlanFrees},
+			engine.Gauge{Name: "reclaim_gce_orphan_disks_gigabytes", Labels: l, Value: h.OrphanGB},
+			engine.Gauge{Name: "reclaim_gce_finished_workflow_pvcs_gigabytes", Labels: l, Value: h.FinishedWorkflowGB})
+		if !h.Known {
+			continue // no series: 0 would read as plenty of headroom
+		}
+		if h.GrowthPerDay != 0 {
+			v.Gauges = append(v.Gauges, engine.Gauge{Name: "reclaim_gce_quota_growth_gigabytes_per_day", Labels: l, Value: h.GrowthPerDay})
+		}
+		if h.RunsOutAt != nil {
+			v.Gauges = append(v.Gauges, engine.Gauge{Name: "reclaim_gce_quota_runs_out_timestamp_seconds", Labels: l, Value: float64(h.RunsOutAt.Unix())})
+		}
+		v.Gauges = append(v.Gauges, engine.Gauge{Name: "reclaim_gce_quota_limit", Labels: l, Value: h.Limit},
+			engine.Gauge{Name: "reclaim_gce_quota_usage", Labels: l, Value: h.Usage})
+		if h.Limit > 0 {
+			v.Gauges = append(v.Gauges, engine.Gauge{Name: "reclaim_gce_quota_used_ratio", Labels: l, Value: h.Usage / h.Limit})
+		}
+	}
+	return v
+}
+
+// headroom puts each regional quota next to what the plan frees.
+func (k *Kind) headroom(p *engine.Plan, snap *inventory.Snapshot) []Headroom {
+	frees, orphan, wf := map[string]float64{}, map[string]float64{}, map[string]float64{}
+	for i := range p.Decisions {
+		d := &p.Decisions[i]
+		if d.Frees.Pool == "" {
+			continue
+		}
+		if d.Action == engine.Delete {
+			frees[d.Frees.Pool] += float64(d.Frees.GB)
+		}
+		if d.Kind == Name && d.OrphanSince != nil && d.Action != engine.Keep {
+			orphan[d.Frees.Pool] += float64(d.Frees.GB)
+		}
+	}
+	// PVCs of finished workflows hold their disk's quota.
+	metricOf := map[string]string{} // disk name -> quota metric
+	for _, l := range snap.Disks {
+		for _, d := range l.Disks {
+			metricOf[d.Key.Name] = QuotaMetricOf(d.Type)
+		}
+	}
+	for _, c := range snap.Clusters {
+		for _, pvc := range c.PVCs {
+			if pvc.Disk == nil || pvc.Workflow == nil || !pvc.Workflow.Done() || anyRunning(pvc.Pods) {
+				continue
+			}
+			if pool := Pool(pvc.Disk.Project, pvc.Disk.QuotaRegion(), metricOf[pvc.Disk.Name]); pool != "" {
+				wf[pool] += float64(pvc.CapacityGB)
+			}
+		}
+	}
+	out := []Headroom{}
+	for _, q := range snap.Quotas {
+		if !RegionInScope(k.Policy.Regions, q.Region) {
+			continue
+		}
+		key := Pool(q.Project, q.Region, q.Metric)
+		h := Headroom{Project: q.Project, Region: q.Region, Metric: q.Metric, Known: q.Known, Problem: q.Problem,
+			Limit: q.Limit, Usage: q.Usage, PlanFrees: frees[key], OrphanGB: orphan[key], FinishedWorkflowGB: wf[key]}
+		if q.Known && q.Limit > 0 {
+			h.UsedPct = q.Usage / q.Limit
+			h.UsedPctAfter = (q.Usage - h.PlanFrees) / q.Limit
+			// Warn on usage now: a dry-run frees nothing, and a plan may be held.
+			h.Warning = h.UsedPct >= k.Policy.HeadroomWarning
+		}
+		if q.Known {
+			h.GrowthPerDay, h.RunsOutAt = p.State.Trend(key, q.Usage, q.Limit, p.GeneratedAt)
+		}
+		out = append(out, h)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if a.Project != b.Project {
+			return a.Project < b.Project
+		}
+		if a.Region != b.Region {
+			return a.Region < b.Region
+		}
+		return a.Metric < b.Metric
+	})
+	return out
+}
+
+// HeadroomSection shows the quota rows and their warnings (key "headroom").
+func HeadroomSection(hs []Headroom) engine.Section {
+	s := engine.Section{Key: "headroom", Data: hs, Place: engine.Overview}
+	if len(hs) == 0 {
+		return s
+	}
+	s.Title = "QUOTA HEADROOM"
+	b := engine.Block{Indent: 2, Header: []string{"PROJECT", "REGION", "METRIC", "USAGE/LIMIT GB", "USED", "PLAN FREES", "USED AFTER", "ORPHAN DISKS", "FINISHED-WORKFLOW PVCs"}}
+	for _, h := range hs {
+		if !h.Known {
+			b.Rows = append(b.Rows, []string{h.Project, h.Region, h.Metric, "unknown", "", gb(h.PlanFrees), "", gb(h.OrphanGB), gb(h.FinishedWorkflowGB)})
+			continue
+		}
+		b.Rows = append(b.Rows, []string{h.Project, h.Region, h.Metric, fmt.Sprintf("%.0f/%.0f", h.Usage, h.Limit), pct(h.UsedPct),
+			gb(h.PlanFrees), pct(h.UsedPctAfter), gb(h.OrphanGB), gb(h.FinishedWorkflowGB)})
+	}
+	for _, h := range hs {
+		switch {
+		case !h.Known:
+			b.Lines = append(b.Lines, fmt.Sprintf("  ? %s %s %s is unknown: %s", h.Project, h.Region, h.Metric, h.Problem))
+		case h.Warning:
+			l := fmt.Sprintf("  ! %s %s %s is %s used (%.0f of %.0f GB), %s after this plan.", h.Project, h.Region, h.Metric, pct(h.UsedPct), h.Usage, h.Limit, pct(h.UsedPctAfter))
+			if h.FinishedWorkflowGB > 0 {
+				l += fmt.Sprintf(" PVCs of finished workflows hold %s: deleting those workflows (or setting disks.deleteWorkflowPVCs) frees it.", gb(h.FinishedWorkflowGB))
+			}
+			b.Lines = append(b.Lines, l)
+		}
+		if h.RunsOutAt != nil {
+			b.Lines = append(b.Lines, fmt.Sprintf("  ! %s %s %s grows %.0f GB a day: full around %s at this rate.", h.Project, h.Region, h.Metric, h.GrowthPerDay, h.RunsOutAt.UTC().Format("2006-01-02 15:04 MST")))
+		}
+	}
+	s.Blocks = []engine.Block{b}
+	return s
+}
+
+// DecisionSection lists the plan's disk decisions.
+func DecisionSection(p *engine.Plan) engine.Section {
+	s := engine.Section{Title: "GCE DISKS", Place: engine.Details}
+	b := engine.Block{Indent: 2}
+	for i := range p.Decisions {
+		d := &p.Decisions[i]
+		if d.Kind != Name {
+			continue
+		}
+		det := detail(d)
+		extra := ""
+		if det.Owner != "" && d.Action != engine.Keep {
+			extra = " [" + det.Owner + "]"
+		}
+		b.Rows = append(b.Rows, []string{strings.ToUpper(string(d.Action)), d.ID, fmt.Sprintf("%d GB %s", d.Frees.GB, det.Type), d.Why() + extra})
+		class := ""
+		if d.Action == engine.Keep {
+			class = d.Class
+		}
+		b.Classes = append(b.Classes, class)
+	}
+	if len(b.Rows) == 0 {
+		return engine.Section{}
+	}
+	s.Blocks = []engine.Block{b}
+	return s
+}
+
+func anyRunning(pods []inventory.PodRef) bool {
+	for _, p := range pods {
+		if p.Running() {
+			return true
+		}
+	}
+	return false
+}
+
+func pct(f float64) string { return fmt.Sprintf("%.1f%%", f*100) }
+
+func gb(f float64) string {
+	if f == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.0f GB", f)
+}

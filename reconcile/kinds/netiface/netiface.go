@@ -1,0 +1,387 @@
+// Package netiface is the ec2-interface kind and the subnet headroom view:
+// every address of every subnet in scope attributed to a running pod, a
+// finished pod (with its Job and CronJob), a node or nothing reclaim knows;
+// and leaked network interfaces (detached, made by the VPC CNI or the VPC
+// resource controller, no address on any pod) deleted after a grace period.
+package netiface
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	config "reclaim.dev/reclaim/configs"
+	"reclaim.dev/reclaim/inventory"
+	"reclaim.dev/reclaim/reconcile/engine"
+)
+
+// Name is the kind as reports and the audit log spell it.
+const Name = "ec2-interface"
+
+// BatchSize: interfaces are re-read in one call per batch, deleted one by one.
+const BatchSize = 50
+
+// Classes of interface decisions.
+const (
+	ClassProtected        = "protected"
+	ClassRequesterManaged = "requester-managed"
+	ClassOperatorManaged  = "operator-managed"
+	ClassType             = "interface-type"
+	ClassNoEvidence       = "no-ownership-evidence"
+	ClassPodIP            = "address-on-pod"
+	ClassNoCluster        = "no-cluster"
+	ClassLeaked           = "leaked"
+)
+
+// Evidence names.
+const (
+	EvidenceVPCCNI  = config.OwnerVPCCNI
+	EvidenceBranch  = config.OwnerVPCResourceController
+	cniInstanceTag  = "node.k8s.amazonaws.com/instance_id"
+	cniDescription  = "aws-K8S-"
+	branchOwnerTag  = "eks:eni:owner"
+	branchOwnerVal  = "eks-vpc-resource-controller"
+	branchDescPrefx = "aws-k8s-branch-eni"
+)
+
+var madeBy = map[string]string{EvidenceVPCCNI: "VPC CNI", EvidenceBranch: "VPC resource controller"}
+
+// Policy is the ec2 section.
+type Policy struct {
+	Delete            bool
+	Ownership         []string
+	ProtectTag        string // an interface tagged ProtectTag=true is never deleted
+	Grace             time.Duration
+	MaxDeletes        int
+	MaxDeletePercent  float64
+	BreakerCandidates int
+	HeadroomWarning   float64
+	WarnBefore        time.Duration
+}
+
+// API re-reads and deletes interfaces. The EC2 provider satisfies it.
+type API interface {
+	// Interfaces returns those of ids that exist (a gone one is absent).
+	Interfaces(ctx context.Context, account, region string, ids []string) ([]inventory.NetInterface, error)
+	// DeleteInterface wraps inventory.ErrNotFound when it is gone, and
+	// ErrInUse when EC2 says it is attached again.
+	DeleteInterface(ctx context.Context, account, region, id string) error
+}
+
+// ErrInUse is what API.DeleteInterface wraps when the interface is in use.
+var ErrInUse = inventory.ErrInUse
+
+// Kind plans and deletes leaked interfaces, and shows subnet headroom.
+type Kind struct {
+	Policy Policy
+	API    API // nil: plan only
+
+	// The attribution Propose made, for View of the same snapshot: it
+	// indexes every pod of the fleet, so it is made once a pass.
+	attrSnap *inventory.Snapshot
+	attr     *Attribution
+}
+
+// attribution returns the snapshot's attribution, made once for Propose and
+// View; View lets go of it.
+func (k *Kind) attribution(snap *inventory.Snapshot, now time.Time) *Attribution {
+	if k.attrSnap != snap || k.attr == nil {
+		k.attrSnap, k.attr = snap, Attribute(snap, now)
+	}
+	return k.attr
+}
+
+// FromConfig makes the kind from the ec2 section; nil without one.
+func FromConfig(cfg *config.Config, api API) *Kind {
+	e := cfg.EC2
+	if e == nil {
+		return nil
+	}
+	i := e.Interfaces
+	return &Kind{API: api, Policy: Policy{Delete: i.Delete, Ownership: i.Ownership, ProtectTag: i.ProtectTag, Grace: i.Grace.Std(), MaxDeletes: i.MaxDeletesPerRun,
+		MaxDeletePercent: i.MaxDeletePercent.Fraction(), BreakerCandidates: i.BreakerCandidates,
+		HeadroomWarning: e.HeadroomWarning.Fraction(), WarnBefore: e.WarnBefore.Std()}}
+}
+
+// Detail is what an interface decision says beyond the envelope.
+type Detail struct {
+	Account     string `json:"account"`
+	Region      string `json:"region"`
+	Subnet      string `json:"subnet"`
+	AZ          string `json:"availabilityZone"`
+	Type        string `json:"interfaceType"`
+	Status      string `json:"status"`
+	Description string `json:"description,omitempty"`
+	Evidence    string `json:"evidence,omitempty"`
+	IPs         int    `json:"ips"`
+}
+
+// DetailOf returns an interface decision's detail.
+func DetailOf(d *engine.Decision) *Detail {
+	if det, ok := d.Detail.(*Detail); ok {
+		return det
+	}
+	return &Detail{}
+}
+
+// ID names an interface in decisions, state and the audit log.
+func ID(account, region, eni string) string { return "ec2:" + account + "/" + region + "/" + eni }
+
+func parseID(id string) (account, region, eni string, ok bool) {
+	rest, ok := strings.CutPrefix(id, "ec2:")
+	p := strings.Split(rest, "/")
+	if !ok || len(p) != 3 || !strings.HasPrefix(p[2], "eni-") {
+		return "", "", "", false
+	}
+	return p[0], p[1], p[2], true
+}
+
+func (k *Kind) Name() string { return Name }
+
+func (k *Kind) Owns(id string) bool { _, _, _, ok := parseID(id); return ok }
+
+func (k *Kind) Limits() engine.Limits {
+	p := k.Policy
+	return engine.Limits{Grace: p.Grace, MaxDeletes: p.MaxDeletes, MaxDeletePercent: p.MaxDeletePercent,
+		BreakerCandidates: p.BreakerCandidates, BatchSize: BatchSize, Section: "ec2.interfaces", Noun: "interfaces",
+		Guarded: "network interface in a subnet it could use",
+		OptOut:  optOut(p.ProtectTag)}
+}
+
+func optOut(tag string) string {
+	if tag == "" {
+		return "set ec2.interfaces.delete: false"
+	}
+	return "tag the interface " + tag + "=true, or set ec2.interfaces.delete: false"
+}
+
+// Protected says whether an interface carries the protect tag.
+func (p *Policy) Protected(n *inventory.NetInterface) bool {
+	return p.ProtectTag != "" && strings.EqualFold(n.Tags[p.ProtectTag], "true")
+}
+
+// NetworkSource is the source key of an account and region's EC2 listing.
+func NetworkSource(account, region string) string {
+	return engine.SourceKey("ec2-network", account+"/"+region)
+}
+
+// Propose gives every detached interface a proposal: a candidate when it
+// carries the configured ownership evidence and no address of it is on any
+// pod; a keep with the reason otherwise. Attached interfaces get none (the
+// headroom counts them).
+func (k *Kind) Propose(snap *inventory.Snapshot, now time.Time) engine.Proposals {
+	out := engine.Proposals{}
+	a := k.attribution(snap, now)
+	listed := map[string]bool{}  // account/region listed completely
+	present := map[string]bool{} // ids listed
+	for li := range snap.Networks {
+		l := &snap.Networks[li]
+		src := engine.Source{Kind: "ec2-network", Name: l.Account + "/" + l.Region, Complete: l.Complete, Items: len(l.Interfaces), Unit: "network interfaces"}
+		if !l.Complete {
+			src.Problems = []string{l.Problem}
+			out.Blocked = append(out.Blocked, fmt.Sprintf("EC2 %s/%s could not be listed completely (%s): no interface there is deleted this run", l.Account, l.Region, l.Problem))
+		}
+		out.Sources = append(out.Sources, src)
+		listed[l.Account+"/"+l.Region] = l.Complete
+		subnets := make(map[string]*inventory.Subnet, len(l.Subnets))
+		for i := range l.Subnets {
+			subnets[l.Subnets[i].ID] = &l.Subnets[i]
+		}
+		for i := range l.Interfaces {
+			n := &l.Interfaces[i]
+			present[ID(l.Account, l.Region, n.ID)] = true
+			if n.Status != "available" {
+				continue
+			}
+			out.InScope++
+			pr := k.propose(l, n, a)
+			if pr.Candidate {
+				pr.Sources = engine.UniqueKeys(append(pr.Sources, cloudGuards(snap.Fleet, l, n, subnets[n.Subnet])...))
+			}
+			out.Items = append(out.Items, pr)
+		}
+	}
+	out.Presence = func(id string) engine.Presence {
+		acct, region, _, ok := parseID(id)
+		if !ok || !listed[acct+"/"+region] {
+			return engine.Unknown
+		}
+		if present[id] {
+			return engine.Present
+		}
+		return engine.Gone
+	}
+	return out
+}
+
+// cloudGuards are the clusters the cloud says may use an interface's
+// addresses, read or not: the EKS clusters of its VPC or subnet, the
+// clusters its subnet's kubernetes.io/cluster/NAME tags name, the cluster
+// its own VPC CNI tag names; and the account and region's discovery. Any of
+// them not read completely holds the interface.
+func cloudGuards(f *inventory.Fleet, l *inventory.NetworkListing, n *inventory.NetInterface, sn *inventory.Subnet) []string {
+	out := engine.FleetGuards(f, f.EKSIn(l.Account, n.VPC, n.Subnet), inventory.EKS+" "+l.Account+"/"+l.Region)
+	if sn != nil {
+		for _, c := range sn.Clusters {
+			out = append(out, engine.ClusterKey(f.Resolve(c)))
+		}
+	}
+	if c := n.Tags[inventory.InterfaceClusterTag]; c != "" {
+		out = append(out, engine.ClusterKey(f.Resolve(c)))
+	}
+	return out
+}
+
+// Evidence says which configured ownership evidence an interface carries, or "".
+func (p *Policy) Evidence(n *inventory.NetInterface) string {
+	for _, o := range p.Ownership {
+		switch o {
+		case EvidenceVPCCNI:
+			if n.Tags[cniInstanceTag] != "" && strings.HasPrefix(n.Description, cniDescription) {
+				return o
+			}
+		case EvidenceBranch:
+			if n.Tags[branchOwnerTag] == branchOwnerVal || (strings.HasPrefix(n.Description, branchDescPrefx) && n.Type == "branch") {
+				return o
+			}
+		}
+	}
+	return ""
+}
+
+func (k *Kind) propose(l *inventory.NetworkListing, n *inventory.NetInterface, a *Attribution) engine.Proposal {
+	det := &Detail{Account: l.Account, Region: l.Region, Subnet: n.Subnet, AZ: n.AZ, Type: n.Type, Status: n.Status, Description: n.Description, IPs: len(n.IPs)}
+	p := engine.Proposal{Decision: engine.Decision{ID: ID(l.Account, l.Region, n.ID), Name: n.ID, Detail: det,
+		Frees: engine.Frees{IPs: len(n.IPs) + 16*n.Prefixes, Pool: n.Subnet}}}
+	keep := func(class, reason string) engine.Proposal {
+		p.Action, p.Class, p.Reason = engine.Keep, class, reason
+		return p
+	}
+	switch {
+	case k.Policy.Protected(n):
+		return keep(ClassProtected, "tagged "+k.Policy.ProtectTag+"=true")
+	case n.RequesterManaged:
+		return keep(ClassRequesterManaged, fmt.Sprintf("requester-managed (by %s): the service that made it owns it", orDefault(n.RequesterID, "an AWS service")))
+	case n.OperatorManaged:
+		return keep(ClassOperatorManaged, fmt.Sprintf("managed by %s (operator.managed)", orDefault(n.OperatorPrincipal, "a service provider")))
+	case n.Type != "interface" && n.Type != "branch" && n.Type != "":
+		return keep(ClassType, "interface type "+n.Type+": not one Kubernetes networking makes")
+	}
+	ev := k.Policy.Evidence(n)
+	if ev == "" {
+		return keep(ClassNoEvidence, fmt.Sprintf("detached, but no ownership evidence (%s) says the fleet made it: look at it", strings.Join(k.Policy.Ownership, ", ")))
+	}
+	det.Evidence = ev
+	for _, ip := range n.IPs {
+		if pod, cluster := a.PodWithIP(ip); pod != nil {
+			return keep(ClassPodIP, fmt.Sprintf("its address %s is pod %s/%s's in cluster %s", ip, pod.Namespace, pod.Name, cluster))
+		}
+	}
+	clusters := a.ClustersFor(n.Subnet)
+	if len(clusters) == 0 {
+		return keep(ClassNoCluster, "no configured cluster could use subnet "+n.Subnet+", so no pod evidence covers it (add awsSubnets to the cluster that does)")
+	}
+	p.Candidate, p.Class = true, ClassLeaked
+	p.Sources = []string{NetworkSource(l.Account, l.Region)}
+	var holds []string
+	for _, c := range clusters {
+		p.Sources = append(p.Sources, engine.SourceKey("cluster", c.Name))
+		if c.Complete && !c.WorkloadsListed {
+			holds = append(holds, "cluster "+c.Name+" was not asked for its pods")
+		}
+	}
+	p.Hold = strings.Join(holds, "; ")
+	p.Reason = fmt.Sprintf("detached since listed, type %s, made by the %s (evidence: %s); none of its %d address(es) is on a pod of any cluster",
+		orDefault(n.Type, "interface"), madeBy[ev], ev, len(n.IPs))
+	if !k.Policy.Delete {
+		p.ReportOnly = true
+		p.Reason += "; ec2.interfaces.delete is off"
+	}
+	return p
+}
+
+// Recheck re-reads each batch's interfaces in one call per account and
+// region: gone is gone; attached, managed, or with lost evidence is a skip.
+func (k *Kind) Recheck(ctx context.Context, batch []*engine.Decision) ([]engine.Verdict, error) {
+	if k.API == nil {
+		return nil, errors.New("no EC2 client")
+	}
+	out := make([]engine.Verdict, len(batch))
+	type reg struct{ account, region string }
+	groups := map[reg][]int{}
+	for i, d := range batch {
+		det := DetailOf(d)
+		groups[reg{det.Account, det.Region}] = append(groups[reg{det.Account, det.Region}], i)
+	}
+	for g, idx := range groups {
+		ids := make([]string, len(idx))
+		for j, i := range idx {
+			ids[j] = batch[i].Name
+		}
+		cur, err := k.API.Interfaces(ctx, g.account, g.region, ids)
+		if err != nil {
+			return nil, fmt.Errorf("re-read interfaces in %s/%s: %w", g.account, g.region, err)
+		}
+		byID := map[string]*inventory.NetInterface{}
+		for i := range cur {
+			byID[cur[i].ID] = &cur[i]
+		}
+		for _, i := range idx {
+			n := byID[batch[i].Name]
+			switch {
+			case n == nil:
+				out[i].Result = engine.GoneNow
+			case n.Status != "available":
+				out[i] = engine.Verdict{Result: engine.Skip, Reason: "skipped: " + n.Status + " since it was planned"}
+			case k.Policy.Protected(n):
+				out[i] = engine.Verdict{Result: engine.Skip, Reason: "skipped: tagged " + k.Policy.ProtectTag + "=true since it was planned"}
+			case n.RequesterManaged || n.OperatorManaged:
+				out[i] = engine.Verdict{Result: engine.Skip, Reason: "skipped: managed by a service"}
+			case k.Policy.Evidence(n) == "":
+				out[i] = engine.Verdict{Result: engine.Skip, Reason: "skipped: its ownership evidence changed since it was planned"}
+			}
+		}
+	}
+	return out, nil
+}
+
+// Delete deletes each interface; EC2 refuses one that is attached again.
+func (k *Kind) Delete(ctx context.Context, batch []*engine.Decision) ([]engine.Deleted, error) {
+	if k.API == nil {
+		return nil, errors.New("no EC2 client")
+	}
+	out := make([]engine.Deleted, len(batch))
+	for i, d := range batch {
+		det := DetailOf(d)
+		err := k.API.DeleteInterface(ctx, det.Account, det.Region, d.Name)
+		switch {
+		case err == nil, errors.Is(err, inventory.ErrNotFound):
+			out[i].Err = err
+		case errors.Is(err, ErrInUse):
+			out[i].Err = engine.Skipped("skipped: in use again (%v)", err)
+		case isRefusal(err):
+			out[i].Err = err
+		default:
+			// No answer from EC2 (timeout, connection, cancelled): the
+			// outcome is unknown and the next run settles it.
+			return nil, fmt.Errorf("delete %s: %w", d.Name, err)
+		}
+	}
+	return out, nil
+}
+
+func orDefault(s, d string) string {
+	if s == "" {
+		return d
+	}
+	return s
+}
+
+// isRefusal says whether EC2 answered with an error code (the API's
+// refusal) rather than not answering.
+func isRefusal(err error) bool {
+	var api interface{ ErrorCode() string }
+	return errors.As(err, &api) && api.ErrorCode() != ""
+}

@@ -1,0 +1,219 @@
+package netiface_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"reclaim.dev/reclaim/inventory"
+	"reclaim.dev/reclaim/reconcile/engine"
+	"reclaim.dev/reclaim/reconcile/kinds/netiface"
+)
+
+const grace = time.Hour
+
+func policy() netiface.Policy {
+	return netiface.Policy{Delete: true, Ownership: []string{netiface.EvidenceVPCCNI, netiface.EvidenceBranch}, ProtectTag: "reclaim.dev/protect", Grace: grace,
+		MaxDeletes: 1000, MaxDeletePercent: 1, BreakerCandidates: 1000, HeadroomWarning: 0.8, WarnBefore: 72 * time.Hour}
+}
+
+// cni is a detached interface the VPC CNI made (its tag and description).
+func cni(id, subnet string, ips ...string) inventory.NetInterface {
+	n := iface(id, subnet, "available", ips...)
+	n.Tags = map[string]string{"node.k8s.amazonaws.com/instance_id": "i-0abc", "cluster.k8s.amazonaws.com/name": "prod"}
+	n.Description = "aws-K8S-i-0abc"
+	return n
+}
+
+// planSnap: cluster prod may use subnet-a and subnet-b, dev only subnet-d;
+// nobody subnet-c. Both run a pod; the listing holds n.
+func planSnap(ns ...inventory.NetInterface) *inventory.Snapshot {
+	return &inventory.Snapshot{TakenAt: t0,
+		Clusters: []inventory.ClusterRefs{
+			{Name: "prod", Complete: true, WorkloadsListed: true, Subnets: []string{"subnet-a", "subnet-b"},
+				Pods: []inventory.Pod{finishedPod("batch", "done", t0.Add(-48*time.Hour), nil, "10.0.1.10")}},
+			{Name: "dev", Complete: true, WorkloadsListed: true, Subnets: []string{"subnet-d"},
+				Pods: []inventory.Pod{runningPod("etl", "etl", t0.Add(-48*time.Hour), "10.0.5.5")}},
+		},
+		Networks: []inventory.NetworkListing{{Account: acct, Region: region, Complete: true,
+			Subnets: []inventory.Subnet{
+				subnet("subnet-a", "vpc-1", "us-east-1a", "10.0.0.0/20", usable20-100),
+				subnet("subnet-b", "vpc-1", "us-east-1b", "10.0.16.0/20", usable20-100),
+				subnet("subnet-c", "vpc-3", "us-east-1a", "10.2.0.0/20", usable20-100),
+				subnet("subnet-d", "vpc-2", "us-east-1c", "10.0.0.0/20", usable20-100),
+			},
+			Interfaces: ns}}}
+}
+
+func build(s *inventory.Snapshot, pol netiface.Policy, st engine.State, now time.Time) *engine.Plan {
+	return engine.Build(s, []engine.Kind{&netiface.Kind{Policy: pol}}, st, now)
+}
+
+func find(p *engine.Plan, eni string) *engine.Decision {
+	for i := range p.Decisions {
+		if p.Decisions[i].ID == netiface.ID(acct, region, eni) {
+			return &p.Decisions[i]
+		}
+	}
+	return nil
+}
+
+func TestEligibility(t *testing.T) {
+	mod := func(n inventory.NetInterface, f func(*inventory.NetInterface)) inventory.NetInterface {
+		f(&n)
+		return n
+	}
+	cases := []struct {
+		name          string
+		n             inventory.NetInterface
+		pol           func(*netiface.Policy)
+		first, second engine.Action // "" : no decision
+		class         string
+		evidence      string
+	}{
+		{"vpc-cni evidence", cni("eni-1", "subnet-a", "10.0.1.40"), nil, engine.Mark, engine.Delete, netiface.ClassLeaked, netiface.EvidenceVPCCNI},
+		{"vpc-cni evidence, no type given", mod(cni("eni-1", "subnet-a", "10.0.1.40"), func(n *inventory.NetInterface) { n.Type = "" }), nil,
+			engine.Mark, engine.Delete, netiface.ClassLeaked, netiface.EvidenceVPCCNI},
+		{"branch: owner tag", mod(iface("eni-1", "subnet-b", "available", "10.0.16.4"), func(n *inventory.NetInterface) {
+			n.Type, n.Tags = "branch", map[string]string{"eks:eni:owner": "eks-vpc-resource-controller"}
+		}), nil, engine.Mark, engine.Delete, netiface.ClassLeaked, netiface.EvidenceBranch},
+		{"branch: description of a branch interface", mod(iface("eni-1", "subnet-b", "available", "10.0.16.4"), func(n *inventory.NetInterface) {
+			n.Type, n.Description = "branch", "aws-k8s-branch-eni"
+		}), nil, engine.Mark, engine.Delete, netiface.ClassLeaked, netiface.EvidenceBranch},
+		{"branch description on a plain interface is not evidence", mod(iface("eni-1", "subnet-b", "available", "10.0.16.4"), func(n *inventory.NetInterface) {
+			n.Description = "aws-k8s-branch-eni"
+		}), nil, engine.Keep, engine.Keep, netiface.ClassNoEvidence, ""},
+		{"branch evidence not configured", mod(iface("eni-1", "subnet-b", "available", "10.0.16.4"), func(n *inventory.NetInterface) {
+			n.Type, n.Tags = "branch", map[string]string{"eks:eni:owner": "eks-vpc-resource-controller"}
+		}), func(p *netiface.Policy) { p.Ownership = []string{netiface.EvidenceVPCCNI} }, engine.Keep, engine.Keep, netiface.ClassNoEvidence, ""},
+		{"vpc-cni tag without its description", mod(cni("eni-1", "subnet-a", "10.0.1.40"), func(n *inventory.NetInterface) { n.Description = "made by hand" }),
+			nil, engine.Keep, engine.Keep, netiface.ClassNoEvidence, ""},
+		{"vpc-cni description without its tag", mod(cni("eni-1", "subnet-a", "10.0.1.40"), func(n *inventory.NetInterface) { n.Tags = nil }),
+			nil, engine.Keep, engine.Keep, netiface.ClassNoEvidence, ""},
+		{"no evidence", iface("eni-1", "subnet-a", "available", "10.0.1.40"), nil, engine.Keep, engine.Keep, netiface.ClassNoEvidence, ""},
+		{"protect tag", mod(cni("eni-1", "subnet-a", "10.0.1.40"), func(n *inventory.NetInterface) { n.Tags["reclaim.dev/protect"] = "true" }),
+			nil, engine.Keep, engine.Keep, netiface.ClassProtected, ""},
+		{"protect tag not true", mod(cni("eni-1", "subnet-a", "10.0.1.40"), func(n *inventory.NetInterface) { n.Tags["reclaim.dev/protect"] = "false" }),
+			nil, engine.Mark, engine.Delete, netiface.ClassLeaked, netiface.EvidenceVPCCNI},
+		{"requester-managed", mod(cni("eni-1", "subnet-a", "10.0.1.40"), func(n *inventory.NetInterface) { n.RequesterManaged, n.RequesterID = true, "amazon-elb" }),
+			nil, engine.Keep, engine.Keep, netiface.ClassRequesterManaged, ""},
+		{"operator-managed", mod(cni("eni-1", "subnet-a", "10.0.1.40"), func(n *inventory.NetInterface) { n.OperatorManaged = true }),
+			nil, engine.Keep, engine.Keep, netiface.ClassOperatorManaged, ""},
+		{"type efa", mod(cni("eni-1", "subnet-a", "10.0.1.40"), func(n *inventory.NetInterface) { n.Type = "efa" }),
+			nil, engine.Keep, engine.Keep, netiface.ClassType, ""},
+		{"type trunk", mod(iface("eni-1", "subnet-a", "available", "10.0.1.40"), func(n *inventory.NetInterface) {
+			n.Type, n.Tags = "trunk", map[string]string{"eks:eni:owner": "eks-vpc-resource-controller"}
+		}), nil, engine.Keep, engine.Keep, netiface.ClassType, ""},
+		{"its address on a finished pod", cni("eni-1", "subnet-a", "10.0.1.41", "10.0.1.10"), nil, engine.Keep, engine.Keep, netiface.ClassPodIP, netiface.EvidenceVPCCNI},
+		{"its address on a pod of a cluster that cannot use the subnet", cni("eni-1", "subnet-a", "10.0.5.5"), nil, engine.Keep, engine.Keep, netiface.ClassPodIP, netiface.EvidenceVPCCNI},
+		{"a subnet no cluster could use", cni("eni-1", "subnet-c", "10.2.0.9"), nil, engine.Keep, engine.Keep, netiface.ClassNoCluster, netiface.EvidenceVPCCNI},
+		{"in use: no decision", mod(cni("eni-1", "subnet-a", "10.0.1.40"), func(n *inventory.NetInterface) { n.Status, n.Instance = "in-use", "i-1" }),
+			nil, "", "", "", ""},
+		{"attaching: no decision", mod(cni("eni-1", "subnet-a", "10.0.1.40"), func(n *inventory.NetInterface) { n.Status = "attaching" }),
+			nil, "", "", "", ""},
+		{"delete off: report only", cni("eni-1", "subnet-a", "10.0.1.40"), func(p *netiface.Policy) { p.Delete = false },
+			engine.Report, engine.Report, netiface.ClassLeaked, netiface.EvidenceVPCCNI},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			pol := policy()
+			if tc.pol != nil {
+				tc.pol(&pol)
+			}
+			s := planSnap(tc.n)
+			p1 := build(s, pol, engine.NewState(), t0)
+			p2 := build(s, pol, p1.State, t0.Add(grace+time.Minute))
+			for i, r := range []struct {
+				p    *engine.Plan
+				want engine.Action
+			}{{p1, tc.first}, {p2, tc.second}} {
+				d := find(r.p, "eni-1")
+				if tc.first == "" {
+					if d != nil {
+						t.Fatalf("run %d: want no decision, got %+v", i+1, d)
+					}
+					continue
+				}
+				if d == nil || d.Action != r.want || d.Held {
+					t.Fatalf("run %d: %+v, want %s", i+1, d, r.want)
+				}
+				if d.Class != tc.class || netiface.DetailOf(d).Evidence != tc.evidence {
+					t.Fatalf("class %q evidence %q (%s), want %q %q", d.Class, netiface.DetailOf(d).Evidence, d.Why(), tc.class, tc.evidence)
+				}
+			}
+		})
+	}
+}
+
+func TestFrees(t *testing.T) {
+	n := cni("eni-1", "subnet-a", "10.0.1.40", "10.0.1.41", "10.0.1.42")
+	n.Prefixes = 1
+	d := find(build(planSnap(n), policy(), engine.NewState(), t0), "eni-1")
+	if d.Frees.IPs != 3+16 || d.Frees.Pool != "subnet-a" {
+		t.Fatalf("%+v", d.Frees)
+	}
+	if det := netiface.DetailOf(d); det.Account != acct || det.Region != region || det.Subnet != "subnet-a" || det.IPs != 3 || det.Status != "available" {
+		t.Fatalf("%+v", det)
+	}
+}
+
+// Fail closed: an incomplete listing holds every interface of it, however
+// long; an incomplete cluster holds the interfaces of subnets it could use.
+func TestHolds(t *testing.T) {
+	cases := []struct {
+		name string
+		mod  func(*inventory.Snapshot)
+		held bool
+	}{
+		{"everything complete", func(*inventory.Snapshot) {}, false},
+		{"network listing incomplete", func(s *inventory.Snapshot) {
+			s.Networks[0].Complete, s.Networks[0].Problem = false, "page 3: throttled"
+		}, true},
+		{"incomplete cluster that could use the subnet", func(s *inventory.Snapshot) { s.Clusters[0].Complete = false }, true},
+		{"cluster that could use the subnet not asked for its pods", func(s *inventory.Snapshot) { s.Clusters[0].WorkloadsListed = false }, true},
+		{"incomplete cluster whose awsSubnets leave the subnet out", func(s *inventory.Snapshot) { s.Clusters[1].Complete = false }, false},
+		{"incomplete cluster that may use any subnet", func(s *inventory.Snapshot) { s.Clusters[1].Complete, s.Clusters[1].Subnets = false, nil }, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s := planSnap(cni("eni-1", "subnet-a", "10.0.1.40"))
+			tc.mod(s)
+			st := engine.NewState()
+			var d *engine.Decision
+			for _, at := range []time.Time{t0, t0.Add(grace + time.Minute), t0.Add(20 * grace)} {
+				p := build(s, policy(), st, at)
+				st = p.State
+				d = find(p, "eni-1")
+				if tc.held {
+					if d.Action != engine.Mark || !d.Held || !strings.Contains(d.Why(), "held") {
+						t.Fatalf("at %s: %s held %v %q", at, d.Action, d.Held, d.Why())
+					}
+				} else if d.Held {
+					t.Fatalf("held: %q", d.Why())
+				}
+			}
+			if !tc.held && d.Action != engine.Delete {
+				t.Fatalf("%+v", d)
+			}
+		})
+	}
+}
+
+// A pending delete is settled by a complete listing only.
+func TestPending(t *testing.T) {
+	id := netiface.ID(acct, region, "eni-9")
+	for _, complete := range []bool{true, false} {
+		s := planSnap()
+		s.Networks[0].Complete = complete
+		st := engine.NewState()
+		st.Pending[id] = engine.Pending{Kind: netiface.Name, Reason: "r"}
+		p := build(s, policy(), st, t0)
+		if got := len(p.Confirmed) == 1; got != complete {
+			t.Fatalf("complete %v: confirmed %v", complete, p.Confirmed)
+		}
+	}
+	k := &netiface.Kind{}
+	if !k.Owns(id) || k.Owns("ec2:1/r/vol-1") || k.Owns("clusters/a/namespaces/b/jobs/c") || k.Owns("ec2:1/eni-1") {
+		t.Fatal("Owns")
+	}
+}

@@ -1,0 +1,337 @@
+package netiface
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"reclaim.dev/reclaim/inventory"
+	"reclaim.dev/reclaim/reconcile/engine"
+	"reclaim.dev/reclaim/reconcile/kinds/k8sjob"
+	"reclaim.dev/reclaim/reconcile/kinds/k8spod"
+)
+
+// Headroom is one subnet's (or one zone's) addresses and who holds them.
+type Headroom struct {
+	Account string `json:"account"`
+	Region  string `json:"region"`
+	Subnet  string `json:"subnet,omitempty"` // "" for a zone's total
+	Name    string `json:"name,omitempty"`
+	AZ      string `json:"availabilityZone"`
+	CIDR    string `json:"cidr,omitempty"`
+	Usable  int    `json:"usable"`
+	Free    int    `json:"free"`
+	// Held by: running pods, finished pods (the Jobs and Pods kinds'
+	// to reclaim), nodes, and nothing reclaim knows.
+	RunningPods  int `json:"runningPods"`
+	FinishedPods int `json:"finishedPods"`
+	Nodes        int `json:"nodes"`
+	Unknown      int `json:"unknown"`
+	// PlanFrees is what this plan's deletions free (finished Jobs' and
+	// Pods' addresses, leaked interfaces).
+	PlanFrees int     `json:"planFrees"`
+	UsedPct   float64 `json:"usedPct"`
+	// GrowthPerDay is the consumption rate (addresses a day); RateFrom says
+	// whether it comes from the usage history or from pod creation times.
+	GrowthPerDay float64    `json:"growthPerDay"`
+	RateFrom     string     `json:"rateFrom,omitempty"`
+	RunsOutAt    *time.Time `json:"runsOutAt,omitempty"`
+	Warning      bool       `json:"warning"`
+	// Attributed is false when an interface listing or a cluster that could
+	// use the subnet was incomplete, or no cluster could use it: then
+	// "unknown" includes what reclaim could not attribute.
+	Attributed bool     `json:"attributed"`
+	Clusters   []string `json:"clusters,omitempty"`
+}
+
+// FinishedHolder is a namespace's CronJob, its other Jobs, or its bare
+// pods, whose finished pods hold addresses: the answer to "who holds the IPs".
+type FinishedHolder struct {
+	Cluster   string `json:"cluster"`
+	Namespace string `json:"namespace"`
+	// Owner is "CronJob x", "Jobs of no CronJob" or "pods without a Job".
+	Owner   string `json:"owner"`
+	Jobs    int    `json:"jobs"`
+	Subnets int    `json:"subnets"`
+	IPs     int    `json:"ips"`
+	// PlanFrees are the addresses this plan's deletions free.
+	PlanFrees int `json:"planFrees"`
+}
+
+// HeadroomOf returns the plan's subnet headroom.
+func HeadroomOf(p *engine.Plan) []Headroom {
+	h, _ := p.Section("subnets").([]Headroom)
+	return h
+}
+
+// FinishedHoldersOf returns the plan's holders of subnet addresses.
+func FinishedHoldersOf(p *engine.Plan) []FinishedHolder {
+	h, _ := p.Section("subnetHolders").([]FinishedHolder)
+	return h
+}
+
+var subnetLabels = []string{"subnet", "availability_zone"}
+
+// Gauges are the kind's metrics.
+var Gauges = []engine.GaugeDef{
+	{Name: "reclaim_subnet_usable_ips", Labels: subnetLabels, Help: "Usable addresses of a subnet (2^(32-prefix) - 5)."},
+	{Name: "reclaim_subnet_ips", Labels: append(append([]string(nil), subnetLabels...), "holder"),
+		Help: "Addresses of a subnet by holder (free, running-pods, finished-pods, nodes, unknown), as attributed by the last run."},
+	{Name: "reclaim_subnet_used_ratio", Labels: subnetLabels, Help: "Used share of a subnet's usable addresses (1 is full)."},
+	{Name: "reclaim_subnet_growth_per_day", Labels: subnetLabels, Help: "Addresses a day a subnet's usage grows, from the usage history or pod creation times. No series until known."},
+	{Name: "reclaim_subnet_runs_out_timestamp_seconds", Labels: subnetLabels, Help: "When a subnet is projected to run out of addresses (Unix time). No series when it does not grow."},
+	{Name: "reclaim_subnet_plan_frees_ips", Labels: subnetLabels, Help: "Addresses of a subnet the last run's plan frees now."},
+}
+
+// View shows subnet headroom by subnet and zone, who holds the addresses,
+// the interface decisions and the summary phrase.
+func (k *Kind) View(p *engine.Plan, snap *inventory.Snapshot) engine.View {
+	now := p.GeneratedAt
+	a := k.attribution(snap, now)
+	k.attrSnap, k.attr = nil, nil
+	due := map[string]bool{} // ids this plan deletes
+	for i := range p.Decisions {
+		if d := &p.Decisions[i]; d.Action == engine.Delete {
+			due[d.ID] = true
+		}
+	}
+	freedBy := func(h *IPHolder) bool {
+		return due[k8spod.ID(h.Cluster, h.Namespace, h.Pod)] || (h.Job != "" && due[k8sjob.ID(h.Cluster, h.Namespace, h.Job)])
+	}
+	ifaceFrees := map[string]int{}
+	for i := range p.Decisions {
+		if d := &p.Decisions[i]; d.Kind == Name && d.Action == engine.Delete {
+			ifaceFrees[d.Frees.Pool] += d.Frees.IPs
+		}
+	}
+	var rows []Headroom
+	holders := map[[3]string]*FinishedHolder{}
+	holderSubnets := map[[3]string]map[string]bool{}
+	holderJobs := map[[3]string]map[string]bool{}
+	for i := range a.Subnets {
+		u := &a.Subnets[i]
+		s := u.Subnet
+		h := Headroom{Account: s.Account, Region: s.Region, Subnet: s.ID, Name: s.Name, AZ: s.AZ, CIDR: s.CIDR, Usable: s.Usable, Free: s.Available,
+			RunningPods: u.Running, FinishedPods: u.Finished, Nodes: u.Nodes, Unknown: u.Unknown, Attributed: u.Complete && len(u.Clusters) > 0,
+			Clusters: u.Clusters, PlanFrees: ifaceFrees[s.ID]}
+		for j := range u.FinishedHolders {
+			fh := &u.FinishedHolders[j]
+			owner := "pods without a Job"
+			switch {
+			case fh.CronJob != "":
+				owner = "CronJob " + fh.CronJob
+			case fh.Job != "":
+				owner = "Jobs of no CronJob"
+			}
+			key := [3]string{fh.Cluster, fh.Namespace, owner}
+			hd := holders[key]
+			if hd == nil {
+				hd = &FinishedHolder{Cluster: fh.Cluster, Namespace: fh.Namespace, Owner: owner}
+				holders[key], holderSubnets[key], holderJobs[key] = hd, map[string]bool{}, map[string]bool{}
+			}
+			if fh.JobUID != "" && !holderJobs[key][fh.JobUID] {
+				holderJobs[key][fh.JobUID] = true
+				hd.Jobs++
+			}
+			hd.IPs++
+			holderSubnets[key][s.ID] = true
+			if freedBy(fh) {
+				hd.PlanFrees++
+				h.PlanFrees++
+			}
+		}
+		used := float64(u.Used())
+		if s.Usable > 0 {
+			h.UsedPct = used / float64(s.Usable)
+		}
+		key := "subnet/" + s.Account + "/" + s.Region + "/" + s.ID
+		perDay, runsOut := p.State.Trend(key, used, float64(s.Usable), now)
+		h.GrowthPerDay, h.RunsOutAt, h.RateFrom = perDay, runsOut, "history"
+		if !p.State.HasTrend(key) && u.Recent > 0 {
+			// No history yet: the pods created lately that still hold an
+			// address are the rate at which the subnet fills if nothing
+			// is cleaned up.
+			h.GrowthPerDay = float64(u.Recent) / RecentWindow.Hours() * 24
+			h.RateFrom = "pod creations"
+			if h.Free > 0 {
+				t := now.Add(time.Duration(float64(h.Free) / h.GrowthPerDay * 24 * float64(time.Hour))).Truncate(time.Minute)
+				h.RunsOutAt = &t
+			}
+		}
+		if h.GrowthPerDay == 0 {
+			h.RateFrom = ""
+		}
+		h.Warning = (s.Usable > 0 && h.UsedPct >= k.Policy.HeadroomWarning) ||
+			(h.RunsOutAt != nil && h.RunsOutAt.Sub(now) <= k.Policy.WarnBefore)
+		rows = append(rows, h)
+	}
+	hs := make([]FinishedHolder, 0, len(holders))
+	for key, hd := range holders {
+		hd.Subnets = len(holderSubnets[key])
+		hs = append(hs, *hd)
+	}
+	sort.Slice(hs, func(i, j int) bool {
+		if hs[i].IPs != hs[j].IPs {
+			return hs[i].IPs > hs[j].IPs
+		}
+		return hs[i].Cluster+hs[i].Namespace+hs[i].Owner < hs[j].Cluster+hs[j].Namespace+hs[j].Owner
+	})
+	v := engine.View{Sections: []engine.Section{HeadroomSection(rows, zones(rows)), HoldersSection(hs), DecisionSection(p)}}
+	for _, h := range rows {
+		l := []string{h.Subnet, h.AZ}
+		v.Gauges = append(v.Gauges,
+			engine.Gauge{Name: "reclaim_subnet_usable_ips", Labels: l, Value: float64(h.Usable)},
+			engine.Gauge{Name: "reclaim_subnet_plan_frees_ips", Labels: l, Value: float64(h.PlanFrees)})
+		for _, by := range []struct {
+			holder string
+			n      int
+		}{{"free", h.Free}, {string(HeldByRunningPod), h.RunningPods}, {string(HeldByFinishedPod), h.FinishedPods}, {string(HeldByNode), h.Nodes}, {string(HeldByUnknown), h.Unknown}} {
+			v.Gauges = append(v.Gauges, engine.Gauge{Name: "reclaim_subnet_ips", Labels: append(append([]string(nil), l...), by.holder), Value: float64(by.n)})
+		}
+		if h.Usable > 0 {
+			v.Gauges = append(v.Gauges, engine.Gauge{Name: "reclaim_subnet_used_ratio", Labels: l, Value: h.UsedPct})
+		}
+		if h.RateFrom != "" {
+			v.Gauges = append(v.Gauges, engine.Gauge{Name: "reclaim_subnet_growth_per_day", Labels: l, Value: h.GrowthPerDay})
+		}
+		if h.RunsOutAt != nil {
+			v.Gauges = append(v.Gauges, engine.Gauge{Name: "reclaim_subnet_runs_out_timestamp_seconds", Labels: l, Value: float64(h.RunsOutAt.Unix())})
+		}
+	}
+	v.Summary = fmt.Sprintf("interfaces delete %d, report %d", p.Count(Name, engine.Delete), p.Count(Name, engine.Report))
+	return v
+}
+
+// zones adds the subnets up per account, region and zone.
+func zones(rows []Headroom) []Headroom {
+	by := map[[3]string]*Headroom{}
+	var order [][3]string
+	for _, r := range rows {
+		k := [3]string{r.Account, r.Region, r.AZ}
+		z := by[k]
+		if z == nil {
+			z = &Headroom{Account: r.Account, Region: r.Region, AZ: r.AZ, Attributed: true}
+			by[k] = z
+			order = append(order, k)
+		}
+		z.Usable += r.Usable
+		z.Free += r.Free
+		z.RunningPods += r.RunningPods
+		z.FinishedPods += r.FinishedPods
+		z.Nodes += r.Nodes
+		z.Unknown += r.Unknown
+		z.PlanFrees += r.PlanFrees
+		z.GrowthPerDay += r.GrowthPerDay
+		z.Attributed = z.Attributed && r.Attributed
+		z.Warning = z.Warning || r.Warning
+	}
+	sort.Slice(order, func(i, j int) bool { return strings.Join(order[i][:], "/") < strings.Join(order[j][:], "/") })
+	out := make([]Headroom, 0, len(order))
+	for _, k := range order {
+		z := by[k]
+		if z.Usable > 0 {
+			z.UsedPct = float64(z.Usable-z.Free) / float64(z.Usable)
+		}
+		out = append(out, *z)
+	}
+	return out
+}
+
+// HeadroomSection shows every subnet and zone (key "subnets"), warnings first.
+func HeadroomSection(rows, zones []Headroom) engine.Section {
+	s := engine.Section{Key: "subnets", Data: rows, Place: engine.Overview}
+	if len(rows) == 0 {
+		return s
+	}
+	s.Title = "SUBNET IP HEADROOM: every address and what holds it"
+	var warn []string
+	for _, h := range rows {
+		if !h.Warning {
+			continue
+		}
+		l := fmt.Sprintf("  ! %s (%s) is %s used: %d of %d addresses free; finished pods hold %d, this plan frees %d.",
+			h.Subnet, h.AZ, pct(h.UsedPct), h.Free, h.Usable, h.FinishedPods, h.PlanFrees)
+		if h.RunsOutAt != nil {
+			l += fmt.Sprintf(" At %.0f a day (from %s) it runs out about %s.", h.GrowthPerDay, h.RateFrom, h.RunsOutAt.UTC().Format("2006-01-02 15:04 MST"))
+		}
+		warn = append(warn, l)
+	}
+	header := []string{"SUBNET", "AZ", "CIDR", "USABLE", "FREE", "USED", "RUNNING PODS", "FINISHED PODS", "NODES", "UNKNOWN", "PLAN FREES", "GROWTH/DAY", "RUNS OUT"}
+	b := engine.Block{Indent: 2, Header: header}
+	for _, h := range rows {
+		b.Rows = append(b.Rows, headroomRow(h.Subnet, h.CIDR, h))
+	}
+	zb := engine.Block{Indent: 2, Heading: "  by availability zone:", Header: header}
+	for _, z := range zones {
+		zb.Rows = append(zb.Rows, headroomRow(z.Account+"/"+z.Region, "", z))
+	}
+	var notes []string
+	for _, h := range rows {
+		switch {
+		case len(h.Clusters) == 0:
+			notes = append(notes, "  "+h.Subnet+": no configured cluster could use it, so its addresses are unattributed (not free); list it in a cluster's awsSubnets.")
+		case !h.Attributed:
+			notes = append(notes, "  "+h.Subnet+": a listing was incomplete, so some addresses count as unknown.")
+		}
+	}
+	b.Lines = notes
+	s.Blocks = []engine.Block{{Lines: warn}, b, zb}
+	return s
+}
+
+func headroomRow(name, cidr string, h Headroom) []string {
+	runs, growth := "-", "-"
+	if h.RunsOutAt != nil {
+		runs = h.RunsOutAt.UTC().Format("2006-01-02 15:04")
+	}
+	if h.GrowthPerDay != 0 {
+		growth = fmt.Sprintf("%.0f", h.GrowthPerDay)
+	}
+	return []string{name, h.AZ, cidr, fmt.Sprint(h.Usable), fmt.Sprint(h.Free), pct(h.UsedPct), fmt.Sprint(h.RunningPods),
+		fmt.Sprint(h.FinishedPods), fmt.Sprint(h.Nodes), fmt.Sprint(h.Unknown), fmt.Sprint(h.PlanFrees), growth, runs}
+}
+
+// HoldersSection shows which Jobs, CronJobs and bare pods hold addresses
+// through finished pods (key "subnetHolders").
+func HoldersSection(hs []FinishedHolder) engine.Section {
+	s := engine.Section{Key: "subnetHolders", Data: hs, Place: engine.Overview}
+	if len(hs) == 0 {
+		return s
+	}
+	s.Title = "WHO HOLDS THE SUBNET ADDRESSES: finished pods (each keeps its address until the Pod object is deleted)"
+	b := engine.Block{Indent: 2, Header: []string{"CLUSTER", "NAMESPACE", "OWNER", "JOBS", "SUBNETS", "ADDRESSES", "PLAN FREES"}}
+	for i, h := range hs {
+		if i == 15 {
+			b.Rows = append(b.Rows, []string{"…", "", fmt.Sprintf("%d more", len(hs)-15), "", "", "", ""})
+			break
+		}
+		b.Rows = append(b.Rows, []string{h.Cluster, h.Namespace, h.Owner, fmt.Sprint(h.Jobs), fmt.Sprint(h.Subnets), fmt.Sprint(h.IPs), fmt.Sprint(h.PlanFrees)})
+	}
+	s.Blocks = []engine.Block{b}
+	return s
+}
+
+// DecisionSection lists the detached interfaces and what the plan does with each.
+func DecisionSection(p *engine.Plan) engine.Section {
+	b := engine.Block{Indent: 2}
+	for i := range p.Decisions {
+		d := &p.Decisions[i]
+		if d.Kind != Name {
+			continue
+		}
+		det := DetailOf(d)
+		b.Rows = append(b.Rows, []string{strings.ToUpper(string(d.Action)), det.Account + "/" + det.Region + "/" + d.Name, det.Subnet, d.Why()})
+		class := ""
+		if d.Action == engine.Keep {
+			class = d.Class
+		}
+		b.Classes = append(b.Classes, class)
+	}
+	if len(b.Rows) == 0 {
+		return engine.Section{}
+	}
+	return engine.Section{Title: "DETACHED NETWORK INTERFACES", Place: engine.Details, Blocks: []engine.Block{b}}
+}
+
+func pct(f float64) string { return fmt.Sprintf("%.0f%%", f*100) }

@@ -1,0 +1,236 @@
+// Package workflowpvc is the k8s-pvc kind: PVCs of finished Argo Workflows
+// that no running pod mounts — the leak behind the SSD_TOTAL_GB story
+// (volumeClaimGC defaults to OnWorkflowSuccess, so failed workflows keep
+// theirs). Deleting them is off by default; the PV's reclaim policy then
+// deletes the disk.
+package workflowpvc
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+
+	"reclaim.dev/reclaim/inventory"
+	"reclaim.dev/reclaim/reconcile/engine"
+	"reclaim.dev/reclaim/reconcile/kinds/gcedisk"
+)
+
+// Name is the kind as reports and the audit log spell it (schema v1).
+const Name = "k8s-pvc"
+
+// Policy is the operator's policy for these PVCs (the disks section).
+type Policy struct {
+	Delete            bool // disks.deleteWorkflowPVCs
+	Grace             time.Duration
+	ProtectLabel      string
+	MaxDeletes        int
+	MaxDeletePercent  float64
+	MaxDeleteGB       float64
+	BreakerCandidates int
+}
+
+// Kind plans and deletes finished-workflow PVCs.
+type Kind struct {
+	Policy Policy
+	// Client returns a cluster's client; nil plans only.
+	Client func(cluster string) (kubernetes.Interface, error)
+}
+
+// Detail is what a PVC decision says beyond the envelope (schema v1 fields).
+type Detail struct {
+	Cluster  string `json:"cluster,omitempty"`
+	Project  string `json:"project,omitempty"`
+	Location string `json:"location,omitempty"` // the namespace
+	Region   string `json:"region,omitempty"`
+	UID      string `json:"uid,omitempty"`
+}
+
+// ID names a PVC across the fleet.
+func ID(cluster, namespace, name string) string {
+	return fmt.Sprintf("clusters/%s/namespaces/%s/persistentvolumeclaims/%s", cluster, namespace, name)
+}
+
+func parseID(id string) (cluster, namespace, name string, ok bool) {
+	p := strings.Split(id, "/")
+	if len(p) != 6 || p[0] != "clusters" || p[2] != "namespaces" || p[4] != "persistentvolumeclaims" {
+		return "", "", "", false
+	}
+	return p[1], p[3], p[5], true
+}
+
+func (k *Kind) Name() string { return Name }
+
+func (k *Kind) Owns(id string) bool { _, _, _, ok := parseID(id); return ok }
+
+func (k *Kind) Limits() engine.Limits {
+	p := k.Policy
+	return engine.Limits{Grace: p.Grace, MaxDeletes: p.MaxDeletes, MaxDeletePercent: p.MaxDeletePercent, MaxFreesGB: p.MaxDeleteGB,
+		BreakerCandidates: p.BreakerCandidates, BatchSize: 1, Section: "disks", Noun: "PVCs",
+		OptOut: optOut(p.ProtectLabel)}
+}
+
+// optOut says how a PVC is protected: its label with the value "true".
+func optOut(label string) string {
+	if label == "" {
+		return ""
+	}
+	return "set the label " + label + "=true on the PVC"
+}
+
+// Propose gives every PVC owned by an Argo Workflow a proposal.
+func (k *Kind) Propose(snap *inventory.Snapshot, _ time.Time) engine.Proposals {
+	out := engine.Proposals{}
+	metricOf := map[string]string{} // disk name -> quota metric
+	for _, l := range snap.Disks {
+		for _, d := range l.Disks {
+			metricOf[d.Key.Name] = gcedisk.QuotaMetricOf(d.Type)
+		}
+	}
+	present := map[string]bool{}
+	uids := map[string]string{}
+	complete := map[string]bool{}
+	for _, c := range snap.Clusters {
+		complete[c.Name] = c.Complete
+		sources := []string{engine.SourceKey("cluster", c.Name)}
+		for _, pvc := range c.PVCs {
+			id := ID(c.Name, pvc.Namespace, pvc.Name)
+			// A Terminating PVC was deleted; Kubernetes finishes the job.
+			present[id] = !pvc.Terminating
+			uids[id] = pvc.UID
+			out.Items = append(out.Items, k.propose(c.Name, pvc, sources, metricOf))
+		}
+		out.InScope += len(c.PVCs)
+	}
+	out.Identity = func(id string) string { return uids[id] }
+	out.Presence = func(id string) engine.Presence {
+		cluster, _, _, ok := parseID(id)
+		if !ok || !complete[cluster] {
+			return engine.Unknown
+		}
+		if present[id] {
+			return engine.Present
+		}
+		return engine.Gone
+	}
+	return out
+}
+
+func (k *Kind) propose(cluster string, pvc inventory.PVCRef, sources []string, metricOf map[string]string) engine.Proposal {
+	det := &Detail{Cluster: cluster, Location: pvc.Namespace, UID: pvc.UID}
+	p := engine.Proposal{Decision: engine.Decision{ID: ID(cluster, pvc.Namespace, pvc.Name), Name: pvc.Name,
+		Frees: engine.Frees{GB: pvc.CapacityGB}, Detail: det}}
+	if pvc.Disk != nil {
+		det.Project, det.Region = pvc.Disk.Project, pvc.Disk.QuotaRegion()
+		p.Frees.Pool = gcedisk.Pool(det.Project, det.Region, metricOf[pvc.Disk.Name])
+	}
+	keep := func(class, reason string) engine.Proposal {
+		p.Action, p.Class, p.Reason = engine.Keep, class, reason
+		return p
+	}
+	w := pvc.Workflow
+	switch {
+	case pvc.Terminating:
+		// Deleted already (by reclaim or anyone): deleting it again would
+		// change nothing and audit the same delete twice.
+		return keep("deleting", "already being deleted (Terminating until no pod uses it)")
+	case w == nil || !w.Done():
+		if w != nil && w.Phase != "" {
+			return keep("workflow-running", fmt.Sprintf("Workflow %s/%s is %s", w.Namespace, w.Name, w.Phase))
+		}
+		return keep("workflow-running", "its Workflow has not finished")
+	}
+	if r := running(pvc.Pods); r != nil {
+		return keep("mounted", fmt.Sprintf("mounted by pod %s (%s)", r.Namespace+"/"+r.Name, r.Phase))
+	}
+	if pvc.Protected {
+		return keep("protected", "protected by label on the PVC or its PV")
+	}
+	p.Candidate, p.Identity, p.Sources, p.Class = true, pvc.UID, sources, "finished-workflow"
+	p.Reason = fmt.Sprintf("Workflow %s/%s %s at %s and no running pod mounts it", w.Namespace, w.Name, w.Phase, w.Finished.UTC().Format(time.RFC3339))
+	if !k.Policy.Delete {
+		p.ReportOnly = true
+		p.Reason += "; deleteWorkflowPVCs is off"
+	}
+	return p
+}
+
+func running(pods []inventory.PodRef) *inventory.PodRef {
+	for i := range pods {
+		if pods[i].Running() {
+			return &pods[i]
+		}
+	}
+	return nil
+}
+
+// Recheck re-reads each PVC: gone or Terminating is gone; another UID
+// (recreated) or the protect label since the plan is a skip. Kubernetes'
+// pvc-protection finalizer keeps a PVC a pod still uses until the pod is gone,
+// which backs up the plan's "no running pod" evidence.
+func (k *Kind) Recheck(ctx context.Context, batch []*engine.Decision) ([]engine.Verdict, error) {
+	out := make([]engine.Verdict, len(batch))
+	for i, d := range batch {
+		det := detailOf(d)
+		cs, err := k.client(det.Cluster)
+		if err != nil {
+			return nil, err
+		}
+		cur, err := cs.CoreV1().PersistentVolumeClaims(det.Location).Get(ctx, d.Name, metav1.GetOptions{})
+		switch {
+		case apierrors.IsNotFound(err):
+			out[i].Result = engine.GoneNow
+		case err != nil:
+			return nil, fmt.Errorf("pvc %s/%s in %s: %w", det.Location, d.Name, det.Cluster, err)
+		case string(cur.UID) != det.UID:
+			out[i] = engine.Verdict{Result: engine.Skip, Reason: fmt.Sprintf("skipped: recreated since it was planned (uid %s, planned %s)", cur.UID, det.UID)}
+		case cur.DeletionTimestamp != nil:
+			out[i].Result = engine.GoneNow
+		case k.Policy.ProtectLabel != "" && cur.Labels[k.Policy.ProtectLabel] == "true":
+			out[i] = engine.Verdict{Result: engine.Skip, Reason: "skipped: protected by label since it was planned"}
+		}
+	}
+	return out, nil
+}
+
+// Delete deletes each PVC only if it is still the same object (a UID
+// precondition: a PVC recreated since the re-read is refused, a skip).
+func (k *Kind) Delete(ctx context.Context, batch []*engine.Decision) ([]engine.Deleted, error) {
+	out := make([]engine.Deleted, len(batch))
+	for i, d := range batch {
+		det := detailOf(d)
+		cs, err := k.client(det.Cluster)
+		if err != nil {
+			return nil, err
+		}
+		uid := types.UID(det.UID)
+		err = cs.CoreV1().PersistentVolumeClaims(det.Location).Delete(ctx, d.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
+		// A refusal (forbidden, invalid) fails this PVC only; no answer
+		// fails the batch, as for every Kubernetes kind.
+		res, unknown := engine.KubeDeleteOutcome(err, fmt.Sprintf("pvc %s/%s in %s", det.Location, d.Name, det.Cluster))
+		if unknown != nil {
+			return nil, unknown
+		}
+		out[i].Err = res
+	}
+	return out, nil
+}
+
+func (k *Kind) client(cluster string) (kubernetes.Interface, error) {
+	if k.Client == nil {
+		return nil, fmt.Errorf("no client for cluster %s", cluster)
+	}
+	return k.Client(cluster)
+}
+
+func detailOf(d *engine.Decision) *Detail {
+	if det, ok := d.Detail.(*Detail); ok {
+		return det
+	}
+	return &Detail{}
+}
