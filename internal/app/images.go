@@ -23,10 +23,23 @@ func RegistryOptions(cfg *config.Config) []ecr.Options {
 	e := cfg.ECR
 	out := make([]ecr.Options, 0, len(e.Registries))
 	for _, r := range e.Registries {
-		out = append(out, ecr.Options{Account: r.Account, Region: r.Region, Profile: r.Profile, RoleARN: r.RoleARN,
-			ExternalID: r.ExternalID, Endpoint: e.Endpoint, PageSize: int32(e.PageSize), RequestsPerSecond: e.RequestsPerSecond,
-			Burst: e.Burst, MaxAttempts: e.MaxAttempts, Concurrency: e.Concurrency, ProtectTag: e.ProtectTag,
-			UserAgent: "reclaim/" + Version})
+		out = append(out, ecr.Options{
+			Service: awsclient.Service{
+				Account:           r.Account,
+				Region:            r.Region,
+				Profile:           r.Profile,
+				RoleARN:           r.RoleARN,
+				ExternalID:        r.ExternalID,
+				Endpoint:          e.Endpoint,
+				RequestsPerSecond: e.RequestsPerSecond,
+				Burst:             e.Burst,
+				MaxAttempts:       e.MaxAttempts,
+				UserAgent:         "reclaim/" + Version,
+			},
+			PageSize:    int32(e.PageSize),
+			Concurrency: e.Concurrency,
+			ProtectTag:  e.ProtectTag,
+		})
 	}
 	return out
 }

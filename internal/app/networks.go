@@ -2,6 +2,7 @@ package app
 
 import (
 	config "reclaim.dev/reclaim/configs"
+	"reclaim.dev/reclaim/providers/awsclient"
 	"reclaim.dev/reclaim/providers/ec2"
 )
 
@@ -18,10 +19,25 @@ func NetworkOptions(cfg *config.Config) []ec2.Options {
 				tags[k] = v
 			}
 		}
-		out = append(out, ec2.Options{Account: n.Account, Region: n.Region, Profile: n.Profile, RoleARN: n.RoleARN, ExternalID: n.ExternalID,
-			Endpoint: e.Endpoint, Subnets: n.Subnets, SubnetTags: tags, RequestsPerSecond: e.RequestsPerSecond, Burst: e.Burst,
-			DeletesPerSecond: e.DeletesPerSecond, DeleteBurst: e.DeleteBurst, MaxAttempts: e.MaxAttempts, PageSize: int32(e.PageSize),
-			UserAgent: "reclaim/" + Version})
+		out = append(out, ec2.Options{
+			Service: awsclient.Service{
+				Account:           n.Account,
+				Region:            n.Region,
+				Profile:           n.Profile,
+				RoleARN:           n.RoleARN,
+				ExternalID:        n.ExternalID,
+				Endpoint:          e.Endpoint,
+				RequestsPerSecond: e.RequestsPerSecond,
+				Burst:             e.Burst,
+				MaxAttempts:       e.MaxAttempts,
+				UserAgent:         "reclaim/" + Version,
+			},
+			Subnets:          n.Subnets,
+			SubnetTags:       tags,
+			DeletesPerSecond: e.DeletesPerSecond,
+			DeleteBurst:      e.DeleteBurst,
+			PageSize:         int32(e.PageSize),
+		})
 	}
 	return out
 }

@@ -12,25 +12,32 @@ type Scoped interface {
 	Region() string
 }
 
-// Fleet is a set of clients, at most one per account and region, in the
-// order they were added. The zero value is empty.
+// Fleet is a set of clients of one service, at most one per account and
+// region, in the order they were added. A service's own Fleet embeds it and
+// adds its listing and the calls that route to one client.
 type Fleet[C Scoped] struct {
+	label string // the service, in errors
 	byKey map[string]C
 	order []C
 }
 
 func key(account, region string) string { return account + "/" + region }
 
+// Option is a client's options: they name its account and region.
+type Option interface {
+	Scope() (account, region string)
+}
+
 // NewFleet builds a client per option with build. Every problem is reported
 // (joined) as "<label> <index>: …", an account and region configured twice
-// included; scope returns an option's account and region.
-func NewFleet[O any, C Scoped](label string, opts []O, scope func(O) (account, region string), build func(O) (C, error)) (Fleet[C], error) {
-	var f Fleet[C]
+// included; the Fleet is then empty.
+func NewFleet[O Option, C Scoped](label string, opts []O, build func(O) (C, error)) (Fleet[C], error) {
+	f := Fleet[C]{label: label}
 	var errs []error
 	for i, o := range opts {
 		// Checked before building, so a duplicate is not built.
-		if _, dup := f.Get(scope(o)); dup {
-			errs = append(errs, fmt.Errorf("%s %d: %s is configured twice", label, i, key(scope(o))))
+		if _, dup := f.Client(o.Scope()); dup {
+			errs = append(errs, fmt.Errorf("%s %d: %s is configured twice", label, i, key(o.Scope())))
 			continue
 		}
 		c, err := build(o)
@@ -41,7 +48,19 @@ func NewFleet[O any, C Scoped](label string, opts []O, scope func(O) (account, r
 		f.Add(c)
 	}
 	if err := errors.Join(errs...); err != nil {
-		return Fleet[C]{}, err
+		return Fleet[C]{label: label}, err
+	}
+	return f, nil
+}
+
+// FleetOf makes a Fleet of existing clients; an account and region given
+// twice is an error, and the Fleet is then empty.
+func FleetOf[C Scoped](label string, clients ...C) (Fleet[C], error) {
+	f := Fleet[C]{label: label}
+	for _, c := range clients {
+		if !f.Add(c) {
+			return Fleet[C]{label: label}, fmt.Errorf("%s: %s given twice", label, key(c.Account(), c.Region()))
+		}
 	}
 	return f, nil
 }
@@ -61,14 +80,24 @@ func (f *Fleet[C]) Add(c C) bool {
 	return true
 }
 
-// Get returns the client of an account and region.
-func (f *Fleet[C]) Get(account, region string) (C, bool) {
+// Client returns the client of an account and region.
+func (f *Fleet[C]) Client(account, region string) (C, bool) {
 	c, ok := f.byKey[key(account, region)]
 	return c, ok
 }
 
-// All returns the clients in the order they were added.
-func (f *Fleet[C]) All() []C { return append([]C(nil), f.order...) }
+// Lookup is Client with an error naming what is missing: a re-read or a
+// delete routed to an account and region reclaim was not configured with.
+func (f *Fleet[C]) Lookup(account, region string) (C, error) {
+	c, ok := f.byKey[key(account, region)]
+	if !ok {
+		return c, fmt.Errorf("%s: account %s region %s is not configured", f.label, account, region)
+	}
+	return c, nil
+}
+
+// Clients returns the clients in the order they were added.
+func (f *Fleet[C]) Clients() []C { return append([]C(nil), f.order...) }
 
 // Map calls fn on every client at once and returns the results in the order
 // the clients were added.

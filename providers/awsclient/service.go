@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -33,6 +34,9 @@ type Service struct {
 	HTTPClient  aws.HTTPClient
 }
 
+// Scope is the Service's account and region.
+func (s Service) Scope() (account, region string) { return s.Account, s.Region }
+
 // Client is a service client's setup: the aws.Config, and what the
 // service's options take besides (the endpoint, the retryer, pacing).
 type Client struct {
@@ -48,20 +52,10 @@ type Client struct {
 // errors and the pacing middleware's id), pacing at rps and burst unless
 // the Service sets its own. It calls nothing.
 func (s Service) Load(ctx context.Context, service string, rps float64, burst, maxAttempts int) (Client, error) {
-	errs := CheckScope("account", s.Account, s.Region)
-	errs = append(errs, CheckRole(s.RoleARN, s.ExternalID))
-	if err := errors.Join(errs...); err != nil {
+	if err := errors.Join(s.Check("account", rps, burst, maxAttempts)...); err != nil {
 		return Client{}, fmt.Errorf("%s %s/%s: %w", service, s.Account, s.Region, err)
 	}
-	if s.RequestsPerSecond > 0 {
-		rps = s.RequestsPerSecond
-	}
-	if s.Burst > 0 {
-		burst = s.Burst
-	}
-	if s.MaxAttempts > 0 {
-		maxAttempts = s.MaxAttempts
-	}
+	rps, burst, maxAttempts = s.RequestsPerSecond, s.Burst, s.MaxAttempts
 	cfg, err := Config{Region: s.Region, Profile: s.Profile, RoleARN: s.RoleARN, ExternalID: s.ExternalID,
 		Credentials: s.Credentials, HTTPClient: s.HTTPClient, UserAgent: s.UserAgent, Logger: s.Logger}.Load(ctx)
 	if err != nil {
@@ -74,6 +68,35 @@ func (s Service) Load(ctx context.Context, service string, rps float64, burst, m
 	}
 	return c, nil
 }
+
+// Check fills in the pacing the Service leaves unset (rps, burst — 0 means
+// ceil(rps) — and maxAttempts) and returns what is wrong with its scope
+// (accountWord names the account in errors) and role.
+func (s *Service) Check(accountWord string, rps float64, burst, maxAttempts int) []error {
+	if s.RequestsPerSecond <= 0 {
+		s.RequestsPerSecond = rps
+	}
+	if s.Burst <= 0 {
+		s.Burst = burst
+	}
+	if s.Burst <= 0 {
+		s.Burst = max(1, int(math.Ceil(s.RequestsPerSecond)))
+	}
+	if s.MaxAttempts <= 0 {
+		s.MaxAttempts = maxAttempts
+	}
+	return append(CheckScope(accountWord, s.Account, s.Region), CheckRole(s.RoleARN, s.ExternalID))
+}
+
+// Scope is a client's account and region.
+type Scope struct{ account, region string }
+
+// NewScope is the Scope of an account and region.
+func NewScope(account, region string) Scope { return Scope{account, region} }
+
+// Account and Region are the client's scope.
+func (s Scope) Account() string { return s.account }
+func (s Scope) Region() string  { return s.region }
 
 // Calls counts a client's calls by operation (attempts not counted).
 type Calls struct{ m sync.Map } // op -> *atomic.Int64
@@ -108,3 +131,39 @@ func Each(n, limit int, f func(i int) error) error {
 	wg.Wait()
 	return errors.Join(errs...)
 }
+
+// ReaderOptions configures a read-only client that fans out over many
+// calls (ECS, Lambda): its Service and how many calls run at once.
+type ReaderOptions struct {
+	Service
+	Concurrency int
+}
+
+// Reader is what such a client keeps besides its API: its scope, its
+// fan-out limit and its call count. A service's Client embeds it.
+type Reader[API any] struct {
+	Scope
+	api         API
+	concurrency int
+	calls       Calls
+}
+
+// NewReader makes the Reader of api; a Concurrency of 0 takes def.
+func NewReader[API any](api API, o ReaderOptions, def int) Reader[API] {
+	if o.Concurrency <= 0 {
+		o.Concurrency = def
+	}
+	return Reader[API]{Scope: NewScope(o.Account, o.Region), api: api, concurrency: o.Concurrency}
+}
+
+// API is the client's API.
+func (r *Reader[API]) API() API { return r.api }
+
+// Concurrency is how many calls the client runs at once.
+func (r *Reader[API]) Concurrency() int { return r.concurrency }
+
+// Count counts one call of op.
+func (r *Reader[API]) Count(op string) { r.calls.Add(op) }
+
+// Calls says how many calls of op the client made (attempts not counted).
+func (r *Reader[API]) Calls(op string) int { return r.calls.Of(op) }

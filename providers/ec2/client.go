@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
@@ -17,7 +16,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	"github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	"github.com/aws/smithy-go"
-	"github.com/aws/smithy-go/logging"
 	"github.com/aws/smithy-go/middleware"
 	"golang.org/x/time/rate"
 
@@ -63,18 +61,12 @@ const (
 
 // Options configures one account and region's client.
 type Options struct {
-	Account string // 12-digit account id; required (labels the listing, checks scope)
-	Region  string // required
-	// Profile is a shared config profile; "" is the default chain.
-	Profile string
-	// RoleARN, if set, is assumed (stscreds) on top of the base credentials,
-	// with ExternalID if set.
-	RoleARN    string
-	ExternalID string
-	// Endpoint overrides the EC2 endpoint (BaseEndpoint), e.g. the fake. Empty:
-	// the SDK's standard configuration decides (AWS_ENDPOINT_URL_EC2,
-	// AWS_ENDPOINT_URL, config files).
-	Endpoint string
+	// Service is the account (12-digit id, required: it labels the listing
+	// and checks scope), region, identity, endpoint (empty: the SDK's
+	// standard configuration decides, AWS_ENDPOINT_URL_EC2 included) and
+	// retries; RequestsPerSecond and Burst are the token bucket every attempt
+	// of a non-mutating call waits on, default 10 and 20.
+	awsclient.Service
 	// Subnets are the subnet ids in scope. When empty, SubnetTags selects
 	// them; one of the two is required. With both, a subnet must be listed
 	// and carry the tags.
@@ -82,33 +74,16 @@ type Options struct {
 	// SubnetTags selects subnets by tag: every key must be present with this
 	// value ("" matches any value).
 	SubnetTags map[string]string
-	// RequestsPerSecond and Burst are the token bucket every attempt of a
-	// non-mutating call waits on; default 10 and 20.
-	RequestsPerSecond float64
-	Burst             int
 	// DeletesPerSecond and DeleteBurst are the bucket of
 	// DeleteNetworkInterface; default 2 and 5.
 	DeletesPerSecond float64
 	DeleteBurst      int
-	// MaxAttempts is the adaptive retry mode's attempts per call, the first
-	// included; default 10.
-	MaxAttempts int
-	// MaxBackoff caps the delay between attempts; default the SDK's (20s).
-	MaxBackoff time.Duration
 	// PageSize is MaxResults of the listings: 5..1000, default 1000.
 	PageSize int32
-	// UserAgent is appended to the SDK's user agent as its app id.
-	UserAgent string
-	// Logger receives the SDK's own log lines; nil discards them.
-	Logger logging.Logger
-	// Credentials, if set, replaces the default chain's (tests use static ones).
-	Credentials aws.CredentialsProvider
-	// HTTPClient, if set, sends the requests.
-	HTTPClient aws.HTTPClient
 }
 
 func (o *Options) defaults() error {
-	errs := awsclient.CheckScope("account", o.Account, o.Region)
+	errs := o.Check("account", DefaultRequestsPerSecond, DefaultBurst, DefaultMaxAttempts)
 	if len(o.Subnets) == 0 && len(o.SubnetTags) == 0 {
 		errs = append(errs, errors.New("subnets or subnetTags is required: reclaim lists only the subnets it is told about"))
 	}
@@ -128,43 +103,19 @@ func (o *Options) defaults() error {
 	case o.PageSize < MinPageSize || o.PageSize > MaxPageSize:
 		errs = append(errs, fmt.Errorf("pageSize %d: EC2 allows %d..%d", o.PageSize, MinPageSize, MaxPageSize))
 	}
-	if o.RequestsPerSecond <= 0 {
-		o.RequestsPerSecond = DefaultRequestsPerSecond
-	}
-	if o.Burst <= 0 {
-		o.Burst = DefaultBurst
-	}
 	if o.DeletesPerSecond <= 0 {
 		o.DeletesPerSecond = DefaultDeletesPerSecond
 	}
 	if o.DeleteBurst <= 0 {
 		o.DeleteBurst = DefaultDeleteBurst
 	}
-	if o.MaxAttempts <= 0 {
-		o.MaxAttempts = DefaultMaxAttempts
-	}
-	errs = append(errs, awsclient.CheckRole(o.RoleARN, o.ExternalID))
 	return errors.Join(errs...)
-}
-
-func (o *Options) awsConfig() awsclient.Config {
-	return awsclient.Config{
-		Region:      o.Region,
-		Profile:     o.Profile,
-		RoleARN:     o.RoleARN,
-		ExternalID:  o.ExternalID,
-		Credentials: o.Credentials,
-		HTTPClient:  o.HTTPClient,
-		UserAgent:   o.UserAgent,
-		Logger:      o.Logger,
-	}
 }
 
 // Client is one account's EC2 in one region.
 type Client struct {
+	awsclient.Scope
 	api        API
-	account    string
-	region     string
 	subnets    []string
 	subnetTags map[string]string
 	pageSize   int32
@@ -181,14 +132,14 @@ func New(ctx context.Context, o Options) (*Client, error) {
 	if err := o.defaults(); err != nil {
 		return nil, fmt.Errorf("ec2 %s/%s: %w", o.Account, o.Region, err)
 	}
-	cfg, err := o.awsConfig().Load(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("ec2 %s/%s: %w", o.Account, o.Region, err)
-	}
 	// RequestLimitExceeded (HTTP 503) is in retry.DefaultThrottleErrorCodes,
 	// which the adaptive mode's throttle detection uses: a throttled attempt
-	// is retried and slows the adaptive token bucket down.
-	retryer := awsclient.Retryer(o.MaxAttempts, o.MaxBackoff)
+	// is retried and slows the adaptive token bucket down. The describe and
+	// delete buckets are this package's own (paceMiddleware), not setup's.
+	setup, err := o.Load(ctx, "ec2", DefaultRequestsPerSecond, DefaultBurst, DefaultMaxAttempts)
+	if err != nil {
+		return nil, err
+	}
 	c, err := NewWithAPI(nil, o)
 	if err != nil {
 		return nil, err
@@ -196,11 +147,8 @@ func New(ctx context.Context, o Options) (*Client, error) {
 	c.describeL = rate.NewLimiter(rate.Limit(o.RequestsPerSecond), o.Burst)
 	c.deleteL = rate.NewLimiter(rate.Limit(o.DeletesPerSecond), o.DeleteBurst)
 	pace := &paceMiddleware{describe: c.describeL, delete: c.deleteL, stats: c.stats}
-	c.api = ec2.NewFromConfig(cfg, func(eo *ec2.Options) {
-		if o.Endpoint != "" {
-			eo.BaseEndpoint = aws.String(o.Endpoint)
-		}
-		eo.Retryer = retryer
+	c.api = ec2.NewFromConfig(setup.Config, func(eo *ec2.Options) {
+		eo.BaseEndpoint, eo.Retryer = setup.Endpoint, setup.Retryer
 		eo.APIOptions = append(eo.APIOptions, awsclient.AfterRetry(pace))
 	})
 	return c, nil
@@ -214,21 +162,14 @@ func NewWithAPI(api API, o Options) (*Client, error) {
 		return nil, fmt.Errorf("ec2 %s/%s: %w", o.Account, o.Region, err)
 	}
 	return &Client{
+		Scope:      awsclient.NewScope(o.Account, o.Region),
 		api:        api,
-		account:    o.Account,
-		region:     o.Region,
 		subnets:    dedupe(o.Subnets),
 		subnetTags: maps.Clone(o.SubnetTags),
 		pageSize:   o.PageSize,
 		stats:      &stats{calls: map[string]int{}},
 	}, nil
 }
-
-// Account is the client's account id.
-func (c *Client) Account() string { return c.account }
-
-// Region is the client's region.
-func (c *Client) Region() string { return c.region }
 
 // Limiters returns the token buckets of the non-mutating calls and of
 // DeleteNetworkInterface (nil for a client made with NewWithAPI).
@@ -306,7 +247,7 @@ func (e *opError) Unwrap() []error { return e.errs }
 // message, and what to do.
 func (c *Client) explain(op, what string, err error, also ...error) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "ec2 %s %s/%s", op, c.account, c.region)
+	fmt.Fprintf(&b, "ec2 %s %s/%s", op, c.Account(), c.Region())
 	if what != "" {
 		b.WriteString(" " + what)
 	}
@@ -324,13 +265,13 @@ func (c *Client) explain(op, what string, err error, also ...error) error {
 	case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
 		hint = "interrupted"
 	case code == "UnauthorizedOperation" || code == "AccessDenied" || code == "AccessDeniedException":
-		hint = fmt.Sprintf("grant ec2:%s to the principal reclaim runs as in account %s", op, c.account)
+		hint = fmt.Sprintf("grant ec2:%s to the principal reclaim runs as in account %s", op, c.Account())
 	case code == "AuthFailure" || code == "InvalidClientTokenId" || code == "SignatureDoesNotMatch" || code == "ExpiredToken" || code == "RequestExpired":
 		hint = "credentials rejected: check the profile, role and region"
 	case code == "OptInRequired":
-		hint = fmt.Sprintf("region %s is not enabled for account %s", c.region, c.account)
+		hint = fmt.Sprintf("region %s is not enabled for account %s", c.Region(), c.Account())
 	case errors.As(err, &mae) && awsclient.IsThrottle(code):
-		hint = fmt.Sprintf("throttled after %d attempts: lower requestsPerSecond for %s/%s (EC2's request bucket is shared with every node's CNI in the account) or ask AWS to raise the EC2 API rate limit", mae.Attempt, c.account, c.region)
+		hint = fmt.Sprintf("throttled after %d attempts: lower requestsPerSecond for %s/%s (EC2's request bucket is shared with every node's CNI in the account) or ask AWS to raise the EC2 API rate limit", mae.Attempt, c.Account(), c.Region())
 	case errors.As(err, &mae):
 		hint = fmt.Sprintf("failed after %d attempts", mae.Attempt)
 	}
@@ -351,7 +292,7 @@ func (c *Client) explain(op, what string, err error, also ...error) error {
 // does not return, makes the listing incomplete with a Problem an operator
 // can act on; what was seen is kept.
 func (c *Client) List(ctx context.Context) (l inventory.NetworkListing) {
-	l = inventory.NetworkListing{Account: c.account, Region: c.region, Complete: true}
+	l = inventory.NetworkListing{Account: c.Account(), Region: c.Region(), Complete: true}
 	var problems []string
 	fail := func(p string) {
 		l.Complete = false
@@ -366,7 +307,7 @@ func (c *Client) List(ctx context.Context) (l inventory.NetworkListing) {
 	l.Subnets = subnets
 	if len(subnets) == 0 {
 		if problem == "" {
-			problems = append(problems, fmt.Sprintf("no subnet in %s/%s carries the tags %s: nothing to list (check subnetTags)", c.account, c.region, c.tagText()))
+			problems = append(problems, fmt.Sprintf("no subnet in %s/%s carries the tags %s: nothing to list (check subnetTags)", c.Account(), c.Region(), c.tagText()))
 		}
 		return l
 	}
@@ -447,9 +388,9 @@ func (c *Client) listSubnets(ctx context.Context) ([]inventory.Subnet, string) {
 			}
 		}
 		if len(missing) > 0 {
-			why := "do not exist in " + c.account + "/" + c.region + " (check the subnet ids, the region and the account the credentials reach)"
+			why := "do not exist in " + c.Account() + "/" + c.Region() + " (check the subnet ids, the region and the account the credentials reach)"
 			if len(c.subnetTags) > 0 {
-				why = "do not exist in " + c.account + "/" + c.region + " or do not carry the tags " + c.tagText()
+				why = "do not exist in " + c.Account() + "/" + c.Region() + " or do not carry the tags " + c.tagText()
 			}
 			return out, fmt.Sprintf("configured subnets %s %s: their addresses are unknown", strings.Join(missing, ", "), why)
 		}
@@ -475,8 +416,8 @@ func (c *Client) describeSubnets(ctx context.Context, in *ec2.DescribeSubnetsInp
 
 func (c *Client) convertSubnet(s *types.Subnet) inventory.Subnet {
 	sn := inventory.Subnet{
-		Account:   c.account,
-		Region:    c.region,
+		Account:   c.Account(),
+		Region:    c.Region(),
 		ID:        aws.ToString(s.SubnetId),
 		VPC:       aws.ToString(s.VpcId),
 		AZ:        aws.ToString(s.AvailabilityZone),
@@ -601,7 +542,7 @@ func (c *Client) Interfaces(ctx context.Context, ids []string) ([]inventory.NetI
 // one (InvalidNetworkInterface.InUse) wraps ErrInUse.
 func (c *Client) DeleteInterface(ctx context.Context, id string) error {
 	if id == "" {
-		return fmt.Errorf("ec2 %s %s/%s: empty network interface id", OpDeleteNetworkInterface, c.account, c.region)
+		return fmt.Errorf("ec2 %s %s/%s: empty network interface id", OpDeleteNetworkInterface, c.Account(), c.Region())
 	}
 	_, err := c.api.DeleteNetworkInterface(ctx, &ec2.DeleteNetworkInterfaceInput{NetworkInterfaceId: aws.String(id)})
 	if err == nil {

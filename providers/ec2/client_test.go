@@ -16,6 +16,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"reclaim.dev/reclaim/inventory"
+	"reclaim.dev/reclaim/providers/awsclient"
 	"reclaim.dev/reclaim/providers/ec2"
 	"reclaim.dev/reclaim/providers/ec2/ec2fake"
 )
@@ -45,18 +46,20 @@ func newFake(t testing.TB, o ec2fake.Options) *ec2fake.Server {
 
 func options(endpoint string, mod ...func(*ec2.Options)) ec2.Options {
 	o := ec2.Options{
-		Account:           acct,
-		Region:            "us-east-1",
-		Endpoint:          endpoint,
-		Credentials:       credentials.NewStaticCredentialsProvider("AKIDEXAMPLE", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", ""),
-		SubnetTags:        map[string]string{"reclaim/fargate": "true"},
-		RequestsPerSecond: 1000,
-		Burst:             1000,
-		DeletesPerSecond:  1000,
-		DeleteBurst:       1000,
-		MaxAttempts:       3,
-		MaxBackoff:        5 * time.Millisecond,
-		HTTPClient:        noKeepAlive,
+		Service: awsclient.Service{
+			Account:           acct,
+			Region:            "us-east-1",
+			Endpoint:          endpoint,
+			Credentials:       credentials.NewStaticCredentialsProvider("AKIDEXAMPLE", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", ""),
+			RequestsPerSecond: 1000,
+			Burst:             1000,
+			MaxAttempts:       3,
+			MaxBackoff:        5 * time.Millisecond,
+			HTTPClient:        noKeepAlive,
+		},
+		SubnetTags:       map[string]string{"reclaim/fargate": "true"},
+		DeletesPerSecond: 1000,
+		DeleteBurst:      1000,
 	}
 	for _, m := range mod {
 		m(&o)
@@ -385,8 +388,15 @@ func TestLimiters(t *testing.T) {
 	f := newFake(t, ec2fake.Options{})
 	subnets := seedSubnets(f, 1)
 
-	c, err := ec2.New(ctx, ec2.Options{Account: acct, Region: "us-east-1", SubnetTags: fargateTags, Endpoint: f.URL(),
-		Credentials: credentials.NewStaticCredentialsProvider("AKIDEXAMPLE", "secret", "")})
+	c, err := ec2.New(ctx, ec2.Options{
+		Service: awsclient.Service{
+			Account:     acct,
+			Region:      "us-east-1",
+			Endpoint:    f.URL(),
+			Credentials: credentials.NewStaticCredentialsProvider("AKIDEXAMPLE", "secret", ""),
+		},
+		SubnetTags: fargateTags,
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -491,9 +501,9 @@ func TestFleet(t *testing.T) {
 
 func TestNewFleetReportsEveryProblem(t *testing.T) {
 	_, err := ec2.NewFleet(ctx, []ec2.Options{
-		{Account: "12345", Region: "us-east-1", SubnetTags: fargateTags},
-		{Account: acct, Region: "us-east-1"},
-		{Account: acct2, Region: "us-east-1", Subnets: []string{"sn-1"}, PageSize: 3, ExternalID: "x"},
+		{Service: awsclient.Service{Account: "12345", Region: "us-east-1"}, SubnetTags: fargateTags},
+		{Service: awsclient.Service{Account: acct, Region: "us-east-1"}},
+		{Service: awsclient.Service{Account: acct2, Region: "us-east-1", ExternalID: "x"}, Subnets: []string{"sn-1"}, PageSize: 3},
 		options(""),
 		options(""),
 	})

@@ -2,7 +2,6 @@ package ec2
 
 import (
 	"context"
-	"fmt"
 
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/providers/awsclient"
@@ -10,58 +9,30 @@ import (
 
 // Fleet is the set of accounts and regions reclaim is configured with, one
 // Client per account and region.
-type Fleet struct {
-	clients awsclient.Fleet[*Client]
-}
+type Fleet struct{ awsclient.Fleet[*Client] }
 
 // NewFleet builds a client per Options. Every problem is reported (joined),
-// including an account and region configured twice.
+// including an account and region configured twice; the Fleet is then empty.
 func NewFleet(ctx context.Context, opts []Options) (*Fleet, error) {
-	clients, err := awsclient.NewFleet("ec2", opts,
-		func(o Options) (string, string) { return o.Account, o.Region },
-		func(o Options) (*Client, error) { return New(ctx, o) })
-	if err != nil {
-		return nil, err
-	}
-	return &Fleet{clients: clients}, nil
+	f, err := awsclient.NewFleet("ec2", opts, func(o Options) (*Client, error) { return New(ctx, o) })
+	return &Fleet{f}, err
 }
 
 // NewFleetOf makes a Fleet of existing clients (built with New or NewWithAPI).
 func NewFleetOf(clients ...*Client) (*Fleet, error) {
-	f := &Fleet{}
-	for _, c := range clients {
-		if !f.clients.Add(c) {
-			return nil, fmt.Errorf("ec2: %s/%s given twice", c.account, c.region)
-		}
-	}
-	return f, nil
+	f, err := awsclient.FleetOf("ec2", clients...)
+	return &Fleet{f}, err
 }
-
-// Client returns the client of an account and region.
-func (f *Fleet) Client(account, region string) (*Client, bool) {
-	return f.clients.Get(account, region)
-}
-
-// Clients returns the clients in configuration order.
-func (f *Fleet) Clients() []*Client { return f.clients.All() }
 
 // List lists every account and region in parallel; the listings are in
 // configuration order.
 func (f *Fleet) List(ctx context.Context) []inventory.NetworkListing {
-	return awsclient.Map(&f.clients, func(c *Client) inventory.NetworkListing { return c.List(ctx) })
-}
-
-func (f *Fleet) client(account, region string) (*Client, error) {
-	c, ok := f.clients.Get(account, region)
-	if !ok {
-		return nil, fmt.Errorf("ec2: account %s region %s is not configured", account, region)
-	}
-	return c, nil
+	return awsclient.Map(&f.Fleet, func(c *Client) inventory.NetworkListing { return c.List(ctx) })
 }
 
 // Interfaces implements Provider.
 func (f *Fleet) Interfaces(ctx context.Context, account, region string, ids []string) ([]inventory.NetInterface, error) {
-	c, err := f.client(account, region)
+	c, err := f.Lookup(account, region)
 	if err != nil {
 		return nil, err
 	}
@@ -70,7 +41,7 @@ func (f *Fleet) Interfaces(ctx context.Context, account, region string, ids []st
 
 // DeleteInterface implements Provider.
 func (f *Fleet) DeleteInterface(ctx context.Context, account, region, id string) error {
-	c, err := f.client(account, region)
+	c, err := f.Lookup(account, region)
 	if err != nil {
 		return err
 	}
@@ -80,7 +51,7 @@ func (f *Fleet) DeleteInterface(ctx context.Context, account, region, id string)
 // Calls sums every client's API attempts by operation (retries included).
 func (f *Fleet) Calls() map[string]int {
 	out := map[string]int{}
-	for _, c := range f.clients.All() {
+	for _, c := range f.Clients() {
 		for op, n := range c.Calls() {
 			out[op] += n
 		}
@@ -91,7 +62,7 @@ func (f *Fleet) Calls() map[string]int {
 // Throttled sums every client's attempts that EC2 answered with a throttle code.
 func (f *Fleet) Throttled() int {
 	n := 0
-	for _, c := range f.clients.All() {
+	for _, c := range f.Clients() {
 		n += c.Throttled()
 	}
 	return n

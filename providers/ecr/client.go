@@ -5,19 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/aws/smithy-go/logging"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/aws-sdk-go-v2/service/ecr"
 	"github.com/aws/aws-sdk-go-v2/service/ecr/types"
-	"github.com/aws/smithy-go/middleware"
-	"golang.org/x/time/rate"
 
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/providers/awsclient"
@@ -48,88 +43,37 @@ var acceptedMediaTypes = []string{
 
 // Options configures one registry's client.
 type Options struct {
-	// Logger receives the SDK's own log lines; nil discards them (the SDK's
-	// default writes unstructured lines to stderr).
-	Logger  logging.Logger
-	Account string // registryId; required
-	Region  string // required
-	// Profile is a shared config profile; "" is the default chain.
-	Profile string
-	// RoleARN, if set, is assumed (stscreds) on top of the base credentials,
-	// with ExternalID if set.
-	RoleARN    string
-	ExternalID string
-	// Endpoint overrides the ECR endpoint (BaseEndpoint), e.g. the fake. Empty:
-	// the SDK's standard configuration decides (AWS_ENDPOINT_URL_ECR,
-	// AWS_ENDPOINT_URL, config files).
-	Endpoint string
-	// Credentials, if set, replaces the default chain's (tests use static ones).
-	Credentials aws.CredentialsProvider
+	// Service is the registry's account (its registryId, required) and
+	// region, identity, endpoint (empty: the SDK's standard configuration
+	// decides, AWS_ENDPOINT_URL_ECR included) and retries; RequestsPerSecond
+	// is the token bucket every attempt of every operation waits on, default
+	// 20, Burst defaulting to ceil(RequestsPerSecond).
+	awsclient.Service
 	// PageSize is DescribeRepositories' and DescribeImages' maxResults;
 	// default and maximum 1000.
 	PageSize int32
-	// RequestsPerSecond is the client-side token bucket every attempt of every
-	// operation of this client waits on; default 20. Burst defaults to
-	// ceil(RequestsPerSecond).
-	RequestsPerSecond float64
-	Burst             int
-	// MaxAttempts is the adaptive retry mode's attempts per call, the first
-	// included; default 10.
-	MaxAttempts int
-	// MaxBackoff caps the delay between attempts; default the SDK's (20s).
-	MaxBackoff time.Duration
 	// Concurrency is how many repositories List lists in parallel; default 8.
 	Concurrency int
 	// ProtectTag is a repository resource tag key; the value "true" opts the
 	// repository out (RepoListing.Protected). "" skips ListTagsForResource.
 	ProtectTag string
-	// HTTPClient, if set, sends the requests.
-	HTTPClient aws.HTTPClient
-	// UserAgent is appended to the SDK's user agent as its app id.
-	UserAgent string
 }
 
 func (o *Options) defaults() error {
-	errs := awsclient.CheckScope("account (registryId)", o.Account, o.Region)
+	errs := o.Check("account (registryId)", DefaultRequestsPerSecond, 0, DefaultMaxAttempts)
 	if o.PageSize <= 0 || o.PageSize > MaxPageSize {
 		o.PageSize = MaxPageSize
-	}
-	if o.RequestsPerSecond <= 0 {
-		o.RequestsPerSecond = DefaultRequestsPerSecond
-	}
-	if o.Burst <= 0 {
-		o.Burst = max(1, int(math.Ceil(o.RequestsPerSecond)))
-	}
-	if o.MaxAttempts <= 0 {
-		o.MaxAttempts = DefaultMaxAttempts
 	}
 	if o.Concurrency <= 0 {
 		o.Concurrency = DefaultConcurrency
 	}
-	errs = append(errs, awsclient.CheckRole(o.RoleARN, o.ExternalID))
 	return errors.Join(errs...)
-}
-
-func (o *Options) awsConfig() awsclient.Config {
-	return awsclient.Config{
-		Region:      o.Region,
-		Profile:     o.Profile,
-		RoleARN:     o.RoleARN,
-		ExternalID:  o.ExternalID,
-		Credentials: o.Credentials,
-		HTTPClient:  o.HTTPClient,
-		UserAgent:   o.UserAgent,
-		Logger:      o.Logger,
-	}
 }
 
 // Client is one registry: an account's ECR in one region.
 type Client struct {
-	api         API
-	account     string
-	region      string
+	awsclient.Reader[API]
 	pageSize    int32
-	concurrency int
 	protectTag  string
 	maxAttempts int
 }
@@ -142,18 +86,13 @@ func New(ctx context.Context, o Options) (*Client, error) {
 	if err := o.defaults(); err != nil {
 		return nil, fmt.Errorf("ecr %s/%s: %w", o.Account, o.Region, err)
 	}
-	cfg, err := o.awsConfig().Load(ctx)
+	setup, err := o.Load(ctx, "ecr", DefaultRequestsPerSecond, 0, DefaultMaxAttempts)
 	if err != nil {
-		return nil, fmt.Errorf("ecr %s/%s: %w", o.Account, o.Region, err)
+		return nil, err
 	}
-	retryer := awsclient.Retryer(o.MaxAttempts, o.MaxBackoff)
-	limit := &limitMiddleware{l: rate.NewLimiter(rate.Limit(o.RequestsPerSecond), o.Burst)}
-	api := ecr.NewFromConfig(cfg, func(eo *ecr.Options) {
-		if o.Endpoint != "" {
-			eo.BaseEndpoint = aws.String(o.Endpoint)
-		}
-		eo.Retryer = retryer
-		eo.APIOptions = append(eo.APIOptions, awsclient.AfterRetry(limit))
+	api := ecr.NewFromConfig(setup.Config, func(eo *ecr.Options) {
+		eo.BaseEndpoint, eo.Retryer = setup.Endpoint, setup.Retryer
+		eo.APIOptions = append(eo.APIOptions, setup.Pace)
 	})
 	return NewWithAPI(api, o)
 }
@@ -166,33 +105,11 @@ func NewWithAPI(api API, o Options) (*Client, error) {
 		return nil, fmt.Errorf("ecr %s/%s: %w", o.Account, o.Region, err)
 	}
 	return &Client{
-		api:         api,
-		account:     o.Account,
-		region:      o.Region,
+		Reader:      awsclient.NewReader(api, awsclient.ReaderOptions{Service: o.Service, Concurrency: o.Concurrency}, DefaultConcurrency),
 		pageSize:    o.PageSize,
-		concurrency: o.Concurrency,
 		protectTag:  o.ProtectTag,
 		maxAttempts: o.MaxAttempts,
 	}, nil
-}
-
-// Account is the registry id.
-func (c *Client) Account() string { return c.account }
-
-// Region is the client's region.
-func (c *Client) Region() string { return c.region }
-
-// limitMiddleware waits on the client's token bucket before every attempt,
-// retries included (see awsclient.AfterRetry).
-type limitMiddleware struct{ l *rate.Limiter }
-
-func (*limitMiddleware) ID() string { return "ReclaimRateLimit" }
-
-func (m *limitMiddleware) HandleFinalize(ctx context.Context, in middleware.FinalizeInput, next middleware.FinalizeHandler) (middleware.FinalizeOutput, middleware.Metadata, error) {
-	if err := m.l.Wait(ctx); err != nil {
-		return middleware.FinalizeOutput{}, middleware.Metadata{}, fmt.Errorf("client-side rate limit: %w", err)
-	}
-	return next.HandleFinalize(ctx, in)
 }
 
 // ---- errors ----
@@ -216,7 +133,7 @@ func (c *Client) explain(op, what string, err error) error {
 	case errors.As(err, &mae):
 		hint = fmt.Sprintf("failed after %d attempts", mae.Attempt)
 	}
-	prefix := fmt.Sprintf("ecr %s %s/%s %s", op, c.account, c.region, what)
+	prefix := fmt.Sprintf("ecr %s %s/%s %s", op, c.Account(), c.Region(), what)
 	if hint != "" {
 		prefix += ": " + hint
 	}
@@ -246,21 +163,21 @@ func (c *Client) explain(op, what string, err error) error {
 // caller's principal is registered with RegisterPullTimeUpdateExclusion. The
 // LastPull this listing reports was read before, by DescribeImages.
 func (c *Client) List(ctx context.Context) inventory.RegistryListing {
-	l := inventory.RegistryListing{Account: c.account, Region: c.region, Complete: true}
+	l := inventory.RegistryListing{Account: c.Account(), Region: c.Region(), Complete: true}
 	type repo struct {
 		name, arn string
 		created   time.Time
 	}
 	var repos []repo
-	p := ecr.NewDescribeRepositoriesPaginator(c.api, &ecr.DescribeRepositoriesInput{
-		RegistryId: aws.String(c.account),
+	p := ecr.NewDescribeRepositoriesPaginator(c.API(), &ecr.DescribeRepositoriesInput{
+		RegistryId: aws.String(c.Account()),
 		MaxResults: aws.Int32(c.pageSize),
 	})
 	for page := 1; p.HasMorePages(); page++ {
 		out, err := p.NextPage(ctx)
 		if err != nil {
 			l.Complete = false
-			l.Problem = fmt.Sprintf("%v (page %d; %d repositories seen before it)", c.explain("DescribeRepositories", "registry "+c.account, err), page, len(repos))
+			l.Problem = fmt.Sprintf("%v (page %d; %d repositories seen before it)", c.explain("DescribeRepositories", "registry "+c.Account(), err), page, len(repos))
 			break
 		}
 		for _, r := range out.Repositories {
@@ -272,7 +189,7 @@ func (c *Client) List(ctx context.Context) inventory.RegistryListing {
 		}
 	}
 
-	lz := &lazyRepos{results: make([]chan inventory.RepoListing, len(repos)), taken: make([]bool, len(repos)), window: max(1, c.concurrency) + 1}
+	lz := &lazyRepos{results: make([]chan inventory.RepoListing, len(repos)), taken: make([]bool, len(repos)), window: max(1, c.Concurrency()) + 1}
 	lz.list = func(i int) inventory.RepoListing {
 		rl, gone := c.listRepo(ctx, repos[i].name, repos[i].arn)
 		rl.Gone = gone
@@ -283,7 +200,7 @@ func (c *Client) List(ctx context.Context) inventory.RegistryListing {
 	}
 	l.Repos = make([]inventory.RepoListing, len(repos))
 	for i, r := range repos {
-		l.Repos[i] = inventory.RepoListing{Repo: inventory.RepoKey{Account: c.account, Region: c.region, Name: r.name}, Created: r.created,
+		l.Repos[i] = inventory.RepoListing{Repo: inventory.RepoKey{Account: c.Account(), Region: c.Region(), Name: r.name}, Created: r.created,
 			Load: func(rl *inventory.RepoListing) { lz.load(i, rl) }}
 	}
 	// The first ones are listed while the clusters are read.
@@ -341,17 +258,17 @@ func (lz *lazyRepos) load(i int, rl *inventory.RepoListing) {
 func (c *Client) repoARN(name string) string {
 	part := "aws"
 	switch {
-	case strings.HasPrefix(c.region, "cn-"):
+	case strings.HasPrefix(c.Region(), "cn-"):
 		part = "aws-cn"
-	case strings.HasPrefix(c.region, "us-gov-"):
+	case strings.HasPrefix(c.Region(), "us-gov-"):
 		part = "aws-us-gov"
 	}
-	return "arn:" + part + ":ecr:" + c.region + ":" + c.account + ":repository/" + name
+	return "arn:" + part + ":ecr:" + c.Region() + ":" + c.Account() + ":repository/" + name
 }
 
 // listRepo lists one repository; gone is true when it no longer exists.
 func (c *Client) listRepo(ctx context.Context, name, arn string) (rl inventory.RepoListing, gone bool) {
-	rl = inventory.RepoListing{Repo: inventory.RepoKey{Account: c.account, Region: c.region, Name: name}, Complete: true}
+	rl = inventory.RepoListing{Repo: inventory.RepoKey{Account: c.Account(), Region: c.Region(), Name: name}, Complete: true}
 	var problems []string
 	fail := func(p string) {
 		rl.Complete = false
@@ -363,7 +280,7 @@ func (c *Client) listRepo(ctx context.Context, name, arn string) (rl inventory.R
 		if arn == "" {
 			arn = c.repoARN(name)
 		}
-		out, err := c.api.ListTagsForResource(ctx, &ecr.ListTagsForResourceInput{ResourceArn: aws.String(arn)})
+		out, err := c.API().ListTagsForResource(ctx, &ecr.ListTagsForResourceInput{ResourceArn: aws.String(arn)})
 		switch {
 		case awsclient.ErrorCode(err) == "RepositoryNotFoundException":
 			return rl, true
@@ -379,8 +296,8 @@ func (c *Client) listRepo(ctx context.Context, name, arn string) (rl inventory.R
 		}
 	}
 
-	p := ecr.NewDescribeImagesPaginator(c.api, &ecr.DescribeImagesInput{
-		RegistryId:     aws.String(c.account),
+	p := ecr.NewDescribeImagesPaginator(c.API(), &ecr.DescribeImagesInput{
+		RegistryId:     aws.String(c.Account()),
 		RepositoryName: aws.String(name),
 		MaxResults:     aws.Int32(c.pageSize),
 	})
@@ -429,8 +346,8 @@ func (c *Client) readIndexes(ctx context.Context, rl *inventory.RepoListing, idx
 		ids[i] = types.ImageIdentifier{ImageDigest: aws.String(d)}
 		byDigest[d] = j
 	}
-	out, err := c.api.BatchGetImage(ctx, &ecr.BatchGetImageInput{
-		RegistryId:         aws.String(c.account),
+	out, err := c.API().BatchGetImage(ctx, &ecr.BatchGetImageInput{
+		RegistryId:         aws.String(c.Account()),
 		RepositoryName:     aws.String(rl.Repo.Name),
 		ImageIds:           ids,
 		AcceptedMediaTypes: acceptedMediaTypes,
@@ -562,8 +479,8 @@ func (c *Client) describe(ctx context.Context, repo string, digests []string) ([
 	for i, d := range digests {
 		ids[i] = types.ImageIdentifier{ImageDigest: aws.String(d)}
 	}
-	res, err := c.api.DescribeImages(ctx, &ecr.DescribeImagesInput{
-		RegistryId:     aws.String(c.account),
+	res, err := c.API().DescribeImages(ctx, &ecr.DescribeImagesInput{
+		RegistryId:     aws.String(c.Account()),
 		RepositoryName: aws.String(repo),
 		ImageIds:       ids,
 	})
@@ -574,7 +491,7 @@ func (c *Client) describe(ctx context.Context, repo string, digests []string) ([
 	for i := range res.ImageDetails {
 		im, err := convertImage(&res.ImageDetails[i])
 		if err != nil {
-			return nil, fmt.Errorf("ecr DescribeImages %s/%s %s: %w", c.account, c.region, repo, err)
+			return nil, fmt.Errorf("ecr DescribeImages %s/%s %s: %w", c.Account(), c.Region(), repo, err)
 		}
 		out = append(out, im)
 	}
@@ -602,7 +519,7 @@ func dedupe(in []string) []string {
 // repository wraps ErrNotFound.
 func (c *Client) DeleteImages(ctx context.Context, repo string, digests []string) ([]inventory.ImageFailure, error) {
 	if len(digests) > MaxBatch {
-		return nil, fmt.Errorf("ecr BatchDeleteImage %s/%s %s: %d digests, at most %d per call", c.account, c.region, repo, len(digests), MaxBatch)
+		return nil, fmt.Errorf("ecr BatchDeleteImage %s/%s %s: %d digests, at most %d per call", c.Account(), c.Region(), repo, len(digests), MaxBatch)
 	}
 	if len(digests) == 0 {
 		return nil, nil
@@ -610,12 +527,12 @@ func (c *Client) DeleteImages(ctx context.Context, repo string, digests []string
 	ids := make([]types.ImageIdentifier, len(digests))
 	for i, d := range digests {
 		if d == "" {
-			return nil, fmt.Errorf("ecr BatchDeleteImage %s/%s %s: empty digest at %d", c.account, c.region, repo, i)
+			return nil, fmt.Errorf("ecr BatchDeleteImage %s/%s %s: empty digest at %d", c.Account(), c.Region(), repo, i)
 		}
 		ids[i] = types.ImageIdentifier{ImageDigest: aws.String(d)}
 	}
-	out, err := c.api.BatchDeleteImage(ctx, &ecr.BatchDeleteImageInput{
-		RegistryId:     aws.String(c.account),
+	out, err := c.API().BatchDeleteImage(ctx, &ecr.BatchDeleteImageInput{
+		RegistryId:     aws.String(c.Account()),
 		RepositoryName: aws.String(repo),
 		ImageIds:       ids,
 	})

@@ -18,6 +18,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 
 	"reclaim.dev/reclaim/inventory"
+	"reclaim.dev/reclaim/providers/awsclient"
 	"reclaim.dev/reclaim/providers/ecr"
 	"reclaim.dev/reclaim/providers/ecr/ecrfake"
 )
@@ -47,14 +48,16 @@ func newFake(t testing.TB, o ecrfake.Options) *ecrfake.Server {
 
 func options(endpoint string, mod ...func(*ecr.Options)) ecr.Options {
 	o := ecr.Options{
-		Account:           acct,
-		Region:            "us-east-1",
-		Endpoint:          endpoint,
-		Credentials:       credentials.NewStaticCredentialsProvider("AKIDEXAMPLE", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", ""),
-		RequestsPerSecond: 1000,
-		MaxAttempts:       3,
-		MaxBackoff:        5 * time.Millisecond,
-		HTTPClient:        noKeepAlive,
+		Service: awsclient.Service{
+			Account:           acct,
+			Region:            "us-east-1",
+			Endpoint:          endpoint,
+			Credentials:       credentials.NewStaticCredentialsProvider("AKIDEXAMPLE", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", ""),
+			RequestsPerSecond: 1000,
+			MaxAttempts:       3,
+			MaxBackoff:        5 * time.Millisecond,
+			HTTPClient:        noKeepAlive,
+		},
 	}
 	for _, m := range mod {
 		m(&o)
@@ -673,7 +676,7 @@ func TestFleet(t *testing.T) {
 		t.Fatalf("unknown registry: %v", err)
 	}
 
-	_, err = ecr.NewFleet(ctx, []ecr.Options{options(f.URL()), options(f.URL()), {Region: "us-east-1"}})
+	_, err = ecr.NewFleet(ctx, []ecr.Options{options(f.URL()), options(f.URL()), {Service: awsclient.Service{Region: "us-east-1"}}})
 	if err == nil || !strings.Contains(err.Error(), "configured twice") || !strings.Contains(err.Error(), "account (registryId) is required") {
 		t.Fatalf("bad fleet: %v", err)
 	}

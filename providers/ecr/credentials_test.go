@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"reclaim.dev/reclaim/providers/awsclient"
 	"reclaim.dev/reclaim/providers/ecr/ecrfake"
 )
 
@@ -62,7 +63,7 @@ func TestProfileCredentials(t *testing.T) {
 	if err := os.WriteFile(os.Getenv("AWS_CONFIG_FILE"), []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	c, err := New(context.Background(), Options{Account: "123456789012", Region: "us-east-1", Profile: "registry-b", Endpoint: endpoint})
+	c, err := New(context.Background(), Options{Service: awsclient.Service{Account: "123456789012", Region: "us-east-1", Profile: "registry-b", Endpoint: endpoint}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,8 +100,15 @@ func TestAssumedRoleCredentials(t *testing.T) {
 	t.Cleanup(sts.Close)
 	t.Setenv("AWS_ENDPOINT_URL_STS", sts.URL)
 
-	c, err := New(context.Background(), Options{Account: "123456789012", Region: "us-east-1", Endpoint: endpoint,
-		RoleARN: "arn:aws:iam::012345678910:role/reclaim", ExternalID: "reclaim-ext"})
+	c, err := New(context.Background(), Options{
+		Service: awsclient.Service{
+			Account:    "123456789012",
+			Region:     "us-east-1",
+			Endpoint:   endpoint,
+			RoleARN:    "arn:aws:iam::012345678910:role/reclaim",
+			ExternalID: "reclaim-ext",
+		},
+	})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -51,18 +51,10 @@ type API interface {
 }
 
 // Options configures one account and region.
-type Options struct {
-	awsclient.Service
-	Concurrency int
-}
+type Options = awsclient.ReaderOptions
 
 // Client is one account's ECS in one region.
-type Client struct {
-	api             API
-	account, region string
-	concurrency     int
-	calls           awsclient.Calls
-}
+type Client struct{ awsclient.Reader[API] }
 
 // New builds the client. It calls nothing.
 func New(ctx context.Context, o Options) (*Client, error) {
@@ -79,23 +71,17 @@ func New(ctx context.Context, o Options) (*Client, error) {
 
 // NewWithAPI makes a client over any API (tests).
 func NewWithAPI(api API, o Options) *Client {
-	if o.Concurrency <= 0 {
-		o.Concurrency = DefaultConcurrency
-	}
-	return &Client{api: api, account: o.Account, region: o.Region, concurrency: o.Concurrency}
+	return &Client{awsclient.NewReader[API](api, o, DefaultConcurrency)}
 }
-
-// Calls says how many calls of op the client made (attempts not counted).
-func (c *Client) Calls(op string) int { return c.calls.Of(op) }
 
 // Images reads every image the account's ECS in the region names.
 func (c *Client) Images(ctx context.Context) inventory.ImageSource {
-	scope := c.account + "/" + c.region
+	scope := c.Account() + "/" + c.Region()
 	out := inventory.ImageSource{Kind: "ecs", Name: "ecs:" + scope, Complete: true}
 	set := imageref.NewSet()
 	fail := func(op string, err error) {
 		out.Complete = false
-		out.Problems = append(out.Problems, fmt.Sprintf("ecs %s in %s: %v%s", op, scope, err, hint(err, c.account, c.region)))
+		out.Problems = append(out.Problems, fmt.Sprintf("ecs %s in %s: %v%s", op, scope, err, hint(err, c.Account(), c.Region())))
 	}
 	if op, err := c.taskDefinitions(ctx, set); err != nil {
 		fail(op, err)
@@ -110,9 +96,9 @@ func (c *Client) Images(ctx context.Context) inventory.ImageSource {
 // taskDefinitions records the containers of every ACTIVE task definition.
 func (c *Client) taskDefinitions(ctx context.Context, set *imageref.Set) (string, error) {
 	var arns []string
-	p := ecs.NewListTaskDefinitionsPaginator(c.api, &ecs.ListTaskDefinitionsInput{Status: types.TaskDefinitionStatusActive, MaxResults: aws.Int32(pageSize)})
+	p := ecs.NewListTaskDefinitionsPaginator(c.API(), &ecs.ListTaskDefinitionsInput{Status: types.TaskDefinitionStatusActive, MaxResults: aws.Int32(pageSize)})
 	for p.HasMorePages() {
-		c.calls.Add(OpListTaskDefinitions)
+		c.Count(OpListTaskDefinitions)
 		page, err := p.NextPage(ctx)
 		if err != nil {
 			return OpListTaskDefinitions, err
@@ -120,9 +106,9 @@ func (c *Client) taskDefinitions(ctx context.Context, set *imageref.Set) (string
 		arns = append(arns, page.TaskDefinitionArns...)
 	}
 	defs := make([]*types.TaskDefinition, len(arns))
-	err := awsclient.Each(len(arns), c.concurrency, func(i int) error {
-		c.calls.Add(OpDescribeTaskDefinition)
-		d, err := c.api.DescribeTaskDefinition(ctx, &ecs.DescribeTaskDefinitionInput{TaskDefinition: aws.String(arns[i])})
+	err := awsclient.Each(len(arns), c.Concurrency(), func(i int) error {
+		c.Count(OpDescribeTaskDefinition)
+		d, err := c.API().DescribeTaskDefinition(ctx, &ecs.DescribeTaskDefinitionInput{TaskDefinition: aws.String(arns[i])})
 		switch {
 		case err != nil && deregistered(err):
 			// Deleted since it was listed: nothing starts it any more.
@@ -140,7 +126,7 @@ func (c *Client) taskDefinitions(ctx context.Context, set *imageref.Set) (string
 		if d == nil {
 			continue
 		}
-		where := fmt.Sprintf("ecs:%s/%s task-definition %s:%d", c.account, c.region, aws.ToString(d.Family), d.Revision)
+		where := fmt.Sprintf("ecs:%s/%s task-definition %s:%d", c.Account(), c.Region(), aws.ToString(d.Family), d.Revision)
 		for _, cd := range d.ContainerDefinitions {
 			set.Image(aws.ToString(cd.Image), where+" container "+aws.ToString(cd.Name))
 		}
@@ -151,9 +137,9 @@ func (c *Client) taskDefinitions(ctx context.Context, set *imageref.Set) (string
 // tasks records the containers of every RUNNING task of every cluster.
 func (c *Client) tasks(ctx context.Context, set *imageref.Set) (string, error) {
 	var clusters []string
-	p := ecs.NewListClustersPaginator(c.api, &ecs.ListClustersInput{MaxResults: aws.Int32(pageSize)})
+	p := ecs.NewListClustersPaginator(c.API(), &ecs.ListClustersInput{MaxResults: aws.Int32(pageSize)})
 	for p.HasMorePages() {
-		c.calls.Add(OpListClusters)
+		c.Count(OpListClusters)
 		page, err := p.NextPage(ctx)
 		if err != nil {
 			return OpListClusters, err
@@ -162,9 +148,9 @@ func (c *Client) tasks(ctx context.Context, set *imageref.Set) (string, error) {
 	}
 	for _, cluster := range clusters {
 		var arns []string
-		tp := ecs.NewListTasksPaginator(c.api, &ecs.ListTasksInput{Cluster: aws.String(cluster), DesiredStatus: types.DesiredStatusRunning, MaxResults: aws.Int32(pageSize)})
+		tp := ecs.NewListTasksPaginator(c.API(), &ecs.ListTasksInput{Cluster: aws.String(cluster), DesiredStatus: types.DesiredStatusRunning, MaxResults: aws.Int32(pageSize)})
 		for tp.HasMorePages() {
-			c.calls.Add(OpListTasks)
+			c.Count(OpListTasks)
 			page, err := tp.NextPage(ctx)
 			if err != nil {
 				return OpListTasks, fmt.Errorf("%s: %w", cluster, err)
@@ -173,8 +159,8 @@ func (c *Client) tasks(ctx context.Context, set *imageref.Set) (string, error) {
 		}
 		name := cluster[strings.LastIndexByte(cluster, '/')+1:]
 		for batch := range slices.Chunk(arns, pageSize) {
-			c.calls.Add(OpDescribeTasks)
-			d, err := c.api.DescribeTasks(ctx, &ecs.DescribeTasksInput{Cluster: aws.String(cluster), Tasks: batch})
+			c.Count(OpDescribeTasks)
+			d, err := c.API().DescribeTasks(ctx, &ecs.DescribeTasksInput{Cluster: aws.String(cluster), Tasks: batch})
 			if err != nil {
 				return OpDescribeTasks, fmt.Errorf("%s: %w", cluster, err)
 			}
@@ -185,7 +171,7 @@ func (c *Client) tasks(ctx context.Context, set *imageref.Set) (string, error) {
 			}
 			for _, t := range d.Tasks {
 				arn := aws.ToString(t.TaskArn)
-				where := fmt.Sprintf("ecs:%s/%s cluster %s task %s", c.account, c.region, name, arn[strings.LastIndexByte(arn, '/')+1:])
+				where := fmt.Sprintf("ecs:%s/%s cluster %s task %s", c.Account(), c.Region(), name, arn[strings.LastIndexByte(arn, '/')+1:])
 				for _, ct := range t.Containers {
 					img, w := aws.ToString(ct.Image), where+" container "+aws.ToString(ct.Name)
 					set.Image(img, w)

@@ -45,18 +45,10 @@ type API interface {
 }
 
 // Options configures one account and region.
-type Options struct {
-	awsclient.Service
-	Concurrency int
-}
+type Options = awsclient.ReaderOptions
 
 // Client is one account's Lambda in one region.
-type Client struct {
-	api             API
-	account, region string
-	concurrency     int
-	calls           awsclient.Calls
-}
+type Client struct{ awsclient.Reader[API] }
 
 // New builds the client. It calls nothing.
 func New(ctx context.Context, o Options) (*Client, error) {
@@ -73,28 +65,22 @@ func New(ctx context.Context, o Options) (*Client, error) {
 
 // NewWithAPI makes a client over any API (tests).
 func NewWithAPI(api API, o Options) *Client {
-	if o.Concurrency <= 0 {
-		o.Concurrency = DefaultConcurrency
-	}
-	return &Client{api: api, account: o.Account, region: o.Region, concurrency: o.Concurrency}
+	return &Client{awsclient.NewReader[API](api, o, DefaultConcurrency)}
 }
-
-// Calls says how many calls of op the client made (attempts not counted).
-func (c *Client) Calls(op string) int { return c.calls.Of(op) }
 
 // Images reads every image the account's Lambda functions in the region run.
 func (c *Client) Images(ctx context.Context) inventory.ImageSource {
-	scope := c.account + "/" + c.region
+	scope := c.Account() + "/" + c.Region()
 	out := inventory.ImageSource{Kind: "lambda", Name: "lambda:" + scope, Complete: true}
 	fail := func(op string, err error) inventory.ImageSource {
 		out.Complete = false
-		out.Problems = append(out.Problems, fmt.Sprintf("lambda %s in %s: %v%s", op, scope, err, hint(err, c.account, c.region)))
+		out.Problems = append(out.Problems, fmt.Sprintf("lambda %s in %s: %v%s", op, scope, err, hint(err, c.Account(), c.Region())))
 		return out
 	}
 	var names []string
-	p := lambda.NewListFunctionsPaginator(c.api, &lambda.ListFunctionsInput{MaxItems: aws.Int32(pageSize)})
+	p := lambda.NewListFunctionsPaginator(c.API(), &lambda.ListFunctionsInput{MaxItems: aws.Int32(pageSize)})
 	for p.HasMorePages() {
-		c.calls.Add(OpListFunctions)
+		c.Count(OpListFunctions)
 		page, err := p.NextPage(ctx)
 		if err != nil {
 			return fail(OpListFunctions, err)
@@ -106,7 +92,7 @@ func (c *Client) Images(ctx context.Context) inventory.ImageSource {
 		}
 	}
 	sets := make([]*imageref.Set, len(names))
-	if err := awsclient.Each(len(names), c.concurrency, func(i int) error {
+	if err := awsclient.Each(len(names), c.Concurrency(), func(i int) error {
 		sets[i] = imageref.NewSet()
 		return c.function(ctx, names[i], sets[i])
 	}); err != nil {
@@ -124,9 +110,9 @@ func (c *Client) Images(ctx context.Context) inventory.ImageSource {
 // names the operation that failed.
 func (c *Client) function(ctx context.Context, name string, set *imageref.Set) error {
 	var versions []string
-	p := lambda.NewListVersionsByFunctionPaginator(c.api, &lambda.ListVersionsByFunctionInput{FunctionName: aws.String(name), MaxItems: aws.Int32(pageSize)})
+	p := lambda.NewListVersionsByFunctionPaginator(c.API(), &lambda.ListVersionsByFunctionInput{FunctionName: aws.String(name), MaxItems: aws.Int32(pageSize)})
 	for p.HasMorePages() {
-		c.calls.Add(OpListVersionsByFunction)
+		c.Count(OpListVersionsByFunction)
 		page, err := p.NextPage(ctx)
 		if gone(err) {
 			return nil // deleted since it was listed
@@ -139,8 +125,8 @@ func (c *Client) function(ctx context.Context, name string, set *imageref.Set) e
 		}
 	}
 	for _, v := range versions {
-		c.calls.Add(OpGetFunction)
-		f, err := c.api.GetFunction(ctx, &lambda.GetFunctionInput{FunctionName: aws.String(name), Qualifier: aws.String(v)})
+		c.Count(OpGetFunction)
+		f, err := c.API().GetFunction(ctx, &lambda.GetFunctionInput{FunctionName: aws.String(name), Qualifier: aws.String(v)})
 		if gone(err) {
 			continue
 		}
@@ -150,7 +136,7 @@ func (c *Client) function(ctx context.Context, name string, set *imageref.Set) e
 		if f.Code == nil {
 			continue
 		}
-		where := fmt.Sprintf("lambda:%s/%s function %s:%s", c.account, c.region, name, v)
+		where := fmt.Sprintf("lambda:%s/%s function %s:%s", c.Account(), c.Region(), name, v)
 		set.Image(aws.ToString(f.Code.ImageUri), where)
 		set.ImageID(aws.ToString(f.Code.ResolvedImageUri), where)
 	}
