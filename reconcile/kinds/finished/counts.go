@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
+	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/reconcile/engine"
 )
 
@@ -180,4 +182,35 @@ func View(p *engine.Plan, kind string, counts Counter, t Texts) engine.View {
 	}
 	v.Summary = fmt.Sprintf("%s delete %d (frees %d subnet addresses), wait %d", t.Noun, p.Count(kind, engine.Delete), ips, p.Count(kind, engine.Mark))
 	return v
+}
+
+// Object is what the view counts of one Job or Pod: whether it is finished
+// (Done), its namespace and labels, whether it succeeded, when it finished
+// and its retention annotation.
+type Object struct {
+	Done      bool
+	Namespace string
+	Labels    map[string]string
+	Succeeded bool
+	At        time.Time
+	Retention string
+}
+
+// Tally counts every finished object in the policy's scope, per cluster and
+// namespace, and whether it is past its retention at now.
+func Tally[T any](snap *inventory.Snapshot, p *Policy, now time.Time, items func(*inventory.ClusterRefs) []T, of func(*T) Object) Counter {
+	counts := Counter{}
+	for ci := range snap.Clusters {
+		c := &snap.Clusters[ci]
+		list := items(c)
+		for i := range list {
+			f := of(&list[i])
+			if !f.Done || !p.InScope(f.Namespace, f.Labels) {
+				continue
+			}
+			v := p.Retain(f.Succeeded, f.At, f.Retention, now)
+			counts.Add(c.Name, f.Namespace, f.Succeeded, v.Keep == "")
+		}
+	}
+	return counts
 }

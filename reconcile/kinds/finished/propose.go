@@ -149,3 +149,21 @@ func Propose[T any](snap *inventory.Snapshot, l Lister[T]) engine.Proposals {
 	}
 	return out
 }
+
+// Names is what names a finished kind: its kind name and the API resource
+// in its ids. A kind embeds it for engine.Kind's Name and Owns.
+type Names struct {
+	Kind     string // "k8s-job"
+	Resource string // "jobs"
+}
+
+// Name implements engine.Kind.
+func (n Names) Name() string { return n.Kind }
+
+// Owns implements engine.Kind.
+func (n Names) Owns(id string) bool { _, ok := ParseID(id, n.Resource); return ok }
+
+// ID names one of the kind's objects across the fleet.
+func (n Names) ID(cluster, namespace, name string) string {
+	return ID(cluster, n.Resource, namespace, name)
+}

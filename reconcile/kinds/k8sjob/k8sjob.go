@@ -47,6 +47,7 @@ type Policy struct {
 
 // Kind plans and deletes finished Jobs.
 type Kind struct {
+	finished.Names
 	Policy Policy
 	del    *finished.Deleter[*batchv1.Job]
 }
@@ -54,7 +55,7 @@ type Kind struct {
 // New makes the kind; client returns a cluster's client (nil: plan only).
 func New(p Policy, client func(cluster string) (kubernetes.Interface, error)) *Kind {
 	bg := metav1.DeletePropagationBackground
-	return &Kind{Policy: p, del: &finished.Deleter[*batchv1.Job]{Client: client, PerSecond: p.DeletesPerSecond, ProtectLabel: p.ProtectLabel, Annotation: p.Annotation,
+	return &Kind{Names: names, Policy: p, del: &finished.Deleter[*batchv1.Job]{Client: client, PerSecond: p.DeletesPerSecond, ProtectLabel: p.ProtectLabel, Annotation: p.Annotation,
 		API: finished.API[*batchv1.Job]{Resource: "job", Propagation: &bg,
 			Get: func(ctx context.Context, cs kubernetes.Interface, ns, name string) (*batchv1.Job, error) {
 				return cs.BatchV1().Jobs(ns).Get(ctx, name, metav1.GetOptions{})
@@ -93,14 +94,10 @@ func stillFinished(j *batchv1.Job) string {
 
 const resource = "jobs"
 
+var names = finished.Names{Kind: Name, Resource: resource}
+
 // ID names a Job across the fleet.
-func ID(cluster, namespace, name string) string {
-	return finished.ID(cluster, resource, namespace, name)
-}
-
-func (k *Kind) Name() string { return Name }
-
-func (k *Kind) Owns(id string) bool { _, ok := finished.ParseID(id, resource); return ok }
+func ID(cluster, namespace, name string) string { return names.ID(cluster, namespace, name) }
 
 func (k *Kind) Limits() engine.Limits { return k.Policy.Limits("jobs", "Job", BatchSize) }
 

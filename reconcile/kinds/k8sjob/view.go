@@ -18,18 +18,11 @@ func CountsOf(p *engine.Plan) []finished.Count {
 // View shows the finished Jobs per cluster and namespace (every run), the
 // decisions, and the summary phrase.
 func (k *Kind) View(p *engine.Plan, snap *inventory.Snapshot) engine.View {
-	counts := finished.Counter{}
-	for ci := range snap.Clusters {
-		c := &snap.Clusters[ci]
-		for ji := range c.Jobs {
-			j := &c.Jobs[ji]
-			if !j.Done() || !k.Policy.InScope(j.Namespace, j.Labels) || j.Finished.IsZero() {
-				continue
-			}
-			v := k.Policy.Retain(j.Status == "Complete", j.Finished, j.Retention, p.GeneratedAt)
-			counts.Add(c.Name, j.Namespace, j.Status == "Complete", v.Keep == "")
-		}
-	}
+	counts := finished.Tally(snap, &k.Policy.Policy, p.GeneratedAt,
+		func(c *inventory.ClusterRefs) []inventory.Job { return c.Jobs },
+		func(j *inventory.Job) finished.Object {
+			return finished.Object{Done: j.Done() && !j.Finished.IsZero(), Namespace: j.Namespace, Labels: j.Labels, Succeeded: j.Status == "Complete", At: j.Finished, Retention: j.Retention}
+		})
 	return finished.View(p, Name, counts, finished.Texts{Key: "finishedJobs", Noun: "Jobs", GaugePrefix: "reclaim_k8s_jobs",
 		Title:        "FINISHED JOBS: kept in etcd until deleted (each one's pods, on Fargate a node and a subnet address each, go with it)",
 		DetailsTitle: "FINISHED JOBS"})

@@ -45,13 +45,14 @@ type Policy struct {
 
 // Kind plans and deletes finished Pods.
 type Kind struct {
+	finished.Names
 	Policy Policy
 	del    *finished.Deleter[*corev1.Pod]
 }
 
 // New makes the kind; client returns a cluster's client (nil: plan only).
 func New(p Policy, client func(cluster string) (kubernetes.Interface, error)) *Kind {
-	return &Kind{Policy: p, del: &finished.Deleter[*corev1.Pod]{Client: client, PerSecond: p.DeletesPerSecond, ProtectLabel: p.ProtectLabel, Annotation: p.Annotation,
+	return &Kind{Names: names, Policy: p, del: &finished.Deleter[*corev1.Pod]{Client: client, PerSecond: p.DeletesPerSecond, ProtectLabel: p.ProtectLabel, Annotation: p.Annotation,
 		API: finished.API[*corev1.Pod]{Resource: "pod",
 			Get: func(ctx context.Context, cs kubernetes.Interface, ns, name string) (*corev1.Pod, error) {
 				return cs.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
@@ -79,14 +80,10 @@ func FromConfig(cfg *config.Config, client func(cluster string) (kubernetes.Inte
 
 const resource = "pods"
 
+var names = finished.Names{Kind: Name, Resource: resource}
+
 // ID names a Pod across the fleet.
-func ID(cluster, namespace, name string) string {
-	return finished.ID(cluster, resource, namespace, name)
-}
-
-func (k *Kind) Name() string { return Name }
-
-func (k *Kind) Owns(id string) bool { _, ok := finished.ParseID(id, resource); return ok }
+func ID(cluster, namespace, name string) string { return names.ID(cluster, namespace, name) }
 
 func (k *Kind) Limits() engine.Limits { return k.Policy.Limits("pods", "Pod", BatchSize) }
 

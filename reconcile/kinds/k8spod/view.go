@@ -18,18 +18,11 @@ func CountsOf(p *engine.Plan) []finished.Count {
 // View shows the finished Pods per cluster and namespace (every run), the
 // decisions, and the summary phrase.
 func (k *Kind) View(p *engine.Plan, snap *inventory.Snapshot) engine.View {
-	counts := finished.Counter{}
-	for ci := range snap.Clusters {
-		c := &snap.Clusters[ci]
-		for pi := range c.Pods {
-			pod := &c.Pods[pi]
-			if !pod.Done() || !k.Policy.InScope(pod.Namespace, pod.Labels) {
-				continue
-			}
-			v := k.Policy.Retain(pod.Phase == "Succeeded", Finished(pod), pod.Retention, p.GeneratedAt)
-			counts.Add(c.Name, pod.Namespace, pod.Phase == "Succeeded", v.Keep == "")
-		}
-	}
+	counts := finished.Tally(snap, &k.Policy.Policy, p.GeneratedAt,
+		func(c *inventory.ClusterRefs) []inventory.Pod { return c.Pods },
+		func(j *inventory.Pod) finished.Object {
+			return finished.Object{Done: j.Done(), Namespace: j.Namespace, Labels: j.Labels, Succeeded: j.Phase == "Succeeded", At: Finished(j), Retention: j.Retention}
+		})
 	return finished.View(p, Name, counts, finished.Texts{Key: "finishedPods", Noun: "Pods", GaugePrefix: "reclaim_k8s_pods",
 		Title: "FINISHED PODS: each keeps its subnet address (and on Fargate its node) until deleted", DetailsTitle: "FINISHED PODS"})
 }
