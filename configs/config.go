@@ -109,6 +109,19 @@ type Disks struct {
 	// MaxDeleteSizePerRun of 0 means no size cap.
 	MaxDeleteSizePerRun Size `json:"maxDeleteSizePerRun"`
 	BreakerCandidates   int  `json:"breakerCandidates"`
+	// WorkflowPVCs caps the k8s-pvc kind on its own: a cap shared with the
+	// disks would let one kind's deletes use up the other's, and read as if
+	// it bounded both together.
+	WorkflowPVCs Caps `json:"workflowPVCs"`
+}
+
+// Caps bound what one kind deletes per run.
+type Caps struct {
+	MaxDeletesPerRun int     `json:"maxDeletesPerRun"`
+	MaxDeletePercent Percent `json:"maxDeletePercent"`
+	// MaxDeleteSizePerRun of 0 means no size cap.
+	MaxDeleteSizePerRun Size `json:"maxDeleteSizePerRun"`
+	BreakerCandidates   int  `json:"breakerCandidates"`
 }
 
 // Ownership is the evidence that Kubernetes created a disk. A disk that
@@ -233,6 +246,7 @@ const (
 	defaultDiskProtectLabel    = "reclaim-protect"
 	defaultSnapshotLabel       = "reclaim-snapshot-of"
 	defaultMaxDeletesPerRun    = 20
+	defaultPVCMaxDeletesPerRun = 20
 	defaultMaxDeletePercent    = Percent(0.10)
 	defaultMaxDeleteSizePerRun = Size(0)
 	defaultBreakerCandidates   = 200
@@ -288,6 +302,11 @@ func (c *Config) applyDefaults() {
 	def(c, "disks.maxDeletePercent", &d.MaxDeletePercent, defaultMaxDeletePercent)
 	def(c, "disks.maxDeleteSizePerRun", &d.MaxDeleteSizePerRun, defaultMaxDeleteSizePerRun)
 	def(c, "disks.breakerCandidates", &d.BreakerCandidates, defaultBreakerCandidates)
+	w := &d.WorkflowPVCs
+	def(c, "disks.workflowPVCs.maxDeletesPerRun", &w.MaxDeletesPerRun, defaultPVCMaxDeletesPerRun)
+	def(c, "disks.workflowPVCs.maxDeletePercent", &w.MaxDeletePercent, defaultMaxDeletePercent)
+	def(c, "disks.workflowPVCs.maxDeleteSizePerRun", &w.MaxDeleteSizePerRun, defaultMaxDeleteSizePerRun)
+	def(c, "disks.workflowPVCs.breakerCandidates", &w.BreakerCandidates, defaultBreakerCandidates)
 	def(c, "kubernetes.protectLabel", &c.Kubernetes.ProtectLabel, defaultKubeProtectLabel)
 	if c.State.File == "" && c.State.ConfigMap == nil {
 		c.State.File = defaultStateFile

@@ -187,10 +187,16 @@ func (d *Disks) validate(ps *problems, path string) {
 	if d.SnapshotBeforeDelete || d.SnapshotLabel != "" {
 		validateGCELabelKey(ps, path+".snapshotLabel", d.SnapshotLabel)
 	}
-	if d.MaxDeletesPerRun < 0 {
-		ps.add(path+".maxDeletesPerRun", "%d is negative — use 0 to delete nothing", d.MaxDeletesPerRun)
+	validateCaps(ps, path, d.MaxDeletesPerRun, d.BreakerCandidates)
+	validateCaps(ps, path+".workflowPVCs", d.WorkflowPVCs.MaxDeletesPerRun, d.WorkflowPVCs.BreakerCandidates)
+}
+
+// validateCaps checks a kind's per-run count cap and breaker at path.
+func validateCaps(ps *problems, path string, maxDeletes, breaker int) {
+	if maxDeletes < 0 {
+		ps.add(path+".maxDeletesPerRun", "%d is negative — use 0 to delete nothing", maxDeletes)
 	}
-	if d.BreakerCandidates < 1 {
+	if breaker < 1 {
 		ps.add(path+".breakerCandidates", "must be at least 1 — to delete nothing set maxDeletesPerRun: 0")
 	}
 }

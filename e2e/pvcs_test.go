@@ -89,7 +89,7 @@ func TestFinishedWorkflowPVCs(t *testing.T) {
 		t.Fatalf("holders: %+v", workflowpvc.HoldersOf(rep.Plan))
 	}
 
-	w.disksYAML = "  maxDeletePercent: 100%\n  deleteWorkflowPVCs: true\n"
+	w.disksYAML = "  maxDeletePercent: 100%\n  deleteWorkflowPVCs: true\n  workflowPVCs: {maxDeletePercent: 100%}\n"
 	start := w.now
 	rep = w.run(true)
 	if d := decision(t, rep, id(failed)); d.Action != engine.Mark {

@@ -6,11 +6,12 @@ import (
 	config "reclaim.dev/reclaim/configs"
 )
 
-// FromConfig makes the kind from the disks and kubernetes sections. client
-// returns a cluster's client (nil: plan only).
+// FromConfig makes the kind from the disks and kubernetes sections: its
+// switch and grace are the disks', its caps its own (disks.workflowPVCs).
+// client returns a cluster's client (nil: plan only).
 func FromConfig(cfg *config.Config, client func(cluster string) (kubernetes.Interface, error)) *Kind {
-	dk := cfg.Disks
+	dk, caps := cfg.Disks, cfg.Disks.WorkflowPVCs
 	return &Kind{Client: client, Policy: Policy{Delete: dk.DeleteWorkflowPVCs, Grace: dk.Grace.Std(), ProtectLabel: cfg.Kubernetes.ProtectLabel,
-		MaxDeletes: dk.MaxDeletesPerRun, MaxDeletePercent: dk.MaxDeletePercent.Fraction(),
-		MaxDeleteGB: float64(dk.MaxDeleteSizePerRun) / 1e9, BreakerCandidates: dk.BreakerCandidates}}
+		MaxDeletes: caps.MaxDeletesPerRun, MaxDeletePercent: caps.MaxDeletePercent.Fraction(),
+		MaxDeleteGB: float64(caps.MaxDeleteSizePerRun) / 1e9, BreakerCandidates: caps.BreakerCandidates}}
 }

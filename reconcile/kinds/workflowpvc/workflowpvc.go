@@ -71,7 +71,7 @@ func (k *Kind) Owns(id string) bool { _, _, _, ok := parseID(id); return ok }
 func (k *Kind) Limits() engine.Limits {
 	p := k.Policy
 	return engine.Limits{Grace: p.Grace, MaxDeletes: p.MaxDeletes, MaxDeletePercent: p.MaxDeletePercent, MaxFreesGB: p.MaxDeleteGB,
-		BreakerCandidates: p.BreakerCandidates, BatchSize: 1, Section: "disks", Noun: "PVCs",
+		BreakerCandidates: p.BreakerCandidates, BatchSize: 1, Section: "disks.workflowPVCs", Noun: "PVCs",
 		OptOut: optOut(p.ProtectLabel)}
 }
 
