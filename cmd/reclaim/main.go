@@ -24,6 +24,7 @@ import (
 	"reclaim.dev/reclaim/notify"
 	"reclaim.dev/reclaim/notify/metrics"
 	"reclaim.dev/reclaim/notify/report"
+	"reclaim.dev/reclaim/reconcile/engine"
 )
 
 // exitError carries an exit status through cobra.
@@ -153,6 +154,7 @@ func runCmd(stdout, stderr io.Writer) *cobra.Command {
 		textfile string
 		pushURL  string
 		pushJob  string
+		only     engine.Filter
 	)
 	c := &cobra.Command{
 		Use:   "run",
@@ -162,6 +164,11 @@ func runCmd(stdout, stderr io.Writer) *cobra.Command {
 Without --apply nothing is deleted and nothing in any cloud or cluster is
 changed: reclaim prints what it would do and records orphan first-seen times
 in its own state store, so that grace periods run while you watch.
+
+--kind and --cluster narrow what --apply deletes, to apply one kind or one
+cluster first: everything is still planned and reported, and the due
+deletions they leave out are held (and stay due). A cloud resource (a disk,
+an image, an interface) belongs to no one cluster and is held under --cluster.
 
 Exit status: 0 all sources complete and every planned delete done;
 1 the run could not happen; 2 the command line could not be parsed;
@@ -184,7 +191,7 @@ some notify target (4 outranks 5, 5 outranks 3).`,
 			r, runErr := app.New(cmd.Context(), cfg, app.Deps{Log: log})
 			if runErr == nil {
 				defer r.Close()
-				rep, runErr = r.Once(cmd.Context(), app.Options{Apply: apply})
+				rep, runErr = r.Once(cmd.Context(), app.Options{Apply: apply, Only: only})
 			}
 			// Delivery failures never fail the run: they set exit status 5.
 			notified := deliver(cmd.Context(), cfg, rep, log)
@@ -213,6 +220,8 @@ some notify target (4 outranks 5, 5 outranks 3).`,
 	}
 	c.Flags().StringVarP(&cfgPath, "config", "c", "reclaim.yaml", "configuration file")
 	c.Flags().BoolVar(&apply, "apply", false, "delete what the plan marks DELETE (default: dry-run)")
+	c.Flags().StringSliceVar(&only.Kinds, "kind", nil, "delete only resources of these kinds (e.g. k8s-job,k8s-pod); the rest is reported and held")
+	c.Flags().StringSliceVar(&only.Clusters, "cluster", nil, "delete only objects in these clusters; the rest, cloud resources included, is reported and held")
 	c.Flags().StringVar(&textfile, "metrics-textfile", "", "write Prometheus metrics to this file (node-exporter textfile collector; name it *.prom)")
 	c.Flags().StringVar(&pushURL, "pushgateway", "", "push Prometheus metrics to this Pushgateway URL after the run")
 	c.Flags().StringVar(&pushJob, "pushgateway-job", "reclaim", "job label for --pushgateway")

@@ -9,6 +9,8 @@ import (
 	"encoding/hex"
 	"fmt"
 	"runtime/debug"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -78,6 +80,10 @@ type Options struct {
 	// batch in flight and the state saves finish under Once's ctx (a
 	// daemon's graceful shutdown). Nil never stops.
 	Stop context.Context
+	// Only narrows what this pass deletes to some kinds and clusters (run
+	// --kind, --cluster); the rest is planned and reported as usual, its
+	// due deletions held. A name the run does not know is an error.
+	Only engine.Filter
 }
 
 // Runner runs passes with clients built once.
@@ -216,6 +222,9 @@ func Run(ctx context.Context, cfg *config.Config, d Deps, opt Options) (*report.
 // ExitCode says so.
 func (r *Runner) Once(ctx context.Context, opt Options) (*report.Report, error) {
 	d, cfg := r.d, r.cfg
+	if err := r.checkKinds(opt.Only.Kinds); err != nil {
+		return nil, err
+	}
 	id := runID(d.Now())
 	if l, ok := d.Store.(engine.Locker); ok {
 		unlock, err := l.Lock(ctx, "run "+id)
@@ -255,7 +264,10 @@ func (r *Runner) Once(ctx context.Context, opt Options) (*report.Report, error) 
 	if cctx.Err() != nil {
 		return nil, fmt.Errorf("run cancelled while collecting: %w", context.Cause(cctx))
 	}
-	var opts []engine.Option
+	if err := checkClusters(opt.Only.Clusters, &snap); err != nil {
+		return nil, err
+	}
+	opts := []engine.Option{engine.Only(opt.Only)}
 	if cfg.Notify != nil && cfg.Notify.RequireNotice {
 		opts = append(opts, engine.RequireNotice())
 	}
@@ -285,6 +297,36 @@ func (r *Runner) Once(ctx context.Context, opt Options) (*report.Report, error) 
 		}
 	}
 	return rep, nil
+}
+
+// checkKinds refuses a --kind this runner does not plan: a typo would
+// otherwise hold every deletion and look like a quiet run.
+func (r *Runner) checkKinds(names []string) error {
+	var known []string
+	for _, k := range r.kinds {
+		known = append(known, k.Name())
+	}
+	for _, n := range names {
+		if !slices.Contains(known, n) {
+			return fmt.Errorf("--kind %s: not a kind this config enables; use one of %s", n, strings.Join(known, ", "))
+		}
+	}
+	return nil
+}
+
+// checkClusters refuses a --cluster the run did not read, before anything
+// is planned or deleted.
+func checkClusters(names []string, snap *inventory.Snapshot) error {
+	var read []string
+	for _, c := range snap.Clusters {
+		read = append(read, c.Name)
+	}
+	for _, n := range names {
+		if !slices.Contains(read, n) {
+			return fmt.Errorf("--cluster %s: not a cluster of this run; its clusters are %s", n, strings.Join(read, ", "))
+		}
+	}
+	return nil
 }
 
 // fleetClusters assembles the run's fleet from the config and the

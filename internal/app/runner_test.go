@@ -131,3 +131,57 @@ func TestRunnerRefusesAnOverlappingRun(t *testing.T) {
 		t.Fatalf("after the other run: %v (collected %d times)", err, collected)
 	}
 }
+
+// run --kind/--cluster through the runner: an unknown kind or cluster is an
+// error before anything is deleted; --cluster leaves a disk (a cloud
+// resource) held; --kind gce-disk deletes it.
+func TestRunnerFilter(t *testing.T) {
+	srv := gcefake.New(gcefake.Options{})
+	defer srv.Close()
+	t0 := time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
+	key := srv.AddDisk("proj-one", gcefake.Disk{Zone: "asia-northeast1-a", Name: "orphan", SizeGB: 10, Type: "pd-balanced",
+		Labels: map[string]string{"goog-gke-volume": ""}, Created: t0.Add(-30 * 24 * time.Hour), LastDetach: t0.Add(-10 * 24 * time.Hour)})
+	cfg := enginetest.DiskConfig(t, srv.URL())
+	now := t0
+	clusters := func(context.Context) []inventory.ClusterRefs {
+		return []inventory.ClusterRefs{{Name: "a", Complete: true, Projects: []string{"proj-one"}}}
+	}
+	r, err := New(context.Background(), cfg, Deps{Clusters: clusters, Store: state.NewMemoryStore(engine.NewState()),
+		Audit: audit.New(io.Discard), Now: func() time.Time { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	for _, c := range []struct {
+		only engine.Filter
+		err  string
+	}{
+		{engine.Filter{Kinds: []string{"k8s-jobs"}}, "--kind k8s-jobs: not a kind this config enables; use one of gce-disk, k8s-pvc"},
+		{engine.Filter{Clusters: []string{"b"}}, "--cluster b: not a cluster of this run; its clusters are a"},
+	} {
+		if _, err := r.Once(context.Background(), Options{Apply: true, Only: c.only}); err == nil || err.Error() != c.err {
+			t.Errorf("%+v: err %v, want %q", c.only, err, c.err)
+		}
+	}
+	// The refused runs planned nothing: the clock starts here.
+	if _, err := r.Once(context.Background(), Options{}); err != nil {
+		t.Fatal(err)
+	}
+	now = now.Add(12 * time.Hour)
+	rep, err := r.Once(context.Background(), Options{Apply: true, Only: engine.Filter{Clusters: []string{"a"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := enginetest.DecisionFor(t, rep.Plan, "orphan"); d.Action != engine.Mark || !d.Held {
+		t.Fatalf("--cluster a: the disk is %s held=%v (%s), want held", d.Action, d.Held, d.Why())
+	}
+	if !srv.HasDisk(key) || rep.ExitCode != 0 {
+		t.Fatalf("--cluster a deleted the disk, or exited %d", rep.ExitCode)
+	}
+	if _, err := r.Once(context.Background(), Options{Apply: true, Only: engine.Filter{Kinds: []string{gcedisk.Name}}}); err != nil {
+		t.Fatal(err)
+	}
+	if srv.HasDisk(key) {
+		t.Fatal("--kind gce-disk did not delete the orphan past its grace")
+	}
+}

@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -152,6 +153,40 @@ type Option func(*options)
 
 type options struct {
 	requireNotice bool
+	only          Filter
+}
+
+// Filter narrows the deletions one run carries out (run --kind, --cluster),
+// so that a team can apply one kind or one cluster first. What it leaves
+// out is held with the reason and stays due for the next run without it.
+// It never makes anything deletable: every other rule still applies.
+type Filter struct {
+	// Kinds are kind names; empty means every kind.
+	Kinds []string
+	// Clusters are cluster names; empty means every cluster. A deletion is
+	// in a cluster when its id is that cluster's (clusters/NAME/…): a cloud
+	// resource (a disk, an image, an interface) is in none, since the
+	// evidence for it spans the fleet, and is held under a cluster filter.
+	Clusters []string
+}
+
+// Only applies f to the run's due deletions.
+func Only(f Filter) Option { return func(o *options) { o.only = f } }
+
+// why says why f holds d; "" when d passes.
+func (f Filter) why(d *Decision) string {
+	if len(f.Kinds) > 0 && !slices.Contains(f.Kinds, d.Kind) {
+		return "this run deletes only --kind " + strings.Join(f.Kinds, ",")
+	}
+	if len(f.Clusters) == 0 {
+		return ""
+	}
+	for _, c := range f.Clusters {
+		if strings.HasPrefix(d.ID, "clusters/"+c+"/") {
+			return ""
+		}
+	}
+	return "this run deletes only in --cluster " + strings.Join(f.Clusters, ",")
 }
 
 // RequireNotice holds every deletion until a report listing the candidate
@@ -283,6 +318,7 @@ func (r *rules) decide(k Kind, pr *Proposals) {
 	})
 	due = r.notice(due, lim)
 	due = r.breaker(due, lim)
+	due = r.filter(due)
 	due = r.caps(due, lim, pr.InScope)
 	r.dependencies(due, func(d *Decision) { r.hold(d, afterWhy[d.ID]+" is held; next run") })
 	for id := range r.st.Resources {
@@ -435,6 +471,22 @@ func (r *rules) breaker(due []int, lim Limits) []int {
 		r.hold(&r.p.Decisions[i], fmt.Sprintf("breaker tripped (%d due > %d)", len(due), lim.BreakerCandidates))
 	}
 	return nil
+}
+
+// filter holds what the run's Filter leaves out. It comes after the
+// breaker, which judges the view by everything due, and before the caps,
+// which then spend the run's allowance on what it may delete.
+func (r *rules) filter(due []int) []int {
+	out := due[:0]
+	for _, i := range due {
+		d := &r.p.Decisions[i]
+		if why := r.opt.only.why(d); why != "" {
+			r.hold(d, why)
+			continue
+		}
+		out = append(out, i)
+	}
+	return out
 }
 
 // caps holds what exceeds the per-run caps, oldest orphans first, and

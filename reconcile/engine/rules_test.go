@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -217,5 +218,70 @@ func TestFinishAfterTheStream(t *testing.T) {
 	}
 	if n := p.Count(fakeName, engine.Delete); n != 2 {
 		t.Fatalf("%d deletes, want 2 (50%% of the 4 in scope the kind finished with)", n)
+	}
+}
+
+// run --kind and --cluster: what the filter leaves out is held with the
+// reason (and no exit status of its own), what it keeps is deleted, and the
+// filter never makes anything deletable.
+func TestFilterHoldsWhatItLeavesOut(t *testing.T) {
+	inA, inB, cloud := orphan("a1"), orphan("b1"), orphan("disk")
+	inA.ID, inB.ID = "clusters/a/namespaces/n/fakes/a1", "clusters/b/namespaces/n/fakes/b1"
+	young := orphan("young")
+	young.ID = "clusters/a/namespaces/n/fakes/young"
+	items := []engine.Proposal{inA, inB, cloud, young}
+	st := seenSince(t0.Add(-48*time.Hour), inA, inB, cloud)
+	for _, c := range []struct {
+		name   string
+		f      engine.Filter
+		delete []string
+	}{
+		{"no filter", engine.Filter{}, []string{"a1", "b1", "disk"}},
+		{"its kind", engine.Filter{Kinds: []string{fakeName}}, []string{"a1", "b1", "disk"}},
+		{"another kind", engine.Filter{Kinds: []string{"k8s-job"}}, nil},
+		{"cluster a", engine.Filter{Clusters: []string{"a"}}, []string{"a1"}},
+		{"clusters a and b", engine.Filter{Clusters: []string{"a", "b"}}, []string{"a1", "b1"}},
+		{"its kind in cluster b", engine.Filter{Kinds: []string{fakeName}, Clusters: []string{"b"}}, []string{"b1"}},
+	} {
+		k := &fakeKind{lim: testLimits(), items: items}
+		p := engine.Build(snap(complete("a"), complete("b")), []engine.Kind{k}, st, t0, engine.Only(c.f))
+		for _, d := range p.Decisions {
+			want := slices.Contains(c.delete, d.Name)
+			switch {
+			case want && d.Action != engine.Delete:
+				t.Errorf("%s: %s is %s, want delete: %s", c.name, d.Name, d.Action, d.Why())
+			case !want && d.Action == engine.Delete:
+				t.Errorf("%s: %s deleted", c.name, d.Name)
+			case !want && d.Name != "young" && (!d.Held || !strings.Contains(d.Why(), "this run deletes only")):
+				t.Errorf("%s: %s held=%v, reason %q: want held by the filter", c.name, d.Name, d.Held, d.Why())
+			}
+		}
+		if p.Incomplete || p.BreakerTripped {
+			t.Errorf("%s: a filter made the plan incomplete or tripped the breaker", c.name)
+		}
+	}
+}
+
+// The breaker judges everything due, the filter's leftovers included; the
+// caps are spent on what the filter keeps.
+func TestFilterAfterBreakerBeforeCaps(t *testing.T) {
+	old, newer := orphan("old"), orphan("new")
+	old.ID, newer.ID = "clusters/b/namespaces/n/fakes/old", "clusters/a/namespaces/n/fakes/new"
+	st := seenSince(t0.Add(-72*time.Hour), old)
+	st.Seen(newer.ID, newer.Identity, t0.Add(-48*time.Hour))
+	only := engine.Only(engine.Filter{Clusters: []string{"a"}})
+
+	lim := testLimits()
+	lim.BreakerCandidates = 1
+	p := engine.Build(snap(complete("a"), complete("b")), []engine.Kind{&fakeKind{lim: lim, items: []engine.Proposal{old, newer}}}, st, t0, only)
+	if !p.BreakerTripped {
+		t.Error("two due with a breaker at 1: the filter hid the surge from the breaker")
+	}
+
+	lim = testLimits()
+	lim.MaxDeletes = 1
+	p = engine.Build(snap(complete("a"), complete("b")), []engine.Kind{&fakeKind{lim: lim, items: []engine.Proposal{old, newer}}}, st, t0, only)
+	if got := enginetest.DecisionFor(t, p, "new"); got.Action != engine.Delete {
+		t.Errorf("cap 1, the oldest filtered out: new is %s (%s), want delete", got.Action, got.Why())
 	}
 }
