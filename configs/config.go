@@ -233,15 +233,18 @@ func failedUnder(failed map[string]bool, path string) bool {
 // Default values, for fields the file leaves out. The README's table of
 // defaults is taken from these; keep the two in step.
 const (
-	defaultClusterTimeout      = Duration(2 * time.Minute)
-	defaultClusterQPS          = float32(20)
-	defaultClusterBurst        = 40
-	defaultClusterPageSize     = int64(500)
-	defaultGCEHeadroomWarning  = Percent(0.85)
-	defaultGCEPageSize         = int64(500)
-	defaultGCEConcurrency      = 4
-	defaultMinAge              = Duration(24 * time.Hour)
-	defaultGrace               = Duration(6 * time.Hour)
+	defaultClusterTimeout     = Duration(2 * time.Minute)
+	defaultClusterQPS         = float32(20)
+	defaultClusterBurst       = 40
+	defaultClusterPageSize    = int64(500)
+	defaultGCEHeadroomWarning = Percent(0.85)
+	defaultGCEPageSize        = int64(500)
+	defaultGCEConcurrency     = 4
+	defaultMinAge             = Duration(24 * time.Hour)
+	// defaultGrace is in days: a disk is listed in several daily reports
+	// before it goes (peers wait 7 to 30 days; a fleet short of quota
+	// lowers it, as the demo does).
+	defaultGrace               = Duration(7 * 24 * time.Hour)
 	defaultMinDetached         = Duration(time.Hour)
 	defaultDiskProtectLabel    = "reclaim-protect"
 	defaultSnapshotLabel       = "reclaim-snapshot-of"

@@ -222,7 +222,7 @@ func TestDefaults(t *testing.T) {
 		}},
 		Disks: Disks{
 			MinAge:      Duration(24 * time.Hour),
-			Grace:       Duration(6 * time.Hour),
+			Grace:       Duration(7 * 24 * time.Hour),
 			MinDetached: Duration(time.Hour),
 			Ownership: Ownership{
 				LabelKeys:           []string{"goog-gke-volume"},
