@@ -159,8 +159,8 @@ const (
 	defaultPodsFailed           = Duration(7 * 24 * time.Hour)
 	defaultRetentionAnnotation  = "reclaim.dev/retention"
 	defaultRetentionGrace       = Duration(time.Hour)
-	defaultRetentionMaxDeletes  = 20000
-	defaultRetentionMaxPercent  = Percent(1)
+	defaultRetentionMaxDeletes  = 10000 // see reference.yaml: half the history at most, a 100,000 backlog in about ten runs
+	defaultRetentionMaxPercent  = Percent(0.5)
 	defaultRetentionBreaker     = 200000
 	defaultRetentionRate        = 20.0
 	defaultTTLGrace             = Duration(time.Hour)

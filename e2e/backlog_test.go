@@ -35,8 +35,9 @@ const backlogJobs = 100000
 // CronJob with the workload-deleter component (its ServiceAccount, RBAC and
 // config, the state in ConfigMaps), against a real API server holding
 // 100,000 finished Jobs. Run after run the backlog shrinks by the per-run
-// cap (jobs.maxDeletesPerRun, 20,000 by default) to zero; the state stays
-// small (finished Jobs keep no clocks) and every delete is audited once.
+// cap (jobs.maxDeletesPerRun, set to 20,000 at 100% here: the default 10,000
+// and 50% would take some twenty runs) to zero; the state stays small
+// (finished Jobs keep no clocks) and every delete is audited once.
 func TestStockCronJobClearsABacklogOfFinishedJobs(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
@@ -70,7 +71,7 @@ func TestStockCronJobClearsABacklogOfFinishedJobs(t *testing.T) {
 
 	// The stock config, reaching the cluster as the install's ServiceAccount;
 	// the Jobs section as the ConfigMap's comment gives it, and a client
-	// fast enough to finish in a test (the caps are the stock ones).
+	// and caps fast enough to finish in a test.
 	tr, err := c.Client.CoreV1().ServiceAccounts("reclaim").CreateToken(ctx, "reclaim", &authenticationv1.TokenRequest{
 		Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr(int64(3600))}}, metav1.CreateOptions{})
 	if err != nil {
@@ -94,7 +95,7 @@ func TestStockCronJobClearsABacklogOfFinishedJobs(t *testing.T) {
 	if err := yaml.Unmarshal(raw, &doc); err != nil {
 		t.Fatal(err)
 	}
-	doc["jobs"] = map[string]any{"succeeded": "6h", "failed": "3d", "deletesPerSecond": 1000}
+	doc["jobs"] = map[string]any{"succeeded": "6h", "failed": "3d", "deletesPerSecond": 1000, "maxDeletesPerRun": 20000, "maxDeletePercent": "100%"}
 	for _, cl := range doc["clusters"].([]any) {
 		cl.(map[string]any)["qps"], cl.(map[string]any)["burst"] = 2000, 2000
 	}

@@ -197,6 +197,7 @@ jobs:
   retentionAnnotation: %s
   grace: 1h
   maxDeletesPerRun: %d
+  maxDeletePercent: 100%%
   deletesPerSecond: %d
 pods:
   succeeded: 1h
@@ -204,6 +205,7 @@ pods:
   retentionAnnotation: %s
   grace: 1h
   maxDeletesPerRun: %d
+  maxDeletePercent: 100%%
   deletesPerSecond: %d
 `, eksProtectLabel, eksAccount, eksRegion, strings.Join(ids, ", "), ec2srv.URL(), ec2RPS, ec2Burst, ec2Deletes, ec2DeleteBurst, ec2Page,
 		eksRetentionNote, jobsPerRun, jobsPerSecond, eksRetentionNote, podsPerRun, podsPerSecond)
