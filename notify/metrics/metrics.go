@@ -21,6 +21,10 @@ import (
 	"reclaim.dev/reclaim/reconcile/engine"
 )
 
+// GiB is the bytes of one of GCE's GB (disk sizes and the SSD_TOTAL_GB
+// quota count GiB), for metrics in base units.
+const GiB = 1 << 30
+
 // Metrics are the Prometheus metrics of reclaim runs. Labels are bounded: kinds,
 // actions, results, modes and exit codes are fixed sets; source names and the
 // labels of the kinds' gauges come from the configuration. No label ever holds
@@ -44,9 +48,7 @@ type Metrics struct {
 	breakerTripped prometheus.Gauge
 	incomplete     prometheus.Gauge
 	deletes        *prometheus.CounterVec
-	failedDeletes  *prometheus.CounterVec
-	freedGB        prometheus.Counter
-	freedBytes     prometheus.Counter
+	freedBytes     *prometheus.CounterVec
 	lastSuccess    prometheus.Gauge
 	lastRun        prometheus.Gauge
 	duration       prometheus.Gauge
@@ -63,23 +65,19 @@ func NewMetrics(reg prometheus.Registerer, kinds []string, gauges []engine.Gauge
 		kinds:  append([]string(nil), kinds...),
 		gauges: make(map[string]*gaugeSet, len(gauges)),
 		decisions: newGaugeSet(prometheus.GaugeOpts{Name: "reclaim_plan_decisions",
-			Help: "Decisions of the last run's plan by resource kind (gce-disk, k8s-pvc) and action (keep, report, mark, delete). Label sets with no decision have no series."}, []string{"kind", "action"}),
+			Help: "Decisions of the last run's plan by resource kind and action (keep, report, mark, delete). Label sets with no decision have no series."}, []string{"kind", "action"}),
 		held: newGaugeSet(prometheus.GaugeOpts{Name: "reclaim_plan_held",
 			Help: "Deletions that were due but held back in the last run's plan (caps, breaker, incomplete sources), by resource kind."}, []string{"kind"}),
 		sourceComplete: newGaugeSet(prometheus.GaugeOpts{Name: "reclaim_source_complete",
-			Help: "1 if a source (kind cluster or gce-project) was read completely in the last run, 0 if not."}, []string{"kind", "name"}),
+			Help: "1 if a source (a cluster, a GCE project, an ECR registry, an EC2 network, a manifest directory...) was read completely in the last run, 0 if not."}, []string{"kind", "name"}),
 		breakerTripped: prometheus.NewGauge(prometheus.GaugeOpts{Name: "reclaim_plan_breaker_tripped",
 			Help: "1 if the last run's plan tripped the circuit breaker (too many resources due at once), 0 if not."}),
 		incomplete: prometheus.NewGauge(prometheus.GaugeOpts{Name: "reclaim_run_incomplete_sources",
-			Help: "Sources (clusters, GCE projects) the last run could not read completely."}),
+			Help: "Sources the last run could not read completely."}),
 		deletes: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "reclaim_apply_deletes_total",
 			Help: "Deletes attempted by apply, by resource kind and result (deleted, already-gone, skipped, failed, not-attempted)."}, []string{"kind", "result"}),
-		failedDeletes: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "reclaim_apply_failed_deletes_total",
-			Help: "Deletes by apply that failed, by resource kind."}, []string{"kind"}),
-		freedGB: prometheus.NewCounter(prometheus.CounterOpts{Name: "reclaim_apply_freed_gigabytes_total",
-			Help: "GB freed by apply: the size of resources deleted or found already gone."}),
-		freedBytes: prometheus.NewCounter(prometheus.CounterOpts{Name: "reclaim_apply_freed_image_bytes_total",
-			Help: "Bytes of ECR images deleted (or found already gone) by apply, as ECR reports image sizes."}),
+		freedBytes: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "reclaim_apply_freed_bytes_total",
+			Help: "Bytes freed by apply, by resource kind: the disks (GCE's GB are GiB) and images (as ECR reports their sizes) deleted or found already gone."}, []string{"kind"}),
 		lastSuccess: prometheus.NewGauge(prometheus.GaugeOpts{Name: "reclaim_run_last_success_timestamp_seconds",
 			Help: "Unix time the last run with exit code 0 finished, as remembered in the state store; 0 if none did."}),
 		lastRun: prometheus.NewGauge(prometheus.GaugeOpts{Name: "reclaim_run_last_run_timestamp_seconds",
@@ -95,7 +93,7 @@ func NewMetrics(reg prometheus.Registerer, kinds []string, gauges []engine.Gauge
 		for _, r := range engine.Results {
 			m.deletes.WithLabelValues(k, r)
 		}
-		m.failedDeletes.WithLabelValues(k)
+		m.freedBytes.WithLabelValues(k)
 	}
 	for _, d := range gauges {
 		if _, dup := m.gauges[d.Name]; dup {
@@ -109,7 +107,7 @@ func NewMetrics(reg prometheus.Registerer, kinds []string, gauges []engine.Gauge
 	reg.MustRegister(
 		m.decisions.vec, m.held.vec, m.breakerTripped,
 		m.incomplete, m.sourceComplete.vec,
-		m.deletes, m.failedDeletes, m.freedGB, m.freedBytes,
+		m.deletes, m.freedBytes,
 		m.lastSuccess, m.lastRun, m.duration, m.runs, m.deliveries,
 	)
 	return m
@@ -148,15 +146,11 @@ func (m *Metrics) Observe(r *report.Report, duration time.Duration, now time.Tim
 	if o := r.Outcome; o != nil {
 		for _, res := range o.Results {
 			m.deletes.WithLabelValues(res.Kind, res.Result).Inc()
-			if res.Result == engine.ResultFailed {
-				m.failedDeletes.WithLabelValues(res.Kind).Inc()
+			if res.Result == engine.ResultDeleted || res.Result == engine.ResultAlreadyGone {
+				if b := float64(res.SizeGB)*GiB + float64(res.Bytes); b > 0 {
+					m.freedBytes.WithLabelValues(res.Kind).Add(b)
+				}
 			}
-		}
-		if o.FreedGB > 0 {
-			m.freedGB.Add(float64(o.FreedGB))
-		}
-		if o.FreedBytes > 0 {
-			m.freedBytes.Add(float64(o.FreedBytes))
 		}
 	}
 

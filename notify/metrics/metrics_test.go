@@ -36,13 +36,13 @@ var (
 			Help: "Usage of a regional GCE quota (GB for the disk quotas), as read by the last run. No series while the quota is unknown."},
 		{Name: "reclaim_gce_quota_used_ratio", Labels: quota,
 			Help: "Usage divided by limit of a regional GCE quota (1 is full), as read by the last run. No series while the quota is unknown or its limit is 0."},
-		{Name: "reclaim_gce_quota_plan_frees_gigabytes", Labels: quota,
+		{Name: "reclaim_gce_quota_plan_frees_bytes", Labels: quota,
 			Help: "GB of a regional GCE quota that the last run's planned deletions free (disks, and PVCs whose disks go with them)."},
-		{Name: "reclaim_gce_orphan_disks_gigabytes", Labels: quota,
+		{Name: "reclaim_gce_orphan_disks_bytes", Labels: quota,
 			Help: "GB of a regional GCE quota held by orphan disks, due for deletion or not yet, in the last run."},
-		{Name: "reclaim_gce_finished_workflow_pvcs_gigabytes", Labels: quota,
+		{Name: "reclaim_gce_finished_workflow_pvcs_bytes", Labels: quota,
 			Help: "GB of a regional GCE quota held by PVCs of finished Argo Workflows that no running pod mounts, in the last run."},
-		{Name: "reclaim_gce_quota_growth_gigabytes_per_day", Labels: quota,
+		{Name: "reclaim_gce_quota_growth_per_second", Labels: quota,
 			Help: "Usage trend of a regional GCE quota over the last week of runs (GB a day). No series until there are three samples over three hours."},
 		{Name: "reclaim_gce_quota_runs_out_timestamp_seconds", Labels: quota,
 			Help: "Unix time a regional GCE quota reaches its limit at the current growth. No series while usage is flat or shrinking."},
@@ -62,10 +62,10 @@ const (
 	quotaLimit     = "reclaim_gce_quota_limit"
 	quotaUsage     = "reclaim_gce_quota_usage"
 	quotaUsedRatio = "reclaim_gce_quota_used_ratio"
-	quotaPlanFrees = "reclaim_gce_quota_plan_frees_gigabytes"
-	orphanDisksGB  = "reclaim_gce_orphan_disks_gigabytes"
-	finishedPVCsGB = "reclaim_gce_finished_workflow_pvcs_gigabytes"
-	growthPerDay   = "reclaim_gce_quota_growth_gigabytes_per_day"
+	quotaPlanFrees = "reclaim_gce_quota_plan_frees_bytes"
+	orphanDisksGB  = "reclaim_gce_orphan_disks_bytes"
+	finishedPVCsGB = "reclaim_gce_finished_workflow_pvcs_bytes"
+	growthPerDay   = "reclaim_gce_quota_growth_per_second"
 	runsOut        = "reclaim_gce_quota_runs_out_timestamp_seconds"
 )
 
@@ -164,19 +164,19 @@ reclaim_gce_quota_usage{metric="SSD_TOTAL_GB",project="proj-a",region="europe-we
 # HELP reclaim_gce_quota_used_ratio Usage divided by limit of a regional GCE quota (1 is full), as read by the last run. No series while the quota is unknown or its limit is 0.
 # TYPE reclaim_gce_quota_used_ratio gauge
 reclaim_gce_quota_used_ratio{metric="SSD_TOTAL_GB",project="proj-a",region="europe-west1"} 0.75
-# HELP reclaim_gce_quota_plan_frees_gigabytes GB of a regional GCE quota that the last run's planned deletions free (disks, and PVCs whose disks go with them).
-# TYPE reclaim_gce_quota_plan_frees_gigabytes gauge
-reclaim_gce_quota_plan_frees_gigabytes{metric="DISKS_TOTAL_GB",project="proj-a",region="europe-west1"} 0
-reclaim_gce_quota_plan_frees_gigabytes{metric="SSD_TOTAL_GB",project="proj-a",region="europe-west1"} 150
-# HELP reclaim_gce_orphan_disks_gigabytes GB of a regional GCE quota held by orphan disks, due for deletion or not yet, in the last run.
-# TYPE reclaim_gce_orphan_disks_gigabytes gauge
-reclaim_gce_orphan_disks_gigabytes{metric="DISKS_TOTAL_GB",project="proj-a",region="europe-west1"} 0
-reclaim_gce_orphan_disks_gigabytes{metric="SSD_TOTAL_GB",project="proj-a",region="europe-west1"} 350
-# HELP reclaim_gce_finished_workflow_pvcs_gigabytes GB of a regional GCE quota held by PVCs of finished Argo Workflows that no running pod mounts, in the last run.
-# TYPE reclaim_gce_finished_workflow_pvcs_gigabytes gauge
-reclaim_gce_finished_workflow_pvcs_gigabytes{metric="DISKS_TOTAL_GB",project="proj-a",region="europe-west1"} 0
-reclaim_gce_finished_workflow_pvcs_gigabytes{metric="SSD_TOTAL_GB",project="proj-a",region="europe-west1"} 20
-# HELP reclaim_plan_decisions Decisions of the last run's plan by resource kind (gce-disk, k8s-pvc) and action (keep, report, mark, delete). Label sets with no decision have no series.
+# HELP reclaim_gce_quota_plan_frees_bytes GB of a regional GCE quota that the last run's planned deletions free (disks, and PVCs whose disks go with them).
+# TYPE reclaim_gce_quota_plan_frees_bytes gauge
+reclaim_gce_quota_plan_frees_bytes{metric="DISKS_TOTAL_GB",project="proj-a",region="europe-west1"} 0
+reclaim_gce_quota_plan_frees_bytes{metric="SSD_TOTAL_GB",project="proj-a",region="europe-west1"} 150
+# HELP reclaim_gce_orphan_disks_bytes GB of a regional GCE quota held by orphan disks, due for deletion or not yet, in the last run.
+# TYPE reclaim_gce_orphan_disks_bytes gauge
+reclaim_gce_orphan_disks_bytes{metric="DISKS_TOTAL_GB",project="proj-a",region="europe-west1"} 0
+reclaim_gce_orphan_disks_bytes{metric="SSD_TOTAL_GB",project="proj-a",region="europe-west1"} 350
+# HELP reclaim_gce_finished_workflow_pvcs_bytes GB of a regional GCE quota held by PVCs of finished Argo Workflows that no running pod mounts, in the last run.
+# TYPE reclaim_gce_finished_workflow_pvcs_bytes gauge
+reclaim_gce_finished_workflow_pvcs_bytes{metric="DISKS_TOTAL_GB",project="proj-a",region="europe-west1"} 0
+reclaim_gce_finished_workflow_pvcs_bytes{metric="SSD_TOTAL_GB",project="proj-a",region="europe-west1"} 20
+# HELP reclaim_plan_decisions Decisions of the last run's plan by resource kind and action (keep, report, mark, delete). Label sets with no decision have no series.
 # TYPE reclaim_plan_decisions gauge
 reclaim_plan_decisions{action="delete",kind="gce-disk"} 2
 reclaim_plan_decisions{action="keep",kind="gce-disk"} 1
@@ -190,10 +190,10 @@ reclaim_plan_held{kind="k8s-pvc"} 0
 # HELP reclaim_plan_breaker_tripped 1 if the last run's plan tripped the circuit breaker (too many resources due at once), 0 if not.
 # TYPE reclaim_plan_breaker_tripped gauge
 reclaim_plan_breaker_tripped 0
-# HELP reclaim_run_incomplete_sources Sources (clusters, GCE projects) the last run could not read completely.
+# HELP reclaim_run_incomplete_sources Sources the last run could not read completely.
 # TYPE reclaim_run_incomplete_sources gauge
 reclaim_run_incomplete_sources 1
-# HELP reclaim_source_complete 1 if a source (kind cluster or gce-project) was read completely in the last run, 0 if not.
+# HELP reclaim_source_complete 1 if a source (a cluster, a GCE project, an ECR registry, an EC2 network, a manifest directory...) was read completely in the last run, 0 if not.
 # TYPE reclaim_source_complete gauge
 reclaim_source_complete{kind="cluster",name="argo-prod"} 0
 reclaim_source_complete{kind="gce-project",name="proj-a"} 1
@@ -214,17 +214,11 @@ reclaim_apply_deletes_total{kind="k8s-pvc",result="deleted"} 0
 reclaim_apply_deletes_total{kind="k8s-pvc",result="failed"} 0
 reclaim_apply_deletes_total{kind="k8s-pvc",result="not-attempted"} 0
 reclaim_apply_deletes_total{kind="k8s-pvc",result="skipped"} 0
-# HELP reclaim_apply_failed_deletes_total Deletes by apply that failed, by resource kind.
-# TYPE reclaim_apply_failed_deletes_total counter
-reclaim_apply_failed_deletes_total{kind="ecr-image"} 0
-reclaim_apply_failed_deletes_total{kind="gce-disk"} 1
-reclaim_apply_failed_deletes_total{kind="k8s-pvc"} 0
-# HELP reclaim_apply_freed_gigabytes_total GB freed by apply: the size of resources deleted or found already gone.
-# TYPE reclaim_apply_freed_gigabytes_total counter
-reclaim_apply_freed_gigabytes_total 100
-# HELP reclaim_apply_freed_image_bytes_total Bytes of ECR images deleted (or found already gone) by apply, as ECR reports image sizes.
-# TYPE reclaim_apply_freed_image_bytes_total counter
-reclaim_apply_freed_image_bytes_total 0
+# HELP reclaim_apply_freed_bytes_total Bytes freed by apply, by resource kind: the disks (GCE's GB are GiB) and images (as ECR reports their sizes) deleted or found already gone.
+# TYPE reclaim_apply_freed_bytes_total counter
+reclaim_apply_freed_bytes_total{kind="ecr-image"} 0
+reclaim_apply_freed_bytes_total{kind="gce-disk"} 1.073741824e+11
+reclaim_apply_freed_bytes_total{kind="k8s-pvc"} 0
 # HELP reclaim_run_last_success_timestamp_seconds Unix time the last run with exit code 0 finished, as remembered in the state store; 0 if none did.
 # TYPE reclaim_run_last_success_timestamp_seconds gauge
 reclaim_run_last_success_timestamp_seconds 0
@@ -272,9 +266,9 @@ func TestQuotaGauges(t *testing.T) {
 		}
 	}
 	want := `
-# HELP reclaim_gce_orphan_disks_gigabytes GB of a regional GCE quota held by orphan disks, due for deletion or not yet, in the last run.
-# TYPE reclaim_gce_orphan_disks_gigabytes gauge
-reclaim_gce_orphan_disks_gigabytes{metric="SSD_TOTAL_GB",project="proj-a",region="europe-west1"} 0
+# HELP reclaim_gce_orphan_disks_bytes GB of a regional GCE quota held by orphan disks, due for deletion or not yet, in the last run.
+# TYPE reclaim_gce_orphan_disks_bytes gauge
+reclaim_gce_orphan_disks_bytes{metric="SSD_TOTAL_GB",project="proj-a",region="europe-west1"} 0
 `
 	if err := testutil.CollectAndCompare(m.gauge(t, orphanDisksGB).vec, strings.NewReader(want)); err != nil {
 		t.Error(err)
@@ -352,7 +346,7 @@ func TestDecisionsResetBetweenRuns(t *testing.T) {
 	m.Observe(run2(), time.Second, t0.Add(time.Hour))
 
 	want := `
-# HELP reclaim_plan_decisions Decisions of the last run's plan by resource kind (gce-disk, k8s-pvc) and action (keep, report, mark, delete). Label sets with no decision have no series.
+# HELP reclaim_plan_decisions Decisions of the last run's plan by resource kind and action (keep, report, mark, delete). Label sets with no decision have no series.
 # TYPE reclaim_plan_decisions gauge
 reclaim_plan_decisions{action="keep",kind="gce-disk"} 1
 # HELP reclaim_plan_held Deletions that were due but held back in the last run's plan (caps, breaker, incomplete sources), by resource kind.
@@ -363,10 +357,10 @@ reclaim_plan_held{kind="k8s-pvc"} 0
 # HELP reclaim_plan_breaker_tripped 1 if the last run's plan tripped the circuit breaker (too many resources due at once), 0 if not.
 # TYPE reclaim_plan_breaker_tripped gauge
 reclaim_plan_breaker_tripped 0
-# HELP reclaim_run_incomplete_sources Sources (clusters, GCE projects) the last run could not read completely.
+# HELP reclaim_run_incomplete_sources Sources the last run could not read completely.
 # TYPE reclaim_run_incomplete_sources gauge
 reclaim_run_incomplete_sources 0
-# HELP reclaim_source_complete 1 if a source (kind cluster or gce-project) was read completely in the last run, 0 if not.
+# HELP reclaim_source_complete 1 if a source (a cluster, a GCE project, an ECR registry, an EC2 network, a manifest directory...) was read completely in the last run, 0 if not.
 # TYPE reclaim_source_complete gauge
 reclaim_source_complete{kind="gce-project",name="proj-a"} 1
 `
@@ -438,9 +432,9 @@ func TestCountersAccumulate(t *testing.T) {
 	}{
 		{"deleted", m.deletes.WithLabelValues("gce-disk", "deleted"), 2},
 		{"failed", m.deletes.WithLabelValues("gce-disk", "failed"), 2},
-		{"failed deletes", m.failedDeletes.WithLabelValues("gce-disk"), 2},
-		{"pvc failed deletes", m.failedDeletes.WithLabelValues("k8s-pvc"), 0},
-		{"freed", m.freedGB, 200},
+		{"pvc failed", m.deletes.WithLabelValues("k8s-pvc", "failed"), 0},
+		{"freed", m.freedBytes.WithLabelValues("gce-disk"), 200 * GiB},
+		{"pvc freed", m.freedBytes.WithLabelValues("k8s-pvc"), 0},
 		{"apply runs exit 4", m.runs.WithLabelValues("apply", "4"), 2},
 		{"dry runs exit 0", m.runs.WithLabelValues("dry-run", "0"), 1},
 	} {
@@ -476,11 +470,11 @@ func TestWriteTextfile(t *testing.T) {
 	if got := gaugeValue(t, mfs["reclaim_gce_quota_limit"]); got != 2000 {
 		t.Errorf("quota limit in textfile: %v", got)
 	}
-	if mf := mfs["reclaim_apply_freed_gigabytes_total"]; mf.GetType() != dto.MetricType_COUNTER || mf.GetMetric()[0].GetCounter().GetValue() != 100 {
-		t.Errorf("freed GB in textfile: %v", mf)
+	if got := counterValue(mfs["reclaim_apply_freed_bytes_total"], "kind", "gce-disk"); got != 100*GiB {
+		t.Errorf("freed bytes in textfile: %v", got)
 	}
-	if len(mfs) != 19 {
-		t.Errorf("textfile has %d metric families, want 19", len(mfs))
+	if len(mfs) != 17 {
+		t.Errorf("textfile has %d metric families, want 17", len(mfs))
 	}
 
 	st, err := os.Stat(path)
@@ -560,8 +554,8 @@ func TestPush(t *testing.T) {
 	if got := gaugeValue(t, req.mfs["reclaim_run_incomplete_sources"]); got != 1 {
 		t.Errorf("pushed incomplete sources %v", got)
 	}
-	if len(req.mfs) != 19 {
-		t.Errorf("pushed %d metric families, want 19", len(req.mfs))
+	if len(req.mfs) != 17 {
+		t.Errorf("pushed %d metric families, want 17", len(req.mfs))
 	}
 }
 
@@ -620,4 +614,16 @@ func TestBuildInfo(t *testing.T) {
 	if _, ok := labels["revision"]; !ok {
 		t.Fatal("no revision label")
 	}
+}
+
+// counterValue is the counter of mf whose label name has value; -1 if none.
+func counterValue(mf *dto.MetricFamily, name, value string) float64 {
+	for _, m := range mf.GetMetric() {
+		for _, l := range m.GetLabel() {
+			if l.GetName() == name && l.GetValue() == value {
+				return m.GetCounter().GetValue()
+			}
+		}
+	}
+	return -1
 }

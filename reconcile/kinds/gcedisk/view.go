@@ -45,21 +45,35 @@ var quotaLabels = []string{"project", "region", "metric"}
 // Gauges are the kind's metrics.
 var Gauges = []engine.GaugeDef{
 	{Name: "reclaim_gce_quota_limit", Labels: quotaLabels,
-		Help: "Limit of a regional GCE quota (GB for the disk quotas), as read by the last run. No series while the quota is unknown."},
+		Help: "Limit of a regional GCE quota in base units (bytes for the disk quotas, a count for the others), as read by the last run. No series while the quota is unknown."},
 	{Name: "reclaim_gce_quota_usage", Labels: quotaLabels,
-		Help: "Usage of a regional GCE quota (GB for the disk quotas), as read by the last run. No series while the quota is unknown."},
+		Help: "Usage of a regional GCE quota in base units (bytes for the disk quotas, a count for the others), as read by the last run. No series while the quota is unknown."},
 	{Name: "reclaim_gce_quota_used_ratio", Labels: quotaLabels,
 		Help: "Usage divided by limit of a regional GCE quota (1 is full), as read by the last run. No series while the quota is unknown or its limit is 0."},
-	{Name: "reclaim_gce_quota_plan_frees_gigabytes", Labels: quotaLabels,
-		Help: "GB of a regional GCE quota that the last run's planned deletions free (disks, and PVCs whose disks go with them)."},
-	{Name: "reclaim_gce_orphan_disks_gigabytes", Labels: quotaLabels,
-		Help: "GB of a regional GCE quota held by orphan disks, due for deletion or not yet, in the last run."},
-	{Name: "reclaim_gce_finished_workflow_pvcs_gigabytes", Labels: quotaLabels,
-		Help: "GB of a regional GCE quota held by PVCs of finished Argo Workflows that no running pod mounts, in the last run."},
-	{Name: "reclaim_gce_quota_growth_gigabytes_per_day", Labels: quotaLabels,
-		Help: "Usage trend of a regional GCE quota over the last week of runs (GB a day). No series until there are three samples over three hours."},
+	{Name: "reclaim_gce_quota_plan_frees_bytes", Labels: quotaLabels,
+		Help: "Bytes of a regional GCE disk quota (GCE's GB are GiB) that the last run's planned deletions free (disks, and PVCs whose disks go with them)."},
+	{Name: "reclaim_gce_orphan_disks_bytes", Labels: quotaLabels,
+		Help: "Bytes of a regional GCE disk quota held by orphan disks, due for deletion or not yet, in the last run."},
+	{Name: "reclaim_gce_finished_workflow_pvcs_bytes", Labels: quotaLabels,
+		Help: "Bytes of a regional GCE disk quota held by PVCs of finished Argo Workflows that no running pod mounts, in the last run."},
+	{Name: "reclaim_gce_quota_growth_per_second", Labels: quotaLabels,
+		Help: "Usage trend of a regional GCE quota over the last week of runs, in the quota's unit per second (bytes for the disk quotas). No series until there are three samples over three hours."},
 	{Name: "reclaim_gce_quota_runs_out_timestamp_seconds", Labels: quotaLabels,
 		Help: "Unix time a regional GCE quota reaches its limit at the current growth. No series while usage is flat or shrinking."},
+}
+
+const (
+	gib           = 1 << 30 // bytes of one of GCE's GB (disk sizes and quotas count GiB)
+	secondsPerDay = 24 * 60 * 60
+)
+
+// quotaUnit is what one unit of a quota metric is in base units: bytes for
+// the disk quotas (…_GB), 1 for a count.
+func quotaUnit(metric string) float64 {
+	if strings.HasSuffix(metric, "_GB") {
+		return gib
+	}
+	return 1
 }
 
 // View shows the quota headroom, the disk decisions and the summary phrase.
@@ -73,20 +87,20 @@ func (k *Kind) View(p *engine.Plan, snap *inventory.Snapshot) engine.View {
 		// Plan frees, orphan and workflow GB come from the listed disks and
 		// PVCs, not from the quota, so they are known even when the quota is not.
 		v.Gauges = append(v.Gauges,
-			engine.Gauge{Name: "reclaim_gce_quota_plan_frees_gigabytes", Labels: l, Value: h.PlanFrees},
-			engine.Gauge{Name: "reclaim_gce_orphan_disks_gigabytes", Labels: l, Value: h.OrphanGB},
-			engine.Gauge{Name: "reclaim_gce_finished_workflow_pvcs_gigabytes", Labels: l, Value: h.FinishedWorkflowGB})
+			engine.Gauge{Name: "reclaim_gce_quota_plan_frees_bytes", Labels: l, Value: h.PlanFrees * gib},
+			engine.Gauge{Name: "reclaim_gce_orphan_disks_bytes", Labels: l, Value: h.OrphanGB * gib},
+			engine.Gauge{Name: "reclaim_gce_finished_workflow_pvcs_bytes", Labels: l, Value: h.FinishedWorkflowGB * gib})
 		if !h.Known {
 			continue // no series: 0 would read as plenty of headroom
 		}
 		if h.GrowthPerDay != 0 {
-			v.Gauges = append(v.Gauges, engine.Gauge{Name: "reclaim_gce_quota_growth_gigabytes_per_day", Labels: l, Value: h.GrowthPerDay})
+			v.Gauges = append(v.Gauges, engine.Gauge{Name: "reclaim_gce_quota_growth_per_second", Labels: l, Value: h.GrowthPerDay * quotaUnit(h.Metric) / secondsPerDay})
 		}
 		if h.RunsOutAt != nil {
 			v.Gauges = append(v.Gauges, engine.Gauge{Name: "reclaim_gce_quota_runs_out_timestamp_seconds", Labels: l, Value: float64(h.RunsOutAt.Unix())})
 		}
-		v.Gauges = append(v.Gauges, engine.Gauge{Name: "reclaim_gce_quota_limit", Labels: l, Value: h.Limit},
-			engine.Gauge{Name: "reclaim_gce_quota_usage", Labels: l, Value: h.Usage})
+		v.Gauges = append(v.Gauges, engine.Gauge{Name: "reclaim_gce_quota_limit", Labels: l, Value: h.Limit * quotaUnit(h.Metric)},
+			engine.Gauge{Name: "reclaim_gce_quota_usage", Labels: l, Value: h.Usage * quotaUnit(h.Metric)})
 		if h.Limit > 0 {
 			v.Gauges = append(v.Gauges, engine.Gauge{Name: "reclaim_gce_quota_used_ratio", Labels: l, Value: h.Usage / h.Limit})
 		}

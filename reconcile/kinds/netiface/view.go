@@ -79,7 +79,7 @@ var Gauges = []engine.GaugeDef{
 	{Name: "reclaim_subnet_ips", Labels: append(append([]string(nil), subnetLabels...), "holder"),
 		Help: "Addresses of a subnet by holder (free, running-pods, finished-pods, nodes, unknown), as attributed by the last run."},
 	{Name: "reclaim_subnet_used_ratio", Labels: subnetLabels, Help: "Used share of a subnet's usable addresses (1 is full)."},
-	{Name: "reclaim_subnet_growth_per_day", Labels: subnetLabels, Help: "Addresses a day a subnet's usage grows, from the usage history or pod creation times. No series until known."},
+	{Name: "reclaim_subnet_growth_ips_per_second", Labels: subnetLabels, Help: "Addresses a second a subnet's usage grows, from the usage history or pod creation times. No series until known."},
 	{Name: "reclaim_subnet_runs_out_timestamp_seconds", Labels: subnetLabels, Help: "When a subnet is projected to run out of addresses (Unix time). No series when it does not grow."},
 	{Name: "reclaim_subnet_plan_frees_ips", Labels: subnetLabels, Help: "Addresses of a subnet the last run's plan frees now."},
 }
@@ -193,7 +193,7 @@ func (k *Kind) View(p *engine.Plan, snap *inventory.Snapshot) engine.View {
 			v.Gauges = append(v.Gauges, engine.Gauge{Name: "reclaim_subnet_used_ratio", Labels: l, Value: h.UsedPct})
 		}
 		if h.RateFrom != "" {
-			v.Gauges = append(v.Gauges, engine.Gauge{Name: "reclaim_subnet_growth_per_day", Labels: l, Value: h.GrowthPerDay})
+			v.Gauges = append(v.Gauges, engine.Gauge{Name: "reclaim_subnet_growth_ips_per_second", Labels: l, Value: h.GrowthPerDay / (24 * 60 * 60)})
 		}
 		if h.RunsOutAt != nil {
 			v.Gauges = append(v.Gauges, engine.Gauge{Name: "reclaim_subnet_runs_out_timestamp_seconds", Labels: l, Value: float64(h.RunsOutAt.Unix())})

@@ -146,14 +146,14 @@ func TestHeadroom(t *testing.T) {
 		"reclaim_subnet_ips{subnet-a,us-east-1a,finished-pods}":          5,
 		"reclaim_subnet_ips{subnet-a,us-east-1a,free}":                   400,
 		"reclaim_subnet_ips{subnet-b,us-east-1b,running-pods}":           60,
-		"reclaim_subnet_growth_per_day{subnet-b,us-east-1b}":             240,
+		"reclaim_subnet_growth_ips_per_second{subnet-b,us-east-1b}":      240.0 / 86400,
 		"reclaim_subnet_runs_out_timestamp_seconds{subnet-b,us-east-1b}": float64(wantOut.Unix()),
 	} {
 		if g[k] != v {
 			t.Errorf("gauge %s = %v, want %v", k, g[k], v)
 		}
 	}
-	for _, k := range []string{"reclaim_subnet_growth_per_day{subnet-c,us-east-1a}", "reclaim_subnet_runs_out_timestamp_seconds{subnet-a,us-east-1a}"} {
+	for _, k := range []string{"reclaim_subnet_growth_ips_per_second{subnet-c,us-east-1a}", "reclaim_subnet_runs_out_timestamp_seconds{subnet-a,us-east-1a}"} {
 		if _, ok := g[k]; ok {
 			t.Errorf("gauge %s has a series", k)
 		}
