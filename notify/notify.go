@@ -237,47 +237,72 @@ func Warnings(rep *report.Report) []string {
 	return out
 }
 
+// Urgent names the most urgent thing in a few words, for a subject or a
+// Slack preview: the plan's first warning up to its first ": " or ", ",
+// and the time left when projected ("subnet-1 (us-east-1a) is 92% used —
+// runs out in 1h30m"); else the first held-back line ("incomplete sources:
+// cluster b"). "" when there is nothing.
+func Urgent(rep *report.Report) string {
+	p := rep.Plan
+	if p == nil {
+		return ""
+	}
+	if len(p.Warnings) > 0 {
+		w := p.Warnings[0]
+		s := shortClause(w.Text)
+		if w.RunsOutAt != nil {
+			if left := w.RunsOutAt.Sub(p.GeneratedAt); left > 0 {
+				s += " — runs out in " + engine.HumanDuration(left)
+			} else {
+				s += " — out now"
+			}
+		}
+		return s
+	}
+	if w := Warnings(rep); len(w) > 0 {
+		return w[0]
+	}
+	return ""
+}
+
+// shortClause is s up to its first ": " or ", " (a full stop dropped).
+func shortClause(s string) string {
+	for _, sep := range []string{": ", ", "} {
+		if i := strings.Index(s, sep); i > 0 {
+			s = s[:i]
+		}
+	}
+	return strings.TrimSuffix(s, ".")
+}
+
 // WarningGroup is a titled list of warnings.
 type WarningGroup struct {
 	Title string
 	Lines []string
 }
 
-// WarningGroups are the report's warnings, most urgent first: "held back"
-// (the breaker, the sources that could not be read completely, what went
-// wrong in apply, then every held-back note of plan.Blocked); then, per
-// overview section (headroom, repositories, ...), its lines that start with
-// "!" (quota warnings, projections of when a quota runs out, repositories
-// near their limit), titled with the section's title.
+// WarningGroups are the report's warnings, most urgent first: the plan's
+// warnings (quotas, subnets and repositories near their limits, the soonest
+// exhaustion first, each led by the time left); then "held back" (the
+// breaker, every source not read completely, what went wrong in apply,
+// every held-back note of plan.Blocked); then, per overview section, its
+// other lines that start with "!", titled with the section's title.
 func WarningGroups(rep *report.Report) []WarningGroup {
 	p := rep.Plan
 	if p == nil {
 		return nil
 	}
-	var held []string
-	if p.BreakerTripped && !anyHasPrefix(p.Blocked, "breaker") {
-		held = append(held, "breaker tripped: too many resources were due at once, nothing of that kind is deleted this run")
-	}
-	var incomplete []string
-	for _, s := range p.Sources {
-		if !s.Complete {
-			incomplete = append(incomplete, s.Kind+" "+s.Name)
-		}
-	}
-	if len(incomplete) > 0 {
-		held = append(held, "incomplete sources: "+strings.Join(incomplete, ", "))
-	}
-	if o := rep.Outcome; o != nil {
-		if o.Stopped != "" {
-			held = append(held, "apply stopped: "+o.Stopped)
-		}
-		if o.Failed > 0 {
-			held = append(held, fmt.Sprintf("%d deletes failed", o.Failed))
-		}
-	}
-	held = append(held, p.Blocked...)
 	var out []WarningGroup
-	if len(held) > 0 {
+	seen := map[string]bool{}
+	if len(p.Warnings) > 0 {
+		g := WarningGroup{Title: "most urgent"}
+		for _, w := range p.Warnings {
+			g.Lines = append(g.Lines, report.UrgentText(w, p.GeneratedAt))
+			seen[w.Text] = true
+		}
+		out = append(out, g)
+	}
+	if held := report.HeldBack(rep); len(held) > 0 {
 		out = append(out, WarningGroup{Title: "held back", Lines: held})
 	}
 	for _, s := range p.Sections {
@@ -287,8 +312,12 @@ func WarningGroups(rep *report.Report) []WarningGroup {
 		var lines []string
 		for _, b := range s.Blocks {
 			for _, l := range b.Lines {
-				if t := strings.TrimSpace(l); strings.HasPrefix(t, "!") {
-					lines = append(lines, strings.TrimSpace(strings.TrimPrefix(t, "!")))
+				t := strings.TrimSpace(l)
+				if !strings.HasPrefix(t, "!") {
+					continue
+				}
+				if t = strings.TrimSpace(strings.TrimPrefix(t, "!")); !seen[t] {
+					lines = append(lines, t)
 				}
 			}
 		}
@@ -299,55 +328,6 @@ func WarningGroups(rep *report.Report) []WarningGroup {
 			}
 			out = append(out, WarningGroup{Title: title, Lines: lines})
 		}
-	}
-	return out
-}
-
-func anyHasPrefix(ss []string, prefix string) bool {
-	for _, s := range ss {
-		if strings.HasPrefix(s, prefix) {
-			return true
-		}
-	}
-	return false
-}
-
-// KindTotal is what a plan deletes of one kind.
-type KindTotal struct {
-	Kind   string
-	Delete int
-	Mark   int
-	GB     int64
-	Bytes  int64
-}
-
-// Totals sums the deletions and marks of the plan per kind, in the order
-// kinds first appear among the decisions.
-func Totals(p *engine.Plan) []KindTotal {
-	if p == nil {
-		return nil
-	}
-	at := map[string]int{}
-	var out []KindTotal
-	for i := range p.Decisions {
-		d := &p.Decisions[i]
-		if d.Action != engine.Delete && d.Action != engine.Mark {
-			continue
-		}
-		j, ok := at[d.Kind]
-		if !ok {
-			j = len(out)
-			at[d.Kind] = j
-			out = append(out, KindTotal{Kind: d.Kind})
-		}
-		t := &out[j]
-		if d.Action == engine.Mark {
-			t.Mark++
-			continue
-		}
-		t.Delete++
-		t.GB += d.Frees.GB
-		t.Bytes += d.Frees.Bytes
 	}
 	return out
 }
@@ -370,7 +350,7 @@ func Noun(kind string, nouns map[string]string) string {
 // "12 disks (300 GB) and 490 images (99.5 GB) would be deleted".
 func Headline(rep *report.Report, nouns map[string]string) string {
 	var parts []string
-	for _, t := range Totals(rep.Plan) {
+	for _, t := range report.Totals(rep.Plan) {
 		if t.Delete == 0 {
 			continue
 		}

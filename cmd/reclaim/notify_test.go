@@ -95,7 +95,7 @@ func TestRunDeliversAndKeepsItsExitStatus(t *testing.T) {
 		t.Fatalf("err %v, want exit 3\n%s", err, logs)
 	}
 	got := posts()
-	if len(got) != 1 || !strings.Contains(got[0], `"text":"reclaim dry-run · prod: nothing would be deleted`) || !strings.Contains(got[0], "incomplete sources: cluster nowhere") {
+	if len(got) != 1 || !strings.Contains(got[0], `"text":"reclaim dry-run · prod: incomplete sources: cluster nowhere; nothing would be deleted`) || !strings.Contains(got[0], "incomplete sources: cluster nowhere") {
 		t.Fatalf("posts: %q", got)
 	}
 	if strings.Contains(logs, secretToken) {

@@ -47,6 +47,12 @@ func fixedReport() *report.Report {
 			Header: []string{"REGION", "METRIC", "USED"}, Rows: [][]string{{"r1", "SSD_TOTAL_GB", "97.0%"}, {"r1", "DISKS_TOTAL_GB", "2.4%"}},
 			Lines: []string{"  ! p r1 SSD_TOTAL_GB is 97.0% used (1455 of 1500 GB), 77.0% after this plan.", "  ! p r1 SSD_TOTAL_GB grows 40 GB a day: full around 2026-11-24 20:00 UTC at this rate."}}}},
 			{Title: "GCE DISKS", Place: engine.Details}},
+		// As the engine orders them: the subnet runs out first.
+		Warnings: []engine.Warning{
+			{Kind: "ec2-interface", Text: "subnet-1 (us-east-1a) is 92% used: 326 of 4091 addresses free.", RunsOutAt: at(90 * time.Minute)},
+			{Kind: "gce-disk", Text: "p r1 SSD_TOTAL_GB is 97.0% used (1455 of 1500 GB), 77.0% after this plan.", RunsOutAt: at(26*time.Hour + 50*time.Minute)},
+			{Kind: "gce-disk", Text: "p r1 SSD_TOTAL_GB grows 40 GB a day: full around 2026-11-24 20:00 UTC at this rate.", RunsOutAt: at(26*time.Hour + 50*time.Minute)},
+		},
 		Summaries:  []string{"disks delete 2, mark 2", "images delete 3 (600 MB)"},
 		Blocked:    []string{"cluster prod-b could not be read completely: no disk it could reference is deleted"},
 		Incomplete: true,
@@ -89,9 +95,11 @@ func TestGoldenBodies(t *testing.T) {
 	}
 	golden(t, "report.txt", c.Text)
 	golden(t, "report.html", c.HTML)
-	want := "[reclaim dry-run] prod: 2 disks (300 GB) and 3 images (600 MiB) would be deleted; cluster prod-b could not be read completely: no disk it could reference is deleted (+3 more warnings)"
-	if c.Subject != want && !strings.HasPrefix(c.Subject, "[reclaim dry-run] prod: 2 disks (300 GB) and 3 images") {
-		t.Errorf("subject %q", c.Subject)
+	// The most urgent first: the subnet, 1h30m from full, before the
+	// quota (27h) and what the run deletes.
+	want := "[reclaim dry-run] prod: subnet-1 (us-east-1a) is 92% used — runs out in 1h30m; 2 disks (300 GB) and 3 images (629 MB) would be deleted (+4 more warnings)"
+	if c.Subject != want {
+		t.Errorf("subject %q\nwant    %q", c.Subject, want)
 	}
 }
 
@@ -103,7 +111,8 @@ func TestBodiesReadTheReport(t *testing.T) {
 		t.Fatal(err)
 	}
 	txt := c.Text
-	order := []string{"== SUMMARY ==", "! held back", "SSD_TOTAL_GB grows 40 GB a day", "== NEW SINCE THE PREVIOUS REPORT ==", "first report",
+	order := []string{"! most urgent (3)", "[runs out in 1h30m] subnet-1", "[runs out in 27h] p r1 SSD_TOTAL_GB is 97.0% used", "SSD_TOTAL_GB grows 40 GB a day",
+		"! held back", "incomplete sources: cluster prod-b", "== SUMMARY ==", "== NEW SINCE THE PREVIOUS REPORT ==", "first report",
 		"== DELETED AT THE NEXT RUN UNLESS PROTECTED ==", "Next run: 2026-11-23 18:00:00 UTC", "pvc-3", "To keep one:", "set the label reclaim-protect on the disk", "== DETAILS =="}
 	at := 0
 	for _, w := range order {
@@ -112,6 +121,10 @@ func TestBodiesReadTheReport(t *testing.T) {
 			t.Fatalf("text lacks %q after the previous part:\n%s", w, txt)
 		}
 		at += i
+	}
+	// A warning the plan lists is not repeated from its section's "!" lines.
+	if n := strings.Count(txt, "grows 40 GB a day"); n != 1 {
+		t.Errorf("the quota's growth warning appears %d times, want once:\n%s", n, txt)
 	}
 	// pvc-4's grace ends after the next run: not in the next-run list.
 	next := txt[strings.Index(txt, "== DELETED AT THE NEXT RUN"):strings.Index(txt, "== DETAILS ==")]

@@ -83,6 +83,9 @@ type newView struct {
 
 type nextView struct {
 	When string
+	// Counts says how many of each kind, before the rows: "8436 Jobs, 490
+	// images, 8 disks, 1 interface".
+	Counts string
 	Table
 	OptOut []optOut
 }
@@ -114,8 +117,8 @@ func build(rep *report.Report, prev notify.Previous, opt Options) *view {
 	}
 	v.Sources = fmt.Sprintf("%d of %d complete", complete, len(p.Sources))
 
-	for _, t := range notify.Totals(p) {
-		v.Totals = append(v.Totals, total{Noun: notify.Noun(t.Kind, opt.Nouns), Delete: fmt.Sprint(t.Delete), Mark: fmt.Sprint(t.Mark), Frees: frees(t.GB, t.Bytes)})
+	for _, t := range report.Totals(p) {
+		v.Totals = append(v.Totals, total{Noun: notify.Noun(t.Kind, opt.Nouns), Delete: fmt.Sprint(t.Delete), Mark: fmt.Sprint(t.Mark), Frees: frees(t.GB, t.Bytes, t.IPs)})
 	}
 	v.Warnings = notify.WarningGroups(rep)
 	for _, s := range p.Sections {
@@ -140,22 +143,20 @@ func build(rep *report.Report, prev notify.Previous, opt Options) *view {
 	return v
 }
 
-// subject: "[reclaim dry-run] prod: <headline>; <first warning>".
+// subject: "[reclaim dry-run] prod: <most urgent>; <headline> (+N more
+// warnings)": what runs out first leads, then what the run deletes.
 func subject(rep *report.Report, opt Options) string {
 	s := "[reclaim " + rep.Mode + "] "
 	if opt.Fleet != "" {
 		s += opt.Fleet + ": "
 	}
+	w := notify.Warnings(rep)
+	if len(w) > 0 {
+		s += notify.Truncate(notify.Urgent(rep), 110) + "; "
+	}
 	s += notify.Headline(rep, opt.Nouns)
-	if w := notify.Warnings(rep); len(w) > 0 {
-		first := w[0]
-		if i := strings.Index(first, ", "); i > 0 {
-			first = first[:i]
-		}
-		s += "; " + notify.Truncate(first, 90)
-		if len(w) > 1 {
-			s += fmt.Sprintf(" (+%d more warning%s)", len(w)-1, notify.Plural(len(w)-1))
-		}
+	if len(w) > 1 {
+		s += fmt.Sprintf(" (+%d more warning%s)", len(w)-1, notify.Plural(len(w)-1))
 	}
 	return notify.Truncate(s, 250)
 }
@@ -191,7 +192,7 @@ func newSince(p *engine.Plan, prev notify.Previous, opt Options) newView {
 		}
 		now[notify.DecisionKey(d)] = true
 		if prev.IsNew(d) {
-			rows = append(rows, []string{notify.Noun(d.Kind, opt.Nouns), strings.ToUpper(string(d.Action)), d.ID, frees(d.Frees.GB, d.Frees.Bytes), d.Why()})
+			rows = append(rows, []string{notify.Noun(d.Kind, opt.Nouns), strings.ToUpper(string(d.Action)), d.ID, frees(d.Frees.GB, d.Frees.Bytes, d.Frees.IPs), d.Why()})
 		}
 	}
 	for k := range prev.Keys {
@@ -234,19 +235,36 @@ func nextRun(rep *report.Report, p *engine.Plan, opt Options) nextView {
 			continue
 		}
 		kinds[d.Kind] = true
-		ds = append(ds, due{at, []string{notify.Noun(d.Kind, opt.Nouns), d.ID, frees(d.Frees.GB, d.Frees.Bytes), stamp(at), d.Why()}})
+		ds = append(ds, due{at, []string{notify.Noun(d.Kind, opt.Nouns), d.ID, frees(d.Frees.GB, d.Frees.Bytes, d.Frees.IPs), stamp(at), d.Why()}})
 	}
 	sort.SliceStable(ds, func(i, j int) bool { return ds[i].at.Before(ds[j].at) })
-	rows := make([][]string, len(ds))
-	for i := range ds {
-		rows[i] = ds[i].row
-	}
-	nv.Rows, nv.More = cut(rows, opt.MaxRows)
 	var ks []string
 	for k := range kinds {
 		ks = append(ks, k)
 	}
 	sort.Strings(ks)
+	// Each kind gets its share of the rows, so 8,000 Jobs do not hide the
+	// one disk: the kinds take turns, each its earliest first.
+	byKind := map[string][][]string{}
+	for i := range ds {
+		k := ds[i].row[0]
+		byKind[k] = append(byKind[k], ds[i].row)
+	}
+	var nouns []string
+	for _, k := range ks {
+		nouns = append(nouns, notify.Noun(k, opt.Nouns))
+	}
+	sort.SliceStable(nouns, func(i, j int) bool { return len(byKind[nouns[i]]) > len(byKind[nouns[j]]) })
+	var counts []string
+	for _, n := range nouns {
+		if c := len(byKind[n]); c == 1 {
+			counts = append(counts, "1 "+strings.TrimSuffix(n, "s"))
+		} else {
+			counts = append(counts, fmt.Sprintf("%d %s", c, n))
+		}
+	}
+	nv.Counts = strings.Join(counts, ", ")
+	nv.Rows, nv.More = fairCut(byKind, nouns, opt.MaxRows)
 	for _, k := range ks {
 		if how := opt.OptOut[k]; how != "" {
 			nv.OptOut = append(nv.OptOut, optOut{Noun: notify.Noun(k, opt.Nouns), How: how})
@@ -265,7 +283,7 @@ func details(rep *report.Report, p *engine.Plan, opt Options) []Table {
 		}
 	}
 	var out []Table
-	for _, t := range notify.Totals(p) {
+	for _, t := range report.Totals(p) {
 		noun := notify.Noun(t.Kind, opt.Nouns)
 		var rows [][]string
 		for _, a := range []engine.Action{engine.Delete, engine.Mark} {
@@ -285,12 +303,12 @@ func details(rep *report.Report, p *engine.Plan, opt Options) []Table {
 				if d.DeletableAfter != nil {
 					after = stamp(*d.DeletableAfter)
 				}
-				rows = append(rows, []string{act, d.ID, d.Name, frees(d.Frees.GB, d.Frees.Bytes), after, d.Why()})
+				rows = append(rows, []string{act, d.ID, d.Name, frees(d.Frees.GB, d.Frees.Bytes, d.Frees.IPs), after, d.Why()})
 			}
 		}
 		tb := Table{Title: fmt.Sprintf("%s: %d to delete, %d marked", noun, t.Delete, t.Mark),
 			Header: []string{"ACTION", "ID", "NAME", "FREES", "DELETABLE AFTER", "REASON"}}
-		if f := frees(t.GB, t.Bytes); f != "" {
+		if f := frees(t.GB, t.Bytes, t.IPs); f != "" {
 			tb.Title += " (deleting frees " + f + ")"
 		}
 		tb.Rows, tb.More = cut(rows, opt.MaxRows)
@@ -309,6 +327,24 @@ func nonWarnings(lines []string) []string {
 	return out
 }
 
+// fairCut takes at most max rows from the groups, in turns (order gives
+// the groups' order), and says how many it left out.
+func fairCut(groups map[string][][]string, order []string, max int) ([][]string, int) {
+	var out [][]string
+	total := 0
+	for _, g := range order {
+		total += len(groups[g])
+	}
+	for i := 0; len(out) < max && len(out) < total; i++ {
+		for _, g := range order {
+			if i < len(groups[g]) && len(out) < max {
+				out = append(out, groups[g][i])
+			}
+		}
+	}
+	return out, total - len(out)
+}
+
 func cut(rows [][]string, max int) ([][]string, int) {
 	if len(rows) <= max {
 		return rows, 0
@@ -316,12 +352,16 @@ func cut(rows [][]string, max int) ([][]string, int) {
 	return rows[:max], len(rows) - max
 }
 
-func frees(gb, bytes int64) string {
+func frees(gb, bytes int64, ips int) string {
 	switch {
 	case gb > 0:
 		return fmt.Sprintf("%d GB", gb)
 	case bytes > 0:
 		return engine.HumanBytes(bytes)
+	case ips == 1:
+		return "1 address"
+	case ips > 1:
+		return fmt.Sprintf("%d addresses", ips)
 	}
 	return ""
 }

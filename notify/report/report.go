@@ -140,15 +140,17 @@ func (r *Report) Text(w io.Writer, opt TextOptions) error {
 	} else {
 		fmt.Fprintf(b, "reclaim apply at %s\n\n", p.GeneratedAt.UTC().Format(time.RFC3339))
 	}
-	writeSections(b, p, engine.Overview, opt)
-	writeSources(b, p)
-	if len(p.Blocked) > 0 {
+	writeUrgent(b, p)
+	writeDue(b, r)
+	if held := HeldBack(r); len(held) > 0 {
 		fmt.Fprintln(b, "HELD BACK THIS RUN")
-		for _, s := range p.Blocked {
+		for _, s := range held {
 			fmt.Fprintf(b, "  ! %s\n", s)
 		}
 		fmt.Fprintln(b)
 	}
+	writeSections(b, p, engine.Overview, opt)
+	writeSources(b, p)
 	writeSections(b, p, engine.Details, opt)
 	if o := r.Outcome; o != nil {
 		writeOutcome(b, o)
@@ -159,6 +161,98 @@ func (r *Report) Text(w io.Writer, opt TextOptions) error {
 	fmt.Fprintln(b, summary(r))
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// writeUrgent opens the report with every warning, the soonest exhaustion
+// first, each with how long is left.
+func writeUrgent(b *strings.Builder, p *engine.Plan) {
+	if len(p.Warnings) == 0 {
+		return
+	}
+	fmt.Fprintln(b, "MOST URGENT")
+	for _, w := range p.Warnings {
+		fmt.Fprintf(b, "  ! %s\n", UrgentText(w, p.GeneratedAt))
+	}
+	fmt.Fprintln(b)
+}
+
+// UrgentText is a warning led by the time left, when projected: "[runs
+// out in 1h34m] subnet-…".
+func UrgentText(w engine.Warning, now time.Time) string {
+	if w.RunsOutAt == nil {
+		return w.Text
+	}
+	left := w.RunsOutAt.Sub(now)
+	if left <= 0 {
+		return "[out now] " + w.Text
+	}
+	return "[runs out in " + engine.HumanDuration(left) + "] " + w.Text
+}
+
+// writeDue says what the run deletes (or would), per kind, before any
+// detail.
+func writeDue(b *strings.Builder, r *Report) {
+	title := "WOULD BE DELETED THIS RUN (dry-run)"
+	if r.Mode == "apply" {
+		title = "DUE FOR DELETION THIS RUN"
+	}
+	var rows [][]string
+	for _, t := range Totals(r.Plan) {
+		if t.Delete > 0 {
+			rows = append(rows, []string{t.Kind, fmt.Sprint(t.Delete), t.FreesText()})
+		}
+	}
+	fmt.Fprintln(b, title)
+	if len(rows) == 0 {
+		fmt.Fprintln(b, "  nothing")
+		fmt.Fprintln(b)
+		return
+	}
+	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "  KIND\tDELETE\tFREES")
+	for _, row := range rows {
+		fmt.Fprintln(tw, "  "+strings.Join(row, "\t"))
+	}
+	tw.Flush()
+	fmt.Fprintln(b)
+}
+
+// HeldBack lists why deletions are held this run: the breaker, every
+// source not read completely (each by name), what went wrong in apply,
+// then the plan's own notes.
+func HeldBack(r *Report) []string {
+	p := r.Plan
+	var held []string
+	if p.BreakerTripped && !anyHasPrefix(p.Blocked, "breaker") {
+		held = append(held, "breaker tripped: too many resources were due at once, nothing of that kind is deleted this run")
+	}
+	var incomplete []string
+	for _, s := range p.Sources {
+		if !s.Complete {
+			incomplete = append(incomplete, s.Kind+" "+s.Name)
+		}
+	}
+	if len(incomplete) > 0 {
+		held = append(held, "incomplete sources: "+strings.Join(incomplete, ", "))
+	}
+	if o := r.Outcome; o != nil {
+		if o.Stopped != "" {
+			held = append(held, "apply stopped: "+o.Stopped)
+		}
+		if o.Failed > 0 {
+			held = append(held, fmt.Sprintf("%d deletes failed", o.Failed))
+		}
+	}
+	return append(held, p.Blocked...)
+}
+
+func anyHasPrefix(ss []string, prefix string) bool {
+	for _, s := range ss {
+		if strings.HasPrefix(s, prefix) {
+			return true
+		}
+	}
+	return false
 }
 
 func summary(r *Report) string {
@@ -288,4 +382,62 @@ func sortedByCount(m map[string]int) []string {
 		return keys[i] < keys[j]
 	})
 	return keys
+}
+
+// KindTotal is what a plan deletes of one kind.
+type KindTotal struct {
+	Kind   string
+	Delete int
+	Mark   int
+	GB     int64
+	Bytes  int64
+	IPs    int
+}
+
+// FreesText says what deleting a kind's due resources frees: "300 GB",
+// "99.5 GB of images", "8436 subnet addresses", or "".
+func (t KindTotal) FreesText() string {
+	var parts []string
+	if t.GB > 0 {
+		parts = append(parts, fmt.Sprintf("%d GB", t.GB))
+	}
+	if t.Bytes > 0 {
+		parts = append(parts, engine.HumanBytes(t.Bytes))
+	}
+	if t.IPs > 0 {
+		parts = append(parts, fmt.Sprintf("%d subnet addresses", t.IPs))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// Totals sums the deletions and marks of the plan per kind, in the order
+// kinds first appear among the decisions.
+func Totals(p *engine.Plan) []KindTotal {
+	if p == nil {
+		return nil
+	}
+	at := map[string]int{}
+	var out []KindTotal
+	for i := range p.Decisions {
+		d := &p.Decisions[i]
+		if d.Action != engine.Delete && d.Action != engine.Mark {
+			continue
+		}
+		j, ok := at[d.Kind]
+		if !ok {
+			j = len(out)
+			at[d.Kind] = j
+			out = append(out, KindTotal{Kind: d.Kind})
+		}
+		t := &out[j]
+		if d.Action == engine.Mark {
+			t.Mark++
+			continue
+		}
+		t.Delete++
+		t.GB += d.Frees.GB
+		t.Bytes += d.Frees.Bytes
+		t.IPs += d.Frees.IPs
+	}
+	return out
 }

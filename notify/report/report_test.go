@@ -50,9 +50,14 @@ func goldenReport() *report.Report {
 		Incomplete: true,
 	}
 	// The kinds' own section builders, as their View calls them.
+	hs := []gcedisk.Headroom{{Project: "demo-project", Region: "asia-northeast1", Metric: "SSD_TOTAL_GB", Known: true, Limit: 1500, Usage: 1455,
+		PlanFrees: 25, OrphanGB: 25, FinishedWorkflowGB: 20, UsedPct: 0.97, UsedPctAfter: 0.9533, Warning: true, GrowthPerDay: 40, RunsOutAt: &full}}
+	p.Warnings = gcedisk.Warnings(hs)
+	for i := range p.Warnings {
+		p.Warnings[i].Kind = gcedisk.Name // as Build sets it
+	}
 	p.Sections = []engine.Section{
-		gcedisk.HeadroomSection([]gcedisk.Headroom{{Project: "demo-project", Region: "asia-northeast1", Metric: "SSD_TOTAL_GB", Known: true, Limit: 1500, Usage: 1455,
-			PlanFrees: 25, OrphanGB: 25, FinishedWorkflowGB: 20, UsedPct: 0.97, UsedPctAfter: 0.9533, Warning: true, GrowthPerDay: 40, RunsOutAt: &full}}),
+		gcedisk.HeadroomSection(hs),
 		workflowpvc.HoldersSection([]workflowpvc.Holder{{Cluster: "prod-a", Namespace: "argo", Workflow: "wf", Phase: "Failed", PVCs: 1, GB: 20}}),
 		gcedisk.DecisionSection(p),
 		workflowpvc.DecisionSection(p),

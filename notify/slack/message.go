@@ -91,8 +91,14 @@ func Build(rep *report.Report, opt Options) []Message {
 	}
 	warnings := notify.Warnings(rep)
 
+	// Most urgent first: what runs out soonest, then what the run deletes,
+	// then every warning, then the fields and the deletions.
+	urgent := notify.Urgent(rep)
 	var body []Block
 	intro := "*" + escape(headline) + "*"
+	if urgent != "" {
+		intro = ":rotating_light: *" + escape(urgent) + "*\n" + intro
+	}
 	if len(p.Summaries) > 0 {
 		intro += "\n" + escape(strings.Join(p.Summaries, "; "))
 	}
@@ -100,13 +106,13 @@ func Build(rep *report.Report, opt Options) []Message {
 		intro += "\n_Dry-run: nothing was deleted._"
 	}
 	body = append(body, section(intro))
-	body = append(body, fieldsBlock(rep, p, len(warnings)))
-	if f := notify.FleetLine(p); f != "" {
-		body = append(body, contextBlock(escape(f)))
-	}
 	for _, g := range notify.WarningGroups(rep) {
 		title := fmt.Sprintf(":warning: *%s*: %d warning%s", escape(g.Title), len(g.Lines), notify.Plural(len(g.Lines)))
 		body = append(body, list(title, g.Lines, opt.MaxRows, "warnings")...)
+	}
+	body = append(body, fieldsBlock(rep, p, len(warnings)))
+	if f := notify.FleetLine(p); f != "" {
+		body = append(body, contextBlock(escape(f)))
 	}
 	body = append(body, Block{Type: "divider"})
 	body = append(body, deletions(rep, p, opt)...)
@@ -120,7 +126,11 @@ func Build(rep *report.Report, opt Options) []Message {
 	}
 	body = append(body, contextBlock(foot))
 
-	text := title + ": " + headline
+	text := title + ": "
+	if urgent != "" {
+		text += urgent + "; "
+	}
+	text += headline
 	if len(warnings) > 0 {
 		text += fmt.Sprintf(" — %d warning%s", len(warnings), notify.Plural(len(warnings)))
 	}
@@ -189,7 +199,7 @@ func deletions(rep *report.Report, p *engine.Plan, opt Options) []Block {
 		}
 	}
 	var out []Block
-	for _, t := range notify.Totals(p) {
+	for _, t := range report.Totals(p) {
 		noun := notify.Noun(t.Kind, opt.Nouns)
 		var rows []string
 		for i := range p.Decisions {

@@ -440,3 +440,36 @@ func TestFailedReportIsSpooledAndPostedNext(t *testing.T) {
 		t.Errorf("spool still holds %v", files)
 	}
 }
+
+// The most urgent first: the notification text and the first block lead
+// with what runs out soonest (the subnet, 90 minutes away, before the quota,
+// a day away, whatever order the kinds came in), then what the run deletes;
+// the warnings come before the fields and the deletions.
+func TestMostUrgentLeads(t *testing.T) {
+	now := time.Date(2026, 11, 23, 9, 0, 0, 0, time.UTC)
+	soon, later := now.Add(90*time.Minute), now.Add(27*time.Hour)
+	p := &engine.Plan{GeneratedAt: now,
+		Decisions: []engine.Decision{{Kind: "k8s-job", ID: "clusters/a/namespaces/n/jobs/j", Action: engine.Delete, Frees: engine.Frees{IPs: 1}}},
+		Warnings: []engine.Warning{
+			{Kind: "ec2-interface", Text: "subnet-1 (us-east-1a) is 92% used: 326 of 4091 addresses free.", RunsOutAt: &soon},
+			{Kind: "gce-disk", Text: "p r1 SSD_TOTAL_GB is 97.0% used (1455 of 1500 GB), 77.0% after this plan.", RunsOutAt: &later},
+		},
+		Blocked: []string{"cluster b could not be read"},
+	}
+	ms := Build(report.New(p, nil, false), Options{Fleet: "prod", Nouns: map[string]string{"k8s-job": "Jobs"}})
+	if want := "reclaim dry-run · prod: subnet-1 (us-east-1a) is 92% used — runs out in 1h30m; 1 Job would be deleted"; !strings.HasPrefix(ms[0].Text, want) {
+		t.Fatalf("text %q, want it to start with %q", ms[0].Text, want)
+	}
+	b, _ := json.Marshal(ms[0].Blocks)
+	body := string(b)
+	order := []string{":rotating_light: *subnet-1", "1 Job would be deleted", "most urgent", "[runs out in 1h30m] subnet-1", "[runs out in 27h] p r1 SSD_TOTAL_GB",
+		"held back", "cluster b could not be read"}
+	at := 0
+	for _, w := range order {
+		i := strings.Index(body[at:], w)
+		if i < 0 {
+			t.Fatalf("blocks lack %q after the previous part:\n%s", w, body)
+		}
+		at += i
+	}
+}

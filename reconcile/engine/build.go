@@ -110,7 +110,12 @@ func Build(snap *inventory.Snapshot, kinds []Kind, prev State, now time.Time, op
 			p.Summaries = append(p.Summaries, v.Summary)
 		}
 		p.Gauges = append(p.Gauges, v.Gauges...)
+		for _, w := range v.Warnings {
+			w.Kind = k.Name()
+			p.Warnings = append(p.Warnings, w)
+		}
 	}
+	sortWarnings(p.Warnings)
 	return p
 }
 

@@ -180,6 +180,8 @@ type View struct {
 	Sections []Section
 	Summary  string
 	Gauges   []Gauge
+	// Warnings are the kind's (Plan.Warnings orders them across kinds).
+	Warnings []Warning
 }
 
 // Verdict is the re-read's answer for one decision.

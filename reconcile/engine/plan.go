@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"sort"
 	"strings"
 	"time"
 )
@@ -18,6 +19,9 @@ type Plan struct {
 	// Sections are what kinds show of the plan (headroom, repositories, ...);
 	// those with a Key appear in the JSON plan under that key.
 	Sections []Section
+	// Warnings are what a person must act on, most urgent first: sooner
+	// exhaustion first, then those with no projection, in kind order.
+	Warnings []Warning
 	// Summaries are one phrase per kind for the report's summary line.
 	Summaries []string
 	// Gauges are the kinds' metric samples of this plan.
@@ -40,6 +44,30 @@ type Plan struct {
 	sourceAt      map[string]int
 	// unseen are clusters the cloud's evidence named that no source answers for.
 	unseen map[string]bool
+}
+
+// Warning is something a person must act on: a quota, a subnet or a
+// repository near its limit. RunsOutAt, when known, is when it is
+// exhausted at the current rate, and orders the warnings.
+type Warning struct {
+	Kind      string     `json:"kind"`
+	Text      string     `json:"text"`
+	RunsOutAt *time.Time `json:"runsOutAt,omitempty"`
+}
+
+// sortWarnings orders warnings by RunsOutAt, soonest first, those without
+// one after, keeping the kinds' order among equals.
+func sortWarnings(ws []Warning) {
+	sort.SliceStable(ws, func(i, j int) bool {
+		a, b := ws[i].RunsOutAt, ws[j].RunsOutAt
+		switch {
+		case a == nil:
+			return false
+		case b == nil:
+			return true
+		}
+		return a.Before(*b)
+	})
 }
 
 type confirmation struct {
@@ -166,6 +194,7 @@ func (p *Plan) Section(key string) any {
 type planHead struct {
 	Version     string     `json:"version"`
 	GeneratedAt time.Time  `json:"generatedAt"`
+	Warnings    []Warning  `json:"warnings,omitempty"`
 	Sources     []Source   `json:"sources"`
 	Decisions   []Decision `json:"decisions"`
 }
@@ -181,7 +210,7 @@ type planTail struct {
 // MarshalJSON writes the plan with each keyed section at the top level.
 func (p *Plan) MarshalJSON() ([]byte, error) {
 	var b bytes.Buffer
-	head, err := json.Marshal(planHead{p.Version, p.GeneratedAt, p.Sources, p.Decisions})
+	head, err := json.Marshal(planHead{p.Version, p.GeneratedAt, p.Warnings, p.Sources, p.Decisions})
 	if err != nil {
 		return nil, err
 	}
@@ -217,6 +246,9 @@ func (p *Plan) WriteJSON(w io.Writer, prefix, indent string) error {
 	o := NewJSONObject(w, prefix, indent)
 	o.Field("version", p.Version)
 	o.Field("generatedAt", p.GeneratedAt)
+	if len(p.Warnings) > 0 {
+		o.Field("warnings", p.Warnings)
+	}
 	o.Field("sources", p.Sources)
 	o.Stream("decisions", func(inner string, write func([]byte) error) error {
 		if p.Decisions == nil {

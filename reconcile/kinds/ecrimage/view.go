@@ -69,6 +69,9 @@ func (k *Kind) View(p *engine.Plan, snap *inventory.Snapshot) engine.View {
 	v := engine.View{Sections: []engine.Section{repositoriesSection(sums), decisionSection(p)},
 		Summary: fmt.Sprintf("images delete %d (%s), mark %d", p.Count(Name, engine.Delete), engine.HumanBytes(frees), p.Count(Name, engine.Mark))}
 	for _, r := range sums {
+		if r.Warning {
+			v.Warnings = append(v.Warnings, engine.Warning{Text: warningText(r)})
+		}
 		l := []string{r.Account + "/" + r.Region, r.Name}
 		v.Gauges = append(v.Gauges,
 			engine.Gauge{Name: "reclaim_ecr_repository_images", Labels: l, Value: float64(r.Images)},
@@ -163,6 +166,12 @@ func (k *Kind) repositories(p *engine.Plan, snap *inventory.Snapshot) []RepoSumm
 	return out
 }
 
+// warningText warns of a repository near its image limit.
+func warningText(r RepoSummary) string {
+	return fmt.Sprintf("%s holds %d of %d images (%.1f%%); %d after this plan — pushes fail at the limit.",
+		r.Repository, r.Images, r.Limit, r.UsedPct, r.After)
+}
+
 func repositoriesSection(rs []RepoSummary) engine.Section {
 	s := engine.Section{Key: "repositories", Data: rs, Place: engine.Overview}
 	if len(rs) == 0 {
@@ -187,8 +196,7 @@ func repositoriesSection(rs []RepoSummary) engine.Section {
 	}
 	for _, r := range rs {
 		if r.Warning {
-			b.Lines = append(b.Lines, fmt.Sprintf("  ! %s holds %d of %d images (%.1f%%); %d after this plan — pushes fail at the limit.",
-				r.Repository, r.Images, r.Limit, r.UsedPct, r.After))
+			b.Lines = append(b.Lines, "  ! "+warningText(r))
 		}
 		if r.Blocked != "" && r.Kept[ClassProtected] == 0 {
 			b.Lines = append(b.Lines, fmt.Sprintf("  ! %s: no image is deleted this run: %s", r.Repository, r.Blocked))

@@ -79,7 +79,7 @@ func quotaUnit(metric string) float64 {
 // View shows the quota headroom, the disk decisions and the summary phrase.
 func (k *Kind) View(p *engine.Plan, snap *inventory.Snapshot) engine.View {
 	hs := k.headroom(p, snap)
-	v := engine.View{Sections: []engine.Section{HeadroomSection(hs), DecisionSection(p)},
+	v := engine.View{Sections: []engine.Section{HeadroomSection(hs), DecisionSection(p)}, Warnings: Warnings(hs),
 		Summary: fmt.Sprintf("disks delete %d, mark %d, report %d, keep %d", p.Count(Name, engine.Delete), p.Count(Name, engine.Mark),
 			p.Count(Name, engine.Report), p.Count(Name, engine.Keep))}
 	for _, h := range hs {
@@ -193,18 +193,43 @@ func HeadroomSection(hs []Headroom) engine.Section {
 		case !h.Known:
 			b.Lines = append(b.Lines, fmt.Sprintf("  ? %s %s %s is unknown: %s", h.Project, h.Region, h.Metric, h.Problem))
 		case h.Warning:
-			l := fmt.Sprintf("  ! %s %s %s is %s used (%.0f of %.0f GB), %s after this plan.", h.Project, h.Region, h.Metric, pct(h.UsedPct), h.Usage, h.Limit, pct(h.UsedPctAfter))
-			if h.FinishedWorkflowGB > 0 {
-				l += fmt.Sprintf(" PVCs of finished workflows hold %s: deleting those workflows (or setting disks.deleteWorkflowPVCs) frees it.", gb(h.FinishedWorkflowGB))
-			}
-			b.Lines = append(b.Lines, l)
+			b.Lines = append(b.Lines, "  ! "+usedText(h))
 		}
 		if h.RunsOutAt != nil {
-			b.Lines = append(b.Lines, fmt.Sprintf("  ! %s %s %s grows %.0f GB a day: full around %s at this rate.", h.Project, h.Region, h.Metric, h.GrowthPerDay, h.RunsOutAt.UTC().Format("2006-01-02 15:04 MST")))
+			b.Lines = append(b.Lines, "  ! "+growsText(h))
 		}
 	}
 	s.Blocks = []engine.Block{b}
 	return s
+}
+
+// usedText warns of a quota above its warning level.
+func usedText(h Headroom) string {
+	l := fmt.Sprintf("%s %s %s is %s used (%.0f of %.0f GB), %s after this plan.", h.Project, h.Region, h.Metric, pct(h.UsedPct), h.Usage, h.Limit, pct(h.UsedPctAfter))
+	if h.FinishedWorkflowGB > 0 {
+		l += fmt.Sprintf(" PVCs of finished workflows hold %s: deleting those workflows (or setting disks.deleteWorkflowPVCs) frees it.", gb(h.FinishedWorkflowGB))
+	}
+	return l
+}
+
+// growsText says when a growing quota is full.
+func growsText(h Headroom) string {
+	return fmt.Sprintf("%s %s %s grows %.0f GB a day: full around %s at this rate.", h.Project, h.Region, h.Metric, h.GrowthPerDay, h.RunsOutAt.UTC().Format("2006-01-02 15:04 MST"))
+}
+
+// Warnings are the section's "!" lines as the plan's warnings, each with
+// when its quota is full (if projected).
+func Warnings(hs []Headroom) []engine.Warning {
+	var out []engine.Warning
+	for _, h := range hs {
+		if h.Known && h.Warning {
+			out = append(out, engine.Warning{Text: usedText(h), RunsOutAt: h.RunsOutAt})
+		}
+		if h.RunsOutAt != nil {
+			out = append(out, engine.Warning{Text: growsText(h), RunsOutAt: h.RunsOutAt})
+		}
+	}
+	return out
 }
 
 // DecisionSection lists the plan's disk decisions.

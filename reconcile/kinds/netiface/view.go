@@ -177,7 +177,7 @@ func (k *Kind) View(p *engine.Plan, snap *inventory.Snapshot) engine.View {
 		}
 		return hs[i].Cluster+hs[i].Namespace+hs[i].Owner < hs[j].Cluster+hs[j].Namespace+hs[j].Owner
 	})
-	v := engine.View{Sections: []engine.Section{HeadroomSection(rows, zones(rows)), HoldersSection(hs), DecisionSection(p)}}
+	v := engine.View{Sections: []engine.Section{HeadroomSection(rows, zones(rows)), HoldersSection(hs), DecisionSection(p)}, Warnings: warnings(rows)}
 	for _, h := range rows {
 		l := []string{h.Subnet, h.AZ}
 		v.Gauges = append(v.Gauges,
@@ -250,12 +250,7 @@ func HeadroomSection(rows, zones []Headroom) engine.Section {
 		if !h.Warning {
 			continue
 		}
-		l := fmt.Sprintf("  ! %s (%s) is %s used: %d of %d addresses free; finished pods hold %d, this plan frees %d.",
-			h.Subnet, h.AZ, pct(h.UsedPct), h.Free, h.Usable, h.FinishedPods, h.PlanFrees)
-		if h.RunsOutAt != nil {
-			l += fmt.Sprintf(" At %.0f a day (from %s) it runs out about %s.", h.GrowthPerDay, h.RateFrom, h.RunsOutAt.UTC().Format("2006-01-02 15:04 MST"))
-		}
-		warn = append(warn, l)
+		warn = append(warn, "  ! "+warningText(h))
 	}
 	header := []string{"SUBNET", "AZ", "CIDR", "USABLE", "FREE", "USED", "RUNNING PODS", "FINISHED PODS", "NODES", "UNKNOWN", "PLAN FREES", "GROWTH/DAY", "RUNS OUT"}
 	b := engine.Block{Indent: 2, Header: header}
@@ -278,6 +273,27 @@ func HeadroomSection(rows, zones []Headroom) engine.Section {
 	b.Lines = notes
 	s.Blocks = []engine.Block{{Lines: warn}, b, zb}
 	return s
+}
+
+// warningText warns of a subnet above its warning level.
+func warningText(h Headroom) string {
+	l := fmt.Sprintf("%s (%s) is %s used: %d of %d addresses free; finished pods hold %d, this plan frees %d.",
+		h.Subnet, h.AZ, pct(h.UsedPct), h.Free, h.Usable, h.FinishedPods, h.PlanFrees)
+	if h.RunsOutAt != nil {
+		l += fmt.Sprintf(" At %.0f a day (from %s) it runs out about %s.", h.GrowthPerDay, h.RateFrom, h.RunsOutAt.UTC().Format("2006-01-02 15:04 MST"))
+	}
+	return l
+}
+
+// warnings are the subnets above their warning level, with when each runs out.
+func warnings(rows []Headroom) []engine.Warning {
+	var out []engine.Warning
+	for _, h := range rows {
+		if h.Warning {
+			out = append(out, engine.Warning{Text: warningText(h), RunsOutAt: h.RunsOutAt})
+		}
+	}
+	return out
 }
 
 func headroomRow(name, cidr string, h Headroom) []string {
