@@ -177,7 +177,7 @@ func (k *Kind) View(p *engine.Plan, snap *inventory.Snapshot) engine.View {
 		}
 		return hs[i].Cluster+hs[i].Namespace+hs[i].Owner < hs[j].Cluster+hs[j].Namespace+hs[j].Owner
 	})
-	v := engine.View{Sections: []engine.Section{HeadroomSection(rows, zones(rows)), HoldersSection(hs), DecisionSection(p)}, Warnings: warnings(rows)}
+	v := engine.View{Sections: []engine.Section{HeadroomSection(rows, zones(rows, now)), HoldersSection(hs), DecisionSection(p)}, Warnings: warnings(rows)}
 	for _, h := range rows {
 		l := []string{h.Subnet, h.AZ}
 		v.Gauges = append(v.Gauges,
@@ -204,7 +204,7 @@ func (k *Kind) View(p *engine.Plan, snap *inventory.Snapshot) engine.View {
 }
 
 // zones adds the subnets up per account, region and zone.
-func zones(rows []Headroom) []Headroom {
+func zones(rows []Headroom, now time.Time) []Headroom {
 	by := map[[3]string]*Headroom{}
 	var order [][3]string
 	for _, r := range rows {
@@ -233,6 +233,12 @@ func zones(rows []Headroom) []Headroom {
 		if z.Usable > 0 {
 			z.UsedPct = float64(z.Usable-z.Free) / float64(z.Usable)
 		}
+		// The zone runs out when its subnets together do, at their
+		// summed rate.
+		if z.GrowthPerDay > 0 {
+			t := now.Add(time.Duration(float64(z.Free) / z.GrowthPerDay * float64(24*time.Hour))).Truncate(time.Minute)
+			z.RunsOutAt = &t
+		}
 		out = append(out, *z)
 	}
 	return out
@@ -252,14 +258,14 @@ func HeadroomSection(rows, zones []Headroom) engine.Section {
 		}
 		warn = append(warn, "  ! "+warningText(h))
 	}
-	header := []string{"SUBNET", "AZ", "CIDR", "USABLE", "FREE", "USED", "RUNNING PODS", "FINISHED PODS", "NODES", "UNKNOWN", "PLAN FREES", "GROWTH/DAY", "RUNS OUT"}
-	b := engine.Block{Indent: 2, Header: header}
+	counts := []string{"USABLE", "FREE", "USED", "RUNNING PODS", "FINISHED PODS", "NODES", "UNKNOWN", "PLAN FREES", "GROWTH/DAY", "RUNS OUT"}
+	b := engine.Block{Indent: 2, Heading: "  by subnet:", Header: append([]string{"SUBNET", "AZ", "CIDR"}, counts...)}
 	for _, h := range rows {
-		b.Rows = append(b.Rows, headroomRow(h.Subnet, h.CIDR, h))
+		b.Rows = append(b.Rows, append([]string{h.Subnet, h.AZ, h.CIDR}, headroomCounts(h)...))
 	}
-	zb := engine.Block{Indent: 2, Heading: "  by availability zone:", Header: header}
+	zb := engine.Block{Indent: 2, Heading: "  by availability zone (its subnets together):", Header: append([]string{"AZ", "ACCOUNT/REGION"}, counts...)}
 	for _, z := range zones {
-		zb.Rows = append(zb.Rows, headroomRow(z.Account+"/"+z.Region, "", z))
+		zb.Rows = append(zb.Rows, append([]string{z.AZ, z.Account + "/" + z.Region}, headroomCounts(z)...))
 	}
 	var notes []string
 	for _, h := range rows {
@@ -296,7 +302,7 @@ func warnings(rows []Headroom) []engine.Warning {
 	return out
 }
 
-func headroomRow(name, cidr string, h Headroom) []string {
+func headroomCounts(h Headroom) []string {
 	runs, growth := "-", "-"
 	if h.RunsOutAt != nil {
 		runs = h.RunsOutAt.UTC().Format("2006-01-02 15:04")
@@ -304,7 +310,7 @@ func headroomRow(name, cidr string, h Headroom) []string {
 	if h.GrowthPerDay != 0 {
 		growth = fmt.Sprintf("%.0f", h.GrowthPerDay)
 	}
-	return []string{name, h.AZ, cidr, fmt.Sprint(h.Usable), fmt.Sprint(h.Free), pct(h.UsedPct), fmt.Sprint(h.RunningPods),
+	return []string{fmt.Sprint(h.Usable), fmt.Sprint(h.Free), pct(h.UsedPct), fmt.Sprint(h.RunningPods),
 		fmt.Sprint(h.FinishedPods), fmt.Sprint(h.Nodes), fmt.Sprint(h.Unknown), fmt.Sprint(h.PlanFrees), growth, runs}
 }
 

@@ -124,7 +124,7 @@ func TestHeadroom(t *testing.T) {
 			continue
 		}
 		for _, r := range sec.Blocks[2].Rows {
-			if r[1] == "us-east-1a" {
+			if r[0] == "us-east-1a" {
 				zone = r
 			}
 		}
@@ -132,7 +132,9 @@ func TestHeadroom(t *testing.T) {
 			t.Fatalf("warning lines %q", sec.Blocks[0].Lines)
 		}
 	}
-	if zone == nil || zone[3] != "8182" || zone[4] != "4491" || zone[10] != "4" {
+	// Zone rows name the zone and its account/region under their own
+	// headings, not under SUBNET.
+	if zone == nil || zone[1] != "111122223333/us-east-1" || zone[2] != "8182" || zone[3] != "4491" || zone[9] != "4" {
 		t.Fatalf("zone row %q", zone)
 	}
 
