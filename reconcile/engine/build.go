@@ -296,12 +296,12 @@ func (r *rules) decide(k Kind, pr *Proposals) {
 		case it.Wait != "":
 			d.note(it.Wait)
 		case !it.Created.IsZero() && r.now.Sub(it.Created) < lim.MinAge:
-			d.note(fmt.Sprintf("younger than min age %s (created %s)", lim.MinAge, fmtTime(it.Created)))
+			d.note(fmt.Sprintf("younger than min age %s (created %s)", HumanDuration(lim.MinAge), fmtTime(it.Created)))
 		case r.now.Before(graceEnds):
-			d.note(r.shared(fmt.Sprintf("orphan since %s, deletable after %s (grace %s)", fmtTime(since), fmtTime(after), lim.Grace)))
+			d.note(r.shared(fmt.Sprintf("orphan since %s, deletable after %s (grace %s)", fmtTime(since), fmtTime(after), HumanDuration(lim.Grace))))
 		default:
 			d.Action = Delete
-			d.note(r.shared(fmt.Sprintf("orphan since %s (grace %s elapsed)", fmtTime(since), lim.Grace)))
+			d.note(r.shared(fmt.Sprintf("orphan since %s (grace %s elapsed)", fmtTime(since), HumanDuration(lim.Grace))))
 			due = append(due, len(r.p.Decisions))
 		}
 		if len(d.After) > 0 {
@@ -453,7 +453,7 @@ func (r *rules) notice(due []int, lim Limits) []int {
 			r.hold(d, "not yet announced in a delivered report (notify.requireNotice); the next delivered report starts the notice")
 		case r.now.Before(e.Announced.Add(lim.Grace)):
 			r.hold(d, fmt.Sprintf("announced %s, deletable after %s (notify.requireNotice: grace %s after the first delivered report)",
-				fmtTime(e.Announced), fmtTime(e.Announced.Add(lim.Grace)), lim.Grace))
+				fmtTime(e.Announced), fmtTime(e.Announced.Add(lim.Grace)), HumanDuration(lim.Grace)))
 		default:
 			out = append(out, i)
 			continue

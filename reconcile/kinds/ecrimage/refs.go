@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"reclaim.dev/reclaim/inventory"
+	"reclaim.dev/reclaim/reconcile/engine"
 )
 
 // use is who references an image: the first user seen and how many there are.
@@ -176,13 +177,13 @@ func classify(rl *inventory.RepoListing, rule *RepoRule, refs *repoRefs, ip *Pol
 			}
 		}
 		if rule.KeepPulledWithin > 0 && !img.LastPull.IsZero() && now.Sub(img.LastPull) < rule.KeepPulledWithin {
-			set(i, ClassPulled, fmt.Sprintf("pulled %s, within keepPulledWithin %s", fmtTime(img.LastPull), rule.KeepPulledWithin))
+			set(i, ClassPulled, fmt.Sprintf("pulled %s, within keepPulledWithin %s", fmtTime(img.LastPull), engine.HumanDuration(rule.KeepPulledWithin)))
 		}
 		if r, ok := newest[i]; ok {
 			set(i, ClassNewest, fmt.Sprintf("newest %d pushed (#%d, keepNewest %d)", rule.KeepNewest, r, rule.KeepNewest))
 		}
 		if now.Sub(img.PushedAt) < ip.MinAge {
-			set(i, ClassYoung, fmt.Sprintf("pushed %s, younger than minAge %s", fmtTime(img.PushedAt), ip.MinAge))
+			set(i, ClassYoung, fmt.Sprintf("pushed %s, younger than minAge %s", fmtTime(img.PushedAt), engine.HumanDuration(ip.MinAge)))
 		}
 	}
 	// Children of a kept index are kept, transitively (an index may list an index).

@@ -72,7 +72,7 @@ func TestPlanDisk(t *testing.T) {
 	}{
 		{"orphan past grace is deleted", orphan("d"), []inventory.ClusterRefs{complete("a")}, seenSince(old, orphan("d")), engine.Delete, "no users, no PV in any of 1 clusters"},
 		{"first sight starts the clock", orphan("d"), []inventory.ClusterRefs{complete("a")}, engine.NewState(), engine.Mark, "orphan since 2026-11-01T12:00:00Z, deletable after 2026-11-01T18:00:00Z"},
-		{"grace not elapsed", orphan("d"), []inventory.ClusterRefs{complete("a")}, seenSince(t0.Add(-5*time.Hour), orphan("d")), engine.Mark, "grace 6h0m0s"},
+		{"grace not elapsed", orphan("d"), []inventory.ClusterRefs{complete("a")}, seenSince(t0.Add(-5*time.Hour), orphan("d")), engine.Mark, "grace 6h"},
 		{"attached", mod(func(d *inventory.Disk) {
 			d.Users = []string{"https://www.googleapis.com/compute/v1/projects/p1/zones/asia-northeast1-a/instances/gke-node-1"}
 		}), []inventory.ClusterRefs{complete("a")}, seenSince(old, orphan("d")), engine.Keep, "attached to instance gke-node-1"},
@@ -92,7 +92,7 @@ func TestPlanDisk(t *testing.T) {
 		{"protect label with empty value still protects", mod(func(d *inventory.Disk) { d.Labels["reclaim-protect"] = "" }), []inventory.ClusterRefs{complete("a")}, seenSince(old, orphan("d")), engine.Keep, "protected by label"},
 		{"no ownership marker is only reported", mod(func(d *inventory.Disk) { d.Labels = nil; d.Description = "" }), []inventory.ClusterRefs{complete("a")}, seenSince(old, orphan("d")), engine.Report, "nothing proves Kubernetes created it"},
 		{"ownership by description alone", mod(func(d *inventory.Disk) { d.Labels = nil }), []inventory.ClusterRefs{complete("a")}, seenSince(old, orphan("d")), engine.Delete, ""},
-		{"younger than min age", mod(func(d *inventory.Disk) { d.Created = t0.Add(-2 * time.Hour); d.LastDetach = time.Time{} }), []inventory.ClusterRefs{complete("a")}, seenSince(old, orphan("d")), engine.Mark, "younger than min age 24h0m0s"},
+		{"younger than min age", mod(func(d *inventory.Disk) { d.Created = t0.Add(-2 * time.Hour); d.LastDetach = time.Time{} }), []inventory.ClusterRefs{complete("a")}, seenSince(old, orphan("d")), engine.Mark, "younger than min age 24h"},
 		{"detached too recently", mod(func(d *inventory.Disk) { d.LastDetach = t0.Add(-10 * time.Minute) }), []inventory.ClusterRefs{complete("a")}, seenSince(old, orphan("d")), engine.Mark, "detached 10m0s ago"},
 		{"not READY", mod(func(d *inventory.Disk) { d.Status = "RESTORING" }), []inventory.ClusterRefs{complete("a")}, seenSince(old, orphan("d")), engine.Mark, "status is RESTORING"},
 		{"being deleted", mod(func(d *inventory.Disk) { d.Status = "DELETING" }), []inventory.ClusterRefs{complete("a")}, seenSince(old, orphan("d")), engine.Keep, "already being deleted"},
