@@ -41,6 +41,9 @@ type Config struct {
 	// Fleet is how clusters are discovered; see Fleet.
 	Fleet Fleet `json:"fleet"`
 
+	// Prices turn what the plan frees into money a month.
+	Prices Prices `json:"prices"`
+
 	// Daemon is nil when the file has no daemon section: `reclaim daemon`
 	// then runs with DefaultDaemon.
 	Daemon *Daemon `json:"daemon,omitempty"`
@@ -316,6 +319,7 @@ func (c *Config) applyDefaults() {
 	}
 	def(c, "audit.file", &c.Audit.File, defaultAuditFile)
 	c.notifyDefaults()
+	c.pricesDefaults()
 }
 
 // normalize expands ~ in every path field.

@@ -162,6 +162,9 @@ func TestExampleConfigs(t *testing.T) {
 	}
 	ref.Daemon = nil
 	ref.GCE, ref.ECR, ref.EC2, ref.Jobs, ref.Pods = nil, nil, nil, nil, nil
+	if len(ref.Prices.Disks) == 0 {
+		ref.Prices.Disks = nil // the reference writes disks: []
+	}
 	// The scopes discovery searches default to the cloud sections' own.
 	ref.Fleet.GKE.Projects, ref.Fleet.EKS = nil, nil
 	if f := &ref.Fleet; len(f.Include)+len(f.Exclude)+len(f.OutOfScope)+len(f.IncludeLabels)+len(f.ExcludeLabels) == 0 {
@@ -240,6 +243,7 @@ func TestDefaults(t *testing.T) {
 		State:      State{File: "reclaim-state.json"},
 		Audit:      Audit{File: "reclaim-audit.jsonl"},
 		Fleet:      defaultFleet(),
+		Prices:     Prices{Currency: "USD", ECRPerGBMonth: 0.10},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("defaults:\ngot  %+v\nwant %+v", got, want)
@@ -324,6 +328,7 @@ func TestFullFileKeepsEveryValue(t *testing.T) {
 			f.GKE = GKEDiscovery{Projects: []string{"my-gke-project", "other-project-42"}, WithoutAuthentication: true}
 			return f
 		}(),
+		Prices: Prices{Currency: "EUR", ECRPerGBMonth: 0.09, Disks: []DiskPrice{{Type: "pd-ssd", PerGBMonth: 0.2}, {Type: "pd-ssd", Region: "asia-northeast1", PerGBMonth: 0.25}}},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("full.yaml:\ngot  %+v\nwant %+v", got, want)
@@ -471,5 +476,32 @@ func TestLoadRefusesAHugeFile(t *testing.T) {
 	}
 	if _, err := Load(p); err != nil && strings.Contains(err.Error(), "larger than") {
 		t.Fatalf("a file under the limit was refused: %v", err)
+	}
+}
+
+// A region's price wins over its type's, the file's over the built-in ones,
+// and a type nobody prices has no price.
+func TestDiskPrices(t *testing.T) {
+	c, err := Parse([]byte("clusters: [{name: a}]\nprices:\n  disks:\n    - {type: pd-ssd, perGBMonth: 0.2}\n    - {type: pd-ssd, region: asia-northeast1, perGBMonth: 0.25}\n"), "t.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, x := range []struct {
+		typ, region string
+		want        float64
+		ok          bool
+	}{
+		{"pd-ssd", "asia-northeast1", 0.25, true},
+		{"pd-ssd", "us-central1", 0.2, true},
+		{"pd-balanced", "asia-northeast1", 0.10, true},
+		{"local-ssd", "us-central1", 0, false},
+	} {
+		if got, ok := c.Prices.DiskGBMonth(x.typ, x.region); got != x.want || ok != x.ok {
+			t.Errorf("%s in %s: %v %v, want %v %v", x.typ, x.region, got, ok, x.want, x.ok)
+		}
+	}
+	if _, err := Parse([]byte("clusters: [{name: a}]\nprices: {currency: usd, disks: [{perGBMonth: -1}]}\n"), "t.yaml"); err == nil ||
+		!strings.Contains(err.Error(), "prices.currency") || !strings.Contains(err.Error(), "prices.disks[0].type") || !strings.Contains(err.Error(), "prices.disks[0].perGBMonth") {
+		t.Errorf("bad prices: %v", err)
 	}
 }

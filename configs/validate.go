@@ -54,6 +54,7 @@ func (c *Config) validate(ps *problems) {
 		c.Daemon.validate(ps, "daemon")
 	}
 	c.Disks.validate(ps, "disks")
+	c.Prices.validate(ps, "prices")
 	if c.Kubernetes.ProtectLabel == "" {
 		ps.add("kubernetes.protectLabel", "must not be empty — it is how a PV or PVC opts out")
 	} else if errs := content.IsLabelKey(c.Kubernetes.ProtectLabel); len(errs) > 0 {

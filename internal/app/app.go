@@ -267,7 +267,7 @@ func (r *Runner) Once(ctx context.Context, opt Options) (*report.Report, error) 
 	if err := checkClusters(opt.Only.Clusters, &snap); err != nil {
 		return nil, err
 	}
-	opts := []engine.Option{engine.Only(opt.Only)}
+	opts := []engine.Option{engine.Only(opt.Only), engine.Currency(cfg.Prices.Currency)}
 	if cfg.Notify != nil && cfg.Notify.RequireNotice {
 		opts = append(opts, engine.RequireNotice())
 	}

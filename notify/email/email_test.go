@@ -31,12 +31,12 @@ func at(d time.Duration) *time.Time { t := t0.Add(d); return &t }
 // fixedReport is a dry-run of two kinds with a headroom warning, a held-back
 // note, deletions, marks (one due before the next run, one after) and a keep.
 func fixedReport() *report.Report {
-	p := &engine.Plan{Version: engine.SchemaVersion, GeneratedAt: t0,
+	p := &engine.Plan{Version: engine.SchemaVersion, GeneratedAt: t0, Currency: "USD",
 		Sources: []engine.Source{{Kind: "cluster", Name: "prod-a", Complete: true, Items: 3}, {Kind: "cluster", Name: "prod-b", Complete: false, Problems: []string{"timeout"}}},
 		Decisions: []engine.Decision{
-			{Kind: "gce-disk", ID: "projects/p/zones/z-a/disks/pvc-1", Name: "pvc-1", Action: engine.Delete, Reason: "orphan since 2026-11-23T08:00:00Z (grace 6h elapsed)", Frees: engine.Frees{GB: 100}, DeletableAfter: at(-3 * time.Hour)},
-			{Kind: "gce-disk", ID: "projects/p/zones/z-a/disks/pvc-2", Name: "pvc-2", Action: engine.Delete, Reason: "orphan <b>since</b> & more", Frees: engine.Frees{GB: 200}, DeletableAfter: at(-2 * time.Hour)},
-			{Kind: "gce-disk", ID: "projects/p/zones/z-b/disks/pvc-3", Name: "pvc-3", Action: engine.Mark, Reason: "orphan, deletable after 17:40", Frees: engine.Frees{GB: 50}, DeletableAfter: at(30 * time.Minute)},
+			{Kind: "gce-disk", ID: "projects/p/zones/z-a/disks/pvc-1", Name: "pvc-1", Action: engine.Delete, Reason: "orphan since 2026-11-23T08:00:00Z (grace 6h elapsed)", Frees: engine.Frees{GB: 100, Cost: 17}, DeletableAfter: at(-3 * time.Hour)},
+			{Kind: "gce-disk", ID: "projects/p/zones/z-a/disks/pvc-2", Name: "pvc-2", Action: engine.Delete, Reason: "orphan <b>since</b> & more", Frees: engine.Frees{GB: 200, Cost: 20}, DeletableAfter: at(-2 * time.Hour)},
+			{Kind: "gce-disk", ID: "projects/p/zones/z-b/disks/pvc-3", Name: "pvc-3", Action: engine.Mark, Reason: "orphan, deletable after 17:40", Frees: engine.Frees{GB: 50, Cost: 5}, DeletableAfter: at(30 * time.Minute)},
 			{Kind: "gce-disk", ID: "projects/p/zones/z-b/disks/pvc-4", Name: "pvc-4", Action: engine.Mark, Reason: "orphan, deletable tomorrow", Frees: engine.Frees{GB: 10}, DeletableAfter: at(20 * time.Hour)},
 			{Kind: "gce-disk", ID: "projects/p/zones/z-b/disks/keep", Name: "keep", Action: engine.Keep, Reason: "attached"},
 			{Kind: "ecr-image", ID: "ecr:1/r/shop@sha256:aa", Name: "shop", Action: engine.Delete, Reason: "trim", Frees: engine.Frees{Bytes: 300 << 20}, DeletableAfter: at(-time.Hour)},

@@ -16,11 +16,11 @@ import (
 var templates embed.FS
 
 var funcs = map[string]any{
-	"totalsHeader": func() []string { return []string{"KIND", "TO DELETE", "MARKED", "DELETING FREES"} },
+	"totalsHeader": func() []string { return []string{"KIND", "TO DELETE", "MARKED", "DELETING FREES", "SAVES A MONTH"} },
 	"totalsRows": func(ts []total) [][]string {
 		out := make([][]string, len(ts))
 		for i, t := range ts {
-			out[i] = []string{t.Noun, t.Delete, t.Mark, t.Frees}
+			out[i] = []string{t.Noun, t.Delete, t.Mark, t.Frees, t.Saves}
 		}
 		return out
 	},

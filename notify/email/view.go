@@ -51,6 +51,8 @@ type view struct {
 	ReportURL string
 
 	Totals   []total
+	// Waste prices the candidates and what the plan saves ("" unpriced).
+	Waste string
 	Warnings []notify.WarningGroup
 	Overview []Table
 
@@ -61,7 +63,7 @@ type view struct {
 }
 
 type total struct {
-	Noun, Delete, Mark, Frees string
+	Noun, Delete, Mark, Frees, Saves string
 }
 
 // Table is a titled table cut at MaxRows; More counts the rows left out.
@@ -117,8 +119,13 @@ func build(rep *report.Report, prev notify.Previous, opt Options) *view {
 	}
 	v.Sources = fmt.Sprintf("%d of %d complete", complete, len(p.Sources))
 
+	v.Waste = report.WasteLine(p, func(k string) string { return notify.Noun(k, opt.Nouns) })
 	for _, t := range report.Totals(p) {
-		v.Totals = append(v.Totals, total{Noun: notify.Noun(t.Kind, opt.Nouns), Delete: fmt.Sprint(t.Delete), Mark: fmt.Sprint(t.Mark), Frees: frees(t.GB, t.Bytes, t.IPs)})
+		saves := ""
+		if t.Saves > 0 {
+			saves = report.Money(t.Saves, p.Currency)
+		}
+		v.Totals = append(v.Totals, total{Noun: notify.Noun(t.Kind, opt.Nouns), Delete: fmt.Sprint(t.Delete), Mark: fmt.Sprint(t.Mark), Frees: frees(t.GB, t.Bytes, t.IPs), Saves: saves})
 	}
 	v.Warnings = notify.WarningGroups(rep)
 	for _, s := range p.Sections {

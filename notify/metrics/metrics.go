@@ -44,6 +44,8 @@ type Metrics struct {
 
 	decisions      *gaugeSet
 	held           *gaugeSet
+	waste          *gaugeSet
+	savings        *gaugeSet
 	sourceComplete *gaugeSet
 	breakerTripped prometheus.Gauge
 	incomplete     prometheus.Gauge
@@ -66,6 +68,10 @@ func NewMetrics(reg prometheus.Registerer, kinds []string, gauges []engine.Gauge
 		gauges: make(map[string]*gaugeSet, len(gauges)),
 		decisions: newGaugeSet(prometheus.GaugeOpts{Name: "reclaim_plan_decisions",
 			Help: "Decisions of the last run's plan by resource kind and action (keep, report, mark, delete). Label sets with no decision have no series."}, []string{"kind", "action"}),
+		waste: newGaugeSet(prometheus.GaugeOpts{Name: "reclaim_plan_waste_monthly_cost",
+			Help: "What the last run's candidates (due, marked or only reported) cost a month, by resource kind, at the configured prices (prices section)."}, []string{"kind", "currency"}),
+		savings: newGaugeSet(prometheus.GaugeOpts{Name: "reclaim_plan_savings_monthly_cost",
+			Help: "What the last run's due deletions save a month, by resource kind, at the configured prices."}, []string{"kind", "currency"}),
 		held: newGaugeSet(prometheus.GaugeOpts{Name: "reclaim_plan_held",
 			Help: "Deletions that were due but held back in the last run's plan (caps, breaker, incomplete sources), by resource kind."}, []string{"kind"}),
 		sourceComplete: newGaugeSet(prometheus.GaugeOpts{Name: "reclaim_source_complete",
@@ -105,7 +111,7 @@ func NewMetrics(reg prometheus.Registerer, kinds []string, gauges []engine.Gauge
 		reg.MustRegister(g.vec)
 	}
 	reg.MustRegister(
-		m.decisions.vec, m.held.vec, m.breakerTripped,
+		m.decisions.vec, m.held.vec, m.waste.vec, m.savings.vec, m.breakerTripped,
 		m.incomplete, m.sourceComplete.vec,
 		m.deletes, m.freedBytes,
 		m.lastSuccess, m.lastRun, m.duration, m.runs, m.deliveries,
@@ -210,6 +216,17 @@ func (m *Metrics) observePlan(p *engine.Plan) {
 		hs = append(hs, sample{[]string{k}, float64(held[k])})
 	}
 	m.held.replace(hs)
+	var waste, savings []sample
+	if p.Currency != "" {
+		for _, t := range report.Totals(p) {
+			if t.Waste > 0 {
+				waste = append(waste, sample{[]string{t.Kind, p.Currency}, t.Waste})
+				savings = append(savings, sample{[]string{t.Kind, p.Currency}, t.Saves})
+			}
+		}
+	}
+	m.waste.replace(waste)
+	m.savings.replace(savings)
 	m.breakerTripped.Set(boolFloat(p.BreakerTripped))
 
 	incomplete := 0

@@ -627,3 +627,34 @@ func counterValue(mf *dto.MetricFamily, name, value string) float64 {
 	}
 	return -1
 }
+
+// The plan's waste and savings a month, per kind, in the plan's currency;
+// no series when nothing is priced.
+func TestWasteAndSavings(t *testing.T) {
+	m := newTestMetrics(prometheus.NewRegistry())
+	p := &engine.Plan{GeneratedAt: t0, Currency: "EUR", Decisions: []engine.Decision{
+		{Kind: "gce-disk", ID: "a", Action: engine.Delete, Frees: engine.Frees{GB: 100, Cost: 10}},
+		{Kind: "gce-disk", ID: "b", Action: engine.Mark, Frees: engine.Frees{GB: 50, Cost: 5}},
+		{Kind: "k8s-pvc", ID: "c", Action: engine.Report, Frees: engine.Frees{GB: 20, Cost: 2}},
+		{Kind: "gce-disk", ID: "d", Action: engine.Keep, Frees: engine.Frees{GB: 10, Cost: 1}},
+	}}
+	m.Observe(report.New(p, nil, false), time.Second, t0)
+	for _, c := range []struct {
+		g     *gaugeSet
+		kind  string
+		want  float64
+		label string
+	}{
+		{m.waste, "gce-disk", 15, "waste"}, {m.savings, "gce-disk", 10, "savings"},
+		{m.waste, "k8s-pvc", 2, "pvc waste"}, {m.savings, "k8s-pvc", 0, "pvc savings"},
+	} {
+		if got := testutil.ToFloat64(c.g.vec.WithLabelValues(c.kind, "EUR")); got != c.want {
+			t.Errorf("%s: %v, want %v", c.label, got, c.want)
+		}
+	}
+	p.Currency = ""
+	m.Observe(report.New(p, nil, false), time.Second, t0)
+	if n := testutil.CollectAndCount(m.waste.vec); n != 0 {
+		t.Errorf("%d waste series without prices", n)
+	}
+}

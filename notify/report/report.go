@@ -199,21 +199,27 @@ func writeDue(b *strings.Builder, r *Report) {
 	var rows [][]string
 	for _, t := range Totals(r.Plan) {
 		if t.Delete > 0 {
-			rows = append(rows, []string{t.Kind, fmt.Sprint(t.Delete), t.FreesText()})
+			saves := "-"
+			if t.Saves > 0 {
+				saves = Money(t.Saves, r.Plan.Currency)
+			}
+			rows = append(rows, []string{t.Kind, fmt.Sprint(t.Delete), t.FreesText(), saves})
 		}
 	}
 	fmt.Fprintln(b, title)
 	if len(rows) == 0 {
 		fmt.Fprintln(b, "  nothing")
-		fmt.Fprintln(b)
-		return
+	} else {
+		tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "  KIND\tDELETE\tFREES\tSAVES A MONTH")
+		for _, row := range rows {
+			fmt.Fprintln(tw, "  "+strings.Join(row, "\t"))
+		}
+		tw.Flush()
 	}
-	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "  KIND\tDELETE\tFREES")
-	for _, row := range rows {
-		fmt.Fprintln(tw, "  "+strings.Join(row, "\t"))
+	if w := WasteLine(r.Plan, func(k string) string { return k }); w != "" {
+		fmt.Fprintln(b, "  "+w)
 	}
-	tw.Flush()
 	fmt.Fprintln(b)
 }
 
@@ -392,6 +398,36 @@ type KindTotal struct {
 	GB     int64
 	Bytes  int64
 	IPs    int
+	// Saves is what the due deletions cost a month; Waste what every
+	// candidate does (due, marked or only reported), in the plan's currency.
+	Saves, Waste float64
+	// Candidates counts the decisions behind Waste.
+	Candidates int
+}
+
+// Money writes an amount a month: "406.20 USD".
+func Money(x float64, currency string) string {
+	return fmt.Sprintf("%.2f %s", x, currency)
+}
+
+// WasteLine says what the candidates cost a month and what this plan
+// saves: "waste: 406.20 USD a month (disks 380.00, images 26.20); this
+// plan saves 300.00 USD a month". "" when nothing is priced.
+func WasteLine(p *engine.Plan, nouns func(kind string) string) string {
+	var waste, saves float64
+	var parts []string
+	for _, t := range Totals(p) {
+		if t.Waste <= 0 {
+			continue
+		}
+		waste += t.Waste
+		saves += t.Saves
+		parts = append(parts, fmt.Sprintf("%s %.2f", nouns(t.Kind), t.Waste))
+	}
+	if waste <= 0 {
+		return ""
+	}
+	return fmt.Sprintf("waste: %s a month (%s); this plan saves %s a month", Money(waste, p.Currency), strings.Join(parts, ", "), Money(saves, p.Currency))
 }
 
 // FreesText says what deleting a kind's due resources frees: "300 GB",
@@ -420,7 +456,7 @@ func Totals(p *engine.Plan) []KindTotal {
 	var out []KindTotal
 	for i := range p.Decisions {
 		d := &p.Decisions[i]
-		if d.Action != engine.Delete && d.Action != engine.Mark {
+		if d.Action != engine.Delete && d.Action != engine.Mark && (d.Action != engine.Report || d.Frees.Cost == 0) {
 			continue
 		}
 		j, ok := at[d.Kind]
@@ -430,11 +466,17 @@ func Totals(p *engine.Plan) []KindTotal {
 			out = append(out, KindTotal{Kind: d.Kind})
 		}
 		t := &out[j]
-		if d.Action == engine.Mark {
+		t.Waste += d.Frees.Cost
+		t.Candidates++
+		switch d.Action {
+		case engine.Report:
+			continue
+		case engine.Mark:
 			t.Mark++
 			continue
 		}
 		t.Delete++
+		t.Saves += d.Frees.Cost
 		t.GB += d.Frees.GB
 		t.Bytes += d.Frees.Bytes
 		t.IPs += d.Frees.IPs

@@ -30,14 +30,14 @@ func goldenReport() *report.Report {
 	full := t0.Add(26 * time.Hour)
 	decisions := []engine.Decision{
 		{Kind: "gce-disk", ID: "projects/demo-project/zones/asia-northeast1-a/disks/pvc-1", Name: "pvc-1", Action: engine.Delete,
-			Reason: "no users, no PV in any of 2 clusters", OrphanSince: &since, DeletableAfter: &after, Frees: engine.Frees{GB: 25},
+			Reason: "no users, no PV in any of 2 clusters", OrphanSince: &since, DeletableAfter: &after, Frees: engine.Frees{GB: 25, Cost: 2.5},
 			Detail: &gcedisk.Detail{Project: "demo-project", Location: "asia-northeast1-a", Type: "pd-balanced", QuotaMetric: "SSD_TOTAL_GB",
 				Region: "asia-northeast1", Owner: "created for PVC data-eng/backfill-00-workdir", LabelFingerprint: "42WmSpB8rSM="}},
 		{Kind: "k8s-pvc", ID: "clusters/prod-a/namespaces/argo/persistentvolumeclaims/wf-workdir", Name: "wf-workdir", Action: engine.Report,
-			Reason: "Workflow argo/wf Failed", Frees: engine.Frees{GB: 20}, Detail: &workflowpvc.Detail{Cluster: "prod-a", Location: "argo", UID: "u-1"}},
+			Reason: "Workflow argo/wf Failed", Frees: engine.Frees{GB: 20, Cost: 2}, Detail: &workflowpvc.Detail{Cluster: "prod-a", Location: "argo", UID: "u-1"}},
 	}
 	p := &engine.Plan{
-		Version: engine.SchemaVersion, GeneratedAt: t0,
+		Version: engine.SchemaVersion, GeneratedAt: t0, Currency: "USD",
 		Sources: []engine.Source{
 			{Kind: "cluster", Name: "prod-a", Complete: true, Items: 36, Duration: 1500 * time.Millisecond, Unit: "PV references"},
 			{Kind: "cluster", Name: "prod-b", Complete: false, Problems: []string{"list persistentvolumes: forbidden — the service account needs list on persistentvolumes (see deploy/base/rbac.yaml)"},

@@ -183,6 +183,9 @@ func fieldsBlock(rep *report.Report, p *engine.Plan, warnings int) Block {
 		mrkdwn(fmt.Sprintf("*Warnings*\n%d", warnings)),
 		mrkdwn(fmt.Sprintf("*Exit status*\n%d", rep.ExitCode)),
 	}
+	if w := report.WasteLine(p, func(k string) string { return k }); w != "" {
+		f = append(f, mrkdwn("*Waste*\n"+strings.TrimPrefix(w, "waste: ")))
+	}
 	for i := range f {
 		f[i].Text = notify.Truncate(f[i].Text, MaxFieldText)
 	}

@@ -94,6 +94,8 @@ func Build(snap *inventory.Snapshot, kinds []Kind, prev State, now time.Time, op
 		props[i].Items, props[i].Stream = nil, nil // the decisions are the plan now
 	}
 	p.addUnseen()
+	p.Currency = o.currency
+	price(p, kinds)
 	order := map[Action]int{Delete: 0, Mark: 1, Report: 2, Keep: 3}
 	sort.SliceStable(p.Decisions, func(i, j int) bool {
 		a, b := &p.Decisions[i], &p.Decisions[j]
@@ -153,13 +155,36 @@ func (r *rules) at(t time.Time) *time.Time {
 	return p
 }
 
+// price sets each decision's monthly cost from its kind, if a Pricer.
+func price(p *Plan, kinds []Kind) {
+	pricers := map[string]Pricer{}
+	for _, k := range kinds {
+		if pr, ok := k.(Pricer); ok {
+			pricers[k.Name()] = pr
+		}
+	}
+	if len(pricers) == 0 {
+		return
+	}
+	for i := range p.Decisions {
+		d := &p.Decisions[i]
+		if pr := pricers[d.Kind]; pr != nil {
+			d.Frees.Cost = pr.MonthlyCost(d)
+		}
+	}
+}
+
 // Option changes how Build decides.
 type Option func(*options)
 
 type options struct {
 	requireNotice bool
 	only          Filter
+	currency      string
 }
+
+// Currency names the currency of the kinds' prices (Pricer).
+func Currency(c string) Option { return func(o *options) { o.currency = c } }
 
 // Filter narrows the deletions one run carries out (run --kind, --cluster),
 // so that a team can apply one kind or one cluster first. What it leaves

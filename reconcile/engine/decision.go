@@ -7,6 +7,7 @@ package engine
 import (
 	"bytes"
 	"encoding/json"
+	"math"
 	"time"
 )
 
@@ -36,6 +37,9 @@ type Frees struct {
 	Bytes  int64 // bytes of registry storage
 	Images int   // images counted against a repository's limit
 	IPs    int   // subnet addresses
+	// Cost is what keeping it costs a month, in the plan's Currency (a
+	// kind that is a Pricer sets it; 0 when unpriced).
+	Cost float64
 	// Pool names the quota the amounts count against (project/region/metric,
 	// a repository, a subnet), so headroom can add up what the plan frees.
 	Pool string
@@ -108,6 +112,7 @@ type envelope struct {
 	Name           string     `json:"name"`
 	SizeGB         int64      `json:"sizeGB"`
 	Bytes          int64      `json:"bytes,omitempty"`
+	MonthlyCost    float64    `json:"monthlyCost,omitempty"`
 	Action         Action     `json:"action"`
 	Reason         string     `json:"reason"`
 	Held           bool       `json:"held,omitempty"`
@@ -118,7 +123,7 @@ type envelope struct {
 
 // MarshalJSON writes the envelope and the kind's detail as one object.
 func (d Decision) MarshalJSON() ([]byte, error) {
-	b, err := json.Marshal(envelope{Kind: d.Kind, ID: d.ID, Name: d.Name, SizeGB: d.Frees.GB, Bytes: d.Frees.Bytes,
+	b, err := json.Marshal(envelope{Kind: d.Kind, ID: d.ID, Name: d.Name, SizeGB: d.Frees.GB, Bytes: d.Frees.Bytes, MonthlyCost: roundCents(d.Frees.Cost),
 		Action: d.Action, Reason: d.Why(), Held: d.Held, Class: d.Class, OrphanSince: d.OrphanSince, DeletableAfter: d.DeletableAfter})
 	if err != nil || d.Detail == nil {
 		return b, err
@@ -157,3 +162,5 @@ func (s Source) Key() string { return SourceKey(s.Kind, s.Name) }
 
 // SourceKey names a source: "cluster:prod-a", "gce-project:p1".
 func SourceKey(kind, name string) string { return kind + ":" + name }
+
+func roundCents(x float64) float64 { return math.Round(x*100) / 100 }

@@ -175,6 +175,13 @@ const (
 	Gone
 )
 
+// Pricer is a kind whose resources cost money while they exist: the
+// engine asks it for each decision's monthly cost (Frees.Cost), so that
+// reports price the waste and what the plan saves.
+type Pricer interface {
+	MonthlyCost(d *Decision) float64
+}
+
 // View is what a kind shows of a final plan.
 type View struct {
 	Sections []Section

@@ -22,6 +22,8 @@ type Plan struct {
 	// Warnings are what a person must act on, most urgent first: sooner
 	// exhaustion first, then those with no projection, in kind order.
 	Warnings []Warning
+	// Currency names the unit of the decisions' Frees.Cost.
+	Currency string
 	// Summaries are one phrase per kind for the report's summary line.
 	Summaries []string
 	// Gauges are the kinds' metric samples of this plan.
@@ -194,6 +196,7 @@ func (p *Plan) Section(key string) any {
 type planHead struct {
 	Version     string     `json:"version"`
 	GeneratedAt time.Time  `json:"generatedAt"`
+	Currency    string     `json:"currency,omitempty"`
 	Warnings    []Warning  `json:"warnings,omitempty"`
 	Sources     []Source   `json:"sources"`
 	Decisions   []Decision `json:"decisions"`
@@ -210,7 +213,7 @@ type planTail struct {
 // MarshalJSON writes the plan with each keyed section at the top level.
 func (p *Plan) MarshalJSON() ([]byte, error) {
 	var b bytes.Buffer
-	head, err := json.Marshal(planHead{p.Version, p.GeneratedAt, p.Warnings, p.Sources, p.Decisions})
+	head, err := json.Marshal(planHead{p.Version, p.GeneratedAt, p.Currency, p.Warnings, p.Sources, p.Decisions})
 	if err != nil {
 		return nil, err
 	}
@@ -246,6 +249,9 @@ func (p *Plan) WriteJSON(w io.Writer, prefix, indent string) error {
 	o := NewJSONObject(w, prefix, indent)
 	o.Field("version", p.Version)
 	o.Field("generatedAt", p.GeneratedAt)
+	if p.Currency != "" {
+		o.Field("currency", p.Currency)
+	}
 	if len(p.Warnings) > 0 {
 		o.Field("warnings", p.Warnings)
 	}

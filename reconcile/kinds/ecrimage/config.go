@@ -14,7 +14,7 @@ func FromConfig(cfg *config.Config, api API) *Kind {
 	if e == nil {
 		return nil
 	}
-	p := &Policy{MinAge: e.MinAge.Std(), Grace: e.Grace.Std(), MaxDeletes: e.MaxDeletesPerRun,
+	p := &Policy{PerGBMonth: cfg.Prices.ECRPerGBMonth, MinAge: e.MinAge.Std(), Grace: e.Grace.Std(), MaxDeletes: e.MaxDeletesPerRun,
 		MaxDeletePercent: e.MaxDeletePercent.Fraction(), BreakerCandidates: e.BreakerCandidates, HeadroomWarning: e.HeadroomWarning.Fraction(), ProtectTag: e.ProtectTag, Parallel: e.Concurrency}
 	for _, r := range e.Repositories {
 		rule := RepoRule{Name: r.Match, Limit: r.Limit, KeepNewest: r.KeepNewest,

@@ -24,6 +24,8 @@ const MaxBatch = 100
 
 // Policy is the operator's policy for ECR images (the ecr section).
 type Policy struct {
+	// PerGBMonth is ECR's storage price (config.Prices.ECRPerGBMonth).
+	PerGBMonth float64
 	// Repos are tried in order; the first that matches a repository applies.
 	// A repository no rule matches is only counted.
 	Repos             []RepoRule
@@ -442,4 +444,10 @@ func orDefault(s, d string) string {
 		return d
 	}
 	return s
+}
+
+// MonthlyCost implements engine.Pricer: an image's size at ECR's storage
+// price (AWS's GB are GiB).
+func (k *Kind) MonthlyCost(d *engine.Decision) float64 {
+	return float64(d.Frees.Bytes) / (1 << 30) * k.Policy.PerGBMonth
 }

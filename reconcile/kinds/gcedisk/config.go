@@ -10,7 +10,8 @@ func FromConfig(cfg *config.Config, api API) *Kind {
 	}
 	dk := cfg.Disks
 	p := Policy{
-		Regions: cfg.GCE.Regions, Zones: cfg.GCE.Zones,
+		DiskPrice: cfg.Prices.DiskGBMonth,
+		Regions:   cfg.GCE.Regions, Zones: cfg.GCE.Zones,
 		MinAge: dk.MinAge.Std(), Grace: dk.Grace.Std(), MinDetached: dk.MinDetached.Std(),
 		ProtectLabel: dk.ProtectLabel, OwnerLabelKeys: dk.Ownership.LabelKeys, OwnerDescriptionContains: dk.Ownership.DescriptionContains,
 		SnapshotBeforeDelete: dk.SnapshotBeforeDelete,

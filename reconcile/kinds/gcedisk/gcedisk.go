@@ -22,6 +22,9 @@ const Name = "gce-disk"
 
 // Policy is the operator's policy for disks, already validated.
 type Policy struct {
+	// DiskPrice is the price per GB-month of a disk type in a region
+	// (config.Prices.DiskGBMonth); nil prices nothing.
+	DiskPrice                func(typ, region string) (float64, bool)
 	Regions                  []string // empty: every region
 	Zones                    []string // empty: every zone
 	MinAge                   time.Duration
@@ -480,4 +483,15 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// MonthlyCost implements engine.Pricer: a disk's size at its type's price
+// (GCE's GB are GiB, as its prices' are).
+func (k *Kind) MonthlyCost(d *engine.Decision) float64 {
+	det, ok := d.Detail.(*Detail)
+	if !ok || k.Policy.DiskPrice == nil {
+		return 0
+	}
+	price, _ := k.Policy.DiskPrice(det.Type, det.Region)
+	return float64(d.Frees.GB) * price
 }

@@ -11,7 +11,7 @@ import (
 // client returns a cluster's client (nil: plan only).
 func FromConfig(cfg *config.Config, client func(cluster string) (kubernetes.Interface, error)) *Kind {
 	dk, caps := cfg.Disks, cfg.Disks.WorkflowPVCs
-	return &Kind{Client: client, Policy: Policy{Delete: dk.DeleteWorkflowPVCs, Grace: dk.Grace.Std(), ProtectLabel: cfg.Kubernetes.ProtectLabel,
+	return &Kind{Client: client, Policy: Policy{DiskPrice: cfg.Prices.DiskGBMonth, Delete: dk.DeleteWorkflowPVCs, Grace: dk.Grace.Std(), ProtectLabel: cfg.Kubernetes.ProtectLabel,
 		MaxDeletes: caps.MaxDeletesPerRun, MaxDeletePercent: caps.MaxDeletePercent.Fraction(),
 		MaxDeleteGB: float64(caps.MaxDeleteSizePerRun) / 1e9, BreakerCandidates: caps.BreakerCandidates}}
 }

@@ -26,6 +26,9 @@ const Name = "k8s-pvc"
 
 // Policy is the operator's policy for these PVCs (the disks section).
 type Policy struct {
+	// DiskPrice prices a PVC's disk (config.Prices.DiskGBMonth); nil
+	// prices nothing.
+	DiskPrice         func(typ, region string) (float64, bool)
 	Delete            bool // disks.deleteWorkflowPVCs
 	Grace             time.Duration
 	ProtectLabel      string
@@ -233,4 +236,19 @@ func detailOf(d *engine.Decision) *Detail {
 		return det
 	}
 	return &Detail{}
+}
+
+// pricedAs is the disk type a PVC is priced as: GKE's default StorageClass
+// (standard-rwo) provisions pd-balanced, and a PVC does not say its disk's.
+const pricedAs = "pd-balanced"
+
+// MonthlyCost implements engine.Pricer: the PVC's capacity at pd-balanced's
+// price in its disk's region.
+func (k *Kind) MonthlyCost(d *engine.Decision) float64 {
+	det, ok := d.Detail.(*Detail)
+	if !ok || k.Policy.DiskPrice == nil {
+		return 0
+	}
+	price, _ := k.Policy.DiskPrice(pricedAs, det.Region)
+	return float64(d.Frees.GB) * price
 }
