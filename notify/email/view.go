@@ -50,9 +50,9 @@ type view struct {
 	Sources   string
 	ReportURL string
 
-	Totals   []total
+	Totals []total
 	// Waste prices the candidates and what the plan saves ("" unpriced).
-	Waste string
+	Waste    string
 	Warnings []notify.WarningGroup
 	Overview []Table
 
