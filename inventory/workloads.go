@@ -70,6 +70,16 @@ type Pod struct {
 	// Owner is the controlling owner reference, nil for a bare pod.
 	Owner       *Owner
 	Terminating bool
+	// Stuck says, for a Running pod, which container exited while another
+	// keeps running ("main exited 0 at …; istio-proxy still running"): a
+	// Job's pod whose sidecar never stops holds its node and address
+	// forever. "" otherwise.
+	Stuck string
+	// Disruption is the reason of a DisruptionTarget condition
+	// (PreemptionByScheduler, EvictionByEvictionAPI, DeletionByTaintManager,
+	// TerminationByKubelet…): the pod failed for a reason its code did not
+	// cause. "" otherwise.
+	Disruption string
 }
 
 // Done reports whether the pod has finished: no controller restarts it.

@@ -102,6 +102,11 @@ func SeedEKS(srv *ec2fake.Server, f *Fleet, now time.Time) EKS {
 				status = batchv1.JobFailed
 			}
 			job, p := s.job(c, ns, fmt.Sprintf("task-%s-%05d", sn.AZ[len(sn.AZ)-1:], i), status, finished, nil)
+			if si == 0 && i == 7 {
+				// Failed because the scheduler preempted its pod, not
+				// because of its code: a Job to look at.
+				p.Status.Conditions = []corev1.PodCondition{{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue, Reason: "PreemptionByScheduler"}}
+			}
 			fargate(c, p)
 			out.FinishedJobs++
 			// Earlier runs have watched those past their retention.
@@ -113,6 +118,15 @@ func SeedEKS(srv *ec2fake.Server, f *Fleet, now time.Time) EKS {
 		for i := 0; i < runningPerSubnet; i++ {
 			c := owner(i)
 			_, p := s.job(c, "ingest", fmt.Sprintf("task-%s-run-%03d", sn.AZ[len(sn.AZ)-1:], i), "", time.Time{}, nil)
+			if si == 0 && i == 0 {
+				// The zombie: its task exited two days ago, its mesh
+				// sidecar never stops, so the Job never finishes.
+				exited := now.Add(-47 * time.Hour)
+				p.CreationTimestamp = metav1.NewTime(exited.Add(-10 * time.Minute))
+				p.Status.ContainerStatuses = []corev1.ContainerStatus{
+					{Name: "task", State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{FinishedAt: metav1.NewTime(exited)}}},
+					{Name: "istio-proxy", State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}}
+			}
 			fargate(c, p)
 		}
 		// An EC2 node of the system node group, with the CNI's warm pool.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -239,7 +240,35 @@ func (w *workloadCollector) addPod(pod *corev1.Pod) {
 			}
 		}
 	}
+	if pod.Status.Phase == corev1.PodRunning {
+		p.Stuck = stuck(pod.Status.ContainerStatuses)
+	}
+	for _, c := range pod.Status.Conditions {
+		if c.Type == corev1.DisruptionTarget && c.Status == corev1.ConditionTrue {
+			p.Disruption = c.Reason
+		}
+	}
 	w.pods[nsName{pod.Namespace, pod.Name}] = p
+}
+
+// stuck names the containers of a Running pod that exited while others
+// keep running, or "" (init containers, native sidecars included, are not
+// looked at: they are meant to stop, or to stop with the pod).
+func stuck(cs []corev1.ContainerStatus) string {
+	var exited, running []string
+	for _, c := range cs {
+		switch {
+		case c.State.Terminated != nil:
+			t := c.State.Terminated
+			exited = append(exited, fmt.Sprintf("%s exited %d at %s", c.Name, t.ExitCode, t.FinishedAt.UTC().Format(time.RFC3339)))
+		case c.State.Running != nil:
+			running = append(running, c.Name)
+		}
+	}
+	if len(exited) == 0 || len(running) == 0 {
+		return ""
+	}
+	return strings.Join(exited, ", ") + "; " + strings.Join(running, ", ") + " still running"
 }
 
 func (w *workloadCollector) addJob(obj runtime.Object) error {

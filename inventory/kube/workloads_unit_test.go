@@ -294,3 +294,33 @@ func TestWorkloadsRelistForgetsDeleted(t *testing.T) {
 		}
 	}
 }
+
+// A Running pod whose main container exited while a sidecar runs is
+// stuck (the zombie Job); a pod with a DisruptionTarget condition says why
+// it was disrupted; a Running pod with its init containers done and every
+// container running is neither.
+func TestStuckAndDisruptedPods(t *testing.T) {
+	t0 := time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
+	ran := corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}
+	exited := corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 0, FinishedAt: metav1.NewTime(t0)}}
+	zombie := pod("n", "zombie", corev1.PodRunning)
+	zombie.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "main", State: exited}, {Name: "istio-proxy", State: ran}}
+	fine := pod("n", "fine", corev1.PodRunning)
+	fine.Status.InitContainerStatuses = []corev1.ContainerStatus{{Name: "init", State: exited}}
+	fine.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "main", State: ran}}
+	preempted := pod("n", "preempted", corev1.PodFailed)
+	preempted.Status.Conditions = []corev1.PodCondition{{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue, Reason: "PreemptionByScheduler"}}
+	r := Collect(context.Background(), "c", fake.NewSimpleClientset(zombie, fine, preempted), newDyn(), wlOpts())
+	got := map[string][2]string{}
+	for _, p := range r.Pods {
+		got[p.Name] = [2]string{p.Stuck, p.Disruption}
+	}
+	want := map[string][2]string{
+		"zombie":    {"main exited 0 at 2026-11-01T12:00:00Z; istio-proxy still running", ""},
+		"fine":      {"", ""},
+		"preempted": {"", "PreemptionByScheduler"},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("stuck and disruption\n got %q\nwant %q", got, want)
+	}
+}

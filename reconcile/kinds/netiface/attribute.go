@@ -29,6 +29,9 @@ type IPHolder struct {
 	CronJob   string // the Job's CronJob, if any
 	Node      string
 	Created   time.Time // the pod's creation
+	// Stuck is the pod's inventory.Pod.Stuck: Running after its main
+	// container exited (a Job whose sidecar never stops).
+	Stuck string
 }
 
 // SubnetUse is who holds a subnet's addresses.
@@ -48,6 +51,9 @@ type SubnetUse struct {
 	// FinishedHolders are the finished pods holding addresses, one entry per
 	// address.
 	FinishedHolders []IPHolder
+	// StuckHolders are the Running pods holding addresses after their
+	// main container exited (inventory.Pod.Stuck), one entry per address.
+	StuckHolders []IPHolder
 	// Recent counts addresses held by pods created within RecentWindow: the
 	// rate at which new pods take addresses.
 	Recent int
@@ -137,6 +143,9 @@ func Attribute(snap *inventory.Snapshot, now time.Time) *Attribution {
 					switch h.Holder {
 					case HeldByRunningPod:
 						u.Running++
+						if h.Stuck != "" {
+							u.StuckHolders = append(u.StuckHolders, h)
+						}
 					case HeldByFinishedPod:
 						u.Finished++
 						u.FinishedHolders = append(u.FinishedHolders, h)
@@ -187,7 +196,7 @@ func (a *Attribution) Holder(subnet string, n *inventory.NetInterface, ip string
 		if p == nil {
 			continue
 		}
-		h := IPHolder{Holder: HeldByRunningPod, Cluster: cx.name, Namespace: p.Namespace, Pod: p.Name, PodUID: p.UID, Node: p.Node, Created: p.Created}
+		h := IPHolder{Holder: HeldByRunningPod, Cluster: cx.name, Namespace: p.Namespace, Pod: p.Name, PodUID: p.UID, Node: p.Node, Created: p.Created, Stuck: p.Stuck}
 		if p.Done() {
 			h.Holder = HeldByFinishedPod
 		}

@@ -106,6 +106,7 @@ func (k *Kind) View(p *engine.Plan, snap *inventory.Snapshot) engine.View {
 		}
 	}
 	var rows []Headroom
+	var stuck []StuckHolder
 	holders := map[[3]string]*FinishedHolder{}
 	holderSubnets := map[[3]string]map[string]bool{}
 	holderJobs := map[[3]string]map[string]bool{}
@@ -115,6 +116,9 @@ func (k *Kind) View(p *engine.Plan, snap *inventory.Snapshot) engine.View {
 		h := Headroom{Account: s.Account, Region: s.Region, Subnet: s.ID, Name: s.Name, AZ: s.AZ, CIDR: s.CIDR, Usable: s.Usable, Free: s.Available,
 			RunningPods: u.Running, FinishedPods: u.Finished, Nodes: u.Nodes, Unknown: u.Unknown, Attributed: u.Complete && len(u.Clusters) > 0,
 			Clusters: u.Clusters, PlanFrees: ifaceFrees[s.ID]}
+		for _, sh := range u.StuckHolders {
+			stuck = append(stuck, StuckHolder{Cluster: sh.Cluster, Namespace: sh.Namespace, Job: sh.Job, Pod: sh.Pod, Subnet: s.ID, Why: sh.Stuck})
+		}
 		for j := range u.FinishedHolders {
 			fh := &u.FinishedHolders[j]
 			owner := "pods without a Job"
@@ -177,7 +181,10 @@ func (k *Kind) View(p *engine.Plan, snap *inventory.Snapshot) engine.View {
 		}
 		return hs[i].Cluster+hs[i].Namespace+hs[i].Owner < hs[j].Cluster+hs[j].Namespace+hs[j].Owner
 	})
-	v := engine.View{Sections: []engine.Section{HeadroomSection(rows, zones(rows, now)), HoldersSection(hs), DecisionSection(p)}, Warnings: warnings(rows)}
+	v := engine.View{Sections: []engine.Section{HeadroomSection(rows, zones(rows, now)), HoldersSection(hs), StuckSection(stuck), DecisionSection(p)}, Warnings: warnings(rows)}
+	if len(stuck) > 0 {
+		v.Warnings = append(v.Warnings, engine.Warning{Text: stuckText(stuck)})
+	}
 	for _, h := range rows {
 		l := []string{h.Subnet, h.AZ}
 		v.Gauges = append(v.Gauges,
@@ -312,6 +319,55 @@ func headroomCounts(h Headroom) []string {
 	}
 	return []string{fmt.Sprint(h.Usable), fmt.Sprint(h.Free), pct(h.UsedPct), fmt.Sprint(h.RunningPods),
 		fmt.Sprint(h.FinishedPods), fmt.Sprint(h.Nodes), fmt.Sprint(h.Unknown), fmt.Sprint(h.PlanFrees), growth, runs}
+}
+
+// StuckHolder is an address a stuck pod holds: Running after its main
+// container exited, so its Job never finishes (a sidecar that never stops).
+type StuckHolder struct {
+	Cluster   string `json:"cluster"`
+	Namespace string `json:"namespace"`
+	Job       string `json:"job,omitempty"`
+	Pod       string `json:"pod"`
+	Subnet    string `json:"subnet"`
+	Why       string `json:"why"`
+}
+
+// stuckText is the warning about stuck pods.
+func stuckText(hs []StuckHolder) string {
+	pods := map[string]bool{}
+	for _, h := range hs {
+		pods[h.Cluster+"/"+h.Namespace+"/"+h.Pod] = true
+	}
+	n := fmt.Sprintf("%d pods are", len(pods))
+	if len(pods) == 1 {
+		n = "1 pod is"
+	}
+	a := fmt.Sprintf("%d subnet addresses", len(hs))
+	if len(hs) == 1 {
+		a = "1 subnet address"
+	}
+	return n + " Running after the main container exited, holding " + a + " (and on Fargate a node each) until someone stops them: see STUCK PODS"
+}
+
+// StuckSection names every address a stuck pod holds (key "stuckPods").
+// Report only: deleting a running pod stays a person's decision.
+func StuckSection(hs []StuckHolder) engine.Section {
+	s := engine.Section{Key: "stuckPods", Data: hs, Place: engine.Overview}
+	if len(hs) == 0 {
+		return s
+	}
+	s.Title = "STUCK PODS: Running after their main container exited (a sidecar that never stops); reclaim only reports them"
+	b := engine.Block{Indent: 2, Header: []string{"CLUSTER", "NAMESPACE", "JOB", "POD", "SUBNET", "WHY"}}
+	for _, h := range hs {
+		job := h.Job
+		if job == "" {
+			job = "-"
+		}
+		b.Rows = append(b.Rows, []string{h.Cluster, h.Namespace, job, h.Pod, h.Subnet, h.Why})
+	}
+	b.Lines = []string{"  Stop the sidecar when the main container exits (a native sidecar: an init container with restartPolicy: Always), or delete the pod."}
+	s.Blocks = []engine.Block{b}
+	return s
 }
 
 // HoldersSection shows which Jobs, CronJobs and bare pods hold addresses

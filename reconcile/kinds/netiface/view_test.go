@@ -231,3 +231,28 @@ func TestHeadroomFlatHistoryIgnoresPodCreations(t *testing.T) {
 		}
 	}
 }
+
+// A Running pod stuck after its main container exited is named with the
+// address it holds, and warned of; the others running are not.
+func TestStuckPodsAreNamed(t *testing.T) {
+	second := t0.Add(jobGrace + time.Minute)
+	s := headroomSnap(second)
+	c := &s.Clusters[0]
+	for i := range c.Pods {
+		if c.Pods[i].Name == "web-0" {
+			c.Pods[i].Stuck = "main exited 0 at 2026-11-01T00:00:00Z; istio-proxy still running"
+		}
+	}
+	p := engine.Build(s, headroomKinds(policy()), engine.NewState(), second)
+	stuck, _ := p.Section("stuckPods").([]netiface.StuckHolder)
+	if len(stuck) != 1 || stuck[0].Pod != "web-0" || stuck[0].Subnet != "subnet-b" || !strings.Contains(stuck[0].Why, "istio-proxy still running") {
+		t.Fatalf("stuck %+v", stuck)
+	}
+	found := false
+	for _, w := range p.Warnings {
+		found = found || strings.HasPrefix(w.Text, "1 pod is Running after the main container exited, holding 1 subnet address")
+	}
+	if !found {
+		t.Fatalf("no warning of the stuck pod: %+v", p.Warnings)
+	}
+}
