@@ -7,6 +7,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
+	"syscall"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -74,7 +76,7 @@ func (c Config) Load(ctx context.Context) (aws.Config, error) {
 // It is set on the service client only, not in the aws.Config, so that STS
 // keeps the SDK's default.
 func Retryer(maxAttempts int, maxBackoff time.Duration) aws.Retryer {
-	return retry.NewAdaptiveMode(func(ao *retry.AdaptiveModeOptions) {
+	return boundedUnreachable{retry.NewAdaptiveMode(func(ao *retry.AdaptiveModeOptions) {
 		ao.StandardOptions = append(ao.StandardOptions, func(so *retry.StandardOptions) {
 			so.MaxAttempts = maxAttempts
 			if maxBackoff > 0 {
@@ -85,7 +87,33 @@ func Retryer(maxAttempts int, maxBackoff time.Duration) aws.Retryer {
 			// hard failures ("retry quota exceeded") instead.
 			so.RateLimiter = ratelimit.None
 		})
-	})
+	})}
+}
+
+// UnreachableAttempts bounds the attempts at an endpoint that cannot be
+// reached at all (no route, refused, no such host): retrying it like a
+// throttle, 10 attempts backing off to 20 s, made the report wait two
+// minutes for a typo in an endpoint or a blocked egress.
+const UnreachableAttempts = 3
+
+// boundedUnreachable stops retrying an unreachable endpoint after
+// UnreachableAttempts (or one fewer: the SDK passes RetryDelay the attempt
+// made, or the retries made so far, depending on its retry mode).
+type boundedUnreachable struct{ *retry.AdaptiveMode }
+
+func (b boundedUnreachable) RetryDelay(attempt int, err error) (time.Duration, error) {
+	if attempt >= UnreachableAttempts-1 && Unreachable(err) {
+		return 0, fmt.Errorf("endpoint unreachable, gave up after %d attempts: %w", attempt+1, err)
+	}
+	return b.AdaptiveMode.RetryDelay(attempt, err)
+}
+
+// Unreachable says whether err is a failure to reach the endpoint at all:
+// a refused or failed dial, or a host name that does not resolve.
+func Unreachable(err error) bool {
+	var op *net.OpError
+	var dns *net.DNSError
+	return errors.As(err, &dns) || (errors.As(err, &op) && op.Op == "dial") || errors.Is(err, syscall.ECONNREFUSED)
 }
 
 // CheckScope reports a missing or malformed account id and a missing region.
