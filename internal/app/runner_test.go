@@ -21,22 +21,8 @@ import (
 // requests all reach the same fake), and the grace clock started by the
 // first pass lets the third pass delete.
 func TestRunnerPassesShareClientsAndState(t *testing.T) {
-	srv := gcefake.New(gcefake.Options{})
-	defer srv.Close()
-	t0 := time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
-	key := srv.AddDisk("proj-one", gcefake.Disk{Zone: "asia-northeast1-a", Name: "orphan", SizeGB: 10, Type: "pd-balanced",
-		Labels: map[string]string{"goog-gke-volume": ""}, Created: t0.Add(-30 * 24 * time.Hour), LastDetach: t0.Add(-10 * 24 * time.Hour)})
-	cfg := enginetest.DiskConfig(t, srv.URL())
-	now := t0
-	clusters := func(context.Context) []inventory.ClusterRefs {
-		return []inventory.ClusterRefs{{Name: "a", Complete: true, Projects: []string{"proj-one"}}}
-	}
-	r, err := New(context.Background(), cfg, Deps{Clusters: clusters, Store: state.NewMemoryStore(engine.NewState()),
-		Audit: audit.New(io.Discard), Now: func() time.Time { return now }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
+	now := time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
+	r, srv, key := orphanWorld(t, &now, nil)
 	if got := len(r.Kinds()); got != 2 { // gce-disk and k8s-pvc; no ecr section
 		t.Fatalf("%d kinds", got)
 	}
@@ -61,23 +47,9 @@ func TestRunnerPassesShareClientsAndState(t *testing.T) {
 func TestRunnerRequireNotice(t *testing.T) {
 	for _, delivered := range []bool{true, false} {
 		t.Run(fmt.Sprintf("delivered=%v", delivered), func(t *testing.T) {
-			srv := gcefake.New(gcefake.Options{})
-			defer srv.Close()
 			t0 := time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
-			key := srv.AddDisk("proj-one", gcefake.Disk{Zone: "asia-northeast1-a", Name: "orphan", SizeGB: 10, Type: "pd-balanced",
-				Labels: map[string]string{"goog-gke-volume": ""}, Created: t0.Add(-30 * 24 * time.Hour), LastDetach: t0.Add(-10 * 24 * time.Hour)})
-			cfg := enginetest.DiskConfig(t, srv.URL())
-			cfg.Notify = &config.Notify{RequireNotice: true}
 			now := t0
-			clusters := func(context.Context) []inventory.ClusterRefs {
-				return []inventory.ClusterRefs{{Name: "a", Complete: true, Projects: []string{"proj-one"}}}
-			}
-			r, err := New(context.Background(), cfg, Deps{Clusters: clusters, Store: state.NewMemoryStore(engine.NewState()),
-				Audit: audit.New(io.Discard), Now: func() time.Time { return now }})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer r.Close()
+			r, srv, key := orphanWorld(t, &now, func(cfg *config.Config) { cfg.Notify = &config.Notify{RequireNotice: true} })
 			// Passes 4 hours apart (pass n at t0+4(n-1)h): the clock starts
 			// at t0 and its grace (6h) ends before pass 3 (t0+8h), after
 			// which the report is delivered; the notice then ends at t0+14h,
@@ -136,22 +108,8 @@ func TestRunnerRefusesAnOverlappingRun(t *testing.T) {
 // error before anything is deleted; --cluster leaves a disk (a cloud
 // resource) held; --kind gce-disk deletes it.
 func TestRunnerFilter(t *testing.T) {
-	srv := gcefake.New(gcefake.Options{})
-	defer srv.Close()
-	t0 := time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
-	key := srv.AddDisk("proj-one", gcefake.Disk{Zone: "asia-northeast1-a", Name: "orphan", SizeGB: 10, Type: "pd-balanced",
-		Labels: map[string]string{"goog-gke-volume": ""}, Created: t0.Add(-30 * 24 * time.Hour), LastDetach: t0.Add(-10 * 24 * time.Hour)})
-	cfg := enginetest.DiskConfig(t, srv.URL())
-	now := t0
-	clusters := func(context.Context) []inventory.ClusterRefs {
-		return []inventory.ClusterRefs{{Name: "a", Complete: true, Projects: []string{"proj-one"}}}
-	}
-	r, err := New(context.Background(), cfg, Deps{Clusters: clusters, Store: state.NewMemoryStore(engine.NewState()),
-		Audit: audit.New(io.Discard), Now: func() time.Time { return now }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
+	now := time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
+	r, srv, key := orphanWorld(t, &now, nil)
 	for _, c := range []struct {
 		only engine.Filter
 		err  string
@@ -184,4 +142,28 @@ func TestRunnerFilter(t *testing.T) {
 	if srv.HasDisk(key) {
 		t.Fatal("--kind gce-disk did not delete the orphan past its grace")
 	}
+}
+
+// orphanWorld is a GCE fake holding one orphan disk (detached ten days) and
+// a runner over it whose clock is *now; cfgFn may change the config first.
+func orphanWorld(t *testing.T, now *time.Time, cfgFn func(*config.Config)) (*Runner, *gcefake.Server, string) {
+	t.Helper()
+	srv := gcefake.New(gcefake.Options{})
+	t.Cleanup(srv.Close)
+	key := srv.AddDisk("proj-one", gcefake.Disk{Zone: "asia-northeast1-a", Name: "orphan", SizeGB: 10, Type: "pd-balanced",
+		Labels: map[string]string{"goog-gke-volume": ""}, Created: now.Add(-30 * 24 * time.Hour), LastDetach: now.Add(-10 * 24 * time.Hour)})
+	cfg := enginetest.DiskConfig(t, srv.URL())
+	if cfgFn != nil {
+		cfgFn(cfg)
+	}
+	clusters := func(context.Context) []inventory.ClusterRefs {
+		return []inventory.ClusterRefs{{Name: "a", Complete: true, Projects: []string{"proj-one"}}}
+	}
+	r, err := New(context.Background(), cfg, Deps{Clusters: clusters, Store: state.NewMemoryStore(engine.NewState()),
+		Audit: audit.New(io.Discard), Now: func() time.Time { return *now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(r.Close)
+	return r, srv, key
 }
