@@ -48,6 +48,16 @@ type Client struct {
 	Pace func(*middleware.Stack) error
 }
 
+// EndpointOr is the endpoint a service client uses: the Service's when it
+// sets one, else base, what the SDK resolved itself (AWS_ENDPOINT_URL_ECR,
+// AWS_ENDPOINT_URL, config files), which a nil would wipe out.
+func (c Client) EndpointOr(base *string) *string {
+	if c.Endpoint != nil {
+		return c.Endpoint
+	}
+	return base
+}
+
 // Load checks the scope and loads the config of service (its name in
 // errors and the pacing middleware's id), pacing at rps and burst unless
 // the Service sets its own. It calls nothing.

@@ -64,3 +64,27 @@ func TestUnreachable(t *testing.T) {
 		}
 	}
 }
+
+// A Service without an endpoint keeps the one the SDK resolved from the
+// environment (AWS_ENDPOINT_URL_<SERVICE>); one with an endpoint wins.
+func TestEndpointFromTheEnvironmentIsKept(t *testing.T) {
+	t.Setenv("AWS_ENDPOINT_URL_STS", "http://127.0.0.1:1/from-env")
+	t.Setenv("AWS_ACCESS_KEY_ID", "AKIDEXAMPLE")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "secret")
+	t.Setenv("AWS_CONFIG_FILE", t.TempDir()+"/none")
+	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", t.TempDir()+"/none")
+	for _, c := range []struct{ endpoint, want string }{{"", "http://127.0.0.1:1/from-env"}, {"http://127.0.0.1:2/set", "http://127.0.0.1:2/set"}} {
+		setup, err := awsclient.Service{Account: "123456789012", Region: "us-east-1", Endpoint: c.endpoint}.Load(context.Background(), "sts", 10, 10, 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got string
+		sts.NewFromConfig(setup.Config, func(o *sts.Options) {
+			o.BaseEndpoint = setup.EndpointOr(o.BaseEndpoint)
+			got = aws.ToString(o.BaseEndpoint)
+		})
+		if got != c.want {
+			t.Errorf("endpoint %q: the client uses %q, want %q", c.endpoint, got, c.want)
+		}
+	}
+}

@@ -148,7 +148,7 @@ func New(ctx context.Context, o Options) (*Client, error) {
 	c.deleteL = rate.NewLimiter(rate.Limit(o.DeletesPerSecond), o.DeleteBurst)
 	pace := &paceMiddleware{describe: c.describeL, delete: c.deleteL, stats: c.stats}
 	c.api = ec2.NewFromConfig(setup.Config, func(eo *ec2.Options) {
-		eo.BaseEndpoint, eo.Retryer = setup.Endpoint, setup.Retryer
+		eo.BaseEndpoint, eo.Retryer = setup.EndpointOr(eo.BaseEndpoint), setup.Retryer
 		eo.APIOptions = append(eo.APIOptions, awsclient.AfterRetry(pace))
 	})
 	return c, nil

@@ -91,7 +91,7 @@ func New(ctx context.Context, o Options) (*Client, error) {
 		return nil, err
 	}
 	api := ecr.NewFromConfig(setup.Config, func(eo *ecr.Options) {
-		eo.BaseEndpoint, eo.Retryer = setup.Endpoint, setup.Retryer
+		eo.BaseEndpoint, eo.Retryer = setup.EndpointOr(eo.BaseEndpoint), setup.Retryer
 		eo.APIOptions = append(eo.APIOptions, setup.Pace)
 	})
 	return NewWithAPI(api, o)
