@@ -25,7 +25,33 @@ var funcs = map[string]any{
 		return out
 	},
 	"tabular": tabular,
+	"keep":    keep,
 }
+
+// keep escapes s for HTML and keeps each of its tokens that a browser
+// would break at a hyphen or a slash ("us-east-1a", "2026-11-23",
+// "123456789012/us-east-1") on one line, so a narrow mail client wraps
+// between tokens, not inside one. A token too long for any line (an id)
+// is left to overflow-wrap.
+func keep(s string) htmltemplate.HTML {
+	var b strings.Builder
+	for i, tok := range strings.Split(s, " ") {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		esc := htmltemplate.HTMLEscapeString(tok)
+		if len(tok) <= maxKept && strings.ContainsAny(tok, "-/") {
+			b.WriteString(`<span style="white-space:nowrap">` + esc + `</span>`)
+			continue
+		}
+		b.WriteString(esc)
+	}
+	return htmltemplate.HTML(b.String())
+}
+
+// maxKept is the longest token keep holds on one line: 40 characters of a
+// 12 px table font fit a phone's 600 px.
+const maxKept = 40
 
 var (
 	textTmpl = texttemplate.Must(texttemplate.New("report.txt.tmpl").Funcs(funcs).ParseFS(templates, "templates/report.txt.tmpl"))

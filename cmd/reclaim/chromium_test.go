@@ -1,0 +1,103 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// measureBreaks is run by the browser after layout: every word (a run of
+// non-space characters) laid out on more than one line although it would
+// fit on one line of its element is a word broken inside a token, as
+// `word-break: break-all` did ("DELET/E", "us-east/-1a"). A token longer
+// than its element may wrap: that is what overflow-wrap allows.
+const measureBreaks = `<script>
+(function () {
+  var broken = [], words = 0;
+  var walk = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  for (var n = walk.nextNode(); n; n = walk.nextNode()) {
+    var el = n.parentElement, re = /\S+/g, m;
+    if (!el || el.closest('script')) continue;
+    var cs = getComputedStyle(el);
+    var room = el.getBoundingClientRect().width - parseFloat(cs.paddingLeft) - parseFloat(cs.paddingRight);
+    while ((m = re.exec(n.textContent))) {
+      words++;
+      var r = document.createRange();
+      r.setStart(n, m.index); r.setEnd(n, m.index + m[0].length);
+      var rects = r.getClientRects(), lines = {}, width = 0;
+      for (var i = 0; i < rects.length; i++) {
+        if (rects[i].width > 0) { lines[Math.round(rects[i].top)] = 1; width += rects[i].width; }
+      }
+      if (Object.keys(lines).length > 1 && width < room - 1) broken.push(m[0]);
+    }
+  }
+  var out = document.createElement('pre');
+  out.id = 'reclaim-measure';
+  out.textContent = JSON.stringify({words: words, broken: broken});
+  document.body.appendChild(out);
+})();
+</script>`
+
+// The report email, rendered by a real browser (headless Chromium, Debian's
+// package) 600 px wide, as a phone's mail client shows it: no word is
+// broken inside a token. Needs chromium (make testdeps installs it); CI
+// fails without it, a developer's machine skips.
+func TestEmailWordsStayWholeInChromium(t *testing.T) {
+	browser := ""
+	for _, b := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(b); err == nil {
+			browser = p
+			break
+		}
+	}
+	if browser == "" {
+		if os.Getenv("CI") != "" {
+			t.Fatal("chromium is not installed: make testdeps installs it")
+		}
+		t.Skip("chromium is not installed (make testdeps installs it)")
+	}
+	page, err := os.ReadFile(filepath.Join("testdata", "demo-report.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	html := strings.Replace(string(page), "</body>", measureBreaks+"</body>", 1)
+	path := filepath.Join(t.TempDir(), "email.html")
+	if err := os.WriteFile(path, []byte(html), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+		"--user-data-dir="+t.TempDir(), "--window-size=600,4000", "--virtual-time-budget=5000", "--dump-dom", "file://"+path)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("%s: %v\n%s", browser, err, out)
+	}
+	m := regexp.MustCompile(`<pre id="reclaim-measure">(.*?)</pre>`).FindSubmatch(out)
+	if m == nil {
+		t.Fatalf("the page did not report its measure:\n%.2000s", out)
+	}
+	var got struct {
+		Words  int
+		Broken []string
+	}
+	if err := json.Unmarshal([]byte(unescapeHTML(string(m[1]))), &got); err != nil {
+		t.Fatalf("%v: %s", err, m[1])
+	}
+	if got.Words < 500 {
+		t.Fatalf("only %d words measured: the page was not laid out", got.Words)
+	}
+	if len(got.Broken) > 0 {
+		t.Errorf("%d of %d words broken inside at 600 px, e.g. %q", len(got.Broken), got.Words, got.Broken[:min(10, len(got.Broken))])
+	}
+}
+
+func unescapeHTML(s string) string {
+	return strings.NewReplacer("&quot;", `"`, "&lt;", "<", "&gt;", ">", "&#39;", "'", "&amp;", "&").Replace(s)
+}
