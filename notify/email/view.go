@@ -121,6 +121,9 @@ func build(rep *report.Report, prev notify.Previous, opt Options) *view {
 
 	v.Waste = report.WasteLine(p, func(k string) string { return notify.Noun(k, opt.Nouns) })
 	for _, t := range report.Totals(p) {
+		if t.Delete == 0 && t.Mark == 0 {
+			continue // only reported: priced in the waste line, nothing to list
+		}
 		saves := ""
 		if t.Saves > 0 {
 			saves = report.Money(t.Saves, p.Currency)
@@ -291,6 +294,9 @@ func details(rep *report.Report, p *engine.Plan, opt Options) []Table {
 	}
 	var out []Table
 	for _, t := range report.Totals(p) {
+		if t.Delete == 0 && t.Mark == 0 {
+			continue // only reported: priced in the waste line, nothing to list
+		}
 		noun := notify.Noun(t.Kind, opt.Nouns)
 		var rows [][]string
 		for _, a := range []engine.Action{engine.Delete, engine.Mark} {

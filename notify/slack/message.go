@@ -203,6 +203,9 @@ func deletions(rep *report.Report, p *engine.Plan, opt Options) []Block {
 	}
 	var out []Block
 	for _, t := range report.Totals(p) {
+		if t.Delete == 0 && t.Mark == 0 {
+			continue // only reported: priced in the waste line, nothing to list
+		}
 		noun := notify.Noun(t.Kind, opt.Nouns)
 		var rows []string
 		for i := range p.Decisions {
