@@ -29,8 +29,9 @@ type Notify struct {
 	// RequireNotice: a candidate is deleted only after a report listing it
 	// was delivered to at least one target at least its grace period
 	// earlier. A failed delivery delays deletion, never the other way round.
-	// Default: on whenever a target is configured (nobody is surprised by a
-	// delete they could have been told about), off without one.
+	// Default: on, as a notify section has a target: nobody is surprised by
+	// a delete they could have been told about. Without a notify section
+	// there is nobody to tell, and nothing waits.
 	RequireNotice bool `json:"requireNotice"`
 	// Slack are incoming-webhook targets.
 	Slack []SlackTarget `json:"slack"`
@@ -126,7 +127,7 @@ func (c *Config) notifyDefaults() {
 	}
 	def(c, "notify.stateFile", &n.StateFile, stateFile)
 	def(c, "notify.spool", &n.Spool, filepath.Join(filepath.Dir(n.StateFile), defaultNotifySpoolDir))
-	def(c, "notify.requireNotice", &n.RequireNotice, len(n.Slack)+len(n.Email) > 0)
+	def(c, "notify.requireNotice", &n.RequireNotice, true) // a notify section has a target (validated)
 	for i := range n.Email {
 		t, p := &n.Email[i], index("notify.email", i)
 		def(c, p+".port", &t.Port, defaultEmailPort)

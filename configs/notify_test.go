@@ -175,3 +175,27 @@ func TestEmailProblems(t *testing.T) {
 		t.Errorf("secret printed:\n%v", err)
 	}
 }
+
+// Notice before a delete is the default whenever a report can reach
+// someone (a notify section always has a target), and an explicit false is
+// kept.
+func TestRequireNoticeDefault(t *testing.T) {
+	t.Setenv("RECLAIM_TEST_HOOK", "https://hooks.slack.com/services/T/B/x")
+	target := "  slack:\n    - name: ops\n      webhookURL: {env: RECLAIM_TEST_HOOK}\n"
+	for _, c := range []struct {
+		notify string
+		want   bool
+	}{
+		{"notify:\n" + target, true},
+		{"notify:\n  requireNotice: false\n" + target, false},
+		{"notify:\n  email:\n    - {name: mail, host: smtp.example.com, from: r@example.com, to: [p@example.com]}\n", true},
+	} {
+		cfg, err := Parse([]byte(notifyBase+c.notify), "n.yaml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := cfg.Notify.RequireNotice; got != c.want {
+			t.Errorf("%q: requireNotice %v, want %v", c.notify, got, c.want)
+		}
+	}
+}

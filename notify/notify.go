@@ -250,12 +250,8 @@ func Urgent(rep *report.Report) string {
 	if len(p.Warnings) > 0 {
 		w := p.Warnings[0]
 		s := shortClause(w.Text)
-		if w.RunsOutAt != nil {
-			if left := w.RunsOutAt.Sub(p.GeneratedAt); left > 0 {
-				s += " — runs out in " + engine.HumanDuration(left)
-			} else {
-				s += " — out now"
-			}
+		if left := report.TimeLeft(w, p.GeneratedAt); left != "" {
+			s += " — " + left
 		}
 		return s
 	}

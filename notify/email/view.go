@@ -119,10 +119,11 @@ func build(rep *report.Report, prev notify.Previous, opt Options) *view {
 	}
 	v.Sources = fmt.Sprintf("%d of %d complete", complete, len(p.Sources))
 
-	v.Waste = report.WasteLine(p, func(k string) string { return notify.Noun(k, opt.Nouns) })
-	for _, t := range report.Totals(p) {
-		if t.Delete == 0 && t.Mark == 0 {
-			continue // only reported: priced in the waste line, nothing to list
+	ts := report.Totals(p)
+	v.Waste = report.WasteLine(ts, p.Currency, func(k string) string { return notify.Noun(k, opt.Nouns) })
+	for _, t := range ts {
+		if !t.Acted() {
+			continue
 		}
 		saves := ""
 		if t.Saves > 0 {
@@ -294,8 +295,8 @@ func details(rep *report.Report, p *engine.Plan, opt Options) []Table {
 	}
 	var out []Table
 	for _, t := range report.Totals(p) {
-		if t.Delete == 0 && t.Mark == 0 {
-			continue // only reported: priced in the waste line, nothing to list
+		if !t.Acted() {
+			continue
 		}
 		noun := notify.Noun(t.Kind, opt.Nouns)
 		var rows [][]string

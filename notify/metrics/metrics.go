@@ -21,10 +21,6 @@ import (
 	"reclaim.dev/reclaim/reconcile/engine"
 )
 
-// GiB is the bytes of one of GCE's GB (disk sizes and the SSD_TOTAL_GB
-// quota count GiB), for metrics in base units.
-const GiB = 1 << 30
-
 // Metrics are the Prometheus metrics of reclaim runs. Labels are bounded: kinds,
 // actions, results, modes and exit codes are fixed sets; source names and the
 // labels of the kinds' gauges come from the configuration. No label ever holds
@@ -153,7 +149,7 @@ func (m *Metrics) Observe(r *report.Report, duration time.Duration, now time.Tim
 		for _, res := range o.Results {
 			m.deletes.WithLabelValues(res.Kind, res.Result).Inc()
 			if res.Result == engine.ResultDeleted || res.Result == engine.ResultAlreadyGone {
-				if b := float64(res.SizeGB)*GiB + float64(res.Bytes); b > 0 {
+				if b := float64(res.SizeGB)*engine.GiB + float64(res.Bytes); b > 0 {
 					m.freedBytes.WithLabelValues(res.Kind).Add(b)
 				}
 			}

@@ -433,7 +433,7 @@ func TestCountersAccumulate(t *testing.T) {
 		{"deleted", m.deletes.WithLabelValues("gce-disk", "deleted"), 2},
 		{"failed", m.deletes.WithLabelValues("gce-disk", "failed"), 2},
 		{"pvc failed", m.deletes.WithLabelValues("k8s-pvc", "failed"), 0},
-		{"freed", m.freedBytes.WithLabelValues("gce-disk"), 200 * GiB},
+		{"freed", m.freedBytes.WithLabelValues("gce-disk"), 200 * engine.GiB},
 		{"pvc freed", m.freedBytes.WithLabelValues("k8s-pvc"), 0},
 		{"apply runs exit 4", m.runs.WithLabelValues("apply", "4"), 2},
 		{"dry runs exit 0", m.runs.WithLabelValues("dry-run", "0"), 1},
@@ -470,7 +470,7 @@ func TestWriteTextfile(t *testing.T) {
 	if got := gaugeValue(t, mfs["reclaim_gce_quota_limit"]); got != 2000 {
 		t.Errorf("quota limit in textfile: %v", got)
 	}
-	if got := counterValue(mfs["reclaim_apply_freed_bytes_total"], "kind", "gce-disk"); got != 100*GiB {
+	if got := counterValue(mfs["reclaim_apply_freed_bytes_total"], "kind", "gce-disk"); got != 100*engine.GiB {
 		t.Errorf("freed bytes in textfile: %v", got)
 	}
 	if len(mfs) != 17 {

@@ -179,14 +179,22 @@ func writeUrgent(b *strings.Builder, p *engine.Plan) {
 // UrgentText is a warning led by the time left, when projected: "[runs
 // out in 1h34m] subnet-…".
 func UrgentText(w engine.Warning, now time.Time) string {
+	if left := TimeLeft(w, now); left != "" {
+		return "[" + left + "] " + w.Text
+	}
+	return w.Text
+}
+
+// TimeLeft says how long until a warning's resource runs out: "runs out in
+// 1h34m", "out now", or "" when not projected.
+func TimeLeft(w engine.Warning, now time.Time) string {
 	if w.RunsOutAt == nil {
-		return w.Text
+		return ""
 	}
-	left := w.RunsOutAt.Sub(now)
-	if left <= 0 {
-		return "[out now] " + w.Text
+	if left := w.RunsOutAt.Sub(now); left > 0 {
+		return "runs out in " + engine.HumanDuration(left)
 	}
-	return "[runs out in " + engine.HumanDuration(left) + "] " + w.Text
+	return "out now"
 }
 
 // writeDue says what the run deletes (or would), per kind, before any
@@ -197,7 +205,8 @@ func writeDue(b *strings.Builder, r *Report) {
 		title = "DUE FOR DELETION THIS RUN"
 	}
 	var rows [][]string
-	for _, t := range Totals(r.Plan) {
+	ts := Totals(r.Plan)
+	for _, t := range ts {
 		if t.Delete > 0 {
 			saves := "-"
 			if t.Saves > 0 {
@@ -217,7 +226,7 @@ func writeDue(b *strings.Builder, r *Report) {
 		}
 		tw.Flush()
 	}
-	if w := WasteLine(r.Plan, func(k string) string { return k }); w != "" {
+	if w := WasteLine(ts, r.Plan.Currency, func(k string) string { return k }); w != "" {
 		fmt.Fprintln(b, "  "+w)
 	}
 	fmt.Fprintln(b)
@@ -401,22 +410,24 @@ type KindTotal struct {
 	// Saves is what the due deletions cost a month; Waste what every
 	// candidate does (due, marked or only reported), in the plan's currency.
 	Saves, Waste float64
-	// Candidates counts the decisions behind Waste.
-	Candidates int
 }
+
+// Acted says whether the plan deletes or marks any of the kind: a kind
+// whose candidates are only reported counts in the waste alone.
+func (t KindTotal) Acted() bool { return t.Delete > 0 || t.Mark > 0 }
 
 // Money writes an amount a month: "406.20 USD".
 func Money(x float64, currency string) string {
 	return fmt.Sprintf("%.2f %s", x, currency)
 }
 
-// WasteLine says what the candidates cost a month and what this plan
-// saves: "waste: 406.20 USD a month (disks 380.00, images 26.20); this
-// plan saves 300.00 USD a month". "" when nothing is priced.
-func WasteLine(p *engine.Plan, nouns func(kind string) string) string {
+// WasteLine says what the candidates of the totals cost a month and what
+// this plan saves: "waste: 406.20 USD a month (disks 380.00, images
+// 26.20); this plan saves 300.00 USD a month". "" when nothing is priced.
+func WasteLine(ts []KindTotal, currency string, nouns func(kind string) string) string {
 	var waste, saves float64
 	var parts []string
-	for _, t := range Totals(p) {
+	for _, t := range ts {
 		if t.Waste <= 0 {
 			continue
 		}
@@ -427,7 +438,7 @@ func WasteLine(p *engine.Plan, nouns func(kind string) string) string {
 	if waste <= 0 {
 		return ""
 	}
-	return fmt.Sprintf("waste: %s a month (%s); this plan saves %s a month", Money(waste, p.Currency), strings.Join(parts, ", "), Money(saves, p.Currency))
+	return fmt.Sprintf("waste: %s a month (%s); this plan saves %s a month", Money(waste, currency), strings.Join(parts, ", "), Money(saves, currency))
 }
 
 // FreesText says what deleting a kind's due resources frees: "300 GB",
@@ -467,7 +478,6 @@ func Totals(p *engine.Plan) []KindTotal {
 		}
 		t := &out[j]
 		t.Waste += d.Frees.Cost
-		t.Candidates++
 		switch d.Action {
 		case engine.Report:
 			continue

@@ -183,7 +183,7 @@ func fieldsBlock(rep *report.Report, p *engine.Plan, warnings int) Block {
 		mrkdwn(fmt.Sprintf("*Warnings*\n%d", warnings)),
 		mrkdwn(fmt.Sprintf("*Exit status*\n%d", rep.ExitCode)),
 	}
-	if w := report.WasteLine(p, func(k string) string { return k }); w != "" {
+	if w := report.WasteLine(report.Totals(p), p.Currency, func(k string) string { return k }); w != "" {
 		f = append(f, mrkdwn("*Waste*\n"+strings.TrimPrefix(w, "waste: ")))
 	}
 	for i := range f {
@@ -203,8 +203,8 @@ func deletions(rep *report.Report, p *engine.Plan, opt Options) []Block {
 	}
 	var out []Block
 	for _, t := range report.Totals(p) {
-		if t.Delete == 0 && t.Mark == 0 {
-			continue // only reported: priced in the waste line, nothing to list
+		if !t.Acted() {
+			continue
 		}
 		noun := notify.Noun(t.Kind, opt.Nouns)
 		var rows []string

@@ -22,9 +22,12 @@ import (
 //  4. the kind's own wait, then minimum age, then the grace period;
 //  5. dependencies: a candidate goes only in the run what it waits for goes;
 //  6. with RequireNotice, the notice a delivered report must have given;
-//     then the breaker, then the per-run caps (count, percent, amount);
+//     then the breaker (on everything due), then the run's Filter (run
+//     --kind, --cluster), then the per-run caps (count, percent, amount);
 //  7. dependencies again, for what the caps held;
-//  8. forget the clocks of resources no longer candidates, or certainly gone.
+//  8. forget the clocks of resources no longer candidates, or certainly gone;
+//
+// then each decision is priced (Pricer) and each kind shows the plan (View).
 //
 // It is pure: no I/O, no clock but now.
 func Build(snap *inventory.Snapshot, kinds []Kind, prev State, now time.Time, opts ...Option) *Plan {

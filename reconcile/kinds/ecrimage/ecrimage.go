@@ -449,5 +449,5 @@ func orDefault(s, d string) string {
 // MonthlyCost implements engine.Pricer: an image's size at ECR's storage
 // price (AWS's GB are GiB).
 func (k *Kind) MonthlyCost(d *engine.Decision) float64 {
-	return float64(d.Frees.Bytes) / (1 << 30) * k.Policy.PerGBMonth
+	return float64(d.Frees.Bytes) / engine.GiB * k.Policy.PerGBMonth
 }

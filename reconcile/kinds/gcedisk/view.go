@@ -63,7 +63,6 @@ var Gauges = []engine.GaugeDef{
 }
 
 const (
-	gib           = 1 << 30 // bytes of one of GCE's GB (disk sizes and quotas count GiB)
 	secondsPerDay = 24 * 60 * 60
 )
 
@@ -71,7 +70,7 @@ const (
 // the disk quotas (…_GB), 1 for a count.
 func quotaUnit(metric string) float64 {
 	if strings.HasSuffix(metric, "_GB") {
-		return gib
+		return engine.GiB
 	}
 	return 1
 }
@@ -87,9 +86,9 @@ func (k *Kind) View(p *engine.Plan, snap *inventory.Snapshot) engine.View {
 		// Plan frees, orphan and workflow GB come from the listed disks and
 		// PVCs, not from the quota, so they are known even when the quota is not.
 		v.Gauges = append(v.Gauges,
-			engine.Gauge{Name: "reclaim_gce_quota_plan_frees_bytes", Labels: l, Value: h.PlanFrees * gib},
-			engine.Gauge{Name: "reclaim_gce_orphan_disks_bytes", Labels: l, Value: h.OrphanGB * gib},
-			engine.Gauge{Name: "reclaim_gce_finished_workflow_pvcs_bytes", Labels: l, Value: h.FinishedWorkflowGB * gib})
+			engine.Gauge{Name: "reclaim_gce_quota_plan_frees_bytes", Labels: l, Value: h.PlanFrees * engine.GiB},
+			engine.Gauge{Name: "reclaim_gce_orphan_disks_bytes", Labels: l, Value: h.OrphanGB * engine.GiB},
+			engine.Gauge{Name: "reclaim_gce_finished_workflow_pvcs_bytes", Labels: l, Value: h.FinishedWorkflowGB * engine.GiB})
 		if !h.Known {
 			continue // no series: 0 would read as plenty of headroom
 		}
