@@ -37,6 +37,9 @@ type Notify struct {
 	Slack []SlackTarget `json:"slack"`
 	// Email are SMTP targets.
 	Email []EmailTarget `json:"email"`
+	// Routes send each owner's candidates to that owner's targets (see
+	// Route); without routes every target gets the whole report.
+	Routes []Route `json:"routes,omitempty"`
 }
 
 // EmailTarget is one SMTP submission server and the people it mails.
@@ -224,6 +227,11 @@ func (n *Notify) validate(ps *problems, path string) {
 	for i := range n.Email {
 		n.Email[i].validate(ps, index(path+".email", i), names)
 	}
+	targets := map[string]bool{}
+	for name := range names {
+		targets[name] = true
+	}
+	n.validateRoutes(ps, path, targets)
 }
 
 func (t *EmailTarget) validate(ps *problems, p string, names map[string]string) {

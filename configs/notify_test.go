@@ -199,3 +199,68 @@ func TestRequireNoticeDefault(t *testing.T) {
 		}
 	}
 }
+
+const routedTargets = `notify:
+  slack:
+    - name: ops
+      webhookURL: {env: RECLAIM_TEST_HOOK}
+    - name: etl-alerts
+      webhookURL: {env: RECLAIM_TEST_HOOK}
+  email:
+    - name: etl-mail
+      host: smtp.example.com
+      from: reclaim@example.com
+      to: [etl@example.com]
+`
+
+func TestNotifyRoutes(t *testing.T) {
+	t.Setenv("RECLAIM_TEST_HOOK", "https://hooks.slack.com/services/T/B/x")
+	c, err := Parse([]byte(notifyBase+routedTargets+`  routes:
+    - owner: etl
+      targets: [etl-alerts, etl-mail]
+      namespaces: [etl, etl-*]
+    - owner: etl-disks
+      targets: [etl-mail]
+      labels: {team: etl}
+`), "n.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := c.Notify.RoutedOwners()
+	if len(got) != 2 || strings.Join(got["etl-mail"], ",") != "etl,etl-disks" || strings.Join(got["etl-alerts"], ",") != "etl" || got["ops"] != nil {
+		t.Fatalf("routed owners %v", got)
+	}
+}
+
+func TestNotifyRouteProblems(t *testing.T) {
+	t.Setenv("RECLAIM_TEST_HOOK", "https://hooks.slack.com/services/T/B/x")
+	_, err := Parse([]byte(notifyBase+routedTargets+`  routes:
+    - owner: Data_Eng
+      targets: [etl-mial]
+      namespaces: ["etl-[", ""]
+    - targets: []
+    - owner: web
+      targets: [ops, etl-alerts, etl-mail]
+      labels: {"": x, team: "[web"}
+`), "n.yaml")
+	if err == nil {
+		t.Fatal("accepted")
+	}
+	want := []string{
+		`n.yaml: notify.routes: every target is named by a route — keep one target out of every route`,
+		`n.yaml: notify.routes[0].owner: "Data_Eng" is not a valid owner name`,
+		`n.yaml: notify.routes[0].targets[0]: "etl-mial" is not the name of a notify.slack or notify.email target — one of etl-alerts, etl-mail, ops`,
+		`n.yaml: notify.routes[0].namespaces[0]: "etl-[" is not a valid pattern`,
+		`n.yaml: notify.routes[0].namespaces[1]: "" is empty`,
+		`n.yaml: notify.routes[1].owner: is required`,
+		`n.yaml: notify.routes[1].targets: is required`,
+		`n.yaml: notify.routes[1]: matches every candidate — give clusters, namespaces, scopes, repositories, labels or kinds`,
+		`n.yaml: notify.routes[2].labels: has an empty key`,
+		`n.yaml: notify.routes[2].labels.team: "[web" is not a valid pattern`,
+	}
+	for _, w := range want {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("missing %q in:\n%v", w, err)
+		}
+	}
+}

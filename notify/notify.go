@@ -97,6 +97,10 @@ var ResultValues = []string{Sent, Skipped, Failed}
 type Result struct {
 	Target string
 	Type   string
+	// Owners are the owners the target's report was cut to (Deliverer.Owners);
+	// Report is the report it was sent or would have been.
+	Owners []string
+	Report *report.Report
 	// Result is Sent, Skipped or Failed.
 	Result string
 	// Why says why a report was sent or skipped.
@@ -117,10 +121,27 @@ func AnyFailed(rs []Result) bool {
 // Deliverer delivers one report to every target, each according to its
 // When, remembering per target what it delivered last in StateFile.
 type Deliverer struct {
-	Targets   []Target
+	Targets []Target
+	// Owners are, per target name, the owners a routed target's report is
+	// cut to (report.ForOwners); a target not named gets the whole report.
+	Owners    map[string][]string
 	StateFile string
 	Log       *zap.Logger
 	Now       func() time.Time
+}
+
+// cut is one version of the report: the whole, or one owner set's.
+type cut struct {
+	rep      *report.Report
+	fp       string
+	n        int
+	set      []string
+	warnings bool
+}
+
+func newCut(rep *report.Report) *cut {
+	fp, n := Fingerprint(rep)
+	return &cut{rep: rep, fp: fp, n: n, set: decisionSet(rep), warnings: len(Warnings(rep)) > 0}
 }
 
 // Deliver delivers rep to every target and returns one result each, in
@@ -139,15 +160,20 @@ func (d *Deliverer) Deliver(ctx context.Context, rep *report.Report) []Result {
 		// Unknown history reads as "changed": a message too many, never one too few.
 		log.Warn("notify state unreadable; every target is treated as changed", zap.String("file", d.StateFile), zap.Error(err))
 	}
-	fp, n := Fingerprint(rep)
-	set := decisionSet(rep)
-	warnings := len(Warnings(rep)) > 0
+	cuts := map[string]*cut{"": newCut(rep)}
 	dirty := false
 	out := make([]Result, 0, len(d.Targets))
 	for _, t := range d.Targets {
-		r := Result{Target: t.Name(), Type: t.Type()}
+		owners := d.Owners[t.Name()]
+		key := strings.Join(owners, "\x00")
+		c := cuts[key]
+		if c == nil {
+			c = newCut(report.ForOwners(rep, owners))
+			cuts[key] = c
+		}
+		r := Result{Target: t.Name(), Type: t.Type(), Owners: owners, Report: c.rep}
 		last, seen := st.Targets[t.Name()]
-		send, why := Decide(t.When(), fp, last.Fingerprint, seen, warnings)
+		send, why := Decide(t.When(), c.fp, last.Fingerprint, seen, c.warnings)
 		r.Why = why
 		fields := []zap.Field{zap.String("target", t.Name()), zap.String("type", t.Type()), zap.String("when", string(t.When()))}
 		if !send {
@@ -158,9 +184,9 @@ func (d *Deliverer) Deliver(ctx context.Context, rep *report.Report) []Result {
 		}
 		var derr error
 		if st, ok := t.(SinceTarget); ok {
-			derr = st.DeliverSince(ctx, rep, last.previous(seen))
+			derr = st.DeliverSince(ctx, c.rep, last.previous(seen))
 		} else {
-			derr = t.Deliver(ctx, rep)
+			derr = t.Deliver(ctx, c.rep)
 		}
 		if err := derr; err != nil {
 			r.Result, r.Err = Failed, err
@@ -170,7 +196,7 @@ func (d *Deliverer) Deliver(ctx context.Context, rep *report.Report) []Result {
 		}
 		r.Result = Sent
 		log.Info("notify: delivered", append(fields, zap.String("reason", why))...)
-		st.Targets[t.Name()] = targetState{Fingerprint: fp, Decisions: n, DeliveredAt: now().UTC(), Set: set}
+		st.Targets[t.Name()] = targetState{Fingerprint: c.fp, Decisions: c.n, DeliveredAt: now().UTC(), Set: c.set}
 		dirty = true
 		out = append(out, r)
 	}

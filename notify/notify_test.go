@@ -231,3 +231,54 @@ func TestFleetLine(t *testing.T) {
 		t.Errorf("a plan without a fleet: %q", got)
 	}
 }
+
+// keeper is a target that keeps what it was sent.
+type keeper struct {
+	fakeTarget
+	got *report.Report
+}
+
+func (k *keeper) Deliver(ctx context.Context, r *report.Report) error {
+	k.got = r
+	return k.fakeTarget.Deliver(ctx, r)
+}
+
+// A routed target is sent its owners' candidates only, and its "changes"
+// follow those alone; the fleet's target is sent everything. Each result
+// carries the report it sent, for the notice.
+func TestRoutedTargetsGetTheirOwnersCandidates(t *testing.T) {
+	owned := func(owner, id string) engine.Decision {
+		return engine.Decision{Kind: "gce-disk", ID: id, Action: engine.Delete, Owner: owner}
+	}
+	mk := func(ds ...engine.Decision) *report.Report {
+		p := &engine.Plan{Decisions: ds, Warnings: []engine.Warning{{Kind: "gce-disk", Text: "SSD_TOTAL_GB is 95% used"}},
+			Sections: []engine.Section{{Title: "QUOTA"}}, Summaries: []string{"3 disks"}}
+		return report.New(p, nil, false)
+	}
+	fleet := &keeper{fakeTarget: fakeTarget{name: "ops", when: WhenAlways}}
+	etl := &keeper{fakeTarget: fakeTarget{name: "etl-mail", when: WhenChanges}}
+	d := &Deliverer{Targets: []Target{fleet, etl}, Owners: map[string][]string{"etl-mail": {"etl"}},
+		StateFile: filepath.Join(t.TempDir(), "n.json")}
+	rs := d.Deliver(context.Background(), mk(owned("etl", "d1"), owned("ml", "d2"), owned("", "d3")))
+	if len(fleet.got.Plan.Decisions) != 3 || len(fleet.got.Plan.Warnings) != 1 {
+		t.Fatalf("fleet target got %d decisions, %d warnings", len(fleet.got.Plan.Decisions), len(fleet.got.Plan.Warnings))
+	}
+	if ds := etl.got.Plan.Decisions; len(ds) != 1 || ds[0].ID != "d1" {
+		t.Fatalf("etl's target got %+v, want d1 alone", ds)
+	}
+	if p := etl.got.Plan; len(p.Warnings)+len(p.Sections)+len(p.Summaries) != 0 {
+		t.Fatalf("etl's target got the fleet's warnings, sections or summaries: %+v", p)
+	}
+	if rs[1].Result != Sent || rs[1].Report != etl.got || len(rs[1].Owners) != 1 || rs[0].Owners != nil {
+		t.Fatalf("results %+v", rs)
+	}
+	// Another team's change is not etl's: its target stays quiet.
+	rs = d.Deliver(context.Background(), mk(owned("etl", "d1"), owned("ml", "d2"), owned("ml", "d4")))
+	if rs[1].Result != Skipped || etl.sent != 1 {
+		t.Fatalf("etl's target after ml's change: %s (%s), sent %d", rs[1].Result, rs[1].Why, etl.sent)
+	}
+	rs = d.Deliver(context.Background(), mk(owned("ml", "d2"), owned("etl", "d5")))
+	if rs[1].Result != Sent || etl.got.Plan.Decisions[0].ID != "d5" {
+		t.Fatalf("etl's target after etl's change: %s", rs[1].Result)
+	}
+}

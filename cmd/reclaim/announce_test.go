@@ -2,12 +2,17 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
+	"net/http"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"go.uber.org/zap"
 
+	config "reclaim.dev/reclaim/configs"
 	"reclaim.dev/reclaim/internal/app"
 	"reclaim.dev/reclaim/internal/enginetest"
 	"reclaim.dev/reclaim/inventory"
@@ -49,5 +54,94 @@ func TestAnnounceOnlyWhenSent(t *testing.T) {
 	announce(context.Background(), r, rep, []notify.Result{{Target: "ops", Result: notify.Failed}, {Target: "mail", Result: notify.Sent}}, zap.NewNop())
 	if !announced() {
 		t.Fatal("a report one target sent must announce its candidates")
+	}
+}
+
+// With routes, a team's target is sent its own candidates only, and its
+// delivery announces only those: from config to the Slack post to the
+// state's notice, a candidate of a team nobody told is never announced.
+func TestRoutedDeliveryAnnouncesOnlyTheOwnersCandidates(t *testing.T) {
+	srv := gcefake.New(gcefake.Options{})
+	defer srv.Close()
+	disk := func(name string, labels map[string]string) string {
+		labels["goog-gke-volume"] = ""
+		return srv.AddDisk("proj-one", gcefake.Disk{Zone: "asia-northeast1-a", Name: name, SizeGB: 10, Type: "pd-balanced",
+			Labels: labels, Created: time.Now().Add(-30 * 24 * time.Hour), LastDetach: time.Now().Add(-10 * 24 * time.Hour)})
+	}
+	etlDisk := disk("etl-scratch", map[string]string{"team": "etl"})
+	webDisk := disk("web-cache", map[string]string{"team": "web"})
+	plain := disk("nobodys", map[string]string{})
+	fleetURL, fleetPosts := webhook(t, http.StatusNotFound, "channel_not_found") // the fleet's target is down
+	etlURL, etlPosts := webhook(t, http.StatusOK, "ok")
+	t.Setenv("RECLAIM_TEST_FLEET", fleetURL)
+	t.Setenv("RECLAIM_TEST_ETL", etlURL)
+	dir := t.TempDir()
+	cfg, err := config.Parse(fmt.Appendf(nil, `clusters:
+  - name: a
+    kubeconfig: unused
+gce:
+  projects: [proj-one]
+  endpoint: %s
+  withoutAuthentication: true
+disks:
+  grace: 6h
+state:
+  file: %s
+notify:
+  fleet: prod
+  slack:
+    - name: platform
+      webhookURL: {env: RECLAIM_TEST_FLEET}
+    - name: etl
+      webhookURL: {env: RECLAIM_TEST_ETL}
+  routes:
+    - owner: etl
+      targets: [etl]
+      labels: {team: etl}
+    - owner: web
+      targets: [etl]
+      kinds: [k8s-job]
+`, srv.URL(), filepath.Join(dir, "state.json")), "r.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := state.NewMemoryStore(engine.NewState())
+	clusters := func(context.Context) []inventory.ClusterRefs {
+		return []inventory.ClusterRefs{{Name: "a", Complete: true, Projects: []string{"proj-one"}}}
+	}
+	r, err := app.New(context.Background(), cfg, app.Deps{Clusters: clusters, Store: store, Audit: audit.New(io.Discard)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	rep, err := r.Once(context.Background(), app.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	owners := map[string]string{}
+	for _, d := range rep.Plan.Decisions {
+		owners[d.ID] = d.Owner
+	}
+	if owners[etlDisk] != "etl" || owners[webDisk] != "" || owners[plain] != "" {
+		t.Fatalf("owners %v", owners)
+	}
+	rs := deliver(context.Background(), cfg, rep, zap.NewNop())
+	if len(fleetPosts()) != 1 || len(etlPosts()) != 1 || rs[0].Result != notify.Failed || rs[1].Result != notify.Sent {
+		t.Fatalf("results %+v", rs)
+	}
+	post := etlPosts()[0]
+	// One disk of three: marked (in its grace), priced alone; the header names the owners.
+	if !strings.Contains(post, "1 more marked") || !strings.Contains(post, "Waste*\\n1.00 USD a month (gce-disk 1.00)") || !strings.Contains(post, "prod · etl, web") {
+		t.Fatalf("etl's post is not etl's alone:\n%s", post)
+	}
+	announce(context.Background(), r, rep, rs, zap.NewNop())
+	st, _ := store.Load(context.Background())
+	if st.Resources[etlDisk].Announced.IsZero() {
+		t.Error("etl's disk was delivered to etl, and not announced")
+	}
+	for _, id := range []string{webDisk, plain} {
+		if !st.Resources[id].Announced.IsZero() {
+			t.Errorf("%s was announced, though only etl's target was sent a report", id)
+		}
 	}
 }

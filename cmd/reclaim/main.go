@@ -275,6 +275,9 @@ func configCmd(stdout io.Writer) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if _, err := app.Routes(cfg); err != nil {
+				return fmt.Errorf("%s: %w", path, err)
+			}
 			// Every kubeconfig and context the clusters name must load now:
 			// found missing at the first hourly run, each run would exit 3.
 			var unreachable []string

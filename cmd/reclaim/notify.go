@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -29,19 +30,31 @@ func notifyTargets(cfg *config.Config) []notify.Target {
 		return nil
 	}
 	nouns, optOut := kindWords(cfg)
+	owners := n.RoutedOwners()
 	var out []notify.Target
 	for _, s := range n.Slack {
 		out = append(out, &slack.Target{TargetName: s.Name, Policy: notify.When(s.When), Client: slackClient(s.WebhookURL.Value()),
-			Options: slack.Options{Fleet: n.Fleet, ReportURL: n.ReportURL, MaxRows: s.MaxRows, Nouns: nouns}, Spool: n.Spool})
+			Options: slack.Options{Fleet: heading(n.Fleet, owners[s.Name]), ReportURL: n.ReportURL, MaxRows: s.MaxRows, Nouns: nouns}, Spool: n.Spool})
 	}
 	next := nextRun(cfg)
 	for _, e := range n.Email {
+		o := emailOptions(cfg, e.MaxRows, nouns, optOut)
+		o.Fleet = heading(o.Fleet, owners[e.Name])
 		out = append(out, &email.Target{TargetName: e.Name, Policy: notify.When(e.When), Spool: n.Spool, NextRun: next,
 			Server: email.Server{Host: e.Host, Port: e.Port, TLS: e.TLS, Username: e.Username, Password: e.Password.Value(),
 				Auth: e.Auth, From: e.From, To: e.To},
-			Options: emailOptions(cfg, e.MaxRows, nouns, optOut)})
+			Options: o})
 	}
 	return out
+}
+
+// heading names the fleet and, for a routed target, the owners its
+// reports are cut to: "prod · data-eng".
+func heading(fleet string, owners []string) string {
+	if len(owners) == 0 {
+		return fleet
+	}
+	return strings.TrimPrefix(fleet+" · "+strings.Join(owners, ", "), " · ")
 }
 
 // emailOptions shape the report email of a config.
@@ -99,7 +112,7 @@ func deliver(ctx context.Context, cfg *config.Config, rep *report.Report, log *z
 	if len(ts) == 0 || rep == nil {
 		return nil
 	}
-	d := &notify.Deliverer{Targets: ts, StateFile: cfg.Notify.StateFile, Log: log, Now: time.Now}
+	d := &notify.Deliverer{Targets: ts, Owners: cfg.Notify.RoutedOwners(), StateFile: cfg.Notify.StateFile, Log: log, Now: time.Now}
 	rs := d.Deliver(ctx, rep)
 	if notify.AnyFailed(rs) {
 		rep.ExitCode = report.NotifyFailed(rep.ExitCode)
@@ -107,20 +120,26 @@ func deliver(ctx context.Context, cfg *config.Config, rep *report.Report, log *z
 	return rs
 }
 
-// announce records, once the report reached a person (some target sent
-// it), that its candidates were announced: notify.requireNotice counts the
-// notice from now. Without a delivery nothing is recorded, so deletion waits.
+// announce records, for each report that reached a person (a target sent
+// it: the whole report, or an owner's cut of it), that its candidates were
+// announced: notify.requireNotice counts the notice from now. Without a
+// delivery nothing is recorded, so deletion waits.
 func announce(ctx context.Context, r *app.Runner, rep *report.Report, rs []notify.Result, log *zap.Logger) {
 	if r == nil || rep == nil {
 		return
 	}
+	var as []app.Announced
 	for _, res := range rs {
 		if res.Result == notify.Sent {
-			if err := r.Announce(ctx, rep, time.Now()); err != nil {
-				log.Warn("could not record that the report was announced; its candidates wait for the next delivered report", zap.Error(err))
+			sent := res.Report
+			if sent == nil {
+				sent = rep
 			}
-			return
+			as = append(as, app.Announced{Report: sent, Owners: res.Owners})
 		}
+	}
+	if err := r.Announce(ctx, time.Now(), as...); err != nil {
+		log.Warn("could not record that the report was announced; its candidates wait for the next delivered report", zap.Error(err))
 	}
 }
 

@@ -148,3 +148,26 @@ func TestConfigCheckNeverPrintsWebhookSecrets(t *testing.T) {
 		t.Fatalf("err %v", err)
 	}
 }
+
+// A route's kind that is no kind of reclaim's would route nothing, silently:
+// config check names it and the kinds there are.
+func TestConfigCheckRefusesARouteToNoKind(t *testing.T) {
+	t.Setenv("RECLAIM_TEST_SLACK", "https://hooks.slack.com/services/T/B/x")
+	p, _ := runConfig(t, `    - name: ops
+      webhookURL: {env: RECLAIM_TEST_SLACK}
+    - name: etl
+      webhookURL: {env: RECLAIM_TEST_SLACK}
+  routes:
+    - owner: etl
+      targets: [etl]
+      kinds: [k8s-jobs]
+`)
+	_, _, err := execute("config", "check", "--offline", p)
+	if err == nil || !strings.Contains(err.Error(), `notify.routes[0].kinds[0]: "k8s-jobs" matches no kind — the kinds are gce-disk, `) {
+		t.Fatalf("err %v", err)
+	}
+	out, _, err := execute("run", "--config", p)
+	if err == nil || !strings.Contains(err.Error(), `"k8s-jobs" matches no kind`) {
+		t.Fatalf("run: err %v\n%s", err, out)
+	}
+}

@@ -94,11 +94,17 @@ type Runner struct {
 	d       Deps
 	kinds   []engine.Kind
 	closers []func()
+	routes  []engine.Route
 }
 
 // New builds every client the config needs and the kinds it enables.
 func New(ctx context.Context, cfg *config.Config, d Deps) (*Runner, error) {
 	r := &Runner{cfg: cfg}
+	routes, err := Routes(cfg)
+	if err != nil {
+		return nil, err
+	}
+	r.routes = routes
 	if d.Log == nil {
 		d.Log = zap.NewNop()
 	}
@@ -267,7 +273,7 @@ func (r *Runner) Once(ctx context.Context, opt Options) (*report.Report, error) 
 	if err := checkClusters(opt.Only.Clusters, &snap); err != nil {
 		return nil, err
 	}
-	opts := []engine.Option{engine.Only(opt.Only), engine.Currency(cfg.Prices.Currency)}
+	opts := []engine.Option{engine.Only(opt.Only), engine.Currency(cfg.Prices.Currency), engine.Routes(r.routes)}
 	if cfg.Notify != nil && cfg.Notify.RequireNotice {
 		opts = append(opts, engine.RequireNotice())
 	}
@@ -347,18 +353,31 @@ func (r *Runner) fleetClusters(ctx context.Context, listings []inventory.FleetLi
 	return &fp.fleet, append(configured, discovered...)
 }
 
-// Announce records, after a report was delivered to at least one notify
-// target, that its candidates were announced at t (notify.requireNotice
-// counts the notice from then).
-func (r *Runner) Announce(ctx context.Context, rep *report.Report, t time.Time) error {
-	if rep == nil || rep.Plan == nil {
+// Announced is a report delivered to some notify target, and the owners it
+// was cut to (none: the whole report).
+type Announced struct {
+	Report *report.Report
+	Owners []string
+}
+
+// Announce records, after reports were delivered to notify targets, that
+// their candidates were announced at t (notify.requireNotice counts the
+// notice from then): one load and one save of the state for them all.
+func (r *Runner) Announce(ctx context.Context, t time.Time, as ...Announced) error {
+	if len(as) == 0 {
 		return nil
 	}
 	st, err := r.d.Store.Load(ctx)
 	if err != nil {
 		return err
 	}
-	if st.Announce(rep.Plan, t) == 0 {
+	n := 0
+	for _, a := range as {
+		if a.Report != nil && a.Report.Plan != nil {
+			n += st.Announce(a.Report.Plan, t, a.Owners...)
+		}
+	}
+	if n == 0 {
 		return nil
 	}
 	return r.d.Store.Save(ctx, st)

@@ -1,6 +1,11 @@
 package app
 
 import (
+	"fmt"
+	"path"
+	"slices"
+	"strings"
+
 	config "reclaim.dev/reclaim/configs"
 	"reclaim.dev/reclaim/reconcile/engine"
 	"reclaim.dev/reclaim/reconcile/kinds/ecrimage"
@@ -58,4 +63,25 @@ func nilKind[K interface {
 		return nil
 	}
 	return k
+}
+
+// Routes are the notify section's routes for the engine (engine.Routes).
+// A kind a route names must be a kind of reclaim's: a typo would route
+// nothing, silently.
+func Routes(cfg *config.Config) ([]engine.Route, error) {
+	if cfg.Notify == nil {
+		return nil, nil
+	}
+	known := KindNames()
+	var out []engine.Route
+	for i, r := range cfg.Notify.Routes {
+		for j, k := range r.Kinds {
+			if !slices.ContainsFunc(known, func(n string) bool { ok, _ := path.Match(k, n); return ok }) {
+				return nil, fmt.Errorf("notify.routes[%d].kinds[%d]: %q matches no kind — the kinds are %s", i, j, k, strings.Join(known, ", "))
+			}
+		}
+		out = append(out, engine.Route{Owner: r.Owner, Kinds: r.Kinds, Clusters: r.Clusters, Namespaces: r.Namespaces,
+			Scopes: r.Scopes, Repositories: r.Repositories, Labels: r.Labels})
+	}
+	return out, nil
 }

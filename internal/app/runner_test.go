@@ -60,7 +60,7 @@ func TestRunnerRequireNotice(t *testing.T) {
 					t.Fatal(err)
 				}
 				if pass == 3 && delivered {
-					if err := r.Announce(context.Background(), rep, now); err != nil {
+					if err := r.Announce(context.Background(), now, Announced{Report: rep}); err != nil {
 						t.Fatal(err)
 					}
 				}

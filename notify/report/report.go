@@ -6,6 +6,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -229,7 +230,75 @@ func writeDue(b *strings.Builder, r *Report) {
 	if w := WasteLine(ts, r.Plan.Currency, func(k string) string { return k }); w != "" {
 		fmt.Fprintln(b, "  "+w)
 	}
+	if owners := OwnerTotals(r.Plan); len(owners) > 0 {
+		fmt.Fprintln(b, "  by owner (notify.routes):")
+		tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "    OWNER\tDELETE\tMARKED\tWASTE A MONTH")
+		for _, o := range owners {
+			name := o.Owner
+			if name == "" {
+				name = "(no route: the fleet's)"
+			}
+			fmt.Fprintf(tw, "    %s\t%d\t%d\t%s\n", name, o.Delete, o.Mark, Money(o.Waste, r.Plan.Currency))
+		}
+		tw.Flush()
+	}
 	fmt.Fprintln(b)
+}
+
+// OwnerTotal is what a plan deletes and marks of one owner's, and what all
+// its candidates cost a month.
+type OwnerTotal struct {
+	Owner        string
+	Delete, Mark int
+	Waste        float64
+}
+
+// OwnerTotals sums the candidates per owner (Decision.Owner), the costliest
+// first and those of no owner last; nil when no candidate has an owner
+// (no routes).
+func OwnerTotals(p *engine.Plan) []OwnerTotal {
+	if p == nil {
+		return nil
+	}
+	at := map[string]int{}
+	var out []OwnerTotal
+	owned := false
+	for i := range p.Decisions {
+		d := &p.Decisions[i]
+		if d.Action == engine.Keep {
+			continue
+		}
+		owned = owned || d.Owner != ""
+		j, ok := at[d.Owner]
+		if !ok {
+			j = len(out)
+			at[d.Owner] = j
+			out = append(out, OwnerTotal{Owner: d.Owner})
+		}
+		t := &out[j]
+		t.Waste += d.Frees.Cost
+		switch d.Action {
+		case engine.Delete:
+			t.Delete++
+		case engine.Mark:
+			t.Mark++
+		}
+	}
+	if !owned {
+		return nil
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if (a.Owner == "") != (b.Owner == "") {
+			return b.Owner == ""
+		}
+		if a.Waste != b.Waste {
+			return a.Waste > b.Waste
+		}
+		return a.Owner < b.Owner
+	})
+	return out
 }
 
 // HeldBack lists why deletions are held this run: the breaker, every
@@ -492,4 +561,38 @@ func Totals(p *engine.Plan) []KindTotal {
 		t.IPs += d.Frees.IPs
 	}
 	return out
+}
+
+// ForOwners cuts a report to the candidates of owners (Decision.Owner,
+// named by notify.routes), for a team's notify targets: their decisions
+// and what apply did to them, the sources and held-back notes (which hold
+// theirs too), but not the fleet's warnings, sections and summaries, which
+// go to the fleet's targets. The exit status stays the run's.
+func ForOwners(r *Report, owners []string) *Report {
+	if r == nil || r.Plan == nil {
+		return r
+	}
+	out := *r
+	p := *r.Plan
+	p.Decisions = nil
+	ids := map[string]bool{}
+	for i := range r.Plan.Decisions {
+		d := &r.Plan.Decisions[i]
+		if d.Owner != "" && slices.Contains(owners, d.Owner) {
+			p.Decisions = append(p.Decisions, *d)
+			ids[d.Kind+"\x00"+d.ID] = true
+		}
+	}
+	p.Sections, p.Summaries, p.Warnings, p.Gauges = nil, nil, nil, nil
+	out.Plan = &p
+	if o := r.Outcome; o != nil {
+		cut := &engine.Outcome{Stopped: o.Stopped}
+		for _, res := range o.Results {
+			if ids[res.Kind+"\x00"+res.ID] {
+				cut.Add(res)
+			}
+		}
+		out.Outcome = cut
+	}
+	return &out
 }

@@ -141,3 +141,71 @@ func readGolden(t *testing.T, name string, got []byte) []byte {
 	}
 	return want
 }
+
+// A report cut to owners keeps their decisions and what apply did to them
+// (recounted), the sources and held-back notes, not the fleet's warnings.
+func TestForOwnersCutsDecisionsAndOutcome(t *testing.T) {
+	p := &engine.Plan{Decisions: []engine.Decision{
+		{Kind: "k8s-job", ID: "a", Action: engine.Delete, Owner: "etl"},
+		{Kind: "k8s-job", ID: "b", Action: engine.Delete, Owner: "ml"},
+		{Kind: "k8s-job", ID: "c", Action: engine.Delete},
+		{Kind: "gce-disk", ID: "d", Action: engine.Mark, Owner: "web"},
+	}, Sources: []engine.Source{{Kind: "cluster", Name: "x", Complete: false}}, Incomplete: true,
+		Blocked: []string{"cluster x is incomplete"}, Warnings: []engine.Warning{{Text: "w"}}, Summaries: []string{"s"}}
+	o := &engine.Outcome{}
+	for _, r := range []engine.Result{{Kind: "k8s-job", ID: "a", Result: engine.ResultDeleted, SizeGB: 1},
+		{Kind: "k8s-job", ID: "b", Result: engine.ResultFailed}, {Kind: "k8s-job", ID: "c", Result: engine.ResultDeleted}} {
+		o.Add(r)
+	}
+	r := report.New(p, o, true)
+	c := report.ForOwners(r, []string{"etl", "web"})
+	var ids []string
+	for _, d := range c.Plan.Decisions {
+		ids = append(ids, d.ID)
+	}
+	if strings.Join(ids, ",") != "a,d" {
+		t.Fatalf("decisions %v, want a,d", ids)
+	}
+	if c.Outcome.Deleted != 1 || c.Outcome.Failed != 0 || len(c.Outcome.Results) != 1 || c.Outcome.FreedGB != 1 {
+		t.Fatalf("outcome %+v", c.Outcome)
+	}
+	if len(c.Plan.Warnings)+len(c.Plan.Summaries) != 0 || len(c.Plan.Blocked) != 1 || !c.Plan.Incomplete || len(c.Plan.Sources) != 1 {
+		t.Fatalf("plan %+v", c.Plan)
+	}
+	if len(r.Plan.Decisions) != 4 || r.Outcome.Deleted != 2 || len(r.Plan.Warnings) != 1 {
+		t.Fatal("the whole report was changed")
+	}
+	if c.ExitCode != r.ExitCode {
+		t.Fatalf("exit %d, the run's is %d", c.ExitCode, r.ExitCode)
+	}
+}
+
+// The terminal report sums the candidates per owner when routes name any:
+// the costliest owner first, what no route matched last.
+func TestOwnerTotals(t *testing.T) {
+	p := &engine.Plan{Currency: "USD", Decisions: []engine.Decision{
+		{Kind: "gce-disk", ID: "a", Action: engine.Delete, Owner: "etl", Frees: engine.Frees{Cost: 5}},
+		{Kind: "gce-disk", ID: "b", Action: engine.Mark, Owner: "ml", Frees: engine.Frees{Cost: 20}},
+		{Kind: "gce-disk", ID: "c", Action: engine.Mark, Frees: engine.Frees{Cost: 50}},
+		{Kind: "gce-disk", ID: "d", Action: engine.Keep, Owner: "etl", Frees: engine.Frees{Cost: 99}},
+		{Kind: "gce-disk", ID: "e", Action: engine.Report, Owner: "etl", Frees: engine.Frees{Cost: 1}},
+	}}
+	got := report.OwnerTotals(p)
+	want := []report.OwnerTotal{{Owner: "ml", Mark: 1, Waste: 20}, {Owner: "etl", Delete: 1, Waste: 6}, {Owner: "", Mark: 1, Waste: 50}}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("%+v, want %+v", got, want)
+	}
+	var b bytes.Buffer
+	if err := report.New(p, nil, false).Text(&b, report.TextOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "ml                       0       1       20.00 USD") {
+		t.Fatalf("no owner table:\n%s", b.String())
+	}
+	for i := range p.Decisions {
+		p.Decisions[i].Owner = ""
+	}
+	if report.OwnerTotals(p) != nil {
+		t.Fatal("owner totals without any owner")
+	}
+}

@@ -200,7 +200,8 @@ type Outcome struct {
 	Stopped    string `json:"stopped,omitempty"`
 }
 
-func (o *Outcome) add(r Result) {
+// Add counts one result (a report cut to an owner recounts its own).
+func (o *Outcome) Add(r Result) {
 	o.Results = append(o.Results, r)
 	switch r.Result {
 	case ResultDeleted, ResultAlreadyGone:
@@ -336,7 +337,7 @@ func (a *Applier) batch(ctx context.Context, k Kind, st *State, batch []*Decisio
 		} else {
 			l.Info(result)
 		}
-		out.add(r)
+		out.Add(r)
 	}
 	settled := func(d *Decision) { // the resource is gone: no pending mark, no clock
 		delete(st.Pending, d.ID)

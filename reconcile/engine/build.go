@@ -184,6 +184,7 @@ type options struct {
 	requireNotice bool
 	only          Filter
 	currency      string
+	routes        []Route
 }
 
 // Currency names the currency of the kinds' prices (Pricer).
@@ -275,6 +276,7 @@ func (r *rules) decide(k Kind, pr *Proposals) {
 			r.p.Decisions = append(r.p.Decisions, d)
 			return
 		}
+		d.Owner = r.opt.owner(&d)
 		// A terminal candidate's clock is derived (Proposal.Witnesses) unless
 		// it already has one (kept from before: it drains with the backlog).
 		terminal := derivable(it) && r.st.since(d.ID, it.Identity) == nil
@@ -474,7 +476,7 @@ func (r *rules) notice(due []int, lim Limits) []int {
 		d := &r.p.Decisions[i]
 		e := r.st.Resources[d.ID]
 		if d.terminal && d.OrphanSince != nil {
-			e.Announced = r.st.announced(*d.OrphanSince)
+			e.Announced = r.st.announced(*d.OrphanSince, d.Owner)
 		}
 		switch {
 		case e.Announced.IsZero():

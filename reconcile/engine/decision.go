@@ -63,6 +63,9 @@ type Decision struct {
 	// Held is set when a deletion was due but held back this run (caps, breaker,
 	// incomplete evidence); Reason then says why.
 	Held bool
+	// Owner is the owner the first matching notify route names (Routes);
+	// "" when none does.
+	Owner string
 	// Class is the kind of reason, for counting: in-use, trim, orphan, ...
 	Class          string
 	OrphanSince    *time.Time
@@ -116,6 +119,7 @@ type envelope struct {
 	Action         Action     `json:"action"`
 	Reason         string     `json:"reason"`
 	Held           bool       `json:"held,omitempty"`
+	Owner          string     `json:"owner,omitempty"`
 	Class          string     `json:"class,omitempty"`
 	OrphanSince    *time.Time `json:"orphanSince,omitempty"`
 	DeletableAfter *time.Time `json:"deletableAfter,omitempty"`
@@ -124,7 +128,7 @@ type envelope struct {
 // MarshalJSON writes the envelope and the kind's detail as one object.
 func (d Decision) MarshalJSON() ([]byte, error) {
 	b, err := json.Marshal(envelope{Kind: d.Kind, ID: d.ID, Name: d.Name, SizeGB: d.Frees.GB, Bytes: d.Frees.Bytes, MonthlyCost: roundCents(d.Frees.Cost),
-		Action: d.Action, Reason: d.Why(), Held: d.Held, Class: d.Class, OrphanSince: d.OrphanSince, DeletableAfter: d.DeletableAfter})
+		Action: d.Action, Reason: d.Why(), Held: d.Held, Owner: d.Owner, Class: d.Class, OrphanSince: d.OrphanSince, DeletableAfter: d.DeletableAfter})
 	if err != nil || d.Detail == nil {
 		return b, err
 	}

@@ -24,9 +24,10 @@ type State struct {
 	// Reads are, per kind and listing ("k8s-job cluster:prod jobs policy:…"),
 	// the recent complete reads of it, oldest first (see Proposal.Witnesses).
 	Reads map[string][]Read `json:"reads,omitempty"`
-	// Delivered are the delivered reports that listed every candidate
-	// (Announce), oldest first: a terminal candidate was announced by the
-	// first one whose run saw it as a candidate.
+	// Delivered are the delivered reports (Announce), oldest first: a
+	// terminal candidate was announced by the first one whose run saw it as
+	// a candidate and that listed every candidate, or every one of its
+	// owner's.
 	Delivered []Delivery `json:"delivered,omitempty"`
 	// SaveID names one save of the state, so that a store's journal
 	// (Journaled) is applied only to the state it followed.
@@ -56,10 +57,14 @@ type Read struct {
 type Delivery struct {
 	Plan time.Time `json:"plan"`
 	At   time.Time `json:"at"`
+	// Owners, when set, say the report listed only these owners'
+	// candidates (a routed target's); none: every candidate.
+	Owners []string `json:"owners,omitempty"`
 }
 
-// maxDelivered bounds Delivered: a week of hourly runs.
-const maxDelivered = 24 * 7
+// maxDelivered bounds Delivered: a week of hourly runs with a few routed
+// targets each. Dropping the oldest only ever makes a notice start later.
+const maxDelivered = 24 * 7 * 4
 
 // StateVersion is the version of the state this reclaim writes. Version 2
 // added Entry.Identity; a version-1 clock has none, so it restarts once for
@@ -146,12 +151,14 @@ func (s *State) observe(id, identity string, now time.Time) time.Time {
 	return e.FirstSeen
 }
 
-// Announce records that a delivered report listed every candidate of the
-// plan (marked or due): the notice RequireNotice waits for starts now for
-// those not announced before. It returns how many it recorded.
-func (s *State) Announce(p *Plan, t time.Time) int {
+// Announce records that a delivered report listed every candidate of p
+// (marked or due): the notice RequireNotice waits for starts now for those
+// not announced before. owners are the owners a routed report was cut to
+// (report.ForOwners): p then holds only theirs, and the delivery announces
+// no other owner's terminal candidates. It returns how many it recorded.
+func (s *State) Announce(p *Plan, t time.Time, owners ...string) int {
 	n := 0
-	s.Delivered = append(s.Delivered, Delivery{Plan: p.GeneratedAt, At: t})
+	s.Delivered = append(s.Delivered, Delivery{Plan: p.GeneratedAt, At: t, Owners: owners})
 	if len(s.Delivered) > maxDelivered {
 		s.Delivered = s.Delivered[len(s.Delivered)-maxDelivered:]
 	}
@@ -175,11 +182,12 @@ func (s *State) Announce(p *Plan, t time.Time) int {
 	return n
 }
 
-// announced is when the first delivered report of a run that saw a
-// candidate since since was sent, zero if none was.
-func (s *State) announced(since time.Time) time.Time {
+// announced is when the first delivered report that listed owner's
+// candidates, of a run that saw a candidate since since, was sent; zero if
+// none was.
+func (s *State) announced(since time.Time, owner string) time.Time {
 	for _, d := range s.Delivered {
-		if !d.Plan.Before(since) {
+		if !d.Plan.Before(since) && (len(d.Owners) == 0 || owner != "" && slices.Contains(d.Owners, owner)) {
 			return d.At
 		}
 	}

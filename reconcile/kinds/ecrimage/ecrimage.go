@@ -101,6 +101,13 @@ type Detail struct {
 	Parents []string `json:"parents,omitempty"`
 }
 
+var _ engine.Located = (*Detail)(nil) // routed by notify.routes
+
+// Where is the image's account/region and repository.
+func (d *Detail) Where() engine.Where {
+	return engine.Where{Scope: d.Account + "/" + d.Region, Repository: d.Repository}
+}
+
 // DetailOf returns an image decision's detail.
 func DetailOf(d *engine.Decision) *Detail {
 	if det, ok := d.Detail.(*Detail); ok {

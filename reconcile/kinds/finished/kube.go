@@ -31,6 +31,13 @@ type Detail struct {
 	Retention string `json:"retention,omitempty"`
 }
 
+var _ engine.Located = (*Detail)(nil) // routed by notify.routes
+
+// Where is the object's cluster and namespace.
+func (d *Detail) Where() engine.Where {
+	return engine.Where{Cluster: d.Cluster, Namespace: d.Namespace}
+}
+
 // DetailOf returns a decision's detail.
 func DetailOf(d *engine.Decision) *Detail {
 	if det, ok := d.Detail.(*Detail); ok {

@@ -73,6 +73,17 @@ type Detail struct {
 	// DiskID is the numeric id of the disk planned: one recreated under the
 	// same name since is another disk, with a clock of its own.
 	DiskID string `json:"-"`
+	// namespace (of the PVC it was made for) and labels route it to its
+	// owner (Where).
+	namespace string
+	labels    map[string]string
+}
+
+var _ engine.Located = (*Detail)(nil) // routed by notify.routes
+
+// Where is the disk's project, its PVC's namespace and its labels.
+func (d *Detail) Where() engine.Where {
+	return engine.Where{Scope: d.Project, Namespace: d.namespace, Labels: d.labels}
 }
 
 func (k *Kind) Name() string { return Name }
@@ -223,7 +234,8 @@ func (k *Kind) propose(d inventory.Disk, read, clusters int, refs refIndex, guar
 	p := engine.Proposal{Decision: engine.Decision{ID: d.Key.String(), Name: d.Key.Name,
 		Frees: engine.Frees{GB: d.SizeGB, Pool: Pool(d.Key.Project, d.Region(), metric)},
 		Detail: &Detail{Project: d.Key.Project, Location: d.Key.Location(), Type: d.Type, QuotaMetric: metric, Region: d.Region(),
-			LabelFingerprint: d.LabelFingerprint, DiskID: d.ID, Owner: createdFor(d.Description)}}}
+			LabelFingerprint: d.LabelFingerprint, DiskID: d.ID, Owner: createdFor(d.Description),
+			namespace: jsonStringField(d.Description, "kubernetes.io/created-for/pvc/namespace"), labels: d.Labels}}}
 	keep := func(class, reason string) engine.Proposal {
 		p.Action, p.Class, p.Reason = engine.Keep, class, reason
 		return p

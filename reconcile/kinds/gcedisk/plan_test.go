@@ -267,3 +267,15 @@ func TestDiskClockIsKeyedByID(t *testing.T) {
 		}
 	}
 }
+
+// A disk says where it lives for notify.routes: its project, the namespace
+// of the PVC it was made for, its labels.
+func TestDiskWhere(t *testing.T) {
+	d := orphan("d")
+	d.Labels["team"] = "etl"
+	p := build(snap([]inventory.Disk{d}, complete("a")), testPolicy(), engine.NewState(), t0)
+	w := enginetest.DecisionFor(t, p, "d").Detail.(engine.Located).Where()
+	if w.Scope != "p1" || w.Namespace != "argo" || w.Labels["team"] != "etl" || w.Cluster != "" {
+		t.Fatalf("%+v", w)
+	}
+}

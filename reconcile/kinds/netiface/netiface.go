@@ -116,6 +116,16 @@ type Detail struct {
 	Description string `json:"description,omitempty"`
 	Evidence    string `json:"evidence,omitempty"`
 	IPs         int    `json:"ips"`
+	// tags route it to its owner (Where).
+	tags map[string]string
+}
+
+var _ engine.Located = (*Detail)(nil) // routed by notify.routes
+
+// Where is the interface's account/region, the cluster its VPC CNI tag
+// names and its tags.
+func (d *Detail) Where() engine.Where {
+	return engine.Where{Scope: d.Account + "/" + d.Region, Cluster: d.tags[inventory.InterfaceClusterTag], Labels: d.tags}
 }
 
 // DetailOf returns an interface decision's detail.
@@ -252,7 +262,7 @@ func (p *Policy) Evidence(n *inventory.NetInterface) string {
 }
 
 func (k *Kind) propose(l *inventory.NetworkListing, n *inventory.NetInterface, a *Attribution) engine.Proposal {
-	det := &Detail{Account: l.Account, Region: l.Region, Subnet: n.Subnet, AZ: n.AZ, Type: n.Type, Status: n.Status, Description: n.Description, IPs: len(n.IPs)}
+	det := &Detail{Account: l.Account, Region: l.Region, Subnet: n.Subnet, AZ: n.AZ, Type: n.Type, Status: n.Status, Description: n.Description, IPs: len(n.IPs), tags: n.Tags}
 	p := engine.Proposal{Decision: engine.Decision{ID: ID(l.Account, l.Region, n.ID), Name: n.ID, Detail: det,
 		Frees: engine.Frees{IPs: len(n.IPs) + 16*n.Prefixes, Pool: n.Subnet}}}
 	keep := func(class, reason string) engine.Proposal {

@@ -217,3 +217,13 @@ func TestPending(t *testing.T) {
 		t.Fatal("Owns")
 	}
 }
+
+// An interface says where it lives for notify.routes: its account/region,
+// the cluster its VPC CNI tag names, its tags.
+func TestInterfaceWhere(t *testing.T) {
+	p := build(planSnap(cni("eni-1", "subnet-a", "10.0.1.40")), policy(), engine.NewState(), t0)
+	w := find(p, "eni-1").Detail.(engine.Located).Where()
+	if w.Scope != acct+"/"+region || w.Cluster != "prod" || w.Labels["node.k8s.amazonaws.com/instance_id"] != "i-0abc" {
+		t.Fatalf("%+v", w)
+	}
+}

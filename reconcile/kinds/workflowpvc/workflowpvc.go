@@ -54,6 +54,11 @@ type Detail struct {
 	UID      string `json:"uid,omitempty"`
 }
 
+var _ engine.Located = (*Detail)(nil) // routed by notify.routes
+
+// Where is the claim's cluster and namespace.
+func (d *Detail) Where() engine.Where { return engine.Where{Cluster: d.Cluster, Namespace: d.Location} }
+
 // ID names a PVC across the fleet.
 func ID(cluster, namespace, name string) string {
 	return fmt.Sprintf("clusters/%s/namespaces/%s/persistentvolumeclaims/%s", cluster, namespace, name)
