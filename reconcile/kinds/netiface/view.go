@@ -257,7 +257,7 @@ func HeadroomSection(rows, zones []Headroom) engine.Section {
 	if len(rows) == 0 {
 		return s
 	}
-	s.Title = "SUBNET IP HEADROOM: every address and what holds it"
+	s.Title = "SUBNET IP HEADROOM: each subnet's addresses, counted by what holds them"
 	var warn []string
 	for _, h := range rows {
 		if !h.Warning {
