@@ -16,7 +16,7 @@ import (
 // list matches anything. What a kind knows: k8s-job, k8s-pod and k8s-pvc
 // their cluster and namespace; gce-disk its project (scope), the namespace
 // of the PVC it was made for, and its labels; ecr-image its
-// account/region (scope) and repository; ec2-eni its account/region
+// account/region (scope) and repository; ec2-interface its account/region
 // (scope), the cluster its tags name, and its tags.
 type Route struct {
 	// Owner names the team ("data-eng"): it heads the team's reports and is
