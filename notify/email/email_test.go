@@ -240,3 +240,30 @@ func TestUnreachableServerSpools(t *testing.T) {
 		t.Fatalf("spooled file is not the message: %v", err)
 	}
 }
+
+// With routes, the fleet's email sums the candidates per owner in its
+// summary; a report whose candidates have no owner shows no such table.
+func TestBodiesSumPerOwner(t *testing.T) {
+	rep := fixedReport()
+	if c, _ := Render(rep, notify.Previous{}, testOptions()); strings.Contains(c.Text, "By owner") {
+		t.Fatalf("an owner table without routes:\n%s", c.Text)
+	}
+	for i := range rep.Plan.Decisions {
+		if d := &rep.Plan.Decisions[i]; d.Action != engine.Keep && i%2 == 0 {
+			d.Owner = "etl"
+		}
+	}
+	c, err := Render(rep, notify.Previous{}, testOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := c.Text[strings.Index(c.Text, "== SUMMARY =="):strings.Index(c.Text, "== NEW SINCE")]
+	for _, want := range []string{"By owner (notify.routes)", "OWNER", "etl", "no route: the fleet's"} {
+		if !strings.Contains(sum, want) {
+			t.Errorf("summary lacks %q:\n%s", want, sum)
+		}
+	}
+	if !strings.Contains(c.HTML, "By owner (notify.routes)") {
+		t.Error("the HTML part has no owner table")
+	}
+}

@@ -132,6 +132,18 @@ func build(rep *report.Report, prev notify.Previous, opt Options) *view {
 		v.Totals = append(v.Totals, total{Noun: notify.Noun(t.Kind, opt.Nouns), Delete: fmt.Sprint(t.Delete), Mark: fmt.Sprint(t.Mark), Frees: frees(t.GB, t.Bytes, t.IPs), Saves: saves})
 	}
 	v.Warnings = notify.WarningGroups(rep)
+	if owners := report.OwnerTotals(p); len(owners) > 0 {
+		t := Table{Title: "By owner (notify.routes)", Header: []string{"OWNER", "TO DELETE", "MARKED", "WASTE A MONTH"}}
+		for _, o := range owners {
+			name := o.Owner
+			if name == "" {
+				name = "no route: the fleet's"
+			}
+			t.Rows = append(t.Rows, []string{name, fmt.Sprint(o.Delete), fmt.Sprint(o.Mark), report.Money(o.Waste, p.Currency)})
+		}
+		t.Rows, t.More = cut(t.Rows, opt.MaxRows)
+		v.Overview = append(v.Overview, t)
+	}
 	for _, s := range p.Sections {
 		if s.Place != engine.Overview {
 			continue
