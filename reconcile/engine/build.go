@@ -16,7 +16,8 @@ import (
 // Build makes the plan: every kind proposes, then every rule is applied once,
 // in this order, to every kind:
 //
-//  1. settle deletes an interrupted run left pending;
+//  1. settle deletes an interrupted run left pending; keep what a person
+//     protected (Proposal.Protected), whatever the kind proposed;
 //  2. fail closed: a candidate whose evidence is incomplete is held, its clock kept;
 //  3. the grace clock, keyed by identity (a new object starts a new clock);
 //  4. the kind's own wait, then minimum age, then the grace period;
@@ -268,6 +269,13 @@ func (r *rules) decide(k Kind, pr *Proposals) {
 	pr.each(func(it *Proposal) {
 		d := it.Decision
 		d.Kind, d.Identity = k.Name(), it.Identity
+		if it.Protected != "" {
+			// Opted out: kept whatever else the kind said (invariant 5).
+			d.Action, d.Reason, d.Class = Keep, it.Protected, orDefault(d.Class, "protected")
+			delete(r.st.Resources, d.ID)
+			r.p.Decisions = append(r.p.Decisions, d)
+			return
+		}
 		if !it.Candidate {
 			// Whatever the kind set, a non-candidate is kept: only a
 			// candidate passes fail-closed, grace, caps and breaker.

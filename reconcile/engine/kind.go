@@ -72,6 +72,11 @@ type Proposal struct {
 	// A non-candidate is kept (Action keep, whatever the kind set) and
 	// loses its clock.
 	Candidate bool
+	// Protected says why a person opted the resource out (a protect label or
+	// tag it carries): the engine keeps it, candidate or not, with this as
+	// its reason and the kind's Class ("protected" when none), and forgets
+	// its clock. A kind says it; only the engine decides on it.
+	Protected string
 	// ReportOnly: a candidate whose clock runs but that is never deleted (no
 	// proof of ownership, a policy switch off): Action report.
 	ReportOnly bool
@@ -103,6 +108,13 @@ type Proposal struct {
 	// annotation shortened) still starts the clock anew.
 	Witnesses     []Witness
 	CandidateFrom time.Time
+}
+
+// Protect returns p opted out: why is the opt-out it carries ("protected
+// by the label reclaim-protect"), class its kind's word for it.
+func (p Proposal) Protect(class, why string) Proposal {
+	p.Class, p.Protected = class, why
+	return p
 }
 
 // Witness is one listing that shows a terminal candidate (Proposals.Listings)

@@ -29,6 +29,38 @@ func TestNonCandidateIsNeverDeleted(t *testing.T) {
 	}
 }
 
+// What a person protected is kept, whatever the kind proposed: a candidate
+// past its grace, a report-only one, a terminal one; its clock is
+// forgotten, its reason is the opt-out, its class the kind's or
+// "protected" (invariant 5, the engine's alone).
+func TestProtectedIsKeptWhateverTheKindProposes(t *testing.T) {
+	long := t0.Add(-30 * 24 * time.Hour)
+	due := orphan("due")
+	reportOnly := orphan("report-only")
+	reportOnly.ReportOnly = true
+	terminal := finishedJob("terminal", long, long)
+	classed := orphan("classed")
+	for _, p := range []*engine.Proposal{&due, &reportOnly, &terminal} {
+		*p = p.Protect("", "protected by the label reclaim-protect")
+		p.Action = engine.Delete
+	}
+	classed = classed.Protect("protected-tag", "tagged reclaim.dev/protect=true")
+	k := terminalKind(due, reportOnly, terminal, classed)
+	st := seenSince(t0.Add(-48*time.Hour), due, reportOnly, classed)
+	for _, opts := range [][]engine.Option{nil, {engine.RequireNotice()}} {
+		p := plan(k, st, t0, opts...)
+		for name, class := range map[string]string{"due": "protected", "report-only": "protected", "terminal": "protected", "classed": "protected-tag"} {
+			d := enginetest.DecisionFor(t, p, name)
+			if d.Action != engine.Keep || d.Class != class || !strings.HasPrefix(d.Why(), "protected by") && !strings.HasPrefix(d.Why(), "tagged") {
+				t.Errorf("%s: %s %q (%s), want keep %q with the opt-out as reason", name, d.Action, d.Class, d.Why(), class)
+			}
+			if _, ok := p.State.Resources[d.ID]; ok {
+				t.Errorf("%s: a protected resource kept its clock", name)
+			}
+		}
+	}
+}
+
 // A source no collector reported was not read: a decision relying on it is
 // held, whether it names a cluster the fleet did not list or any other
 // source, and the plan says it is incomplete.

@@ -261,7 +261,7 @@ func (k *Kind) propose(d inventory.Disk, read, clusters int, refs refIndex, guar
 		return keep(class, reason)
 	}
 	if v, ok := d.Labels[pol.ProtectLabel]; ok && pol.ProtectLabel != "" {
-		return keep("protected", fmt.Sprintf("protected by label %s=%s", pol.ProtectLabel, v))
+		return p.Protect("protected", fmt.Sprintf("protected by label %s=%s", pol.ProtectLabel, v))
 	}
 	// No cluster we could read references it: a candidate, held by the engine
 	// while a cluster that could reference it was not read completely.

@@ -149,7 +149,7 @@ func (k *Kind) propose(cluster string, j *inventory.Job, history map[string]stri
 		return keep(finished.ClassDeleting, "already being deleted")
 	}
 	if j.Protected {
-		return keep(finished.ClassProtected, "protected by the label "+k.Policy.ProtectLabel)
+		return p.Protect(finished.ClassProtected, "protected by the label "+k.Policy.ProtectLabel)
 	}
 	if why, ok := history[j.UID]; ok {
 		return keep(ClassHistory, why)

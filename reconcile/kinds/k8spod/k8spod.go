@@ -168,7 +168,7 @@ func (k *Kind) propose(c *finished.Cluster, pod *inventory.Pod, jobs map[string]
 		}
 	}
 	if pod.Protected {
-		return keep(finished.ClassProtected, "protected by the label "+k.Policy.ProtectLabel)
+		return p.Protect(finished.ClassProtected, "protected by the label "+k.Policy.ProtectLabel)
 	}
 	fin := Finished(pod)
 	v := k.Policy.Retain(pod.Phase == "Succeeded", fin, pod.Retention, now)

@@ -271,7 +271,7 @@ func (k *Kind) propose(l *inventory.NetworkListing, n *inventory.NetInterface, a
 	}
 	switch {
 	case k.Policy.Protected(n):
-		return keep(ClassProtected, "tagged "+k.Policy.ProtectTag+"=true")
+		return p.Protect(ClassProtected, "tagged "+k.Policy.ProtectTag+"=true")
 	case n.RequesterManaged:
 		return keep(ClassRequesterManaged, fmt.Sprintf("requester-managed (by %s): the service that made it owns it", orDefault(n.RequesterID, "an AWS service")))
 	case n.OperatorManaged:

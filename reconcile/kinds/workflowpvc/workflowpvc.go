@@ -157,7 +157,7 @@ func (k *Kind) propose(cluster string, pvc inventory.PVCRef, sources []string, m
 		return keep("mounted", fmt.Sprintf("mounted by pod %s (%s)", r.Namespace+"/"+r.Name, r.Phase))
 	}
 	if pvc.Protected {
-		return keep("protected", "protected by label on the PVC or its PV")
+		return p.Protect("protected", "protected by label on the PVC or its PV")
 	}
 	p.Candidate, p.Identity, p.Sources, p.Class = true, pvc.UID, sources, "finished-workflow"
 	p.Reason = fmt.Sprintf("Workflow %s/%s %s at %s and no running pod mounts it", w.Namespace, w.Name, w.Phase, w.Finished.UTC().Format(time.RFC3339))
