@@ -141,9 +141,10 @@ func (k *Kind) Owns(id string) bool { return strings.HasPrefix(id, "ecr:") }
 
 func (k *Kind) Limits() engine.Limits {
 	p := k.Policy
-	// The minimum age is a keep class of its own (too-young), decided with the
-	// other keep reasons, so the engine's is not set.
-	return engine.Limits{Grace: p.Grace, MaxDeletes: p.MaxDeletes, MaxDeletePercent: p.MaxDeletePercent,
+	// The selection keeps a young image out of the trim (a keep class of its
+	// own, so the trim takes an older one instead); the engine's minimum age
+	// still guards every candidate, as for every kind.
+	return engine.Limits{Grace: p.Grace, MinAge: p.MinAge, MaxDeletes: p.MaxDeletes, MaxDeletePercent: p.MaxDeletePercent,
 		BreakerCandidates: p.BreakerCandidates, BatchSize: MaxBatch, Parallel: p.Parallel, Section: "ecr", Noun: "images", Guarded: "image it could pull",
 		OptOut: optOut(p.ProtectTag)}
 }
@@ -390,7 +391,7 @@ func (k *Kind) proposeRepo(out []engine.Proposal, rl *inventory.RepoListing, rul
 	group := rl.Repo.String()
 	for _, i := range order {
 		img := &ipl.imgs[i]
-		p := engine.Proposal{Decision: decision(rl.Repo, group, img), Candidate: true, Sources: sources, Hold: hold}
+		p := engine.Proposal{Decision: decision(rl.Repo, group, img), Candidate: true, Sources: sources, Hold: hold, Created: img.PushedAt}
 		p.Class, p.Reason, p.Group = ipl.class[i], ipl.reason[i], group
 		det := p.Detail.(*Detail)
 		for _, par := range ipl.parents[img.Digest] {

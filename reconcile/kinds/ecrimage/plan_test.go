@@ -538,3 +538,33 @@ func TestImageLazyListingFailsClosed(t *testing.T) {
 		}
 	}
 }
+
+// The engine's minimum age guards images as every kind's candidates: the
+// limits carry it and every candidate its push time.
+func TestImageCandidatesCarryTheEnginesMinimumAge(t *testing.T) {
+	k := &ecrimage.Kind{Policy: imagePolicy(10, 8, 5, 1)}
+	if k.Limits().MinAge != 24*time.Hour {
+		t.Fatalf("limits' min age %s, want the policy's 24h", k.Limits().MinAge)
+	}
+	s := imageSnap(images(10))
+	n := 0
+	check := func(p *engine.Proposal) bool {
+		if p.Candidate {
+			n++
+			if p.Created.IsZero() || !p.Created.Equal(*ecrimage.DetailOf(&p.Decision).PushedAt) {
+				t.Fatalf("%s: created %v, want its push time", p.ID, p.Created)
+			}
+		}
+		return true
+	}
+	ps := k.Propose(&s, imgNow)
+	for i := range ps.Items {
+		check(&ps.Items[i])
+	}
+	if ps.Stream != nil {
+		ps.Stream(check)
+	}
+	if n == 0 {
+		t.Fatal("no candidate proposed")
+	}
+}
