@@ -190,21 +190,10 @@ func (n *Notify) validate(ps *problems, path string) {
 	if n.StateFile == "" {
 		ps.add(path+".stateFile", "must not be empty — remove the key for the default next to state.file")
 	}
-	first := map[string]int{}
+	names := map[string]string{} // target name → its path
 	for i := range n.Slack {
 		t, p := &n.Slack[i], index(path+".slack", i)
-		switch {
-		case t.Name == "":
-			ps.add(p+".name", "is required — a short name such as ops-alerts; logs and metrics use it instead of the URL")
-		case len(t.Name) > 63 || !dnsLabel.MatchString(t.Name):
-			ps.add(p+".name", "%q is not a valid target name — %s", t.Name, clusterHint)
-		default:
-			if j, dup := first[t.Name]; dup {
-				ps.add(p+".name", "%q is already the name of %s — target names are unique", t.Name, index(path+".slack", j))
-			} else {
-				first[t.Name] = i
-			}
-		}
+		targetName(ps, p, t.Name, "ops-alerts; logs and metrics use it instead of the URL", names)
 		if t.WebhookURL.IsZero() {
 			ps.add(p+".webhookURL", "is required — "+secretHint)
 		} else if msg := webhookURLProblem(t.WebhookURL.Value()); msg != "" {
@@ -220,10 +209,6 @@ func (n *Notify) validate(ps *problems, path string) {
 			ps.add(p+".maxRows", "%d is out of range — use 1 to %d", t.MaxRows, maxNotifyRows)
 		}
 	}
-	names := map[string]string{}
-	for name, i := range first {
-		names[name] = index(path+".slack", i)
-	}
 	for i := range n.Email {
 		n.Email[i].validate(ps, index(path+".email", i), names)
 	}
@@ -234,17 +219,23 @@ func (n *Notify) validate(ps *problems, path string) {
 	n.validateRoutes(ps, path, targets)
 }
 
-func (t *EmailTarget) validate(ps *problems, p string, names map[string]string) {
+// targetName checks a target's name: required (hint: an example and what
+// uses it), a DNS label, unique among the targets (names: name → path).
+func targetName(ps *problems, p, name, hint string, names map[string]string) {
 	switch {
-	case t.Name == "":
-		ps.add(p+".name", "is required — a short name such as ops-mail; logs and metrics use it")
-	case len(t.Name) > 63 || !dnsLabel.MatchString(t.Name):
-		ps.add(p+".name", "%q is not a valid target name — %s", t.Name, clusterHint)
-	case names[t.Name] != "":
-		ps.add(p+".name", "%q is already the name of %s — target names are unique", t.Name, names[t.Name])
+	case name == "":
+		ps.add(p+".name", "is required — a short name such as %s", hint)
+	case !isDNSLabel(name):
+		ps.add(p+".name", "%q is not a valid target name — %s", name, clusterHint)
+	case names[name] != "":
+		ps.add(p+".name", "%q is already the name of %s — target names are unique", name, names[name])
 	default:
-		names[t.Name] = p
+		names[name] = p
 	}
+}
+
+func (t *EmailTarget) validate(ps *problems, p string, names map[string]string) {
+	targetName(ps, p, t.Name, "ops-mail; logs and metrics use it", names)
 	switch {
 	case t.Host == "":
 		ps.add(p+".host", "is required — the SMTP submission server, such as smtp.example.com")

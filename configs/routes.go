@@ -68,7 +68,7 @@ func (n *Notify) validateRoutes(ps *problems, path string, targets map[string]bo
 		switch {
 		case r.Owner == "":
 			ps.add(p+".owner", "is required — the team's name, such as data-eng")
-		case len(r.Owner) > 63 || !dnsLabel.MatchString(r.Owner):
+		case !isDNSLabel(r.Owner):
 			ps.add(p+".owner", "%q is not a valid owner name — %s", r.Owner, clusterHint)
 		}
 		if len(r.Targets) == 0 {

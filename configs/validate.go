@@ -27,6 +27,10 @@ var (
 	maxGCEWorkers = 64
 )
 
+// isDNSLabel: at most 63 lowercase letters, digits and dashes, a letter or
+// digit at each end.
+func isDNSLabel(s string) bool { return len(s) <= 63 && dnsLabel.MatchString(s) }
+
 // validate checks each field on its own.
 func (c *Config) validate(ps *problems) {
 	if len(c.Clusters) == 0 {
@@ -74,7 +78,7 @@ func (cl *Cluster) validate(ps *problems, path string, present map[string]bool) 
 	switch {
 	case cl.Name == "":
 		ps.add(path+".name", "is required — a short name such as prod-a")
-	case len(cl.Name) > 63 || !dnsLabel.MatchString(cl.Name):
+	case !isDNSLabel(cl.Name):
 		ps.add(path+".name", "%q is not a valid cluster name — %s", cl.Name, clusterHint)
 	}
 	if cl.CloudName != "" && (len(cl.CloudName) > 100 || !cloudName.MatchString(cl.CloudName)) {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"net/http"
 	"path/filepath"
@@ -17,6 +16,7 @@ import (
 	"reclaim.dev/reclaim/internal/enginetest"
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/notify"
+	"reclaim.dev/reclaim/notify/report"
 	"reclaim.dev/reclaim/providers/gce/gcefake"
 	"reclaim.dev/reclaim/reconcile/audit"
 	"reclaim.dev/reclaim/reconcile/engine"
@@ -25,24 +25,37 @@ import (
 
 // Only a report some target sent announces its candidates: a failed or
 // skipped delivery leaves them unannounced, so requireNotice keeps waiting.
-func TestAnnounceOnlyWhenSent(t *testing.T) {
-	srv := gcefake.New(gcefake.Options{})
-	defer srv.Close()
-	key := srv.AddDisk("proj-one", gcefake.Disk{Zone: "asia-northeast1-a", Name: "orphan", SizeGB: 10, Type: "pd-balanced",
-		Labels: map[string]string{"goog-gke-volume": ""}, Created: time.Now().Add(-30 * 24 * time.Hour), LastDetach: time.Now().Add(-10 * 24 * time.Hour)})
-	store := state.NewMemoryStore(engine.NewState())
+// orphanDisk adds a Kubernetes-made disk of proj-one, detached long ago.
+func orphanDisk(srv *gcefake.Server, name string, labels map[string]string) string {
+	labels["goog-gke-volume"] = ""
+	return srv.AddDisk("proj-one", gcefake.Disk{Zone: "asia-northeast1-a", Name: name, SizeGB: 10, Type: "pd-balanced",
+		Labels: labels, Created: time.Now().Add(-30 * 24 * time.Hour), LastDetach: time.Now().Add(-10 * 24 * time.Hour)})
+}
+
+// dryRun runs one dry pass of cfg over cluster "a" with state in store.
+func dryRun(t *testing.T, cfg *config.Config, store engine.Store) (*app.Runner, *report.Report) {
+	t.Helper()
 	clusters := func(context.Context) []inventory.ClusterRefs {
 		return []inventory.ClusterRefs{{Name: "a", Complete: true, Projects: []string{"proj-one"}}}
 	}
-	r, err := app.New(context.Background(), enginetest.DiskConfig(t, srv.URL()), app.Deps{Clusters: clusters, Store: store, Audit: audit.New(io.Discard)})
+	r, err := app.New(context.Background(), cfg, app.Deps{Clusters: clusters, Store: store, Audit: audit.New(io.Discard)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer r.Close()
+	t.Cleanup(r.Close)
 	rep, err := r.Once(context.Background(), app.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
+	return r, rep
+}
+
+func TestAnnounceOnlyWhenSent(t *testing.T) {
+	srv := gcefake.New(gcefake.Options{})
+	defer srv.Close()
+	key := orphanDisk(srv, "orphan", map[string]string{})
+	store := state.NewMemoryStore(engine.NewState())
+	r, rep := dryRun(t, enginetest.DiskConfig(t, srv.URL()), store)
 	announced := func() bool {
 		st, _ := store.Load(context.Background())
 		return !st.Resources[key].Announced.IsZero()
@@ -63,30 +76,15 @@ func TestAnnounceOnlyWhenSent(t *testing.T) {
 func TestRoutedDeliveryAnnouncesOnlyTheOwnersCandidates(t *testing.T) {
 	srv := gcefake.New(gcefake.Options{})
 	defer srv.Close()
-	disk := func(name string, labels map[string]string) string {
-		labels["goog-gke-volume"] = ""
-		return srv.AddDisk("proj-one", gcefake.Disk{Zone: "asia-northeast1-a", Name: name, SizeGB: 10, Type: "pd-balanced",
-			Labels: labels, Created: time.Now().Add(-30 * 24 * time.Hour), LastDetach: time.Now().Add(-10 * 24 * time.Hour)})
-	}
-	etlDisk := disk("etl-scratch", map[string]string{"team": "etl"})
-	webDisk := disk("web-cache", map[string]string{"team": "web"})
-	plain := disk("nobodys", map[string]string{})
+	etlDisk := orphanDisk(srv, "etl-scratch", map[string]string{"team": "etl"})
+	webDisk := orphanDisk(srv, "web-cache", map[string]string{"team": "web"})
+	plain := orphanDisk(srv, "nobodys", map[string]string{})
 	fleetURL, fleetPosts := webhook(t, http.StatusNotFound, "channel_not_found") // the fleet's target is down
 	etlURL, etlPosts := webhook(t, http.StatusOK, "ok")
 	t.Setenv("RECLAIM_TEST_FLEET", fleetURL)
 	t.Setenv("RECLAIM_TEST_ETL", etlURL)
-	dir := t.TempDir()
-	cfg, err := config.Parse(fmt.Appendf(nil, `clusters:
-  - name: a
-    kubeconfig: unused
-gce:
-  projects: [proj-one]
-  endpoint: %s
-  withoutAuthentication: true
-disks:
-  grace: 6h
-state:
-  file: %s
+	cfg := enginetest.DiskConfig(t, srv.URL(), `state:
+  file: `+filepath.Join(t.TempDir(), "state.json")+`
 notify:
   fleet: prod
   slack:
@@ -101,23 +99,9 @@ notify:
     - owner: web
       targets: [etl]
       kinds: [k8s-job]
-`, srv.URL(), filepath.Join(dir, "state.json")), "r.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
+`)
 	store := state.NewMemoryStore(engine.NewState())
-	clusters := func(context.Context) []inventory.ClusterRefs {
-		return []inventory.ClusterRefs{{Name: "a", Complete: true, Projects: []string{"proj-one"}}}
-	}
-	r, err := app.New(context.Background(), cfg, app.Deps{Clusters: clusters, Store: store, Audit: audit.New(io.Discard)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	rep, err := r.Once(context.Background(), app.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	r, rep := dryRun(t, cfg, store)
 	owners := map[string]string{}
 	for _, d := range rep.Plan.Decisions {
 		owners[d.ID] = d.Owner

@@ -76,10 +76,11 @@ func (l LockedWriter) Write(p []byte) (int, error) {
 
 // DiskConfig is a config with one cluster "a" and the GCE project proj-one
 // at gceURL (a fake), grace 6h and no percent cap: a runner over it deletes
-// orphan disks of proj-one once their clock is 6 hours old.
-func DiskConfig(t testing.TB, gceURL string) *config.Config {
+// orphan disks of proj-one once their clock is 6 hours old. more are
+// further sections of the file.
+func DiskConfig(t testing.TB, gceURL string, more ...string) *config.Config {
 	t.Helper()
-	cfg, err := config.Parse(fmt.Appendf(nil, `clusters:
+	cfg, err := config.Parse(append(fmt.Appendf(nil, `clusters:
   - name: a
     kubeconfig: unused
 gce:
@@ -89,7 +90,7 @@ gce:
 disks:
   grace: 6h
   maxDeletePercent: 100%%
-`, gceURL), "test.yaml")
+`, gceURL), strings.Join(more, "")...), "test.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -249,43 +249,18 @@ func writeDue(b *strings.Builder, r *Report) {
 // OwnerTotal is what a plan deletes and marks of one owner's, and what all
 // its candidates cost a month.
 type OwnerTotal struct {
-	Owner        string
-	Delete, Mark int
-	Waste        float64
+	Owner string
+	Tally
 }
 
 // OwnerTotals sums the candidates per owner (Decision.Owner), the costliest
 // first and those of no owner last; nil when no candidate has an owner
 // (no routes).
 func OwnerTotals(p *engine.Plan) []OwnerTotal {
-	if p == nil {
-		return nil
-	}
-	at := map[string]int{}
-	var out []OwnerTotal
-	owned := false
-	for i := range p.Decisions {
-		d := &p.Decisions[i]
-		if d.Action == engine.Keep {
-			continue
-		}
-		owned = owned || d.Owner != ""
-		j, ok := at[d.Owner]
-		if !ok {
-			j = len(out)
-			at[d.Owner] = j
-			out = append(out, OwnerTotal{Owner: d.Owner})
-		}
-		t := &out[j]
-		t.Waste += d.Frees.Cost
-		switch d.Action {
-		case engine.Delete:
-			t.Delete++
-		case engine.Mark:
-			t.Mark++
-		}
-	}
-	if !owned {
+	out := sums(p, func(d *engine.Decision) string { return d.Owner },
+		func(owner string) OwnerTotal { return OwnerTotal{Owner: owner} },
+		func(t *OwnerTotal) *Tally { return &t.Tally }, func(*OwnerTotal, *engine.Decision) {})
+	if len(out) == 0 || len(out) == 1 && out[0].Owner == "" {
 		return nil
 	}
 	sort.SliceStable(out, func(i, j int) bool {
@@ -470,15 +445,14 @@ func sortedByCount(m map[string]int) []string {
 
 // KindTotal is what a plan deletes of one kind.
 type KindTotal struct {
-	Kind   string
-	Delete int
-	Mark   int
-	GB     int64
-	Bytes  int64
-	IPs    int
-	// Saves is what the due deletions cost a month; Waste what every
-	// candidate does (due, marked or only reported), in the plan's currency.
-	Saves, Waste float64
+	Kind string
+	Tally
+	GB    int64
+	Bytes int64
+	IPs   int
+	// Saves is what the due deletions cost a month (Waste: every candidate),
+	// in the plan's currency.
+	Saves float64
 }
 
 // Acted says whether the plan deletes or marks any of the kind: a kind
@@ -529,36 +503,56 @@ func (t KindTotal) FreesText() string {
 // Totals sums the deletions and marks of the plan per kind, in the order
 // kinds first appear among the decisions.
 func Totals(p *engine.Plan) []KindTotal {
+	return sums(p, func(d *engine.Decision) string { return d.Kind },
+		func(kind string) KindTotal { return KindTotal{Kind: kind} },
+		func(t *KindTotal) *Tally { return &t.Tally },
+		func(t *KindTotal, d *engine.Decision) {
+			if d.Action == engine.Delete {
+				t.Saves += d.Frees.Cost
+				t.GB += d.Frees.GB
+				t.Bytes += d.Frees.Bytes
+				t.IPs += d.Frees.IPs
+			}
+		})
+}
+
+// Tally counts a group of candidates: how many are deleted and marked,
+// and what all of them (only-reported ones too) cost a month.
+type Tally struct {
+	Delete, Mark int
+	Waste        float64
+}
+
+// sums groups the candidates of p (deleted, marked, or reported and
+// priced) by key, in the order the keys first appear: each group is made
+// by fresh, its Tally counted, and more added by more.
+func sums[T any](p *engine.Plan, key func(*engine.Decision) string, fresh func(string) T, tally func(*T) *Tally, more func(*T, *engine.Decision)) []T {
 	if p == nil {
 		return nil
 	}
 	at := map[string]int{}
-	var out []KindTotal
+	var out []T
 	for i := range p.Decisions {
 		d := &p.Decisions[i]
 		if d.Action != engine.Delete && d.Action != engine.Mark && (d.Action != engine.Report || d.Frees.Cost == 0) {
 			continue
 		}
-		j, ok := at[d.Kind]
+		k := key(d)
+		j, ok := at[k]
 		if !ok {
 			j = len(out)
-			at[d.Kind] = j
-			out = append(out, KindTotal{Kind: d.Kind})
+			at[k] = j
+			out = append(out, fresh(k))
 		}
-		t := &out[j]
+		t := tally(&out[j])
 		t.Waste += d.Frees.Cost
 		switch d.Action {
-		case engine.Report:
-			continue
+		case engine.Delete:
+			t.Delete++
 		case engine.Mark:
 			t.Mark++
-			continue
 		}
-		t.Delete++
-		t.Saves += d.Frees.Cost
-		t.GB += d.Frees.GB
-		t.Bytes += d.Frees.Bytes
-		t.IPs += d.Frees.IPs
+		more(&out[j], d)
 	}
 	return out
 }

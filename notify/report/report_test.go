@@ -191,7 +191,7 @@ func TestOwnerTotals(t *testing.T) {
 		{Kind: "gce-disk", ID: "e", Action: engine.Report, Owner: "etl", Frees: engine.Frees{Cost: 1}},
 	}}
 	got := report.OwnerTotals(p)
-	want := []report.OwnerTotal{{Owner: "ml", Mark: 1, Waste: 20}, {Owner: "etl", Delete: 1, Waste: 6}, {Owner: "", Mark: 1, Waste: 50}}
+	want := []report.OwnerTotal{{"ml", report.Tally{Mark: 1, Waste: 20}}, {"etl", report.Tally{Delete: 1, Waste: 6}}, {"", report.Tally{Mark: 1, Waste: 50}}}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("%+v, want %+v", got, want)
 	}
