@@ -226,6 +226,9 @@ func TestNotifyRoutes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if c.Notify.OwnerLabel != "" {
+		t.Fatalf("owner label %q by default", c.Notify.OwnerLabel)
+	}
 	got := c.Notify.RoutedOwners()
 	if len(got) != 2 || strings.Join(got["etl-mail"], ",") != "etl,etl-disks" || strings.Join(got["etl-alerts"], ",") != "etl" || got["ops"] != nil {
 		t.Fatalf("routed owners %v", got)
@@ -254,7 +257,7 @@ func TestNotifyRouteProblems(t *testing.T) {
 		`n.yaml: notify.routes[0].namespaces[1]: "" is empty`,
 		`n.yaml: notify.routes[1].owner: is required`,
 		`n.yaml: notify.routes[1].targets: is required`,
-		`n.yaml: notify.routes[1]: matches every candidate — give clusters, namespaces, scopes, repositories, labels or kinds`,
+		`n.yaml: notify.routes[1]: matches nothing — give clusters, namespaces, scopes, repositories, labels or kinds, or set notify.ownerLabel`,
 		`n.yaml: notify.routes[2].labels: has an empty key`,
 		`n.yaml: notify.routes[2].labels.team: "[web" is not a valid pattern`,
 	}
@@ -262,5 +265,26 @@ func TestNotifyRouteProblems(t *testing.T) {
 		if !strings.Contains(err.Error(), w) {
 			t.Errorf("missing %q in:\n%v", w, err)
 		}
+	}
+}
+
+// With an owner label a route may name an owner and its targets alone:
+// what carries the label is that owner's.
+func TestNotifyOwnerLabel(t *testing.T) {
+	t.Setenv("RECLAIM_TEST_HOOK", "https://hooks.slack.com/services/T/B/x")
+	routes := `  routes:
+    - owner: etl
+      targets: [etl-mail]
+`
+	c, err := Parse([]byte(notifyBase+routedTargets+"  ownerLabel: example.com/team\n"+routes), "n.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Notify.OwnerLabel != "example.com/team" {
+		t.Fatalf("%+v", c.Notify)
+	}
+	_, err = Parse([]byte(notifyBase+routedTargets+"  ownerLabel: \"team name\"\n"+routes), "n.yaml")
+	if err == nil || !strings.Contains(err.Error(), `notify.ownerLabel: "team name" is not a label or tag key`) {
+		t.Fatalf("err %v", err)
 	}
 }

@@ -3,6 +3,7 @@ package config
 import (
 	"maps"
 	"path"
+	"regexp"
 	"slices"
 	"strings"
 )
@@ -63,6 +64,9 @@ func (n *Notify) validateRoutes(ps *problems, path string, targets map[string]bo
 	if fleet == 0 {
 		ps.add(path+".routes", "every target is named by a route — keep one target out of every route: the candidates no route matches, the fleet's warnings and the quota and subnet tables go to the targets no route names")
 	}
+	if n.OwnerLabel != "" && !labelKey.MatchString(n.OwnerLabel) {
+		ps.add(path+".ownerLabel", "%q is not a label or tag key — write e.g. team or example.com/team", n.OwnerLabel)
+	}
 	for i := range n.Routes {
 		r, p := &n.Routes[i], index(path+".routes", i)
 		switch {
@@ -79,8 +83,8 @@ func (n *Notify) validateRoutes(ps *problems, path string, targets map[string]bo
 				ps.add(index(p+".targets", j), "%q is not the name of a notify.slack or notify.email target — one of %s", t, strings.Join(slices.Sorted(maps.Keys(targets)), ", "))
 			}
 		}
-		if len(r.Kinds)+len(r.Clusters)+len(r.Namespaces)+len(r.Scopes)+len(r.Repositories)+len(r.Labels) == 0 {
-			ps.add(p, "matches every candidate — give clusters, namespaces, scopes, repositories, labels or kinds")
+		if len(r.Kinds)+len(r.Clusters)+len(r.Namespaces)+len(r.Scopes)+len(r.Repositories)+len(r.Labels) == 0 && n.OwnerLabel == "" {
+			ps.add(p, "matches nothing — give clusters, namespaces, scopes, repositories, labels or kinds, or set notify.ownerLabel (such as team) so that what carries team=%s is this owner's", r.Owner)
 		}
 		for _, l := range []struct {
 			key  string
@@ -101,6 +105,10 @@ func (n *Notify) validateRoutes(ps *problems, path string, targets map[string]bo
 		}
 	}
 }
+
+// labelKey is a Kubernetes label key, a GCE label key or an AWS tag key:
+// no spaces, nothing an owner's name would not be read from.
+var labelKey = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9._/:+=@-]{0,126}[A-Za-z0-9])?$`)
 
 // patternProblem says what is wrong with a route pattern, "" when nothing.
 func patternProblem(pat string) string {

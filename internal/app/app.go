@@ -168,7 +168,7 @@ func New(ctx context.Context, cfg *config.Config, d Deps) (*Runner, error) {
 			d.Clusters = func(ctx context.Context) []inventory.ClusterRefs {
 				// Only the configured clusters: the pool also holds the
 				// discovered ones an earlier pass read.
-				return pool.CollectTargets(ctx, configured, kube.Options{ProtectLabel: cfg.Kubernetes.ProtectLabel, RetentionAnnotation: RetentionAnnotation(cfg), Labels: NeedsLabels(cfg)}, 8)
+				return pool.CollectTargets(ctx, configured, kube.Options{ProtectLabel: cfg.Kubernetes.ProtectLabel, RetentionAnnotation: RetentionAnnotation(cfg), Labels: NeedsLabels(cfg), OwnerLabel: OwnerLabel(cfg)}, 8)
 			}
 		}
 		if d.Kube == nil {
@@ -273,7 +273,7 @@ func (r *Runner) Once(ctx context.Context, opt Options) (*report.Report, error) 
 	if err := checkClusters(opt.Only.Clusters, &snap); err != nil {
 		return nil, err
 	}
-	opts := []engine.Option{engine.Only(opt.Only), engine.Currency(cfg.Prices.Currency), engine.Routes(r.routes)}
+	opts := []engine.Option{engine.Only(opt.Only), engine.Currency(cfg.Prices.Currency), engine.Routes(OwnerLabel(cfg), r.routes)}
 	if cfg.Notify != nil && cfg.Notify.RequireNotice {
 		opts = append(opts, engine.RequireNotice())
 	}
@@ -346,7 +346,7 @@ func (r *Runner) fleetClusters(ctx context.Context, listings []inventory.FleetLi
 	if len(fp.read) > 0 {
 		wg.Go(func() {
 			discovered = r.pool.CollectTargets(ctx, fp.read, kube.Options{ProtectLabel: r.cfg.Kubernetes.ProtectLabel,
-				RetentionAnnotation: RetentionAnnotation(r.cfg), Labels: NeedsLabels(r.cfg)}, 8)
+				RetentionAnnotation: RetentionAnnotation(r.cfg), Labels: NeedsLabels(r.cfg), OwnerLabel: OwnerLabel(r.cfg)}, 8)
 		})
 	}
 	wg.Wait()

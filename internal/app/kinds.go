@@ -65,6 +65,15 @@ func nilKind[K interface {
 	return k
 }
 
+// OwnerLabel is the label or tag whose value names a resource's owner
+// (notify.ownerLabel), "" for none.
+func OwnerLabel(cfg *config.Config) string {
+	if cfg.Notify == nil {
+		return ""
+	}
+	return cfg.Notify.OwnerLabel
+}
+
 // Routes are the notify section's routes for the engine (engine.Routes).
 // A kind a route names must be a kind of reclaim's: a typo would route
 // nothing, silently.

@@ -72,6 +72,9 @@ type Options struct {
 	// Labels keeps each Job's and Pod's labels (for a label selector);
 	// without it they are dropped: 100,000 label maps are ~100 MB.
 	Labels bool
+	// OwnerLabel, without Labels, keeps that one label of each Job and Pod
+	// (notify.ownerLabel): one shared map per owner, not one per object.
+	OwnerLabel string
 }
 
 type pvInfo struct {
@@ -159,7 +162,7 @@ func Collect(ctx context.Context, name string, cs kubernetes.Interface, dyn dyna
 	var workloads *workloadCollector
 	if opt.Workloads {
 		workloads = newWorkloadCollector(cs, protected, opt.RetentionAnnotation)
-		workloads.labels = opt.Labels
+		workloads.labels, workloads.ownerLabel = opt.Labels, opt.OwnerLabel
 		workloads.start(l, &wg, images) // before images start: it shares their passes
 	}
 	if images != nil {

@@ -57,6 +57,9 @@ type workloadCollector struct {
 	protected  func(map[string]string) bool
 	annotation string
 	labels     bool // keep labels (Options.Labels)
+	ownerLabel string
+	ownersMu   sync.Mutex                   // the pod and Job passes run at once
+	owners     map[string]map[string]string // one {ownerLabel: v} per owner
 
 	// Keyed by object, so that an object seen twice is recorded once. Only
 	// the converted values are kept, never the Kubernetes objects.
@@ -198,12 +201,27 @@ func controller(m *metav1.ObjectMeta) *inventory.Owner {
 	return &inventory.Owner{Kind: ref.Kind, Name: ref.Name, UID: string(ref.UID)}
 }
 
-// keep returns labels when they are kept (Options.Labels), else nil.
+// keep returns labels when they are kept (Options.Labels), else the owner
+// label alone (Options.OwnerLabel), else nil.
 func (w *workloadCollector) keep(labels map[string]string) map[string]string {
-	if !w.labels {
+	if w.labels {
+		return labels
+	}
+	v := labels[w.ownerLabel]
+	if w.ownerLabel == "" || v == "" {
 		return nil
 	}
-	return labels
+	w.ownersMu.Lock()
+	defer w.ownersMu.Unlock()
+	m, ok := w.owners[v]
+	if !ok {
+		m = map[string]string{w.ownerLabel: v}
+		if w.owners == nil {
+			w.owners = map[string]map[string]string{}
+		}
+		w.owners[v] = m
+	}
+	return m
 }
 
 // addPod records a pod of Collect's pod pass.

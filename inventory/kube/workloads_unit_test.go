@@ -45,6 +45,31 @@ func TestWorkloadsDropLabels(t *testing.T) {
 	}
 }
 
+// With Options.OwnerLabel (and no selector) each Job and Pod keeps its owner
+// label alone, every object of one owner sharing one map.
+func TestWorkloadsKeepTheOwnerLabelAlone(t *testing.T) {
+	pod := func(name string, labels map[string]string) *corev1.Pod {
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "n", Name: name, Labels: labels}}
+	}
+	job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: "n", Name: "j", Labels: map[string]string{"team": "etl", "app": "x"}}}
+	cs := fake.NewSimpleClientset(pod("a", map[string]string{"team": "etl", "app": "x"}), pod("b", map[string]string{"team": "etl"}),
+		pod("c", map[string]string{"app": "y"}), job)
+	o := wlOpts()
+	o.Labels, o.OwnerLabel = false, "team"
+	out := Collect(context.Background(), "c", cs, nil, o)
+	labels := map[string]map[string]string{}
+	for _, p := range out.Pods {
+		labels[p.Name] = p.Labels
+	}
+	if !reflect.DeepEqual(labels["a"], map[string]string{"team": "etl"}) || labels["c"] != nil || len(out.Jobs) != 1 ||
+		!reflect.DeepEqual(out.Jobs[0].Labels, map[string]string{"team": "etl"}) {
+		t.Fatalf("pods %v, jobs %+v", labels, out.Jobs)
+	}
+	if reflect.ValueOf(labels["a"]).UnsafePointer() != reflect.ValueOf(labels["b"]).UnsafePointer() {
+		t.Error("two pods of one owner hold a map each")
+	}
+}
+
 func TestJobStatus(t *testing.T) {
 	at := func(s int) metav1.Time { return metav1.NewTime(time.Unix(int64(s), 0)) }
 	cond := func(typ batchv1.JobConditionType, st corev1.ConditionStatus, s int) batchv1.JobCondition {

@@ -98,7 +98,7 @@ func Build(snap *inventory.Snapshot, kinds []Kind, prev State, now time.Time, op
 		props[i].Items, props[i].Stream = nil, nil // the decisions are the plan now
 	}
 	p.addUnseen()
-	p.Currency = o.currency
+	p.Currency, p.routed = o.currency, o.routed
 	price(p, kinds)
 	order := map[Action]int{Delete: 0, Mark: 1, Report: 2, Keep: 3}
 	sort.SliceStable(p.Decisions, func(i, j int) bool {
@@ -186,6 +186,8 @@ type options struct {
 	only          Filter
 	currency      string
 	routes        []Route
+	ownerLabel    string
+	routed        map[string]bool // owners with a route
 }
 
 // Currency names the currency of the kinds' prices (Pricer).
@@ -484,7 +486,7 @@ func (r *rules) notice(due []int, lim Limits) []int {
 		d := &r.p.Decisions[i]
 		e := r.st.Resources[d.ID]
 		if d.terminal && d.OrphanSince != nil {
-			e.Announced = r.st.announced(*d.OrphanSince, d.Owner)
+			e.Announced = r.st.announced(*d.OrphanSince, d.Owner, r.opt.routed[d.Owner])
 		}
 		switch {
 		case e.Announced.IsZero():

@@ -46,6 +46,9 @@ type Plan struct {
 	sourceAt      map[string]int
 	// unseen are clusters the cloud's evidence named that no source answers for.
 	unseen map[string]bool
+	// routed are the owners notify.routes names (Routes): only their own
+	// reports give notice of their candidates.
+	routed map[string]bool
 }
 
 // Warning is something a person must act on: a quota, a subnet or a

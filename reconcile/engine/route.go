@@ -29,7 +29,8 @@ type Located interface {
 // Route names the owner of the candidates it matches (notify.routes): the
 // reports of the owner's notify targets list those, and only those. Each
 // list holds path.Match patterns ("etl-*"), any of which may match; every
-// non-empty list must match.
+// non-empty list must match. A route with no list matches nothing: it
+// only gives the owner an owner label names its targets.
 type Route struct {
 	Owner        string
 	Kinds        []string
@@ -41,13 +42,26 @@ type Route struct {
 	Labels map[string]string
 }
 
-// Routes names each candidate's owner (Decision.Owner) by the first route
-// that matches it, in order; a candidate no route matches has none, and is
-// told only to the fleet's targets.
-func Routes(rs []Route) Option { return func(o *options) { o.routes = rs } }
+// Routes names each candidate's owner (Decision.Owner): the value of its
+// ownerLabel (a label or tag the resource carries; "" for none), else the
+// owner of the first route that matches it, in order; else none. The
+// owners the routes name are routed: only a report cut to such an owner
+// (State.Announce) gives notice of its candidates.
+func Routes(ownerLabel string, rs []Route) Option {
+	return func(o *options) {
+		o.ownerLabel, o.routes = ownerLabel, rs
+		o.routed = map[string]bool{}
+		for _, r := range rs {
+			o.routed[r.Owner] = true
+		}
+	}
+}
 
 // Match reports whether r matches a resource of kind at w.
 func (r *Route) Match(kind string, w Where) bool {
+	if len(r.Kinds)+len(r.Clusters)+len(r.Namespaces)+len(r.Scopes)+len(r.Repositories)+len(r.Labels) == 0 {
+		return false
+	}
 	if !matchAny(r.Kinds, kind) || !matchAny(r.Clusters, w.Cluster) || !matchAny(r.Namespaces, w.Namespace) ||
 		!matchAny(r.Scopes, w.Scope) || !matchAny(r.Repositories, w.Repository) {
 		return false
@@ -77,9 +91,10 @@ func match(pat, v string) bool {
 	return err == nil && ok
 }
 
-// owner is the owner of the first route that matches d, "" when none does.
+// owner is d's owner: its owner label's value, else the owner of the
+// first route that matches it, else "".
 func (o *options) owner(d *Decision) string {
-	if len(o.routes) == 0 {
+	if len(o.routes) == 0 && o.ownerLabel == "" {
 		return ""
 	}
 	l, ok := d.Detail.(Located)
@@ -87,6 +102,9 @@ func (o *options) owner(d *Decision) string {
 		return ""
 	}
 	w := l.Where()
+	if v := w.Labels[o.ownerLabel]; o.ownerLabel != "" && v != "" {
+		return v
+	}
 	for i := range o.routes {
 		if o.routes[i].Match(d.Kind, w) {
 			return o.routes[i].Owner

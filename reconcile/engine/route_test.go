@@ -40,7 +40,7 @@ func TestRoutesNameTheFirstMatchingOwner(t *testing.T) {
 		placed("nowhere", engine.Where{}),
 		orphan("no-detail"),
 	}}
-	p := plan(k, engine.NewState(), t0, engine.Routes(teamRoutes))
+	p := plan(k, engine.NewState(), t0, engine.Routes("", teamRoutes))
 	want := map[string]string{"etl-job": "etl", "etl-x": "catch-etl", "ml-disk": "ml", "ml-unlabelled": "",
 		"image": "repos", "image-nested": "", "nowhere": "", "no-detail": ""}
 	for name, owner := range want {
@@ -53,9 +53,10 @@ func TestRoutesNameTheFirstMatchingOwner(t *testing.T) {
 	}
 }
 
-// requireNotice with routes: a routed report announces its owner's
-// terminal candidates only; the fleet's (uncut) report announces all. A
-// candidate whose owner was never told is never deleted.
+// requireNotice with routes: a candidate of a routed owner is announced only
+// by a report cut to that owner; the fleet's (uncut) report announces the
+// rest. A candidate whose owner was never told is never deleted, whoever
+// else was.
 func TestRoutedNoticeAnnouncesOnlyItsOwners(t *testing.T) {
 	long := t0.Add(-30 * 24 * time.Hour)
 	etl := finishedJob("etl-job", t0.Add(-30*time.Minute), long)
@@ -65,21 +66,47 @@ func TestRoutedNoticeAnnouncesOnlyItsOwners(t *testing.T) {
 	other := finishedJob("other-job", t0.Add(-30*time.Minute), long)
 	other.Detail = at{Namespace: "default"}
 	k := terminalKind(etl, ml, other)
-	opts := []engine.Option{engine.RequireNotice(), engine.Routes(teamRoutes)}
+	opts := []engine.Option{engine.RequireNotice(), engine.Routes("", teamRoutes)}
 	p1 := plan(k, engine.NewState(), t0, opts...)
 	st := p1.State
-	st.Announce(cut(p1, "etl"), t0.Add(time.Minute), "etl")
-	p2 := plan(k, st, t0.Add(7*time.Hour), opts...)
-	for name, want := range map[string]engine.Action{"etl-job": engine.Delete, "ml-job": engine.Mark, "other-job": engine.Mark} {
-		if d := enginetest.DecisionFor(t, p2, name); d.Action != want {
-			t.Errorf("after etl's report only: %s %s, want %s (%s)", name, d.Action, want, d.Why())
+	actions := func(when string, want map[string]engine.Action) {
+		t.Helper()
+		p := plan(k, st, t0.Add(7*time.Hour), opts...)
+		for name, a := range want {
+			if d := enginetest.DecisionFor(t, p, name); d.Action != a {
+				t.Errorf("%s: %s %s, want %s (%s)", when, name, d.Action, a, d.Why())
+			}
 		}
 	}
-	st.Announce(p1, t0.Add(2*time.Minute)) // the fleet's report
-	p3 := plan(k, st, t0.Add(7*time.Hour), opts...)
-	for _, name := range []string{"etl-job", "ml-job", "other-job"} {
-		if d := enginetest.DecisionFor(t, p3, name); d.Action != engine.Delete {
-			t.Errorf("after the fleet's report: %s %s (%s)", name, d.Action, d.Why())
+	st.Announce(cut(p1, "etl"), t0.Add(time.Minute), "etl")
+	actions("after etl's report", map[string]engine.Action{"etl-job": engine.Delete, "ml-job": engine.Mark, "other-job": engine.Mark})
+	st.Announce(p1, t0.Add(2*time.Minute)) // the fleet's report lists ml's too, but is not ml's
+	actions("after the fleet's report", map[string]engine.Action{"etl-job": engine.Delete, "ml-job": engine.Mark, "other-job": engine.Delete})
+	st.Announce(cut(p1, "ml"), t0.Add(3*time.Minute), "ml")
+	actions("after ml's report", map[string]engine.Action{"ml-job": engine.Delete})
+}
+
+// An owner label names the owner, over the routes' matching; an owner no
+// route names is unrouted: the fleet's report gives its notice.
+func TestOwnerLabelNamesTheOwner(t *testing.T) {
+	k := &fakeKind{lim: testLimits(), items: []engine.Proposal{
+		placed("labelled", engine.Where{Namespace: "etl", Labels: map[string]string{"team": "web"}}),
+		placed("ml-labelled", engine.Where{Labels: map[string]string{"team": "ml"}}),
+		placed("unlabelled", engine.Where{Namespace: "etl"})}}
+	owner := func(p *engine.Plan, name string) string { return enginetest.DecisionFor(t, p, name).Owner }
+	opts := []engine.Option{engine.RequireNotice(), engine.Routes("team", teamRoutes)}
+	p := plan(k, engine.NewState(), t0, opts...)
+	if owner(p, "labelled") != "web" || owner(p, "ml-labelled") != "ml" || owner(p, "unlabelled") != "etl" {
+		t.Fatalf("owners %q %q %q", owner(p, "labelled"), owner(p, "ml-labelled"), owner(p, "unlabelled"))
+	}
+	st := p.State
+	if n := st.Announce(p, t0); n != 1 {
+		t.Fatalf("the fleet's report announced %d, want 1 (web's: no route names web)", n)
+	}
+	p = plan(k, st, t0.Add(13*time.Hour), opts...)
+	for name, want := range map[string]engine.Action{"labelled": engine.Delete, "ml-labelled": engine.Mark, "unlabelled": engine.Mark} {
+		if d := enginetest.DecisionFor(t, p, name); d.Action != want {
+			t.Errorf("%s: %s, want %s (%s)", name, d.Action, want, d.Why())
 		}
 	}
 }
@@ -100,7 +127,7 @@ func cut(p *engine.Plan, owner string) *engine.Plan {
 func TestRoutedNoticeOfClockedCandidates(t *testing.T) {
 	k := &fakeKind{lim: testLimits(), items: []engine.Proposal{
 		placed("etl-disk", engine.Where{Namespace: "etl"}), placed("other-disk", engine.Where{Namespace: "web"})}}
-	opts := []engine.Option{engine.RequireNotice(), engine.Routes(teamRoutes)}
+	opts := []engine.Option{engine.RequireNotice(), engine.Routes("", teamRoutes)}
 	p1 := plan(k, engine.NewState(), t0, opts...)
 	st := p1.State
 	if n := st.Announce(cut(p1, "etl"), t0, "etl"); n != 1 {

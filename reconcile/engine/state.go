@@ -151,11 +151,13 @@ func (s *State) observe(id, identity string, now time.Time) time.Time {
 	return e.FirstSeen
 }
 
-// Announce records that a delivered report listed every candidate of p
+// Announce records that a delivered report listed the candidates of p
 // (marked or due): the notice RequireNotice waits for starts now for those
 // not announced before. owners are the owners a routed report was cut to
-// (report.ForOwners): p then holds only theirs, and the delivery announces
-// no other owner's terminal candidates. It returns how many it recorded.
+// (report.ForOwners), and it announces theirs only; a report to the
+// fleet's targets (no owners) announces every candidate but a routed
+// owner's: their notice is their own route's to give. It returns how many
+// it recorded.
 func (s *State) Announce(p *Plan, t time.Time, owners ...string) int {
 	n := 0
 	s.Delivered = append(s.Delivered, Delivery{Plan: p.GeneratedAt, At: t, Owners: owners})
@@ -165,6 +167,9 @@ func (s *State) Announce(p *Plan, t time.Time, owners ...string) int {
 	for i := range p.Decisions {
 		d := &p.Decisions[i]
 		if d.Action != Mark && d.Action != Delete {
+			continue
+		}
+		if len(owners) == 0 && p.routed[d.Owner] || len(owners) > 0 && !slices.Contains(owners, d.Owner) {
 			continue
 		}
 		if d.terminal {
@@ -182,12 +187,15 @@ func (s *State) Announce(p *Plan, t time.Time, owners ...string) int {
 	return n
 }
 
-// announced is when the first delivered report that listed owner's
-// candidates, of a run that saw a candidate since since, was sent; zero if
-// none was.
-func (s *State) announced(since time.Time, owner string) time.Time {
+// announced is when the first delivered report that gave notice of
+// owner's candidates (routed: a report cut to it; else the fleet's), of a
+// run that saw a candidate since since, was sent; zero if none was.
+func (s *State) announced(since time.Time, owner string, routed bool) time.Time {
 	for _, d := range s.Delivered {
-		if !d.Plan.Before(since) && (len(d.Owners) == 0 || owner != "" && slices.Contains(d.Owners, owner)) {
+		if d.Plan.Before(since) {
+			continue
+		}
+		if routed && slices.Contains(d.Owners, owner) || !routed && len(d.Owners) == 0 {
 			return d.At
 		}
 	}

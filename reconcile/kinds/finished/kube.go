@@ -29,13 +29,16 @@ type Detail struct {
 	IPs int `json:"ips,omitempty"`
 	// Retention is the retention annotation's value when planned.
 	Retention string `json:"retention,omitempty"`
+	// Labels are what the collector kept of its labels (the owner label,
+	// or all for a selector), for routing (Where).
+	Labels map[string]string `json:"-"`
 }
 
 var _ engine.Located = (*Detail)(nil) // routed by notify.routes
 
 // Where is the object's cluster and namespace.
 func (d *Detail) Where() engine.Where {
-	return engine.Where{Cluster: d.Cluster, Namespace: d.Namespace}
+	return engine.Where{Cluster: d.Cluster, Namespace: d.Namespace, Labels: d.Labels}
 }
 
 // DetailOf returns a decision's detail.

@@ -135,7 +135,7 @@ func (k *Kind) Propose(snap *inventory.Snapshot, now time.Time) engine.Proposals
 }
 
 func (k *Kind) propose(cluster string, j *inventory.Job, history map[string]string, ips int, sources []string, hold string, now time.Time) engine.Proposal {
-	det := &finished.Detail{Cluster: cluster, Namespace: j.Namespace, UID: j.UID, Status: j.Status, IPs: ips, Retention: j.Retention}
+	det := &finished.Detail{Cluster: cluster, Namespace: j.Namespace, UID: j.UID, Status: j.Status, IPs: ips, Retention: j.Retention, Labels: j.Labels}
 	if j.CronJob != nil {
 		det.CronJob = j.CronJob.Name
 	}
