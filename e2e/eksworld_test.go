@@ -50,6 +50,8 @@ type eksWorld struct {
 	fleetYAML string
 	// omitProdB leaves prod-b out of the config, as a user who forgot it would.
 	omitProdB bool
+	// extraYAML is appended to the config (a notify section).
+	extraYAML string
 	// finished is when the seeded Jobs and Pods finish, relative to now.
 	t0 time.Time
 }
@@ -134,7 +136,7 @@ func (w *eksWorld) configPath() string {
   file: %s
 audit:
   file: %s
-`, prodA.Kubeconfig, w.subA, w.subAB, prodBYAML, fleet,
+%s`, prodA.Kubeconfig, w.subA, w.subAB, prodBYAML, fleet,
 		section("ec2", w.ec2YAML, fmt.Sprintf(`  endpoint: %s
   networks:
     - account: "%s"
@@ -151,7 +153,7 @@ audit:
 `, w.ec2.URL(), account, ec2Region, w.subA, w.subAB, w.subB)),
 		section("jobs", w.jobsYAML, fmt.Sprintf("  namespaces:\n    include: [%s]\n  succeeded: 24h\n  failed: 7d\n  grace: 1h\n", w.ns)),
 		section("pods", w.podsYAML, fmt.Sprintf("  namespaces:\n    include: [%s]\n  succeeded: 1h\n  failed: 7d\n  grace: 1h\n", w.ns)),
-		w.statePath(), w.auditPath())
+		w.statePath(), w.auditPath(), w.extraYAML)
 	p := filepath.Join(w.dir, "reclaim.yaml")
 	if err := os.WriteFile(p, []byte(y), 0o644); err != nil {
 		w.t.Fatal(err)

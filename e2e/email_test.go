@@ -307,7 +307,9 @@ func header(t *testing.T, path, key string) string {
 }
 
 // checkReportEmail parses a received report email back.
-func checkReportEmail(t *testing.T, path string) {
+// readReportEmail reads a report email's subject, text and HTML parts and
+// attached JSON report; each must be there.
+func readReportEmail(t *testing.T, path string) (subject, text, htmlBody string, report map[string]any) {
 	t.Helper()
 	raw, err := os.ReadFile(path)
 	if err != nil {
@@ -317,16 +319,14 @@ func checkReportEmail(t *testing.T, path string) {
 	if err != nil {
 		t.Fatalf("not a message: %v", err)
 	}
-	subject, err := new(mime.WordDecoder).DecodeHeader(m.Header.Get("Subject"))
-	if err != nil || !strings.HasPrefix(subject, "[reclaim dry-run] e2e-fleet: nothing would be deleted") {
-		t.Errorf("subject %q (%v)", subject, err)
+	subject, err = new(mime.WordDecoder).DecodeHeader(m.Header.Get("Subject"))
+	if err != nil {
+		t.Errorf("subject %q: %v", m.Header.Get("Subject"), err)
 	}
 	mt, params, err := mime.ParseMediaType(m.Header.Get("Content-Type"))
 	if err != nil || mt != "multipart/mixed" {
 		t.Fatalf("Content-Type %q, want multipart/mixed", m.Header.Get("Content-Type"))
 	}
-	var text, htmlBody string
-	var report map[string]any
 	mr := multipart.NewReader(m.Body, params["boundary"])
 	for {
 		p, err := mr.NextPart()
@@ -371,6 +371,15 @@ func checkReportEmail(t *testing.T, path string) {
 	}
 	if text == "" || htmlBody == "" || report == nil {
 		t.Fatalf("text %d bytes, html %d bytes, report %v: want all three", len(text), len(htmlBody), report != nil)
+	}
+	return subject, text, htmlBody, report
+}
+
+func checkReportEmail(t *testing.T, path string) {
+	t.Helper()
+	subject, text, htmlBody, report := readReportEmail(t, path)
+	if !strings.HasPrefix(subject, "[reclaim dry-run] e2e-fleet: nothing would be deleted") {
+		t.Errorf("subject %q", subject)
 	}
 	if report["version"] != "reclaim.dev/v1" || report["mode"] != "dry-run" {
 		t.Errorf("report.json: version %v mode %v", report["version"], report["mode"])
