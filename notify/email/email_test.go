@@ -31,17 +31,18 @@ func at(d time.Duration) *time.Time { t := t0.Add(d); return &t }
 // fixedReport is a dry-run of two kinds with a headroom warning, a held-back
 // note, deletions, marks (one due before the next run, one after) and a keep.
 func fixedReport() *report.Report {
+	// Three owners (notify.routes), and pvc-4 of none.
 	p := &engine.Plan{Version: engine.SchemaVersion, GeneratedAt: t0, Currency: "USD",
 		Sources: []engine.Source{{Kind: "cluster", Name: "prod-a", Complete: true, Items: 3}, {Kind: "cluster", Name: "prod-b", Complete: false, Problems: []string{"timeout"}}},
 		Decisions: []engine.Decision{
-			{Kind: "gce-disk", ID: "projects/p/zones/z-a/disks/pvc-1", Name: "pvc-1", Action: engine.Delete, Reason: "orphan since 2026-11-23T08:00:00Z (grace 6h elapsed)", Frees: engine.Frees{GB: 100, Cost: 17}, DeletableAfter: at(-3 * time.Hour)},
-			{Kind: "gce-disk", ID: "projects/p/zones/z-a/disks/pvc-2", Name: "pvc-2", Action: engine.Delete, Reason: "orphan <b>since</b> & more", Frees: engine.Frees{GB: 200, Cost: 20}, DeletableAfter: at(-2 * time.Hour)},
-			{Kind: "gce-disk", ID: "projects/p/zones/z-b/disks/pvc-3", Name: "pvc-3", Action: engine.Mark, Reason: "orphan, deletable after 17:40", Frees: engine.Frees{GB: 50, Cost: 5}, DeletableAfter: at(30 * time.Minute)},
+			{Kind: "gce-disk", ID: "projects/p/zones/z-a/disks/pvc-1", Name: "pvc-1", Action: engine.Delete, Owner: "data-eng", Reason: "orphan since 2026-11-23T08:00:00Z (grace 6h elapsed)", Frees: engine.Frees{GB: 100, Cost: 17}, DeletableAfter: at(-3 * time.Hour)},
+			{Kind: "gce-disk", ID: "projects/p/zones/z-a/disks/pvc-2", Name: "pvc-2", Action: engine.Delete, Owner: "ml", Reason: "orphan <b>since</b> & more", Frees: engine.Frees{GB: 200, Cost: 20}, DeletableAfter: at(-2 * time.Hour)},
+			{Kind: "gce-disk", ID: "projects/p/zones/z-b/disks/pvc-3", Name: "pvc-3", Action: engine.Mark, Owner: "data-eng", Reason: "orphan, deletable after 17:40", Frees: engine.Frees{GB: 50, Cost: 5}, DeletableAfter: at(30 * time.Minute)},
 			{Kind: "gce-disk", ID: "projects/p/zones/z-b/disks/pvc-4", Name: "pvc-4", Action: engine.Mark, Reason: "orphan, deletable tomorrow", Frees: engine.Frees{GB: 10}, DeletableAfter: at(20 * time.Hour)},
 			{Kind: "gce-disk", ID: "projects/p/zones/z-b/disks/keep", Name: "keep", Action: engine.Keep, Reason: "attached"},
-			{Kind: "ecr-image", ID: "ecr:1/r/shop@sha256:aa", Name: "shop", Action: engine.Delete, Reason: "trim", Frees: engine.Frees{Bytes: 300 << 20}, DeletableAfter: at(-time.Hour)},
-			{Kind: "ecr-image", ID: "ecr:1/r/shop@sha256:bb", Name: "shop", Action: engine.Delete, Reason: "trim", Frees: engine.Frees{Bytes: 200 << 20}, DeletableAfter: at(-time.Hour)},
-			{Kind: "ecr-image", ID: "ecr:1/r/shop@sha256:cc", Name: "shop", Action: engine.Delete, Reason: "trim", Frees: engine.Frees{Bytes: 100 << 20}, DeletableAfter: at(-time.Hour)},
+			{Kind: "ecr-image", ID: "ecr:1/r/shop@sha256:aa", Name: "shop", Action: engine.Delete, Owner: "web", Reason: "trim", Frees: engine.Frees{Bytes: 300 << 20}, DeletableAfter: at(-time.Hour)},
+			{Kind: "ecr-image", ID: "ecr:1/r/shop@sha256:bb", Name: "shop", Action: engine.Delete, Owner: "web", Reason: "trim", Frees: engine.Frees{Bytes: 200 << 20}, DeletableAfter: at(-time.Hour)},
+			{Kind: "ecr-image", ID: "ecr:1/r/shop@sha256:cc", Name: "shop", Action: engine.Delete, Owner: "web", Reason: "trim", Frees: engine.Frees{Bytes: 100 << 20}, DeletableAfter: at(-time.Hour)},
 		},
 		Sections: []engine.Section{{Key: "headroom", Title: "QUOTA HEADROOM", Place: engine.Overview, Blocks: []engine.Block{{
 			Header: []string{"REGION", "METRIC", "USED"}, Rows: [][]string{{"r1", "SSD_TOTAL_GB", "97.0%"}, {"r1", "DISKS_TOTAL_GB", "2.4%"}},
@@ -95,6 +96,14 @@ func TestGoldenBodies(t *testing.T) {
 	}
 	golden(t, "report.txt", c.Text)
 	golden(t, "report.html", c.HTML)
+	// data-eng's slice: its two disks, no fleet warnings or quota table.
+	opt := testOptions()
+	opt.Fleet = "prod · data-eng"
+	slice, err := Render(report.ForOwners(fixedReport(), []string{"data-eng"}), notify.Previous{}, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "report-data-eng.txt", slice.Text)
 	// The most urgent first: the subnet, 1h30m from full, before the
 	// quota (27h) and what the run deletes.
 	want := "[reclaim dry-run] prod: subnet-1 (us-east-1a) is 92% used — runs out in 1h30m; 2 disks (300 GB) and 3 images (629 MB) would be deleted (+4 more warnings)"
@@ -245,6 +254,9 @@ func TestUnreachableServerSpools(t *testing.T) {
 // summary; a report whose candidates have no owner shows no such table.
 func TestBodiesSumPerOwner(t *testing.T) {
 	rep := fixedReport()
+	for i := range rep.Plan.Decisions {
+		rep.Plan.Decisions[i].Owner = ""
+	}
 	if c, _ := Render(rep, notify.Previous{}, testOptions()); strings.Contains(c.Text, "By owner") {
 		t.Fatalf("an owner table without routes:\n%s", c.Text)
 	}

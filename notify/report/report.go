@@ -254,13 +254,13 @@ type OwnerTotal struct {
 }
 
 // OwnerTotals sums the candidates per owner (Decision.Owner), the costliest
-// first and those of no owner last; nil when no candidate has an owner
-// (no routes).
+// first and those of no owner last; nil when all are one owner's (a report
+// cut to it) or none's (no routes).
 func OwnerTotals(p *engine.Plan) []OwnerTotal {
 	out := sums(p, func(d *engine.Decision) string { return d.Owner },
 		func(owner string) OwnerTotal { return OwnerTotal{Owner: owner} },
 		func(t *OwnerTotal) *Tally { return &t.Tally }, func(*OwnerTotal, *engine.Decision) {})
-	if len(out) == 0 || len(out) == 1 && out[0].Owner == "" {
+	if len(out) < 2 { // one owner's report, or no routes: nothing to compare
 		return nil
 	}
 	sort.SliceStable(out, func(i, j int) bool {
