@@ -4,6 +4,7 @@
 package slack
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 	"time"
@@ -185,6 +186,13 @@ func fieldsBlock(rep *report.Report, p *engine.Plan, warnings int) Block {
 	}
 	if w := report.WasteLine(report.Totals(p), p.Currency, func(k string) string { return k }); w != "" {
 		f = append(f, mrkdwn("*Waste*\n"+strings.TrimPrefix(w, "waste: ")))
+	}
+	if owners := report.OwnerTotals(p); len(owners) > 0 {
+		parts := make([]string, len(owners))
+		for i, o := range owners {
+			parts[i] = fmt.Sprintf("%s: %d to delete, %d marked, %s a month", escape(cmp.Or(o.Owner, "no route")), o.Delete, o.Mark, report.Money(o.Waste, p.Currency))
+		}
+		f = append(f, mrkdwn("*By owner*\n"+strings.Join(parts, "\n")))
 	}
 	for i := range f {
 		f[i].Text = notify.Truncate(f[i].Text, MaxFieldText)

@@ -5,10 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -471,5 +474,53 @@ func TestMostUrgentLeads(t *testing.T) {
 			t.Fatalf("blocks lack %q after the previous part:\n%s", w, body)
 		}
 		at += i
+	}
+}
+
+var update = flag.Bool("update", false, "rewrite testdata/*.golden.json")
+
+// The messages of a fleet with warnings of different urgency and three
+// owners, and of one owner's slice, against golden files: what Slack is
+// posted, block by block. Rewrite with go test ./notify/slack -update.
+func TestGoldenMessages(t *testing.T) {
+	now := time.Date(2026, 11, 23, 9, 0, 0, 0, time.UTC)
+	soon, later := now.Add(90*time.Minute), now.Add(27*time.Hour)
+	p := &engine.Plan{GeneratedAt: now, Currency: "USD",
+		Sources: []engine.Source{{Kind: "cluster", Name: "a", Complete: true}, {Kind: "cluster", Name: "b", Complete: false}},
+		Decisions: []engine.Decision{
+			{Kind: "k8s-job", ID: "clusters/a/namespaces/etl/jobs/nightly", Name: "nightly", Action: engine.Delete, Owner: "data-eng", Frees: engine.Frees{IPs: 1}},
+			{Kind: "gce-disk", ID: "projects/p/zones/z/disks/scratch", Name: "scratch", Action: engine.Delete, Owner: "ml", Frees: engine.Frees{GB: 200, Cost: 34}},
+			{Kind: "gce-disk", ID: "projects/p/zones/z/disks/cache", Name: "cache", Action: engine.Mark, Owner: "web", Frees: engine.Frees{GB: 50, Cost: 5}},
+			{Kind: "gce-disk", ID: "projects/p/zones/z/disks/old", Name: "old", Action: engine.Mark, Frees: engine.Frees{GB: 10, Cost: 1.7}},
+		},
+		Warnings: []engine.Warning{
+			{Kind: "ec2-interface", Text: "subnet-1 (us-east-1a) is 92% used: 326 of 4091 addresses free.", RunsOutAt: &soon},
+			{Kind: "gce-disk", Text: "p r1 SSD_TOTAL_GB is 97.0% used (1455 of 1500 GB), 77.0% after this plan.", RunsOutAt: &later},
+		},
+		Blocked: []string{"cluster b could not be read"}, Incomplete: true,
+	}
+	rep := report.New(p, nil, false)
+	opt := Options{Fleet: "prod", MaxRows: 5, Nouns: map[string]string{"k8s-job": "Jobs", "gce-disk": "disks"}}
+	fleet := Build(rep, opt)
+	opt.Fleet = "prod · ml"
+	slice := Build(report.ForOwners(rep, []string{"ml"}), opt)
+	got, err := json.MarshalIndent(map[string][]Message{"fleet": fleet, "ml": slice}, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got = append(got, '\n')
+	path := filepath.Join("testdata", "messages.golden.json")
+	if *update {
+		os.MkdirAll("testdata", 0o755)
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("messages differ from %s (go test ./notify/slack -update rewrites it):\n%s", path, got)
 	}
 }
