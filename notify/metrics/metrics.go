@@ -41,6 +41,7 @@ type Metrics struct {
 	decisions      *gaugeSet
 	held           *gaugeSet
 	waste          *gaugeSet
+	ownerWaste     *gaugeSet
 	savings        *gaugeSet
 	sourceComplete *gaugeSet
 	breakerTripped prometheus.Gauge
@@ -66,6 +67,8 @@ func NewMetrics(reg prometheus.Registerer, kinds []string, gauges []engine.Gauge
 			Help: "Decisions of the last run's plan by resource kind and action (keep, report, mark, delete). Label sets with no decision have no series."}, []string{"kind", "action"}),
 		waste: newGaugeSet(prometheus.GaugeOpts{Name: "reclaim_plan_waste_monthly_cost",
 			Help: "What the last run's candidates (due, marked or only reported) cost a month, by resource kind, at the configured prices (prices section)."}, []string{"kind", "currency"}),
+		ownerWaste: newGaugeSet(prometheus.GaugeOpts{Name: "reclaim_plan_owner_waste_monthly_cost",
+			Help: "What the last run's candidates cost a month by owner (notify.ownerLabel and notify.routes; \"\" for none), at the configured prices. No series without owners."}, []string{"owner", "currency"}),
 		savings: newGaugeSet(prometheus.GaugeOpts{Name: "reclaim_plan_savings_monthly_cost",
 			Help: "What the last run's due deletions save a month, by resource kind, at the configured prices."}, []string{"kind", "currency"}),
 		held: newGaugeSet(prometheus.GaugeOpts{Name: "reclaim_plan_held",
@@ -107,7 +110,7 @@ func NewMetrics(reg prometheus.Registerer, kinds []string, gauges []engine.Gauge
 		reg.MustRegister(g.vec)
 	}
 	reg.MustRegister(
-		m.decisions.vec, m.held.vec, m.waste.vec, m.savings.vec, m.breakerTripped,
+		m.decisions.vec, m.held.vec, m.waste.vec, m.ownerWaste.vec, m.savings.vec, m.breakerTripped,
 		m.incomplete, m.sourceComplete.vec,
 		m.deletes, m.freedBytes,
 		m.lastSuccess, m.lastRun, m.duration, m.runs, m.deliveries,
@@ -223,6 +226,13 @@ func (m *Metrics) observePlan(p *engine.Plan) {
 	}
 	m.waste.replace(waste)
 	m.savings.replace(savings)
+	var owners []sample
+	if p.Currency != "" {
+		for _, o := range report.OwnerTotals(p) {
+			owners = append(owners, sample{[]string{o.Owner, p.Currency}, o.Waste})
+		}
+	}
+	m.ownerWaste.replace(owners)
 	m.breakerTripped.Set(boolFloat(p.BreakerTripped))
 
 	incomplete := 0

@@ -658,3 +658,27 @@ func TestWasteAndSavings(t *testing.T) {
 		t.Errorf("%d waste series without prices", n)
 	}
 }
+
+// With owners, the waste a month per owner ("" for none); no series without.
+func TestWastePerOwner(t *testing.T) {
+	m := newTestMetrics(prometheus.NewRegistry())
+	p := &engine.Plan{GeneratedAt: t0, Currency: "USD", Decisions: []engine.Decision{
+		{Kind: "gce-disk", ID: "a", Action: engine.Delete, Owner: "etl", Frees: engine.Frees{Cost: 10}},
+		{Kind: "gce-disk", ID: "b", Action: engine.Mark, Owner: "etl", Frees: engine.Frees{Cost: 5}},
+		{Kind: "gce-disk", ID: "c", Action: engine.Mark, Frees: engine.Frees{Cost: 2}},
+	}}
+	m.Observe(report.New(p, nil, false), time.Second, t0)
+	if got := testutil.ToFloat64(m.ownerWaste.vec.WithLabelValues("etl", "USD")); got != 15 {
+		t.Errorf("etl: %v, want 15", got)
+	}
+	if got := testutil.ToFloat64(m.ownerWaste.vec.WithLabelValues("", "USD")); got != 2 {
+		t.Errorf("no owner: %v, want 2", got)
+	}
+	for i := range p.Decisions {
+		p.Decisions[i].Owner = ""
+	}
+	m.Observe(report.New(p, nil, false), time.Second, t0)
+	if n := testutil.CollectAndCount(m.ownerWaste.vec); n != 0 {
+		t.Errorf("%d owner series without owners", n)
+	}
+}
