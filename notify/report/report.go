@@ -4,6 +4,7 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"slices"
@@ -378,7 +379,7 @@ func writeSection(b *strings.Builder, s engine.Section, opt TextOptions) {
 		}
 		tw.Flush()
 		for _, c := range sortedByCount(more) {
-			fmt.Fprintf(b, "%sKEEP  %d more: %s\n", indent, more[c], c)
+			fmt.Fprintf(b, "%s%s  %d more: %s\n", indent, cmp.Or(bl.Counted, "KEEP"), more[c], c)
 		}
 		for _, l := range bl.Lines {
 			fmt.Fprintln(b, l)

@@ -209,3 +209,23 @@ func TestOwnerTotals(t *testing.T) {
 		t.Fatal("owner totals without any owner")
 	}
 }
+
+// Rows a section lists a few of per class are counted with the block's own
+// word ("HELD" for addresses), "KEEP" by default; -v (MaxKept -1) lists all.
+func TestCountedRowsNameTheirWord(t *testing.T) {
+	p := &engine.Plan{Sections: []engine.Section{{Title: "ADDRESSES", Place: engine.Details, Blocks: []engine.Block{{
+		Rows: [][]string{{"a"}, {"b"}, {"c"}}, Classes: []string{"running-pods", "running-pods", "running-pods"}, Counted: "HELD"}}}}}
+	text := func(max int) string {
+		var b bytes.Buffer
+		if err := report.New(p, nil, false).Text(&b, report.TextOptions{MaxKept: max}); err != nil {
+			t.Fatal(err)
+		}
+		return b.String()
+	}
+	if s := text(1); !strings.Contains(s, "HELD  2 more: running-pods") || strings.Contains(s, "KEEP") {
+		t.Fatalf("%s", s)
+	}
+	if s := text(-1); strings.Contains(s, "more:") || !strings.Contains(s, "c\n") {
+		t.Fatalf("-v:\n%s", s)
+	}
+}

@@ -109,6 +109,9 @@ type Block struct {
 	// Classes, parallel to Rows, mark kept rows by the class of their reason:
 	// a report lists a few of each class and counts the rest.
 	Classes []string
+	// Counted is the word before a count of rows not listed ("HELD 40
+	// more: running-pods"); "KEEP" when empty.
+	Counted string
 	Lines   []string
 }
 

@@ -57,6 +57,21 @@ type SubnetUse struct {
 	// Recent counts addresses held by pods created within RecentWindow: the
 	// rate at which new pods take addresses.
 	Recent int
+	// Addresses are every address an interface of the subnet shows, and
+	// what holds it (a delegated prefix's addresses are counted, not listed).
+	Addresses []Address
+}
+
+// Address is one address of a subnet and what holds it.
+type Address struct {
+	Subnet    string `json:"subnet"`
+	IP        string `json:"ip"`
+	Interface string `json:"interface"`
+	Holder    Holder `json:"holder"`
+	Cluster   string `json:"cluster,omitempty"`
+	Namespace string `json:"namespace,omitempty"`
+	Pod       string `json:"pod,omitempty"`
+	Node      string `json:"node,omitempty"`
 }
 
 // Used is the addresses something holds (usable less available).
@@ -140,6 +155,8 @@ func Attribute(snap *inventory.Snapshot, now time.Time) *Attribution {
 				for _, ip := range n.IPs {
 					h := a.Holder(s.ID, n, ip)
 					attributed++
+					u.Addresses = append(u.Addresses, Address{Subnet: s.ID, IP: ip, Interface: n.ID, Holder: h.Holder,
+						Cluster: h.Cluster, Namespace: h.Namespace, Pod: h.Pod, Node: h.Node})
 					switch h.Holder {
 					case HeldByRunningPod:
 						u.Running++

@@ -235,3 +235,34 @@ func equal(a, b []string) bool {
 	}
 	return true
 }
+
+// Every address an interface shows is named with what holds it, for the
+// JSON report and -v (netiface.AddressesSection).
+func TestEveryAddressIsNamed(t *testing.T) {
+	s := attributionSnap()
+	a := netiface.Attribute(s, t0)
+	want := 0
+	for _, n := range s.Networks[0].Interfaces {
+		want += len(n.IPs)
+	}
+	sec := netiface.AddressesSection(a)
+	all, _ := sec.Data.([]netiface.Address)
+	if sec.Key != "subnetAddresses" || len(all) != want || len(sec.Blocks) != 1 || len(sec.Blocks[0].Rows) != want {
+		t.Fatalf("key %q, %d addresses named, want %d", sec.Key, len(all), want)
+	}
+	got := map[string]netiface.Address{}
+	for _, ad := range all {
+		got[ad.Interface+" "+ad.IP] = ad
+	}
+	for k, w := range map[string]netiface.Address{
+		"eni-fargate1 10.0.1.10": {Holder: netiface.HeldByFinishedPod, Cluster: "prod", Namespace: "batch", Pod: "nightly-1-abcde"},
+		"eni-node1 10.0.1.22":    {Holder: netiface.HeldByRunningPod, Cluster: "prod", Namespace: "web", Pod: "new-web"},
+		"eni-node1 10.0.1.21":    {Holder: netiface.HeldByNode, Node: "ip-10-0-1-20"},
+		"eni-stray 10.0.1.40":    {Holder: netiface.HeldByUnknown},
+	} {
+		g := got[k]
+		if g.Holder != w.Holder || g.Cluster != w.Cluster || g.Namespace != w.Namespace || g.Pod != w.Pod || g.Node != w.Node {
+			t.Errorf("%s: %+v, want %+v", k, g, w)
+		}
+	}
+}

@@ -181,7 +181,8 @@ func (k *Kind) View(p *engine.Plan, snap *inventory.Snapshot) engine.View {
 		}
 		return hs[i].Cluster+hs[i].Namespace+hs[i].Owner < hs[j].Cluster+hs[j].Namespace+hs[j].Owner
 	})
-	v := engine.View{Sections: []engine.Section{HeadroomSection(rows, zones(rows, now)), HoldersSection(hs), StuckSection(stuck), DecisionSection(p)}, Warnings: warnings(rows)}
+	v := engine.View{Sections: []engine.Section{HeadroomSection(rows, zones(rows, now)), HoldersSection(hs), StuckSection(stuck), DecisionSection(p), AddressesSection(a)},
+		Warnings: warnings(rows)}
 	if len(stuck) > 0 {
 		v.Warnings = append(v.Warnings, engine.Warning{Text: stuckText(stuck)})
 	}
@@ -366,6 +367,36 @@ func StuckSection(hs []StuckHolder) engine.Section {
 		b.Rows = append(b.Rows, []string{h.Cluster, h.Namespace, job, h.Pod, h.Subnet, h.Why})
 	}
 	b.Lines = []string{"  Stop the sidecar when the main container exits (a native sidecar: an init container with restartPolicy: Always), or delete the pod."}
+	s.Blocks = []engine.Block{b}
+	return s
+}
+
+// AddressesSection names every address of every subnet and what holds it
+// (key "subnetAddresses"): a pod (cluster, namespace, name), a node, or
+// nothing reclaim knows. The text lists a few of each holder and counts
+// the rest; -v lists them all.
+func AddressesSection(a *Attribution) engine.Section {
+	var all []Address
+	for i := range a.Subnets {
+		all = append(all, a.Subnets[i].Addresses...)
+	}
+	s := engine.Section{Key: "subnetAddresses", Data: all, Place: engine.Details}
+	if len(all) == 0 {
+		return s
+	}
+	s.Title = "SUBNET ADDRESSES: every address and what holds it"
+	b := engine.Block{Indent: 2, Header: []string{"SUBNET", "ADDRESS", "INTERFACE", "HELD BY", "CLUSTER", "WHAT"}, Counted: "HELD"}
+	for _, ad := range all {
+		what := "-"
+		switch {
+		case ad.Pod != "":
+			what = "pod " + ad.Namespace + "/" + ad.Pod
+		case ad.Node != "":
+			what = "node " + ad.Node
+		}
+		b.Rows = append(b.Rows, []string{ad.Subnet, ad.IP, ad.Interface, string(ad.Holder), orDefault(ad.Cluster, "-"), what})
+		b.Classes = append(b.Classes, string(ad.Holder))
+	}
 	s.Blocks = []engine.Block{b}
 	return s
 }
