@@ -70,7 +70,10 @@ type RepoListing struct {
 	Created time.Time
 	// Protected is set when the repository carries the opt-out resource tag.
 	Protected bool
-	Images    ImageTable
+	// Labels are the repository's tags reclaim keeps: the owner tag
+	// (notify.ownerLabel), shared between the repositories of one owner.
+	Labels map[string]string
+	Images ImageTable
 	// Complete is false when a page of images failed, or an index body could not
 	// be read: then the repository is never trimmed this run.
 	Complete bool
@@ -79,7 +82,7 @@ type RepoListing struct {
 	// and of its images; it has no image.
 	Gone bool
 
-	// Load, when set, lists the repository (Protected, Images, Complete,
+	// Load, when set, lists the repository (Protected, Labels, Images, Complete,
 	// Problem, Gone) on the first Ensure: a registry of a million images is
 	// listed one repository at a time as the plan reaches it, and Drop
 	// frees the rows once it is planned, so that the whole listing is never

@@ -39,6 +39,7 @@ func RegistryOptions(cfg *config.Config) []ecr.Options {
 			PageSize:    int32(e.PageSize),
 			Concurrency: e.Concurrency,
 			ProtectTag:  e.ProtectTag,
+			OwnerTag:    OwnerLabel(cfg),
 		})
 	}
 	return out

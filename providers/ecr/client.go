@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -55,8 +56,12 @@ type Options struct {
 	// Concurrency is how many repositories List lists in parallel; default 8.
 	Concurrency int
 	// ProtectTag is a repository resource tag key; the value "true" opts the
-	// repository out (RepoListing.Protected). "" skips ListTagsForResource.
+	// repository out (RepoListing.Protected).
 	ProtectTag string
+	// OwnerTag is a repository resource tag key whose value names the
+	// repository's owner (RepoListing.Labels). With both "",
+	// ListTagsForResource is not called.
+	OwnerTag string
 }
 
 func (o *Options) defaults() error {
@@ -75,7 +80,11 @@ type Client struct {
 	awsclient.Reader[API]
 	pageSize    int32
 	protectTag  string
+	ownerTag    string
 	maxAttempts int
+	// owners shares one {ownerTag: value} map per owner between repositories.
+	ownersMu sync.Mutex
+	owners   map[string]map[string]string
 }
 
 // New builds the SDK client: config.LoadDefaultConfig with the region and
@@ -108,6 +117,7 @@ func NewWithAPI(api API, o Options) (*Client, error) {
 		Reader:      awsclient.NewReader(api, awsclient.ReaderOptions{Service: o.Service, Concurrency: o.Concurrency}, DefaultConcurrency),
 		pageSize:    o.PageSize,
 		protectTag:  o.ProtectTag,
+		ownerTag:    o.OwnerTag,
 		maxAttempts: o.MaxAttempts,
 	}, nil
 }
@@ -252,7 +262,7 @@ func (lz *lazyRepos) load(i int, rl *inventory.RepoListing) {
 	} else {
 		got = <-ch
 	}
-	rl.Protected, rl.Images, rl.Complete, rl.Problem, rl.Gone = got.Protected, got.Images, got.Complete, got.Problem, got.Gone
+	rl.Protected, rl.Labels, rl.Images, rl.Complete, rl.Problem, rl.Gone = got.Protected, got.Labels, got.Images, got.Complete, got.Problem, got.Gone
 }
 
 func (c *Client) repoARN(name string) string {
@@ -267,6 +277,32 @@ func (c *Client) repoARN(name string) string {
 }
 
 // listRepo lists one repository; gone is true when it no longer exists.
+// tagKeys names the tags a repository's listing reads, for messages.
+func (c *Client) tagKeys() string {
+	var ks []string
+	for _, k := range []string{c.protectTag, c.ownerTag} {
+		if k != "" {
+			ks = append(ks, strconv.Quote(k))
+		}
+	}
+	return strings.Join(ks, " and ")
+}
+
+// ownerLabels returns the shared {ownerTag: v} of owner v.
+func (c *Client) ownerLabels(v string) map[string]string {
+	c.ownersMu.Lock()
+	defer c.ownersMu.Unlock()
+	m, ok := c.owners[v]
+	if !ok {
+		m = map[string]string{c.ownerTag: v}
+		if c.owners == nil {
+			c.owners = map[string]map[string]string{}
+		}
+		c.owners[v] = m
+	}
+	return m
+}
+
 func (c *Client) listRepo(ctx context.Context, name, arn string) (rl inventory.RepoListing, gone bool) {
 	rl = inventory.RepoListing{Repo: inventory.RepoKey{Account: c.Account(), Region: c.Region(), Name: name}, Complete: true}
 	var problems []string
@@ -276,7 +312,7 @@ func (c *Client) listRepo(ctx context.Context, name, arn string) (rl inventory.R
 	}
 	defer func() { rl.Problem = strings.Join(problems, "; ") }()
 
-	if c.protectTag != "" {
+	if c.protectTag != "" || c.ownerTag != "" {
 		if arn == "" {
 			arn = c.repoARN(name)
 		}
@@ -285,12 +321,17 @@ func (c *Client) listRepo(ctx context.Context, name, arn string) (rl inventory.R
 		case awsclient.ErrorCode(err) == "RepositoryNotFoundException":
 			return rl, true
 		case err != nil:
-			// Unknown protection: never trim this repository.
-			fail(fmt.Sprintf("%v (whether the repository carries the protect tag %q is unknown)", c.explain("ListTagsForResource", arn, err), c.protectTag))
+			// Unknown protection or owner: never trim this repository (an
+			// owner unknown would make another's report its notice).
+			fail(fmt.Sprintf("%v (the repository's tags %s are unknown)", c.explain("ListTagsForResource", arn, err), c.tagKeys()))
 		default:
 			for _, t := range out.Tags {
-				if aws.ToString(t.Key) == c.protectTag && strings.EqualFold(aws.ToString(t.Value), "true") {
+				k, v := aws.ToString(t.Key), aws.ToString(t.Value)
+				if c.protectTag != "" && k == c.protectTag && strings.EqualFold(v, "true") {
 					rl.Protected = true
+				}
+				if c.ownerTag != "" && k == c.ownerTag && v != "" {
+					rl.Labels = c.ownerLabels(v)
 				}
 			}
 		}

@@ -561,13 +561,38 @@ func TestProtectTag(t *testing.T) {
 	for _, r := range l.Repos {
 		if !r.Complete {
 			incomplete++
-			if !strings.Contains(r.Problem, "ecr:ListTagsForResource") || !strings.Contains(r.Problem, "protect tag") {
+			if !strings.Contains(r.Problem, "ecr:ListTagsForResource") || !strings.Contains(r.Problem, `tags "reclaim.dev/protect" are unknown`) {
 				t.Errorf("%s: problem %q", r.Repo.Name, r.Problem)
 			}
 		}
 	}
 	if incomplete != 1 {
 		t.Errorf("%d repos incomplete, want 1: unknown protection must make its repo incomplete", incomplete)
+	}
+}
+
+// The owner tag's value names a repository's owner (RepoListing.Labels, one
+// map per owner); it is read without a protect tag too.
+func TestOwnerTag(t *testing.T) {
+	f := newFake(t, ecrfake.Options{})
+	seed(f, acct, "etl-a", 1)
+	seed(f, acct, "etl-b", 1)
+	seed(f, acct, "plain", 1)
+	f.SetRepositoryTags(acct, "etl-a", map[string]string{"team": "etl"})
+	f.SetRepositoryTags(acct, "etl-b", map[string]string{"team": "etl", "reclaim.dev/protect": "true"})
+	l := newClient(t, f.URL(), func(o *ecr.Options) { o.OwnerTag = "team" }).ListAll(ctx)
+	labels := map[string]map[string]string{}
+	for _, r := range l.Repos {
+		labels[r.Repo.Name] = r.Labels
+		if r.Protected || !r.Complete {
+			t.Errorf("%s: protected=%v (no protect tag configured) complete=%v", r.Repo.Name, r.Protected, r.Complete)
+		}
+	}
+	if labels["etl-a"]["team"] != "etl" || labels["plain"] != nil || fmt.Sprintf("%p", labels["etl-a"]) != fmt.Sprintf("%p", labels["etl-b"]) {
+		t.Fatalf("labels %v: want etl's shared by etl-a and etl-b, none for plain", labels)
+	}
+	if n := f.Calls(ecrfake.OpListTagsForResource); n != 3 {
+		t.Errorf("ListTagsForResource calls = %d, want 3", n)
 	}
 }
 

@@ -99,13 +99,16 @@ type Detail struct {
 	PulledAt   *time.Time `json:"pulledAt,omitempty"`
 	// Parents are the indexes an image is a child of; it is deleted after them.
 	Parents []string `json:"parents,omitempty"`
+	// labels are the repository's tags the listing kept (the owner tag),
+	// shared by its images, for routing (Where).
+	labels map[string]string
 }
 
 var _ engine.Located = (*Detail)(nil) // routed by notify.routes
 
 // Where is the image's account/region and repository.
 func (d *Detail) Where() engine.Where {
-	return engine.Where{Scope: d.Account + "/" + d.Region, Repository: d.Repository}
+	return engine.Where{Scope: d.Account + "/" + d.Region, Repository: d.Repository, Labels: d.labels}
 }
 
 // DetailOf returns an image decision's detail.
@@ -391,7 +394,7 @@ func (k *Kind) proposeRepo(out []engine.Proposal, rl *inventory.RepoListing, rul
 	group := rl.Repo.String()
 	for _, i := range order {
 		img := &ipl.imgs[i]
-		p := engine.Proposal{Decision: decision(rl.Repo, group, img), Candidate: true, Sources: sources, Hold: hold, Created: img.PushedAt}
+		p := engine.Proposal{Decision: decision(rl.Repo, rl.Labels, group, img), Candidate: true, Sources: sources, Hold: hold, Created: img.PushedAt}
 		p.Class, p.Reason, p.Group = ipl.class[i], ipl.reason[i], group
 		det := p.Detail.(*Detail)
 		for _, par := range ipl.parents[img.Digest] {
@@ -407,17 +410,17 @@ func (k *Kind) proposeRepo(out []engine.Proposal, rl *inventory.RepoListing, rul
 		if selected[i] || ipl.class[i] == "" {
 			continue // not needed: counted by the view, no proposal
 		}
-		p := engine.Proposal{Decision: decision(rl.Repo, group, &ipl.imgs[i])}
+		p := engine.Proposal{Decision: decision(rl.Repo, rl.Labels, group, &ipl.imgs[i])}
 		p.Action, p.Class, p.Reason = engine.Keep, ipl.class[i], ipl.reason[i]
 		out = append(out, p)
 	}
 	return out
 }
 
-func decision(repo inventory.RepoKey, name string, img *inventory.Image) engine.Decision {
+func decision(repo inventory.RepoKey, labels map[string]string, name string, img *inventory.Image) engine.Decision {
 	id := ID(repo, img.Digest)
 	// The detail's digest is the id's tail: one string for both.
-	det := &Detail{Account: repo.Account, Region: repo.Region, Repository: name, Digest: id[len(id)-len(img.Digest):], Tags: img.Tags, Type: mediaKind(img)}
+	det := &Detail{Account: repo.Account, Region: repo.Region, Repository: name, Digest: id[len(id)-len(img.Digest):], Tags: img.Tags, Type: mediaKind(img), labels: labels}
 	if !img.PushedAt.IsZero() {
 		t := img.PushedAt
 		det.PushedAt = &t

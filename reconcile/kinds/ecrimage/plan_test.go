@@ -568,3 +568,22 @@ func TestImageCandidatesCarryTheEnginesMinimumAge(t *testing.T) {
 		t.Fatal("no candidate proposed")
 	}
 }
+
+// An image's owner is its repository's owner tag (notify.ownerLabel).
+func TestImageOwnerIsItsRepositorysTag(t *testing.T) {
+	s := imageSnap(images(10))
+	s.Registries[0].Repos[0].Labels = map[string]string{"team": "etl"}
+	p := engine.Build(&s, []engine.Kind{&ecrimage.Kind{Policy: imagePolicy(10, 8, 5, 1)}}, engine.NewState(), imgNow, engine.Routes("team", nil))
+	n := 0
+	for _, d := range p.Decisions {
+		if d.Action == engine.Mark || d.Action == engine.Delete {
+			n++
+			if d.Owner != "etl" {
+				t.Fatalf("%s: owner %q, want etl", d.ID, d.Owner)
+			}
+		}
+	}
+	if n == 0 {
+		t.Fatal("no candidate")
+	}
+}
