@@ -39,8 +39,8 @@ type Notify struct {
 	Email []EmailTarget `json:"email"`
 	// OwnerLabel is the label or tag whose value names a resource's owner
 	// (team=data-eng): it wins over the routes' own matching. Read from GCE
-	// disks' labels, interfaces' tags, Jobs' and Pods' labels and ECR
-	// repositories' tags.
+	// disks' labels, interfaces' tags, Jobs' and Pods' labels (else their
+	// namespace's) and ECR repositories' tags.
 	OwnerLabel string `json:"ownerLabel,omitempty"`
 	// Routes send each owner's candidates to that owner's targets (see
 	// Route); without routes every target gets the whole report.

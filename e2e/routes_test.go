@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -9,13 +10,14 @@ import (
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // TestRoutedEmailsReachEachOwner: with notify.ownerLabel and a route, the
 // binary sends each owner's slice to its own address on a real SMTP server
 // (aiosmtpd): etl's address gets etl's finished Job alone, headed with its
 // owner; the fleet's address gets all three and the sum per owner. Jobs in
-// a real kube-apiserver carry the owner label.
+// a real kube-apiserver carry the owner label, or their namespace does.
 func TestRoutedEmailsReachEachOwner(t *testing.T) {
 	python := aiosmtpdPython(t)
 	dir := t.TempDir()
@@ -32,7 +34,15 @@ func TestRoutedEmailsReachEachOwner(t *testing.T) {
 	}
 	w.job(prodA, "etl-nightly", "Complete", 48*time.Hour, team("etl"))
 	w.job(prodA, "web-build", "Complete", 48*time.Hour, team("web"))
-	w.job(prodA, "unowned-job", "Complete", 48*time.Hour, nil)
+	w.job(prodA, "platform-job", "Complete", 48*time.Hour, nil) // its namespace's
+	ns, err := prodA.Client.CoreV1().Namespaces().Get(context.Background(), w.ns, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns.Labels = map[string]string{"team": "platform"}
+	if _, err := prodA.Client.CoreV1().Namespaces().Update(context.Background(), ns, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
 	target := func(name, to string) string {
 		return `    - name: ` + name + `
       host: 127.0.0.1
@@ -81,13 +91,13 @@ func TestRoutedEmailsReachEachOwner(t *testing.T) {
 		}
 	}
 	etl, ops := texts["etl@example.com"], texts["ops@example.com"]
-	if !strings.Contains(etl, "etl-nightly") || strings.Contains(etl, "web-build") || strings.Contains(etl, "unowned-job") {
+	if !strings.Contains(etl, "etl-nightly") || strings.Contains(etl, "web-build") || strings.Contains(etl, "platform-job") {
 		t.Errorf("etl's email is not etl's slice:\n%s", etl)
 	}
 	if !strings.Contains(subjects["etl@example.com"], "e2e-fleet · etl") {
 		t.Errorf("etl's subject %q does not name its owner", subjects["etl@example.com"])
 	}
-	for _, want := range []string{"etl-nightly", "web-build", "unowned-job", "By owner (notify.routes)", "no route: the fleet's"} {
+	for _, want := range []string{"etl-nightly", "web-build", "platform-job", "By owner (notify.routes)", "\n  platform  "} {
 		if !strings.Contains(ops, want) {
 			t.Errorf("the fleet's email lacks %q:\n%s", want, ops)
 		}

@@ -248,6 +248,9 @@ type ClusterRefs struct {
 	CronJobs                 []CronJob
 	Pods                     []Pod
 	Nodes                    []Node
+	// NamespaceLabels are, per namespace, the labels kept of it: its owner
+	// label (notify.ownerLabel), for the objects that carry none.
+	NamespaceLabels map[string]map[string]string
 }
 
 // CouldPull reports whether this cluster could run images of an AWS account.

@@ -74,6 +74,8 @@ type Options struct {
 	Labels bool
 	// OwnerLabel, without Labels, keeps that one label of each Job and Pod
 	// (notify.ownerLabel): one shared map per owner, not one per object.
+	// It also lists the namespaces (list on namespaces) for their owner
+	// label (ClusterRefs.NamespaceLabels).
 	OwnerLabel string
 }
 
@@ -162,7 +164,8 @@ func Collect(ctx context.Context, name string, cs kubernetes.Interface, dyn dyna
 	var workloads *workloadCollector
 	if opt.Workloads {
 		workloads = newWorkloadCollector(cs, protected, opt.RetentionAnnotation)
-		workloads.labels, workloads.ownerLabel = opt.Labels, opt.OwnerLabel
+		workloads.labels = opt.Labels
+		workloads.ownedBy(cs, opt.OwnerLabel)
 		workloads.start(l, &wg, images) // before images start: it shares their passes
 	}
 	if images != nil {

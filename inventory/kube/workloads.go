@@ -60,6 +60,7 @@ type workloadCollector struct {
 	ownerLabel string
 	ownersMu   sync.Mutex                   // the pod and Job passes run at once
 	owners     map[string]map[string]string // one {ownerLabel: v} per owner
+	namespaces map[string]map[string]string // namespace → its owner's map
 
 	// Keyed by object, so that an object seen twice is recorded once. Only
 	// the converted values are kept, never the Kubernetes objects.
@@ -97,6 +98,37 @@ func newWorkloadCollector(cs kubernetes.Interface, protected func(map[string]str
 	w.errs = make([]error, len(w.passes))
 	w.shared = make([]bool, len(w.passes))
 	return w
+}
+
+// resNamespaces is the Namespace resource as problems name it.
+const resNamespaces = "namespaces"
+
+// ownedBy keeps each Job's and Pod's owner label (keep) and lists the
+// namespaces for theirs (ClusterRefs.NamespaceLabels): an object without
+// the label is its namespace's. A failed namespace list leaves the
+// workloads unlisted, as any failed pass does: an owner unknown would
+// make another's report its notice.
+func (w *workloadCollector) ownedBy(cs kubernetes.Interface, ownerLabel string) {
+	if ownerLabel == "" {
+		return
+	}
+	w.ownerLabel, w.namespaces = ownerLabel, map[string]map[string]string{}
+	w.passes = append(w.passes, workloadPass{resNamespaces, func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+		return cs.CoreV1().Namespaces().List(ctx, o)
+	}, func() { clear(w.namespaces) }, w.addNamespace})
+	w.errs = append(w.errs, nil)
+	w.shared = append(w.shared, false)
+}
+
+func (w *workloadCollector) addNamespace(obj runtime.Object) error {
+	ns, ok := obj.(*corev1.Namespace)
+	if !ok {
+		return fmt.Errorf("unexpected %T in Namespace list", obj)
+	}
+	if v := ns.Labels[w.ownerLabel]; v != "" {
+		w.namespaces[ns.Name] = w.ownerMap(v)
+	}
+	return nil
 }
 
 // start hands the Job and CronJob passes to images (when not nil; it must not
@@ -168,6 +200,7 @@ func (w *workloadCollector) finish(out *inventory.ClusterRefs, l lister, podErr 
 		out.Nodes = append(out.Nodes, n)
 	}
 	sort.Slice(out.Nodes, func(i, j int) bool { return out.Nodes[i].Name < out.Nodes[j].Name })
+	out.NamespaceLabels = w.namespaces
 	// Let the maps go while Collect links the rest (100,000 pods are tens of MB).
 	w.pods, w.jobs, w.cronJobs, w.nodes = nil, nil, nil, nil
 	return ok
@@ -211,6 +244,11 @@ func (w *workloadCollector) keep(labels map[string]string) map[string]string {
 	if w.ownerLabel == "" || v == "" {
 		return nil
 	}
+	return w.ownerMap(v)
+}
+
+// ownerMap returns the shared {ownerLabel: v} of owner v.
+func (w *workloadCollector) ownerMap(v string) map[string]string {
 	w.ownersMu.Lock()
 	defer w.ownersMu.Unlock()
 	m, ok := w.owners[v]

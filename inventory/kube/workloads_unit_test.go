@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -68,6 +69,37 @@ func TestWorkloadsKeepTheOwnerLabelAlone(t *testing.T) {
 	if reflect.ValueOf(labels["a"]).UnsafePointer() != reflect.ValueOf(labels["b"]).UnsafePointer() {
 		t.Error("two pods of one owner hold a map each")
 	}
+}
+
+// With Options.OwnerLabel the namespaces are listed for theirs; a failed
+// namespace list leaves the workloads unlisted (their owners unknown).
+func TestWorkloadsListNamespaceOwners(t *testing.T) {
+	ns := func(name string, labels map[string]string) *corev1.Namespace {
+		return &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}}
+	}
+	objs := []runtime.Object{ns("etl", map[string]string{"team": "etl"}), ns("web", nil),
+		&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "etl", Name: "p"}}}
+	o := wlOpts()
+	o.Labels, o.OwnerLabel = false, "team"
+	out := Collect(context.Background(), "c", fake.NewSimpleClientset(objs...), nil, o)
+	if !out.WorkloadsListed || !reflect.DeepEqual(out.NamespaceLabels, map[string]map[string]string{"etl": {"team": "etl"}}) {
+		t.Fatalf("listed %v, namespace labels %v (%v)", out.WorkloadsListed, out.NamespaceLabels, out.Problems)
+	}
+	cs := fake.NewSimpleClientset(objs...)
+	cs.PrependReactor("list", "namespaces", func(k8stesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewForbidden(schema.GroupResource{Resource: "namespaces"}, "", fmt.Errorf("no"))
+	})
+	out = Collect(context.Background(), "c", cs, nil, o)
+	if out.WorkloadsListed || !strings.Contains(strings.Join(out.Problems, "; "), "list namespaces: forbidden") {
+		t.Fatalf("a failed namespace list: listed %v, problems %v", out.WorkloadsListed, out.Problems)
+	}
+	o.OwnerLabel = ""
+	cs = fake.NewSimpleClientset(objs...)
+	cs.PrependReactor("list", "namespaces", func(k8stesting.Action) (bool, runtime.Object, error) {
+		t.Error("namespaces listed without an owner label")
+		return false, nil, nil
+	})
+	Collect(context.Background(), "c", cs, nil, o)
 }
 
 func TestJobStatus(t *testing.T) {

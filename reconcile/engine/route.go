@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"path"
 	"slices"
 )
@@ -16,8 +17,9 @@ type Where struct {
 	// Repository is an ECR repository's name.
 	Repository string
 	// Labels are the resource's own labels or tags (a GCE disk's labels,
-	// an interface's tags).
-	Labels map[string]string
+	// an interface's tags); NamespaceLabels its namespace's, for the owner
+	// label an object does not carry itself.
+	Labels, NamespaceLabels map[string]string
 }
 
 // Located is a decision's Detail that says where its resource lives; a
@@ -43,7 +45,8 @@ type Route struct {
 }
 
 // Routes names each candidate's owner (Decision.Owner): the value of its
-// ownerLabel (a label or tag the resource carries; "" for none), else the
+// ownerLabel (a label or tag the resource carries, else its namespace; ""
+// for none), else the
 // owner of the first route that matches it, in order; else none. The
 // owners the routes name are routed: only a report cut to such an owner
 // (State.Announce) gives notice of its candidates.
@@ -102,8 +105,10 @@ func (o *options) owner(d *Decision) string {
 		return ""
 	}
 	w := l.Where()
-	if v := w.Labels[o.ownerLabel]; o.ownerLabel != "" && v != "" {
-		return v
+	if o.ownerLabel != "" {
+		if v := cmp.Or(w.Labels[o.ownerLabel], w.NamespaceLabels[o.ownerLabel]); v != "" {
+			return v
+		}
 	}
 	for i := range o.routes {
 		if o.routes[i].Match(d.Kind, w) {

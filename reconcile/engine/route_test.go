@@ -92,16 +92,19 @@ func TestOwnerLabelNamesTheOwner(t *testing.T) {
 	k := &fakeKind{lim: testLimits(), items: []engine.Proposal{
 		placed("labelled", engine.Where{Namespace: "etl", Labels: map[string]string{"team": "web"}}),
 		placed("ml-labelled", engine.Where{Labels: map[string]string{"team": "ml"}}),
-		placed("unlabelled", engine.Where{Namespace: "etl"})}}
+		placed("unlabelled", engine.Where{Namespace: "etl"}),
+		placed("in-labelled-ns", engine.Where{Namespace: "etl", NamespaceLabels: map[string]string{"team": "data"}}),
+		placed("own-over-ns", engine.Where{Labels: map[string]string{"team": "ml"}, NamespaceLabels: map[string]string{"team": "data"}})}}
 	owner := func(p *engine.Plan, name string) string { return enginetest.DecisionFor(t, p, name).Owner }
 	opts := []engine.Option{engine.RequireNotice(), engine.Routes("team", teamRoutes)}
 	p := plan(k, engine.NewState(), t0, opts...)
-	if owner(p, "labelled") != "web" || owner(p, "ml-labelled") != "ml" || owner(p, "unlabelled") != "etl" {
-		t.Fatalf("owners %q %q %q", owner(p, "labelled"), owner(p, "ml-labelled"), owner(p, "unlabelled"))
+	if owner(p, "labelled") != "web" || owner(p, "ml-labelled") != "ml" || owner(p, "unlabelled") != "etl" ||
+		owner(p, "in-labelled-ns") != "data" || owner(p, "own-over-ns") != "ml" {
+		t.Fatalf("owners %q %q %q %q %q", owner(p, "labelled"), owner(p, "ml-labelled"), owner(p, "unlabelled"), owner(p, "in-labelled-ns"), owner(p, "own-over-ns"))
 	}
 	st := p.State
-	if n := st.Announce(p, t0); n != 1 {
-		t.Fatalf("the fleet's report announced %d, want 1 (web's: no route names web)", n)
+	if n := st.Announce(p, t0); n != 2 {
+		t.Fatalf("the fleet's report announced %d, want 2 (web's and data's: no route names them)", n)
 	}
 	p = plan(k, st, t0.Add(13*time.Hour), opts...)
 	for name, want := range map[string]engine.Action{"labelled": engine.Delete, "ml-labelled": engine.Mark, "unlabelled": engine.Mark} {

@@ -30,15 +30,17 @@ type Detail struct {
 	// Retention is the retention annotation's value when planned.
 	Retention string `json:"retention,omitempty"`
 	// Labels are what the collector kept of its labels (the owner label,
-	// or all for a selector), for routing (Where).
-	Labels map[string]string `json:"-"`
+	// or all for a selector), and NamespaceLabels its namespace's (the
+	// owner label), for routing (Where).
+	Labels          map[string]string `json:"-"`
+	NamespaceLabels map[string]string `json:"-"`
 }
 
 var _ engine.Located = (*Detail)(nil) // routed by notify.routes
 
 // Where is the object's cluster and namespace.
 func (d *Detail) Where() engine.Where {
-	return engine.Where{Cluster: d.Cluster, Namespace: d.Namespace, Labels: d.Labels}
+	return engine.Where{Cluster: d.Cluster, Namespace: d.Namespace, Labels: d.Labels, NamespaceLabels: d.NamespaceLabels}
 }
 
 // DetailOf returns a decision's detail.

@@ -116,6 +116,7 @@ func (k *Kind) Propose(snap *inventory.Snapshot, now time.Time) engine.Proposals
 			h, ips := k.history(c.ClusterRefs), ipsByJob(c.ClusterRefs)
 			return func(j *inventory.Job) engine.Proposal {
 				p := k.propose(c.Name, j, h.keep, ips[j.UID], c.Sources, c.Hold, now)
+				finished.DetailOf(&p.Decision).NamespaceLabels = c.NamespaceLabels[j.Namespace]
 				if !p.Candidate {
 					return p
 				}

@@ -119,7 +119,8 @@ func Finished(p *inventory.Pod) time.Time {
 
 func (k *Kind) propose(c *finished.Cluster, pod *inventory.Pod, jobs map[string]*inventory.Job, now time.Time) engine.Proposal {
 	ips := finished.IPv4s(pod.IPs)
-	det := &finished.Detail{Cluster: c.Name, Namespace: pod.Namespace, UID: pod.UID, Status: pod.Phase, IPs: ips, Retention: pod.Retention, Labels: pod.Labels}
+	det := &finished.Detail{Cluster: c.Name, Namespace: pod.Namespace, UID: pod.UID, Status: pod.Phase, IPs: ips, Retention: pod.Retention, Labels: pod.Labels,
+		NamespaceLabels: c.NamespaceLabels[pod.Namespace]}
 	p := engine.Proposal{Decision: engine.Decision{ID: ID(c.Name, pod.Namespace, pod.Name), Name: pod.Name, Detail: det,
 		Frees: engine.Frees{IPs: ips}}}
 	keep := func(class, reason string) engine.Proposal {
