@@ -60,6 +60,22 @@ type smtpServer struct {
 	stdin              io.WriteCloser
 }
 
+// newSMTPServer starts aiosmtpd on a free port of 127.0.0.1, with a
+// self-signed certificate and an inbox in a directory of the test's own
+// (srv.dir, where the certificate is too: SSL_CERT_FILE=dir/cert.pem).
+func newSMTPServer(t *testing.T) *smtpServer {
+	t.Helper()
+	dir := t.TempDir()
+	inbox := filepath.Join(dir, "inbox")
+	if err := os.Mkdir(inbox, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	selfSigned(t, dir)
+	srv := &smtpServer{t: t, python: aiosmtpdPython(t), dir: dir, inbox: inbox}
+	srv.start()
+	return srv
+}
+
 // start starts the server on s.port (0: a free one) with the certificate
 // in s.dir.
 func (s *smtpServer) start() {
@@ -187,13 +203,8 @@ func runReclaim(t *testing.T, env []string, args ...string) (int, string, string
 // first and then its own, and empties the spool. `reclaim notify test`
 // reaches the server too.
 func TestReportEmailReachesRealSMTPServer(t *testing.T) {
-	python := aiosmtpdPython(t)
-	dir := t.TempDir()
-	inbox := filepath.Join(dir, "inbox")
-	os.Mkdir(inbox, 0o755)
-	selfSigned(t, dir)
-	srv := &smtpServer{t: t, python: python, dir: dir, inbox: inbox}
-	srv.start()
+	srv := newSMTPServer(t)
+	dir := srv.dir
 
 	spool := filepath.Join(dir, "spool")
 	cfg := filepath.Join(dir, "reclaim.yaml")

@@ -19,13 +19,8 @@ import (
 // owner; the fleet's address gets all three and the sum per owner. Jobs in
 // a real kube-apiserver carry the owner label, or their namespace does.
 func TestRoutedEmailsReachEachOwner(t *testing.T) {
-	python := aiosmtpdPython(t)
-	dir := t.TempDir()
-	inbox := filepath.Join(dir, "inbox")
-	os.Mkdir(inbox, 0o755)
-	selfSigned(t, dir)
-	srv := &smtpServer{t: t, python: python, dir: dir, inbox: inbox}
-	srv.start()
+	srv := newSMTPServer(t)
+	dir := srv.dir
 
 	w := newEKSWorld(t)
 	w.ec2YAML, w.podsYAML, w.omitProdB = "-", "-", true

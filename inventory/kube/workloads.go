@@ -58,8 +58,7 @@ type workloadCollector struct {
 	annotation string
 	labels     bool // keep labels (Options.Labels)
 	ownerLabel string
-	ownersMu   sync.Mutex                   // the pod and Job passes run at once
-	owners     map[string]map[string]string // one {ownerLabel: v} per owner
+	owners     inventory.OwnerLabels        // shared by the pod and Job passes
 	namespaces map[string]map[string]string // namespace → its owner's map
 
 	// Keyed by object, so that an object seen twice is recorded once. Only
@@ -112,7 +111,7 @@ func (w *workloadCollector) ownedBy(cs kubernetes.Interface, ownerLabel string) 
 	if ownerLabel == "" {
 		return
 	}
-	w.ownerLabel, w.namespaces = ownerLabel, map[string]map[string]string{}
+	w.ownerLabel, w.owners.Key, w.namespaces = ownerLabel, ownerLabel, map[string]map[string]string{}
 	w.passes = append(w.passes, workloadPass{resNamespaces, func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 		return cs.CoreV1().Namespaces().List(ctx, o)
 	}, func() { clear(w.namespaces) }, w.addNamespace})
@@ -126,7 +125,7 @@ func (w *workloadCollector) addNamespace(obj runtime.Object) error {
 		return fmt.Errorf("unexpected %T in Namespace list", obj)
 	}
 	if v := ns.Labels[w.ownerLabel]; v != "" {
-		w.namespaces[ns.Name] = w.ownerMap(v)
+		w.namespaces[ns.Name] = w.owners.Of(v)
 	}
 	return nil
 }
@@ -244,22 +243,7 @@ func (w *workloadCollector) keep(labels map[string]string) map[string]string {
 	if w.ownerLabel == "" || v == "" {
 		return nil
 	}
-	return w.ownerMap(v)
-}
-
-// ownerMap returns the shared {ownerLabel: v} of owner v.
-func (w *workloadCollector) ownerMap(v string) map[string]string {
-	w.ownersMu.Lock()
-	defer w.ownersMu.Unlock()
-	m, ok := w.owners[v]
-	if !ok {
-		m = map[string]string{w.ownerLabel: v}
-		if w.owners == nil {
-			w.owners = map[string]map[string]string{}
-		}
-		w.owners[v] = m
-	}
-	return m
+	return w.owners.Of(v)
 }
 
 // addPod records a pod of Collect's pod pass.

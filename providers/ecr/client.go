@@ -83,8 +83,7 @@ type Client struct {
 	ownerTag    string
 	maxAttempts int
 	// owners shares one {ownerTag: value} map per owner between repositories.
-	ownersMu sync.Mutex
-	owners   map[string]map[string]string
+	owners inventory.OwnerLabels
 }
 
 // New builds the SDK client: config.LoadDefaultConfig with the region and
@@ -118,6 +117,7 @@ func NewWithAPI(api API, o Options) (*Client, error) {
 		pageSize:    o.PageSize,
 		protectTag:  o.ProtectTag,
 		ownerTag:    o.OwnerTag,
+		owners:      inventory.OwnerLabels{Key: o.OwnerTag},
 		maxAttempts: o.MaxAttempts,
 	}, nil
 }
@@ -288,21 +288,6 @@ func (c *Client) tagKeys() string {
 	return strings.Join(ks, " and ")
 }
 
-// ownerLabels returns the shared {ownerTag: v} of owner v.
-func (c *Client) ownerLabels(v string) map[string]string {
-	c.ownersMu.Lock()
-	defer c.ownersMu.Unlock()
-	m, ok := c.owners[v]
-	if !ok {
-		m = map[string]string{c.ownerTag: v}
-		if c.owners == nil {
-			c.owners = map[string]map[string]string{}
-		}
-		c.owners[v] = m
-	}
-	return m
-}
-
 func (c *Client) listRepo(ctx context.Context, name, arn string) (rl inventory.RepoListing, gone bool) {
 	rl = inventory.RepoListing{Repo: inventory.RepoKey{Account: c.Account(), Region: c.Region(), Name: name}, Complete: true}
 	var problems []string
@@ -331,7 +316,7 @@ func (c *Client) listRepo(ctx context.Context, name, arn string) (rl inventory.R
 					rl.Protected = true
 				}
 				if c.ownerTag != "" && k == c.ownerTag && v != "" {
-					rl.Labels = c.ownerLabels(v)
+					rl.Labels = c.owners.Of(v)
 				}
 			}
 		}
