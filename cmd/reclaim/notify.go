@@ -129,13 +129,17 @@ func announce(ctx context.Context, r *app.Runner, rep *report.Report, rs []notif
 		return
 	}
 	var as []app.Announced
+	seen := map[*report.Report]bool{} // targets sent one cut share it: one record each
 	for _, res := range rs {
 		if res.Result == notify.Sent {
 			sent := res.Report
 			if sent == nil {
 				sent = rep
 			}
-			as = append(as, app.Announced{Report: sent, Owners: res.Owners})
+			if !seen[sent] {
+				seen[sent] = true
+				as = append(as, app.Announced{Report: sent, Owners: res.Owners})
+			}
 		}
 	}
 	if err := r.Announce(ctx, time.Now(), as...); err != nil {

@@ -594,6 +594,21 @@ func TestOwnerTag(t *testing.T) {
 	if n := f.Calls(ecrfake.OpListTagsForResource); n != 3 {
 		t.Errorf("ListTagsForResource calls = %d, want 3", n)
 	}
+	// Unknown tags are an unknown owner: the repository is not trimmed.
+	f.FailNext(ecrfake.OpListTagsForResource, ecrfake.CodeAccessDenied, 1)
+	l = newClient(t, f.URL(), func(o *ecr.Options) { o.OwnerTag = "team"; o.Concurrency = 1 }).ListAll(ctx)
+	incomplete := 0
+	for _, r := range l.Repos {
+		if !r.Complete {
+			incomplete++
+			if !strings.Contains(r.Problem, `tags "team" are unknown`) {
+				t.Errorf("%s: problem %q", r.Repo.Name, r.Problem)
+			}
+		}
+	}
+	if incomplete != 1 {
+		t.Errorf("%d repos incomplete, want 1: an unknown owner must make its repo incomplete", incomplete)
+	}
 }
 
 // A repository deleted between the registry's listing and its own is Gone:

@@ -273,12 +273,9 @@ func (r *rules) decide(k Kind, pr *Proposals) {
 		d.Kind, d.Identity = k.Name(), it.Identity
 		if it.Protected != "" {
 			// Opted out: kept whatever else the kind said (invariant 5).
-			d.Action, d.Reason, d.Class = Keep, it.Protected, orDefault(d.Class, "protected")
-			delete(r.st.Resources, d.ID)
-			r.p.Decisions = append(r.p.Decisions, d)
-			return
+			d.Reason, d.Class = it.Protected, orDefault(d.Class, "protected")
 		}
-		if !it.Candidate {
+		if it.Protected != "" || !it.Candidate {
 			// Whatever the kind set, a non-candidate is kept: only a
 			// candidate passes fail-closed, grace, caps and breaker.
 			d.Action = Keep

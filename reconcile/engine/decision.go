@@ -63,8 +63,8 @@ type Decision struct {
 	// Held is set when a deletion was due but held back this run (caps, breaker,
 	// incomplete evidence); Reason then says why.
 	Held bool
-	// Owner is the owner the first matching notify route names (Routes);
-	// "" when none does.
+	// Owner is who owns the resource (Routes): its owner label's value,
+	// else the owner the first matching notify route names; "" for none.
 	Owner string
 	// Class is the kind of reason, for counting: in-use, trim, orphan, ...
 	Class          string

@@ -45,11 +45,10 @@ type Route struct {
 }
 
 // Routes names each candidate's owner (Decision.Owner): the value of its
-// ownerLabel (a label or tag the resource carries, else its namespace; ""
-// for none), else the
-// owner of the first route that matches it, in order; else none. The
-// owners the routes name are routed: only a report cut to such an owner
-// (State.Announce) gives notice of its candidates.
+// ownerLabel (a label or tag the resource carries, else its namespace's;
+// "" for none), else the owner of the first route that matches it, in
+// order; else none. The owners the routes name are routed: only a report
+// cut to such an owner (State.Announce) gives notice of its candidates.
 func Routes(ownerLabel string, rs []Route) Option {
 	return func(o *options) {
 		o.ownerLabel, o.routes = ownerLabel, rs

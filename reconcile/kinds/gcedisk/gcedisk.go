@@ -231,11 +231,11 @@ func (k *Kind) Propose(snap *inventory.Snapshot, now time.Time) engine.Proposals
 func (k *Kind) propose(d inventory.Disk, read, clusters int, refs refIndex, guards []string, now time.Time) engine.Proposal {
 	pol := k.Policy
 	metric := QuotaMetricOf(d.Type)
+	ns, claim := createdFor(d.Description)
 	p := engine.Proposal{Decision: engine.Decision{ID: d.Key.String(), Name: d.Key.Name,
 		Frees: engine.Frees{GB: d.SizeGB, Pool: Pool(d.Key.Project, d.Region(), metric)},
 		Detail: &Detail{Project: d.Key.Project, Location: d.Key.Location(), Type: d.Type, QuotaMetric: metric, Region: d.Region(),
-			LabelFingerprint: d.LabelFingerprint, DiskID: d.ID, Owner: createdFor(d.Description),
-			namespace: jsonStringField(d.Description, "kubernetes.io/created-for/pvc/namespace"), labels: d.Labels}}}
+			LabelFingerprint: d.LabelFingerprint, DiskID: d.ID, Owner: claimText(ns, claim), namespace: ns, labels: d.Labels}}}
 	keep := func(class, reason string) engine.Proposal {
 		p.Action, p.Class, p.Reason = engine.Keep, class, reason
 		return p
@@ -395,28 +395,28 @@ func owned(d inventory.Disk, pol Policy) bool {
 
 // createdFor reads the PD CSI driver's description
 // {"kubernetes.io/created-for/pvc/namespace":"ns","kubernetes.io/created-for/pvc/name":"claim",...}
-// and names the claim an orphan was made for.
-func createdFor(desc string) string {
-	ns := jsonStringField(desc, "kubernetes.io/created-for/pvc/namespace")
-	name := jsonStringField(desc, "kubernetes.io/created-for/pvc/name")
-	if name == "" {
-		return ""
+// once, for the namespace and name of the claim a disk was made for.
+// Anything else yields "".
+func createdFor(desc string) (namespace, claim string) {
+	if len(desc) == 0 || desc[0] != '{' {
+		return "", ""
 	}
-	return "created for PVC " + ns + "/" + name
+	var m struct {
+		Namespace string `json:"kubernetes.io/created-for/pvc/namespace"`
+		Name      string `json:"kubernetes.io/created-for/pvc/name"`
+	}
+	if json.Unmarshal([]byte(desc), &m) != nil {
+		return "", ""
+	}
+	return m.Namespace, m.Name
 }
 
-// jsonStringField reads one string field of a JSON object held in a string, as
-// the PD CSI driver writes disk descriptions. Anything else yields "".
-func jsonStringField(doc, field string) string {
-	if len(doc) == 0 || doc[0] != '{' {
+// claimText names the claim an orphan was made for, "" when none.
+func claimText(namespace, claim string) string {
+	if claim == "" {
 		return ""
 	}
-	var m map[string]any
-	if json.Unmarshal([]byte(doc), &m) != nil {
-		return ""
-	}
-	s, _ := m[field].(string)
-	return s
+	return "created for PVC " + namespace + "/" + claim
 }
 
 func shortUsers(users []string) []string {
