@@ -50,6 +50,9 @@ type Config struct {
 
 	// present holds the YAML paths the file set; see applyDefaults.
 	present map[string]bool
+	// sections are the registered kinds' sections the file has, by key
+	// (see Register and SectionOf).
+	sections map[string]any
 }
 
 // Cluster is one Kubernetes cluster whose volumes keep disks alive.
@@ -201,15 +204,18 @@ func Parse(data []byte, source string) (*Config, error) {
 	}
 	d := newDecoder()
 	c := &Config{}
+	c.decodeSections(d, tree)
 	d.decode("", tree, reflect.ValueOf(c).Elem())
 	if d.failed[""] {
 		return nil, &Error{Source: source, Problems: d.list}
 	}
 	c.present = d.present
 	c.applyDefaults()
+	c.sectionDefaults()
 	var v problems
 	c.normalize(&v)
 	c.validate(&v)
+	c.validateSections(&v)
 	c.crossValidate(&v)
 	all := d.list
 	for _, p := range v.list {

@@ -230,6 +230,11 @@ func (d *decoder) decodeStruct(path string, node any, v reflect.Value) {
 	for i, f := range fs {
 		known[i] = f.name
 	}
+	if path == "" && v.Type() == reflect.TypeFor[Config]() {
+		// The kinds' sections were decoded first (decodeSections); a typo
+		// of one is still told what it was meant to be.
+		known = append(known, sectionKeys()...)
+	}
 	var unknown []string
 	for k := range m {
 		if !slices.Contains(known, k) {

@@ -1,34 +1,15 @@
-package config
+package config_test
 
 import (
 	"os"
-	"reflect"
 	"regexp"
 	"strings"
 	"testing"
-)
 
-// keyPaths lists every key of t as the README writes it: a.b, a[].b.
-func keyPaths(prefix string, t reflect.Type) []string {
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	if t.Kind() == reflect.Slice {
-		return keyPaths(prefix+"[]", t.Elem())
-	}
-	if t.Kind() != reflect.Struct || reflect.PointerTo(t).Implements(unmarshalerType) {
-		return []string{prefix}
-	}
-	var out []string
-	for _, f := range fieldsOf(t) {
-		p := f.name
-		if prefix != "" {
-			p = prefix + "." + f.name
-		}
-		out = append(out, keyPaths(p, t.Field(f.index).Type)...)
-	}
-	return out
-}
+	config "reclaim.dev/reclaim/configs"
+	// Every kind registers its own section: the reference names those too.
+	_ "reclaim.dev/reclaim/internal/app"
+)
 
 // The README's configuration reference names every key of the file, so
 // the two cannot drift: a key is named in full (`a.b.c`), or its last part
@@ -48,7 +29,7 @@ func TestREADMEReferenceNamesEveryKey(t *testing.T) {
 	// The jobs and pods sections share one struct; validation refuses
 	// these in the section they do not belong to.
 	refused := map[string]bool{"jobs.ownerKinds[]": true, "pods.keepCronJobHistory": true, "pods.ttlGrace": true}
-	for _, p := range keyPaths("", reflect.TypeFor[Config]()) {
+	for _, p := range config.KeyPaths() {
 		if !refused[p] && !named(rows, p) {
 			t.Errorf("README.md's configuration reference does not name %s", p)
 		}
@@ -71,6 +52,44 @@ func named(rows []string, path string) bool {
 		}
 		// A row about the parent naming the key: `a.b` / `c`, or {c, d}.
 		if parent != "" && strings.Contains(r, "`"+parent) && word.MatchString(r) {
+			return true
+		}
+	}
+	return false
+}
+
+// configs/reference.yaml shows every registered kind's section with each
+// of its keys (the global sections are checked by TestExampleConfigs).
+func TestReferenceShowsEveryKindsSection(t *testing.T) {
+	data, err := os.ReadFile("reference.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, err := config.Parse(data, "reference.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	y, err := ref.Redacted()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range config.Sections() {
+		if !strings.Contains(string(data), "\n"+s.Key+":") || !strings.Contains(string(y), "\n"+s.Key+":") {
+			t.Errorf("reference.yaml has no %s section (a kind's: %s)", s.Key, s.Doc)
+		}
+	}
+	for _, p := range config.KeyPaths() {
+		leaf := p[strings.LastIndex(p, ".")+1:]
+		leaf = strings.TrimSuffix(leaf, "[]")
+		if i := strings.Index(p, "."); i > 0 && isSection(p[:i]) && !strings.Contains(string(data), " "+leaf+":") {
+			t.Errorf("reference.yaml does not show %s", p)
+		}
+	}
+}
+
+func isSection(key string) bool {
+	for _, s := range config.Sections() {
+		if s.Key == key {
 			return true
 		}
 	}

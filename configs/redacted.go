@@ -13,7 +13,23 @@ import (
 // the file's own field order, with every Secret shown as <secret>. It is what
 // `reclaim config check --print` shows, and it loads back as the same Config.
 func (c *Config) Redacted() ([]byte, error) {
-	return redactedYAML(c)
+	tree, err := toYAMLTree(reflect.ValueOf(c))
+	if err != nil {
+		return nil, err
+	}
+	m, _ := tree.(yamlv2.MapSlice)
+	for _, s := range registered() {
+		v, ok := c.sections[s.Key]
+		if !ok {
+			continue
+		}
+		item, err := toYAMLTree(reflect.ValueOf(v))
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", s.Key, err)
+		}
+		m = append(m, yamlv2.MapItem{Key: s.Key, Value: item})
+	}
+	return yamlv2.Marshal(m)
 }
 
 func redactedYAML(v any) ([]byte, error) {

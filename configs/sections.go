@@ -1,0 +1,208 @@
+package config
+
+import (
+	"fmt"
+	"reflect"
+	"sync"
+)
+
+// A kind owns its section of the file: its type, defaults, validation and
+// documentation live in the kind's package, which registers them here (from
+// an init func). The section is decoded as strictly as the rest of the file,
+// and its problems carry their full path ("configMaps.maxAge"), so adding a
+// kind edits nothing in this package.
+
+// SectionSpec describes one kind's top-level section. T is a struct whose
+// fields decode like Config's (json tags, Duration, Percent, Size, Secret).
+type SectionSpec[T any] struct {
+	// Key is the section's top-level key ("configMaps").
+	Key string
+	// Doc says in a sentence what the section turns on, for people.
+	Doc string
+	// Defaults fills in what the file left out; set says whether the file
+	// set a key, by its path inside the section ("caps.maxDeletesPerRun").
+	// Fill is the usual way to write it. Nil: no defaults.
+	Defaults func(s *T, set func(path string) bool)
+	// Validate reports every problem, each with a path inside the section
+	// ("" for the section itself). Nil: anything that decodes is valid.
+	Validate func(s *T, report Report)
+}
+
+// Report records one problem with a field of a section.
+type Report func(path, format string, args ...any)
+
+// SectionInfo is what the registry knows of a section, for documentation
+// and tests.
+type SectionInfo struct {
+	Key  string
+	Doc  string
+	Type reflect.Type
+}
+
+type section struct {
+	SectionInfo
+	defaults func(v any, set func(string) bool)
+	validate func(v any, report Report)
+}
+
+var (
+	registryMu sync.RWMutex
+	registry   []section
+)
+
+// Register adds a kind's section. It panics on a key that is already a
+// section or a global key: two owners of one key is a programming error.
+func Register[T any](spec SectionSpec[T]) {
+	t := reflect.TypeFor[T]()
+	if t.Kind() != reflect.Struct {
+		panic(fmt.Sprintf("config: section %q must be a struct type, not %s", spec.Key, t))
+	}
+	if spec.Key == "" {
+		panic("config: a section needs a key")
+	}
+	for _, f := range fieldsOf(reflect.TypeFor[Config]()) {
+		if f.name == spec.Key {
+			panic(fmt.Sprintf("config: section %q is already a global key", spec.Key))
+		}
+	}
+	registryMu.Lock()
+	defer registryMu.Unlock()
+	for _, s := range registry {
+		if s.Key == spec.Key {
+			panic(fmt.Sprintf("config: section %q is registered twice", spec.Key))
+		}
+	}
+	s := section{SectionInfo: SectionInfo{Key: spec.Key, Doc: spec.Doc, Type: t}}
+	if spec.Defaults != nil {
+		s.defaults = func(v any, set func(string) bool) { spec.Defaults(v.(*T), set) }
+	}
+	if spec.Validate != nil {
+		s.validate = func(v any, report Report) { spec.Validate(v.(*T), report) }
+	}
+	registry = append(registry, s)
+}
+
+// Sections lists the registered sections in registration order.
+func Sections() []SectionInfo {
+	registryMu.RLock()
+	defer registryMu.RUnlock()
+	out := make([]SectionInfo, len(registry))
+	for i, s := range registry {
+		out[i] = s.SectionInfo
+	}
+	return out
+}
+
+func registered() []section {
+	registryMu.RLock()
+	defer registryMu.RUnlock()
+	return append([]section(nil), registry...)
+}
+
+// SectionOf returns the file's section under key, nil when the file has
+// none (the kind is then off), or when T is not the key's registered type.
+func SectionOf[T any](c *Config, key string) *T {
+	if c == nil {
+		return nil
+	}
+	v, _ := c.sections[key].(*T)
+	return v
+}
+
+// SetSection puts a section into c, as if the file had it (for programs
+// that build a Config in code, like tests); nil removes it.
+func SetSection[T any](c *Config, key string, v *T) {
+	if v == nil {
+		delete(c.sections, key)
+		return
+	}
+	if c.sections == nil {
+		c.sections = map[string]any{}
+	}
+	c.sections[key] = v
+}
+
+// Fill sets *field to value unless the file set the key at path: a key the
+// file sets explicitly, even to 0 or [], is kept and validated as written.
+func Fill[T any](set func(string) bool, path string, field *T, value T) {
+	if !set(path) {
+		*field = value
+	}
+}
+
+// decodeSections decodes the registered sections the tree has, taking
+// their keys out of it so that the Config decode sees only global keys.
+func (c *Config) decodeSections(d *decoder, tree any) {
+	m, ok := tree.(map[string]any)
+	if !ok {
+		return
+	}
+	for _, s := range registered() {
+		node, ok := m[s.Key]
+		if !ok {
+			continue
+		}
+		delete(m, s.Key)
+		v := reflect.New(s.Type)
+		d.present[s.Key] = true
+		d.decode(s.Key, node, v.Elem())
+		if c.sections == nil {
+			c.sections = map[string]any{}
+		}
+		c.sections[s.Key] = v.Interface()
+	}
+}
+
+// sectionDefaults and validateSections run each present section's own.
+func (c *Config) sectionDefaults() {
+	for _, s := range registered() {
+		if v, ok := c.sections[s.Key]; ok && s.defaults != nil {
+			s.defaults(v, func(p string) bool { return c.present[join(s.Key, p)] })
+		}
+	}
+}
+
+func (c *Config) validateSections(ps *problems) {
+	for _, s := range registered() {
+		if v, ok := c.sections[s.Key]; ok && s.validate != nil {
+			s.validate(v, func(p, format string, args ...any) { ps.add(join(s.Key, p), format, args...) })
+		}
+	}
+}
+
+// sectionKeys are the registered keys, for the unknown-key messages.
+func sectionKeys() []string {
+	var out []string
+	for _, s := range registered() {
+		out = append(out, s.Key)
+	}
+	return out
+}
+
+// KeyPaths lists every key the file may set, as the README writes them
+// (a.b, a[].b): the global ones, then each registered section's.
+func KeyPaths() []string {
+	out := keyPaths("", reflect.TypeFor[Config]())
+	for _, s := range registered() {
+		out = append(out, keyPaths(s.Key, s.Type)...)
+	}
+	return out
+}
+
+// keyPaths lists every key of t under prefix.
+func keyPaths(prefix string, t reflect.Type) []string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t.Kind() == reflect.Slice {
+		return keyPaths(prefix+"[]", t.Elem())
+	}
+	if t.Kind() != reflect.Struct || reflect.PointerTo(t).Implements(unmarshalerType) {
+		return []string{prefix}
+	}
+	var out []string
+	for _, f := range fieldsOf(t) {
+		out = append(out, keyPaths(join(prefix, f.name), t.Field(f.index).Type)...)
+	}
+	return out
+}
