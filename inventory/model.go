@@ -251,6 +251,21 @@ type ClusterRefs struct {
 	// NamespaceLabels are, per namespace, the labels kept of it: its owner
 	// label (notify.ownerLabel), for the objects that carry none.
 	NamespaceLabels map[string]map[string]string
+	// Taps are what the kinds' own reads (kube.Tap) found, by tap name. A
+	// tap missing here was not read in this cluster.
+	Taps map[string]Tapped
+}
+
+// Tapped is one tap's pass over one cluster.
+type Tapped struct {
+	// Complete is true only when the pass reached its last page.
+	Complete bool
+	Problem  string
+	// Items counts the objects listed; Version is the list's resourceVersion.
+	Items   int
+	Version string
+	// Data is what the tap's sink made of the objects.
+	Data any
 }
 
 // CouldPull reports whether this cluster could run images of an AWS account.

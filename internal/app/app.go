@@ -168,7 +168,7 @@ func New(ctx context.Context, cfg *config.Config, d Deps) (*Runner, error) {
 			d.Clusters = func(ctx context.Context) []inventory.ClusterRefs {
 				// Only the configured clusters: the pool also holds the
 				// discovered ones an earlier pass read.
-				return pool.CollectTargets(ctx, configured, kube.Options{ProtectLabel: cfg.Kubernetes.ProtectLabel, RetentionAnnotation: RetentionAnnotation(cfg), Labels: NeedsLabels(cfg), OwnerLabel: OwnerLabel(cfg)}, 8)
+				return pool.CollectTargets(ctx, configured, KubeOptions(cfg), 8)
 			}
 		}
 		if d.Kube == nil {
@@ -345,8 +345,7 @@ func (r *Runner) fleetClusters(ctx context.Context, listings []inventory.FleetLi
 	wg.Go(func() { configured = r.d.Clusters(ctx) })
 	if len(fp.read) > 0 {
 		wg.Go(func() {
-			discovered = r.pool.CollectTargets(ctx, fp.read, kube.Options{ProtectLabel: r.cfg.Kubernetes.ProtectLabel,
-				RetentionAnnotation: RetentionAnnotation(r.cfg), Labels: NeedsLabels(r.cfg), OwnerLabel: OwnerLabel(r.cfg)}, 8)
+			discovered = r.pool.CollectTargets(ctx, fp.read, KubeOptions(r.cfg), 8)
 		})
 	}
 	wg.Wait()
@@ -392,6 +391,14 @@ func Targets(cfg *config.Config) []kube.Target {
 			Subnets: c.AWSSubnets, Workloads: cfg.EC2 != nil || cfg.Jobs != nil || cfg.Pods != nil})
 	}
 	return out
+}
+
+// KubeOptions are what every cluster's collection reads, configured or
+// discovered: the global settings, and the taps of the kinds the config
+// turns on.
+func KubeOptions(cfg *config.Config) kube.Options {
+	return kube.Options{ProtectLabel: cfg.Kubernetes.ProtectLabel, RetentionAnnotation: RetentionAnnotation(cfg),
+		Labels: NeedsLabels(cfg), OwnerLabel: OwnerLabel(cfg), Taps: Taps(cfg)}
 }
 
 // RetentionAnnotation is the annotation the collector reads for the jobs

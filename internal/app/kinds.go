@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	config "reclaim.dev/reclaim/configs"
+	"reclaim.dev/reclaim/inventory/kube"
 	"reclaim.dev/reclaim/reconcile/engine"
 	"reclaim.dev/reclaim/reconcile/kinds/ecrimage"
 	"reclaim.dev/reclaim/reconcile/kinds/gcedisk"
@@ -18,15 +19,16 @@ import (
 
 // Registered lists every kind reclaim knows, one line each: its name, its
 // metrics, and how its config section and the run's clients make it (nil
-// when its section is absent). Adding a kind is a package, a config section
-// and a line here.
+// when its section is absent), and the taps it reads clusters with. Adding a
+// kind is a package (its config section registers itself) and a line here:
+// see the README's "Adding a kind".
 var Registered = []Registration{
-	{gcedisk.Name, gcedisk.Gauges, func(cfg *config.Config, c *Clients) engine.Kind { return nilKind(gcedisk.FromConfig(cfg, c.Disks)) }},
-	{workflowpvc.Name, nil, func(cfg *config.Config, c *Clients) engine.Kind { return workflowpvc.FromConfig(cfg, c.Kube) }},
-	{ecrimage.Name, ecrimage.Gauges, func(cfg *config.Config, c *Clients) engine.Kind { return nilKind(ecrimage.FromConfig(cfg, c.Images)) }},
-	{netiface.Name, netiface.Gauges, func(cfg *config.Config, c *Clients) engine.Kind { return nilKind(netiface.FromConfig(cfg, c.Networks)) }},
-	{k8sjob.Name, k8sjob.Gauges, func(cfg *config.Config, c *Clients) engine.Kind { return nilKind(k8sjob.FromConfig(cfg, c.Kube)) }},
-	{k8spod.Name, k8spod.Gauges, func(cfg *config.Config, c *Clients) engine.Kind { return nilKind(k8spod.FromConfig(cfg, c.Kube)) }},
+	{Name: gcedisk.Name, Gauges: gcedisk.Gauges, New: func(cfg *config.Config, c *Clients) engine.Kind { return nilKind(gcedisk.FromConfig(cfg, c.Disks)) }},
+	{Name: workflowpvc.Name, New: func(cfg *config.Config, c *Clients) engine.Kind { return workflowpvc.FromConfig(cfg, c.Kube) }},
+	{Name: ecrimage.Name, Gauges: ecrimage.Gauges, New: func(cfg *config.Config, c *Clients) engine.Kind { return nilKind(ecrimage.FromConfig(cfg, c.Images)) }},
+	{Name: netiface.Name, Gauges: netiface.Gauges, New: func(cfg *config.Config, c *Clients) engine.Kind { return nilKind(netiface.FromConfig(cfg, c.Networks)) }},
+	{Name: k8sjob.Name, Gauges: k8sjob.Gauges, New: func(cfg *config.Config, c *Clients) engine.Kind { return nilKind(k8sjob.FromConfig(cfg, c.Kube)) }},
+	{Name: k8spod.Name, Gauges: k8spod.Gauges, New: func(cfg *config.Config, c *Clients) engine.Kind { return nilKind(k8spod.FromConfig(cfg, c.Kube)) }},
 }
 
 // Registration is one kind.
@@ -34,6 +36,29 @@ type Registration struct {
 	Name   string
 	Gauges []engine.GaugeDef
 	New    func(cfg *config.Config, c *Clients) engine.Kind
+	// Taps, if set, are the kind's own reads of each cluster (nil when its
+	// section is absent): the collector makes one paginated pass per tap.
+	Taps func(cfg *config.Config) []kube.Tap
+}
+
+// Register adds a kind to Registered (a kind outside this list, like a
+// test's): its name must be new.
+func Register(r Registration) {
+	if slices.ContainsFunc(Registered, func(o Registration) bool { return o.Name == r.Name }) {
+		panic("app: kind " + r.Name + " is registered twice")
+	}
+	Registered = append(Registered, r)
+}
+
+// Taps are the taps of every registered kind the config turns on.
+func Taps(cfg *config.Config) []kube.Tap {
+	var out []kube.Tap
+	for _, r := range Registered {
+		if r.Taps != nil {
+			out = append(out, r.Taps(cfg)...)
+		}
+	}
+	return out
 }
 
 // KindNames are the names of every registered kind (for metrics that start at 0).

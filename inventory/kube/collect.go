@@ -77,6 +77,8 @@ type Options struct {
 	// It also lists the namespaces (list on namespaces) for their owner
 	// label (ClusterRefs.NamespaceLabels).
 	OwnerLabel string
+	// Taps are the kinds' own reads, one paginated pass each (see Tap).
+	Taps []Tap
 }
 
 type pvInfo struct {
@@ -171,6 +173,7 @@ func Collect(ctx context.Context, name string, cs kubernetes.Interface, dyn dyna
 	if images != nil {
 		images.start(l, &wg)
 	}
+	tapped := runTaps(l, name, dyn, opt.Taps, &wg)
 
 	wg.Add(4)
 	go func() {
@@ -307,6 +310,7 @@ func Collect(ctx context.Context, name string, cs kubernetes.Interface, dyn dyna
 		})
 	}()
 	wg.Wait()
+	tapped(&out) // each tap says its own completeness
 
 	complete := true
 	for _, r := range []struct {

@@ -69,6 +69,7 @@ func Build(snap *inventory.Snapshot, kinds []Kind, prev State, now time.Time, op
 			p.Blocked = append(p.Blocked, fmt.Sprintf("cluster %s is incomplete (%s): %s deleted this run",
 				c.Name, strings.Join(c.Problems, "; "), what))
 		}
+		p.addTaps(c, addSource)
 	}
 	p.addFleet(snap.Fleet, snap.Clusters, func(s Source) { register(s) })
 	props := make([]Proposals, len(kinds))

@@ -209,3 +209,26 @@ func (p *Plan) addUnseen() {
 		s.Data = rows
 	}
 }
+
+// SourceTap is the source kind of a kind's own read of one resource (a
+// kube.Tap); its name is the cluster's.
+const SourceTap = "tap"
+
+// TapKey is the source key of one tap's pass over one cluster: a decision
+// that relies on what the tap read names it, and is held when that pass was
+// incomplete or never ran (the cluster could not be reached).
+func TapKey(tap, cluster string) string { return SourceKey(SourceTap+" "+tap, cluster) }
+
+// addTaps registers each tap's pass over c as a source of its own: a failed
+// pass holds what relies on it, not the cluster's other kinds.
+func (p *Plan) addTaps(c inventory.ClusterRefs, add func(Source)) {
+	for _, name := range sortedKeys(c.Taps) {
+		t := c.Taps[name]
+		s := Source{Kind: SourceTap + " " + name, Name: c.Name, Complete: t.Complete, Items: t.Items, Unit: name}
+		if !t.Complete {
+			s.Problems = []string{t.Problem}
+			p.Blocked = append(p.Blocked, fmt.Sprintf("%s of cluster %s could not be read (%s): nothing that relies on it is deleted this run", name, c.Name, t.Problem))
+		}
+		add(s)
+	}
+}

@@ -80,6 +80,40 @@ func TestSourceNeverReportedHolds(t *testing.T) {
 	}
 }
 
+// A tap's pass is a source of its own: an incomplete pass, or one that never
+// ran in a cluster (the cluster could not be reached), holds what relies on
+// it, while a complete pass in a complete cluster lets it go.
+func TestTapCompletenessHolds(t *testing.T) {
+	withTap := func(tapped *inventory.Tapped) inventory.ClusterRefs {
+		c := complete("a")
+		if tapped != nil {
+			c.Taps = map[string]inventory.Tapped{"widgets": *tapped}
+		}
+		return c
+	}
+	for name, tc := range map[string]struct {
+		cluster inventory.ClusterRefs
+		want    engine.Action
+		why     string
+	}{
+		"complete":   {withTap(&inventory.Tapped{Complete: true, Items: 1}), engine.Delete, ""},
+		"incomplete": {withTap(&inventory.Tapped{Problem: "list widgets: forbidden"}), engine.Mark, "tap widgets a could not be read completely"},
+		"never ran":  {withTap(nil), engine.Mark, "tap widgets:a was not read"},
+	} {
+		d := orphan("d")
+		d.Sources = []string{engine.ClusterKey("a"), engine.TapKey("widgets", "a")}
+		k := &fakeKind{lim: testLimits(), items: []engine.Proposal{d}}
+		p := build(k, seenSince(t0.Add(-48*time.Hour), d), t0, tc.cluster)
+		got := enginetest.DecisionFor(t, p, "d")
+		if got.Action != tc.want || got.Held != (tc.why != "") || p.Incomplete != (tc.why != "") || !strings.Contains(got.Why(), tc.why) {
+			t.Errorf("%s: %s held=%v incomplete=%v (%s), want %s with %q", name, got.Action, got.Held, p.Incomplete, got.Why(), tc.want, tc.why)
+		}
+		if name == "incomplete" && !slices.ContainsFunc(p.Blocked, func(b string) bool { return strings.Contains(b, "forbidden") }) {
+			t.Errorf("incomplete: the held-back notes do not say why: %q", p.Blocked)
+		}
+	}
+}
+
 // A kind's own reason to distrust its evidence (Proposal.Hold) holds a
 // candidate past its grace: marked, held, the plan incomplete.
 func TestKindHoldHolds(t *testing.T) {
