@@ -1,0 +1,214 @@
+// Package examplekind is a whole kind in one package, as the README's
+// "Adding a kind" describes: it deletes ConfigMaps labelled temporary once
+// they are older than a maximum age. It is not part of reclaim (no binary
+// links it); internal/app's TestAKindIsOnePackage registers it the way a
+// real kind is registered and runs it against a real kube-apiserver, so the
+// steps the README gives stay true.
+//
+// What the package holds, and nothing outside it does: its config section
+// (type, defaults, validation, docs), its tap (one paginated pass over
+// ConfigMaps per cluster, with its own completeness), its proposals (the
+// engine enforces every safety rule on them), and its delete through the
+// shared Kubernetes delete path (re-read, UID precondition, pacing).
+package examplekind
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/kubernetes"
+
+	config "reclaim.dev/reclaim/configs"
+	"reclaim.dev/reclaim/inventory"
+	"reclaim.dev/reclaim/inventory/kube"
+	"reclaim.dev/reclaim/reconcile/engine"
+	"reclaim.dev/reclaim/reconcile/kinds/finished"
+)
+
+// Name is the kind; Key its config section; TapName its read of clusters.
+const (
+	Name    = "example-configmap"
+	Key     = "exampleConfigMaps"
+	TapName = "configmaps"
+)
+
+// Section is the kind's config section.
+type Section struct {
+	// Label marks a ConfigMap as temporary (value "true").
+	Label string `json:"label"`
+	// MaxAge is how old a temporary ConfigMap gets before it is a candidate.
+	MaxAge config.Duration `json:"maxAge"`
+	Grace  config.Duration `json:"grace"`
+	Caps   config.Caps     `json:"caps"`
+}
+
+func init() {
+	config.Register(config.SectionSpec[Section]{
+		Key: Key,
+		Doc: "deletes ConfigMaps labelled temporary once older than maxAge",
+		Defaults: func(s *Section, set func(string) bool) {
+			config.Fill(set, "label", &s.Label, "reclaim.dev/temporary")
+			config.Fill(set, "maxAge", &s.MaxAge, config.Duration(24*time.Hour))
+			config.Fill(set, "grace", &s.Grace, config.Duration(time.Hour))
+			config.Fill(set, "caps.maxDeletesPerRun", &s.Caps.MaxDeletesPerRun, 10)
+			config.Fill(set, "caps.maxDeletePercent", &s.Caps.MaxDeletePercent, config.Percent(0.5))
+			config.Fill(set, "caps.breakerCandidates", &s.Caps.BreakerCandidates, 100)
+		},
+		Validate: func(s *Section, report config.Report) {
+			if s.Label == "" {
+				report("label", "is empty — name the label that marks a ConfigMap temporary")
+			}
+			if s.MaxAge.Std() < time.Minute {
+				report("maxAge", "%s is too short — use at least 1m", s.MaxAge)
+			}
+			if s.Caps.MaxDeletesPerRun < 0 {
+				report("caps.maxDeletesPerRun", "must not be negative")
+			}
+		},
+	})
+}
+
+// cm is what the tap keeps of one temporary ConfigMap.
+type cm struct {
+	ns, name, uid string
+	created       time.Time
+	protected     bool
+}
+
+// sink keeps the temporary ConfigMaps of one cluster's pass.
+type sink struct {
+	label, protect string
+	items          []cm
+}
+
+func (s *sink) Add(u *unstructured.Unstructured) error {
+	l := u.GetLabels()
+	if l[s.label] != "true" {
+		return nil
+	}
+	s.items = append(s.items, cm{ns: u.GetNamespace(), name: u.GetName(), uid: string(u.GetUID()),
+		created: u.GetCreationTimestamp().Time, protected: s.protect != "" && l[s.protect] == "true"})
+	return nil
+}
+
+func (s *sink) Result() any { return s.items }
+
+// Taps is the kind's read of each cluster; nil when the section is absent.
+func Taps(cfg *config.Config) []kube.Tap {
+	s := config.SectionOf[Section](cfg, Key)
+	if s == nil {
+		return nil
+	}
+	protect := cfg.Kubernetes.ProtectLabel
+	return []kube.Tap{{Name: TapName, Resource: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"},
+		New: func(string) kube.TapSink { return &sink{label: s.Label, protect: protect} }}}
+}
+
+// Kind plans and deletes temporary ConfigMaps.
+type Kind struct {
+	s       Section
+	protect string
+	del     *finished.Deleter[*corev1.ConfigMap]
+}
+
+// FromConfig makes the kind; nil when the section is absent.
+func FromConfig(cfg *config.Config, client func(cluster string) (kubernetes.Interface, error)) *Kind {
+	s := config.SectionOf[Section](cfg, Key)
+	if s == nil {
+		return nil
+	}
+	label := s.Label
+	return &Kind{s: *s, protect: cfg.Kubernetes.ProtectLabel, del: &finished.Deleter[*corev1.ConfigMap]{
+		Client: client, PerSecond: 10, ProtectLabel: cfg.Kubernetes.ProtectLabel,
+		API: finished.API[*corev1.ConfigMap]{Resource: "configmap",
+			Get: func(ctx context.Context, cs kubernetes.Interface, ns, name string) (*corev1.ConfigMap, error) {
+				return cs.CoreV1().ConfigMaps(ns).Get(ctx, name, metav1.GetOptions{})
+			},
+			Delete: func(ctx context.Context, cs kubernetes.Interface, ns, name string, o metav1.DeleteOptions) error {
+				return cs.CoreV1().ConfigMaps(ns).Delete(ctx, name, o)
+			},
+			Still: func(c *corev1.ConfigMap) string {
+				if c.Labels[label] != "true" {
+					return "no longer labelled " + label
+				}
+				return ""
+			},
+		}}}
+}
+
+func (k *Kind) Name() string { return Name }
+
+func (k *Kind) Owns(id string) bool { return strings.HasPrefix(id, Name+"/") }
+
+func (k *Kind) Limits() engine.Limits {
+	c := k.s.Caps
+	return engine.Limits{Grace: k.s.Grace.Std(), MaxDeletes: c.MaxDeletesPerRun, MaxDeletePercent: float64(c.MaxDeletePercent),
+		BreakerCandidates: c.BreakerCandidates, BatchSize: 50, Section: Key, Noun: "ConfigMaps",
+		OptOut: fmt.Sprintf("set the label %s=true on the ConfigMap", k.protect)}
+}
+
+func id(cluster, ns, name string) string { return Name + "/" + cluster + "/" + ns + "/" + name }
+
+// Propose proposes every temporary ConfigMap a tap read: a candidate once
+// older than maxAge. It builds no hold of its own: each proposal names its
+// cluster and its tap's pass, and the engine holds it when either is
+// incomplete.
+func (k *Kind) Propose(snap *inventory.Snapshot, now time.Time) engine.Proposals {
+	var out engine.Proposals
+	listed := map[string]bool{}
+	complete := map[string]bool{}
+	for _, c := range snap.Clusters {
+		t, ok := c.Taps[TapName]
+		if !ok {
+			continue
+		}
+		complete[c.Name] = t.Complete
+		items, _ := t.Data.([]cm)
+		for _, m := range items {
+			p := engine.Proposal{Decision: engine.Decision{ID: id(c.Name, m.ns, m.name), Name: m.name,
+				Detail: &finished.Detail{Cluster: c.Name, Namespace: m.ns, UID: m.uid}},
+				Identity: m.uid, Created: m.created, Sources: []string{engine.ClusterKey(c.Name), engine.TapKey(TapName, c.Name)}}
+			listed[p.ID] = true
+			switch {
+			case m.protected:
+				p = p.Protect("", "protected by the label "+k.protect)
+			case now.Sub(m.created) >= k.s.MaxAge.Std():
+				p.Candidate, p.Class, p.Reason = true, "expired", fmt.Sprintf("temporary and older than %s", k.s.MaxAge)
+			default:
+				p.Action, p.Class, p.Reason = engine.Keep, "young", fmt.Sprintf("temporary, younger than %s", k.s.MaxAge)
+			}
+			out.Items = append(out.Items, p)
+		}
+	}
+	out.InScope = len(out.Items)
+	out.Presence = func(id string) engine.Presence {
+		if listed[id] {
+			return engine.Present
+		}
+		for c, ok := range complete {
+			if ok && strings.HasPrefix(id, Name+"/"+c+"/") {
+				return engine.Gone
+			}
+		}
+		return engine.Unknown
+	}
+	return out
+}
+
+func (k *Kind) View(p *engine.Plan, _ *inventory.Snapshot) engine.View {
+	return engine.View{Summary: fmt.Sprintf("%d temporary ConfigMap(s) to delete", p.Count(Name, engine.Delete))}
+}
+
+func (k *Kind) Recheck(ctx context.Context, batch []*engine.Decision) ([]engine.Verdict, error) {
+	return k.del.Recheck(ctx, batch)
+}
+
+func (k *Kind) Delete(ctx context.Context, batch []*engine.Decision) ([]engine.Deleted, error) {
+	return k.del.Delete(ctx, batch)
+}
