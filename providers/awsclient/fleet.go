@@ -110,3 +110,17 @@ func Map[C Scoped, R any](f *Fleet[C], fn func(C) R) []R {
 	wg.Wait()
 	return out
 }
+
+// Unique drops empty and repeated strings, keeping the first of each: a
+// request then never names one resource twice.
+func Unique(in []string) []string {
+	seen := make(map[string]bool, len(in))
+	out := make([]string, 0, len(in))
+	for _, s := range in {
+		if s != "" && !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	return out
+}

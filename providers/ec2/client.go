@@ -164,7 +164,7 @@ func NewWithAPI(api API, o Options) (*Client, error) {
 	return &Client{
 		Scope:      awsclient.NewScope(o.Account, o.Region),
 		api:        api,
-		subnets:    dedupe(o.Subnets),
+		subnets:    awsclient.Unique(o.Subnets),
 		subnetTags: maps.Clone(o.SubnetTags),
 		pageSize:   o.PageSize,
 		stats:      &stats{calls: map[string]int{}},
@@ -524,7 +524,7 @@ func convertInterface(n *types.NetworkInterface) inventory.NetInterface {
 // longer exist are simply absent from the result. Managed resources are
 // included.
 func (c *Client) Interfaces(ctx context.Context, ids []string) ([]inventory.NetInterface, error) {
-	ids = dedupe(ids)
+	ids = awsclient.Unique(ids)
 	var out []inventory.NetInterface
 	for start := 0; start < len(ids); start += MaxFilterValues {
 		chunk := ids[start:min(start+MaxFilterValues, len(ids))]
@@ -555,16 +555,4 @@ func (c *Client) DeleteInterface(ctx context.Context, id string) error {
 		return c.explain(OpDeleteNetworkInterface, id, err, ErrInUse)
 	}
 	return c.explain(OpDeleteNetworkInterface, id, err)
-}
-
-func dedupe(in []string) []string {
-	seen := make(map[string]bool, len(in))
-	out := make([]string, 0, len(in))
-	for _, s := range in {
-		if s != "" && !seen[s] {
-			seen[s] = true
-			out = append(out, s)
-		}
-	}
-	return out
 }

@@ -475,7 +475,7 @@ func convertImage(d *types.ImageDetail) (inventory.Image, error) {
 // one digest at a time. Children of indexes are not read (a digest's body
 // never changes). A missing repository is an error wrapping ErrNotFound.
 func (c *Client) DescribeImages(ctx context.Context, repo string, digests []string) ([]inventory.Image, error) {
-	digests = dedupe(digests)
+	digests = awsclient.Unique(digests)
 	var out []inventory.Image
 	for start := 0; start < len(digests); start += MaxBatch {
 		chunk := digests[start:min(start+MaxBatch, len(digests))]
@@ -522,18 +522,6 @@ func (c *Client) describe(ctx context.Context, repo string, digests []string) ([
 		out = append(out, im)
 	}
 	return out, nil
-}
-
-func dedupe(in []string) []string {
-	seen := make(map[string]bool, len(in))
-	out := make([]string, 0, len(in))
-	for _, s := range in {
-		if s != "" && !seen[s] {
-			seen[s] = true
-			out = append(out, s)
-		}
-	}
-	return out
 }
 
 // ---- DeleteImages ----
