@@ -5,7 +5,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"maps"
 	"math"
+	"slices"
 	"sort"
 	"time"
 
@@ -156,16 +158,7 @@ func (f *fleet) final() {
 		f.violate("load state: %v", err)
 		return
 	}
-	for _, id := range sortedKeys(st.Pending) {
+	for _, id := range slices.Sorted(maps.Keys(st.Pending)) {
 		f.violate("pending mark left after the calm runs: %s", id)
 	}
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"sort"
@@ -236,7 +237,7 @@ func RequireNotice() Option { return func(o *options) { o.requireNotice = true }
 // no longer shows was deleted (recorded once, now); one it still shows was
 // not, and is planned like any other; an unknown one waits for a later run.
 func (r *rules) settle(k Kind, pr *Proposals) {
-	for _, id := range sortedKeys(r.st.Pending) {
+	for _, id := range slices.Sorted(maps.Keys(r.st.Pending)) {
 		pend := r.st.Pending[id]
 		if pend.Kind != k.Name() && !(pend.Kind == "" && k.Owns(id)) {
 			continue
@@ -598,12 +599,3 @@ func latest(a, b time.Time) time.Time {
 }
 
 func fmtTime(t time.Time) string { return t.UTC().Format(time.RFC3339) }
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}

@@ -2,6 +2,8 @@ package engine
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"reclaim.dev/reclaim/inventory"
@@ -192,7 +194,7 @@ func (p *Plan) addUnseen() {
 	if len(p.unseen) == 0 {
 		return
 	}
-	names := sortedKeys(p.unseen)
+	names := slices.Sorted(maps.Keys(p.unseen))
 	for _, n := range names {
 		p.Blocked = append(p.Blocked, fmt.Sprintf("cluster %s is named by the cloud's evidence but not read: nothing it may use is deleted this run — add it to clusters[], or declare it in fleet.outOfScope with a reason", n))
 	}
@@ -222,7 +224,7 @@ func TapKey(tap, cluster string) string { return SourceKey(SourceTap+" "+tap, cl
 // addTaps registers each tap's pass over c as a source of its own: a failed
 // pass holds what relies on it, not the cluster's other kinds.
 func (p *Plan) addTaps(c inventory.ClusterRefs, add func(Source)) {
-	for _, name := range sortedKeys(c.Taps) {
+	for _, name := range slices.Sorted(maps.Keys(c.Taps)) {
 		t := c.Taps[name]
 		s := Source{Kind: SourceTap + " " + name, Name: c.Name, Complete: t.Complete, Items: t.Items, Unit: name}
 		if !t.Complete {

@@ -115,13 +115,8 @@ func (k *Deleter[T]) client(ctx context.Context, cluster string) (kubernetes.Int
 // Still says since the plan is a skip.
 func (k *Deleter[T]) Recheck(ctx context.Context, batch []*engine.Decision) ([]engine.Verdict, error) {
 	out := make([]engine.Verdict, len(batch))
-	err := k.each(ctx, len(batch), func(ctx context.Context, i int) error {
-		d := batch[i]
-		det := DetailOf(d)
-		cs, err := k.client(ctx, det.Cluster)
-		if err != nil {
-			return err
-		}
+	err := k.each(ctx, batch, func(ctx context.Context, i int, cs kubernetes.Interface) error {
+		d, det := batch[i], DetailOf(batch[i])
 		cur, err := k.API.Get(ctx, cs, det.Namespace, d.Name)
 		switch {
 		case apierrors.IsNotFound(err):
@@ -149,11 +144,13 @@ func (k *Deleter[T]) Recheck(ctx context.Context, batch []*engine.Decision) ([]e
 	return out, nil
 }
 
-// each runs f for every object of a batch, Parallel at once, and starts
-// none after one failed (the whole batch then fails: its results are not
-// used). The first error (in batch order) is returned once every call has
-// ended: a call in flight is never abandoned.
-func (k *Deleter[T]) each(ctx context.Context, n int, f func(ctx context.Context, i int) error) error {
+// each runs f for every object of a batch, with its cluster's client
+// (paced), Parallel at once, and starts none after one failed (the whole
+// batch then fails: its results are not used). The first error (in batch
+// order) is returned once every call has ended: a call in flight is never
+// abandoned.
+func (k *Deleter[T]) each(ctx context.Context, batch []*engine.Decision, f func(ctx context.Context, i int, cs kubernetes.Interface) error) error {
+	n := len(batch)
 	par := k.Parallel
 	if par <= 0 {
 		par = 8
@@ -170,7 +167,11 @@ func (k *Deleter[T]) each(ctx context.Context, n int, f func(ctx context.Context
 		}
 		wg.Go(func() {
 			defer func() { <-sem }()
-			if errs[i] = f(ctx, i); errs[i] != nil {
+			cs, err := k.client(ctx, DetailOf(batch[i]).Cluster)
+			if err == nil {
+				err = f(ctx, i, cs)
+			}
+			if errs[i] = err; err != nil {
 				failed.Store(true)
 			}
 		})
@@ -188,15 +189,10 @@ func (k *Deleter[T]) each(ctx context.Context, n int, f func(ctx context.Context
 // precondition: one recreated since the re-read is refused, a skip).
 func (k *Deleter[T]) Delete(ctx context.Context, batch []*engine.Decision) ([]engine.Deleted, error) {
 	out := make([]engine.Deleted, len(batch))
-	err := k.each(ctx, len(batch), func(ctx context.Context, i int) error {
-		d := batch[i]
-		det := DetailOf(d)
-		cs, err := k.client(ctx, det.Cluster)
-		if err != nil {
-			return err
-		}
+	err := k.each(ctx, batch, func(ctx context.Context, i int, cs kubernetes.Interface) error {
+		d, det := batch[i], DetailOf(batch[i])
 		uid := types.UID(det.UID)
-		err = k.API.Delete(ctx, cs, det.Namespace, d.Name, metav1.DeleteOptions{
+		err := k.API.Delete(ctx, cs, det.Namespace, d.Name, metav1.DeleteOptions{
 			Preconditions: &metav1.Preconditions{UID: &uid}, PropagationPolicy: k.API.Propagation})
 		res, unknown := engine.KubeDeleteOutcome(err, fmt.Sprintf("%s %s/%s in %s", k.API.Resource, det.Namespace, d.Name, det.Cluster))
 		out[i].Err = res

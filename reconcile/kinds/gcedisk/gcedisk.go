@@ -8,7 +8,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -184,7 +186,7 @@ func (k *Kind) Propose(snap *inventory.Snapshot, now time.Time) engine.Proposals
 		if !l.Complete {
 			problems = append(problems, l.Problem)
 		}
-		for _, scope := range sortedKeys(l.UnknownScopes) {
+		for _, scope := range slices.Sorted(maps.Keys(l.UnknownScopes)) {
 			problems = append(problems, fmt.Sprintf("%s: %s (its disks are unknown, not absent)", scope, l.UnknownScopes[scope]))
 		}
 		out.Sources = append(out.Sources, engine.Source{Kind: "gce-project", Name: l.Project, Complete: len(problems) == 0,
@@ -486,15 +488,6 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // MonthlyCost implements engine.Pricer: a disk's size at its type's price
