@@ -60,8 +60,15 @@ type API[T metav1.Object] struct {
 	// Propagation is the delete's propagationPolicy (Background for Jobs:
 	// a batch/v1 delete without one orphans the pods).
 	Propagation *metav1.DeletionPropagation
-	// Still re-checks a re-read object: "" when it may still go, else why not.
+	// Still, if set, re-checks a re-read object: "" when it may still go,
+	// else why not.
 	Still func(T) string
+}
+
+// Target is where a decision's Kubernetes object lives and what the plan
+// saw of it: the UID it may delete, the retention annotation's value.
+type Target struct {
+	Cluster, Namespace, UID, Retention string
 }
 
 // Deleter re-reads and deletes through each cluster's client, paced per
@@ -79,9 +86,20 @@ type Deleter[T metav1.Object] struct {
 	// once (0: 8); PerSecond still paces them. One at a time, an API
 	// server 30 ms away allows some 15 deletes a second, whatever the rate.
 	Parallel int
+	// Target, if set, says where a decision's object is; by default its
+	// Detail (a finished Job's or Pod's).
+	Target func(d *engine.Decision) Target
 
 	mu       sync.Mutex
 	limiters map[string]*rate.Limiter
+}
+
+func (k *Deleter[T]) object(d *engine.Decision) Target {
+	if k.Target != nil {
+		return k.Target(d)
+	}
+	det := DetailOf(d)
+	return Target{Cluster: det.Cluster, Namespace: det.Namespace, UID: det.UID, Retention: det.Retention}
 }
 
 func (k *Deleter[T]) client(ctx context.Context, cluster string) (kubernetes.Interface, error) {
@@ -116,7 +134,7 @@ func (k *Deleter[T]) client(ctx context.Context, cluster string) (kubernetes.Int
 func (k *Deleter[T]) Recheck(ctx context.Context, batch []*engine.Decision) ([]engine.Verdict, error) {
 	out := make([]engine.Verdict, len(batch))
 	err := k.each(ctx, batch, func(ctx context.Context, i int, cs kubernetes.Interface) error {
-		d, det := batch[i], DetailOf(batch[i])
+		d, det := batch[i], k.object(batch[i])
 		cur, err := k.API.Get(ctx, cs, det.Namespace, d.Name)
 		switch {
 		case apierrors.IsNotFound(err):
@@ -131,7 +149,7 @@ func (k *Deleter[T]) Recheck(ctx context.Context, batch []*engine.Decision) ([]e
 			out[i] = engine.Verdict{Result: engine.Skip, Reason: "skipped: protected by label since it was planned"}
 		case k.Annotation != "" && cur.GetAnnotations()[k.Annotation] != det.Retention:
 			out[i] = engine.Verdict{Result: engine.Skip, Reason: fmt.Sprintf("skipped: annotation %s changed since it was planned (now %q)", k.Annotation, cur.GetAnnotations()[k.Annotation])}
-		default:
+		case k.API.Still != nil:
 			if why := k.API.Still(cur); why != "" {
 				out[i] = engine.Verdict{Result: engine.Skip, Reason: "skipped: " + why}
 			}
@@ -167,7 +185,7 @@ func (k *Deleter[T]) each(ctx context.Context, batch []*engine.Decision, f func(
 		}
 		wg.Go(func() {
 			defer func() { <-sem }()
-			cs, err := k.client(ctx, DetailOf(batch[i]).Cluster)
+			cs, err := k.client(ctx, k.object(batch[i]).Cluster)
 			if err == nil {
 				err = f(ctx, i, cs)
 			}
@@ -190,7 +208,7 @@ func (k *Deleter[T]) each(ctx context.Context, batch []*engine.Decision, f func(
 func (k *Deleter[T]) Delete(ctx context.Context, batch []*engine.Decision) ([]engine.Deleted, error) {
 	out := make([]engine.Deleted, len(batch))
 	err := k.each(ctx, batch, func(ctx context.Context, i int, cs kubernetes.Interface) error {
-		d, det := batch[i], DetailOf(batch[i])
+		d, det := batch[i], k.object(batch[i])
 		uid := types.UID(det.UID)
 		err := k.API.Delete(ctx, cs, det.Namespace, d.Name, metav1.DeleteOptions{
 			Preconditions: &metav1.Preconditions{UID: &uid}, PropagationPolicy: k.API.Propagation})

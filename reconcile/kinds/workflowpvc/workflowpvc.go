@@ -9,15 +9,16 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/reconcile/engine"
+	"reclaim.dev/reclaim/reconcile/kinds/finished"
 	"reclaim.dev/reclaim/reconcile/kinds/gcedisk"
 )
 
@@ -43,6 +44,9 @@ type Kind struct {
 	Policy Policy
 	// Client returns a cluster's client; nil plans only.
 	Client func(cluster string) (kubernetes.Interface, error)
+
+	once sync.Once
+	del  *finished.Deleter[*corev1.PersistentVolumeClaim]
 }
 
 // Detail is what a PVC decision says beyond the envelope (schema v1 fields).
@@ -182,58 +186,40 @@ func running(pods []inventory.PodRef) *inventory.PodRef {
 // pvc-protection finalizer keeps a PVC a pod still uses until the pod is gone,
 // which backs up the plan's "no running pod" evidence.
 func (k *Kind) Recheck(ctx context.Context, batch []*engine.Decision) ([]engine.Verdict, error) {
-	out := make([]engine.Verdict, len(batch))
-	for i, d := range batch {
-		det := detailOf(d)
-		cs, err := k.client(det.Cluster)
-		if err != nil {
-			return nil, err
-		}
-		cur, err := cs.CoreV1().PersistentVolumeClaims(det.Location).Get(ctx, d.Name, metav1.GetOptions{})
-		switch {
-		case apierrors.IsNotFound(err):
-			out[i].Result = engine.GoneNow
-		case err != nil:
-			return nil, fmt.Errorf("pvc %s/%s in %s: %w", det.Location, d.Name, det.Cluster, err)
-		case string(cur.UID) != det.UID:
-			out[i] = engine.Verdict{Result: engine.Skip, Reason: fmt.Sprintf("skipped: recreated since it was planned (uid %s, planned %s)", cur.UID, det.UID)}
-		case cur.DeletionTimestamp != nil:
-			out[i].Result = engine.GoneNow
-		case k.Policy.ProtectLabel != "" && cur.Labels[k.Policy.ProtectLabel] == "true":
-			out[i] = engine.Verdict{Result: engine.Skip, Reason: "skipped: protected by label since it was planned"}
-		}
-	}
-	return out, nil
+	return k.deleter().Recheck(ctx, batch)
 }
 
 // Delete deletes each PVC only if it is still the same object (a UID
-// precondition: a PVC recreated since the re-read is refused, a skip).
+// precondition: a PVC recreated since the re-read is refused, a skip). A
+// refusal (forbidden, invalid) fails this PVC only; no answer fails the
+// batch, as for every Kubernetes kind.
 func (k *Kind) Delete(ctx context.Context, batch []*engine.Decision) ([]engine.Deleted, error) {
-	out := make([]engine.Deleted, len(batch))
-	for i, d := range batch {
-		det := detailOf(d)
-		cs, err := k.client(det.Cluster)
-		if err != nil {
-			return nil, err
-		}
-		uid := types.UID(det.UID)
-		err = cs.CoreV1().PersistentVolumeClaims(det.Location).Delete(ctx, d.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
-		// A refusal (forbidden, invalid) fails this PVC only; no answer
-		// fails the batch, as for every Kubernetes kind.
-		res, unknown := engine.KubeDeleteOutcome(err, fmt.Sprintf("pvc %s/%s in %s", det.Location, d.Name, det.Cluster))
-		if unknown != nil {
-			return nil, unknown
-		}
-		out[i].Err = res
-	}
-	return out, nil
+	return k.deleter().Delete(ctx, batch)
 }
 
-func (k *Kind) client(cluster string) (kubernetes.Interface, error) {
-	if k.Client == nil {
-		return nil, fmt.Errorf("no client for cluster %s", cluster)
-	}
-	return k.Client(cluster)
+// DeletesPerSecond paces the PVC re-reads and deletes per cluster: a run
+// deletes at most disks.workflowPVCs.maxDeletesPerRun of them.
+const DeletesPerSecond = 5
+
+// deleter is the shared Kubernetes delete path (finished.Deleter), one per
+// Kind so that its pacing spans the run's batches.
+func (k *Kind) deleter() *finished.Deleter[*corev1.PersistentVolumeClaim] {
+	k.once.Do(func() {
+		k.del = &finished.Deleter[*corev1.PersistentVolumeClaim]{Client: k.Client, PerSecond: DeletesPerSecond, ProtectLabel: k.Policy.ProtectLabel, Parallel: 1,
+			Target: func(d *engine.Decision) finished.Target {
+				det := detailOf(d)
+				return finished.Target{Cluster: det.Cluster, Namespace: det.Location, UID: det.UID}
+			},
+			API: finished.API[*corev1.PersistentVolumeClaim]{Resource: "pvc",
+				Get: func(ctx context.Context, cs kubernetes.Interface, ns, name string) (*corev1.PersistentVolumeClaim, error) {
+					return cs.CoreV1().PersistentVolumeClaims(ns).Get(ctx, name, metav1.GetOptions{})
+				},
+				Delete: func(ctx context.Context, cs kubernetes.Interface, ns, name string, o metav1.DeleteOptions) error {
+					return cs.CoreV1().PersistentVolumeClaims(ns).Delete(ctx, name, o)
+				},
+			}}
+	})
+	return k.del
 }
 
 func detailOf(d *engine.Decision) *Detail {
