@@ -26,8 +26,6 @@ type Config struct {
 	GCE *GCE `json:"gce,omitempty"`
 	// ECR is nil when the file has no ecr section: no image work is done.
 	ECR *ECR `json:"ecr,omitempty"`
-	// EC2 is nil when the file has no ec2 section: no subnet or interface work.
-	EC2 *EC2 `json:"ec2,omitempty"`
 	// Jobs and Pods are nil when absent: finished Jobs and Pods are not deleted.
 	Jobs       *Retention `json:"jobs,omitempty"`
 	Pods       *Retention `json:"pods,omitempty"`

@@ -106,8 +106,8 @@ func (c *Config) fleetDefaults() {
 	}
 }
 
-// defaultEKSDiscovery is every account and region of ecr.registries and
-// ec2.networks, reached the same way.
+// defaultEKSDiscovery is every account and region of ecr.registries and of
+// the kinds' sections (ec2.networks), reached the same way.
 func (c *Config) defaultEKSDiscovery() []EKSDiscovery {
 	var out []EKSDiscovery
 	seen := map[string]bool{}
@@ -122,10 +122,8 @@ func (c *Config) defaultEKSDiscovery() []EKSDiscovery {
 			add(EKSDiscovery{Account: r.Account, Region: r.Region, Profile: r.Profile, RoleARN: r.RoleARN, ExternalID: r.ExternalID})
 		}
 	}
-	if c.EC2 != nil {
-		for _, n := range c.EC2.Networks {
-			add(EKSDiscovery{Account: n.Account, Region: n.Region, Profile: n.Profile, RoleARN: n.RoleARN, ExternalID: n.ExternalID})
-		}
+	for _, d := range c.sectionAWS() {
+		add(d)
 	}
 	return out
 }

@@ -58,40 +58,23 @@ func named(rows []string, path string) bool {
 	return false
 }
 
-// configs/reference.yaml shows every registered kind's section with each
-// of its keys (the global sections are checked by TestExampleConfigs).
-func TestReferenceShowsEveryKindsSection(t *testing.T) {
+// configs/reference.yaml shows every key, the kinds' sections included.
+func TestReferenceShowsEveryKey(t *testing.T) {
 	data, err := os.ReadFile("reference.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	ref, err := config.Parse(data, "reference.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	y, err := ref.Redacted()
-	if err != nil {
-		t.Fatal(err)
-	}
 	for _, s := range config.Sections() {
-		if !strings.Contains(string(data), "\n"+s.Key+":") || !strings.Contains(string(y), "\n"+s.Key+":") {
+		if !strings.Contains(string(data), "\n"+s.Key+":") {
 			t.Errorf("reference.yaml has no %s section (a kind's: %s)", s.Key, s.Doc)
 		}
 	}
 	for _, p := range config.KeyPaths() {
-		leaf := p[strings.LastIndex(p, ".")+1:]
-		leaf = strings.TrimSuffix(leaf, "[]")
-		if i := strings.Index(p, "."); i > 0 && isSection(p[:i]) && !strings.Contains(string(data), " "+leaf+":") {
-			t.Errorf("reference.yaml does not show %s", p)
+		for _, part := range strings.Split(p, ".") {
+			key := strings.TrimSuffix(part, "[]")
+			if !strings.Contains(string(data), " "+key+":") && !strings.Contains(string(data), "\n"+key+":") {
+				t.Errorf("reference.yaml does not mention %s (of %s)", key, p)
+			}
 		}
 	}
-}
-
-func isSection(key string) bool {
-	for _, s := range config.Sections() {
-		if s.Key == key {
-			return true
-		}
-	}
-	return false
 }

@@ -25,11 +25,31 @@ type SectionSpec[T any] struct {
 	Defaults func(s *T, set func(path string) bool)
 	// Validate reports every problem, each with a path inside the section
 	// ("" for the section itself). Nil: anything that decodes is valid.
-	Validate func(s *T, report Report)
+	Validate func(s *T, report *Report)
+	// AWS, if set, lists the AWS accounts and regions the section reaches
+	// and how: fleet discovery searches them when fleet.eks is not set.
+	AWS func(s *T) []EKSDiscovery
 }
 
-// Report records one problem with a field of a section.
-type Report func(path, format string, args ...any)
+// Report records a section's problems.
+type Report struct {
+	key string
+	ps  *problems
+}
+
+// Add records a problem at a path inside the section ("" for the section).
+func (r *Report) Add(path, format string, args ...any) {
+	r.ps.add(r.Path(path), format, args...)
+}
+
+// Path is the full path of a path inside the section, for a message that
+// names another field: Path("networks[0]") is ec2.networks[0].
+func (r *Report) Path(p string) string {
+	if p == "" {
+		return r.key
+	}
+	return join(r.key, p)
+}
 
 // SectionInfo is what the registry knows of a section, for documentation
 // and tests.
@@ -42,7 +62,8 @@ type SectionInfo struct {
 type section struct {
 	SectionInfo
 	defaults func(v any, set func(string) bool)
-	validate func(v any, report Report)
+	validate func(v any, report *Report)
+	aws      func(v any) []EKSDiscovery
 }
 
 var (
@@ -77,7 +98,10 @@ func Register[T any](spec SectionSpec[T]) {
 		s.defaults = func(v any, set func(string) bool) { spec.Defaults(v.(*T), set) }
 	}
 	if spec.Validate != nil {
-		s.validate = func(v any, report Report) { spec.Validate(v.(*T), report) }
+		s.validate = func(v any, report *Report) { spec.Validate(v.(*T), report) }
+	}
+	if spec.AWS != nil {
+		s.aws = func(v any) []EKSDiscovery { return spec.AWS(v.(*T)) }
 	}
 	registry = append(registry, s)
 }
@@ -165,9 +189,27 @@ func (c *Config) sectionDefaults() {
 func (c *Config) validateSections(ps *problems) {
 	for _, s := range registered() {
 		if v, ok := c.sections[s.Key]; ok && s.validate != nil {
-			s.validate(v, func(p, format string, args ...any) { ps.add(join(s.Key, p), format, args...) })
+			s.validate(v, &Report{key: s.Key, ps: ps})
 		}
 	}
+}
+
+// sectionAWS lists what the present sections reach in AWS, in
+// registration order.
+func (c *Config) sectionAWS() []EKSDiscovery {
+	var out []EKSDiscovery
+	for _, s := range registered() {
+		if v, ok := c.sections[s.Key]; ok && s.aws != nil {
+			out = append(out, s.aws(v)...)
+		}
+	}
+	return out
+}
+
+// Has says whether the file has the registered section key.
+func (c *Config) Has(key string) bool {
+	_, ok := c.sections[key]
+	return ok
 }
 
 // sectionKeys are the registered keys, for the unknown-key messages.

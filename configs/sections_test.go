@@ -25,12 +25,12 @@ var widgetSpec = SectionSpec[widgets]{
 		Fill(set, "label", &s.Label, "reclaim.dev/protect")
 		Fill(set, "caps.maxDeletesPerRun", &s.Caps.MaxDeletesPerRun, 5)
 	},
-	Validate: func(s *widgets, report Report) {
+	Validate: func(s *widgets, report *Report) {
 		if s.MaxAge.Std() < time.Hour {
-			report("maxAge", "%s is too short — use at least 1h", s.MaxAge)
+			report.Add("maxAge", "%s is too short — use at least 1h", s.MaxAge)
 		}
 		if s.Caps.MaxDeletesPerRun < 0 {
-			report("caps.maxDeletesPerRun", "must not be negative")
+			report.Add("caps.maxDeletesPerRun", "must not be negative")
 		}
 	},
 }

@@ -45,9 +45,6 @@ func (c *Config) validate(ps *problems) {
 	if c.ECR != nil {
 		c.ECR.validate(ps, "ecr")
 	}
-	if c.EC2 != nil {
-		c.EC2.validate(ps, "ec2")
-	}
 	if c.Jobs != nil {
 		c.Jobs.validate(ps, "jobs", true)
 	}

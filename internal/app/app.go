@@ -132,7 +132,7 @@ func New(ctx context.Context, cfg *config.Config, d Deps) (*Runner, error) {
 		}
 		d.Images = f
 	}
-	if d.Networks == nil && cfg.EC2 != nil {
+	if d.Networks == nil && netiface.SectionOf(cfg) != nil {
 		opts := NetworkOptions(cfg)
 		for i := range opts {
 			opts[i].Logger = SDKLogger(d.Log)
@@ -251,7 +251,7 @@ func (r *Runner) Once(ctx context.Context, opt Options) (*report.Report, error) 
 	if cfg.ECR != nil {
 		co.Registries, co.ImageSources = d.Images.List, d.ImageSources
 	}
-	if cfg.EC2 != nil {
+	if netiface.SectionOf(cfg) != nil {
 		co.Networks = d.Networks.List
 	}
 	co.FleetClusters = r.fleetClusters
@@ -388,7 +388,7 @@ func Targets(cfg *config.Config) []kube.Target {
 	for _, c := range cfg.Clusters {
 		out = append(out, kube.Target{Name: c.Name, Kubeconfig: c.Kubeconfig, Context: c.Context, InCluster: c.InCluster,
 			Projects: c.GCEProjects, Accounts: c.AWSAccounts, Images: cfg.ECR != nil, Timeout: c.Timeout.Std(), QPS: c.QPS, Burst: c.Burst, PageSize: c.PageSize,
-			Subnets: c.AWSSubnets, Workloads: cfg.EC2 != nil || cfg.Jobs != nil || cfg.Pods != nil})
+			Subnets: c.AWSSubnets, Workloads: netiface.SectionOf(cfg) != nil || cfg.Jobs != nil || cfg.Pods != nil})
 	}
 	return out
 }

@@ -4,12 +4,13 @@ import (
 	config "reclaim.dev/reclaim/configs"
 	"reclaim.dev/reclaim/providers/awsclient"
 	"reclaim.dev/reclaim/providers/ec2"
+	"reclaim.dev/reclaim/reconcile/kinds/netiface"
 )
 
 // NetworkOptions turns the ec2 section into one client option set per
 // account and region.
 func NetworkOptions(cfg *config.Config) []ec2.Options {
-	e := cfg.EC2
+	e := netiface.SectionOf(cfg)
 	out := make([]ec2.Options, 0, len(e.Networks))
 	for _, n := range e.Networks {
 		var tags map[string]string

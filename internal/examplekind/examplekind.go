@@ -60,15 +60,15 @@ func init() {
 			config.Fill(set, "caps.maxDeletePercent", &s.Caps.MaxDeletePercent, config.Percent(0.5))
 			config.Fill(set, "caps.breakerCandidates", &s.Caps.BreakerCandidates, 100)
 		},
-		Validate: func(s *Section, report config.Report) {
+		Validate: func(s *Section, report *config.Report) {
 			if s.Label == "" {
-				report("label", "is empty — name the label that marks a ConfigMap temporary")
+				report.Add("label", "is empty — name the label that marks a ConfigMap temporary")
 			}
 			if s.MaxAge.Std() < time.Minute {
-				report("maxAge", "%s is too short — use at least 1m", s.MaxAge)
+				report.Add("maxAge", "%s is too short — use at least 1m", s.MaxAge)
 			}
 			if s.Caps.MaxDeletesPerRun < 0 {
-				report("caps.maxDeletesPerRun", "must not be negative")
+				report.Add("caps.maxDeletesPerRun", "must not be negative")
 			}
 		},
 	})

@@ -37,8 +37,8 @@ const (
 
 // Evidence names.
 const (
-	EvidenceVPCCNI  = config.OwnerVPCCNI
-	EvidenceBranch  = config.OwnerVPCResourceController
+	EvidenceVPCCNI  = "vpc-cni"
+	EvidenceBranch  = "vpc-resource-controller"
 	cniInstanceTag  = "node.k8s.amazonaws.com/instance_id"
 	cniDescription  = "aws-K8S-"
 	branchOwnerTag  = "eks:eni:owner"
@@ -95,7 +95,7 @@ func (k *Kind) attribution(snap *inventory.Snapshot, now time.Time) *Attribution
 
 // FromConfig makes the kind from the ec2 section; nil without one.
 func FromConfig(cfg *config.Config, api API) *Kind {
-	e := cfg.EC2
+	e := SectionOf(cfg)
 	if e == nil {
 		return nil
 	}

@@ -1,0 +1,27 @@
+package config
+
+// Checks a kind's section shares with the global sections. Each takes a
+// path inside the section, as Report.Add does.
+
+// CheckAWSTarget checks an account and region to reach at path p, and the
+// role assumed there.
+func CheckAWSTarget(report *Report, p, account, region, role, externalID string) {
+	validateAWSTarget(report.ps, report.Path(p), account, region, role, externalID)
+}
+
+// CheckEndpoint checks an endpoint override of an AWS service.
+func CheckEndpoint(report *Report, p, endpoint, service string) {
+	validateEndpoint(report.ps, report.Path(p), endpoint, service)
+}
+
+// CheckList checks each item with check (a message, or "" when it is
+// fine) and reports items listed twice.
+func CheckList(report *Report, p string, items []string, check func(string) string) {
+	validateList(report.ps, report.Path(p), items, check)
+}
+
+// CheckSubnet says what is wrong with an EC2 subnet id, "" when nothing.
+func CheckSubnet(s string) string { return checkSubnet(s) }
+
+// Index is the path of a list's item: Index("networks", 2) is networks[2].
+func Index(path string, i int) string { return index(path, i) }

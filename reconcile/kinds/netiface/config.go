@@ -1,0 +1,200 @@
+package netiface
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	config "reclaim.dev/reclaim/configs"
+)
+
+// Key is the kind's config section: which subnets to watch for IP headroom
+// and which network interfaces may be deleted as leaked.
+const Key = "ec2"
+
+// Section is the ec2 section. Absent, no subnet or interface work is done.
+type Section struct {
+	// Networks are the accounts and regions, each with its subnets in scope.
+	Networks []Network `json:"networks"`
+	// Endpoint overrides the EC2 endpoint (a fake or a VPC endpoint).
+	Endpoint string `json:"endpoint,omitempty"`
+	// RequestsPerSecond and Burst are reclaim's own limit on Describe calls
+	// per account and region: EC2's bucket (100 burst, 20 a second) is
+	// shared with every node's CNI, so reclaim takes a fraction of it.
+	RequestsPerSecond float64 `json:"requestsPerSecond"`
+	Burst             int     `json:"burst"`
+	// DeletesPerSecond and DeleteBurst limit DeleteNetworkInterface (EC2: 100, 5 a second).
+	DeletesPerSecond float64 `json:"deletesPerSecond"`
+	DeleteBurst      int     `json:"deleteBurst"`
+	MaxAttempts      int     `json:"maxAttempts"`
+	PageSize         int     `json:"pageSize"`
+	// HeadroomWarning warns when a subnet's used share reaches it.
+	HeadroomWarning config.Percent `json:"headroomWarning"`
+	// WarnBefore warns when a subnet is projected to run out within it.
+	WarnBefore config.Duration `json:"warnBefore"`
+	Interfaces Interfaces      `json:"interfaces"`
+}
+
+// Network is one account's subnets in one region, and how to reach them.
+type Network struct {
+	Account    string `json:"account"`
+	Region     string `json:"region"`
+	Profile    string `json:"profile,omitempty"`
+	RoleARN    string `json:"roleARN,omitempty"`
+	ExternalID string `json:"externalID,omitempty"`
+	// Subnets are subnet ids; SubnetTags select subnets by tag instead
+	// (every tag must match; an empty value matches any value).
+	Subnets    []string    `json:"subnets,omitempty"`
+	SubnetTags config.Tags `json:"subnetTags,omitempty"`
+}
+
+// Interfaces is the policy for leaked (detached) network interfaces.
+type Interfaces struct {
+	// Delete lets reclaim delete leaked interfaces; false only reports them.
+	Delete bool `json:"delete"`
+	// Ownership is the evidence an interface must carry to be deleted:
+	// vpc-cni (tag node.k8s.amazonaws.com/instance_id and description
+	// aws-K8S-) and vpc-resource-controller (tag eks:eni:owner, description
+	// aws-k8s-branch-eni).
+	Ownership []string `json:"ownership"`
+	// ProtectTag is an interface tag; with the value "true" the interface is
+	// never deleted (the opt-out every kind honours).
+	ProtectTag        string          `json:"protectTag"`
+	Grace             config.Duration `json:"grace"`
+	MaxDeletesPerRun  int             `json:"maxDeletesPerRun"`
+	MaxDeletePercent  config.Percent  `json:"maxDeletePercent"`
+	BreakerCandidates int             `json:"breakerCandidates"`
+}
+
+// SectionOf is the file's ec2 section, nil when it has none.
+func SectionOf(cfg *config.Config) *Section { return config.SectionOf[Section](cfg, Key) }
+
+// Defaults of the ec2 section.
+const (
+	defaultRequestsPerSecond = 5.0
+	defaultBurst             = 10
+	defaultDeletesPerSecond  = 1.0
+	defaultDeleteBurst       = 5
+	defaultMaxAttempts       = 10
+	defaultPageSize          = 1000
+	defaultHeadroomWarning   = config.Percent(0.80)
+	defaultWarnBefore        = config.Duration(48 * time.Hour)
+	defaultGrace             = config.Duration(6 * time.Hour)
+	defaultProtectTag        = "reclaim.dev/protect"
+	defaultMaxDeletes        = 100
+	defaultMaxPercent        = config.Percent(0.20)
+	defaultBreaker           = 2000
+	maxPage, minPage         = 1000, 5
+)
+
+func init() {
+	config.Register(config.SectionSpec[Section]{
+		Key: Key, Doc: "watches subnets' IP headroom and deletes leaked network interfaces (ec2-interface)",
+		Defaults: defaults, Validate: validate,
+		AWS: func(s *Section) []config.EKSDiscovery {
+			out := make([]config.EKSDiscovery, len(s.Networks))
+			for i, n := range s.Networks {
+				out[i] = config.EKSDiscovery{Account: n.Account, Region: n.Region, Profile: n.Profile, RoleARN: n.RoleARN, ExternalID: n.ExternalID}
+			}
+			return out
+		},
+	})
+}
+
+func defaults(e *Section, set func(string) bool) {
+	config.Fill(set, "requestsPerSecond", &e.RequestsPerSecond, defaultRequestsPerSecond)
+	config.Fill(set, "burst", &e.Burst, defaultBurst)
+	config.Fill(set, "deletesPerSecond", &e.DeletesPerSecond, defaultDeletesPerSecond)
+	config.Fill(set, "deleteBurst", &e.DeleteBurst, defaultDeleteBurst)
+	config.Fill(set, "maxAttempts", &e.MaxAttempts, defaultMaxAttempts)
+	config.Fill(set, "pageSize", &e.PageSize, defaultPageSize)
+	config.Fill(set, "headroomWarning", &e.HeadroomWarning, defaultHeadroomWarning)
+	config.Fill(set, "warnBefore", &e.WarnBefore, defaultWarnBefore)
+	i := &e.Interfaces
+	config.Fill(set, "interfaces.delete", &i.Delete, true)
+	config.Fill(set, "interfaces.ownership", &i.Ownership, []string{EvidenceVPCCNI, EvidenceBranch})
+	config.Fill(set, "interfaces.protectTag", &i.ProtectTag, defaultProtectTag)
+	config.Fill(set, "interfaces.grace", &i.Grace, defaultGrace)
+	config.Fill(set, "interfaces.maxDeletesPerRun", &i.MaxDeletesPerRun, defaultMaxDeletes)
+	config.Fill(set, "interfaces.maxDeletePercent", &i.MaxDeletePercent, defaultMaxPercent)
+	config.Fill(set, "interfaces.breakerCandidates", &i.BreakerCandidates, defaultBreaker)
+}
+
+func validate(e *Section, report *config.Report) {
+	if len(e.Networks) == 0 {
+		report.Add("networks", "at least one network is required — e.g. {account: \"123456789012\", region: us-east-1, subnets: [subnet-0123456789abcdef0]}")
+	}
+	type reg struct{ account, region string }
+	seen := map[reg]int{}
+	for i, n := range e.Networks {
+		p := config.Index("networks", i)
+		config.CheckAWSTarget(report, p, n.Account, n.Region, n.RoleARN, n.ExternalID)
+		switch {
+		case len(n.Subnets) == 0 && len(n.SubnetTags) == 0:
+			report.Add(p, "give subnets (ids) or subnetTags — reclaim never scans every subnet of an account")
+		case len(n.Subnets) > 0 && len(n.SubnetTags) > 0:
+			report.Add(p, "set either subnets or subnetTags, not both")
+		}
+		config.CheckList(report, p+".subnets", n.Subnets, config.CheckSubnet)
+		for k := range n.SubnetTags {
+			if k == "" {
+				report.Add(p+".subnetTags", "a tag key must not be empty")
+			}
+		}
+		k := reg{n.Account, n.Region}
+		if j, dup := seen[k]; dup {
+			report.Add(p, "network %s in %s is listed twice (%s and %s) — put every subnet of an account and region in one entry", n.Account, n.Region, report.Path(config.Index("networks", j)), report.Path(p))
+		}
+		seen[k] = i
+	}
+	config.CheckEndpoint(report, "endpoint", e.Endpoint, "ec2")
+	if e.RequestsPerSecond <= 0 || e.RequestsPerSecond > 20 {
+		report.Add("requestsPerSecond", "%g is out of range — use more than 0 and at most 20 (EC2's own refill rate, shared with every node's CNI)", e.RequestsPerSecond)
+	}
+	if e.Burst < 1 || e.Burst > 100 {
+		report.Add("burst", "%d is out of range — use 1 to 100 (EC2's bucket)", e.Burst)
+	}
+	if e.DeletesPerSecond <= 0 || e.DeletesPerSecond > 5 {
+		report.Add("deletesPerSecond", "%g is out of range — use more than 0 and at most 5 (EC2's DeleteNetworkInterface refill rate)", e.DeletesPerSecond)
+	}
+	if e.DeleteBurst < 1 || e.DeleteBurst > 100 {
+		report.Add("deleteBurst", "%d is out of range — use 1 to 100", e.DeleteBurst)
+	}
+	if e.MaxAttempts < 1 || e.MaxAttempts > 50 {
+		report.Add("maxAttempts", "%d is out of range — use 1 to 50", e.MaxAttempts)
+	}
+	if e.PageSize < minPage || e.PageSize > maxPage {
+		report.Add("pageSize", "%d is out of range — use %d to %d (the API's MaxResults)", e.PageSize, minPage, maxPage)
+	}
+	if e.HeadroomWarning <= 0 || e.HeadroomWarning > 1 {
+		report.Add("headroomWarning", "%s is out of range — use a share above 0%% and at most 100%%", e.HeadroomWarning)
+	}
+	if e.WarnBefore < 0 {
+		report.Add("warnBefore", "must not be negative")
+	}
+	i := &e.Interfaces
+	config.CheckList(report, "interfaces.ownership", i.Ownership, func(o string) string {
+		if o != EvidenceVPCCNI && o != EvidenceBranch {
+			return fmt.Sprintf("%q is not an ownership evidence — use %s or %s", o, EvidenceVPCCNI, EvidenceBranch)
+		}
+		return ""
+	})
+	if i.Delete && len(i.Ownership) == 0 {
+		report.Add("interfaces.ownership", "is empty, so no interface could ever be proven reclaim's to delete — remove the key for the defaults, or set delete: false")
+	}
+	if strings.TrimSpace(i.ProtectTag) == "" || len(i.ProtectTag) > 128 || strings.HasPrefix(strings.ToLower(i.ProtectTag), "aws:") {
+		report.Add("interfaces.protectTag", "%q is not a usable EC2 tag key — 1 to 128 characters, not starting with aws: (remove the key for reclaim.dev/protect)", i.ProtectTag)
+	}
+	if i.Grace <= 0 {
+		report.Add("interfaces.grace", "must be more than 0 — an interface must be seen detached on more than one run before it is deleted")
+	}
+	if i.MaxDeletesPerRun < 0 {
+		report.Add("interfaces.maxDeletesPerRun", "%d is negative — use 0 to delete nothing", i.MaxDeletesPerRun)
+	}
+	if i.MaxDeletePercent < 0 || i.MaxDeletePercent > 1 {
+		report.Add("interfaces.maxDeletePercent", "%s is out of range — use 0%% to 100%%", i.MaxDeletePercent)
+	}
+	if i.BreakerCandidates < 1 {
+		report.Add("interfaces.breakerCandidates", "must be at least 1 — to delete nothing set maxDeletesPerRun: 0")
+	}
+}

@@ -1,0 +1,210 @@
+package netiface_test
+
+// The ec2 section is the ec2-interface kind's own (config.Register): its
+// decoding, defaults and every problem, with the field's full path.
+
+import (
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	config "reclaim.dev/reclaim/configs"
+	"reclaim.dev/reclaim/reconcile/kinds/netiface"
+)
+
+// base is a valid file the cases below add to.
+const base = "clusters:\n  - name: a\n"
+
+// ec2Section is a valid ec2 section; cases replace parts of it.
+const ec2Section = `ec2:
+  networks:
+    - account: "123456789012"
+      region: us-east-1
+      subnets: [subnet-0123456789abcdef0]
+`
+
+func problemsIn(t *testing.T, yaml string) []config.Problem {
+	t.Helper()
+	_, err := config.Parse([]byte(yaml), "eks.yaml")
+	if err == nil {
+		return nil
+	}
+	var cerr *config.Error
+	if !errors.As(err, &cerr) {
+		t.Fatalf("error is %T, want *Error: %v", err, err)
+	}
+	return cerr.Problems
+}
+
+func TestSectionProblems(t *testing.T) {
+	// A subnetTags that does not decode also leaves its network with neither
+	// subnets nor subnetTags, which is reported too.
+	more := map[string]int{"subnetTags number value": 1, "subnetTags a list": 1}
+	for _, tc := range []struct {
+		name string
+		yaml string // after base
+		path string // the field the problem must name
+		fix  string // what the message must say
+	}{
+		{"subnet id", `ec2:
+  networks:
+    - {account: "123456789012", region: us-east-1, subnets: [subnet-xyz]}
+`, "ec2.networks[0].subnets[0]", `"subnet-xyz" is not a subnet id — they look like subnet-0123456789abcdef0`},
+		{"subnet id, 9 hex digits", `ec2:
+  networks:
+    - {account: "123456789012", region: us-east-1, subnets: [subnet-0123456789]}
+`, "ec2.networks[0].subnets[0]", "is not a subnet id"},
+		{"subnet listed twice", `ec2:
+  networks:
+    - {account: "123456789012", region: us-east-1, subnets: [subnet-12345678, subnet-12345678]}
+`, "ec2.networks[0].subnets", `"subnet-12345678" is listed twice (ec2.networks[0].subnets[0] and ec2.networks[0].subnets[1])`},
+		{"neither subnets nor subnetTags", `ec2:
+  networks:
+    - {account: "123456789012", region: us-east-1}
+`, "ec2.networks[0]", "give subnets (ids) or subnetTags — reclaim never scans every subnet of an account"},
+		{"both subnets and subnetTags", `ec2:
+  networks:
+    - account: "123456789012"
+      region: us-east-1
+      subnets: [subnet-0123456789abcdef0]
+      subnetTags: {kubernetes.io/role/internal-elb: "1"}
+`, "ec2.networks[0]", "set either subnets or subnetTags, not both"},
+		{"subnetTags empty key", `ec2:
+  networks:
+    - {account: "123456789012", region: us-east-1, subnetTags: {"": x}}
+`, "ec2.networks[0].subnetTags", "a tag key must not be empty"},
+		{"subnetTags number value", `ec2:
+  networks:
+    - {account: "123456789012", region: us-east-1, subnetTags: {kubernetes.io/role/elb: 1}}
+`, "ec2.networks[0].subnetTags", `tag "kubernetes.io/role/elb": expected a string, got 1 — quote it: "1"`},
+		{"subnetTags a list", `ec2:
+  networks:
+    - {account: "123456789012", region: us-east-1, subnetTags: [a, b]}
+`, "ec2.networks[0].subnetTags", "expected a mapping of tag keys to values"},
+		{"no networks", "ec2: {}\n", "ec2.networks", "at least one network is required — e.g. {account: \"123456789012\""},
+		{"account", `ec2:
+  networks:
+    - {account: "12345", region: us-east-1, subnets: [subnet-0123456789abcdef0]}
+`, "ec2.networks[0].account", `"12345" is not an AWS account id`},
+		{"region", `ec2:
+  networks:
+    - {account: "123456789012", region: us-east-1a, subnets: [subnet-0123456789abcdef0]}
+`, "ec2.networks[0].region", "regions look like us-east-1"},
+		{"roleARN", `ec2:
+  networks:
+    - {account: "123456789012", region: us-east-1, roleARN: reclaim, subnets: [subnet-0123456789abcdef0]}
+`, "ec2.networks[0].roleARN", "write arn:aws:iam::123456789012:role/NAME"},
+		{"externalID without roleARN", `ec2:
+  networks:
+    - {account: "123456789012", region: us-east-1, externalID: x, subnets: [subnet-0123456789abcdef0]}
+`, "ec2.networks[0].externalID", "only meaningful with roleARN"},
+		{"network listed twice", `ec2:
+  networks:
+    - {account: "123456789012", region: us-east-1, subnets: [subnet-0123456789abcdef0]}
+    - {account: "123456789012", region: us-east-1, subnets: [subnet-0123456789abcdef1]}
+`, "ec2.networks[1]", "listed twice (ec2.networks[0] and ec2.networks[1]) — put every subnet of an account and region in one entry"},
+		{"endpoint", ec2Section + "  endpoint: ec2.example.internal\n", "ec2.endpoint", "is not an absolute http(s) URL"},
+		{"requestsPerSecond", ec2Section + "  requestsPerSecond: 50\n", "ec2.requestsPerSecond", "50 is out of range — use more than 0 and at most 20 (EC2's own refill rate, shared with every node's CNI)"},
+		{"requestsPerSecond 0", ec2Section + "  requestsPerSecond: 0\n", "ec2.requestsPerSecond", "0 is out of range"},
+		{"burst", ec2Section + "  burst: 101\n", "ec2.burst", "101 is out of range — use 1 to 100"},
+		{"deletesPerSecond", ec2Section + "  deletesPerSecond: 6\n", "ec2.deletesPerSecond", "6 is out of range — use more than 0 and at most 5"},
+		{"deleteBurst", ec2Section + "  deleteBurst: 0\n", "ec2.deleteBurst", "0 is out of range — use 1 to 100"},
+		{"maxAttempts", ec2Section + "  maxAttempts: 51\n", "ec2.maxAttempts", "51 is out of range — use 1 to 50"},
+		{"pageSize", ec2Section + "  pageSize: 4\n", "ec2.pageSize", "4 is out of range — use 5 to 1000 (the API's MaxResults)"},
+		{"headroomWarning", ec2Section + "  headroomWarning: 0%\n", "ec2.headroomWarning", "is out of range — use a share above 0% and at most 100%"},
+		{"ownership unknown", ec2Section + "  interfaces: {ownership: [aws-cni]}\n", "ec2.interfaces.ownership[0]", `"aws-cni" is not an ownership evidence — use vpc-cni or vpc-resource-controller`},
+		{"ownership empty", ec2Section + "  interfaces: {ownership: []}\n", "ec2.interfaces.ownership", "is empty, so no interface could ever be proven reclaim's to delete — remove the key for the defaults, or set delete: false"},
+		{"interfaces protectTag empty", ec2Section + "  interfaces: {protectTag: \"\"}\n", "ec2.interfaces.protectTag", `"" is not a usable EC2 tag key — 1 to 128 characters, not starting with aws: (remove the key for reclaim.dev/protect)`},
+		{"interfaces protectTag aws:", ec2Section + "  interfaces: {protectTag: \"aws:keep\"}\n", "ec2.interfaces.protectTag", "not starting with aws:"},
+		{"interfaces grace 0", ec2Section + "  interfaces: {grace: 0s}\n", "ec2.interfaces.grace", "must be more than 0 — an interface must be seen detached on more than one run"},
+		{"interfaces maxDeletesPerRun", ec2Section + "  interfaces: {maxDeletesPerRun: -1}\n", "ec2.interfaces.maxDeletesPerRun", "-1 is negative — use 0 to delete nothing"},
+		{"interfaces breakerCandidates", ec2Section + "  interfaces: {breakerCandidates: 0}\n", "ec2.interfaces.breakerCandidates", "must be at least 1 — to delete nothing set maxDeletesPerRun: 0"},
+		{"interfaces unknown key", ec2Section + "  interfaces: {graze: 1h}\n", "ec2.interfaces.graze", `unknown field — did you mean "grace"?`},
+		{"clusters awsSubnets", ec2Section + "clusters:\n  - {name: a, awsSubnets: [subnet-123]}\n", "clusters[0].awsSubnets[0]", `"subnet-123" is not a subnet id — they look like subnet-0123456789abcdef0`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			yaml := tc.yaml
+			if !strings.Contains(yaml, "clusters:") {
+				yaml = base + yaml
+			}
+			ps := problemsIn(t, yaml)
+			if len(ps) == 0 {
+				t.Fatalf("loaded without error:\n%s", yaml)
+			}
+			for _, p := range ps {
+				if p.Path == tc.path && strings.Contains(p.Message, tc.fix) {
+					if len(ps) != 1+more[tc.name] {
+						t.Errorf("want %d other problems, got: %v", more[tc.name], ps)
+					}
+					return
+				}
+			}
+			t.Errorf("no problem at %s saying %q; got:\n%v", tc.path, tc.fix, ps)
+		})
+	}
+}
+
+func TestSectionLoads(t *testing.T) {
+	// Without the section, no subnet or interface work.
+	c, err := config.Parse([]byte(base), "t.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if netiface.SectionOf(c) != nil || netiface.FromConfig(c, nil) != nil {
+		t.Error("absent ec2 section: present")
+	}
+
+	// subnetTags, the short subnet id form, explicit values kept as written.
+	c, err = config.Parse([]byte(base+`ec2:
+  networks:
+    - account: "123456789012"
+      region: us-east-1
+      subnetTags: {kubernetes.io/cluster/prod-a: "", kubernetes.io/role/internal-elb: "1"}
+    - account: "123456789012"
+      region: eu-west-1
+      roleARN: arn:aws:iam::123456789012:role/reclaim
+      externalID: x
+      subnets: [subnet-12345678, subnet-0123456789abcdef0]
+  interfaces: {delete: false, ownership: [], maxDeletesPerRun: 0}
+`), "t.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := netiface.SectionOf(c)
+	wantTags := config.Tags{"kubernetes.io/cluster/prod-a": "", "kubernetes.io/role/internal-elb": "1"}
+	if !reflect.DeepEqual(e.Networks[0].SubnetTags, wantTags) {
+		t.Errorf("subnetTags = %v, want %v", e.Networks[0].SubnetTags, wantTags)
+	}
+	i := e.Interfaces
+	if i.Delete || i.Ownership == nil || len(i.Ownership) != 0 || i.MaxDeletesPerRun != 0 || i.Grace.Std() != 6*time.Hour {
+		t.Errorf("interfaces = %+v", i)
+	}
+	if e.RequestsPerSecond != 5 || e.PageSize != 1000 || e.HeadroomWarning != 0.8 || e.WarnBefore.Std() != 48*time.Hour {
+		t.Errorf("defaults = %+v", *e)
+	}
+	// Fleet discovery searches the section's accounts and regions by default.
+	c2, err := config.Parse([]byte(base+"fleet: {discover: true}\n"+ec2Section), "t.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c2.Fleet.EKS; len(got) != 1 || got[0].Account != "123456789012" || got[0].Region != "us-east-1" {
+		t.Errorf("fleet.eks defaults to %+v, want the ec2 network's account and region", got)
+	}
+	// The printed configuration shows the tags and loads back the same.
+	printed, err := c.Redacted()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(printed), "kubernetes.io/role/internal-elb: \"1\"") {
+		t.Errorf("printed subnetTags:\n%s", printed)
+	}
+	again, err := config.Parse(printed, "printed")
+	if err != nil {
+		t.Fatalf("printed configuration does not load: %v\n%s", err, printed)
+	}
+	if !reflect.DeepEqual(netiface.SectionOf(again), e) {
+		t.Errorf("ec2 printed and loaded back:\ngot  %+v\nwant %+v", *netiface.SectionOf(again), *e)
+	}
+}
