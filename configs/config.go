@@ -25,10 +25,7 @@ type Config struct {
 	// GCE is nil when the file has no gce section: no GCE work is done.
 	GCE *GCE `json:"gce,omitempty"`
 	// ECR is nil when the file has no ecr section: no image work is done.
-	ECR *ECR `json:"ecr,omitempty"`
-	// Jobs and Pods are nil when absent: finished Jobs and Pods are not deleted.
-	Jobs       *Retention `json:"jobs,omitempty"`
-	Pods       *Retention `json:"pods,omitempty"`
+	ECR        *ECR       `json:"ecr,omitempty"`
 	Disks      Disks      `json:"disks"`
 	Kubernetes Kubernetes `json:"kubernetes"`
 	State      State      `json:"state"`
@@ -215,6 +212,7 @@ func Parse(data []byte, source string) (*Config, error) {
 	c.validate(&v)
 	c.validateSections(&v)
 	c.crossValidate(&v)
+	c.checkSections(&v)
 	all := d.list
 	for _, p := range v.list {
 		if !failedUnder(d.failed, p.Path) {
@@ -297,7 +295,6 @@ func (c *Config) applyDefaults() {
 		def(c, "gce.concurrency", &g.Concurrency, defaultGCEConcurrency)
 	}
 	c.ecrDefaults()
-	c.eksDefaults()
 	c.daemonDefaults()
 	c.fleetDefaults()
 	d := &c.Disks

@@ -12,6 +12,9 @@ import (
 	"time"
 
 	config "reclaim.dev/reclaim/configs"
+	"reclaim.dev/reclaim/reconcile/kinds/finished"
+	"reclaim.dev/reclaim/reconcile/kinds/k8sjob"
+	"reclaim.dev/reclaim/reconcile/kinds/k8spod"
 	"reclaim.dev/reclaim/reconcile/kinds/netiface"
 )
 
@@ -87,7 +90,7 @@ func TestExampleConfigs(t *testing.T) {
 	}
 
 	eks := load(t, "eks.yaml")
-	ec2 := netiface.SectionOf(eks)
+	ec2, jobs, pods := netiface.SectionOf(eks), k8sjob.SectionOf(eks), k8spod.SectionOf(eks)
 	prodSubnets := []string{"subnet-0123456789abcdef0", "subnet-0123456789abcdef1", "subnet-0123456789abcdef2"}
 	switch {
 	case len(eks.Clusters) != 4 || eks.ECR == nil || len(eks.ECR.Registries) != 2:
@@ -100,14 +103,14 @@ func TestExampleConfigs(t *testing.T) {
 		t.Errorf("eks.yaml prod-use1 awsSubnets = %v, want the subnets of ec2.networks[0]", eks.Clusters[0].AWSSubnets)
 	case !ec2.Interfaces.Delete || ec2.Interfaces.Grace.Std() != 6*time.Hour || ec2.RequestsPerSecond != 5:
 		t.Errorf("eks.yaml ec2 = %+v", *ec2)
-	case eks.Jobs == nil || eks.Pods == nil:
-		t.Errorf("eks.yaml should have jobs and pods sections, got %v, %v", eks.Jobs, eks.Pods)
-	case eks.Jobs.Succeeded.Std() != 6*time.Hour || eks.Jobs.Failed.Std() != 72*time.Hour ||
-		eks.Jobs.KeepCronJobHistory == nil || !*eks.Jobs.KeepCronJobHistory || eks.Jobs.TTLGrace == nil || eks.Jobs.TTLGrace.Std() != time.Hour:
-		t.Errorf("eks.yaml jobs = %+v", *eks.Jobs)
-	case eks.Pods.Succeeded.Std() != time.Hour || eks.Pods.Failed.Std() != 48*time.Hour ||
-		!reflect.DeepEqual(eks.Pods.Namespaces.Exclude, []string{"kube-system", "reclaim"}) || eks.Pods.KeepCronJobHistory != nil:
-		t.Errorf("eks.yaml pods = %+v", *eks.Pods)
+	case jobs == nil || pods == nil:
+		t.Errorf("eks.yaml should have jobs and pods sections, got %v, %v", jobs, pods)
+	case jobs.Succeeded.Std() != 6*time.Hour || jobs.Failed.Std() != 72*time.Hour ||
+		jobs.KeepCronJobHistory == nil || !*jobs.KeepCronJobHistory || jobs.TTLGrace == nil || jobs.TTLGrace.Std() != time.Hour:
+		t.Errorf("eks.yaml jobs = %+v", *jobs)
+	case pods.Succeeded.Std() != time.Hour || pods.Failed.Std() != 48*time.Hour ||
+		!reflect.DeepEqual(pods.Namespaces.Exclude, []string{"kube-system", "reclaim"}) || pods.KeepCronJobHistory != nil:
+		t.Errorf("eks.yaml pods = %+v", *pods)
 	}
 	for i, cl := range eks.Clusters {
 		if len(cl.AWSSubnets) == 0 {
@@ -156,8 +159,8 @@ func TestReferenceShowsTheDefaults(t *testing.T) {
 	}
 	for _, s := range []struct {
 		name     string
-		ref, def *config.Retention
-	}{{"jobs", ref.Jobs, empty.Jobs}, {"pods", ref.Pods, empty.Pods}} {
+		ref, def *finished.Retention
+	}{{"jobs", k8sjob.SectionOf(ref), k8sjob.SectionOf(empty)}, {"pods", k8spod.SectionOf(ref), k8spod.SectionOf(empty)}} {
 		if s.ref == nil || s.def == nil {
 			t.Errorf("%s sections: reference %v, {} %v; want both present", s.name, s.ref, s.def)
 			continue
@@ -168,8 +171,10 @@ func TestReferenceShowsTheDefaults(t *testing.T) {
 		}
 	}
 	ref.Daemon = nil
-	ref.GCE, ref.ECR, ref.Jobs, ref.Pods = nil, nil, nil, nil
+	ref.GCE, ref.ECR = nil, nil
 	config.SetSection[netiface.Section](ref, netiface.Key, nil)
+	config.SetSection[finished.Retention](ref, k8sjob.Key, nil)
+	config.SetSection[finished.Retention](ref, k8spod.Key, nil)
 	if len(ref.Prices.Disks) == 0 {
 		ref.Prices.Disks = nil // the reference writes disks: []
 	}
@@ -185,7 +190,7 @@ func TestReferenceShowsTheDefaults(t *testing.T) {
 
 // emptyListsAsNil returns r with its empty lists nil: the reference writes
 // include: [] and ownerKinds: [] where a default leaves them nil.
-func emptyListsAsNil(r config.Retention) config.Retention {
+func emptyListsAsNil(r finished.Retention) finished.Retention {
 	for _, l := range []*[]string{&r.Namespaces.Include, &r.Namespaces.Exclude, &r.OwnerKinds} {
 		if len(*l) == 0 {
 			*l = nil

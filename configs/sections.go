@@ -26,6 +26,9 @@ type SectionSpec[T any] struct {
 	// Validate reports every problem, each with a path inside the section
 	// ("" for the section itself). Nil: anything that decodes is valid.
 	Validate func(s *T, report *Report)
+	// Check, if set, checks the section against the rest of the file (a
+	// key another section must agree with), after every Validate.
+	Check func(s *T, c *Config, report *Report)
 	// AWS, if set, lists the AWS accounts and regions the section reaches
 	// and how: fleet discovery searches them when fleet.eks is not set.
 	AWS func(s *T) []EKSDiscovery
@@ -64,6 +67,7 @@ type section struct {
 	defaults func(v any, set func(string) bool)
 	validate func(v any, report *Report)
 	aws      func(v any) []EKSDiscovery
+	check    func(v any, c *Config, report *Report)
 }
 
 var (
@@ -99,6 +103,9 @@ func Register[T any](spec SectionSpec[T]) {
 	}
 	if spec.Validate != nil {
 		s.validate = func(v any, report *Report) { spec.Validate(v.(*T), report) }
+	}
+	if spec.Check != nil {
+		s.check = func(v any, c *Config, report *Report) { spec.Check(v.(*T), c, report) }
 	}
 	if spec.AWS != nil {
 		s.aws = func(v any) []EKSDiscovery { return spec.AWS(v.(*T)) }
@@ -190,6 +197,14 @@ func (c *Config) validateSections(ps *problems) {
 	for _, s := range registered() {
 		if v, ok := c.sections[s.Key]; ok && s.validate != nil {
 			s.validate(v, &Report{key: s.Key, ps: ps})
+		}
+	}
+}
+
+func (c *Config) checkSections(ps *problems) {
+	for _, s := range registered() {
+		if v, ok := c.sections[s.Key]; ok && s.check != nil {
+			s.check(v, c, &Report{key: s.Key, ps: ps})
 		}
 	}
 }

@@ -45,12 +45,6 @@ func (c *Config) validate(ps *problems) {
 	if c.ECR != nil {
 		c.ECR.validate(ps, "ecr")
 	}
-	if c.Jobs != nil {
-		c.Jobs.validate(ps, "jobs", true)
-	}
-	if c.Pods != nil {
-		c.Pods.validate(ps, "pods", false)
-	}
 	if c.Daemon != nil {
 		c.Daemon.validate(ps, "daemon")
 	}

@@ -108,7 +108,7 @@ func TestStockCronJobClearsABacklogOfFinishedJobs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	limit := cfg.Jobs.MaxDeletesPerRun
+	limit := k8sjob.SectionOf(cfg).MaxDeletesPerRun
 
 	// Hourly runs with --apply, as the CronJob would make them.
 	now := time.Now().UTC()

@@ -26,6 +26,8 @@ import (
 	"reclaim.dev/reclaim/providers/gce"
 	"reclaim.dev/reclaim/reconcile/audit"
 	"reclaim.dev/reclaim/reconcile/engine"
+	"reclaim.dev/reclaim/reconcile/kinds/k8sjob"
+	"reclaim.dev/reclaim/reconcile/kinds/k8spod"
 	"reclaim.dev/reclaim/reconcile/kinds/netiface"
 	"reclaim.dev/reclaim/reconcile/state"
 )
@@ -388,7 +390,7 @@ func Targets(cfg *config.Config) []kube.Target {
 	for _, c := range cfg.Clusters {
 		out = append(out, kube.Target{Name: c.Name, Kubeconfig: c.Kubeconfig, Context: c.Context, InCluster: c.InCluster,
 			Projects: c.GCEProjects, Accounts: c.AWSAccounts, Images: cfg.ECR != nil, Timeout: c.Timeout.Std(), QPS: c.QPS, Burst: c.Burst, PageSize: c.PageSize,
-			Subnets: c.AWSSubnets, Workloads: netiface.SectionOf(cfg) != nil || cfg.Jobs != nil || cfg.Pods != nil})
+			Subnets: c.AWSSubnets, Workloads: netiface.SectionOf(cfg) != nil || k8sjob.SectionOf(cfg) != nil || k8spod.SectionOf(cfg) != nil})
 	}
 	return out
 }
@@ -404,18 +406,19 @@ func KubeOptions(cfg *config.Config) kube.Options {
 // RetentionAnnotation is the annotation the collector reads for the jobs
 // and pods sections (config check makes them agree).
 func RetentionAnnotation(cfg *config.Config) string {
-	switch {
-	case cfg.Jobs != nil:
-		return cfg.Jobs.RetentionAnnotation
-	case cfg.Pods != nil:
-		return cfg.Pods.RetentionAnnotation
+	if j := k8sjob.SectionOf(cfg); j != nil {
+		return j.RetentionAnnotation
+	}
+	if p := k8spod.SectionOf(cfg); p != nil {
+		return p.RetentionAnnotation
 	}
 	return ""
 }
 
 // NeedsLabels says whether a jobs or pods selector needs the objects' labels.
 func NeedsLabels(cfg *config.Config) bool {
-	return (cfg.Jobs != nil && cfg.Jobs.Selector != "") || (cfg.Pods != nil && cfg.Pods.Selector != "")
+	j, p := k8sjob.SectionOf(cfg), k8spod.SectionOf(cfg)
+	return (j != nil && j.Selector != "") || (p != nil && p.Selector != "")
 }
 
 // StoreFrom opens the state store the config names.

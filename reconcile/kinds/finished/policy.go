@@ -32,7 +32,7 @@ type Policy struct {
 }
 
 // PolicyFrom reads a validated jobs or pods section.
-func PolicyFrom(r *config.Retention, protectLabel string) Policy {
+func PolicyFrom(r *Retention, protectLabel string) Policy {
 	p := Policy{Succeeded: r.Succeeded.Std(), Failed: r.Failed.Std(), Annotation: r.RetentionAnnotation, ProtectLabel: protectLabel,
 		Grace: r.Grace.Std(), MaxDeletes: r.MaxDeletesPerRun, MaxDeletePercent: r.MaxDeletePercent.Fraction(),
 		BreakerCandidates: r.BreakerCandidates, DeletesPerSecond: r.DeletesPerSecond}

@@ -111,8 +111,8 @@ func TestRetain(t *testing.T) {
 
 func TestPolicyFrom(t *testing.T) {
 	yes := true
-	r := &config.Retention{Succeeded: config.Duration(time.Hour), Failed: config.Duration(48 * time.Hour),
-		Namespaces: config.Namespaces{Include: []string{"team-*"}, Exclude: []string{"team-x"}}, Selector: "app=batch",
+	r := &finished.Retention{Succeeded: config.Duration(time.Hour), Failed: config.Duration(48 * time.Hour),
+		Namespaces: finished.Namespaces{Include: []string{"team-*"}, Exclude: []string{"team-x"}}, Selector: "app=batch",
 		RetentionAnnotation: "reclaim.dev/retention", Grace: config.Duration(2 * time.Hour), MaxDeletesPerRun: 7,
 		BreakerCandidates: 9, DeletesPerSecond: 3, KeepCronJobHistory: &yes}
 	p := finished.PolicyFrom(r, "reclaim-protect")

@@ -67,9 +67,22 @@ func New(p Policy, client func(cluster string) (kubernetes.Interface, error)) *K
 		}}}
 }
 
+// Key is the kind's config section.
+const Key = "jobs"
+
+func init() {
+	finished.RegisterSection(Key, "deletes Jobs finished longer ago than their retention (k8s-job)", true,
+		config.Duration(24*time.Hour), config.Duration(7*24*time.Hour), nil)
+}
+
+// SectionOf is the file's jobs section, nil when it has none.
+func SectionOf(cfg *config.Config) *finished.Retention {
+	return config.SectionOf[finished.Retention](cfg, Key)
+}
+
 // FromConfig makes the kind from the jobs section; nil without one.
 func FromConfig(cfg *config.Config, client func(cluster string) (kubernetes.Interface, error)) *Kind {
-	j := cfg.Jobs
+	j := SectionOf(cfg)
 	if j == nil {
 		return nil
 	}

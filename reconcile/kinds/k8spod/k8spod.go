@@ -69,9 +69,31 @@ func New(p Policy, client func(cluster string) (kubernetes.Interface, error)) *K
 		}}}
 }
 
+// Key is the kind's config section.
+const Key = "pods"
+
+func init() {
+	finished.RegisterSection(Key, "deletes finished Pods no controller acts on, past their retention (k8s-pod)", false,
+		config.Duration(time.Hour), config.Duration(7*24*time.Hour), sameAnnotation)
+}
+
+// sameAnnotation: the collector reads one retention annotation for Jobs
+// and Pods, so the jobs and pods sections must name the same.
+func sameAnnotation(r *finished.Retention, c *config.Config, report *config.Report) {
+	j := config.SectionOf[finished.Retention](c, "jobs")
+	if j != nil && j.RetentionAnnotation != r.RetentionAnnotation {
+		report.Add("retentionAnnotation", "%q differs from jobs.retentionAnnotation %q — use one annotation for both", r.RetentionAnnotation, j.RetentionAnnotation)
+	}
+}
+
+// SectionOf is the file's pods section, nil when it has none.
+func SectionOf(cfg *config.Config) *finished.Retention {
+	return config.SectionOf[finished.Retention](cfg, Key)
+}
+
 // FromConfig makes the kind from the pods section; nil without one.
 func FromConfig(cfg *config.Config, client func(cluster string) (kubernetes.Interface, error)) *Kind {
-	s := cfg.Pods
+	s := SectionOf(cfg)
 	if s == nil {
 		return nil
 	}
