@@ -25,3 +25,29 @@ func CheckSubnet(s string) string { return checkSubnet(s) }
 
 // Index is the path of a list's item: Index("networks", 2) is networks[2].
 func Index(path string, i int) string { return index(path, i) }
+
+// ExpandHome expands a leading ~ in a path.
+func ExpandHome(p string) (string, error) { return expandHome(p) }
+
+// AccountCoverage checks that some cluster may pull from each account at
+// path[i].account (a registry of accounts[i]): with every cluster limited
+// by awsAccounts, an account none lists would make everything there look
+// unused.
+func AccountCoverage(c *Config, report *Report, path string, accounts []string) {
+	covered := map[string]bool{}
+	for _, cl := range c.Clusters {
+		if len(cl.AWSAccounts) == 0 {
+			return
+		}
+		// A cluster may also pull from accounts reclaim does not trim (a
+		// vendor's registry): those need not be listed in the section.
+		for _, a := range cl.AWSAccounts {
+			covered[a] = true
+		}
+	}
+	for i, a := range accounts {
+		if !covered[a] {
+			report.Add(Index(path, i)+".account", "no cluster lists %q in awsAccounts, so every image there would look unused — add it to the awsAccounts of the clusters that pull from it", a)
+		}
+	}
+}

@@ -23,9 +23,7 @@ type Config struct {
 	// Clusters are asked which disks they use; at least one is required.
 	Clusters []Cluster `json:"clusters"`
 	// GCE is nil when the file has no gce section: no GCE work is done.
-	GCE *GCE `json:"gce,omitempty"`
-	// ECR is nil when the file has no ecr section: no image work is done.
-	ECR        *ECR       `json:"ecr,omitempty"`
+	GCE        *GCE       `json:"gce,omitempty"`
 	Disks      Disks      `json:"disks"`
 	Kubernetes Kubernetes `json:"kubernetes"`
 	State      State      `json:"state"`
@@ -209,6 +207,7 @@ func Parse(data []byte, source string) (*Config, error) {
 	c.sectionDefaults()
 	var v problems
 	c.normalize(&v)
+	c.normalizeSections(&v)
 	c.validate(&v)
 	c.validateSections(&v)
 	c.crossValidate(&v)
@@ -294,7 +293,6 @@ func (c *Config) applyDefaults() {
 		def(c, "gce.pageSize", &g.PageSize, defaultGCEPageSize)
 		def(c, "gce.concurrency", &g.Concurrency, defaultGCEConcurrency)
 	}
-	c.ecrDefaults()
 	c.daemonDefaults()
 	c.fleetDefaults()
 	d := &c.Disks
@@ -338,9 +336,6 @@ func (c *Config) normalize(ps *problems) {
 	}
 	if c.GCE != nil {
 		expand("gce.credentialsFile", &c.GCE.CredentialsFile)
-	}
-	if c.ECR != nil {
-		c.ECR.normalize(ps)
 	}
 	if c.Daemon != nil {
 		c.Daemon.normalize(ps)

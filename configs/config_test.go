@@ -2,7 +2,6 @@ package config
 
 import (
 	"errors"
-	"flag"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -10,8 +9,6 @@ import (
 	"testing"
 	"time"
 )
-
-var update = flag.Bool("update", false, "rewrite testdata/bad/*.err from the current output")
 
 // fakeHome makes ~ expand to a fixed directory, so expected values do not
 // depend on the machine.
@@ -193,45 +190,6 @@ func TestOtherForms(t *testing.T) {
 // TestBadFiles checks each testdata/bad/X.yaml fails with exactly the text in
 // X.err. Run `go test ./config -run TestBadFiles -update` to rewrite them, then
 // read the diff.
-func TestBadFiles(t *testing.T) {
-	fakeHome(t)
-	files, _ := filepath.Glob("testdata/bad/*.yaml")
-	if len(files) == 0 {
-		t.Fatal("no bad files")
-	}
-	for _, f := range files {
-		t.Run(filepath.Base(f), func(t *testing.T) {
-			data, err := os.ReadFile(f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			_, err = Parse(data, "reclaim.yaml")
-			if err == nil {
-				t.Fatal("loaded without error")
-			}
-			var cerr *Error
-			if !errors.As(err, &cerr) || len(cerr.Problems) == 0 {
-				t.Fatalf("error is %T, want *Error with problems: %v", err, err)
-			}
-			golden := strings.TrimSuffix(f, ".yaml") + ".err"
-			got := err.Error() + "\n"
-			if *update {
-				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run with -update to create it)", err)
-			}
-			if got != string(want) {
-				t.Errorf("error text differs from %s\ngot:\n%s\nwant:\n%s", golden, got, want)
-			}
-		})
-	}
-}
-
 func TestLoadMissingFile(t *testing.T) {
 	_, err := Load("testdata/does-not-exist.yaml")
 	var cerr *Error

@@ -5,6 +5,9 @@ package config_test
 // internal/app) as in the binary.
 
 import (
+	"errors"
+	"flag"
+	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -12,11 +15,14 @@ import (
 	"time"
 
 	config "reclaim.dev/reclaim/configs"
+	"reclaim.dev/reclaim/reconcile/kinds/ecrimage"
 	"reclaim.dev/reclaim/reconcile/kinds/finished"
 	"reclaim.dev/reclaim/reconcile/kinds/k8sjob"
 	"reclaim.dev/reclaim/reconcile/kinds/k8spod"
 	"reclaim.dev/reclaim/reconcile/kinds/netiface"
 )
+
+var update = flag.Bool("update", false, "rewrite testdata/bad/*.err from the current output")
 
 // fakeHome makes ~ expand to a fixed directory, so expected values do not
 // depend on the machine.
@@ -90,10 +96,10 @@ func TestExampleConfigs(t *testing.T) {
 	}
 
 	eks := load(t, "eks.yaml")
-	ec2, jobs, pods := netiface.SectionOf(eks), k8sjob.SectionOf(eks), k8spod.SectionOf(eks)
+	ec2, jobs, pods, ecr := netiface.SectionOf(eks), k8sjob.SectionOf(eks), k8spod.SectionOf(eks), ecrimage.SectionOf(eks)
 	prodSubnets := []string{"subnet-0123456789abcdef0", "subnet-0123456789abcdef1", "subnet-0123456789abcdef2"}
 	switch {
-	case len(eks.Clusters) != 4 || eks.ECR == nil || len(eks.ECR.Registries) != 2:
+	case len(eks.Clusters) != 4 || ecr == nil || len(ecr.Registries) != 2:
 		t.Errorf("eks.yaml should have four clusters and two registries, got %+v", eks)
 	case ec2 == nil || len(ec2.Networks) != 1:
 		t.Errorf("eks.yaml should have an ec2 section with one network, got %+v", ec2)
@@ -129,8 +135,8 @@ func TestReferenceShowsTheDefaults(t *testing.T) {
 	ref.Clusters[0].Kubeconfig, ref.Clusters[0].Context, ref.Clusters[0].GCEProjects = "", "", nil
 	ref.Clusters[0].AWSAccounts, ref.Clusters[0].AWSSubnets = nil, nil
 	// The ECR section is compared with a minimal one that only names a registry.
-	minECR := load(t, "testdata/good/ecr-minimal.yaml").ECR
-	refECR := *ref.ECR
+	minECR := ecrimage.SectionOf(load(t, "testdata/good/ecr-minimal.yaml"))
+	refECR := *ecrimage.SectionOf(ref)
 	refECR.Registries = minECR.Registries
 	if len(refECR.Consumers) == 0 {
 		refECR.Consumers = nil // the reference writes consumers: []
@@ -171,7 +177,8 @@ func TestReferenceShowsTheDefaults(t *testing.T) {
 		}
 	}
 	ref.Daemon = nil
-	ref.GCE, ref.ECR = nil, nil
+	ref.GCE = nil
+	config.SetSection[ecrimage.Section](ref, ecrimage.Key, nil)
 	config.SetSection[netiface.Section](ref, netiface.Key, nil)
 	config.SetSection[finished.Retention](ref, k8sjob.Key, nil)
 	config.SetSection[finished.Retention](ref, k8spod.Key, nil)
@@ -197,4 +204,45 @@ func emptyListsAsNil(r finished.Retention) finished.Retention {
 		}
 	}
 	return r
+}
+
+// Every bad file fails with the problems its .err golden lists (-update
+// rewrites them), the kinds' sections' included.
+func TestBadFiles(t *testing.T) {
+	fakeHome(t)
+	files, _ := filepath.Glob("testdata/bad/*.yaml")
+	if len(files) == 0 {
+		t.Fatal("no bad files")
+	}
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			data, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = config.Parse(data, "reclaim.yaml")
+			if err == nil {
+				t.Fatal("loaded without error")
+			}
+			var cerr *config.Error
+			if !errors.As(err, &cerr) || len(cerr.Problems) == 0 {
+				t.Fatalf("error is %T, want *Error with problems: %v", err, err)
+			}
+			golden := strings.TrimSuffix(f, ".yaml") + ".err"
+			got := err.Error() + "\n"
+			if *update {
+				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("%v (run with -update to create it)", err)
+			}
+			if got != string(want) {
+				t.Errorf("error text differs from %s\ngot:\n%s\nwant:\n%s", golden, got, want)
+			}
+		})
+	}
 }

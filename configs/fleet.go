@@ -106,8 +106,8 @@ func (c *Config) fleetDefaults() {
 	}
 }
 
-// defaultEKSDiscovery is every account and region of ecr.registries and of
-// the kinds' sections (ec2.networks), reached the same way.
+// defaultEKSDiscovery is every account and region of the kinds' sections
+// (ecr.registries, ec2.networks), reached the same way.
 func (c *Config) defaultEKSDiscovery() []EKSDiscovery {
 	var out []EKSDiscovery
 	seen := map[string]bool{}
@@ -115,11 +115,6 @@ func (c *Config) defaultEKSDiscovery() []EKSDiscovery {
 		if k := d.Account + "/" + d.Region; !seen[k] {
 			seen[k] = true
 			out = append(out, d)
-		}
-	}
-	if c.ECR != nil {
-		for _, r := range c.ECR.Registries {
-			add(EKSDiscovery{Account: r.Account, Region: r.Region, Profile: r.Profile, RoleARN: r.RoleARN, ExternalID: r.ExternalID})
 		}
 	}
 	for _, d := range c.sectionAWS() {

@@ -23,6 +23,9 @@ type SectionSpec[T any] struct {
 	// set a key, by its path inside the section ("caps.maxDeletesPerRun").
 	// Fill is the usual way to write it. Nil: no defaults.
 	Defaults func(s *T, set func(path string) bool)
+	// Normalize, if set, rewrites values before Validate (expands ~ in
+	// paths), reporting what it cannot.
+	Normalize func(s *T, report *Report)
 	// Validate reports every problem, each with a path inside the section
 	// ("" for the section itself). Nil: anything that decodes is valid.
 	Validate func(s *T, report *Report)
@@ -68,6 +71,7 @@ type section struct {
 	validate func(v any, report *Report)
 	aws      func(v any) []EKSDiscovery
 	check    func(v any, c *Config, report *Report)
+	norm     func(v any, report *Report)
 }
 
 var (
@@ -103,6 +107,9 @@ func Register[T any](spec SectionSpec[T]) {
 	}
 	if spec.Validate != nil {
 		s.validate = func(v any, report *Report) { spec.Validate(v.(*T), report) }
+	}
+	if spec.Normalize != nil {
+		s.norm = func(v any, report *Report) { spec.Normalize(v.(*T), report) }
 	}
 	if spec.Check != nil {
 		s.check = func(v any, c *Config, report *Report) { spec.Check(v.(*T), c, report) }
@@ -197,6 +204,14 @@ func (c *Config) validateSections(ps *problems) {
 	for _, s := range registered() {
 		if v, ok := c.sections[s.Key]; ok && s.validate != nil {
 			s.validate(v, &Report{key: s.Key, ps: ps})
+		}
+	}
+}
+
+func (c *Config) normalizeSections(ps *problems) {
+	for _, s := range registered() {
+		if v, ok := c.sections[s.Key]; ok && s.norm != nil {
+			s.norm(v, &Report{key: s.Key, ps: ps})
 		}
 	}
 }

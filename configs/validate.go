@@ -42,9 +42,6 @@ func (c *Config) validate(ps *problems) {
 	if c.GCE != nil {
 		c.GCE.validate(ps, "gce")
 	}
-	if c.ECR != nil {
-		c.ECR.validate(ps, "ecr")
-	}
 	if c.Daemon != nil {
 		c.Daemon.validate(ps, "daemon")
 	}
@@ -301,7 +298,6 @@ func (c *Config) crossValidate(ps *problems) {
 		ps.add("clusters", "inCluster is set on %s — only the cluster reclaim runs in can use it", andList(indexes("clusters", inCluster)))
 	}
 
-	c.crossValidateECR(ps)
 	c.crossValidateEC2(ps)
 	if c.GCE == nil {
 		return

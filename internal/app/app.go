@@ -26,6 +26,7 @@ import (
 	"reclaim.dev/reclaim/providers/gce"
 	"reclaim.dev/reclaim/reconcile/audit"
 	"reclaim.dev/reclaim/reconcile/engine"
+	"reclaim.dev/reclaim/reconcile/kinds/ecrimage"
 	"reclaim.dev/reclaim/reconcile/kinds/k8sjob"
 	"reclaim.dev/reclaim/reconcile/kinds/k8spod"
 	"reclaim.dev/reclaim/reconcile/kinds/netiface"
@@ -122,7 +123,7 @@ func New(ctx context.Context, cfg *config.Config, d Deps) (*Runner, error) {
 		r.closers = append(r.closers, func() { c.Close() })
 		d.Disks = c
 	}
-	if d.Images == nil && cfg.ECR != nil {
+	if d.Images == nil && ecrimage.SectionOf(cfg) != nil {
 		opts := RegistryOptions(cfg)
 		for i := range opts {
 			opts[i].Logger = SDKLogger(d.Log)
@@ -146,7 +147,7 @@ func New(ctx context.Context, cfg *config.Config, d Deps) (*Runner, error) {
 		}
 		d.Networks = f
 	}
-	if d.ImageSources == nil && cfg.ECR != nil {
+	if d.ImageSources == nil && ecrimage.SectionOf(cfg) != nil {
 		src, err := ImageSources(ctx, cfg, d.Log)
 		if err != nil {
 			r.Close()
@@ -250,7 +251,7 @@ func (r *Runner) Once(ctx context.Context, opt Options) (*report.Report, error) 
 		co.Disks, co.Projects, co.Regions = d.Disks, cfg.GCE.Projects, cfg.GCE.Regions
 		co.QuotaMetrics, co.Concurrency = cfg.GCE.QuotaMetrics, cfg.GCE.Concurrency
 	}
-	if cfg.ECR != nil {
+	if ecrimage.SectionOf(cfg) != nil {
 		co.Registries, co.ImageSources = d.Images.List, d.ImageSources
 	}
 	if netiface.SectionOf(cfg) != nil {
@@ -389,7 +390,7 @@ func Targets(cfg *config.Config) []kube.Target {
 	out := make([]kube.Target, 0, len(cfg.Clusters))
 	for _, c := range cfg.Clusters {
 		out = append(out, kube.Target{Name: c.Name, Kubeconfig: c.Kubeconfig, Context: c.Context, InCluster: c.InCluster,
-			Projects: c.GCEProjects, Accounts: c.AWSAccounts, Images: cfg.ECR != nil, Timeout: c.Timeout.Std(), QPS: c.QPS, Burst: c.Burst, PageSize: c.PageSize,
+			Projects: c.GCEProjects, Accounts: c.AWSAccounts, Images: ecrimage.SectionOf(cfg) != nil, Timeout: c.Timeout.Std(), QPS: c.QPS, Burst: c.Burst, PageSize: c.PageSize,
 			Subnets: c.AWSSubnets, Workloads: netiface.SectionOf(cfg) != nil || k8sjob.SectionOf(cfg) != nil || k8spod.SectionOf(cfg) != nil})
 	}
 	return out

@@ -13,6 +13,7 @@ import (
 	config "reclaim.dev/reclaim/configs"
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/inventory/kube"
+	"reclaim.dev/reclaim/reconcile/kinds/ecrimage"
 	"reclaim.dev/reclaim/reconcile/kinds/k8sjob"
 	"reclaim.dev/reclaim/reconcile/kinds/k8spod"
 	"reclaim.dev/reclaim/reconcile/kinds/netiface"
@@ -122,7 +123,7 @@ func assembleFleet(cfg *config.Config, ds []Discoverer, listings []inventory.Fle
 // its own subnets and every listed subnet in that VPC.
 func discoveredTarget(cfg *config.Config, name string, c inventory.FleetCluster, ts oauth2.TokenSource, networks []inventory.NetworkListing) kube.Target {
 	t := kube.Target{Name: name, Discovered: true, Endpoint: c.Endpoint, CAData: c.CAData, Token: ts,
-		Images: cfg.ECR != nil, Workloads: netiface.SectionOf(cfg) != nil || k8sjob.SectionOf(cfg) != nil || k8spod.SectionOf(cfg) != nil,
+		Images: ecrimage.SectionOf(cfg) != nil, Workloads: netiface.SectionOf(cfg) != nil || k8sjob.SectionOf(cfg) != nil || k8spod.SectionOf(cfg) != nil,
 		Timeout: cfg.Fleet.Timeout.Std(), QPS: cfg.Fleet.QPS, Burst: cfg.Fleet.Burst, PageSize: cfg.Fleet.PageSize}
 	switch c.Platform {
 	case inventory.GKE:

@@ -16,11 +16,12 @@ import (
 	"reclaim.dev/reclaim/providers/ecr"
 	"reclaim.dev/reclaim/providers/ecs"
 	"reclaim.dev/reclaim/providers/lambda"
+	"reclaim.dev/reclaim/reconcile/kinds/ecrimage"
 )
 
 // RegistryOptions turns the ecr section into one client option set per registry.
 func RegistryOptions(cfg *config.Config) []ecr.Options {
-	e := cfg.ECR
+	e := ecrimage.SectionOf(cfg)
 	out := make([]ecr.Options, 0, len(e.Registries))
 	for _, r := range e.Registries {
 		out = append(out, ecr.Options{
@@ -50,7 +51,7 @@ func RegistryOptions(cfg *config.Config) []ecr.Options {
 // functions of every ecr.consumers entry, all at once. Nil when the ecr
 // section names none. Nothing is called until a pass reads them.
 func ImageSources(ctx context.Context, cfg *config.Config, log *zap.Logger) (func(ctx context.Context) []inventory.ImageSource, error) {
-	m := cfg.ECR.Manifests
+	m := ecrimage.SectionOf(cfg).Manifests
 	var readers []func(ctx context.Context) inventory.ImageSource
 	for _, dir := range m.Dirs {
 		readers = append(readers, func(ctx context.Context) inventory.ImageSource {
@@ -58,7 +59,7 @@ func ImageSources(ctx context.Context, cfg *config.Config, log *zap.Logger) (fun
 		})
 	}
 	var errs []error
-	for i, cs := range cfg.ECR.Consumers {
+	for i, cs := range ecrimage.SectionOf(cfg).Consumers {
 		if cs.ECS {
 			c, err := ecs.New(ctx, ecs.Options{Service: consumer(cs, cs.ECSEndpoint, log)})
 			if err != nil {
@@ -91,7 +92,7 @@ func ImageSources(ctx context.Context, cfg *config.Config, log *zap.Logger) (fun
 }
 
 // consumer is how an ecr.consumers entry's service is reached.
-func consumer(cs config.Consumer, endpoint string, log *zap.Logger) awsclient.Service {
+func consumer(cs ecrimage.Consumer, endpoint string, log *zap.Logger) awsclient.Service {
 	return awsclient.Service{Account: cs.Account, Region: cs.Region, Profile: cs.Profile, RoleARN: cs.RoleARN,
 		ExternalID: cs.ExternalID, Endpoint: endpoint, UserAgent: "reclaim/" + Version, Logger: SDKLogger(log)}
 }

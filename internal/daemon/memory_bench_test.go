@@ -15,6 +15,7 @@ import (
 	"reclaim.dev/reclaim/internal/app"
 	"reclaim.dev/reclaim/internal/demo"
 	"reclaim.dev/reclaim/notify/report"
+	"reclaim.dev/reclaim/reconcile/kinds/ecrimage"
 	"reclaim.dev/reclaim/reconcile/kinds/netiface"
 )
 
@@ -43,7 +44,8 @@ func BenchmarkDaemonMemory(b *testing.B) {
 		// The cloud clients unthrottled: a pass then takes about a second,
 		// not the 2.5 the demo's rates make it.
 		cfg, deps, done, err := demo.Start(ctx, io.Discard, zap.NewNop(), base, func(c *config.Config) {
-			c.ECR.RequestsPerSecond, c.ECR.Burst = 1000, 1000
+			r := ecrimage.SectionOf(c)
+			r.RequestsPerSecond, r.Burst = 1000, 1000
 			e := netiface.SectionOf(c)
 			e.RequestsPerSecond, e.Burst = 1000, 1000
 		})

@@ -10,7 +10,7 @@ import (
 // FromConfig makes the kind from the ecr section; nil without one. api may
 // be nil (plan only).
 func FromConfig(cfg *config.Config, api API) *Kind {
-	e := cfg.ECR
+	e := SectionOf(cfg)
 	if e == nil {
 		return nil
 	}
