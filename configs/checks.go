@@ -1,5 +1,7 @@
 package config
 
+import "fmt"
+
 // Checks a kind's section shares with the global sections. Each takes a
 // path inside the section, as Report.Add does.
 
@@ -50,4 +52,59 @@ func AccountCoverage(c *Config, report *Report, path string, accounts []string) 
 			report.Add(Index(path, i)+".account", "no cluster lists %q in awsAccounts, so every image there would look unused — add it to the awsAccounts of the clusters that pull from it", a)
 		}
 	}
+}
+
+// ProjectCoverage checks the clusters' gceProjects against the projects
+// the section scans (at path): a cluster's gceProjects name scanned
+// projects, and every scanned project is covered by some cluster:
+// otherwise that project's disks would be checked against no cluster and
+// all look orphaned.
+func ProjectCoverage(c *Config, report *Report, path string, projects []string) {
+	// A cluster's gceProjects name scanned projects, and every scanned project is
+	// covered by some cluster: otherwise that project's disks would be checked
+	// against no cluster and all look orphaned.
+	scanned := map[string]bool{}
+	for _, p := range projects {
+		scanned[p] = true
+	}
+	covered := map[string]bool{}
+	anyProject := false
+	for i, cl := range c.Clusters {
+		if len(cl.GCEProjects) == 0 {
+			anyProject = true
+		}
+		for j, p := range cl.GCEProjects {
+			covered[p] = true
+			if !scanned[p] && gceProjectID.MatchString(p) {
+				msg := fmt.Sprintf("%q is not one of %s", p, report.Path(path))
+				if s := closest(p, projects); s != "" {
+					msg += fmt.Sprintf(" — did you mean %q?", s)
+				}
+				report.ps.add(index(index("clusters", i)+".gceProjects", j), "%s", msg)
+			}
+		}
+	}
+	if !anyProject {
+		for i, p := range projects {
+			if !covered[p] {
+				report.Add(index(path, i), "no cluster lists %q in gceProjects, so every disk there would look orphaned — add it to the gceProjects of the clusters that use it", p)
+			}
+		}
+	}
+}
+
+// CheckProject says what is wrong with a GCE project id, "" when nothing.
+func CheckProject(p string) string { return validateProject(p) }
+
+// CheckGCELabelKey checks a GCE label key at path.
+func CheckGCELabelKey(report *Report, path, key string) {
+	validateGCELabelKey(report.ps, report.Path(path), key)
+}
+
+// GCELabelKeyProblem says what is wrong with a GCE label key, "" when nothing.
+func GCELabelKeyProblem(k string) string { return gceLabelKeyProblem(k) }
+
+// CheckCaps checks a kind's per-run count cap and breaker under path.
+func CheckCaps(report *Report, path string, maxDeletes, breaker int) {
+	validateCaps(report.ps, report.Path(path), maxDeletes, breaker)
 }

@@ -14,17 +14,13 @@ import (
 	"io/fs"
 	"os"
 	"reflect"
-	"slices"
 	"time"
 )
 
 // Config is the whole configuration file.
 type Config struct {
 	// Clusters are asked which disks they use; at least one is required.
-	Clusters []Cluster `json:"clusters"`
-	// GCE is nil when the file has no gce section: no GCE work is done.
-	GCE        *GCE       `json:"gce,omitempty"`
-	Disks      Disks      `json:"disks"`
+	Clusters   []Cluster  `json:"clusters"`
 	Kubernetes Kubernetes `json:"kubernetes"`
 	State      State      `json:"state"`
 	Audit      Audit      `json:"audit"`
@@ -74,46 +70,6 @@ type Cluster struct {
 	PageSize   int64    `json:"pageSize"`
 }
 
-// GCE says which Compute Engine projects to look at and how.
-type GCE struct {
-	Projects []string `json:"projects"`
-	// Regions is an allow-list; empty means every region.
-	Regions []string `json:"regions"`
-	// Zones is an allow-list of zones; empty means every zone. A regional disk
-	// is in scope only if all its replica zones are listed.
-	Zones                 []string `json:"zones"`
-	Endpoint              string   `json:"endpoint,omitempty"`
-	WithoutAuthentication bool     `json:"withoutAuthentication"`
-	// CredentialsFile is a service-account key path with ~ expanded; empty means
-	// Application Default Credentials.
-	CredentialsFile string   `json:"credentialsFile,omitempty"`
-	QuotaMetrics    []string `json:"quotaMetrics"`
-	HeadroomWarning Percent  `json:"headroomWarning"`
-	PageSize        int64    `json:"pageSize"`
-	Concurrency     int      `json:"concurrency"`
-}
-
-// Disks is the policy for orphaned disks.
-type Disks struct {
-	MinAge               Duration  `json:"minAge"`
-	Grace                Duration  `json:"grace"`
-	MinDetached          Duration  `json:"minDetached"`
-	ProtectLabel         string    `json:"protectLabel"`
-	Ownership            Ownership `json:"ownership"`
-	SnapshotBeforeDelete bool      `json:"snapshotBeforeDelete"`
-	SnapshotLabel        string    `json:"snapshotLabel"`
-	DeleteWorkflowPVCs   bool      `json:"deleteWorkflowPVCs"`
-	MaxDeletesPerRun     int       `json:"maxDeletesPerRun"`
-	MaxDeletePercent     Percent   `json:"maxDeletePercent"`
-	// MaxDeleteSizePerRun of 0 means no size cap.
-	MaxDeleteSizePerRun Size `json:"maxDeleteSizePerRun"`
-	BreakerCandidates   int  `json:"breakerCandidates"`
-	// WorkflowPVCs caps the k8s-pvc kind on its own: a cap shared with the
-	// disks would let one kind's deletes use up the other's, and read as if
-	// it bounded both together.
-	WorkflowPVCs Caps `json:"workflowPVCs"`
-}
-
 // Caps bound what one kind deletes per run.
 type Caps struct {
 	MaxDeletesPerRun int     `json:"maxDeletesPerRun"`
@@ -121,13 +77,6 @@ type Caps struct {
 	// MaxDeleteSizePerRun of 0 means no size cap.
 	MaxDeleteSizePerRun Size `json:"maxDeleteSizePerRun"`
 	BreakerCandidates   int  `json:"breakerCandidates"`
-}
-
-// Ownership is the evidence that Kubernetes created a disk. A disk that
-// matches none of it is never deleted.
-type Ownership struct {
-	LabelKeys           []string `json:"labelKeys"`
-	DescriptionContains []string `json:"descriptionContains"`
 }
 
 // Kubernetes holds settings for the objects reclaim reads from clusters.
@@ -197,11 +146,13 @@ func Parse(data []byte, source string) (*Config, error) {
 	}
 	d := newDecoder()
 	c := &Config{}
-	c.decodeSections(d, tree)
 	d.decode("", tree, reflect.ValueOf(c).Elem())
 	if d.failed[""] {
 		return nil, &Error{Source: source, Problems: d.list}
 	}
+	// The kinds' sections after the global keys, in registration order:
+	// their problems are listed in the same order at every stage.
+	c.decodeSections(d, tree)
 	c.present = d.present
 	c.applyDefaults()
 	c.sectionDefaults()
@@ -237,36 +188,13 @@ func failedUnder(failed map[string]bool, path string) bool {
 // Default values, for fields the file leaves out. The README's table of
 // defaults is taken from these; keep the two in step.
 const (
-	defaultClusterTimeout     = Duration(2 * time.Minute)
-	defaultClusterQPS         = float32(20)
-	defaultClusterBurst       = 40
-	defaultClusterPageSize    = int64(500)
-	defaultGCEHeadroomWarning = Percent(0.85)
-	defaultGCEPageSize        = int64(500)
-	defaultGCEConcurrency     = 4
-	defaultMinAge             = Duration(24 * time.Hour)
-	// defaultGrace is in days: a disk is listed in several daily reports
-	// before it goes (peers wait 7 to 30 days; a fleet short of quota
-	// lowers it, as the demo does).
-	defaultGrace               = Duration(7 * 24 * time.Hour)
-	defaultMinDetached         = Duration(time.Hour)
-	defaultDiskProtectLabel    = "reclaim-protect"
-	defaultSnapshotLabel       = "reclaim-snapshot-of"
-	defaultMaxDeletesPerRun    = 20
-	defaultPVCMaxDeletesPerRun = 20
-	defaultMaxDeletePercent    = Percent(0.10)
-	defaultMaxDeleteSizePerRun = Size(0)
-	defaultBreakerCandidates   = 200
-	defaultKubeProtectLabel    = "reclaim.dev/protect"
-	defaultStateFile           = "reclaim-state.json"
-	defaultAuditFile           = "reclaim-audit.jsonl"
-)
-
-// Default list values; applyDefaults copies them.
-var (
-	defaultQuotaMetrics        = []string{"SSD_TOTAL_GB", "DISKS_TOTAL_GB"}
-	defaultOwnershipLabelKeys  = []string{"goog-gke-volume"}
-	defaultDescriptionContains = []string{"kubernetes.io/created-for/pv/name"}
+	defaultClusterTimeout   = Duration(2 * time.Minute)
+	defaultClusterQPS       = float32(20)
+	defaultClusterBurst     = 40
+	defaultClusterPageSize  = int64(500)
+	defaultKubeProtectLabel = "reclaim.dev/protect"
+	defaultStateFile        = "reclaim-state.json"
+	defaultAuditFile        = "reclaim-audit.jsonl"
 )
 
 // def sets *field to value unless the file set the key at path. A key the
@@ -287,31 +215,8 @@ func (c *Config) applyDefaults() {
 		def(c, p+".burst", &cl.Burst, defaultClusterBurst)
 		def(c, p+".pageSize", &cl.PageSize, defaultClusterPageSize)
 	}
-	if g := c.GCE; g != nil {
-		def(c, "gce.quotaMetrics", &g.QuotaMetrics, slices.Clone(defaultQuotaMetrics))
-		def(c, "gce.headroomWarning", &g.HeadroomWarning, defaultGCEHeadroomWarning)
-		def(c, "gce.pageSize", &g.PageSize, defaultGCEPageSize)
-		def(c, "gce.concurrency", &g.Concurrency, defaultGCEConcurrency)
-	}
 	c.daemonDefaults()
 	c.fleetDefaults()
-	d := &c.Disks
-	def(c, "disks.minAge", &d.MinAge, defaultMinAge)
-	def(c, "disks.grace", &d.Grace, defaultGrace)
-	def(c, "disks.minDetached", &d.MinDetached, defaultMinDetached)
-	def(c, "disks.protectLabel", &d.ProtectLabel, defaultDiskProtectLabel)
-	def(c, "disks.ownership.labelKeys", &d.Ownership.LabelKeys, slices.Clone(defaultOwnershipLabelKeys))
-	def(c, "disks.ownership.descriptionContains", &d.Ownership.DescriptionContains, slices.Clone(defaultDescriptionContains))
-	def(c, "disks.snapshotLabel", &d.SnapshotLabel, defaultSnapshotLabel)
-	def(c, "disks.maxDeletesPerRun", &d.MaxDeletesPerRun, defaultMaxDeletesPerRun)
-	def(c, "disks.maxDeletePercent", &d.MaxDeletePercent, defaultMaxDeletePercent)
-	def(c, "disks.maxDeleteSizePerRun", &d.MaxDeleteSizePerRun, defaultMaxDeleteSizePerRun)
-	def(c, "disks.breakerCandidates", &d.BreakerCandidates, defaultBreakerCandidates)
-	w := &d.WorkflowPVCs
-	def(c, "disks.workflowPVCs.maxDeletesPerRun", &w.MaxDeletesPerRun, defaultPVCMaxDeletesPerRun)
-	def(c, "disks.workflowPVCs.maxDeletePercent", &w.MaxDeletePercent, defaultMaxDeletePercent)
-	def(c, "disks.workflowPVCs.maxDeleteSizePerRun", &w.MaxDeleteSizePerRun, defaultMaxDeleteSizePerRun)
-	def(c, "disks.workflowPVCs.breakerCandidates", &w.BreakerCandidates, defaultBreakerCandidates)
 	def(c, "kubernetes.protectLabel", &c.Kubernetes.ProtectLabel, defaultKubeProtectLabel)
 	if c.State.File == "" && c.State.ConfigMap == nil {
 		c.State.File = defaultStateFile
@@ -333,9 +238,6 @@ func (c *Config) normalize(ps *problems) {
 	}
 	for i := range c.Clusters {
 		expand(index("clusters", i)+".kubeconfig", &c.Clusters[i].Kubeconfig)
-	}
-	if c.GCE != nil {
-		expand("gce.credentialsFile", &c.GCE.CredentialsFile)
 	}
 	if c.Daemon != nil {
 		c.Daemon.normalize(ps)

@@ -4,10 +4,8 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"testing"
-	"time"
 )
 
 // fakeHome makes ~ expand to a fixed directory, so expected values do not
@@ -25,166 +23,6 @@ func load(t *testing.T, path string) *Config {
 		t.Fatalf("Load(%s):\n%v", path, err)
 	}
 	return c
-}
-
-func TestDefaults(t *testing.T) {
-	fakeHome(t)
-	got := load(t, "testdata/good/minimal.yaml")
-	got.present = nil
-	want := &Config{
-		Clusters: []Cluster{{
-			Name:     "prod-a",
-			Timeout:  Duration(2 * time.Minute),
-			QPS:      20,
-			Burst:    40,
-			PageSize: 500,
-		}},
-		Disks: Disks{
-			MinAge:      Duration(24 * time.Hour),
-			Grace:       Duration(7 * 24 * time.Hour),
-			MinDetached: Duration(time.Hour),
-			Ownership: Ownership{
-				LabelKeys:           []string{"goog-gke-volume"},
-				DescriptionContains: []string{"kubernetes.io/created-for/pv/name"},
-			},
-			ProtectLabel:        "reclaim-protect",
-			SnapshotLabel:       "reclaim-snapshot-of",
-			MaxDeletesPerRun:    20,
-			MaxDeletePercent:    0.10,
-			MaxDeleteSizePerRun: 0,
-			BreakerCandidates:   200,
-			WorkflowPVCs:        Caps{MaxDeletesPerRun: 20, MaxDeletePercent: 0.10, BreakerCandidates: 200},
-		},
-		Kubernetes: Kubernetes{ProtectLabel: "reclaim.dev/protect"},
-		State:      State{File: "reclaim-state.json"},
-		Audit:      Audit{File: "reclaim-audit.jsonl"},
-		Fleet:      defaultFleet(),
-		Prices:     Prices{Currency: "USD", ECRPerGBMonth: 0.10},
-	}
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("defaults:\ngot  %+v\nwant %+v", got, want)
-	}
-
-	// GCE defaults apply inside a gce section.
-	c, err := Parse([]byte("clusters: [{name: a}]\ngce: {projects: [demo-project]}\n"), "t.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	wantGCE := &GCE{
-		Projects:        []string{"demo-project"},
-		QuotaMetrics:    []string{"SSD_TOTAL_GB", "DISKS_TOTAL_GB"},
-		HeadroomWarning: 0.85,
-		PageSize:        500,
-		Concurrency:     4,
-	}
-	if !reflect.DeepEqual(c.GCE, wantGCE) {
-		t.Errorf("gce defaults:\ngot  %+v\nwant %+v", c.GCE, wantGCE)
-	}
-	// Defaults are copies: changing one config does not change the next.
-	c.GCE.QuotaMetrics[0] = "CHANGED"
-	c2, _ := Parse([]byte("clusters: [{name: a}]\ngce: {projects: [demo-project]}\n"), "t.yaml")
-	if c2.GCE.QuotaMetrics[0] != "SSD_TOTAL_GB" {
-		t.Error("default quotaMetrics shared between configs")
-	}
-}
-
-func TestFullFileKeepsEveryValue(t *testing.T) {
-	home := fakeHome(t)
-	got := load(t, "testdata/good/full.yaml")
-	got.present = nil
-	want := &Config{
-		Clusters: []Cluster{{
-			Name:        "prod-a",
-			Kubeconfig:  home + "/kube/prod-a.yaml",
-			Context:     "gke_my-gke-project_europe-west4_prod-a",
-			GCEProjects: []string{"my-gke-project"},
-			Timeout:     Duration(90 * time.Second),
-			QPS:         5.5,
-			Burst:       6,
-			PageSize:    10000,
-		}, {
-			Name:        "prod-b",
-			InCluster:   true,
-			GCEProjects: []string{"my-gke-project", "other-project-42"},
-			Timeout:     Duration(time.Hour),
-			QPS:         100,
-			Burst:       100,
-			PageSize:    1,
-		}},
-		GCE: &GCE{
-			Projects:              []string{"my-gke-project", "other-project-42"},
-			Regions:               []string{"europe-west4", "us-central1"},
-			Endpoint:              "http://localhost:8080/compute/v1/",
-			WithoutAuthentication: true,
-			QuotaMetrics:          []string{},
-			HeadroomWarning:       0.70,
-			PageSize:              1,
-			Concurrency:           64,
-		},
-		Disks: Disks{
-			MinAge:               Duration(7 * 24 * time.Hour),
-			Grace:                Duration(36 * time.Hour),
-			MinDetached:          0,
-			ProtectLabel:         "keep_me",
-			Ownership:            Ownership{LabelKeys: []string{}, DescriptionContains: []string{"created-for/pv"}},
-			SnapshotBeforeDelete: true,
-			SnapshotLabel:        "snapshot-of",
-			DeleteWorkflowPVCs:   true,
-			MaxDeletesPerRun:     0,
-			MaxDeletePercent:     0.025,
-			MaxDeleteSizePerRun:  1 << 30,
-			BreakerCandidates:    1,
-			WorkflowPVCs:         Caps{MaxDeletesPerRun: 3, MaxDeletePercent: 0.50, MaxDeleteSizePerRun: Size(500 << 30), BreakerCandidates: 7},
-		},
-		Kubernetes: Kubernetes{ProtectLabel: "protect"},
-		State:      State{ConfigMap: &ConfigMapRef{Namespace: "reclaim", Name: "reclaim.state"}},
-		Audit:      Audit{File: "-"},
-		Fleet: func() Fleet {
-			f := defaultFleet()
-			f.GKE = GKEDiscovery{Projects: []string{"my-gke-project", "other-project-42"}, WithoutAuthentication: true}
-			return f
-		}(),
-		Prices: Prices{Currency: "EUR", ECRPerGBMonth: 0.09, Disks: []DiskPrice{{Type: "pd-ssd", PerGBMonth: 0.2}, {Type: "pd-ssd", Region: "asia-northeast1", PerGBMonth: 0.25}}},
-	}
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("full.yaml:\ngot  %+v\nwant %+v", got, want)
-	}
-}
-
-func TestOtherForms(t *testing.T) {
-	home := fakeHome(t)
-	c := load(t, "testdata/good/sizes-and-percents.yaml")
-	checks := []struct {
-		name      string
-		got, want any
-	}{
-		{"timeout 0.5h", c.Clusters[0].Timeout.Std(), 30 * time.Minute},
-		{"headroomWarning \"100%\"", c.GCE.HeadroomWarning.Fraction(), 1.0},
-		{"minAge 36h", c.Disks.MinAge.Std(), 36 * time.Hour},
-		{"grace 30m", c.Disks.Grace.Std(), 30 * time.Minute},
-		{"minDetached 2d", c.Disks.MinDetached.Std(), 48 * time.Hour},
-		{"maxDeletePercent 0", c.Disks.MaxDeletePercent.Fraction(), 0.0},
-		{"maxDeleteSizePerRun 500G", c.Disks.MaxDeleteSizePerRun, Size(500e9)},
-		{"state.file ~/", c.State.File, home + "/reclaim/state.json"},
-		{"audit.file relative", c.Audit.File, "audit/reclaim.jsonl"},
-	}
-	c = load(t, "testdata/good/neither-kubeconfig.yaml")
-	checks = append(checks, []struct {
-		name      string
-		got, want any
-	}{
-		{"timeout: (null) is the default", c.Clusters[0].Timeout.Std(), 2 * time.Minute},
-		{"gceProjects: (null) is empty", len(c.Clusters[1].GCEProjects), 0},
-		{"maxDeleteSizePerRun 10Ti", c.Disks.MaxDeleteSizePerRun, Size(10 << 40)},
-		{"10Ti in GiB", c.Disks.MaxDeleteSizePerRun.GiB(), 10240.0},
-		{"maxDeletePercent 100", c.Disks.MaxDeletePercent.Fraction(), 1.0},
-		{"no gce section", c.GCE == nil, true},
-	}...)
-	for _, ch := range checks {
-		if ch.got != ch.want {
-			t.Errorf("%s: got %v, want %v", ch.name, ch.got, ch.want)
-		}
-	}
 }
 
 // TestBadFiles checks each testdata/bad/X.yaml fails with exactly the text in
@@ -229,11 +67,6 @@ func TestClosest(t *testing.T) {
 			t.Errorf("closest(%q) = %q, want %q", word, got, want)
 		}
 	}
-}
-
-// defaultFleet is the fleet section a file without one gets.
-func defaultFleet() Fleet {
-	return Fleet{Discover: true, ReadDiscovered: true, Timeout: Duration(2 * time.Minute), QPS: 20, Burst: 40, PageSize: 500}
 }
 
 // A file far larger than any configuration is refused before it is parsed.

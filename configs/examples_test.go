@@ -17,6 +17,7 @@ import (
 	config "reclaim.dev/reclaim/configs"
 	"reclaim.dev/reclaim/reconcile/kinds/ecrimage"
 	"reclaim.dev/reclaim/reconcile/kinds/finished"
+	"reclaim.dev/reclaim/reconcile/kinds/gcedisk"
 	"reclaim.dev/reclaim/reconcile/kinds/k8sjob"
 	"reclaim.dev/reclaim/reconcile/kinds/k8spod"
 	"reclaim.dev/reclaim/reconcile/kinds/netiface"
@@ -83,11 +84,11 @@ func TestExampleConfigs(t *testing.T) {
 	if got := strings.Join(names, ","); got != "prod-a,prod-b,batch-use1,etl-use1" {
 		t.Errorf("demo clusters = %s, want prod-a,prod-b,batch-use1,etl-use1", got)
 	}
-	if demo.GCE == nil || !reflect.DeepEqual(demo.GCE.Projects, []string{"demo-project"}) {
-		t.Errorf("demo gce = %+v, want projects [demo-project]", demo.GCE)
+	if g := gcedisk.GCEOf(demo); g == nil || !reflect.DeepEqual(g.Projects, []string{"demo-project"}) {
+		t.Errorf("demo gce = %+v, want projects [demo-project]", g)
 	}
-	if demo.Disks.MinAge.Std() != 24*time.Hour || demo.Disks.Grace.Std() != 6*time.Hour {
-		t.Errorf("demo minAge, grace = %s, %s; want 24h, 6h", demo.Disks.MinAge, demo.Disks.Grace)
+	if d := gcedisk.DisksOf(demo); d.MinAge.Std() != 24*time.Hour || d.Grace.Std() != 6*time.Hour {
+		t.Errorf("demo minAge, grace = %s, %s; want 24h, 6h", d.MinAge, d.Grace)
 	}
 
 	gke := load(t, "gke.yaml")
@@ -177,7 +178,7 @@ func TestReferenceShowsTheDefaults(t *testing.T) {
 		}
 	}
 	ref.Daemon = nil
-	ref.GCE = nil
+	config.SetSection[gcedisk.GCE](ref, gcedisk.GCEKey, nil)
 	config.SetSection[ecrimage.Section](ref, ecrimage.Key, nil)
 	config.SetSection[netiface.Section](ref, netiface.Key, nil)
 	config.SetSection[finished.Retention](ref, k8sjob.Key, nil)
@@ -244,5 +245,193 @@ func TestBadFiles(t *testing.T) {
 				t.Errorf("error text differs from %s\ngot:\n%s\nwant:\n%s", golden, got, want)
 			}
 		})
+	}
+}
+
+// defaultFleet is the fleet section a file without one gets.
+func defaultFleet() config.Fleet {
+	return config.Fleet{Discover: true, ReadDiscovered: true, Timeout: config.Duration(2 * time.Minute), QPS: 20, Burst: 40, PageSize: 500}
+}
+
+// defaultDisks is the disks section a file without one gets.
+func defaultDisks() *gcedisk.Disks {
+	return &gcedisk.Disks{
+		MinAge:      config.Duration(24 * time.Hour),
+		Grace:       config.Duration(7 * 24 * time.Hour),
+		MinDetached: config.Duration(time.Hour),
+		Ownership: gcedisk.Ownership{
+			LabelKeys:           []string{"goog-gke-volume"},
+			DescriptionContains: []string{"kubernetes.io/created-for/pv/name"},
+		},
+		ProtectLabel:        "reclaim-protect",
+		SnapshotLabel:       "reclaim-snapshot-of",
+		MaxDeletesPerRun:    20,
+		MaxDeletePercent:    0.10,
+		MaxDeleteSizePerRun: 0,
+		BreakerCandidates:   200,
+		WorkflowPVCs:        config.Caps{MaxDeletesPerRun: 20, MaxDeletePercent: 0.10, BreakerCandidates: 200},
+	}
+}
+
+// samePrinted compares two configurations as config check --print shows
+// them: every global key and every kind's section.
+func samePrinted(t *testing.T, name string, got, want *config.Config) {
+	t.Helper()
+	if g, w := printed(t, got), printed(t, want); g != w {
+		t.Errorf("%s:\ngot\n%s\nwant\n%s", name, g, w)
+	}
+}
+
+func TestDefaults(t *testing.T) {
+	fakeHome(t)
+	got := load(t, "testdata/good/minimal.yaml")
+	want := &config.Config{
+		Clusters: []config.Cluster{{
+			Name:     "prod-a",
+			Timeout:  config.Duration(2 * time.Minute),
+			QPS:      20,
+			Burst:    40,
+			PageSize: 500,
+		}},
+		Kubernetes: config.Kubernetes{ProtectLabel: "reclaim.dev/protect"},
+		State:      config.State{File: "reclaim-state.json"},
+		Audit:      config.Audit{File: "reclaim-audit.jsonl"},
+		Fleet:      defaultFleet(),
+		Prices:     config.Prices{Currency: "USD", ECRPerGBMonth: 0.10},
+	}
+	config.SetSection(want, gcedisk.DisksKey, defaultDisks())
+	samePrinted(t, "defaults", got, want)
+	if !reflect.DeepEqual(gcedisk.DisksOf(got), defaultDisks()) {
+		t.Errorf("disks defaults:\ngot  %+v\nwant %+v", gcedisk.DisksOf(got), defaultDisks())
+	}
+	if gcedisk.GCEOf(got) != nil {
+		t.Error("no gce section, yet one is present")
+	}
+
+	// GCE defaults apply inside a gce section.
+	c, err := config.Parse([]byte("clusters: [{name: a}]\ngce: {projects: [demo-project]}\n"), "t.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantGCE := &gcedisk.GCE{
+		Projects:        []string{"demo-project"},
+		QuotaMetrics:    []string{"SSD_TOTAL_GB", "DISKS_TOTAL_GB"},
+		HeadroomWarning: 0.85,
+		PageSize:        500,
+		Concurrency:     4,
+	}
+	if !reflect.DeepEqual(gcedisk.GCEOf(c), wantGCE) {
+		t.Errorf("gce defaults:\ngot  %+v\nwant %+v", gcedisk.GCEOf(c), wantGCE)
+	}
+	// Defaults are copies: changing one config does not change the next.
+	gcedisk.GCEOf(c).QuotaMetrics[0] = "CHANGED"
+	c2, _ := config.Parse([]byte("clusters: [{name: a}]\ngce: {projects: [demo-project]}\n"), "t.yaml")
+	if gcedisk.GCEOf(c2).QuotaMetrics[0] != "SSD_TOTAL_GB" {
+		t.Error("default quotaMetrics shared between configs")
+	}
+}
+
+func TestFullFileKeepsEveryValue(t *testing.T) {
+	fakeHome(t)
+	home := "/home/reclaim"
+	got := load(t, "testdata/good/full.yaml")
+	want := &config.Config{
+		Clusters: []config.Cluster{{
+			Name:        "prod-a",
+			Kubeconfig:  home + "/kube/prod-a.yaml",
+			Context:     "gke_my-gke-project_europe-west4_prod-a",
+			GCEProjects: []string{"my-gke-project"},
+			Timeout:     config.Duration(90 * time.Second),
+			QPS:         5.5,
+			Burst:       6,
+			PageSize:    10000,
+		}, {
+			Name:        "prod-b",
+			InCluster:   true,
+			GCEProjects: []string{"my-gke-project", "other-project-42"},
+			Timeout:     config.Duration(time.Hour),
+			QPS:         100,
+			Burst:       100,
+			PageSize:    1,
+		}},
+		Kubernetes: config.Kubernetes{ProtectLabel: "protect"},
+		State:      config.State{ConfigMap: &config.ConfigMapRef{Namespace: "reclaim", Name: "reclaim.state"}},
+		Audit:      config.Audit{File: "-"},
+		Fleet: func() config.Fleet {
+			f := defaultFleet()
+			f.GKE = config.GKEDiscovery{Projects: []string{"my-gke-project", "other-project-42"}, WithoutAuthentication: true}
+			return f
+		}(),
+		Prices: config.Prices{Currency: "EUR", ECRPerGBMonth: 0.09, Disks: []config.DiskPrice{{Type: "pd-ssd", PerGBMonth: 0.2}, {Type: "pd-ssd", Region: "asia-northeast1", PerGBMonth: 0.25}}},
+	}
+	wantGCE := &gcedisk.GCE{
+		Projects:              []string{"my-gke-project", "other-project-42"},
+		Regions:               []string{"europe-west4", "us-central1"},
+		Endpoint:              "http://localhost:8080/compute/v1/",
+		WithoutAuthentication: true,
+		QuotaMetrics:          []string{},
+		HeadroomWarning:       0.70,
+		PageSize:              1,
+		Concurrency:           64,
+	}
+	wantDisks := &gcedisk.Disks{
+		MinAge:               config.Duration(7 * 24 * time.Hour),
+		Grace:                config.Duration(36 * time.Hour),
+		MinDetached:          0,
+		ProtectLabel:         "keep_me",
+		Ownership:            gcedisk.Ownership{LabelKeys: []string{}, DescriptionContains: []string{"created-for/pv"}},
+		SnapshotBeforeDelete: true,
+		SnapshotLabel:        "snapshot-of",
+		DeleteWorkflowPVCs:   true,
+		MaxDeletesPerRun:     0,
+		MaxDeletePercent:     0.025,
+		MaxDeleteSizePerRun:  1 << 30,
+		BreakerCandidates:    1,
+		WorkflowPVCs:         config.Caps{MaxDeletesPerRun: 3, MaxDeletePercent: 0.50, MaxDeleteSizePerRun: config.Size(500 << 30), BreakerCandidates: 7},
+	}
+	config.SetSection(want, gcedisk.GCEKey, wantGCE)
+	config.SetSection(want, gcedisk.DisksKey, wantDisks)
+	samePrinted(t, "full.yaml", got, want)
+	if !reflect.DeepEqual(gcedisk.GCEOf(got), wantGCE) || !reflect.DeepEqual(gcedisk.DisksOf(got), wantDisks) {
+		t.Errorf("full.yaml gce, disks:\ngot  %+v\n     %+v\nwant %+v\n     %+v", gcedisk.GCEOf(got), gcedisk.DisksOf(got), wantGCE, wantDisks)
+	}
+}
+
+func TestOtherForms(t *testing.T) {
+	fakeHome(t)
+	home := "/home/reclaim"
+	c := load(t, "testdata/good/sizes-and-percents.yaml")
+	g, d := gcedisk.GCEOf(c), gcedisk.DisksOf(c)
+	checks := []struct {
+		name      string
+		got, want any
+	}{
+		{"timeout 0.5h", c.Clusters[0].Timeout.Std(), 30 * time.Minute},
+		{"headroomWarning \"100%\"", g.HeadroomWarning.Fraction(), 1.0},
+		{"minAge 36h", d.MinAge.Std(), 36 * time.Hour},
+		{"grace 30m", d.Grace.Std(), 30 * time.Minute},
+		{"minDetached 2d", d.MinDetached.Std(), 48 * time.Hour},
+		{"maxDeletePercent 0", d.MaxDeletePercent.Fraction(), 0.0},
+		{"maxDeleteSizePerRun 500G", d.MaxDeleteSizePerRun, config.Size(500e9)},
+		{"state.file ~/", c.State.File, home + "/reclaim/state.json"},
+		{"audit.file relative", c.Audit.File, "audit/reclaim.jsonl"},
+	}
+	c = load(t, "testdata/good/neither-kubeconfig.yaml")
+	d = gcedisk.DisksOf(c)
+	checks = append(checks, []struct {
+		name      string
+		got, want any
+	}{
+		{"timeout: (null) is the default", c.Clusters[0].Timeout.Std(), 2 * time.Minute},
+		{"gceProjects: (null) is empty", len(c.Clusters[1].GCEProjects), 0},
+		{"maxDeleteSizePerRun 10Ti", d.MaxDeleteSizePerRun, config.Size(10 << 40)},
+		{"10Ti in GiB", d.MaxDeleteSizePerRun.GiB(), 10240.0},
+		{"maxDeletePercent 100", d.MaxDeletePercent.Fraction(), 1.0},
+		{"no gce section", gcedisk.GCEOf(c) == nil, true},
+	}...)
+	for _, ch := range checks {
+		if ch.got != ch.want {
+			t.Errorf("%s: got %v, want %v", ch.name, ch.got, ch.want)
+		}
 	}
 }

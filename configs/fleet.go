@@ -90,7 +90,7 @@ func (c *Config) fleetDefaults() {
 	if !f.Discover {
 		return
 	}
-	if g := c.GCE; g != nil {
+	if g, ok := c.sectionGKE(); ok {
 		// The GCE section's identity discovers its projects' clusters.
 		if !c.present["fleet.gke.projects"] {
 			f.GKE.Projects = slices.Clone(g.Projects)

@@ -19,6 +19,9 @@ type SectionSpec[T any] struct {
 	Key string
 	// Doc says in a sentence what the section turns on, for people.
 	Doc string
+	// Always: a file without the section gets one with its defaults (a
+	// policy every run has), instead of none (a kind the file turns on).
+	Always bool
 	// Defaults fills in what the file left out; set says whether the file
 	// set a key, by its path inside the section ("caps.maxDeletesPerRun").
 	// Fill is the usual way to write it. Nil: no defaults.
@@ -32,6 +35,9 @@ type SectionSpec[T any] struct {
 	// Check, if set, checks the section against the rest of the file (a
 	// key another section must agree with), after every Validate.
 	Check func(s *T, c *Config, report *Report)
+	// GKE, if set, is the Google Cloud identity and projects the section
+	// reaches: fleet discovery searches them when fleet.gke is not set.
+	GKE func(s *T) GKEDiscovery
 	// AWS, if set, lists the AWS accounts and regions the section reaches
 	// and how: fleet discovery searches them when fleet.eks is not set.
 	AWS func(s *T) []EKSDiscovery
@@ -72,6 +78,8 @@ type section struct {
 	aws      func(v any) []EKSDiscovery
 	check    func(v any, c *Config, report *Report)
 	norm     func(v any, report *Report)
+	gke      func(v any) GKEDiscovery
+	always   bool
 }
 
 var (
@@ -107,6 +115,10 @@ func Register[T any](spec SectionSpec[T]) {
 	}
 	if spec.Validate != nil {
 		s.validate = func(v any, report *Report) { spec.Validate(v.(*T), report) }
+	}
+	s.always = spec.Always
+	if spec.GKE != nil {
+		s.gke = func(v any) GKEDiscovery { return spec.GKE(v.(*T)) }
 	}
 	if spec.Normalize != nil {
 		s.norm = func(v any, report *Report) { spec.Normalize(v.(*T), report) }
@@ -168,8 +180,8 @@ func Fill[T any](set func(string) bool, path string, field *T, value T) {
 	}
 }
 
-// decodeSections decodes the registered sections the tree has, taking
-// their keys out of it so that the Config decode sees only global keys.
+// decodeSections decodes the registered sections the tree has (the Config
+// decode left their keys alone).
 func (c *Config) decodeSections(d *decoder, tree any) {
 	m, ok := tree.(map[string]any)
 	if !ok {
@@ -178,9 +190,14 @@ func (c *Config) decodeSections(d *decoder, tree any) {
 	for _, s := range registered() {
 		node, ok := m[s.Key]
 		if !ok {
+			if s.always {
+				if c.sections == nil {
+					c.sections = map[string]any{}
+				}
+				c.sections[s.Key] = reflect.New(s.Type).Interface()
+			}
 			continue
 		}
-		delete(m, s.Key)
 		v := reflect.New(s.Type)
 		d.present[s.Key] = true
 		d.decode(s.Key, node, v.Elem())
@@ -234,6 +251,16 @@ func (c *Config) sectionAWS() []EKSDiscovery {
 		}
 	}
 	return out
+}
+
+// sectionGKE is the first present section's Google Cloud reach.
+func (c *Config) sectionGKE() (GKEDiscovery, bool) {
+	for _, s := range registered() {
+		if v, ok := c.sections[s.Key]; ok && s.gke != nil {
+			return s.gke(v), true
+		}
+	}
+	return GKEDiscovery{}, false
 }
 
 // Has says whether the file has the registered section key.

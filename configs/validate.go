@@ -2,7 +2,6 @@ package config
 
 import (
 	"fmt"
-	"net/url"
 	"regexp"
 	"strings"
 	"time"
@@ -11,20 +10,15 @@ import (
 )
 
 var (
-	dnsLabel      = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]*[a-z0-9])?$`)
-	gceProjectID  = regexp.MustCompile(`^[a-z][a-z0-9-]{4,28}[a-z0-9]$`)
-	gceLabelKey   = regexp.MustCompile(`^[a-z][a-z0-9_-]{0,62}$`)
-	gceRegion     = regexp.MustCompile(`^[a-z]+-[a-z]+[0-9]+$`)
-	gceZone       = regexp.MustCompile(`^([a-z]+-[a-z]+[0-9]+)-[a-z]$`)
-	cloudName     = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]*$`)
-	upperSnake    = regexp.MustCompile(`^[A-Z][A-Z0-9]*(_[A-Z0-9]+)*$`)
-	clusterHint   = "use lowercase letters, digits and '-', at most 63 characters, starting and ending with a letter or digit"
-	projectHint   = "6 to 30 lowercase letters, digits and hyphens, starting with a letter and not ending with a hyphen"
-	gceLabelHint  = "use lowercase letters, digits, '_' and '-', starting with a letter"
-	maxPageSize   = int64(10000)
-	maxGCEPage    = int64(500)
-	maxTimeout    = Duration(time.Hour)
-	maxGCEWorkers = 64
+	dnsLabel     = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]*[a-z0-9])?$`)
+	gceProjectID = regexp.MustCompile(`^[a-z][a-z0-9-]{4,28}[a-z0-9]$`)
+	gceLabelKey  = regexp.MustCompile(`^[a-z][a-z0-9_-]{0,62}$`)
+	cloudName    = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]*$`)
+	clusterHint  = "use lowercase letters, digits and '-', at most 63 characters, starting and ending with a letter or digit"
+	projectHint  = "6 to 30 lowercase letters, digits and hyphens, starting with a letter and not ending with a hyphen"
+	gceLabelHint = "use lowercase letters, digits, '_' and '-', starting with a letter"
+	maxPageSize  = int64(10000)
+	maxTimeout   = Duration(time.Hour)
 )
 
 // isDNSLabel: at most 63 lowercase letters, digits and dashes, a letter or
@@ -39,13 +33,9 @@ func (c *Config) validate(ps *problems) {
 	for i := range c.Clusters {
 		c.Clusters[i].validate(ps, index("clusters", i), c.present)
 	}
-	if c.GCE != nil {
-		c.GCE.validate(ps, "gce")
-	}
 	if c.Daemon != nil {
 		c.Daemon.validate(ps, "daemon")
 	}
-	c.Disks.validate(ps, "disks")
 	c.Prices.validate(ps, "prices")
 	if c.Kubernetes.ProtectLabel == "" {
 		ps.add("kubernetes.protectLabel", "must not be empty — it is how a PV or PVC opts out")
@@ -109,79 +99,6 @@ func validateClusterLimits(ps *problems, path string, timeout Duration, qps floa
 	if pageSize < 1 || pageSize > maxPageSize {
 		ps.add(path+".pageSize", "%d is out of range — use 1 to %d", pageSize, maxPageSize)
 	}
-}
-
-func (g *GCE) validate(ps *problems, path string) {
-	if len(g.Projects) == 0 {
-		ps.add(path+".projects", "at least one project is required")
-	}
-	validateList(ps, path+".projects", g.Projects, validateProject)
-	validateList(ps, path+".regions", g.Regions, func(r string) string {
-		if m := gceZone.FindStringSubmatch(r); m != nil {
-			return fmt.Sprintf("%q is a zone — regions look like %s", r, m[1])
-		}
-		if !gceRegion.MatchString(r) {
-			return fmt.Sprintf("%q is not a GCE region — regions look like us-central1 or europe-west4", r)
-		}
-		return ""
-	})
-	validateList(ps, path+".zones", g.Zones, func(z string) string {
-		if gceRegion.MatchString(z) {
-			return fmt.Sprintf("%q is a region — zones look like %s-a; put regions in gce.regions", z, z)
-		}
-		if !gceZone.MatchString(z) {
-			return fmt.Sprintf("%q is not a GCE zone — zones look like us-central1-a or europe-west4-b", z)
-		}
-		return ""
-	})
-	if g.Endpoint != "" {
-		u, err := url.Parse(g.Endpoint)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			ps.add(path+".endpoint", "%q is not an absolute http(s) URL — write e.g. https://compute.example.internal/ or http://localhost:8080/", g.Endpoint)
-		}
-	} else if g.WithoutAuthentication {
-		ps.add(path+".withoutAuthentication", "only meaningful with endpoint (a fake or test server) — set gce.endpoint or remove this")
-	}
-	if g.WithoutAuthentication && g.CredentialsFile != "" {
-		ps.add(path, "set either credentialsFile or withoutAuthentication, not both")
-	}
-	validateList(ps, path+".quotaMetrics", g.QuotaMetrics, func(m string) string {
-		if !upperSnake.MatchString(m) {
-			return fmt.Sprintf("%q is not a quota metric name — they are UPPER_SNAKE_CASE, such as SSD_TOTAL_GB", m)
-		}
-		return ""
-	})
-	if g.PageSize < 1 || g.PageSize > maxGCEPage {
-		ps.add(path+".pageSize", "%d is out of range — use 1 to %d (the API maximum)", g.PageSize, maxGCEPage)
-	}
-	if g.Concurrency < 1 || g.Concurrency > maxGCEWorkers {
-		ps.add(path+".concurrency", "%d is out of range — use 1 to %d", g.Concurrency, maxGCEWorkers)
-	}
-}
-
-func (d *Disks) validate(ps *problems, path string) {
-	if d.MinAge <= 0 {
-		ps.add(path+".minAge", "must be more than 0 — a disk being created would otherwise look orphaned")
-	}
-	if d.Grace <= 0 {
-		ps.add(path+".grace", "must be more than 0 — a disk must be seen orphaned on more than one run before it is deleted")
-	}
-	validateGCELabelKey(ps, path+".protectLabel", d.ProtectLabel)
-	validateList(ps, path+".ownership.labelKeys", d.Ownership.LabelKeys, gceLabelKeyProblem)
-	validateList(ps, path+".ownership.descriptionContains", d.Ownership.DescriptionContains, func(s string) string {
-		if strings.TrimSpace(s) == "" {
-			return "must not be empty — it would match every disk"
-		}
-		return ""
-	})
-	if len(d.Ownership.LabelKeys) == 0 && len(d.Ownership.DescriptionContains) == 0 {
-		ps.add(path+".ownership", "give at least one of labelKeys or descriptionContains — without them no disk can be shown to come from Kubernetes, so none would ever be deleted")
-	}
-	if d.SnapshotBeforeDelete || d.SnapshotLabel != "" {
-		validateGCELabelKey(ps, path+".snapshotLabel", d.SnapshotLabel)
-	}
-	validateCaps(ps, path, d.MaxDeletesPerRun, d.BreakerCandidates)
-	validateCaps(ps, path+".workflowPVCs", d.WorkflowPVCs.MaxDeletesPerRun, d.WorkflowPVCs.BreakerCandidates)
 }
 
 // validateCaps checks a kind's per-run count cap and breaker at path.
@@ -299,40 +216,6 @@ func (c *Config) crossValidate(ps *problems) {
 	}
 
 	c.crossValidateEC2(ps)
-	if c.GCE == nil {
-		return
-	}
-	// A cluster's gceProjects name scanned projects, and every scanned project is
-	// covered by some cluster: otherwise that project's disks would be checked
-	// against no cluster and all look orphaned.
-	scanned := map[string]bool{}
-	for _, p := range c.GCE.Projects {
-		scanned[p] = true
-	}
-	covered := map[string]bool{}
-	anyProject := false
-	for i, cl := range c.Clusters {
-		if len(cl.GCEProjects) == 0 {
-			anyProject = true
-		}
-		for j, p := range cl.GCEProjects {
-			covered[p] = true
-			if !scanned[p] && gceProjectID.MatchString(p) {
-				msg := fmt.Sprintf("%q is not one of gce.projects", p)
-				if s := closest(p, c.GCE.Projects); s != "" {
-					msg += fmt.Sprintf(" — did you mean %q?", s)
-				}
-				ps.add(index(index("clusters", i)+".gceProjects", j), "%s", msg)
-			}
-		}
-	}
-	if !anyProject {
-		for i, p := range c.GCE.Projects {
-			if !covered[p] {
-				ps.add(index("gce.projects", i), "no cluster lists %q in gceProjects, so every disk there would look orphaned — add it to the gceProjects of the clusters that use it", p)
-			}
-		}
-	}
 }
 
 func indexes(path string, idx []int) []string {

@@ -27,6 +27,7 @@ import (
 	"reclaim.dev/reclaim/reconcile/audit"
 	"reclaim.dev/reclaim/reconcile/engine"
 	"reclaim.dev/reclaim/reconcile/kinds/ecrimage"
+	"reclaim.dev/reclaim/reconcile/kinds/gcedisk"
 	"reclaim.dev/reclaim/reconcile/kinds/k8sjob"
 	"reclaim.dev/reclaim/reconcile/kinds/k8spod"
 	"reclaim.dev/reclaim/reconcile/kinds/netiface"
@@ -114,9 +115,9 @@ func New(ctx context.Context, cfg *config.Config, d Deps) (*Runner, error) {
 	if d.Now == nil {
 		d.Now = time.Now
 	}
-	if d.Disks == nil && cfg.GCE != nil {
-		c, err := gce.New(ctx, gce.Options{Endpoint: cfg.GCE.Endpoint, WithoutAuthentication: cfg.GCE.WithoutAuthentication,
-			CredentialsFile: cfg.GCE.CredentialsFile, PageSize: int(cfg.GCE.PageSize), UserAgent: "reclaim/" + Version})
+	if g := gcedisk.GCEOf(cfg); d.Disks == nil && g != nil {
+		c, err := gce.New(ctx, gce.Options{Endpoint: g.Endpoint, WithoutAuthentication: g.WithoutAuthentication,
+			CredentialsFile: g.CredentialsFile, PageSize: int(g.PageSize), UserAgent: "reclaim/" + Version})
 		if err != nil {
 			return nil, fmt.Errorf("gce client: %w", err)
 		}
@@ -247,9 +248,9 @@ func (r *Runner) Once(ctx context.Context, opt Options) (*report.Report, error) 
 		return nil, err
 	}
 	co := inventory.CollectOptions{Clusters: d.Clusters, Now: d.Now}
-	if cfg.GCE != nil {
-		co.Disks, co.Projects, co.Regions = d.Disks, cfg.GCE.Projects, cfg.GCE.Regions
-		co.QuotaMetrics, co.Concurrency = cfg.GCE.QuotaMetrics, cfg.GCE.Concurrency
+	if g := gcedisk.GCEOf(cfg); g != nil {
+		co.Disks, co.Projects, co.Regions = d.Disks, g.Projects, g.Regions
+		co.QuotaMetrics, co.Concurrency = g.QuotaMetrics, g.Concurrency
 	}
 	if ecrimage.SectionOf(cfg) != nil {
 		co.Registries, co.ImageSources = d.Images.List, d.ImageSources

@@ -5,19 +5,20 @@ import config "reclaim.dev/reclaim/configs"
 // FromConfig makes the kind from the disks and gce sections; nil without a
 // gce section. api may be nil (plan only).
 func FromConfig(cfg *config.Config, api API) *Kind {
-	if cfg.GCE == nil {
+	g := GCEOf(cfg)
+	if g == nil {
 		return nil
 	}
-	dk := cfg.Disks
+	dk := DisksOf(cfg)
 	p := Policy{
 		DiskPrice: cfg.Prices.DiskGBMonth,
-		Regions:   cfg.GCE.Regions, Zones: cfg.GCE.Zones,
+		Regions:   g.Regions, Zones: g.Zones,
 		MinAge: dk.MinAge.Std(), Grace: dk.Grace.Std(), MinDetached: dk.MinDetached.Std(),
 		ProtectLabel: dk.ProtectLabel, OwnerLabelKeys: dk.Ownership.LabelKeys, OwnerDescriptionContains: dk.Ownership.DescriptionContains,
 		SnapshotBeforeDelete: dk.SnapshotBeforeDelete,
 		MaxDeletes:           dk.MaxDeletesPerRun, MaxDeletePercent: dk.MaxDeletePercent.Fraction(),
 		MaxDeleteGB: float64(dk.MaxDeleteSizePerRun) / 1e9, BreakerCandidates: dk.BreakerCandidates,
-		HeadroomWarning: cfg.GCE.HeadroomWarning.Fraction(),
+		HeadroomWarning: g.HeadroomWarning.Fraction(),
 	}
 	return &Kind{Policy: p, API: api, SnapshotLabel: dk.SnapshotLabel}
 }
