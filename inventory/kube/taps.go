@@ -15,7 +15,8 @@ import (
 )
 
 // Tap is a kind's own read of one resource in every cluster: one paginated
-// pass through the dynamic client, with its own completeness. A kind that
+// pass through the dynamic client (shared by the taps on that resource),
+// with its own completeness. A kind that
 // needs a resource the collector does not read registers a Tap (Options.Taps)
 // instead of a case in Collect; what it read is in ClusterRefs.Taps under
 // Name, and a pass that failed holds only what relies on it (the engine's
@@ -32,24 +33,37 @@ type Tap struct {
 
 // TapSink takes one pass's objects.
 type TapSink interface {
-	// Add records one object; an error ends the pass as incomplete.
+	// Add records one object; an error ends the pass as incomplete (for
+	// every tap sharing it).
 	Add(obj *unstructured.Unstructured) error
 	// Result is what the pass made of them (ClusterRefs.Taps[...].Data).
 	Result() any
 }
 
-// runTaps starts each tap's pass; the returned func waits for them and
-// records what each read.
+// runTaps starts one pass per resource the taps read (taps on the same
+// resource share it, each with its own sink); the returned func waits for
+// them and records what each tap read.
 func runTaps(l lister, cluster string, dyn dynamic.Interface, taps []Tap, wg *sync.WaitGroup) func(out *inventory.ClusterRefs) {
 	if len(taps) == 0 {
 		return func(*inventory.ClusterRefs) {}
 	}
-	res := make([]inventory.Tapped, len(taps))
+	var groups [][]int // tap indexes by resource, in first-seen order
+	at := map[schema.GroupVersionResource]int{}
 	for i, t := range taps {
+		g, ok := at[t.Resource]
+		if !ok {
+			g = len(groups)
+			at[t.Resource] = g
+			groups = append(groups, nil)
+		}
+		groups[g] = append(groups[g], i)
+	}
+	res := make([]inventory.Tapped, len(taps))
+	for _, g := range groups {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			res[i] = tap(l, cluster, dyn, t)
+			pass(l, cluster, dyn, taps, g, res)
 		}()
 	}
 	return func(out *inventory.ClusterRefs) {
@@ -60,34 +74,53 @@ func runTaps(l lister, cluster string, dyn dynamic.Interface, taps []Tap, wg *sy
 	}
 }
 
-func tap(l lister, cluster string, dyn dynamic.Interface, t Tap) inventory.Tapped {
-	res := t.Resource.Resource
-	if t.Resource.Group != "" {
-		res += "." + t.Resource.Group
+// pass lists one resource once for the taps at idx, into res.
+func pass(l lister, cluster string, dyn dynamic.Interface, taps []Tap, idx []int, res []inventory.Tapped) {
+	gvr := taps[idx[0]].Resource
+	name := gvr.Resource
+	if gvr.Group != "" {
+		name += "." + gvr.Group
 	}
 	if dyn == nil {
-		return inventory.Tapped{Problem: l.problem(res, errNoDynamic)}
+		for _, i := range idx {
+			res[i] = inventory.Tapped{Problem: l.problem(name, errNoDynamic)}
+		}
+		return
 	}
-	sink, n := t.New(cluster), 0
+	sinks := make([]TapSink, len(idx))
+	n := 0
+	fresh := func() {
+		for j, i := range idx {
+			sinks[j] = taps[i].New(cluster)
+		}
+		n = 0
+	}
+	fresh()
 	var version string
 	list := onRestart(func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-		obj, err := dyn.Resource(t.Resource).Namespace(metav1.NamespaceAll).List(ctx, o)
+		obj, err := dyn.Resource(gvr).Namespace(metav1.NamespaceAll).List(ctx, o)
 		if err == nil {
 			version = obj.GetResourceVersion()
 		}
 		return obj, err
-	}, func() { sink, n = t.New(cluster), 0 })
-	err := l.each(res, list, func(obj runtime.Object) error {
+	}, fresh)
+	err := l.each(name, list, func(obj runtime.Object) error {
 		u, ok := obj.(*unstructured.Unstructured)
 		if !ok {
-			return fmt.Errorf("unexpected %T in %s list", obj, res)
+			return fmt.Errorf("unexpected %T in %s list", obj, name)
 		}
 		n++
-		return sink.Add(u)
+		for _, s := range sinks {
+			if err := s.Add(u); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
-	out := inventory.Tapped{Complete: err == nil, Items: n, Version: version, Data: sink.Result()}
-	if err != nil {
-		out.Problem = l.problem(res, err)
+	for j, i := range idx {
+		res[i] = inventory.Tapped{Complete: err == nil, Items: n, Version: version, Data: sinks[j].Result()}
+		if err != nil {
+			res[i].Problem = l.problem(name, err)
+		}
 	}
-	return out
 }

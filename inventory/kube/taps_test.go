@@ -3,8 +3,10 @@ package kube_test
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -15,10 +17,15 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 
 	"reclaim.dev/reclaim/internal/testenv"
 	"reclaim.dev/reclaim/inventory/kube"
 )
+
+type roundTripper func(*http.Request) (*http.Response, error)
+
+func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
 // names is a tap sink keeping the names of one namespace's objects.
 type names struct {
@@ -56,14 +63,32 @@ func TestTapRealAPIServer(t *testing.T) {
 	}
 
 	// Page size 2: the pass takes several pages and still sees each once.
-	o := kube.Options{Timeout: time.Minute, PageSize: 2, Taps: []kube.Tap{configMapTap(ns)}}
-	r := kube.Collect(ctx, "admin", c.Client, must[*dynamic.DynamicClient](t)(dynamic.NewForConfig(c.Admin)), o)
-	got, ok := r.Taps["configmaps"]
-	if !ok || !got.Complete || got.Problem != "" || got.Version == "" || got.Items < 5 {
-		t.Fatalf("tap = %+v, want complete with a version and at least 5 items", got)
+	// Two taps on ConfigMaps share one pass, each with its own sink.
+	var lists atomic.Int64
+	admin := rest.CopyConfig(c.Admin)
+	admin.WrapTransport = func(rt http.RoundTripper) http.RoundTripper {
+		return roundTripper(func(r *http.Request) (*http.Response, error) {
+			if r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "/configmaps") {
+				lists.Add(1)
+			}
+			return rt.RoundTrip(r)
+		})
 	}
-	if names, _ := got.Data.([]string); !slices.Equal(names, want) {
-		t.Errorf("tap read %q, want %q", names, want)
+	other := configMapTap(ns)
+	other.Name = "configmaps-again"
+	o := kube.Options{Timeout: time.Minute, PageSize: 2, Taps: []kube.Tap{configMapTap(ns), other}}
+	r := kube.Collect(ctx, "admin", c.Client, must[*dynamic.DynamicClient](t)(dynamic.NewForConfig(admin)), o)
+	for _, name := range []string{"configmaps", "configmaps-again"} {
+		got, ok := r.Taps[name]
+		if !ok || !got.Complete || got.Problem != "" || got.Version == "" || got.Items < 5 {
+			t.Fatalf("tap %s = %+v, want complete with a version and at least 5 items", name, got)
+		}
+		if names, _ := got.Data.([]string); !slices.Equal(names, want) {
+			t.Errorf("tap %s read %q, want %q", name, names, want)
+		}
+	}
+	if pages := int64(r.Taps["configmaps"].Items+1) / 2; lists.Load() != pages {
+		t.Errorf("%d list calls for %d ConfigMaps in pages of 2, want %d: one pass for both taps", lists.Load(), r.Taps["configmaps"].Items, pages)
 	}
 
 	cs := must[*kubernetes.Clientset](t)(kubernetes.NewForConfig(c.Restricted()))
