@@ -256,6 +256,22 @@ type ClusterRefs struct {
 	Taps map[string]Tapped
 }
 
+// The collector's own reads of a cluster beside its volumes (kube.Options
+// Images and Workloads), by the names kinds rely on them with: a proposal
+// names engine.TapKey(ReadWorkloads, cluster), and the engine holds it
+// when the cluster was read without them.
+const (
+	ReadImages    = "images"
+	ReadWorkloads = "workloads"
+)
+
+// Reads says, for each of the collector's own reads, whether c was asked
+// for it: listed, or the cluster incomplete anyway (then the cluster's own
+// source holds what relies on it, with its problems).
+func (c *ClusterRefs) Reads() map[string]bool {
+	return map[string]bool{ReadImages: c.ImagesListed || !c.Complete, ReadWorkloads: c.WorkloadsListed || !c.Complete}
+}
+
 // Tapped is one tap's pass over one cluster.
 type Tapped struct {
 	// Complete is true only when the pass reached its last page.

@@ -222,8 +222,16 @@ const SourceTap = "tap"
 func TapKey(tap, cluster string) string { return SourceKey(SourceTap+" "+tap, cluster) }
 
 // addTaps registers each tap's pass over c as a source of its own: a failed
-// pass holds what relies on it, not the cluster's other kinds.
+// pass holds what relies on it, not the cluster's other kinds. The
+// collector's own reads (images, workloads) are not sources, but hold what
+// names them when the cluster was not asked for them.
 func (p *Plan) addTaps(c inventory.ClusterRefs, add func(Source)) {
+	if p.reads == nil {
+		p.reads = map[string]bool{}
+	}
+	for name, asked := range c.Reads() {
+		p.reads[TapKey(name, c.Name)] = asked
+	}
 	for _, name := range slices.Sorted(maps.Keys(c.Taps)) {
 		t := c.Taps[name]
 		s := Source{Kind: SourceTap + " " + name, Name: c.Name, Complete: t.Complete, Items: t.Items, Unit: name}

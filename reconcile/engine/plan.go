@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -46,6 +47,10 @@ type Plan struct {
 	sourceAt      map[string]int
 	// unseen are clusters the cloud's evidence named that no source answers for.
 	unseen map[string]bool
+	// reads are the collector's own reads of each cluster (images,
+	// workloads) by TapKey: false when the cluster was not asked for it.
+	// They hold what names them without being sources of their own.
+	reads map[string]bool
 	// routed are the owners notify.routes names (Routes): only their own
 	// reports give notice of their candidates.
 	routed map[string]bool
@@ -153,6 +158,15 @@ func (p *Plan) Unready(keys []string) string {
 			}
 			p.unseen[strings.TrimPrefix(key, SourceCluster+":")] = true
 			parts = append(parts, "cluster "+strings.TrimPrefix(key, SourceCluster+":")+" was not read, yet the cloud says it may use this (add it to clusters[], or declare it in fleet.outOfScope with a reason)")
+		case !known && p.reads != nil:
+			if asked, ok := p.reads[key]; !ok {
+				cluster, isTap := tapCluster(key)
+				if !isTap || p.known(ClusterKey(cluster)) || !slices.Contains(keys, ClusterKey(cluster)) {
+					parts = append(parts, key+" was not read")
+				} // else a cluster not read at all is said once, by its own key
+			} else if !asked {
+				parts = append(parts, notAsked(key))
+			}
 		case !known:
 			parts = append(parts, key+" was not read")
 		case p.Sources[i].NotRead:
@@ -162,6 +176,27 @@ func (p *Plan) Unready(keys []string) string {
 		}
 	}
 	return strings.Join(parts, "; ")
+}
+
+// tapCluster is the cluster of a TapKey.
+func tapCluster(key string) (string, bool) {
+	if !strings.HasPrefix(key, SourceTap+" ") {
+		return "", false
+	}
+	_, cluster, ok := strings.Cut(key, ":")
+	return cluster, ok
+}
+
+func (p *Plan) known(key string) bool {
+	_, ok := p.sourceIndex(key)
+	return ok
+}
+
+// notAsked says that a cluster was read without one of the collector's
+// own reads (a TapKey of it).
+func notAsked(key string) string {
+	what, cluster, _ := strings.Cut(strings.TrimPrefix(key, SourceTap+" "), ":")
+	return "cluster " + cluster + " was not asked for its " + what
 }
 
 // setSource replaces the source of s's key (or adds it); an incomplete one

@@ -114,6 +114,36 @@ func TestTapCompletenessHolds(t *testing.T) {
 	}
 }
 
+// The collector's own reads (a cluster's images, its workloads) hold what
+// names them when the cluster was read without them: the engine's rule, not
+// a kind's hold. A cluster that failed is held by its own source.
+func TestReadNotAskedHolds(t *testing.T) {
+	for name, tc := range map[string]struct {
+		cluster inventory.ClusterRefs
+		want    engine.Action
+		why     string
+	}{
+		"asked":     {inventory.ClusterRefs{Name: "a", Complete: true, ImagesListed: true}, engine.Delete, ""},
+		"not asked": {inventory.ClusterRefs{Name: "a", Complete: true}, engine.Mark, "cluster a was not asked for its images"},
+		"failed":    {inventory.ClusterRefs{Name: "a", Problems: []string{"list pods: forbidden"}}, engine.Mark, "cluster a could not be read completely"},
+	} {
+		d := orphan("d")
+		d.Sources = []string{engine.ClusterKey("a"), engine.TapKey(inventory.ReadImages, "a")}
+		k := &fakeKind{lim: testLimits(), items: []engine.Proposal{d}}
+		p := build(k, seenSince(t0.Add(-48*time.Hour), d), t0, tc.cluster)
+		got := enginetest.DecisionFor(t, p, "d")
+		if got.Action != tc.want || got.Held != (tc.why != "") || !strings.Contains(got.Why(), tc.why) {
+			t.Errorf("%s: %s held=%v (%s), want %s with %q", name, got.Action, got.Held, got.Why(), tc.want, tc.why)
+		}
+		if name == "failed" && strings.Contains(got.Why(), "not asked") {
+			t.Errorf("failed: a failed cluster is said to be not asked: %s", got.Why())
+		}
+		if len(p.Sources) != 1 {
+			t.Errorf("%s: the collector's own reads became sources: %+v", name, p.Sources)
+		}
+	}
+}
+
 // A kind's own reason to distrust its evidence (Proposal.Hold) holds a
 // candidate past its grace: marked, held, the plan incomplete.
 func TestKindHoldHolds(t *testing.T) {

@@ -285,10 +285,9 @@ func evidence(snap *inventory.Snapshot, reg *inventory.RegistryListing) (sources
 		if !c.CouldPull(reg.Account) {
 			continue
 		}
-		sources = append(sources, engine.SourceKey("cluster", c.Name))
-		if c.Complete && !c.ImagesListed {
-			holds = append(holds, "cluster "+c.Name+" was not asked for its images")
-		}
+		// The engine holds the trim when the cluster was read without its
+		// images (inventory.ReadImages).
+		sources = append(sources, engine.SourceKey("cluster", c.Name), engine.TapKey(inventory.ReadImages, c.Name))
 	}
 	for _, s := range snap.ImageSources {
 		sources = append(sources, engine.SourceKey(s.SourceKind(), s.Name))

@@ -26,12 +26,10 @@ func ParseID(id, resource string) (Key, bool) {
 }
 
 // Cluster is one cluster's evidence, shared by its objects' proposals: the
-// source key the engine checks, and a hold when the cluster was listed but
-// not asked for its workloads.
+// source keys the engine checks (the cluster, its workloads read).
 type Cluster struct {
 	*inventory.ClusterRefs
 	Sources []string
-	Hold    string
 	// Listing and JobsListing name the cluster's listings of the kind's
 	// objects (under its policy) and of its Jobs, which a terminal candidate
 	// names as its witnesses (engine.Proposal.Witnesses).
@@ -77,7 +75,9 @@ func Propose[T any](snap *inventory.Snapshot, l Lister[T]) engine.Proposals {
 		c := &snap.Clusters[ci]
 		listed[c.Name] = c.Complete && c.WorkloadsListed
 		key := engine.SourceKey("cluster", c.Name)
-		cl := Cluster{ClusterRefs: c, Sources: []string{key},
+		// The engine holds them when the cluster was read without its
+		// workloads (inventory.ReadWorkloads).
+		cl := Cluster{ClusterRefs: c, Sources: []string{key, engine.TapKey(inventory.ReadWorkloads, c.Name)},
 			Listing: key + " " + l.Resource + " policy:" + l.Policy, JobsListing: key + " jobs"}
 		out.Listings[cl.Listing] = engine.Read{Complete: listed[c.Name], Version: l.Version(c)}
 		out.Listings[cl.JobsListing] = engine.Read{Complete: listed[c.Name], Version: c.JobsVersion}
@@ -85,9 +85,6 @@ func Propose[T any](snap *inventory.Snapshot, l Lister[T]) engine.Proposals {
 			for _, sfx := range l.Listings(c) {
 				out.Listings[cl.Listing+" "+sfx] = out.Listings[cl.Listing]
 			}
-		}
-		if c.Complete && !c.WorkloadsListed {
-			cl.Hold = "cluster " + c.Name + " was not asked for its " + l.Noun
 		}
 		clusters = append(clusters, cl)
 		items := l.Items(c)

@@ -128,7 +128,7 @@ func (k *Kind) Propose(snap *inventory.Snapshot, now time.Time) engine.Proposals
 		Prepare: func(c *finished.Cluster) func(*inventory.Job) engine.Proposal {
 			h, ips := k.history(c.ClusterRefs), ipsByJob(c.ClusterRefs)
 			return func(j *inventory.Job) engine.Proposal {
-				p := k.propose(c.Name, j, h.keep, ips[j.UID], c.Sources, c.Hold, now)
+				p := k.propose(c.Name, j, h.keep, ips[j.UID], c.Sources, now)
 				finished.DetailOf(&p.Decision).NamespaceLabels = c.NamespaceLabels[j.Namespace]
 				if !p.Candidate {
 					return p
@@ -148,7 +148,7 @@ func (k *Kind) Propose(snap *inventory.Snapshot, now time.Time) engine.Proposals
 		}})
 }
 
-func (k *Kind) propose(cluster string, j *inventory.Job, history map[string]string, ips int, sources []string, hold string, now time.Time) engine.Proposal {
+func (k *Kind) propose(cluster string, j *inventory.Job, history map[string]string, ips int, sources []string, now time.Time) engine.Proposal {
 	det := &finished.Detail{Cluster: cluster, Namespace: j.Namespace, UID: j.UID, Status: j.Status, IPs: ips, Retention: j.Retention, Labels: j.Labels}
 	if j.CronJob != nil {
 		det.CronJob = j.CronJob.Name
@@ -189,7 +189,7 @@ func (k *Kind) propose(cluster string, j *inventory.Job, history map[string]stri
 		}
 		why, p.CandidateFrom = v.Reason, v.Until
 	}
-	p.Candidate, p.Identity, p.Sources, p.Hold, p.Created = true, j.UID, sources, hold, j.Created
+	p.Candidate, p.Identity, p.Sources, p.Created = true, j.UID, sources, j.Created
 	p.Class, p.Reason = ClassPast, j.Status+" Job "+why
 	if ips > 0 {
 		p.Reason += fmt.Sprintf("; its pods hold %d subnet address(es)", ips)

@@ -198,7 +198,7 @@ func (k *Kind) propose(c *finished.Cluster, pod *inventory.Pod, jobs map[string]
 	if v.Keep != "" {
 		return keep(v.Keep, v.Reason)
 	}
-	p.Candidate, p.Identity, p.Sources, p.Hold, p.Created = true, pod.UID, c.Sources, c.Hold, pod.Created
+	p.Candidate, p.Identity, p.Sources, p.Created = true, pod.UID, c.Sources, pod.Created
 	if terminal {
 		p.Witnesses, p.CandidateFrom = witnesses, latest(from, v.Until)
 	}

@@ -295,14 +295,11 @@ func (k *Kind) propose(l *inventory.NetworkListing, n *inventory.NetInterface, a
 	}
 	p.Candidate, p.Class = true, ClassLeaked
 	p.Sources = []string{NetworkSource(l.Account, l.Region)}
-	var holds []string
 	for _, c := range clusters {
-		p.Sources = append(p.Sources, engine.SourceKey("cluster", c.Name))
-		if c.Complete && !c.WorkloadsListed {
-			holds = append(holds, "cluster "+c.Name+" was not asked for its pods")
-		}
+		// The engine holds it when the cluster was read without its pods
+		// (inventory.ReadWorkloads).
+		p.Sources = append(p.Sources, engine.SourceKey("cluster", c.Name), engine.TapKey(inventory.ReadWorkloads, c.Name))
 	}
-	p.Hold = strings.Join(holds, "; ")
 	p.Reason = fmt.Sprintf("detached since listed, type %s, made by the %s (evidence: %s); none of its %d address(es) is on a pod of any cluster",
 		orDefault(n.Type, "interface"), madeBy[ev], ev, len(n.IPs))
 	if !k.Policy.Delete {
