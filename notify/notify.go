@@ -381,11 +381,8 @@ func Headline(rep *report.Report, nouns map[string]string) string {
 			noun = strings.TrimSuffix(noun, "s")
 		}
 		s := fmt.Sprintf("%d %s", t.Delete, noun)
-		switch {
-		case t.GB > 0:
-			s += fmt.Sprintf(" (%d GB)", t.GB)
-		case t.Bytes > 0:
-			s += " (" + engine.HumanBytes(t.Bytes) + ")"
+		if f := t.FreesText(); f != "" {
+			s += " (" + f + ")"
 		}
 		parts = append(parts, s)
 	}

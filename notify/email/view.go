@@ -129,7 +129,7 @@ func build(rep *report.Report, prev notify.Previous, opt Options) *view {
 		if t.Saves > 0 {
 			saves = report.Money(t.Saves, p.Currency)
 		}
-		v.Totals = append(v.Totals, total{Noun: notify.Noun(t.Kind, opt.Nouns), Delete: fmt.Sprint(t.Delete), Mark: fmt.Sprint(t.Mark), Frees: frees(t.GB, t.Bytes, t.IPs), Saves: saves})
+		v.Totals = append(v.Totals, total{Noun: notify.Noun(t.Kind, opt.Nouns), Delete: fmt.Sprint(t.Delete), Mark: fmt.Sprint(t.Mark), Frees: t.FreesText(), Saves: saves})
 	}
 	v.Warnings = notify.WarningGroups(rep)
 	if owners := report.OwnerTotals(p); len(owners) > 0 {
@@ -215,7 +215,7 @@ func newSince(p *engine.Plan, prev notify.Previous, opt Options) newView {
 		}
 		now[notify.DecisionKey(d)] = true
 		if prev.IsNew(d) {
-			rows = append(rows, []string{notify.Noun(d.Kind, opt.Nouns), strings.ToUpper(string(d.Action)), d.ID, frees(d.Frees.GB, d.Frees.Bytes, d.Frees.IPs), d.Why()})
+			rows = append(rows, []string{notify.Noun(d.Kind, opt.Nouns), strings.ToUpper(string(d.Action)), d.ID, d.Frees.String(), d.Why()})
 		}
 	}
 	for k := range prev.Keys {
@@ -258,7 +258,7 @@ func nextRun(rep *report.Report, p *engine.Plan, opt Options) nextView {
 			continue
 		}
 		kinds[d.Kind] = true
-		ds = append(ds, due{at, []string{notify.Noun(d.Kind, opt.Nouns), d.ID, frees(d.Frees.GB, d.Frees.Bytes, d.Frees.IPs), stamp(at), d.Why()}})
+		ds = append(ds, due{at, []string{notify.Noun(d.Kind, opt.Nouns), d.ID, d.Frees.String(), stamp(at), d.Why()}})
 	}
 	sort.SliceStable(ds, func(i, j int) bool { return ds[i].at.Before(ds[j].at) })
 	var ks []string
@@ -329,12 +329,12 @@ func details(rep *report.Report, p *engine.Plan, opt Options) []Table {
 				if d.DeletableAfter != nil {
 					after = stamp(*d.DeletableAfter)
 				}
-				rows = append(rows, []string{act, d.ID, d.Name, frees(d.Frees.GB, d.Frees.Bytes, d.Frees.IPs), after, d.Why()})
+				rows = append(rows, []string{act, d.ID, d.Name, d.Frees.String(), after, d.Why()})
 			}
 		}
 		tb := Table{Title: fmt.Sprintf("%s: %d to delete, %d marked", noun, t.Delete, t.Mark),
 			Header: []string{"ACTION", "ID", "NAME", "FREES", "DELETABLE AFTER", "REASON"}}
-		if f := frees(t.GB, t.Bytes, t.IPs); f != "" {
+		if f := t.FreesText(); f != "" {
 			tb.Title += " (deleting frees " + f + ")"
 		}
 		tb.Rows, tb.More = cut(rows, opt.MaxRows)
@@ -376,20 +376,6 @@ func cut(rows [][]string, max int) ([][]string, int) {
 		return rows, 0
 	}
 	return rows[:max], len(rows) - max
-}
-
-func frees(gb, bytes int64, ips int) string {
-	switch {
-	case gb > 0:
-		return fmt.Sprintf("%d GB", gb)
-	case bytes > 0:
-		return engine.HumanBytes(bytes)
-	case ips == 1:
-		return "1 address"
-	case ips > 1:
-		return fmt.Sprintf("%d addresses", ips)
-	}
-	return ""
 }
 
 func stamp(t time.Time) string {

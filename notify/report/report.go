@@ -448,9 +448,8 @@ func sortedByCount(m map[string]int) []string {
 type KindTotal struct {
 	Kind string
 	Tally
-	GB    int64
-	Bytes int64
-	IPs   int
+	// Freed sums what the due deletions free.
+	Freed engine.Frees
 	// Saves is what the due deletions cost a month (Waste: every candidate),
 	// in the plan's currency.
 	Saves float64
@@ -486,20 +485,8 @@ func WasteLine(ts []KindTotal, currency string, nouns func(kind string) string) 
 }
 
 // FreesText says what deleting a kind's due resources frees: "300 GB",
-// "99.5 GB of images", "8436 subnet addresses", or "".
-func (t KindTotal) FreesText() string {
-	var parts []string
-	if t.GB > 0 {
-		parts = append(parts, fmt.Sprintf("%d GB", t.GB))
-	}
-	if t.Bytes > 0 {
-		parts = append(parts, engine.HumanBytes(t.Bytes))
-	}
-	if t.IPs > 0 {
-		parts = append(parts, fmt.Sprintf("%d subnet addresses", t.IPs))
-	}
-	return strings.Join(parts, ", ")
-}
+// "99.5 GB" of images, "8436 subnet addresses", or "".
+func (t KindTotal) FreesText() string { return t.Freed.String() }
 
 // Totals sums the deletions and marks of the plan per kind, in the order
 // kinds first appear among the decisions.
@@ -510,9 +497,7 @@ func Totals(p *engine.Plan) []KindTotal {
 		func(t *KindTotal, d *engine.Decision) {
 			if d.Action == engine.Delete {
 				t.Saves += d.Frees.Cost
-				t.GB += d.Frees.GB
-				t.Bytes += d.Frees.Bytes
-				t.IPs += d.Frees.IPs
+				t.Freed.Add(d.Frees)
 			}
 		})
 }

@@ -222,11 +222,8 @@ func deletions(rep *report.Report, p *engine.Plan, opt Options) []Block {
 				continue
 			}
 			row := "`" + d.ID + "`"
-			switch {
-			case d.Frees.GB > 0:
-				row += fmt.Sprintf(" %d GB", d.Frees.GB)
-			case d.Frees.Bytes > 0:
-				row += " " + engine.HumanBytes(d.Frees.Bytes)
+			if f := d.Frees.String(); f != "" {
+				row += " " + f
 			}
 			if r, ok := results[d.Kind+"\x00"+d.ID]; ok {
 				row += " — *" + strings.ToUpper(r.Result) + "*"
@@ -243,11 +240,8 @@ func deletions(rep *report.Report, p *engine.Plan, opt Options) []Block {
 			verb = "due for deletion"
 		}
 		title := fmt.Sprintf("*%s: %d %s*", noun, t.Delete, verb)
-		switch {
-		case t.GB > 0:
-			title += fmt.Sprintf(" (%d GB)", t.GB)
-		case t.Bytes > 0:
-			title += " (" + engine.HumanBytes(t.Bytes) + ")"
+		if f := t.FreesText(); f != "" {
+			title += " (" + f + ")"
 		}
 		if t.Mark > 0 {
 			title += fmt.Sprintf("\n%d more marked: waiting for their grace period, or held back", t.Mark)

@@ -460,12 +460,12 @@ func TestMostUrgentLeads(t *testing.T) {
 		Blocked: []string{"cluster b could not be read"},
 	}
 	ms := Build(report.New(p, nil, false), Options{Fleet: "prod", Nouns: map[string]string{"k8s-job": "Jobs"}})
-	if want := "reclaim dry-run · prod: subnet-1 (us-east-1a) is 92% used — runs out in 1h30m; 1 Job would be deleted"; !strings.HasPrefix(ms[0].Text, want) {
+	if want := "reclaim dry-run · prod: subnet-1 (us-east-1a) is 92% used — runs out in 1h30m; 1 Job (1 subnet address) would be deleted"; !strings.HasPrefix(ms[0].Text, want) {
 		t.Fatalf("text %q, want it to start with %q", ms[0].Text, want)
 	}
 	b, _ := json.Marshal(ms[0].Blocks)
 	body := string(b)
-	order := []string{":rotating_light: *subnet-1", "1 Job would be deleted", "most urgent", "[runs out in 1h30m] subnet-1", "[runs out in 27h] p r1 SSD_TOTAL_GB",
+	order := []string{":rotating_light: *subnet-1", "1 Job (1 subnet address) would be deleted", "most urgent", "[runs out in 1h30m] subnet-1", "[runs out in 27h] p r1 SSD_TOTAL_GB",
 		"held back", "cluster b could not be read"}
 	at := 0
 	for _, w := range order {

@@ -7,7 +7,9 @@ package engine
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"math"
+	"strings"
 	"time"
 )
 
@@ -43,6 +45,36 @@ type Frees struct {
 	// Pool names the quota the amounts count against (project/region/metric,
 	// a repository, a subnet), so headroom can add up what the plan frees.
 	Pool string
+}
+
+// Add sums o's amounts and cost into f (a total of many decisions).
+func (f *Frees) Add(o Frees) {
+	f.GB += o.GB
+	f.Bytes += o.Bytes
+	f.Images += o.Images
+	f.IPs += o.IPs
+	f.Cost += o.Cost
+}
+
+// String says what it frees, in the one wording every report uses:
+// "300 GB", "99.5 GB" (registry storage), "8436 subnet addresses", joined
+// when there are several; "" when nothing. (Images count against a
+// repository's limit, shown by the headroom, not here.)
+func (f Frees) String() string {
+	var parts []string
+	if f.GB > 0 {
+		parts = append(parts, fmt.Sprintf("%d GB", f.GB))
+	}
+	if f.Bytes > 0 {
+		parts = append(parts, HumanBytes(f.Bytes))
+	}
+	switch {
+	case f.IPs == 1:
+		parts = append(parts, "1 subnet address")
+	case f.IPs > 1:
+		parts = append(parts, fmt.Sprintf("%d subnet addresses", f.IPs))
+	}
+	return strings.Join(parts, ", ")
 }
 
 // Decision is the plan for one resource: the one envelope every report,
