@@ -15,6 +15,7 @@ import (
 	"time"
 
 	config "reclaim.dev/reclaim/configs"
+	"reclaim.dev/reclaim/configs/configtest"
 	"reclaim.dev/reclaim/reconcile/kinds/ecrimage"
 	"reclaim.dev/reclaim/reconcile/kinds/finished"
 	"reclaim.dev/reclaim/reconcile/kinds/gcedisk"
@@ -434,4 +435,11 @@ func TestOtherForms(t *testing.T) {
 			t.Errorf("%s: got %v, want %v", ch.name, ch.got, ch.want)
 		}
 	}
+}
+
+// A cluster's awsSubnets feed the ec2, jobs and pods sections' kinds.
+func TestClusterProblems(t *testing.T) {
+	configtest.Run(t, []configtest.Case{
+		{"clusters awsSubnets alone", "clusters:\n  - {name: a, awsSubnets: [subnet-12345678]}\n", "clusters[0].awsSubnets", "only meaningful with an ec2 section"},
+	}, nil)
 }

@@ -5,39 +5,19 @@ package finished_test
 // the field's full path.
 
 import (
-	"errors"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
 
 	config "reclaim.dev/reclaim/configs"
+	"reclaim.dev/reclaim/configs/configtest"
 	"reclaim.dev/reclaim/reconcile/kinds/k8sjob"
 	"reclaim.dev/reclaim/reconcile/kinds/k8spod"
 )
 
-const base = "clusters:\n  - name: a\n"
-
-func problemsIn(t *testing.T, yaml string) []config.Problem {
-	t.Helper()
-	_, err := config.Parse([]byte(yaml), "eks.yaml")
-	if err == nil {
-		return nil
-	}
-	var cerr *config.Error
-	if !errors.As(err, &cerr) {
-		t.Fatalf("error is %T, want *Error: %v", err, err)
-	}
-	return cerr.Problems
-}
-
 func TestSectionProblems(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		yaml string // after base
-		path string // the field the problem must name
-		fix  string // what the message must say
-	}{
+	configtest.Run(t, []configtest.Case{
 		{"jobs selector", "jobs: {selector: \"team in (a\"}\n", "jobs.selector", "is not a label selector"},
 		{"jobs selector fix", "jobs: {selector: \"team in (a\"}\n", "jobs.selector", "write e.g. team=data,tier!=critical"},
 		{"jobs retentionAnnotation", "jobs: {retentionAnnotation: \"reclaim.dev/keep/for\"}\n", "jobs.retentionAnnotation", `"reclaim.dev/keep/for" is not a valid annotation key`},
@@ -61,33 +41,13 @@ func TestSectionProblems(t *testing.T) {
 		{"pods selector", "pods: {selector: \"!!\"}\n", "pods.selector", "is not a label selector"},
 		{"clusters awsSubnets without ec2", "jobs: {}\nclusters:\n  - {name: a, awsSubnets: [subnet-123]}\n", "clusters[0].awsSubnets[0]", "is not a subnet id"},
 		{"pods retentionAnnotation differs", "jobs: {}\npods: {retentionAnnotation: reclaim.dev/keep}\n", "pods.retentionAnnotation", `"reclaim.dev/keep" differs from jobs.retentionAnnotation "reclaim.dev/retention" — use one annotation for both`},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			yaml := tc.yaml
-			if !strings.Contains(yaml, "clusters:") {
-				yaml = base + yaml
-			}
-			ps := problemsIn(t, yaml)
-			if len(ps) == 0 {
-				t.Fatalf("loaded without error:\n%s", yaml)
-			}
-			for _, p := range ps {
-				if p.Path == tc.path && strings.Contains(p.Message, tc.fix) {
-					if len(ps) != 1 {
-						t.Errorf("want no other problems, got: %v", ps)
-					}
-					return
-				}
-			}
-			t.Errorf("no problem at %s saying %q; got:\n%v", tc.path, tc.fix, ps)
-		})
-	}
+	}, nil)
 }
 
 func TestSectionsLoad(t *testing.T) {
 	// An empty section, {} or no value at all, is present and takes every default.
 	for _, body := range []string{"jobs: {}\npods: {}\n", "jobs:\npods:\n"} {
-		c, err := config.Parse([]byte(base+body), "t.yaml")
+		c, err := config.Parse([]byte(configtest.Base+body), "t.yaml")
 		if err != nil {
 			t.Fatalf("%q: %v", body, err)
 		}
@@ -103,7 +63,7 @@ func TestSectionsLoad(t *testing.T) {
 		}
 	}
 	// Without the sections, no Jobs or Pods work.
-	c, err := config.Parse([]byte(base), "t.yaml")
+	c, err := config.Parse([]byte(configtest.Base), "t.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +71,7 @@ func TestSectionsLoad(t *testing.T) {
 		t.Error("absent sections: present")
 	}
 	// Explicit values kept as written, and printed so they load back the same.
-	c, err = config.Parse([]byte(base+`jobs: {keepCronJobHistory: false, ttlGrace: 0s, selector: "team=data,tier!=critical"}
+	c, err = config.Parse([]byte(configtest.Base+`jobs: {keepCronJobHistory: false, ttlGrace: 0s, selector: "team=data,tier!=critical"}
 pods: {ownerKinds: [TaskRun], namespaces: {include: ["batch-*"], exclude: []}}
 `), "t.yaml")
 	if err != nil {

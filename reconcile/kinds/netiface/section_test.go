@@ -4,18 +4,17 @@ package netiface_test
 // decoding, defaults and every problem, with the field's full path.
 
 import (
-	"errors"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
 
 	config "reclaim.dev/reclaim/configs"
+	"reclaim.dev/reclaim/configs/configtest"
 	"reclaim.dev/reclaim/reconcile/kinds/netiface"
 )
 
 // base is a valid file the cases below add to.
-const base = "clusters:\n  - name: a\n"
 
 // ec2Section is a valid ec2 section; cases replace parts of it.
 const ec2Section = `ec2:
@@ -25,29 +24,11 @@ const ec2Section = `ec2:
       subnets: [subnet-0123456789abcdef0]
 `
 
-func problemsIn(t *testing.T, yaml string) []config.Problem {
-	t.Helper()
-	_, err := config.Parse([]byte(yaml), "eks.yaml")
-	if err == nil {
-		return nil
-	}
-	var cerr *config.Error
-	if !errors.As(err, &cerr) {
-		t.Fatalf("error is %T, want *Error: %v", err, err)
-	}
-	return cerr.Problems
-}
-
 func TestSectionProblems(t *testing.T) {
 	// A subnetTags that does not decode also leaves its network with neither
 	// subnets nor subnetTags, which is reported too.
 	more := map[string]int{"subnetTags number value": 1, "subnetTags a list": 1}
-	for _, tc := range []struct {
-		name string
-		yaml string // after base
-		path string // the field the problem must name
-		fix  string // what the message must say
-	}{
+	configtest.Run(t, []configtest.Case{
 		{"subnet id", `ec2:
   networks:
     - {account: "123456789012", region: us-east-1, subnets: [subnet-xyz]}
@@ -123,32 +104,12 @@ func TestSectionProblems(t *testing.T) {
 		{"interfaces breakerCandidates", ec2Section + "  interfaces: {breakerCandidates: 0}\n", "ec2.interfaces.breakerCandidates", "must be at least 1 — to delete nothing set maxDeletesPerRun: 0"},
 		{"interfaces unknown key", ec2Section + "  interfaces: {graze: 1h}\n", "ec2.interfaces.graze", `unknown field — did you mean "grace"?`},
 		{"clusters awsSubnets", ec2Section + "clusters:\n  - {name: a, awsSubnets: [subnet-123]}\n", "clusters[0].awsSubnets[0]", `"subnet-123" is not a subnet id — they look like subnet-0123456789abcdef0`},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			yaml := tc.yaml
-			if !strings.Contains(yaml, "clusters:") {
-				yaml = base + yaml
-			}
-			ps := problemsIn(t, yaml)
-			if len(ps) == 0 {
-				t.Fatalf("loaded without error:\n%s", yaml)
-			}
-			for _, p := range ps {
-				if p.Path == tc.path && strings.Contains(p.Message, tc.fix) {
-					if len(ps) != 1+more[tc.name] {
-						t.Errorf("want %d other problems, got: %v", more[tc.name], ps)
-					}
-					return
-				}
-			}
-			t.Errorf("no problem at %s saying %q; got:\n%v", tc.path, tc.fix, ps)
-		})
-	}
+	}, more)
 }
 
 func TestSectionLoads(t *testing.T) {
 	// Without the section, no subnet or interface work.
-	c, err := config.Parse([]byte(base), "t.yaml")
+	c, err := config.Parse([]byte(configtest.Base), "t.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,7 +118,7 @@ func TestSectionLoads(t *testing.T) {
 	}
 
 	// subnetTags, the short subnet id form, explicit values kept as written.
-	c, err = config.Parse([]byte(base+`ec2:
+	c, err = config.Parse([]byte(configtest.Base+`ec2:
   networks:
     - account: "123456789012"
       region: us-east-1
@@ -185,7 +146,7 @@ func TestSectionLoads(t *testing.T) {
 		t.Errorf("defaults = %+v", *e)
 	}
 	// Fleet discovery searches the section's accounts and regions by default.
-	c2, err := config.Parse([]byte(base+"fleet: {discover: true}\n"+ec2Section), "t.yaml")
+	c2, err := config.Parse([]byte(configtest.Base+"fleet: {discover: true}\n"+ec2Section), "t.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
