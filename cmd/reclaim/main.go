@@ -301,7 +301,7 @@ func configCmd(stdout io.Writer) *cobra.Command {
 				_, err = stdout.Write(b)
 				return err
 			}
-			fmt.Fprintf(stdout, "%s: ok (%d clusters)\n", path, len(cfg.Clusters))
+			fmt.Fprintf(stdout, "%s: ok (%d clusters; kinds: %s)\n", path, len(cfg.Clusters), strings.Join(app.Enabled(cfg), ", "))
 			return nil
 		},
 	}

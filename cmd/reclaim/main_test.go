@@ -32,12 +32,19 @@ func TestConfigCheckReportsEveryProblem(t *testing.T) {
 	}
 }
 
+// config check says which kinds the file turns on: each kind's own
+// section, registered from its package.
 func TestConfigCheckExamples(t *testing.T) {
-	for _, f := range []string{"demo.yaml", "gke.yaml", "reference.yaml"} {
+	for f, kinds := range map[string]string{
+		"demo.yaml":      "gce-disk, k8s-pvc, ecr-image, ec2-interface, k8s-job, k8s-pod",
+		"gke.yaml":       "gce-disk, k8s-pvc",
+		"eks.yaml":       "k8s-pvc, ecr-image, ec2-interface, k8s-job, k8s-pod",
+		"reference.yaml": "gce-disk, k8s-pvc, ecr-image, ec2-interface, k8s-job, k8s-pod",
+	} {
 		// --offline: the examples name kubeconfigs this machine has not.
 		out, _, err := execute("config", "check", "--offline", filepath.Join("..", "..", "configs", f))
-		if err != nil || !strings.Contains(out, "ok") {
-			t.Errorf("%s: %v %s", f, err, out)
+		if err != nil || !strings.Contains(out, ": ok (") || !strings.Contains(out, "; kinds: "+kinds+")") {
+			t.Errorf("%s: %v %s, want kinds %s", f, err, out, kinds)
 		}
 	}
 }

@@ -70,6 +70,18 @@ func KindNames() []string {
 	return out
 }
 
+// Enabled names the registered kinds the config turns on, in
+// registration order (config check says them).
+func Enabled(cfg *config.Config) []string {
+	var out []string
+	for _, r := range Registered {
+		if r.New(cfg, &Clients{}) != nil {
+			out = append(out, r.Name)
+		}
+	}
+	return out
+}
+
 // Gauges are every registered kind's metric declarations.
 func Gauges() []engine.GaugeDef {
 	var out []engine.GaugeDef
