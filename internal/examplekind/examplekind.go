@@ -67,9 +67,7 @@ func init() {
 			if s.MaxAge.Std() < time.Minute {
 				report.Add("maxAge", "%s is too short — use at least 1m", s.MaxAge)
 			}
-			if s.Caps.MaxDeletesPerRun < 0 {
-				report.Add("caps.maxDeletesPerRun", "must not be negative")
-			}
+			config.CheckCaps(report, "caps", s.Caps.MaxDeletesPerRun, s.Caps.BreakerCandidates)
 		},
 	})
 }

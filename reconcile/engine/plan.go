@@ -158,17 +158,12 @@ func (p *Plan) Unready(keys []string) string {
 			}
 			p.unseen[strings.TrimPrefix(key, SourceCluster+":")] = true
 			parts = append(parts, "cluster "+strings.TrimPrefix(key, SourceCluster+":")+" was not read, yet the cloud says it may use this (add it to clusters[], or declare it in fleet.outOfScope with a reason)")
-		case !known && p.reads != nil:
-			if asked, ok := p.reads[key]; !ok {
-				cluster, isTap := tapCluster(key)
-				if !isTap || p.known(ClusterKey(cluster)) || !slices.Contains(keys, ClusterKey(cluster)) {
-					parts = append(parts, key+" was not read")
-				} // else a cluster not read at all is said once, by its own key
-			} else if !asked {
-				parts = append(parts, notAsked(key))
-			}
 		case !known:
-			parts = append(parts, key+" was not read")
+			if asked, read := p.reads[key]; read && !asked {
+				parts = append(parts, notAsked(key))
+			} else if !read && !p.saidByItsCluster(key, keys) {
+				parts = append(parts, key+" was not read")
+			}
 		case p.Sources[i].NotRead:
 			parts = append(parts, p.Sources[i].Kind+" "+p.Sources[i].Name+" is "+strings.Join(p.Sources[i].Problems, "; "))
 		case !p.Sources[i].Complete:
@@ -178,18 +173,16 @@ func (p *Plan) Unready(keys []string) string {
 	return strings.Join(parts, "; ")
 }
 
-// tapCluster is the cluster of a TapKey.
-func tapCluster(key string) (string, bool) {
+// saidByItsCluster: key is a TapKey of a cluster reclaim did not read at
+// all, and keys name that cluster too, which says so (once). A tap key
+// without its cluster's is still "not read": never a silent pass.
+func (p *Plan) saidByItsCluster(key string, keys []string) bool {
 	if !strings.HasPrefix(key, SourceTap+" ") {
-		return "", false
+		return false
 	}
-	_, cluster, ok := strings.Cut(key, ":")
-	return cluster, ok
-}
-
-func (p *Plan) known(key string) bool {
-	_, ok := p.sourceIndex(key)
-	return ok
+	_, cluster, _ := strings.Cut(key, ":")
+	_, read := p.sourceIndex(ClusterKey(cluster))
+	return !read && slices.Contains(keys, ClusterKey(cluster))
 }
 
 // notAsked says that a cluster was read without one of the collector's

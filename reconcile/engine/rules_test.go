@@ -114,6 +114,28 @@ func TestTapCompletenessHolds(t *testing.T) {
 	}
 }
 
+// A tap key of a cluster reclaim did not read holds the decision: said
+// once through the cluster's key when the decision names it, and as "not
+// read" when it names the tap key alone (never a silent pass).
+func TestTapOfAnUnreadClusterHolds(t *testing.T) {
+	for name, sources := range map[string][]string{
+		"with its cluster": {engine.ClusterKey("ghost"), engine.TapKey(inventory.ReadWorkloads, "ghost")},
+		"tap key alone":    {engine.TapKey("widgets", "ghost")},
+	} {
+		d := orphan("d")
+		d.Sources = sources
+		k := &fakeKind{lim: testLimits(), items: []engine.Proposal{d}}
+		p := build(k, seenSince(t0.Add(-48*time.Hour), d), t0, complete("a"))
+		got := enginetest.DecisionFor(t, p, "d")
+		if got.Action != engine.Mark || !got.Held || !strings.Contains(got.Why(), "not read") {
+			t.Errorf("%s: %s held=%v (%s), want a held mark saying what was not read", name, got.Action, got.Held, got.Why())
+		}
+		if n := strings.Count(got.Why(), "ghost"); n != 1 {
+			t.Errorf("%s: the unread cluster is named %d times, want once: %s", name, n, got.Why())
+		}
+	}
+}
+
 // The collector's own reads (a cluster's images, its workloads) hold what
 // names them when the cluster was read without them: the engine's rule, not
 // a kind's hold. A cluster that failed is held by its own source.

@@ -262,12 +262,7 @@ func validate(e *Section, report *config.Report) {
 	if e.Grace <= 0 {
 		report.Add("grace", "must be more than 0 — an image must be a candidate on more than one run before it is deleted")
 	}
-	if e.MaxDeletesPerRun < 0 {
-		report.Add("maxDeletesPerRun", "%d is negative — use 0 to delete nothing", e.MaxDeletesPerRun)
-	}
-	if e.BreakerCandidates < 1 {
-		report.Add("breakerCandidates", "must be at least 1 — to delete nothing set maxDeletesPerRun: 0")
-	}
+	config.CheckCaps(report, "", e.MaxDeletesPerRun, e.BreakerCandidates)
 }
 
 func (r *RepoPolicy) validate(report *config.Report, p string) {

@@ -138,14 +138,9 @@ func (r *Retention) validate(report *config.Report, jobs bool) {
 	if r.Grace <= 0 {
 		report.Add("grace", "must be more than 0 — an object must be past its retention on more than one run before it is deleted")
 	}
-	if r.MaxDeletesPerRun < 0 {
-		report.Add("maxDeletesPerRun", "%d is negative — use 0 to delete nothing", r.MaxDeletesPerRun)
-	}
+	config.CheckCaps(report, "", r.MaxDeletesPerRun, r.BreakerCandidates)
 	if r.MaxDeletePercent < 0 || r.MaxDeletePercent > 1 {
 		report.Add("maxDeletePercent", "%s is out of range — use 0%% to 100%%", r.MaxDeletePercent)
-	}
-	if r.BreakerCandidates < 1 {
-		report.Add("breakerCandidates", "must be at least 1 — to delete nothing set maxDeletesPerRun: 0")
 	}
 	if r.DeletesPerSecond <= 0 || r.DeletesPerSecond > maxPerSecond {
 		report.Add("deletesPerSecond", "%g is out of range — use more than 0 and at most %g", r.DeletesPerSecond, maxPerSecond)

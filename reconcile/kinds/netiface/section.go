@@ -188,13 +188,8 @@ func validate(e *Section, report *config.Report) {
 	if i.Grace <= 0 {
 		report.Add("interfaces.grace", "must be more than 0 — an interface must be seen detached on more than one run before it is deleted")
 	}
-	if i.MaxDeletesPerRun < 0 {
-		report.Add("interfaces.maxDeletesPerRun", "%d is negative — use 0 to delete nothing", i.MaxDeletesPerRun)
-	}
+	config.CheckCaps(report, "interfaces", i.MaxDeletesPerRun, i.BreakerCandidates)
 	if i.MaxDeletePercent < 0 || i.MaxDeletePercent > 1 {
 		report.Add("interfaces.maxDeletePercent", "%s is out of range — use 0%% to 100%%", i.MaxDeletePercent)
-	}
-	if i.BreakerCandidates < 1 {
-		report.Add("interfaces.breakerCandidates", "must be at least 1 — to delete nothing set maxDeletesPerRun: 0")
 	}
 }
