@@ -16,6 +16,8 @@ import (
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/notify/report"
 	"reclaim.dev/reclaim/reconcile/engine"
+	"reclaim.dev/reclaim/reconcile/kinds/ecrimage"
+	"reclaim.dev/reclaim/reconcile/kinds/gcedisk"
 )
 
 // fakeTarget counts deliveries; fail makes them fail.
@@ -150,10 +152,10 @@ func TestWarningGroupsOrder(t *testing.T) {
 func TestHeadline(t *testing.T) {
 	p := &engine.Plan{}
 	for i := range 12 {
-		p.Decisions = append(p.Decisions, engine.Decision{Kind: "gce-disk", ID: string(rune('a' + i)), Action: engine.Delete, Frees: engine.Frees{GB: 25}})
+		p.Decisions = append(p.Decisions, engine.Decision{Kind: "gce-disk", ID: string(rune('a' + i)), Action: engine.Delete, Frees: engine.Free(25, gcedisk.GB)})
 	}
 	for i := range 490 {
-		p.Decisions = append(p.Decisions, engine.Decision{Kind: "ecr-image", ID: string(rune(1000 + i)), Action: engine.Delete, Frees: engine.Frees{Bytes: 1e6}})
+		p.Decisions = append(p.Decisions, engine.Decision{Kind: "ecr-image", ID: string(rune(1000 + i)), Action: engine.Delete, Frees: engine.Free(1e6, ecrimage.Bytes)})
 	}
 	got := Headline(report.New(p, nil, false), map[string]string{"gce-disk": "disks"})
 	if got != "12 disks (300 GB) and 490 images (490 MB) would be deleted" {

@@ -318,11 +318,11 @@ func anyHasPrefix(ss []string, prefix string) bool {
 func summary(r *Report) string {
 	parts := append([]string(nil), r.Plan.Summaries...)
 	if o := r.Outcome; o != nil {
-		s := fmt.Sprintf("applied: deleted %d (%d GB", o.Deleted, o.FreedGB)
-		if o.FreedBytes > 0 {
-			s += ", " + engine.HumanBytes(o.FreedBytes) + " of images"
+		s := fmt.Sprintf("applied: deleted %d", o.Deleted)
+		if f := o.Freed.String(); f != "" {
+			s += " (" + f + ")"
 		}
-		s += fmt.Sprintf("), skipped %d, failed %d", o.Skipped, o.Failed)
+		s += fmt.Sprintf(", skipped %d, failed %d", o.Skipped, o.Failed)
 		parts = append(parts, s)
 	}
 	s := "summary: " + strings.Join(parts, "; ")
@@ -449,7 +449,7 @@ type KindTotal struct {
 	Kind string
 	Tally
 	// Freed sums what the due deletions free.
-	Freed engine.Frees
+	Freed engine.Total
 	// Saves is what the due deletions cost a month (Waste: every candidate),
 	// in the plan's currency.
 	Saves float64

@@ -30,11 +30,11 @@ func goldenReport() *report.Report {
 	full := t0.Add(26 * time.Hour)
 	decisions := []engine.Decision{
 		{Kind: "gce-disk", ID: "projects/demo-project/zones/asia-northeast1-a/disks/pvc-1", Name: "pvc-1", Action: engine.Delete,
-			Reason: "no users, no PV in any of 2 clusters", OrphanSince: &since, DeletableAfter: &after, Frees: engine.Frees{GB: 25, Cost: 2.5},
+			Reason: "no users, no PV in any of 2 clusters", OrphanSince: &since, DeletableAfter: &after, Frees: engine.Frees{Amounts: [2]engine.Amount{{N: 25, Unit: gcedisk.GB}}, Cost: 2.5},
 			Detail: &gcedisk.Detail{Project: "demo-project", Location: "asia-northeast1-a", Type: "pd-balanced", QuotaMetric: "SSD_TOTAL_GB",
 				Region: "asia-northeast1", Owner: "created for PVC data-eng/backfill-00-workdir", LabelFingerprint: "42WmSpB8rSM="}},
 		{Kind: "k8s-pvc", ID: "clusters/prod-a/namespaces/argo/persistentvolumeclaims/wf-workdir", Name: "wf-workdir", Action: engine.Report,
-			Reason: "Workflow argo/wf Failed", Frees: engine.Frees{GB: 20, Cost: 2}, Detail: &workflowpvc.Detail{Cluster: "prod-a", Location: "argo", UID: "u-1"}},
+			Reason: "Workflow argo/wf Failed", Frees: engine.Frees{Amounts: [2]engine.Amount{{N: 20, Unit: gcedisk.GB}}, Cost: 2}, Detail: &workflowpvc.Detail{Cluster: "prod-a", Location: "argo", UID: "u-1"}},
 	}
 	p := &engine.Plan{
 		Version: engine.SchemaVersion, GeneratedAt: t0, Currency: "USD",
@@ -62,8 +62,9 @@ func goldenReport() *report.Report {
 		gcedisk.DecisionSection(p),
 		workflowpvc.DecisionSection(p),
 	}
-	o := &engine.Outcome{Results: []engine.Result{{Kind: "gce-disk", ID: "projects/demo-project/zones/asia-northeast1-a/disks/pvc-1",
-		Result: "deleted", Reason: "no users", SizeGB: 25}}, Deleted: 1, FreedGB: 25}
+	o := &engine.Outcome{}
+	o.Add(engine.Result{Kind: "gce-disk", ID: "projects/demo-project/zones/asia-northeast1-a/disks/pvc-1",
+		Result: "deleted", Reason: "no users", SizeGB: 25, Frees: engine.Free(25, gcedisk.GB)})
 	r := report.New(p, o, true)
 	r.LastSuccess = t0.Add(-time.Hour)
 	return r

@@ -20,6 +20,9 @@ import (
 
 	"reclaim.dev/reclaim/notify/report"
 	"reclaim.dev/reclaim/reconcile/engine"
+	"reclaim.dev/reclaim/reconcile/kinds/ecrimage"
+	"reclaim.dev/reclaim/reconcile/kinds/finished"
+	"reclaim.dev/reclaim/reconcile/kinds/gcedisk"
 )
 
 // receiver is a local incoming webhook: it records every body and answers
@@ -116,7 +119,7 @@ func bigReport() *report.Report {
 			a = engine.Mark
 		}
 		p.Decisions = append(p.Decisions, engine.Decision{Kind: "gce-disk", ID: fmt.Sprintf("projects/proj-%d/zones/europe-west1-b/disks/pvc-%08d", i%30, i),
-			Action: a, Reason: "orphan for 7d <no PV> & no users", Frees: engine.Frees{GB: 100}})
+			Action: a, Reason: "orphan for 7d <no PV> & no users", Frees: engine.Free(100, gcedisk.GB)})
 	}
 	for i := 0; i < 5000; i++ {
 		a := engine.Delete
@@ -124,7 +127,7 @@ func bigReport() *report.Report {
 			a = engine.Mark
 		}
 		p.Decisions = append(p.Decisions, engine.Decision{Kind: "ecr-image", ID: fmt.Sprintf("123456789012/us-east-1/shop/api@sha256:%064d", i),
-			Action: a, Reason: "trim: oldest pushed " + strings.Repeat("é", 400), Frees: engine.Frees{Bytes: 200e6, Images: 1}})
+			Action: a, Reason: "trim: oldest pushed " + strings.Repeat("é", 400), Frees: engine.Free(200e6, ecrimage.Bytes)})
 	}
 	for i := 0; i < 5000; i++ {
 		p.Decisions = append(p.Decisions, engine.Decision{Kind: "gce-disk", ID: fmt.Sprintf("kept-%d", i), Action: engine.Keep, Reason: "in use"})
@@ -452,7 +455,7 @@ func TestMostUrgentLeads(t *testing.T) {
 	now := time.Date(2026, 11, 23, 9, 0, 0, 0, time.UTC)
 	soon, later := now.Add(90*time.Minute), now.Add(27*time.Hour)
 	p := &engine.Plan{GeneratedAt: now,
-		Decisions: []engine.Decision{{Kind: "k8s-job", ID: "clusters/a/namespaces/n/jobs/j", Action: engine.Delete, Frees: engine.Frees{IPs: 1}}},
+		Decisions: []engine.Decision{{Kind: "k8s-job", ID: "clusters/a/namespaces/n/jobs/j", Action: engine.Delete, Frees: engine.Free(1, finished.Addresses)}},
 		Warnings: []engine.Warning{
 			{Kind: "ec2-interface", Text: "subnet-1 (us-east-1a) is 92% used: 326 of 4091 addresses free.", RunsOutAt: &soon},
 			{Kind: "gce-disk", Text: "p r1 SSD_TOTAL_GB is 97.0% used (1455 of 1500 GB), 77.0% after this plan.", RunsOutAt: &later},
@@ -488,10 +491,10 @@ func TestGoldenMessages(t *testing.T) {
 	p := &engine.Plan{GeneratedAt: now, Currency: "USD",
 		Sources: []engine.Source{{Kind: "cluster", Name: "a", Complete: true}, {Kind: "cluster", Name: "b", Complete: false}},
 		Decisions: []engine.Decision{
-			{Kind: "k8s-job", ID: "clusters/a/namespaces/etl/jobs/nightly", Name: "nightly", Action: engine.Delete, Owner: "data-eng", Frees: engine.Frees{IPs: 1}},
-			{Kind: "gce-disk", ID: "projects/p/zones/z/disks/scratch", Name: "scratch", Action: engine.Delete, Owner: "ml", Frees: engine.Frees{GB: 200, Cost: 34}},
-			{Kind: "gce-disk", ID: "projects/p/zones/z/disks/cache", Name: "cache", Action: engine.Mark, Owner: "web", Frees: engine.Frees{GB: 50, Cost: 5}},
-			{Kind: "gce-disk", ID: "projects/p/zones/z/disks/old", Name: "old", Action: engine.Mark, Frees: engine.Frees{GB: 10, Cost: 1.7}},
+			{Kind: "k8s-job", ID: "clusters/a/namespaces/etl/jobs/nightly", Name: "nightly", Action: engine.Delete, Owner: "data-eng", Frees: engine.Free(1, finished.Addresses)},
+			{Kind: "gce-disk", ID: "projects/p/zones/z/disks/scratch", Name: "scratch", Action: engine.Delete, Owner: "ml", Frees: engine.Frees{Amounts: [2]engine.Amount{{N: 200, Unit: gcedisk.GB}}, Cost: 34}},
+			{Kind: "gce-disk", ID: "projects/p/zones/z/disks/cache", Name: "cache", Action: engine.Mark, Owner: "web", Frees: engine.Frees{Amounts: [2]engine.Amount{{N: 50, Unit: gcedisk.GB}}, Cost: 5}},
+			{Kind: "gce-disk", ID: "projects/p/zones/z/disks/old", Name: "old", Action: engine.Mark, Frees: engine.Frees{Amounts: [2]engine.Amount{{N: 10, Unit: gcedisk.GB}}, Cost: 1.7}},
 		},
 		Warnings: []engine.Warning{
 			{Kind: "ec2-interface", Text: "subnet-1 (us-east-1a) is 92% used: 326 of 4091 addresses free.", RunsOutAt: &soon},

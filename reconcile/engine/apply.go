@@ -105,8 +105,7 @@ func (a *Applier) kind(ctx context.Context, k Kind, st *State, batches [][]*Deci
 		out := r.out
 		if out.Stopped != "" || ctx.Err() != nil || (a.Stop != nil && a.Stop.Err() != nil) {
 			for _, d := range batch {
-				out.Results = append(out.Results, Result{Kind: d.Kind, ID: d.ID, Result: ResultNotAttempted,
-					Reason: orDefault(out.Stopped, "run cancelled"), SizeGB: d.Frees.GB, Bytes: d.Frees.Bytes})
+				out.Results = append(out.Results, d.result(ResultNotAttempted, orDefault(out.Stopped, "run cancelled")))
 			}
 			a.mu.Unlock()
 			return
@@ -173,6 +172,15 @@ type Result struct {
 	Error  string `json:"error,omitempty"`
 	SizeGB int64  `json:"sizeGB"`
 	Bytes  int64  `json:"bytes,omitempty"`
+	// Frees is what it frees, in its kind's units (SizeGB and Bytes are
+	// the amounts schema v1 records).
+	Frees Frees `json:"-"`
+}
+
+// result is what happened to d.
+func (d *Decision) result(result, reason string) Result {
+	return Result{Kind: d.Kind, ID: d.ID, Result: result, Reason: reason, Frees: d.Frees,
+		SizeGB: d.Frees.Keyed(KeySizeGB), Bytes: d.Frees.Keyed(KeyBytes)}
 }
 
 // Results of one attempted delete.
@@ -198,6 +206,8 @@ type Outcome struct {
 	// FreedBytes is what the deleted images held.
 	FreedBytes int64  `json:"freedBytes,omitempty"`
 	Stopped    string `json:"stopped,omitempty"`
+	// Freed is what the deletions freed, in their kinds' units.
+	Freed Total `json:"-"`
 }
 
 // Add counts one result (a report cut to an owner recounts its own).
@@ -208,6 +218,7 @@ func (o *Outcome) Add(r Result) {
 		o.Deleted++
 		o.FreedGB += r.SizeGB
 		o.FreedBytes += r.Bytes
+		o.Freed.Add(r.Frees)
 	case ResultFailed:
 		o.Failed++
 	case ResultSkipped:
@@ -290,8 +301,7 @@ func waiting(batch []*Decision, done map[string]bool, out *Outcome) []*Decision 
 			ready = append(ready, d)
 			continue
 		}
-		out.Results = append(out.Results, Result{Kind: d.Kind, ID: d.ID, Result: ResultNotAttempted,
-			Reason: "waits for " + missing + ", which was not deleted this run", SizeGB: d.Frees.GB, Bytes: d.Frees.Bytes})
+		out.Results = append(out.Results, d.result(ResultNotAttempted, "waits for "+missing+", which was not deleted this run"))
 	}
 	return ready
 }
@@ -323,12 +333,13 @@ func (a *Applier) batch(ctx context.Context, k Kind, st *State, batch []*Decisio
 	}
 	var gone []string
 	record := func(d *Decision, result, reason, errText, snapshot string) {
-		r := Result{Kind: d.Kind, ID: d.ID, Reason: orDefault(reason, d.Why()), Result: result, Error: errText, SizeGB: d.Frees.GB, Bytes: d.Frees.Bytes}
+		r := d.result(result, orDefault(reason, d.Why()))
+		r.Error = errText
 		if snapshot != "" {
-			_ = a.audit(audit.Record{Action: "snapshot", Kind: d.Kind, ID: d.ID, Reason: "snapshot before delete", Result: "created", Snapshot: snapshot, SizeGB: d.Frees.GB})
+			_ = a.audit(audit.Record{Action: "snapshot", Kind: d.Kind, ID: d.ID, Reason: "snapshot before delete", Result: "created", Snapshot: snapshot, SizeGB: r.SizeGB})
 		}
 		if err := a.audit(audit.Record{Action: "delete", Kind: d.Kind, ID: d.ID, Reason: r.Reason, Result: result, Error: errText,
-			SizeGB: d.Frees.GB, Bytes: d.Frees.Bytes, Snapshot: snapshot}); err != nil && r.Error == "" {
+			SizeGB: r.SizeGB, Bytes: r.Bytes, Snapshot: snapshot}); err != nil && r.Error == "" {
 			r.Error = err.Error()
 		}
 		l := log.With(zap.String("id", d.ID), zap.String("action", "delete"), zap.String("reason", r.Reason))
@@ -360,7 +371,7 @@ func (a *Applier) batch(ctx context.Context, k Kind, st *State, batch []*Decisio
 	// 1. Pending marks first: a run killed after the delete call leaves them,
 	// and the next run confirms (and audits) the delete from its listing.
 	for _, d := range batch {
-		st.Pending[d.ID] = Pending{Kind: d.Kind, Started: a.Now(), Reason: d.Why(), Identity: d.Identity, SizeGB: d.Frees.GB, Bytes: d.Frees.Bytes, Run: a.RunID}
+		st.Pending[d.ID] = Pending{Kind: d.Kind, Started: a.Now(), Reason: d.Why(), Identity: d.Identity, SizeGB: d.Frees.Keyed(KeySizeGB), Bytes: d.Frees.Keyed(KeyBytes), Run: a.RunID}
 	}
 	if err := a.note(ctx, st); err != nil {
 		for _, d := range batch {

@@ -50,6 +50,10 @@ func TestApplyNotFoundIsSuccess(t *testing.T) {
 	if out.Deleted != 1 || out.Failed != 0 || out.Results[0].Result != "already-gone" {
 		t.Fatalf("%+v", out)
 	}
+	// What it freed is counted in the kind's unit and in the v1 record.
+	if out.Freed.String() != "100 GB" || out.FreedGB != 100 || out.Results[0].SizeGB != 100 {
+		t.Fatalf("freed %q (%d GB)", out.Freed.String(), out.FreedGB)
+	}
 	if got := enginetest.AuditResults(t, buf)[fakeID("a")]; got != "already-gone" {
 		t.Fatalf("audit: %q", got)
 	}

@@ -540,19 +540,19 @@ func (r *rules) caps(due []int, lim Limits, inScope int) []int {
 		return r.p.Decisions[due[a]].OrphanSince.Before(*r.p.Decisions[due[b]].OrphanSince)
 	})
 	maxCount := perRunMax(lim.MaxDeletes, lim.MaxDeletePercent, inScope)
-	n, gb := 0, 0.0
+	var n, freed int64
 	var out []int
 	for _, i := range due {
 		d := &r.p.Decisions[i]
 		switch {
-		case n >= maxCount:
+		case n >= int64(maxCount):
 			r.hold(d, fmt.Sprintf("per-run cap of %d %s reached (%s.maxDeletesPerRun %d, maxDeletePercent %.0f%% of %d); next run",
 				maxCount, lim.Noun, lim.Section, lim.MaxDeletes, lim.MaxDeletePercent*100, inScope))
-		case lim.MaxFreesGB > 0 && gb+float64(d.Frees.GB) > lim.MaxFreesGB:
-			r.hold(d, fmt.Sprintf("per-run size cap of %.0f GB reached; next run", lim.MaxFreesGB))
+		case lim.MaxFrees.Unit != nil && freed+d.Frees.Of(lim.MaxFrees.Unit) > lim.MaxFrees.N:
+			r.hold(d, fmt.Sprintf("per-run size cap of %s reached; next run", lim.MaxFrees))
 		default:
 			n++
-			gb += float64(d.Frees.GB)
+			freed += d.Frees.Of(lim.MaxFrees.Unit)
 			out = append(out, i)
 		}
 	}

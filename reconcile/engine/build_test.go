@@ -62,7 +62,10 @@ func TestCapsAndBreaker(t *testing.T) {
 	}{
 		{"count cap", func(l *engine.Limits) { l.MaxDeletes = 3 }, 3},
 		{"percent cap", func(l *engine.Limits) { l.MaxDeletePercent = 0.2 }, 2}, // of 10
-		{"size cap", func(l *engine.Limits) { l.MaxFreesGB = 250 }, 2},
+		{"size cap", func(l *engine.Limits) { l.MaxFrees = engine.Amount{N: 250, Unit: testGB} }, 2},
+		{"size cap of 0 GB", func(l *engine.Limits) { l.MaxFrees = engine.Amount{Unit: testGB} }, 0},
+		// A cap counts only its own unit: the fakes free no addresses.
+		{"cap of another unit", func(l *engine.Limits) { l.MaxFrees = engine.Amount{Unit: testAddresses} }, 10},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -72,7 +75,7 @@ func TestCapsAndBreaker(t *testing.T) {
 			if n := p.Count(fakeName, engine.Delete); n != c.want {
 				t.Fatalf("%d deletes, want %d", n, c.want)
 			}
-			if enginetest.DecisionFor(t, p, "j").Action != engine.Delete {
+			if c.want > 0 && enginetest.DecisionFor(t, p, "j").Action != engine.Delete {
 				t.Fatal("oldest orphan was not first")
 			}
 		})

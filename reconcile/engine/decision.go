@@ -7,9 +7,7 @@ package engine
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"math"
-	"strings"
 	"time"
 )
 
@@ -32,50 +30,6 @@ const (
 	// Delete: apply deletes it (only with --apply).
 	Delete Action = "delete"
 )
-
-// Frees is what deleting a resource frees.
-type Frees struct {
-	GB     int64 // GB of disk quota
-	Bytes  int64 // bytes of registry storage
-	Images int   // images counted against a repository's limit
-	IPs    int   // subnet addresses
-	// Cost is what keeping it costs a month, in the plan's Currency (a
-	// kind that is a Pricer sets it; 0 when unpriced).
-	Cost float64
-	// Pool names the quota the amounts count against (project/region/metric,
-	// a repository, a subnet), so headroom can add up what the plan frees.
-	Pool string
-}
-
-// Add sums o's amounts and cost into f (a total of many decisions).
-func (f *Frees) Add(o Frees) {
-	f.GB += o.GB
-	f.Bytes += o.Bytes
-	f.Images += o.Images
-	f.IPs += o.IPs
-	f.Cost += o.Cost
-}
-
-// String says what it frees, in the one wording every report uses:
-// "300 GB", "99.5 GB" (registry storage), "8436 subnet addresses", joined
-// when there are several; "" when nothing. (Images count against a
-// repository's limit, shown by the headroom, not here.)
-func (f Frees) String() string {
-	var parts []string
-	if f.GB > 0 {
-		parts = append(parts, fmt.Sprintf("%d GB", f.GB))
-	}
-	if f.Bytes > 0 {
-		parts = append(parts, HumanBytes(f.Bytes))
-	}
-	switch {
-	case f.IPs == 1:
-		parts = append(parts, "1 subnet address")
-	case f.IPs > 1:
-		parts = append(parts, fmt.Sprintf("%d subnet addresses", f.IPs))
-	}
-	return strings.Join(parts, ", ")
-}
 
 // Decision is the plan for one resource: the one envelope every report,
 // metric and audit line reads. Detail is the kind's own, flattened into the
@@ -159,7 +113,7 @@ type envelope struct {
 
 // MarshalJSON writes the envelope and the kind's detail as one object.
 func (d Decision) MarshalJSON() ([]byte, error) {
-	b, err := json.Marshal(envelope{Kind: d.Kind, ID: d.ID, Name: d.Name, SizeGB: d.Frees.GB, Bytes: d.Frees.Bytes, MonthlyCost: roundCents(d.Frees.Cost),
+	b, err := json.Marshal(envelope{Kind: d.Kind, ID: d.ID, Name: d.Name, SizeGB: d.Frees.Keyed(KeySizeGB), Bytes: d.Frees.Keyed(KeyBytes), MonthlyCost: roundCents(d.Frees.Cost),
 		Action: d.Action, Reason: d.Why(), Held: d.Held, Owner: d.Owner, Class: d.Class, OrphanSince: d.OrphanSince, DeletableAfter: d.DeletableAfter})
 	if err != nil || d.Detail == nil {
 		return b, err

@@ -2,12 +2,16 @@ package engine_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"time"
 
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/reconcile/engine"
 )
+
+// testGB is the fake kind's unit: what its deletions free.
+var testGB = &engine.Unit{Name: "GB", Key: engine.KeySizeGB, Say: func(n int64) string { return fmt.Sprintf("%d GB", n) }}
 
 var t0 = time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
 
@@ -96,7 +100,7 @@ func testLimits() engine.Limits {
 // orphan is a candidate of 100 GB, old enough, relying on no source.
 func orphan(name string) engine.Proposal {
 	return engine.Proposal{
-		Decision:  engine.Decision{ID: fakeID(name), Name: name, Frees: engine.Frees{GB: 100}, Reason: "nobody uses it"},
+		Decision:  engine.Decision{ID: fakeID(name), Name: name, Frees: engine.Free(100, testGB), Reason: "nobody uses it"},
 		Candidate: true, Identity: "v1", Created: t0.Add(-30 * 24 * time.Hour),
 	}
 }
@@ -111,7 +115,7 @@ func orphans(names ...string) []engine.Proposal {
 
 // inUse is a resource that is not a candidate.
 func inUse(name string) engine.Proposal {
-	return engine.Proposal{Decision: engine.Decision{ID: fakeID(name), Name: name, Action: engine.Keep, Reason: "in use", Frees: engine.Frees{GB: 100}}}
+	return engine.Proposal{Decision: engine.Decision{ID: fakeID(name), Name: name, Action: engine.Keep, Reason: "in use", Frees: engine.Free(100, testGB)}}
 }
 
 func complete(name string) inventory.ClusterRefs {

@@ -38,10 +38,11 @@ type Limits struct {
 	Grace  time.Duration
 	MinAge time.Duration
 	// MaxDeletes and MaxDeletePercent (0..1 of the kind's inventory in scope)
-	// cap deletions per run; MaxFreesGB caps the GB a run frees (0: none).
+	// cap deletions per run; MaxFrees caps what a run frees of its unit
+	// (no unit: no cap).
 	MaxDeletes       int
 	MaxDeletePercent float64
-	MaxFreesGB       float64
+	MaxFrees         Amount
 	// BreakerCandidates: more due than this and nothing of the kind is deleted.
 	BreakerCandidates int
 	// BatchSize is the most decisions one Delete call takes (at least 1).

@@ -16,6 +16,9 @@ import (
 	"reclaim.dev/reclaim/reconcile/engine"
 )
 
+// Bytes is what an image's deletion frees: registry storage.
+var Bytes = &engine.Unit{Name: "bytes", Key: engine.KeyBytes, Say: engine.HumanBytes}
+
 // Name is the kind as reports and the audit log spell it (schema v1).
 const Name = "ecr-image"
 
@@ -429,7 +432,7 @@ func decision(repo inventory.RepoKey, labels map[string]string, name string, img
 		det.PulledAt = &t
 	}
 	return engine.Decision{ID: id, Name: repo.Name, Detail: det,
-		Frees: engine.Frees{Bytes: img.SizeBytes, Images: 1, Pool: name}}
+		Frees: engine.Free(img.SizeBytes, Bytes).In(name)}
 }
 
 func mediaKind(img *inventory.Image) string {
@@ -459,5 +462,5 @@ func orDefault(s, d string) string {
 // MonthlyCost implements engine.Pricer: an image's size at ECR's storage
 // price (AWS's GB are GiB).
 func (k *Kind) MonthlyCost(d *engine.Decision) float64 {
-	return float64(d.Frees.Bytes) / engine.GiB * k.Policy.PerGBMonth
+	return float64(d.Frees.Of(Bytes)) / engine.GiB * k.Policy.PerGBMonth
 }

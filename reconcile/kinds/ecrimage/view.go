@@ -107,7 +107,7 @@ func (k *Kind) repositories(p *engine.Plan, snap *inventory.Snapshot) []RepoSumm
 		switch d.Action {
 		case engine.Delete:
 			a.del++
-			a.bytes += d.Frees.Bytes
+			a.bytes += d.Frees.Of(Bytes)
 		case engine.Mark:
 			a.mark++
 		case engine.Keep:
@@ -242,7 +242,7 @@ func decisionSection(p *engine.Plan) engine.Section {
 			shown[key]++
 		}
 		b.Rows = append(b.Rows, []string{strings.ToUpper(string(d.Action)), ShortDigest(det.Digest), orDefault(strings.Join(det.Tags, ","), "<untagged>"),
-			engine.HumanBytes(d.Frees.Bytes), d.Why()})
+			d.Frees.String(), d.Why()})
 		b.Classes = append(b.Classes, class)
 	}
 	if len(repos) == 0 {

@@ -10,6 +10,15 @@ import (
 	"reclaim.dev/reclaim/reconcile/engine"
 )
 
+// Addresses is what a finished Job's or Pod's deletion frees on Fargate,
+// and an unused network interface's: subnet addresses.
+var Addresses = &engine.Unit{Name: "subnet addresses", Say: func(n int64) string {
+	if n == 1 {
+		return "1 subnet address"
+	}
+	return fmt.Sprintf("%d subnet addresses", n)
+}}
+
 // Count is one cluster and namespace's finished objects of a kind, reported
 // on every run, even when nothing is deleted.
 type Count struct {
@@ -177,7 +186,7 @@ func View(p *engine.Plan, kind string, counts Counter, t Texts) engine.View {
 	ips := 0
 	for i := range p.Decisions {
 		if d := &p.Decisions[i]; d.Kind == kind && d.Action == engine.Delete {
-			ips += d.Frees.IPs
+			ips += int(d.Frees.Of(Addresses))
 		}
 	}
 	v.Summary = fmt.Sprintf("%s delete %d (frees %d subnet addresses), wait %d", t.Noun, p.Count(kind, engine.Delete), ips, p.Count(kind, engine.Mark))

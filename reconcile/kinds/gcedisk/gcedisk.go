@@ -19,6 +19,18 @@ import (
 	"reclaim.dev/reclaim/reconcile/engine"
 )
 
+// GB is what a disk's or a PVC's deletion frees: GB of disk quota.
+var GB = &engine.Unit{Name: "GB", Key: engine.KeySizeGB, Say: func(n int64) string { return fmt.Sprintf("%d GB", n) }}
+
+// SizeCap is the per-run cap on the GB deleted (disks.maxDeleteSizePerRun);
+// 0 is no cap. Disks are whole GB, so a cap of 10.5 holds what 10 does.
+func SizeCap(gb float64) engine.Amount {
+	if gb <= 0 {
+		return engine.Amount{}
+	}
+	return engine.Amount{N: int64(gb), Unit: GB}
+}
+
 // Name is the kind as reports and the audit log spell it.
 const Name = "gce-disk"
 
@@ -95,7 +107,7 @@ func (k *Kind) Owns(id string) bool { return strings.HasPrefix(id, "projects/") 
 func (k *Kind) Limits() engine.Limits {
 	p := k.Policy
 	return engine.Limits{Grace: p.Grace, MinAge: p.MinAge, MaxDeletes: p.MaxDeletes, MaxDeletePercent: p.MaxDeletePercent,
-		MaxFreesGB: p.MaxDeleteGB, BreakerCandidates: p.BreakerCandidates, BatchSize: 1, Section: "disks", Noun: "disks", Guarded: "disk it could reference",
+		MaxFrees: SizeCap(p.MaxDeleteGB), BreakerCandidates: p.BreakerCandidates, BatchSize: 1, Section: "disks", Noun: "disks", Guarded: "disk it could reference",
 		OptOut: optOut(p.ProtectLabel)}
 }
 
@@ -235,7 +247,7 @@ func (k *Kind) propose(d inventory.Disk, read, clusters int, refs refIndex, guar
 	metric := QuotaMetricOf(d.Type)
 	ns, claim := createdFor(d.Description)
 	p := engine.Proposal{Decision: engine.Decision{ID: d.Key.String(), Name: d.Key.Name,
-		Frees: engine.Frees{GB: d.SizeGB, Pool: Pool(d.Key.Project, d.Region(), metric)},
+		Frees: engine.Free(d.SizeGB, GB).In(Pool(d.Key.Project, d.Region(), metric)),
 		Detail: &Detail{Project: d.Key.Project, Location: d.Key.Location(), Type: d.Type, QuotaMetric: metric, Region: d.Region(),
 			LabelFingerprint: d.LabelFingerprint, DiskID: d.ID, Owner: claimText(ns, claim), namespace: ns, labels: d.Labels}}}
 	keep := func(class, reason string) engine.Proposal {
@@ -498,5 +510,5 @@ func (k *Kind) MonthlyCost(d *engine.Decision) float64 {
 		return 0
 	}
 	price, _ := k.Policy.DiskPrice(det.Type, det.Region)
-	return float64(d.Frees.GB) * price
+	return float64(d.Frees.Of(GB)) * price
 }

@@ -152,7 +152,7 @@ func TestLimitsFollowPolicy(t *testing.T) {
 	pol := testPolicy()
 	pol.MaxDeletes, pol.MaxDeletePercent, pol.MaxDeleteGB, pol.BreakerCandidates = 3, 0.2, 250, 9
 	got := (&Kind{Policy: pol}).Limits()
-	want := engine.Limits{Grace: 6 * time.Hour, MinAge: 24 * time.Hour, MaxDeletes: 3, MaxDeletePercent: 0.2, MaxFreesGB: 250,
+	want := engine.Limits{Grace: 6 * time.Hour, MinAge: 24 * time.Hour, MaxDeletes: 3, MaxDeletePercent: 0.2, MaxFrees: SizeCap(250),
 		BreakerCandidates: 9, BatchSize: 1, Section: "disks", Noun: "disks", Guarded: "disk it could reference",
 		OptOut: "set the label reclaim-protect (any value) on the disk"}
 	if got != want {

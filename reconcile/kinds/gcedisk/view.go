@@ -116,10 +116,10 @@ func (k *Kind) headroom(p *engine.Plan, snap *inventory.Snapshot) []Headroom {
 			continue
 		}
 		if d.Action == engine.Delete {
-			frees[d.Frees.Pool] += float64(d.Frees.GB)
+			frees[d.Frees.Pool] += float64(d.Frees.Of(GB))
 		}
 		if d.Kind == Name && d.OrphanSince != nil && d.Action != engine.Keep {
-			orphan[d.Frees.Pool] += float64(d.Frees.GB)
+			orphan[d.Frees.Pool] += float64(d.Frees.Of(GB))
 		}
 	}
 	// PVCs of finished workflows hold their disk's quota.
@@ -245,7 +245,7 @@ func DecisionSection(p *engine.Plan) engine.Section {
 		if det.Owner != "" && d.Action != engine.Keep {
 			extra = " [" + det.Owner + "]"
 		}
-		b.Rows = append(b.Rows, []string{strings.ToUpper(string(d.Action)), d.ID, fmt.Sprintf("%d GB %s", d.Frees.GB, det.Type), d.Why() + extra})
+		b.Rows = append(b.Rows, []string{strings.ToUpper(string(d.Action)), d.ID, d.Frees.String() + " " + det.Type, d.Why() + extra})
 		class := ""
 		if d.Action == engine.Keep {
 			class = d.Class

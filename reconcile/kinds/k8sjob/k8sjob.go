@@ -154,7 +154,7 @@ func (k *Kind) propose(cluster string, j *inventory.Job, history map[string]stri
 		det.CronJob = j.CronJob.Name
 	}
 	p := engine.Proposal{Decision: engine.Decision{ID: ID(cluster, j.Namespace, j.Name), Name: j.Name, Detail: det,
-		Frees: engine.Frees{IPs: ips}}}
+		Frees: engine.Free(int64(ips), finished.Addresses)}}
 	keep := func(class, reason string) engine.Proposal {
 		p.Action, p.Class, p.Reason = engine.Keep, class, reason
 		return p

@@ -376,7 +376,7 @@ func TestPendingSettles(t *testing.T) {
 	}
 }
 
-// Frees.IPs counts the addresses its pods hold; the view adds them up.
+// Frees counts the addresses its pods hold; the view adds them up.
 func TestFreesIPs(t *testing.T) {
 	j := job("done", "u1", "Complete", 48*time.Hour)
 	c := cluster("a", j, job("other", "u2", "Complete", 48*time.Hour))
@@ -390,10 +390,10 @@ func TestFreesIPs(t *testing.T) {
 	}
 	first, second := twice(snap(c), policy())
 	d := find(first, k8sjob.ID("a", "batch", "done"))
-	if d.Frees.IPs != 3 || finished.DetailOf(d).IPs != 3 || !strings.Contains(d.Why(), "3 subnet address") {
+	if d.Frees.Of(finished.Addresses) != 3 || finished.DetailOf(d).IPs != 3 || !strings.Contains(d.Why(), "3 subnet address") {
 		t.Fatalf("frees %+v, detail %+v, %q", d.Frees, finished.DetailOf(d), d.Why())
 	}
-	if d := find(first, k8sjob.ID("a", "batch", "other")); d.Frees.IPs != 0 {
+	if d := find(first, k8sjob.ID("a", "batch", "other")); d.Frees.Of(finished.Addresses) != 0 {
 		t.Fatalf("%+v", d.Frees)
 	}
 	found := false

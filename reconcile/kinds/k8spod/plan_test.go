@@ -152,7 +152,7 @@ func TestDetail(t *testing.T) {
 	p.IPs = []string{"10.0.0.1", "10.0.0.2"}
 	d := find(build(cluster(p), policy(), engine.NewState(), t0), "of-done")
 	det := finished.DetailOf(d)
-	if det.Job != "build-1" || det.CronJob != "build" || det.UID != "uid-of-done" || det.IPs != 2 || d.Frees.IPs != 2 || det.Status != "Succeeded" {
+	if det.Job != "build-1" || det.CronJob != "build" || det.UID != "uid-of-done" || det.IPs != 2 || d.Frees.Of(finished.Addresses) != 2 || det.Status != "Succeeded" {
 		t.Fatalf("%+v %+v", det, d.Frees)
 	}
 	if !strings.Contains(d.Why(), "holds 2 subnet address") {

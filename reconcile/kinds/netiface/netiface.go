@@ -15,6 +15,7 @@ import (
 	config "reclaim.dev/reclaim/configs"
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/reconcile/engine"
+	"reclaim.dev/reclaim/reconcile/kinds/finished"
 )
 
 // Name is the kind as reports and the audit log spell it.
@@ -264,7 +265,7 @@ func (p *Policy) Evidence(n *inventory.NetInterface) string {
 func (k *Kind) propose(l *inventory.NetworkListing, n *inventory.NetInterface, a *Attribution) engine.Proposal {
 	det := &Detail{Account: l.Account, Region: l.Region, Subnet: n.Subnet, AZ: n.AZ, Type: n.Type, Status: n.Status, Description: n.Description, IPs: len(n.IPs), tags: n.Tags}
 	p := engine.Proposal{Decision: engine.Decision{ID: ID(l.Account, l.Region, n.ID), Name: n.ID, Detail: det,
-		Frees: engine.Frees{IPs: len(n.IPs) + 16*n.Prefixes, Pool: n.Subnet}}}
+		Frees: engine.Free(int64(len(n.IPs)+16*n.Prefixes), finished.Addresses).In(n.Subnet)}}
 	keep := func(class, reason string) engine.Proposal {
 		p.Action, p.Class, p.Reason = engine.Keep, class, reason
 		return p

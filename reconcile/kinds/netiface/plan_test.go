@@ -7,6 +7,7 @@ import (
 
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/reconcile/engine"
+	"reclaim.dev/reclaim/reconcile/kinds/finished"
 	"reclaim.dev/reclaim/reconcile/kinds/netiface"
 )
 
@@ -149,7 +150,7 @@ func TestFrees(t *testing.T) {
 	n := cni("eni-1", "subnet-a", "10.0.1.40", "10.0.1.41", "10.0.1.42")
 	n.Prefixes = 1
 	d := find(build(planSnap(n), policy(), engine.NewState(), t0), "eni-1")
-	if d.Frees.IPs != 3+16 || d.Frees.Pool != "subnet-a" {
+	if d.Frees.Of(finished.Addresses) != 3+16 || d.Frees.Pool != "subnet-a" {
 		t.Fatalf("%+v", d.Frees)
 	}
 	if det := netiface.DetailOf(d); det.Account != acct || det.Region != region || det.Subnet != "subnet-a" || det.IPs != 3 || det.Status != "available" {

@@ -8,6 +8,7 @@ import (
 
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/reconcile/engine"
+	"reclaim.dev/reclaim/reconcile/kinds/finished"
 	"reclaim.dev/reclaim/reconcile/kinds/k8sjob"
 	"reclaim.dev/reclaim/reconcile/kinds/k8spod"
 )
@@ -102,7 +103,7 @@ func (k *Kind) View(p *engine.Plan, snap *inventory.Snapshot) engine.View {
 	ifaceFrees := map[string]int{}
 	for i := range p.Decisions {
 		if d := &p.Decisions[i]; d.Kind == Name && d.Action == engine.Delete {
-			ifaceFrees[d.Frees.Pool] += d.Frees.IPs
+			ifaceFrees[d.Frees.Pool] += int(d.Frees.Of(finished.Addresses))
 		}
 	}
 	var rows []Headroom

@@ -109,7 +109,7 @@ func DecisionSection(p *engine.Plan) engine.Section {
 		}
 		det := detailOf(d)
 		b.Rows = append(b.Rows, []string{strings.ToUpper(string(d.Action)), det.Cluster + "/" + det.Location + "/" + d.Name,
-			fmt.Sprintf("%d GB ", d.Frees.GB), d.Why()})
+			d.Frees.String() + " ", d.Why()})
 		class := ""
 		if d.Action == engine.Keep {
 			class = d.Class

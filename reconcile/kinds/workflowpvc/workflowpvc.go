@@ -82,7 +82,7 @@ func (k *Kind) Owns(id string) bool { _, _, _, ok := parseID(id); return ok }
 
 func (k *Kind) Limits() engine.Limits {
 	p := k.Policy
-	return engine.Limits{Grace: p.Grace, MaxDeletes: p.MaxDeletes, MaxDeletePercent: p.MaxDeletePercent, MaxFreesGB: p.MaxDeleteGB,
+	return engine.Limits{Grace: p.Grace, MaxDeletes: p.MaxDeletes, MaxDeletePercent: p.MaxDeletePercent, MaxFrees: gcedisk.SizeCap(p.MaxDeleteGB),
 		BreakerCandidates: p.BreakerCandidates, BatchSize: 1, Section: "disks.workflowPVCs", Noun: "PVCs",
 		OptOut: optOut(p.ProtectLabel)}
 }
@@ -136,7 +136,7 @@ func (k *Kind) Propose(snap *inventory.Snapshot, _ time.Time) engine.Proposals {
 func (k *Kind) propose(cluster string, pvc inventory.PVCRef, sources []string, metricOf map[string]string) engine.Proposal {
 	det := &Detail{Cluster: cluster, Location: pvc.Namespace, UID: pvc.UID}
 	p := engine.Proposal{Decision: engine.Decision{ID: ID(cluster, pvc.Namespace, pvc.Name), Name: pvc.Name,
-		Frees: engine.Frees{GB: pvc.CapacityGB}, Detail: det}}
+		Frees: engine.Free(pvc.CapacityGB, gcedisk.GB), Detail: det}}
 	if pvc.Disk != nil {
 		det.Project, det.Region = pvc.Disk.Project, pvc.Disk.QuotaRegion()
 		p.Frees.Pool = gcedisk.Pool(det.Project, det.Region, metricOf[pvc.Disk.Name])
@@ -241,5 +241,5 @@ func (k *Kind) MonthlyCost(d *engine.Decision) float64 {
 		return 0
 	}
 	price, _ := k.Policy.DiskPrice(pricedAs, det.Region)
-	return float64(d.Frees.GB) * price
+	return float64(d.Frees.Of(gcedisk.GB)) * price
 }
