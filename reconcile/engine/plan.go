@@ -404,3 +404,16 @@ func (o *JSONObject) Close() error {
 	}
 	return o.w.Flush()
 }
+
+// Table is s with one table, b, that fill completes. With no rows (n == 0)
+// s keeps its Key and Data (the JSON plan lists it, empty) but has no title
+// and no table.
+func Table(s Section, n int, b Block, fill func(b *Block)) Section {
+	if n == 0 {
+		s.Title = ""
+		return s
+	}
+	fill(&b)
+	s.Blocks = []Block{b}
+	return s
+}

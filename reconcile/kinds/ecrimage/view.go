@@ -173,37 +173,32 @@ func warningText(r RepoSummary) string {
 }
 
 func repositoriesSection(rs []RepoSummary) engine.Section {
-	s := engine.Section{Key: "repositories", Data: rs, Place: engine.Overview}
-	if len(rs) == 0 {
-		return s
-	}
-	s.Title = "ECR REPOSITORIES"
-	b := engine.Block{Indent: 2, Header: []string{"REPOSITORY", "IMAGES/LIMIT", "USED", "TRIM ABOVE→TO", "DELETE", "FREES", "MARK", "USED AFTER", "KEPT"}}
-	for _, r := range rs {
-		var kept []string
-		for _, c := range keptOrder {
-			if n := r.Kept[c]; n > 0 {
-				kept = append(kept, fmt.Sprintf("%d %s", n, c))
+	s := engine.Section{Key: "repositories", Data: rs, Place: engine.Overview, Title: "ECR REPOSITORIES"}
+	return engine.Table(s, len(rs), engine.Block{Indent: 2, Header: []string{"REPOSITORY", "IMAGES/LIMIT", "USED", "TRIM ABOVE→TO", "DELETE", "FREES", "MARK", "USED AFTER", "KEPT"}}, func(b *engine.Block) {
+		for _, r := range rs {
+			var kept []string
+			for _, c := range keptOrder {
+				if n := r.Kept[c]; n > 0 {
+					kept = append(kept, fmt.Sprintf("%d %s", n, c))
+				}
+			}
+			if r.Limit == 0 {
+				b.Rows = append(b.Rows, []string{r.Repository, fmt.Sprint(r.Images), "", "", "", "", "", "", strings.Join(kept, ", ")})
+				continue
+			}
+			b.Rows = append(b.Rows, []string{r.Repository, fmt.Sprintf("%d/%d", r.Images, r.Limit), fmt.Sprintf("%.1f%%", r.UsedPct),
+				fmt.Sprintf("%d→%d", r.HighWater, r.Target), fmt.Sprint(r.Delete), engine.HumanBytes(r.FreedBytes), fmt.Sprint(r.Mark),
+				fmt.Sprintf("%.1f%%", r.UsedPctAfter), strings.Join(kept, ", ")})
+		}
+		for _, r := range rs {
+			if r.Warning {
+				b.Lines = append(b.Lines, "  ! "+warningText(r))
+			}
+			if r.Blocked != "" && r.Kept[ClassProtected] == 0 {
+				b.Lines = append(b.Lines, fmt.Sprintf("  ! %s: no image is deleted this run: %s", r.Repository, r.Blocked))
 			}
 		}
-		if r.Limit == 0 {
-			b.Rows = append(b.Rows, []string{r.Repository, fmt.Sprint(r.Images), "", "", "", "", "", "", strings.Join(kept, ", ")})
-			continue
-		}
-		b.Rows = append(b.Rows, []string{r.Repository, fmt.Sprintf("%d/%d", r.Images, r.Limit), fmt.Sprintf("%.1f%%", r.UsedPct),
-			fmt.Sprintf("%d→%d", r.HighWater, r.Target), fmt.Sprint(r.Delete), engine.HumanBytes(r.FreedBytes), fmt.Sprint(r.Mark),
-			fmt.Sprintf("%.1f%%", r.UsedPctAfter), strings.Join(kept, ", ")})
-	}
-	for _, r := range rs {
-		if r.Warning {
-			b.Lines = append(b.Lines, "  ! "+warningText(r))
-		}
-		if r.Blocked != "" && r.Kept[ClassProtected] == 0 {
-			b.Lines = append(b.Lines, fmt.Sprintf("  ! %s: no image is deleted this run: %s", r.Repository, r.Blocked))
-		}
-	}
-	s.Blocks = []engine.Block{b}
-	return s
+	})
 }
 
 // maxChanges is how many deletions (and marks) of a repository the text

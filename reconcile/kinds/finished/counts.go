@@ -84,28 +84,23 @@ func (c Counter) Sorted(p *engine.Plan, kind string) []Count {
 
 // CountsSection shows the counts (key: e.g. "finishedJobs"), at most 20 rows.
 func CountsSection(key, title, noun string, counts []Count) engine.Section {
-	s := engine.Section{Key: key, Data: counts, Place: engine.Overview}
-	if len(counts) == 0 {
-		return s
-	}
-	s.Title = title
-	b := engine.Block{Indent: 2, Header: []string{"CLUSTER", "NAMESPACE", "FINISHED", "SUCCEEDED", "FAILED", "PAST RETENTION", "DELETE NOW"}}
-	var tot Count
-	for i, n := range counts {
-		tot.Finished += n.Finished
-		tot.PastRetention += n.PastRetention
-		tot.Delete += n.Delete
-		if i < 20 {
-			b.Rows = append(b.Rows, []string{n.Cluster, n.Namespace, fmt.Sprint(n.Finished), fmt.Sprint(n.Succeeded), fmt.Sprint(n.Failed),
-				fmt.Sprint(n.PastRetention), fmt.Sprint(n.Delete)})
+	s := engine.Section{Key: key, Data: counts, Place: engine.Overview, Title: title}
+	return engine.Table(s, len(counts), engine.Block{Indent: 2, Header: []string{"CLUSTER", "NAMESPACE", "FINISHED", "SUCCEEDED", "FAILED", "PAST RETENTION", "DELETE NOW"}}, func(b *engine.Block) {
+		var tot Count
+		for i, n := range counts {
+			tot.Finished += n.Finished
+			tot.PastRetention += n.PastRetention
+			tot.Delete += n.Delete
+			if i < 20 {
+				b.Rows = append(b.Rows, []string{n.Cluster, n.Namespace, fmt.Sprint(n.Finished), fmt.Sprint(n.Succeeded), fmt.Sprint(n.Failed),
+					fmt.Sprint(n.PastRetention), fmt.Sprint(n.Delete)})
+			}
 		}
-	}
-	if len(counts) > 20 {
-		b.Rows = append(b.Rows, []string{"…", fmt.Sprintf("%d more namespaces", len(counts)-20), "", "", "", "", ""})
-	}
-	b.Lines = []string{fmt.Sprintf("  %d finished %s, %d past retention, %d deleted by this plan.", tot.Finished, noun, tot.PastRetention, tot.Delete)}
-	s.Blocks = []engine.Block{b}
-	return s
+		if len(counts) > 20 {
+			b.Rows = append(b.Rows, []string{"…", fmt.Sprintf("%d more namespaces", len(counts)-20), "", "", "", "", ""})
+		}
+		b.Lines = []string{fmt.Sprintf("  %d finished %s, %d past retention, %d deleted by this plan.", tot.Finished, noun, tot.PastRetention, tot.Delete)}
+	})
 }
 
 // CountGauges are the counts as metric samples (names: prefix_finished and

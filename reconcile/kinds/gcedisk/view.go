@@ -173,33 +173,28 @@ func (k *Kind) headroom(p *engine.Plan, snap *inventory.Snapshot) []Headroom {
 
 // HeadroomSection shows the quota rows and their warnings (key "headroom").
 func HeadroomSection(hs []Headroom) engine.Section {
-	s := engine.Section{Key: "headroom", Data: hs, Place: engine.Overview}
-	if len(hs) == 0 {
-		return s
-	}
-	s.Title = "QUOTA HEADROOM"
-	b := engine.Block{Indent: 2, Header: []string{"PROJECT", "REGION", "METRIC", "USAGE/LIMIT GB", "USED", "PLAN FREES", "USED AFTER", "ORPHAN DISKS", "FINISHED-WORKFLOW PVCs"}}
-	for _, h := range hs {
-		if !h.Known {
-			b.Rows = append(b.Rows, []string{h.Project, h.Region, h.Metric, "unknown", "", gb(h.PlanFrees), "", gb(h.OrphanGB), gb(h.FinishedWorkflowGB)})
-			continue
+	s := engine.Section{Key: "headroom", Data: hs, Place: engine.Overview, Title: "QUOTA HEADROOM"}
+	return engine.Table(s, len(hs), engine.Block{Indent: 2, Header: []string{"PROJECT", "REGION", "METRIC", "USAGE/LIMIT GB", "USED", "PLAN FREES", "USED AFTER", "ORPHAN DISKS", "FINISHED-WORKFLOW PVCs"}}, func(b *engine.Block) {
+		for _, h := range hs {
+			if !h.Known {
+				b.Rows = append(b.Rows, []string{h.Project, h.Region, h.Metric, "unknown", "", gb(h.PlanFrees), "", gb(h.OrphanGB), gb(h.FinishedWorkflowGB)})
+				continue
+			}
+			b.Rows = append(b.Rows, []string{h.Project, h.Region, h.Metric, fmt.Sprintf("%.0f/%.0f", h.Usage, h.Limit), pct(h.UsedPct),
+				gb(h.PlanFrees), pct(h.UsedPctAfter), gb(h.OrphanGB), gb(h.FinishedWorkflowGB)})
 		}
-		b.Rows = append(b.Rows, []string{h.Project, h.Region, h.Metric, fmt.Sprintf("%.0f/%.0f", h.Usage, h.Limit), pct(h.UsedPct),
-			gb(h.PlanFrees), pct(h.UsedPctAfter), gb(h.OrphanGB), gb(h.FinishedWorkflowGB)})
-	}
-	for _, h := range hs {
-		switch {
-		case !h.Known:
-			b.Lines = append(b.Lines, fmt.Sprintf("  ? %s %s %s is unknown: %s", h.Project, h.Region, h.Metric, h.Problem))
-		case h.Warning:
-			b.Lines = append(b.Lines, "  ! "+usedText(h))
+		for _, h := range hs {
+			switch {
+			case !h.Known:
+				b.Lines = append(b.Lines, fmt.Sprintf("  ? %s %s %s is unknown: %s", h.Project, h.Region, h.Metric, h.Problem))
+			case h.Warning:
+				b.Lines = append(b.Lines, "  ! "+usedText(h))
+			}
+			if h.RunsOutAt != nil {
+				b.Lines = append(b.Lines, "  ! "+growsText(h))
+			}
 		}
-		if h.RunsOutAt != nil {
-			b.Lines = append(b.Lines, "  ! "+growsText(h))
-		}
-	}
-	s.Blocks = []engine.Block{b}
-	return s
+	})
 }
 
 // usedText warns of a quota above its warning level.

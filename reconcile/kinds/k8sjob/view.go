@@ -72,15 +72,10 @@ func lookAt(snap *inventory.Snapshot) []LookAt {
 
 // LookAtSection lists the stuck and disrupted Jobs (key "jobsToLookAt").
 func LookAtSection(ls []LookAt) engine.Section {
-	s := engine.Section{Key: "jobsToLookAt", Data: ls, Place: engine.Overview}
-	if len(ls) == 0 {
-		return s
-	}
-	s.Title = "JOBS TO LOOK AT: stuck Running after their main container exited, or failed by a disruption (report only)"
-	b := engine.Block{Indent: 2, Header: []string{"PROBLEM", "CLUSTER", "NAMESPACE", "JOB", "POD", "WHY"}}
-	for _, l := range ls {
-		b.Rows = append(b.Rows, []string{strings.ToUpper(l.Problem), l.Cluster, l.Namespace, l.Job, l.Pod, l.Why})
-	}
-	s.Blocks = []engine.Block{b}
-	return s
+	s := engine.Section{Key: "jobsToLookAt", Data: ls, Place: engine.Overview, Title: "JOBS TO LOOK AT: stuck Running after their main container exited, or failed by a disruption (report only)"}
+	return engine.Table(s, len(ls), engine.Block{Indent: 2, Header: []string{"PROBLEM", "CLUSTER", "NAMESPACE", "JOB", "POD", "WHY"}}, func(b *engine.Block) {
+		for _, l := range ls {
+			b.Rows = append(b.Rows, []string{strings.ToUpper(l.Problem), l.Cluster, l.Namespace, l.Job, l.Pod, l.Why})
+		}
+	})
 }

@@ -354,22 +354,17 @@ func stuckText(hs []StuckHolder) string {
 // StuckSection names every address a stuck pod holds (key "stuckPods").
 // Report only: deleting a running pod stays a person's decision.
 func StuckSection(hs []StuckHolder) engine.Section {
-	s := engine.Section{Key: "stuckPods", Data: hs, Place: engine.Overview}
-	if len(hs) == 0 {
-		return s
-	}
-	s.Title = "STUCK PODS: Running after their main container exited (a sidecar that never stops); reclaim only reports them"
-	b := engine.Block{Indent: 2, Header: []string{"CLUSTER", "NAMESPACE", "JOB", "POD", "SUBNET", "WHY"}}
-	for _, h := range hs {
-		job := h.Job
-		if job == "" {
-			job = "-"
+	s := engine.Section{Key: "stuckPods", Data: hs, Place: engine.Overview, Title: "STUCK PODS: Running after their main container exited (a sidecar that never stops); reclaim only reports them"}
+	return engine.Table(s, len(hs), engine.Block{Indent: 2, Header: []string{"CLUSTER", "NAMESPACE", "JOB", "POD", "SUBNET", "WHY"}}, func(b *engine.Block) {
+		for _, h := range hs {
+			job := h.Job
+			if job == "" {
+				job = "-"
+			}
+			b.Rows = append(b.Rows, []string{h.Cluster, h.Namespace, job, h.Pod, h.Subnet, h.Why})
 		}
-		b.Rows = append(b.Rows, []string{h.Cluster, h.Namespace, job, h.Pod, h.Subnet, h.Why})
-	}
-	b.Lines = []string{"  Stop the sidecar when the main container exits (a native sidecar: an init container with restartPolicy: Always), or delete the pod."}
-	s.Blocks = []engine.Block{b}
-	return s
+		b.Lines = []string{"  Stop the sidecar when the main container exits (a native sidecar: an init container with restartPolicy: Always), or delete the pod."}
+	})
 }
 
 // AddressesSection names every address of every subnet and what holds it
@@ -381,45 +376,35 @@ func AddressesSection(a *Attribution) engine.Section {
 	for i := range a.Subnets {
 		all = append(all, a.Subnets[i].Addresses...)
 	}
-	s := engine.Section{Key: "subnetAddresses", Data: all, Place: engine.Details}
-	if len(all) == 0 {
-		return s
-	}
-	s.Title = "SUBNET ADDRESSES: every address and what holds it"
-	b := engine.Block{Indent: 2, Header: []string{"SUBNET", "ADDRESS", "INTERFACE", "HELD BY", "CLUSTER", "WHAT"}, Counted: "HELD"}
-	for _, ad := range all {
-		what := "-"
-		switch {
-		case ad.Pod != "":
-			what = "pod " + ad.Namespace + "/" + ad.Pod
-		case ad.Node != "":
-			what = "node " + ad.Node
+	s := engine.Section{Key: "subnetAddresses", Data: all, Place: engine.Details, Title: "SUBNET ADDRESSES: every address and what holds it"}
+	return engine.Table(s, len(all), engine.Block{Indent: 2, Header: []string{"SUBNET", "ADDRESS", "INTERFACE", "HELD BY", "CLUSTER", "WHAT"}, Counted: "HELD"}, func(b *engine.Block) {
+		for _, ad := range all {
+			what := "-"
+			switch {
+			case ad.Pod != "":
+				what = "pod " + ad.Namespace + "/" + ad.Pod
+			case ad.Node != "":
+				what = "node " + ad.Node
+			}
+			b.Rows = append(b.Rows, []string{ad.Subnet, ad.IP, ad.Interface, string(ad.Holder), orDefault(ad.Cluster, "-"), what})
+			b.Classes = append(b.Classes, string(ad.Holder))
 		}
-		b.Rows = append(b.Rows, []string{ad.Subnet, ad.IP, ad.Interface, string(ad.Holder), orDefault(ad.Cluster, "-"), what})
-		b.Classes = append(b.Classes, string(ad.Holder))
-	}
-	s.Blocks = []engine.Block{b}
-	return s
+	})
 }
 
 // HoldersSection shows which Jobs, CronJobs and bare pods hold addresses
 // through finished pods (key "subnetHolders").
 func HoldersSection(hs []FinishedHolder) engine.Section {
-	s := engine.Section{Key: "subnetHolders", Data: hs, Place: engine.Overview}
-	if len(hs) == 0 {
-		return s
-	}
-	s.Title = "WHO HOLDS THE SUBNET ADDRESSES: finished pods (each keeps its address until the Pod object is deleted)"
-	b := engine.Block{Indent: 2, Header: []string{"CLUSTER", "NAMESPACE", "OWNER", "JOBS", "SUBNETS", "ADDRESSES", "PLAN FREES"}}
-	for i, h := range hs {
-		if i == 15 {
-			b.Rows = append(b.Rows, []string{"…", "", fmt.Sprintf("%d more", len(hs)-15), "", "", "", ""})
-			break
+	s := engine.Section{Key: "subnetHolders", Data: hs, Place: engine.Overview, Title: "WHO HOLDS THE SUBNET ADDRESSES: finished pods (each keeps its address until the Pod object is deleted)"}
+	return engine.Table(s, len(hs), engine.Block{Indent: 2, Header: []string{"CLUSTER", "NAMESPACE", "OWNER", "JOBS", "SUBNETS", "ADDRESSES", "PLAN FREES"}}, func(b *engine.Block) {
+		for i, h := range hs {
+			if i == 15 {
+				b.Rows = append(b.Rows, []string{"…", "", fmt.Sprintf("%d more", len(hs)-15), "", "", "", ""})
+				break
+			}
+			b.Rows = append(b.Rows, []string{h.Cluster, h.Namespace, h.Owner, fmt.Sprint(h.Jobs), fmt.Sprint(h.Subnets), fmt.Sprint(h.IPs), fmt.Sprint(h.PlanFrees)})
 		}
-		b.Rows = append(b.Rows, []string{h.Cluster, h.Namespace, h.Owner, fmt.Sprint(h.Jobs), fmt.Sprint(h.Subnets), fmt.Sprint(h.IPs), fmt.Sprint(h.PlanFrees)})
-	}
-	s.Blocks = []engine.Block{b}
-	return s
+	})
 }
 
 // DecisionSection lists the detached interfaces and what the plan does with each.

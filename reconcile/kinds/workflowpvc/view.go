@@ -67,35 +67,30 @@ func holders(clusters []inventory.ClusterRefs) []Holder {
 
 // HoldersSection shows who holds the quota (key "holders").
 func HoldersSection(hs []Holder) engine.Section {
-	s := engine.Section{Key: "holders", Data: hs, Place: engine.Overview}
-	if len(hs) == 0 {
-		return s
-	}
-	s.Title = "WHO HOLDS THE QUOTA: PVCs of finished Argo Workflows that no running pod mounts"
-	b := engine.Block{Indent: 2, Header: []string{"CLUSTER", "NAMESPACE", "WORKFLOW", "PHASE", "PVCs", "GB"}}
-	type nsKey struct{ c, ns string }
-	byNS := map[nsKey]int64{}
-	for i, h := range hs {
-		byNS[nsKey{h.Cluster, h.Namespace}] += h.GB
-		if i < 15 {
-			b.Rows = append(b.Rows, []string{h.Cluster, h.Namespace, h.Workflow, h.Phase, fmt.Sprint(h.PVCs), fmt.Sprint(h.GB)})
+	s := engine.Section{Key: "holders", Data: hs, Place: engine.Overview, Title: "WHO HOLDS THE QUOTA: PVCs of finished Argo Workflows that no running pod mounts"}
+	return engine.Table(s, len(hs), engine.Block{Indent: 2, Header: []string{"CLUSTER", "NAMESPACE", "WORKFLOW", "PHASE", "PVCs", "GB"}}, func(b *engine.Block) {
+		type nsKey struct{ c, ns string }
+		byNS := map[nsKey]int64{}
+		for i, h := range hs {
+			byNS[nsKey{h.Cluster, h.Namespace}] += h.GB
+			if i < 15 {
+				b.Rows = append(b.Rows, []string{h.Cluster, h.Namespace, h.Workflow, h.Phase, fmt.Sprint(h.PVCs), fmt.Sprint(h.GB)})
+			}
 		}
-	}
-	if len(hs) > 15 {
-		b.Rows = append(b.Rows, []string{"…", "", fmt.Sprintf("%d more workflows", len(hs)-15), "", "", ""})
-	}
-	keys := make([]nsKey, 0, len(byNS))
-	for k := range byNS {
-		keys = append(keys, k)
-	}
-	sort.Slice(keys, func(i, j int) bool { return byNS[keys[i]] > byNS[keys[j]] })
-	line := "  by namespace:"
-	for _, k := range keys {
-		line += fmt.Sprintf(" %s/%s %d GB;", k.c, k.ns, byNS[k])
-	}
-	b.Lines = []string{line}
-	s.Blocks = []engine.Block{b}
-	return s
+		if len(hs) > 15 {
+			b.Rows = append(b.Rows, []string{"…", "", fmt.Sprintf("%d more workflows", len(hs)-15), "", "", ""})
+		}
+		keys := make([]nsKey, 0, len(byNS))
+		for k := range byNS {
+			keys = append(keys, k)
+		}
+		sort.Slice(keys, func(i, j int) bool { return byNS[keys[i]] > byNS[keys[j]] })
+		line := "  by namespace:"
+		for _, k := range keys {
+			line += fmt.Sprintf(" %s/%s %d GB;", k.c, k.ns, byNS[k])
+		}
+		b.Lines = []string{line}
+	})
 }
 
 // DecisionSection lists the plan's PVC decisions.
