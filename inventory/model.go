@@ -183,8 +183,13 @@ func (p PodRef) Running() bool {
 type WorkflowRef struct {
 	Namespace string
 	Name      string
-	Phase     string // Pending, Running, Succeeded, Failed, Error
-	Finished  time.Time
+	// UID is the owner reference's ("" when the PVC names its Workflow by
+	// label only): a Workflow of that name with another UID is not its owner.
+	UID string
+	// Phase and Finished are the Workflow's, when it was read (the k8s-pvc
+	// kind's workflows tap): "" when it was not found.
+	Phase    string // Pending, Running, Succeeded, Failed, Error
+	Finished time.Time
 }
 
 // Done reports whether the workflow has finished, successfully or not.
@@ -222,9 +227,7 @@ type ClusterRefs struct {
 	Projects []string
 	PVs      []PVRef
 	PVCs     []PVCRef
-	// Workflows says whether the Argo Workflow CRD was served (false is fine).
-	Workflows bool
-	Duration  time.Duration
+	Duration time.Duration
 
 	// Accounts limits which AWS accounts' ECR images this cluster may pull;
 	// empty means any account, so an incomplete cluster blocks every trim.

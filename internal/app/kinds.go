@@ -24,7 +24,8 @@ import (
 // see the README's "Adding a kind".
 var Registered = []Registration{
 	{Name: gcedisk.Name, Gauges: gcedisk.Gauges, New: func(cfg *config.Config, c *Clients) engine.Kind { return nilKind(gcedisk.FromConfig(cfg, c.Disks)) }},
-	{Name: workflowpvc.Name, New: func(cfg *config.Config, c *Clients) engine.Kind { return workflowpvc.FromConfig(cfg, c.Kube) }},
+	{Name: workflowpvc.Name, New: func(cfg *config.Config, c *Clients) engine.Kind { return workflowpvc.FromConfig(cfg, c.Kube) },
+		Taps: func(*config.Config) []kube.Tap { return []kube.Tap{workflowpvc.Tap} }},
 	{Name: ecrimage.Name, Gauges: ecrimage.Gauges, New: func(cfg *config.Config, c *Clients) engine.Kind { return nilKind(ecrimage.FromConfig(cfg, c.Images)) }},
 	{Name: netiface.Name, Gauges: netiface.Gauges, New: func(cfg *config.Config, c *Clients) engine.Kind { return nilKind(netiface.FromConfig(cfg, c.Networks)) }},
 	{Name: k8sjob.Name, Gauges: k8sjob.Gauges, New: func(cfg *config.Config, c *Clients) engine.Kind { return nilKind(k8sjob.FromConfig(cfg, c.Kube)) }},

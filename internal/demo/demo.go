@@ -116,8 +116,10 @@ func Start(ctx context.Context, narration io.Writer, log *zap.Logger, now time.T
 			mu.Lock()
 			clients[c.Name] = cs
 			mu.Unlock()
-			out[i] = kube.Collect(ctx, c.Name, cs, dyn, kube.Options{ProtectLabel: cfg.Kubernetes.ProtectLabel, PageSize: 500, Timeout: time.Minute, Images: true,
-				Workloads: true, RetentionAnnotation: app.RetentionAnnotation(cfg), Labels: app.NeedsLabels(cfg), Subnets: subnetsOf(cfg, c.Name)})
+			// What a real run reads (the kinds' taps too), from the fakes.
+			o := app.KubeOptions(cfg)
+			o.PageSize, o.Timeout, o.Images, o.Workloads, o.Subnets = 500, time.Minute, true, true, subnetsOf(cfg, c.Name)
+			out[i] = kube.Collect(ctx, c.Name, cs, dyn, o)
 		}
 		return out
 	}

@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"reclaim.dev/reclaim/inventory"
+	"reclaim.dev/reclaim/reconcile/kinds/workflowpvc"
 )
 
 // snapshot collects the world as reclaim's collectors would, with this run's
@@ -94,7 +95,7 @@ func inventoryImage(img *image) inventory.Image {
 // clusterRefs is one cluster's collection: nothing when unreachable or
 // forbidden, some of it after a failed page (the dangerous case).
 func (f *fleet) clusterRefs(c *cluster) inventory.ClusterRefs {
-	cr := inventory.ClusterRefs{Name: c.name, Complete: true, Projects: c.projects, Accounts: c.accounts, Workflows: true,
+	cr := inventory.ClusterRefs{Name: c.name, Complete: true, Projects: c.projects, Accounts: c.accounts,
 		Subnets: slices.Clone(c.subnets)}
 	fault := f.rf.clusters[c.name]
 	switch fault {
@@ -110,6 +111,7 @@ func (f *fleet) clusterRefs(c *cluster) inventory.ClusterRefs {
 		cr.Complete, cr.Problems = false, []string{"list jobs: page 3: etcdserver: request timed out"}
 	}
 	cr.ImagesListed = true
+	cr.Taps = map[string]inventory.Tapped{workflowpvc.TapName: {Complete: true, Items: len(c.pvcs)}}
 	keep := func() bool { return (fault == "" || fault == "workloads") || f.chance(0.5) }
 	cr.WorkloadsListed = fault == ""
 	f.workloadRefs(c, &cr, func() bool { return fault == "" || f.chance(0.5) })

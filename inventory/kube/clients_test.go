@@ -136,17 +136,17 @@ func TestCollectAll(t *testing.T) {
 			t.Fatalf("result %d is %q, want %q (input order)", i, r.Name, targets[i].Name)
 		}
 	}
-	if g := res[0]; !g.Complete || g.Workflows || len(g.Problems) != 0 || len(g.Projects) != 1 || g.Projects[0] != "p-good" {
+	if g := res[0]; !g.Complete || len(g.Problems) != 0 || len(g.Projects) != 1 || g.Projects[0] != "p-good" {
 		t.Fatalf("good: %+v", g)
 	}
 	if g := res[3]; !g.Complete || g.Projects[0] != "p-default" {
 		t.Fatalf("good-2: %+v", g)
 	}
 	d := res[1]
-	if d.Complete || len(d.Problems) != 4 {
+	if d.Complete || len(d.Problems) != 3 {
 		t.Fatalf("down: %+v", d)
 	}
-	for i, res := range []string{"persistentvolumes", "persistentvolumeclaims", "pods", "workflows.argoproj.io"} {
+	for i, res := range []string{"persistentvolumes", "persistentvolumeclaims", "pods"} {
 		if want := "list " + res + ": cannot reach https://127.0.0.1:1: connection refused"; d.Problems[i] != want {
 			t.Errorf("down problem %d: %q, want %q", i, d.Problems[i], want)
 		}

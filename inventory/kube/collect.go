@@ -16,7 +16,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
@@ -34,10 +33,9 @@ const WorkflowLabel = "workflows.argoproj.io/workflow"
 
 // Resource names as they appear in problems (and in RBAC rules).
 const (
-	resPVs       = "persistentvolumes"
-	resPVCs      = "persistentvolumeclaims"
-	resPods      = "pods"
-	resWorkflows = "workflows.argoproj.io"
+	resPVs  = "persistentvolumes"
+	resPVCs = "persistentvolumeclaims"
+	resPods = "pods"
 )
 
 // Options controls one collection.
@@ -110,17 +108,12 @@ type podInfo struct {
 	inlinePDs       []string // spec.volumes[].gcePersistentDisk.pdName
 }
 
-type wfInfo struct {
-	uid      string
-	phase    string
-	finished time.Time
-}
-
 func nsKey(ns, name string) string { return ns + "/" + name }
 
-// Collect lists one cluster's PersistentVolumes, PersistentVolumeClaims, Pods
-// and Argo Workflows (each in one paginated pass) and returns every GCE disk
-// reference with what uses it. With opt.Images it also lists the workload
+// Collect lists one cluster's PersistentVolumes, PersistentVolumeClaims and
+// Pods (each in one paginated pass) and returns every GCE disk reference with
+// what uses it, and every PVC an Argo Workflow owns. opt.Taps are the kinds'
+// own reads (the Workflows themselves are the k8s-pvc kind's). With opt.Images it also lists the workload
 // kinds that hold pod templates (one paginated pass each) and returns every
 // distinct ECR image reference, from those and from the same pass over pods.
 // With opt.Workloads it also lists Jobs, CronJobs and Nodes (sharing the
@@ -148,12 +141,11 @@ func Collect(ctx context.Context, name string, cs kubernetes.Interface, dyn dyna
 		pvs  = map[string]*pvInfo{}
 		pvcs = map[string]*pvcInfo{}
 		pods = map[string]*podInfo{}
-		wfs  = map[string]*wfInfo{}
 		// protectedPVs holds every PV (GCE or not) carrying the protect label.
 		protectedPVs = map[string]bool{}
 
-		pvErr, pvcErr, podErr, wfErr error
-		wg                           sync.WaitGroup
+		pvErr, pvcErr, podErr error
+		wg                    sync.WaitGroup
 	)
 	protected := func(labels map[string]string) bool {
 		return opt.ProtectLabel != "" && labels[opt.ProtectLabel] == "true"
@@ -175,7 +167,7 @@ func Collect(ctx context.Context, name string, cs kubernetes.Interface, dyn dyna
 	}
 	tapped := runTaps(l, name, dyn, opt.Taps, &wg)
 
-	wg.Add(4)
+	wg.Add(3)
 	go func() {
 		defer wg.Done()
 		pvErr = l.each(resPVs, func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
@@ -285,30 +277,6 @@ func Collect(ctx context.Context, name string, cs kubernetes.Interface, dyn dyna
 			return nil
 		})
 	}()
-	go func() {
-		defer wg.Done()
-		if dyn == nil {
-			wfErr = errNoDynamic
-			return
-		}
-		wfErr = l.each(resWorkflows, func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-			return dyn.Resource(WorkflowGVR).Namespace(metav1.NamespaceAll).List(ctx, o)
-		}, func(obj runtime.Object) error {
-			u, ok := obj.(*unstructured.Unstructured)
-			if !ok {
-				return fmt.Errorf("unexpected %T in Workflow list", obj)
-			}
-			info := &wfInfo{uid: string(u.GetUID())}
-			info.phase, _, _ = unstructured.NestedString(u.Object, "status", "phase")
-			if s, _, _ := unstructured.NestedString(u.Object, "status", "finishedAt"); s != "" {
-				if t, err := time.Parse(time.RFC3339, s); err == nil {
-					info.finished = t
-				}
-			}
-			wfs[nsKey(u.GetNamespace(), u.GetName())] = info
-			return nil
-		})
-	}()
 	wg.Wait()
 	tapped(&out) // each tap says its own completeness
 
@@ -321,15 +289,6 @@ func Collect(ctx context.Context, name string, cs kubernetes.Interface, dyn dyna
 			complete = false
 			out.Problems = append(out.Problems, l.problem(r.res, r.err))
 		}
-	}
-	switch {
-	case wfErr == nil:
-		out.Workflows = true
-	case notServed(wfErr):
-		out.Workflows = false
-	default:
-		complete = false
-		out.Problems = append(out.Problems, l.problem(resWorkflows, wfErr))
 	}
 	if images != nil && !images.finish(&out, l, podErr) {
 		complete = false
@@ -366,11 +325,7 @@ func Collect(ctx context.Context, name string, cs kubernetes.Interface, dyn dyna
 		if c == nil || c.wfName == "" {
 			return nil
 		}
-		ref := &inventory.WorkflowRef{Namespace: c.ns, Name: c.wfName}
-		if w, ok := wfs[nsKey(c.ns, c.wfName)]; ok && (c.wfUID == "" || w.uid == "" || c.wfUID == w.uid) {
-			ref.Phase, ref.Finished = w.phase, w.finished
-		}
-		return ref
+		return &inventory.WorkflowRef{Namespace: c.ns, Name: c.wfName, UID: c.wfUID}
 	}
 	copyPods := func(p []inventory.PodRef) []inventory.PodRef {
 		if len(p) == 0 {
@@ -439,6 +394,7 @@ func Collect(ctx context.Context, name string, cs kubernetes.Interface, dyn dyna
 		return nsKey(out.PVCs[i].Namespace, out.PVCs[i].Name) < nsKey(out.PVCs[j].Namespace, out.PVCs[j].Name)
 	})
 
+	linkTaps(&out, opt.Taps)
 	out.Duration = time.Since(start)
 	return out
 }
@@ -461,8 +417,8 @@ func owningWorkflow(m metav1.ObjectMeta) (name, uid string) {
 	return m.Labels[WorkflowLabel], ""
 }
 
-// notServed reports whether an error listing workflows means the Argo CRD is
-// not installed (which is fine) rather than that the list failed.
+// notServed reports whether an error listing a custom resource means its CRD
+// is not installed rather than that the list failed.
 func notServed(err error) bool {
 	return apierrors.IsNotFound(err) || meta.IsNoMatchError(err)
 }
@@ -564,7 +520,7 @@ func (l lister) reason(res string, err error) string {
 		return fmt.Sprintf("cannot reach %s: %v", host, ue.Err)
 	}
 	if errors.Is(err, errNoDynamic) {
-		return "no dynamic client was given, so Argo Workflows could not be listed"
+		return "no dynamic client was given, so it could not be listed"
 	}
 	if s, ok := err.(apierrors.APIStatus); ok {
 		st := s.Status()

@@ -101,8 +101,40 @@ func findPVC(t *testing.T, r inventory.ClusterRefs, ns, name string) inventory.P
 }
 
 func opts() Options {
-	return Options{PageSize: 2, Timeout: 10 * time.Second, ProtectLabel: protect, Projects: []string{"p1"}}
+	return Options{PageSize: 2, Timeout: 10 * time.Second, ProtectLabel: protect, Projects: []string{"p1"}, Taps: []Tap{phaseTap()}}
 }
+
+// phaseTap is a test tap over Argo Workflows whose Link copies each
+// Workflow's phase to the refs that name it: the tap plumbing through
+// Collect (paging, re-lists, Link after the refs are built). The k8s-pvc
+// kind's own tap (owner UIDs, finish times) is tested in its package.
+func phaseTap() Tap {
+	return Tap{Name: "wf", Resource: WorkflowGVR, Optional: true,
+		New: func(string) TapSink { return phases{} },
+		Link: func(out *inventory.ClusterRefs, read inventory.Tapped) {
+			ph, _ := read.Data.(phases)
+			set := func(w *inventory.WorkflowRef) {
+				if w != nil {
+					w.Phase = ph[w.Namespace+"/"+w.Name]
+				}
+			}
+			for i := range out.PVs {
+				set(out.PVs[i].Workflow)
+			}
+			for i := range out.PVCs {
+				set(out.PVCs[i].Workflow)
+			}
+		}}
+}
+
+type phases map[string]string
+
+func (p phases) Add(u *unstructured.Unstructured) error {
+	p[u.GetNamespace()+"/"+u.GetName()], _, _ = unstructured.NestedString(u.Object, "status", "phase")
+	return nil
+}
+
+func (p phases) Result() any { return p }
 
 func TestCollectLinking(t *testing.T) {
 	finished := "2026-03-04T05:06:07Z"
@@ -145,20 +177,19 @@ func TestCollectLinking(t *testing.T) {
 		workflow("argo", "wf4", "new-uid", "Succeeded", finished),
 	)
 	r := Collect(context.Background(), "c1", cs, dyn, opts())
-	if !r.Complete || len(r.Problems) != 0 || !r.Workflows {
-		t.Fatalf("complete=%v workflows=%v problems=%q", r.Complete, r.Workflows, r.Problems)
+	if !r.Complete || len(r.Problems) != 0 || !r.Taps["wf"].Complete || r.Taps["wf"].Items != 3 {
+		t.Fatalf("complete=%v workflows=%+v problems=%q", r.Complete, r.Taps["wf"], r.Problems)
 	}
 	if r.Name != "c1" || !reflect.DeepEqual(r.Projects, []string{"p1"}) || r.Duration <= 0 {
 		t.Fatalf("name/projects/duration: %q %v %v", r.Name, r.Projects, r.Duration)
 	}
 
-	fin, _ := time.Parse(time.RFC3339, finished)
 	wf := findPV(t, r, "pv-wf")
 	want := inventory.PVRef{
 		Cluster: "c1", PV: "pv-wf", Phase: "Bound", ClaimNamespace: "argo", Claim: "wf1-workdir", CapacityGB: 10,
 		Disk:     inventory.DiskKey{Project: "p1", Zone: "us-east1-b", Name: "pvc-wf"},
 		Pods:     []inventory.PodRef{{Namespace: "argo", Name: "wf1-step-1", Phase: "Succeeded"}, {Namespace: "argo", Name: "wf1-step-2", Phase: "Running"}},
-		Workflow: &inventory.WorkflowRef{Namespace: "argo", Name: "wf1", Phase: "Succeeded", Finished: fin},
+		Workflow: &inventory.WorkflowRef{Namespace: "argo", Name: "wf1", UID: "wf1-uid", Phase: "Succeeded"},
 	}
 	if !reflect.DeepEqual(wf, want) {
 		t.Fatalf("pv-wf:\n got %+v\nwant %+v", wf, want)
@@ -168,7 +199,7 @@ func TestCollectLinking(t *testing.T) {
 		t.Fatalf("pv-lbl: %+v wf=%+v", lbl, lbl.Workflow)
 	}
 	gone := findPV(t, r, "pv-gone")
-	if gone.Workflow == nil || *gone.Workflow != (inventory.WorkflowRef{Namespace: "argo", Name: "wf3"}) {
+	if gone.Workflow == nil || *gone.Workflow != (inventory.WorkflowRef{Namespace: "argo", Name: "wf3", UID: "wf3-uid"}) {
 		t.Fatalf("pv-gone workflow: %+v", gone.Workflow)
 	}
 	eph := findPV(t, r, "pv-eph")
@@ -211,8 +242,8 @@ func TestCollectLinking(t *testing.T) {
 	if c2 := findPVC(t, r, "argo", "wf2-workdir"); !c2.Protected {
 		t.Fatalf("wf2-workdir not protected: %+v", c2)
 	}
-	if c4 := findPVC(t, r, "argo", "wf4-workdir"); c4.Disk != nil || c4.Workflow == nil || c4.Workflow.Phase != "" {
-		t.Fatalf("wf4-workdir (owner uid mismatch) should have unknown phase: %+v %+v", c4, c4.Workflow)
+	if c4 := findPVC(t, r, "argo", "wf4-workdir"); c4.Disk != nil || c4.Workflow == nil || c4.Workflow.UID != "old-uid" {
+		t.Fatalf("wf4-workdir keeps its owner reference's UID: %+v %+v", c4, c4.Workflow)
 	}
 }
 
@@ -260,7 +291,7 @@ func TestCollectArgoSample(t *testing.T) {
 		t.Fatal(r.Problems)
 	}
 	got := findPVC(t, r, "argo", c.Name)
-	if got.CapacityGB != 3 || got.Workflow == nil || !got.Workflow.Done() || got.Disk == nil || got.Disk.Project != inventory.Unspecified {
+	if got.CapacityGB != 3 || got.Workflow == nil || !got.Workflow.Done() || got.Workflow.UID != "9d1a0000-aaaa-bbbb-cccc-ddddeeeeffff" || got.Disk == nil || got.Disk.Project != inventory.Unspecified {
 		t.Fatalf("%+v %+v", got, got.Workflow)
 	}
 }
@@ -433,7 +464,7 @@ func TestCollectPaginates(t *testing.T) {
 	o := opts()
 	o.PageSize = page
 	r := Collect(context.Background(), "c", cs, dyn, o)
-	if !r.Complete || len(r.Problems) != 0 || !r.Workflows {
+	if !r.Complete || len(r.Problems) != 0 || !r.Taps["wf"].Complete {
 		t.Fatalf("complete=%v problems=%q", r.Complete, r.Problems)
 	}
 	checkPaged(t, r, n)
@@ -509,32 +540,34 @@ func TestCollectCompleteness(t *testing.T) {
 		name          string
 		setup         func(cs *fake.Clientset, dyn *dynfake.FakeDynamicClient)
 		complete      bool
-		workflows     bool
+		tapProblem    string // the workflows tap's ("" complete)
 		problems      []string
 		problemPrefix string
 	}{
-		{"all fine", func(*fake.Clientset, *dynfake.FakeDynamicClient) {}, true, true, nil, ""},
+		{"all fine", func(*fake.Clientset, *dynfake.FakeDynamicClient) {}, true, "", nil, ""},
 		{"pv forbidden", func(cs *fake.Clientset, _ *dynfake.FakeDynamicClient) {
 			cs.PrependReactor("list", "persistentvolumes", errReactor(forbidden("persistentvolumes")))
-		}, false, true, []string{"list persistentvolumes: forbidden — the service account needs list on persistentvolumes (see deploy/base/rbac.yaml)"}, ""},
+		}, false, "", []string{"list persistentvolumes: forbidden — the service account needs list on persistentvolumes (see deploy/base/rbac.yaml)"}, ""},
 		{"pvc forbidden", func(cs *fake.Clientset, _ *dynfake.FakeDynamicClient) {
 			cs.PrependReactor("list", "persistentvolumeclaims", errReactor(forbidden("persistentvolumeclaims")))
-		}, false, true, []string{"list persistentvolumeclaims: forbidden — the service account needs list on persistentvolumeclaims (see deploy/base/rbac.yaml)"}, ""},
+		}, false, "", []string{"list persistentvolumeclaims: forbidden — the service account needs list on persistentvolumeclaims (see deploy/base/rbac.yaml)"}, ""},
 		{"pods unauthorized", func(cs *fake.Clientset, _ *dynfake.FakeDynamicClient) {
 			cs.PrependReactor("list", "pods", errReactor(apierrors.NewUnauthorized("token expired")))
-		}, false, true, []string{"list pods: unauthorized — the cluster rejected reclaim's credentials; refresh the kubeconfig credentials or the service account token"}, ""},
+		}, false, "", []string{"list pods: unauthorized — the cluster rejected reclaim's credentials; refresh the kubeconfig credentials or the service account token"}, ""},
 		{"workflows not served", func(_ *fake.Clientset, dyn *dynfake.FakeDynamicClient) {
 			dyn.PrependReactor("list", "workflows", errReactor(apierrors.NewNotFound(WorkflowGVR.GroupResource(), "")))
-		}, true, false, nil, ""},
+		}, true, "", nil, ""},
+		// A failed tap is the tap's problem, not the cluster's: it holds what
+		// relies on it (the engine's TapKey), not the cluster's disks.
 		{"workflows forbidden", func(_ *fake.Clientset, dyn *dynfake.FakeDynamicClient) {
 			dyn.PrependReactor("list", "workflows", errReactor(forbidden("workflows")))
-		}, false, false, []string{"list workflows.argoproj.io: forbidden — the service account needs list on workflows.argoproj.io (see deploy/base/rbac.yaml)"}, ""},
+		}, true, "list workflows.argoproj.io: forbidden — the service account needs list on workflows.argoproj.io (see deploy/base/rbac.yaml)", nil, ""},
 		{"workflows server error", func(_ *fake.Clientset, dyn *dynfake.FakeDynamicClient) {
 			dyn.PrependReactor("list", "workflows", errReactor(apierrors.NewServiceUnavailable("conversion webhook down")))
-		}, false, false, []string{"list workflows.argoproj.io: ServiceUnavailable (HTTP 503): conversion webhook down"}, ""},
+		}, true, "list workflows.argoproj.io: ServiceUnavailable (HTTP 503): conversion webhook down", nil, ""},
 		{"first page expired", func(cs *fake.Clientset, _ *dynfake.FakeDynamicClient) {
 			cs.PrependReactor("list", "pods", errReactor(apierrors.NewResourceExpired("too old resource version")))
-		}, false, true, []string{"list pods: continue token expired (410) and the full re-list failed: continue token expired (410): too old resource version"}, ""},
+		}, false, "", []string{"list pods: continue token expired (410) and the full re-list failed: continue token expired (410): too old resource version"}, ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -542,8 +575,8 @@ func TestCollectCompleteness(t *testing.T) {
 			dyn := newDyn()
 			tc.setup(cs, dyn)
 			r := Collect(context.Background(), "c", cs, dyn, opts())
-			if r.Complete != tc.complete || r.Workflows != tc.workflows {
-				t.Fatalf("complete=%v workflows=%v, want %v %v; problems %q", r.Complete, r.Workflows, tc.complete, tc.workflows, r.Problems)
+			if wf := r.Taps["wf"]; r.Complete != tc.complete || wf.Complete != (tc.tapProblem == "") || wf.Problem != tc.tapProblem {
+				t.Fatalf("complete=%v workflows=%+v, want %v %q; problems %q", r.Complete, wf, tc.complete, tc.tapProblem, r.Problems)
 			}
 			if tc.problemPrefix != "" {
 				if len(r.Problems) != 1 || !strings.HasPrefix(r.Problems[0], tc.problemPrefix) {
@@ -589,15 +622,33 @@ func TestCollectCallerCanceled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	r := Collect(ctx, "c", fake.NewSimpleClientset(), newDyn(), opts())
-	if r.Complete || len(r.Problems) != 4 || !strings.HasPrefix(r.Problems[0], "list persistentvolumes: canceled by the caller") {
+	if r.Complete || len(r.Problems) != 3 || !strings.HasPrefix(r.Problems[0], "list persistentvolumes: canceled by the caller") ||
+		!strings.Contains(r.Taps["wf"].Problem, "canceled by the caller") {
 		t.Fatalf("complete=%v problems=%q", r.Complete, r.Problems)
 	}
 }
 
+// Without a dynamic client the taps cannot read: each is incomplete (and
+// holds what relies on it), even an optional one; the cluster is not.
 func TestCollectNilDynamic(t *testing.T) {
 	r := Collect(context.Background(), "c", fake.NewSimpleClientset(), nil, opts())
-	if r.Complete || len(r.Problems) != 1 || !strings.Contains(r.Problems[0], "workflows.argoproj.io") {
-		t.Fatalf("complete=%v problems=%q", r.Complete, r.Problems)
+	if wf := r.Taps["wf"]; !r.Complete || wf.Complete || !strings.Contains(wf.Problem, "workflows.argoproj.io") {
+		t.Fatalf("complete=%v problems=%q tap %+v", r.Complete, r.Problems, wf)
+	}
+}
+
+// Only an optional tap reads "not served" as none: for any other, a
+// resource the cluster does not serve is a failed pass.
+func TestCollectTapNotServed(t *testing.T) {
+	for _, optional := range []bool{true, false} {
+		dyn := newDyn()
+		dyn.PrependReactor("list", "workflows", errReactor(apierrors.NewNotFound(WorkflowGVR.GroupResource(), "")))
+		o := opts()
+		o.Taps[0].Optional = optional
+		wf := Collect(context.Background(), "c", fake.NewSimpleClientset(), dyn, o).Taps["wf"]
+		if wf.Complete != optional || (wf.Problem == "") != optional {
+			t.Fatalf("optional=%v: %+v", optional, wf)
+		}
 	}
 }
 

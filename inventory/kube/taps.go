@@ -26,9 +26,27 @@ type Tap struct {
 	Name string
 	// Resource is what it lists, in every namespace.
 	Resource schema.GroupVersionResource
+	// Optional: a cluster may not serve the resource (its CRD is not
+	// installed); such a cluster has none, and the pass is complete and
+	// empty. Otherwise "not served" is a failed pass.
+	Optional bool
 	// New makes an empty sink for one cluster's pass. A pass that starts
 	// over (an expired continue token) gets a new one.
 	New func(cluster string) TapSink
+	// Link, if set, applies what the pass read to the cluster's collected
+	// references once they are all there (complete or not: Link sees the
+	// pass's completeness, and the engine holds what relies on the tap
+	// when it is incomplete).
+	Link func(out *inventory.ClusterRefs, read inventory.Tapped)
+}
+
+// linkTaps runs each tap's Link on what its pass read.
+func linkTaps(out *inventory.ClusterRefs, taps []Tap) {
+	for _, t := range taps {
+		if t.Link != nil {
+			t.Link(out, out.Taps[t.Name])
+		}
+	}
 }
 
 // TapSink takes one pass's objects.
@@ -118,6 +136,12 @@ func pass(l lister, cluster string, dyn dynamic.Interface, taps []Tap, idx []int
 		return nil
 	})
 	for j, i := range idx {
+		t := &taps[i]
+		if err != nil && t.Optional && notServed(err) {
+			// Not installed in this cluster: it has none of them.
+			res[i] = inventory.Tapped{Complete: true, Data: t.New(cluster).Result()}
+			continue
+		}
 		res[i] = inventory.Tapped{Complete: err == nil, Items: n, Version: version, Data: sinks[j].Result()}
 		if err != nil {
 			res[i].Problem = l.problem(name, err)

@@ -237,6 +237,8 @@ func (p *Plan) addTaps(c inventory.ClusterRefs, add func(Source)) {
 		s := Source{Kind: SourceTap + " " + name, Name: c.Name, Complete: t.Complete, Items: t.Items, Unit: name}
 		if !t.Complete {
 			s.Problems = []string{t.Problem}
+		}
+		if !t.Complete && c.Complete { // an incomplete cluster says so once
 			p.Blocked = append(p.Blocked, fmt.Sprintf("%s of cluster %s could not be read (%s): nothing that relies on it is deleted this run", name, c.Name, t.Problem))
 		}
 		add(s)

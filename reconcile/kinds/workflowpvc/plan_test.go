@@ -40,7 +40,14 @@ func orphanDisk(name string) inventory.Disk {
 	}
 }
 
+// snap is a snapshot of the disks and the clusters; a cluster whose
+// workflows tap is not set was read by it, completely.
 func snap(disks []inventory.Disk, clusters ...inventory.ClusterRefs) *inventory.Snapshot {
+	for i := range clusters {
+		if _, ok := clusters[i].Taps[TapName]; !ok && clusters[i].Complete {
+			clusters[i].Taps = map[string]inventory.Tapped{TapName: {Complete: true}}
+		}
+	}
 	return &inventory.Snapshot{TakenAt: t0, Disks: []inventory.DiskListing{{Project: "p1", Disks: disks, Complete: true}}, Clusters: clusters}
 }
 

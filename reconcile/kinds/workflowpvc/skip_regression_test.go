@@ -24,7 +24,8 @@ func TestChangedPVCIsSkippedNotFailed(t *testing.T) {
 	t0 := time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
 	failed := &inventory.WorkflowRef{Namespace: "argo", Name: "wf-1", Phase: "Failed", Finished: t0.Add(-48 * time.Hour)}
 	snap := inventory.Snapshot{Clusters: []inventory.ClusterRefs{{Name: "a", Complete: true, PVCs: []inventory.PVCRef{
-		{Namespace: "argo", Name: "wf-1-workdir", CapacityGB: 10, Workflow: failed, UID: "planned"}}}}}
+		{Namespace: "argo", Name: "wf-1-workdir", CapacityGB: 10, Workflow: failed, UID: "planned"}},
+		Taps: map[string]inventory.Tapped{workflowpvc.TapName: {Complete: true}}}}}
 	pol := workflowpvc.Policy{Grace: 6 * time.Hour, MaxDeletes: 10, MaxDeletePercent: 1, BreakerCandidates: 10, Delete: true, ProtectLabel: "reclaim-protect"}
 	plan := func(k engine.Kind) *engine.Plan {
 		first := engine.Build(&snap, []engine.Kind{k}, engine.NewState(), t0.Add(-7*time.Hour))

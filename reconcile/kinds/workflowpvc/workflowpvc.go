@@ -109,7 +109,7 @@ func (k *Kind) Propose(snap *inventory.Snapshot, _ time.Time) engine.Proposals {
 	complete := map[string]bool{}
 	for _, c := range snap.Clusters {
 		complete[c.Name] = c.Complete
-		sources := []string{engine.SourceKey("cluster", c.Name)}
+		sources := sourcesOf(c.Name)
 		for _, pvc := range c.PVCs {
 			id := ID(c.Name, pvc.Namespace, pvc.Name)
 			// A Terminating PVC was deleted; Kubernetes finishes the job.
