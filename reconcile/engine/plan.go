@@ -417,3 +417,15 @@ func Table(s Section, n int, b Block, fill func(b *Block)) Section {
 	s.Blocks = []Block{b}
 	return s
 }
+
+// Add lists a decision in the table: its action, then cols. A kept one is
+// marked with its class (Classes), so the report lists a few of each class
+// and counts the rest.
+func (b *Block) Add(d *Decision, cols ...string) {
+	b.Rows = append(b.Rows, append([]string{strings.ToUpper(string(d.Action))}, cols...))
+	class := ""
+	if d.Action == Keep {
+		class = d.Class
+	}
+	b.Classes = append(b.Classes, class)
+}

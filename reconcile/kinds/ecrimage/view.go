@@ -225,10 +225,7 @@ func decisionSection(p *engine.Plan) engine.Section {
 			repos = append(repos, det.Repository)
 			more[det.Repository] = map[engine.Action]int{}
 		}
-		class := ""
-		if d.Action == engine.Keep {
-			class = d.Class
-		} else {
+		if d.Action != engine.Keep {
 			key := det.Repository + "\x00" + string(d.Action)
 			if shown[key] >= maxChanges {
 				more[det.Repository][d.Action]++
@@ -236,9 +233,7 @@ func decisionSection(p *engine.Plan) engine.Section {
 			}
 			shown[key]++
 		}
-		b.Rows = append(b.Rows, []string{strings.ToUpper(string(d.Action)), ShortDigest(det.Digest), orDefault(strings.Join(det.Tags, ","), "<untagged>"),
-			d.Frees.String(), d.Why()})
-		b.Classes = append(b.Classes, class)
+		b.Add(d, ShortDigest(det.Digest), orDefault(strings.Join(det.Tags, ","), "<untagged>"), d.Frees.String(), d.Why())
 	}
 	if len(repos) == 0 {
 		return engine.Section{}

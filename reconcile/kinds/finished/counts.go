@@ -141,17 +141,13 @@ func DecisionSection(p *engine.Plan, kind, title string) engine.Section {
 		if d.Kind != kind {
 			continue
 		}
-		class := ""
-		if d.Action == engine.Keep {
-			class = d.Class
-		} else if shown[d.Action] >= MaxRows {
+		if d.Action != engine.Keep && shown[d.Action] >= MaxRows {
 			more[d.Action]++
 			continue
 		}
 		shown[d.Action]++
 		det := DetailOf(d)
-		b.Rows = append(b.Rows, []string{strings.ToUpper(string(d.Action)), det.Cluster + "/" + det.Namespace + "/" + d.Name, det.Status, d.Why()})
-		b.Classes = append(b.Classes, class)
+		b.Add(d, det.Cluster+"/"+det.Namespace+"/"+d.Name, det.Status, d.Why())
 	}
 	if len(b.Rows) == 0 {
 		return engine.Section{}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"golang.org/x/time/rate"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -232,4 +233,46 @@ func IPv4s(ips []string) int {
 		}
 	}
 	return n
+}
+
+// Base is what the Job and Pod kinds share beside Propose and View: their
+// names (Name, Owns, ID), their limits, and the one Kubernetes delete path
+// (Recheck, Delete). A kind embeds the *Base that NewBase makes.
+type Base[T metav1.Object] struct {
+	Names
+	section, one string
+	batch        int
+	policy       *Policy
+	del          *Deleter[T]
+}
+
+// NewBase makes a kind's Base: its config section and what one object is
+// called ("jobs", "Job"), its batch size, its retention policy (the kind's
+// own, by pointer: one policy, not a copy), and its deleter over api, paced,
+// protected and annotated as the policy says.
+func NewBase[T metav1.Object](n Names, section, one string, batch int, p *Policy, client func(cluster string) (kubernetes.Interface, error), api API[T]) *Base[T] {
+	return &Base[T]{Names: n, section: section, one: one, batch: batch, policy: p,
+		del: &Deleter[T]{Client: client, PerSecond: p.DeletesPerSecond, ProtectLabel: p.ProtectLabel, Annotation: p.Annotation, API: api}}
+}
+
+// Limits are the kind's, from its section.
+func (b *Base[T]) Limits() engine.Limits { return b.policy.Limits(b.section, b.one, b.batch) }
+
+// Recheck re-reads each object right before it is deleted.
+func (b *Base[T]) Recheck(ctx context.Context, batch []*engine.Decision) ([]engine.Verdict, error) {
+	return b.del.Recheck(ctx, batch)
+}
+
+// Delete deletes each object with a UID precondition (and the API's
+// propagation).
+func (b *Base[T]) Delete(ctx context.Context, batch []*engine.Decision) ([]engine.Deleted, error) {
+	return b.del.Delete(ctx, batch)
+}
+
+// Latest is the later of a and b.
+func Latest(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }

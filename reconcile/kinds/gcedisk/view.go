@@ -240,12 +240,7 @@ func DecisionSection(p *engine.Plan) engine.Section {
 		if det.Owner != "" && d.Action != engine.Keep {
 			extra = " [" + det.Owner + "]"
 		}
-		b.Rows = append(b.Rows, []string{strings.ToUpper(string(d.Action)), d.ID, d.Frees.String() + " " + det.Type, d.Why() + extra})
-		class := ""
-		if d.Action == engine.Keep {
-			class = d.Class
-		}
-		b.Classes = append(b.Classes, class)
+		b.Add(d, d.ID, d.Frees.String()+" "+det.Type, d.Why()+extra)
 	}
 	if len(b.Rows) == 0 {
 		return engine.Section{}

@@ -45,26 +45,27 @@ type Policy struct {
 	TTLGrace           time.Duration
 }
 
-// Kind plans and deletes finished Jobs.
+// Kind plans and deletes finished Jobs: deleting one with
+// propagationPolicy Background takes its pods with it.
 type Kind struct {
-	finished.Names
+	*finished.Base[*batchv1.Job]
 	Policy Policy
-	del    *finished.Deleter[*batchv1.Job]
 }
 
 // New makes the kind; client returns a cluster's client (nil: plan only).
 func New(p Policy, client func(cluster string) (kubernetes.Interface, error)) *Kind {
 	bg := metav1.DeletePropagationBackground
-	return &Kind{Names: names, Policy: p, del: &finished.Deleter[*batchv1.Job]{Client: client, PerSecond: p.DeletesPerSecond, ProtectLabel: p.ProtectLabel, Annotation: p.Annotation,
-		API: finished.API[*batchv1.Job]{Resource: "job", Propagation: &bg,
-			Get: func(ctx context.Context, cs kubernetes.Interface, ns, name string) (*batchv1.Job, error) {
-				return cs.BatchV1().Jobs(ns).Get(ctx, name, metav1.GetOptions{})
-			},
-			Delete: func(ctx context.Context, cs kubernetes.Interface, ns, name string, o metav1.DeleteOptions) error {
-				return cs.BatchV1().Jobs(ns).Delete(ctx, name, o)
-			},
-			Still: stillFinished,
-		}}}
+	k := &Kind{Policy: p}
+	k.Base = finished.NewBase(names, Key, "Job", BatchSize, &k.Policy.Policy, client, finished.API[*batchv1.Job]{Resource: "job", Propagation: &bg,
+		Get: func(ctx context.Context, cs kubernetes.Interface, ns, name string) (*batchv1.Job, error) {
+			return cs.BatchV1().Jobs(ns).Get(ctx, name, metav1.GetOptions{})
+		},
+		Delete: func(ctx context.Context, cs kubernetes.Interface, ns, name string, o metav1.DeleteOptions) error {
+			return cs.BatchV1().Jobs(ns).Delete(ctx, name, o)
+		},
+		Still: stillFinished,
+	})
+	return k
 }
 
 // Key is the kind's config section.
@@ -105,19 +106,15 @@ func stillFinished(j *batchv1.Job) string {
 	return "no longer finished"
 }
 
-const resource = "jobs"
-
-var names = finished.Names{Kind: Name, Resource: resource}
+var names = finished.Names{Kind: Name, Resource: "jobs"}
 
 // ID names a Job across the fleet.
 func ID(cluster, namespace, name string) string { return names.ID(cluster, namespace, name) }
 
-func (k *Kind) Limits() engine.Limits { return k.Policy.Limits("jobs", "Job", BatchSize) }
-
 // Propose gives every finished Job in scope a proposal: a candidate once it
 // is past its retention and nothing else keeps it. Running Jobs get none.
 func (k *Kind) Propose(snap *inventory.Snapshot, now time.Time) engine.Proposals {
-	return finished.Propose(snap, finished.Lister[inventory.Job]{Resource: resource, Noun: "Jobs", Policy: k.Policy.Fingerprint(),
+	return finished.Propose(snap, finished.Lister[inventory.Job]{Resource: names.Resource, Noun: "Jobs", Policy: k.Policy.Fingerprint(),
 		Items:    func(c *inventory.ClusterRefs) []inventory.Job { return c.Jobs },
 		Version:  func(c *inventory.ClusterRefs) string { return c.JobsVersion },
 		Listings: k.cronListings,
@@ -140,7 +137,7 @@ func (k *Kind) Propose(snap *inventory.Snapshot, now time.Time) engine.Proposals
 					// pushed it out finished, under the CronJob's limits
 					// (in the listing's name: a change starts anew).
 					listing += " " + h.key[j.UID]
-					p.CandidateFrom = latest(p.CandidateFrom, h.pushed[j.UID])
+					p.CandidateFrom = finished.Latest(p.CandidateFrom, h.pushed[j.UID])
 				}
 				p.Witnesses = []engine.Witness{finished.Witness(listing, j.Version)}
 				return p
@@ -301,13 +298,6 @@ func (k *Kind) history(c *inventory.ClusterRefs) history {
 	return h
 }
 
-func latest(a, b time.Time) time.Time {
-	if a.After(b) {
-		return a
-	}
-	return b
-}
-
 // ipsByJob counts the subnet (IPv4) addresses each Job's pods hold.
 func ipsByJob(c *inventory.ClusterRefs) map[string]int {
 	out := map[string]int{}
@@ -318,17 +308,6 @@ func ipsByJob(c *inventory.ClusterRefs) map[string]int {
 		}
 	}
 	return out
-}
-
-// Recheck re-reads each Job right before it is deleted.
-func (k *Kind) Recheck(ctx context.Context, batch []*engine.Decision) ([]engine.Verdict, error) {
-	return k.del.Recheck(ctx, batch)
-}
-
-// Delete deletes each Job with propagationPolicy Background (its pods go
-// too) and a UID precondition.
-func (k *Kind) Delete(ctx context.Context, batch []*engine.Decision) ([]engine.Deleted, error) {
-	return k.del.Delete(ctx, batch)
 }
 
 func fmtTime(t time.Time) string { return t.UTC().Format(time.RFC3339) }

@@ -45,28 +45,28 @@ type Policy struct {
 
 // Kind plans and deletes finished Pods.
 type Kind struct {
-	finished.Names
+	*finished.Base[*corev1.Pod]
 	Policy Policy
-	del    *finished.Deleter[*corev1.Pod]
 }
 
 // New makes the kind; client returns a cluster's client (nil: plan only).
 func New(p Policy, client func(cluster string) (kubernetes.Interface, error)) *Kind {
-	return &Kind{Names: names, Policy: p, del: &finished.Deleter[*corev1.Pod]{Client: client, PerSecond: p.DeletesPerSecond, ProtectLabel: p.ProtectLabel, Annotation: p.Annotation,
-		API: finished.API[*corev1.Pod]{Resource: "pod",
-			Get: func(ctx context.Context, cs kubernetes.Interface, ns, name string) (*corev1.Pod, error) {
-				return cs.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
-			},
-			Delete: func(ctx context.Context, cs kubernetes.Interface, ns, name string, o metav1.DeleteOptions) error {
-				return cs.CoreV1().Pods(ns).Delete(ctx, name, o)
-			},
-			Still: func(p *corev1.Pod) string {
-				if p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed {
-					return "no longer finished (phase " + string(p.Status.Phase) + ")"
-				}
-				return ""
-			},
-		}}}
+	k := &Kind{Policy: p}
+	k.Base = finished.NewBase(names, Key, "Pod", BatchSize, &k.Policy.Policy, client, finished.API[*corev1.Pod]{Resource: "pod",
+		Get: func(ctx context.Context, cs kubernetes.Interface, ns, name string) (*corev1.Pod, error) {
+			return cs.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
+		},
+		Delete: func(ctx context.Context, cs kubernetes.Interface, ns, name string, o metav1.DeleteOptions) error {
+			return cs.CoreV1().Pods(ns).Delete(ctx, name, o)
+		},
+		Still: func(p *corev1.Pod) string {
+			if p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed {
+				return "no longer finished (phase " + string(p.Status.Phase) + ")"
+			}
+			return ""
+		},
+	})
+	return k
 }
 
 // Key is the kind's config section.
@@ -100,19 +100,15 @@ func FromConfig(cfg *config.Config, client func(cluster string) (kubernetes.Inte
 	return New(Policy{Policy: finished.PolicyFrom(s, cfg.Kubernetes.ProtectLabel), OwnerKinds: s.OwnerKinds}, client)
 }
 
-const resource = "pods"
-
-var names = finished.Names{Kind: Name, Resource: resource}
+var names = finished.Names{Kind: Name, Resource: "pods"}
 
 // ID names a Pod across the fleet.
 func ID(cluster, namespace, name string) string { return names.ID(cluster, namespace, name) }
 
-func (k *Kind) Limits() engine.Limits { return k.Policy.Limits("pods", "Pod", BatchSize) }
-
 // Propose gives every finished Pod in scope a proposal: a candidate once no
 // controller acts on it and it is past its retention.
 func (k *Kind) Propose(snap *inventory.Snapshot, now time.Time) engine.Proposals {
-	return finished.Propose(snap, finished.Lister[inventory.Pod]{Resource: resource, Noun: "Pods", Policy: k.Policy.Fingerprint(),
+	return finished.Propose(snap, finished.Lister[inventory.Pod]{Resource: names.Resource, Noun: "Pods", Policy: k.Policy.Fingerprint(),
 		Items:   func(c *inventory.ClusterRefs) []inventory.Pod { return c.Pods },
 		Version: func(c *inventory.ClusterRefs) string { return c.PodsVersion },
 		Key:     func(p *inventory.Pod) (string, string, string) { return p.Namespace, p.Name, p.UID },
@@ -200,7 +196,7 @@ func (k *Kind) propose(c *finished.Cluster, pod *inventory.Pod, jobs map[string]
 	}
 	p.Candidate, p.Identity, p.Sources, p.Created = true, pod.UID, c.Sources, pod.Created
 	if terminal {
-		p.Witnesses, p.CandidateFrom = witnesses, latest(from, v.Until)
+		p.Witnesses, p.CandidateFrom = witnesses, finished.Latest(from, v.Until)
 	}
 	p.Class, p.Reason = ClassPast, fmt.Sprintf("%s pod, %s; %s", pod.Phase, owner, v.Reason)
 	if pod.Finished.IsZero() {
@@ -210,21 +206,4 @@ func (k *Kind) propose(c *finished.Cluster, pod *inventory.Pod, jobs map[string]
 		p.Reason += fmt.Sprintf("; holds %d subnet address(es)", n)
 	}
 	return p
-}
-
-// Recheck re-reads each Pod right before it is deleted.
-func (k *Kind) Recheck(ctx context.Context, batch []*engine.Decision) ([]engine.Verdict, error) {
-	return k.del.Recheck(ctx, batch)
-}
-
-// Delete deletes each Pod with a UID precondition.
-func (k *Kind) Delete(ctx context.Context, batch []*engine.Decision) ([]engine.Deleted, error) {
-	return k.del.Delete(ctx, batch)
-}
-
-func latest(a, b time.Time) time.Time {
-	if a.After(b) {
-		return a
-	}
-	return b
 }

@@ -416,12 +416,7 @@ func DecisionSection(p *engine.Plan) engine.Section {
 			continue
 		}
 		det := DetailOf(d)
-		b.Rows = append(b.Rows, []string{strings.ToUpper(string(d.Action)), det.Account + "/" + det.Region + "/" + d.Name, det.Subnet, d.Why()})
-		class := ""
-		if d.Action == engine.Keep {
-			class = d.Class
-		}
-		b.Classes = append(b.Classes, class)
+		b.Add(d, det.Account+"/"+det.Region+"/"+d.Name, det.Subnet, d.Why())
 	}
 	if len(b.Rows) == 0 {
 		return engine.Section{}

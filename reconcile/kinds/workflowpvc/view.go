@@ -3,7 +3,6 @@ package workflowpvc
 import (
 	"fmt"
 	"sort"
-	"strings"
 
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/reconcile/engine"
@@ -103,13 +102,7 @@ func DecisionSection(p *engine.Plan) engine.Section {
 			continue
 		}
 		det := detailOf(d)
-		b.Rows = append(b.Rows, []string{strings.ToUpper(string(d.Action)), det.Cluster + "/" + det.Location + "/" + d.Name,
-			d.Frees.String() + " ", d.Why()})
-		class := ""
-		if d.Action == engine.Keep {
-			class = d.Class
-		}
-		b.Classes = append(b.Classes, class)
+		b.Add(d, det.Cluster+"/"+det.Location+"/"+d.Name, d.Frees.String()+" ", d.Why())
 		if d.Action == engine.Report {
 			reports++
 		}
