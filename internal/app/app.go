@@ -389,10 +389,11 @@ func (r *Runner) Announce(ctx context.Context, t time.Time, as ...Announced) err
 // Targets lists the clusters of the config for the collector.
 func Targets(cfg *config.Config) []kube.Target {
 	out := make([]kube.Target, 0, len(cfg.Clusters))
+	reads := Reads(cfg)
 	for _, c := range cfg.Clusters {
 		out = append(out, kube.Target{Name: c.Name, Kubeconfig: c.Kubeconfig, Context: c.Context, InCluster: c.InCluster,
-			Projects: c.GCEProjects, Accounts: c.AWSAccounts, Images: ecrimage.SectionOf(cfg) != nil, Timeout: c.Timeout.Std(), QPS: c.QPS, Burst: c.Burst, PageSize: c.PageSize,
-			Subnets: c.AWSSubnets, Workloads: netiface.SectionOf(cfg) != nil || k8sjob.SectionOf(cfg) != nil || k8spod.SectionOf(cfg) != nil})
+			Projects: c.GCEProjects, Accounts: c.AWSAccounts, Images: reads[inventory.ReadImages], Timeout: c.Timeout.Std(), QPS: c.QPS, Burst: c.Burst, PageSize: c.PageSize,
+			Subnets: c.AWSSubnets, Workloads: reads[inventory.ReadWorkloads]})
 	}
 	return out
 }

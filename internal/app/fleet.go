@@ -13,10 +13,6 @@ import (
 	config "reclaim.dev/reclaim/configs"
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/inventory/kube"
-	"reclaim.dev/reclaim/reconcile/kinds/ecrimage"
-	"reclaim.dev/reclaim/reconcile/kinds/k8sjob"
-	"reclaim.dev/reclaim/reconcile/kinds/k8spod"
-	"reclaim.dev/reclaim/reconcile/kinds/netiface"
 )
 
 // Discoverer lists the clusters of one discovery scope (a GKE project, an
@@ -73,6 +69,7 @@ func assembleFleet(cfg *config.Config, ds []Discoverer, listings []inventory.Fle
 			Rule: fmt.Sprintf("clusters[%d]", i)})
 	}
 	var plan fleetPlan
+	reads := Reads(cfg)
 	for li, l := range listings {
 		for _, c := range l.Clusters {
 			i, ok := index[c.Name]
@@ -101,7 +98,7 @@ func assembleFleet(cfg *config.Config, ds []Discoverer, listings []inventory.Fle
 				if li < len(ds) && ds[li].Token != nil {
 					ts = ds[li].Token(c)
 				}
-				plan.read = append(plan.read, discoveredTarget(cfg, name, c, ts, networks))
+				plan.read = append(plan.read, discoveredTarget(cfg, reads, name, c, ts, networks))
 			}
 			f.Members = append(f.Members, m)
 		}
@@ -121,9 +118,9 @@ func assembleFleet(cfg *config.Config, ds []Discoverer, listings []inventory.Fle
 // GKE cluster's volumes reference its own project's disks; an EKS cluster
 // may pull from any account, and its pods and nodes use subnets of its VPC:
 // its own subnets and every listed subnet in that VPC.
-func discoveredTarget(cfg *config.Config, name string, c inventory.FleetCluster, ts oauth2.TokenSource, networks []inventory.NetworkListing) kube.Target {
+func discoveredTarget(cfg *config.Config, reads map[string]bool, name string, c inventory.FleetCluster, ts oauth2.TokenSource, networks []inventory.NetworkListing) kube.Target {
 	t := kube.Target{Name: name, Discovered: true, Endpoint: c.Endpoint, CAData: c.CAData, Token: ts,
-		Images: ecrimage.SectionOf(cfg) != nil, Workloads: netiface.SectionOf(cfg) != nil || k8sjob.SectionOf(cfg) != nil || k8spod.SectionOf(cfg) != nil,
+		Images: reads[inventory.ReadImages], Workloads: reads[inventory.ReadWorkloads],
 		Timeout: cfg.Fleet.Timeout.Std(), QPS: cfg.Fleet.QPS, Burst: cfg.Fleet.Burst, PageSize: cfg.Fleet.PageSize}
 	switch c.Platform {
 	case inventory.GKE:

@@ -80,3 +80,28 @@ fleet:
 		t.Fatalf("read %+v (tokens %d), want batch alone with a token", fp.read, tokens)
 	}
 }
+
+// The collector's shared reads follow the kinds the config turns on (their
+// Registration.Reads), for configured and discovered clusters alike.
+func TestReadsFollowTheKinds(t *testing.T) {
+	for _, tc := range []struct {
+		name, extra       string
+		images, workloads bool
+	}{
+		{"disks only", "", false, false},
+		{"jobs", "jobs: {}\n", false, true},
+		{"ecr", "ecr:\n  registries:\n    - account: \"123456789012\"\n      region: us-east-1\n", true, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg, err := config.Parse([]byte("clusters:\n  - name: a\n    context: a\n"+tc.extra), "t.yaml")
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := Targets(cfg)[0]
+			d := discoveredTarget(cfg, Reads(cfg), "b", inventory.FleetCluster{Name: "b", Platform: inventory.GKE, Project: "p"}, nil, nil)
+			if got.Images != tc.images || got.Workloads != tc.workloads || d.Images != tc.images || d.Workloads != tc.workloads {
+				t.Fatalf("configured images %v workloads %v, discovered %v %v; want %v %v", got.Images, got.Workloads, d.Images, d.Workloads, tc.images, tc.workloads)
+			}
+		})
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	config "reclaim.dev/reclaim/configs"
+	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/inventory/kube"
 	"reclaim.dev/reclaim/reconcile/engine"
 	"reclaim.dev/reclaim/reconcile/kinds/ecrimage"
@@ -26,10 +27,14 @@ var Registered = []Registration{
 	{Name: gcedisk.Name, Gauges: gcedisk.Gauges, New: func(cfg *config.Config, c *Clients) engine.Kind { return nilKind(gcedisk.FromConfig(cfg, c.Disks)) }},
 	{Name: workflowpvc.Name, New: func(cfg *config.Config, c *Clients) engine.Kind { return workflowpvc.FromConfig(cfg, c.Kube) },
 		Taps: func(*config.Config) []kube.Tap { return []kube.Tap{workflowpvc.Tap} }},
-	{Name: ecrimage.Name, Gauges: ecrimage.Gauges, New: func(cfg *config.Config, c *Clients) engine.Kind { return nilKind(ecrimage.FromConfig(cfg, c.Images)) }},
-	{Name: netiface.Name, Gauges: netiface.Gauges, New: func(cfg *config.Config, c *Clients) engine.Kind { return nilKind(netiface.FromConfig(cfg, c.Networks)) }},
-	{Name: k8sjob.Name, Gauges: k8sjob.Gauges, New: func(cfg *config.Config, c *Clients) engine.Kind { return nilKind(k8sjob.FromConfig(cfg, c.Kube)) }},
-	{Name: k8spod.Name, Gauges: k8spod.Gauges, New: func(cfg *config.Config, c *Clients) engine.Kind { return nilKind(k8spod.FromConfig(cfg, c.Kube)) }},
+	{Name: ecrimage.Name, Gauges: ecrimage.Gauges, New: func(cfg *config.Config, c *Clients) engine.Kind { return nilKind(ecrimage.FromConfig(cfg, c.Images)) },
+		Reads: []string{inventory.ReadImages}},
+	{Name: netiface.Name, Gauges: netiface.Gauges, New: func(cfg *config.Config, c *Clients) engine.Kind { return nilKind(netiface.FromConfig(cfg, c.Networks)) },
+		Reads: []string{inventory.ReadWorkloads}},
+	{Name: k8sjob.Name, Gauges: k8sjob.Gauges, New: func(cfg *config.Config, c *Clients) engine.Kind { return nilKind(k8sjob.FromConfig(cfg, c.Kube)) },
+		Reads: []string{inventory.ReadWorkloads}},
+	{Name: k8spod.Name, Gauges: k8spod.Gauges, New: func(cfg *config.Config, c *Clients) engine.Kind { return nilKind(k8spod.FromConfig(cfg, c.Kube)) },
+		Reads: []string{inventory.ReadWorkloads}},
 }
 
 // Registration is one kind.
@@ -40,6 +45,10 @@ type Registration struct {
 	// Taps, if set, are the kind's own reads of each cluster (nil when its
 	// section is absent): the collector makes one paginated pass per tap.
 	Taps func(cfg *config.Config) []kube.Tap
+	// Reads are the collector's shared reads the kind relies on when the
+	// config turns it on (inventory.ReadImages, ReadWorkloads): evidence
+	// several kinds use, read once through typed clients.
+	Reads []string
 }
 
 // Register adds a kind to Registered (a kind outside this list, like a
@@ -57,6 +66,20 @@ func Taps(cfg *config.Config) []kube.Tap {
 	for _, r := range Registered {
 		if r.Taps != nil {
 			out = append(out, r.Taps(cfg)...)
+		}
+	}
+	return out
+}
+
+// Reads says which of the collector's shared reads the kinds the config
+// turns on rely on.
+func Reads(cfg *config.Config) map[string]bool {
+	out := map[string]bool{}
+	for _, r := range Registered {
+		if len(r.Reads) > 0 && r.New(cfg, &Clients{}) != nil {
+			for _, x := range r.Reads {
+				out[x] = true
+			}
 		}
 	}
 	return out
