@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"sort"
 	"strings"
 	"sync"
 	"syscall"
@@ -79,46 +78,21 @@ type Options struct {
 	Taps []Tap
 }
 
-type pvInfo struct {
-	name      string
-	disk      inventory.DiskKey
-	gce       bool // references a GCE disk (disk is valid)
-	problem   string
-	phase     string
-	claimNS   string
-	claim     string
-	protected bool
-	capGB     int64
-}
-
-type pvcInfo struct {
-	ns, name, uid string
-	volume        string
-	capGB         int64
-	created       time.Time
-	terminating   bool
-	protected     bool
-	wfName        string // owning Workflow, if any
-	wfUID         string // from the owner reference; "" when found by label
-}
-
-type podInfo struct {
-	ns, name, phase string
-	claims          []string // PVC names in the pod's namespace
-	inlinePDs       []string // spec.volumes[].gcePersistentDisk.pdName
-}
-
-func nsKey(ns, name string) string { return ns + "/" + name }
-
-// Collect lists one cluster's PersistentVolumes, PersistentVolumeClaims and
-// Pods (each in one paginated pass) and returns every GCE disk reference with
-// what uses it, and every PVC an Argo Workflow owns. opt.Taps are the kinds'
-// own reads (the Workflows themselves are the k8s-pvc kind's). With opt.Images it also lists the workload
-// kinds that hold pod templates (one paginated pass each) and returns every
-// distinct ECR image reference, from those and from the same pass over pods.
-// With opt.Workloads it also lists Jobs, CronJobs and Nodes (sharing the
-// image passes over Jobs and CronJobs) and returns them with every pod of the
-// same pass over pods. It never fails: whatever could not be listed makes the result incomplete
+// Collect reads one cluster, each resource in one paginated pass, all passes
+// at once:
+//   - the volumes: PersistentVolumes, PersistentVolumeClaims and Pods, into
+//     every GCE disk reference with what uses it, and every PVC an Argo
+//     Workflow owns (volumeCollector);
+//   - with opt.Images, the workload kinds that hold pod templates, into every
+//     distinct ECR image reference, from those and the same pod pass
+//     (imageCollector);
+//   - with opt.Workloads, Jobs, CronJobs and Nodes (sharing the image passes
+//     over Jobs and CronJobs), returned with every pod of the same pod pass
+//     (workloadCollector);
+//   - opt.Taps, the kinds' own reads, each with its own completeness (the
+//     Argo Workflows are the k8s-pvc kind's).
+//
+// It never fails: whatever could not be listed makes the result incomplete
 // and is described in Problems.
 func Collect(ctx context.Context, name string, cs kubernetes.Interface, dyn dynamic.Interface, opt Options) inventory.ClusterRefs {
 	start := time.Now()
@@ -137,20 +111,10 @@ func Collect(ctx context.Context, name string, cs kubernetes.Interface, dyn dyna
 	}
 	l := lister{ctx: cctx, parent: ctx, timeout: opt.Timeout, pageSize: opt.PageSize}
 
-	var (
-		pvs  = map[string]*pvInfo{}
-		pvcs = map[string]*pvcInfo{}
-		pods = map[string]*podInfo{}
-		// protectedPVs holds every PV (GCE or not) carrying the protect label.
-		protectedPVs = map[string]bool{}
-
-		pvErr, pvcErr, podErr error
-		wg                    sync.WaitGroup
-	)
+	var wg sync.WaitGroup
 	protected := func(labels map[string]string) bool {
 		return opt.ProtectLabel != "" && labels[opt.ProtectLabel] == "true"
 	}
-
 	var images *imageCollector
 	if opt.Images {
 		images = newImageCollector(name, cs)
@@ -167,233 +131,20 @@ func Collect(ctx context.Context, name string, cs kubernetes.Interface, dyn dyna
 	}
 	tapped := runTaps(l, name, dyn, opt.Taps, &wg)
 
-	wg.Add(3)
-	go func() {
-		defer wg.Done()
-		pvErr = l.each(resPVs, func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-			return cs.CoreV1().PersistentVolumes().List(ctx, o)
-		}, func(obj runtime.Object) error {
-			pv, ok := obj.(*corev1.PersistentVolume)
-			if !ok {
-				return fmt.Errorf("unexpected %T in PersistentVolume list", obj)
-			}
-			if protected(pv.Labels) {
-				protectedPVs[pv.Name] = true
-			}
-			key, isGCE, err := PVDisk(pv)
-			if !isGCE {
-				delete(pvs, pv.Name) // a re-list may see a changed object
-				return nil
-			}
-			info := &pvInfo{
-				name:      pv.Name,
-				phase:     string(pv.Status.Phase),
-				protected: protected(pv.Labels),
-				capGB:     gib(storage(pv.Spec.Capacity)),
-			}
-			if err != nil {
-				info.problem = fmt.Sprintf("pv %s: %v; reclaim cannot tell which disk it references", pv.Name, err)
-				// Fail closed: keep every disk the handle could name, in any
-				// project and zone, by its last path segment.
-				if name := malformedHandleName(pv); name != "" {
-					info.gce, info.disk = true, inventory.DiskKey{Project: inventory.Unspecified, Zone: inventory.Unspecified, Name: name}
-				}
-			} else {
-				info.gce, info.disk = true, key
-			}
-			if cr := pv.Spec.ClaimRef; cr != nil {
-				info.claimNS, info.claim = cr.Namespace, cr.Name
-			}
-			pvs[pv.Name] = info
-			return nil
-		})
-	}()
-	go func() {
-		defer wg.Done()
-		pvcErr = l.each(resPVCs, func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-			return cs.CoreV1().PersistentVolumeClaims(metav1.NamespaceAll).List(ctx, o)
-		}, func(obj runtime.Object) error {
-			pvc, ok := obj.(*corev1.PersistentVolumeClaim)
-			if !ok {
-				return fmt.Errorf("unexpected %T in PersistentVolumeClaim list", obj)
-			}
-			q := storage(pvc.Status.Capacity)
-			if q == nil {
-				q = storage(pvc.Spec.Resources.Requests)
-			}
-			info := &pvcInfo{
-				ns: pvc.Namespace, name: pvc.Name, uid: string(pvc.UID),
-				volume:      pvc.Spec.VolumeName,
-				capGB:       gib(q),
-				created:     pvc.CreationTimestamp.Time,
-				terminating: pvc.DeletionTimestamp != nil,
-				protected:   protected(pvc.Labels),
-			}
-			info.wfName, info.wfUID = owningWorkflow(pvc.ObjectMeta)
-			pvcs[nsKey(pvc.Namespace, pvc.Name)] = info
-			return nil
-		})
-	}()
-	go func() {
-		defer wg.Done()
-		var list pager.ListPageFunc = func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-			return cs.CoreV1().Pods(metav1.NamespaceAll).List(ctx, o)
-		}
-		if images != nil {
-			list = images.pods.wrap(list)
-		}
-		if workloads != nil {
-			list = workloads.wrapPods(list)
-		}
-		podErr = l.each(resPods, list, func(obj runtime.Object) error {
-			pod, ok := obj.(*corev1.Pod)
-			if !ok {
-				return fmt.Errorf("unexpected %T in Pod list", obj)
-			}
-			if images != nil {
-				images.pods.addPod(pod)
-			}
-			if workloads != nil {
-				workloads.addPod(pod)
-			}
-			info := &podInfo{ns: pod.Namespace, name: pod.Name, phase: string(pod.Status.Phase)}
-			for _, v := range pod.Spec.Volumes {
-				switch {
-				case v.PersistentVolumeClaim != nil && v.PersistentVolumeClaim.ClaimName != "":
-					info.claims = append(info.claims, v.PersistentVolumeClaim.ClaimName)
-				case v.Ephemeral != nil:
-					// Generic ephemeral volume: the PVC is named <pod>-<volume>.
-					info.claims = append(info.claims, pod.Name+"-"+v.Name)
-				case v.GCEPersistentDisk != nil && v.GCEPersistentDisk.PDName != "":
-					info.inlinePDs = append(info.inlinePDs, v.GCEPersistentDisk.PDName)
-				}
-			}
-			k := nsKey(pod.Namespace, pod.Name)
-			if len(info.claims) == 0 && len(info.inlinePDs) == 0 {
-				delete(pods, k)
-				return nil
-			}
-			pods[k] = info
-			return nil
-		})
-	}()
+	volumes := newVolumeCollector(protected)
+	volumes.start(l, &wg, cs, images, workloads)
 	wg.Wait()
 	tapped(&out) // each tap says its own completeness
 
-	complete := true
-	for _, r := range []struct {
-		res string
-		err error
-	}{{resPVs, pvErr}, {resPVCs, pvcErr}, {resPods, podErr}} {
-		if r.err != nil {
-			complete = false
-			out.Problems = append(out.Problems, l.problem(r.res, r.err))
-		}
-	}
-	if images != nil && !images.finish(&out, l, podErr) {
+	complete := volumes.finish(&out, l)
+	if images != nil && !images.finish(&out, l, volumes.podErr) {
 		complete = false
 	}
-	if workloads != nil && !workloads.finish(&out, l, podErr, images) {
+	if workloads != nil && !workloads.finish(&out, l, volumes.podErr, images) {
 		complete = false
 	}
 	out.Complete = complete
-
-	// Link everything.
-	claimPods := map[string][]inventory.PodRef{} // ns/claim -> pods
-	for _, p := range pods {
-		ref := inventory.PodRef{Namespace: p.ns, Name: p.name, Phase: p.phase}
-		seen := map[string]bool{}
-		for _, c := range p.claims {
-			k := nsKey(p.ns, c)
-			if !seen[k] {
-				seen[k] = true
-				claimPods[k] = append(claimPods[k], ref)
-			}
-		}
-		for _, pd := range p.inlinePDs {
-			out.PVs = append(out.PVs, inventory.PVRef{
-				Cluster: name,
-				Disk:    inventory.DiskKey{Project: inventory.Unspecified, Zone: inventory.Unspecified, Name: pd},
-				Pods:    []inventory.PodRef{ref},
-			})
-		}
-	}
-	for _, ps := range claimPods {
-		sortPods(ps)
-	}
-	workflowOf := func(c *pvcInfo) *inventory.WorkflowRef {
-		if c == nil || c.wfName == "" {
-			return nil
-		}
-		return &inventory.WorkflowRef{Namespace: c.ns, Name: c.wfName, UID: c.wfUID}
-	}
-	copyPods := func(p []inventory.PodRef) []inventory.PodRef {
-		if len(p) == 0 {
-			return nil
-		}
-		return append([]inventory.PodRef(nil), p...)
-	}
-
-	var badPVs []string
-	for _, pv := range pvs {
-		if pv.problem != "" {
-			badPVs = append(badPVs, pv.problem)
-		}
-		if !pv.gce {
-			continue
-		}
-		ref := inventory.PVRef{
-			Cluster: name, Disk: pv.disk, PV: pv.name, Phase: pv.phase,
-			ClaimNamespace: pv.claimNS, Claim: pv.claim,
-			Protected: pv.protected, CapacityGB: pv.capGB,
-		}
-		if pv.claim != "" {
-			k := nsKey(pv.claimNS, pv.claim)
-			ref.Pods = copyPods(claimPods[k])
-			if c := pvcs[k]; c != nil {
-				ref.Protected = ref.Protected || c.protected
-				ref.Workflow = workflowOf(c)
-			}
-		}
-		out.PVs = append(out.PVs, ref)
-	}
-	sort.Strings(badPVs)
-	out.Problems = append(out.Problems, badPVs...)
-	sort.SliceStable(out.PVs, func(i, j int) bool {
-		a, b := out.PVs[i], out.PVs[j]
-		if a.PV != b.PV {
-			return a.PV < b.PV
-		}
-		if a.Disk.Name != b.Disk.Name {
-			return a.Disk.Name < b.Disk.Name
-		}
-		if len(a.Pods) == 0 || len(b.Pods) == 0 {
-			return len(a.Pods) < len(b.Pods)
-		}
-		return nsKey(a.Pods[0].Namespace, a.Pods[0].Name) < nsKey(b.Pods[0].Namespace, b.Pods[0].Name)
-	})
-
-	for k, c := range pvcs {
-		if c.wfName == "" {
-			continue
-		}
-		ref := inventory.PVCRef{
-			Cluster: name, Namespace: c.ns, Name: c.name, UID: c.uid,
-			Volume: c.volume, CapacityGB: c.capGB, Created: c.created, Terminating: c.terminating,
-			Protected: c.protected || (c.volume != "" && protectedPVs[c.volume]),
-			Pods:      copyPods(claimPods[k]),
-			Workflow:  workflowOf(c),
-		}
-		if pv := pvs[c.volume]; c.volume != "" && pv != nil && pv.gce {
-			d := pv.disk
-			ref.Disk = &d
-		}
-		out.PVCs = append(out.PVCs, ref)
-	}
-	sort.Slice(out.PVCs, func(i, j int) bool {
-		return nsKey(out.PVCs[i].Namespace, out.PVCs[i].Name) < nsKey(out.PVCs[j].Namespace, out.PVCs[j].Name)
-	})
-
+	volumes.link(&out, name)
 	linkTaps(&out, opt.Taps)
 	out.Duration = time.Since(start)
 	return out
