@@ -41,11 +41,23 @@ type CollectOptions struct {
 	// which subnets a discovered cluster's VPC holds).
 	Discover      func(ctx context.Context) []FleetListing
 	FleetClusters func(ctx context.Context, listings []FleetListing, networks []NetworkListing) (*Fleet, []ClusterRefs)
-	Now           func() time.Time
+	// Clouds are the kinds' own cloud reads, with the other clouds.
+	Clouds []CloudRead
+	Now    func() time.Time
 }
 
-// Collect lists the clouds first (GCE, ECR and EC2 side by side) and the clusters
-// second, so the cluster view is the fresher one: a disk or image created
+// CloudRead is a kind's own read of a cloud (app.Registration.Cloud): it
+// runs with the other clouds, before the clusters, and what it returns is
+// Snapshot.Clouds[Name]. Like every listing it never fails as a whole: what
+// it returns says what it could not read, and the kind's proposals report
+// that as sources the engine checks.
+type CloudRead struct {
+	Name string
+	List func(ctx context.Context) any
+}
+
+// Collect lists the clouds first (GCE, ECR, EC2 and the kinds' own cloud
+// reads side by side) and the clusters second, so the cluster view is the fresher one: a disk or image created
 // after its cloud listing is not seen at all, while a PV or pod created after
 // the cloud listing is still seen.
 func Collect(ctx context.Context, o CollectOptions) Snapshot {
@@ -77,6 +89,14 @@ func Collect(ctx context.Context, o CollectOptions) Snapshot {
 			s.Networks = o.Networks(ctx)
 		}()
 	}
+	clouds := make([]any, len(o.Clouds))
+	for i, c := range o.Clouds {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			clouds[i] = c.List(ctx)
+		}()
+	}
 	var listings []FleetListing
 	if o.Discover != nil {
 		wg.Add(1)
@@ -86,6 +106,12 @@ func Collect(ctx context.Context, o CollectOptions) Snapshot {
 		}()
 	}
 	wg.Wait()
+	for i, c := range o.Clouds {
+		if s.Clouds == nil {
+			s.Clouds = make(map[string]any, len(o.Clouds))
+		}
+		s.Clouds[c.Name] = clouds[i]
+	}
 	if o.ImageSources != nil {
 		wg.Add(1)
 		go func() {

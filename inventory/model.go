@@ -329,6 +329,9 @@ type Snapshot struct {
 	// Fleet is every cluster known (configured, discovered, declared) and
 	// what reclaim did with it; nil when the run did not assemble one.
 	Fleet *Fleet
+	// Clouds are what the kinds' own cloud reads returned, by name
+	// (CollectOptions.Clouds).
+	Clouds map[string]any
 }
 
 // ErrNotFound is the delete contract every provider keeps: Get and Delete

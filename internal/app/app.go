@@ -53,11 +53,14 @@ type Deps struct {
 	Discovery []Discoverer
 	// Kube returns a cluster's client for deletes; nil uses the clients the
 	// collector built from the config.
-	Kube  func(cluster string) (kubernetes.Interface, error)
-	Store engine.Store
-	Audit *audit.Log
-	Log   *zap.Logger
-	Now   func() time.Time
+	Kube func(cluster string) (kubernetes.Interface, error)
+	// Clouds are kinds' own clouds by kind name (a harness's fakes); a
+	// kind's that is not here is built by its Registration.Cloud.
+	Clouds map[string]*Cloud
+	Store  engine.Store
+	Audit  *audit.Log
+	Log    *zap.Logger
+	Now    func() time.Time
 }
 
 // Clients are what kinds delete through, built once per Runner.
@@ -66,6 +69,8 @@ type Clients struct {
 	Images   ecr.Provider
 	Networks NetworkProvider
 	Kube     func(cluster string) (kubernetes.Interface, error)
+	// Clouds are the kinds' own clients (Cloud.Client), by kind name.
+	Clouds map[string]any
 }
 
 // NetworkProvider lists and deletes what the ec2 section covers; the EC2
@@ -156,6 +161,10 @@ func New(ctx context.Context, cfg *config.Config, d Deps) (*Runner, error) {
 		}
 		d.ImageSources = src
 	}
+	if err := buildClouds(ctx, cfg, &d, &r.closers); err != nil {
+		r.Close()
+		return nil, err
+	}
 	if d.Discovery == nil && d.Clusters == nil && cfg.Fleet.Discover {
 		ds, err := Discoverers(ctx, cfg, d.Log)
 		if err != nil {
@@ -197,7 +206,10 @@ func New(ctx context.Context, cfg *config.Config, d Deps) (*Runner, error) {
 		d.Audit = a
 	}
 	r.d = d
-	c := &Clients{Disks: d.Disks, Images: d.Images, Networks: d.Networks, Kube: d.Kube}
+	c := &Clients{Disks: d.Disks, Images: d.Images, Networks: d.Networks, Kube: d.Kube, Clouds: map[string]any{}}
+	for name, cl := range d.Clouds {
+		c.Clouds[name] = cl.Client
+	}
 	for _, reg := range Registered {
 		if k := reg.New(cfg, c); k != nil {
 			r.kinds = append(r.kinds, k)
@@ -258,6 +270,7 @@ func (r *Runner) Once(ctx context.Context, opt Options) (*report.Report, error) 
 	if netiface.SectionOf(cfg) != nil {
 		co.Networks = d.Networks.List
 	}
+	co.Clouds = r.cloudReads()
 	co.FleetClusters = r.fleetClusters
 	if cfg.Fleet.Discover {
 		co.Discover = func(ctx context.Context) []inventory.FleetListing { return discover(ctx, d.Discovery) }

@@ -1,10 +1,13 @@
 package app
 
 import (
+	"context"
 	"fmt"
 	"path"
 	"slices"
 	"strings"
+
+	"go.uber.org/zap"
 
 	config "reclaim.dev/reclaim/configs"
 	"reclaim.dev/reclaim/inventory"
@@ -49,6 +52,10 @@ type Registration struct {
 	// config turns it on (inventory.ReadImages, ReadWorkloads): evidence
 	// several kinds use, read once through typed clients.
 	Reads []string
+	// Cloud, if set, builds the kind's own cloud from its section (nil, nil
+	// when the section is absent): its client, handed to New, and its read,
+	// run with the other clouds into Snapshot.Clouds[Name].
+	Cloud func(ctx context.Context, cfg *config.Config, log *zap.Logger) (*Cloud, error)
 }
 
 // Register adds a kind to Registered (a kind outside this list, like a

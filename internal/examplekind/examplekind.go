@@ -185,17 +185,10 @@ func (k *Kind) Propose(snap *inventory.Snapshot, now time.Time) engine.Proposals
 		}
 	}
 	out.InScope = len(out.Items)
-	out.Presence = func(id string) engine.Presence {
-		if listed[id] {
-			return engine.Present
-		}
-		for c, ok := range complete {
-			if ok && strings.HasPrefix(id, Name+"/"+c+"/") {
-				return engine.Gone
-			}
-		}
-		return engine.Unknown
-	}
+	out.Presence = engine.Listed(func(id string) (string, bool) {
+		scope, _, ok := strings.Cut(strings.TrimPrefix(id, Name+"/"), "/")
+		return scope, ok
+	}, complete, listed)
 	return out
 }
 

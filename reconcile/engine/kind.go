@@ -188,6 +188,22 @@ const (
 	Gone
 )
 
+// Listed answers Presence from what a kind's listings showed: an id whose
+// scope (its cluster, account and region, ...) was not listed completely is
+// Unknown, since a failed listing proves nothing; one the listing showed is
+// Present; any other is Gone.
+func Listed(scope func(id string) (string, bool), complete, present map[string]bool) func(id string) Presence {
+	return func(id string) Presence {
+		if s, ok := scope(id); !ok || !complete[s] {
+			return Unknown
+		}
+		if present[id] {
+			return Present
+		}
+		return Gone
+	}
+}
+
 // Pricer is a kind whose resources cost money while they exist: the
 // engine asks it for each decision's monthly cost (Frees.Cost), so that
 // reports price the waste and what the plan saves.

@@ -442,3 +442,18 @@ func TestHumanDuration(t *testing.T) {
 		}
 	}
 }
+
+// A failed listing proves nothing: only a complete one says gone.
+func TestListedPresence(t *testing.T) {
+	scope := func(id string) (string, bool) { s, _, ok := strings.Cut(id, "/"); return s, ok }
+	p := engine.Listed(scope, map[string]bool{"a": true, "b": false}, map[string]bool{"a/x": true, "b/x": true})
+	for id, want := range map[string]engine.Presence{
+		"a/x": engine.Present, "a/y": engine.Gone, // a was listed completely
+		"b/x": engine.Unknown, "b/y": engine.Unknown, // b's listing failed
+		"c/x": engine.Unknown, "bad": engine.Unknown, // not listed, or no scope
+	} {
+		if got := p(id); got != want {
+			t.Errorf("%s: %v, want %v", id, got, want)
+		}
+	}
+}

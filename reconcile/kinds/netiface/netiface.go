@@ -214,16 +214,10 @@ func (k *Kind) Propose(snap *inventory.Snapshot, now time.Time) engine.Proposals
 			out.Items = append(out.Items, pr)
 		}
 	}
-	out.Presence = func(id string) engine.Presence {
+	out.Presence = engine.Listed(func(id string) (string, bool) {
 		acct, region, _, ok := parseID(id)
-		if !ok || !listed[acct+"/"+region] {
-			return engine.Unknown
-		}
-		if present[id] {
-			return engine.Present
-		}
-		return engine.Gone
-	}
+		return acct + "/" + region, ok
+	}, listed, present)
 	return out
 }
 

@@ -120,16 +120,10 @@ func (k *Kind) Propose(snap *inventory.Snapshot, _ time.Time) engine.Proposals {
 		out.InScope += len(c.PVCs)
 	}
 	out.Identity = func(id string) string { return uids[id] }
-	out.Presence = func(id string) engine.Presence {
+	out.Presence = engine.Listed(func(id string) (string, bool) {
 		cluster, _, _, ok := parseID(id)
-		if !ok || !complete[cluster] {
-			return engine.Unknown
-		}
-		if present[id] {
-			return engine.Present
-		}
-		return engine.Gone
-	}
+		return cluster, ok
+	}, complete, present)
 	return out
 }
 

@@ -1,0 +1,264 @@
+// Package examplecloud is a whole cloud kind in one package, as the README's
+// "Adding a kind" describes: it deletes object-storage buckets labelled
+// temporary once they are older than a maximum age. It is not part of
+// reclaim (no binary links it); internal/app's TestACloudKindIsOnePackage
+// registers it the way a real kind is registered, over an in-memory cloud,
+// so the steps the README gives for a cloud kind stay true.
+//
+// What the package holds, and nothing outside it does: its config section,
+// the API it reads and deletes through (a provider's client implements it),
+// its read of that cloud (run by the collector with the other clouds into
+// Snapshot.Clouds), its proposals with the listings' completeness as
+// sources (the engine enforces every safety rule on them), and its re-read
+// and delete.
+package examplecloud
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	config "reclaim.dev/reclaim/configs"
+	"reclaim.dev/reclaim/inventory"
+	"reclaim.dev/reclaim/reconcile/engine"
+)
+
+// Name is the kind; Key its config section; SourceKind names its listings
+// among the plan's sources.
+const (
+	Name       = "example-bucket"
+	Key        = "exampleBuckets"
+	SourceKind = "example-cloud"
+)
+
+// Section is the kind's config section.
+type Section struct {
+	// Accounts are the cloud accounts whose buckets it looks at.
+	Accounts []string `json:"accounts"`
+	// Label marks a bucket as temporary (value "true"); ProtectLabel
+	// (value "true") keeps one whatever else holds.
+	Label        string          `json:"label"`
+	ProtectLabel string          `json:"protectLabel"`
+	MaxAge       config.Duration `json:"maxAge"`
+	Grace        config.Duration `json:"grace"`
+	Caps         config.Caps     `json:"caps"`
+}
+
+func init() {
+	config.Register(config.SectionSpec[Section]{
+		Key: Key,
+		Doc: "deletes buckets labelled temporary once older than maxAge",
+		Defaults: func(s *Section, set func(string) bool) {
+			config.Fill(set, "label", &s.Label, "reclaim.dev/temporary")
+			config.Fill(set, "protectLabel", &s.ProtectLabel, "reclaim.dev/protect")
+			config.Fill(set, "maxAge", &s.MaxAge, config.Duration(24*time.Hour))
+			config.Fill(set, "grace", &s.Grace, config.Duration(time.Hour))
+			config.Fill(set, "caps.maxDeletesPerRun", &s.Caps.MaxDeletesPerRun, 10)
+			config.Fill(set, "caps.maxDeletePercent", &s.Caps.MaxDeletePercent, config.Percent(0.5))
+			config.Fill(set, "caps.breakerCandidates", &s.Caps.BreakerCandidates, 100)
+		},
+		Validate: func(s *Section, report *config.Report) {
+			if len(s.Accounts) == 0 {
+				report.Add("accounts", "is empty — list the accounts whose buckets to look at")
+			}
+			if s.Label == "" {
+				report.Add("label", "is empty — name the label that marks a bucket temporary")
+			}
+			if s.MaxAge.Std() < time.Minute {
+				report.Add("maxAge", "%s is too short — use at least 1m", s.MaxAge)
+			}
+			config.CheckCaps(report, "caps", s.Caps.MaxDeletesPerRun, s.Caps.BreakerCandidates)
+		},
+	})
+}
+
+// SectionOf is the file's section, nil when it has none (the kind is off).
+func SectionOf(cfg *config.Config) *Section { return config.SectionOf[Section](cfg, Key) }
+
+// Bucket is one bucket as the cloud lists it.
+type Bucket struct {
+	Name, ID string // ID changes when a bucket is recreated under its name
+	Created  time.Time
+	Labels   map[string]string
+}
+
+// ErrChanged is what DeleteBucket returns when the bucket is no longer the
+// one named by id (its precondition failed).
+var ErrChanged = errors.New("bucket changed")
+
+// API is the cloud the kind reads and deletes through; a provider's client
+// implements it (with its paging, retries and rate limits).
+type API interface {
+	// Buckets lists an account's buckets, every page; with an error, what
+	// the pages before it showed.
+	Buckets(ctx context.Context, account string) ([]Bucket, error)
+	// Bucket re-reads one; an error wrapping inventory.ErrNotFound when gone.
+	Bucket(ctx context.Context, account, name string) (Bucket, error)
+	// DeleteBucket deletes the bucket only while its id is id (else
+	// ErrChanged); an error wrapping inventory.ErrNotFound when gone.
+	DeleteBucket(ctx context.Context, account, name, id string) error
+}
+
+// Listing is one account's buckets; incomplete when the list failed.
+type Listing struct {
+	Account  string
+	Complete bool
+	Problem  string
+	Buckets  []Bucket
+}
+
+// Read is the kind's read of its cloud (the collector's CloudRead): every
+// account, never failing as a whole.
+func Read(api API, accounts []string) func(ctx context.Context) any {
+	return func(ctx context.Context) any {
+		out := make([]Listing, len(accounts))
+		for i, a := range accounts {
+			bs, err := api.Buckets(ctx, a)
+			out[i] = Listing{Account: a, Complete: err == nil, Buckets: bs}
+			if err != nil {
+				out[i].Problem = fmt.Sprintf("list buckets of %s: %v", a, err)
+			}
+		}
+		return out
+	}
+}
+
+// Kind plans and deletes temporary buckets.
+type Kind struct {
+	s   Section
+	api API
+}
+
+// FromConfig makes the kind; nil when the section is absent.
+func FromConfig(cfg *config.Config, api API) *Kind {
+	s := SectionOf(cfg)
+	if s == nil {
+		return nil
+	}
+	return &Kind{s: *s, api: api}
+}
+
+// Detail is what a bucket decision says beyond the envelope.
+type Detail struct {
+	Account  string `json:"account"`
+	BucketID string `json:"bucketId"`
+}
+
+func (k *Kind) Name() string { return Name }
+
+func (k *Kind) Owns(id string) bool { return strings.HasPrefix(id, Name+"/") }
+
+func (k *Kind) Limits() engine.Limits {
+	c := k.s.Caps
+	return engine.Limits{Grace: k.s.Grace.Std(), MaxDeletes: c.MaxDeletesPerRun, MaxDeletePercent: float64(c.MaxDeletePercent),
+		BreakerCandidates: c.BreakerCandidates, BatchSize: 10, Section: Key, Noun: "buckets",
+		OptOut: fmt.Sprintf("set the label %s=true on the bucket", k.s.ProtectLabel)}
+}
+
+func id(account, name string) string { return Name + "/" + account + "/" + name }
+
+// Propose proposes every temporary bucket the read listed: a candidate once
+// older than maxAge. Each account's listing is a source; a proposal names
+// its account's, so the engine holds it when that listing is incomplete.
+func (k *Kind) Propose(snap *inventory.Snapshot, now time.Time) engine.Proposals {
+	var out engine.Proposals
+	ls, _ := snap.Clouds[Name].([]Listing)
+	listed := map[string]bool{}
+	complete := map[string]bool{}
+	for _, l := range ls {
+		src := engine.Source{Kind: SourceKind, Name: l.Account, Complete: l.Complete, Items: len(l.Buckets), Unit: "buckets"}
+		if !l.Complete {
+			src.Problems = []string{l.Problem}
+		}
+		out.Sources = append(out.Sources, src)
+		complete[l.Account] = l.Complete
+		for _, b := range l.Buckets {
+			if b.Labels[k.s.Label] != "true" {
+				continue
+			}
+			p := engine.Proposal{Decision: engine.Decision{ID: id(l.Account, b.Name), Name: b.Name, Detail: &Detail{Account: l.Account, BucketID: b.ID}},
+				Identity: b.ID, Created: b.Created, Sources: []string{src.Key()}}
+			listed[p.ID] = true
+			switch {
+			case b.Labels[k.s.ProtectLabel] == "true":
+				p = p.Protect("", "protected by the label "+k.s.ProtectLabel)
+			case now.Sub(b.Created) >= k.s.MaxAge.Std():
+				p.Candidate, p.Class, p.Reason = true, "expired", fmt.Sprintf("temporary and older than %s", k.s.MaxAge)
+			default:
+				p.Action, p.Class, p.Reason = engine.Keep, "young", fmt.Sprintf("temporary, younger than %s", k.s.MaxAge)
+			}
+			out.Items = append(out.Items, p)
+		}
+	}
+	out.InScope = len(out.Items)
+	out.Presence = engine.Listed(func(id string) (string, bool) {
+		scope, _, ok := strings.Cut(strings.TrimPrefix(id, Name+"/"), "/")
+		return scope, ok
+	}, complete, listed)
+	return out
+}
+
+// View lists the decisions.
+func (k *Kind) View(p *engine.Plan, _ *inventory.Snapshot) engine.View {
+	b := engine.Block{Indent: 2}
+	for i := range p.Decisions {
+		if d := &p.Decisions[i]; d.Kind == Name {
+			b.Add(d, d.ID, d.Why())
+		}
+	}
+	if len(b.Rows) == 0 {
+		return engine.View{}
+	}
+	return engine.View{Sections: []engine.Section{{Title: "TEMPORARY BUCKETS", Place: engine.Details, Blocks: []engine.Block{b}}}}
+}
+
+func detailOf(d *engine.Decision) *Detail {
+	det, _ := d.Detail.(*Detail)
+	if det == nil {
+		return &Detail{}
+	}
+	return det
+}
+
+// Recheck re-reads each bucket: gone, recreated (another id), no longer
+// temporary or protected since the plan is a skip.
+func (k *Kind) Recheck(ctx context.Context, batch []*engine.Decision) ([]engine.Verdict, error) {
+	out := make([]engine.Verdict, len(batch))
+	for i, d := range batch {
+		det := detailOf(d)
+		b, err := k.api.Bucket(ctx, det.Account, d.Name)
+		switch {
+		case errors.Is(err, inventory.ErrNotFound):
+			out[i] = engine.Verdict{Result: engine.GoneNow}
+		case err != nil:
+			return nil, fmt.Errorf("re-read bucket %s/%s: %w", det.Account, d.Name, err)
+		case b.ID != det.BucketID:
+			out[i] = engine.Verdict{Result: engine.Skip, Reason: "recreated since the plan"}
+		case b.Labels[k.s.Label] != "true" || b.Labels[k.s.ProtectLabel] == "true":
+			out[i] = engine.Verdict{Result: engine.Skip, Reason: "no longer temporary, or protected since the plan"}
+		}
+	}
+	return out, nil
+}
+
+// Delete deletes each bucket with its id as a precondition. A refused
+// precondition is a skip; no answer fails the batch (outcome unknown: the
+// next run settles it from its listing).
+func (k *Kind) Delete(ctx context.Context, batch []*engine.Decision) ([]engine.Deleted, error) {
+	out := make([]engine.Deleted, len(batch))
+	for i, d := range batch {
+		det := detailOf(d)
+		err := k.api.DeleteBucket(ctx, det.Account, d.Name, det.BucketID)
+		switch {
+		case err == nil, errors.Is(err, inventory.ErrNotFound):
+			out[i].Err = err
+		case errors.Is(err, ErrChanged):
+			out[i].Err = engine.Skipped("skipped: %v", err)
+		default:
+			return nil, fmt.Errorf("delete bucket %s/%s: %w", det.Account, d.Name, err)
+		}
+	}
+	return out, nil
+}
