@@ -3,9 +3,11 @@ package app
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	config "reclaim.dev/reclaim/configs"
 	"reclaim.dev/reclaim/inventory"
+	"reclaim.dev/reclaim/reconcile/engine"
 )
 
 // Cloud is a kind's own cloud: the client it lists and deletes through. A
@@ -48,25 +50,16 @@ func buildClouds(ctx context.Context, cfg *config.Config, d *Deps, closers *[]fu
 	return nil
 }
 
-// cloudReads are the clouds the runner's kinds read, in registration order.
+// cloudReads are the clouds of the kinds the runner plans, in
+// registration order.
 func (r *Runner) cloudReads() []inventory.CloudRead {
 	var out []inventory.CloudRead
 	for _, reg := range Registered {
 		c := r.d.Clouds[reg.Name]
-		if c == nil || c.List == nil || !r.runs(reg.Name) {
+		if c == nil || c.List == nil || !slices.ContainsFunc(r.kinds, func(k engine.Kind) bool { return k.Name() == reg.Name }) {
 			continue
 		}
 		out = append(out, inventory.CloudRead{Name: reg.Name, List: c.List})
 	}
 	return out
-}
-
-// runs says whether the runner plans the kind.
-func (r *Runner) runs(name string) bool {
-	for _, k := range r.kinds {
-		if k.Name() == name {
-			return true
-		}
-	}
-	return false
 }

@@ -51,7 +51,8 @@ func RegistryOptions(cfg *config.Config) []ecr.Options {
 // functions of every ecr.consumers entry, all at once. Nil when the ecr
 // section names none. Nothing is called until a pass reads them.
 func ImageSources(ctx context.Context, cfg *config.Config, log *zap.Logger) (func(ctx context.Context) []inventory.ImageSource, error) {
-	m := ecrimage.SectionOf(cfg).Manifests
+	e := ecrimage.SectionOf(cfg)
+	m := e.Manifests
 	var readers []func(ctx context.Context) inventory.ImageSource
 	for _, dir := range m.Dirs {
 		readers = append(readers, func(ctx context.Context) inventory.ImageSource {
@@ -59,7 +60,7 @@ func ImageSources(ctx context.Context, cfg *config.Config, log *zap.Logger) (fun
 		})
 	}
 	var errs []error
-	for i, cs := range ecrimage.SectionOf(cfg).Consumers {
+	for i, cs := range e.Consumers {
 		if cs.ECS {
 			c, err := ecs.New(ctx, ecs.Options{Service: consumer(cs, cs.ECSEndpoint, log)})
 			if err != nil {

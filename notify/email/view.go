@@ -126,8 +126,8 @@ func build(rep *report.Report, prev notify.Previous, opt Options) *view {
 			continue
 		}
 		saves := ""
-		if t.Saves > 0 {
-			saves = report.Money(t.Saves, p.Currency)
+		if t.Saves() > 0 {
+			saves = report.Money(t.Saves(), p.Currency)
 		}
 		v.Totals = append(v.Totals, total{Noun: notify.Noun(t.Kind, opt.Nouns), Delete: fmt.Sprint(t.Delete), Mark: fmt.Sprint(t.Mark), Frees: t.FreesText(), Saves: saves})
 	}

@@ -220,7 +220,7 @@ func (m *Metrics) observePlan(p *engine.Plan) {
 		for _, t := range report.Totals(p) {
 			if t.Waste > 0 {
 				waste = append(waste, sample{[]string{t.Kind, p.Currency}, t.Waste})
-				savings = append(savings, sample{[]string{t.Kind, p.Currency}, t.Saves})
+				savings = append(savings, sample{[]string{t.Kind, p.Currency}, t.Saves()})
 			}
 		}
 	}

@@ -211,8 +211,8 @@ func writeDue(b *strings.Builder, r *Report) {
 	for _, t := range ts {
 		if t.Delete > 0 {
 			saves := "-"
-			if t.Saves > 0 {
-				saves = Money(t.Saves, r.Plan.Currency)
+			if t.Saves() > 0 {
+				saves = Money(t.Saves(), r.Plan.Currency)
 			}
 			rows = append(rows, []string{t.Kind, fmt.Sprint(t.Delete), t.FreesText(), saves})
 		}
@@ -448,12 +448,14 @@ func sortedByCount(m map[string]int) []string {
 type KindTotal struct {
 	Kind string
 	Tally
-	// Freed sums what the due deletions free.
+	// Freed sums what the due deletions free, and what they cost a month
+	// (Saves).
 	Freed engine.Total
-	// Saves is what the due deletions cost a month (Waste: every candidate),
-	// in the plan's currency.
-	Saves float64
 }
+
+// Saves is what the due deletions cost a month (Waste: every candidate), in
+// the plan's currency.
+func (t KindTotal) Saves() float64 { return t.Freed.Cost }
 
 // Acted says whether the plan deletes or marks any of the kind: a kind
 // whose candidates are only reported counts in the waste alone.
@@ -475,7 +477,7 @@ func WasteLine(ts []KindTotal, currency string, nouns func(kind string) string) 
 			continue
 		}
 		waste += t.Waste
-		saves += t.Saves
+		saves += t.Saves()
 		parts = append(parts, fmt.Sprintf("%s %.2f", nouns(t.Kind), t.Waste))
 	}
 	if waste <= 0 {
@@ -496,7 +498,6 @@ func Totals(p *engine.Plan) []KindTotal {
 		func(t *KindTotal) *Tally { return &t.Tally },
 		func(t *KindTotal, d *engine.Decision) {
 			if d.Action == engine.Delete {
-				t.Saves += d.Frees.Cost
 				t.Freed.Add(d.Frees)
 			}
 		})

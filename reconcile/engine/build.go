@@ -540,12 +540,12 @@ func (r *rules) caps(due []int, lim Limits, inScope int) []int {
 		return r.p.Decisions[due[a]].OrphanSince.Before(*r.p.Decisions[due[b]].OrphanSince)
 	})
 	maxCount := perRunMax(lim.MaxDeletes, lim.MaxDeletePercent, inScope)
-	var n, freed int64
+	n, freed := 0, int64(0)
 	var out []int
 	for _, i := range due {
 		d := &r.p.Decisions[i]
 		switch {
-		case n >= int64(maxCount):
+		case n >= maxCount:
 			r.hold(d, fmt.Sprintf("per-run cap of %d %s reached (%s.maxDeletesPerRun %d, maxDeletePercent %.0f%% of %d); next run",
 				maxCount, lim.Noun, lim.Section, lim.MaxDeletes, lim.MaxDeletePercent*100, inScope))
 		case lim.MaxFrees.Unit != nil && freed+d.Frees.Of(lim.MaxFrees.Unit) > lim.MaxFrees.N:
