@@ -36,6 +36,9 @@ func ExpandHome(p string) (string, error) { return expandHome(p) }
 // by awsAccounts, an account none lists would make everything there look
 // unused.
 func AccountCoverage(c *Config, report *Report, path string, accounts []string) {
+	if c.Fleet.Discovers() && len(c.Fleet.EKS) > 0 {
+		return // a discovered cluster may pull from any account
+	}
 	covered := map[string]bool{}
 	for _, cl := range c.Clusters {
 		if len(cl.AWSAccounts) == 0 {
@@ -68,6 +71,12 @@ func ProjectCoverage(c *Config, report *Report, path string, projects []string) 
 		scanned[p] = true
 	}
 	covered := map[string]bool{}
+	if c.Fleet.Discovers() {
+		// A discovered GKE cluster references its own project's disks.
+		for _, p := range c.Fleet.GKE.Projects {
+			covered[p] = true
+		}
+	}
 	anyProject := false
 	for i, cl := range c.Clusters {
 		if len(cl.GCEProjects) == 0 {
@@ -87,7 +96,11 @@ func ProjectCoverage(c *Config, report *Report, path string, projects []string) 
 	if !anyProject {
 		for i, p := range projects {
 			if !covered[p] {
-				report.Add(index(path, i), "no cluster lists %q in gceProjects, so every disk there would look orphaned — add it to the gceProjects of the clusters that use it", p)
+				if c.Fleet.Discover {
+					report.Add(index(path, i), "no cluster lists %q in gceProjects and fleet discovery does not look there, so every disk there would look orphaned — add it to the gceProjects of the clusters that use it, or to fleet.gke.projects", p)
+				} else {
+					report.Add(index(path, i), "no cluster lists %q in gceProjects, so every disk there would look orphaned — add it to the gceProjects of the clusters that use it", p)
+				}
 			}
 		}
 	}

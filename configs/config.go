@@ -50,6 +50,16 @@ type Cluster struct {
 	// CloudName is the cluster's name in GKE or EKS when it differs from
 	// Name: cloud evidence (subnet tags, discovery) names it so.
 	CloudName string `json:"cloudName,omitempty"`
+	// Platform, Account (EKS), Project (GKE) and Location (an EKS region, a
+	// GKE zone or region) say where the cluster lives. Optional: a
+	// discovered cluster of the same cloud name is this one when their API
+	// servers (or CAs) agree, or, where those cannot be compared (inCluster,
+	// a kubeconfig that cannot be loaded), when these agree. A same-name
+	// cluster that cannot be told apart is a conflict, and holds.
+	Platform string `json:"platform,omitempty"`
+	Account  string `json:"account,omitempty"`
+	Project  string `json:"project,omitempty"`
+	Location string `json:"location,omitempty"`
 	// Kubeconfig is a kubeconfig path with ~ expanded. Empty, with InCluster
 	// false, means client-go's default loading rules ($KUBECONFIG, ~/.kube/config).
 	Kubeconfig string `json:"kubeconfig,omitempty"`

@@ -2,7 +2,9 @@ package config
 
 import (
 	"fmt"
+	"net/url"
 	"slices"
+	"time"
 
 	"reclaim.dev/reclaim/internal/glob"
 )
@@ -68,10 +70,70 @@ type EKSDiscovery struct {
 	STSEndpoint string `json:"stsEndpoint,omitempty"`
 }
 
-// OutOfScope is one cluster declared out of reclaim's view.
+// OutOfScope is one cluster declared out of reclaim's view, by identity: a
+// discovered cluster is covered only when its name and every identity field
+// the declaration sets agree, so a live cluster that merely shares the name
+// of a decommissioned one is not.
 type OutOfScope struct {
 	Name   string `json:"name"`
 	Reason string `json:"reason"`
+	// Platform, Account (EKS), Project (GKE) and Location (an EKS region,
+	// a GKE zone or region) say where it lives; Endpoint is its API
+	// server's URL (a rebuilt cluster gets a new one). A declaration with
+	// none of them matches by name only: a discovered cluster of that name
+	// then holds, as a conflict.
+	Platform string `json:"platform,omitempty"`
+	Account  string `json:"account,omitempty"`
+	Project  string `json:"project,omitempty"`
+	Location string `json:"location,omitempty"`
+	Endpoint string `json:"endpoint,omitempty"`
+	// Expires (a date, 2027-01-31) ends the declaration: from that day the
+	// cluster holds again as not read, and the report says the
+	// declaration expired.
+	Expires string `json:"expires,omitempty"`
+}
+
+// ExpiresAt is when the declaration ends; zero when it does not.
+func (o OutOfScope) ExpiresAt() time.Time {
+	t, _ := time.Parse(time.DateOnly, o.Expires)
+	return t
+}
+
+// ByIdentity says whether the declaration names more than a name.
+func (o OutOfScope) ByIdentity() bool {
+	return o.Platform != "" || o.Account != "" || o.Project != "" || o.Location != "" || o.Endpoint != ""
+}
+
+// validatePlace checks where a configured cluster or a declaration says a
+// cluster lives.
+func validatePlace(ps *problems, path, platform, account, project, location string) {
+	switch platform {
+	case "", "gke", "eks":
+	default:
+		ps.add(path+".platform", "%q is not a platform — use gke or eks", platform)
+	}
+	if account != "" {
+		if !awsAccount.MatchString(account) {
+			ps.add(path+".account", "%q is not an AWS account id — %s", account, accountHint)
+		}
+		if platform == "gke" {
+			ps.add(path+".account", "a GKE cluster lives in a project — set project, not account")
+		}
+	}
+	if project != "" {
+		if msg := validateProject(project); msg != "" {
+			ps.add(path+".project", "%s", msg)
+		}
+		if platform == "eks" {
+			ps.add(path+".project", "an EKS cluster lives in an account — set account, not project")
+		}
+	}
+	if account != "" && project != "" {
+		ps.add(path, "set either account (EKS) or project (GKE), not both")
+	}
+	if location != "" && !isDNSLabel(location) {
+		ps.add(path+".location", "%q is not a region or zone — e.g. us-east-1, us-central1 or us-central1-a", location)
+	}
 }
 
 const (
@@ -178,7 +240,7 @@ func (f *Fleet) validate(ps *problems, path string, present map[string]bool) {
 			}
 		}
 	}
-	names := map[string]int{}
+	names := map[OutOfScope]int{}
 	for i, o := range f.OutOfScope {
 		p := index(path+".outOfScope", i)
 		if o.Name == "" {
@@ -187,19 +249,40 @@ func (f *Fleet) validate(ps *problems, path string, present map[string]bool) {
 		if o.Reason == "" {
 			ps.add(p+".reason", "is required — every report repeats why this cluster's use may be ignored (e.g. \"decommissioned, ticket OPS-123\")")
 		}
-		if j, dup := names[o.Name]; dup && o.Name != "" {
+		validatePlace(ps, p, o.Platform, o.Account, o.Project, o.Location)
+		if o.Endpoint != "" {
+			if u, err := url.Parse(o.Endpoint); err != nil || u.Host == "" {
+				ps.add(p+".endpoint", "%q is not an API server URL — e.g. https://ABC123.gr7.us-east-1.eks.amazonaws.com", o.Endpoint)
+			}
+		}
+		if o.Expires != "" && o.ExpiresAt().IsZero() {
+			ps.add(p+".expires", "%q is not a date — write 2027-01-31", o.Expires)
+		}
+		k := OutOfScope{Name: o.Name, Platform: o.Platform, Account: o.Account, Project: o.Project, Location: o.Location, Endpoint: o.Endpoint}
+		if j, dup := names[k]; dup && o.Name != "" {
 			ps.add(p+".name", "%q is declared twice (%s and %s)", o.Name, index(path+".outOfScope", j), p)
 		}
-		names[o.Name] = i
+		names[k] = i
 	}
 	validateClusterLimits(ps, path, f.Timeout, f.QPS, f.Burst, f.PageSize, present)
 }
 
+// Discovers says whether discovery is on and has somewhere to look: then
+// the clouds, not the config, say which clusters exist.
+func (f *Fleet) Discovers() bool {
+	return f.Discover && (len(f.GKE.Projects) > 0 || len(f.EKS) > 0)
+}
+
 // crossValidateFleet checks the fleet against the clusters: a configured
-// cluster is read, so it cannot also be declared out of scope.
+// cluster is read, so it cannot also be declared out of scope (unless the
+// two say they live in different places).
 func (c *Config) crossValidateFleet(ps *problems) {
+	differ := func(a, b string) bool { return a != "" && b != "" && a != b }
 	for i, o := range c.Fleet.OutOfScope {
 		for j, cl := range c.Clusters {
+			if differ(o.Platform, cl.Platform) || differ(o.Account, cl.Account) || differ(o.Project, cl.Project) || differ(o.Location, cl.Location) {
+				continue
+			}
 			if o.Name != "" && (o.Name == cl.Name || o.Name == cl.CloudName) {
 				ps.add(index("fleet.outOfScope", i)+".name", "%q is configured as %s — it is read, so it cannot be out of scope; remove one of the two", o.Name, index("clusters", j))
 			}
@@ -255,14 +338,4 @@ func sortedTagKeys(t Tags) []string {
 	}
 	slices.Sort(out)
 	return out
-}
-
-// OutOfScopeReason returns the declared reason for name, if declared.
-func (f *Fleet) OutOfScopeReason(name string) (string, bool) {
-	for _, o := range f.OutOfScope {
-		if o.Name == name {
-			return o.Reason, true
-		}
-	}
-	return "", false
 }

@@ -27,8 +27,8 @@ func isDNSLabel(s string) bool { return len(s) <= 63 && dnsLabel.MatchString(s) 
 
 // validate checks each field on its own.
 func (c *Config) validate(ps *problems) {
-	if len(c.Clusters) == 0 {
-		ps.add("clusters", "at least one cluster is required — reclaim never deletes without asking a cluster what it uses")
+	if len(c.Clusters) == 0 && !c.Fleet.Discovers() {
+		ps.add("clusters", "at least one cluster is required — reclaim never deletes without asking a cluster what it uses; list them, or let fleet discovery find them (fleet.discover with fleet.gke.projects or fleet.eks)")
 	}
 	for i := range c.Clusters {
 		c.Clusters[i].validate(ps, index("clusters", i), c.present)
@@ -62,6 +62,7 @@ func (cl *Cluster) validate(ps *problems, path string, present map[string]bool) 
 	if cl.CloudName != "" && (len(cl.CloudName) > 100 || !cloudName.MatchString(cl.CloudName)) {
 		ps.add(path+".cloudName", "%q is not a GKE or EKS cluster name — letters, digits, '-' and '_', at most 100 characters", cl.CloudName)
 	}
+	validatePlace(ps, path, cl.Platform, cl.Account, cl.Project, cl.Location)
 	if cl.Kubeconfig != "" && cl.InCluster {
 		ps.add(path, "set either kubeconfig or inCluster, not both")
 	}

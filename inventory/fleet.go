@@ -74,7 +74,70 @@ const (
 	MemberExcluded   = "excluded"      // a fleet rule excluded it: not read, holds
 	MemberUnlisted   = "not-in-config" // discovered, not configured and not read: holds
 	MemberOutOfScope = "out-of-scope"  // declared out of scope with a reason: holds nothing
+	// MemberConflict is a discovered cluster whose name matches a configured
+	// cluster or an out-of-scope declaration whose identity disagrees or
+	// cannot be told: not read, holds, and so does the configured one.
+	MemberConflict = "conflict"
 )
+
+// Place is where a cluster lives as far as reclaim knows it: what a
+// configured entry or an out-of-scope declaration says, or what discovery
+// listed. An empty field is unknown.
+type Place struct {
+	Platform string // GKE or EKS
+	Account  string // EKS
+	Project  string // GKE
+	// Location is an EKS region, or a GKE zone or region.
+	Location string
+}
+
+// Known says whether the place says anything.
+func (p Place) Known() bool { return p != Place{} }
+
+// PlaceOf is where discovery found c.
+func PlaceOf(c FleetCluster) Place {
+	return Place{Platform: c.Platform, Account: c.Account, Project: c.Project, Location: c.Location}
+}
+
+// Agrees says whether c may be at p: every field p sets matches c (a
+// region matches the zones in it).
+func (p Place) Agrees(c FleetCluster) bool {
+	switch {
+	case p.Platform != "" && p.Platform != c.Platform,
+		p.Account != "" && p.Account != c.Account,
+		p.Project != "" && p.Project != c.Project:
+		return false
+	}
+	return p.Location == "" || p.Location == c.Location || p.Location == c.Region()
+}
+
+// In says whether p may be in the discovery scope (platform, "project" or
+// "account/region"): what it leaves unknown may be anywhere.
+func (p Place) In(platform, scope string) bool {
+	if p.Platform != "" && p.Platform != platform {
+		return false
+	}
+	if platform == GKE {
+		// A GKE scope is a project: any location in it.
+		return p.Project == "" || p.Project == scope
+	}
+	account, region, _ := strings.Cut(scope, "/")
+	return (p.Account == "" || p.Account == account) && (p.Location == "" || p.Location == region)
+}
+
+// String is the place as reports print it: "eks 111122223333/us-east-1".
+func (p Place) String() string {
+	var parts []string
+	for _, s := range []string{p.Platform, p.Project, p.Account, p.Location} {
+		if s != "" {
+			parts = append(parts, s)
+		}
+	}
+	if len(parts) == 0 {
+		return "an unknown place"
+	}
+	return strings.Join(parts, " ")
+}
 
 // FleetMember is one cluster of the fleet, configured or discovered, and
 // what reclaim did with it this run.
@@ -90,8 +153,25 @@ type FleetMember struct {
 	// Rule names the rule behind the state: "fleet.exclude[0] \"sandbox-*\"",
 	// "clusters[2]", "discovered in gke project p1".
 	Rule string
-	// Reason is an out-of-scope declaration's reason, repeated in every report.
+	// Reason is an out-of-scope declaration's reason, repeated in every
+	// report, or what a conflict is and how to resolve it.
 	Reason string
+	// Where is what the config says of where it lives (a configured
+	// cluster, an out-of-scope declaration); zero when it says nothing.
+	Where Place
+	// CloudName is the name cloud evidence uses for a configured or
+	// declared cluster: its cloudName, else its name.
+	CloudName string
+}
+
+// at says whether m is the cluster cloud evidence of (platform, scope)
+// names name: a discovered member by its listing, else a configured or
+// declared one by its cloud name where what it declares allows.
+func (m FleetMember) at(platform, scope, name string, discovered bool) bool {
+	if discovered {
+		return m.Cloud.Name == name && m.Cloud.Platform == platform && m.Cloud.Scope() == scope
+	}
+	return m.Cloud.Platform == "" && m.CloudName == name && m.Where.In(platform, scope)
 }
 
 // Fleet is every cluster reclaim knows of, and how it knows.
@@ -101,29 +181,38 @@ type Fleet struct {
 	Discovery bool
 	Listings  []FleetListing
 	Members   []FleetMember
-	// aliases maps a cloud name to the member's name.
+	// aliases caches Resolve: "platform scope name" to the member's name.
 	aliases map[string]string
 }
 
-// Resolve maps a cluster name found in cloud evidence (a subnet tag, a disk
-// label, a discovered cluster) to the name reclaim uses for it: the
-// configured cluster's name when the two differ, else the name itself.
-func (f *Fleet) Resolve(cloudName string) string {
+// Resolve maps a cluster name found in cloud evidence of one scope (a
+// subnet's or an interface's tag in an EKS account and region, a disk's
+// label in a GKE project) to the member reclaim knows by that identity: the
+// discovered cluster of that name in that scope, else a configured or
+// declared one whose cloud name it is and that may live there. A name no
+// member answers for is name@scope: a cluster nobody read, which holds
+// what it may use. A name in one account never means another account's
+// cluster of that name.
+func (f *Fleet) Resolve(platform, scope, cloudName string) string {
 	if f == nil {
 		return cloudName
 	}
-	if f.aliases == nil {
-		f.aliases = map[string]string{}
-		for _, m := range f.Members {
-			if m.Cloud.Name != "" && m.Cloud.Name != m.Name {
-				f.aliases[m.Cloud.Name] = m.Name
-			}
-		}
-	}
-	if n, ok := f.aliases[cloudName]; ok {
+	key := platform + " " + scope + " " + cloudName
+	if n, ok := f.aliases[key]; ok {
 		return n
 	}
-	return cloudName
+	if f.aliases == nil {
+		f.aliases = map[string]string{}
+	}
+	n := cloudName + "@" + scope
+	for _, discovered := range []bool{true, false} {
+		if i := slices.IndexFunc(f.Members, func(m FleetMember) bool { return m.at(platform, scope, cloudName, discovered) }); i >= 0 {
+			n = f.Members[i].Name
+			break
+		}
+	}
+	f.aliases[key] = n
+	return n
 }
 
 // Member returns the member named name (reclaim's name).

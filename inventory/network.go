@@ -1,6 +1,10 @@
 package inventory
 
-import "errors"
+import (
+	"errors"
+	"slices"
+	"strings"
+)
 
 // ErrInUse is what a delete of a network interface wraps when EC2 says it
 // is in use (attached again since it was listed).
@@ -31,6 +35,29 @@ const SubnetClusterTagPrefix = "kubernetes.io/cluster/"
 // InterfaceClusterTag is the tag the VPC CNI puts on the interfaces it
 // makes: the cluster's name.
 const InterfaceClusterTag = "cluster.k8s.amazonaws.com/name"
+
+// ClusterTags are the tags whose value names the cluster a resource was made
+// for, as the managed controllers write them: the VPC CNI's, EKS's on what
+// it manages (managed node groups, auto mode), Karpenter's.
+var ClusterTags = []string{InterfaceClusterTag, "eks:cluster-name", "aws:eks:cluster-name", "eks:eks-cluster-name"}
+
+// ClustersTagged are the clusters a resource's tags name: each
+// kubernetes.io/cluster/NAME key (owned or shared: the VPC resource
+// controller's branch interfaces, EKS's and the EBS CSI driver's resources)
+// and each ClusterTags value; sorted, once each. Every one is evidence that
+// the cluster may use the resource.
+func ClustersTagged(tags map[string]string) []string {
+	var out []string
+	for k, v := range tags {
+		if name, ok := strings.CutPrefix(k, SubnetClusterTagPrefix); ok && name != "" {
+			out = append(out, name)
+		} else if v != "" && slices.Contains(ClusterTags, k) {
+			out = append(out, v)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
 
 // NetInterface is an EC2 network interface as reclaim needs it.
 type NetInterface struct {

@@ -97,13 +97,16 @@ type Options struct {
 
 // Runner runs passes with clients built once.
 type Runner struct {
-	cfg     *config.Config
-	pool    *kube.Pool
-	hosts   map[string]string
-	d       Deps
-	kinds   []engine.Kind
-	closers []func()
-	routes  []engine.Route
+	cfg  *config.Config
+	pool *kube.Pool
+	apis map[string]apiServer
+	// discovers: discovery is on and lists the fleet. A harness that
+	// fakes the clusters and no discovery fakes the fleet: the config's.
+	discovers bool
+	d         Deps
+	kinds     []engine.Kind
+	closers   []func()
+	routes    []engine.Route
 }
 
 // New builds every client the config needs and the kinds it enables.
@@ -165,6 +168,7 @@ func New(ctx context.Context, cfg *config.Config, d Deps) (*Runner, error) {
 		r.Close()
 		return nil, err
 	}
+	r.discovers = cfg.Fleet.Discover && (d.Discovery != nil || d.Clusters == nil)
 	if d.Discovery == nil && d.Clusters == nil && cfg.Fleet.Discover {
 		ds, err := Discoverers(ctx, cfg, d.Log)
 		if err != nil {
@@ -175,7 +179,7 @@ func New(ctx context.Context, cfg *config.Config, d Deps) (*Runner, error) {
 	}
 	configured := Targets(cfg)
 	pool := kube.NewPool(configured)
-	r.pool, r.hosts = pool, configuredHosts(configured)
+	r.pool, r.apis = pool, configuredAPIs(configured)
 	if d.Clusters == nil || d.Kube == nil {
 		if d.Clusters == nil {
 			d.Clusters = func(ctx context.Context) []inventory.ClusterRefs {
@@ -272,7 +276,7 @@ func (r *Runner) Once(ctx context.Context, opt Options) (*report.Report, error) 
 	}
 	co.Clouds = r.cloudReads()
 	co.FleetClusters = r.fleetClusters
-	if cfg.Fleet.Discover {
+	if r.discovers {
 		co.Discover = func(ctx context.Context) []inventory.FleetListing { return discover(ctx, d.Discovery) }
 	}
 	start := d.Now()
@@ -356,7 +360,7 @@ func checkClusters(names []string, snap *inventory.Snapshot) error {
 // discovery listings, and collects the configured clusters and the
 // discovered ones it reads, side by side.
 func (r *Runner) fleetClusters(ctx context.Context, listings []inventory.FleetListing, networks []inventory.NetworkListing) (*inventory.Fleet, []inventory.ClusterRefs) {
-	fp := assembleFleet(r.cfg, r.d.Discovery, listings, r.hosts, networks)
+	fp := assembleFleet(r.cfg, r.discovers, r.d.Discovery, listings, r.apis, networks, r.d.Now())
 	var configured, discovered []inventory.ClusterRefs
 	var wg sync.WaitGroup
 	wg.Go(func() { configured = r.d.Clusters(ctx) })
@@ -366,7 +370,21 @@ func (r *Runner) fleetClusters(ctx context.Context, listings []inventory.FleetLi
 		})
 	}
 	wg.Wait()
+	holdConflicts(configured, fp.conflicts)
 	return &fp.fleet, append(configured, discovered...)
+}
+
+// holdConflicts makes each configured cluster whose name collides with a
+// discovered one it cannot be told apart from incomplete: it was read, but
+// what the other could use must not look unused through it, so nothing
+// either could use is deleted, and the cluster's problem says why.
+func holdConflicts(clusters []inventory.ClusterRefs, conflicts map[string]string) {
+	for i := range clusters {
+		if why, ok := conflicts[clusters[i].Name]; ok {
+			clusters[i].Complete = false
+			clusters[i].Problems = append(clusters[i].Problems, why)
+		}
+	}
 }
 
 // Announced is a report delivered to some notify target, and the owners it

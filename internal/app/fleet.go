@@ -1,12 +1,17 @@
 package app
 
 import (
+	"bytes"
+	"cmp"
 	"context"
+	"encoding/pem"
 	"fmt"
 	"net/url"
+	"os"
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"golang.org/x/oauth2"
 
@@ -45,49 +50,134 @@ func discover(ctx context.Context, ds []Discoverer) []inventory.FleetListing {
 type fleetPlan struct {
 	fleet inventory.Fleet
 	read  []kube.Target
+	// conflicts are the configured clusters whose name a discovered
+	// cluster shares without their identities agreeing: read, but held,
+	// with what collides and how to resolve it.
+	conflicts map[string]string
+}
+
+// apiServer is what a configured cluster's kubeconfig (or the pod's
+// in-cluster config) says of its API server: its host:port and CA
+// certificates (DER). Either may be unknown.
+type apiServer struct {
+	host string
+	cas  [][]byte
+}
+
+// verdict is how a configured and a discovered cluster of one cloud name
+// relate.
+type verdict int
+
+const (
+	same     verdict = iota // the same cluster: joined
+	distinct                // two clusters that the config tells apart
+	conflict                // cannot be told apart, or disagree: both hold
+)
+
+// judge compares a configured cluster's API server and declared place with
+// a discovered cluster: the API server decides where both are known (the
+// same host or CA is the same cluster, another is not); else the declared
+// place does; else nothing can tell them apart.
+func judge(api apiServer, where inventory.Place, c inventory.FleetCluster) (verdict, string) {
+	declared := where.Known()
+	if declared && !where.Agrees(c) {
+		return distinct, ""
+	}
+	if api.host != "" && c.Endpoint != "" {
+		if api.host == hostOf(c.Endpoint) || sharesCA(api.cas, c.CAData) {
+			return same, ""
+		}
+		return conflict, fmt.Sprintf("its kubeconfig's API server %s is not the discovered cluster's %s", api.host, hostOf(c.Endpoint))
+	}
+	if len(api.cas) > 0 && len(c.CAData) > 0 {
+		if sharesCA(api.cas, c.CAData) {
+			return same, ""
+		}
+		return conflict, "its API server's CA is not the discovered cluster's"
+	}
+	if declared {
+		return same, ""
+	}
+	return conflict, "reclaim cannot compare their API servers and the entry does not say where it lives"
 }
 
 // assembleFleet joins the configured clusters, the discovery listings and
-// the out-of-scope declarations into the run's fleet: a discovered cluster
-// is the configured one with the same name, cloud name or API server; else
-// it is read (with a token from its discoverer), excluded by a rule, or
-// declared out of scope. hosts maps a configured cluster's name to its API
-// server's host, where its kubeconfig could be read.
-func assembleFleet(cfg *config.Config, ds []Discoverer, listings []inventory.FleetListing, hosts map[string]string, networks []inventory.NetworkListing) fleetPlan {
-	f := inventory.Fleet{Discovery: cfg.Fleet.Discover, Listings: listings}
-	index := map[string]int{}
-	byHost := map[string]int{}
+// the out-of-scope declarations into the run's fleet, by identity, never by
+// name alone: a discovered cluster is the configured one with the same API
+// server (or CA), else the one with its cloud name whose API server or
+// declared place agrees. A same-name pair that disagrees, or cannot be
+// told apart, is a conflict: the discovered cluster is not read, the
+// configured one is read but held, and both say why. Other discovered
+// clusters are read (with a token from their discoverer), excluded by a
+// rule, or declared out of scope by identity. discovers says whether the
+// fleet is discovered (else it is the config's). apis maps a configured
+// cluster's name to its API server, where it could be read.
+func assembleFleet(cfg *config.Config, discovers bool, ds []Discoverer, listings []inventory.FleetListing, apis map[string]apiServer, networks []inventory.NetworkListing, now time.Time) fleetPlan {
+	f := inventory.Fleet{Discovery: discovers, Listings: listings}
+	plan := fleetPlan{conflicts: map[string]string{}}
+	taken := map[string]bool{}
 	for i, cl := range cfg.Clusters {
-		index[cl.Name] = len(f.Members)
-		if cl.CloudName != "" {
-			index[cl.CloudName] = len(f.Members)
-		}
-		if h := hosts[cl.Name]; h != "" {
-			byHost[h] = len(f.Members)
-		}
+		taken[cl.Name] = true
 		f.Members = append(f.Members, inventory.FleetMember{Name: cl.Name, Configured: true, State: inventory.MemberRead,
-			Rule: fmt.Sprintf("clusters[%d]", i)})
+			Rule: fmt.Sprintf("clusters[%d]", i), Where: placeOf(cl), CloudName: cmp.Or(cl.CloudName, cl.Name)})
 	}
-	var plan fleetPlan
+	// First the API servers: a host or CA in common is the same cluster,
+	// whatever the names.
+	joined := make([][]bool, len(listings))
+	for li, l := range listings {
+		joined[li] = make([]bool, len(l.Clusters))
+		for ci, c := range l.Clusters {
+			for i, cl := range cfg.Clusters {
+				api := apis[cl.Name]
+				byHost := api.host != "" && c.Endpoint != "" && api.host == hostOf(c.Endpoint)
+				if f.Members[i].Discovered || !byHost && !sharesCA(api.cas, c.CAData) {
+					continue
+				}
+				if w := placeOf(cl); w.Known() && !w.Agrees(c) {
+					continue // a declared place that disagrees: judged by name below
+				}
+				f.Members[i].Cloud, f.Members[i].Discovered, joined[li][ci] = c, true, true
+				break
+			}
+		}
+	}
 	reads := Reads(cfg)
 	for li, l := range listings {
-		for _, c := range l.Clusters {
-			i, ok := index[c.Name]
-			if !ok {
-				i, ok = byHost[hostOf(c.Endpoint)]
+		for ci, c := range l.Clusters {
+			if joined[li][ci] {
+				continue
 			}
-			if ok && f.Members[i].Configured && !f.Members[i].Discovered {
-				f.Members[i].Cloud, f.Members[i].Discovered = c, true
+			why := ""
+			for i, cl := range cfg.Clusters {
+				if cmp.Or(cl.CloudName, cl.Name) != c.Name {
+					continue
+				}
+				if f.Members[i].Discovered {
+					continue // joined to its own discovered cluster: this one is another
+				}
+				v, w := judge(apis[cl.Name], placeOf(cl), c)
+				if v == same {
+					f.Members[i].Cloud, f.Members[i].Discovered = c, true
+					joined[li][ci] = true
+				} else if v == conflict {
+					why = fmt.Sprintf("its name %q is also clusters[%d] (%s), but %s — tell them apart: give clusters[%d] the kubeconfig context of this cluster, or its platform, account or project, and location, or a cloudName if it is another cluster", c.Name, i, cl.Name, w, i)
+					plan.conflicts[cl.Name] = fmt.Sprintf("its name %q is also that of the discovered cluster in %s %s, which reclaim cannot tell apart from it (%s): nothing either could use is deleted — give clusters[%d] the kubeconfig context of that cluster, or its platform, account or project, and location, or a cloudName if they are different clusters", c.Name, c.Platform, c.Scope(), w, i)
+				}
+				break
+			}
+			if joined[li][ci] {
 				continue
 			}
 			name := c.Name
-			if _, taken := index[name]; taken {
+			if taken[name] {
 				name = c.Name + "@" + c.Scope() // the same name in two scopes
 			}
+			taken[name] = true
 			m := inventory.FleetMember{Name: name, Cloud: c, Discovered: true}
-			index[name] = len(f.Members)
-			if reason, out := cfg.Fleet.OutOfScopeReason(name); out {
-				m.State, m.Reason, m.Rule = inventory.MemberOutOfScope, reason, "fleet.outOfScope"
+			if why != "" {
+				m.State, m.Rule, m.Reason = inventory.MemberConflict, "clusters[] by name", why
+			} else if o, state, why := outOfScope(cfg.Fleet.OutOfScope, c, now); state != "" {
+				m.State, m.Rule, m.Reason = state, o, why
 			} else if ok, rule := cfg.Fleet.Matches(c.Name, c.Labels); !ok {
 				m.State, m.Rule = inventory.MemberExcluded, rule
 			} else if !cfg.Fleet.ReadDiscovered {
@@ -103,15 +193,108 @@ func assembleFleet(cfg *config.Config, ds []Discoverer, listings []inventory.Fle
 			f.Members = append(f.Members, m)
 		}
 	}
-	for _, o := range cfg.Fleet.OutOfScope {
-		if _, known := index[o.Name]; !known {
-			index[o.Name] = len(f.Members)
-			f.Members = append(f.Members, inventory.FleetMember{Name: o.Name, State: inventory.MemberOutOfScope, Reason: o.Reason, Rule: "fleet.outOfScope"})
+	// Declarations no discovered cluster matched still answer for the
+	// clusters cloud evidence names (a subnet tag, a disk label) where
+	// they say the cluster lives.
+	for i, o := range cfg.Fleet.OutOfScope {
+		if slices.ContainsFunc(f.Members, func(m inventory.FleetMember) bool { return m.Rule == outOfScopeRule(i) }) {
+			continue
 		}
+		m := inventory.FleetMember{Name: o.Name, State: inventory.MemberOutOfScope, Reason: o.Reason, Rule: outOfScopeRule(i),
+			Where: declaredPlace(o), CloudName: o.Name}
+		if exp := o.ExpiresAt(); !exp.IsZero() && !now.Before(exp) {
+			m.State, m.Reason = inventory.MemberConflict, expiredWhy(i, o)
+		}
+		if taken[m.Name] {
+			m.Name = o.Name + "@" + m.Where.String()
+		}
+		taken[m.Name] = true
+		f.Members = append(f.Members, m)
 	}
 	f.SortMembers()
 	plan.fleet = f
 	return plan
+}
+
+func outOfScopeRule(i int) string { return fmt.Sprintf("fleet.outOfScope[%d]", i) }
+
+func expiredWhy(i int, o config.OutOfScope) string {
+	return fmt.Sprintf("fleet.outOfScope[%d] expired on %s (it said: %s), so it holds again as not read — read it, or renew the declaration", i, o.Expires, o.Reason)
+}
+
+// outOfScope matches a discovered cluster against the declarations: the
+// state it takes (out of scope, or a conflict for a declaration that names
+// it by name only or has expired), the rule and the reason; "" when none
+// names it.
+func outOfScope(decls []config.OutOfScope, c inventory.FleetCluster, now time.Time) (rule, state, reason string) {
+	for i, o := range decls {
+		if o.Name != c.Name || !declaredPlace(o).Agrees(c) {
+			continue
+		}
+		switch exp := o.ExpiresAt(); {
+		case !exp.IsZero() && !now.Before(exp):
+			return outOfScopeRule(i), inventory.MemberConflict, expiredWhy(i, o)
+		case o.Endpoint != "" && hostOf(o.Endpoint) != hostOf(c.Endpoint):
+			return outOfScopeRule(i), inventory.MemberConflict, fmt.Sprintf("fleet.outOfScope[%d] declares %q with the API server %s, but the live cluster of that name in %s %s serves %s: it was rebuilt or is another cluster, so it holds — update the declaration, or remove it to read the cluster", i, o.Name, hostOf(o.Endpoint), c.Platform, c.Scope(), hostOf(c.Endpoint))
+		case !o.ByIdentity():
+			return outOfScopeRule(i), inventory.MemberConflict, fmt.Sprintf("fleet.outOfScope[%d] names %q by name only, and a live cluster of that name is in %s %s: it may be another cluster than the one declared, so it holds — give the declaration its platform, account or project, location (and endpoint), or remove it", i, o.Name, c.Platform, c.Scope())
+		}
+		return outOfScopeRule(i), inventory.MemberOutOfScope, o.Reason
+	}
+	return "", "", ""
+}
+
+// placeOf is where a configured cluster says it lives.
+func placeOf(cl config.Cluster) inventory.Place {
+	return inventory.Place{Platform: platformOf(cl.Platform, cl.Account, cl.Project), Account: cl.Account, Project: cl.Project, Location: cl.Location}
+}
+
+// declaredPlace is where an out-of-scope declaration says its cluster lives.
+func declaredPlace(o config.OutOfScope) inventory.Place {
+	return inventory.Place{Platform: platformOf(o.Platform, o.Account, o.Project), Account: o.Account, Project: o.Project, Location: o.Location}
+}
+
+// platformOf: an account is AWS's, a project GCP's.
+func platformOf(platform, account, project string) string {
+	switch {
+	case platform != "":
+		return platform
+	case account != "":
+		return inventory.EKS
+	case project != "":
+		return inventory.GKE
+	}
+	return ""
+}
+
+// sharesCA says whether a configured cluster's CA certificates and a
+// discovered cluster's CA bundle (PEM) have a certificate in common: each
+// cluster has a CA of its own.
+func sharesCA(cas [][]byte, pemData []byte) bool {
+	if len(cas) == 0 || len(pemData) == 0 {
+		return false
+	}
+	for _, der := range certsOf(pemData) {
+		if slices.ContainsFunc(cas, func(c []byte) bool { return bytes.Equal(c, der) }) {
+			return true
+		}
+	}
+	return false
+}
+
+// certsOf are the DER certificates of a PEM bundle.
+func certsOf(data []byte) [][]byte {
+	var out [][]byte
+	for {
+		var b *pem.Block
+		b, data = pem.Decode(data)
+		if b == nil {
+			return out
+		}
+		if b.Type == "CERTIFICATE" {
+			out = append(out, b.Bytes)
+		}
+	}
 }
 
 // discoveredTarget reads a discovered cluster with the fleet's limits. A
@@ -159,18 +342,28 @@ func hostOf(endpoint string) string {
 	return strings.ToLower(h)
 }
 
-// configuredHosts reads each configured cluster's API server from its
-// kubeconfig (in-cluster ones are skipped); one that cannot be loaded is
-// matched by name only.
-func configuredHosts(targets []kube.Target) map[string]string {
-	out := map[string]string{}
+// configuredAPIs reads each configured cluster's API server from its
+// kubeconfig: its host and CA certificates. An in-cluster entry's host is
+// the service's address, which discovery never lists, so only its CA (the
+// pod's mounted bundle) counts. One that cannot be loaded is unknown: it
+// joins a discovered cluster only by its declared place.
+func configuredAPIs(targets []kube.Target) map[string]apiServer {
+	out := map[string]apiServer{}
 	for _, t := range targets {
-		if t.InCluster {
+		rc, err := kube.RESTConfig(t)
+		if err != nil {
 			continue
 		}
-		if rc, err := kube.RESTConfig(t); err == nil {
-			out[t.Name] = hostOf(rc.Host)
+		var api apiServer
+		if !t.InCluster {
+			api.host = hostOf(rc.Host)
 		}
+		ca := rc.CAData
+		if len(ca) == 0 && rc.CAFile != "" {
+			ca, _ = os.ReadFile(rc.CAFile)
+		}
+		api.cas = certsOf(ca)
+		out[t.Name] = api
 	}
 	return out
 }

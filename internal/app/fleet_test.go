@@ -2,6 +2,7 @@ package app
 
 import (
 	"testing"
+	"time"
 
 	"golang.org/x/oauth2"
 
@@ -48,15 +49,19 @@ fleet:
 		tokens++
 		return oauth2.StaticTokenSource(&oauth2.Token{AccessToken: "x"})
 	}}}
-	fp := assembleFleet(cfg, ds, listings, map[string]string{"prod-c": hostOf("https://c.example")}, nil)
+	fp := assembleFleet(cfg, true, ds, listings, map[string]apiServer{
+		"prod-a": {host: hostOf("https://a.example")},
+		"prod-b": {host: hostOf("https://b.example")},
+		"prod-c": {host: hostOf("https://c.example")},
+	}, nil, time.Now())
 	want := map[string]struct{ state, rule string }{
 		"prod-a":     {inventory.MemberRead, "clusters[0]"},
 		"prod-b":     {inventory.MemberRead, "clusters[1]"},
 		"prod-c":     {inventory.MemberRead, "clusters[2]"},
 		"sandbox-1":  {inventory.MemberExcluded, `fleet.exclude[0] "sandbox-*"`},
 		"tagged":     {inventory.MemberExcluded, "fleet.excludeLabels reclaim.dev/skip"},
-		"legacy":     {inventory.MemberOutOfScope, "fleet.outOfScope"},
-		"never-seen": {inventory.MemberOutOfScope, "fleet.outOfScope"},
+		"legacy":     {inventory.MemberConflict, "fleet.outOfScope[0]"}, // by name only: it may be another cluster
+		"never-seen": {inventory.MemberOutOfScope, "fleet.outOfScope[1]"},
 		"batch":      {inventory.MemberRead, "discovered in eks 111122223333/us-east-1"},
 	}
 	if len(fp.fleet.Members) != len(want) {
@@ -73,7 +78,7 @@ fleet:
 			t.Errorf("%s not joined with its discovered cluster: %+v", n, m)
 		}
 	}
-	if fp.fleet.Resolve("eks-prod-b") != "prod-b" {
+	if fp.fleet.Resolve(inventory.EKS, "111122223333/us-east-1", "eks-prod-b") != "prod-b" {
 		t.Error("cloud evidence naming eks-prod-b does not resolve to prod-b")
 	}
 	if len(fp.read) != 1 || fp.read[0].Name != "batch" || !fp.read[0].Discovered || fp.read[0].Token == nil || tokens != 1 {

@@ -193,7 +193,7 @@ func TestDemoTellsTheEKSStory(t *testing.T) {
 	rows, _ := p.Section("fleet").([]engine.FleetRow)
 	unlisted, joined := false, 0
 	for _, r := range rows {
-		unlisted = unlisted || (r.Name == UnlistedCluster && r.State == "not-read")
+		unlisted = unlisted || (strings.HasPrefix(r.Name, UnlistedCluster+"@") && r.State == "not-read")
 		if r.Configured && r.Discovered && r.State == "read" {
 			joined++
 		}

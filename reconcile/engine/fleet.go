@@ -37,12 +37,11 @@ func FleetGuards(f *inventory.Fleet, members []inventory.FleetMember, scopes ...
 	if f == nil || !f.Discovery {
 		return out
 	}
-	for _, l := range f.Listings {
-		for _, s := range scopes {
-			if l.Platform+" "+l.Scope == s {
-				out = append(out, DiscoveryKey(l.Platform, l.Scope))
-			}
-		}
+	// A scope no discovery listing covers is named all the same: no source
+	// answers for it, so it holds (a cluster may live there unseen).
+	for _, s := range scopes {
+		platform, scope, _ := strings.Cut(s, " ")
+		out = append(out, DiscoveryKey(platform, scope))
 	}
 	return out
 }
@@ -108,6 +107,11 @@ func unreadWhy(m inventory.FleetMember) string {
 	}
 	fix := "read it (add it to clusters[], or let discovery read it), or declare it in fleet.outOfScope with a reason"
 	switch m.State {
+	case inventory.MemberConflict:
+		if m.Cloud.Platform == "" {
+			return "not read: " + m.Reason
+		}
+		return fmt.Sprintf("discovered%s but not read: %s", where, m.Reason)
 	case inventory.MemberExcluded:
 		return fmt.Sprintf("discovered%s but excluded by %s, so not read: %s", where, m.Rule, fix)
 	case inventory.MemberUnlisted:
@@ -169,12 +173,14 @@ func fleetSection(f *inventory.Fleet, clusters []inventory.ClusterRefs) Section 
 		if len(known) == 0 {
 			known = append(known, "declared")
 		}
-		if m.State == inventory.MemberOutOfScope {
+		if m.State == inventory.MemberOutOfScope || m.State == inventory.MemberConflict {
 			why = m.Reason
 		}
 		where := "-"
 		if m.Cloud.Platform != "" {
 			where = m.Cloud.Scope() + " " + m.Cloud.Location
+		} else if m.Where.Known() {
+			where = m.Where.String()
 		}
 		b.Rows = append(b.Rows, []string{m.Name, orDefault(m.Cloud.Platform, "-"), where, strings.Join(known, "+"), strings.ToUpper(r.State), orDefault(why, "-")})
 	}
@@ -182,8 +188,12 @@ func fleetSection(f *inventory.Fleet, clusters []inventory.ClusterRefs) Section 
 	if f.Discovery {
 		disc = fmt.Sprintf("%d discovery scope(s)", len(f.Listings))
 	}
-	b.Lines = append(b.Lines, fmt.Sprintf("  %d cluster(s): %d read, %d failed, %d excluded, %d discovered but not in the config, %d out of scope; %s",
-		len(f.Members), counts[inventory.MemberRead], counts[StateFailed], counts[inventory.MemberExcluded], counts[inventory.MemberUnlisted], counts[inventory.MemberOutOfScope], disc))
+	conflicts := ""
+	if n := counts[inventory.MemberConflict]; n > 0 {
+		conflicts = fmt.Sprintf(", %d in conflict", n)
+	}
+	b.Lines = append(b.Lines, fmt.Sprintf("  %d cluster(s): %d read, %d failed, %d excluded, %d discovered but not in the config, %d out of scope%s; %s",
+		len(f.Members), counts[inventory.MemberRead], counts[StateFailed], counts[inventory.MemberExcluded], counts[inventory.MemberUnlisted], counts[inventory.MemberOutOfScope], conflicts, disc))
 	return Section{Key: "fleet", Data: rows, Title: "FLEET", Place: Overview, Blocks: []Block{b}}
 }
 
@@ -191,6 +201,9 @@ func fleetSection(f *inventory.Fleet, clusters []inventory.ClusterRefs) Section 
 // clusters the cloud's evidence named that reclaim neither read nor knows
 // (a subnet tag, an interface's or a disk's cluster tag).
 func (p *Plan) addUnseen() {
+	for _, s := range slices.Sorted(maps.Keys(p.unlisted)) {
+		p.Blocked = append(p.Blocked, fmt.Sprintf("discovery does not look in %s, where the cloud has resources a cluster may use: nothing there that a cluster could use is deleted this run — add it to fleet.eks or fleet.gke.projects", s))
+	}
 	if len(p.unseen) == 0 {
 		return
 	}

@@ -113,6 +113,35 @@ func TestFailedDiscoveryHolds(t *testing.T) {
 	}
 }
 
+// With discovery on, a scope no discovery listing covers (an explicit
+// fleet.eks that leaves the region out) holds what a cluster there could
+// use, and the run says where to look; a listed scope does not.
+func TestUnlistedScopeHolds(t *testing.T) {
+	f := &inventory.Fleet{Discovery: true, Listings: []inventory.FleetListing{{Platform: inventory.EKS, Scope: "111122223333/us-east-1", Complete: true}}}
+	for _, c := range []struct {
+		scope string
+		held  bool
+	}{{"111122223333/us-east-1", false}, {"111122223333/us-west-2", true}} {
+		d := orphan("d")
+		d.Sources = append([]string{engine.ClusterKey("a")}, engine.FleetGuards(f, nil, inventory.EKS+" "+c.scope)...)
+		k := &fakeKind{lim: testLimits(), items: []engine.Proposal{d}}
+		p := engine.Build(fleetSnap(f), []engine.Kind{k}, seenSince(t0.Add(-48*time.Hour), orphan("d")), t0)
+		got := enginetest.DecisionFor(t, p, "d")
+		if !c.held {
+			if got.Action != engine.Delete {
+				t.Fatalf("%s: a listed scope held: %+v", c.scope, got)
+			}
+			continue
+		}
+		if got.Action == engine.Delete || !strings.Contains(got.Why(), "discovery does not look in eks "+c.scope) {
+			t.Fatalf("%s: not held: %+v", c.scope, got)
+		}
+		if len(p.Blocked) != 1 || !strings.Contains(p.Blocked[0], "add it to fleet.eks") {
+			t.Fatalf("held-back notes %q", p.Blocked)
+		}
+	}
+}
+
 // Discovery off: every report says the fleet is what the config lists.
 func TestDiscoveryOffIsSaid(t *testing.T) {
 	k := &fakeKind{lim: testLimits()}

@@ -47,6 +47,9 @@ type Plan struct {
 	sourceAt      map[string]int
 	// unseen are clusters the cloud's evidence named that no source answers for.
 	unseen map[string]bool
+	// unlisted are discovery scopes the cloud's resources are in that no
+	// discovery listing covers.
+	unlisted map[string]bool
 	// reads are the collector's own reads of each cluster (images,
 	// workloads) by TapKey: false when the cluster was not asked for it.
 	// They hold what names them without being sources of their own.
@@ -158,6 +161,13 @@ func (p *Plan) Unready(keys []string) string {
 			}
 			p.unseen[strings.TrimPrefix(key, SourceCluster+":")] = true
 			parts = append(parts, "cluster "+strings.TrimPrefix(key, SourceCluster+":")+" was not read, yet the cloud says it may use this (add it to clusters[], or declare it in fleet.outOfScope with a reason)")
+		case !known && strings.HasPrefix(key, SourceDiscovery+":"):
+			scope := strings.TrimPrefix(key, SourceDiscovery+":")
+			if p.unlisted == nil {
+				p.unlisted = map[string]bool{}
+			}
+			p.unlisted[scope] = true
+			parts = append(parts, "discovery does not look in "+scope+", so a cluster there that may use this is unseen (add it to fleet.eks or fleet.gke.projects)")
 		case !known:
 			if asked, read := p.reads[key]; read && !asked {
 				parts = append(parts, notAsked(key))

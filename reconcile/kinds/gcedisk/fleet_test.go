@@ -20,7 +20,7 @@ func TestDiskGuards(t *testing.T) {
 	f := &inventory.Fleet{Discovery: true,
 		Listings: []inventory.FleetListing{{Platform: inventory.GKE, Scope: "p1", Complete: true}},
 		Members: []inventory.FleetMember{
-			{Name: "static", Configured: true, State: inventory.MemberRead},
+			{Name: "static", CloudName: "static", Configured: true, State: inventory.MemberRead},
 			gkeAt("east", "us-east1", inventory.MemberRead),
 			gkeAt("east-zonal", "us-east1-b", inventory.MemberExcluded),
 			gkeAt("west", "us-west1", inventory.MemberRead),
@@ -36,7 +36,13 @@ func TestDiskGuards(t *testing.T) {
 	}{
 		{"zonal disk in us-east1", disk("us-east1-c", nil), []string{"cluster:static", "cluster:east", "cluster:east-zonal", "discovery:gke p1"}},
 		{"labelled for an unknown cluster", disk("us-west1-a", map[string]string{ClusterLabel: "ghost"}),
-			[]string{"cluster:static", "cluster:west", "discovery:gke p1", "cluster:ghost"}},
+			[]string{"cluster:static", "cluster:west", "discovery:gke p1", "cluster:ghost@p1"}},
+		// A label names a cluster of the disk's own project: the discovered
+		// one there, else a configured one that may live there.
+		{"labelled for a discovered cluster", disk("us-west1-a", map[string]string{ClusterLabel: "west"}),
+			[]string{"cluster:static", "cluster:west", "discovery:gke p1"}},
+		{"labelled for a configured cluster", disk("us-west1-a", map[string]string{ClusterLabel: "static"}),
+			[]string{"cluster:static", "cluster:west", "discovery:gke p1"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			got := diskGuards(f, c.d, map[string][]string{"p1": configured["p1"]})

@@ -170,7 +170,7 @@ func diskGuards(f *inventory.Fleet, d inventory.Disk, configured map[string][]st
 	}
 	g = append(g, engine.FleetGuards(f, f.GKEAt(d.Key.Project, d.Key.Location()), inventory.GKE+" "+d.Key.Project)...)
 	if n := d.Labels[ClusterLabel]; n != "" {
-		return engine.UniqueKeys(append(g, engine.ClusterKey(f.Resolve(n))))
+		return engine.UniqueKeys(append(g, engine.ClusterKey(f.Resolve(inventory.GKE, d.Key.Project, n))))
 	}
 	g = engine.UniqueKeys(g)
 	configured[key] = g

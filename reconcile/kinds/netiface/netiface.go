@@ -223,18 +223,21 @@ func (k *Kind) Propose(snap *inventory.Snapshot, now time.Time) engine.Proposals
 
 // cloudGuards are the clusters the cloud says may use an interface's
 // addresses, read or not: the EKS clusters of its VPC or subnet, the
-// clusters its subnet's kubernetes.io/cluster/NAME tags name, the cluster
-// its own VPC CNI tag names; and the account and region's discovery. Any of
-// them not read completely holds the interface.
+// clusters its subnet's kubernetes.io/cluster/NAME tags name, the clusters
+// its own tags name (the VPC CNI's, the VPC resource controller's
+// kubernetes.io/cluster/NAME on a branch interface, EKS's); and the account
+// and region's discovery. A tag names a cluster of the interface's own
+// account and region. Any of them not read completely holds the interface.
 func cloudGuards(f *inventory.Fleet, l *inventory.NetworkListing, n *inventory.NetInterface, sn *inventory.Subnet) []string {
-	out := engine.FleetGuards(f, f.EKSIn(l.Account, n.VPC, n.Subnet), inventory.EKS+" "+l.Account+"/"+l.Region)
+	scope := l.Account + "/" + l.Region
+	out := engine.FleetGuards(f, f.EKSIn(l.Account, n.VPC, n.Subnet), inventory.EKS+" "+scope)
 	if sn != nil {
 		for _, c := range sn.Clusters {
-			out = append(out, engine.ClusterKey(f.Resolve(c)))
+			out = append(out, engine.ClusterKey(f.Resolve(inventory.EKS, scope, c)))
 		}
 	}
-	if c := n.Tags[inventory.InterfaceClusterTag]; c != "" {
-		out = append(out, engine.ClusterKey(f.Resolve(c)))
+	for _, c := range inventory.ClustersTagged(n.Tags) {
+		out = append(out, engine.ClusterKey(f.Resolve(inventory.EKS, scope, c)))
 	}
 	return out
 }

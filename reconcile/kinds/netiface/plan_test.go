@@ -174,6 +174,24 @@ func TestHolds(t *testing.T) {
 		{"cluster that could use the subnet not asked for its pods", func(s *inventory.Snapshot) { s.Clusters[0].WorkloadsListed = false }, true},
 		{"incomplete cluster whose awsSubnets leave the subnet out", func(s *inventory.Snapshot) { s.Clusters[1].Complete = false }, false},
 		{"incomplete cluster that may use any subnet", func(s *inventory.Snapshot) { s.Clusters[1].Complete, s.Clusters[1].Subnets = false, nil }, true},
+		// The interface's own tags name the clusters that may use it.
+		{"a branch interface's kubernetes.io/cluster tag names a cluster nobody read", func(s *inventory.Snapshot) {
+			s.Networks[0].Interfaces[0].Tags["kubernetes.io/cluster/batch"] = "owned"
+		}, true},
+		{"its kubernetes.io/cluster tag names a cluster read completely", func(s *inventory.Snapshot) {
+			s.Networks[0].Interfaces[0].Tags["kubernetes.io/cluster/dev"] = "owned"
+		}, false},
+		{"EKS's cluster-name tag names a cluster nobody read", func(s *inventory.Snapshot) {
+			s.Networks[0].Interfaces[0].Tags["eks:cluster-name"] = "batch"
+		}, true},
+		// With discovery on, a tag names a cluster of the interface's own
+		// account and region.
+		{"discovery covers the scope and knows the tagged cluster", func(s *inventory.Snapshot) { s.Fleet = fleetOf(acct + "/" + region) }, false},
+		{"the tagged cluster's name is a configured cluster's, but discovery lists it here unread", func(s *inventory.Snapshot) {
+			s.Fleet = fleetOf(acct+"/"+region, inventory.FleetMember{Name: "prod@" + acct + "/" + region, State: inventory.MemberConflict,
+				Cloud: inventory.FleetCluster{Name: "prod", Platform: inventory.EKS, Account: acct, Location: region}})
+		}, true},
+		{"discovery does not look in the interface's region", func(s *inventory.Snapshot) { s.Fleet = fleetOf(acct + "/eu-west-1") }, true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -198,6 +216,17 @@ func TestHolds(t *testing.T) {
 			}
 		})
 	}
+}
+
+// fleetOf is a discovered fleet: prod and dev configured (where they live
+// unknown), one complete discovery listing of scope, and more members.
+func fleetOf(scope string, more ...inventory.FleetMember) *inventory.Fleet {
+	return &inventory.Fleet{Discovery: true,
+		Listings: []inventory.FleetListing{{Platform: inventory.EKS, Scope: scope, Complete: true}},
+		Members: append([]inventory.FleetMember{
+			{Name: "prod", CloudName: "prod", Configured: true, State: inventory.MemberRead},
+			{Name: "dev", CloudName: "dev", Configured: true, State: inventory.MemberRead},
+		}, more...)}
 }
 
 // A pending delete is settled by a complete listing only.

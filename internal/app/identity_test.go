@@ -1,0 +1,231 @@
+package app
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"math/big"
+	"strings"
+	"testing"
+	"time"
+
+	config "reclaim.dev/reclaim/configs"
+	"reclaim.dev/reclaim/inventory"
+)
+
+const (
+	acctA = "111122223333"
+	acctB = "444455556666"
+)
+
+func eksAt(name, account, region, endpoint string) inventory.FleetCluster {
+	return inventory.FleetCluster{Name: name, Platform: inventory.EKS, Account: account, Location: region,
+		Endpoint: endpoint, CAData: []byte("ca"), Status: "ACTIVE"}
+}
+
+func listing(cs ...inventory.FleetCluster) []inventory.FleetListing {
+	by := map[string]*inventory.FleetListing{}
+	var out []inventory.FleetListing
+	var order []string
+	for _, c := range cs {
+		s := c.Scope()
+		if by[s] == nil {
+			by[s] = &inventory.FleetListing{Platform: c.Platform, Scope: s, Complete: true}
+			order = append(order, s)
+		}
+		by[s].Clusters = append(by[s].Clusters, c)
+	}
+	for _, s := range order {
+		out = append(out, *by[s])
+	}
+	return out
+}
+
+func parse(t *testing.T, yaml string) *config.Config {
+	t.Helper()
+	cfg, err := config.Parse([]byte(yaml), "t.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+func member(t *testing.T, f inventory.Fleet, name string) inventory.FleetMember {
+	t.Helper()
+	m, ok := f.Member(name)
+	if !ok {
+		var names []string
+		for _, m := range f.Members {
+			names = append(names, m.Name)
+		}
+		t.Fatalf("no member %s among %v", name, names)
+	}
+	return m
+}
+
+func readNames(fp fleetPlan) []string {
+	var out []string
+	for _, r := range fp.read {
+		out = append(out, r.Name)
+	}
+	return out
+}
+
+// A configured cluster and a discovered one that share a name are one
+// cluster only when their identities agree; otherwise both hold.
+func TestSameNameIsNotSameCluster(t *testing.T) {
+	const conf = "clusters:\n  - name: prod\n    context: prod\n"
+	east := eksAt("prod", acctA, "us-east-1", "https://EAST.gr7.us-east-1.eks.amazonaws.com")
+	west := eksAt("prod", acctA, "us-west-2", "https://WEST.gr7.us-west-2.eks.amazonaws.com")
+	now := time.Now()
+
+	t.Run("another API server of the same name is a conflict", func(t *testing.T) {
+		fp := assembleFleet(parse(t, conf), true, nil, listing(west), map[string]apiServer{"prod": {host: hostOf(east.Endpoint)}}, nil, now)
+		m := member(t, fp.fleet, "prod@"+acctA+"/us-west-2")
+		if m.State != inventory.MemberConflict || !strings.Contains(m.Reason, "clusters[0]") || len(fp.read) != 0 {
+			t.Fatalf("discovered %+v, read %v", m, readNames(fp))
+		}
+		if c := member(t, fp.fleet, "prod"); c.Discovered {
+			t.Fatalf("the configured cluster was joined to another API server's cluster: %+v", c)
+		}
+		if why := fp.conflicts["prod"]; !strings.Contains(why, "us-west-2") || !strings.Contains(why, "nothing either could use is deleted") {
+			t.Fatalf("the configured cluster does not hold: %q", why)
+		}
+	})
+	t.Run("its own API server joins; the same name elsewhere is another cluster", func(t *testing.T) {
+		// The second listing's prod is read as a cluster of its own: not
+		// joined again, not a conflict.
+		fp := assembleFleet(parse(t, conf), true, nil, listing(west, east), map[string]apiServer{"prod": {host: hostOf(east.Endpoint)}}, nil, now)
+		if c := member(t, fp.fleet, "prod"); !c.Discovered || c.Cloud.Location != "us-east-1" {
+			t.Fatalf("configured prod %+v", c)
+		}
+		w := member(t, fp.fleet, "prod@"+acctA+"/us-west-2")
+		if w.State != inventory.MemberRead || len(fp.conflicts) != 0 || strings.Join(readNames(fp), ",") != "prod@"+acctA+"/us-west-2" {
+			t.Fatalf("west %+v conflicts %v read %v", w, fp.conflicts, readNames(fp))
+		}
+		if got := fp.fleet.Resolve(inventory.EKS, acctA+"/us-west-2", "prod"); got != w.Name {
+			t.Fatalf("a tag in us-west-2 naming prod resolves to %s", got)
+		}
+		if got := fp.fleet.Resolve(inventory.EKS, acctA+"/us-east-1", "prod"); got != "prod" {
+			t.Fatalf("a tag in us-east-1 naming prod resolves to %s", got)
+		}
+	})
+	t.Run("an in-cluster entry that says nothing of where it lives is a conflict", func(t *testing.T) {
+		fp := assembleFleet(parse(t, "clusters:\n  - name: prod\n    inCluster: true\n"), true, nil, listing(west), nil, nil, now)
+		if m := member(t, fp.fleet, "prod@"+acctA+"/us-west-2"); m.State != inventory.MemberConflict || fp.conflicts["prod"] == "" {
+			t.Fatalf("%+v %v", m, fp.conflicts)
+		}
+	})
+	t.Run("an in-cluster entry that says where it lives joins there only", func(t *testing.T) {
+		cfg := parse(t, "clusters:\n  - name: prod\n    inCluster: true\n    account: \""+acctA+"\"\n    location: us-east-1\n")
+		fp := assembleFleet(cfg, true, nil, listing(west, east), nil, nil, now)
+		if c := member(t, fp.fleet, "prod"); !c.Discovered || c.Cloud.Location != "us-east-1" {
+			t.Fatalf("configured prod %+v", c)
+		}
+		if w := member(t, fp.fleet, "prod@"+acctA+"/us-west-2"); w.State != inventory.MemberRead || len(fp.conflicts) != 0 {
+			t.Fatalf("west %+v conflicts %v", w, fp.conflicts)
+		}
+	})
+	t.Run("a declared place that agrees does not override another API server", func(t *testing.T) {
+		cfg := parse(t, "clusters:\n  - name: prod\n    context: prod\n    account: \""+acctA+"\"\n    location: us-west-2\n")
+		fp := assembleFleet(cfg, true, nil, listing(west), map[string]apiServer{"prod": {host: hostOf(east.Endpoint)}}, nil, now)
+		if fp.conflicts["prod"] == "" {
+			t.Fatalf("no conflict: %+v", fp.fleet.Members)
+		}
+	})
+	t.Run("the same CA is the same cluster, whatever the names", func(t *testing.T) {
+		der, bundle := testCA(t)
+		c := eksAt("eks-prod-7f3a", acctB, "eu-west-1", "https://X.eks.amazonaws.com")
+		c.CAData = bundle
+		fp := assembleFleet(parse(t, "clusters:\n  - name: prod\n    inCluster: true\n"), true, nil, listing(c), map[string]apiServer{"prod": {cas: [][]byte{der}}}, nil, now)
+		if m := member(t, fp.fleet, "prod"); !m.Discovered || len(fp.fleet.Members) != 1 || len(fp.read) != 0 {
+			t.Fatalf("%+v", fp.fleet.Members)
+		}
+	})
+	t.Run("another CA of the same name is a conflict", func(t *testing.T) {
+		der, _ := testCA(t)
+		_, other := testCA(t)
+		c := west
+		c.CAData = other
+		fp := assembleFleet(parse(t, "clusters:\n  - name: prod\n    inCluster: true\n"), true, nil, listing(c), map[string]apiServer{"prod": {cas: [][]byte{der}}}, nil, now)
+		if fp.conflicts["prod"] == "" {
+			t.Fatalf("no conflict: %+v", fp.fleet.Members)
+		}
+	})
+	t.Run("two scopes' same-name clusters are two members", func(t *testing.T) {
+		other := eksAt("prod", acctB, "us-west-2", "https://OTHER.eks.amazonaws.com")
+		fp := assembleFleet(parse(t, conf), true, nil, listing(east, west, other), map[string]apiServer{"prod": {host: hostOf(east.Endpoint)}}, nil, now)
+		if len(fp.fleet.Members) != 3 || len(fp.read) != 2 {
+			t.Fatalf("members %+v read %v", fp.fleet.Members, readNames(fp))
+		}
+		if got := fp.fleet.Resolve(inventory.EKS, acctB+"/us-west-2", "prod"); got != "prod@"+acctB+"/us-west-2" {
+			t.Fatalf("a tag in account B naming prod resolves to %s", got)
+		}
+		if got := fp.fleet.Resolve(inventory.EKS, acctB+"/eu-west-1", "prod"); got != "prod@"+acctB+"/eu-west-1" {
+			t.Fatalf("a tag where no prod was discovered resolves to %s, want a cluster nobody read", got)
+		}
+	})
+}
+
+// An out-of-scope declaration covers a discovered cluster only by identity,
+// and only until it expires.
+func TestOutOfScopeByIdentity(t *testing.T) {
+	now := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
+	legacy := eksAt("legacy", acctA, "us-east-1", "https://NEW.gr7.us-east-1.eks.amazonaws.com")
+	for _, tc := range []struct {
+		name, decl string
+		state, why string
+	}{
+		{"by identity", "account: \"" + acctA + "\"\n      location: us-east-1", inventory.MemberOutOfScope, "decommissioned"},
+		{"by name only", "", inventory.MemberConflict, "by name only"},
+		{"another region: a cluster of its own, read", "account: \"" + acctA + "\"\n      location: eu-west-1", inventory.MemberRead, ""},
+		{"rebuilt: another API server", "account: \"" + acctA + "\"\n      location: us-east-1\n      endpoint: https://OLD.gr7.us-east-1.eks.amazonaws.com", inventory.MemberConflict, "rebuilt"},
+		{"expired", "account: \"" + acctA + "\"\n      location: us-east-1\n      expires: 2026-11-01", inventory.MemberConflict, "expired on 2026-11-01"},
+		{"not yet expired", "account: \"" + acctA + "\"\n      location: us-east-1\n      expires: 2026-12-01", inventory.MemberOutOfScope, "decommissioned"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			decl := "\n      " + tc.decl
+			if tc.decl == "" {
+				decl = ""
+			}
+			cfg := parse(t, "clusters:\n  - name: a\n    context: a\nfleet:\n  outOfScope:\n    - name: legacy\n      reason: decommissioned"+decl+"\n")
+			fp := assembleFleet(cfg, true, nil, listing(legacy), map[string]apiServer{"a": {host: "a.example:443"}}, nil, now)
+			m := member(t, fp.fleet, "legacy")
+			if m.State != tc.state || !strings.Contains(m.Reason, tc.why) {
+				t.Fatalf("%s %q, want %s %q", m.State, m.Reason, tc.state, tc.why)
+			}
+			if (m.State == inventory.MemberRead) != (len(fp.read) == 1) {
+				t.Fatalf("read %v", readNames(fp))
+			}
+		})
+	}
+	t.Run("a declaration nothing discovered answers for tag evidence where it lives", func(t *testing.T) {
+		cfg := parse(t, "clusters:\n  - name: a\n    context: a\nfleet:\n  outOfScope:\n    - name: gone\n      reason: decommissioned\n      account: \""+acctA+"\"\n      location: us-east-1\n")
+		fp := assembleFleet(cfg, true, nil, listing(legacy), nil, nil, now)
+		if got := fp.fleet.Resolve(inventory.EKS, acctA+"/us-east-1", "gone"); got != "gone" {
+			t.Fatalf("resolves to %s", got)
+		}
+		if got := fp.fleet.Resolve(inventory.EKS, acctB+"/us-east-1", "gone"); got == "gone" {
+			t.Fatal("a tag in another account names the declared cluster")
+		}
+	})
+}
+
+// testCA is a self-signed CA certificate: its DER and its PEM bundle.
+func testCA(t *testing.T) ([]byte, []byte) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: pkix.Name{CommonName: "kubernetes"},
+		NotBefore: time.Now(), NotAfter: time.Now().Add(time.Hour), IsCA: true, BasicConstraintsValid: true}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return der, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
+}
