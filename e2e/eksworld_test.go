@@ -52,6 +52,8 @@ type eksWorld struct {
 	omitProdB bool
 	// extraYAML is appended to the config (a notify section).
 	extraYAML string
+	// editYAML, when set, rewrites the config before it is written.
+	editYAML func(string) string
 	// finished is when the seeded Jobs and Pods finish, relative to now.
 	t0 time.Time
 }
@@ -154,6 +156,9 @@ audit:
 		section("jobs", w.jobsYAML, fmt.Sprintf("  namespaces:\n    include: [%s]\n  succeeded: 24h\n  failed: 7d\n  grace: 1h\n", w.ns)),
 		section("pods", w.podsYAML, fmt.Sprintf("  namespaces:\n    include: [%s]\n  succeeded: 1h\n  failed: 7d\n  grace: 1h\n", w.ns)),
 		w.statePath(), w.auditPath(), w.extraYAML)
+	if w.editYAML != nil {
+		y = w.editYAML(y)
+	}
 	p := filepath.Join(w.dir, "reclaim.yaml")
 	if err := os.WriteFile(p, []byte(y), 0o644); err != nil {
 		w.t.Fatal(err)
