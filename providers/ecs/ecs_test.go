@@ -135,6 +135,23 @@ func TestFailuresMakeTheSourceIncomplete(t *testing.T) {
 			t.Fatalf("%+v", s)
 		}
 	})
+	t.Run("a task DescribeTasks refuses (not MISSING)", func(t *testing.T) {
+		f, c := setup(t)
+		f.AddTask(ecsfake.Task{Cluster: "batch", ID: "t1", Containers: []ecsfake.Container{{Name: "job", Image: repo + "job:1"}}},
+			ecsfake.Task{Cluster: "batch", ID: "t2", Containers: []ecsfake.Container{{Name: "job", Image: repo + "job:2"}}})
+		f.RefuseDescribe("batch", "t2", "ACCESS_DENIED")
+		if s := c.Images(context.Background()); s.Complete || !strings.Contains(strings.Join(s.Problems, " "), "ACCESS_DENIED") {
+			t.Fatalf("a task whose images reclaim could not see reads as complete: %+v", s)
+		}
+	})
+	t.Run("a task stopped and gone since the list (MISSING) is skipped", func(t *testing.T) {
+		f, c := setup(t)
+		f.AddTask(ecsfake.Task{Cluster: "batch", ID: "t1", Containers: []ecsfake.Container{{Name: "job", Image: repo + "job:1"}}})
+		f.RefuseDescribe("batch", "t1", "MISSING")
+		if s := c.Images(context.Background()); !s.Complete {
+			t.Fatalf("%+v", s)
+		}
+	})
 	t.Run("a task definition deregistered meanwhile is skipped", func(t *testing.T) {
 		f, c := setup(t)
 		arn := f.AddTaskDefinition(ecsfake.TaskDefinition{Family: "gone", Revision: 1, Containers: []ecsfake.Container{{Name: "app", Image: repo + "gone:1"}}})

@@ -72,6 +72,7 @@ type Server struct {
 	tasks    map[string]Task           // by ARN
 	clusters map[string]bool           // by ARN
 	vanish   map[string]bool           // task definition ARN -> deregistered when described
+	refuse   map[string]string         // task ARN -> a failure reason DescribeTasks gives for it
 }
 
 // New returns an empty fake; Start serves it.
@@ -83,7 +84,7 @@ func New(o Options) *Server {
 		o.Region = "us-east-1"
 	}
 	return &Server{o: o, defs: map[string]TaskDefinition{}, tasks: map[string]Task{}, clusters: map[string]bool{},
-		vanish: map[string]bool{}}
+		vanish: map[string]bool{}, refuse: map[string]string{}}
 }
 
 // Start serves the fake on a local listener.
@@ -131,6 +132,15 @@ func (s *Server) AddTask(ts ...Task) {
 		s.clusters[s.clusterARN(t.Cluster)] = true
 		s.tasks[fmt.Sprintf("arn:aws:ecs:%s:%s:task/%s/%s", s.o.Region, s.o.Account, t.Cluster, t.ID)] = t
 	}
+}
+
+// RefuseDescribe lists the task, but DescribeTasks answers it with a
+// failure of reason (ECS's failures[]: ACCESS_DENIED, an internal error),
+// not the task.
+func (s *Server) RefuseDescribe(cluster, id, reason string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.refuse[fmt.Sprintf("arn:aws:ecs:%s:%s:task/%s/%s", s.o.Region, s.o.Account, cluster, id)] = reason
 }
 
 // DeregisterOnDescribe lists the task definition but answers, when it is
@@ -297,6 +307,10 @@ func (s *Server) describeTasks(w http.ResponseWriter, cluster string, raw any) {
 	for _, v := range list {
 		arn, _ := v.(string)
 		t, ok := s.tasks[arn]
+		if reason := s.refuse[arn]; ok && reason != "" {
+			failures = append(failures, map[string]any{"arn": arn, "reason": reason, "detail": "injected by the fake"})
+			continue
+		}
 		if !ok || s.clusterARN(t.Cluster) != cluster {
 			failures = append(failures, map[string]any{"arn": arn, "reason": "MISSING"})
 			continue
