@@ -98,7 +98,9 @@ func (w *imageWorld) configPath() string {
 	if w.fleetYAML != "" {
 		fleet = w.fleetYAML
 	}
-	consumers := ""
+	// Without consumers of its own, a test reads none (the default would
+	// ask the real ECS and Lambda of the registry's account).
+	consumers := "  consumers: []\n"
 	if w.consumersYAML != "" {
 		consumers = "  consumers:\n" + w.consumersYAML
 	}

@@ -81,6 +81,10 @@ type RepoListing struct {
 	// Gone: the repository was deleted between the listing of the registry
 	// and of its images; it has no image.
 	Gone bool
+	// Pullers are who the repository's policy lets pull besides its own
+	// account: account ids, "org:o-…" (an AWS Organization), "*" (anyone).
+	// A policy that could not be read makes the listing incomplete.
+	Pullers []string
 
 	// Load, when set, lists the repository (Protected, Labels, Images, Complete,
 	// Problem, Gone) on the first Ensure: a registry of a million images is
@@ -166,6 +170,11 @@ type RegistryListing struct {
 	// Complete is false when the repositories themselves could not all be listed.
 	Complete bool
 	Problem  string
+	// Pullers are who the registry's permissions policy lets pull from
+	// every repository (accounts, "org:o-…", "*"); PullersProblem says why
+	// they are unknown (the policy could not be read), and then anyone may.
+	Pullers        []string
+	PullersProblem string
 }
 
 // ImageRef is a reference to an image in an ECR repository, parsed from a

@@ -37,7 +37,7 @@ func TestDiscoveryScopeThatCannotBeBuiltIsAnError(t *testing.T) {
 // skipped, the images only it runs would look unused.
 func TestImageConsumerThatCannotBeBuiltIsAnError(t *testing.T) {
 	noAWSProfiles(t)
-	for _, svc := range []string{"ecs", "lambda"} {
+	for _, svc := range []string{"ecs", "lambda", "batch"} {
 		cfg := parse(t, "clusters:\n  - name: a\n    context: a\necr:\n  registries:\n    - account: \"111122223333\"\n      region: us-east-1\n  consumers:\n    - account: \"111122223333\"\n      region: us-east-1\n      profile: no-such-profile\n      "+svc+": true\n")
 		src, err := ImageSources(context.Background(), cfg, zap.NewNop())
 		if err == nil || src != nil || !strings.Contains(err.Error(), "ecr.consumers[0]."+svc) {

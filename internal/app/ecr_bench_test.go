@@ -273,6 +273,7 @@ func BenchmarkECRFleet(b *testing.B) {
 		fmt.Fprintf(&y, "  - name: %s\n    context: %s\n", c.name, c.name)
 	}
 	fmt.Fprintf(&y, `ecr:
+  consumers: []
   registries:
     - account: %q
       region: %s

@@ -72,6 +72,7 @@ func BenchmarkECRHeavyTrim(b *testing.B) {
   - name: c0
     context: c0
 ecr:
+  consumers: []
   registries:
     - account: %q
       region: %s

@@ -13,6 +13,7 @@ import (
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/inventory/manifests"
 	"reclaim.dev/reclaim/providers/awsclient"
+	"reclaim.dev/reclaim/providers/batch"
 	"reclaim.dev/reclaim/providers/ecr"
 	"reclaim.dev/reclaim/providers/ecs"
 	"reclaim.dev/reclaim/providers/lambda"
@@ -47,8 +48,9 @@ func RegistryOptions(cfg *config.Config) []ecr.Options {
 }
 
 // ImageSources reads what names images outside the clusters: every
-// manifest directory, and the ECS task definitions and tasks and the Lambda
-// functions of every ecr.consumers entry, all at once. Nil when the ecr
+// manifest directory, and the ECS task definitions, services and tasks,
+// the Lambda functions and the Batch job definitions of every
+// ecr.consumers entry, all at once. Nil when the ecr
 // section names none. Nothing is called until a pass reads them.
 func ImageSources(ctx context.Context, cfg *config.Config, log *zap.Logger) (func(ctx context.Context) []inventory.ImageSource, error) {
 	e := ecrimage.SectionOf(cfg)
@@ -65,6 +67,14 @@ func ImageSources(ctx context.Context, cfg *config.Config, log *zap.Logger) (fun
 			c, err := ecs.New(ctx, ecs.Options{Service: consumer(cs, cs.ECSEndpoint, log)})
 			if err != nil {
 				errs = append(errs, fmt.Errorf("ecr.consumers[%d].ecs: %w", i, err))
+			} else {
+				readers = append(readers, c.Images)
+			}
+		}
+		if cs.Batch {
+			c, err := batch.New(ctx, batch.Options{Service: consumer(cs, cs.BatchEndpoint, log)})
+			if err != nil {
+				errs = append(errs, fmt.Errorf("ecr.consumers[%d].batch: %w", i, err))
 			} else {
 				readers = append(readers, c.Images)
 			}

@@ -174,6 +174,7 @@ func (c *Client) explain(op, what string, err error) error {
 // LastPull this listing reports was read before, by DescribeImages.
 func (c *Client) List(ctx context.Context) inventory.RegistryListing {
 	l := inventory.RegistryListing{Account: c.Account(), Region: c.Region(), Complete: true}
+	l.Pullers, l.PullersProblem = c.registryPullers(ctx)
 	type repo struct {
 		name, arn string
 		created   time.Time
@@ -263,6 +264,43 @@ func (lz *lazyRepos) load(i int, rl *inventory.RepoListing) {
 		got = <-ch
 	}
 	rl.Protected, rl.Labels, rl.Images, rl.Complete, rl.Problem, rl.Gone = got.Protected, got.Labels, got.Images, got.Complete, got.Problem, got.Gone
+	rl.Pullers = got.Pullers
+}
+
+// registryPullers reads the registry's permissions policy (with registry
+// policy scope V2 it may grant pulls of every repository): who it lets
+// pull, or why that is unknown.
+func (c *Client) registryPullers(ctx context.Context) ([]string, string) {
+	out, err := c.API().GetRegistryPolicy(ctx, &ecr.GetRegistryPolicyInput{})
+	switch {
+	case awsclient.ErrorCode(err) == "RegistryPolicyNotFoundException":
+		return nil, ""
+	case err != nil:
+		return nil, c.explain("GetRegistryPolicy", "registry "+c.Account(), err).Error()
+	}
+	ps, err := PolicyPullers(aws.ToString(out.PolicyText))
+	if err != nil {
+		return nil, "the registry policy: " + err.Error()
+	}
+	return ps, ""
+}
+
+// repoPullers reads a repository's policy: who it lets pull.
+func (c *Client) repoPullers(ctx context.Context, name string) (ps []string, gone bool, problem string) {
+	out, err := c.API().GetRepositoryPolicy(ctx, &ecr.GetRepositoryPolicyInput{RegistryId: aws.String(c.Account()), RepositoryName: aws.String(name)})
+	switch code := awsclient.ErrorCode(err); {
+	case code == "RepositoryPolicyNotFoundException":
+		return nil, false, ""
+	case code == "RepositoryNotFoundException":
+		return nil, true, ""
+	case err != nil:
+		return nil, false, fmt.Sprintf("%v (who may pull from it is unknown)", c.explain("GetRepositoryPolicy", c.Account()+"/"+name, err))
+	}
+	ps, err = PolicyPullers(aws.ToString(out.PolicyText))
+	if err != nil {
+		return nil, false, fmt.Sprintf("%s: %v (who may pull from it is unknown)", name, err)
+	}
+	return ps, false, ""
 }
 
 func (c *Client) repoARN(name string) string {
@@ -321,6 +359,14 @@ func (c *Client) listRepo(ctx context.Context, name, arn string) (rl inventory.R
 			}
 		}
 	}
+
+	ps, gone, problem := c.repoPullers(ctx, name)
+	if gone {
+		return rl, true
+	} else if problem != "" {
+		fail(problem)
+	}
+	rl.Pullers = ps
 
 	p := ecr.NewDescribeImagesPaginator(c.API(), &ecr.DescribeImagesInput{
 		RegistryId:     aws.String(c.Account()),

@@ -727,3 +727,53 @@ func TestFleet(t *testing.T) {
 // after Go's transport dropped an idle connection it was about to reuse
 // (aws/aws-sdk-go-v2#2737), which a loaded CI machine makes likely.
 var noKeepAlive = awshttp.NewBuildableClient().WithTransportOptions(func(t *http.Transport) { t.DisableKeepAlives = true })
+
+// Who may pull: each repository's policy (GetRepositoryPolicy, once per
+// repository a run) and the registry's (GetRegistryPolicy, once), through
+// the real SDK; a policy that cannot be read leaves the repository
+// incomplete, or the registry's pullers unknown.
+func TestPullersFromPolicies(t *testing.T) {
+	f := newFake(t, ecrfake.Options{})
+	seed(f, acct, "shared", 1)
+	seed(f, acct, "private", 1)
+	f.SetRepositoryPolicy(acct, "shared", `{"Version":"2012-10-17","Statement":[{"Effect":"Allow",
+		"Principal":{"AWS":"arn:aws:iam::444455556666:root"},"Action":["ecr:BatchGetImage","ecr:GetDownloadUrlForLayer"]}]}`)
+	f.SetRegistryPolicy(acct, `{"Statement":[{"Effect":"Allow","Principal":"*","Action":"ecr:*",
+		"Condition":{"StringEquals":{"aws:PrincipalOrgID":"o-a1b2c3d4e5"}}}]}`)
+	l := newClient(t, f.URL()).ListAll(ctx)
+	if !slices.Equal(l.Pullers, []string{"org:o-a1b2c3d4e5"}) || l.PullersProblem != "" {
+		t.Fatalf("registry pullers %v %q", l.Pullers, l.PullersProblem)
+	}
+	for _, r := range l.Repos {
+		want := []string(nil)
+		if r.Repo.Name == "shared" {
+			want = []string{"444455556666"}
+		}
+		if !slices.Equal(r.Pullers, want) || !r.Complete {
+			t.Errorf("%s: pullers %v complete %v %q", r.Repo.Name, r.Pullers, r.Complete, r.Problem)
+		}
+	}
+	if r, g := f.Calls(ecrfake.OpGetRepositoryPolicy), f.Calls(ecrfake.OpGetRegistryPolicy); r != 2 || g != 1 {
+		t.Errorf("GetRepositoryPolicy %d, GetRegistryPolicy %d calls; want 2 and 1", r, g)
+	}
+
+	f.ResetCalls()
+	f.FailNext(ecrfake.OpGetRepositoryPolicy, ecrfake.CodeAccessDenied, 1)
+	f.FailNext(ecrfake.OpGetRegistryPolicy, ecrfake.CodeAccessDenied, 1)
+	l = newClient(t, f.URL(), func(o *ecr.Options) { o.Concurrency = 1 }).ListAll(ctx)
+	if !strings.Contains(l.PullersProblem, "ecr:GetRegistryPolicy") {
+		t.Errorf("registry pullers problem %q", l.PullersProblem)
+	}
+	incomplete := 0
+	for _, r := range l.Repos {
+		if !r.Complete {
+			incomplete++
+			if !strings.Contains(r.Problem, "who may pull from it is unknown") {
+				t.Errorf("%s: problem %q", r.Repo.Name, r.Problem)
+			}
+		}
+	}
+	if incomplete != 1 {
+		t.Errorf("%d repositories incomplete, want 1: an unread policy must hold its repository", incomplete)
+	}
+}

@@ -1,8 +1,11 @@
 // Package ecs reads which ECR images an account's ECS runs outside
 // Kubernetes: the containers of every ACTIVE task definition (what a
-// service or a scheduled task starts next) and of every RUNNING task (by
-// tag and by the digest it resolved). A listing that fails makes the source
-// incomplete, and the image kind then trims nothing.
+// service or a scheduled task starts next), of every task definition a
+// service names (its own, its deployments' and its task sets', INACTIVE
+// revisions and services scaled to zero included: they can scale up again)
+// and of every RUNNING task (by tag and by the digest it resolved). A
+// listing that fails makes the source incomplete, and the image kind then
+// trims nothing.
 package ecs
 
 import (
@@ -30,6 +33,8 @@ const (
 	DefaultConcurrency = 4
 	// pageSize is the list operations' maxResults maximum, and DescribeTasks' batch.
 	pageSize = 100
+	// servicesBatch is DescribeServices' maximum.
+	servicesBatch = 10
 )
 
 // Operation names, the keys of Calls.
@@ -39,6 +44,8 @@ const (
 	OpListClusters           = "ListClusters"
 	OpListTasks              = "ListTasks"
 	OpDescribeTasks          = "DescribeTasks"
+	OpListServices           = "ListServices"
+	OpDescribeServices       = "DescribeServices"
 )
 
 // API is what the package calls of the ECS client, with the SDK's signatures.
@@ -46,8 +53,10 @@ type API interface {
 	ecs.ListTaskDefinitionsAPIClient
 	ecs.ListClustersAPIClient
 	ecs.ListTasksAPIClient
+	ecs.ListServicesAPIClient
 	DescribeTaskDefinition(ctx context.Context, in *ecs.DescribeTaskDefinitionInput, optFns ...func(*ecs.Options)) (*ecs.DescribeTaskDefinitionOutput, error)
 	DescribeTasks(ctx context.Context, in *ecs.DescribeTasksInput, optFns ...func(*ecs.Options)) (*ecs.DescribeTasksOutput, error)
+	DescribeServices(ctx context.Context, in *ecs.DescribeServicesInput, optFns ...func(*ecs.Options)) (*ecs.DescribeServicesOutput, error)
 }
 
 // Options configures one account and region.
@@ -83,18 +92,28 @@ func (c *Client) Images(ctx context.Context) inventory.ImageSource {
 		out.Complete = false
 		out.Problems = append(out.Problems, fmt.Sprintf("ecs %s in %s: %v%s", op, scope, err, hint(err, c.Account(), c.Region())))
 	}
-	if op, err := c.taskDefinitions(ctx, set); err != nil {
+	described := map[string]bool{}
+	if op, err := c.taskDefinitions(ctx, set, described); err != nil {
 		fail(op, err)
 	}
-	if op, err := c.tasks(ctx, set); err != nil {
-		fail(op, err)
+	clusters, err := c.clusters(ctx)
+	if err != nil {
+		fail(OpListClusters, err)
+	} else {
+		if op, err := c.tasks(ctx, set, clusters); err != nil {
+			fail(op, err)
+		}
+		if op, err := c.services(ctx, set, clusters, described); err != nil {
+			fail(op, err)
+		}
 	}
 	out.Images = set.Uses()
 	return out
 }
 
-// taskDefinitions records the containers of every ACTIVE task definition.
-func (c *Client) taskDefinitions(ctx context.Context, set *imageref.Set) (string, error) {
+// taskDefinitions records the containers of every ACTIVE task definition,
+// and marks in described those it read.
+func (c *Client) taskDefinitions(ctx context.Context, set *imageref.Set, described map[string]bool) (string, error) {
 	var arns []string
 	p := ecs.NewListTaskDefinitionsPaginator(c.API(), &ecs.ListTaskDefinitionsInput{Status: types.TaskDefinitionStatusActive, MaxResults: aws.Int32(pageSize)})
 	for p.HasMorePages() {
@@ -105,6 +124,18 @@ func (c *Client) taskDefinitions(ctx context.Context, set *imageref.Set) (string
 		}
 		arns = append(arns, page.TaskDefinitionArns...)
 	}
+	if err := c.describeTaskDefinitions(ctx, set, arns); err != nil {
+		return OpDescribeTaskDefinition, err
+	}
+	for _, arn := range arns {
+		described[arn] = true
+	}
+	return "", nil
+}
+
+// describeTaskDefinitions records the containers of the task definitions
+// arns names, any status; one deleted since it was named is skipped.
+func (c *Client) describeTaskDefinitions(ctx context.Context, set *imageref.Set, arns []string) error {
 	defs := make([]*types.TaskDefinition, len(arns))
 	err := awsclient.Each(len(arns), c.Concurrency(), func(i int) error {
 		c.Count(OpDescribeTaskDefinition)
@@ -120,7 +151,7 @@ func (c *Client) taskDefinitions(ctx context.Context, set *imageref.Set) (string
 		return nil
 	})
 	if err != nil {
-		return OpDescribeTaskDefinition, err
+		return err
 	}
 	for _, d := range defs {
 		if d == nil {
@@ -131,21 +162,26 @@ func (c *Client) taskDefinitions(ctx context.Context, set *imageref.Set) (string
 			set.Image(aws.ToString(cd.Image), where+" container "+aws.ToString(cd.Name))
 		}
 	}
-	return "", nil
+	return nil
 }
 
-// tasks records the containers of every RUNNING task of every cluster.
-func (c *Client) tasks(ctx context.Context, set *imageref.Set) (string, error) {
+// clusters lists the ARNs of every cluster.
+func (c *Client) clusters(ctx context.Context) ([]string, error) {
 	var clusters []string
 	p := ecs.NewListClustersPaginator(c.API(), &ecs.ListClustersInput{MaxResults: aws.Int32(pageSize)})
 	for p.HasMorePages() {
 		c.Count(OpListClusters)
 		page, err := p.NextPage(ctx)
 		if err != nil {
-			return OpListClusters, err
+			return nil, err
 		}
 		clusters = append(clusters, page.ClusterArns...)
 	}
+	return clusters, nil
+}
+
+// tasks records the containers of every RUNNING task of the clusters.
+func (c *Client) tasks(ctx context.Context, set *imageref.Set, clusters []string) (string, error) {
 	for _, cluster := range clusters {
 		var arns []string
 		tp := ecs.NewListTasksPaginator(c.API(), &ecs.ListTasksInput{Cluster: aws.String(cluster), DesiredStatus: types.DesiredStatusRunning, MaxResults: aws.Int32(pageSize)})
@@ -187,6 +223,57 @@ func (c *Client) tasks(ctx context.Context, set *imageref.Set) (string, error) {
 	return "", nil
 }
 
+// services records the containers of every task definition a service of
+// the clusters names and described lacks. A deregistered (INACTIVE)
+// revision is not in the ACTIVE listing, yet a service may still run it, or
+// scale it up again from zero.
+func (c *Client) services(ctx context.Context, set *imageref.Set, clusters []string, described map[string]bool) (string, error) {
+	var arns []string
+	named := func(arn *string) {
+		if a := aws.ToString(arn); a != "" && !described[a] {
+			described[a] = true
+			arns = append(arns, a)
+		}
+	}
+	for _, cluster := range clusters {
+		var services []string
+		p := ecs.NewListServicesPaginator(c.API(), &ecs.ListServicesInput{Cluster: aws.String(cluster), MaxResults: aws.Int32(pageSize)})
+		for p.HasMorePages() {
+			c.Count(OpListServices)
+			page, err := p.NextPage(ctx)
+			if err != nil {
+				return OpListServices, fmt.Errorf("%s: %w", cluster, err)
+			}
+			services = append(services, page.ServiceArns...)
+		}
+		for batch := range slices.Chunk(services, servicesBatch) {
+			c.Count(OpDescribeServices)
+			d, err := c.API().DescribeServices(ctx, &ecs.DescribeServicesInput{Cluster: aws.String(cluster), Services: batch})
+			if err != nil {
+				return OpDescribeServices, fmt.Errorf("%s: %w", cluster, err)
+			}
+			for _, f := range d.Failures {
+				if aws.ToString(f.Reason) != "MISSING" { // MISSING: deleted since the list
+					return OpDescribeServices, fmt.Errorf("%s: service %s: %s %s", cluster, aws.ToString(f.Arn), aws.ToString(f.Reason), aws.ToString(f.Detail))
+				}
+			}
+			for _, s := range d.Services {
+				named(s.TaskDefinition)
+				for _, dep := range s.Deployments { // PRIMARY, and ACTIVE ones still draining
+					named(dep.TaskDefinition)
+				}
+				for _, ts := range s.TaskSets { // CODE_DEPLOY and EXTERNAL controllers
+					named(ts.TaskDefinition)
+				}
+			}
+		}
+	}
+	if err := c.describeTaskDefinitions(ctx, set, arns); err != nil {
+		return OpDescribeTaskDefinition, err
+	}
+	return "", nil
+}
+
 // deregistered reports DescribeTaskDefinition's answer for a task
 // definition deleted since it was listed.
 func deregistered(err error) bool {
@@ -196,5 +283,5 @@ func deregistered(err error) bool {
 
 // hint says what to grant for an access error.
 func hint(err error, account, region string) string {
-	return awsclient.Grant(err, "ecs:ListTaskDefinitions, ecs:DescribeTaskDefinition, ecs:ListClusters, ecs:ListTasks and ecs:DescribeTasks", account, region)
+	return awsclient.Grant(err, "ecs:ListTaskDefinitions, ecs:DescribeTaskDefinition, ecs:ListClusters, ecs:ListTasks, ecs:DescribeTasks, ecs:ListServices and ecs:DescribeServices", account, region)
 }

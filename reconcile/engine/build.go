@@ -354,6 +354,7 @@ func (r *rules) decide(k Kind, pr *Proposals) {
 			r.p.setSource(s)
 		}
 		r.p.Blocked = append(r.p.Blocked, f.Blocked...)
+		r.p.Notices = append(r.p.Notices, f.Notices...)
 		pr.InScope = f.InScope
 	}
 	due = r.dependencies(due, func(d *Decision) {

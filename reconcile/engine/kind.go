@@ -174,6 +174,8 @@ func (ps *Proposals) each(f func(*Proposal)) {
 type Finished struct {
 	Sources []Source
 	Blocked []string
+	// Notices are what every report repeats (a declaration the kind relied on).
+	Notices []string
 	InScope int
 }
 

@@ -61,6 +61,8 @@ const (
 	OpBatchGetImage        = "BatchGetImage"
 	OpBatchDeleteImage     = "BatchDeleteImage"
 	OpListTagsForResource  = "ListTagsForResource"
+	OpGetRepositoryPolicy  = "GetRepositoryPolicy"
+	OpGetRegistryPolicy    = "GetRegistryPolicy"
 	// OpUnknown counts requests the fake could not route (wrong path or target).
 	OpUnknown = "unknown"
 )
@@ -83,17 +85,19 @@ const (
 
 // Error codes the fake answers with.
 const (
-	CodeServer                = "ServerException"
-	CodeInvalidParameter      = "InvalidParameterException"
-	CodeRepositoryNotFound    = "RepositoryNotFoundException"
-	CodeImageNotFound         = "ImageNotFoundException"
-	CodeThrottling            = "ThrottlingException"
-	CodeAccessDenied          = "AccessDeniedException"
-	CodeLimitExceeded         = "LimitExceededException"
-	CodeMissingAuthentication = "MissingAuthenticationTokenException"
-	CodeInvalidSignature      = "InvalidSignatureException"
-	CodeUnknownOperation      = "UnknownOperationException"
-	CodeSerialization         = "SerializationException"
+	CodeServer                 = "ServerException"
+	CodeInvalidParameter       = "InvalidParameterException"
+	CodeRepositoryNotFound     = "RepositoryNotFoundException"
+	CodeImageNotFound          = "ImageNotFoundException"
+	CodeThrottling             = "ThrottlingException"
+	CodeAccessDenied           = "AccessDeniedException"
+	CodeLimitExceeded          = "LimitExceededException"
+	CodeMissingAuthentication  = "MissingAuthenticationTokenException"
+	CodeInvalidSignature       = "InvalidSignatureException"
+	CodeUnknownOperation       = "UnknownOperationException"
+	CodeSerialization          = "SerializationException"
+	CodeRepoPolicyNotFound     = "RepositoryPolicyNotFoundException"
+	CodeRegistryPolicyNotFound = "RegistryPolicyNotFoundException"
 )
 
 // Per-image failure codes (failures[].failureCode).
@@ -282,6 +286,7 @@ type repository struct {
 	name     string
 	created  time.Time
 	tags     map[string]string
+	policy   string   // the repository policy's JSON; "" none
 	images   []*image // sorted by (PushedAt, Digest) unless dirty; may hold deleted ones
 	dirty    bool
 	nDeleted int
@@ -359,6 +364,8 @@ type Server struct {
 	throttled    int
 	latency      time.Duration
 	reqID        atomic.Uint64
+	// registryPolicies are the registries' permissions policies, by account.
+	registryPolicies map[string]string
 
 	ln fakeapi.Listener
 }
@@ -513,6 +520,25 @@ func (s *Server) SetRepositoryTags(account, name string, tags map[string]string)
 	if r := s.repo(account, name); r != nil {
 		r.tags = maps.Clone(tags)
 	}
+}
+
+// SetRepositoryPolicy sets a repository's policy (JSON; "" removes it).
+func (s *Server) SetRepositoryPolicy(account, name, policy string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if r := s.repo(account, name); r != nil {
+		r.policy = policy
+	}
+}
+
+// SetRegistryPolicy sets the registry's permissions policy (JSON; "" none).
+func (s *Server) SetRegistryPolicy(account, policy string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.registryPolicies == nil {
+		s.registryPolicies = map[string]string{}
+	}
+	s.registryPolicies[account] = policy
 }
 
 // RemoveRepository deletes a repository and its images out of band.
@@ -829,6 +855,7 @@ func (s *Server) checkAuth(req *http.Request) *apiError {
 var knownOps = map[string]bool{
 	OpDescribeRepositories: true, OpDescribeImages: true, OpListImages: true,
 	OpBatchGetImage: true, OpBatchDeleteImage: true, OpListTagsForResource: true,
+	OpGetRepositoryPolicy: true, OpGetRegistryPolicy: true,
 }
 
 // ServeHTTP implements http.Handler.
@@ -920,6 +947,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		out, e = s.batchDeleteImage(in)
 	case OpListTagsForResource:
 		out, e = s.listTags(in)
+	case OpGetRepositoryPolicy:
+		out, e = s.getRepositoryPolicy(in)
+	case OpGetRegistryPolicy:
+		out, e = s.getRegistryPolicy(in)
 	}
 	s.mu.Unlock()
 	if e != nil {
@@ -1383,6 +1414,30 @@ func validDigest(d string) bool {
 		}
 	}
 	return true
+}
+
+// getRepositoryPolicy answers as ECR does: the policy text, or
+// RepositoryPolicyNotFoundException when the repository has none.
+func (s *Server) getRepositoryPolicy(in request) (any, *apiError) {
+	r := s.repo(in.RegistryID, in.RepositoryName)
+	if r == nil {
+		return nil, errorf(CodeRepositoryNotFound, "%s", repoNotFoundMsg(in.RegistryID, in.RepositoryName))
+	}
+	if r.policy == "" {
+		return nil, errorf(CodeRepoPolicyNotFound, "Repository policy does not exist for the repository with name '%s' in the registry with id '%s'", in.RepositoryName, in.RegistryID)
+	}
+	return map[string]string{"registryId": in.RegistryID, "repositoryName": in.RepositoryName, "policyText": r.policy}, nil
+}
+
+// getRegistryPolicy answers the registry's permissions policy, or
+// RegistryPolicyNotFoundException. The request names no registry: it is
+// the caller's (the fake's default account).
+func (s *Server) getRegistryPolicy(in request) (any, *apiError) {
+	p := s.registryPolicies[in.RegistryID]
+	if p == "" {
+		return nil, errorf(CodeRegistryPolicyNotFound, "Registry policy does not exist in the registry with id '%s'", in.RegistryID)
+	}
+	return map[string]string{"registryId": in.RegistryID, "policyText": p}, nil
 }
 
 func (s *Server) listTags(in request) (any, *apiError) {

@@ -1,8 +1,8 @@
 // Package ecsfake is a wire-level fake of the ECS API (AWS JSON 1.1: POST /
 // with X-Amz-Target AmazonEC2ContainerServiceV20141113.<Operation>) for the
 // calls that read which images ECS runs: ListTaskDefinitions,
-// DescribeTaskDefinition, ListClusters, ListTasks and DescribeTasks. It
-// paginates with nextToken, answers the real error shapes ({"__type",
+// DescribeTaskDefinition, ListClusters, ListTasks, DescribeTasks,
+// ListServices and DescribeServices. It paginates with nextToken, answers the real error shapes ({"__type",
 // "message"}), checks the SigV4 scope, and injects throttling, denial,
 // server errors and latency; driven by the real SDK client.
 package ecsfake
@@ -27,6 +27,8 @@ const (
 	OpListClusters           = "ListClusters"
 	OpListTasks              = "ListTasks"
 	OpDescribeTasks          = "DescribeTasks"
+	OpListServices           = "ListServices"
+	OpDescribeServices       = "DescribeServices"
 )
 
 const targetPrefix = "AmazonEC2ContainerServiceV20141113."
@@ -38,11 +40,12 @@ type Container struct {
 	ImageDigest string
 }
 
-// TaskDefinition is one revision of a family.
+// TaskDefinition is one revision of a family. ListTaskDefinitions lists it
+// by its Status; DescribeTaskDefinition describes it whatever its Status.
 type TaskDefinition struct {
 	Family     string
 	Revision   int
-	Status     string // ACTIVE (default) or INACTIVE
+	Status     string // ACTIVE (default), INACTIVE or DELETE_IN_PROGRESS
 	Containers []Container
 }
 
@@ -53,6 +56,21 @@ type Task struct {
 	DesiredStatus  string
 	TaskDefinition string // ARN
 	Containers     []Container
+}
+
+// Service is one service of a cluster.
+type Service struct {
+	Cluster, Name  string
+	TaskDefinition string // ARN
+	// Deployments are the task definition ARNs of its deployments, answered
+	// in order: the first PRIMARY, the others ACTIVE (draining). A real
+	// service of the ECS controller has its TaskDefinition's first.
+	Deployments []string
+	// TaskSets are the task definition ARNs of its task sets (CODE_DEPLOY
+	// and EXTERNAL controllers, whose Deployments are empty): the first
+	// PRIMARY, the others ACTIVE.
+	TaskSets     []string
+	DesiredCount int
 }
 
 // Options configure the fake.
@@ -70,9 +88,10 @@ type Server struct {
 	mu       sync.Mutex
 	defs     map[string]TaskDefinition // by ARN
 	tasks    map[string]Task           // by ARN
+	services map[string]Service        // by ARN
 	clusters map[string]bool           // by ARN
 	vanish   map[string]bool           // task definition ARN -> deregistered when described
-	refuse   map[string]string         // task ARN -> a failure reason DescribeTasks gives for it
+	refuse   map[string]string         // task or service ARN -> a failure reason DescribeTasks or DescribeServices gives for it
 }
 
 // New returns an empty fake; Start serves it.
@@ -83,8 +102,8 @@ func New(o Options) *Server {
 	if o.Region == "" {
 		o.Region = "us-east-1"
 	}
-	return &Server{o: o, defs: map[string]TaskDefinition{}, tasks: map[string]Task{}, clusters: map[string]bool{},
-		vanish: map[string]bool{}, refuse: map[string]string{}}
+	return &Server{o: o, defs: map[string]TaskDefinition{}, tasks: map[string]Task{}, services: map[string]Service{},
+		clusters: map[string]bool{}, vanish: map[string]bool{}, refuse: map[string]string{}}
 }
 
 // Start serves the fake on a local listener.
@@ -97,6 +116,11 @@ func (s *Server) TaskDefinitionARN(family string, revision int) string {
 
 func (s *Server) clusterARN(name string) string {
 	return fmt.Sprintf("arn:aws:ecs:%s:%s:cluster/%s", s.o.Region, s.o.Account, name)
+}
+
+// ServiceARN is the ARN of a cluster's service (the long format).
+func (s *Server) ServiceARN(cluster, name string) string {
+	return fmt.Sprintf("arn:aws:ecs:%s:%s:service/%s/%s", s.o.Region, s.o.Account, cluster, name)
 }
 
 // AddTaskDefinition registers task definitions; it returns the last one's ARN.
@@ -132,6 +156,25 @@ func (s *Server) AddTask(ts ...Task) {
 		s.clusters[s.clusterARN(t.Cluster)] = true
 		s.tasks[fmt.Sprintf("arn:aws:ecs:%s:%s:task/%s/%s", s.o.Region, s.o.Account, t.Cluster, t.ID)] = t
 	}
+}
+
+// AddService adds services, and their clusters.
+func (s *Server) AddService(vs ...Service) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, v := range vs {
+		s.clusters[s.clusterARN(v.Cluster)] = true
+		s.services[s.ServiceARN(v.Cluster, v.Name)] = v
+	}
+}
+
+// RefuseDescribeService lists the service, but DescribeServices answers it
+// with a failure of reason (MISSING: deleted since the list), not the
+// service.
+func (s *Server) RefuseDescribeService(cluster, name, reason string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.refuse[s.ServiceARN(cluster, name)] = reason
 }
 
 // RefuseDescribe lists the task, but DescribeTasks answers it with a
@@ -185,7 +228,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if status == "" {
 			status = "ACTIVE"
 		}
-		s.page(w, in, "taskDefinitionArns", func() []string {
+		s.page(w, in, "taskDefinitionArns", 100, func() []string {
 			var out []string
 			for arn, d := range s.defs {
 				if d.Status == status {
@@ -197,7 +240,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case OpDescribeTaskDefinition:
 		s.describeTaskDefinition(w, str("taskDefinition"))
 	case OpListClusters:
-		s.page(w, in, "clusterArns", func() []string {
+		s.page(w, in, "clusterArns", 100, func() []string {
 			var out []string
 			for arn := range s.clusters {
 				out = append(out, arn)
@@ -210,14 +253,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if want == "" {
 			want = "RUNNING"
 		}
-		s.mu.Lock()
-		known := s.clusters[cluster]
-		s.mu.Unlock()
-		if !known {
-			writeErr(w, http.StatusBadRequest, "ClusterNotFoundException", "Cluster not found.")
+		if !s.knownCluster(w, cluster) {
 			return
 		}
-		s.page(w, in, "taskArns", func() []string {
+		s.page(w, in, "taskArns", 100, func() []string {
 			var out []string
 			for arn, t := range s.tasks {
 				if s.clusterARN(t.Cluster) == cluster && t.DesiredStatus == want {
@@ -228,9 +267,40 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		})
 	case OpDescribeTasks:
 		s.describeTasks(w, s.resolveCluster(str("cluster")), in["tasks"])
+	case OpListServices:
+		cluster := s.resolveCluster(str("cluster"))
+		if !s.knownCluster(w, cluster) {
+			return
+		}
+		s.page(w, in, "serviceArns", 10, func() []string { // ECS's default page is 10 here
+			var out []string
+			for arn, v := range s.services {
+				if s.clusterARN(v.Cluster) == cluster {
+					out = append(out, arn)
+				}
+			}
+			return out
+		})
+	case OpDescribeServices:
+		cluster := s.resolveCluster(str("cluster"))
+		if !s.knownCluster(w, cluster) {
+			return
+		}
+		s.describeServices(w, cluster, in["services"])
 	default:
 		writeErr(w, http.StatusBadRequest, "UnknownOperationException", "unsupported operation "+op)
 	}
+}
+
+// knownCluster answers ClusterNotFoundException for an unknown cluster.
+func (s *Server) knownCluster(w http.ResponseWriter, cluster string) bool {
+	s.mu.Lock()
+	known := s.clusters[cluster]
+	s.mu.Unlock()
+	if !known {
+		writeErr(w, http.StatusBadRequest, "ClusterNotFoundException", "Cluster not found.")
+	}
+	return known
 }
 
 func (s *Server) resolveCluster(c string) string {
@@ -243,9 +313,10 @@ func (s *Server) resolveCluster(c string) string {
 	return s.clusterARN(c)
 }
 
-// page answers a list operation: maxResults 1 to 100, nextToken an offset.
-func (s *Server) page(w http.ResponseWriter, in map[string]any, field string, all func() []string) {
-	max := 100
+// page answers a list operation: maxResults 1 to 100 (def when absent),
+// nextToken an offset.
+func (s *Server) page(w http.ResponseWriter, in map[string]any, field string, def int, all func() []string) {
+	max := def
 	if v, ok := in["maxResults"].(float64); ok {
 		if v < 1 || v > 100 {
 			writeErr(w, http.StatusBadRequest, "InvalidParameterException", "maxResults must be between 1 and 100")
@@ -327,6 +398,59 @@ func (s *Server) describeTasks(w http.ResponseWriter, cluster string, raw any) {
 			"desiredStatus": t.DesiredStatus, "taskDefinitionArn": t.TaskDefinition, "launchType": "FARGATE", "containers": cs})
 	}
 	writeJSON(w, map[string]any{"tasks": tasks, "failures": failures})
+}
+
+// describeServices answers services by ARN or name; one not in the cluster
+// is a MISSING failure, as in ECS.
+func (s *Server) describeServices(w http.ResponseWriter, cluster string, raw any) {
+	list, _ := raw.([]any)
+	if len(list) == 0 || len(list) > 10 {
+		writeErr(w, http.StatusBadRequest, "InvalidParameterException", "Services cannot be empty and can contain at most 10 items.")
+		return
+	}
+	services, failures := []map[string]any{}, []map[string]any{}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, x := range list {
+		arn, _ := x.(string)
+		if !strings.HasPrefix(arn, "arn:") {
+			arn = s.ServiceARN(cluster[strings.LastIndexByte(cluster, '/')+1:], arn)
+		}
+		v, ok := s.services[arn]
+		if reason := s.refuse[arn]; ok && reason != "" {
+			failures = append(failures, map[string]any{"arn": arn, "reason": reason, "detail": "injected by the fake"})
+			continue
+		}
+		if !ok || s.clusterARN(v.Cluster) != cluster {
+			failures = append(failures, map[string]any{"arn": arn, "reason": "MISSING"})
+			continue
+		}
+		status := func(i int) string {
+			if i == 0 {
+				return "PRIMARY"
+			}
+			return "ACTIVE"
+		}
+		deps := []map[string]any{}
+		for i, td := range v.Deployments {
+			deps = append(deps, map[string]any{"id": fmt.Sprintf("ecs-svc/%019d", i+1), "status": status(i), "taskDefinition": td,
+				"desiredCount": v.DesiredCount, "runningCount": v.DesiredCount, "pendingCount": 0, "launchType": "FARGATE"})
+		}
+		sets := []map[string]any{}
+		for i, td := range v.TaskSets {
+			id := fmt.Sprintf("ecs-svc/%019d", i+1)
+			sets = append(sets, map[string]any{"id": id, "taskSetArn": fmt.Sprintf("arn:aws:ecs:%s:%s:task-set/%s/%s/%s", s.o.Region, s.o.Account, v.Cluster, v.Name, id),
+				"serviceArn": arn, "clusterArn": cluster, "status": status(i), "taskDefinition": td, "launchType": "FARGATE"})
+		}
+		m := map[string]any{"serviceArn": arn, "serviceName": v.Name, "clusterArn": cluster, "status": "ACTIVE",
+			"desiredCount": v.DesiredCount, "runningCount": v.DesiredCount, "pendingCount": 0, "launchType": "FARGATE",
+			"deployments": deps, "taskSets": sets}
+		if v.TaskDefinition != "" {
+			m["taskDefinition"] = v.TaskDefinition
+		}
+		services = append(services, m)
+	}
+	writeJSON(w, map[string]any{"services": services, "failures": failures})
 }
 
 func writeJSON(w http.ResponseWriter, v any) {

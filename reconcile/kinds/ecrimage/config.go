@@ -16,6 +16,12 @@ func FromConfig(cfg *config.Config, api API) *Kind {
 	}
 	p := &Policy{PerGBMonth: cfg.Prices.ECRPerGBMonth, MinAge: e.MinAge.Std(), Grace: e.Grace.Std(), MaxDeletes: e.MaxDeletesPerRun,
 		MaxDeletePercent: e.MaxDeletePercent.Fraction(), BreakerCandidates: e.BreakerCandidates, HeadroomWarning: e.HeadroomWarning.Fraction(), ProtectTag: e.ProtectTag, Parallel: e.Concurrency}
+	for _, o := range e.OutOfScopePullers {
+		if p.OutOfScopePullers == nil {
+			p.OutOfScopePullers = map[string]string{}
+		}
+		p.OutOfScopePullers[o.Principal] = o.Reason
+	}
 	for _, r := range e.Repositories {
 		rule := RepoRule{Name: r.Match, Limit: r.Limit, KeepNewest: r.KeepNewest,
 			HighWater:        int(math.Floor(r.HighWater.Fraction() * float64(r.Limit))),

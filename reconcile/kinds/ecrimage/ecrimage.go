@@ -38,6 +38,9 @@ type Policy struct {
 	MaxDeletePercent  float64 // fraction of the images listed in policed repositories
 	BreakerCandidates int
 	HeadroomWarning   float64 // fraction of a repository's limit
+	// OutOfScopePullers are the principals (an account, an organization
+	// id, "*") declared out of reclaim's view, with their reasons.
+	OutOfScopePullers map[string]string
 	// ProtectTag is the repository resource tag whose value "true" keeps the
 	// repository untrimmed (read by the provider); reports name it.
 	ProtectTag string
@@ -188,10 +191,11 @@ func (k *Kind) Propose(snap *inventory.Snapshot, now time.Time) engine.Proposals
 	}
 	repos := map[inventory.RepoKey]repoAt{}
 	var all []repoAt // in listing order
+	pc := newPullerCheck(snap, ip.OutOfScopePullers)
 	for ri := range snap.Registries {
 		reg := &snap.Registries[ri]
 		out.Sources = append(out.Sources, registrySource(reg))
-		sources, holds := evidence(snap, reg)
+		sources, holds := evidence(snap, reg, pc)
 		for i := range reg.Repos {
 			rl := &reg.Repos[i]
 			at := repoAt{rl: rl, rule: ip.rule(rl.Repo.Name), sources: sources, holds: holds}
@@ -212,7 +216,11 @@ func (k *Kind) Propose(snap *inventory.Snapshot, now time.Time) engine.Proposals
 			buf = buf[:0]
 			if at.rule != nil && !at.rule.Protect && !rl.Protected && !rl.Gone {
 				inScope += rl.Len()
-				buf = k.proposeRepo(buf, rl, at.rule, idx.repos[rl.Repo], at.sources, repoHold(rl, idx, at.holds), now)
+				sources := at.sources
+				if g := pc.guards(snap.Fleet, rl.Repo.Account, rl.Pullers); len(g) > 0 {
+					sources = engine.UniqueKeys(append(slices.Clone(sources), g...))
+				}
+				buf = k.proposeRepo(buf, rl, at.rule, idx.repos[rl.Repo], sources, repoHold(rl, idx, pc, at.holds), now)
 			}
 			rl.Drop()
 			for i := range buf {
@@ -226,7 +234,7 @@ func (k *Kind) Propose(snap *inventory.Snapshot, now time.Time) engine.Proposals
 	// Once every repository is listed: the registries' completeness, with
 	// each repository's problems, and the images the percent cap is of.
 	out.Finish = func() engine.Finished {
-		f := engine.Finished{InScope: inScope}
+		f := engine.Finished{InScope: inScope, Notices: pc.notices()}
 		for ri := range snap.Registries {
 			f.Sources = append(f.Sources, registrySource(&snap.Registries[ri]))
 		}
@@ -283,7 +291,7 @@ func registrySource(reg *inventory.RegistryListing) engine.Source {
 // could pull from its account and the manifest sources, by source key (the
 // engine holds a trim while any is incomplete), and the kind's own reasons
 // to distrust the evidence.
-func evidence(snap *inventory.Snapshot, reg *inventory.RegistryListing) (sources []string, holds []string) {
+func evidence(snap *inventory.Snapshot, reg *inventory.RegistryListing, pc *pullerCheck) (sources []string, holds []string) {
 	for _, c := range snap.Clusters {
 		if !c.CouldPull(reg.Account) {
 			continue
@@ -313,16 +321,31 @@ func evidence(snap *inventory.Snapshot, reg *inventory.RegistryListing) (sources
 	if !reg.Complete {
 		holds = append(holds, "the registry's repositories could not all be listed")
 	}
+	// Who else may pull from every repository: the registry policy's pullers.
+	if reg.PullersProblem != "" {
+		holds = append(holds, "who the registry policy lets pull is unknown ("+reg.PullersProblem+")")
+	}
+	if why := pc.unread(reg.Account, reg.Pullers, "the registry policy"); why != "" {
+		holds = append(holds, why)
+	}
+	for _, key := range pc.guards(snap.Fleet, reg.Account, reg.Pullers) {
+		if !slices.Contains(sources, key) {
+			sources = append(sources, key)
+		}
+	}
 	return sources, holds
 }
 
 // repoHold says why a repository's evidence is incomplete, beyond the
 // sources the engine checks: a partial listing, or a reference that could
 // not be resolved and may name it.
-func repoHold(rl *inventory.RepoListing, idx imageIndex, holds []string) string {
+func repoHold(rl *inventory.RepoListing, idx imageIndex, pc *pullerCheck, holds []string) string {
 	var why []string
 	if !rl.Complete {
 		why = append(why, "the repository could not be listed completely ("+rl.Problem+")")
+	}
+	if w := pc.unread(rl.Repo.Account, rl.Pullers, "its repository policy"); w != "" {
+		why = append(why, w)
 	}
 	if w := idx.pinned(rl.Repo); w != "" {
 		why = append(why, "a reference that could not be resolved may name it: "+w)

@@ -11,6 +11,11 @@ import (
 // Key is the kind's config section.
 const Key = "ecr"
 
+var (
+	awsAccountID = regexp.MustCompile(`^[0-9]{12}$`)
+	orgID        = regexp.MustCompile(`^o-[a-z0-9]{10,32}$`)
+)
+
 // Section is the ecr section: which ECR registries to trim and how. Absent,
 // no image work is done and clusters are not asked for images.
 type Section struct {
@@ -37,10 +42,19 @@ type Section struct {
 	// Manifests are directories of Kubernetes manifests (a GitOps checkout):
 	// images they name are kept as if running.
 	Manifests Manifests `json:"manifests"`
-	// Consumers are accounts and regions whose ECS task definitions and
-	// tasks, and Lambda functions, run ECR images outside Kubernetes: what
-	// they name is kept as if running.
-	Consumers         []Consumer      `json:"consumers"`
+	// Consumers are accounts and regions whose ECS task definitions,
+	// services and tasks, and Lambda functions, run ECR images outside
+	// Kubernetes: what they name is kept as if running. Left out, every
+	// registry's account and region is read (ECS and Lambda on), so an
+	// image a task or a function runs is never unprotected by default.
+	Consumers []Consumer `json:"consumers"`
+	// OutOfScopePullers declares principals a repository or registry
+	// policy lets pull whose use reclaim need not see: an account id, an
+	// organization id (o-…) or "*". Any other puller whose clusters and
+	// consumers reclaim does not read holds the trims it could use.
+	OutOfScopePullers []OutOfScopePuller `json:"outOfScopePullers"`
+	// defaultConsumers: Consumers are the registries', checked there.
+	defaultConsumers  bool
 	MinAge            config.Duration `json:"minAge"`
 	Grace             config.Duration `json:"grace"`
 	MaxDeletesPerRun  int             `json:"maxDeletesPerRun"`
@@ -60,6 +74,13 @@ type Registry struct {
 	ExternalID string `json:"externalID,omitempty"`
 }
 
+// OutOfScopePuller is a principal allowed to pull whose use is declared
+// out of reclaim's view, with a reason every report repeats.
+type OutOfScopePuller struct {
+	Principal string `json:"principal"`
+	Reason    string `json:"reason"`
+}
+
 // Consumer is one account and region read for image users outside
 // Kubernetes, and how to reach it.
 type Consumer struct {
@@ -68,13 +89,17 @@ type Consumer struct {
 	Profile    string `json:"profile,omitempty"`
 	RoleARN    string `json:"roleARN,omitempty"`
 	ExternalID string `json:"externalID,omitempty"`
-	// ECS reads ACTIVE task definitions and RUNNING tasks; Lambda reads
-	// functions of package type Image. Both default to true.
+	// ECS reads ACTIVE task definitions, the revisions services run and
+	// RUNNING tasks; Lambda reads functions of package type Image. Both
+	// default to true.
 	ECS    bool `json:"ecs"`
 	Lambda bool `json:"lambda"`
-	// ECSEndpoint and LambdaEndpoint override the services' (fakes).
+	// Batch reads ACTIVE AWS Batch job definitions. Default true.
+	Batch bool `json:"batch"`
+	// ECSEndpoint, LambdaEndpoint and BatchEndpoint override the services' (fakes).
 	ECSEndpoint    string `json:"ecsEndpoint,omitempty"`
 	LambdaEndpoint string `json:"lambdaEndpoint,omitempty"`
+	BatchEndpoint  string `json:"batchEndpoint,omitempty"`
 }
 
 // RepoPolicy is how far one set of repositories is trimmed, and what is always kept.
@@ -173,10 +198,17 @@ func defaults(e *Section, set func(string) bool) {
 	if !set("repositories") {
 		e.Repositories = []RepoPolicy{{Match: "**"}}
 	}
+	if !set("consumers") {
+		e.defaultConsumers = true
+		for _, r := range e.Registries {
+			e.Consumers = append(e.Consumers, Consumer{Account: r.Account, Region: r.Region, Profile: r.Profile, RoleARN: r.RoleARN, ExternalID: r.ExternalID})
+		}
+	}
 	for i := range e.Consumers {
 		p := config.Index("consumers", i)
 		config.Fill(set, p+".ecs", &e.Consumers[i].ECS, true)
 		config.Fill(set, p+".lambda", &e.Consumers[i].Lambda, true)
+		config.Fill(set, p+".batch", &e.Consumers[i].Batch, true)
 	}
 	for i := range e.Repositories {
 		r, p := &e.Repositories[i], config.Index("repositories", i)
@@ -218,18 +250,36 @@ func validate(e *Section, report *config.Report) {
 	config.CheckEndpoint(report, "endpoint", e.Endpoint, "ecr")
 	seenC := map[reg]int{}
 	for i, cs := range e.Consumers {
+		if e.defaultConsumers {
+			break
+		}
 		p := config.Index("consumers", i)
 		config.CheckAWSTarget(report, p, cs.Account, cs.Region, cs.RoleARN, cs.ExternalID)
 		config.CheckEndpoint(report, p+".ecsEndpoint", cs.ECSEndpoint, "ecs")
 		config.CheckEndpoint(report, p+".lambdaEndpoint", cs.LambdaEndpoint, "lambda")
-		if !cs.ECS && !cs.Lambda {
-			report.Add(p, "reads nothing with both ecs and lambda false — remove the entry instead")
+		config.CheckEndpoint(report, p+".batchEndpoint", cs.BatchEndpoint, "batch")
+		if !cs.ECS && !cs.Lambda && !cs.Batch {
+			report.Add(p, "reads nothing with ecs, lambda and batch false — remove the entry instead")
 		}
 		k := reg{cs.Account, cs.Region}
 		if j, dup := seenC[k]; dup {
 			report.Add(p, "account %s region %s is listed twice (%s and %s)", cs.Account, cs.Region, report.Path(config.Index("consumers", j)), report.Path(p))
 		}
 		seenC[k] = i
+	}
+	seenP := map[string]int{}
+	for i, o := range e.OutOfScopePullers {
+		p := config.Index("outOfScopePullers", i)
+		if o.Principal != "*" && !awsAccountID.MatchString(o.Principal) && !orgID.MatchString(o.Principal) {
+			report.Add(p+".principal", "%q is not a principal — write an account id (\"123456789012\"), an organization id (o-a1b2c3d4e5) or \"*\"", o.Principal)
+		}
+		if o.Reason == "" {
+			report.Add(p+".reason", "is required — every report repeats why what this principal pulls may be deleted")
+		}
+		if j, dup := seenP[o.Principal]; dup {
+			report.Add(p+".principal", "%q is declared twice (%s and %s)", o.Principal, report.Path(config.Index("outOfScopePullers", j)), report.Path(p))
+		}
+		seenP[o.Principal] = i
 	}
 	if e.RequestsPerSecond <= 0 {
 		report.Add("requestsPerSecond", "must be more than 0")

@@ -116,9 +116,10 @@ func (k *Kind) repositories(p *engine.Plan, snap *inventory.Snapshot) []RepoSumm
 	}
 	idx := indexImages(snap)
 	out := []RepoSummary{}
+	pc := newPullerCheck(snap, k.Policy.OutOfScopePullers)
 	for ri := range snap.Registries {
 		reg := &snap.Registries[ri]
-		sources, holds := evidence(snap, reg)
+		sources, holds := evidence(snap, reg, pc)
 		unready := p.Unready(sources)
 		for i := range reg.Repos {
 			rl := &reg.Repos[i]
@@ -140,7 +141,7 @@ func (k *Kind) repositories(p *engine.Plan, snap *inventory.Snapshot) []RepoSumm
 				}
 			default:
 				s.Policy, s.Limit, s.HighWater, s.Target = rule.Name, rule.Limit, rule.HighWater, rule.Target
-				s.Blocked = strings.Join(nonEmpty(repoHold(rl, idx, holds), unready), "; ")
+				s.Blocked = strings.Join(nonEmpty(repoHold(rl, idx, pc, holds), unready), "; ")
 				if a := by[s.Repository]; a != nil {
 					s.Delete, s.Mark, s.FreedBytes = a.del, a.mark, a.bytes
 					for c, n := range a.kept {

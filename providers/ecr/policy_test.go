@@ -1,0 +1,40 @@
+package ecr
+
+import (
+	"slices"
+	"testing"
+)
+
+func TestPolicyPullers(t *testing.T) {
+	for _, c := range []struct {
+		name, policy string
+		want         []string
+	}{
+		{"no policy", "", nil},
+		{"cross-account by root ARN and id", `{"Version":"2012-10-17","Statement":[{"Sid":"pull","Effect":"Allow",
+			"Principal":{"AWS":["arn:aws:iam::444455556666:root","777788889999"]},
+			"Action":["ecr:BatchGetImage","ecr:GetDownloadUrlForLayer","ecr:BatchCheckLayerAvailability"]}]}`,
+			[]string{"444455556666", "777788889999"}},
+		{"a role ARN, one action as a string", `{"Statement":{"Effect":"Allow","Principal":{"AWS":"arn:aws:iam::444455556666:role/nodes"},"Action":"ecr:BatchGetImage"}}`,
+			[]string{"444455556666"}},
+		{"ecr:* counts", `{"Statement":[{"Effect":"Allow","Principal":{"AWS":"444455556666"},"Action":"ecr:*"}]}`, []string{"444455556666"}},
+		{"push only does not", `{"Statement":[{"Effect":"Allow","Principal":{"AWS":"444455556666"},"Action":["ecr:PutImage","ecr:InitiateLayerUpload"]}]}`, nil},
+		{"deny is ignored", `{"Statement":[{"Effect":"Deny","Principal":"*","Action":"ecr:*"}]}`, nil},
+		{"the organization", `{"Statement":[{"Effect":"Allow","Principal":"*","Action":["ecr:BatchGetImage"],
+			"Condition":{"StringEquals":{"aws:PrincipalOrgID":["o-a1b2c3d4e5"]}}}]}`, []string{"org:o-a1b2c3d4e5"}},
+		{"anyone", `{"Statement":[{"Effect":"Allow","Principal":{"AWS":"*"},"Action":"ecr:BatchGetImage"}]}`, []string{"*"}},
+		{"Lambda of another account", `{"Statement":[{"Effect":"Allow","Principal":{"Service":"lambda.amazonaws.com"},"Action":["ecr:BatchGetImage","ecr:GetDownloadUrlForLayer"],
+			"Condition":{"StringLike":{"aws:sourceARN":"arn:aws:lambda:us-east-1:444455556666:function:*"}}}]}`, []string{"444455556666"}},
+		{"Lambda of any account", `{"Statement":[{"Effect":"Allow","Principal":{"Service":"lambda.amazonaws.com"},"Action":"ecr:BatchGetImage"}]}`, []string{"*"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got, err := PolicyPullers(c.policy)
+			if err != nil || !slices.Equal(got, c.want) {
+				t.Fatalf("got %v %v, want %v", got, err, c.want)
+			}
+		})
+	}
+	if _, err := PolicyPullers("{not json"); err == nil {
+		t.Fatal("an unreadable policy is not an error")
+	}
+}

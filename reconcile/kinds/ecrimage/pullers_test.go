@@ -1,0 +1,86 @@
+package ecrimage_test
+
+import (
+	"strings"
+	"testing"
+
+	"reclaim.dev/reclaim/inventory"
+	"reclaim.dev/reclaim/reconcile/engine"
+	"reclaim.dev/reclaim/reconcile/kinds/ecrimage"
+)
+
+// Who a repository or registry policy lets pull must be read: an account
+// whose EKS clusters and consumers reclaim reads, or a declaration with a
+// reason. Any other puller holds the trims of what it may pull.
+func TestPullersReclaimDoesNotReadHold(t *testing.T) {
+	const workload = "444455556666"
+	read := func(s *inventory.Snapshot) {
+		s.Fleet = &inventory.Fleet{Discovery: true, Listings: []inventory.FleetListing{
+			{Platform: inventory.EKS, Scope: acct + "/us-east-1", Complete: true},
+			{Platform: inventory.EKS, Scope: workload + "/us-east-1", Complete: true},
+		}}
+		s.ImageSources = append(s.ImageSources, inventory.ImageSource{Kind: "ecs", Name: "ecs:" + workload + "/us-east-1", Complete: true},
+			inventory.ImageSource{Kind: "lambda", Name: "lambda:" + workload + "/us-east-1", Complete: true})
+	}
+	for _, tc := range []struct {
+		name     string
+		mutate   func(*inventory.Snapshot)
+		declared map[string]string
+		held     string // "" when the trim goes
+	}{
+		{"no policy", func(*inventory.Snapshot) {}, nil, ""},
+		{"the registry's own account", func(s *inventory.Snapshot) { s.Registries[0].Repos[0].Pullers = []string{acct} }, nil, ""},
+		{"a workload account reclaim does not read", func(s *inventory.Snapshot) { s.Registries[0].Repos[0].Pullers = []string{workload} }, nil,
+			"lets account " + workload + " pull, but reclaim reads no EKS cluster of it (add it to fleet.eks) and no ECS, Lambda or Batch use of it"},
+		{"a workload account whose clusters and consumers are read", func(s *inventory.Snapshot) {
+			read(s)
+			s.Registries[0].Repos[0].Pullers = []string{workload}
+		}, nil, ""},
+		{"its clusters read, its consumers not", func(s *inventory.Snapshot) {
+			read(s)
+			s.ImageSources = nil
+			s.Registries[0].Repos[0].Pullers = []string{workload}
+		}, nil, "no ECS, Lambda or Batch use of it (add it to ecr.consumers)"},
+		{"a cluster of the workload account is not read", func(s *inventory.Snapshot) {
+			read(s)
+			s.Fleet.Members = []inventory.FleetMember{{Name: "wl", State: inventory.MemberExcluded, Discovered: true,
+				Cloud: inventory.FleetCluster{Name: "wl", Platform: inventory.EKS, Account: workload, Location: "us-east-1"}}}
+			s.Registries[0].Repos[0].Pullers = []string{workload}
+		}, nil, "cluster wl"},
+		{"declared out of scope", func(s *inventory.Snapshot) { s.Registries[0].Repos[0].Pullers = []string{workload} },
+			map[string]string{workload: "a vendor that pulls only release tags"}, ""},
+		{"anyone", func(s *inventory.Snapshot) { s.Registries[0].Repos[0].Pullers = []string{"*"} }, nil, "lets anyone pull"},
+		{"an organization", func(s *inventory.Snapshot) { s.Registries[0].Repos[0].Pullers = []string{"org:o-a1b2c3d4e5"} }, nil, "organization o-a1b2c3d4e5"},
+		{"an organization declared", func(s *inventory.Snapshot) { s.Registries[0].Repos[0].Pullers = []string{"org:o-a1b2c3d4e5"} },
+			map[string]string{"o-a1b2c3d4e5": "every account with clusters is in fleet.eks"}, ""},
+		{"the registry policy's puller", func(s *inventory.Snapshot) { s.Registries[0].Pullers = []string{workload} }, nil, "the registry policy lets account " + workload},
+		{"the registry policy could not be read", func(s *inventory.Snapshot) { s.Registries[0].PullersProblem = "GetRegistryPolicy: AccessDenied" }, nil,
+			"who the registry policy lets pull is unknown"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			snap := imageSnap(images(10))
+			tc.mutate(&snap)
+			pol := imagePolicy(10, 9, 6, 1)
+			pol.OutOfScopePullers = tc.declared
+			p := planTwice(t, snap, pol)
+			n := len(deleted(p))
+			if tc.held == "" {
+				if n != 4 {
+					t.Fatalf("deleted %d, want 4\n%s", n, dump(p))
+				}
+				if tc.declared != nil && !strings.Contains(strings.Join(p.Notices, "\n"), "ecr.outOfScopePullers") {
+					t.Errorf("the declaration is not repeated: %q", p.Notices)
+				}
+				return
+			}
+			if n != 0 {
+				t.Fatalf("deleted %d images a puller reclaim does not read may run\n%s", n, dump(p))
+			}
+			for i := range p.Decisions {
+				if d := &p.Decisions[i]; d.Kind == ecrimage.Name && d.Action == engine.Mark && !strings.Contains(d.Why(), tc.held) {
+					t.Fatalf("held without naming it (want %q): %s", tc.held, d.Why())
+				}
+			}
+		})
+	}
+}
