@@ -315,7 +315,8 @@ func TestUnseenClusterOfTheRegistryAccountHoldsImages(t *testing.T) {
 			ekf := eksfake.New(eksfake.Options{Account: account, Region: ecrRegion})
 			ekf.Start()
 			t.Cleanup(ekf.Close)
-			ekf.Add(eksfake.Cluster{Name: "ml-batch", Endpoint: "https://127.0.0.1:1", CAData: prodA.CAData, VPC: "vpc-0ml"})
+			// A CA of its own: a cluster with prod-a's CA would be prod-a.
+			ekf.Add(eksfake.Cluster{Name: "ml-batch", Endpoint: "https://127.0.0.1:1", CAData: newCA(t), VPC: "vpc-0ml"})
 			fleet := fmt.Sprintf("  discover: true\n  readDiscovered: %s\n  timeout: 10s\n  eks:\n    - account: \"%s\"\n      region: %s\n      endpoint: %s\n",
 				tc.readDiscovered, account, ecrRegion, ekf.URL())
 			w.fleetYAML = fleet
@@ -338,7 +339,9 @@ func TestUnseenClusterOfTheRegistryAccountHoldsImages(t *testing.T) {
 				t.Fatalf("ml-batch state %q, want %q\n%s", state, tc.state, text(rep))
 			}
 
-			w.fleetYAML = fleet + "  outOfScope:\n    - name: ml-batch\n      reason: runs only public images\n"
+			// Declared by identity: a declaration by name only would not
+			// cover a live discovered cluster.
+			w.fleetYAML = fleet + fmt.Sprintf("  outOfScope:\n    - name: ml-batch\n      reason: runs only public images\n      account: \"%s\"\n      location: %s\n", account, ecrRegion)
 			rep = w.run(true)
 			if s := w.repoSummary(rep); s.Delete != 100 || len(w.ecr.Images(account, w.repo)) != 100 {
 				t.Fatalf("out of scope: summary %+v, %d images left\n%s", s, len(w.ecr.Images(account, w.repo)), text(rep))

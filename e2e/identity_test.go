@@ -1,17 +1,27 @@
 package e2e
 
 import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
 	"fmt"
+	"math/big"
 	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 
+	"reclaim.dev/reclaim/internal/testenv"
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/notify/report"
 	"reclaim.dev/reclaim/providers/ec2/ec2fake"
 	"reclaim.dev/reclaim/providers/eks/eksfake"
+	"reclaim.dev/reclaim/providers/gke/gkefake"
 	"reclaim.dev/reclaim/reconcile/engine"
 	"reclaim.dev/reclaim/reconcile/kinds/netiface"
 )
@@ -120,5 +130,164 @@ func TestBranchInterfaceClusterTagHolds(t *testing.T) {
 	want(t, rep, eniID(nobodys), engine.Delete, netiface.ClassLeaked)
 	if !w.ec2.Has(ofB) || w.ec2.Has(nobodys) {
 		t.Fatalf("left: prod-b's %v (want true), nobody's %v (want false)", w.ec2.Has(ofB), w.ec2.Has(nobodys))
+	}
+}
+
+// A scope discovery does not look in: an explicit fleet.eks lists another
+// region than the interfaces'. EKS no longer tags its subnets, so a
+// cluster there is unseen: every interface of the region holds, and the
+// report says to add the region. Listed, the orphan goes.
+func TestUnlistedScopeHoldsInterfaces(t *testing.T) {
+	w := newEKSWorld(t)
+	w.jobsYAML, w.podsYAML = "-", "-"
+	other := eksfake.New(eksfake.Options{Account: account, Region: "us-west-2"})
+	other.Start()
+	t.Cleanup(other.Close)
+	here := eksfake.New(eksfake.Options{Account: account, Region: ec2Region})
+	here.Start()
+	t.Cleanup(here.Close)
+	w.fleetYAML = fmt.Sprintf("  discover: true\n  eks:\n    - account: \"%s\"\n      region: us-west-2\n      endpoint: %s\n", account, other.URL())
+	leak := w.cniInterface(w.subA)
+	start := w.now
+	w.run(true)
+	w.now = start.Add(7 * time.Hour)
+	rep := w.run(true)
+	if d := want(t, rep, eniID(leak), engine.Mark, netiface.ClassLeaked); !d.Held || !strings.Contains(d.Why(), "discovery does not look in eks "+account+"/"+ec2Region) {
+		t.Fatalf("not held for the unlisted scope: %+v", d)
+	}
+	if !w.ec2.Has(leak) || !strings.Contains(text(rep), "add it to fleet.eks") {
+		t.Fatalf("deleted, or the report does not say how to resolve it:\n%s", text(rep))
+	}
+	// Listed: the clock the hold never started runs, and the orphan goes
+	// past its grace.
+	w.fleetYAML += fmt.Sprintf("    - account: \"%s\"\n      region: %s\n      endpoint: %s\n", account, ec2Region, here.URL())
+	w.now = w.now.Add(time.Hour)
+	want(t, w.run(true), eniID(leak), engine.Mark, netiface.ClassLeaked)
+	w.now = w.now.Add(7 * time.Hour)
+	want(t, w.run(true), eniID(leak), engine.Delete, netiface.ClassLeaked)
+	if w.ec2.Has(leak) {
+		t.Fatal("the orphan stayed once its scope was listed")
+	}
+}
+
+// A decommissioned cluster declared out of scope with its API server, and
+// a live one rebuilt under the same name and region: the declaration does
+// not cover the new cluster (another API server), so the interface whose
+// address its running pod holds survives --apply, and the report says the
+// cluster was rebuilt. A declaration by name only does not cover it either.
+func TestRebuiltClusterMatchingAnOutOfScopeNameHolds(t *testing.T) {
+	for _, decl := range []string{
+		fmt.Sprintf("      account: \"%s\"\n      location: %s\n      endpoint: https://OLD1234.gr7.%s.eks.amazonaws.com\n", account, ec2Region, ec2Region),
+		"",
+	} {
+		w := newEKSWorld(t)
+		w.omitProdB = true
+		w.jobsYAML, w.podsYAML = "-", "-"
+		ekf := eksfake.New(eksfake.Options{Account: account, Region: ec2Region})
+		ekf.Start()
+		t.Cleanup(ekf.Close)
+		ekf.Add(eksfake.Cluster{Name: "legacy", Endpoint: prodB.URL, CAData: prodB.CAData, VPC: "vpc-0other", Subnets: []string{w.subAB}})
+		w.fleetYAML = fmt.Sprintf("  discover: true\n  readDiscovered: false\n  eks:\n    - account: \"%s\"\n      region: %s\n      endpoint: %s\n  outOfScope:\n    - name: legacy\n      reason: decommissioned, OPS-1234\n%s",
+			account, ec2Region, ekf.URL(), decl)
+		used := w.cniInterface(w.subAB)
+		in, _ := w.ec2.Interface(used)
+		w.pod(prodB, "runs-on-rebuilt", nil, corev1.PodRunning, 0, in.IPs[len(in.IPs)-1])
+		start := w.now
+		w.run(true)
+		w.now = start.Add(7 * time.Hour)
+		rep := w.run(true)
+		if d := want(t, rep, eniID(used), engine.Mark, netiface.ClassLeaked); !d.Held || !strings.Contains(d.Why(), "legacy") {
+			t.Fatalf("not held for the rebuilt cluster: %+v", d)
+		}
+		if !w.ec2.Has(used) {
+			t.Fatal("deleted the interface of a rebuilt cluster's running pod")
+		}
+		why := "by name only"
+		if decl != "" {
+			why = "it was rebuilt or is another cluster"
+		}
+		if out := text(rep); !strings.Contains(out, why) {
+			t.Fatalf("report lacks %q:\n%s", why, out)
+		}
+	}
+}
+
+// A central registry whose repository policy lets a workload account pull:
+// the trim holds while reclaim reads no cluster or consumer of that
+// account, and the report names it; declared in ecr.outOfScopePullers the
+// trim resumes and the report repeats the reason.
+func TestCrossAccountPullerHoldsImages(t *testing.T) {
+	const workload = "444455556666"
+	w := newImageWorld(t, 200)
+	w.seen(w.now.Add(-2 * time.Hour))
+	w.ecr.SetRepositoryPolicy(account, w.repo, `{"Version":"2012-10-17","Statement":[{"Sid":"workloads","Effect":"Allow",
+		"Principal":{"AWS":["arn:aws:iam::`+workload+`:root"]},"Action":["ecr:BatchGetImage","ecr:GetDownloadUrlForLayer","ecr:BatchCheckLayerAvailability"]}]}`)
+	rep := w.run(true)
+	if s := w.repoSummary(rep); w.ecr.MutatingCalls() != 0 || s.Delete != 0 || !strings.Contains(s.Blocked, "lets account "+workload+" pull") {
+		t.Fatalf("mutating %d, summary %+v\n%s", w.ecr.MutatingCalls(), s, text(rep))
+	}
+	if len(w.ecr.Images(account, w.repo)) != 200 {
+		t.Fatal("images were deleted that an unread account may pull")
+	}
+	w.extraECRYAML = "  outOfScopePullers:\n    - principal: \"" + workload + "\"\n      reason: the vendor pulls only tags kept by keepTags\n"
+	rep = w.run(true)
+	if s := w.repoSummary(rep); s.Delete != 100 || len(w.ecr.Images(account, w.repo)) != 100 {
+		t.Fatalf("declared: summary %+v, %d images left\n%s", s, len(w.ecr.Images(account, w.repo)), text(rep))
+	}
+	if !strings.Contains(text(rep), "the vendor pulls only tags kept by keepTags") {
+		t.Fatalf("the report does not repeat the declaration:\n%s", text(rep))
+	}
+}
+
+// newCA is a CA bundle (PEM) of a cluster of its own: each EKS and GKE
+// cluster has its own CA, and reclaim joins clusters by it.
+func newCA(t *testing.T) []byte {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: pkix.Name{CommonName: "kubernetes"},
+		NotBefore: time.Now(), NotAfter: time.Now().Add(time.Hour), IsCA: true, BasicConstraintsValid: true}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
+}
+
+// The name collision on GKE: discovery lists a prod-a in the project whose
+// API server is not the configured prod-a's. The disk a PV of that other
+// cluster binds survives --apply past grace, the configured prod-a's
+// orphans hold too, and the report names the conflict.
+func TestSameNameGKEClusterElsewhereHolds(t *testing.T) {
+	w := newWorld(t)
+	ctx := context.Background()
+	other, err := testenv.StartCluster(ctx, "other-prod-a", testenv.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(other.Stop)
+	g := gkefake.New()
+	g.Start()
+	t.Cleanup(g.Close)
+	g.Add(gkefake.Cluster{Project: project, Location: "asia-northeast1", Name: "prod-a", Endpoint: other.URL, CAData: other.CAData})
+	w.fleetYAML = fmt.Sprintf("  gke:\n    projects: [%s]\n    endpoint: %s\n    withoutAuthentication: true\n  eks: []\n  readDiscovered: false\n", project, g.Endpoint())
+
+	used := w.orphan(zoneA, "bound-in-other-prod-a")
+	w.pv(other, used)
+	free := w.orphan(zoneB, "free")
+	w.seen(w.now.Add(-7*time.Hour), used, free)
+	rep := w.run(true)
+	for _, key := range []string{used, free} {
+		if d := decision(t, rep, key); d.Action == engine.Delete || !d.Held {
+			t.Fatalf("%s not held under the name conflict: %+v", key, d)
+		}
+		if !w.gce.HasDisk(key) {
+			t.Fatalf("%s deleted under the name conflict", key)
+		}
+	}
+	if out := text(rep); !strings.Contains(out, `its name "prod-a" is also clusters[0]`) || !strings.Contains(out, "CONFLICT") {
+		t.Fatalf("the report does not name the conflict:\n%s", out)
 	}
 }

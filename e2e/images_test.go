@@ -44,8 +44,9 @@ type imageWorld struct {
 	prodBKubeconfig, prodBContext, prodBAccounts string
 	ecrYAML                                      string
 	// fleetYAML replaces the fleet section's body (discovery off);
-	// consumersYAML is the ecr section's consumers list.
-	fleetYAML, consumersYAML string
+	// consumersYAML is the ecr section's consumers list; extraECRYAML is
+	// more of the ecr section.
+	fleetYAML, consumersYAML, extraECRYAML string
 }
 
 func newImageWorld(t *testing.T, images int, opts ...ecrfake.Options) *imageWorld {
@@ -104,6 +105,7 @@ func (w *imageWorld) configPath() string {
 	if w.consumersYAML != "" {
 		consumers = "  consumers:\n" + w.consumersYAML
 	}
+	consumers += w.extraECRYAML
 	accounts := ""
 	if w.prodBAccounts != "" {
 		accounts = "    awsAccounts: [" + w.prodBAccounts + "]\n"

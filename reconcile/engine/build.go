@@ -354,7 +354,9 @@ func (r *rules) decide(k Kind, pr *Proposals) {
 			r.p.setSource(s)
 		}
 		r.p.Blocked = append(r.p.Blocked, f.Blocked...)
-		r.p.Notices = append(r.p.Notices, f.Notices...)
+		for _, n := range f.Notices {
+			r.p.addNotice(n)
+		}
 		pr.InScope = f.InScope
 	}
 	due = r.dependencies(due, func(d *Decision) {

@@ -99,6 +99,17 @@ func (p *Plan) addFleet(f *inventory.Fleet, clusters []inventory.ClusterRefs, ad
 	p.Sections = append(p.Sections, sec)
 }
 
+// addNotice adds what every report repeats, after the fleet section was
+// made (a kind's declaration it relied on): the section shows it too.
+func (p *Plan) addNotice(n string) {
+	p.Notices = append(p.Notices, n)
+	for i := range p.Sections {
+		if s := &p.Sections[i]; s.Key == "fleet" && len(s.Blocks) > 0 {
+			s.Blocks[0].Lines = append(s.Blocks[0].Lines, "  NOTE: "+n)
+		}
+	}
+}
+
 // unreadWhy says why a member was not read, and how to resolve it.
 func unreadWhy(m inventory.FleetMember) string {
 	where := ""
