@@ -21,6 +21,7 @@ import (
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/notify/report"
 	"reclaim.dev/reclaim/providers/ecr/ecrfake"
+	"reclaim.dev/reclaim/providers/batch/batchfake"
 	"reclaim.dev/reclaim/providers/ecs/ecsfake"
 	"reclaim.dev/reclaim/providers/lambda/lambdafake"
 	"reclaim.dev/reclaim/reconcile/kinds/ecrimage"
@@ -44,8 +45,8 @@ type imageWorld struct {
 	prodBKubeconfig, prodBContext, prodBAccounts string
 	ecrYAML                                      string
 	// fleetYAML replaces the fleet section's body (discovery off);
-	// consumersYAML is the ecr section's consumers list; extraECRYAML is
-	// more of the ecr section.
+	// consumersYAML is the ecr section's consumers list ("-" leaves the key
+	// out: the default); extraECRYAML is more of the ecr section.
 	fleetYAML, consumersYAML, extraECRYAML string
 }
 
@@ -102,7 +103,9 @@ func (w *imageWorld) configPath() string {
 	// Without consumers of its own, a test reads none (the default would
 	// ask the real ECS and Lambda of the registry's account).
 	consumers := "  consumers: []\n"
-	if w.consumersYAML != "" {
+	if w.consumersYAML == "-" {
+		consumers = "" // the default: the registry's account and region
+	} else if w.consumersYAML != "" {
 		consumers = "  consumers:\n" + w.consumersYAML
 	}
 	consumers += w.extraECRYAML
@@ -204,10 +207,10 @@ func TestImagesInUseAcrossClustersSurviveApply(t *testing.T) {
 
 	rep := w.run(true)
 	s := w.repoSummary(rep)
-	if rep.ExitCode != report.ExitOK || s.Delete != 100 || s.Kept[ecrimage.ClassInUse] != 3 {
+	if rep.ExitCode != report.ExitOK || s.Delete != 100 || s.Kept[ecrimage.ClassInUse] != 4 {
 		t.Fatalf("exit %d, summary %+v\n%s", rep.ExitCode, s, text(rep))
 	}
-	for i := range 3 {
+	for i := range 4 {
 		if !w.ecr.Has(account, w.repo, w.digest[i]) {
 			t.Errorf("image %d, in use, was deleted", i)
 		}
@@ -397,9 +400,10 @@ func TestBinaryHonoursAWSEndpointEnv(t *testing.T) {
 	}
 }
 
-// Images ECS and Lambda run outside Kubernetes are in use: an ACTIVE task
-// definition by tag, a running task by the digest it resolved, a Lambda
-// function's published version by digest. An apply trims around them; when
+// Images ECS, Lambda and Batch run outside Kubernetes are in use: an
+// ACTIVE task definition by tag, a running task by the digest it resolved,
+// a Lambda function's published version by digest, a Batch job definition
+// by tag. An apply trims around them; when
 // ECS may not be read, nothing is trimmed and the report says what to grant.
 func TestECSAndLambdaImagesSurviveApply(t *testing.T) {
 	w := newImageWorld(t, 200)
@@ -414,7 +418,11 @@ func TestECSAndLambdaImagesSurviveApply(t *testing.T) {
 	ef.AddTask(ecsfake.Task{Cluster: "batch", ID: "0123abcd", Containers: []ecsfake.Container{{Name: "job", Image: w.ref(":moved-tag"), ImageDigest: w.digest[1]}}})
 	lf.AddFunction("resize", lambdafake.Version{ImageURI: w.ref(":build-0")},
 		lambdafake.Version{Version: "1", ImageURI: w.ref(":old"), ResolvedImageURI: w.ref("@" + w.digest[2])})
-	w.consumersYAML = fmt.Sprintf("    - account: \"%s\"\n      region: %s\n      ecsEndpoint: %s\n      lambdaEndpoint: %s\n", account, ecrRegion, ef.URL(), lf.URL())
+	bf := batchfake.New(batchfake.Options{Account: account, Region: ecrRegion})
+	bf.Start()
+	t.Cleanup(bf.Close)
+	bf.Add(batchfake.JobDefinition{Name: "nightly", Revision: 3, Image: w.ref(":build-3")})
+	w.consumersYAML = fmt.Sprintf("    - account: \"%s\"\n      region: %s\n      ecsEndpoint: %s\n      lambdaEndpoint: %s\n      batchEndpoint: %s\n", account, ecrRegion, ef.URL(), lf.URL(), bf.URL())
 
 	ef.Deny(true)
 	rep := w.run(true)
@@ -429,18 +437,62 @@ func TestECSAndLambdaImagesSurviveApply(t *testing.T) {
 	w.seen(w.now.Add(-2 * time.Hour)) // the held run kept clocks only for its own candidates
 	rep = w.run(true)
 	s := w.repoSummary(rep)
-	if rep.ExitCode != report.ExitOK || s.Delete != 100 || s.Kept[ecrimage.ClassInUse] != 3 {
+	if rep.ExitCode != report.ExitOK || s.Delete != 100 || s.Kept[ecrimage.ClassInUse] != 4 {
 		t.Fatalf("exit %d, summary %+v\n%s", rep.ExitCode, s, text(rep))
 	}
-	for i := range 3 {
+	for i := range 4 {
 		if !w.ecr.Has(account, w.repo, w.digest[i]) {
 			t.Errorf("image %d, used outside Kubernetes, was deleted", i)
 		}
 	}
 	out := text(rep)
-	for _, want := range []string{"task-definition api:4", "cluster batch task 0123abcd", "function resize:1"} {
+	for _, want := range []string{"task-definition api:4", "cluster batch task 0123abcd", "function resize:1", "job-definition nightly:3"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the report does not name %q", want)
+		}
+	}
+}
+
+// With ecr.consumers left out, the registry's own account and region are
+// read for ECS, Lambda and Batch: an image only a running ECS task (by
+// digest), an ACTIVE task definition (by tag) or a Lambda function runs
+// survives --apply. The services are reached the way the SDK is told to
+// (AWS_ENDPOINT_URL_<SERVICE>), here the fakes. With one of them denied,
+// nothing is trimmed.
+func TestDefaultConsumersProtectImages(t *testing.T) {
+	w := newImageWorld(t, 200)
+	w.seen(w.now.Add(-2 * time.Hour))
+	ef := ecsfake.New(ecsfake.Options{Account: account, Region: ecrRegion})
+	ef.Start()
+	t.Cleanup(ef.Close)
+	lf := lambdafake.New(lambdafake.Options{Account: account, Region: ecrRegion})
+	lf.Start()
+	t.Cleanup(lf.Close)
+	bf := batchfake.New(batchfake.Options{Account: account, Region: ecrRegion})
+	bf.Start()
+	t.Cleanup(bf.Close)
+	t.Setenv("AWS_ENDPOINT_URL_ECS", ef.URL())
+	t.Setenv("AWS_ENDPOINT_URL_LAMBDA", lf.URL())
+	t.Setenv("AWS_ENDPOINT_URL_BATCH", bf.URL())
+	ef.AddTask(ecsfake.Task{Cluster: "web", ID: "feed0001", Containers: []ecsfake.Container{{Name: "app", Image: w.ref(":gone-tag"), ImageDigest: w.digest[0]}}})
+	ef.AddTaskDefinition(ecsfake.TaskDefinition{Family: "cron", Revision: 2, Containers: []ecsfake.Container{{Name: "c", Image: w.ref(":build-1")}}})
+	lf.AddFunction("thumbs", lambdafake.Version{ImageURI: w.ref(":build-2")})
+	w.consumersYAML = "-"
+
+	lf.Deny(true)
+	rep := w.run(true)
+	if s := w.repoSummary(rep); w.ecr.MutatingCalls() != 0 || s.Delete != 0 {
+		t.Fatalf("Lambda denied: mutating %d, summary %+v\n%s", w.ecr.MutatingCalls(), s, text(rep))
+	}
+	lf.Deny(false)
+	w.seen(w.now.Add(-2 * time.Hour))
+	rep = w.run(true)
+	if s := w.repoSummary(rep); s.Delete != 100 || s.Kept[ecrimage.ClassInUse] != 3 {
+		t.Fatalf("summary %+v\n%s", s, text(rep))
+	}
+	for i := range 3 {
+		if !w.ecr.Has(account, w.repo, w.digest[i]) {
+			t.Errorf("image %d, used outside Kubernetes, was deleted with the default consumers", i)
 		}
 	}
 }
