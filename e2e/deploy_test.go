@@ -600,7 +600,9 @@ func writeDeployedConfig(t *testing.T, cm *unstructured.Unstructured, path, kube
 		gce.SetQuota(p.(string), "asia-northeast1", "SSD_TOTAL_GB", 1500, 100)
 	}
 	g["endpoint"], g["withoutAuthentication"] = gce.URL(), true
-	cfg["ecr"] = map[string]any{"endpoint": ecr.URL(), "registries": []any{map[string]any{"account": account, "region": ecrRegion}}}
+	// No ECS, Lambda or Batch API here either: the install would read the
+	// registry's account for them by default.
+	cfg["ecr"] = map[string]any{"endpoint": ecr.URL(), "registries": []any{map[string]any{"account": account, "region": ecrRegion}}, "consumers": []any{}}
 	st, _ := cfg["state"].(map[string]any)
 	cmRef, _ := st["configMap"].(map[string]any)
 	if cmRef == nil {

@@ -72,7 +72,8 @@ func TestUnconfiguredClusterHoldsWhatTheCloudSaysItUses(t *testing.T) {
 		t.Errorf("exit %d, want %d: a deletion was held back", rep.ExitCode, report.ExitIncomplete)
 	}
 	out := text(rep)
-	for _, s := range []string{"cluster prod-b was not read", "fleet discovery is off"} {
+	// A tag names the cluster of the interface's own account and region.
+	for _, s := range []string{"cluster prod-b@" + account + "/" + ec2Region + " was not read", "fleet discovery is off"} {
 		if !strings.Contains(out, s) {
 			t.Fatalf("report lacks %q:\n%s", s, out)
 		}
@@ -106,7 +107,7 @@ func TestDiskOfAnUnconfiguredClusterIsHeld(t *testing.T) {
 	w.seen(w.now.Add(-7*time.Hour), plain, labelled)
 	rep := w.run(true)
 	d := decision(t, rep, labelled)
-	if d.Action != engine.Mark || !d.Held || !strings.Contains(d.Why(), "cluster prod-c was not read") {
+	if d.Action != engine.Mark || !d.Held || !strings.Contains(d.Why(), "cluster prod-c@"+project+" was not read") {
 		t.Fatalf("labelled disk: %+v", d)
 	}
 	if !w.gce.HasDisk(labelled) || w.gce.HasDisk(plain) {
