@@ -1,18 +1,12 @@
 package app
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
-	"math/big"
 	"strings"
 	"testing"
 	"time"
 
 	config "reclaim.dev/reclaim/configs"
+	"reclaim.dev/reclaim/internal/testenv"
 	"reclaim.dev/reclaim/inventory"
 )
 
@@ -214,18 +208,12 @@ func TestOutOfScopeByIdentity(t *testing.T) {
 	})
 }
 
-// testCA is a self-signed CA certificate: its DER and its PEM bundle.
+// testCA is a CA certificate of a cluster of its own: its DER and PEM.
 func testCA(t *testing.T) ([]byte, []byte) {
 	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	der, bundle, err := testenv.NewCA()
 	if err != nil {
 		t.Fatal(err)
 	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: pkix.Name{CommonName: "kubernetes"},
-		NotBefore: time.Now(), NotAfter: time.Now().Add(time.Hour), IsCA: true, BasicConstraintsValid: true}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return der, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
+	return der, bundle
 }
