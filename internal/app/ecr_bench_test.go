@@ -82,12 +82,12 @@ func BenchmarkECRFleet(b *testing.B) {
 		protectTag     = "reclaim.dev/protect"
 		// The client's one token bucket, shared by every operation of the
 		// registry (see the floors below). A repository costs 1
-		// ListTagsForResource, 2 DescribeImages and 1 BatchGetImage, so at
-		// R calls a second the client sends R/2 DescribeImages: 400 would
-		// match the fake's 200 exactly, and one throttle is expensive (the
+		// ListTagsForResource, 1 GetRepositoryPolicy, 2 DescribeImages and
+		// 1 BatchGetImage, so at R calls a second the client sends 2R/5
+		// DescribeImages: 500 would match the fake's 200 exactly, and one throttle is expensive (the
 		// SDK's adaptive retry mode then slows the whole client for
 		// seconds), so it runs 5% below that.
-		clientRPS   = 380
+		clientRPS   = 475
 		clientBurst = 20
 		concurrency = 8
 	)
@@ -98,6 +98,8 @@ func BenchmarkECRFleet(b *testing.B) {
 		ecrfake.OpDescribeImages:       {PerSecond: 200, Burst: 20},
 		ecrfake.OpBatchGetImage:        {PerSecond: 100, Burst: 100},
 		ecrfake.OpListTagsForResource:  {PerSecond: 100, Burst: 100},
+		ecrfake.OpGetRepositoryPolicy:  {PerSecond: 100, Burst: 100},
+		ecrfake.OpGetRegistryPolicy:    {PerSecond: 10, Burst: 1},
 	}
 	day := 24 * time.Hour
 	now := time.Now().Truncate(time.Second)
@@ -312,6 +314,9 @@ func BenchmarkECRFleet(b *testing.B) {
 	minCalls := map[string]int{
 		ecrfake.OpDescribeRepositories: ceilDiv(nRepos, ecr.MaxPageSize),
 		ecrfake.OpListTagsForResource:  nRepos,
+		// Who may pull: each repository's policy, and the registry's.
+		ecrfake.OpGetRepositoryPolicy: nRepos,
+		ecrfake.OpGetRegistryPolicy:   1,
 	}
 	for _, rs := range seeds {
 		images += rs.images
@@ -319,7 +324,8 @@ func BenchmarkECRFleet(b *testing.B) {
 		minCalls[ecrfake.OpDescribeImages] += ceilDiv(rs.images, ecr.MaxPageSize)
 		minCalls[ecrfake.OpBatchGetImage] += ceilDiv(rs.indexes, ecr.MaxBatch)
 	}
-	ops := []string{ecrfake.OpDescribeRepositories, ecrfake.OpListTagsForResource, ecrfake.OpDescribeImages, ecrfake.OpBatchGetImage}
+	ops := []string{ecrfake.OpDescribeRepositories, ecrfake.OpListTagsForResource, ecrfake.OpDescribeImages, ecrfake.OpBatchGetImage,
+		ecrfake.OpGetRepositoryPolicy, ecrfake.OpGetRegistryPolicy}
 	// Each API has its own bucket on the fake and the operations can run at
 	// once, so the fake's floor is the slowest API's: max over ops of
 	// (min calls - burst) / rate. The client's single bucket paces the sum of
