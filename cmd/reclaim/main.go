@@ -301,7 +301,11 @@ func configCmd(stdout io.Writer) *cobra.Command {
 				_, err = stdout.Write(b)
 				return err
 			}
-			fmt.Fprintf(stdout, "%s: ok (%d clusters; kinds: %s)\n", path, len(cfg.Clusters), strings.Join(app.Enabled(cfg), ", "))
+			fleet := fmt.Sprintf("%d clusters", len(cfg.Clusters))
+			if f := cfg.Fleet; f.Discovers() {
+				fleet += fmt.Sprintf(", more discovered in %d GKE project(s) and %d EKS account/region(s)", len(f.GKE.Projects), len(f.EKS))
+			}
+			fmt.Fprintf(stdout, "%s: ok (%s; kinds: %s)\n", path, fleet, strings.Join(app.Enabled(cfg), ", "))
 			return nil
 		},
 	}
