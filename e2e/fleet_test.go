@@ -73,7 +73,7 @@ func TestUnconfiguredClusterHoldsWhatTheCloudSaysItUses(t *testing.T) {
 	}
 	out := text(rep)
 	// A tag names the cluster of the interface's own account and region.
-	for _, s := range []string{"cluster prod-b@" + account + "/" + ec2Region + " was not read", "fleet discovery is off"} {
+	for _, s := range []string{"cluster prod-b@" + account + "." + ec2Region + " was not read", "fleet discovery is off"} {
 		if !strings.Contains(out, s) {
 			t.Fatalf("report lacks %q:\n%s", s, out)
 		}

@@ -64,7 +64,7 @@ func TestSameNameClusterElsewhereHolds(t *testing.T) {
 	for _, r := range rows {
 		states[r.Name] = r
 	}
-	other := "prod-a@" + account + "/" + ec2Region
+	other := "prod-a@" + account + "." + ec2Region
 	if r := states[other]; r.State != inventory.MemberConflict || states["prod-a"].Discovered {
 		t.Fatalf("fleet %+v\n%s", rows, text(rep))
 	}

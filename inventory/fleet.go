@@ -80,6 +80,14 @@ const (
 	MemberConflict = "conflict"
 )
 
+// ScopedName is how reclaim names a cluster of cloud name name in a
+// discovery scope ("project" or "account/region") when the name alone is
+// taken or unknown: name@project, name@account.region. No '/': the name
+// is part of the Kubernetes kinds' ids.
+func ScopedName(name, scope string) string {
+	return name + "@" + strings.ReplaceAll(scope, "/", ".")
+}
+
 // Place is where a cluster lives as far as reclaim knows it: what a
 // configured entry or an out-of-scope declaration says, or what discovery
 // listed. An empty field is unknown.
@@ -123,6 +131,24 @@ func (p Place) In(platform, scope string) bool {
 	}
 	account, region, _ := strings.Cut(scope, "/")
 	return (p.Account == "" || p.Account == account) && (p.Location == "" || p.Location == region)
+}
+
+// Scope is the place as a scope name: "project", "account/region", or
+// what it knows of them.
+func (p Place) Scope() string {
+	if p.Project != "" {
+		return p.Project
+	}
+	var parts []string
+	for _, s := range []string{p.Account, p.Location} {
+		if s != "" {
+			parts = append(parts, s)
+		}
+	}
+	if len(parts) == 0 {
+		return "unknown"
+	}
+	return strings.Join(parts, "/")
 }
 
 // String is the place as reports print it: "eks 111122223333/us-east-1".
@@ -190,7 +216,7 @@ type Fleet struct {
 // label in a GKE project) to the member reclaim knows by that identity: the
 // discovered cluster of that name in that scope, else a configured or
 // declared one whose cloud name it is and that may live there. A name no
-// member answers for is name@scope: a cluster nobody read, which holds
+// member answers for is ScopedName(name, scope): a cluster nobody read, which holds
 // what it may use. A name in one account never means another account's
 // cluster of that name.
 func (f *Fleet) Resolve(platform, scope, cloudName string) string {
@@ -204,7 +230,7 @@ func (f *Fleet) Resolve(platform, scope, cloudName string) string {
 	if f.aliases == nil {
 		f.aliases = map[string]string{}
 	}
-	n := cloudName + "@" + scope
+	n := ScopedName(cloudName, scope)
 	for _, discovered := range []bool{true, false} {
 		if i := slices.IndexFunc(f.Members, func(m FleetMember) bool { return m.at(platform, scope, cloudName, discovered) }); i >= 0 {
 			n = f.Members[i].Name

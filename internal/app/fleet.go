@@ -170,7 +170,7 @@ func assembleFleet(cfg *config.Config, discovers bool, ds []Discoverer, listings
 			}
 			name := c.Name
 			if taken[name] {
-				name = c.Name + "@" + c.Scope() // the same name in two scopes
+				name = inventory.ScopedName(c.Name, c.Scope()) // the same name in two scopes
 			}
 			taken[name] = true
 			m := inventory.FleetMember{Name: name, Cloud: c, Discovered: true}
@@ -206,7 +206,7 @@ func assembleFleet(cfg *config.Config, discovers bool, ds []Discoverer, listings
 			m.State, m.Reason = inventory.MemberConflict, expiredWhy(i, o)
 		}
 		if taken[m.Name] {
-			m.Name = o.Name + "@" + m.Where.String()
+			m.Name = inventory.ScopedName(o.Name, m.Where.Scope())
 		}
 		taken[m.Name] = true
 		f.Members = append(f.Members, m)

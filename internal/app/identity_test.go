@@ -78,7 +78,7 @@ func TestSameNameIsNotSameCluster(t *testing.T) {
 
 	t.Run("another API server of the same name is a conflict", func(t *testing.T) {
 		fp := assembleFleet(parse(t, conf), true, nil, listing(west), map[string]apiServer{"prod": {host: hostOf(east.Endpoint)}}, nil, now)
-		m := member(t, fp.fleet, "prod@"+acctA+"/us-west-2")
+		m := member(t, fp.fleet, "prod@"+acctA+".us-west-2")
 		if m.State != inventory.MemberConflict || !strings.Contains(m.Reason, "clusters[0]") || len(fp.read) != 0 {
 			t.Fatalf("discovered %+v, read %v", m, readNames(fp))
 		}
@@ -96,8 +96,8 @@ func TestSameNameIsNotSameCluster(t *testing.T) {
 		if c := member(t, fp.fleet, "prod"); !c.Discovered || c.Cloud.Location != "us-east-1" {
 			t.Fatalf("configured prod %+v", c)
 		}
-		w := member(t, fp.fleet, "prod@"+acctA+"/us-west-2")
-		if w.State != inventory.MemberRead || len(fp.conflicts) != 0 || strings.Join(readNames(fp), ",") != "prod@"+acctA+"/us-west-2" {
+		w := member(t, fp.fleet, "prod@"+acctA+".us-west-2")
+		if w.State != inventory.MemberRead || len(fp.conflicts) != 0 || strings.Join(readNames(fp), ",") != "prod@"+acctA+".us-west-2" {
 			t.Fatalf("west %+v conflicts %v read %v", w, fp.conflicts, readNames(fp))
 		}
 		if got := fp.fleet.Resolve(inventory.EKS, acctA+"/us-west-2", "prod"); got != w.Name {
@@ -109,7 +109,7 @@ func TestSameNameIsNotSameCluster(t *testing.T) {
 	})
 	t.Run("an in-cluster entry that says nothing of where it lives is a conflict", func(t *testing.T) {
 		fp := assembleFleet(parse(t, "clusters:\n  - name: prod\n    inCluster: true\n"), true, nil, listing(west), nil, nil, now)
-		if m := member(t, fp.fleet, "prod@"+acctA+"/us-west-2"); m.State != inventory.MemberConflict || fp.conflicts["prod"] == "" {
+		if m := member(t, fp.fleet, "prod@"+acctA+".us-west-2"); m.State != inventory.MemberConflict || fp.conflicts["prod"] == "" {
 			t.Fatalf("%+v %v", m, fp.conflicts)
 		}
 	})
@@ -119,7 +119,7 @@ func TestSameNameIsNotSameCluster(t *testing.T) {
 		if c := member(t, fp.fleet, "prod"); !c.Discovered || c.Cloud.Location != "us-east-1" {
 			t.Fatalf("configured prod %+v", c)
 		}
-		if w := member(t, fp.fleet, "prod@"+acctA+"/us-west-2"); w.State != inventory.MemberRead || len(fp.conflicts) != 0 {
+		if w := member(t, fp.fleet, "prod@"+acctA+".us-west-2"); w.State != inventory.MemberRead || len(fp.conflicts) != 0 {
 			t.Fatalf("west %+v conflicts %v", w, fp.conflicts)
 		}
 	})
@@ -155,10 +155,10 @@ func TestSameNameIsNotSameCluster(t *testing.T) {
 		if len(fp.fleet.Members) != 3 || len(fp.read) != 2 {
 			t.Fatalf("members %+v read %v", fp.fleet.Members, readNames(fp))
 		}
-		if got := fp.fleet.Resolve(inventory.EKS, acctB+"/us-west-2", "prod"); got != "prod@"+acctB+"/us-west-2" {
+		if got := fp.fleet.Resolve(inventory.EKS, acctB+"/us-west-2", "prod"); got != "prod@"+acctB+".us-west-2" {
 			t.Fatalf("a tag in account B naming prod resolves to %s", got)
 		}
-		if got := fp.fleet.Resolve(inventory.EKS, acctB+"/eu-west-1", "prod"); got != "prod@"+acctB+"/eu-west-1" {
+		if got := fp.fleet.Resolve(inventory.EKS, acctB+"/eu-west-1", "prod"); got != "prod@"+acctB+".eu-west-1" {
 			t.Fatalf("a tag where no prod was discovered resolves to %s, want a cluster nobody read", got)
 		}
 	})

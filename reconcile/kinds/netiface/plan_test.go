@@ -188,7 +188,7 @@ func TestHolds(t *testing.T) {
 		// account and region.
 		{"discovery covers the scope and knows the tagged cluster", func(s *inventory.Snapshot) { s.Fleet = fleetOf(acct + "/" + region) }, false},
 		{"the tagged cluster's name is a configured cluster's, but discovery lists it here unread", func(s *inventory.Snapshot) {
-			s.Fleet = fleetOf(acct+"/"+region, inventory.FleetMember{Name: "prod@" + acct + "/" + region, State: inventory.MemberConflict,
+			s.Fleet = fleetOf(acct+"/"+region, inventory.FleetMember{Name: inventory.ScopedName("prod", acct+"/"+region), State: inventory.MemberConflict,
 				Cloud: inventory.FleetCluster{Name: "prod", Platform: inventory.EKS, Account: acct, Location: region}})
 		}, true},
 		{"discovery does not look in the interface's region", func(s *inventory.Snapshot) { s.Fleet = fleetOf(acct + "/eu-west-1") }, true},
