@@ -155,8 +155,16 @@ func (f *fleet) checkDisk(d *disk) {
 	if _, ok := d.labels[ownerLabel]; !ok {
 		f.violate("deleted %s without the ownership label", what)
 	}
-	if why := f.diskEvidence(d.key.Project); why != "" {
+	if why := f.diskEvidence(d); why != "" {
 		f.violate("deleted %s while %s", what, why)
+	}
+	for _, c := range f.w.unseen {
+		if c.outOfScope() && slices.ContainsFunc(c.pvs, func(v *pv) bool { return v.disk == d.key }) {
+			f.stats.Declared["disk a cluster declared out of scope binds"]++
+		}
+	}
+	if f.w.twinIn(inventory.GKE, d.key.Project) {
+		f.stats.Covered["disk deleted in a same-name cluster's project"]++
 	}
 	if f.now.Sub(d.created) < pol.MinAge {
 		f.violate("deleted %s younger than min age", what)
@@ -227,8 +235,13 @@ func (e ecrAPI) DeleteImages(ctx context.Context, key inventory.RepoKey, digests
 
 func (f *fleet) checkImage(r *repo, img *image) {
 	what := "image " + ecrimage.ID(r.key, img.digest)
-	if u := f.w.imageUsers(r, img); u != "" {
+	if u := f.w.imageUsers(r, img, false); u != "" {
 		f.violate("deleted %s referenced by %s", what, u)
+	} else if f.w.imageUsers(r, img, true) != "" {
+		f.stats.Declared["image only a declared puller or out-of-scope cluster runs"]++
+	}
+	if len(f.w.pullersOf(r)) > 0 {
+		f.stats.Covered["image deleted that foreign principals may pull"]++
 	}
 	if ps := r.parents(img.digest); len(ps) > 0 {
 		f.violate("deleted %s while index %s lists it", what, ps[0].digest)
@@ -240,7 +253,7 @@ func (f *fleet) checkImage(r *repo, img *image) {
 			}
 		}
 	}
-	if why := f.imageEvidence(r.key); why != "" {
+	if why := f.imageEvidence(r); why != "" {
 		f.violate("deleted %s while %s", what, why)
 	}
 	if f.now.Sub(img.pushed) < f.imgPol.MinAge {

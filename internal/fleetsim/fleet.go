@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -52,11 +53,18 @@ type Stats struct {
 	// settled from its listing (each audited once: by the killed run, or by
 	// the confirmation when the killed run had not).
 	Confirmed int
+	// Declared counts deletions of what only a cluster or puller declared
+	// out of scope used: allowed, the user accepted it.
+	Declared map[string]int
+	// Covered counts deletions where the new situations are: reclaim is
+	// not merely holding there.
+	Covered map[string]int
 }
 
 // NewStats returns empty stats.
 func NewStats() *Stats {
-	return &Stats{Faults: map[string]int{}, Deleted: map[string]int{}, Races: map[string]int{}}
+	return &Stats{Faults: map[string]int{}, Deleted: map[string]int{}, Races: map[string]int{},
+		Declared: map[string]int{}, Covered: map[string]int{}}
 }
 
 // String is a one-line-per-group summary.
@@ -67,7 +75,9 @@ func (s *Stats) String() string {
 	fmt.Fprintf(&b, "faults: %s\n", counts(s.Faults))
 	fmt.Fprintf(&b, "breaker held a kind's run %d times\n", s.Breakers)
 	fmt.Fprintf(&b, "races reclaim cannot see (allowed): %s; deletions across a blind run (held clock kept): %d; "+
-		"pending deletes settled by a later run: %d", counts(s.Races), s.Blind, s.Confirmed)
+		"pending deletes settled by a later run: %d\n", counts(s.Races), s.Blind, s.Confirmed)
+	fmt.Fprintf(&b, "deletions of what only a declaration gave up (allowed): %s; deletions where the fleet's identity or pullers are at stake: %s",
+		counts(s.Declared), counts(s.Covered))
 	return b.String()
 }
 
@@ -89,6 +99,15 @@ func counts(m map[string]int) string {
 
 var errKilled = errors.New("process killed")
 
+// prefixed are scopes as discovery keys name them: "eks 1111/us-east-1".
+func prefixed(platform string, scopes []string) []string {
+	out := make([]string, len(scopes))
+	for i, s := range scopes {
+		out[i] = platform + " " + s
+	}
+	return out
+}
+
 // runFaults are the faults of one run's collection and calls.
 type runFaults struct {
 	clusters   map[string]string // cluster -> how it failed: unreachable, forbidden, page
@@ -98,6 +117,9 @@ type runFaults struct {
 	registries map[string]bool // account -> repositories not all listed
 	manifests  bool
 	ec2        map[string]bool // account -> its EC2 listing incomplete
+	listings   map[string]bool // discovery scope ("eks 1111/us-east-1") -> its listing incomplete
+	consumers  map[string]bool // foreign account -> its consumer's listing incomplete
+	regPolicy  map[string]bool // account -> its registry policy unreadable
 	ec2Races   bool            // interfaces change between re-read and delete
 	failP      float64         // a delete call fails
 	loseP      float64         // a delete call's response is lost
@@ -135,6 +157,8 @@ type fleet struct {
 	killed   bool
 	cancel   context.CancelFunc
 	attempts map[string]int // objects passed to delete calls, by kind
+	// membership is the run's fleet as the config makes it (nil: fleetNil).
+	membership *inventory.Fleet
 
 	goneDisks []inventory.DiskKey // names reclaim deleted, for recreation
 	byReclaim map[string]int      // decision id -> objects reclaim deleted under it
@@ -250,6 +274,7 @@ func (f *fleet) runOnce(calm bool) {
 	f.now = f.now.Add(time.Duration(60+f.rng.IntN(121)) * time.Minute)
 	f.mutate()
 	f.drawFaults(calm)
+	f.assemble()
 	snap := f.snapshot()
 	f.observe(&snap)
 	prev, err := f.store.m.Load(context.Background())
@@ -296,7 +321,8 @@ func (f *fleet) runOnce(calm bool) {
 // drawFaults picks this run's faults; a calm run has none.
 func (f *fleet) drawFaults(calm bool) {
 	f.rf = runFaults{clusters: map[string]string{}, zoneWarn: map[string]string{}, gcePage: map[string]bool{},
-		repos: map[inventory.RepoKey]bool{}, registries: map[string]bool{}, ec2: map[string]bool{}}
+		repos: map[inventory.RepoKey]bool{}, registries: map[string]bool{}, ec2: map[string]bool{},
+		listings: map[string]bool{}, consumers: map[string]bool{}, regPolicy: map[string]bool{}}
 	if calm {
 		return
 	}
@@ -343,6 +369,24 @@ func (f *fleet) drawFaults(calm bool) {
 		if f.chance(0.1) {
 			f.rf.ec2[a] = true
 			count("ec2 listing incomplete")
+		}
+	}
+	for _, key := range slices.Concat(prefixed(inventory.EKS, f.w.eksScopes), prefixed(inventory.GKE, f.w.gkeScopes)) {
+		if f.chance(0.06) {
+			f.rf.listings[key] = true
+			count("discovery listing incomplete")
+		}
+	}
+	for _, fa := range f.w.foreign {
+		if fa.read && f.chance(0.08) {
+			f.rf.consumers[fa.account] = true
+			count("ecr consumer incomplete")
+		}
+	}
+	for _, a := range f.w.accounts {
+		if f.chance(0.03) {
+			f.rf.regPolicy[a] = true
+			count("ecr registry policy unreadable")
 		}
 	}
 	f.rf.ec2Races = f.chance(0.3)

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"reclaim.dev/reclaim/inventory"
+	"reclaim.dev/reclaim/reconcile/kinds/gcedisk"
 	"reclaim.dev/reclaim/reconcile/kinds/workflowpvc"
 )
 
@@ -31,6 +32,7 @@ func (f *fleet) setup() {
 		}
 		w.clusters = append(w.clusters, c)
 	}
+	f.setupHomes()
 	for i := range 1 + f.rng.IntN(3) {
 		r := &repo{key: inventory.RepoKey{Account: pick(f, w.accounts), Region: ecrRegion, Name: fmt.Sprintf("team/app%d", i+1)}}
 		w.repos = append(w.repos, r)
@@ -54,6 +56,8 @@ func (f *fleet) setup() {
 		f.newImageRef()
 	}
 	f.setupNetwork()
+	f.setupTwins()
+	f.setupPullers()
 	f.setupWorkloads()
 }
 
@@ -75,6 +79,8 @@ func (f *fleet) mutate() {
 	f.settleKubernetes()
 	f.mutateWorkloads()
 	f.mutateNetwork()
+	f.mutateTwins()
+	f.mutatePullers()
 	for range 2 + f.rng.IntN(6) {
 		switch f.rng.IntN(16) {
 		case 0, 1:
@@ -90,7 +96,7 @@ func (f *fleet) mutate() {
 		case 6:
 			f.toggleDiskProtection()
 		case 7:
-			f.newWorkflow(pick(f, w.clusters))
+			f.newWorkflow(f.diskCluster())
 		case 8:
 			f.finishWorkflow()
 		case 9:
@@ -137,13 +143,34 @@ func (f *fleet) newOrphanDisk(created time.Time) {
 	}
 }
 
+// diskCluster picks a cluster that may reference the fleet's disks (not
+// an EKS cluster discovery found).
+func (f *fleet) diskCluster() *cluster {
+	var can []*cluster
+	for _, c := range f.w.clusters {
+		if slices.ContainsFunc(f.w.projects, c.couldReference) {
+			can = append(can, c)
+		}
+	}
+	return pick(f, can)
+}
+
 // newStaticDisk is a disk a cluster's PV references, perhaps attached.
 func (f *fleet) newStaticDisk() {
-	c := pick(f, f.w.clusters)
+	c := f.diskCluster()
 	d := f.newDisk(f.diskKey(f.projectFor(c)), f.now.Add(-time.Duration(f.rng.IntN(100))*time.Hour))
+	f.labelFor(c, d)
 	c.pvs = append(c.pvs, &pv{name: "pv-" + d.key.Name, disk: d.key, retain: true})
 	if f.chance(0.5) {
 		d.users = []string{f.instance(d.key)}
+	}
+}
+
+// labelFor labels a disk of a GKE cluster's own project as its PD CSI
+// driver does: with its cloud name.
+func (f *fleet) labelFor(c *cluster, d *disk) {
+	if c.home.platform == inventory.GKE && d.key.Project == c.home.project {
+		d.labels[gcedisk.ClusterLabel] = c.cloudName()
 	}
 }
 
@@ -188,6 +215,7 @@ func (f *fleet) attachOrDetach() {
 // numeric id, a new clock. Sometimes the name is one reclaim deleted.
 func (f *fleet) recreateDisk() {
 	var key inventory.DiskKey
+	var label string
 	switch {
 	case len(f.goneDisks) > 0 && f.chance(0.3):
 		key = pick(f, f.goneDisks)
@@ -200,6 +228,7 @@ func (f *fleet) recreateDisk() {
 			return
 		}
 		key = old.key
+		label = old.labels[gcedisk.ClusterLabel]
 		f.w.removeDisk(old)
 		f.byOthers[key.String()]++
 	default:
@@ -207,7 +236,9 @@ func (f *fleet) recreateDisk() {
 	}
 	f.stats.Faults["recreated disk"]++
 	f.tracef("recreated disk %s", key)
-	f.newDisk(key, f.now)
+	if d := f.newDisk(key, f.now); label != "" { // by the same cluster's driver
+		d.labels[gcedisk.ClusterLabel] = label
+	}
 }
 
 func (f *fleet) toggleDiskProtection() {
@@ -231,6 +262,7 @@ func (f *fleet) newWorkflow(c *cluster) {
 func (f *fleet) startWorkflow(c *cluster, claim, wf string) {
 	d := f.newDisk(f.diskKey(f.projectFor(c)), f.now)
 	d.labels[ownerLabel] = "true"
+	f.labelFor(c, d)
 	d.users = []string{f.instance(d.key)}
 	p := &pvc{name: claim, uid: fmt.Sprintf("uid-%d", f.w.next()), created: f.now, pv: "pv-" + d.key.Name, size: d.sizeGB,
 		wf: inventory.WorkflowRef{Namespace: argoNS, Name: wf, Phase: "Running"}}

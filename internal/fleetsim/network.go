@@ -25,15 +25,16 @@ const (
 )
 
 type subnet struct {
-	id, account string
-	octet, used int
+	id, account, region string
+	octet, used         int
 	// tagged are the clusters its kubernetes.io/cluster/NAME tags name.
 	tagged []string
 }
 
 // iface is a network interface of the truth.
 type iface struct {
-	id, account, subnet string
+	id, account, region string
+	subnet              string
 	status              string // available, in-use
 	typ                 string
 	requester, operator bool
@@ -66,12 +67,16 @@ func (w *world) subnetByID(id string) *subnet {
 	return nil
 }
 
-// podsWithIP are the pods of any cluster, seen or not, that show ip.
-func (w *world) podsWithIP(ip string) (out []struct {
+// podsWithIP are the pods of any cluster, seen or not, that show ip; but
+// a cluster declared out of scope protects nothing, unless declared.
+func (w *world) podsWithIP(ip string, declared bool) (out []struct {
 	c *cluster
 	p *wpod
 }) {
-	for _, c := range slices.Concat(w.clusters, w.unseen) {
+	for _, c := range w.all() {
+		if c.outOfScope() && !declared {
+			continue
+		}
 		for _, p := range c.wpods {
 			if slices.Contains(p.ips, ip) {
 				out = append(out, struct {
@@ -91,7 +96,7 @@ func (f *fleet) setupNetwork() {
 	for _, a := range w.accounts {
 		for range 1 + f.rng.IntN(3) {
 			n := w.next()
-			w.subnets = append(w.subnets, &subnet{id: fmt.Sprintf("subnet-%05d", n), account: a, octet: n % 250})
+			w.subnets = append(w.subnets, &subnet{id: fmt.Sprintf("subnet-%05d", n), account: a, region: ecrRegion, octet: n % 250})
 		}
 	}
 	for _, c := range w.clusters {
@@ -111,7 +116,7 @@ func (f *fleet) setupNetwork() {
 func (f *fleet) newIface() *iface {
 	s := pick(f, f.w.subnets)
 	inst := fmt.Sprintf("i-%08x", f.w.next())
-	n := &iface{id: fmt.Sprintf("eni-%08x", f.w.next()), account: s.account, subnet: s.id, status: "available", typ: "interface",
+	n := &iface{id: fmt.Sprintf("eni-%08x", f.w.next()), account: s.account, region: s.region, subnet: s.id, status: "available", typ: "interface",
 		tags: map[string]string{cniTag: inst}, desc: cniDesc + inst}
 	for range 1 + f.rng.IntN(3) {
 		n.ips = append(n.ips, f.ip(s))
@@ -152,15 +157,16 @@ func (f *fleet) newIface() *iface {
 	return n
 }
 
-// unseenCluster returns a cluster the config misses that uses subnet s (and
-// says so with its tag), made on first need.
+// unseenCluster returns a cluster the config misses (self-managed: no
+// discovery lists it) that uses subnet s and says so with its tag, made on
+// first need.
 func (f *fleet) unseenCluster(s *subnet) *cluster {
 	for _, c := range f.w.unseen {
-		if slices.Contains(s.tagged, c.name) {
+		if strings.HasPrefix(c.name, "unseen-") && slices.Contains(s.tagged, c.name) {
 			return c
 		}
 	}
-	c := &cluster{name: fmt.Sprintf("unseen-%d", f.w.next()), subnets: []string{s.id}}
+	c := &cluster{name: fmt.Sprintf("unseen-%d", f.w.next()), subnets: []string{s.id}, home: home{platform: selfManaged, account: s.account, region: s.region}}
 	f.w.unseen = append(f.w.unseen, c)
 	s.tagged = append(s.tagged, c.name)
 	return c
@@ -202,7 +208,7 @@ func (f *fleet) mutateNetwork() {
 func (f *fleet) removeIface(n *iface, byReclaim bool) {
 	f.w.ifaces = slices.DeleteFunc(f.w.ifaces, func(x *iface) bool { return x == n })
 	if !byReclaim {
-		f.byOthers[netiface.ID(n.account, ecrRegion, n.id)]++
+		f.byOthers[netiface.ID(n.account, n.region, n.id)]++
 	}
 }
 
@@ -242,7 +248,7 @@ func (f *fleet) ifaceKept(n *iface, lateOK, unseenOK bool) string {
 		return "with ec2.interfaces.delete off"
 	}
 	for _, ip := range n.ips {
-		for _, cp := range f.w.podsWithIP(ip) {
+		for _, cp := range f.w.podsWithIP(ip, false) {
 			if lateOK && cp.p.late || unseenOK && f.rf.clusters[cp.c.name] != "" && !cp.c.couldUseSubnet(n.subnet) {
 				continue
 			}
@@ -250,15 +256,31 @@ func (f *fleet) ifaceKept(n *iface, lateOK, unseenOK bool) string {
 		}
 	}
 	for _, c := range f.w.clusters {
-		if c.couldUseSubnet(n.subnet) {
+		if f.reaches(c, n.subnet) {
 			return ""
 		}
 	}
 	return "in a subnet no cluster could use"
 }
 
+// reaches says whether reclaim reads c this run as a cluster that could
+// use subnet: a discovered one as internal/app reads it (any subnet when
+// none of its VPC is listed).
+func (f *fleet) reaches(c *cluster, subnet string) bool {
+	switch {
+	case f.rf.clusters[c.name] == "not read":
+		return false
+	case c.configured:
+		return c.couldUseSubnet(subnet)
+	}
+	_, _, subnets := f.discoveredReach(c)
+	return len(subnets) == 0 || slices.Contains(subnets, subnet)
+}
+
 // netEvidence says which source an interface relies on was incomplete this
-// run: the account's EC2 listing, or a cluster that could use its subnet.
+// run: the account's EC2 listing, a cluster that could use its subnet, a
+// cluster its subnet's or its own tags name in its scope, or (discovery
+// on) its scope's discovery or a cluster discovery lists there.
 func (f *fleet) netEvidence(n *iface) string {
 	if f.rf.ec2[n.account] {
 		return "EC2 listing of " + n.account + " incomplete"
@@ -268,14 +290,21 @@ func (f *fleet) netEvidence(n *iface) string {
 			return "cluster " + c.name + " (could use " + n.subnet + ") " + why
 		}
 	}
-	if s := f.w.subnetByID(n.subnet); s != nil && len(s.tagged) > 0 {
-		return "cluster " + s.tagged[0] + " (tags " + n.subnet + ") was never read"
+	scope := n.account + "/" + n.region
+	var names []string
+	if s := f.w.subnetByID(n.subnet); s != nil {
+		names = s.tagged
 	}
-	return ""
+	for _, name := range slices.Concat(names, tagged(n.tags)) {
+		if why := f.namedEvidence(inventory.EKS, scope, name); why != "" {
+			return why
+		}
+	}
+	return f.scopeEvidence(inventory.EKS, scope)
 }
 
 func (f *fleet) checkIface(n *iface) {
-	what := "interface " + netiface.ID(n.account, ecrRegion, n.id)
+	what := "interface " + netiface.ID(n.account, n.region, n.id)
 	switch {
 	case f.ifaceKept(n, true, true) != "":
 		f.violate("deleted %s %s", what, f.ifaceKept(n, true, true))
@@ -289,6 +318,15 @@ func (f *fleet) checkIface(n *iface) {
 	}
 	if why := f.netEvidence(n); why != "" {
 		f.violate("deleted %s while %s", what, why)
+	}
+	for _, ip := range n.ips {
+		if cps := f.w.podsWithIP(ip, true); len(cps) > 0 && cps[0].c.outOfScope() {
+			f.stats.Declared["interface a cluster declared out of scope uses"]++
+			break
+		}
+	}
+	if f.w.twinIn(inventory.EKS, n.account+"/"+n.region) {
+		f.stats.Covered["interface deleted in a same-name cluster's scope"]++
 	}
 	f.grace(what, n.clocks, f.netPol.Grace)
 }
@@ -323,36 +361,43 @@ func (f *fleet) observeNetwork(snap *inventory.Snapshot) {
 func (f *fleet) networks() []inventory.NetworkListing {
 	var out []inventory.NetworkListing
 	for _, a := range f.w.accounts {
-		l := inventory.NetworkListing{Account: a, Region: ecrRegion, Complete: !f.rf.ec2[a]}
-		if !l.Complete {
-			l.Problem = "DescribeNetworkInterfaces page 2: RequestLimitExceeded: Request limit exceeded."
+		for _, rg := range f.w.regions {
+			out = append(out, f.network(a, rg))
 		}
-		for _, s := range f.w.subnets {
-			if s.account != a {
-				continue
-			}
-			sub := inventory.Subnet{Account: a, Region: ecrRegion, ID: s.id, VPC: "vpc-1", AZ: "us-east-1a",
-				CIDR: fmt.Sprintf("10.%d.0.0/16", s.octet), Usable: 65531, Available: 65531, Clusters: slices.Clone(s.tagged)}
-			for _, n := range f.w.ifaces {
-				if n.subnet == s.id {
-					sub.Available -= len(n.ips)
-				}
-			}
-			l.Subnets = append(l.Subnets, sub)
-		}
-		for _, n := range f.w.ifaces {
-			if n.account != a || (!l.Complete && f.chance(0.4)) {
-				continue
-			}
-			l.Interfaces = append(l.Interfaces, inventoryIface(n))
-		}
-		out = append(out, l)
 	}
 	return out
 }
 
+// network is one account and region's EC2 listing.
+func (f *fleet) network(a, rg string) inventory.NetworkListing {
+	l := inventory.NetworkListing{Account: a, Region: rg, Complete: !f.rf.ec2[a]}
+	if !l.Complete {
+		l.Problem = "DescribeNetworkInterfaces page 2: RequestLimitExceeded: Request limit exceeded."
+	}
+	for _, s := range f.w.subnets {
+		if s.account != a || s.region != rg {
+			continue
+		}
+		sub := inventory.Subnet{Account: a, Region: rg, ID: s.id, VPC: vpcOf(a, rg), AZ: rg + "a",
+			CIDR: fmt.Sprintf("10.%d.0.0/16", s.octet), Usable: 65531, Available: 65531, Clusters: slices.Clone(s.tagged)}
+		for _, n := range f.w.ifaces {
+			if n.subnet == s.id {
+				sub.Available -= len(n.ips)
+			}
+		}
+		l.Subnets = append(l.Subnets, sub)
+	}
+	for _, n := range f.w.ifaces {
+		if n.account != a || n.region != rg || (!l.Complete && f.chance(0.4)) {
+			continue
+		}
+		l.Interfaces = append(l.Interfaces, inventoryIface(n))
+	}
+	return l
+}
+
 func inventoryIface(n *iface) inventory.NetInterface {
-	return inventory.NetInterface{ID: n.id, Subnet: n.subnet, VPC: "vpc-1", AZ: "us-east-1a", Description: n.desc, Status: n.status,
+	return inventory.NetInterface{ID: n.id, Subnet: n.subnet, VPC: vpcOf(n.account, n.region), AZ: n.region + "a", Description: n.desc, Status: n.status,
 		Type: n.typ, RequesterManaged: n.requester, OperatorManaged: n.operator, Tags: copyMap(n.tags), IPs: slices.Clone(n.ips),
 		Instance: n.instance}
 }

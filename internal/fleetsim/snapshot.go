@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"reclaim.dev/reclaim/inventory"
+	"reclaim.dev/reclaim/reconcile/kinds/gcedisk"
 	"reclaim.dev/reclaim/reconcile/kinds/workflowpvc"
 )
 
@@ -12,7 +13,7 @@ import (
 // faults applied.
 func (f *fleet) snapshot() inventory.Snapshot {
 	w := f.w
-	snap := inventory.Snapshot{TakenAt: f.now}
+	snap := inventory.Snapshot{TakenAt: f.now, Fleet: f.membership}
 	for _, p := range w.projects {
 		l := inventory.DiskListing{Project: p, Complete: !f.rf.gcePage[p]}
 		if !l.Complete {
@@ -31,18 +32,23 @@ func (f *fleet) snapshot() inventory.Snapshot {
 		snap.Disks = append(snap.Disks, l)
 	}
 	for _, c := range w.clusters {
-		snap.Clusters = append(snap.Clusters, f.clusterRefs(c))
+		if f.rf.clusters[c.name] != "not read" {
+			snap.Clusters = append(snap.Clusters, f.clusterRefs(c))
+		}
 	}
 	for _, a := range w.accounts {
-		reg := inventory.RegistryListing{Account: a, Region: ecrRegion, Complete: !f.rf.registries[a]}
+		reg := inventory.RegistryListing{Account: a, Region: ecrRegion, Complete: !f.rf.registries[a], Pullers: slices.Clone(w.regPullers[a])}
 		if !reg.Complete {
 			reg.Problem = "DescribeRepositories: ThrottlingException: Rate exceeded"
+		}
+		if f.rf.regPolicy[a] {
+			reg.Pullers, reg.PullersProblem = nil, "GetRegistryPolicy: AccessDeniedException"
 		}
 		for _, r := range w.repos {
 			if r.key.Account != a || (!reg.Complete && f.chance(0.5)) {
 				continue
 			}
-			rl := inventory.RepoListing{Repo: r.key, Complete: !f.rf.repos[r.key], Created: f.now.AddDate(-1, 0, 0)}
+			rl := inventory.RepoListing{Repo: r.key, Complete: !f.rf.repos[r.key], Created: f.now.AddDate(-1, 0, 0), Pullers: slices.Clone(r.pullers)}
 			if !rl.Complete {
 				rl.Problem = "DescribeImages: ThrottlingException: Rate exceeded"
 			}
@@ -70,6 +76,7 @@ func (f *fleet) snapshot() inventory.Snapshot {
 		}
 		snap.ImageSources = append(snap.ImageSources, src)
 	}
+	snap.ImageSources = append(snap.ImageSources, f.consumers()...)
 	return snap
 }
 
@@ -97,8 +104,13 @@ func inventoryImage(img *image) inventory.Image {
 func (f *fleet) clusterRefs(c *cluster) inventory.ClusterRefs {
 	cr := inventory.ClusterRefs{Name: c.name, Complete: true, Projects: c.projects, Accounts: c.accounts,
 		Subnets: slices.Clone(c.subnets)}
+	if !c.configured {
+		cr.Projects, cr.Accounts, cr.Subnets = f.discoveredReach(c)
+	}
 	fault := f.rf.clusters[c.name]
 	switch fault {
+	case "conflict": // read completely, but held: a same-name cluster may be it
+		cr.Complete, cr.Problems = false, []string{"its name is also that of a discovered cluster reclaim cannot tell apart from it"}
 	case "unreachable":
 		cr.Complete, cr.Problems = false, []string{"list persistentvolumes: dial tcp 10.0.0.1:443: i/o timeout"}
 		return cr
@@ -112,9 +124,10 @@ func (f *fleet) clusterRefs(c *cluster) inventory.ClusterRefs {
 	}
 	cr.ImagesListed = true
 	cr.Taps = map[string]inventory.Tapped{workflowpvc.TapName: {Complete: true, Items: len(c.pvcs)}}
-	keep := func() bool { return (fault == "" || fault == "workloads") || f.chance(0.5) }
-	cr.WorkloadsListed = fault == ""
-	f.workloadRefs(c, &cr, func() bool { return fault == "" || f.chance(0.5) })
+	whole := fault == "" || fault == "conflict"
+	keep := func() bool { return (whole || fault == "workloads") || f.chance(0.5) }
+	cr.WorkloadsListed = whole
+	f.workloadRefs(c, &cr, func() bool { return whole || f.chance(0.5) })
 	pods := func(claim string) []inventory.PodRef {
 		var out []inventory.PodRef
 		for _, p := range c.pods {
@@ -171,7 +184,7 @@ func (f *fleet) observe(snap *inventory.Snapshot) {
 		}
 	}
 	for _, d := range f.w.disks {
-		d.clocks.observe(f.w.diskOrphan(d), listed[d.id] && f.diskEvidence(d.key.Project) == "", f.now)
+		d.clocks.observe(f.w.diskOrphan(d), listed[d.id] && f.diskEvidence(d) == "", f.now)
 	}
 	for _, c := range f.w.clusters {
 		for _, p := range c.pvcs {
@@ -190,27 +203,38 @@ func (f *fleet) observe(snap *inventory.Snapshot) {
 	}
 	for _, r := range f.w.repos {
 		for _, img := range r.images {
-			img.clocks.observe(f.w.imageUsers(r, img) == "", listed[r.key.String()+"@"+img.digest] && f.imageEvidence(r.key) == "", f.now)
+			img.clocks.observe(f.w.imageUsers(r, img, false) == "", listed[r.key.String()+"@"+img.digest] && f.imageEvidence(r) == "", f.now)
 		}
 	}
 	f.observeWorkloads(snap)
 	f.observeNetwork(snap)
 }
 
-// diskEvidence says which source a disk of project relies on was
-// incomplete this run: any cluster that could reference the project.
-func (f *fleet) diskEvidence(project string) string {
+// diskEvidence says which source a disk relies on was incomplete this run:
+// any cluster that could reference its project, the cluster its label
+// names there, or (discovery on) the project's discovery or a cluster
+// discovery lists in it.
+func (f *fleet) diskEvidence(d *disk) string {
+	project := d.key.Project
 	for _, c := range f.w.clusters {
 		if why := f.rf.clusters[c.name]; why != "" && c.couldReference(project) {
 			return "cluster " + c.name + " " + why
 		}
 	}
-	return ""
+	if name := d.labels[gcedisk.ClusterLabel]; name != "" {
+		if why := f.namedEvidence(inventory.GKE, project, name); why != "" {
+			return why
+		}
+	}
+	return f.scopeEvidence(inventory.GKE, project)
 }
 
 // imageEvidence: any cluster that could pull from the account, any
-// manifest source, the registry's and the repository's listings.
-func (f *fleet) imageEvidence(k inventory.RepoKey) string {
+// manifest source or consumer, the registry's and the repository's
+// listings, who their policies let pull, and (discovery on) the EKS
+// clusters of the account.
+func (f *fleet) imageEvidence(r *repo) string {
+	k := r.key
 	for _, c := range f.w.clusters {
 		if why := f.rf.clusters[c.name]; why != "" && c.couldPull(k.Account) {
 			return "cluster " + c.name + " " + why
@@ -224,5 +248,8 @@ func (f *fleet) imageEvidence(k inventory.RepoKey) string {
 	case f.rf.repos[k]:
 		return "repository listing throttled"
 	}
-	return ""
+	if why := f.pullerEvidence(r); why != "" {
+		return why
+	}
+	return f.accountEvidence(k.Account)
 }

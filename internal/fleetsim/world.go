@@ -2,7 +2,9 @@
 // ground-truth world of clusters (with Jobs, CronJobs, pods and nodes), GCE
 // disks, workflow PVCs, ECR images and EC2 subnets and network interfaces that
 // reclaim plans and applies against for several runs, with faults injected
-// into what it collects and into the calls it makes. The fake APIs check the
+// into what it collects and into the calls it makes. Clusters run somewhere
+// discovery may list, some share a name across scopes (scopes.go), and
+// accounts outside the fleet may pull (pullers.go). The fake APIs check the
 // safety invariants at each mutating call against the truth, and the fleet
 // checks the rest after each run (see check.go).
 package fleetsim
@@ -26,6 +28,7 @@ const (
 	argoNS       = "argo"
 	region       = "us-east1"
 	ecrRegion    = "us-east-1"
+	westRegion   = "us-west-2" // some same-name clusters' EKS region
 )
 
 // disk is one GCE disk of the truth. A recreated disk is a new *disk under
@@ -117,6 +120,17 @@ type cluster struct {
 	nodes   []*node
 	// rv is the cluster's newest resourceVersion (see versioned).
 	rv uint64
+	// home is where it runs; cloud is the name its cloud and its tags use
+	// ("": its name).
+	home  home
+	cloud string
+	// configured: an entry of clusters[]; where is what the entry says of
+	// its home. A cluster discovery lists that is not configured has a
+	// state: what the config makes of it (a member state; "" when no
+	// discovery lists it: reclaim does not know it).
+	configured bool
+	where      inventory.Place
+	state      string
 }
 
 // versioned is an object's resourceVersion as an apiserver keeps it: a
@@ -177,6 +191,8 @@ type image struct {
 type repo struct {
 	key    inventory.RepoKey
 	images []*image
+	// pullers are who its policy lets pull besides its own account.
+	pullers []string
 }
 
 func (r *repo) image(digest string) *image {
@@ -219,8 +235,9 @@ type world struct {
 	zones    []string
 	accounts []string
 	clusters []*cluster
-	// unseen are clusters the config misses: never listed, but the cloud's
-	// evidence (their kubernetes.io/cluster tag on a subnet) names them.
+	// unseen are clusters reclaim never reads: the config misses them, or
+	// discovery lists them but the config does not read them. The cloud's
+	// evidence (a tag, a label, discovery) names them.
 	unseen    []*cluster
 	disks     []*disk
 	repos     []*repo
@@ -228,6 +245,18 @@ type world struct {
 	subnets   []*subnet
 	ifaces    []*iface
 	serial    int
+	// regions are the EKS regions with subnets.
+	regions []string
+	// mode is how the config makes the fleet (fleetNil, fleetOff, fleetOn);
+	// eksScopes and gkeScopes are where discovery looks.
+	mode                 int
+	eksScopes, gkeScopes []string
+	// foreign are accounts outside the fleet that policies let pull;
+	// regPullers who each registry's policy lets pull; declared the
+	// pullers declared out of scope (ecr.outOfScopePullers).
+	foreign    []*foreign
+	regPullers map[string][]string
+	declared   map[string]string
 }
 
 func (w *world) next() int { w.serial++; return w.serial }
@@ -263,9 +292,13 @@ func (w *world) clusterNamed(name string) *cluster {
 	return nil
 }
 
-// pvRefs are the PVs of any cluster that reference key.
+// pvRefs are the PVs of any cluster, read or not, that reference key; a
+// cluster declared out of scope protects nothing.
 func (w *world) pvRefs(key inventory.DiskKey) (refs []*pv) {
-	for _, c := range w.clusters {
+	for _, c := range w.all() {
+		if c.outOfScope() {
+			continue
+		}
 		for _, p := range c.pvs {
 			if p.disk == key {
 				refs = append(refs, p)
@@ -283,8 +316,10 @@ func (w *world) diskOrphan(d *disk) bool {
 }
 
 // imageUsers says who references img in the truth (by digest, or by a tag it
-// holds now, directly or through an index that lists it), or "".
-func (w *world) imageUsers(r *repo, img *image) string {
+// holds now, directly or through an index that lists it), or "". Only
+// uses the config leaves protected count, unless declared: then those a
+// declaration (fleet.outOfScope, ecr.outOfScopePullers) gave up count too.
+func (w *world) imageUsers(r *repo, img *image, declared bool) string {
 	seen := map[*image]bool{}
 	var users func(i *image) string
 	users = func(i *image) string {
@@ -295,10 +330,23 @@ func (w *world) imageUsers(r *repo, img *image) string {
 		match := func(ref *imgRef) bool {
 			return ref.repo == r.key && (ref.digest == i.digest || ref.tag != "" && slices.Contains(i.tags, ref.tag))
 		}
-		for _, c := range w.clusters {
+		for _, c := range w.all() {
+			if !declared && !w.protects(c, r) {
+				continue
+			}
 			for _, ref := range c.refs {
 				if match(ref) {
 					return "cluster " + c.name
+				}
+			}
+		}
+		for _, fa := range w.foreign {
+			if !declared && !w.protected(fa.account, r) {
+				continue
+			}
+			for _, ref := range fa.refs {
+				if match(ref) {
+					return fa.kind + " of account " + fa.account
 				}
 			}
 		}
