@@ -54,6 +54,10 @@ type eksWorld struct {
 	extraYAML string
 	// editYAML, when set, rewrites the config before it is written.
 	editYAML func(string) string
+	// declarePlaces has prod-a and prod-b say where they live (EKS, the
+	// EC2 fake's account and region): with discovery on, a cluster tag
+	// names a configured cluster only where the entry says it lives.
+	declarePlaces bool
 	// finished is when the seeded Jobs and Pods finish, relative to now.
 	t0 time.Time
 }
@@ -156,6 +160,12 @@ audit:
 		section("jobs", w.jobsYAML, fmt.Sprintf("  namespaces:\n    include: [%s]\n  succeeded: 24h\n  failed: 7d\n  grace: 1h\n", w.ns)),
 		section("pods", w.podsYAML, fmt.Sprintf("  namespaces:\n    include: [%s]\n  succeeded: 1h\n  failed: 7d\n  grace: 1h\n", w.ns)),
 		w.statePath(), w.auditPath(), w.extraYAML)
+	if w.declarePlaces {
+		place := fmt.Sprintf("    platform: eks\n    account: \"%s\"\n    location: %s\n", account, ec2Region)
+		for _, n := range []string{"prod-a", "prod-b"} {
+			y = strings.Replace(y, "  - name: "+n+"\n", "  - name: "+n+"\n"+place, 1)
+		}
+	}
 	if w.editYAML != nil {
 		y = w.editYAML(y)
 	}

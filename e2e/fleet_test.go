@@ -129,6 +129,7 @@ func TestDiskOfAnUnconfiguredClusterIsHeld(t *testing.T) {
 func TestDiscoveredClustersReadWithInProcessTokens(t *testing.T) {
 	w := newEKSWorld(t)
 	w.omitProdB = true
+	w.declarePlaces = true // the CNI tags name prod-a, which discovery does not list
 	w.jobsYAML, w.podsYAML = "-", "-"
 	ctx := context.Background()
 

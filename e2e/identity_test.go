@@ -132,6 +132,7 @@ func TestBranchInterfaceClusterTagHolds(t *testing.T) {
 // report says to add the region. Listed, the orphan goes.
 func TestUnlistedScopeHoldsInterfaces(t *testing.T) {
 	w := newEKSWorld(t)
+	w.declarePlaces = true // the CNI tags name prod-a, which discovery does not list
 	w.jobsYAML, w.podsYAML = "-", "-"
 	other := eksfake.New(eksfake.Options{Account: account, Region: "us-west-2"})
 	other.Start()

@@ -192,10 +192,16 @@ type FleetMember struct {
 
 // at says whether m is the cluster cloud evidence of (platform, scope)
 // names name: a discovered member by its listing, else a configured or
-// declared one by its cloud name where what it declares allows.
-func (m FleetMember) at(platform, scope, name string, discovered bool) bool {
+// declared one by its cloud name where what it declares allows. With
+// discovery on, a member discovery did not find must say where it lives:
+// its name alone is no identity (a namesake nobody listed, a self-managed
+// cluster, may live there).
+func (m FleetMember) at(platform, scope, name string, discovered, discovery bool) bool {
 	if discovered {
 		return m.Cloud.Name == name && m.Cloud.Platform == platform && m.Cloud.Scope() == scope
+	}
+	if discovery && !m.Where.Known() {
+		return false
 	}
 	return m.Cloud.Platform == "" && m.CloudName == name && m.Where.In(platform, scope)
 }
@@ -215,7 +221,8 @@ type Fleet struct {
 // subnet's or an interface's tag in an EKS account and region, a disk's
 // label in a GKE project) to the member reclaim knows by that identity: the
 // discovered cluster of that name in that scope, else a configured or
-// declared one whose cloud name it is and that may live there. A name no
+// declared one whose cloud name it is and that may live there (with
+// discovery on, that says it lives there). A name no
 // member answers for is ScopedName(name, scope): a cluster nobody read, which holds
 // what it may use. A name in one account never means another account's
 // cluster of that name.
@@ -232,7 +239,7 @@ func (f *Fleet) Resolve(platform, scope, cloudName string) string {
 	}
 	n := ScopedName(cloudName, scope)
 	for _, discovered := range []bool{true, false} {
-		if i := slices.IndexFunc(f.Members, func(m FleetMember) bool { return m.at(platform, scope, cloudName, discovered) }); i >= 0 {
+		if i := slices.IndexFunc(f.Members, func(m FleetMember) bool { return m.at(platform, scope, cloudName, discovered, f.Discovery) }); i >= 0 {
 			n = f.Members[i].Name
 			break
 		}

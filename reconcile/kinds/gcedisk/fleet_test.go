@@ -20,7 +20,8 @@ func TestDiskGuards(t *testing.T) {
 	f := &inventory.Fleet{Discovery: true,
 		Listings: []inventory.FleetListing{{Platform: inventory.GKE, Scope: "p1", Complete: true}},
 		Members: []inventory.FleetMember{
-			{Name: "static", CloudName: "static", Configured: true, State: inventory.MemberRead},
+			{Name: "static", CloudName: "static", Configured: true, State: inventory.MemberRead, Where: inventory.Place{Platform: inventory.GKE, Project: "p1"}},
+			{Name: "nowhere", CloudName: "nowhere", Configured: true, State: inventory.MemberRead},
 			gkeAt("east", "us-east1", inventory.MemberRead),
 			gkeAt("east-zonal", "us-east1-b", inventory.MemberExcluded),
 			gkeAt("west", "us-west1", inventory.MemberRead),
@@ -41,8 +42,12 @@ func TestDiskGuards(t *testing.T) {
 		// one there, else a configured one that may live there.
 		{"labelled for a discovered cluster", disk("us-west1-a", map[string]string{ClusterLabel: "west"}),
 			[]string{"cluster:static", "cluster:west", "discovery:gke p1"}},
-		{"labelled for a configured cluster", disk("us-west1-a", map[string]string{ClusterLabel: "static"}),
+		{"labelled for a configured cluster that says it lives there", disk("us-west1-a", map[string]string{ClusterLabel: "static"}),
 			[]string{"cluster:static", "cluster:west", "discovery:gke p1"}},
+		// With discovery on, a name alone is no identity: a namesake nobody
+		// listed may live in p1.
+		{"labelled for a configured cluster that says nothing of where it lives", disk("us-west1-a", map[string]string{ClusterLabel: "nowhere"}),
+			[]string{"cluster:static", "cluster:west", "discovery:gke p1", "cluster:nowhere@p1"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			got := diskGuards(f, c.d, map[string][]string{"p1": configured["p1"]})

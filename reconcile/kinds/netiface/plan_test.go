@@ -187,6 +187,10 @@ func TestHolds(t *testing.T) {
 		// With discovery on, a tag names a cluster of the interface's own
 		// account and region.
 		{"discovery covers the scope and knows the tagged cluster", func(s *inventory.Snapshot) { s.Fleet = fleetOf(acct + "/" + region) }, false},
+		{"the tagged cluster is configured but does not say where it lives", func(s *inventory.Snapshot) {
+			s.Fleet = fleetOf(acct + "/" + region)
+			s.Fleet.Members[0].Where = inventory.Place{}
+		}, true},
 		{"the tagged cluster's name is a configured cluster's, but discovery lists it here unread", func(s *inventory.Snapshot) {
 			s.Fleet = fleetOf(acct+"/"+region, inventory.FleetMember{Name: inventory.ScopedName("prod", acct+"/"+region), State: inventory.MemberConflict,
 				Cloud: inventory.FleetCluster{Name: "prod", Platform: inventory.EKS, Account: acct, Location: region}})
@@ -218,14 +222,14 @@ func TestHolds(t *testing.T) {
 	}
 }
 
-// fleetOf is a discovered fleet: prod and dev configured (where they live
-// unknown), one complete discovery listing of scope, and more members.
+// fleetOf is a discovered fleet: prod and dev configured (saying they live
+// in acct/region), one complete discovery listing of scope, and more members.
 func fleetOf(scope string, more ...inventory.FleetMember) *inventory.Fleet {
 	return &inventory.Fleet{Discovery: true,
 		Listings: []inventory.FleetListing{{Platform: inventory.EKS, Scope: scope, Complete: true}},
 		Members: append([]inventory.FleetMember{
-			{Name: "prod", CloudName: "prod", Configured: true, State: inventory.MemberRead},
-			{Name: "dev", CloudName: "dev", Configured: true, State: inventory.MemberRead},
+			{Name: "prod", CloudName: "prod", Configured: true, State: inventory.MemberRead, Where: inventory.Place{Platform: inventory.EKS, Account: acct, Location: region}},
+			{Name: "dev", CloudName: "dev", Configured: true, State: inventory.MemberRead, Where: inventory.Place{Platform: inventory.EKS, Account: acct, Location: region}},
 		}, more...)}
 }
 
