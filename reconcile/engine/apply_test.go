@@ -273,3 +273,27 @@ func TestConfirmationAuditedOnce(t *testing.T) {
 		t.Fatalf("done %v, attempts %v:\n%s", done, attempt, log.String())
 	}
 }
+
+// unnotedStore saves the state whole but cannot write a pending mark (its
+// journal fails): the mark is what makes a delete that a killed run made
+// confirmed and audited exactly once, so no delete may go ahead without it.
+type unnotedStore struct{ *state.MemoryStore }
+
+func (s unnotedStore) Note(context.Context, engine.Journal) error {
+	return errors.New("etcdserver: request timed out")
+}
+
+func TestApplyDeletesNothingWhosePendingMarkWasNotSaved(t *testing.T) {
+	k, p, a, buf, store := applyFixture("a", "b")
+	a.Store = unnotedStore{store}
+	out, _ := a.Apply(context.Background(), p, true)
+	if strings.Contains(strings.Join(k.calls, ","), "delete") {
+		t.Fatalf("deleted although the pending mark was not saved: %v", k.calls)
+	}
+	if out.Deleted != 0 || out.Failed != 2 || !strings.Contains(out.Results[0].Error, "save state before delete") {
+		t.Fatalf("%+v", out)
+	}
+	if got := enginetest.AuditResults(t, buf)[fakeID("a")]; got != "failed" {
+		t.Fatalf("audit: %q", got)
+	}
+}

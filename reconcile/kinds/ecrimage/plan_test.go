@@ -587,3 +587,26 @@ func TestImageOwnerIsItsRepositorysTag(t *testing.T) {
 		t.Fatal("no candidate")
 	}
 }
+
+// A repository missing from the registry's listing is gone only if the
+// listing was complete: missing from a partial one it is unknown, so a
+// pending delete is not confirmed, nor a clock forgotten, on no evidence.
+func TestImagePresenceOfARepositoryMissingFromAPartialListing(t *testing.T) {
+	other := inventory.RepoKey{Account: acct, Region: "us-east-1", Name: "team/gone-or-unlisted"}
+	id := ecrimage.ID(other, dig(1))
+	for _, complete := range []bool{true, false} {
+		snap := imageSnap(images(3))
+		snap.Registries[0].Complete = complete
+		if !complete {
+			snap.Registries[0].Problem = "DescribeRepositories page 2: ThrottlingException"
+		}
+		props := (&ecrimage.Kind{Policy: imagePolicy(10, 9, 6, 1)}).Propose(&snap, imgNow)
+		want := engine.Gone
+		if !complete {
+			want = engine.Unknown
+		}
+		if got := props.Presence(id); got != want {
+			t.Errorf("registry listed completely %v: presence %v, want %v", complete, got, want)
+		}
+	}
+}
