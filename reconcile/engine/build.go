@@ -511,11 +511,27 @@ func (r *rules) breaker(due []int, lim Limits) []int {
 	if lim.BreakerCandidates <= 0 || len(due) <= lim.BreakerCandidates {
 		return due
 	}
+	orphans := len(due)
+	if len(lim.QuotaClasses) > 0 {
+		orphans = 0
+		for _, i := range due {
+			if !slices.Contains(lim.QuotaClasses, r.p.Decisions[i].Class) {
+				orphans++
+			}
+		}
+		if orphans <= lim.BreakerCandidates {
+			return due // a quota trim's backlog: the caps pace it
+		}
+	}
 	r.p.BreakerTripped = true
-	r.p.Blocked = append(r.p.Blocked, fmt.Sprintf("breaker: %d %s are due for deletion, more than %s.breakerCandidates %d; none is deleted this run — check that every cluster and source is in the config before raising it",
-		len(due), lim.Noun, lim.Section, lim.BreakerCandidates))
+	what := fmt.Sprintf("%d %s are due for deletion", orphans, lim.Noun)
+	if orphans < len(due) {
+		what = fmt.Sprintf("%d %s are due for deletion besides the %d a quota trim needs", orphans, lim.Noun, len(due)-orphans)
+	}
+	r.p.Blocked = append(r.p.Blocked, fmt.Sprintf("breaker: %s, more than %s.breakerCandidates %d; none is deleted this run — check that every cluster and source is in the config before raising it",
+		what, lim.Section, lim.BreakerCandidates))
 	for _, i := range due {
-		r.hold(&r.p.Decisions[i], fmt.Sprintf("breaker tripped (%d due > %d)", len(due), lim.BreakerCandidates))
+		r.hold(&r.p.Decisions[i], fmt.Sprintf("breaker tripped (%d due > %d)", orphans, lim.BreakerCandidates))
 	}
 	return nil
 }

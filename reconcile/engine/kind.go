@@ -45,6 +45,13 @@ type Limits struct {
 	MaxFrees         Amount
 	// BreakerCandidates: more due than this and nothing of the kind is deleted.
 	BreakerCandidates int
+	// QuotaClasses are the classes of candidates due because a pool is over
+	// a limit (a repository over its image quota, trimmed back to target)
+	// rather than because they look unused. The breaker, which is there
+	// for a sudden wave of orphans (a cluster missing from the view), does
+	// not count them: a backlog is not a wave. Grace and the per-run caps
+	// still pace them, and a tripped breaker holds them too.
+	QuotaClasses []string
 	// BatchSize is the most decisions one Delete call takes (at least 1).
 	BatchSize int
 	// Parallel is how many batches are in flight at once (0 or 1: one after

@@ -457,3 +457,35 @@ func TestListedPresence(t *testing.T) {
 		}
 	}
 }
+
+// The breaker is for a wave of orphans: candidates of a quota class (a
+// pool over its limit, trimmed back) do not count, the caps still pace
+// them, and a wave among the rest holds everything of the kind.
+func TestBreakerCountsOrphansNotQuotaTrims(t *testing.T) {
+	quota := func(names ...string) []engine.Proposal {
+		ps := orphans(names...)
+		for i := range ps {
+			ps[i].Class = "trim"
+		}
+		return ps
+	}
+	for _, c := range []struct {
+		name    string
+		items   []engine.Proposal
+		tripped bool
+		deleted int
+	}{
+		{"a backlog of quota trims", quota("q1", "q2", "q3", "q4"), false, 3},
+		{"quota trims and orphans within the breaker", append(quota("q1", "q2", "q3"), orphans("o1", "o2")...), false, 3},
+		{"a wave of orphans beside the trims", append(quota("q1", "q2"), orphans("o1", "o2", "o3")...), true, 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			lim := testLimits()
+			lim.BreakerCandidates, lim.MaxDeletes, lim.QuotaClasses = 2, 3, []string{"trim"}
+			p := build(&fakeKind{lim: lim, items: c.items}, seenSince(t0.Add(-7*time.Hour), c.items...), t0, complete("a"))
+			if p.BreakerTripped != c.tripped || p.Count(fakeName, engine.Delete) != c.deleted {
+				t.Fatalf("tripped %v, deleted %d; want %v, %d (held back %q)", p.BreakerTripped, p.Count(fakeName, engine.Delete), c.tripped, c.deleted, p.Blocked)
+			}
+		})
+	}
+}

@@ -155,7 +155,10 @@ func (k *Kind) Limits() engine.Limits {
 	// still guards every candidate, as for every kind.
 	return engine.Limits{Grace: p.Grace, MinAge: p.MinAge, MaxDeletes: p.MaxDeletes, MaxDeletePercent: p.MaxDeletePercent,
 		BreakerCandidates: p.BreakerCandidates, BatchSize: MaxBatch, Parallel: p.Parallel, Section: "ecr", Noun: "images", Guarded: "image it could pull",
-		OptOut: optOut(p.ProtectTag)}
+		OptOut: optOut(p.ProtectTag),
+		// A trim back to target is a repository's backlog, bounded by its
+		// count: the caps pace it, the breaker judges the untagged rule.
+		QuotaClasses: []string{ClassTrim}}
 }
 
 // optOut says how an image is kept: a protect tag on its repository, or a

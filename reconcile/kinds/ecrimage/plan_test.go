@@ -387,10 +387,33 @@ func TestImageCapsKeepIndexWithChildren(t *testing.T) {
 			t.Fatalf("maxDeletesPerRun 0 deleted %s", d.ID)
 		}
 	}
+	// A trim back to target is the repository's backlog, not a wave of
+	// orphans: the breaker does not count it, the caps pace it.
 	pol.MaxDeletes, pol.BreakerCandidates = 1000, 3
 	p = planTwice(t, imageSnap(imgs), pol)
-	if !p.BreakerTripped || len(deleted(p)) != 0 {
-		t.Fatalf("breaker tripped %v, deleted %d", p.BreakerTripped, len(deleted(p)))
+	if p.BreakerTripped || len(deleted(p)) != 12 {
+		t.Fatalf("breaker tripped %v, deleted %d\n%s", p.BreakerTripped, len(deleted(p)), dump(p))
+	}
+}
+
+// The breaker judges what looks unused: more untagged images due than
+// breakerCandidates holds the whole kind, the trim's candidates with it.
+func TestImageBreakerJudgesOrphansNotTheQuotaTrim(t *testing.T) {
+	imgs := images(20) // tagged build-N, pushed 68..49h ago
+	for i := range 6 {
+		imgs = append(imgs, inventory.Image{Digest: dig(100 + i), PushedAt: imgNow.Add(-200 * time.Hour), MediaType: inventory.MediaTypeOCIManifest})
+	}
+	pol := imagePolicy(30, 27, 20, 1) // 26 images, under high-water: no trim
+	pol.Repos[0].UntaggedOlderThan = 100 * time.Hour
+	pol.BreakerCandidates = 5
+	p := planTwice(t, imageSnap(imgs), pol)
+	if !p.BreakerTripped || len(deleted(p)) != 0 || !strings.Contains(strings.Join(p.Blocked, "\n"), "breaker: 6 images") {
+		t.Fatalf("6 untagged orphans > 5: tripped %v, deleted %d, blocked %q\n%s", p.BreakerTripped, len(deleted(p)), p.Blocked, dump(p))
+	}
+	pol.BreakerCandidates = 6
+	p = planTwice(t, imageSnap(imgs), pol)
+	if p.BreakerTripped || len(deleted(p)) == 0 {
+		t.Fatalf("6 untagged orphans = 6: tripped %v, deleted %d\n%s", p.BreakerTripped, len(deleted(p)), dump(p))
 	}
 }
 

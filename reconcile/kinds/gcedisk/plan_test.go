@@ -1,6 +1,7 @@
 package gcedisk
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -155,7 +156,7 @@ func TestLimitsFollowPolicy(t *testing.T) {
 	want := engine.Limits{Grace: 6 * time.Hour, MinAge: 24 * time.Hour, MaxDeletes: 3, MaxDeletePercent: 0.2, MaxFrees: SizeCap(250),
 		BreakerCandidates: 9, BatchSize: 1, Section: "disks", Noun: "disks", Guarded: "disk it could reference",
 		OptOut: "set the label reclaim-protect (any value) on the disk"}
-	if got != want {
+	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("got %+v\nwant %+v", got, want)
 	}
 }
