@@ -55,7 +55,7 @@ func RegistryOptions(cfg *config.Config) []ecr.Options {
 func ImageSources(ctx context.Context, cfg *config.Config, log *zap.Logger) (func(ctx context.Context) []inventory.ImageSource, error) {
 	e := ecrimage.SectionOf(cfg)
 	m := e.Manifests
-	var readers []func(ctx context.Context) inventory.ImageSource
+	var readers []imageReader
 	for _, dir := range m.Dirs {
 		readers = append(readers, func(ctx context.Context) inventory.ImageSource {
 			return manifests.Read(ctx, dir, manifests.Options{Exclude: m.Exclude})
@@ -63,28 +63,30 @@ func ImageSources(ctx context.Context, cfg *config.Config, log *zap.Logger) (fun
 	}
 	var errs []error
 	for i, cs := range e.Consumers {
-		if cs.ECS {
-			c, err := ecs.New(ctx, ecs.Options{Service: consumer(cs, cs.ECSEndpoint, log)})
-			if err != nil {
-				errs = append(errs, fmt.Errorf("ecr.consumers[%d].ecs: %w", i, err))
-			} else {
-				readers = append(readers, c.Images)
+		for _, svc := range []struct {
+			on             bool
+			name, endpoint string
+			open           func(awsclient.Service) (imageReader, error)
+		}{
+			{cs.ECS, "ecs", cs.ECSEndpoint, func(s awsclient.Service) (imageReader, error) {
+				return readerOf(ecs.New(ctx, ecs.Options{Service: s}))
+			}},
+			{cs.Batch, "batch", cs.BatchEndpoint, func(s awsclient.Service) (imageReader, error) {
+				return readerOf(batch.New(ctx, batch.Options{Service: s}))
+			}},
+			{cs.Lambda, "lambda", cs.LambdaEndpoint, func(s awsclient.Service) (imageReader, error) {
+				return readerOf(lambda.New(ctx, lambda.Options{Service: s}))
+			}},
+		} {
+			if !svc.on {
+				continue
 			}
-		}
-		if cs.Batch {
-			c, err := batch.New(ctx, batch.Options{Service: consumer(cs, cs.BatchEndpoint, log)})
-			if err != nil {
-				errs = append(errs, fmt.Errorf("ecr.consumers[%d].batch: %w", i, err))
+			// A consumer whose client cannot be built is an error, never
+			// skipped: the images only it runs would look unused.
+			if read, err := svc.open(consumer(cs, svc.endpoint, log)); err != nil {
+				errs = append(errs, fmt.Errorf("ecr.consumers[%d].%s: %w", i, svc.name, err))
 			} else {
-				readers = append(readers, c.Images)
-			}
-		}
-		if cs.Lambda {
-			c, err := lambda.New(ctx, lambda.Options{Service: consumer(cs, cs.LambdaEndpoint, log)})
-			if err != nil {
-				errs = append(errs, fmt.Errorf("ecr.consumers[%d].lambda: %w", i, err))
-			} else {
-				readers = append(readers, c.Images)
+				readers = append(readers, read)
 			}
 		}
 	}
@@ -100,6 +102,19 @@ func ImageSources(ctx context.Context, cfg *config.Config, log *zap.Logger) (fun
 		wg.Wait()
 		return out
 	}, nil
+}
+
+// imageReader reads one source of images outside the clusters.
+type imageReader = func(ctx context.Context) inventory.ImageSource
+
+// readerOf is a consumer client's Images, or its constructor's error.
+func readerOf[C interface {
+	Images(context.Context) inventory.ImageSource
+}](c C, err error) (imageReader, error) {
+	if err != nil {
+		return nil, err
+	}
+	return c.Images, nil
 }
 
 // consumer is how an ecr.consumers entry's service is reached.
