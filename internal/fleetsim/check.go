@@ -87,11 +87,17 @@ func inventoryInScope(snap *inventory.Snapshot) map[string]int {
 
 // dueCount counts a kind's candidates whose grace, min age and own wait are
 // over and whose evidence was complete, less those that wait for one that
-// is not due: what the breaker must count.
-func dueCount(p *engine.Plan, kind string, now time.Time) int {
+// is not due: what the breaker must count. A candidate of a class the kind
+// says is quota-driven (a trim back to target) is a backlog, not a wave of
+// orphans, and is not counted; the caps still bound it.
+func dueCount(p *engine.Plan, k engine.Kind, now time.Time) int {
+	kind, quota := k.Name(), k.Limits().QuotaClasses
 	due := map[string]*engine.Decision{}
 	for i := range p.Decisions {
 		d := &p.Decisions[i]
+		if slices.Contains(quota, d.Class) {
+			continue
+		}
 		if d.Kind == kind && d.DeletableAfter != nil && !d.DeletableAfter.After(now) && (d.Action == engine.Delete || d.Action == engine.Mark) {
 			due[d.ID] = d
 		}

@@ -285,7 +285,7 @@ func (f *fleet) runOnce(calm bool) {
 	plan := engine.Build(&snap, f.kinds, prev, f.now)
 	due := map[string]int{}
 	for _, k := range f.kinds {
-		due[k.Name()] = dueCount(plan, k.Name(), f.now)
+		due[k.Name()] = dueCount(plan, k, f.now)
 	}
 	if !calm && f.chance(0.5) {
 		f.raceWindow(plan)
