@@ -102,7 +102,12 @@ func TestImagesOfTaskDefinitionsAndRunningTasks(t *testing.T) {
 	}
 	for op, want := range map[string]int{ecs.OpListTaskDefinitions: 2, ecs.OpDescribeTaskDefinition: 150, ecs.OpListClusters: 2,
 		ecs.OpListTasks: 2 + 121, ecs.OpDescribeTasks: 3, ecs.OpListServices: 122, ecs.OpDescribeServices: 0} {
-		if got := f.Calls(op); got != want {
+		// The client's calls exactly; the fake may see a retry more (a
+		// connection reset on a loaded machine).
+		if got := c.Calls(op); got != want {
+			t.Errorf("%s: the client made %d calls, want %d", op, got, want)
+		}
+		if got := f.Calls(op); got < want {
 			t.Errorf("%s: %d calls, want %d", op, got, want)
 		}
 	}
@@ -158,7 +163,7 @@ func TestImagesOfServicesINACTIVERevisions(t *testing.T) {
 		t.Errorf("%d uses, want 6: %v", len(u), u)
 	}
 	// api:2 is listed ACTIVE and described once, not again for its service.
-	if got := f.Calls(ecs.OpDescribeTaskDefinition); got != 1+6 {
+	if got := c.Calls(ecs.OpDescribeTaskDefinition); got != 1+6 {
 		t.Errorf("DescribeTaskDefinition: %d calls, want 7", got)
 	}
 }
@@ -198,7 +203,7 @@ func TestServicesArePagedAndBatched(t *testing.T) {
 	}
 	for op, want := range map[string]int{ecs.OpListClusters: 1, ecs.OpListServices: 2 + 1 + 1, ecs.OpDescribeServices: 11 + 2,
 		ecs.OpDescribeTaskDefinition: 1 + 105 + 1} {
-		if got := f.Calls(op); got != want {
+		if got := f.Calls(op); got < want {
 			t.Errorf("%s: %d calls, want %d", op, got, want)
 		}
 		if got := c.Calls(op); got != want {
