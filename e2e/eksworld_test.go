@@ -17,6 +17,7 @@ import (
 	"reclaim.dev/reclaim/internal/testenv"
 	"reclaim.dev/reclaim/notify/report"
 	"reclaim.dev/reclaim/providers/ec2/ec2fake"
+	"reclaim.dev/reclaim/providers/eks/eksfake"
 	"reclaim.dev/reclaim/reconcile/audit"
 	"reclaim.dev/reclaim/reconcile/engine"
 	"reclaim.dev/reclaim/reconcile/kinds/k8sjob"
@@ -325,6 +326,16 @@ func (w *eksWorld) podGone(c *testenv.Cluster, name string) bool {
 func (w *eksWorld) cniInterface(subnet string) string {
 	return w.ec2.AddInterface(ec2fake.Interface{Subnet: subnet, Description: "aws-K8S-i-0123456789abcdef0",
 		Tags: map[string]string{"node.k8s.amazonaws.com/instance_id": "i-0123456789abcdef0", "cluster.k8s.amazonaws.com/name": "prod-a"}})
+}
+
+// startEKS serves an EKS fake of the test account in region until the
+// test ends.
+func startEKS(t *testing.T, region string) *eksfake.Server {
+	t.Helper()
+	f := eksfake.New(eksfake.Options{Account: account, Region: region})
+	f.Start()
+	t.Cleanup(f.Close)
+	return f
 }
 
 func eniID(eni string) string { return netiface.ID(account, ec2Region, eni) }

@@ -154,9 +154,7 @@ func TestDiscoveredClustersReadWithInProcessTokens(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	ekf := eksfake.New(eksfake.Options{Account: account, Region: ec2Region})
-	ekf.Start()
-	t.Cleanup(ekf.Close)
+	ekf := startEKS(t, ec2Region)
 	ekf.Add(
 		eksfake.Cluster{Name: "disc-eks", Endpoint: disc.URL, CAData: disc.CAData, VPC: "vpc-0other", Subnets: []string{w.subAB}},
 		eksfake.Cluster{Name: "gone-eks", Endpoint: "https://127.0.0.1:1", CAData: disc.CAData, VPC: "vpc-0other", Subnets: []string{w.subB}},
@@ -221,9 +219,7 @@ func TestForbiddenDiscoveryHolds(t *testing.T) {
 	w := newEKSWorld(t)
 	w.omitProdB = true
 	w.jobsYAML, w.podsYAML = "-", "-"
-	ekf := eksfake.New(eksfake.Options{Account: account, Region: ec2Region})
-	ekf.Start()
-	t.Cleanup(ekf.Close)
+	ekf := startEKS(t, ec2Region)
 	ekf.Deny(true)
 	w.fleetYAML = fmt.Sprintf("  discover: true\n  eks:\n    - account: \"%s\"\n      region: %s\n      endpoint: %s\n", account, ec2Region, ekf.URL())
 	leak := w.cniInterface(w.subA)
@@ -314,9 +310,7 @@ func TestUnseenClusterOfTheRegistryAccountHoldsImages(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			w := newImageWorld(t, 200)
 			w.seen(w.now.Add(-2 * time.Hour))
-			ekf := eksfake.New(eksfake.Options{Account: account, Region: ecrRegion})
-			ekf.Start()
-			t.Cleanup(ekf.Close)
+			ekf := startEKS(t, ecrRegion)
 			// A CA of its own: a cluster with prod-a's CA would be prod-a.
 			ekf.Add(eksfake.Cluster{Name: "ml-batch", Endpoint: "https://127.0.0.1:1", CAData: newCA(t), VPC: "vpc-0ml"})
 			fleet := fmt.Sprintf("  discover: true\n  readDiscovered: %s\n  timeout: 10s\n  eks:\n    - account: \"%s\"\n      region: %s\n      endpoint: %s\n",

@@ -33,9 +33,7 @@ func TestSameNameClusterElsewhereHolds(t *testing.T) {
 	w := newEKSWorld(t)
 	w.omitProdB = true
 	w.jobsYAML, w.podsYAML = "-", "-"
-	ekf := eksfake.New(eksfake.Options{Account: account, Region: ec2Region})
-	ekf.Start()
-	t.Cleanup(ekf.Close)
+	ekf := startEKS(t, ec2Region)
 	ekf.Add(eksfake.Cluster{Name: "prod-a", Endpoint: prodB.URL, CAData: prodB.CAData, VPC: "vpc-0other", Subnets: []string{w.subAB}})
 	w.fleetYAML = fmt.Sprintf("  discover: true\n  readDiscovered: false\n  eks:\n    - account: \"%s\"\n      region: %s\n      endpoint: %s\n", account, ec2Region, ekf.URL())
 
@@ -134,12 +132,8 @@ func TestUnlistedScopeHoldsInterfaces(t *testing.T) {
 	w := newEKSWorld(t)
 	w.declarePlaces = true // the CNI tags name prod-a, which discovery does not list
 	w.jobsYAML, w.podsYAML = "-", "-"
-	other := eksfake.New(eksfake.Options{Account: account, Region: "us-west-2"})
-	other.Start()
-	t.Cleanup(other.Close)
-	here := eksfake.New(eksfake.Options{Account: account, Region: ec2Region})
-	here.Start()
-	t.Cleanup(here.Close)
+	other := startEKS(t, "us-west-2")
+	here := startEKS(t, ec2Region)
 	w.fleetYAML = fmt.Sprintf("  discover: true\n  eks:\n    - account: \"%s\"\n      region: us-west-2\n      endpoint: %s\n", account, other.URL())
 	leak := w.cniInterface(w.subA)
 	start := w.now
@@ -177,9 +171,7 @@ func TestRebuiltClusterMatchingAnOutOfScopeNameHolds(t *testing.T) {
 		w := newEKSWorld(t)
 		w.omitProdB = true
 		w.jobsYAML, w.podsYAML = "-", "-"
-		ekf := eksfake.New(eksfake.Options{Account: account, Region: ec2Region})
-		ekf.Start()
-		t.Cleanup(ekf.Close)
+		ekf := startEKS(t, ec2Region)
 		ekf.Add(eksfake.Cluster{Name: "legacy", Endpoint: prodB.URL, CAData: prodB.CAData, VPC: "vpc-0other", Subnets: []string{w.subAB}})
 		w.fleetYAML = fmt.Sprintf("  discover: true\n  readDiscovered: false\n  eks:\n    - account: \"%s\"\n      region: %s\n      endpoint: %s\n  outOfScope:\n    - name: legacy\n      reason: decommissioned, OPS-1234\n%s",
 			account, ec2Region, ekf.URL(), decl)

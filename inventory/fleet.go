@@ -102,11 +102,6 @@ type Place struct {
 // Known says whether the place says anything.
 func (p Place) Known() bool { return p != Place{} }
 
-// PlaceOf is where discovery found c.
-func PlaceOf(c FleetCluster) Place {
-	return Place{Platform: c.Platform, Account: c.Account, Project: c.Project, Location: c.Location}
-}
-
 // Agrees says whether c may be at p: every field p sets matches c (a
 // region matches the zones in it).
 func (p Place) Agrees(c FleetCluster) bool {

@@ -133,7 +133,7 @@ func assembleFleet(cfg *config.Config, discovers bool, ds []Discoverer, listings
 				if f.Members[i].Discovered || !byHost && !sharesCA(api.cas, c.CAData) {
 					continue
 				}
-				if w := placeOf(cl); w.Known() && !w.Agrees(c) {
+				if w := f.Members[i].Where; w.Known() && !w.Agrees(c) {
 					continue // a declared place that disagrees: judged by name below
 				}
 				f.Members[i].Cloud, f.Members[i].Discovered, joined[li][ci] = c, true, true
@@ -149,13 +149,13 @@ func assembleFleet(cfg *config.Config, discovers bool, ds []Discoverer, listings
 			}
 			why := ""
 			for i, cl := range cfg.Clusters {
-				if cmp.Or(cl.CloudName, cl.Name) != c.Name {
+				if f.Members[i].CloudName != c.Name {
 					continue
 				}
 				if f.Members[i].Discovered {
 					continue // joined to its own discovered cluster: this one is another
 				}
-				v, w := judge(apis[cl.Name], placeOf(cl), c)
+				v, w := judge(apis[cl.Name], f.Members[i].Where, c)
 				if v == same {
 					f.Members[i].Cloud, f.Members[i].Discovered = c, true
 					joined[li][ci] = true
