@@ -338,7 +338,7 @@ pods:
 			b.Fatal(err)
 		}
 
-		stateSize := func() int { st, _ := store.Store.Load(context.Background()); return len(st.Resources) }()
+		stateSize := func() int { st, _ := store.Store.Load(context.Background()); return st.Clocks() }()
 		// Run as deployed: the CronJob and daemon manifests set GOMEMLIMIT
 		// to 280MiB under a 512Mi limit (an explicit GOMEMLIMIT wins).
 		memLimit := "GOMEMLIMIT " + os.Getenv("GOMEMLIMIT") + " from the environment"
@@ -620,7 +620,7 @@ pods:
 			memLimit, rssNote, pk.inuse>>20, baseLive>>20, stateSize, pk.live>>20, runLive>>20, afterLive>>20)
 		fi, _ := os.Stat(fs.Path)
 		b.Logf("state: %d bytes, %d clocks after the run; %d whole saves took %s (%.0f ms each), %d journal entries (one per delete batch) %s (%.2f ms each), %d loads %s",
-			fi.Size(), func() int { st, _ := fs.Load(context.Background()); return len(st.Resources) }(),
+			fi.Size(), func() int { st, _ := fs.Load(context.Background()); return st.Clocks() }(),
 			store.saves, store.saveTime.Round(time.Millisecond), store.saveTime.Seconds()*1000/float64(max(1, store.saves)),
 			store.notes, store.noteTime.Round(time.Millisecond), store.noteTime.Seconds()*1000/float64(max(1, store.notes)),
 			store.loads, store.loadTime.Round(time.Millisecond))

@@ -352,12 +352,12 @@ func (a *Applier) batch(ctx context.Context, k Kind, st *State, batch []*Decisio
 	}
 	settled := func(d *Decision) { // the resource is gone: no pending mark, no clock
 		delete(st.Pending, d.ID)
-		delete(st.Resources, d.ID)
+		st.DropClock(d.ID)
 		gone = append(gone, d.ID)
 	}
 	changed := func(d *Decision) { // skipped: its clock starts over, and must not survive a kill
 		delete(st.Pending, d.ID)
-		delete(st.Resources, d.ID)
+		st.DropClock(d.ID)
 		a.dropped = append(a.dropped, d.ID)
 		skipped = true
 	}

@@ -251,7 +251,7 @@ func (r *rules) settle(k Kind, pr *Proposals) {
 			delete(r.st.Pending, id)
 		case Gone:
 			delete(r.st.Pending, id)
-			delete(r.st.Resources, id)
+			r.st.DropClock(id)
 			r.p.Confirmed = append(r.p.Confirmed, id)
 			r.p.confirmations = append(r.p.confirmations, confirmation{id, pend})
 		}
@@ -281,7 +281,7 @@ func (r *rules) decide(k Kind, pr *Proposals) {
 			// Whatever the kind set, a non-candidate is kept: only a
 			// candidate passes fail-closed, grace, caps and breaker.
 			d.Action = Keep
-			delete(r.st.Resources, d.ID)
+			r.st.DropClock(d.ID)
 			r.p.Decisions = append(r.p.Decisions, d)
 			return
 		}
@@ -289,7 +289,7 @@ func (r *rules) decide(k Kind, pr *Proposals) {
 		// A terminal candidate's clock is derived (Proposal.Witnesses) unless
 		// it already has one (kept from before: it drains with the backlog).
 		terminal := derivable(it) && r.st.since(d.ID, it.Identity) == nil
-		if !terminal {
+		if !terminal && !r.st.keep(d.ID) {
 			kept[d.ID] = true
 		}
 		d.terminal = terminal
@@ -373,6 +373,10 @@ func (r *rules) decide(k Kind, pr *Proposals) {
 			delete(r.st.Resources, id)
 		}
 	}
+	// A packed clock's presence is its group's: Presence("GROUP@").
+	r.st.forgetUnkept(func(g string) bool {
+		return k.Owns(g+"@") && presenceOf(pr.Presence, g+"@") != Unknown
+	})
 	r.cover(k, pr)
 }
 
@@ -486,7 +490,7 @@ func (r *rules) notice(due []int, lim Limits) []int {
 	out := due[:0]
 	for _, i := range due {
 		d := &r.p.Decisions[i]
-		e := r.st.Resources[d.ID]
+		e, _ := r.st.Clock(d.ID)
 		if d.terminal && d.OrphanSince != nil {
 			e.Announced = r.st.announced(*d.OrphanSince, d.Owner, r.opt.routed[d.Owner])
 		}

@@ -12,9 +12,12 @@ import (
 // confirmed. It lives in reclaim's own store (package state), never as tags on
 // the resource, so dry-run leaves the cloud untouched and Terraform sees no drift.
 type State struct {
-	Version   int                `json:"version"`
-	Resources map[string]Entry   `json:"resources"`
-	Pending   map[string]Pending `json:"pending,omitempty"`
+	Version   int              `json:"version"`
+	Resources map[string]Entry `json:"resources"`
+	// Digests hold the clocks of content-addressed resources, packed
+	// (Clock and the other methods read both).
+	Digests Digests            `json:"digests,omitempty"`
+	Pending map[string]Pending `json:"pending,omitempty"`
 	// LastSuccess is when a run last finished with every source complete and
 	// every delete done; a CronJob's metrics read it from here.
 	LastSuccess time.Time `json:"lastSuccess,omitzero"`
@@ -41,7 +44,7 @@ func (s *State) Apply(j Journal) {
 		s.Pending[k] = v
 	}
 	for _, id := range j.Dropped {
-		delete(s.Resources, id)
+		s.DropClock(id)
 	}
 }
 
@@ -113,8 +116,9 @@ func NewState() State {
 func (s State) Clone() State {
 	out := State{Version: StateVersion, Resources: make(map[string]Entry, len(s.Resources)), Pending: make(map[string]Pending, len(s.Pending)),
 		LastSuccess: s.LastSuccess, SaveID: s.SaveID}
+	out.Digests = s.Digests.clone()
 	for k, v := range s.Resources {
-		out.Resources[k] = v
+		out.setClock(k, v) // an older state's image clocks are packed here
 	}
 	for k, v := range s.Pending {
 		out.Pending[k] = v
@@ -136,18 +140,93 @@ func (s State) Clone() State {
 }
 
 // Seen records that id (as identity) has been a candidate since t (demo, tests).
-func (s State) Seen(id, identity string, t time.Time) {
-	s.Resources[id] = Entry{FirstSeen: t, Identity: identity}
+func (s *State) Seen(id, identity string, t time.Time) {
+	s.setClock(id, Entry{FirstSeen: t, Identity: identity})
+}
+
+// Clock returns id's grace clock.
+func (s *State) Clock(id string) (Entry, bool) {
+	if g, key, ok := splitDigest(id); ok && s.Digests[g] != nil {
+		if v, ok := s.Digests[g].get(key); ok {
+			return Entry{FirstSeen: fromNanos(v.first), Announced: fromNanos(v.announced)}, true
+		}
+	}
+	e, ok := s.Resources[id]
+	return e, ok
+}
+
+// setClock sets id's clock: packed (Digests) when the id is a digest's and
+// the clock has no identity of its own. A packed clock keeps whether this
+// run kept it.
+func (s *State) setClock(id string, e Entry) {
+	if g, key, ok := splitDigest(id); ok && e.Identity == "" && nanos(e.FirstSeen) != 0 {
+		if s.Digests == nil {
+			s.Digests = Digests{}
+		}
+		cg := s.Digests[g]
+		if cg == nil {
+			cg = &clockGroup{}
+			s.Digests[g] = cg
+		}
+		old, _ := cg.get(key)
+		cg.set(key, clockVal{first: nanos(e.FirstSeen), announced: nanos(e.Announced), kept: old.kept})
+		delete(s.Resources, id)
+		return
+	}
+	if s.Resources == nil {
+		s.Resources = map[string]Entry{}
+	}
+	s.Resources[id] = e
+}
+
+// DropClock forgets id's clock.
+func (s *State) DropClock(id string) {
+	if g, key, ok := splitDigest(id); ok && s.Digests[g] != nil {
+		s.Digests[g].drop(key)
+	}
+	delete(s.Resources, id)
+}
+
+// Clocks counts the clocks.
+func (s *State) Clocks() int { return len(s.Resources) + s.Digests.count() }
+
+// keep records that this run keeps the packed clock of id, and reports
+// whether id's clock is one that would be packed (Digests); the caller
+// records the others' itself.
+func (s *State) keep(id string) bool {
+	g, key, ok := splitDigest(id)
+	if !ok {
+		return false
+	}
+	if cg := s.Digests[g]; cg != nil {
+		if v, ok := cg.get(key); ok && !v.kept {
+			v.kept = true
+			cg.set(key, v)
+		}
+	}
+	return true
+}
+
+// forgetUnkept drops the packed clocks of the groups present says were
+// listed that this run did not keep: a group's listing speaks for each of
+// its digests (a clock keeps only 64 bits of one).
+func (s *State) forgetUnkept(listed func(group string) bool) {
+	for g, cg := range s.Digests {
+		if listed(g) {
+			cg.dropUnkept()
+		}
+	}
 }
 
 // observe records that id, as identity, is a candidate now and returns since
 // when. A different identity, or a clock in the future, starts a new clock.
 func (s *State) observe(id, identity string, now time.Time) time.Time {
-	e, ok := s.Resources[id]
+	e, ok := s.Clock(id)
 	if !ok || e.Identity != identity || e.FirstSeen.After(now) {
 		e = Entry{FirstSeen: now, Identity: identity}
-		s.Resources[id] = e
+		s.setClock(id, e)
 	}
+	s.keep(id)
 	return e.FirstSeen
 }
 
@@ -176,12 +255,12 @@ func (s *State) Announce(p *Plan, t time.Time, owners ...string) int {
 			n++ // announced by this delivery, if no earlier one did
 			continue
 		}
-		e, ok := s.Resources[d.ID]
+		e, ok := s.Clock(d.ID)
 		if !ok || e.Identity != d.Identity || !e.Announced.IsZero() {
 			continue
 		}
 		e.Announced = t
-		s.Resources[d.ID] = e
+		s.setClock(d.ID, e)
 		n++
 	}
 	return n
@@ -236,7 +315,7 @@ func showed(r Read, v string) bool {
 
 // since returns the clock of id if it belongs to identity.
 func (s *State) since(id, identity string) *time.Time {
-	if e, ok := s.Resources[id]; ok && e.Identity == identity {
+	if e, ok := s.Clock(id); ok && e.Identity == identity {
 		t := e.FirstSeen
 		return &t
 	}

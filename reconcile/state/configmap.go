@@ -182,7 +182,7 @@ func (c *ConfigMapStore) Save(ctx context.Context, s engine.State) error {
 	head := &corev1.ConfigMap{
 		ObjectMeta: metav1.ObjectMeta{Name: c.Name, Namespace: c.Namespace, ResourceVersion: c.rv, Labels: labels},
 		Data: map[string]string{"format": formatChunks, "chunks": strings.Join(names, ","), "sha256": hex.EncodeToString(sum[:]),
-			"saveID": s.SaveID, "clocks": strconv.Itoa(len(s.Resources))},
+			"saveID": s.SaveID, "clocks": strconv.Itoa(s.Clocks())},
 		BinaryData: map[string][]byte{chunkKey: data[:min(len(data), chunkSize)]},
 	}
 	out, err := c.put(ctx, head)
@@ -240,12 +240,15 @@ func census(s engine.State) string {
 	for id := range s.Resources {
 		n[clockKind(id)]++
 	}
+	for g, c := range s.Digests.Counts() {
+		n[clockKind(g)] += c
+	}
 	keys := make([]string, 0, len(n))
 	for k := range n {
 		keys = append(keys, k)
 	}
 	sort.Slice(keys, func(i, j int) bool { return n[keys[i]] > n[keys[j]] || n[keys[i]] == n[keys[j]] && keys[i] < keys[j] })
-	parts := []string{fmt.Sprintf("%d clocks", len(s.Resources))}
+	parts := []string{fmt.Sprintf("%d clocks", s.Clocks())}
 	for i, k := range keys {
 		if i == 4 {
 			break

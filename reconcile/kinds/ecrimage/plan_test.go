@@ -351,7 +351,7 @@ func TestImageGraceAndClockReset(t *testing.T) {
 	// Half the grace later, image 1 is in use: its clock is forgotten.
 	snap2 := imageSnap(images(10), useDigest(dig(1), "prod-a/x/Pod/y (c)"))
 	second := build(snap2, pol, first.State, imgNow.Add(30*time.Minute))
-	if _, ok := second.State.Resources[ecrimage.ID(appRepo, dig(1))]; ok {
+	if _, ok := second.State.Clock(ecrimage.ID(appRepo, dig(1))); ok {
 		t.Error("an image in use kept its candidate clock")
 	}
 	// It stops being used: its clock starts again, so it is not due with the others.
