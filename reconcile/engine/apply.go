@@ -81,10 +81,22 @@ type run struct {
 // batch starts after the earlier batches holding what it waits for (After)
 // are done, and none starts once the run is stopped.
 func (a *Applier) kind(ctx context.Context, k Kind, st *State, batches [][]*Decision, r *run) {
+	// Only what some decision waits for needs finding: a trim of 500,000
+	// images with no index would otherwise map every id twice.
+	waited := map[string]bool{}
+	for _, b := range batches {
+		for _, d := range b {
+			for _, id := range d.After {
+				waited[id] = true
+			}
+		}
+	}
 	where := map[string]int{}
 	for i, b := range batches {
 		for _, d := range b {
-			where[d.ID] = i
+			if waited[d.ID] {
+				where[d.ID] = i
+			}
 		}
 	}
 	finished := make([]chan struct{}, len(batches))
@@ -119,7 +131,9 @@ func (a *Applier) kind(ctx context.Context, k Kind, st *State, batches [][]*Deci
 		a.mu.Lock()
 		defer a.mu.Unlock()
 		for _, id := range settled {
-			r.done[id] = true
+			if waited[id] {
+				r.done[id] = true
+			}
 		}
 		switch res {
 		case batchFailed:
@@ -482,6 +496,16 @@ func Batches(p *Plan, k Kind) [][]*Decision {
 	size := max(k.Limits().BatchSize, 1)
 	var groups []string
 	byGroup := map[string][]*Decision{}
+	// layer holds the deletes that wait or are waited for; every other one
+	// is in layer 0.
+	waited := map[string]bool{}
+	for i := range p.Decisions {
+		if d := &p.Decisions[i]; d.Kind == k.Name() && d.Action == Delete {
+			for _, a := range d.After {
+				waited[a] = true
+			}
+		}
+	}
 	layer := map[string]int{}
 	for i := range p.Decisions {
 		d := &p.Decisions[i]
@@ -492,7 +516,9 @@ func Batches(p *Plan, k Kind) [][]*Decision {
 			groups = append(groups, d.Group)
 		}
 		byGroup[d.Group] = append(byGroup[d.Group], d)
-		layer[d.ID] = 0
+		if len(d.After) > 0 || waited[d.ID] {
+			layer[d.ID] = 0
+		}
 	}
 	// A decision's layer is one more than the deepest of what it waits for
 	// (bounded, so that a cycle cannot loop forever).

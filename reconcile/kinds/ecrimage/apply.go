@@ -50,7 +50,7 @@ func (k *Kind) Recheck(ctx context.Context, batch []*engine.Decision) ([]engine.
 			out[i].Result = engine.GoneNow
 		case !sameTags(img.Tags, det.Tags):
 			out[i] = engine.Verdict{Result: engine.Skip, Reason: fmt.Sprintf("skipped: tags changed since it was planned (now %s)", orDefault(strings.Join(img.Tags, ","), "untagged"))}
-		case det.PulledAt == nil && !img.LastPull.IsZero() || det.PulledAt != nil && img.LastPull.After(*det.PulledAt):
+		case img.LastPull.After(det.PulledAt): // a pull since the plan (zero: never pulled then)
 			out[i] = engine.Verdict{Result: engine.Skip, Reason: "skipped: pulled at " + fmtTime(img.LastPull) + ", since it was planned"}
 		}
 	}

@@ -95,14 +95,14 @@ type Kind struct {
 
 // Detail is what an image decision says beyond the envelope (schema v1 fields).
 type Detail struct {
-	Account    string     `json:"account,omitempty"`
-	Region     string     `json:"region,omitempty"`
-	Repository string     `json:"repository,omitempty"`
-	Digest     string     `json:"digest,omitempty"`
-	Tags       []string   `json:"tags,omitempty"`
-	Type       string     `json:"type,omitempty"` // manifest or index
-	PushedAt   *time.Time `json:"pushedAt,omitempty"`
-	PulledAt   *time.Time `json:"pulledAt,omitempty"`
+	Account    string    `json:"account,omitempty"`
+	Region     string    `json:"region,omitempty"`
+	Repository string    `json:"repository,omitempty"`
+	Digest     string    `json:"digest,omitempty"`
+	Tags       []string  `json:"tags,omitempty"`
+	Type       string    `json:"type,omitempty"` // manifest or index
+	PushedAt   time.Time `json:"pushedAt,omitzero"`
+	PulledAt   time.Time `json:"pulledAt,omitzero"`
 	// Parents are the indexes an image is a child of; it is deleted after them.
 	Parents []string `json:"parents,omitempty"`
 	// labels are the repository's tags the listing kept (the owner tag),
@@ -404,12 +404,12 @@ func (k *Kind) proposeRepo(out []engine.Proposal, rl *inventory.RepoListing, rul
 	if n > rule.HighWater {
 		need = n - rule.Target
 	}
+	trim := fmt.Sprintf("oldest unneeded: %d images > high-water %d of limit %d, trimming to %d", n, rule.HighWater, rule.Limit, rule.Target)
 	for _, i := range tops {
 		if len(order) >= need {
 			break
 		}
-		take(i, fmt.Sprintf("oldest unneeded: %d images > high-water %d of limit %d, trimming to %d",
-			n, rule.HighWater, rule.Limit, rule.Target), ClassTrim)
+		take(i, trim, ClassTrim) // one reason shared by the repository's trim
 	}
 	if rule.UntaggedOlderThan > 0 {
 		for _, i := range tops {
@@ -449,14 +449,7 @@ func decision(repo inventory.RepoKey, labels map[string]string, name string, img
 	id := ID(repo, img.Digest)
 	// The detail's digest is the id's tail: one string for both.
 	det := &Detail{Account: repo.Account, Region: repo.Region, Repository: name, Digest: id[len(id)-len(img.Digest):], Tags: img.Tags, Type: mediaKind(img), labels: labels}
-	if !img.PushedAt.IsZero() {
-		t := img.PushedAt
-		det.PushedAt = &t
-	}
-	if !img.LastPull.IsZero() {
-		t := img.LastPull
-		det.PulledAt = &t
-	}
+	det.PushedAt, det.PulledAt = img.PushedAt, img.LastPull
 	return engine.Decision{ID: id, Name: repo.Name, Detail: det,
 		Frees: engine.Free(img.SizeBytes, Bytes).In(name)}
 }

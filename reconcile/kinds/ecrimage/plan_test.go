@@ -574,7 +574,7 @@ func TestImageCandidatesCarryTheEnginesMinimumAge(t *testing.T) {
 	check := func(p *engine.Proposal) bool {
 		if p.Candidate {
 			n++
-			if p.Created.IsZero() || !p.Created.Equal(*ecrimage.DetailOf(&p.Decision).PushedAt) {
+			if p.Created.IsZero() || !p.Created.Equal(ecrimage.DetailOf(&p.Decision).PushedAt) {
 				t.Fatalf("%s: created %v, want its push time", p.ID, p.Created)
 			}
 		}
