@@ -237,8 +237,7 @@ func Decide(w When, fp, last string, seen, warnings bool) (bool, string) {
 func Fingerprint(rep *report.Report) (fp string, n int) {
 	var keys []string
 	if rep.Plan != nil {
-		for i := range rep.Plan.Decisions {
-			d := &rep.Plan.Decisions[i]
+		for d := range rep.Plan.All() {
 			if d.Action == engine.Delete || d.Action == engine.Mark {
 				keys = append(keys, d.Kind+"\x00"+d.ID+"\x00"+string(d.Action))
 			}
@@ -442,8 +441,7 @@ func (ts targetState) previous(seen bool) Previous {
 func decisionSet(rep *report.Report) []string {
 	out := []string{}
 	if rep.Plan != nil {
-		for i := range rep.Plan.Decisions {
-			d := &rep.Plan.Decisions[i]
+		for d := range rep.Plan.All() {
 			if d.Action == engine.Delete || d.Action == engine.Mark {
 				out = append(out, DecisionKey(d))
 			}

@@ -108,7 +108,7 @@ notify:
 		store := state.NewMemoryStore(engine.NewState())
 		r, rep := dryRun(t, cfg, store)
 		owners := map[string]string{}
-		for _, d := range rep.Plan.Decisions {
+		for d := range rep.Plan.All() {
 			owners[d.ID] = d.Owner
 		}
 		if owners[etlDisk] != "etl" || owners[webDisk] != "web" || owners[plain] != "" {

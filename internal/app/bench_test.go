@@ -87,7 +87,7 @@ func BenchmarkRunFleet(b *testing.B) {
 			b.Fatal(err)
 		}
 		wall := time.Since(start)
-		if n := len(rep.Plan.Decisions); n != projects*perProject {
+		if n := rep.Plan.Len(); n != projects*perProject {
 			b.Fatalf("%d decisions, want %d", n, projects*perProject)
 		}
 		calls := srv.TotalCalls()

@@ -492,7 +492,7 @@ func BenchmarkECRFleet(b *testing.B) {
 		b.Logf("peak heap in use %d MiB; live heap %d MiB before the run (the fixtures), at most %d MiB more during it (the run's own; GOGC=100 alone would need about twice that); %s",
 			pk.inuse>>20, baseLive>>20, runLive>>20, rssNote)
 		b.Logf("plan: %d image decisions: %d delete, %d mark; %d kept in use; %d protected repositories",
-			len(p.Decisions), del, mark, inUse, prot)
+			p.Len(), del, mark, inUse, prot)
 		// The state as a store would write it (the ConfigMap store gzips it).
 		st, _ := store.Load(context.Background())
 		enc, _ := json.Marshal(st)

@@ -627,7 +627,7 @@ pods:
 		b.ReportMetric(float64(fi.Size()), "state-bytes")
 		b.ReportMetric(store.saveTime.Seconds()+store.noteTime.Seconds(), "state-save-s")
 		b.Logf("plan: %d decisions: Jobs %d deleted, Pods %d deleted, interfaces %d deleted; %d actions held by caps or kept",
-			len(p.Decisions), jobsT.deleted, podsT.deleted, eniT.deleted, len(p.Decisions)-deleted)
+			p.Len(), jobsT.deleted, podsT.deleted, eniT.deleted, p.Len()-deleted)
 	}
 }
 

@@ -144,7 +144,7 @@ exampleBuckets:
 	}
 	action := func(p *engine.Plan, name string) engine.Action {
 		t.Helper()
-		for _, d := range p.Decisions {
+		for d := range p.All() {
 			if d.Kind == examplecloud.Name && d.Name == name {
 				return d.Action
 			}

@@ -105,7 +105,7 @@ exampleConfigMaps:
 			}
 		}
 		var got engine.Action
-		for _, d := range rep.Plan.Decisions {
+		for d := range rep.Plan.All() {
 			switch {
 			case d.Kind != examplekind.Name:
 			case d.Name == "tmp-protected" && (d.Action != engine.Keep || !strings.Contains(d.Why(), "protected")):

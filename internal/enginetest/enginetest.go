@@ -52,9 +52,9 @@ func AuditResults(t *testing.T, b *bytes.Buffer) map[string]string {
 // DecisionFor returns the plan's decision for the resource named name.
 func DecisionFor(t *testing.T, p *engine.Plan, name string) engine.Decision {
 	t.Helper()
-	for _, d := range p.Decisions {
+	for d := range p.All() {
 		if d.Name == name {
-			return d
+			return *d
 		}
 	}
 	t.Fatalf("no decision for %s", name)

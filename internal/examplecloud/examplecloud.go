@@ -203,8 +203,8 @@ func (k *Kind) Propose(snap *inventory.Snapshot, now time.Time) engine.Proposals
 // View lists the decisions.
 func (k *Kind) View(p *engine.Plan, _ *inventory.Snapshot) engine.View {
 	b := engine.Block{Indent: 2}
-	for i := range p.Decisions {
-		if d := &p.Decisions[i]; d.Kind == Name {
+	for d := range p.All() {
+		if d.Kind == Name {
 			b.Add(d, d.ID, d.Why())
 		}
 	}

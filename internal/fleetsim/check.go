@@ -93,8 +93,7 @@ func inventoryInScope(snap *inventory.Snapshot) map[string]int {
 func dueCount(p *engine.Plan, k engine.Kind, now time.Time) int {
 	kind, quota := k.Name(), k.Limits().QuotaClasses
 	due := map[string]*engine.Decision{}
-	for i := range p.Decisions {
-		d := &p.Decisions[i]
+	for d := range p.All() {
 		if slices.Contains(quota, d.Class) {
 			continue
 		}

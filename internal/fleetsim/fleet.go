@@ -406,9 +406,9 @@ func (f *fleet) drawFaults(calm bool) {
 // plan deletes: the re-read must catch what it can see.
 func (f *fleet) raceWindow(p *engine.Plan) {
 	var due []*engine.Decision
-	for i := range p.Decisions {
-		if p.Decisions[i].Action == engine.Delete {
-			due = append(due, &p.Decisions[i])
+	for d := range p.All() {
+		if d.Action == engine.Delete {
+			due = append(due, d)
 		}
 	}
 	if len(due) == 0 {

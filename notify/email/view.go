@@ -208,8 +208,7 @@ func newSince(p *engine.Plan, prev notify.Previous, opt Options) newView {
 	nv.Header = []string{"KIND", "ACTION", "ID", "FREES", "REASON"}
 	var rows [][]string
 	now := map[string]bool{}
-	for i := range p.Decisions {
-		d := &p.Decisions[i]
+	for d := range p.All() {
 		if d.Action != engine.Delete && d.Action != engine.Mark {
 			continue
 		}
@@ -244,8 +243,7 @@ func nextRun(rep *report.Report, p *engine.Plan, opt Options) nextView {
 	}
 	var ds []due
 	kinds := map[string]bool{}
-	for i := range p.Decisions {
-		d := &p.Decisions[i]
+	for d := range p.All() {
 		at := p.GeneratedAt
 		switch {
 		case d.Action == engine.Delete && rep.Mode != "apply":
@@ -313,8 +311,7 @@ func details(rep *report.Report, p *engine.Plan, opt Options) []Table {
 		noun := notify.Noun(t.Kind, opt.Nouns)
 		var rows [][]string
 		for _, a := range []engine.Action{engine.Delete, engine.Mark} {
-			for i := range p.Decisions {
-				d := &p.Decisions[i]
+			for d := range p.All() {
 				if d.Kind != t.Kind || d.Action != a {
 					continue
 				}

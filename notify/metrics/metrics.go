@@ -191,7 +191,7 @@ func (m *Metrics) observePlan(p *engine.Plan) {
 		held[k] = 0
 	}
 	heldOrder := append([]string(nil), m.kinds...)
-	for _, d := range p.Decisions {
+	for d := range p.All() {
 		ka := kindAction{d.Kind, string(d.Action)}
 		if _, ok := counts[ka]; !ok {
 			order = append(order, ka)

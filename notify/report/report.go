@@ -519,8 +519,7 @@ func sums[T any](p *engine.Plan, key func(*engine.Decision) string, fresh func(s
 	}
 	at := map[string]int{}
 	var out []T
-	for i := range p.Decisions {
-		d := &p.Decisions[i]
+	for d := range p.All() {
 		if d.Action != engine.Delete && d.Action != engine.Mark && (d.Action != engine.Report || d.Frees.Cost == 0) {
 			continue
 		}
@@ -554,18 +553,16 @@ func ForOwners(r *Report, owners []string) *Report {
 		return r
 	}
 	out := *r
-	p := *r.Plan
-	p.Decisions = nil
 	ids := map[string]bool{}
-	for i := range r.Plan.Decisions {
-		d := &r.Plan.Decisions[i]
+	p := r.Plan.Cut(func(d *engine.Decision) bool {
 		if d.Owner != "" && slices.Contains(owners, d.Owner) {
-			p.Decisions = append(p.Decisions, *d)
 			ids[d.Kind+"\x00"+d.ID] = true
+			return true
 		}
-	}
+		return false
+	})
 	p.Sections, p.Summaries, p.Warnings, p.Gauges = nil, nil, nil, nil
-	out.Plan = &p
+	out.Plan = p
 	if o := r.Outcome; o != nil {
 		cut := &engine.Outcome{Stopped: o.Stopped}
 		for _, res := range o.Results {

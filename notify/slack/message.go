@@ -216,8 +216,7 @@ func deletions(rep *report.Report, p *engine.Plan, opt Options) []Block {
 		}
 		noun := notify.Noun(t.Kind, opt.Nouns)
 		var rows []string
-		for i := range p.Decisions {
-			d := &p.Decisions[i]
+		for d := range p.All() {
 			if d.Kind != t.Kind || d.Action != engine.Delete {
 				continue
 			}

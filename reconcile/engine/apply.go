@@ -80,22 +80,25 @@ type run struct {
 // kind runs one kind's batches, Limits().Parallel at once, in order: a
 // batch starts after the earlier batches holding what it waits for (After)
 // are done, and none starts once the run is stopped.
-func (a *Applier) kind(ctx context.Context, k Kind, st *State, batches [][]*Decision, r *run) {
+func (a *Applier) kind(ctx context.Context, k Kind, st *State, p *Plan, batches [][]int, r *run) {
 	// Only what some decision waits for needs finding: a trim of 500,000
-	// images with no index would otherwise map every id twice.
+	// images with no index would otherwise map every id twice. Rows
+	// neither wait nor are waited for.
 	waited := map[string]bool{}
 	for _, b := range batches {
-		for _, d := range b {
-			for _, id := range d.After {
-				waited[id] = true
+		for _, slot := range b {
+			if slot >= 0 {
+				for _, id := range p.Decisions[slot].After {
+					waited[id] = true
+				}
 			}
 		}
 	}
 	where := map[string]int{}
 	for i, b := range batches {
-		for _, d := range b {
-			if waited[d.ID] {
-				where[d.ID] = i
+		for _, slot := range b {
+			if slot >= 0 && waited[p.Decisions[slot].ID] {
+				where[p.Decisions[slot].ID] = i
 			}
 		}
 	}
@@ -105,7 +108,7 @@ func (a *Applier) kind(ctx context.Context, k Kind, st *State, batches [][]*Deci
 	}
 	work := func(i int) {
 		defer close(finished[i])
-		batch := batches[i]
+		batch := p.decisionsAt(batches[i]) // rows made again only now
 		for _, d := range batch {
 			for _, id := range d.After {
 				if j, ok := where[id]; ok && j < i {
@@ -268,7 +271,7 @@ func (a *Applier) Apply(ctx context.Context, p *Plan, apply bool) (*Outcome, err
 	a.dropped = nil
 	r := &run{out: out, done: map[string]bool{}}
 	for _, k := range a.Kinds {
-		a.kind(ctx, k, &st, Batches(p, k), r)
+		a.kind(ctx, k, &st, p, planBatches(p, k), r)
 	}
 	// Skips reset clocks; save them even if nothing was deleted.
 	if err := a.Store.Save(ctx, st); err != nil {
@@ -489,13 +492,21 @@ func (a *Applier) audit(r audit.Record) error {
 	return a.Audit.Write(r)
 }
 
-// Batches groups a kind's deletions by Group, in plan order, at most
+// planBatches groups a kind's deletions by Group, in plan order, at most
 // Limits().BatchSize a batch, and so that a decision comes in a later batch
-// than everything in its After.
-func Batches(p *Plan, k Kind) [][]*Decision {
+// than everything in its After. A batch is slots (a Decisions index, or
+// below 0 a row's, made again only when the batch runs); a row's group is
+// its Remaker's (Remaker).
+func planBatches(p *Plan, k Kind) [][]int {
 	size := max(k.Limits().BatchSize, 1)
 	var groups []string
-	byGroup := map[string][]*Decision{}
+	byGroup := map[string][]int{}
+	add := func(g string, slot int) {
+		if _, ok := byGroup[g]; !ok {
+			groups = append(groups, g)
+		}
+		byGroup[g] = append(byGroup[g], slot)
+	}
 	// layer holds the deletes that wait or are waited for; every other one
 	// is in layer 0.
 	waited := map[string]bool{}
@@ -512,20 +523,35 @@ func Batches(p *Plan, k Kind) [][]*Decision {
 		if d.Kind != k.Name() || d.Action != Delete {
 			continue
 		}
-		if _, ok := byGroup[d.Group]; !ok {
-			groups = append(groups, d.Group)
-		}
-		byGroup[d.Group] = append(byGroup[d.Group], d)
+		add(d.Group, i)
 		if len(d.After) > 0 || waited[d.ID] {
 			layer[d.ID] = 0
 		}
+	}
+	rs := &p.compact
+	srcGroup := map[uint32]string{}
+	for j := range rs.rows {
+		w := &rs.rows[j]
+		if rs.srcs[w.src].kind != k.Name() || rowActions[w.action] != Delete {
+			continue
+		}
+		g, ok := srcGroup[w.src]
+		if !ok {
+			g = rs.srcs[w.src].remake.Remake(w.item).Group
+			srcGroup[w.src] = g
+		}
+		add(g, -j-1)
 	}
 	// A decision's layer is one more than the deepest of what it waits for
 	// (bounded, so that a cycle cannot loop forever).
 	for changed, rounds := true, 0; changed && rounds <= len(layer); rounds++ {
 		changed = false
 		for _, g := range groups {
-			for _, d := range byGroup[g] {
+			for _, slot := range byGroup[g] {
+				if slot < 0 {
+					continue
+				}
+				d := &p.Decisions[slot]
 				for _, a := range d.After {
 					if l, ok := layer[a]; ok && layer[d.ID] <= l {
 						layer[d.ID] = l + 1
@@ -535,15 +561,18 @@ func Batches(p *Plan, k Kind) [][]*Decision {
 			}
 		}
 	}
-	var out [][]*Decision
+	var out [][]int
 	for _, g := range groups {
-		var layers [][]*Decision
-		for _, d := range byGroup[g] {
-			l := layer[d.ID]
+		var layers [][]int
+		for _, slot := range byGroup[g] {
+			l := 0
+			if slot >= 0 {
+				l = layer[p.Decisions[slot].ID]
+			}
 			for len(layers) <= l {
 				layers = append(layers, nil)
 			}
-			layers[l] = append(layers[l], d)
+			layers[l] = append(layers[l], slot)
 		}
 		for _, list := range layers {
 			for len(list) > 0 {
@@ -552,6 +581,21 @@ func Batches(p *Plan, k Kind) [][]*Decision {
 				list = list[n:]
 			}
 		}
+	}
+	return out
+}
+
+// decisionsAt returns the decisions of slots, rows made again (each its own).
+func (p *Plan) decisionsAt(slots []int) []*Decision {
+	out := make([]*Decision, len(slots))
+	for i, slot := range slots {
+		if slot >= 0 {
+			out[i] = &p.Decisions[slot]
+			continue
+		}
+		d := new(Decision)
+		p.compact.materialize(&p.compact.rows[rowOf(slot)], d)
+		out[i] = d
 	}
 	return out
 }

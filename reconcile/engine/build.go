@@ -102,6 +102,7 @@ func Build(snap *inventory.Snapshot, kinds []Kind, prev State, now time.Time, op
 	p.addUnseen()
 	p.Currency, p.routed = o.currency, o.routed
 	price(p, kinds)
+	p.compact.sortRows()
 	order := map[Action]int{Delete: 0, Mark: 1, Report: 2, Keep: 3}
 	sort.SliceStable(p.Decisions, func(i, j int) bool {
 		a, b := &p.Decisions[i], &p.Decisions[j]
@@ -139,6 +140,7 @@ type rules struct {
 	times map[time.Time]*time.Time
 	notes map[string]string // shared
 	opt   options
+	seq   uint32 // decisions put so far (Decision.seq)
 }
 
 // shared returns one copy of each distinct note: the same text made for
@@ -169,6 +171,7 @@ func price(p *Plan, kinds []Kind) {
 			pricers[k.Name()] = pr
 		}
 	}
+	p.compact.price = pricers // rows are priced when made again
 	if len(pricers) == 0 {
 		return
 	}
@@ -282,7 +285,7 @@ func (r *rules) decide(k Kind, pr *Proposals) {
 			// candidate passes fail-closed, grace, caps and breaker.
 			d.Action = Keep
 			r.st.DropClock(d.ID)
-			r.p.Decisions = append(r.p.Decisions, d)
+			r.put(&d, it)
 			return
 		}
 		d.Owner = r.opt.owner(&d)
@@ -304,7 +307,7 @@ func (r *rules) decide(k Kind, pr *Proposals) {
 			} else {
 				d.OrphanSince = r.st.since(d.ID, it.Identity)
 			}
-			r.p.Decisions = append(r.p.Decisions, d)
+			r.put(&d, it)
 			return
 		}
 		var since time.Time
@@ -321,7 +324,7 @@ func (r *rules) decide(k Kind, pr *Proposals) {
 		d.OrphanSince = r.at(since)
 		if it.ReportOnly {
 			d.Action = Report
-			r.p.Decisions = append(r.p.Decisions, d)
+			r.put(&d, it)
 			return
 		}
 		graceEnds := since.Add(lim.Grace)
@@ -341,12 +344,13 @@ func (r *rules) decide(k Kind, pr *Proposals) {
 		default:
 			d.Action = Delete
 			d.note(r.shared(fmt.Sprintf("orphan since %s (grace %s elapsed)", fmtTime(since), HumanDuration(lim.Grace))))
-			due = append(due, len(r.p.Decisions))
 		}
 		if len(d.After) > 0 {
 			afterWhy[d.ID] = orDefault(it.AfterWhy, "what it depends on")
 		}
-		r.p.Decisions = append(r.p.Decisions, d)
+		if slot := r.put(&d, it); d.Action == Delete {
+			due = append(due, slot)
+		}
 	})
 	if pr.Finish != nil {
 		f := pr.Finish()
@@ -460,10 +464,16 @@ func (r *rules) dependencies(due []int, f func(*Decision)) []int {
 		changed = false
 		deleting := map[string]bool{}
 		for _, i := range due {
-			deleting[r.p.Decisions[i].ID] = true
+			if i >= 0 { // a row is never waited for (compact)
+				deleting[r.p.Decisions[i].ID] = true
+			}
 		}
 		out := due[:0]
 		for _, i := range due {
+			if i < 0 { // nor does it wait
+				out = append(out, i)
+				continue
+			}
 			d := &r.p.Decisions[i]
 			ok := true
 			for _, a := range d.After {
@@ -488,17 +498,18 @@ func (r *rules) notice(due []int, lim Limits) []int {
 		return due
 	}
 	out := due[:0]
+	var scratch Decision
 	for _, i := range due {
-		d := &r.p.Decisions[i]
+		d := r.look(i, &scratch)
 		e, _ := r.st.Clock(d.ID)
 		if d.terminal && d.OrphanSince != nil {
 			e.Announced = r.st.announced(*d.OrphanSince, d.Owner, r.opt.routed[d.Owner])
 		}
 		switch {
 		case e.Announced.IsZero():
-			r.hold(d, "not yet announced in a delivered report (notify.requireNotice); the next delivered report starts the notice")
+			r.holdSlot(i, "not yet announced in a delivered report (notify.requireNotice); the next delivered report starts the notice")
 		case r.now.Before(e.Announced.Add(lim.Grace)):
-			r.hold(d, fmt.Sprintf("announced %s, deletable after %s (notify.requireNotice: grace %s after the first delivered report)",
+			r.holdSlot(i, fmt.Sprintf("announced %s, deletable after %s (notify.requireNotice: grace %s after the first delivered report)",
 				fmtTime(e.Announced), fmtTime(e.Announced.Add(lim.Grace)), HumanDuration(lim.Grace)))
 		default:
 			out = append(out, i)
@@ -519,7 +530,7 @@ func (r *rules) breaker(due []int, lim Limits) []int {
 	if len(lim.QuotaClasses) > 0 {
 		orphans = 0
 		for _, i := range due {
-			if !slices.Contains(lim.QuotaClasses, r.p.Decisions[i].Class) {
+			if !slices.Contains(lim.QuotaClasses, r.classOf(i)) {
 				orphans++
 			}
 		}
@@ -535,7 +546,7 @@ func (r *rules) breaker(due []int, lim Limits) []int {
 	r.p.Blocked = append(r.p.Blocked, fmt.Sprintf("breaker: %s, more than %s.breakerCandidates %d; none is deleted this run — check that every cluster and source is in the config before raising it",
 		what, lim.Section, lim.BreakerCandidates))
 	for _, i := range due {
-		r.hold(&r.p.Decisions[i], fmt.Sprintf("breaker tripped (%d due > %d)", orphans, lim.BreakerCandidates))
+		r.holdSlot(i, fmt.Sprintf("breaker tripped (%d due > %d)", orphans, lim.BreakerCandidates))
 	}
 	return nil
 }
@@ -544,11 +555,14 @@ func (r *rules) breaker(due []int, lim Limits) []int {
 // breaker, which judges the view by everything due, and before the caps,
 // which then spend the run's allowance on what it may delete.
 func (r *rules) filter(due []int) []int {
+	if len(r.opt.only.Kinds) == 0 && len(r.opt.only.Clusters) == 0 {
+		return due
+	}
 	out := due[:0]
+	var scratch Decision
 	for _, i := range due {
-		d := &r.p.Decisions[i]
-		if why := r.opt.only.why(d); why != "" {
-			r.hold(d, why)
+		if why := r.opt.only.why(r.look(i, &scratch)); why != "" {
+			r.holdSlot(i, why)
 			continue
 		}
 		out = append(out, i)
@@ -559,23 +573,20 @@ func (r *rules) filter(due []int) []int {
 // caps holds what exceeds the per-run caps, oldest orphans first, and
 // returns what is still due.
 func (r *rules) caps(due []int, lim Limits, inScope int) []int {
-	sort.SliceStable(due, func(a, b int) bool {
-		return r.p.Decisions[due[a]].OrphanSince.Before(*r.p.Decisions[due[b]].OrphanSince)
-	})
+	sort.SliceStable(due, func(a, b int) bool { return r.sinceOf(due[a]) < r.sinceOf(due[b]) })
 	maxCount := perRunMax(lim.MaxDeletes, lim.MaxDeletePercent, inScope)
 	n, freed := 0, int64(0)
 	var out []int
 	for _, i := range due {
-		d := &r.p.Decisions[i]
-		switch {
+		switch frees := r.freesOf(i, lim.MaxFrees.Unit); {
 		case n >= maxCount:
-			r.hold(d, fmt.Sprintf("per-run cap of %d %s reached (%s.maxDeletesPerRun %d, maxDeletePercent %.0f%% of %d); next run",
+			r.holdSlot(i, fmt.Sprintf("per-run cap of %d %s reached (%s.maxDeletesPerRun %d, maxDeletePercent %.0f%% of %d); next run",
 				maxCount, lim.Noun, lim.Section, lim.MaxDeletes, lim.MaxDeletePercent*100, inScope))
-		case lim.MaxFrees.Unit != nil && freed+d.Frees.Of(lim.MaxFrees.Unit) > lim.MaxFrees.N:
-			r.hold(d, fmt.Sprintf("per-run size cap of %s reached; next run", lim.MaxFrees))
+		case lim.MaxFrees.Unit != nil && freed+frees > lim.MaxFrees.N:
+			r.holdSlot(i, fmt.Sprintf("per-run size cap of %s reached; next run", lim.MaxFrees))
 		default:
 			n++
-			freed += d.Frees.Of(lim.MaxFrees.Unit)
+			freed += frees
 			out = append(out, i)
 		}
 	}
@@ -598,6 +609,70 @@ func (r *rules) hold(d *Decision, why string) {
 	}
 	d.Action, d.Held = Mark, true
 	d.note(r.shared("due for deletion but held: " + why))
+}
+
+// put adds a decision to the plan, as a row when its kind remakes it, and
+// returns its slot (a Decisions index, or below 0 a row's).
+func (r *rules) put(d *Decision, it *Proposal) int {
+	r.seq++
+	d.seq = r.seq
+	if compact(it, d) {
+		return r.p.compact.addRow(d.Kind, it, d)
+	}
+	r.p.Decisions = append(r.p.Decisions, *d)
+	return len(r.p.Decisions) - 1
+}
+
+// holdSlot is hold for a slot.
+func (r *rules) holdSlot(slot int, why string) {
+	if slot >= 0 {
+		r.hold(&r.p.Decisions[slot], why)
+		return
+	}
+	rs := &r.p.compact
+	w := &rs.rows[rowOf(slot)]
+	if rowActions[w.action] != Delete {
+		return
+	}
+	w.action, w.held = actionIndex(Mark), true
+	notes := [2]string{rs.strs[w.notes[0]], rs.strs[w.notes[1]]}
+	addNote(&notes, r.shared("due for deletion but held: "+why))
+	w.notes = [2]uint32{rs.intern(notes[0]), rs.intern(notes[1])}
+}
+
+// look returns the decision of a slot: a row's made again into scratch.
+func (r *rules) look(slot int, scratch *Decision) *Decision {
+	if slot >= 0 {
+		return &r.p.Decisions[slot]
+	}
+	r.p.compact.materialize(&r.p.compact.rows[rowOf(slot)], scratch)
+	return scratch
+}
+
+func (r *rules) classOf(slot int) string {
+	if slot >= 0 {
+		return r.p.Decisions[slot].Class
+	}
+	return r.p.compact.strs[r.p.compact.rows[rowOf(slot)].class]
+}
+
+// sinceOf is a due slot's OrphanSince in Unix ns (every due one has one).
+func (r *rules) sinceOf(slot int) int64 {
+	if slot >= 0 {
+		return nsOf(r.p.Decisions[slot].OrphanSince)
+	}
+	return r.p.compact.rows[rowOf(slot)].since
+}
+
+func (r *rules) freesOf(slot int, u *Unit) int64 {
+	if slot >= 0 {
+		return r.p.Decisions[slot].Frees.Of(u)
+	}
+	w := &r.p.compact.rows[rowOf(slot)]
+	if r.p.compact.srcs[w.src].unit == u {
+		return w.n
+	}
+	return 0
 }
 
 func join(reason, more string) string {

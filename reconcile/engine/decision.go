@@ -67,6 +67,9 @@ type Decision struct {
 	Identity string
 	// terminal: its clock is derived, not kept (Proposal.Witnesses).
 	terminal bool
+	// seq is its place among the plan's decisions as proposed, which
+	// orders it against compact ones (Plan.All).
+	seq uint32
 }
 
 // Why is the decision's whole explanation: the kind's reason, then what
@@ -82,15 +85,17 @@ func (d Decision) Why() string {
 }
 
 // note adds what a rule says to the explanation.
-func (d *Decision) note(s string) {
+func (d *Decision) note(s string) { addNote(&d.notes, s) }
+
+func addNote(notes *[2]string, s string) {
 	switch {
 	case s == "":
-	case d.notes[0] == "":
-		d.notes[0] = s
-	case d.notes[1] == "":
-		d.notes[1] = s
+	case notes[0] == "":
+		notes[0] = s
+	case notes[1] == "":
+		notes[1] = s
 	default:
-		d.notes[1] = join(d.notes[1], s)
+		notes[1] = join(notes[1], s)
 	}
 }
 

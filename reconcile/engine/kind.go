@@ -116,6 +116,13 @@ type Proposal struct {
 	// annotation shortened) still starts the clock anew.
 	Witnesses     []Witness
 	CandidateFrom time.Time
+	// Remake, if set, makes this proposal's decision again from Item when
+	// a report or the applier needs it, so that the plan keeps the
+	// engine's verdict as a 64-byte row (Plan.All) instead of the whole
+	// Decision. Only for a proposal with no After that no other one's
+	// After names (a row is never waited for).
+	Remake Remaker
+	Item   uint32
 }
 
 // Protect returns p opted out: why is the opt-out it carries ("protected

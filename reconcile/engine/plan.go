@@ -57,6 +57,9 @@ type Plan struct {
 	// routed are the owners notify.routes names (Routes): only their own
 	// reports give notice of their candidates.
 	routed map[string]bool
+	// compact are the decisions kept as rows (Proposal.Remake): All
+	// yields them with Decisions.
+	compact rowsOf
 }
 
 // Warning is something a person must act on: a quota, a subnet or a
@@ -142,6 +145,12 @@ type GaugeDef struct {
 func (p *Plan) Count(kind string, a Action) (n int) {
 	for i := range p.Decisions {
 		if p.Decisions[i].Kind == kind && p.Decisions[i].Action == a {
+			n++
+		}
+	}
+	rs := &p.compact
+	for j := range rs.rows {
+		if w := &rs.rows[j]; rs.srcs[w.src].kind == kind && rowActions[w.action] == a {
 			n++
 		}
 	}
@@ -257,7 +266,14 @@ type planTail struct {
 // MarshalJSON writes the plan with each keyed section at the top level.
 func (p *Plan) MarshalJSON() ([]byte, error) {
 	var b bytes.Buffer
-	head, err := json.Marshal(planHead{p.Version, p.GeneratedAt, p.Currency, p.Warnings, p.Sources, p.Decisions})
+	decisions := p.Decisions
+	if len(p.compact.rows) > 0 {
+		decisions = make([]Decision, 0, p.Len())
+		for d := range p.All() {
+			decisions = append(decisions, *d)
+		}
+	}
+	head, err := json.Marshal(planHead{p.Version, p.GeneratedAt, p.Currency, p.Warnings, p.Sources, decisions})
 	if err != nil {
 		return nil, err
 	}
@@ -301,28 +317,30 @@ func (p *Plan) WriteJSON(w io.Writer, prefix, indent string) error {
 	}
 	o.Field("sources", p.Sources)
 	o.Stream("decisions", func(inner string, write func([]byte) error) error {
-		if p.Decisions == nil {
+		if p.Decisions == nil && len(p.compact.rows) == 0 {
 			return write([]byte("null"))
 		}
-		if len(p.Decisions) == 0 {
+		if p.Len() == 0 {
 			return write([]byte("[]"))
 		}
 		if err := write([]byte("[")); err != nil {
 			return err
 		}
 		var buf bytes.Buffer
-		for i := range p.Decisions {
-			b, err := json.Marshal(p.Decisions[i])
+		first := true
+		for d := range p.All() {
+			b, err := json.Marshal(d)
 			if err != nil {
 				return err
 			}
 			buf.Reset()
+			if !first {
+				buf.WriteByte(',')
+			}
+			first = false
 			buf.WriteString("\n" + inner + indent)
 			if err := json.Indent(&buf, b, inner+indent, indent); err != nil {
 				return err
-			}
-			if i < len(p.Decisions)-1 {
-				buf.WriteByte(',')
 			}
 			if err := write(buf.Bytes()); err != nil {
 				return err

@@ -243,8 +243,7 @@ func (s *State) Announce(p *Plan, t time.Time, owners ...string) int {
 	if len(s.Delivered) > maxDelivered {
 		s.Delivered = s.Delivered[len(s.Delivered)-maxDelivered:]
 	}
-	for i := range p.Decisions {
-		d := &p.Decisions[i]
+	for d := range p.All() {
 		if d.Action != Mark && d.Action != Delete {
 			continue
 		}

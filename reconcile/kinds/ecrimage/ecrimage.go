@@ -415,15 +415,21 @@ func (k *Kind) proposeRepo(out []engine.Proposal, rl *inventory.RepoListing, rul
 		for _, i := range tops {
 			img := &ipl.imgs[i]
 			if !selected[i] && len(img.Tags) == 0 && now.Sub(img.PushedAt) >= rule.UntaggedOlderThan {
-				take(i, fmt.Sprintf("untagged, referenced by nothing, pushed %s (older than %s)", fmtTime(img.PushedAt), rule.UntaggedOlderThan), ClassUntagged)
+				take(i, untaggedReason(img.PushedAt, rule.UntaggedOlderThan), ClassUntagged)
 			}
 		}
 	}
 	group := rl.Repo.String()
+	// What neither waits for an index nor is one that others wait for is
+	// kept by the plan as a row of this table (engine.Remaker).
+	compact := &rows{repo: rl.Repo, labels: rl.Labels, group: group, trim: trim, untagged: rule.UntaggedOlderThan}
 	for _, i := range order {
 		img := &ipl.imgs[i]
 		p := engine.Proposal{Decision: decision(rl.Repo, rl.Labels, group, img), Candidate: true, Sources: sources, Hold: hold, Created: img.PushedAt}
 		p.Class, p.Reason, p.Group = ipl.class[i], ipl.reason[i], group
+		if len(ipl.parents[img.Digest]) == 0 && len(img.Children) == 0 && (p.Class == ClassTrim || p.Class == ClassUntagged) {
+			p.Remake, p.Item = compact, compact.add(img, p.Class == ClassUntagged)
+		}
 		det := p.Detail.(*Detail)
 		for _, par := range ipl.parents[img.Digest] {
 			det.Parents = append(det.Parents, ipl.imgs[par].Digest)
@@ -443,6 +449,44 @@ func (k *Kind) proposeRepo(out []engine.Proposal, rl *inventory.RepoListing, rul
 		out = append(out, p)
 	}
 	return out
+}
+
+// rows are a repository's compact candidates, packed, made into their
+// decisions again when a report or the applier needs one: the plan of a
+// trim of 500,000 images keeps a row of this table and the engine's
+// 40-byte verdict for each, not a Decision.
+type rows struct {
+	repo     inventory.RepoKey
+	labels   map[string]string
+	group    string
+	trim     string        // the trim's reason, shared
+	untagged time.Duration // the rule's untaggedOlderThan
+	images   inventory.ImageTable
+	untag    []bool // the row's class: untagged, else trim
+}
+
+func (r *rows) add(img *inventory.Image, untagged bool) uint32 {
+	r.images.Add(*img)
+	r.untag = append(r.untag, untagged)
+	return uint32(len(r.untag) - 1)
+}
+
+// Remake makes row item's decision as proposeRepo proposed it. It only
+// reads, so batches deleted in parallel may call it at once.
+func (r *rows) Remake(item uint32) engine.Decision {
+	img := r.images.At(int(item))
+	d := decision(r.repo, r.labels, r.group, &img)
+	d.Group = r.group
+	if r.untag[item] {
+		d.Class, d.Reason = ClassUntagged, untaggedReason(img.PushedAt, r.untagged)
+	} else {
+		d.Class, d.Reason = ClassTrim, r.trim
+	}
+	return d
+}
+
+func untaggedReason(pushed time.Time, olderThan time.Duration) string {
+	return fmt.Sprintf("untagged, referenced by nothing, pushed %s (older than %s)", fmtTime(pushed), olderThan)
 }
 
 func decision(repo inventory.RepoKey, labels map[string]string, name string, img *inventory.Image) engine.Decision {

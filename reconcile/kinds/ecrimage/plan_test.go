@@ -73,8 +73,8 @@ func planTwice(t *testing.T, snap inventory.Snapshot, ip *ecrimage.Policy) *engi
 // imageActions returns the image decisions by digest.
 func imageActions(p *engine.Plan) map[string]*engine.Decision {
 	out := map[string]*engine.Decision{}
-	for i := range p.Decisions {
-		if d := &p.Decisions[i]; d.Kind == ecrimage.Name {
+	for d := range p.All() {
+		if d.Kind == ecrimage.Name {
 			out[ecrimage.DetailOf(d).Digest] = d
 		}
 	}
@@ -91,8 +91,8 @@ func action(acts map[string]*engine.Decision, digest string) engine.Action {
 
 func deleted(p *engine.Plan) []string {
 	var out []string
-	for i := range p.Decisions {
-		if d := &p.Decisions[i]; d.Kind == ecrimage.Name && d.Action == engine.Delete {
+	for d := range p.All() {
+		if d.Kind == ecrimage.Name && d.Action == engine.Delete {
 			out = append(out, ecrimage.DetailOf(d).Digest)
 		}
 	}
@@ -109,8 +109,7 @@ func shorts(ds []string) []string {
 
 func dump(p *engine.Plan) string {
 	var b strings.Builder
-	for i := range p.Decisions {
-		d := &p.Decisions[i]
+	for d := range p.All() {
 		fmt.Fprintf(&b, "  %s %s %s %s\n", d.Action, ecrimage.ShortDigest(ecrimage.DetailOf(d).Digest), d.Class, d.Why())
 	}
 	for _, r := range ecrimage.RepositoriesOf(p) {
@@ -243,8 +242,7 @@ func TestImageTrimTable(t *testing.T) {
 					t.Errorf("%s: parents %v, want [%s]", ecrimage.ShortDigest(c), shorts(got), ecrimage.ShortDigest(par))
 				}
 			}
-			for i := range p.Decisions {
-				d := &p.Decisions[i]
+			for d := range p.All() {
 				if d.Kind == ecrimage.Name && d.Action == engine.Keep && d.Why() == "" {
 					t.Errorf("%s kept without a reason", ecrimage.ShortDigest(ecrimage.DetailOf(d).Digest))
 				}
@@ -321,8 +319,8 @@ func TestImageFailClosed(t *testing.T) {
 			}
 			if tc.blocked {
 				held := 0
-				for i := range p.Decisions {
-					if d := &p.Decisions[i]; d.Kind == ecrimage.Name && d.Action == engine.Mark && d.Held {
+				for d := range p.All() {
+					if d.Kind == ecrimage.Name && d.Action == engine.Mark && d.Held {
 						held++
 					}
 				}
@@ -382,7 +380,7 @@ func TestImageCapsKeepIndexWithChildren(t *testing.T) {
 	}
 	pol.MaxDeletes = 0
 	p = planTwice(t, imageSnap(imgs), pol)
-	for _, d := range p.Decisions {
+	for d := range p.All() {
 		if d.Action == engine.Delete {
 			t.Fatalf("maxDeletesPerRun 0 deleted %s", d.ID)
 		}
@@ -444,8 +442,8 @@ func TestImagePolicyScope(t *testing.T) {
 	tagged := inventory.RepoListing{Repo: inventory.RepoKey{Account: acct, Region: "us-east-1", Name: "team/tagged"}, Images: inventory.NewImageTable(images(10)...), Complete: true, Protected: true}
 	snap.Registries[0].Repos = append(snap.Registries[0].Repos, other, base, tagged)
 	p := planTwice(t, snap, pol)
-	for i := range p.Decisions {
-		if d := &p.Decisions[i]; d.Action == engine.Delete && d.Name != "team/app" {
+	for d := range p.All() {
+		if d.Action == engine.Delete && d.Name != "team/app" {
 			t.Errorf("deleted %s in %s", ecrimage.ShortDigest(ecrimage.DetailOf(d).Digest), d.Name)
 		}
 	}
@@ -598,7 +596,7 @@ func TestImageOwnerIsItsRepositorysTag(t *testing.T) {
 	s.Registries[0].Repos[0].Labels = map[string]string{"team": "etl"}
 	p := engine.Build(&s, []engine.Kind{&ecrimage.Kind{Policy: imagePolicy(10, 8, 5, 1)}}, engine.NewState(), imgNow, engine.Routes("team", nil))
 	n := 0
-	for _, d := range p.Decisions {
+	for d := range p.All() {
 		if d.Action == engine.Mark || d.Action == engine.Delete {
 			n++
 			if d.Owner != "etl" {

@@ -76,8 +76,8 @@ func TestPullersReclaimDoesNotReadHold(t *testing.T) {
 			if n != 0 {
 				t.Fatalf("deleted %d images a puller reclaim does not read may run\n%s", n, dump(p))
 			}
-			for i := range p.Decisions {
-				if d := &p.Decisions[i]; d.Kind == ecrimage.Name && d.Action == engine.Mark && !strings.Contains(d.Why(), tc.held) {
+			for d := range p.All() {
+				if d.Kind == ecrimage.Name && d.Action == engine.Mark && !strings.Contains(d.Why(), tc.held) {
 					t.Fatalf("held without naming it (want %q): %s", tc.held, d.Why())
 				}
 			}

@@ -92,8 +92,7 @@ func (k *Kind) repositories(p *engine.Plan, snap *inventory.Snapshot) []RepoSumm
 		kept               map[string]int
 	}
 	by := map[string]*agg{}
-	for i := range p.Decisions {
-		d := &p.Decisions[i]
+	for d := range p.All() {
 		if d.Kind != Name {
 			continue
 		}
@@ -213,8 +212,7 @@ func decisionSection(p *engine.Plan) engine.Section {
 	var repos []string
 	shown := map[string]int{}
 	more := map[string]map[engine.Action]int{}
-	for i := range p.Decisions {
-		d := &p.Decisions[i]
+	for d := range p.All() {
 		if d.Kind != Name {
 			continue
 		}

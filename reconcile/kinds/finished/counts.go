@@ -59,8 +59,7 @@ func (c Counter) Add(cluster, namespace string, succeeded, past bool) {
 // Sorted returns the counts, most finished first, with the plan's deletes
 // of kind filled in.
 func (c Counter) Sorted(p *engine.Plan, kind string) []Count {
-	for i := range p.Decisions {
-		d := &p.Decisions[i]
+	for d := range p.All() {
 		if d.Kind != kind || d.Action != engine.Delete {
 			continue
 		}
@@ -136,8 +135,7 @@ func DecisionSection(p *engine.Plan, kind, title string) engine.Section {
 	b := engine.Block{Indent: 2}
 	more := map[engine.Action]int{}
 	shown := map[engine.Action]int{}
-	for i := range p.Decisions {
-		d := &p.Decisions[i]
+	for d := range p.All() {
 		if d.Kind != kind {
 			continue
 		}
@@ -175,8 +173,8 @@ func View(p *engine.Plan, kind string, counts Counter, t Texts) engine.View {
 		DecisionSection(p, kind, t.DetailsTitle),
 	}, Gauges: CountGauges(t.GaugePrefix, cs)}
 	ips := 0
-	for i := range p.Decisions {
-		if d := &p.Decisions[i]; d.Kind == kind && d.Action == engine.Delete {
+	for d := range p.All() {
+		if d.Kind == kind && d.Action == engine.Delete {
 			ips += int(d.Frees.Of(Addresses))
 		}
 	}

@@ -110,8 +110,7 @@ func (k *Kind) View(p *engine.Plan, snap *inventory.Snapshot) engine.View {
 // headroom puts each regional quota next to what the plan frees.
 func (k *Kind) headroom(p *engine.Plan, snap *inventory.Snapshot) []Headroom {
 	frees, orphan, wf := map[string]float64{}, map[string]float64{}, map[string]float64{}
-	for i := range p.Decisions {
-		d := &p.Decisions[i]
+	for d := range p.All() {
 		if d.Frees.Pool == "" {
 			continue
 		}
@@ -230,8 +229,7 @@ func Warnings(hs []Headroom) []engine.Warning {
 func DecisionSection(p *engine.Plan) engine.Section {
 	s := engine.Section{Title: "GCE DISKS", Place: engine.Details}
 	b := engine.Block{Indent: 2}
-	for i := range p.Decisions {
-		d := &p.Decisions[i]
+	for d := range p.All() {
 		if d.Kind != Name {
 			continue
 		}

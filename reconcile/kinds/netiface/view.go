@@ -92,8 +92,8 @@ func (k *Kind) View(p *engine.Plan, snap *inventory.Snapshot) engine.View {
 	a := k.attribution(snap, now)
 	k.attrSnap, k.attr = nil, nil
 	due := map[string]bool{} // ids this plan deletes
-	for i := range p.Decisions {
-		if d := &p.Decisions[i]; d.Action == engine.Delete {
+	for d := range p.All() {
+		if d.Action == engine.Delete {
 			due[d.ID] = true
 		}
 	}
@@ -101,8 +101,8 @@ func (k *Kind) View(p *engine.Plan, snap *inventory.Snapshot) engine.View {
 		return due[k8spod.ID(h.Cluster, h.Namespace, h.Pod)] || (h.Job != "" && due[k8sjob.ID(h.Cluster, h.Namespace, h.Job)])
 	}
 	ifaceFrees := map[string]int{}
-	for i := range p.Decisions {
-		if d := &p.Decisions[i]; d.Kind == Name && d.Action == engine.Delete {
+	for d := range p.All() {
+		if d.Kind == Name && d.Action == engine.Delete {
 			ifaceFrees[d.Frees.Pool] += int(d.Frees.Of(finished.Addresses))
 		}
 	}
@@ -410,8 +410,7 @@ func HoldersSection(hs []FinishedHolder) engine.Section {
 // DecisionSection lists the detached interfaces and what the plan does with each.
 func DecisionSection(p *engine.Plan) engine.Section {
 	b := engine.Block{Indent: 2}
-	for i := range p.Decisions {
-		d := &p.Decisions[i]
+	for d := range p.All() {
 		if d.Kind != Name {
 			continue
 		}

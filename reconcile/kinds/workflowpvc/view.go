@@ -96,8 +96,7 @@ func HoldersSection(hs []Holder) engine.Section {
 func DecisionSection(p *engine.Plan) engine.Section {
 	b := engine.Block{Indent: 2}
 	reports := 0
-	for i := range p.Decisions {
-		d := &p.Decisions[i]
+	for d := range p.All() {
 		if d.Kind != Name {
 			continue
 		}
