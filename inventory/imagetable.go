@@ -127,11 +127,21 @@ func setAside[V any](m *map[int32]V, i int32, v V) {
 // packDigest stores a sha256:<64 lowercase hex> digest as bytes.
 func packDigest(dst *[32]byte, d string) bool {
 	h, ok := strings.CutPrefix(d, sha256Prefix)
-	if !ok || len(h) != 64 || strings.ToLower(h) != h {
+	if !ok || len(h) != 64 || !lowerHex(h) {
 		return false
 	}
 	_, err := hex.Decode(dst[:], []byte(h))
 	return err == nil
+}
+
+// lowerHex reports whether s is lowercase hex only (the canonical digest).
+func lowerHex(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 // digestHash is a 64-bit hash of image i's digest (hashDigest).

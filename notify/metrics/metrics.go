@@ -157,6 +157,12 @@ func (m *Metrics) Observe(r *report.Report, duration time.Duration, now time.Tim
 				}
 			}
 		}
+		for _, u := range o.Unlisted { // counted, not listed
+			m.deletes.WithLabelValues(u.Kind, u.Result).Add(float64(u.Count))
+			if b := float64(u.SizeGB)*engine.GiB + float64(u.Bytes); b > 0 {
+				m.freedBytes.WithLabelValues(u.Kind).Add(b)
+			}
+		}
 	}
 
 	ts := float64(now.UnixNano()) / 1e9

@@ -424,6 +424,9 @@ func writeOutcome(b *strings.Builder, o *engine.Outcome) {
 		fmt.Fprintf(tw, "  %s\t%s\t%s\n", strings.ToUpper(r.Result), r.ID, msg)
 	}
 	tw.Flush()
+	for _, u := range o.Unlisted {
+		fmt.Fprintf(b, "  %s: %d more %s, listed in the audit log\n", strings.ToUpper(u.Result), u.Count, u.Kind)
+	}
 	if o.Stopped != "" {
 		fmt.Fprintf(b, "  ! %s\n", o.Stopped)
 	}

@@ -225,11 +225,31 @@ type Outcome struct {
 	Stopped    string `json:"stopped,omitempty"`
 	// Freed is what the deletions freed, in their kinds' units.
 	Freed Total `json:"-"`
+	// Unlisted count the deletions of a kind past the first MaxListed,
+	// which Results leaves out (the audit log records each): a trim of
+	// 500,000 images keeps no 500,000 results.
+	Unlisted []Unlisted `json:"unlisted,omitempty"`
+	listed   map[string]int
+}
+
+// MaxListed is how many deletions of a kind Outcome.Results lists; a
+// failure, a skip and a delete not attempted are always listed.
+var MaxListed = 10000
+
+// Unlisted are the deletions of one kind with one result past MaxListed.
+type Unlisted struct {
+	Kind   string `json:"kind"`
+	Result string `json:"result"`
+	Count  int    `json:"count"`
+	SizeGB int64  `json:"sizeGB"`
+	Bytes  int64  `json:"bytes,omitempty"`
 }
 
 // Add counts one result (a report cut to an owner recounts its own).
 func (o *Outcome) Add(r Result) {
-	o.Results = append(o.Results, r)
+	if o.list(r) {
+		o.Results = append(o.Results, r)
+	}
 	switch r.Result {
 	case ResultDeleted, ResultAlreadyGone:
 		o.Deleted++
@@ -241,6 +261,28 @@ func (o *Outcome) Add(r Result) {
 	case ResultSkipped:
 		o.Skipped++
 	}
+}
+
+// list says whether Results lists r, and counts it in Unlisted if not.
+func (o *Outcome) list(r Result) bool {
+	if r.Result != ResultDeleted && r.Result != ResultAlreadyGone {
+		return true
+	}
+	if o.listed == nil {
+		o.listed = map[string]int{}
+	}
+	if o.listed[r.Kind] < MaxListed {
+		o.listed[r.Kind]++
+		return true
+	}
+	for i := range o.Unlisted {
+		if u := &o.Unlisted[i]; u.Kind == r.Kind && u.Result == r.Result {
+			u.Count, u.SizeGB, u.Bytes = u.Count+1, u.SizeGB+r.SizeGB, u.Bytes+r.Bytes
+			return false
+		}
+	}
+	o.Unlisted = append(o.Unlisted, Unlisted{Kind: r.Kind, Result: r.Result, Count: 1, SizeGB: r.SizeGB, Bytes: r.Bytes})
+	return false
 }
 
 // Apply records the plan's state and, only with apply, deletes what the plan
@@ -530,9 +572,9 @@ func planBatches(p *Plan, k Kind) [][]int {
 	}
 	rs := &p.compact
 	srcGroup := map[uint32]string{}
-	for j := range rs.rows {
-		w := &rs.rows[j]
-		if rs.srcs[w.src].kind != k.Name() || rowActions[w.action] != Delete {
+	for _, j := range rs.order {
+		w := rs.at(int(j))
+		if rs.srcs[w.src].kind != k.Name() || w.action() != Delete {
 			continue
 		}
 		g, ok := srcGroup[w.src]
@@ -540,7 +582,7 @@ func planBatches(p *Plan, k Kind) [][]int {
 			g = rs.srcs[w.src].remake.Remake(w.item).Group
 			srcGroup[w.src] = g
 		}
-		add(g, -j-1)
+		add(g, -int(j)-1)
 	}
 	// A decision's layer is one more than the deepest of what it waits for
 	// (bounded, so that a cycle cannot loop forever).
@@ -594,7 +636,7 @@ func (p *Plan) decisionsAt(slots []int) []*Decision {
 			continue
 		}
 		d := new(Decision)
-		p.compact.materialize(&p.compact.rows[rowOf(slot)], d)
+		p.compact.materialize(rowOf(slot), d)
 		out[i] = d
 	}
 	return out

@@ -297,3 +297,25 @@ func TestApplyDeletesNothingWhosePendingMarkWasNotSaved(t *testing.T) {
 		t.Fatalf("audit: %q", got)
 	}
 }
+
+// Past MaxListed deletions of a kind, an outcome counts them (and what
+// they freed) without listing each: the audit log does.
+func TestOutcomeListsAtMostMaxListedDeletions(t *testing.T) {
+	defer func(n int) { engine.MaxListed = n }(engine.MaxListed)
+	engine.MaxListed = 2
+	k, p, a, buf, _ := applyFixture("a", "b", "c", "d", "e")
+	k.results["c"] = errors.New("denied")
+	out, err := a.Apply(context.Background(), p, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Deleted != 4 || out.Failed != 1 || out.FreedGB != 400 || len(out.Results) != 3 {
+		t.Fatalf("deleted %d, failed %d, freed %d GB, %d listed; want 4, 1, 400, 3 (2 deleted and the failure)", out.Deleted, out.Failed, out.FreedGB, len(out.Results))
+	}
+	if want := []engine.Unlisted{{Kind: fakeName, Result: engine.ResultDeleted, Count: 2, SizeGB: 200}}; fmt.Sprint(out.Unlisted) != fmt.Sprint(want) {
+		t.Fatalf("unlisted %+v, want %+v", out.Unlisted, want)
+	}
+	if n := len(enginetest.AuditResults(t, buf)); n != 5 {
+		t.Fatalf("the audit log records %d deletes, want 5", n)
+	}
+}

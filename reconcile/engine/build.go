@@ -140,7 +140,6 @@ type rules struct {
 	times map[time.Time]*time.Time
 	notes map[string]string // shared
 	opt   options
-	seq   uint32 // decisions put so far (Decision.seq)
 }
 
 // shared returns one copy of each distinct note: the same text made for
@@ -578,7 +577,11 @@ func (r *rules) caps(due []int, lim Limits, inScope int) []int {
 	n, freed := 0, int64(0)
 	var out []int
 	for _, i := range due {
-		switch frees := r.freesOf(i, lim.MaxFrees.Unit); {
+		var frees int64
+		if lim.MaxFrees.Unit != nil {
+			frees = r.freesOf(i, lim.MaxFrees.Unit)
+		}
+		switch {
 		case n >= maxCount:
 			r.holdSlot(i, fmt.Sprintf("per-run cap of %d %s reached (%s.maxDeletesPerRun %d, maxDeletePercent %.0f%% of %d); next run",
 				maxCount, lim.Noun, lim.Section, lim.MaxDeletes, lim.MaxDeletePercent*100, inScope))
@@ -614,11 +617,10 @@ func (r *rules) hold(d *Decision, why string) {
 // put adds a decision to the plan, as a row when its kind remakes it, and
 // returns its slot (a Decisions index, or below 0 a row's).
 func (r *rules) put(d *Decision, it *Proposal) int {
-	r.seq++
-	d.seq = r.seq
 	if compact(it, d) {
 		return r.p.compact.addRow(d.Kind, it, d)
 	}
+	d.seq = uint32(r.p.compact.n)
 	r.p.Decisions = append(r.p.Decisions, *d)
 	return len(r.p.Decisions) - 1
 }
@@ -629,15 +631,7 @@ func (r *rules) holdSlot(slot int, why string) {
 		r.hold(&r.p.Decisions[slot], why)
 		return
 	}
-	rs := &r.p.compact
-	w := &rs.rows[rowOf(slot)]
-	if rowActions[w.action] != Delete {
-		return
-	}
-	w.action, w.held = actionIndex(Mark), true
-	notes := [2]string{rs.strs[w.notes[0]], rs.strs[w.notes[1]]}
-	addNote(&notes, r.shared("due for deletion but held: "+why))
-	w.notes = [2]uint32{rs.intern(notes[0]), rs.intern(notes[1])}
+	r.p.compact.hold(rowOf(slot), r.shared("due for deletion but held: "+why))
 }
 
 // look returns the decision of a slot: a row's made again into scratch.
@@ -645,7 +639,7 @@ func (r *rules) look(slot int, scratch *Decision) *Decision {
 	if slot >= 0 {
 		return &r.p.Decisions[slot]
 	}
-	r.p.compact.materialize(&r.p.compact.rows[rowOf(slot)], scratch)
+	r.p.compact.materialize(rowOf(slot), scratch)
 	return scratch
 }
 
@@ -653,7 +647,8 @@ func (r *rules) classOf(slot int) string {
 	if slot >= 0 {
 		return r.p.Decisions[slot].Class
 	}
-	return r.p.compact.strs[r.p.compact.rows[rowOf(slot)].class]
+	rs := &r.p.compact
+	return rs.strs[rs.looks[rs.at(rowOf(slot)).look].class]
 }
 
 // sinceOf is a due slot's OrphanSince in Unix ns (every due one has one).
@@ -661,18 +656,20 @@ func (r *rules) sinceOf(slot int) int64 {
 	if slot >= 0 {
 		return nsOf(r.p.Decisions[slot].OrphanSince)
 	}
-	return r.p.compact.rows[rowOf(slot)].since
+	rs := &r.p.compact
+	if i := rs.at(rowOf(slot)).since; i != 0 {
+		return rs.times[i]
+	}
+	return 0
 }
 
+// freesOf is what a slot frees of u; a row is made again to say.
 func (r *rules) freesOf(slot int, u *Unit) int64 {
 	if slot >= 0 {
 		return r.p.Decisions[slot].Frees.Of(u)
 	}
-	w := &r.p.compact.rows[rowOf(slot)]
-	if r.p.compact.srcs[w.src].unit == u {
-		return w.n
-	}
-	return 0
+	var d Decision
+	return r.look(slot, &d).Frees.Of(u)
 }
 
 func join(reason, more string) string {

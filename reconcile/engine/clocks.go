@@ -15,77 +15,122 @@ import (
 // Digests are the clocks of content-addressed resources, packed. An id
 // GROUP@sha256:<64 hex> whose clock has no identity (the digest is one: an
 // ECR image) is kept in its group's table as the digest's first 8 bytes and
-// two times, 24 bytes, instead of a map entry of some 220; on disk it is
-// about 9 bytes. So the clocks of a backlog of a million images fit the pod
-// and the stock ConfigMap store. Two digests of one group that share their
-// first 64 bits would share a clock: for 10,000 images, odds of 1 in 10^11.
+// two indexes into the group's few distinct times, 16 bytes, instead of a
+// map entry of some 220; on disk it is about 9 bytes. So the clocks of a
+// backlog of a million images fit the pod and the stock ConfigMap store.
+// Two digests of one group that share their first 64 bits would share a
+// clock: for 10,000 images, odds of 1 in 10^11.
 type Digests map[string]*clockGroup
 
-// clockGroup is one group's clocks: keys sorted, plus what this run added.
+// clockGroup is one group's clocks: keys sorted and their values, shared
+// with the state it was cloned from until one is written (a plan of a
+// million candidates does not hold their clocks twice), plus what this
+// run added.
 type clockGroup struct {
-	keys []uint64
-	vals []clockVal
-	more map[uint64]clockVal
+	keys  []uint64   // never written in place
+	vals  []clockVal // parallel to keys; copied before a write unless owned
+	owned bool
+	times []int64 // what clockVal indexes, Unix ns; times[0] is 0 (none)
+	more  map[uint64]moreClock
+	kept  []uint64 // bits parallel to keys: this run keeps the clock
 }
 
-// clockVal is one clock: FirstSeen and Announced in Unix nanoseconds (0:
-// never announced). A first of 0 marks a dropped clock until the next pack.
-// kept is this run's: the plan decided to keep it (rules.decide).
-type clockVal struct {
+// clockVal is one clock: FirstSeen and Announced as indexes in times. A
+// first of 0 marks a clock dropped until the next pack.
+type clockVal struct{ first, announced uint32 }
+
+type moreClock struct {
 	first, announced int64
 	kept             bool
 }
 
-const digestMark = "@sha256:"
+// clock is a clock's times in Unix ns (announced 0: never).
+type clock struct{ first, announced int64 }
 
-// splitDigest splits a content-addressed id into its group and key.
-func splitDigest(id string) (group string, key uint64, ok bool) {
-	at := strings.LastIndex(id, digestMark)
-	if at <= 0 {
-		return "", 0, false
+func (g *clockGroup) timeIndex(ns int64) uint32 {
+	if ns == 0 {
+		return 0
 	}
-	h := id[at+len(digestMark):]
-	if len(h) != 64 || strings.ToLower(h) != h {
-		return "", 0, false
+	if len(g.times) == 0 {
+		g.times = []int64{0}
 	}
-	var b [32]byte
-	if _, err := hex.Decode(b[:], []byte(h)); err != nil {
-		return "", 0, false
+	for i := len(g.times) - 1; i > 0; i-- { // few, the newest last
+		if g.times[i] == ns {
+			return uint32(i)
+		}
 	}
-	return id[:at], binary.BigEndian.Uint64(b[:8]), true
+	g.times = append(g.times, ns)
+	return uint32(len(g.times) - 1)
 }
 
-func (g *clockGroup) get(key uint64) (clockVal, bool) {
+func (g *clockGroup) get(key uint64) (clock, bool) {
 	if i, ok := slices.BinarySearch(g.keys, key); ok {
-		return g.vals[i], g.vals[i].first != 0
+		if v := g.vals[i]; v.first != 0 {
+			return clock{g.times[v.first], g.times[v.announced]}, true
+		}
+		return clock{}, false
 	}
 	v, ok := g.more[key]
-	return v, ok
+	return clock{v.first, v.announced}, ok
 }
 
-func (g *clockGroup) set(key uint64, v clockVal) {
+// own makes vals the group's own before a write.
+func (g *clockGroup) own() {
+	if !g.owned {
+		g.vals, g.owned = slices.Clone(g.vals), true
+	}
+}
+
+func (g *clockGroup) set(key uint64, c clock) {
 	if i, ok := slices.BinarySearch(g.keys, key); ok {
-		g.vals[i] = v
+		v := clockVal{g.timeIndex(c.first), g.timeIndex(c.announced)}
+		if g.vals[i] != v {
+			g.own()
+			g.vals[i] = v
+		}
 		return
 	}
 	if g.more == nil {
-		g.more = map[uint64]clockVal{}
+		g.more = map[uint64]moreClock{}
 	}
-	g.more[key] = v
+	m := g.more[key]
+	m.first, m.announced = c.first, c.announced
+	g.more[key] = m
 }
 
 func (g *clockGroup) drop(key uint64) {
 	if i, ok := slices.BinarySearch(g.keys, key); ok {
-		g.vals[i].first = 0
+		if g.vals[i].first != 0 {
+			g.own()
+			g.vals[i].first = 0
+		}
 		return
 	}
 	delete(g.more, key)
 }
 
+// keep records that this run keeps key's clock.
+func (g *clockGroup) keep(key uint64) {
+	if i, ok := slices.BinarySearch(g.keys, key); ok {
+		if g.kept == nil {
+			g.kept = make([]uint64, (len(g.keys)+63)/64)
+		}
+		g.kept[i/64] |= 1 << (i % 64)
+		return
+	}
+	if m, ok := g.more[key]; ok {
+		m.kept = true
+		g.more[key] = m
+	}
+}
+
+func (g *clockGroup) isKept(i int) bool { return g.kept != nil && g.kept[i/64]&(1<<(i%64)) != 0 }
+
 // dropUnkept drops every clock this run did not keep.
 func (g *clockGroup) dropUnkept() {
 	for i := range g.vals {
-		if !g.vals[i].kept {
+		if g.vals[i].first != 0 && !g.isKept(i) {
+			g.own()
 			g.vals[i].first = 0
 		}
 	}
@@ -107,11 +152,16 @@ func (g *clockGroup) len() int {
 	return n
 }
 
-// packed returns the group's live clocks sorted, in new slices, with kept
-// cleared (a new run decides anew).
-func (g *clockGroup) packed() *clockGroup {
-	n := g.len()
-	out := &clockGroup{keys: make([]uint64, 0, n), vals: make([]clockVal, 0, n)}
+// packed returns the group's live clocks sorted, none kept yet (a new run
+// decides anew). With share, and nothing added or dropped, it shares the
+// group's arrays: from then on neither writes them in place.
+func (g *clockGroup) packed(share bool) *clockGroup {
+	live := g.len()
+	if share && len(g.more) == 0 && live == len(g.keys) {
+		g.owned = false
+		return &clockGroup{keys: g.keys, vals: g.vals, times: slices.Clone(g.times)}
+	}
+	out := &clockGroup{keys: make([]uint64, 0, live), vals: make([]clockVal, 0, live), owned: true}
 	extra := make([]uint64, 0, len(g.more))
 	for k := range g.more {
 		extra = append(extra, k)
@@ -119,18 +169,22 @@ func (g *clockGroup) packed() *clockGroup {
 	slices.Sort(extra)
 	i, j := 0, 0
 	for i < len(g.keys) || j < len(extra) {
+		var key uint64
+		var c clock
 		if j == len(extra) || i < len(g.keys) && g.keys[i] < extra[j] {
-			if v := g.vals[i]; v.first != 0 {
-				v.kept = false
-				out.keys, out.vals = append(out.keys, g.keys[i]), append(out.vals, v)
-			}
+			v := g.vals[i]
 			i++
-			continue
+			if v.first == 0 {
+				continue
+			}
+			key, c = g.keys[i-1], clock{g.times[v.first], g.times[v.announced]}
+		} else {
+			m := g.more[extra[j]]
+			key, c = extra[j], clock{m.first, m.announced}
+			j++
 		}
-		v := g.more[extra[j]]
-		v.kept = false
-		out.keys, out.vals = append(out.keys, extra[j]), append(out.vals, v)
-		j++
+		out.keys = append(out.keys, key)
+		out.vals = append(out.vals, clockVal{out.timeIndex(c.first), out.timeIndex(c.announced)})
 	}
 	return out
 }
@@ -139,7 +193,7 @@ func (g *clockGroup) packed() *clockGroup {
 func (d Digests) clone() Digests {
 	out := make(Digests, len(d))
 	for k, g := range d {
-		if p := g.packed(); len(p.keys) > 0 {
+		if p := g.packed(true); len(p.keys) > 0 {
 			out[k] = p
 		}
 	}
@@ -170,26 +224,29 @@ func (d Digests) count() int {
 func (d Digests) MarshalJSON() ([]byte, error) {
 	out := make(map[string]string, len(d))
 	for name, g := range d {
-		p := g.packed()
+		p := g.packed(false)
 		if len(p.keys) == 0 {
 			continue
 		}
-		var times []int64
-		for _, v := range p.vals {
-			times = append(times, v.first)
-			if v.announced != 0 {
-				times = append(times, v.announced)
-			}
+		// The times sorted, and each clock's indexes into them.
+		order := make([]int, len(p.times))
+		for i := range order {
+			order[i] = i
 		}
-		slices.Sort(times)
-		times = slices.Compact(times)
-		idx := func(t int64) uint64 { i, _ := slices.BinarySearch(times, t); return uint64(i) }
-		b := make([]byte, 0, 16*len(times)+10*len(p.keys))
-		b = binary.AppendUvarint(b, uint64(len(times)))
+		slices.SortFunc(order, func(a, b int) int { return cmpInt64(p.times[a], p.times[b]) })
+		rank := make([]uint64, len(p.times))
+		b := make([]byte, 0, 16*len(p.times)+10*len(p.keys))
+		b = binary.AppendUvarint(b, uint64(len(p.times)-1)) // times[0], 0, is implied
 		prev := int64(0)
-		for _, t := range times {
-			b = binary.AppendVarint(b, t-prev)
-			prev = t
+		n := uint64(0)
+		for _, i := range order {
+			if p.times[i] == 0 {
+				continue
+			}
+			b = binary.AppendVarint(b, p.times[i]-prev)
+			prev = p.times[i]
+			rank[i] = n
+			n++
 		}
 		b = binary.AppendUvarint(b, uint64(len(p.keys)))
 		var last uint64
@@ -198,15 +255,25 @@ func (d Digests) MarshalJSON() ([]byte, error) {
 			b = binary.AppendUvarint(b, k-last)
 			last = k
 			if v.announced == 0 {
-				b = binary.AppendUvarint(b, idx(v.first)<<1)
+				b = binary.AppendUvarint(b, rank[v.first]<<1)
 			} else {
-				b = binary.AppendUvarint(b, idx(v.first)<<1|1)
-				b = binary.AppendUvarint(b, idx(v.announced))
+				b = binary.AppendUvarint(b, rank[v.first]<<1|1)
+				b = binary.AppendUvarint(b, rank[v.announced])
 			}
 		}
 		out[name] = base64.StdEncoding.EncodeToString(b)
 	}
 	return json.Marshal(out)
+}
+
+func cmpInt64(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
 }
 
 var errDigests = errors.New("truncated or malformed")
@@ -245,28 +312,31 @@ func decodeGroup(b []byte) (*clockGroup, error) {
 	if err != nil || nt > uint64(len(b)) {
 		return nil, errDigests
 	}
-	times := make([]int64, nt)
+	g := &clockGroup{times: make([]int64, nt+1), owned: true}
 	prev := int64(0)
-	for i := range times {
+	for i := range nt {
 		v, n := binary.Varint(b)
 		if n <= 0 {
 			return nil, errDigests
 		}
 		b = b[n:]
 		prev += v
-		times[i] = prev
+		if prev == 0 {
+			return nil, errDigests
+		}
+		g.times[i+1] = prev
 	}
-	at := func(i uint64) (int64, error) {
-		if i >= uint64(len(times)) {
+	index := func(i uint64) (uint32, error) {
+		if i >= nt {
 			return 0, errDigests
 		}
-		return times[i], nil
+		return uint32(i + 1), nil
 	}
 	nk, err := uv()
 	if err != nil || nk > uint64(len(b)) {
 		return nil, errDigests
 	}
-	g := &clockGroup{keys: make([]uint64, nk), vals: make([]clockVal, nk)}
+	g.keys, g.vals = make([]uint64, nk), make([]clockVal, nk)
 	var last uint64
 	for i := range g.keys {
 		dk, err := uv()
@@ -279,15 +349,15 @@ func decodeGroup(b []byte) (*clockGroup, error) {
 		if err != nil {
 			return nil, err
 		}
-		if g.vals[i].first, err = at(fa >> 1); err != nil || g.vals[i].first == 0 {
-			return nil, errDigests
+		if g.vals[i].first, err = index(fa >> 1); err != nil {
+			return nil, err
 		}
 		if fa&1 == 1 {
 			ai, err := uv()
 			if err != nil {
 				return nil, err
 			}
-			if g.vals[i].announced, err = at(ai); err != nil {
+			if g.vals[i].announced, err = index(ai); err != nil {
 				return nil, err
 			}
 		}
@@ -310,4 +380,28 @@ func fromNanos(n int64) time.Time {
 		return time.Time{}
 	}
 	return time.Unix(0, n).UTC()
+}
+
+const digestMark = "@sha256:"
+
+// splitDigest splits a content-addressed id into its group and key.
+func splitDigest(id string) (group string, key uint64, ok bool) {
+	at := strings.LastIndex(id, digestMark)
+	if at <= 0 {
+		return "", 0, false
+	}
+	h := id[at+len(digestMark):]
+	if len(h) != 64 {
+		return "", 0, false
+	}
+	for i := 0; i < len(h); i++ { // lowercase hex only: the canonical digest
+		if c := h[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return "", 0, false
+		}
+	}
+	var b [8]byte
+	if _, err := hex.Decode(b[:], []byte(h[:16])); err != nil {
+		return "", 0, false
+	}
+	return id[:at], binary.BigEndian.Uint64(b[:]), true
 }

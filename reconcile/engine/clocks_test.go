@@ -152,3 +152,35 @@ func TestDigestClocksOfAMillionFitTheStore(t *testing.T) {
 		t.Fatalf("a million clocks take %d bytes gzipped, more than 3/4 of the stock store's %d", gz.Len(), stock)
 	}
 }
+
+// A plan's state shares the clocks of the state it was planned from until
+// either writes one: a write to one is never seen by the other.
+func TestDigestClocksOfAClonedStateAreItsOwn(t *testing.T) {
+	st := engine.NewState()
+	for n := range 10 {
+		st.Seen(digestID("g", n), "", t0)
+	}
+	b, _ := json.Marshal(st)
+	var loaded engine.State
+	if err := json.Unmarshal(b, &loaded); err != nil {
+		t.Fatal(err)
+	}
+	next := loaded.Clone()
+	loaded.Seen(digestID("g", 1), "", t0.Add(time.Hour))
+	loaded.DropClock(digestID("g", 2))
+	next.Seen(digestID("g", 3), "", t0.Add(2*time.Hour))
+	next.DropClock(digestID("g", 4))
+	for _, c := range []struct {
+		st   *engine.State
+		n    int
+		want time.Time // zero: dropped
+	}{
+		{&loaded, 1, t0.Add(time.Hour)}, {&loaded, 2, time.Time{}}, {&loaded, 3, t0}, {&loaded, 4, t0},
+		{&next, 1, t0}, {&next, 2, t0}, {&next, 3, t0.Add(2 * time.Hour)}, {&next, 4, time.Time{}},
+	} {
+		e, ok := c.st.Clock(digestID("g", c.n))
+		if ok != !c.want.IsZero() || ok && !e.FirstSeen.Equal(c.want) {
+			t.Errorf("clock %d of the %s state: %v %v, want %v", c.n, map[bool]string{true: "loaded", false: "cloned"}[c.st == &loaded], ok, e.FirstSeen, c.want)
+		}
+	}
+}

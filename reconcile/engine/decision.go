@@ -67,8 +67,8 @@ type Decision struct {
 	Identity string
 	// terminal: its clock is derived, not kept (Proposal.Witnesses).
 	terminal bool
-	// seq is its place among the plan's decisions as proposed, which
-	// orders it against compact ones (Plan.All).
+	// seq counts the compact decisions put before it, which orders it
+	// against them (Plan.All).
 	seq uint32
 }
 

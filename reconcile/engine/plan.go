@@ -149,8 +149,8 @@ func (p *Plan) Count(kind string, a Action) (n int) {
 		}
 	}
 	rs := &p.compact
-	for j := range rs.rows {
-		if w := &rs.rows[j]; rs.srcs[w.src].kind == kind && rowActions[w.action] == a {
+	for j := range rs.n {
+		if w := rs.at(j); rs.srcs[w.src].kind == kind && w.action() == a {
 			n++
 		}
 	}
@@ -267,7 +267,7 @@ type planTail struct {
 func (p *Plan) MarshalJSON() ([]byte, error) {
 	var b bytes.Buffer
 	decisions := p.Decisions
-	if len(p.compact.rows) > 0 {
+	if p.compact.n > 0 {
 		decisions = make([]Decision, 0, p.Len())
 		for d := range p.All() {
 			decisions = append(decisions, *d)
@@ -317,7 +317,7 @@ func (p *Plan) WriteJSON(w io.Writer, prefix, indent string) error {
 	}
 	o.Field("sources", p.Sources)
 	o.Stream("decisions", func(inner string, write func([]byte) error) error {
-		if p.Decisions == nil && len(p.compact.rows) == 0 {
+		if p.Decisions == nil && p.compact.n == 0 {
 			return write([]byte("null"))
 		}
 		if p.Len() == 0 {

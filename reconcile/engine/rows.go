@@ -2,8 +2,9 @@ package engine
 
 import (
 	"iter"
+	"maps"
 	"slices"
-	"sort"
+	"strings"
 	"time"
 )
 
@@ -19,18 +20,27 @@ type Remaker interface {
 	Remake(item uint32) Decision
 }
 
-// row is a decision kept compact: the engine's verdict, with the kind's
-// envelope made again on demand (Plan.All).
+// row is a decision kept compact: the engine's verdict in 24 bytes, with
+// the kind's envelope made again on demand (Plan.All).
 type row struct {
-	src, item      uint32
-	since, after   int64 // OrphanSince, DeletableAfter: Unix ns, 0 for none
-	n              int64 // Frees.Amounts[0].N, for the caps
-	reason, class  uint32
-	owner          uint32
-	notes          [2]uint32
-	seq            uint32
-	action         uint8
-	held, terminal bool
+	src, item    uint32
+	since, after uint32 // OrphanSince, DeletableAfter: indexes in rowsOf.times (0: none)
+	look         uint32 // reason, class, owner and notes: an index in rowsOf.looks
+	flags        uint8  // the action's index (rowActions) | rowHeld | rowTerminal
+}
+
+const (
+	rowAction   = 3
+	rowHeld     = 4
+	rowTerminal = 8
+)
+
+func (w *row) action() Action { return rowActions[w.flags&rowAction] }
+
+// look is what many rows share: the strings a rule or the kind set, interned.
+type look struct {
+	reason, class, owner uint32 // reason 0: the remade one
+	notes                [2]uint32
 }
 
 // rowSrc is one Remaker of one kind.
@@ -47,15 +57,29 @@ func actionIndex(a Action) uint8 {
 	return uint8(slices.Index(rowActions[:], a))
 }
 
+// rowChunk rows are stored a chunk at a time: a million rows never need
+// one array of 28 MB, nor its copy while it grows.
+const rowChunk = 1 << 12
+
 // rowsOf is the compact part of a plan.
 type rowsOf struct {
-	rows  []row
-	srcs  []rowSrc
-	srcAt map[Remaker]uint32
-	strs  []string // interned: reasons, classes, owners, notes; 0 is ""
-	strAt map[string]uint32
-	price map[string]Pricer
+	chunks [][]row
+	n      int
+	// order lists the rows in the plan's order (sortRows).
+	order  []uint32
+	srcs   []rowSrc
+	srcAt  map[Remaker]uint32
+	strs   []string // interned: reasons, classes, owners, notes; 0 is ""
+	strAt  map[string]uint32
+	looks  []look
+	lookAt map[look]uint32
+	times  []int64 // Unix ns; 0 is none
+	timeAt map[int64]uint32
+	ptrs   []*time.Time // times as shared pointers (timeOfIndex)
+	price  map[string]Pricer
 }
+
+func (rs *rowsOf) at(j int) *row { return &rs.chunks[j/rowChunk][j%rowChunk] }
 
 func (rs *rowsOf) intern(s string) uint32 {
 	if s == "" {
@@ -74,11 +98,35 @@ func (rs *rowsOf) intern(s string) uint32 {
 	return i
 }
 
-func nsOf(t *time.Time) int64 {
+func (rs *rowsOf) lookOf(l look) uint32 {
+	if i, ok := rs.lookAt[l]; ok {
+		return i
+	}
+	if rs.lookAt == nil {
+		rs.lookAt = map[look]uint32{}
+	}
+	i := uint32(len(rs.looks))
+	rs.looks = append(rs.looks, l)
+	rs.lookAt[l] = i
+	return i
+}
+
+func (rs *rowsOf) timeOf(t *time.Time) uint32 {
 	if t == nil {
 		return 0
 	}
-	return t.UnixNano()
+	ns := t.UnixNano()
+	if i, ok := rs.timeAt[ns]; ok {
+		return i
+	}
+	if rs.timeAt == nil {
+		rs.timeAt = map[int64]uint32{}
+		rs.times = []int64{0}
+	}
+	i := uint32(len(rs.times))
+	rs.times = append(rs.times, ns)
+	rs.timeAt[ns] = i
+	return i
 }
 
 // compact reports whether d, a proposal's decision, can be kept as a row:
@@ -88,7 +136,7 @@ func compact(it *Proposal, d *Decision) bool {
 	return it.Remake != nil && len(d.After) == 0 && d.Frees.Amounts[1].Unit == nil
 }
 
-// addRow keeps d as a row and returns its slot (rowSlot).
+// addRow keeps d as a row and returns its slot (rowOf).
 func (rs *rowsOf) addRow(kind string, it *Proposal, d *Decision) int {
 	src, ok := rs.srcAt[it.Remake]
 	if !ok {
@@ -99,73 +147,138 @@ func (rs *rowsOf) addRow(kind string, it *Proposal, d *Decision) int {
 		rs.srcs = append(rs.srcs, rowSrc{kind: kind, remake: it.Remake, unit: d.Frees.Amounts[0].Unit})
 		rs.srcAt[it.Remake] = src
 	}
-	w := row{src: src, item: it.Item, seq: d.seq, since: nsOf(d.OrphanSince), after: nsOf(d.DeletableAfter), n: d.Frees.Amounts[0].N,
-		class: rs.intern(d.Class), owner: rs.intern(d.Owner), action: actionIndex(d.Action), held: d.Held, terminal: d.terminal,
-		notes: [2]uint32{rs.intern(d.notes[0]), rs.intern(d.notes[1])}}
+	l := look{class: rs.intern(d.Class), owner: rs.intern(d.Owner), notes: [2]uint32{rs.intern(d.notes[0]), rs.intern(d.notes[1])}}
 	if it.Protected != "" {
-		w.reason = rs.intern(d.Reason)
+		l.reason = rs.intern(d.Reason)
 	}
-	rs.rows = append(rs.rows, w)
-	return -len(rs.rows)
+	w := row{src: src, item: it.Item, since: rs.timeOf(d.OrphanSince), after: rs.timeOf(d.DeletableAfter), look: rs.lookOf(l),
+		flags: actionIndex(d.Action)}
+	if d.Held {
+		w.flags |= rowHeld
+	}
+	if d.terminal {
+		w.flags |= rowTerminal
+	}
+	if rs.n%rowChunk == 0 {
+		rs.chunks = append(rs.chunks, make([]row, 0, rowChunk))
+	}
+	c := &rs.chunks[len(rs.chunks)-1]
+	*c = append(*c, w)
+	rs.n++
+	return -rs.n
 }
 
-// rowSlot: a slot below 0 is row -slot-1, else a Decisions index.
+// rowOf: a slot below 0 is row -slot-1, else a Decisions index.
 func rowOf(slot int) int { return -slot - 1 }
 
-// materialize makes row w's decision into d.
-func (rs *rowsOf) materialize(w *row, d *Decision) {
+// hold marks row j held with note: as rules.hold does a Decision.
+func (rs *rowsOf) hold(j int, note string) {
+	w := rs.at(j)
+	if w.action() != Delete {
+		return
+	}
+	w.flags = w.flags&^rowAction | actionIndex(Mark) | rowHeld
+	l := rs.looks[w.look]
+	notes := [2]string{rs.strs[l.notes[0]], rs.strs[l.notes[1]]}
+	addNote(&notes, note)
+	l.notes = [2]uint32{rs.intern(notes[0]), rs.intern(notes[1])}
+	w.look = rs.lookOf(l)
+}
+
+// materialize makes row j's decision into d.
+func (rs *rowsOf) materialize(j int, d *Decision) {
+	w := rs.at(j)
 	s := &rs.srcs[w.src]
+	l := &rs.looks[w.look]
 	*d = s.remake.Remake(w.item)
 	d.Kind = s.kind
-	if w.reason != 0 {
-		d.Reason = rs.strs[w.reason]
+	if l.reason != 0 {
+		d.Reason = rs.strs[l.reason]
 	}
-	d.Class, d.Owner = rs.strs[w.class], rs.strs[w.owner]
-	d.Action, d.Held, d.terminal = rowActions[w.action], w.held, w.terminal
-	d.notes = [2]string{rs.strs[w.notes[0]], rs.strs[w.notes[1]]}
-	d.OrphanSince, d.DeletableAfter = timeAt(w.since), timeAt(w.after)
+	d.Class, d.Owner = rs.strs[l.class], rs.strs[l.owner]
+	d.Action, d.Held, d.terminal = w.action(), w.flags&rowHeld != 0, w.flags&rowTerminal != 0
+	d.notes = [2]string{rs.strs[l.notes[0]], rs.strs[l.notes[1]]}
+	d.OrphanSince, d.DeletableAfter = rs.timeOfIndex(w.since), rs.timeOfIndex(w.after)
 	if pr := rs.price[s.kind]; pr != nil {
 		d.Frees.Cost = pr.MonthlyCost(d)
 	}
 }
 
-func timeAt(ns int64) *time.Time {
-	if ns == 0 {
+// timeOfIndex is time i, one pointer per time shared by the decisions
+// made again (never written through, as rules.at's).
+func (rs *rowsOf) timeOfIndex(i uint32) *time.Time {
+	if i == 0 {
 		return nil
 	}
-	t := time.Unix(0, ns).UTC()
+	if int(i) < len(rs.ptrs) {
+		return rs.ptrs[i]
+	}
+	t := time.Unix(0, rs.times[i]).UTC() // during Build
 	return &t
 }
 
-// sortRows orders rows as the plan orders its decisions: by kind, then
-// action, stable.
+// sortRows orders rows as the plan orders its decisions (by kind, then
+// action; as proposed among equals) in order, a stable counting sort.
 func (rs *rowsOf) sortRows() {
-	sort.SliceStable(rs.rows, func(i, j int) bool {
-		a, b := &rs.rows[i], &rs.rows[j]
-		if ka, kb := rs.srcs[a.src].kind, rs.srcs[b.src].kind; ka != kb {
-			return ka < kb
+	type key struct {
+		kind   string
+		action uint8
+	}
+	count := map[key]int{}
+	for j := range rs.n {
+		w := rs.at(j)
+		count[key{rs.srcs[w.src].kind, w.flags & rowAction}]++
+	}
+	keys := slices.SortedFunc(maps.Keys(count), func(a, b key) int {
+		if c := strings.Compare(a.kind, b.kind); c != 0 {
+			return c
 		}
-		return a.action < b.action
+		return int(a.action) - int(b.action)
 	})
+	start, at := map[key]int{}, 0
+	for _, k := range keys {
+		start[k] = at
+		at += count[k]
+	}
+	// Made once, before anything reads the plan (apply's batches at once).
+	rs.ptrs = make([]*time.Time, len(rs.times))
+	for k := 1; k < len(rs.times); k++ {
+		t := time.Unix(0, rs.times[k]).UTC()
+		rs.ptrs[k] = &t
+	}
+	rs.order = make([]uint32, rs.n)
+	for j := range rs.n {
+		w := rs.at(j)
+		k := key{rs.srcs[w.src].kind, w.flags & rowAction}
+		rs.order[start[k]] = uint32(j)
+		start[k]++
+	}
 }
 
 // All yields every decision of the plan in its order (by kind, then
 // action: delete, mark, report, keep), compact ones made again one at a
 // time, each its own. Read every decision through it: Decisions alone
 // lacks the compact ones.
-func (p *Plan) All() iter.Seq[*Decision] {
+func (p *Plan) All() iter.Seq[*Decision] { return p.each(nil) }
+
+// each is All, making again only the rows want wants (nil: all).
+func (p *Plan) each(want func(*row) bool) iter.Seq[*Decision] {
 	return func(yield func(*Decision) bool) {
 		rs := &p.compact
-		row := func(j int) *Decision {
+		row := func(o int) (*Decision, bool) {
+			w := rs.at(int(rs.order[o]))
+			if want != nil && !want(w) {
+				return nil, false
+			}
 			d := new(Decision)
-			rs.materialize(&rs.rows[j], d)
-			return d
+			rs.materialize(int(rs.order[o]), d)
+			return d, true
 		}
-		j := 0
+		o := 0
 		for i := range p.Decisions {
 			d := &p.Decisions[i]
-			for ; j < len(rs.rows) && rowBefore(rs, &rs.rows[j], d); j++ {
-				if !yield(row(j)) {
+			for ; o < len(rs.order) && rowBefore(rs, int(rs.order[o]), d); o++ {
+				if r, ok := row(o); ok && !yield(r) {
 					return
 				}
 			}
@@ -173,23 +286,38 @@ func (p *Plan) All() iter.Seq[*Decision] {
 				return
 			}
 		}
-		for ; j < len(rs.rows); j++ {
-			if !yield(row(j)) {
+		for ; o < len(rs.order); o++ {
+			if r, ok := row(o); ok && !yield(r) {
 				return
 			}
 		}
 	}
 }
 
-// rowBefore: row w sorts before full decision d (a tie goes to d).
-func rowBefore(rs *rowsOf, w *row, d *Decision) bool {
+// Of yields kind's decisions as All does, without making the other
+// kinds' rows again.
+func (p *Plan) Of(kind string) iter.Seq[*Decision] {
+	return func(yield func(*Decision) bool) {
+		rs := &p.compact
+		for d := range p.each(func(w *row) bool { return rs.srcs[w.src].kind == kind }) {
+			if d.Kind == kind && !yield(d) {
+				return
+			}
+		}
+	}
+}
+
+// rowBefore: row j sorts before full decision d: by kind, action, then
+// as they were put (Decision.seq counts the rows put before d).
+func rowBefore(rs *rowsOf, j int, d *Decision) bool {
+	w := rs.at(j)
 	if k := rs.srcs[w.src].kind; k != d.Kind {
 		return k < d.Kind
 	}
-	if a := actionIndex(d.Action); w.action != a {
-		return w.action < a
+	if a := actionIndex(d.Action); w.flags&rowAction != a {
+		return w.flags&rowAction < a
 	}
-	return w.seq < d.seq
+	return uint32(j) < d.seq
 }
 
 // Cut returns a copy of the plan whose decisions are those keep keeps,
@@ -206,4 +334,11 @@ func (p *Plan) Cut(keep func(*Decision) bool) *Plan {
 }
 
 // Len is how many decisions the plan has (All yields them).
-func (p *Plan) Len() int { return len(p.Decisions) + len(p.compact.rows) }
+func (p *Plan) Len() int { return len(p.Decisions) + p.compact.n }
+
+func nsOf(t *time.Time) int64 {
+	if t == nil {
+		return 0
+	}
+	return t.UnixNano()
+}

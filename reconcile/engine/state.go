@@ -147,8 +147,8 @@ func (s *State) Seen(id, identity string, t time.Time) {
 // Clock returns id's grace clock.
 func (s *State) Clock(id string) (Entry, bool) {
 	if g, key, ok := splitDigest(id); ok && s.Digests[g] != nil {
-		if v, ok := s.Digests[g].get(key); ok {
-			return Entry{FirstSeen: fromNanos(v.first), Announced: fromNanos(v.announced)}, true
+		if c, ok := s.Digests[g].get(key); ok {
+			return Entry{FirstSeen: fromNanos(c.first), Announced: fromNanos(c.announced)}, true
 		}
 	}
 	e, ok := s.Resources[id]
@@ -168,8 +168,7 @@ func (s *State) setClock(id string, e Entry) {
 			cg = &clockGroup{}
 			s.Digests[g] = cg
 		}
-		old, _ := cg.get(key)
-		cg.set(key, clockVal{first: nanos(e.FirstSeen), announced: nanos(e.Announced), kept: old.kept})
+		cg.set(key, clock{nanos(e.FirstSeen), nanos(e.Announced)})
 		delete(s.Resources, id)
 		return
 	}
@@ -199,10 +198,7 @@ func (s *State) keep(id string) bool {
 		return false
 	}
 	if cg := s.Digests[g]; cg != nil {
-		if v, ok := cg.get(key); ok && !v.kept {
-			v.kept = true
-			cg.set(key, v)
-		}
+		cg.keep(key)
 	}
 	return true
 }

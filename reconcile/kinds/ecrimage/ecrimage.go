@@ -440,6 +440,7 @@ func (k *Kind) proposeRepo(out []engine.Proposal, rl *inventory.RepoListing, rul
 		}
 		out = append(out, p)
 	}
+	compact.images.Trim() // kept for the run: no room to grow
 	for i := range ipl.imgs {
 		if selected[i] || ipl.class[i] == "" {
 			continue // not needed: counted by the view, no proposal

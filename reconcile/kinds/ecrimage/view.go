@@ -92,10 +92,7 @@ func (k *Kind) repositories(p *engine.Plan, snap *inventory.Snapshot) []RepoSumm
 		kept               map[string]int
 	}
 	by := map[string]*agg{}
-	for d := range p.All() {
-		if d.Kind != Name {
-			continue
-		}
+	for d := range p.Of(Name) {
 		repo := DetailOf(d).Repository
 		a := by[repo]
 		if a == nil {
@@ -212,10 +209,7 @@ func decisionSection(p *engine.Plan) engine.Section {
 	var repos []string
 	shown := map[string]int{}
 	more := map[string]map[engine.Action]int{}
-	for d := range p.All() {
-		if d.Kind != Name {
-			continue
-		}
+	for d := range p.Of(Name) {
 		det := DetailOf(d)
 		b := byRepo[det.Repository]
 		if b == nil {

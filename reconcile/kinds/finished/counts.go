@@ -59,8 +59,8 @@ func (c Counter) Add(cluster, namespace string, succeeded, past bool) {
 // Sorted returns the counts, most finished first, with the plan's deletes
 // of kind filled in.
 func (c Counter) Sorted(p *engine.Plan, kind string) []Count {
-	for d := range p.All() {
-		if d.Kind != kind || d.Action != engine.Delete {
+	for d := range p.Of(kind) {
+		if d.Action != engine.Delete {
 			continue
 		}
 		det := DetailOf(d)
@@ -135,10 +135,7 @@ func DecisionSection(p *engine.Plan, kind, title string) engine.Section {
 	b := engine.Block{Indent: 2}
 	more := map[engine.Action]int{}
 	shown := map[engine.Action]int{}
-	for d := range p.All() {
-		if d.Kind != kind {
-			continue
-		}
+	for d := range p.Of(kind) {
 		if d.Action != engine.Keep && shown[d.Action] >= MaxRows {
 			more[d.Action]++
 			continue
@@ -173,8 +170,8 @@ func View(p *engine.Plan, kind string, counts Counter, t Texts) engine.View {
 		DecisionSection(p, kind, t.DetailsTitle),
 	}, Gauges: CountGauges(t.GaugePrefix, cs)}
 	ips := 0
-	for d := range p.All() {
-		if d.Kind == kind && d.Action == engine.Delete {
+	for d := range p.Of(kind) {
+		if d.Action == engine.Delete {
 			ips += int(d.Frees.Of(Addresses))
 		}
 	}

@@ -229,10 +229,7 @@ func Warnings(hs []Headroom) []engine.Warning {
 func DecisionSection(p *engine.Plan) engine.Section {
 	s := engine.Section{Title: "GCE DISKS", Place: engine.Details}
 	b := engine.Block{Indent: 2}
-	for d := range p.All() {
-		if d.Kind != Name {
-			continue
-		}
+	for d := range p.Of(Name) {
 		det := detail(d)
 		extra := ""
 		if det.Owner != "" && d.Action != engine.Keep {

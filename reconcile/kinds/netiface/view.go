@@ -101,8 +101,8 @@ func (k *Kind) View(p *engine.Plan, snap *inventory.Snapshot) engine.View {
 		return due[k8spod.ID(h.Cluster, h.Namespace, h.Pod)] || (h.Job != "" && due[k8sjob.ID(h.Cluster, h.Namespace, h.Job)])
 	}
 	ifaceFrees := map[string]int{}
-	for d := range p.All() {
-		if d.Kind == Name && d.Action == engine.Delete {
+	for d := range p.Of(Name) {
+		if d.Action == engine.Delete {
 			ifaceFrees[d.Frees.Pool] += int(d.Frees.Of(finished.Addresses))
 		}
 	}
@@ -410,10 +410,7 @@ func HoldersSection(hs []FinishedHolder) engine.Section {
 // DecisionSection lists the detached interfaces and what the plan does with each.
 func DecisionSection(p *engine.Plan) engine.Section {
 	b := engine.Block{Indent: 2}
-	for d := range p.All() {
-		if d.Kind != Name {
-			continue
-		}
+	for d := range p.Of(Name) {
 		det := DetailOf(d)
 		b.Add(d, det.Account+"/"+det.Region+"/"+d.Name, det.Subnet, d.Why())
 	}

@@ -96,10 +96,7 @@ func HoldersSection(hs []Holder) engine.Section {
 func DecisionSection(p *engine.Plan) engine.Section {
 	b := engine.Block{Indent: 2}
 	reports := 0
-	for d := range p.All() {
-		if d.Kind != Name {
-			continue
-		}
+	for d := range p.Of(Name) {
 		det := detailOf(d)
 		b.Add(d, det.Cluster+"/"+det.Location+"/"+d.Name, d.Frees.String()+" ", d.Why())
 		if d.Action == engine.Report {
