@@ -46,7 +46,7 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// reclaimBinary builds cmd/reclaim once per test process.
+// reclaimBinary builds cmd/reclaim once per test process, as the image does.
 func reclaimBinary(b *testing.B) string {
 	b.Helper()
 	reclaimBin.once.Do(func() {
@@ -56,7 +56,10 @@ func reclaimBinary(b *testing.B) string {
 			return
 		}
 		reclaimBin.path = filepath.Join(dir, "reclaim")
-		out, err := exec.Command("go", "build", "-o", reclaimBin.path, "reclaim.dev/reclaim/cmd/reclaim").CombinedOutput()
+		// As the image builds it (Dockerfile): static, stripped.
+		cmd := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w", "-o", reclaimBin.path, "reclaim.dev/reclaim/cmd/reclaim")
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		out, err := cmd.CombinedOutput()
 		if err != nil {
 			reclaimBin.err = &buildError{err, out}
 		}
