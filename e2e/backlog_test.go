@@ -25,6 +25,7 @@ import (
 	"reclaim.dev/reclaim/providers/ecr/ecrfake"
 	"reclaim.dev/reclaim/providers/gce/gcefake"
 	"reclaim.dev/reclaim/reconcile/engine"
+	"reclaim.dev/reclaim/reconcile/kinds/ecrimage"
 	"reclaim.dev/reclaim/reconcile/kinds/k8sjob"
 )
 
@@ -253,4 +254,148 @@ func stateSize(t *testing.T, ctx context.Context, c *testenv.Cluster) int {
 		t.Fatal("no state ConfigMap")
 	}
 	return n
+}
+
+// The first trim of a full registry, on the stock install: the kustomize
+// CronJob's config with its state in ConfigMaps on a real API server, and
+// a registry of 11 repositories at ECR's 10,000-image limit whose policy
+// keeps the newest 10 (109,890 to delete, nothing in use). Run after run
+// the trim deletes what the per-run cap allows (ecr.maxDeletesPerRun,
+// 20,000 at 100% here: the default 5,000 would take 22 runs), the breaker
+// lets the quota trim through, the state's clocks of 110,000 candidates
+// fit the store, and every delete is audited once.
+func TestStockCronJobTrimsAFullRegistry(t *testing.T) {
+	const (
+		repos   = 11
+		perRepo = 10000
+		keep    = 10
+		limit   = 20000
+	)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
+	defer cancel()
+	if renderBin == "" {
+		renderBin = buildRenderTool(t)
+	}
+	objs := renderDeploy(t, "kustomize", "testdata/kustomize-all")
+	cm := findObject(objs, "ConfigMap", "reclaim-config")
+	if cm == nil {
+		t.Fatal("no reclaim-config rendered")
+	}
+	c, err := testenv.StartCluster(ctx, "registry", testenv.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Stop)
+	if err := c.InstallWorkflowCRD(ctx); err != nil {
+		t.Fatal(err)
+	}
+	applyObjects(t, ctx, c, []*unstructured.Unstructured{prometheusRuleCRD()})
+	waitServed(t, ctx, c, schema.GroupVersionResource{Group: "monitoring.coreos.com", Version: "v1", Resource: "prometheusrules"})
+	applyObjects(t, ctx, c, objs)
+	tr, err := c.Client.CoreV1().ServiceAccounts("reclaim").CreateToken(ctx, "reclaim", &authenticationv1.TokenRequest{
+		Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr(int64(3600))}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	kubeconfig := filepath.Join(dir, "kubeconfig")
+	writeTokenKubeconfig(t, kubeconfig, c, tr.Status.Token)
+	gce := gcefake.New(gcefake.Options{})
+	t.Cleanup(gce.Close)
+	reg := ecrfake.New(ecrfake.Options{Region: ecrRegion, PullTimeExcluded: true})
+	reg.Start()
+	t.Cleanup(reg.Close)
+	now := time.Now().UTC().Truncate(time.Second)
+	for r := range repos {
+		name := fmt.Sprintf("ci/full-%02d", r)
+		reg.AddRepository(account, name, now.Add(-400*24*time.Hour), nil)
+		imgs := make([]ecrfake.Image, perRepo)
+		for i := range imgs {
+			imgs[i] = ecrfake.NewManifest(fmt.Sprintf("%s/%d", name, i), now.Add(-time.Duration(perRepo-i)*time.Hour-48*time.Hour), fmt.Sprintf("build-%05d", i))
+		}
+		reg.AddImages(account, name, imgs)
+	}
+	cfgPath := filepath.Join(dir, "reclaim.yaml")
+	writeDeployedConfig(t, cm, cfgPath, kubeconfig, gce, reg)
+	raw, err := os.ReadFile(cfgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := yaml.Unmarshal(raw, &doc); err != nil {
+		t.Fatal(err)
+	}
+	e := doc["ecr"].(map[string]any)
+	e["repositories"] = []any{map[string]any{"match": "ci/**", "limit": perRepo, "highWater": "90%", "target": "0.1%", "keepNewest": keep}}
+	e["maxDeletesPerRun"], e["maxDeletePercent"], e["requestsPerSecond"], e["burst"] = limit, "100%", 1000, 100
+	doc["audit"] = map[string]any{"file": filepath.Join(dir, "audit.jsonl")}
+	out, _ := yaml.Marshal(doc)
+	if err := os.WriteFile(cfgPath, out, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Load(cfgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	images := func() int {
+		n := 0
+		for r := range repos {
+			n += len(reg.Images(account, fmt.Sprintf("ci/full-%02d", r)))
+		}
+		return n
+	}
+	want := repos * (perRepo - keep)
+	left := want
+	for run := 1; left > 0; run++ {
+		if run > want/limit+3 {
+			t.Fatalf("run %d: %d images above the target", run, left)
+		}
+		began := time.Now()
+		rep, err := app.Run(ctx, cfg, app.Deps{Now: func() time.Time { return now }}, app.Options{Apply: true})
+		if err != nil {
+			t.Fatalf("run %d: %v", run, err)
+		}
+		deleted := 0
+		if rep.Outcome != nil {
+			deleted = rep.Outcome.Deleted
+			if rep.Outcome.Failed > 0 || rep.Plan.BreakerTripped {
+				t.Fatalf("run %d: %d deletes failed, breaker %v: %v", run, rep.Outcome.Failed, rep.Plan.BreakerTripped, rep.Plan.Blocked)
+			}
+		}
+		exp := 0
+		if run > 1 { // the first run starts the grace period
+			exp = min(limit, left)
+		}
+		n := images() - repos*keep
+		if deleted != exp || n != left-exp || rep.Plan.Count(ecrimage.Name, engine.Delete) > limit {
+			t.Fatalf("run %d: deleted %d (plan %d), %d above the target; want %d deleted of %d within the cap %d\n%v",
+				run, deleted, rep.Plan.Count(ecrimage.Name, engine.Delete), n, exp, left, limit, rep.Plan.Blocked)
+		}
+		size := stateSize(t, ctx, c)
+		t.Logf("run %d: deleted %d in %s, %d images above the target, state %d bytes", run, deleted, time.Since(began).Round(time.Second), n, size)
+		if size > 2<<20 {
+			t.Fatalf("run %d: the state is %d bytes for %d clocks", run, size, left)
+		}
+		left = n
+		now = now.Add(3 * time.Hour) // past the grace (2h) of what the run saw
+	}
+	count := map[string]int{}
+	for _, r := range readAudit(t, filepath.Join(dir, "audit.jsonl")) {
+		if r.Done() {
+			count[r.ID]++
+		}
+	}
+	if len(count) != want {
+		t.Fatalf("the audit log records %d deletes, want %d", len(count), want)
+	}
+	for id, n := range count {
+		if n != 1 {
+			t.Fatalf("%s audited %d times", id, n)
+		}
+	}
+	for r := range repos {
+		if got := len(reg.Images(account, fmt.Sprintf("ci/full-%02d", r))); got != keep {
+			t.Fatalf("repository %d holds %d images, want its newest %d", r, got, keep)
+		}
+	}
 }
