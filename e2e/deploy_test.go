@@ -84,15 +84,31 @@ var renderBin string
 // Helm stay out of reclaim's go.mod) into a directory of t. The first build
 // compiles Helm and kustomize (minutes; `make testbins` does it ahead); after
 // that the build cache makes it a link.
+// It is built once per test process, beside the reclaim binary: in one
+// test's TempDir it would be gone for the next test.
 func buildRenderTool(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "render")
-	cmd := exec.Command("go", "build", "-o", bin, "./render")
-	cmd.Dir = renderDir(t)
-	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("building deploy/test/render: %v\n%s", err, b)
+	dir := renderDir(t)
+	renderBuild.Do(func() {
+		bin := filepath.Join(binDir, "render")
+		cmd := exec.Command("go", "build", "-o", bin, "./render")
+		cmd.Dir = dir
+		if b, err := cmd.CombinedOutput(); err != nil {
+			renderBuild.err = fmt.Errorf("building deploy/test/render: %v\n%s", err, b)
+			return
+		}
+		renderBuild.path = bin
+	})
+	if renderBuild.err != nil {
+		t.Fatal(renderBuild.err)
 	}
-	return bin
+	return renderBuild.path
+}
+
+var renderBuild struct {
+	sync.Once
+	path string
+	err  error
 }
 
 func renderDir(t *testing.T) string {

@@ -18,6 +18,7 @@ import (
 var (
 	prodA, prodB *testenv.Cluster
 	reclaimBin   string // the built binary, for tests that kill a process
+	binDir       string // where TestMain built it; removed when the tests end
 )
 
 func TestMain(m *testing.M) {
@@ -62,6 +63,7 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer os.RemoveAll(dir)
+	binDir = dir
 	reclaimBin = filepath.Join(dir, "reclaim")
 	build := exec.CommandContext(ctx, "go", "build", "-o", reclaimBin, "reclaim.dev/reclaim/cmd/reclaim")
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
