@@ -59,6 +59,9 @@ func (c Config) Load(ctx context.Context) (aws.Config, error) {
 	if err != nil {
 		return aws.Config{}, fmt.Errorf("load AWS config (profile %q): %w", c.Profile, err)
 	}
+	// After loading: the loader needs the SDK's own client type to add a
+	// CA bundle (AWS_CA_BUNDLE).
+	cfg.HTTPClient = ownBody{cfg.HTTPClient}
 	if c.RoleARN != "" {
 		prov := stscreds.NewAssumeRoleProvider(sts.NewFromConfig(cfg), c.RoleARN, func(ao *stscreds.AssumeRoleOptions) {
 			ao.RoleSessionName = "reclaim"

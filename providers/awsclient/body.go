@@ -1,0 +1,31 @@
+package awsclient
+
+import (
+	"bytes"
+	"io"
+	"net/http"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+)
+
+// ownBody hands the transport a request body of its own. The SDK closes its
+// body as soon as the response has arrived, while Go's transport may still be
+// reading it to check its length; that read fails, the transport closes the
+// connection under the response, and the SDK repeats the call
+// (aws/aws-sdk-go-v2#2737). A repeated BatchDeleteImage or
+// DeleteNetworkInterface then reports "not found" for what the first one
+// deleted. Bodies here are small JSON or form documents.
+type ownBody struct{ next aws.HTTPClient }
+
+func (o ownBody) Do(r *http.Request) (*http.Response, error) {
+	if r.Body == nil || r.Body == http.NoBody {
+		return o.next.Do(r)
+	}
+	b, err := io.ReadAll(r.Body)
+	if err != nil {
+		return nil, err
+	}
+	r.Body = io.NopCloser(bytes.NewReader(b))
+	r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil }
+	return o.next.Do(r)
+}
