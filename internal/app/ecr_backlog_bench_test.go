@@ -28,8 +28,8 @@ import (
 // full: every repository at 10,000 images, each policy keeping the newest 10,
 // nothing in use. The ECR fake answers each API at 50 requests a second
 // with 20 ms latency, as the side-by-side run with ecrm did; reclaim
-// is set as an operator who knows those limits would set it (100 calls a
-// second in all, 8 repositories at once). They report the run's wall time
+// is set as an operator who knows those limits would set it (48 calls a
+// second per API action, 8 repositories at once). They report the run's wall time
 // against the floor the fake's rates set, its peak RSS against the pod's
 // target (256 MiB), its CPU against its wall time, and the state it saves.
 const (
@@ -188,9 +188,9 @@ func BenchmarkECRBacklogTrim(b *testing.B) {
 	const repos = 50
 	for range b.N {
 		b.StopTimer()
-		// A re-read and a delete per batch: 100 calls a second in all is
-		// the fake's 50 a second for each.
-		bl := newBacklog(b, repos, 100, "  maxDeletesPerRun: 1000000\n  maxDeletePercent: 100%\n  breakerCandidates: 1000000\n")
+		// A re-read and a delete per batch, each API at 48 a second: under
+		// the fake's 50.
+		bl := newBacklog(b, repos, 48, "  maxDeletesPerRun: 1000000\n  maxDeletePercent: 100%\n  breakerCandidates: 1000000\n")
 		want := bl.seedClocks(b)
 		// The busiest API: DescribeImages (the listing's pages, a re-read per
 		// batch), at the fake's rate.
@@ -216,8 +216,7 @@ func BenchmarkECRBacklogDryRun(b *testing.B) {
 	const repos = 100
 	for range b.N {
 		b.StopTimer()
-		// The listing is DescribeImages but for a call per repository: the
-		// client at 48 a second stays under the fake's 50.
+		// The client at 48 calls a second per API stays under the fake's 50.
 		bl := newBacklog(b, repos, 48, "")
 		n := bl.seedClocks(b)
 		floor := float64(repos*ceilDiv(backlogPerRepo, ecr.MaxPageSize)) / backlogRate

@@ -31,8 +31,8 @@ import (
 // nothing in use, the caps lifted, every image seen by earlier runs past
 // its grace (99,900 clocks in a state file). The fake answers each API at
 // 50 requests/s with 20 ms latency; reclaim's client is set as an operator
-// who knows those limits would set it: 100 calls a second in all (a re-read
-// and a delete per batch, 50 a second each), 8 repositories at once. It reports wall time against two
+// who knows those limits would set it: 48 calls a second per API action (a
+// re-read and a delete per batch), 8 repositories at once. It reports wall time against two
 // floors: the fake's rates alone (the slowest API's calls / 50 per second),
 // and the latency of the calls the applier makes one after another (a
 // re-read and a delete per batch of 100); CPU; and what the state's whole
@@ -77,8 +77,8 @@ ecr:
     - account: %q
       region: %s
   endpoint: %s
-  requestsPerSecond: 100
-  burst: 50
+  requestsPerSecond: 48
+  burst: 10
   concurrency: 8
   repositories:
     - match: "**"

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 
+	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/smithy-go"
 	"github.com/aws/smithy-go/middleware"
@@ -57,6 +59,28 @@ func IsThrottle(code string) bool {
 // rate limit.
 func Pace(id string, l *rate.Limiter) middleware.FinalizeMiddleware {
 	return middleware.FinalizeMiddlewareFunc(id, func(ctx context.Context, in middleware.FinalizeInput, next middleware.FinalizeHandler) (middleware.FinalizeOutput, middleware.Metadata, error) {
+		if err := l.Wait(ctx); err != nil {
+			return middleware.FinalizeOutput{}, middleware.Metadata{}, err
+		}
+		return next.HandleFinalize(ctx, in)
+	})
+}
+
+// PaceEach is Pace with a bucket of rps and burst for each API operation,
+// for a service whose rate quotas are per action, as ECR's are: a listing's
+// policy reads then do not slow its DescribeImages pages.
+func PaceEach(id string, rps float64, burst int) middleware.FinalizeMiddleware {
+	var mu sync.Mutex
+	buckets := map[string]*rate.Limiter{}
+	return middleware.FinalizeMiddlewareFunc(id, func(ctx context.Context, in middleware.FinalizeInput, next middleware.FinalizeHandler) (middleware.FinalizeOutput, middleware.Metadata, error) {
+		op := awsmiddleware.GetOperationName(ctx)
+		mu.Lock()
+		l := buckets[op]
+		if l == nil {
+			l = rate.NewLimiter(rate.Limit(rps), burst)
+			buckets[op] = l
+		}
+		mu.Unlock()
 		if err := l.Wait(ctx); err != nil {
 			return middleware.FinalizeOutput{}, middleware.Metadata{}, err
 		}

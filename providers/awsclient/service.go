@@ -46,6 +46,8 @@ type Client struct {
 	// Pace waits on the client's token bucket before every attempt; append
 	// it to the service options' APIOptions.
 	Pace func(*middleware.Stack) error
+	// PaceEach is Pace with a bucket per API operation (PaceEach).
+	PaceEach func(*middleware.Stack) error
 }
 
 // EndpointOr is the endpoint a service client uses: the Service's when it
@@ -72,7 +74,8 @@ func (s Service) Load(ctx context.Context, service string, rps float64, burst, m
 		return Client{}, fmt.Errorf("%s %s/%s: %w", service, s.Account, s.Region, err)
 	}
 	c := Client{Config: cfg, Retryer: Retryer(maxAttempts, s.MaxBackoff),
-		Pace: AfterRetry(Pace("reclaim/"+service+"-pace", rate.NewLimiter(rate.Limit(rps), burst)))}
+		Pace:     AfterRetry(Pace("reclaim/"+service+"-pace", rate.NewLimiter(rate.Limit(rps), burst))),
+		PaceEach: AfterRetry(PaceEach("reclaim/"+service+"-pace", rps, burst))}
 	if s.Endpoint != "" {
 		c.Endpoint = aws.String(s.Endpoint)
 	}

@@ -3,8 +3,9 @@
 // inventory types at this edge; no SDK type leaves the package.
 //
 // One Client is one registry (an account in a region). Every API attempt of a
-// client, retries included, first waits on the client's token bucket
-// (Options.RequestsPerSecond), and throttling answers are absorbed by the
+// client, retries included, first waits on the client's token bucket of its
+// operation (Options.RequestsPerSecond; ECR's rate quotas are per API
+// action), and throttling answers are absorbed by the
 // SDK's adaptive retry mode. A Fleet is the set of clients reclaim is
 // configured with.
 package ecr

@@ -47,8 +47,9 @@ type Options struct {
 	// Service is the registry's account (its registryId, required) and
 	// region, identity, endpoint (empty: the SDK's standard configuration
 	// decides, AWS_ENDPOINT_URL_ECR included) and retries; RequestsPerSecond
-	// is the token bucket every attempt of every operation waits on, default
-	// 20, Burst defaulting to ceil(RequestsPerSecond).
+	// is the token bucket every attempt of an operation waits on, one per
+	// operation as ECR's quotas are, default 20, Burst defaulting to
+	// ceil(RequestsPerSecond).
 	awsclient.Service
 	// PageSize is DescribeRepositories' and DescribeImages' maxResults;
 	// default and maximum 1000.
@@ -100,7 +101,8 @@ func New(ctx context.Context, o Options) (*Client, error) {
 	}
 	api := ecr.NewFromConfig(setup.Config, func(eo *ecr.Options) {
 		eo.BaseEndpoint, eo.Retryer = setup.EndpointOr(eo.BaseEndpoint), setup.Retryer
-		eo.APIOptions = append(eo.APIOptions, setup.Pace)
+		// ECR's rate quotas are per API action.
+		eo.APIOptions = append(eo.APIOptions, setup.PaceEach)
 	})
 	return NewWithAPI(api, o)
 }

@@ -453,13 +453,15 @@ func TestThrottlingIsAbsorbed(t *testing.T) {
 }
 
 func TestClientLimiterAvoidsThrottling(t *testing.T) {
-	// The client's bucket matches the fake's: few or no throttles.
-	f := newFake(t, ecrfake.Options{Rates: map[string]ecrfake.RateLimit{"*": {PerSecond: 50, Burst: 5}}})
+	// The client's buckets match the fake's, one per API action as ECR's
+	// quotas are: few or no throttles.
+	rl := ecrfake.RateLimit{PerSecond: 50, Burst: 5}
+	f := newFake(t, ecrfake.Options{Rates: map[string]ecrfake.RateLimit{ecrfake.OpDescribeRepositories: rl, ecrfake.OpDescribeImages: rl,
+		ecrfake.OpGetRepositoryPolicy: rl, ecrfake.OpGetRegistryPolicy: rl, ecrfake.OpListTagsForResource: rl, ecrfake.OpBatchGetImage: rl}})
 	for i := range 30 {
 		seed(f, acct, fmt.Sprintf("r%02d", i), 2)
 	}
-	// 20% under the server: the run now makes twice the calls (each
-	// repository's policy too), and a loaded machine jitters the pacing.
+	// 20% under the server: a loaded machine jitters the pacing.
 	c := newClient(t, f.URL(), func(o *ecr.Options) { o.RequestsPerSecond = 40; o.Burst = 5; o.MaxAttempts = 10 })
 	start := time.Now()
 	l := c.ListAll(ctx)

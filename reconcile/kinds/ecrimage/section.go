@@ -24,8 +24,9 @@ type Section struct {
 	// endpoint). Empty: the AWS SDK's own configuration decides
 	// (AWS_ENDPOINT_URL_ECR, AWS_ENDPOINT_URL, the shared config file).
 	Endpoint string `json:"endpoint,omitempty"`
-	// RequestsPerSecond is reclaim's own limit per account and region, across
-	// every ECR call: the API's limits are shared with everything else in the account.
+	// RequestsPerSecond is reclaim's own limit per account, region and ECR
+	// API action (ECR's quotas are per action): the API's limits are shared
+	// with everything else in the account.
 	RequestsPerSecond float64 `json:"requestsPerSecond"`
 	Burst             int     `json:"burst"`
 	// Concurrency is how many repositories of one registry are listed at
