@@ -291,11 +291,11 @@ func (r *rules) decide(k Kind, pr *Proposals) {
 		// A terminal candidate's clock is derived (Proposal.Witnesses) unless
 		// it already has one (kept from before: it drains with the backlog).
 		terminal := derivable(it) && r.st.since(d.ID, it.Identity) == nil
-		if !terminal && !r.st.keep(d.ID) {
-			kept[d.ID] = true
-		}
 		d.terminal = terminal
 		if why := r.failClosed(it); why != "" {
+			if !terminal && !r.st.keep(d.ID) {
+				kept[d.ID] = true
+			}
 			r.p.Incomplete = true
 			d.Action, d.Held = Mark, true
 			d.note(r.shared("held: " + why))
@@ -318,7 +318,10 @@ func (r *rules) decide(k Kind, pr *Proposals) {
 				since = r.now
 			}
 		} else {
-			since = r.st.observe(d.ID, it.Identity, r.now)
+			var packed bool
+			if since, packed = r.st.observe(d.ID, it.Identity, r.now); !packed {
+				kept[d.ID] = true
+			}
 		}
 		d.OrphanSince = r.at(since)
 		if it.ReportOnly {

@@ -109,13 +109,24 @@ func (g *clockGroup) drop(key uint64) {
 	delete(g.more, key)
 }
 
+// find is the index of key's live clock in the sorted table.
+func (g *clockGroup) find(key uint64) (int, bool) {
+	i, ok := slices.BinarySearch(g.keys, key)
+	return i, ok && g.vals[i].first != 0
+}
+
+// markKept records that this run keeps the clock at index i of the table.
+func (g *clockGroup) markKept(i int) {
+	if g.kept == nil {
+		g.kept = make([]uint64, (len(g.keys)+63)/64)
+	}
+	g.kept[i/64] |= 1 << (i % 64)
+}
+
 // keep records that this run keeps key's clock.
 func (g *clockGroup) keep(key uint64) {
 	if i, ok := slices.BinarySearch(g.keys, key); ok {
-		if g.kept == nil {
-			g.kept = make([]uint64, (len(g.keys)+63)/64)
-		}
-		g.kept[i/64] |= 1 << (i % 64)
+		g.markKept(i)
 		return
 	}
 	if m, ok := g.more[key]; ok {

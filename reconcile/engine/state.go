@@ -216,14 +216,29 @@ func (s *State) forgetUnkept(listed func(group string) bool) {
 
 // observe records that id, as identity, is a candidate now and returns since
 // when. A different identity, or a clock in the future, starts a new clock.
-func (s *State) observe(id, identity string, now time.Time) time.Time {
+// packed says whether the clock is kept packed (Digests), and so kept by
+// this call; the caller records that it keeps any other.
+func (s *State) observe(id, identity string, now time.Time) (since time.Time, packed bool) {
+	g, key, digest := splitDigest(id)
+	if digest && identity == "" {
+		// The common case once a backlog is known: one look-up.
+		if cg := s.Digests[g]; cg != nil {
+			if i, ok := cg.find(key); ok && cg.times[cg.vals[i].first] <= nanos(now) {
+				cg.markKept(i)
+				return fromNanos(cg.times[cg.vals[i].first]), true
+			}
+		}
+	}
 	e, ok := s.Clock(id)
 	if !ok || e.Identity != identity || e.FirstSeen.After(now) {
 		e = Entry{FirstSeen: now, Identity: identity}
 		s.setClock(id, e)
 	}
-	s.keep(id)
-	return e.FirstSeen
+	if digest && s.Digests[g] != nil {
+		s.Digests[g].keep(key)
+	}
+	_, inResources := s.Resources[id]
+	return e.FirstSeen, !inResources
 }
 
 // Announce records that a delivered report listed the candidates of p
