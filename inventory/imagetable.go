@@ -178,6 +178,9 @@ func (t *ImageTable) Digest(i int) string {
 	return string(b[:])
 }
 
+// Size is image i's size in bytes.
+func (t *ImageTable) Size(i int) int64 { return t.rows[i].size }
+
 // MediaType is image i's manifest media type.
 func (t *ImageTable) MediaType(i int) string {
 	if c := t.rows[i].media; c != mediaOther {

@@ -515,14 +515,15 @@ type Tally struct {
 
 // sums groups the candidates of p (deleted, marked, or reported and
 // priced) by key, in the order the keys first appear: each group is made
-// by fresh, its Tally counted, and more added by more.
+// by fresh, its Tally counted, and more added by more. It reads what
+// Plan.Brief gives: Kind, Owner, Action and Frees.
 func sums[T any](p *engine.Plan, key func(*engine.Decision) string, fresh func(string) T, tally func(*T) *Tally, more func(*T, *engine.Decision)) []T {
 	if p == nil {
 		return nil
 	}
 	at := map[string]int{}
 	var out []T
-	for d := range p.All() {
+	for d := range p.Brief() {
 		if d.Action != engine.Delete && d.Action != engine.Mark && (d.Action != engine.Report || d.Frees.Cost == 0) {
 			continue
 		}

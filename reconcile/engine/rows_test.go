@@ -169,3 +169,46 @@ func TestCutKeepsCompactDecisions(t *testing.T) {
 		t.Fatalf("the plan: %d decisions, %d whole; want 3 compact", p.Len(), len(p.Decisions))
 	}
 }
+
+// briefTable is a table that says what an item frees (engine.Briefer).
+type briefTable struct{ table }
+
+func (t *briefTable) Frees(i uint32) engine.Frees { return t.table[i].Frees }
+
+// Brief gives, decision by decision, what All gives of Kind, Action, Held,
+// Class, Owner and Frees, for rows of a Briefer (not made again) and of a
+// plain Remaker (made again) alike.
+func TestBriefGivesWhatTotalsRead(t *testing.T) {
+	for _, briefer := range []bool{true, false} {
+		items, _ := compacted(orphans("a", "b", "c", "d", "e", "f"))
+		if briefer {
+			bt := &briefTable{*items[0].Remake.(*table)}
+			for i := range items {
+				items[i].Remake = bt
+			}
+		}
+		items[1].Class = "trim"
+		k := &fakeKind{lim: testLimits(), items: items}
+		k.lim.MaxDeletes = 3 // three held at the cap
+		p := build(k, seenSince(t0.Add(-7*time.Hour), items...), t0, complete("a"))
+		type brief struct {
+			kind, class, owner string
+			action             engine.Action
+			held               bool
+			frees              engine.Frees
+		}
+		var all, short []brief
+		for d := range p.All() {
+			all = append(all, brief{d.Kind, d.Class, d.Owner, d.Action, d.Held, d.Frees})
+		}
+		for d := range p.Brief() {
+			short = append(short, brief{d.Kind, d.Class, d.Owner, d.Action, d.Held, d.Frees})
+		}
+		if !slices.Equal(all, short) || len(all) != 6 {
+			t.Fatalf("briefer %v: Brief\n%+v\nAll\n%+v", briefer, short, all)
+		}
+		if p.Count(fakeName, engine.Delete) != 3 || all[0].frees.Amounts[0].N == 0 {
+			t.Fatalf("briefer %v: the plan does not test held rows or frees: %+v", briefer, all)
+		}
+	}
+}

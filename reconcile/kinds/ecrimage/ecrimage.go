@@ -486,6 +486,12 @@ func (r *rows) Remake(item uint32) engine.Decision {
 	return d
 }
 
+// Frees is what deleting item frees (engine.Briefer): a report's totals
+// read it for every candidate.
+func (r *rows) Frees(item uint32) engine.Frees {
+	return engine.Free(r.images.Size(int(item)), Bytes).In(r.group)
+}
+
 func untaggedReason(pushed time.Time, olderThan time.Duration) string {
 	return fmt.Sprintf("untagged, referenced by nothing, pushed %s (older than %s)", fmtTime(pushed), olderThan)
 }
