@@ -61,12 +61,19 @@ var keptOrder = []string{ClassInUse, ClassIndexChild, ClassProtectedTag, ClassPu
 // View shows each repository against its limit, the image decisions, and the
 // repository gauges.
 func (k *Kind) View(p *engine.Plan, snap *inventory.Snapshot) engine.View {
-	sums := k.repositories(p, snap)
+	// One pass over the decisions: a backlog makes a million of them again.
+	by, ds := repoTallies{}, newDecisionLists()
+	for d := range p.Of(Name) {
+		det := DetailOf(d)
+		by.add(d, det)
+		ds.add(d, det)
+	}
+	sums := k.repositories(by, p, snap)
 	var frees int64
 	for _, r := range sums {
 		frees += r.FreedBytes
 	}
-	v := engine.View{Sections: []engine.Section{repositoriesSection(sums), decisionSection(p)},
+	v := engine.View{Sections: []engine.Section{repositoriesSection(sums), ds.section()},
 		Summary: fmt.Sprintf("images delete %d (%s), mark %d", p.Count(Name, engine.Delete), engine.HumanBytes(frees), p.Count(Name, engine.Mark))}
 	for _, r := range sums {
 		if r.Warning {
@@ -84,32 +91,37 @@ func (k *Kind) View(p *engine.Plan, snap *inventory.Snapshot) engine.View {
 	return v
 }
 
-// repositories counts each repository's images by what the plan does with them.
-func (k *Kind) repositories(p *engine.Plan, snap *inventory.Snapshot) []RepoSummary {
-	type agg struct {
-		del, mark, decided int
-		bytes              int64
-		kept               map[string]int
+// repoTally counts one repository's decisions by what the plan does.
+type repoTally struct {
+	del, mark, decided int
+	bytes              int64
+	kept               map[string]int
+}
+
+// repoTallies are the tallies by repository.
+type repoTallies map[string]*repoTally
+
+func (by repoTallies) add(d *engine.Decision, det *Detail) {
+	a := by[det.Repository]
+	if a == nil {
+		a = &repoTally{kept: map[string]int{}}
+		by[det.Repository] = a
 	}
-	by := map[string]*agg{}
-	for d := range p.Of(Name) {
-		repo := DetailOf(d).Repository
-		a := by[repo]
-		if a == nil {
-			a = &agg{kept: map[string]int{}}
-			by[repo] = a
-		}
-		a.decided++
-		switch d.Action {
-		case engine.Delete:
-			a.del++
-			a.bytes += d.Frees.Of(Bytes)
-		case engine.Mark:
-			a.mark++
-		case engine.Keep:
-			a.kept[d.Class]++
-		}
+	a.decided++
+	switch d.Action {
+	case engine.Delete:
+		a.del++
+		a.bytes += d.Frees.Of(Bytes)
+	case engine.Mark:
+		a.mark++
+	case engine.Keep:
+		a.kept[d.Class]++
 	}
+}
+
+// repositories counts each repository's images by what the plan does with
+// them (by: the plan's decisions tallied).
+func (k *Kind) repositories(by repoTallies, p *engine.Plan, snap *inventory.Snapshot) []RepoSummary {
 	idx := indexImages(snap)
 	out := []RepoSummary{}
 	pc := newPullerCheck(snap, k.Policy.OutOfScopePullers)
@@ -202,41 +214,50 @@ func repositoriesSection(rs []RepoSummary) engine.Section {
 // report lists one per line; the rest are counted.
 const maxChanges = 25
 
-// decisionSection lists image decisions per repository: what goes and why,
-// and for kept images the strongest reason (the report lists a few of each class).
-func decisionSection(p *engine.Plan) engine.Section {
-	byRepo := map[string]*engine.Block{}
-	var repos []string
-	shown := map[string]int{}
-	more := map[string]map[engine.Action]int{}
-	for d := range p.Of(Name) {
-		det := DetailOf(d)
-		b := byRepo[det.Repository]
-		if b == nil {
-			b = &engine.Block{Heading: "  " + det.Repository, Indent: 4}
-			byRepo[det.Repository] = b
-			repos = append(repos, det.Repository)
-			more[det.Repository] = map[engine.Action]int{}
-		}
-		if d.Action != engine.Keep {
-			key := det.Repository + "\x00" + string(d.Action)
-			if shown[key] >= maxChanges {
-				more[det.Repository][d.Action]++
-				continue
-			}
-			shown[key]++
-		}
-		b.Add(d, ShortDigest(det.Digest), orDefault(strings.Join(det.Tags, ","), "<untagged>"), d.Frees.String(), d.Why())
+// decisionLists lists image decisions per repository: what goes and why,
+// and for kept images the strongest reason (the report lists a few of each
+// class).
+type decisionLists struct {
+	byRepo map[string]*engine.Block
+	repos  []string
+	shown  map[string]int
+	more   map[string]map[engine.Action]int
+}
+
+func newDecisionLists() *decisionLists {
+	return &decisionLists{byRepo: map[string]*engine.Block{}, shown: map[string]int{}, more: map[string]map[engine.Action]int{}}
+}
+
+func (l *decisionLists) add(d *engine.Decision, det *Detail) {
+	b := l.byRepo[det.Repository]
+	if b == nil {
+		b = &engine.Block{Heading: "  " + det.Repository, Indent: 4}
+		l.byRepo[det.Repository] = b
+		l.repos = append(l.repos, det.Repository)
+		l.more[det.Repository] = map[engine.Action]int{}
 	}
-	if len(repos) == 0 {
+	if d.Action != engine.Keep {
+		key := det.Repository + "\x00" + string(d.Action)
+		if l.shown[key] >= maxChanges {
+			l.more[det.Repository][d.Action]++
+			return
+		}
+		l.shown[key]++
+	}
+	b.Add(d, ShortDigest(det.Digest), orDefault(strings.Join(det.Tags, ","), "<untagged>"), d.Frees.String(), d.Why())
+}
+
+// section is the lists as the report's ECR IMAGES section.
+func (l *decisionLists) section() engine.Section {
+	if len(l.repos) == 0 {
 		return engine.Section{}
 	}
-	sort.Strings(repos)
+	sort.Strings(l.repos)
 	s := engine.Section{Title: "ECR IMAGES", Place: engine.Details}
-	for _, r := range repos {
-		b := byRepo[r]
+	for _, r := range l.repos {
+		b := l.byRepo[r]
 		for _, a := range []engine.Action{engine.Delete, engine.Mark, engine.Report} {
-			if n := more[r][a]; n > 0 {
+			if n := l.more[r][a]; n > 0 {
 				b.Lines = append(b.Lines, fmt.Sprintf("    %s: %d more", strings.ToUpper(string(a)), n))
 			}
 		}
