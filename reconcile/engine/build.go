@@ -139,11 +139,37 @@ type rules struct {
 	// take a few values (the reads' times) across a whole fleet.
 	times map[time.Time]*time.Time
 	notes map[string]string // shared
+	grace map[graceKey]string
+	held  map[string]string // heldNote's
 	opt   options
 }
 
 // shared returns one copy of each distinct note: the same text made for
 // many decisions is kept once.
+// graceKey is what a grace note says.
+type graceKey struct {
+	since, after time.Time
+	grace        time.Duration
+	due          bool
+}
+
+// graceNote is the note of a candidate in (or past) its grace, made once
+// for each distinct one: a backlog's million share a few.
+func (r *rules) graceNote(k graceKey) string {
+	if n, ok := r.grace[k]; ok {
+		return n
+	}
+	n := fmt.Sprintf("orphan since %s, deletable after %s (grace %s)", fmtTime(k.since), fmtTime(k.after), HumanDuration(k.grace))
+	if k.due {
+		n = fmt.Sprintf("orphan since %s (grace %s elapsed)", fmtTime(k.since), HumanDuration(k.grace))
+	}
+	if r.grace == nil {
+		r.grace = map[graceKey]string{}
+	}
+	r.grace[k] = n
+	return n
+}
+
 func (r *rules) shared(s string) string {
 	if c, ok := r.notes[s]; ok {
 		return c
@@ -342,10 +368,10 @@ func (r *rules) decide(k Kind, pr *Proposals) {
 		case !it.Created.IsZero() && r.now.Sub(it.Created) < lim.MinAge:
 			d.note(fmt.Sprintf("younger than min age %s (created %s)", HumanDuration(lim.MinAge), fmtTime(it.Created)))
 		case r.now.Before(graceEnds):
-			d.note(r.shared(fmt.Sprintf("orphan since %s, deletable after %s (grace %s)", fmtTime(since), fmtTime(after), HumanDuration(lim.Grace))))
+			d.note(r.graceNote(graceKey{since: since, after: after, grace: lim.Grace}))
 		default:
 			d.Action = Delete
-			d.note(r.shared(fmt.Sprintf("orphan since %s (grace %s elapsed)", fmtTime(since), HumanDuration(lim.Grace))))
+			d.note(r.graceNote(graceKey{since: since, grace: lim.Grace, due: true}))
 		}
 		if len(d.After) > 0 {
 			afterWhy[d.ID] = orDefault(it.AfterWhy, "what it depends on")
@@ -579,6 +605,8 @@ func (r *rules) caps(due []int, lim Limits, inScope int) []int {
 	maxCount := perRunMax(lim.MaxDeletes, lim.MaxDeletePercent, inScope)
 	n, freed := 0, int64(0)
 	var out []int
+	// Said once: a backlog holds a million at the cap.
+	var countCap, sizeCap string
 	for _, i := range due {
 		var frees int64
 		if lim.MaxFrees.Unit != nil {
@@ -586,10 +614,16 @@ func (r *rules) caps(due []int, lim Limits, inScope int) []int {
 		}
 		switch {
 		case n >= maxCount:
-			r.holdSlot(i, fmt.Sprintf("per-run cap of %d %s reached (%s.maxDeletesPerRun %d, maxDeletePercent %.0f%% of %d); next run",
-				maxCount, lim.Noun, lim.Section, lim.MaxDeletes, lim.MaxDeletePercent*100, inScope))
+			if countCap == "" {
+				countCap = fmt.Sprintf("per-run cap of %d %s reached (%s.maxDeletesPerRun %d, maxDeletePercent %.0f%% of %d); next run",
+					maxCount, lim.Noun, lim.Section, lim.MaxDeletes, lim.MaxDeletePercent*100, inScope)
+			}
+			r.holdSlot(i, countCap)
 		case lim.MaxFrees.Unit != nil && freed+frees > lim.MaxFrees.N:
-			r.holdSlot(i, fmt.Sprintf("per-run size cap of %s reached; next run", lim.MaxFrees))
+			if sizeCap == "" {
+				sizeCap = fmt.Sprintf("per-run size cap of %s reached; next run", lim.MaxFrees)
+			}
+			r.holdSlot(i, sizeCap)
 		default:
 			n++
 			freed += frees
@@ -614,7 +648,20 @@ func (r *rules) hold(d *Decision, why string) {
 		return
 	}
 	d.Action, d.Held = Mark, true
-	d.note(r.shared("due for deletion but held: " + why))
+	d.note(r.heldNote(why))
+}
+
+// heldNote is the note of a decision held for why, made once for each why.
+func (r *rules) heldNote(why string) string {
+	if n, ok := r.held[why]; ok {
+		return n
+	}
+	if r.held == nil {
+		r.held = map[string]string{}
+	}
+	n := r.shared("due for deletion but held: " + why)
+	r.held[why] = n
+	return n
 }
 
 // put adds a decision to the plan, as a row when its kind remakes it, and
@@ -634,7 +681,7 @@ func (r *rules) holdSlot(slot int, why string) {
 		r.hold(&r.p.Decisions[slot], why)
 		return
 	}
-	r.p.compact.hold(rowOf(slot), r.shared("due for deletion but held: "+why))
+	r.p.compact.hold(rowOf(slot), r.heldNote(why))
 }
 
 // look returns the decision of a slot: a row's made again into scratch.

@@ -77,6 +77,12 @@ type rowsOf struct {
 	timeAt map[int64]uint32
 	ptrs   []*time.Time // times as shared pointers (timeOfIndex)
 	price  map[string]Pricer
+	heldAt map[heldLook]uint32 // hold's: the look a look becomes when held with a note
+}
+
+type heldLook struct {
+	look uint32
+	note string
 }
 
 func (rs *rowsOf) at(j int) *row { return &rs.chunks[j/rowChunk][j%rowChunk] }
@@ -178,11 +184,20 @@ func (rs *rowsOf) hold(j int, note string) {
 		return
 	}
 	w.flags = w.flags&^rowAction | actionIndex(Mark) | rowHeld
+	k := heldLook{w.look, note}
+	if at, ok := rs.heldAt[k]; ok {
+		w.look = at
+		return
+	}
 	l := rs.looks[w.look]
 	notes := [2]string{rs.strs[l.notes[0]], rs.strs[l.notes[1]]}
 	addNote(&notes, note)
 	l.notes = [2]uint32{rs.intern(notes[0]), rs.intern(notes[1])}
 	w.look = rs.lookOf(l)
+	if rs.heldAt == nil {
+		rs.heldAt = map[heldLook]uint32{}
+	}
+	rs.heldAt[k] = w.look
 }
 
 // materialize makes row j's decision into d.
