@@ -1,5 +1,5 @@
 // Package audit is reclaim's audit log: one JSON line per delete (what, why,
-// when, result), synced as it is written.
+// when, result), synced before the state that relies on it is saved.
 package audit
 
 import (
@@ -47,13 +47,19 @@ func (r Record) attempt() string {
 	return r.RunID
 }
 
-// Log appends JSON lines and syncs each one: a killed run loses nothing it
-// reported as done.
+// Log appends JSON lines; Sync makes them durable. The applier syncs before
+// every state save or journal entry, so a state that no longer holds a
+// delete's pending mark never outlives that delete's line, even if the node
+// crashes: a line lost with the node leaves the mark, and the next run
+// records the delete (Done). One sync a batch, not one a line: a trim of
+// 500,000 images spent most of its CPU in fsync.
 type Log struct {
-	mu   sync.Mutex
-	w    io.Writer
-	f    *os.File
-	read func() (io.ReadCloser, error) // nil: the log cannot be read back (stdout)
+	mu    sync.Mutex
+	w     io.Writer
+	f     *os.File
+	sync  interface{ Sync() error }     // nil: nothing to sync (stdout, a buffer)
+	dirty bool                          // written since the last Sync
+	read  func() (io.ReadCloser, error) // nil: the log cannot be read back (stdout)
 }
 
 // Open opens path for appending; "-" writes to stdout.
@@ -65,11 +71,15 @@ func Open(path string) (*Log, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open audit log: %w (set audit.file to a writable path)", err)
 	}
-	return &Log{w: f, f: f, read: func() (io.ReadCloser, error) { return os.Open(path) }}, nil
+	return &Log{w: f, f: f, sync: f, read: func() (io.ReadCloser, error) { return os.Open(path) }}, nil
 }
 
-// New writes to w (tests, demo).
-func New(w io.Writer) *Log { return &Log{w: w} }
+// New writes to w (tests, demo); Sync syncs w if it has a Sync method.
+func New(w io.Writer) *Log {
+	l := &Log{w: w}
+	l.sync, _ = w.(interface{ Sync() error })
+	return l
+}
 
 // NewReadable writes to w and reads back through read (tests).
 func NewReadable(w io.Writer, read func() io.Reader) *Log {
@@ -129,15 +139,28 @@ func (a *Log) Write(r Record) error {
 	if _, err := a.w.Write(append(b, '\n')); err != nil {
 		return fmt.Errorf("write audit log: %w", err)
 	}
-	if a.f != nil {
-		return a.f.Sync()
+	a.dirty = true
+	return nil
+}
+
+// Sync makes the lines written so far durable (fsync), if any were.
+func (a *Log) Sync() error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if !a.dirty || a.sync == nil {
+		return nil
 	}
+	if err := a.sync.Sync(); err != nil {
+		return fmt.Errorf("sync audit log: %w", err)
+	}
+	a.dirty = false
 	return nil
 }
 
 func (a *Log) Close() error {
 	if a.f != nil {
-		return a.f.Close()
+		err := a.Sync()
+		return errors.Join(err, a.f.Close())
 	}
 	return nil
 }

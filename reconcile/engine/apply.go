@@ -174,6 +174,9 @@ func (a *Applier) kind(ctx context.Context, k Kind, st *State, p *Plan, batches 
 // note saves what a batch changed: a journal entry where the store keeps
 // one, else the whole state.
 func (a *Applier) note(ctx context.Context, st *State) error {
+	if err := a.durable(); err != nil {
+		return err
+	}
 	if j, ok := a.Store.(Journaled); ok {
 		return j.Note(ctx, Journal{Pending: st.Pending, Dropped: a.dropped})
 	}
@@ -304,6 +307,9 @@ func (a *Applier) Apply(ctx context.Context, p *Plan, apply bool) (*Outcome, err
 			return out, err
 		}
 	}
+	if err := a.durable(); err != nil {
+		return out, err
+	}
 	if err := a.Store.Save(ctx, st); err != nil {
 		return out, err
 	}
@@ -316,6 +322,9 @@ func (a *Applier) Apply(ctx context.Context, p *Plan, apply bool) (*Outcome, err
 		a.kind(ctx, k, &st, p, planBatches(p, k), r)
 	}
 	// Skips reset clocks; save them even if nothing was deleted.
+	if err := a.durable(); err != nil {
+		return out, err
+	}
 	if err := a.Store.Save(ctx, st); err != nil {
 		return out, err
 	}
@@ -520,6 +529,15 @@ func (a *Applier) batch(ctx context.Context, k Kind, st *State, batch []*Decisio
 		return batchDone, gone
 	}
 	return result, gone
+}
+
+// durable syncs the audit lines written so far: before any save of a state
+// that no longer holds their deletes' pending marks.
+func (a *Applier) durable() error {
+	if a.Audit == nil {
+		return nil
+	}
+	return a.Audit.Sync()
 }
 
 func (a *Applier) audit(r audit.Record) error {
