@@ -1,12 +1,16 @@
 package engine
 
 import (
+	"bufio"
+	"bytes"
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -233,48 +237,84 @@ func (d Digests) count() int {
 // of clocks and, for each in key order, the key's delta from the one
 // before, then (first's time index << 1 | announced?) and announced's index.
 func (d Digests) MarshalJSON() ([]byte, error) {
-	out := make(map[string]string, len(d))
-	for name, g := range d {
-		p := g.packed(false)
-		if len(p.keys) == 0 {
+	var b bytes.Buffer
+	if err := d.writeJSON(&b); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+// writeJSON writes what MarshalJSON returns a group at a time, each
+// base64-encoded as it is written: a million clocks are never one string.
+func (d Digests) writeJSON(w io.Writer) error {
+	names := slices.Sorted(maps.Keys(d))
+	bw := bufio.NewWriter(w)
+	bw.WriteByte('{')
+	first := true
+	for _, name := range names {
+		b := d[name].encode()
+		if b == nil {
 			continue
 		}
-		// The times sorted, and each clock's indexes into them.
-		order := make([]int, len(p.times))
-		for i := range order {
-			order[i] = i
+		if !first {
+			bw.WriteByte(',')
 		}
-		slices.SortFunc(order, func(a, b int) int { return cmpInt64(p.times[a], p.times[b]) })
-		rank := make([]uint64, len(p.times))
-		b := make([]byte, 0, 16*len(p.times)+10*len(p.keys))
-		b = binary.AppendUvarint(b, uint64(len(p.times)-1)) // times[0], 0, is implied
-		prev := int64(0)
-		n := uint64(0)
-		for _, i := range order {
-			if p.times[i] == 0 {
-				continue
-			}
-			b = binary.AppendVarint(b, p.times[i]-prev)
-			prev = p.times[i]
-			rank[i] = n
-			n++
+		first = false
+		key, err := json.Marshal(name)
+		if err != nil {
+			return err
 		}
-		b = binary.AppendUvarint(b, uint64(len(p.keys)))
-		var last uint64
-		for i, k := range p.keys {
-			v := p.vals[i]
-			b = binary.AppendUvarint(b, k-last)
-			last = k
-			if v.announced == 0 {
-				b = binary.AppendUvarint(b, rank[v.first]<<1)
-			} else {
-				b = binary.AppendUvarint(b, rank[v.first]<<1|1)
-				b = binary.AppendUvarint(b, rank[v.announced])
-			}
-		}
-		out[name] = base64.StdEncoding.EncodeToString(b)
+		bw.Write(key)
+		bw.WriteString(`:"`)
+		enc := base64.NewEncoder(base64.StdEncoding, bw)
+		enc.Write(b)
+		enc.Close()
+		bw.WriteByte('"')
 	}
-	return json.Marshal(out)
+	bw.WriteByte('}')
+	return bw.Flush()
+}
+
+// encode is a group's clocks as MarshalJSON describes, nil when it has none.
+func (g *clockGroup) encode() []byte {
+	p := g.packed(false)
+	if len(p.keys) == 0 {
+		return nil
+	}
+	// The times sorted, and each clock's indexes into them.
+	order := make([]int, len(p.times))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int { return cmpInt64(p.times[a], p.times[b]) })
+	rank := make([]uint64, len(p.times))
+	b := make([]byte, 0, 16*len(p.times)+10*len(p.keys))
+	b = binary.AppendUvarint(b, uint64(len(p.times)-1)) // times[0], 0, is implied
+	prev := int64(0)
+	n := uint64(0)
+	for _, i := range order {
+		if p.times[i] == 0 {
+			continue
+		}
+		b = binary.AppendVarint(b, p.times[i]-prev)
+		prev = p.times[i]
+		rank[i] = n
+		n++
+	}
+	b = binary.AppendUvarint(b, uint64(len(p.keys)))
+	var last uint64
+	for i, k := range p.keys {
+		v := p.vals[i]
+		b = binary.AppendUvarint(b, k-last)
+		last = k
+		if v.announced == 0 {
+			b = binary.AppendUvarint(b, rank[v.first]<<1)
+		} else {
+			b = binary.AppendUvarint(b, rank[v.first]<<1|1)
+			b = binary.AppendUvarint(b, rank[v.announced])
+		}
+	}
+	return b
 }
 
 func cmpInt64(a, b int64) int {

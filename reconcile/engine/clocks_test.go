@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"testing"
 	"time"
 
@@ -182,5 +183,41 @@ func TestDigestClocksOfAClonedStateAreItsOwn(t *testing.T) {
 		if ok != !c.want.IsZero() || ok && !e.FirstSeen.Equal(c.want) {
 			t.Errorf("clock %d of the %s state: %v %v, want %v", c.n, map[bool]string{true: "loaded", false: "cloned"}[c.st == &loaded], ok, e.FirstSeen, c.want)
 		}
+	}
+}
+
+// WriteJSON writes what json.Marshal does, packed clocks and all, and an
+// empty state as well.
+func TestWriteJSONIsMarshal(t *testing.T) {
+	at := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	full := engine.NewState()
+	for n := range 300 {
+		full.Seen(digestID(fmt.Sprintf("g%d", n%3), n), "", at.Add(time.Duration(n%4)*time.Hour))
+	}
+	full.Seen("fake/disk-1", "v1", at)
+	full.Pending = map[string]engine.Pending{"fake/disk-2": {Kind: "fake", Started: at, Reason: "orphan \"quoted\""}}
+	full.LastSuccess = at
+	for _, st := range []engine.State{engine.NewState(), full} {
+		want, err := json.Marshal(st)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b bytes.Buffer
+		if err := st.WriteJSON(&b); err != nil {
+			t.Fatal(err)
+		}
+		var w, g any
+		if err := json.Unmarshal(want, &w); err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(b.Bytes(), &g); err != nil {
+			t.Fatalf("WriteJSON wrote no JSON: %v\n%s", err, b.String())
+		}
+		if !reflect.DeepEqual(w, g) {
+			t.Fatalf("WriteJSON:\n%s\njson.Marshal:\n%s", b.String(), want)
+		}
+	}
+	if full.Clocks() != 301 {
+		t.Fatalf("%d clocks", full.Clocks())
 	}
 }

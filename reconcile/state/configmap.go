@@ -6,7 +6,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"io"
 	"sort"
@@ -149,7 +148,7 @@ func (c *ConfigMapStore) Save(ctx context.Context, s engine.State) error {
 	s.SaveID = newSaveID()
 	var buf bytes.Buffer
 	zw := gzip.NewWriter(&buf)
-	if err := json.NewEncoder(zw).Encode(s); err != nil {
+	if err := s.WriteJSON(zw); err != nil {
 		return err
 	}
 	if err := zw.Close(); err != nil {

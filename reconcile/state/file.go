@@ -2,9 +2,9 @@ package state
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 
@@ -45,11 +45,7 @@ func (f *FileStore) Load(context.Context) (engine.State, error) {
 
 func (f *FileStore) Save(_ context.Context, s engine.State) error {
 	s.SaveID = newSaveID()
-	b, err := json.Marshal(s)
-	if err != nil {
-		return err
-	}
-	if err := writeAtomic(f.Path, b); err != nil {
+	if err := writeAtomicWith(f.Path, s.WriteJSON); err != nil {
 		return fmt.Errorf("save state: %w", err)
 	}
 	f.saveID = s.SaveID
@@ -77,6 +73,14 @@ func (f *FileStore) Note(_ context.Context, j engine.Journal) error {
 
 // writeAtomic writes b to path through a synced temporary file and a rename.
 func writeAtomic(path string, b []byte) error {
+	return writeAtomicWith(path, func(w io.Writer) error {
+		_, err := w.Write(b)
+		return err
+	})
+}
+
+// writeAtomicWith is writeAtomic of what write writes.
+func writeAtomicWith(path string, write func(io.Writer) error) error {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
@@ -86,7 +90,7 @@ func writeAtomic(path string, b []byte) error {
 		return err
 	}
 	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(b); err != nil {
+	if err := write(tmp); err != nil {
 		tmp.Close()
 		return err
 	}
