@@ -319,7 +319,7 @@ func (r *Runner) Once(ctx context.Context, opt Options) (*report.Report, error) 
 	rep.LastSuccess = plan.State.LastSuccess
 	if rep.ExitCode == report.ExitOK {
 		rep.LastSuccess = d.Now()
-		if err := markSuccess(ctx, d.Store, rep.LastSuccess); err != nil {
+		if err := markSuccess(ctx, d.Store, out.Saved, rep.LastSuccess); err != nil {
 			d.Log.Warn("could not record the successful run in the state store", zap.Error(err))
 		}
 	}
@@ -471,11 +471,11 @@ func StoreFrom(cfg *config.Config) (engine.Store, error) {
 	return &state.FileStore{Path: cfg.State.File}, nil
 }
 
-func markSuccess(ctx context.Context, s engine.Store, t time.Time) error {
-	st, err := s.Load(ctx)
-	if err != nil {
-		return err
-	}
+// markSuccess saves the state Apply saved (st) with the run's success. It
+// does not read the store again: a state of a million clocks would be held
+// twice, and a save of another run since this one's is refused, not
+// overwritten.
+func markSuccess(ctx context.Context, s engine.Store, st engine.State, t time.Time) error {
 	st.LastSuccess = t
 	return s.Save(ctx, st)
 }

@@ -167,3 +167,28 @@ func orphanWorld(t *testing.T, now *time.Time, cfgFn func(*config.Config)) (*Run
 	t.Cleanup(r.Close)
 	return r, srv, key
 }
+
+// A successful pass records its success in the state it saved, with that
+// pass's clocks (markSuccess saves Apply's state, not one read back), in a
+// dry run and with --apply alike.
+func TestRunnerRecordsSuccessWithTheSavedState(t *testing.T) {
+	now := time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
+	r, _, _ := orphanWorld(t, &now, nil)
+	for i, apply := range []bool{false, true} {
+		rep, err := r.Once(context.Background(), Options{Apply: apply})
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, err := r.d.Store.Load(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !st.LastSuccess.Equal(now) || !rep.LastSuccess.Equal(now) {
+			t.Fatalf("pass %d: the state's last success %s, the report's %s; want %s", i+1, st.LastSuccess, rep.LastSuccess, now)
+		}
+		if st.Clocks() != 1 {
+			t.Fatalf("pass %d: %d clocks saved, want the orphan's", i+1, st.Clocks())
+		}
+		now = now.Add(time.Hour)
+	}
+}

@@ -232,7 +232,10 @@ type Outcome struct {
 	// which Results leaves out (the audit log records each): a trim of
 	// 500,000 images keeps no 500,000 results.
 	Unlisted []Unlisted `json:"unlisted,omitempty"`
-	listed   map[string]int
+	// Saved is the state Apply saved last: the next run's, which a caller
+	// updates and saves again without reading a million clocks back.
+	Saved  State `json:"-"`
+	listed map[string]int
 }
 
 // MaxListed is how many deletions of a kind Outcome.Results lists; a
@@ -313,6 +316,7 @@ func (a *Applier) Apply(ctx context.Context, p *Plan, apply bool) (*Outcome, err
 	if err := a.Store.Save(ctx, st); err != nil {
 		return out, err
 	}
+	out.Saved = st
 	if !apply {
 		return out, nil
 	}
@@ -328,6 +332,7 @@ func (a *Applier) Apply(ctx context.Context, p *Plan, apply bool) (*Outcome, err
 	if err := a.Store.Save(ctx, st); err != nil {
 		return out, err
 	}
+	out.Saved = st
 	return out, nil
 }
 
