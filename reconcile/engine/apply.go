@@ -597,7 +597,7 @@ func planBatches(p *Plan, k Kind) [][]int {
 	srcGroup := map[uint32]string{}
 	for _, j := range rs.order {
 		w := rs.at(int(j))
-		if rs.srcs[w.src].kind != k.Name() || w.action() != Delete {
+		if rs.srcs[w.src].kind != k.Name() || rs.lookAt(w).action() != Delete {
 			continue
 		}
 		g, ok := srcGroup[w.src]

@@ -707,7 +707,7 @@ func (r *rules) sinceOf(slot int) int64 {
 		return nsOf(r.p.Decisions[slot].OrphanSince)
 	}
 	rs := &r.p.compact
-	if i := rs.at(rowOf(slot)).since; i != 0 {
+	if i := rs.lookAt(rs.at(rowOf(slot))).since; i != 0 {
 		return rs.times[i]
 	}
 	return 0

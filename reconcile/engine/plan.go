@@ -150,7 +150,7 @@ func (p *Plan) Count(kind string, a Action) (n int) {
 	}
 	rs := &p.compact
 	for j := range rs.n {
-		if w := rs.at(j); rs.srcs[w.src].kind == kind && w.action() == a {
+		if w := rs.at(j); rs.srcs[w.src].kind == kind && rs.lookAt(w).action() == a {
 			n++
 		}
 	}

@@ -10,7 +10,7 @@ import (
 
 // Remaker makes a compact proposal's decision again (Proposal.Remake): a
 // kind with a million candidates keeps each as a row of its own table,
-// and the plan keeps the engine's verdict on it in 64 bytes (a row),
+// and the plan keeps the engine's verdict on it in 12 bytes (a row),
 // instead of a Decision with its strings and detail (~700 bytes). It must
 // be comparable (a pointer): the plan keys its rows' sources by it. The
 // items of one Remaker share their Group.
@@ -20,13 +20,12 @@ type Remaker interface {
 	Remake(item uint32) Decision
 }
 
-// row is a decision kept compact: the engine's verdict in 24 bytes, with
-// the kind's envelope made again on demand (Plan.All).
+// row is a decision kept compact: the engine's verdict in 12 bytes, with
+// the kind's envelope made again on demand (Plan.All). What rules say of
+// it (its look) is shared by the many rows they say it of.
 type row struct {
-	src, item    uint32
-	since, after uint32 // OrphanSince, DeletableAfter: indexes in rowsOf.times (0: none)
-	look         uint32 // reason, class, owner and notes: an index in rowsOf.looks
-	flags        uint8  // the action's index (rowActions) | rowHeld | rowTerminal
+	src, item uint32
+	look      uint32 // an index in rowsOf.looks
 }
 
 const (
@@ -35,13 +34,19 @@ const (
 	rowTerminal = 8
 )
 
-func (w *row) action() Action { return rowActions[w.flags&rowAction] }
-
-// look is what many rows share: the strings a rule or the kind set, interned.
+// look is what many rows share: the strings a rule or the kind set,
+// interned, the times and the verdict.
 type look struct {
 	reason, class, owner uint32 // reason 0: the remade one
 	notes                [2]uint32
+	since, after         uint32 // OrphanSince, DeletableAfter: indexes in rowsOf.times (0: none)
+	flags                uint8  // the action's index (rowActions) | rowHeld | rowTerminal
 }
+
+func (l *look) action() Action { return rowActions[l.flags&rowAction] }
+
+// lookAt is row w's look.
+func (rs *rowsOf) lookAt(w *row) *look { return &rs.looks[w.look] }
 
 // rowSrc is one Remaker of one kind.
 type rowSrc struct {
@@ -58,7 +63,7 @@ func actionIndex(a Action) uint8 {
 }
 
 // rowChunk rows are stored a chunk at a time: a million rows never need
-// one array of 28 MB, nor its copy while it grows.
+// one array of 12 MB, nor its copy while it grows.
 const rowChunk = 1 << 12
 
 // rowsOf is the compact part of a plan.
@@ -66,18 +71,18 @@ type rowsOf struct {
 	chunks [][]row
 	n      int
 	// order lists the rows in the plan's order (sortRows).
-	order  []uint32
-	srcs   []rowSrc
-	srcAt  map[Remaker]uint32
-	strs   []string // interned: reasons, classes, owners, notes; 0 is ""
-	strAt  map[string]uint32
-	looks  []look
-	lookAt map[look]uint32
-	times  []int64 // Unix ns; 0 is none
-	timeAt map[int64]uint32
-	ptrs   []*time.Time // times as shared pointers (timeOfIndex)
-	price  map[string]Pricer
-	heldAt map[heldLook]uint32 // hold's: the look a look becomes when held with a note
+	order   []uint32
+	srcs    []rowSrc
+	srcAt   map[Remaker]uint32
+	strs    []string // interned: reasons, classes, owners, notes; 0 is ""
+	strAt   map[string]uint32
+	looks   []look
+	lookIdx map[look]uint32
+	times   []int64 // Unix ns; 0 is none
+	timeAt  map[int64]uint32
+	ptrs    []*time.Time // times as shared pointers (timeOfIndex)
+	price   map[string]Pricer
+	heldAt  map[heldLook]uint32 // hold's: the look a look becomes when held with a note
 }
 
 type heldLook struct {
@@ -105,15 +110,15 @@ func (rs *rowsOf) intern(s string) uint32 {
 }
 
 func (rs *rowsOf) lookOf(l look) uint32 {
-	if i, ok := rs.lookAt[l]; ok {
+	if i, ok := rs.lookIdx[l]; ok {
 		return i
 	}
-	if rs.lookAt == nil {
-		rs.lookAt = map[look]uint32{}
+	if rs.lookIdx == nil {
+		rs.lookIdx = map[look]uint32{}
 	}
 	i := uint32(len(rs.looks))
 	rs.looks = append(rs.looks, l)
-	rs.lookAt[l] = i
+	rs.lookIdx[l] = i
 	return i
 }
 
@@ -153,18 +158,18 @@ func (rs *rowsOf) addRow(kind string, it *Proposal, d *Decision) int {
 		rs.srcs = append(rs.srcs, rowSrc{kind: kind, remake: it.Remake, unit: d.Frees.Amounts[0].Unit})
 		rs.srcAt[it.Remake] = src
 	}
-	l := look{class: rs.intern(d.Class), owner: rs.intern(d.Owner), notes: [2]uint32{rs.intern(d.notes[0]), rs.intern(d.notes[1])}}
+	l := look{class: rs.intern(d.Class), owner: rs.intern(d.Owner), notes: [2]uint32{rs.intern(d.notes[0]), rs.intern(d.notes[1])},
+		since: rs.timeOf(d.OrphanSince), after: rs.timeOf(d.DeletableAfter), flags: actionIndex(d.Action)}
 	if it.Protected != "" {
 		l.reason = rs.intern(d.Reason)
 	}
-	w := row{src: src, item: it.Item, since: rs.timeOf(d.OrphanSince), after: rs.timeOf(d.DeletableAfter), look: rs.lookOf(l),
-		flags: actionIndex(d.Action)}
 	if d.Held {
-		w.flags |= rowHeld
+		l.flags |= rowHeld
 	}
 	if d.terminal {
-		w.flags |= rowTerminal
+		l.flags |= rowTerminal
 	}
+	w := row{src: src, item: it.Item, look: rs.lookOf(l)}
 	if rs.n%rowChunk == 0 {
 		rs.chunks = append(rs.chunks, make([]row, 0, rowChunk))
 	}
@@ -180,16 +185,16 @@ func rowOf(slot int) int { return -slot - 1 }
 // hold marks row j held with note: as rules.hold does a Decision.
 func (rs *rowsOf) hold(j int, note string) {
 	w := rs.at(j)
-	if w.action() != Delete {
+	if rs.lookAt(w).action() != Delete {
 		return
 	}
-	w.flags = w.flags&^rowAction | actionIndex(Mark) | rowHeld
 	k := heldLook{w.look, note}
 	if at, ok := rs.heldAt[k]; ok {
 		w.look = at
 		return
 	}
 	l := rs.looks[w.look]
+	l.flags = l.flags&^rowAction | actionIndex(Mark) | rowHeld
 	notes := [2]string{rs.strs[l.notes[0]], rs.strs[l.notes[1]]}
 	addNote(&notes, note)
 	l.notes = [2]uint32{rs.intern(notes[0]), rs.intern(notes[1])}
@@ -211,9 +216,9 @@ func (rs *rowsOf) materialize(j int, d *Decision) {
 		d.Reason = rs.strs[l.reason]
 	}
 	d.Class, d.Owner = rs.strs[l.class], rs.strs[l.owner]
-	d.Action, d.Held, d.terminal = w.action(), w.flags&rowHeld != 0, w.flags&rowTerminal != 0
+	d.Action, d.Held, d.terminal = l.action(), l.flags&rowHeld != 0, l.flags&rowTerminal != 0
 	d.notes = [2]string{rs.strs[l.notes[0]], rs.strs[l.notes[1]]}
-	d.OrphanSince, d.DeletableAfter = rs.timeOfIndex(w.since), rs.timeOfIndex(w.after)
+	d.OrphanSince, d.DeletableAfter = rs.timeOfIndex(l.since), rs.timeOfIndex(l.after)
 	if pr := rs.price[s.kind]; pr != nil {
 		d.Frees.Cost = pr.MonthlyCost(d)
 	}
@@ -229,7 +234,7 @@ func (rs *rowsOf) brief(j int, d *Decision) {
 		return
 	}
 	l := &rs.looks[w.look]
-	*d = Decision{Kind: s.kind, Class: rs.strs[l.class], Owner: rs.strs[l.owner], Action: w.action(), Held: w.flags&rowHeld != 0,
+	*d = Decision{Kind: s.kind, Class: rs.strs[l.class], Owner: rs.strs[l.owner], Action: l.action(), Held: l.flags&rowHeld != 0,
 		Frees: b.Frees(w.item)}
 	if pr := rs.price[s.kind]; pr != nil {
 		d.Frees.Cost = pr.MonthlyCost(d)
@@ -259,7 +264,7 @@ func (rs *rowsOf) sortRows() {
 	count := map[key]int{}
 	for j := range rs.n {
 		w := rs.at(j)
-		count[key{rs.srcs[w.src].kind, w.flags & rowAction}]++
+		count[key{rs.srcs[w.src].kind, rs.lookAt(w).flags & rowAction}]++
 	}
 	keys := slices.SortedFunc(maps.Keys(count), func(a, b key) int {
 		if c := strings.Compare(a.kind, b.kind); c != 0 {
@@ -281,7 +286,7 @@ func (rs *rowsOf) sortRows() {
 	rs.order = make([]uint32, rs.n)
 	for j := range rs.n {
 		w := rs.at(j)
-		k := key{rs.srcs[w.src].kind, w.flags & rowAction}
+		k := key{rs.srcs[w.src].kind, rs.lookAt(w).flags & rowAction}
 		rs.order[start[k]] = uint32(j)
 		start[k]++
 	}
@@ -367,8 +372,8 @@ func rowBefore(rs *rowsOf, j int, d *Decision) bool {
 	if k := rs.srcs[w.src].kind; k != d.Kind {
 		return k < d.Kind
 	}
-	if a := actionIndex(d.Action); w.flags&rowAction != a {
-		return w.flags&rowAction < a
+	if a, b := actionIndex(d.Action), rs.lookAt(w).flags&rowAction; b != a {
+		return b < a
 	}
 	return uint32(j) < d.seq
 }
