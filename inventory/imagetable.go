@@ -127,22 +127,39 @@ func setAside[V any](m *map[int32]V, i int32, v V) {
 // packDigest stores a sha256:<64 lowercase hex> digest as bytes.
 func packDigest(dst *[32]byte, d string) bool {
 	h, ok := strings.CutPrefix(d, sha256Prefix)
-	if !ok || len(h) != 64 || !lowerHex(h) {
-		return false
-	}
-	_, err := hex.Decode(dst[:], []byte(h))
-	return err == nil
+	return ok && DecodeSHA256Hex(dst, h)
 }
 
-// lowerHex reports whether s is lowercase hex only (the canonical digest).
-func lowerHex(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+// DecodeSHA256Hex decodes h, a sha256 digest's 64 lowercase hex digits (the
+// canonical form; anything else is refused), into dst: in one pass, as a
+// million digests are read every run.
+func DecodeSHA256Hex(dst *[32]byte, h string) bool {
+	if len(h) != 64 {
+		return false
+	}
+	for i := range dst {
+		a, b := hexValue[h[2*i]], hexValue[h[2*i+1]]
+		if a|b > 0xf {
 			return false
 		}
+		dst[i] = a<<4 | b
 	}
 	return true
 }
+
+// hexValue is a lowercase hex digit's value, 0xff for any other byte.
+var hexValue = func() (t [256]byte) {
+	for i := range t {
+		t[i] = 0xff
+	}
+	for c := byte('0'); c <= '9'; c++ {
+		t[c] = c - '0'
+	}
+	for c := byte('a'); c <= 'f'; c++ {
+		t[c] = c - 'a' + 10
+	}
+	return t
+}()
 
 // digestHash is a 64-bit hash of image i's digest (hashDigest).
 func (t *ImageTable) digestHash(i int) uint64 {

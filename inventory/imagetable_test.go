@@ -1,6 +1,8 @@
 package inventory_test
 
 import (
+	"bytes"
+	"encoding/hex"
 	"fmt"
 	"reflect"
 	"strings"
@@ -126,5 +128,22 @@ func TestRepoListingLoadsOnce(t *testing.T) {
 	rl.Ensure()
 	if loads != 1 || !rl.Listed() || rl.Len() != 1 || !rl.Complete {
 		t.Fatalf("%d loads, listed %v, %d images", loads, rl.Listed(), rl.Len())
+	}
+}
+
+// DecodeSHA256Hex takes 64 lowercase hex digits, and only those.
+func TestDecodeSHA256Hex(t *testing.T) {
+	const good = "0123456789abcdef00ff10e0a5b6c7d8e9f0123456789abcdef0123456789abc"
+	var b [32]byte
+	if !inventory.DecodeSHA256Hex(&b, good) {
+		t.Fatal("refused a canonical digest")
+	}
+	if want, _ := hex.DecodeString(good); !bytes.Equal(b[:], want) {
+		t.Fatalf("decoded %x, want %x", b, want)
+	}
+	for _, bad := range []string{"", good[:63], good + "0", strings.ToUpper(good), good[:10] + "g" + good[11:], good[:63] + "/", good[:62] + "A0"} {
+		if inventory.DecodeSHA256Hex(&b, bad) {
+			t.Errorf("took %q", bad)
+		}
 	}
 }

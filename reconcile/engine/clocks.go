@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/binary"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,6 +13,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"reclaim.dev/reclaim/inventory"
 )
 
 // Digests are the clocks of content-addressed resources, packed. An id
@@ -441,18 +442,9 @@ func splitDigest(id string) (group string, key uint64, ok bool) {
 	if at <= 0 {
 		return "", 0, false
 	}
-	h := id[at+len(digestMark):]
-	if len(h) != 64 {
+	var b [32]byte
+	if !inventory.DecodeSHA256Hex(&b, id[at+len(digestMark):]) { // the canonical digest only
 		return "", 0, false
 	}
-	for i := 0; i < len(h); i++ { // lowercase hex only: the canonical digest
-		if c := h[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
-			return "", 0, false
-		}
-	}
-	var b [8]byte
-	if _, err := hex.Decode(b[:], []byte(h[:16])); err != nil {
-		return "", 0, false
-	}
-	return id[:at], binary.BigEndian.Uint64(b[:]), true
+	return id[:at], binary.BigEndian.Uint64(b[:8]), true
 }
