@@ -11,16 +11,19 @@ import (
 
 // BenchmarkList lists 50 repositories × 2,000 images (20 of them multi-arch
 // indexes per repository) through a fake with 1 ms per call that allows 100
-// calls a second (burst 10), with the client's limiter 10% under it. It
-// reports API calls made against the minimum — 1 DescribeRepositories, per
-// repository ceil(2000/1000) DescribeImages and ceil(20/100) BatchGetImage —
-// and how many calls the fake throttled.
+// calls a second of each API (burst 10), as ECR's quotas are per action,
+// with the client's limiters 10% under it. It reports API calls made against
+// the minimum — 1 DescribeRepositories and 1 GetRegistryPolicy, per
+// repository ceil(2000/1000) DescribeImages, ceil(20/100) BatchGetImage and
+// 1 GetRepositoryPolicy — and how many calls the fake throttled.
 func BenchmarkList(b *testing.B) {
 	const repos, perRepo, indexes = 50, 2000, 20
 	const rps = 100
+	rl := ecrfake.RateLimit{PerSecond: rps, Burst: 10}
 	f := newFake(b, ecrfake.Options{
 		Latency: time.Millisecond,
-		Rates:   map[string]ecrfake.RateLimit{"*": {PerSecond: rps, Burst: 10}},
+		Rates: map[string]ecrfake.RateLimit{ecrfake.OpDescribeRepositories: rl, ecrfake.OpDescribeImages: rl, ecrfake.OpBatchGetImage: rl,
+			ecrfake.OpGetRepositoryPolicy: rl, ecrfake.OpGetRegistryPolicy: rl},
 	})
 	for r := range repos {
 		name := fmt.Sprintf("team-%02d/app", r)
@@ -36,7 +39,7 @@ func BenchmarkList(b *testing.B) {
 		}
 		f.AddImages(acct, name, imgs)
 	}
-	minCalls := 1 + repos*((perRepo+ecr.MaxPageSize-1)/ecr.MaxPageSize+(indexes+ecr.MaxBatch-1)/ecr.MaxBatch)
+	minCalls := 2 + repos*((perRepo+ecr.MaxPageSize-1)/ecr.MaxPageSize+(indexes+ecr.MaxBatch-1)/ecr.MaxBatch+1)
 	c := newClient(b, f.URL(), func(o *ecr.Options) {
 		o.RequestsPerSecond, o.Burst, o.MaxAttempts, o.MaxBackoff = 0.9*rps, 9, 10, 0
 	})
