@@ -42,28 +42,10 @@ const backlogJobs = 100000
 func TestStockCronJobClearsABacklogOfFinishedJobs(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
-	if renderBin == "" {
-		renderBin = buildRenderTool(t)
-	}
-	objs := renderDeploy(t, "kustomize", "testdata/kustomize-all")
-	cm := findObject(objs, "ConfigMap", "reclaim-config")
-	if cm == nil {
-		t.Fatal("no reclaim-config rendered")
-	}
 	// 100,000 Jobs written twice (created, then finished) need more than
 	// the test clusters' 256 MiB etcd quota (a real cluster has 2-8 GiB).
-	c, err := testenv.StartCluster(ctx, "backlog", testenv.Options{ExtraEtcdArgs: []string{"--quota-backend-bytes=" + fmt.Sprint(2<<30)}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.Stop)
-	if err := c.InstallWorkflowCRD(ctx); err != nil {
-		t.Fatal(err)
-	}
-	// The variant ships its alerts as a PrometheusRule: the operator's CRD first.
-	applyObjects(t, ctx, c, []*unstructured.Unstructured{prometheusRuleCRD()})
-	waitServed(t, ctx, c, schema.GroupVersionResource{Group: "monitoring.coreos.com", Version: "v1", Resource: "prometheusrules"})
-	applyObjects(t, ctx, c, objs)
+	si := newStockInstall(t, ctx, "backlog", testenv.Options{ExtraEtcdArgs: []string{"--quota-backend-bytes=" + fmt.Sprint(2<<30)}})
+	c := si.c
 
 	// The backlog: finished two days ago, in one namespace.
 	start := time.Now()
@@ -73,42 +55,15 @@ func TestStockCronJobClearsABacklogOfFinishedJobs(t *testing.T) {
 	// The stock config, reaching the cluster as the install's ServiceAccount;
 	// the Jobs section as the ConfigMap's comment gives it, and a client
 	// and caps fast enough to finish in a test.
-	tr, err := c.Client.CoreV1().ServiceAccounts("reclaim").CreateToken(ctx, "reclaim", &authenticationv1.TokenRequest{
-		Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr(int64(3600))}}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	kubeconfig := filepath.Join(dir, "kubeconfig")
-	writeTokenKubeconfig(t, kubeconfig, c, tr.Status.Token)
-	gce := gcefake.New(gcefake.Options{})
-	t.Cleanup(gce.Close)
 	ecr := ecrfake.New(ecrfake.Options{Region: ecrRegion})
 	ecr.Start()
 	t.Cleanup(ecr.Close)
-	cfgPath := filepath.Join(dir, "reclaim.yaml")
-	writeDeployedConfig(t, cm, cfgPath, kubeconfig, gce, ecr)
-	raw, err := os.ReadFile(cfgPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var doc map[string]any
-	if err := yaml.Unmarshal(raw, &doc); err != nil {
-		t.Fatal(err)
-	}
-	doc["jobs"] = map[string]any{"succeeded": "6h", "failed": "3d", "deletesPerSecond": 1000, "maxDeletesPerRun": 20000, "maxDeletePercent": "100%"}
-	for _, cl := range doc["clusters"].([]any) {
-		cl.(map[string]any)["qps"], cl.(map[string]any)["burst"] = 2000, 2000
-	}
-	doc["audit"] = map[string]any{"file": filepath.Join(dir, "audit.jsonl")}
-	out, _ := yaml.Marshal(doc)
-	if err := os.WriteFile(cfgPath, out, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := config.Load(cfgPath)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := si.config(t, ecr, func(doc map[string]any) {
+		doc["jobs"] = map[string]any{"succeeded": "6h", "failed": "3d", "deletesPerSecond": 1000, "maxDeletesPerRun": 20000, "maxDeletePercent": "100%"}
+		for _, cl := range doc["clusters"].([]any) {
+			cl.(map[string]any)["qps"], cl.(map[string]any)["burst"] = 2000, 2000
+		}
+	})
 	limit := k8sjob.SectionOf(cfg).MaxDeletesPerRun
 
 	// Hourly runs with --apply, as the CronJob would make them.
@@ -147,20 +102,7 @@ func TestStockCronJobClearsABacklogOfFinishedJobs(t *testing.T) {
 		left = n
 		now = now.Add(time.Hour)
 	}
-	count := map[string]int{}
-	for _, r := range readAudit(t, filepath.Join(dir, "audit.jsonl")) {
-		if r.Done() {
-			count[r.ID]++
-		}
-	}
-	if len(count) != backlogJobs {
-		t.Fatalf("the audit log records %d deletes, want %d", len(count), backlogJobs)
-	}
-	for id, n := range count {
-		if n != 1 {
-			t.Fatalf("%s audited %d times", id, n)
-		}
-	}
+	si.auditedEachOnce(t, backlogJobs)
 }
 
 // seedFinishedJobs creates n Jobs in ns that completed at finished.
@@ -273,35 +215,8 @@ func TestStockCronJobTrimsAFullRegistry(t *testing.T) {
 	)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
-	if renderBin == "" {
-		renderBin = buildRenderTool(t)
-	}
-	objs := renderDeploy(t, "kustomize", "testdata/kustomize-all")
-	cm := findObject(objs, "ConfigMap", "reclaim-config")
-	if cm == nil {
-		t.Fatal("no reclaim-config rendered")
-	}
-	c, err := testenv.StartCluster(ctx, "registry", testenv.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.Stop)
-	if err := c.InstallWorkflowCRD(ctx); err != nil {
-		t.Fatal(err)
-	}
-	applyObjects(t, ctx, c, []*unstructured.Unstructured{prometheusRuleCRD()})
-	waitServed(t, ctx, c, schema.GroupVersionResource{Group: "monitoring.coreos.com", Version: "v1", Resource: "prometheusrules"})
-	applyObjects(t, ctx, c, objs)
-	tr, err := c.Client.CoreV1().ServiceAccounts("reclaim").CreateToken(ctx, "reclaim", &authenticationv1.TokenRequest{
-		Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr(int64(3600))}}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	kubeconfig := filepath.Join(dir, "kubeconfig")
-	writeTokenKubeconfig(t, kubeconfig, c, tr.Status.Token)
-	gce := gcefake.New(gcefake.Options{})
-	t.Cleanup(gce.Close)
+	si := newStockInstall(t, ctx, "registry", testenv.Options{})
+	c := si.c
 	reg := ecrfake.New(ecrfake.Options{Region: ecrRegion, PullTimeExcluded: true})
 	reg.Start()
 	t.Cleanup(reg.Close)
@@ -315,28 +230,11 @@ func TestStockCronJobTrimsAFullRegistry(t *testing.T) {
 		}
 		reg.AddImages(account, name, imgs)
 	}
-	cfgPath := filepath.Join(dir, "reclaim.yaml")
-	writeDeployedConfig(t, cm, cfgPath, kubeconfig, gce, reg)
-	raw, err := os.ReadFile(cfgPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var doc map[string]any
-	if err := yaml.Unmarshal(raw, &doc); err != nil {
-		t.Fatal(err)
-	}
-	e := doc["ecr"].(map[string]any)
-	e["repositories"] = []any{map[string]any{"match": "ci/**", "limit": perRepo, "highWater": "90%", "target": "0.1%", "keepNewest": keep}}
-	e["maxDeletesPerRun"], e["maxDeletePercent"], e["requestsPerSecond"], e["burst"] = limit, "100%", 1000, 100
-	doc["audit"] = map[string]any{"file": filepath.Join(dir, "audit.jsonl")}
-	out, _ := yaml.Marshal(doc)
-	if err := os.WriteFile(cfgPath, out, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := config.Load(cfgPath)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := si.config(t, reg, func(doc map[string]any) {
+		e := doc["ecr"].(map[string]any)
+		e["repositories"] = []any{map[string]any{"match": "ci/**", "limit": perRepo, "highWater": "90%", "target": "0.1%", "keepNewest": keep}}
+		e["maxDeletesPerRun"], e["maxDeletePercent"], e["requestsPerSecond"], e["burst"] = limit, "100%", 1000, 100
+	})
 	images := func() int {
 		n := 0
 		for r := range repos {
@@ -379,8 +277,94 @@ func TestStockCronJobTrimsAFullRegistry(t *testing.T) {
 		left = n
 		now = now.Add(3 * time.Hour) // past the grace (2h) of what the run saw
 	}
+	si.auditedEachOnce(t, want)
+	for r := range repos {
+		if got := len(reg.Images(account, fmt.Sprintf("ci/full-%02d", r))); got != keep {
+			t.Fatalf("repository %d holds %d images, want its newest %d", r, got, keep)
+		}
+	}
+}
+
+// stockInstall is the kustomize install with every component applied to a
+// real API server, reached as the install's ServiceAccount.
+type stockInstall struct {
+	c          *testenv.Cluster
+	cm         *unstructured.Unstructured // the rendered reclaim-config
+	dir        string
+	kubeconfig string // the ServiceAccount's token
+	gce        *gcefake.Server
+}
+
+func newStockInstall(t *testing.T, ctx context.Context, name string, opts testenv.Options) *stockInstall {
+	t.Helper()
+	if renderBin == "" {
+		renderBin = buildRenderTool(t)
+	}
+	objs := renderDeploy(t, "kustomize", "testdata/kustomize-all")
+	si := &stockInstall{cm: findObject(objs, "ConfigMap", "reclaim-config"), dir: t.TempDir()}
+	if si.cm == nil {
+		t.Fatal("no reclaim-config rendered")
+	}
+	c, err := testenv.StartCluster(ctx, name, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Stop)
+	si.c = c
+	if err := c.InstallWorkflowCRD(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// The variant ships its alerts as a PrometheusRule: the operator's CRD first.
+	applyObjects(t, ctx, c, []*unstructured.Unstructured{prometheusRuleCRD()})
+	waitServed(t, ctx, c, schema.GroupVersionResource{Group: "monitoring.coreos.com", Version: "v1", Resource: "prometheusrules"})
+	applyObjects(t, ctx, c, objs)
+	tr, err := c.Client.CoreV1().ServiceAccounts("reclaim").CreateToken(ctx, "reclaim", &authenticationv1.TokenRequest{
+		Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr(int64(3600))}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	si.kubeconfig = filepath.Join(si.dir, "kubeconfig")
+	writeTokenKubeconfig(t, si.kubeconfig, c, tr.Status.Token)
+	si.gce = gcefake.New(gcefake.Options{})
+	t.Cleanup(si.gce.Close)
+	return si
+}
+
+// config writes the stock config for the fakes, with edit's changes and an
+// audit file of its own, and loads it.
+func (si *stockInstall) config(t *testing.T, ecr *ecrfake.Server, edit func(doc map[string]any)) *config.Config {
+	t.Helper()
+	cfgPath := filepath.Join(si.dir, "reclaim.yaml")
+	writeDeployedConfig(t, si.cm, cfgPath, si.kubeconfig, si.gce, ecr)
+	raw, err := os.ReadFile(cfgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := yaml.Unmarshal(raw, &doc); err != nil {
+		t.Fatal(err)
+	}
+	edit(doc)
+	doc["audit"] = map[string]any{"file": si.auditFile()}
+	out, _ := yaml.Marshal(doc)
+	if err := os.WriteFile(cfgPath, out, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Load(cfgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+func (si *stockInstall) auditFile() string { return filepath.Join(si.dir, "audit.jsonl") }
+
+// auditedEachOnce fails unless the audit log records want deletes done,
+// each once.
+func (si *stockInstall) auditedEachOnce(t *testing.T, want int) {
+	t.Helper()
 	count := map[string]int{}
-	for _, r := range readAudit(t, filepath.Join(dir, "audit.jsonl")) {
+	for _, r := range readAudit(t, si.auditFile()) {
 		if r.Done() {
 			count[r.ID]++
 		}
@@ -391,11 +375,6 @@ func TestStockCronJobTrimsAFullRegistry(t *testing.T) {
 	for id, n := range count {
 		if n != 1 {
 			t.Fatalf("%s audited %d times", id, n)
-		}
-	}
-	for r := range repos {
-		if got := len(reg.Images(account, fmt.Sprintf("ci/full-%02d", r))); got != keep {
-			t.Fatalf("repository %d holds %d images, want its newest %d", r, got, keep)
 		}
 	}
 }
