@@ -424,8 +424,19 @@ func writeOutcome(b *strings.Builder, o *engine.Outcome) {
 		fmt.Fprintf(tw, "  %s\t%s\t%s\n", strings.ToUpper(r.Result), r.ID, msg)
 	}
 	tw.Flush()
+	// One line a kind and result, whoever owns them.
+	type unlisted struct{ kind, result string }
+	var order []unlisted
+	more := map[unlisted]int{}
 	for _, u := range o.Unlisted {
-		fmt.Fprintf(b, "  %s: %d more %s, listed in the audit log\n", strings.ToUpper(u.Result), u.Count, u.Kind)
+		k := unlisted{u.Kind, u.Result}
+		if _, ok := more[k]; !ok {
+			order = append(order, k)
+		}
+		more[k] += u.Count
+	}
+	for _, k := range order {
+		fmt.Fprintf(b, "  %s: %d more %s, listed in the audit log\n", strings.ToUpper(k.result), more[k], k.kind)
 	}
 	if o.Stopped != "" {
 		fmt.Fprintf(b, "  ! %s\n", o.Stopped)
@@ -572,6 +583,11 @@ func ForOwners(r *Report, owners []string) *Report {
 		for _, res := range o.Results {
 			if ids[res.Kind+"\x00"+res.ID] {
 				cut.Add(res)
+			}
+		}
+		for _, u := range o.Unlisted {
+			if u.Owner != "" && slices.Contains(owners, u.Owner) {
+				cut.AddUnlisted(u)
 			}
 		}
 		out.Outcome = cut

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -13,6 +14,7 @@ import (
 
 	"reclaim.dev/reclaim/notify/report"
 	"reclaim.dev/reclaim/reconcile/engine"
+	"reclaim.dev/reclaim/reconcile/kinds/ecrimage"
 	"reclaim.dev/reclaim/reconcile/kinds/gcedisk"
 	"reclaim.dev/reclaim/reconcile/kinds/workflowpvc"
 )
@@ -178,6 +180,38 @@ func TestForOwnersCutsDecisionsAndOutcome(t *testing.T) {
 	}
 	if c.ExitCode != r.ExitCode {
 		t.Fatalf("exit %d, the run's is %d", c.ExitCode, r.ExitCode)
+	}
+}
+
+// A team's cut counts its deletions past the outcome's list too
+// (engine.MaxListed a kind), and not another team's.
+func TestForOwnersCountsUnlistedDeletions(t *testing.T) {
+	defer func(n int) { engine.MaxListed = n }(engine.MaxListed)
+	engine.MaxListed = 2
+	p := &engine.Plan{}
+	o := &engine.Outcome{}
+	for i, owner := range []string{"ml", "ml", "etl", "etl", "etl", "ml", ""} {
+		id := fmt.Sprintf("img-%d", i)
+		p.Decisions = append(p.Decisions, engine.Decision{Kind: "ecr-image", ID: id, Action: engine.Delete, Owner: owner})
+		o.Add(engine.Result{Kind: "ecr-image", ID: id, Result: engine.ResultDeleted, Bytes: 10, Owner: owner,
+			Frees: engine.Free(10, ecrimage.Bytes)})
+	}
+	r := report.New(p, o, true)
+	for owner, want := range map[string]int{"etl": 3, "ml": 3} {
+		c := report.ForOwners(r, []string{owner})
+		if c.Outcome.Deleted != want || c.Outcome.FreedBytes != int64(10*want) || c.Outcome.Freed.Of(ecrimage.Bytes) != int64(10*want) {
+			t.Errorf("%s: %d deleted, %d bytes (%d in units); want %d", owner, c.Outcome.Deleted, c.Outcome.FreedBytes, c.Outcome.Freed.Of(ecrimage.Bytes), want)
+		}
+	}
+	if r.Outcome.Deleted != 7 || len(r.Outcome.Results) != 2 {
+		t.Fatalf("the run's outcome: %d deleted, %d listed", r.Outcome.Deleted, len(r.Outcome.Results))
+	}
+	var b bytes.Buffer
+	if err := r.Text(&b, report.TextOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(b.String(), "DELETED: 5 more ecr-image, listed in the audit log"); n != 1 {
+		t.Fatalf("the text says the 5 unlisted deletions %d times:\n%s", n, b.String())
 	}
 }
 

@@ -195,12 +195,14 @@ type Result struct {
 	// Frees is what it frees, in its kind's units (SizeGB and Bytes are
 	// the amounts schema v1 records).
 	Frees Frees `json:"-"`
+	// Owner is the decision's (a report cut to owners counts theirs).
+	Owner string `json:"-"`
 }
 
 // result is what happened to d.
 func (d *Decision) result(result, reason string) Result {
 	return Result{Kind: d.Kind, ID: d.ID, Result: result, Reason: reason, Frees: d.Frees,
-		SizeGB: d.Frees.Keyed(KeySizeGB), Bytes: d.Frees.Keyed(KeyBytes)}
+		SizeGB: d.Frees.Keyed(KeySizeGB), Bytes: d.Frees.Keyed(KeyBytes), Owner: d.Owner}
 }
 
 // Results of one attempted delete.
@@ -242,13 +244,30 @@ type Outcome struct {
 // failure, a skip and a delete not attempted are always listed.
 var MaxListed = 10000
 
-// Unlisted are the deletions of one kind with one result past MaxListed.
+// Unlisted are the deletions of one kind and owner with one result past
+// MaxListed.
 type Unlisted struct {
 	Kind   string `json:"kind"`
+	Owner  string `json:"owner,omitempty"`
 	Result string `json:"result"`
 	Count  int    `json:"count"`
 	SizeGB int64  `json:"sizeGB"`
 	Bytes  int64  `json:"bytes,omitempty"`
+	// Freed is what they freed, in their kind's units.
+	Freed Total `json:"-"`
+}
+
+// AddUnlisted counts deletions another outcome did not list (a report cut
+// to an owner takes its own).
+func (o *Outcome) AddUnlisted(u Unlisted) {
+	o.Unlisted = append(o.Unlisted, u)
+	o.Deleted += u.Count
+	o.FreedGB += u.SizeGB
+	o.FreedBytes += u.Bytes
+	for _, a := range u.Freed.Amounts {
+		o.Freed.Add(Frees{Amounts: [2]Amount{a}})
+	}
+	o.Freed.Cost += u.Freed.Cost
 }
 
 // Add counts one result (a report cut to an owner recounts its own).
@@ -282,12 +301,15 @@ func (o *Outcome) list(r Result) bool {
 		return true
 	}
 	for i := range o.Unlisted {
-		if u := &o.Unlisted[i]; u.Kind == r.Kind && u.Result == r.Result {
+		if u := &o.Unlisted[i]; u.Kind == r.Kind && u.Owner == r.Owner && u.Result == r.Result {
 			u.Count, u.SizeGB, u.Bytes = u.Count+1, u.SizeGB+r.SizeGB, u.Bytes+r.Bytes
+			u.Freed.Add(r.Frees)
 			return false
 		}
 	}
-	o.Unlisted = append(o.Unlisted, Unlisted{Kind: r.Kind, Result: r.Result, Count: 1, SizeGB: r.SizeGB, Bytes: r.Bytes})
+	u := Unlisted{Kind: r.Kind, Owner: r.Owner, Result: r.Result, Count: 1, SizeGB: r.SizeGB, Bytes: r.Bytes}
+	u.Freed.Add(r.Frees)
+	o.Unlisted = append(o.Unlisted, u)
 	return false
 }
 

@@ -312,8 +312,9 @@ func TestOutcomeListsAtMostMaxListedDeletions(t *testing.T) {
 	if out.Deleted != 4 || out.Failed != 1 || out.FreedGB != 400 || len(out.Results) != 3 {
 		t.Fatalf("deleted %d, failed %d, freed %d GB, %d listed; want 4, 1, 400, 3 (2 deleted and the failure)", out.Deleted, out.Failed, out.FreedGB, len(out.Results))
 	}
-	if want := []engine.Unlisted{{Kind: fakeName, Result: engine.ResultDeleted, Count: 2, SizeGB: 200}}; fmt.Sprint(out.Unlisted) != fmt.Sprint(want) {
-		t.Fatalf("unlisted %+v, want %+v", out.Unlisted, want)
+	if u := out.Unlisted; len(u) != 1 || u[0].Kind != fakeName || u[0].Result != engine.ResultDeleted || u[0].Count != 2 || u[0].SizeGB != 200 ||
+		u[0].Freed.Of(testGB) != 200 {
+		t.Fatalf("unlisted %+v, want 2 deleted of 200 GB", out.Unlisted)
 	}
 	if n := len(enginetest.AuditResults(t, buf)); n != 5 {
 		t.Fatalf("the audit log records %d deletes, want 5", n)
