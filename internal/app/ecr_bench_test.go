@@ -81,11 +81,12 @@ func BenchmarkECRFleet(b *testing.B) {
 		latency        = 5 * time.Millisecond
 		protectTag     = "reclaim.dev/protect"
 		// The client's token bucket of each operation, as ECR's quotas are
-		// per action (see the floors below): 5% under the fake's 100 a
-		// second, since one throttle is expensive (the SDK's adaptive retry
-		// mode then slows the whole client for seconds).
-		clientRPS   = 95
-		clientBurst = 20
+		// per action (see the floors below): 10% under the fake's 100 a
+		// second with half its burst, since one throttle is expensive (the
+		// SDK's adaptive retry mode then slows the whole client for
+		// seconds), and calls paced together can arrive together.
+		clientRPS   = 90
+		clientBurst = 10
 		concurrency = 8
 	)
 	// Per-API limits on the fake; the bursts of those at 100/s are the
