@@ -220,12 +220,18 @@ const maxChanges = 25
 type decisionLists struct {
 	byRepo map[string]*engine.Block
 	repos  []string
-	shown  map[string]int
+	shown  map[shownKey]int
 	more   map[string]map[engine.Action]int
 }
 
+// shownKey counts a repository's listed decisions of an action.
+type shownKey struct {
+	repo   string
+	action engine.Action
+}
+
 func newDecisionLists() *decisionLists {
-	return &decisionLists{byRepo: map[string]*engine.Block{}, shown: map[string]int{}, more: map[string]map[engine.Action]int{}}
+	return &decisionLists{byRepo: map[string]*engine.Block{}, shown: map[shownKey]int{}, more: map[string]map[engine.Action]int{}}
 }
 
 func (l *decisionLists) add(d *engine.Decision, det *Detail) {
@@ -237,7 +243,7 @@ func (l *decisionLists) add(d *engine.Decision, det *Detail) {
 		l.more[det.Repository] = map[engine.Action]int{}
 	}
 	if d.Action != engine.Keep {
-		key := det.Repository + "\x00" + string(d.Action)
+		key := shownKey{det.Repository, d.Action}
 		if l.shown[key] >= maxChanges {
 			l.more[det.Repository][d.Action]++
 			return
