@@ -64,14 +64,7 @@ func newBacklog(b *testing.B, repos, rps int, caps string) *backlog {
 	bl.srv.Start()
 	b.Cleanup(bl.srv.Close)
 	for r := range repos {
-		name := bl.repo(r)
-		bl.srv.AddRepository(backlogAccount, name, bl.now.Add(-400*24*time.Hour), nil)
-		imgs := make([]ecrfake.Image, backlogPerRepo)
-		for i := range imgs {
-			imgs[i] = ecrfake.Image{Digest: bl.digest(r, i), Tags: []string{fmt.Sprintf("build-%05d", i)},
-				PushedAt: bl.now.Add(-time.Duration(backlogPerRepo-i+1) * 24 * time.Hour), SizeBytes: 50 << 20, MediaType: ecrfake.MediaTypeOCIManifest}
-		}
-		bl.srv.AddImages(backlogAccount, name, imgs)
+		seedFullRepo(bl.srv, backlogAccount, bl.repo(r), backlogPerRepo, bl.now)
 	}
 	// One cluster, running nothing from the registry, over HTTP.
 	front := httptest.NewServer(&kubeFront{cs: fake.NewSimpleClientset()})
@@ -117,9 +110,22 @@ audit:
 
 func (bl *backlog) repo(r int) string { return fmt.Sprintf("ci/svc-%03d", r) }
 
-func (bl *backlog) digest(r, i int) string {
-	return ecrfake.Digest(fmt.Sprintf("%s/%d", bl.repo(r), i))
+func (bl *backlog) digest(r, i int) string { return fullRepoDigest(bl.repo(r), i) }
+
+// seedFullRepo adds repository name with n images of 50 MiB, a day apart,
+// the newest pushed two days before now, each with a build tag.
+func seedFullRepo(srv *ecrfake.Server, account, name string, n int, now time.Time) {
+	srv.AddRepository(account, name, now.Add(-400*24*time.Hour), nil)
+	imgs := make([]ecrfake.Image, n)
+	for i := range imgs {
+		imgs[i] = ecrfake.Image{Digest: fullRepoDigest(name, i), Tags: []string{fmt.Sprintf("build-%05d", i)},
+			PushedAt: now.Add(-time.Duration(n-i+1) * 24 * time.Hour), SizeBytes: 50 << 20, MediaType: ecrfake.MediaTypeOCIManifest}
+	}
+	srv.AddImages(account, name, imgs)
 }
+
+// fullRepoDigest is image i's digest in a repository seedFullRepo seeded.
+func fullRepoDigest(name string, i int) string { return ecrfake.Digest(fmt.Sprintf("%s/%d", name, i)) }
 
 // seedClocks writes a state in which every image but the newest kept ones
 // has been a candidate for three hours (its grace, 2h, elapsed).

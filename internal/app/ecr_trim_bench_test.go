@@ -58,14 +58,7 @@ func BenchmarkECRHeavyTrim(b *testing.B) {
 	defer srv.Close()
 	seed := func() {
 		for r := range repos {
-			name := fmt.Sprintf("ci/svc-%02d", r)
-			srv.AddRepository(account, name, now.Add(-400*24*time.Hour), nil)
-			imgs := make([]ecrfake.Image, perRepo)
-			for i := range imgs {
-				imgs[i] = ecrfake.Image{Digest: ecrfake.Digest(fmt.Sprintf("%s/%d", name, i)), Tags: []string{fmt.Sprintf("build-%05d", i)},
-					PushedAt: now.Add(-time.Duration(perRepo-i+1) * 24 * time.Hour), SizeBytes: 50 << 20, MediaType: ecrfake.MediaTypeOCIManifest}
-			}
-			srv.AddImages(account, name, imgs)
+			seedFullRepo(srv, account, fmt.Sprintf("ci/svc-%02d", r), perRepo, now)
 		}
 	}
 	y := fmt.Sprintf(`clusters:
@@ -115,7 +108,7 @@ ecr:
 		for r := range repos {
 			name := fmt.Sprintf("ci/svc-%02d", r)
 			for i := range perRepo - keep {
-				prev.Seen(ecrimage.ID(inventory.RepoKey{Account: account, Region: region, Name: name}, ecrfake.Digest(fmt.Sprintf("%s/%d", name, i))), "", now.Add(-3*time.Hour))
+				prev.Seen(ecrimage.ID(inventory.RepoKey{Account: account, Region: region, Name: name}, fullRepoDigest(name, i)), "", now.Add(-3*time.Hour))
 			}
 		}
 		fs := &state.FileStore{Path: filepath.Join(b.TempDir(), "state.json")}

@@ -58,12 +58,7 @@ func IsThrottle(code string) bool {
 // included (add it with AfterRetry): the client's own share of the API's
 // rate limit.
 func Pace(id string, l *rate.Limiter) middleware.FinalizeMiddleware {
-	return middleware.FinalizeMiddlewareFunc(id, func(ctx context.Context, in middleware.FinalizeInput, next middleware.FinalizeHandler) (middleware.FinalizeOutput, middleware.Metadata, error) {
-		if err := l.Wait(ctx); err != nil {
-			return middleware.FinalizeOutput{}, middleware.Metadata{}, err
-		}
-		return next.HandleFinalize(ctx, in)
-	})
+	return paceBy(id, func(context.Context) *rate.Limiter { return l })
 }
 
 // PaceEach is Pace with a bucket of rps and burst for each API operation,
@@ -72,16 +67,23 @@ func Pace(id string, l *rate.Limiter) middleware.FinalizeMiddleware {
 func PaceEach(id string, rps float64, burst int) middleware.FinalizeMiddleware {
 	var mu sync.Mutex
 	buckets := map[string]*rate.Limiter{}
-	return middleware.FinalizeMiddlewareFunc(id, func(ctx context.Context, in middleware.FinalizeInput, next middleware.FinalizeHandler) (middleware.FinalizeOutput, middleware.Metadata, error) {
+	return paceBy(id, func(ctx context.Context) *rate.Limiter {
 		op := awsmiddleware.GetOperationName(ctx)
 		mu.Lock()
+		defer mu.Unlock()
 		l := buckets[op]
 		if l == nil {
 			l = rate.NewLimiter(rate.Limit(rps), burst)
 			buckets[op] = l
 		}
-		mu.Unlock()
-		if err := l.Wait(ctx); err != nil {
+		return l
+	})
+}
+
+// paceBy waits on the bucket bucket picks for the call before every attempt.
+func paceBy(id string, bucket func(context.Context) *rate.Limiter) middleware.FinalizeMiddleware {
+	return middleware.FinalizeMiddlewareFunc(id, func(ctx context.Context, in middleware.FinalizeInput, next middleware.FinalizeHandler) (middleware.FinalizeOutput, middleware.Metadata, error) {
+		if err := bucket(ctx).Wait(ctx); err != nil {
 			return middleware.FinalizeOutput{}, middleware.Metadata{}, err
 		}
 		return next.HandleFinalize(ctx, in)

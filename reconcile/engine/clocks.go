@@ -3,6 +3,7 @@ package engine
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
@@ -287,7 +288,7 @@ func (g *clockGroup) encode() []byte {
 	for i := range order {
 		order[i] = i
 	}
-	slices.SortFunc(order, func(a, b int) int { return cmpInt64(p.times[a], p.times[b]) })
+	slices.SortFunc(order, func(a, b int) int { return cmp.Compare(p.times[a], p.times[b]) })
 	rank := make([]uint64, len(p.times))
 	b := make([]byte, 0, 16*len(p.times)+10*len(p.keys))
 	b = binary.AppendUvarint(b, uint64(len(p.times)-1)) // times[0], 0, is implied
@@ -316,16 +317,6 @@ func (g *clockGroup) encode() []byte {
 		}
 	}
 	return b
-}
-
-func cmpInt64(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 var errDigests = errors.New("truncated or malformed")

@@ -489,7 +489,13 @@ func (r *rows) Remake(item uint32) engine.Decision {
 // Frees is what deleting item frees (engine.Briefer): a report's totals
 // read it for every candidate.
 func (r *rows) Frees(item uint32) engine.Frees {
-	return engine.Free(r.images.Size(int(item)), Bytes).In(r.group)
+	return imageFrees(r.images.Size(int(item)), r.group)
+}
+
+// imageFrees is what deleting an image of size bytes frees in repository
+// name: its bytes, of the repository's pool.
+func imageFrees(size int64, name string) engine.Frees {
+	return engine.Free(size, Bytes).In(name)
 }
 
 func untaggedReason(pushed time.Time, olderThan time.Duration) string {
@@ -502,7 +508,7 @@ func decision(repo inventory.RepoKey, labels map[string]string, name string, img
 	det := &Detail{Account: repo.Account, Region: repo.Region, Repository: name, Digest: id[len(id)-len(img.Digest):], Tags: img.Tags, Type: mediaKind(img), labels: labels}
 	det.PushedAt, det.PulledAt = img.PushedAt, img.LastPull
 	return engine.Decision{ID: id, Name: repo.Name, Detail: det,
-		Frees: engine.Free(img.SizeBytes, Bytes).In(name)}
+		Frees: imageFrees(img.SizeBytes, name)}
 }
 
 func mediaKind(img *inventory.Image) string {
