@@ -28,6 +28,18 @@ func TestImageTableRoundTrip(t *testing.T) {
 		{Digest: "sha512:" + strings.Repeat("1", 128), MediaType: inventory.MediaTypeOCIIndex, ChildrenKnown: true},
 		{Digest: "sha256:short", Tags: many, PushedAt: time.Unix(0, 0).UTC()}, // more tags than a row counts; the epoch is a time
 		{Digest: "sha256:" + strings.Repeat("12", 32), MediaType: ""},
+		// What ECR sends packs: whole milliseconds, sizes under 1 TiB.
+		{Digest: "sha256:" + strings.Repeat("34", 32), Tags: []string{"", "a"}, PushedAt: at.Truncate(time.Second), LastPull: at.Truncate(time.Millisecond),
+			SizeBytes: 1<<40 - 1, MediaType: inventory.MediaTypeDockerManifest},
+		{Digest: "sha256:" + strings.Repeat("56", 32), LastPull: at.Truncate(time.Millisecond), SizeBytes: 1 << 20},
+		// And what does not is kept aside.
+		{Digest: "sha256:" + strings.Repeat("78", 32), Tags: []string{"a\x00b"}, PushedAt: time.Unix(-1, 0).UTC(), SizeBytes: -1},
+		{Digest: "sha256:" + strings.Repeat("9a", 32), PushedAt: time.Date(2600, 1, 1, 0, 0, 0, 0, time.UTC), LastPull: at.Truncate(time.Millisecond)},
+	}
+	// Enough rows to fill more than one chunk.
+	for n := range 2500 {
+		in = append(in, inventory.Image{Digest: fmt.Sprintf("sha256:%064x", n), Tags: []string{fmt.Sprint("build-", n)},
+			PushedAt: at.Add(time.Duration(n) * time.Second).Truncate(time.Millisecond), SizeBytes: int64(n) << 22, MediaType: inventory.MediaTypeOCIManifest})
 	}
 	tab := inventory.NewImageTable(in...)
 	if tab.Len() != len(in) {
