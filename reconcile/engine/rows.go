@@ -53,6 +53,8 @@ type rowSrc struct {
 	kind   string
 	remake Remaker
 	unit   *Unit
+	group  string // its rows' Group, unless mixed
+	mixed  bool
 }
 
 // rowActions orders actions as the plan sorts them; a row keeps the index.
@@ -155,8 +157,10 @@ func (rs *rowsOf) addRow(kind string, it *Proposal, d *Decision) int {
 			rs.srcAt = map[Remaker]uint32{}
 		}
 		src = uint32(len(rs.srcs))
-		rs.srcs = append(rs.srcs, rowSrc{kind: kind, remake: it.Remake, unit: d.Frees.Amounts[0].Unit})
+		rs.srcs = append(rs.srcs, rowSrc{kind: kind, remake: it.Remake, unit: d.Frees.Amounts[0].Unit, group: d.Group})
 		rs.srcAt[it.Remake] = src
+	} else if s := &rs.srcs[src]; s.group != d.Group {
+		s.mixed = true
 	}
 	l := look{class: rs.intern(d.Class), owner: rs.intern(d.Owner), notes: [2]uint32{rs.intern(d.notes[0]), rs.intern(d.notes[1])},
 		since: rs.timeOf(d.OrphanSince), after: rs.timeOf(d.DeletableAfter), flags: actionIndex(d.Action)}
@@ -229,12 +233,12 @@ func (rs *rowsOf) brief(j int, d *Decision) {
 	w := rs.at(j)
 	s := &rs.srcs[w.src]
 	b, ok := s.remake.(Briefer)
-	if !ok {
+	if !ok || s.mixed {
 		rs.materialize(j, d)
 		return
 	}
 	l := &rs.looks[w.look]
-	*d = Decision{Kind: s.kind, Class: rs.strs[l.class], Owner: rs.strs[l.owner], Action: l.action(), Held: l.flags&rowHeld != 0,
+	*d = Decision{Kind: s.kind, Class: rs.strs[l.class], Owner: rs.strs[l.owner], Group: s.group, Action: l.action(), Held: l.flags&rowHeld != 0,
 		Frees: b.Frees(w.item)}
 	if pr := rs.price[s.kind]; pr != nil {
 		d.Frees.Cost = pr.MonthlyCost(d)
@@ -305,50 +309,60 @@ type Briefer interface {
 }
 
 // Brief yields every decision as All does, with what totals read: Kind,
-// Action, Held, Class, Owner and Frees, priced. A row whose Remaker is a
-// Briefer is not made again, and the rows share one Decision: copy what you
-// keep. The report's sums read a million rows this way.
+// Action, Held, Class, Owner, Group and Frees, priced. A row whose Remaker
+// is a Briefer is not made again, and the rows share one Decision: copy
+// what you keep. The report's sums read a million rows this way.
 func (p *Plan) Brief() iter.Seq[*Decision] { return p.each(nil, true) }
 
 // each is All, making again only the rows want wants (nil: all); brief
 // as Brief.
 func (p *Plan) each(want func(*row) bool, brief bool) iter.Seq[*Decision] {
+	rs := &p.compact
+	var scratch *Decision
 	return func(yield func(*Decision) bool) {
-		rs := &p.compact
-		var scratch *Decision
-		row := func(o int) (*Decision, bool) {
-			w := rs.at(int(rs.order[o]))
-			if want != nil && !want(w) {
-				return nil, false
+		for d := range p.merge(func(j int) *Decision {
+			if want != nil && !want(rs.at(j)) {
+				return nil
 			}
 			if brief {
 				if scratch == nil {
 					scratch = new(Decision)
 				}
-				rs.brief(int(rs.order[o]), scratch)
-				return scratch, true
+				rs.brief(j, scratch)
+				return scratch
 			}
 			d := new(Decision)
-			rs.materialize(int(rs.order[o]), d)
-			return d, true
-		}
-		o := 0
-		for i := range p.Decisions {
-			d := &p.Decisions[i]
-			for ; o < len(rs.order) && rowBefore(rs, int(rs.order[o]), d); o++ {
-				if r, ok := row(o); ok && !yield(r) {
-					return
-				}
-			}
+			rs.materialize(j, d)
+			return d
+		}) {
 			if !yield(d) {
 				return
 			}
 		}
-		for ; o < len(rs.order); o++ {
-			if r, ok := row(o); ok && !yield(r) {
+	}
+}
+
+// merge yields the full decisions and the rows in the plan's order, each
+// row j as made(j) makes it (nil: skipped); the second value says a row.
+func (p *Plan) merge(made func(j int) *Decision) iter.Seq2[*Decision, bool] {
+	return func(yield func(*Decision, bool) bool) {
+		rs := &p.compact
+		o := 0
+		rows := func(before *Decision) bool {
+			for ; o < len(rs.order) && (before == nil || rowBefore(rs, int(rs.order[o]), before)); o++ {
+				if d := made(int(rs.order[o])); d != nil && !yield(d, true) {
+					return false
+				}
+			}
+			return true
+		}
+		for i := range p.Decisions {
+			d := &p.Decisions[i]
+			if !rows(d) || !yield(d, false) {
 				return
 			}
 		}
+		rows(nil)
 	}
 }
 
@@ -359,6 +373,36 @@ func (p *Plan) Of(kind string) iter.Seq[*Decision] {
 		rs := &p.compact
 		for d := range p.each(func(w *row) bool { return rs.srcs[w.src].kind == kind }, false) {
 			if d.Kind == kind && !yield(d) {
+				return
+			}
+		}
+	}
+}
+
+// Sift yields kind's decisions as Of does, but only those pick takes, and
+// makes a row again only when pick, shown the row as Brief shows it, takes
+// it: a view tallies a million rows and lists a few thousand. pick's
+// decision may be shared: copy what you keep.
+func (p *Plan) Sift(kind string, pick func(*Decision) bool) iter.Seq[*Decision] {
+	return func(yield func(*Decision) bool) {
+		rs := &p.compact
+		scratch := new(Decision)
+		for d, row := range p.merge(func(j int) *Decision {
+			if rs.srcs[rs.at(j).src].kind != kind {
+				return nil
+			}
+			rs.brief(j, scratch)
+			if !pick(scratch) {
+				return nil
+			}
+			d := new(Decision)
+			rs.materialize(j, d)
+			return d
+		}) {
+			if !row && (d.Kind != kind || !pick(d)) {
+				continue
+			}
+			if !yield(d) {
 				return
 			}
 		}

@@ -171,18 +171,33 @@ func TestCutKeepsCompactDecisions(t *testing.T) {
 }
 
 // briefTable is a table that says what an item frees (engine.Briefer).
-type briefTable struct{ table }
+type briefTable struct {
+	table
+	made int // rows made again
+}
 
 func (t *briefTable) Frees(i uint32) engine.Frees { return t.table[i].Frees }
+
+func (t *briefTable) Remake(i uint32) engine.Decision {
+	t.made++
+	return t.table[i]
+}
 
 // Brief gives, decision by decision, what All gives of Kind, Action, Held,
 // Class, Owner and Frees, for rows of a Briefer (not made again) and of a
 // plain Remaker (made again) alike.
 func TestBriefGivesWhatTotalsRead(t *testing.T) {
-	for _, briefer := range []bool{true, false} {
-		items, _ := compacted(orphans("a", "b", "c", "d", "e", "f"))
-		if briefer {
-			bt := &briefTable{*items[0].Remake.(*table)}
+	for _, c := range []struct{ briefer, mixed bool }{{true, false}, {true, true}, {false, false}} {
+		orph := orphans("a", "b", "c", "d", "e", "f")
+		for i := range orph {
+			orph[i].Group = "g"
+		}
+		if c.mixed {
+			orph[4].Group = "h" // a table of two groups: its rows are made again
+		}
+		items, _ := compacted(orph)
+		if c.briefer {
+			bt := &briefTable{table: *items[0].Remake.(*table)}
 			for i := range items {
 				items[i].Remake = bt
 			}
@@ -192,23 +207,65 @@ func TestBriefGivesWhatTotalsRead(t *testing.T) {
 		k.lim.MaxDeletes = 3 // three held at the cap
 		p := build(k, seenSince(t0.Add(-7*time.Hour), items...), t0, complete("a"))
 		type brief struct {
-			kind, class, owner string
-			action             engine.Action
-			held               bool
-			frees              engine.Frees
+			kind, class, owner, group string
+			action                    engine.Action
+			held                      bool
+			frees                     engine.Frees
 		}
 		var all, short []brief
 		for d := range p.All() {
-			all = append(all, brief{d.Kind, d.Class, d.Owner, d.Action, d.Held, d.Frees})
+			all = append(all, brief{d.Kind, d.Class, d.Owner, d.Group, d.Action, d.Held, d.Frees})
 		}
 		for d := range p.Brief() {
-			short = append(short, brief{d.Kind, d.Class, d.Owner, d.Action, d.Held, d.Frees})
+			short = append(short, brief{d.Kind, d.Class, d.Owner, d.Group, d.Action, d.Held, d.Frees})
 		}
 		if !slices.Equal(all, short) || len(all) != 6 {
-			t.Fatalf("briefer %v: Brief\n%+v\nAll\n%+v", briefer, short, all)
+			t.Fatalf("%+v: Brief\n%+v\nAll\n%+v", c, short, all)
 		}
 		if p.Count(fakeName, engine.Delete) != 3 || all[0].frees.Amounts[0].N == 0 {
-			t.Fatalf("briefer %v: the plan does not test held rows or frees: %+v", briefer, all)
+			t.Fatalf("%+v: the plan does not test held rows or frees: %+v", c, all)
 		}
+	}
+}
+
+// Sift yields what Of yields that pick takes, pick seeing each decision
+// as Brief shows it, and makes again only the rows it takes.
+func TestSiftMakesOnlyWhatItPicks(t *testing.T) {
+	items, n := compacted(orphans("a", "b", "c", "d", "e", "f"))
+	bt := &briefTable{table: *items[0].Remake.(*table)}
+	for i := range items {
+		items[i].Remake = bt
+	}
+	items = append(items, orphan("z")) // a whole one
+	k := &fakeKind{lim: testLimits(), items: items}
+	k.lim.MaxDeletes = 3
+	p := build(k, seenSince(t0.Add(-7*time.Hour), items...), t0, complete("a"))
+	var want []string
+	for d := range p.Of(fakeName) {
+		if d.Action == engine.Delete {
+			want = append(want, d.ID)
+		}
+	}
+	bt.made = 0
+	picks := 0
+	var got []string
+	for d := range p.Sift(fakeName, func(b *engine.Decision) bool { picks++; return b.Action == engine.Delete }) {
+		got = append(got, d.ID)
+	}
+	if !slices.Equal(got, want) || len(want) != 3 {
+		t.Fatalf("Sift yielded %v, Of's deletes are %v", got, want)
+	}
+	if picks != n+1 {
+		t.Errorf("pick saw %d decisions, want %d", picks, n+1)
+	}
+	rows := len(want)
+	if slices.Contains(want, fakeID("z")) {
+		rows--
+	}
+	if bt.made != rows {
+		t.Errorf("%d rows made again for %d picked", bt.made, rows)
+	}
+	if len(slices.Collect(p.Sift("other", func(*engine.Decision) bool { return true }))) != 0 {
+		t.Error("Sift yielded another kind's decisions")
 	}
 }

@@ -61,12 +61,15 @@ var keptOrder = []string{ClassInUse, ClassIndexChild, ClassProtectedTag, ClassPu
 // View shows each repository against its limit, the image decisions, and the
 // repository gauges.
 func (k *Kind) View(p *engine.Plan, snap *inventory.Snapshot) engine.View {
-	// One pass over the decisions: a backlog makes a million of them again.
+	// One pass over the decisions, seen as brief ones: of a backlog's
+	// million, only the few thousand listed are made again.
 	by, ds := repoTallies{}, newDecisionLists()
-	for d := range p.Of(Name) {
-		det := DetailOf(d)
-		by.add(d, det)
-		ds.add(d, det)
+	for d := range p.Sift(Name, func(b *engine.Decision) bool {
+		repo := repoOf(b)
+		by.add(repo, b)
+		return ds.lists(repo, b.Action)
+	}) {
+		ds.add(d, DetailOf(d))
 	}
 	sums := k.repositories(by, p, snap)
 	var frees int64
@@ -101,11 +104,20 @@ type repoTally struct {
 // repoTallies are the tallies by repository.
 type repoTallies map[string]*repoTally
 
-func (by repoTallies) add(d *engine.Decision, det *Detail) {
-	a := by[det.Repository]
+// repoOf is the repository of d, brief (Plan.Brief) or whole: its Group,
+// which a kept image's decision leaves empty.
+func repoOf(d *engine.Decision) string {
+	if d.Group != "" {
+		return d.Group
+	}
+	return DetailOf(d).Repository
+}
+
+func (by repoTallies) add(repo string, d *engine.Decision) {
+	a := by[repo]
 	if a == nil {
 		a = &repoTally{kept: map[string]int{}}
-		by[det.Repository] = a
+		by[repo] = a
 	}
 	a.decided++
 	switch d.Action {
@@ -234,23 +246,29 @@ func newDecisionLists() *decisionLists {
 	return &decisionLists{byRepo: map[string]*engine.Block{}, shown: map[shownKey]int{}, more: map[string]map[engine.Action]int{}}
 }
 
+// lists says whether a decision of repo is listed, counting it: every kept
+// image is, and the first maxChanges of each other action.
+func (l *decisionLists) lists(repo string, a engine.Action) bool {
+	if l.byRepo[repo] == nil {
+		l.byRepo[repo] = &engine.Block{Heading: "  " + repo, Indent: 4}
+		l.repos = append(l.repos, repo)
+		l.more[repo] = map[engine.Action]int{}
+	}
+	if a == engine.Keep {
+		return true
+	}
+	key := shownKey{repo, a}
+	if l.shown[key] >= maxChanges {
+		l.more[repo][a]++
+		return false
+	}
+	l.shown[key]++
+	return true
+}
+
+// add lists d, which lists took.
 func (l *decisionLists) add(d *engine.Decision, det *Detail) {
-	b := l.byRepo[det.Repository]
-	if b == nil {
-		b = &engine.Block{Heading: "  " + det.Repository, Indent: 4}
-		l.byRepo[det.Repository] = b
-		l.repos = append(l.repos, det.Repository)
-		l.more[det.Repository] = map[engine.Action]int{}
-	}
-	if d.Action != engine.Keep {
-		key := shownKey{det.Repository, d.Action}
-		if l.shown[key] >= maxChanges {
-			l.more[det.Repository][d.Action]++
-			return
-		}
-		l.shown[key]++
-	}
-	b.Add(d, ShortDigest(det.Digest), orDefault(strings.Join(det.Tags, ","), "<untagged>"), d.Frees.String(), d.Why())
+	l.byRepo[det.Repository].Add(d, ShortDigest(det.Digest), orDefault(strings.Join(det.Tags, ","), "<untagged>"), d.Frees.String(), d.Why())
 }
 
 // section is the lists as the report's ECR IMAGES section.
