@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -212,26 +211,22 @@ func (k *Kind) Propose(snap *inventory.Snapshot, now time.Time) engine.Proposals
 	// listing nor the proposals of a million images live at once.
 	inScope := 0
 	out.Stream = func(yield func(*engine.Proposal) bool) {
-		var buf []engine.Proposal
 		for _, at := range all {
 			rl := at.rl
 			rl.Ensure()
-			buf = buf[:0]
+			ok := true
 			if at.rule != nil && !at.rule.Protect && !rl.Protected && !rl.Gone {
 				inScope += rl.Len()
 				sources := at.sources
 				if g := pc.guards(snap.Fleet, rl.Repo.Account, rl.Pullers); len(g) > 0 {
 					sources = engine.UniqueKeys(append(slices.Clone(sources), g...))
 				}
-				buf = k.proposeRepo(buf, rl, at.rule, idx.repos[rl.Repo], sources, repoHold(rl, idx, pc, at.holds), now)
+				ok = k.proposeRepo(yield, rl, at.rule, idx.repos[rl.Repo], sources, repoHold(rl, idx, pc, at.holds), now)
 			}
 			rl.Drop()
-			for i := range buf {
-				if !yield(&buf[i]) {
-					return
-				}
+			if !ok {
+				return
 			}
-			clear(buf) // drop the references the copies in the plan now hold
 		}
 	}
 	// Once every repository is listed: the registries' completeness, with
@@ -358,8 +353,9 @@ func repoHold(rl *inventory.RepoListing, idx imageIndex, pc *pullerCheck, holds 
 
 // proposeRepo selects what a repository's trim and untagged rules delete,
 // oldest first and an index before its children, and appends a proposal for
-// each selected image and each image with a keep reason of its own.
-func (k *Kind) proposeRepo(out []engine.Proposal, rl *inventory.RepoListing, rule *RepoRule, refs *repoRefs, sources []string, hold string, now time.Time) []engine.Proposal {
+// each selected image and each image with a keep reason of its own, one at
+// a time (the engine copies what it keeps); false when yield stops.
+func (k *Kind) proposeRepo(yield func(*engine.Proposal) bool, rl *inventory.RepoListing, rule *RepoRule, refs *repoRefs, sources []string, hold string, now time.Time) bool {
 	ipl := classify(rl, rule, refs, k.Policy, now)
 	n := len(ipl.imgs)
 	selected := make([]bool, n)
@@ -372,13 +368,7 @@ func (k *Kind) proposeRepo(out []engine.Proposal, rl *inventory.RepoListing, rul
 			tops = append(tops, i)
 		}
 	}
-	sort.SliceStable(tops, func(a, b int) bool {
-		ia, ib := &ipl.imgs[tops[a]], &ipl.imgs[tops[b]]
-		if !ia.PushedAt.Equal(ib.PushedAt) {
-			return ia.PushedAt.Before(ib.PushedAt)
-		}
-		return ia.Digest < ib.Digest
-	})
+	slices.SortStableFunc(tops, func(a, b int) int { return pushOrder(&ipl.imgs[a], &ipl.imgs[b]) }) // oldest first
 	take := func(i int, reason, class string) {
 		selected[i] = true
 		ipl.class[i], ipl.reason[i] = class, reason
@@ -438,7 +428,9 @@ func (k *Kind) proposeRepo(out []engine.Proposal, rl *inventory.RepoListing, rul
 		if len(det.Parents) > 0 {
 			p.AfterWhy = "its index " + ShortDigest(det.Parents[len(det.Parents)-1])
 		}
-		out = append(out, p)
+		if !yield(&p) {
+			return false
+		}
 	}
 	compact.images.Trim() // kept for the run: no room to grow
 	for i := range ipl.imgs {
@@ -447,9 +439,11 @@ func (k *Kind) proposeRepo(out []engine.Proposal, rl *inventory.RepoListing, rul
 		}
 		p := engine.Proposal{Decision: decision(rl.Repo, rl.Labels, group, &ipl.imgs[i])}
 		p.Action, p.Class, p.Reason = engine.Keep, ipl.class[i], ipl.reason[i]
-		out = append(out, p)
+		if !yield(&p) {
+			return false
+		}
 	}
-	return out
+	return true
 }
 
 // rows are a repository's compact candidates, packed, made into their

@@ -3,7 +3,7 @@ package ecrimage
 import (
 	"fmt"
 	"regexp"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
@@ -106,6 +106,14 @@ func indexImages(snap *inventory.Snapshot) imageIndex {
 	return idx
 }
 
+// pushOrder orders images oldest first, then by digest.
+func pushOrder(a, b *inventory.Image) int {
+	if c := a.PushedAt.Compare(b.PushedAt); c != 0 {
+		return c
+	}
+	return strings.Compare(a.Digest, b.Digest)
+}
+
 // imagePlan is the working state of one repository's plan.
 type imagePlan struct {
 	imgs    []inventory.Image
@@ -144,13 +152,7 @@ func classify(rl *inventory.RepoListing, rule *RepoRule, refs *repoRefs, ip *Pol
 			tops = append(tops, i)
 		}
 	}
-	sort.SliceStable(tops, func(a, b int) bool {
-		ia, ib := imgs[tops[a]], imgs[tops[b]]
-		if !ia.PushedAt.Equal(ib.PushedAt) {
-			return ia.PushedAt.After(ib.PushedAt)
-		}
-		return ia.Digest > ib.Digest
-	})
+	slices.SortStableFunc(tops, func(a, b int) int { return pushOrder(&imgs[b], &imgs[a]) }) // newest first
 	newest := map[int]int{}
 	for r, i := range tops {
 		if r >= rule.KeepNewest {
