@@ -152,6 +152,14 @@ func (t *ImageTable) Add(img Image) {
 		plain = plain && strings.IndexByte(tag, tagEnd) < 0
 	}
 	if plain {
+		need := len(img.Tags)
+		for _, tag := range img.Tags {
+			need += len(tag)
+		}
+		if len(t.tagData)+need > cap(t.tagData) {
+			// Double: append's quarter steps copy a large run five times over.
+			t.tagData = slices.Grow(t.tagData, max(need, len(t.tagData)))
+		}
 		for _, tag := range img.Tags {
 			t.tagData = append(t.tagData, tag...)
 			t.tagData = append(t.tagData, tagEnd)

@@ -413,12 +413,21 @@ func (k *Kind) proposeRepo(yield func(*engine.Proposal) bool, rl *inventory.Repo
 	// What neither waits for an index nor is one that others wait for is
 	// kept by the plan as a row of this table (engine.Remaker).
 	compact := &rows{repo: rl.Repo, labels: rl.Labels, group: group, trim: trim, untagged: rule.UntaggedOlderThan}
+	isRow := func(i int) bool {
+		img := &ipl.imgs[i]
+		return len(ipl.parents[img.Digest]) == 0 && len(img.Children) == 0 && (ipl.class[i] == ClassTrim || ipl.class[i] == ClassUntagged)
+	}
+	if nrows := countWhere(order, isRow); nrows > 0 && 2*nrows >= n {
+		// Most of the repository goes (a backlog): its rows are the
+		// listing's table itself, not a copy of nearly all of it.
+		compact.images, compact.shared, compact.untag = rl.Images, true, make([]bool, n)
+	}
 	for _, i := range order {
 		img := &ipl.imgs[i]
 		p := engine.Proposal{Decision: decision(rl.Repo, rl.Labels, group, img), Candidate: true, Sources: sources, Hold: hold, Created: img.PushedAt}
 		p.Class, p.Reason, p.Group = ipl.class[i], ipl.reason[i], group
-		if len(ipl.parents[img.Digest]) == 0 && len(img.Children) == 0 && (p.Class == ClassTrim || p.Class == ClassUntagged) {
-			p.Remake, p.Item = compact, compact.add(img, p.Class == ClassUntagged)
+		if isRow(i) {
+			p.Remake, p.Item = compact, compact.add(i, img, p.Class == ClassUntagged)
 		}
 		det := p.Detail.(*Detail)
 		for _, par := range ipl.parents[img.Digest] {
@@ -432,7 +441,9 @@ func (k *Kind) proposeRepo(yield func(*engine.Proposal) bool, rl *inventory.Repo
 			return false
 		}
 	}
-	compact.images.Trim() // kept for the run: no room to grow
+	if !compact.shared {
+		compact.images.Trim() // kept for the run: no room to grow
+	}
 	for i := range ipl.imgs {
 		if selected[i] || ipl.class[i] == "" {
 			continue // not needed: counted by the view, no proposal
@@ -458,12 +469,30 @@ type rows struct {
 	untagged time.Duration // the rule's untaggedOlderThan
 	images   inventory.ImageTable
 	untag    []bool // the row's class: untagged, else trim
+	// shared: images is the repository's listing, and an item is the
+	// image's index in it; else a copy of the candidates alone.
+	shared bool
 }
 
-func (r *rows) add(img *inventory.Image, untagged bool) uint32 {
+// add makes image i of the listing, img, a row; it returns the row's item.
+func (r *rows) add(i int, img *inventory.Image, untagged bool) uint32 {
+	if r.shared {
+		r.untag[i] = untagged
+		return uint32(i)
+	}
 	r.images.Add(*img)
 	r.untag = append(r.untag, untagged)
 	return uint32(len(r.untag) - 1)
+}
+
+func countWhere[T any](s []T, f func(T) bool) int {
+	n := 0
+	for _, v := range s {
+		if f(v) {
+			n++
+		}
+	}
+	return n
 }
 
 // Remake makes row item's decision as proposeRepo proposed it. It only

@@ -631,3 +631,54 @@ func TestImagePresenceOfARepositoryMissingFromAPartialListing(t *testing.T) {
 		}
 	}
 }
+
+// A compact row is made again into the decision of the image it came from,
+// whether the repository mostly goes (its rows are the listing's table) or
+// mostly stays (its rows are a copy of the candidates): same digest, tags,
+// times, size and class, with some images kept in between.
+func TestRowsRemakeTheirImages(t *testing.T) {
+	for _, c := range []struct {
+		name            string
+		n, high, target int
+	}{{"most go", 40, 20, 10}, {"few go", 40, 38, 36}} {
+		t.Run(c.name, func(t *testing.T) {
+			imgs := images(c.n)
+			imgs[3].Tags = []string{"v1.2"} // protected: kept among those that go
+			imgs[33].Tags = nil             // untagged, newer than the trim reaches
+			imgs[33].LastPull = imgNow.Add(-30 * 24 * time.Hour)
+			by := map[string]inventory.Image{}
+			for _, img := range imgs {
+				by[img.Digest] = img
+			}
+			ip := imagePolicy(c.n, c.high, c.target, 5)
+			ip.Repos[0].UntaggedOlderThan = time.Hour
+			p := planTwice(t, imageSnap(imgs), ip)
+			goes, seen := 0, map[string]bool{}
+			for d := range p.All() {
+				det := ecrimage.DetailOf(d)
+				img := by[det.Digest]
+				if d.Action == engine.Keep {
+					continue
+				}
+				goes++
+				if seen[d.ID] || img.Digest == imgs[3].Digest || img.PushedAt.After(imgs[c.n-6].PushedAt) {
+					t.Errorf("%s goes twice, or is protected or among the newest 5", d.ID)
+				}
+				seen[d.ID] = true
+				if d.ID != ecrimage.ID(appRepo, img.Digest) || strings.Join(det.Tags, ",") != strings.Join(img.Tags, ",") ||
+					!det.PushedAt.Equal(img.PushedAt) || !det.PulledAt.Equal(img.LastPull) || d.Frees.Of(ecrimage.Bytes) != img.SizeBytes {
+					t.Errorf("%s made again as %+v, from %+v", d.ID, *det, img)
+				}
+				if want := ecrimage.ClassTrim; len(img.Tags) == 0 && d.Class != ecrimage.ClassUntagged || len(img.Tags) > 0 && d.Class != want {
+					t.Errorf("%s: class %q", d.ID, d.Class)
+				}
+				if d.Group != appRepo.String() {
+					t.Errorf("%s: group %q", d.ID, d.Group)
+				}
+			}
+			if want := c.n - c.target + 1; goes != want {
+				t.Errorf("%d images go, want %d", goes, want)
+			}
+		})
+	}
+}
