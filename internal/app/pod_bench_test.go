@@ -27,7 +27,7 @@ import (
 // (CronJob, daemon, Helm).
 const (
 	deployMemLimit = "280MiB"
-	deployGOGC     = "75"
+	deployGOGC     = "40"
 )
 
 var reclaimBin struct {
