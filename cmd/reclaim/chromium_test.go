@@ -37,17 +37,32 @@ const measureBreaks = `<script>
       if (Object.keys(lines).length > 1 && width < room - 1) broken.push(m[0]);
     }
   }
+  // What runs off the right edge of the window, outside a box that scrolls
+  // sideways on its own.
+  var vw = document.documentElement.clientWidth, off = [], scrolls = 0;
+  var boxes = document.querySelectorAll('body *');
+  for (var k = 0; k < boxes.length; k++) {
+    var e = boxes[k], inBox = false;
+    for (var a = e.parentElement; a && !inBox; a = a.parentElement) {
+      var ox = getComputedStyle(a).overflowX;
+      inBox = ox === 'auto' || ox === 'scroll';
+    }
+    if (!inBox && getComputedStyle(e).overflowX === 'auto' && e.scrollWidth > e.clientWidth) scrolls++;
+    if (!inBox && e.getBoundingClientRect().right > vw + 1) off.push(e.tagName + ' ' + e.textContent.trim().slice(0, 60));
+  }
   var out = document.createElement('pre');
   out.id = 'reclaim-measure';
-  out.textContent = JSON.stringify({words: words, broken: broken});
+  out.textContent = JSON.stringify({words: words, broken: broken, width: document.documentElement.scrollWidth, viewport: vw, off: off, scrolls: scrolls});
   document.body.appendChild(out);
 })();
 </script>`
 
 // The report email, rendered by a real browser (headless Chromium, Debian's
-// package) 600 px wide, as a phone's mail client shows it: no word is
-// broken inside a token. Needs chromium (make testdeps installs it); CI
-// fails without it, a developer's machine skips.
+// package) 600 px wide, as a phone's mail client shows it: it fits the
+// width (a wide table scrolls inside its own box, so the headline and the
+// warnings stay in view) and no word is broken inside a token. Needs
+// chromium (make testdeps installs it); CI fails without it, a developer's
+// machine skips.
 func TestEmailWordsStayWholeInChromium(t *testing.T) {
 	browser := ""
 	for _, b := range []string{"chromium", "chromium-browser", "google-chrome"} {
@@ -74,7 +89,7 @@ func TestEmailWordsStayWholeInChromium(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-		"--user-data-dir="+t.TempDir(), "--window-size=600,4000", "--virtual-time-budget=5000", "--dump-dom", "file://"+path)
+		"--user-data-dir="+t.TempDir(), "--hide-scrollbars", "--window-size=600,4000", "--virtual-time-budget=5000", "--dump-dom", "file://"+path)
 	out, err := cmd.Output()
 	if err != nil {
 		t.Fatalf("%s: %v\n%s", browser, err, out)
@@ -84,14 +99,26 @@ func TestEmailWordsStayWholeInChromium(t *testing.T) {
 		t.Fatalf("the page did not report its measure:\n%.2000s", out)
 	}
 	var got struct {
-		Words  int
-		Broken []string
+		Words           int
+		Broken          []string
+		Width, Viewport int
+		Off             []string
+		Scrolls         int
 	}
 	if err := json.Unmarshal([]byte(unescapeHTML(string(m[1]))), &got); err != nil {
 		t.Fatalf("%v: %s", err, m[1])
 	}
 	if got.Words < 500 {
 		t.Fatalf("only %d words measured: the page was not laid out", got.Words)
+	}
+	if got.Viewport != 600 {
+		t.Fatalf("the window is %d px wide, want 600", got.Viewport)
+	}
+	if got.Width > got.Viewport || len(got.Off) > 0 {
+		t.Errorf("the page is %d px wide at %d px: %d elements run off the right edge, e.g. %q", got.Width, got.Viewport, len(got.Off), got.Off[:min(5, len(got.Off))])
+	}
+	if got.Scrolls == 0 {
+		t.Error("no table scrolls in its own box: the demo's report should have one wider than a phone")
 	}
 	if len(got.Broken) > 0 {
 		t.Errorf("%d of %d words broken inside at 600 px, e.g. %q", len(got.Broken), got.Words, got.Broken[:min(10, len(got.Broken))])
