@@ -120,7 +120,7 @@ type imagePlan struct {
 	class   []string
 	reason  []string
 	parents map[string][]int // child digest -> indexes of the images listing it
-	byDig   map[string]int
+	byDig   map[string]int   // nil when no image lists children
 }
 
 // classify finds each image's strongest keep reason ("" for none).
@@ -128,10 +128,14 @@ func classify(rl *inventory.RepoListing, rule *RepoRule, refs *repoRefs, ip *Pol
 	// Materialized for this repository only, while it is planned.
 	imgs := rl.Images.Slice()
 	n := len(imgs)
-	ipl := &imagePlan{imgs: imgs, class: make([]string, n), reason: make([]string, n),
-		parents: map[string][]int{}, byDig: make(map[string]int, n)}
-	for i, img := range imgs {
-		ipl.byDig[img.Digest] = i
+	ipl := &imagePlan{imgs: imgs, class: make([]string, n), reason: make([]string, n), parents: map[string][]int{}}
+	// Only an index's children are looked up by digest: a repository of
+	// single manifests (a backlog of builds) needs no index of a million.
+	if slices.ContainsFunc(imgs, func(img inventory.Image) bool { return len(img.Children) > 0 }) {
+		ipl.byDig = make(map[string]int, n)
+		for i, img := range imgs {
+			ipl.byDig[img.Digest] = i
+		}
 	}
 	for i, img := range imgs {
 		for _, ch := range img.Children {
