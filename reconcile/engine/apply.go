@@ -616,16 +616,15 @@ func planBatches(p *Plan, k Kind) [][]int {
 		}
 	}
 	rs := &p.compact
-	srcGroup := map[uint32]string{}
 	for _, j := range rs.order {
 		w := rs.at(int(j))
-		if rs.srcs[w.src].kind != k.Name() || rs.lookAt(w).action() != Delete {
+		s := &rs.srcs[w.src]
+		if s.kind != k.Name() || rs.lookAt(w).action() != Delete {
 			continue
 		}
-		g, ok := srcGroup[w.src]
-		if !ok {
-			g = rs.srcs[w.src].remake.Remake(w.item).Group
-			srcGroup[w.src] = g
+		g := s.group // recorded as its rows were put
+		if s.mixed {
+			g = s.remake.Remake(w.item).Group
 		}
 		add(g, -int(j)-1)
 	}

@@ -318,8 +318,8 @@ func (p *Plan) Brief() iter.Seq[*Decision] { return p.each(nil, true) }
 // as Brief.
 func (p *Plan) each(want func(*row) bool, brief bool) iter.Seq[*Decision] {
 	rs := &p.compact
-	var scratch *Decision
 	return func(yield func(*Decision) bool) {
+		var scratch *Decision // this range's: brief rows share it
 		for d := range p.merge(func(j int) *Decision {
 			if want != nil && !want(rs.at(j)) {
 				return nil
