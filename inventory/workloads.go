@@ -14,7 +14,7 @@ type Job struct {
 	// annotation edited) makes it newer.
 	Version string
 	Labels  map[string]string
-	// Protected: the opt-out label (kubernetes.protectLabel) is "true".
+	// Protected: it carries the opt-out label (kubernetes.protectLabel), any value.
 	Protected bool
 	// Retention is the value of the retention annotation, verbatim ("" when absent).
 	Retention string

@@ -23,6 +23,7 @@ import (
 	config "reclaim.dev/reclaim/configs"
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/reconcile/engine"
+	"reclaim.dev/reclaim/reconcile/engine/optout"
 )
 
 // Name is the kind; Key its config section; SourceKind names its listings
@@ -37,8 +38,8 @@ const (
 type Section struct {
 	// Accounts are the cloud accounts whose buckets it looks at.
 	Accounts []string `json:"accounts"`
-	// Label marks a bucket as temporary (value "true"); ProtectLabel
-	// (value "true") keeps one whatever else holds.
+	// Label marks a bucket as temporary (value "true"); ProtectLabel (any
+	// value: the engine's opt-out rule) keeps one whatever else holds.
 	Label        string          `json:"label"`
 	ProtectLabel string          `json:"protectLabel"`
 	MaxAge       config.Duration `json:"maxAge"`
@@ -154,7 +155,7 @@ func (k *Kind) Limits() engine.Limits {
 	c := k.s.Caps
 	return engine.Limits{Grace: k.s.Grace.Std(), MaxDeletes: c.MaxDeletesPerRun, MaxDeletePercent: float64(c.MaxDeletePercent),
 		BreakerCandidates: c.BreakerCandidates, BatchSize: 10, Section: Key, Noun: "buckets",
-		OptOut: fmt.Sprintf("set the label %s=true on the bucket", k.s.ProtectLabel)}
+		OptOutKey: k.s.ProtectLabel, OptOut: optout.Rule("label", k.s.ProtectLabel, "bucket")}
 }
 
 func id(account, name string) string { return Name + "/" + account + "/" + name }
@@ -181,9 +182,10 @@ func (k *Kind) Propose(snap *inventory.Snapshot, now time.Time) engine.Proposals
 			p := engine.Proposal{Decision: engine.Decision{ID: id(l.Account, b.Name), Name: b.Name, Detail: &Detail{Account: l.Account, BucketID: b.ID}},
 				Identity: b.ID, Created: b.Created, Sources: []string{src.Key()}}
 			listed[p.ID] = true
+			v, protected := optout.Protects(k.s.ProtectLabel, b.Labels)
 			switch {
-			case b.Labels[k.s.ProtectLabel] == "true":
-				p = p.Protect("", "protected by the label "+k.s.ProtectLabel)
+			case protected:
+				p = p.Protect("", optout.Reason("label", k.s.ProtectLabel, v))
 			case now.Sub(b.Created) >= k.s.MaxAge.Std():
 				p.Candidate, p.Class, p.Reason = true, "expired", fmt.Sprintf("temporary and older than %s", k.s.MaxAge)
 			default:
@@ -222,8 +224,9 @@ func detailOf(d *engine.Decision) *Detail {
 	return det
 }
 
-// Recheck re-reads each bucket: gone, recreated (another id), no longer
-// temporary or protected since the plan is a skip.
+// Recheck re-reads each bucket: gone, recreated (another id) or no longer
+// temporary since the plan is a skip. It shows the engine the labels it
+// saw, and the engine checks the opt-out in them.
 func (k *Kind) Recheck(ctx context.Context, batch []*engine.Decision) ([]engine.Verdict, error) {
 	out := make([]engine.Verdict, len(batch))
 	for i, d := range batch {
@@ -236,8 +239,10 @@ func (k *Kind) Recheck(ctx context.Context, batch []*engine.Decision) ([]engine.
 			return nil, fmt.Errorf("re-read bucket %s/%s: %w", det.Account, d.Name, err)
 		case b.ID != det.BucketID:
 			out[i] = engine.Verdict{Result: engine.Skip, Reason: "recreated since the plan"}
-		case b.Labels[k.s.Label] != "true" || b.Labels[k.s.ProtectLabel] == "true":
-			out[i] = engine.Verdict{Result: engine.Skip, Reason: "no longer temporary, or protected since the plan"}
+		case b.Labels[k.s.Label] != "true":
+			out[i] = engine.Verdict{Result: engine.Skip, Reason: "no longer temporary since the plan"}
+		default:
+			out[i] = engine.Pass(b.Labels) // the engine checks the opt-out label
 		}
 	}
 	return out, nil

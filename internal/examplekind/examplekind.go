@@ -28,6 +28,7 @@ import (
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/inventory/kube"
 	"reclaim.dev/reclaim/reconcile/engine"
+	"reclaim.dev/reclaim/reconcile/engine/optout"
 	"reclaim.dev/reclaim/reconcile/kinds/finished"
 )
 
@@ -91,7 +92,7 @@ func (s *sink) Add(u *unstructured.Unstructured) error {
 		return nil
 	}
 	s.items = append(s.items, cm{ns: u.GetNamespace(), name: u.GetName(), uid: string(u.GetUID()),
-		created: u.GetCreationTimestamp().Time, protected: s.protect != "" && l[s.protect] == "true"})
+		created: u.GetCreationTimestamp().Time, protected: isProtected(s.protect, l)})
 	return nil
 }
 
@@ -106,6 +107,13 @@ func Taps(cfg *config.Config) []kube.Tap {
 	protect := cfg.Kubernetes.ProtectLabel
 	return []kube.Tap{{Name: TapName, Resource: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"},
 		New: func(string) kube.TapSink { return &sink{label: s.Label, protect: protect} }}}
+}
+
+// isProtected is the opt-out rule (package optout), applied as the tap reads:
+// the sink keeps no labels.
+func isProtected(key string, labels map[string]string) bool {
+	_, ok := optout.Protects(key, labels)
+	return ok
 }
 
 // Kind plans and deletes temporary ConfigMaps.
@@ -123,7 +131,7 @@ func FromConfig(cfg *config.Config, client func(cluster string) (kubernetes.Inte
 	}
 	label := s.Label
 	return &Kind{s: *s, protect: cfg.Kubernetes.ProtectLabel, del: &finished.Deleter[*corev1.ConfigMap]{
-		Client: client, PerSecond: 10, ProtectLabel: cfg.Kubernetes.ProtectLabel,
+		Client: client, PerSecond: 10,
 		API: finished.API[*corev1.ConfigMap]{Resource: "configmap",
 			Get: func(ctx context.Context, cs kubernetes.Interface, ns, name string) (*corev1.ConfigMap, error) {
 				return cs.CoreV1().ConfigMaps(ns).Get(ctx, name, metav1.GetOptions{})
@@ -148,7 +156,7 @@ func (k *Kind) Limits() engine.Limits {
 	c := k.s.Caps
 	return engine.Limits{Grace: k.s.Grace.Std(), MaxDeletes: c.MaxDeletesPerRun, MaxDeletePercent: float64(c.MaxDeletePercent),
 		BreakerCandidates: c.BreakerCandidates, BatchSize: 50, Section: Key, Noun: "ConfigMaps",
-		OptOut: fmt.Sprintf("set the label %s=true on the ConfigMap", k.protect)}
+		OptOutKey: k.protect, OptOut: optout.Rule("label", k.protect, "ConfigMap")}
 }
 
 func id(cluster, ns, name string) string { return Name + "/" + cluster + "/" + ns + "/" + name }
@@ -175,7 +183,7 @@ func (k *Kind) Propose(snap *inventory.Snapshot, now time.Time) engine.Proposals
 			listed[p.ID] = true
 			switch {
 			case m.protected:
-				p = p.Protect("", "protected by the label "+k.protect)
+				p = p.Protect("", "protected by label "+k.protect)
 			case now.Sub(m.created) >= k.s.MaxAge.Std():
 				p.Candidate, p.Class, p.Reason = true, "expired", fmt.Sprintf("temporary and older than %s", k.s.MaxAge)
 			default:

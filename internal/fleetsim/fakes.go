@@ -195,6 +195,17 @@ func (e ecrAPI) DescribeImages(ctx context.Context, key inventory.RepoKey, diges
 	return out, nil
 }
 
+// RepoTags: the simulated repositories carry no resource tags.
+func (e ecrAPI) RepoTags(ctx context.Context, key inventory.RepoKey) (map[string]string, error) {
+	if err := e.f.alive(ctx); err != nil {
+		return nil, err
+	}
+	if e.f.w.repoOf(key) == nil {
+		return nil, fmt.Errorf("repository %s: %w", key, inventory.ErrNotFound)
+	}
+	return map[string]string{}, nil
+}
+
 func (e ecrAPI) DeleteImages(ctx context.Context, key inventory.RepoKey, digests []string) ([]inventory.ImageFailure, error) {
 	f := e.f
 	if err := f.begin(ctx, fmt.Sprintf("delete %d images of %s", len(digests), key)); err != nil {

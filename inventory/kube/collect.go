@@ -22,6 +22,7 @@ import (
 	"k8s.io/client-go/tools/pager"
 
 	"reclaim.dev/reclaim/inventory"
+	"reclaim.dev/reclaim/reconcile/engine/optout"
 )
 
 // WorkflowGVR is the Argo Workflow resource.
@@ -43,8 +44,8 @@ type Options struct {
 	PageSize int64
 	// Timeout bounds the whole collection of one cluster; 0 means none.
 	Timeout time.Duration
-	// ProtectLabel (e.g. reclaim.dev/protect) with value "true" on a PV or PVC
-	// opts its disk out; empty disables the check.
+	// ProtectLabel (e.g. reclaim.dev/protect), with any value, on a PV, PVC,
+	// Job or Pod opts it out (package optout); empty disables the check.
 	ProtectLabel string
 	// Projects is copied into ClusterRefs.Projects.
 	Projects []string
@@ -113,7 +114,8 @@ func Collect(ctx context.Context, name string, cs kubernetes.Interface, dyn dyna
 
 	var wg sync.WaitGroup
 	protected := func(labels map[string]string) bool {
-		return opt.ProtectLabel != "" && labels[opt.ProtectLabel] == "true"
+		_, ok := optout.Protects(opt.ProtectLabel, labels)
+		return ok
 	}
 	var images *imageCollector
 	if opt.Images {

@@ -301,7 +301,8 @@ func TestWorkloadsRealAPIServer(t *testing.T) {
 		}
 	}
 	wantJobs := []inventory.Job{
-		{Namespace: ns, Name: "failed", UID: string(failed.UID), Labels: map[string]string{protectLabel: "no"},
+		// The opt-out label protects whatever its value (package optout).
+		{Namespace: ns, Name: "failed", UID: string(failed.UID), Labels: map[string]string{protectLabel: "no"}, Protected: true,
 			Created: failed.CreationTimestamp.UTC(), Status: "Failed", Finished: t0.Add(3 * time.Minute)},
 		{Namespace: ns, Name: "nightly-29000000", UID: string(complete.UID), Labels: map[string]string{protectLabel: "true", "team": "data"},
 			Protected: true, Retention: "2h", Created: complete.CreationTimestamp.UTC(), Status: "Complete", Finished: t0.Add(time.Minute),

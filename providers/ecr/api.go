@@ -46,6 +46,8 @@ type Provider interface {
 	// DescribeImages re-reads images by digest; images that no longer exist
 	// are absent from the result.
 	DescribeImages(ctx context.Context, repo inventory.RepoKey, digests []string) ([]inventory.Image, error)
+	// RepoTags re-reads a repository's resource tags (its opt-out).
+	RepoTags(ctx context.Context, repo inventory.RepoKey) (map[string]string, error)
 	// DeleteImages deletes at most MaxBatch images by digest and returns ECR's
 	// per-image failures (ImageNotFound means already gone).
 	DeleteImages(ctx context.Context, repo inventory.RepoKey, digests []string) ([]inventory.ImageFailure, error)

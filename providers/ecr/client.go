@@ -17,6 +17,7 @@ import (
 
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/providers/awsclient"
+	"reclaim.dev/reclaim/reconcile/engine/optout"
 )
 
 // Defaults and limits.
@@ -56,8 +57,8 @@ type Options struct {
 	PageSize int32
 	// Concurrency is how many repositories List lists in parallel; default 8.
 	Concurrency int
-	// ProtectTag is a repository resource tag key; the value "true" opts the
-	// repository out (RepoListing.Protected).
+	// ProtectTag is a repository resource tag key; with any value it opts
+	// the repository out (RepoListing.Protected, package optout).
 	ProtectTag string
 	// OwnerTag is a repository resource tag key whose value names the
 	// repository's owner (RepoListing.Labels). With both "",
@@ -341,7 +342,7 @@ func (c *Client) listRepo(ctx context.Context, name, arn string) (rl inventory.R
 		if arn == "" {
 			arn = c.repoARN(name)
 		}
-		out, err := c.API().ListTagsForResource(ctx, &ecr.ListTagsForResourceInput{ResourceArn: aws.String(arn)})
+		tags, err := c.tagsOf(ctx, arn)
 		switch {
 		case awsclient.ErrorCode(err) == "RepositoryNotFoundException":
 			return rl, true
@@ -350,14 +351,9 @@ func (c *Client) listRepo(ctx context.Context, name, arn string) (rl inventory.R
 			// owner unknown would make another's report its notice).
 			fail(fmt.Sprintf("%v (the repository's tags %s are unknown)", c.explain("ListTagsForResource", arn, err), c.tagKeys()))
 		default:
-			for _, t := range out.Tags {
-				k, v := aws.ToString(t.Key), aws.ToString(t.Value)
-				if c.protectTag != "" && k == c.protectTag && strings.EqualFold(v, "true") {
-					rl.Protected = true
-				}
-				if c.ownerTag != "" && k == c.ownerTag && v != "" {
-					rl.Labels = c.owners.Of(v)
-				}
+			_, rl.Protected = optout.Protects(c.protectTag, tags)
+			if v := tags[c.ownerTag]; c.ownerTag != "" && v != "" {
+				rl.Labels = c.owners.Of(v)
 			}
 		}
 	}
@@ -570,6 +566,33 @@ func (c *Client) describe(ctx context.Context, repo string, digests []string) ([
 		out = append(out, im)
 	}
 	return out, nil
+}
+
+// RepoTags re-reads a repository's resource tags (ListTagsForResource), for
+// the opt-out check right before a delete. A missing repository is an error
+// wrapping ErrNotFound.
+func (c *Client) RepoTags(ctx context.Context, repo string) (map[string]string, error) {
+	arn := c.repoARN(repo)
+	tags, err := c.tagsOf(ctx, arn)
+	if awsclient.ErrorCode(err) == "RepositoryNotFoundException" {
+		return nil, fmt.Errorf("repository %s: %w", repo, inventory.ErrNotFound)
+	}
+	if err != nil {
+		return nil, c.explain("ListTagsForResource", arn, err)
+	}
+	return tags, nil
+}
+
+func (c *Client) tagsOf(ctx context.Context, arn string) (map[string]string, error) {
+	out, err := c.API().ListTagsForResource(ctx, &ecr.ListTagsForResourceInput{ResourceArn: aws.String(arn)})
+	if err != nil {
+		return nil, err
+	}
+	tags := make(map[string]string, len(out.Tags))
+	for _, t := range out.Tags {
+		tags[aws.ToString(t.Key)] = aws.ToString(t.Value)
+	}
+	return tags, nil
 }
 
 // ---- DeleteImages ----

@@ -546,11 +546,12 @@ func TestProtectTag(t *testing.T) {
 	seed(f, acct, "trim", 1)
 	seed(f, acct, "other", 1)
 	f.SetRepositoryTags(acct, "keep", map[string]string{"reclaim.dev/protect": "true", "team": "x"})
-	f.SetRepositoryTags(acct, "other", map[string]string{"reclaim.dev/protect": "false"})
+	f.SetRepositoryTags(acct, "other", map[string]string{"reclaim.dev/protect": "false"}) // any value protects
 
-	l := newClient(t, f.URL(), func(o *ecr.Options) { o.ProtectTag = "reclaim.dev/protect" }).ListAll(ctx)
+	c := newClient(t, f.URL(), func(o *ecr.Options) { o.ProtectTag = "reclaim.dev/protect" })
+	l := c.ListAll(ctx)
 	for _, r := range l.Repos {
-		if r.Protected != (r.Repo.Name == "keep") || !r.Complete {
+		if r.Protected != (r.Repo.Name != "trim") || !r.Complete {
 			t.Errorf("%s: protected=%v complete=%v %q", r.Repo.Name, r.Protected, r.Complete, r.Problem)
 		}
 	}
@@ -572,6 +573,20 @@ func TestProtectTag(t *testing.T) {
 	}
 	if incomplete != 1 {
 		t.Errorf("%d repos incomplete, want 1: unknown protection must make its repo incomplete", incomplete)
+	}
+
+	// The re-read before a delete reads the same tags, one call.
+	f.ResetCalls()
+	tags, err := c.RepoTags(ctx, "keep")
+	if err != nil || tags["reclaim.dev/protect"] != "true" || tags["team"] != "x" || f.Calls(ecrfake.OpListTagsForResource) != 1 {
+		t.Fatalf("RepoTags(keep) = %v, %v after %d calls", tags, err, f.Calls(ecrfake.OpListTagsForResource))
+	}
+	if _, err := c.RepoTags(ctx, "missing"); !errors.Is(err, inventory.ErrNotFound) {
+		t.Fatalf("RepoTags(missing): %v, want ErrNotFound", err)
+	}
+	f.FailNext(ecrfake.OpListTagsForResource, ecrfake.CodeAccessDenied, 1)
+	if _, err := c.RepoTags(ctx, "keep"); err == nil || !strings.Contains(err.Error(), "ecr:ListTagsForResource") {
+		t.Fatalf("RepoTags denied: %v", err)
 	}
 }
 

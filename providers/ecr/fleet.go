@@ -47,6 +47,15 @@ func (f *Fleet) DescribeImages(ctx context.Context, repo inventory.RepoKey, dige
 	return c.DescribeImages(ctx, repo.Name, digests)
 }
 
+// RepoTags implements Provider.
+func (f *Fleet) RepoTags(ctx context.Context, repo inventory.RepoKey) (map[string]string, error) {
+	c, err := f.client(repo)
+	if err != nil {
+		return nil, err
+	}
+	return c.RepoTags(ctx, repo.Name)
+}
+
 // DeleteImages implements Provider.
 func (f *Fleet) DeleteImages(ctx context.Context, repo inventory.RepoKey, digests []string) ([]inventory.ImageFailure, error) {
 	c, err := f.client(repo)

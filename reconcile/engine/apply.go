@@ -10,6 +10,7 @@ import (
 	"go.uber.org/zap"
 
 	"reclaim.dev/reclaim/reconcile/audit"
+	"reclaim.dev/reclaim/reconcile/engine/optout"
 )
 
 // Store loads and saves State (package state has a file, a ConfigMap and a
@@ -492,7 +493,11 @@ func (a *Applier) batch(ctx context.Context, k Kind, st *State, batch []*Decisio
 	}
 	var goes []*Decision
 	result := batchNeutral
+	optOut := k.Limits().OptOutKey
 	for i, d := range batch {
+		if verdicts[i].Result == Go && optOut != "" {
+			verdicts[i] = optedOut(verdicts[i], optOut)
+		}
 		switch verdicts[i].Result {
 		case GoneNow:
 			settled(d)
@@ -556,6 +561,19 @@ func (a *Applier) batch(ctx context.Context, k Kind, st *State, batch []*Decisio
 		return batchDone, gone
 	}
 	return result, gone
+}
+
+// optedOut applies the opt-out rule (package optout) to what the re-read
+// saw: a resource that carries the key now, or whose labels the kind did
+// not show, is skipped.
+func optedOut(v Verdict, key string) Verdict {
+	if v.Labels == nil {
+		return Verdict{Result: Skip, Reason: "skipped: the re-read did not show its labels, so its opt-out " + key + " could not be checked"}
+	}
+	if val, ok := optout.Protects(key, v.Labels); ok {
+		return Verdict{Result: Skip, Reason: fmt.Sprintf("skipped: protected by %s=%s since it was planned", key, val)}
+	}
+	return v
 }
 
 // durable syncs the audit lines written so far: before any save of a state

@@ -109,6 +109,44 @@ func TestApplyRereadErrorIsNotADelete(t *testing.T) {
 	}
 }
 
+// The opt-out is the engine's to check at the re-read, for every kind: a
+// resource whose re-read labels carry the kind's key, whatever its value, is
+// skipped; one the kind lets go without showing its labels is skipped too
+// (the engine cannot check what it was not shown). A kind with no key is
+// not asked for labels.
+func TestApplyChecksTheOptOutAtTheReread(t *testing.T) {
+	k, p, a, _, _ := applyFixture("protected", "protected-false", "unshown", "unlabelled", "other")
+	k.lim.OptOutKey = "keep-me"
+	k.verdicts["protected"] = engine.Pass(map[string]string{"keep-me": "true"})
+	k.verdicts["protected-false"] = engine.Pass(map[string]string{"keep-me": "false"})
+	k.verdicts["unshown"] = engine.Verdict{Result: engine.Go}
+	k.verdicts["unlabelled"] = engine.Pass(nil)
+	k.verdicts["other"] = engine.Pass(map[string]string{"team": "a"})
+	out, err := a.Apply(context.Background(), p, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, r := range out.Results {
+		got[strings.TrimPrefix(r.ID, "fake/")] = r.Result + " " + r.Reason
+	}
+	for name, want := range map[string]string{"protected": "skipped skipped: protected by keep-me=true", "protected-false": "skipped skipped: protected by keep-me=false",
+		"unshown": "skipped skipped: the re-read did not show its labels", "unlabelled": "deleted", "other": "deleted"} {
+		if !strings.HasPrefix(got[name], want) {
+			t.Errorf("%s: %q, want %q", name, got[name], want)
+		}
+	}
+	if calls := strings.Join(k.calls, ","); strings.Contains(calls, "delete protected") || strings.Contains(calls, "delete unshown") {
+		t.Fatalf("deleted an opted-out resource: %v", k.calls)
+	}
+
+	k, p, a, _, _ = applyFixture("a")
+	k.verdicts["a"] = engine.Verdict{Result: engine.Go}
+	if out, _ := a.Apply(context.Background(), p, true); out.Deleted != 1 {
+		t.Fatalf("no opt-out key, no labels asked for: %+v", out.Results)
+	}
+}
+
 // Stop ends a pass gracefully: the batch in flight finishes, no new batch
 // starts, and what was not started is not-attempted, never failed.
 func TestApplyStopStartsNoNewBatch(t *testing.T) {

@@ -65,9 +65,13 @@ type Limits struct {
 	// Guarded names, for the run's held-back notes, what an incomplete
 	// cluster holds back: "disk it could reference". "" says nothing.
 	Guarded string
+	// OptOutKey is the label or tag key that opts a resource out, "" for
+	// none. The engine applies the one rule (package optout) to what the
+	// re-read saw (Verdict.Labels) right before a delete.
+	OptOutKey string
 	// OptOut says how a person keeps one of the kind's resources from being
-	// deleted, for reports: "set the label reclaim-protect on the disk". ""
-	// says nothing.
+	// deleted, for reports (optout.Rule): "set the label reclaim-protect on
+	// the disk". "" says nothing.
 	OptOut string
 }
 
@@ -240,6 +244,21 @@ type View struct {
 type Verdict struct {
 	Result Recheck
 	Reason string // why it is skipped
+	// Labels are the labels or tags the re-read saw on a resource it lets
+	// go: the engine checks the kind's OptOutKey in them. A kind with an
+	// opt-out key that lets a resource go without them (nil) deletes
+	// nothing, since the engine cannot check what it was not shown: use
+	// Pass.
+	Labels map[string]string
+}
+
+// Pass is the verdict for a resource the re-read found unchanged, with the
+// labels or tags it saw (none is fine: they were read).
+func Pass(labels map[string]string) Verdict {
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	return Verdict{Result: Go, Labels: labels}
 }
 
 // Recheck results.

@@ -15,25 +15,42 @@ import (
 type API interface {
 	// DescribeImages re-reads images; those that no longer exist are absent.
 	DescribeImages(ctx context.Context, repo inventory.RepoKey, digests []string) ([]inventory.Image, error)
+	// RepoTags re-reads a repository's resource tags (its opt-out); a
+	// repository that is gone wraps ErrNotFound.
+	RepoTags(ctx context.Context, repo inventory.RepoKey) (map[string]string, error)
 	// DeleteImages deletes at most MaxBatch images by digest and returns the
 	// per-image failures; a digest not among them was deleted.
 	DeleteImages(ctx context.Context, repo inventory.RepoKey, digests []string) ([]inventory.ImageFailure, error)
 }
 
 // Recheck re-reads a batch (one repository: the engine batches by Group):
-// gone, re-tagged or pulled since the plan means no delete.
+// gone, re-tagged or pulled since the plan means no delete. It re-reads the
+// repository's tags too, and the engine checks the opt-out tag in them.
 func (k *Kind) Recheck(ctx context.Context, batch []*engine.Decision) ([]engine.Verdict, error) {
 	repo, digests, err := k.batch(batch)
 	if err != nil {
 		return nil, err
 	}
 	out := make([]engine.Verdict, len(batch))
-	now, err := k.API.DescribeImages(ctx, repo, digests)
-	if errors.Is(err, inventory.ErrNotFound) { // the repository is gone, and its images with it
+	gone := func() ([]engine.Verdict, error) { // the repository is gone, and its images with it
 		for i := range out {
 			out[i].Result = engine.GoneNow
 		}
 		return out, nil
+	}
+	var tags map[string]string
+	if k.Policy.ProtectTag != "" {
+		tags, err = k.API.RepoTags(ctx, repo)
+		if errors.Is(err, inventory.ErrNotFound) {
+			return gone()
+		}
+		if err != nil {
+			return nil, fmt.Errorf("re-read the tags of %s: %w", repo, err)
+		}
+	}
+	now, err := k.API.DescribeImages(ctx, repo, digests)
+	if errors.Is(err, inventory.ErrNotFound) {
+		return gone()
 	}
 	if err != nil {
 		return nil, err
@@ -52,6 +69,8 @@ func (k *Kind) Recheck(ctx context.Context, batch []*engine.Decision) ([]engine.
 			out[i] = engine.Verdict{Result: engine.Skip, Reason: fmt.Sprintf("skipped: tags changed since it was planned (now %s)", orDefault(strings.Join(img.Tags, ","), "untagged"))}
 		case img.LastPull.After(det.PulledAt): // a pull since the plan (zero: never pulled then)
 			out[i] = engine.Verdict{Result: engine.Skip, Reason: "skipped: pulled at " + fmtTime(img.LastPull) + ", since it was planned"}
+		default:
+			out[i] = engine.Pass(tags) // the engine checks the opt-out tag
 		}
 	}
 	return out, nil

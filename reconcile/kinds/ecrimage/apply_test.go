@@ -23,6 +23,9 @@ type memImages struct {
 	imgs      map[string]inventory.Image // digest -> image
 	fail      map[string]inventory.ImageFailure
 	failCall  error
+	tags      map[string]string // the repository's resource tags
+	tagsErr   error
+	tagReads  int
 	describes int
 	deletes   [][]string
 }
@@ -44,6 +47,11 @@ func (m *memImages) DescribeImages(_ context.Context, _ inventory.RepoKey, diges
 		}
 	}
 	return out, nil
+}
+
+func (m *memImages) RepoTags(context.Context, inventory.RepoKey) (map[string]string, error) {
+	m.tagReads++
+	return m.tags, m.tagsErr
 }
 
 func (m *memImages) DeleteImages(_ context.Context, _ inventory.RepoKey, digests []string) ([]inventory.ImageFailure, error) {
@@ -213,6 +221,43 @@ func TestApplyImagesRereadSkips(t *testing.T) {
 	}
 	if _, ok := m.imgs[dig(2)]; !ok {
 		t.Error("image pulled since the plan deleted")
+	}
+}
+
+// The repository's protect tag, put on after the plan, keeps every image of
+// the batch: the re-read shows the repository's tags to the engine, whatever
+// the tag's value. A failed re-read of the tags deletes nothing either.
+func TestApplyImagesRereadOptOut(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		tags    map[string]string
+		tagsErr error
+		deleted int
+	}{
+		{"untagged", map[string]string{}, nil, 3},
+		{"other tags", map[string]string{"team": "a"}, nil, 3},
+		{"protected", map[string]string{"reclaim.dev/protect": "true"}, nil, 0},
+		{"protected false", map[string]string{"reclaim.dev/protect": "false"}, nil, 0},
+		{"tags unread", nil, errors.New("ThrottlingException"), 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			imgs := images(20)
+			m := newMemImages(imgs)
+			m.tags, m.tagsErr = c.tags, c.tagsErr
+			pol := imagePolicy(20, 10, 17, 1)
+			pol.ProtectTag = "reclaim.dev/protect"
+			p := planTwice(t, imageSnap(imgs), pol)
+			out, err := imageApplier(m, pol, state.NewMemoryStore(engine.NewState()), &bytes.Buffer{}).Apply(context.Background(), p, true)
+			if err != nil && c.tagsErr == nil {
+				t.Fatal(err)
+			}
+			if out.Deleted != c.deleted || len(m.imgs) != 20-c.deleted || m.tagReads != 1 {
+				t.Fatalf("deleted %d (want %d), %d left, %d tag reads: %+v", out.Deleted, c.deleted, len(m.imgs), m.tagReads, out.Results)
+			}
+			if c.deleted == 0 && c.tagsErr == nil && (out.Skipped != 3 || !strings.Contains(out.Results[0].Reason, "protected by reclaim.dev/protect=")) {
+				t.Fatalf("skipped %d: %+v", out.Skipped, out.Results)
+			}
+		})
 	}
 }
 

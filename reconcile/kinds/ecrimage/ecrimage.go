@@ -13,6 +13,7 @@ import (
 
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/reconcile/engine"
+	"reclaim.dev/reclaim/reconcile/engine/optout"
 )
 
 // Bytes is what an image's deletion frees: registry storage.
@@ -40,7 +41,7 @@ type Policy struct {
 	// OutOfScopePullers are the principals (an account, an organization
 	// id, "*") declared out of reclaim's view, with their reasons.
 	OutOfScopePullers map[string]string
-	// ProtectTag is the repository resource tag whose value "true" keeps the
+	// ProtectTag is the repository resource tag that, with any value, keeps the
 	// repository untrimmed (read by the provider); reports name it.
 	ProtectTag string
 	// Parallel is how many repositories' batches are deleted at once (the
@@ -154,7 +155,7 @@ func (k *Kind) Limits() engine.Limits {
 	// still guards every candidate, as for every kind.
 	return engine.Limits{Grace: p.Grace, MinAge: p.MinAge, MaxDeletes: p.MaxDeletes, MaxDeletePercent: p.MaxDeletePercent,
 		BreakerCandidates: p.BreakerCandidates, BatchSize: MaxBatch, Parallel: p.Parallel, Section: "ecr", Noun: "images", Guarded: "image it could pull",
-		OptOut: optOut(p.ProtectTag),
+		OptOutKey: p.ProtectTag, OptOut: optOut(p.ProtectTag),
 		// A trim back to target is a repository's backlog, bounded by its
 		// count: the caps pace it, the breaker judges the untagged rule.
 		QuotaClasses: []string{ClassTrim}}
@@ -166,7 +167,7 @@ func optOut(tag string) string {
 	if tag == "" {
 		return "add the image's tag to the repository's keepTags in the ecr section"
 	}
-	return "tag the repository " + tag + "=true (keeps all its images), or add the image's tag to keepTags"
+	return optout.Rule("tag", tag, "repository") + " (keeps all its images), or add the image's tag to keepTags"
 }
 
 // Propose gives every image with a reason of its own a proposal: a candidate

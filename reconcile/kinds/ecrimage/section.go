@@ -34,8 +34,8 @@ type Section struct {
 	Concurrency int `json:"concurrency"`
 	MaxAttempts int `json:"maxAttempts"`
 	PageSize    int `json:"pageSize"`
-	// ProtectTag is a repository resource tag; with the value "true" the
-	// repository is never trimmed. Empty skips reading repository tags.
+	// ProtectTag is a repository resource tag; with any value the repository
+	// is never trimmed (package optout). Empty skips reading repository tags.
 	ProtectTag string `json:"protectTag"`
 	// Repositories are policies; the first whose match or regex fits a
 	// repository's name applies. A repository no policy fits is only counted.

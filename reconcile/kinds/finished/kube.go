@@ -78,8 +78,7 @@ type Deleter[T metav1.Object] struct {
 	API    API[T]
 	Client func(cluster string) (kubernetes.Interface, error)
 	// PerSecond paces the calls (re-reads and deletes) per cluster.
-	PerSecond    float64
-	ProtectLabel string
+	PerSecond float64
 	// Annotation is the retention annotation: a value changed since the
 	// plan (someone asked to keep it longer) is a skip.
 	Annotation string
@@ -130,8 +129,8 @@ func (k *Deleter[T]) client(ctx context.Context, cluster string) (kubernetes.Int
 }
 
 // Recheck re-reads each object: gone or terminating is gone; another UID
-// (recreated), the opt-out label, a changed retention annotation, or what
-// Still says since the plan is a skip.
+// (recreated), a changed retention annotation, or what Still says since the
+// plan is a skip. The engine checks the opt-out label in what it saw.
 func (k *Deleter[T]) Recheck(ctx context.Context, batch []*engine.Decision) ([]engine.Verdict, error) {
 	out := make([]engine.Verdict, len(batch))
 	err := k.each(ctx, batch, func(ctx context.Context, i int, cs kubernetes.Interface) error {
@@ -146,14 +145,12 @@ func (k *Deleter[T]) Recheck(ctx context.Context, batch []*engine.Decision) ([]e
 			out[i] = engine.Verdict{Result: engine.Skip, Reason: fmt.Sprintf("skipped: recreated since it was planned (uid %s, planned %s)", cur.GetUID(), det.UID)}
 		case cur.GetDeletionTimestamp() != nil:
 			out[i].Result = engine.GoneNow
-		case k.ProtectLabel != "" && cur.GetLabels()[k.ProtectLabel] == "true":
-			out[i] = engine.Verdict{Result: engine.Skip, Reason: "skipped: protected by label since it was planned"}
 		case k.Annotation != "" && cur.GetAnnotations()[k.Annotation] != det.Retention:
 			out[i] = engine.Verdict{Result: engine.Skip, Reason: fmt.Sprintf("skipped: annotation %s changed since it was planned (now %q)", k.Annotation, cur.GetAnnotations()[k.Annotation])}
-		case k.API.Still != nil:
-			if why := k.API.Still(cur); why != "" {
-				out[i] = engine.Verdict{Result: engine.Skip, Reason: "skipped: " + why}
-			}
+		case k.still(cur) != "":
+			out[i] = engine.Verdict{Result: engine.Skip, Reason: "skipped: " + k.still(cur)}
+		default:
+			out[i] = engine.Pass(cur.GetLabels()) // the engine checks the opt-out label
 		}
 		return nil
 	})
@@ -161,6 +158,14 @@ func (k *Deleter[T]) Recheck(ctx context.Context, batch []*engine.Decision) ([]e
 		return nil, err
 	}
 	return out, nil
+}
+
+// still is what API.Still says of a re-read object, "" when nothing.
+func (k *Deleter[T]) still(cur T) string {
+	if k.API.Still == nil {
+		return ""
+	}
+	return k.API.Still(cur)
 }
 
 // each runs f for every object of a batch, with its cluster's client
@@ -252,7 +257,7 @@ type Base[T metav1.Object] struct {
 // protected and annotated as the policy says.
 func NewBase[T metav1.Object](n Names, section, one string, batch int, p *Policy, client func(cluster string) (kubernetes.Interface, error), api API[T]) *Base[T] {
 	return &Base[T]{Names: n, section: section, one: one, batch: batch, policy: p,
-		del: &Deleter[T]{Client: client, PerSecond: p.DeletesPerSecond, ProtectLabel: p.ProtectLabel, Annotation: p.Annotation, API: api}}
+		del: &Deleter[T]{Client: client, PerSecond: p.DeletesPerSecond, Annotation: p.Annotation, API: api}}
 }
 
 // Limits are the kind's, from its section.

@@ -25,8 +25,7 @@ import (
 // for a succeeded pod.
 func podDeleter(cs kubernetes.Interface) *finished.Deleter[*corev1.Pod] {
 	return &finished.Deleter[*corev1.Pod]{
-		Client:       func(string) (kubernetes.Interface, error) { return cs, nil },
-		ProtectLabel: "reclaim-protect",
+		Client: func(string) (kubernetes.Interface, error) { return cs, nil },
 		API: finished.API[*corev1.Pod]{Resource: "pod",
 			Get: func(ctx context.Context, cs kubernetes.Interface, ns, name string) (*corev1.Pod, error) {
 				return cs.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
@@ -69,8 +68,9 @@ func TestDeleterRecheck(t *testing.T) {
 	)
 	d := podDeleter(cs)
 	names := []string{"same", "gone", "recreated", "protected", "protect-false", "restarted", "terminating"}
-	want := []engine.Recheck{engine.Go, engine.GoneNow, engine.Skip, engine.Skip, engine.Go, engine.Skip, engine.GoneNow}
-	wantReason := []string{"", "", "recreated", "protected", "", "no longer finished", ""}
+	// The opt-out label is the engine's to check: the re-read shows it.
+	want := []engine.Recheck{engine.Go, engine.GoneNow, engine.Skip, engine.Go, engine.Go, engine.Skip, engine.GoneNow}
+	wantReason := []string{"", "", "recreated", "", "", "no longer finished", ""}
 	var batch []*engine.Decision
 	for _, n := range names {
 		batch = append(batch, decision(n, "u1"))
@@ -83,6 +83,12 @@ func TestDeleterRecheck(t *testing.T) {
 		if v.Result != want[i] || !strings.Contains(v.Reason, wantReason[i]) {
 			t.Errorf("%s: %+v, want %v (%q)", names[i], v, want[i], wantReason[i])
 		}
+		if v.Result == engine.Go && v.Labels == nil {
+			t.Errorf("%s: let go without its labels: the engine could not check the opt-out", names[i])
+		}
+	}
+	if vs[3].Labels["reclaim-protect"] != "true" || vs[4].Labels["reclaim-protect"] != "false" {
+		t.Errorf("the labels as re-read: %v, %v", vs[3].Labels, vs[4].Labels)
 	}
 
 	// The retention annotation changed since the plan (someone asked to keep

@@ -15,6 +15,7 @@ import (
 
 	config "reclaim.dev/reclaim/configs"
 	"reclaim.dev/reclaim/reconcile/engine"
+	"reclaim.dev/reclaim/reconcile/engine/optout"
 )
 
 // Policy is a jobs or pods section.
@@ -55,7 +56,16 @@ func PolicyFrom(r *Retention, protectLabel string) Policy {
 func (p *Policy) Limits(section, one string, batch int) engine.Limits {
 	return engine.Limits{Grace: p.Grace, MaxDeletes: p.MaxDeletes, MaxDeletePercent: p.MaxDeletePercent,
 		BreakerCandidates: p.BreakerCandidates, BatchSize: batch, Section: section, Noun: one + "s", Guarded: one + " of it",
-		OptOut: fmt.Sprintf("set the label %s=true or the annotation %s=never on the %s", p.ProtectLabel, p.Annotation, one)}
+		OptOutKey: p.ProtectLabel, OptOut: optOut(p.ProtectLabel, p.Annotation, one)}
+}
+
+// optOut says how a Job or Pod is kept: the opt-out label, or the
+// retention annotation "never".
+func optOut(label, annotation, one string) string {
+	if label == "" {
+		return fmt.Sprintf("set the annotation %s=never on the %s", annotation, one)
+	}
+	return optout.Rule("label", label, one) + fmt.Sprintf(", or the annotation %s=never", annotation)
 }
 
 // InScope says whether an object of the namespace with the labels is the

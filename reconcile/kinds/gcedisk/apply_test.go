@@ -118,7 +118,7 @@ func TestApplyRereadSkipsChangedDisk(t *testing.T) {
 	}{
 		{"attached", func(d *inventory.Disk) { d.Users = []string{"projects/p1/zones/z/instances/vm-1"} }, "attached to vm-1"},
 		{"relabelled", func(d *inventory.Disk) { d.LabelFingerprint = "new" }, "labels changed"},
-		{"protected", func(d *inventory.Disk) { d.Labels = map[string]string{"reclaim-protect": ""} }, "protected by label"},
+		{"protected", func(d *inventory.Disk) { d.Labels = map[string]string{"reclaim-protect": ""} }, "protected by reclaim-protect= since"},
 		{"not ready", func(d *inventory.Disk) { d.Status = "RESTORING" }, "status is RESTORING"},
 		{"recreated under the same name", func(d *inventory.Disk) { d.ID = "9999" }, "recreated since it was planned"},
 	} {

@@ -17,6 +17,7 @@ import (
 
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/reconcile/engine"
+	"reclaim.dev/reclaim/reconcile/engine/optout"
 )
 
 // GB is what a disk's or a PVC's deletion frees: GB of disk quota.
@@ -108,15 +109,15 @@ func (k *Kind) Limits() engine.Limits {
 	p := k.Policy
 	return engine.Limits{Grace: p.Grace, MinAge: p.MinAge, MaxDeletes: p.MaxDeletes, MaxDeletePercent: p.MaxDeletePercent,
 		MaxFrees: SizeCap(p.MaxDeleteGB), BreakerCandidates: p.BreakerCandidates, BatchSize: 1, Section: "disks", Noun: "disks", Guarded: "disk it could reference",
-		OptOut: optOut(p.ProtectLabel)}
+		OptOutKey: p.ProtectLabel, OptOut: optOut(p.ProtectLabel)}
 }
 
-// optOut says how a disk is protected (any value of the label protects it).
+// optOut says how a disk is protected.
 func optOut(label string) string {
 	if label == "" {
 		return ""
 	}
-	return "set the label " + label + " (any value) on the disk"
+	return optout.Rule("label", label, "disk")
 }
 
 // QuotaMetricOf maps a disk type to the regional quota it counts against, as
@@ -274,8 +275,8 @@ func (k *Kind) propose(d inventory.Disk, read, clusters int, refs refIndex, guar
 		}
 		return keep(class, reason)
 	}
-	if v, ok := d.Labels[pol.ProtectLabel]; ok && pol.ProtectLabel != "" {
-		return p.Protect("protected", fmt.Sprintf("protected by label %s=%s", pol.ProtectLabel, v))
+	if v, ok := optout.Protects(pol.ProtectLabel, d.Labels); ok {
+		return p.Protect("protected", optout.Reason("label", pol.ProtectLabel, v))
 	}
 	// No cluster we could read references it: a candidate, held by the engine
 	// while a cluster that could reference it was not read completely.
@@ -305,8 +306,9 @@ func (k *Kind) propose(d inventory.Disk, read, clusters int, refs refIndex, guar
 	return p
 }
 
-// Recheck re-reads each disk: gone, attached, relabelled, no longer READY or
-// protected since the plan means no delete.
+// Recheck re-reads each disk: gone, attached, relabelled or no longer READY
+// since the plan means no delete; the engine checks the opt-out label in
+// what it saw.
 func (k *Kind) Recheck(ctx context.Context, batch []*engine.Decision) ([]engine.Verdict, error) {
 	out := make([]engine.Verdict, len(batch))
 	for i, d := range batch {
@@ -333,9 +335,8 @@ func (k *Kind) Recheck(ctx context.Context, batch []*engine.Decision) ([]engine.
 			skip = "skipped: its labels changed since it was planned"
 		case now.Status != "" && now.Status != "READY":
 			skip = "skipped: status is " + now.Status + " since it was planned"
-		case k.Policy.ProtectLabel != "" && hasLabel(now.Labels, k.Policy.ProtectLabel):
-			skip = "skipped: protected by label since it was planned"
 		}
+		out[i] = engine.Pass(now.Labels) // the engine checks the opt-out label
 		if skip != "" {
 			out[i] = engine.Verdict{Result: engine.Skip, Reason: skip}
 		}
@@ -387,11 +388,6 @@ func detail(d *engine.Decision) *Detail {
 }
 
 func isNotFound(err error) bool { return errors.Is(err, engine.ErrNotFound) }
-
-func hasLabel(labels map[string]string, key string) bool {
-	_, ok := labels[key]
-	return ok
-}
 
 func owned(d inventory.Disk, pol Policy) bool {
 	for _, k := range pol.OwnerLabelKeys {

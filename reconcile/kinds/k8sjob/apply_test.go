@@ -46,7 +46,7 @@ func TestRecheck(t *testing.T) {
 	notTrue.Status.Conditions = []batchv1.JobCondition{{Type: batchv1.JobComplete, Status: corev1.ConditionFalse},
 		{Type: batchv1.JobSuspended, Status: corev1.ConditionTrue}}
 	protected := liveJob("protected", "u1", true)
-	protected.Labels = map[string]string{"reclaim-protect": "true"}
+	protected.Labels = map[string]string{"reclaim-protect": "false"} // any value protects
 	kept := liveJob("kept", "u1", true)
 	kept.Annotations = map[string]string{annotation: "never"}
 	cs := k8sfake.NewClientset(liveJob("same", "u1", true), liveJob("recreated", "u2", true), liveJob("restarted", "u1", false),
@@ -62,7 +62,7 @@ func TestRecheck(t *testing.T) {
 		{"recreated", engine.Skip, "recreated"},
 		{"restarted", engine.Skip, "no longer finished"},
 		{"suspended", engine.Skip, "no longer finished"},
-		{"protected", engine.Skip, "protected"},
+		{"protected", engine.Go, ""}, // the engine checks the opt-out label it shows
 		{"kept", engine.Skip, "annotation " + annotation + " changed"},
 	}
 	var batch []*engine.Decision
@@ -77,6 +77,12 @@ func TestRecheck(t *testing.T) {
 		if vs[i].Result != tc.want || !strings.Contains(vs[i].Reason, tc.reason) {
 			t.Errorf("%s: %+v, want %v %q", tc.name, vs[i], tc.want, tc.reason)
 		}
+		if vs[i].Result == engine.Go && vs[i].Labels == nil {
+			t.Errorf("%s: let go without its labels: the engine could not check the opt-out", tc.name)
+		}
+	}
+	if _, ok := vs[6].Labels["reclaim-protect"]; !ok {
+		t.Errorf("the protected Job's labels as re-read: %v", vs[6].Labels)
 	}
 }
 

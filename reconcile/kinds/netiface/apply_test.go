@@ -83,9 +83,11 @@ func TestRecheck(t *testing.T) {
 	untagged.Tags = nil
 	protected := cni("eni-protected", "subnet-a", "10.0.1.44")
 	protected.Tags["reclaim.dev/protect"] = "True"
+	efa := cni("eni-efa", "subnet-a", "10.0.1.45")
+	efa.Type = "efa"
 	other := cni("eni-other", "subnet-x", "10.9.0.1")
 	api := &fakeAPI{ifaces: map[string][]inventory.NetInterface{
-		acct + "/" + region: {same, again, managed, untagged, protected},
+		acct + "/" + region: {same, again, managed, untagged, protected, efa},
 		acct + "/eu-west-1": {other},
 	}}
 	k := &netiface.Kind{Policy: policy(), API: api}
@@ -99,7 +101,9 @@ func TestRecheck(t *testing.T) {
 		{region, "eni-again", engine.Skip, "in-use"},
 		{region, "eni-managed", engine.Skip, "managed"},
 		{region, "eni-untagged", engine.Skip, "evidence"},
-		{region, "eni-protected", engine.Skip, "reclaim.dev/protect=true"},
+		// The engine checks the opt-out tag in what the re-read saw.
+		{region, "eni-protected", engine.Go, ""},
+		{region, "eni-efa", engine.Skip, "interface type efa"},
 		{"eu-west-1", "eni-other", engine.Go, ""},
 		// the same id in another region is another interface
 		{"eu-west-1", "eni-same", engine.GoneNow, ""},
@@ -116,9 +120,15 @@ func TestRecheck(t *testing.T) {
 		if vs[i].Result != tc.want || !strings.Contains(vs[i].Reason, tc.reason) {
 			t.Errorf("%s/%s: %+v, want %v %q", tc.region, tc.eni, vs[i], tc.want, tc.reason)
 		}
+		if vs[i].Result == engine.Go && vs[i].Labels == nil {
+			t.Errorf("%s/%s: lets it go without its tags: the engine could not check the opt-out", tc.region, tc.eni)
+		}
+	}
+	if got := vs[5].Labels["reclaim.dev/protect"]; got != "True" {
+		t.Errorf("the protected interface's tags as re-read: %v", vs[5].Labels)
 	}
 	sort.Strings(api.reads)
-	if len(api.reads) != 2 || api.reads[1] != acct+"/us-east-1:eni-same,eni-gone,eni-again,eni-managed,eni-untagged,eni-protected" {
+	if len(api.reads) != 2 || api.reads[1] != acct+"/us-east-1:eni-same,eni-gone,eni-again,eni-managed,eni-untagged,eni-protected,eni-efa" {
 		t.Fatalf("one re-read per account and region: %q", api.reads)
 	}
 

@@ -15,6 +15,7 @@ import (
 	config "reclaim.dev/reclaim/configs"
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/reconcile/engine"
+	"reclaim.dev/reclaim/reconcile/engine/optout"
 	"reclaim.dev/reclaim/reconcile/kinds/finished"
 )
 
@@ -157,20 +158,15 @@ func (k *Kind) Limits() engine.Limits {
 	p := k.Policy
 	return engine.Limits{Grace: p.Grace, MaxDeletes: p.MaxDeletes, MaxDeletePercent: p.MaxDeletePercent,
 		BreakerCandidates: p.BreakerCandidates, BatchSize: BatchSize, Section: "ec2.interfaces", Noun: "interfaces",
-		Guarded: "network interface in a subnet it could use",
-		OptOut:  optOut(p.ProtectTag)}
+		Guarded:   "network interface in a subnet it could use",
+		OptOutKey: p.ProtectTag, OptOut: optOut(p.ProtectTag)}
 }
 
 func optOut(tag string) string {
 	if tag == "" {
 		return "set ec2.interfaces.delete: false"
 	}
-	return "tag the interface " + tag + "=true, or set ec2.interfaces.delete: false"
-}
-
-// Protected says whether an interface carries the protect tag.
-func (p *Policy) Protected(n *inventory.NetInterface) bool {
-	return p.ProtectTag != "" && strings.EqualFold(n.Tags[p.ProtectTag], "true")
+	return optout.Rule("tag", tag, "interface") + ", or set ec2.interfaces.delete: false"
 }
 
 // NetworkSource is the source key of an account and region's EC2 listing.
@@ -267,14 +263,15 @@ func (k *Kind) propose(l *inventory.NetworkListing, n *inventory.NetInterface, a
 		p.Action, p.Class, p.Reason = engine.Keep, class, reason
 		return p
 	}
+	if v, ok := optout.Protects(k.Policy.ProtectTag, n.Tags); ok {
+		return p.Protect(ClassProtected, optout.Reason("tag", k.Policy.ProtectTag, v))
+	}
 	switch {
-	case k.Policy.Protected(n):
-		return p.Protect(ClassProtected, "tagged "+k.Policy.ProtectTag+"=true")
 	case n.RequesterManaged:
 		return keep(ClassRequesterManaged, fmt.Sprintf("requester-managed (by %s): the service that made it owns it", orDefault(n.RequesterID, "an AWS service")))
 	case n.OperatorManaged:
 		return keep(ClassOperatorManaged, fmt.Sprintf("managed by %s (operator.managed)", orDefault(n.OperatorPrincipal, "a service provider")))
-	case n.Type != "interface" && n.Type != "branch" && n.Type != "":
+	case !deletableType(n.Type):
 		return keep(ClassType, "interface type "+n.Type+": not one Kubernetes networking makes")
 	}
 	ev := k.Policy.Evidence(n)
@@ -308,7 +305,8 @@ func (k *Kind) propose(l *inventory.NetworkListing, n *inventory.NetInterface, a
 }
 
 // Recheck re-reads each batch's interfaces in one call per account and
-// region: gone is gone; attached, managed, or with lost evidence is a skip.
+// region: gone is gone; attached, managed, of another type or with lost
+// evidence is a skip. The engine checks the opt-out tag in what it saw.
 func (k *Kind) Recheck(ctx context.Context, batch []*engine.Decision) ([]engine.Verdict, error) {
 	if k.API == nil {
 		return nil, errors.New("no EC2 client")
@@ -340,12 +338,14 @@ func (k *Kind) Recheck(ctx context.Context, batch []*engine.Decision) ([]engine.
 				out[i].Result = engine.GoneNow
 			case n.Status != "available":
 				out[i] = engine.Verdict{Result: engine.Skip, Reason: "skipped: " + n.Status + " since it was planned"}
-			case k.Policy.Protected(n):
-				out[i] = engine.Verdict{Result: engine.Skip, Reason: "skipped: tagged " + k.Policy.ProtectTag + "=true since it was planned"}
 			case n.RequesterManaged || n.OperatorManaged:
 				out[i] = engine.Verdict{Result: engine.Skip, Reason: "skipped: managed by a service"}
+			case !deletableType(n.Type):
+				out[i] = engine.Verdict{Result: engine.Skip, Reason: "skipped: interface type " + n.Type + " since it was planned"}
 			case k.Policy.Evidence(n) == "":
 				out[i] = engine.Verdict{Result: engine.Skip, Reason: "skipped: its ownership evidence changed since it was planned"}
+			default:
+				out[i] = engine.Pass(n.Tags) // the engine checks the opt-out tag
 			}
 		}
 	}
@@ -375,6 +375,12 @@ func (k *Kind) Delete(ctx context.Context, batch []*engine.Decision) ([]engine.D
 		}
 	}
 	return out, nil
+}
+
+// deletableType says whether an interface type is one Kubernetes networking
+// makes (the VPC CNI's "interface", its pod ENIs' "branch").
+func deletableType(t string) bool {
+	return t == "interface" || t == "branch" || t == ""
 }
 
 func orDefault(s, d string) string {

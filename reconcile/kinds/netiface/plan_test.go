@@ -94,8 +94,11 @@ func TestEligibility(t *testing.T) {
 		{"no evidence", iface("eni-1", "subnet-a", "available", "10.0.1.40"), nil, engine.Keep, engine.Keep, netiface.ClassNoEvidence, ""},
 		{"protect tag", mod(cni("eni-1", "subnet-a", "10.0.1.40"), func(n *inventory.NetInterface) { n.Tags["reclaim.dev/protect"] = "true" }),
 			nil, engine.Keep, engine.Keep, netiface.ClassProtected, ""},
-		{"protect tag not true", mod(cni("eni-1", "subnet-a", "10.0.1.40"), func(n *inventory.NetInterface) { n.Tags["reclaim.dev/protect"] = "false" }),
-			nil, engine.Mark, engine.Delete, netiface.ClassLeaked, netiface.EvidenceVPCCNI},
+		// The one opt-out rule: the tag protects whatever its value.
+		{"protect tag false", mod(cni("eni-1", "subnet-a", "10.0.1.40"), func(n *inventory.NetInterface) { n.Tags["reclaim.dev/protect"] = "false" }),
+			nil, engine.Keep, engine.Keep, netiface.ClassProtected, ""},
+		{"protect tag empty", mod(cni("eni-1", "subnet-a", "10.0.1.40"), func(n *inventory.NetInterface) { n.Tags["reclaim.dev/protect"] = "" }),
+			nil, engine.Keep, engine.Keep, netiface.ClassProtected, ""},
 		{"requester-managed", mod(cni("eni-1", "subnet-a", "10.0.1.40"), func(n *inventory.NetInterface) { n.RequesterManaged, n.RequesterID = true, "amazon-elb" }),
 			nil, engine.Keep, engine.Keep, netiface.ClassRequesterManaged, ""},
 		{"operator-managed", mod(cni("eni-1", "subnet-a", "10.0.1.40"), func(n *inventory.NetInterface) { n.OperatorManaged = true }),

@@ -57,8 +57,8 @@ type Interfaces struct {
 	// aws-K8S-) and vpc-resource-controller (tag eks:eni:owner, description
 	// aws-k8s-branch-eni).
 	Ownership []string `json:"ownership"`
-	// ProtectTag is an interface tag; with the value "true" the interface is
-	// never deleted (the opt-out every kind honours).
+	// ProtectTag is an interface tag; with any value the interface is never
+	// deleted (the opt-out every kind honours, package optout).
 	ProtectTag        string          `json:"protectTag"`
 	Grace             config.Duration `json:"grace"`
 	MaxDeletesPerRun  int             `json:"maxDeletesPerRun"`

@@ -18,6 +18,7 @@ import (
 
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/reconcile/engine"
+	"reclaim.dev/reclaim/reconcile/engine/optout"
 	"reclaim.dev/reclaim/reconcile/kinds/finished"
 	"reclaim.dev/reclaim/reconcile/kinds/gcedisk"
 )
@@ -84,15 +85,15 @@ func (k *Kind) Limits() engine.Limits {
 	p := k.Policy
 	return engine.Limits{Grace: p.Grace, MaxDeletes: p.MaxDeletes, MaxDeletePercent: p.MaxDeletePercent, MaxFrees: gcedisk.SizeCap(p.MaxDeleteGB),
 		BreakerCandidates: p.BreakerCandidates, BatchSize: 1, Section: "disks.workflowPVCs", Noun: "PVCs",
-		OptOut: optOut(p.ProtectLabel)}
+		OptOutKey: p.ProtectLabel, OptOut: optOut(p.ProtectLabel)}
 }
 
-// optOut says how a PVC is protected: its label with the value "true".
+// optOut says how a PVC is protected: its label, or its PV's.
 func optOut(label string) string {
 	if label == "" {
 		return ""
 	}
-	return "set the label " + label + "=true on the PVC"
+	return optout.Rule("label", label, "PVC or its PV")
 }
 
 // Propose gives every PVC owned by an Argo Workflow a proposal.
@@ -199,7 +200,7 @@ const DeletesPerSecond = 5
 // Kind so that its pacing spans the run's batches.
 func (k *Kind) deleter() *finished.Deleter[*corev1.PersistentVolumeClaim] {
 	k.once.Do(func() {
-		k.del = &finished.Deleter[*corev1.PersistentVolumeClaim]{Client: k.Client, PerSecond: DeletesPerSecond, ProtectLabel: k.Policy.ProtectLabel, Parallel: 1,
+		k.del = &finished.Deleter[*corev1.PersistentVolumeClaim]{Client: k.Client, PerSecond: DeletesPerSecond, Parallel: 1,
 			Target: func(d *engine.Decision) finished.Target {
 				det := detailOf(d)
 				return finished.Target{Cluster: det.Cluster, Namespace: det.Location, UID: det.UID}
