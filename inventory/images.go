@@ -1,6 +1,7 @@
 package inventory
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -230,3 +231,14 @@ type ImageFailure struct {
 
 // ImageNotFound is ECR's failure code for an image that does not exist.
 const ImageNotFound = "ImageNotFound"
+
+// Err is the failure as a delete's error, with its outcome (OutcomeOf):
+// ImageNotFound is gone already; any other code is ECR's answer that it did
+// not delete the image (ImageReferencedByManifestList, KmsError, ...).
+func (f ImageFailure) Err() error {
+	err := fmt.Errorf("%s: %s", f.Code, f.Reason)
+	if f.Code == ImageNotFound {
+		return fmt.Errorf("%s: %w", f.Reason, ErrNotFound)
+	}
+	return Refused(err)
+}

@@ -86,8 +86,9 @@ type Bucket struct {
 }
 
 // ErrChanged is what DeleteBucket returns when the bucket is no longer the
-// one named by id (its precondition failed).
-var ErrChanged = errors.New("bucket changed")
+// one named by id (its precondition failed): a delete outcome the engine
+// reads as a skip (inventory.OutcomeOf).
+var ErrChanged = inventory.Changed(errors.New("bucket changed"))
 
 // API is the cloud the kind reads and deletes through; a provider's client
 // implements it (with its paging, retries and rate limits).
@@ -97,8 +98,10 @@ type API interface {
 	Buckets(ctx context.Context, account string) ([]Bucket, error)
 	// Bucket re-reads one; an error wrapping inventory.ErrNotFound when gone.
 	Bucket(ctx context.Context, account, name string) (Bucket, error)
-	// DeleteBucket deletes the bucket only while its id is id (else
-	// ErrChanged); an error wrapping inventory.ErrNotFound when gone.
+	// DeleteBucket deletes the bucket only while its id is id. Its error
+	// says the outcome (inventory.OutcomeOf): ErrChanged for another id,
+	// inventory.ErrNotFound when gone, inventory.Refused for the cloud's
+	// no; any other error is no answer.
 	DeleteBucket(ctx context.Context, account, name, id string) error
 }
 
@@ -248,22 +251,12 @@ func (k *Kind) Recheck(ctx context.Context, batch []*engine.Decision) ([]engine.
 	return out, nil
 }
 
-// Delete deletes each bucket with its id as a precondition. A refused
-// precondition is a skip; no answer fails the batch (outcome unknown: the
-// next run settles it from its listing).
+// Delete deletes each bucket with its id as a precondition. The provider's
+// error says each outcome; the engine decides what it means, and the first
+// unknown one fails the call (the next run settles it from its listing).
 func (k *Kind) Delete(ctx context.Context, batch []*engine.Decision) ([]engine.Deleted, error) {
-	out := make([]engine.Deleted, len(batch))
-	for i, d := range batch {
+	return engine.DeleteEach(batch, func(_ int, d *engine.Decision) engine.Deleted {
 		det := detailOf(d)
-		err := k.api.DeleteBucket(ctx, det.Account, d.Name, det.BucketID)
-		switch {
-		case err == nil, errors.Is(err, inventory.ErrNotFound):
-			out[i].Err = err
-		case errors.Is(err, ErrChanged):
-			out[i].Err = engine.Skipped("skipped: %v", err)
-		default:
-			return nil, fmt.Errorf("delete bucket %s/%s: %w", det.Account, d.Name, err)
-		}
-	}
-	return out, nil
+		return engine.Deleted{Err: k.api.DeleteBucket(ctx, det.Account, d.Name, det.BucketID)}
+	})
 }

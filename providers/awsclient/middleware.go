@@ -32,6 +32,17 @@ func ErrorCode(err error) string {
 	return ""
 }
 
+// Refusal says whether err is the API's answer that it did not do the
+// request (an HTTP 4xx: denied, invalid, a bad state), as opposed to no
+// answer or a server error, after which a delete may have happened.
+func Refusal(err error) bool {
+	var st interface{ HTTPStatusCode() int }
+	if !errors.As(err, &st) || ErrorCode(err) == "" {
+		return false
+	}
+	return st.HTTPStatusCode() >= 400 && st.HTTPStatusCode() < 500
+}
+
 // Grant says what a denied err (AccessDenied and its kin, or ECS's
 // ClientException "not authorized") needs: " — reclaim's identity needs
 // ACTIONS in account A region R (policy)", or "" for any other error.

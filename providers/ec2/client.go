@@ -233,6 +233,10 @@ func (m *paceMiddleware) HandleFinalize(ctx context.Context, in middleware.Final
 
 // ---- errors ----
 
+// errRefused marks an error EC2 answered for a delete it did not do
+// (inventory.OutcomeRefused).
+var errRefused = inventory.Refused(errors.New("refused"))
+
 // opError is an API error in operator words; it unwraps to the SDK's error
 // and, where it applies, ErrNotFound or ErrInUse.
 type opError struct {
@@ -539,7 +543,8 @@ func (c *Client) Interfaces(ctx context.Context, ids []string) ([]inventory.NetI
 // paced by the delete bucket). An interface that does not exist
 // (InvalidNetworkInterfaceID.NotFound, InvalidNetworkInterface.NotFound) is
 // an error wrapping ErrNotFound, which callers treat as success; an attached
-// one (InvalidNetworkInterface.InUse) wraps ErrInUse.
+// one (InvalidNetworkInterface.InUse) wraps ErrInUse; any other answer of
+// EC2's (a 4xx) is refused; no answer is unknown (inventory.OutcomeOf).
 func (c *Client) DeleteInterface(ctx context.Context, id string) error {
 	if id == "" {
 		return fmt.Errorf("ec2 %s %s/%s: empty network interface id", OpDeleteNetworkInterface, c.Account(), c.Region())
@@ -554,5 +559,8 @@ func (c *Client) DeleteInterface(ctx context.Context, id string) error {
 	case codeInterfaceInUse:
 		return c.explain(OpDeleteNetworkInterface, id, err, ErrInUse)
 	}
-	return c.explain(OpDeleteNetworkInterface, id, err)
+	if awsclient.Refusal(err) {
+		return c.explain(OpDeleteNetworkInterface, id, err, errRefused)
+	}
+	return c.explain(OpDeleteNetworkInterface, id, err) // no answer: the outcome is unknown
 }

@@ -366,6 +366,25 @@ func TestDeleteInterface(t *testing.T) {
 		t.Errorf("malformed id: %v", err)
 	}
 
+	// Each answer's delete outcome, which the engine decides on: EC2's
+	// answers are outcomes, a server error after the retries is unknown.
+	for _, c2 := range []struct {
+		code string
+		want inventory.Outcome
+	}{
+		{ec2fake.CodeInterfaceInUse, inventory.OutcomeChanged},
+		{ec2fake.CodeUnauthorizedOperation, inventory.OutcomeRefused},
+		{ec2fake.CodeInterfaceMalformed, inventory.OutcomeRefused},
+		{ec2fake.CodeInterfaceNotFound, inventory.OutcomeGone},
+		{ec2fake.CodeInternalError, inventory.OutcomeUnknown},
+	} {
+		f.FailNext(ec2fake.ActionDeleteNetworkInterface, c2.code, 0) // every attempt, retries too
+		if got := inventory.OutcomeOf(c.DeleteInterface(ctx, attached)); got != c2.want {
+			t.Errorf("%s: outcome %v, want %v", c2.code, got, c2.want)
+		}
+		f.ClearFaults()
+	}
+
 	// EC2's other NotFound spelling.
 	f.FailPageMessage(ec2fake.ActionDeleteNetworkInterface, 0, ec2fake.CodeInterfaceNotFoundAlt, "The specified network interface does not exist.", 1)
 	if err := c.DeleteInterface(ctx, attached); !errors.Is(err, inventory.ErrNotFound) {

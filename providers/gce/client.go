@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -484,7 +485,16 @@ func (c *Client) DeleteDisk(ctx context.Context, key inventory.DiskKey) error {
 		op, err = c.disks.Delete(ctx, &computepb.DeleteDiskRequest{Project: key.Project, Zone: key.Zone, Disk: key.Name}, c.deleteRetry...)
 	}
 	if err != nil {
-		return wrap(method, key.String(), err)
+		err = wrap(method, key.String(), err)
+		switch code := httpCode(err); {
+		case code == http.StatusNotFound:
+			return err
+		case slices.Contains(reasons(err), "resourceInUseByAnotherResource"):
+			return inventory.Changed(err) // attached again since the re-read
+		case code >= 400 && code < 500:
+			return inventory.Refused(err) // GCE's answer: not done
+		}
+		return err // no answer, or a 5xx: the outcome is unknown
 	}
 	err = c.wait(ctx, op)
 	if err == nil {
@@ -497,7 +507,17 @@ func (c *Client) DeleteDisk(ctx context.Context, key inventory.DiskKey) error {
 			return fmt.Errorf("%s %s: %w (operation %s: %v)", method, key, ErrNotFound, op.Name(), err)
 		}
 	}
-	return fmt.Errorf("%s %s: operation %s: %w%s", method, key, op.Name(), err, reasonSuffix(err))
+	err = fmt.Errorf("%s %s: operation %s: %w%s", method, key, op.Name(), err, reasonSuffix(err))
+	if p := op.Proto(); p.GetStatus() == computepb.Operation_DONE && len(p.GetError().GetErrors()) > 0 {
+		// The operation ended and failed: the disk is still there.
+		for _, e := range p.GetError().GetErrors() {
+			if e.GetCode() == "RESOURCE_IN_USE_BY_ANOTHER_RESOURCE" {
+				return inventory.Changed(err)
+			}
+		}
+		return inventory.Refused(err)
+	}
+	return err // the wait gave up: the operation may still delete it
 }
 
 // SnapshotDisk implements Provider.

@@ -398,6 +398,14 @@ func TestRetries(t *testing.T) {
 	if err == nil || f.Calls(gcefake.MethodDisksDelete) != 3 {
 		t.Errorf("delete must not retry 500: err=%v calls=%d", err, f.Calls(gcefake.MethodDisksDelete))
 	}
+	if o := inventory.OutcomeOf(err); o != inventory.OutcomeUnknown {
+		t.Errorf("a 500 on delete: outcome %v, want unknown (it may have been done)", o)
+	}
+	f.FailNext(gcefake.MethodDisksDelete, 1, 403, "forbidden")
+	err = c.DeleteDisk(ctx, inventory.DiskKey{Project: "p", Zone: "us-east1-b", Name: "d1"})
+	if o := inventory.OutcomeOf(err); o != inventory.OutcomeRefused {
+		t.Errorf("a 403 on delete: %v, outcome %v, want refused", err, o)
+	}
 
 	f.SetQuota("p", "us-east1", "SSD_TOTAL_GB", 10, 1)
 	f.FailNext(gcefake.MethodRegionsGet, 1, 403, "rateLimitExceeded")
@@ -461,6 +469,9 @@ func TestDeleteDisk(t *testing.T) {
 		!strings.Contains(err.Error(), "is already being used by 'projects/p/zones/us-east1-b/instances/vm-1'") {
 		t.Errorf("deleting an attached disk: %v", err)
 	}
+	if o := inventory.OutcomeOf(err); o != inventory.OutcomeChanged {
+		t.Errorf("deleting an attached disk: outcome %v, want changed (attached since the re-read)", o)
+	}
 	if !f.HasDisk(used) || f.Calls(gcefake.MethodDisksDelete) != 1 {
 		t.Errorf("attached disk gone or delete retried")
 	}
@@ -515,6 +526,14 @@ func TestFailedOperationIsAnError(t *testing.T) {
 	err := c.DeleteDisk(ctx, inventory.DiskKey{Project: "p", Zone: "us-east1-b", Name: "d"})
 	if err == nil || errors.Is(err, gce.ErrNotFound) || !strings.Contains(err.Error(), "RESOURCE_IN_USE_BY_ANOTHER_RESOURCE") {
 		t.Errorf("failed operation: %v", err)
+	}
+	if o := inventory.OutcomeOf(err); o != inventory.OutcomeChanged {
+		t.Errorf("operation failed in use: outcome %v, want changed", o)
+	}
+	f.FailNextOp(gcefake.MethodDisksDelete, 1, "INVALID_USAGE", "no")
+	err = c.DeleteDisk(ctx, inventory.DiskKey{Project: "p", Zone: "us-east1-b", Name: "d"})
+	if o := inventory.OutcomeOf(err); o != inventory.OutcomeRefused || !f.HasDisk(k) {
+		t.Errorf("operation failed: %v, outcome %v, want refused", err, o)
 	}
 	if !f.HasDisk(k) {
 		t.Errorf("failed operation deleted the disk")

@@ -9,6 +9,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/reconcile/audit"
 	"reclaim.dev/reclaim/reconcile/engine/optout"
 )
@@ -532,22 +533,26 @@ func (a *Applier) batch(ctx context.Context, k Kind, st *State, batch []*Decisio
 	failed := 0
 	for i, d := range goes {
 		res := results[i]
-		skip, isSkipped := isSkip(res.Err)
-		switch {
-		case res.Err == nil:
+		switch inventory.OutcomeOf(res.Err) {
+		case inventory.OutcomeDeleted:
 			settled(d)
 			record(d, ResultDeleted, "", "", res.Snapshot)
-		case errors.Is(res.Err, ErrNotFound):
+		case inventory.OutcomeGone:
 			settled(d)
 			record(d, ResultAlreadyGone, "", "", res.Snapshot)
-		case isSkipped:
+		case inventory.OutcomeChanged:
 			changed(d)
-			record(d, ResultSkipped, skip, "", res.Snapshot)
-		default:
+			record(d, ResultSkipped, skipReason(res.Err), "", res.Snapshot)
+		case inventory.OutcomeRefused:
 			// Refused for this resource: it is still there, its clock runs
 			// on, and the next run tries again.
 			delete(st.Pending, d.ID)
 			record(d, ResultFailed, "", res.Err.Error(), res.Snapshot)
+			failed++
+		default:
+			// No answer for this resource: it may be gone. Its pending mark
+			// stays, and the next run settles it from its listing.
+			record(d, ResultFailed, "", "outcome unknown: "+res.Err.Error(), res.Snapshot)
 			failed++
 		}
 	}

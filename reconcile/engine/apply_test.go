@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"reclaim.dev/reclaim/internal/enginetest"
+	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/reconcile/audit"
 	"reclaim.dev/reclaim/reconcile/engine"
 	"reclaim.dev/reclaim/reconcile/state"
@@ -144,6 +145,65 @@ func TestApplyChecksTheOptOutAtTheReread(t *testing.T) {
 	k.verdicts["a"] = engine.Verdict{Result: engine.Go}
 	if out, _ := a.Apply(context.Background(), p, true); out.Deleted != 1 {
 		t.Fatalf("no opt-out key, no labels asked for: %+v", out.Results)
+	}
+}
+
+// A provider's error says each delete's outcome, and the engine alone
+// decides what it means: a refusal is a failure whose resource is still
+// there (no pending mark: the next run tries again); a changed resource is
+// a skip; an error nobody mapped is an unknown outcome, whose pending mark
+// stays for the next run to settle from its listing.
+func TestApplyDecidesEachDeleteOutcome(t *testing.T) {
+	k, p, a, _, store := applyFixture("ok", "gone", "changed", "refused", "unmapped")
+	k.lim.BatchSize = 5
+	p = build(k, seenSince(t0.Add(-7*time.Hour), k.items...), t0, complete("a"))
+	k.results["gone"] = fmt.Errorf("x: %w", engine.ErrNotFound)
+	k.results["changed"] = inventory.Changed(errors.New("in use again"))
+	k.results["refused"] = inventory.Refused(errors.New("AccessDenied"))
+	k.results["unmapped"] = errors.New("connection reset")
+	out, err := a.Apply(context.Background(), p, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, r := range out.Results {
+		got[strings.TrimPrefix(r.ID, "fake/")] = r.Result + " " + r.Error
+		if r.Result == engine.ResultSkipped {
+			got[strings.TrimPrefix(r.ID, "fake/")] += r.Reason
+		}
+	}
+	for name, want := range map[string]string{"ok": "deleted", "gone": "already-gone", "changed": "skipped skipped: in use again",
+		"refused": "failed AccessDenied", "unmapped": "failed outcome unknown: connection reset"} {
+		if strings.TrimSpace(got[name]) != want {
+			t.Errorf("%s: %q, want %q", name, got[name], want)
+		}
+	}
+	st, _ := store.Load(context.Background())
+	if _, ok := st.Pending[fakeID("unmapped")]; !ok || len(st.Pending) != 1 {
+		t.Fatalf("pending after the pass: %v; want only the unknown outcome's", st.Pending)
+	}
+}
+
+// DeleteEach stops at the first unknown outcome: the call fails, and what
+// came after it is never sent.
+func TestDeleteEachStopsAtAnUnknownOutcome(t *testing.T) {
+	batch := []*engine.Decision{{Name: "a"}, {Name: "b"}, {Name: "c"}, {Name: "d"}}
+	errs := map[string]error{"a": inventory.Refused(errors.New("no")), "b": inventory.Changed(errors.New("used")), "c": errors.New("timeout")}
+	var sent []string
+	out, err := engine.DeleteEach(batch, func(_ int, d *engine.Decision) engine.Deleted {
+		sent = append(sent, d.Name)
+		return engine.Deleted{Err: errs[d.Name]}
+	})
+	if err == nil || out != nil || strings.Join(sent, ",") != "a,b,c" {
+		t.Fatalf("out %v, err %v, sent %v", out, err, sent)
+	}
+	delete(errs, "c")
+	sent = nil
+	if out, err := engine.DeleteEach(batch, func(_ int, d *engine.Decision) engine.Deleted {
+		sent = append(sent, d.Name)
+		return engine.Deleted{Err: errs[d.Name]}
+	}); err != nil || len(out) != 4 || len(sent) != 4 {
+		t.Fatalf("out %v, err %v, sent %v", out, err, sent)
 	}
 }
 

@@ -270,34 +270,54 @@ const (
 	Skip
 )
 
-// Deleted is the result of deleting one decision. Err wraps ErrNotFound when
-// it was already gone, is a SkipError when the delete refused because the
-// resource changed (a precondition), and is any other error when the API
-// refused it.
+// Deleted is the result of deleting one decision. Err is nil when it was
+// deleted, or the provider's error, which says its outcome
+// (inventory.OutcomeOf): gone already, changed since the plan (a skip; a
+// SkipError too), refused (still there), or unknown (no answer, or an
+// error nobody mapped: it may be gone, and the next run settles it).
 type Deleted struct {
 	Err error
 	// Snapshot names what was saved before the delete, if anything.
 	Snapshot string
 }
 
+// DeleteEach deletes a batch one call at a time and stops at the first whose
+// outcome is unknown: the whole call then fails, so the pending marks stay
+// and the next run settles them from its listing.
+func DeleteEach(batch []*Decision, del func(i int, d *Decision) Deleted) ([]Deleted, error) {
+	out := make([]Deleted, len(batch))
+	for i, d := range batch {
+		out[i] = del(i, d)
+		if err := out[i].Err; inventory.OutcomeOf(err) == inventory.OutcomeUnknown {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
 // ErrNotFound is the delete contract every provider keeps.
 var ErrNotFound = inventory.ErrNotFound
 
 // SkipError says a delete was refused because the resource changed since it
-// was planned: a skip, never a failure.
+// was planned: a skip, never a failure (inventory.OutcomeChanged).
 type SkipError struct{ Reason string }
 
 func (e *SkipError) Error() string { return e.Reason }
+
+// DeleteOutcome implements the outcome contract (inventory.OutcomeOf).
+func (e *SkipError) DeleteOutcome() inventory.Outcome { return inventory.OutcomeChanged }
 
 // Skipped returns a SkipError.
 func Skipped(format string, args ...any) error {
 	return &SkipError{Reason: fmt.Sprintf(format, args...)}
 }
 
-func isSkip(err error) (string, bool) {
+// skipReason is why a delete refused as changed is a skip: a SkipError's
+// reason, or the provider's words.
+func skipReason(err error) string {
 	var s *SkipError
 	if errors.As(err, &s) {
-		return s.Reason, true
+		return s.Reason
 	}
-	return "", false
+	return "skipped: " + err.Error()
 }

@@ -99,15 +99,8 @@ func (k *Kind) Delete(ctx context.Context, batch []*engine.Decision) ([]engine.D
 		failed[f.Digest] = f
 	}
 	for i, d := range batch {
-		f, bad := failed[DetailOf(d).Digest]
-		switch {
-		case !bad:
-		case f.Code == inventory.ImageNotFound:
-			out[i].Err = fmt.Errorf("%s: %w", f.Reason, engine.ErrNotFound)
-		default:
-			// ECR said no for this image: it is still there, its clock runs
-			// on, and the next run tries again.
-			out[i].Err = fmt.Errorf("%s: %s", f.Code, f.Reason)
+		if f, bad := failed[DetailOf(d).Digest]; bad {
+			out[i].Err = f.Err()
 		}
 	}
 	return out, nil

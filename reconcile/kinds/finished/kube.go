@@ -14,6 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 
+	"reclaim.dev/reclaim/inventory"
+	"reclaim.dev/reclaim/inventory/kube"
 	"reclaim.dev/reclaim/reconcile/engine"
 )
 
@@ -218,9 +220,11 @@ func (k *Deleter[T]) Delete(ctx context.Context, batch []*engine.Decision) ([]en
 		uid := types.UID(det.UID)
 		err := k.API.Delete(ctx, cs, det.Namespace, d.Name, metav1.DeleteOptions{
 			Preconditions: &metav1.Preconditions{UID: &uid}, PropagationPolicy: k.API.Propagation})
-		res, unknown := engine.KubeDeleteOutcome(err, fmt.Sprintf("%s %s/%s in %s", k.API.Resource, det.Namespace, d.Name, det.Cluster))
-		out[i].Err = res
-		return unknown
+		out[i].Err = kube.DeleteError(err, fmt.Sprintf("%s %s/%s in %s", k.API.Resource, det.Namespace, d.Name, det.Cluster))
+		if inventory.OutcomeOf(out[i].Err) == inventory.OutcomeUnknown {
+			return out[i].Err // no answer: the batch fails, its pending marks stay
+		}
+		return nil
 	})
 	if err != nil {
 		return nil, err

@@ -17,6 +17,7 @@ import (
 	k8sfake "k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 
+	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/reconcile/engine"
 	"reclaim.dev/reclaim/reconcile/kinds/finished"
 )
@@ -168,19 +169,18 @@ func TestDeleterDelete(t *testing.T) {
 				t.Fatalf("%v %+v", err, res)
 			}
 			e := res[0].Err
-			var skip *engine.SkipError
-			switch {
+			switch o := inventory.OutcomeOf(e); {
 			case tc.notFound:
-				if !errors.Is(e, engine.ErrNotFound) {
-					t.Fatalf("want ErrNotFound, got %v", e)
+				if o != inventory.OutcomeGone {
+					t.Fatalf("want gone, got %v", e)
 				}
 			case tc.skip:
-				if !errors.As(e, &skip) {
+				if o != inventory.OutcomeChanged {
 					t.Fatalf("want a skip, got %v", e)
 				}
 			case tc.failed:
-				if e == nil || errors.Is(e, engine.ErrNotFound) || errors.As(e, &skip) {
-					t.Fatalf("want a failure, got %v", e)
+				if o != inventory.OutcomeRefused {
+					t.Fatalf("want a refusal, got %v", e)
 				}
 			default:
 				if e != nil {

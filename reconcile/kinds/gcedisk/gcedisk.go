@@ -345,32 +345,28 @@ func (k *Kind) Recheck(ctx context.Context, batch []*engine.Decision) ([]engine.
 }
 
 // Delete snapshots (if asked) and deletes one disk at a time: GCE has no
-// batch delete. A failed delete is an unknown outcome (the operation may
-// still run), so it fails the call and the pending mark stays.
+// batch delete. The provider's errors say each outcome; the first unknown
+// one (the operation may still run) fails the call, and its pending mark
+// stays.
 func (k *Kind) Delete(ctx context.Context, batch []*engine.Decision) ([]engine.Deleted, error) {
-	out := make([]engine.Deleted, len(batch))
-	for i, d := range batch {
+	return engine.DeleteEach(batch, func(_ int, d *engine.Decision) engine.Deleted {
 		key, err := inventory.ParseDiskKey(d.ID)
 		if err != nil {
-			out[i].Err = err
-			continue
+			return engine.Deleted{Err: inventory.Refused(err)} // never sent
 		}
+		var out engine.Deleted
 		if detail(d).Snapshot {
 			name := SnapshotName(key.Name, k.now())
 			labels := map[string]string{k.SnapshotLabel: labelValue(key.Name), "reclaim-location": labelValue(key.Location())}
 			if err := k.API.SnapshotDisk(ctx, key, name, labels); err != nil {
-				out[i].Err = fmt.Errorf("snapshot before delete: %w", err)
-				continue
+				// The disk was not touched: it is still there.
+				return engine.Deleted{Err: inventory.Refused(fmt.Errorf("snapshot before delete: %w", err))}
 			}
-			out[i].Snapshot = name
+			out.Snapshot = name
 		}
-		if err := k.API.DeleteDisk(ctx, key); err != nil && !isNotFound(err) {
-			return nil, err
-		} else if err != nil {
-			out[i].Err = err
-		}
-	}
-	return out, nil
+		out.Err = k.API.DeleteDisk(ctx, key)
+		return out
+	})
 }
 
 func (k *Kind) now() time.Time {

@@ -155,15 +155,10 @@ func TestDelete(t *testing.T) {
 		{name: "deleted", exists: true, check: func(e error) bool { return e == nil }},
 		{name: "gone is success", check: func(e error) bool { return errors.Is(e, engine.ErrNotFound) }},
 		{name: "in use again is a skip", err: fmt.Errorf("InvalidNetworkInterface.InUse: %w", netiface.ErrInUse), exists: true,
-			check: func(e error) bool {
-				var s *engine.SkipError
-				return errors.As(e, &s) && strings.Contains(s.Reason, "in use")
-			}},
-		{name: "a refusal fails this one", err: apiError{"UnauthorizedOperation"}, exists: true,
-			check: func(e error) bool {
-				var s *engine.SkipError
-				return e != nil && !errors.As(e, &s) && !errors.Is(e, engine.ErrNotFound)
-			}},
+			check: func(e error) bool { return inventory.OutcomeOf(e) == inventory.OutcomeChanged }},
+		{name: "a refusal fails this one", err: inventory.Refused(apiError{"UnauthorizedOperation"}), exists: true,
+			check: func(e error) bool { return inventory.OutcomeOf(e) == inventory.OutcomeRefused }},
+		{name: "an unmapped error is an unknown outcome", err: apiError{"InternalError"}, exists: true, batchErr: true},
 		{name: "no answer: outcome unknown", err: context.DeadlineExceeded, exists: true, batchErr: true},
 	}
 	for _, tc := range cases {

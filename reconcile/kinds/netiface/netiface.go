@@ -67,8 +67,9 @@ type Policy struct {
 type API interface {
 	// Interfaces returns those of ids that exist (a gone one is absent).
 	Interfaces(ctx context.Context, account, region string, ids []string) ([]inventory.NetInterface, error)
-	// DeleteInterface wraps inventory.ErrNotFound when it is gone, and
-	// ErrInUse when EC2 says it is attached again.
+	// DeleteInterface's error says the outcome (inventory.OutcomeOf): it
+	// wraps inventory.ErrNotFound when it is gone, ErrInUse when EC2 says
+	// it is attached again, and is Refused for EC2's other answers.
 	DeleteInterface(ctx context.Context, account, region, id string) error
 }
 
@@ -352,29 +353,17 @@ func (k *Kind) Recheck(ctx context.Context, batch []*engine.Decision) ([]engine.
 	return out, nil
 }
 
-// Delete deletes each interface; EC2 refuses one that is attached again.
+// Delete deletes each interface; EC2 refuses one that is attached again. The
+// provider's errors say each outcome, and the first unknown one (no answer)
+// fails the call.
 func (k *Kind) Delete(ctx context.Context, batch []*engine.Decision) ([]engine.Deleted, error) {
 	if k.API == nil {
 		return nil, errors.New("no EC2 client")
 	}
-	out := make([]engine.Deleted, len(batch))
-	for i, d := range batch {
+	return engine.DeleteEach(batch, func(_ int, d *engine.Decision) engine.Deleted {
 		det := DetailOf(d)
-		err := k.API.DeleteInterface(ctx, det.Account, det.Region, d.Name)
-		switch {
-		case err == nil, errors.Is(err, inventory.ErrNotFound):
-			out[i].Err = err
-		case errors.Is(err, ErrInUse):
-			out[i].Err = engine.Skipped("skipped: in use again (%v)", err)
-		case isRefusal(err):
-			out[i].Err = err
-		default:
-			// No answer from EC2 (timeout, connection, cancelled): the
-			// outcome is unknown and the next run settles it.
-			return nil, fmt.Errorf("delete %s: %w", d.Name, err)
-		}
-	}
-	return out, nil
+		return engine.Deleted{Err: k.API.DeleteInterface(ctx, det.Account, det.Region, d.Name)}
+	})
 }
 
 // deletableType says whether an interface type is one Kubernetes networking
@@ -388,11 +377,4 @@ func orDefault(s, d string) string {
 		return d
 	}
 	return s
-}
-
-// isRefusal says whether EC2 answered with an error code (the API's
-// refusal) rather than not answering.
-func isRefusal(err error) bool {
-	var api interface{ ErrorCode() string }
-	return errors.As(err, &api) && api.ErrorCode() != ""
 }
