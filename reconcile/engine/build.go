@@ -365,7 +365,7 @@ func (r *rules) decide(k Kind, pr *Proposals) {
 		switch {
 		case it.Wait != "":
 			d.note(it.Wait)
-		case !it.Created.IsZero() && r.now.Sub(it.Created) < lim.MinAge:
+		case Young(it.Created, r.now, lim.MinAge):
 			d.note(fmt.Sprintf("younger than min age %s (created %s)", HumanDuration(lim.MinAge), fmtTime(it.Created)))
 		case r.now.Before(graceEnds):
 			d.note(r.graceNote(graceKey{since: since, after: after, grace: lim.Grace}))

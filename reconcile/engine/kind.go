@@ -75,6 +75,14 @@ type Limits struct {
 	OptOut string
 }
 
+// Young is the minimum-age rule, the one meaning every kind's selection
+// and the engine share: a resource made (created, pushed) less than minAge
+// before now is never deleted. An unknown creation time (zero) is not
+// young: the rule needs a time to apply.
+func Young(created, now time.Time, minAge time.Duration) bool {
+	return !created.IsZero() && now.Sub(created) < minAge
+}
+
 // Proposal is a kind's view of one resource: the decision envelope it fills
 // (Kind, ID, Name, Frees, Detail, Class, Reason; Action for a non-candidate)
 // and what the engine's rules need to decide about a candidate.
@@ -208,20 +216,32 @@ const (
 	Gone
 )
 
-// Listed answers Presence from what a kind's listings showed: an id whose
-// scope (its cluster, account and region, ...) was not listed completely is
-// Unknown, since a failed listing proves nothing; one the listing showed is
-// Present; any other is Gone.
-func Listed(scope func(id string) (string, bool), complete, present map[string]bool) func(id string) Presence {
+// ListedBy is the presence rule every kind answers Presence with: an id
+// whose scope (its cluster, account and region, repository, ...) was not
+// listed completely is Unknown, since a failed listing proves nothing; one
+// the listing shows is Present; any other is Gone. complete says whether
+// id's scope was listed completely (false for an id it cannot parse, or a
+// resource whose delete is still in flight); shows whether the listing
+// shows id.
+func ListedBy(complete, shows func(id string) bool) func(id string) Presence {
 	return func(id string) Presence {
-		if s, ok := scope(id); !ok || !complete[s] {
+		switch {
+		case !complete(id):
 			return Unknown
-		}
-		if present[id] {
+		case shows(id):
 			return Present
 		}
 		return Gone
 	}
+}
+
+// Listed is ListedBy over maps: the scopes listed completely, by scope(id),
+// and the ids the listing showed.
+func Listed(scope func(id string) (string, bool), complete, present map[string]bool) func(id string) Presence {
+	return ListedBy(func(id string) bool {
+		s, ok := scope(id)
+		return ok && complete[s]
+	}, func(id string) bool { return present[id] })
 }
 
 // Pricer is a kind whose resources cost money while they exist: the

@@ -489,3 +489,23 @@ func TestBreakerCountsOrphansNotQuotaTrims(t *testing.T) {
 		})
 	}
 }
+
+// The presence rule: a scope not listed completely proves nothing, whatever
+// the listing shows; a complete one shows an id or proves it gone.
+func TestListedByHoldsWhatAnIncompleteScopeCannotProve(t *testing.T) {
+	complete := map[string]bool{"a/1": true, "b/1": false}
+	shown := map[string]bool{"a/1": true, "b/1": true}
+	p := engine.ListedBy(func(id string) bool { return complete[id] || id == "a/2" }, func(id string) bool { return shown[id] })
+	for id, want := range map[string]engine.Presence{"a/1": engine.Present, "a/2": engine.Gone, "b/1": engine.Unknown, "c/1": engine.Unknown} {
+		if got := p(id); got != want {
+			t.Errorf("%s: %v, want %v", id, got, want)
+		}
+	}
+	l := engine.Listed(func(id string) (string, bool) { s, _, ok := strings.Cut(id, "/"); return s, ok },
+		map[string]bool{"a": true, "b": false}, map[string]bool{"a/1": true, "b/1": true})
+	for id, want := range map[string]engine.Presence{"a/1": engine.Present, "a/2": engine.Gone, "b/1": engine.Unknown, "bad": engine.Unknown} {
+		if got := l(id); got != want {
+			t.Errorf("Listed %s: %v, want %v", id, got, want)
+		}
+	}
+}

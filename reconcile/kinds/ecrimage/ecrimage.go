@@ -242,31 +242,29 @@ func (k *Kind) Propose(snap *inventory.Snapshot, now time.Time) engine.Proposals
 	// Presence answers from the listings only: a repository listed
 	// completely shows an image or not; a registry listed completely shows a
 	// repository or not.
-	out.Presence = func(id string) engine.Presence {
-		repo, digest, err := ParseID(id)
+	out.Presence = engine.ListedBy(func(id string) bool {
+		repo, _, err := ParseID(id)
 		if err != nil {
-			return engine.Unknown
+			return false
 		}
-		at, ok := repos[repo]
-		if !ok {
-			for _, reg := range snap.Registries {
-				if reg.Account == repo.Account && reg.Region == repo.Region && reg.Complete {
-					return engine.Gone // the repository itself is gone
-				}
+		if at, ok := repos[repo]; ok {
+			at.rl.Ensure()
+			return at.rl.Gone || at.rl.Complete
+		}
+		for _, reg := range snap.Registries {
+			if reg.Account == repo.Account && reg.Region == repo.Region && reg.Complete {
+				return true // the repository itself is gone
 			}
-			return engine.Unknown
 		}
-		at.rl.Ensure()
-		switch {
-		case at.rl.Gone:
-			return engine.Gone
-		case !at.rl.Complete:
-			return engine.Unknown
-		case at.rl.HasDigest(digest):
-			return engine.Present
+		return false
+	}, func(id string) bool {
+		repo, digest, _ := ParseID(id)
+		at, ok := repos[repo]
+		if ok {
+			at.rl.Ensure()
 		}
-		return engine.Gone
-	}
+		return ok && !at.rl.Gone && at.rl.HasDigest(digest)
+	})
 	return out
 }
 

@@ -188,7 +188,7 @@ func classify(rl *inventory.RepoListing, rule *RepoRule, refs *repoRefs, ip *Pol
 		if r, ok := newest[i]; ok {
 			set(i, ClassNewest, fmt.Sprintf("newest %d pushed (#%d, keepNewest %d)", rule.KeepNewest, r, rule.KeepNewest))
 		}
-		if now.Sub(img.PushedAt) < ip.MinAge {
+		if engine.Young(img.PushedAt, now, ip.MinAge) { // out of the selection, so the trim takes an older one
 			set(i, ClassYoung, fmt.Sprintf("pushed %s, younger than minAge %s", fmtTime(img.PushedAt), engine.HumanDuration(ip.MinAge)))
 		}
 	}

@@ -134,16 +134,14 @@ func Propose[T any](snap *inventory.Snapshot, l Lister[T]) engine.Proposals {
 		uid, _ := uidOf(key)
 		return uid
 	}
-	out.Presence = func(id string) engine.Presence {
+	out.Presence = engine.ListedBy(func(id string) bool {
 		key, ok := ParseID(id, l.Resource)
-		if !ok || !listed[key.Cluster] {
-			return engine.Unknown
-		}
-		if _, ok := uidOf(key); ok {
-			return engine.Present
-		}
-		return engine.Gone
-	}
+		return ok && listed[key.Cluster]
+	}, func(id string) bool {
+		key, _ := ParseID(id, l.Resource)
+		_, ok := uidOf(key)
+		return ok
+	})
 	return out
 }
 

@@ -222,24 +222,18 @@ func (k *Kind) Propose(snap *inventory.Snapshot, now time.Time) engine.Proposals
 	}
 	sort.SliceStable(out.Items, func(i, j int) bool { return out.Items[i].ID < out.Items[j].ID })
 	out.Identity = func(id string) string { return ids[id] }
-	out.Presence = func(id string) engine.Presence {
+	out.Presence = engine.ListedBy(func(id string) bool {
 		key, err := inventory.ParseDiskKey(id)
 		if err != nil {
-			return engine.Unknown
+			return false
 		}
 		l, ok := listings[key.Project]
-		if !ok || !l.ScopeKnown(key) {
-			return engine.Unknown
-		}
-		status, listed := seen[id]
-		switch {
-		case !listed:
-			return engine.Gone
-		case status == "DELETING": // a delete in flight: settle it next run
-			return engine.Unknown
-		}
-		return engine.Present
-	}
+		// A disk DELETING is a delete in flight: settle it next run.
+		return ok && l.ScopeKnown(key) && seen[id] != "DELETING"
+	}, func(id string) bool {
+		_, listed := seen[id]
+		return listed
+	})
 	return out
 }
 
@@ -300,7 +294,7 @@ func (k *Kind) propose(d inventory.Disk, read, clusters int, refs refIndex, guar
 	switch {
 	case d.Status != "" && d.Status != "READY":
 		p.Wait = fmt.Sprintf("status is %s, not READY", d.Status)
-	case now.Before(p.NotBefore) && now.Sub(d.Created) >= pol.MinAge:
+	case now.Before(p.NotBefore) && !engine.Young(d.Created, now, pol.MinAge):
 		p.Wait = fmt.Sprintf("detached %s ago, less than %s (last detach %s)", now.Sub(d.LastDetach).Round(time.Minute), pol.MinDetached, fmtTime(d.LastDetach))
 	}
 	return p
