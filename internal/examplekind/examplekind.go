@@ -179,7 +179,7 @@ func (k *Kind) Propose(snap *inventory.Snapshot, now time.Time) engine.Proposals
 		for _, m := range items {
 			p := engine.Proposal{Decision: engine.Decision{ID: id(c.Name, m.ns, m.name), Name: m.name,
 				Detail: &finished.Detail{Cluster: c.Name, Namespace: m.ns, UID: m.uid}},
-				Identity: m.uid, Created: m.created, Sources: []string{engine.ClusterKey(c.Name), engine.TapKey(TapName, c.Name)}}
+				Identity: m.uid, Created: m.created, Sources: engine.Users{Clusters: []string{c.Name}, Reads: []string{TapName}}.Keys(snap.Fleet)}
 			listed[p.ID] = true
 			switch {
 			case m.protected:

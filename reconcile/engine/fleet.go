@@ -26,24 +26,49 @@ func DiscoveryKey(platform, scope string) string {
 	return SourceKey(SourceDiscovery, platform+" "+scope)
 }
 
-// FleetGuards are the source keys guarding a resource that the given
-// members could use, and the discovery scopes that could hide more such
-// clusters. Kinds call it with the members their cloud evidence names.
-func FleetGuards(f *inventory.Fleet, members []inventory.FleetMember, scopes ...string) []string {
+// Users says, as data, who could use a candidate. The engine derives from
+// it the source keys that hold the candidate while any of them is
+// incomplete or unread (Keys); no kind builds those keys by hand.
+type Users struct {
+	// Clusters could use it, read or not, by fleet name; Members too, as
+	// the cloud's evidence names them (the EKS clusters of an account, the
+	// GKE clusters of a project).
+	Clusters []string
+	Members  []inventory.FleetMember
+	// Reads are what of each of those clusters the evidence comes from: the
+	// collector's shared reads (inventory.ReadImages, ReadWorkloads) or a
+	// kind's tap. A cluster read without one holds the candidate.
+	Reads []string
+	// Scopes are the discovery scopes ("eks ACCOUNT/REGION", "gke PROJECT")
+	// that could hide more such clusters: with fleet discovery on, a scope
+	// whose listing failed, or that no listing covered, holds it.
+	Scopes []string
+}
+
+// Keys are the source keys u relies on, each once.
+func (u Users) Keys(f *inventory.Fleet) []string {
 	var out []string
-	for _, m := range members {
-		out = append(out, ClusterKey(m.Name))
+	add := func(c string) {
+		out = append(out, ClusterKey(c))
+		for _, r := range u.Reads {
+			out = append(out, TapKey(r, c))
+		}
 	}
-	if f == nil || !f.Discovery {
-		return out
+	for _, c := range u.Clusters {
+		add(c)
 	}
-	// A scope no discovery listing covers is named all the same: no source
-	// answers for it, so it holds (a cluster may live there unseen).
-	for _, s := range scopes {
-		platform, scope, _ := strings.Cut(s, " ")
-		out = append(out, DiscoveryKey(platform, scope))
+	for _, m := range u.Members {
+		add(m.Name)
 	}
-	return out
+	if f != nil && f.Discovery {
+		// A scope no discovery listing covers is named all the same: no
+		// source answers for it, so it holds (a cluster may live there unseen).
+		for _, s := range u.Scopes {
+			platform, scope, _ := strings.Cut(s, " ")
+			out = append(out, DiscoveryKey(platform, scope))
+		}
+	}
+	return UniqueKeys(out)
 }
 
 // UniqueKeys drops repeated source keys, keeping the first of each, in place.

@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -102,7 +103,7 @@ func TestUnreadClusterOnlyHoldsWhatItCouldUse(t *testing.T) {
 func TestFailedDiscoveryHolds(t *testing.T) {
 	f := &inventory.Fleet{Discovery: true, Listings: []inventory.FleetListing{{Platform: inventory.EKS, Scope: "111122223333/us-east-1", Problem: "AccessDenied"}}}
 	d := orphan("d")
-	d.Sources = append([]string{engine.ClusterKey("a")}, engine.FleetGuards(f, nil, inventory.EKS+" 111122223333/us-east-1")...)
+	d.Sources = engine.Users{Clusters: []string{"a"}, Scopes: []string{inventory.EKS + " 111122223333/us-east-1"}}.Keys(f)
 	k := &fakeKind{lim: testLimits(), items: []engine.Proposal{d}}
 	p := engine.Build(fleetSnap(f), []engine.Kind{k}, seenSince(t0.Add(-48*time.Hour), orphan("d")), t0)
 	if got := enginetest.DecisionFor(t, p, "d"); got.Action == engine.Delete || !strings.Contains(got.Why(), "discovery eks 111122223333/us-east-1") {
@@ -123,7 +124,7 @@ func TestUnlistedScopeHolds(t *testing.T) {
 		held  bool
 	}{{"111122223333/us-east-1", false}, {"111122223333/us-west-2", true}} {
 		d := orphan("d")
-		d.Sources = append([]string{engine.ClusterKey("a")}, engine.FleetGuards(f, nil, inventory.EKS+" "+c.scope)...)
+		d.Sources = engine.Users{Clusters: []string{"a"}, Scopes: []string{inventory.EKS + " " + c.scope}}.Keys(f)
 		k := &fakeKind{lim: testLimits(), items: []engine.Proposal{d}}
 		p := engine.Build(fleetSnap(f), []engine.Kind{k}, seenSince(t0.Add(-48*time.Hour), orphan("d")), t0)
 		got := enginetest.DecisionFor(t, p, "d")
@@ -163,5 +164,22 @@ func TestFleetSectionShowsFailedClusters(t *testing.T) {
 	rows := p.Section("fleet").([]engine.FleetRow)
 	if rows[0].State != inventory.MemberRead || rows[1].State != engine.StateFailed || rows[1].Reason != "connection refused" {
 		t.Fatalf("rows %+v", rows)
+	}
+}
+
+// Users are data; the engine derives the keys: each cluster, read or not,
+// and each read of it the evidence comes from; the discovery scopes only
+// while discovery is on (off, the config's list is the fleet).
+func TestUsersKeys(t *testing.T) {
+	u := engine.Users{Clusters: []string{"a", "b"}, Members: []inventory.FleetMember{{Name: "c"}, {Name: "a"}},
+		Reads: []string{inventory.ReadWorkloads}, Scopes: []string{inventory.EKS + " 111122223333/us-east-1"}}
+	tap := func(c string) string { return engine.TapKey(inventory.ReadWorkloads, c) }
+	want := []string{engine.ClusterKey("a"), tap("a"), engine.ClusterKey("b"), tap("b"), engine.ClusterKey("c"), tap("c"),
+		engine.DiscoveryKey(inventory.EKS, "111122223333/us-east-1")}
+	if got := u.Keys(&inventory.Fleet{Discovery: true}); !slices.Equal(got, want) {
+		t.Errorf("discovery on: %v\nwant %v", got, want)
+	}
+	if got := u.Keys(&inventory.Fleet{}); !slices.Equal(got, want[:6]) {
+		t.Errorf("discovery off: %v\nwant %v", got, want[:6])
 	}
 }

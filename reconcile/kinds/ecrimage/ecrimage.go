@@ -289,31 +289,25 @@ func registrySource(reg *inventory.RegistryListing) engine.Source {
 // engine holds a trim while any is incomplete), and the kind's own reasons
 // to distrust the evidence.
 func evidence(snap *inventory.Snapshot, reg *inventory.RegistryListing, pc *pullerCheck) (sources []string, holds []string) {
+	// The clusters that could pull from the account, read with their images
+	// (inventory.ReadImages); every EKS cluster of the account, read or not;
+	// and any cluster a failed discovery of the account hides.
+	u := engine.Users{Reads: []string{inventory.ReadImages}, Members: snap.Fleet.EKSOf(reg.Account)}
 	for _, c := range snap.Clusters {
-		if !c.CouldPull(reg.Account) {
-			continue
+		if c.CouldPull(reg.Account) {
+			u.Clusters = append(u.Clusters, c.Name)
 		}
-		// The engine holds the trim when the cluster was read without its
-		// images (inventory.ReadImages).
-		sources = append(sources, engine.SourceKey("cluster", c.Name), engine.TapKey(inventory.ReadImages, c.Name))
 	}
-	for _, s := range snap.ImageSources {
-		sources = append(sources, engine.SourceKey(s.SourceKind(), s.Name))
-	}
-	// Every EKS cluster of the registry's account can pull from it, read or
-	// not, and so can any cluster a failed discovery of the account hides.
-	var scopes []string
 	if f := snap.Fleet; f != nil {
 		for _, l := range f.Listings {
 			if l.Platform == inventory.EKS && strings.HasPrefix(l.Scope, reg.Account+"/") {
-				scopes = append(scopes, inventory.EKS+" "+l.Scope)
+				u.Scopes = append(u.Scopes, inventory.EKS+" "+l.Scope)
 			}
 		}
 	}
-	for _, key := range engine.FleetGuards(snap.Fleet, snap.Fleet.EKSOf(reg.Account), scopes...) {
-		if !slices.Contains(sources, key) {
-			sources = append(sources, key)
-		}
+	sources = u.Keys(snap.Fleet)
+	for _, s := range snap.ImageSources {
+		sources = append(sources, engine.SourceKey(s.SourceKind(), s.Name))
 	}
 	if !reg.Complete {
 		holds = append(holds, "the registry's repositories could not all be listed")

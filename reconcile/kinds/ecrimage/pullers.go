@@ -101,14 +101,14 @@ func (pc *pullerCheck) guards(f *inventory.Fleet, own string, pullers []string) 
 	if len(accounts) == 0 || f == nil {
 		return nil
 	}
-	var scopes []string
+	u := engine.Users{Members: f.EKSOf(accounts...)}
 	for _, l := range f.Listings {
 		account, _, _ := strings.Cut(l.Scope, "/")
 		if l.Platform == inventory.EKS && slices.Contains(accounts, account) {
-			scopes = append(scopes, inventory.EKS+" "+l.Scope)
+			u.Scopes = append(u.Scopes, inventory.EKS+" "+l.Scope)
 		}
 	}
-	return engine.FleetGuards(f, f.EKSOf(accounts...), scopes...)
+	return u.Keys(f)
 }
 
 // notices repeat each declaration a trim relied on.

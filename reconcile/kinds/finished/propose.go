@@ -74,10 +74,11 @@ func Propose[T any](snap *inventory.Snapshot, l Lister[T]) engine.Proposals {
 	for ci := range snap.Clusters {
 		c := &snap.Clusters[ci]
 		listed[c.Name] = c.Complete && c.WorkloadsListed
-		key := engine.SourceKey("cluster", c.Name)
+		key := engine.ClusterKey(c.Name)
 		// The engine holds them when the cluster was read without its
 		// workloads (inventory.ReadWorkloads).
-		cl := Cluster{ClusterRefs: c, Sources: []string{key, engine.TapKey(inventory.ReadWorkloads, c.Name)},
+		users := engine.Users{Clusters: []string{c.Name}, Reads: []string{inventory.ReadWorkloads}}
+		cl := Cluster{ClusterRefs: c, Sources: users.Keys(snap.Fleet),
 			Listing: key + " " + l.Resource + " policy:" + l.Policy, JobsListing: key + " jobs"}
 		out.Listings[cl.Listing] = engine.Read{Complete: listed[c.Name], Version: l.Version(c)}
 		out.Listings[cl.JobsListing] = engine.Read{Complete: listed[c.Name], Version: c.JobsVersion}

@@ -155,26 +155,26 @@ const ClusterLabel = "goog-k8s-cluster-name"
 // (read or not: an unread one holds the disk), and the cluster its label
 // names. Slices are shared per project and region, so the engine's
 // fail-closed verdict is computed once for each.
-func diskGuards(f *inventory.Fleet, d inventory.Disk, configured map[string][]string) []string {
+func diskGuards(f *inventory.Fleet, d inventory.Disk, configured []string, cache map[string][]string) []string {
 	key := d.Key.Project + "/" + d.Region()
-	if g, ok := configured[key]; ok && d.Labels[ClusterLabel] == "" {
+	if g, ok := cache[key]; ok && d.Labels[ClusterLabel] == "" {
 		return g
 	}
-	var g []string
-	for _, k := range configured[d.Key.Project] {
+	u := engine.Users{Members: f.GKEAt(d.Key.Project, d.Key.Location()), Scopes: []string{inventory.GKE + " " + d.Key.Project}}
+	for _, c := range configured {
 		// A GKE cluster whose region the cloud knows attaches only disks
 		// of that region.
-		if m, ok := f.Member(strings.TrimPrefix(k, engine.SourceCluster+":")); ok && m.Cloud.Platform == inventory.GKE && d.Region() != "" && m.Cloud.Region() != d.Region() {
+		if m, ok := f.Member(c); ok && m.Cloud.Platform == inventory.GKE && d.Region() != "" && m.Cloud.Region() != d.Region() {
 			continue
 		}
-		g = append(g, k)
+		u.Clusters = append(u.Clusters, c)
 	}
-	g = append(g, engine.FleetGuards(f, f.GKEAt(d.Key.Project, d.Key.Location()), inventory.GKE+" "+d.Key.Project)...)
 	if n := d.Labels[ClusterLabel]; n != "" {
-		return engine.UniqueKeys(append(g, engine.ClusterKey(f.Resolve(inventory.GKE, d.Key.Project, n))))
+		u.Clusters = append(u.Clusters, f.Resolve(inventory.GKE, d.Key.Project, n))
+		return u.Keys(f)
 	}
-	g = engine.UniqueKeys(g)
-	configured[key] = g
+	g := u.Keys(f)
+	cache[key] = g
 	return g
 }
 
@@ -186,7 +186,8 @@ func (k *Kind) Propose(snap *inventory.Snapshot, now time.Time) engine.Proposals
 	seen := map[string]string{} // id -> status
 	ids := map[string]string{}  // id -> the disk's numeric id
 	listings := map[string]inventory.DiskListing{}
-	guards := map[string][]string{} // project -> the clusters that could reference its disks
+	names := map[string][]string{}  // project -> the clusters that could reference its disks
+	guards := map[string][]string{} // project/region -> the keys of those that could attach them
 	read := 0
 	for _, c := range snap.Clusters {
 		if c.Complete {
@@ -204,20 +205,18 @@ func (k *Kind) Propose(snap *inventory.Snapshot, now time.Time) engine.Proposals
 		}
 		out.Sources = append(out.Sources, engine.Source{Kind: "gce-project", Name: l.Project, Complete: len(problems) == 0,
 			Problems: problems, Items: len(l.Disks), Unit: "disks"})
-		var g []string
 		for _, c := range snap.Clusters {
 			if c.CouldReference(l.Project) {
-				g = append(g, engine.SourceKey("cluster", c.Name))
+				names[l.Project] = append(names[l.Project], c.Name)
 			}
 		}
-		guards[l.Project] = g
 		for _, d := range l.Disks {
 			seen[d.Key.String()] = d.Status
 			ids[d.Key.String()] = d.ID
 			if inScope(pol, d) {
 				out.InScope++
 			}
-			out.Items = append(out.Items, k.propose(d, read, len(snap.Clusters), refs, diskGuards(snap.Fleet, d, guards), now))
+			out.Items = append(out.Items, k.propose(d, read, len(snap.Clusters), refs, diskGuards(snap.Fleet, d, names[d.Key.Project], guards), now))
 		}
 	}
 	sort.SliceStable(out.Items, func(i, j int) bool { return out.Items[i].ID < out.Items[j].ID })

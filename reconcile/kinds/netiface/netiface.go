@@ -204,11 +204,7 @@ func (k *Kind) Propose(snap *inventory.Snapshot, now time.Time) engine.Proposals
 				continue
 			}
 			out.InScope++
-			pr := k.propose(l, n, a)
-			if pr.Candidate {
-				pr.Sources = engine.UniqueKeys(append(pr.Sources, cloudGuards(snap.Fleet, l, n, subnets[n.Subnet])...))
-			}
-			out.Items = append(out.Items, pr)
+			out.Items = append(out.Items, k.propose(snap.Fleet, l, n, subnets[n.Subnet], a))
 		}
 	}
 	out.Presence = engine.Listed(func(id string) (string, bool) {
@@ -218,25 +214,27 @@ func (k *Kind) Propose(snap *inventory.Snapshot, now time.Time) engine.Proposals
 	return out
 }
 
-// cloudGuards are the clusters the cloud says may use an interface's
+// cloudUsers are the clusters the cloud says may use an interface's
 // addresses, read or not: the EKS clusters of its VPC or subnet, the
 // clusters its subnet's kubernetes.io/cluster/NAME tags name, the clusters
 // its own tags name (the VPC CNI's, the VPC resource controller's
 // kubernetes.io/cluster/NAME on a branch interface, EKS's); and the account
 // and region's discovery. A tag names a cluster of the interface's own
-// account and region. Any of them not read completely holds the interface.
-func cloudGuards(f *inventory.Fleet, l *inventory.NetworkListing, n *inventory.NetInterface, sn *inventory.Subnet) []string {
+// account and region. Any of them not read completely, pods included
+// (inventory.ReadWorkloads), holds the interface.
+func cloudUsers(f *inventory.Fleet, l *inventory.NetworkListing, n *inventory.NetInterface, sn *inventory.Subnet) engine.Users {
 	scope := l.Account + "/" + l.Region
-	out := engine.FleetGuards(f, f.EKSIn(l.Account, n.VPC, n.Subnet), inventory.EKS+" "+scope)
+	u := engine.Users{Members: f.EKSIn(l.Account, n.VPC, n.Subnet), Scopes: []string{inventory.EKS + " " + scope},
+		Reads: []string{inventory.ReadWorkloads}}
 	if sn != nil {
 		for _, c := range sn.Clusters {
-			out = append(out, engine.ClusterKey(f.Resolve(inventory.EKS, scope, c)))
+			u.Clusters = append(u.Clusters, f.Resolve(inventory.EKS, scope, c))
 		}
 	}
 	for _, c := range inventory.ClustersTagged(n.Tags) {
-		out = append(out, engine.ClusterKey(f.Resolve(inventory.EKS, scope, c)))
+		u.Clusters = append(u.Clusters, f.Resolve(inventory.EKS, scope, c))
 	}
-	return out
+	return u
 }
 
 // Evidence says which configured ownership evidence an interface carries, or "".
@@ -256,7 +254,7 @@ func (p *Policy) Evidence(n *inventory.NetInterface) string {
 	return ""
 }
 
-func (k *Kind) propose(l *inventory.NetworkListing, n *inventory.NetInterface, a *Attribution) engine.Proposal {
+func (k *Kind) propose(f *inventory.Fleet, l *inventory.NetworkListing, n *inventory.NetInterface, sn *inventory.Subnet, a *Attribution) engine.Proposal {
 	det := &Detail{Account: l.Account, Region: l.Region, Subnet: n.Subnet, AZ: n.AZ, Type: n.Type, Status: n.Status, Description: n.Description, IPs: len(n.IPs), tags: n.Tags}
 	p := engine.Proposal{Decision: engine.Decision{ID: ID(l.Account, l.Region, n.ID), Name: n.ID, Detail: det,
 		Frees: engine.Free(int64(len(n.IPs)+16*n.Prefixes), finished.Addresses).In(n.Subnet)}}
@@ -290,12 +288,15 @@ func (k *Kind) propose(l *inventory.NetworkListing, n *inventory.NetInterface, a
 		return keep(ClassNoCluster, "no configured cluster could use subnet "+n.Subnet+", so no pod evidence covers it (add awsSubnets to the cluster that does)")
 	}
 	p.Candidate, p.Class = true, ClassLeaked
-	p.Sources = []string{NetworkSource(l.Account, l.Region)}
+	// The configured clusters that could use the subnet, and those the
+	// cloud says may.
+	u := cloudUsers(f, l, n, sn)
+	names := make([]string, 0, len(clusters)+len(u.Clusters))
 	for _, c := range clusters {
-		// The engine holds it when the cluster was read without its pods
-		// (inventory.ReadWorkloads).
-		p.Sources = append(p.Sources, engine.SourceKey("cluster", c.Name), engine.TapKey(inventory.ReadWorkloads, c.Name))
+		names = append(names, c.Name)
 	}
+	u.Clusters = append(names, u.Clusters...)
+	p.Sources = append([]string{NetworkSource(l.Account, l.Region)}, u.Keys(f)...)
 	p.Reason = fmt.Sprintf("detached since listed, type %s, made by the %s (evidence: %s); none of its %d address(es) is on a pod of any cluster",
 		orDefault(n.Type, "interface"), madeBy[ev], ev, len(n.IPs))
 	if !k.Policy.Delete {

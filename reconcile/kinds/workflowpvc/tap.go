@@ -72,5 +72,5 @@ func link(out *inventory.ClusterRefs, read inventory.Tapped) {
 // sourcesOf are what a cluster's PVC proposals rely on: the cluster's
 // PVC and pod listing, and the tap's Workflows.
 func sourcesOf(cluster string) []string {
-	return []string{engine.SourceKey("cluster", cluster), engine.TapKey(TapName, cluster)}
+	return engine.Users{Clusters: []string{cluster}, Reads: []string{TapName}}.Keys(nil)
 }
