@@ -157,8 +157,8 @@ func (k *Kind) Owns(id string) bool { return strings.HasPrefix(id, Name+"/") }
 func (k *Kind) Limits() engine.Limits {
 	c := k.s.Caps
 	return engine.Limits{Grace: k.s.Grace.Std(), MaxDeletes: c.MaxDeletesPerRun, MaxDeletePercent: float64(c.MaxDeletePercent),
-		BreakerCandidates: c.BreakerCandidates, BatchSize: 10, Section: Key, Noun: "buckets",
-		OptOutKey: k.s.ProtectLabel, OptOut: optout.Rule("label", k.s.ProtectLabel, "bucket")}
+		BreakerCandidates: c.BreakerCandidates, BatchSize: 10, OptOutKey: k.s.ProtectLabel,
+		Wording: engine.Wording{Section: Key, Noun: "buckets", OptOut: optout.Rule("label", k.s.ProtectLabel, "bucket")}}
 }
 
 func id(account, name string) string { return Name + "/" + account + "/" + name }
@@ -182,8 +182,8 @@ func (k *Kind) Propose(snap *inventory.Snapshot, now time.Time) engine.Proposals
 			if b.Labels[k.s.Label] != "true" {
 				continue
 			}
-			p := engine.Proposal{Decision: engine.Decision{ID: id(l.Account, b.Name), Name: b.Name, Detail: &Detail{Account: l.Account, BucketID: b.ID}},
-				Identity: b.ID, Created: b.Created, Sources: []string{src.Key()}}
+			p := engine.Proposal{Decision: engine.Decision{ID: id(l.Account, b.Name), Name: b.Name, Identity: b.ID, Detail: &Detail{Account: l.Account, BucketID: b.ID}},
+				Created: b.Created, Sources: []string{src.Key()}}
 			listed[p.ID] = true
 			v, protected := optout.Protects(k.s.ProtectLabel, b.Labels)
 			switch {

@@ -155,8 +155,8 @@ func (k *Kind) Owns(id string) bool { return strings.HasPrefix(id, Name+"/") }
 func (k *Kind) Limits() engine.Limits {
 	c := k.s.Caps
 	return engine.Limits{Grace: k.s.Grace.Std(), MaxDeletes: c.MaxDeletesPerRun, MaxDeletePercent: float64(c.MaxDeletePercent),
-		BreakerCandidates: c.BreakerCandidates, BatchSize: 50, Section: Key, Noun: "ConfigMaps",
-		OptOutKey: k.protect, OptOut: optout.Rule("label", k.protect, "ConfigMap")}
+		BreakerCandidates: c.BreakerCandidates, BatchSize: 50, OptOutKey: k.protect,
+		Wording: engine.Wording{Section: Key, Noun: "ConfigMaps", OptOut: optout.Rule("label", k.protect, "ConfigMap")}}
 }
 
 func id(cluster, ns, name string) string { return Name + "/" + cluster + "/" + ns + "/" + name }
@@ -177,9 +177,9 @@ func (k *Kind) Propose(snap *inventory.Snapshot, now time.Time) engine.Proposals
 		complete[c.Name] = t.Complete
 		items, _ := t.Data.([]cm)
 		for _, m := range items {
-			p := engine.Proposal{Decision: engine.Decision{ID: id(c.Name, m.ns, m.name), Name: m.name,
+			p := engine.Proposal{Decision: engine.Decision{ID: id(c.Name, m.ns, m.name), Name: m.name, Identity: m.uid,
 				Detail: &finished.Detail{Cluster: c.Name, Namespace: m.ns, UID: m.uid}},
-				Identity: m.uid, Created: m.created, Sources: engine.Users{Clusters: []string{c.Name}, Reads: []string{TapName}}.Keys(snap.Fleet)}
+				Created: m.created, Sources: engine.Users{Clusters: []string{c.Name}, Reads: []string{TapName}}.Keys(snap.Fleet)}
 			listed[p.ID] = true
 			switch {
 			case m.protected:

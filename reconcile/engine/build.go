@@ -300,7 +300,7 @@ func (r *rules) decide(k Kind, pr *Proposals) {
 	var due []int
 	pr.each(func(it *Proposal) {
 		d := it.Decision
-		d.Kind, d.Identity = k.Name(), it.Identity
+		d.Kind = k.Name()
 		if it.Protected != "" {
 			// Opted out: kept whatever else the kind said (invariant 5).
 			d.Reason, d.Class = it.Protected, orDefault(d.Class, "protected")

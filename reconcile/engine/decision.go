@@ -63,7 +63,8 @@ type Decision struct {
 	// After lists ids that must be deleted before this one, in this run.
 	Group string
 	After []string
-	// Identity is the proposal's (not in the JSON: the kind's detail says it).
+	// Identity changes when the thing is recreated under the same id: a new
+	// object starts a new clock (not in the JSON: the kind's detail says it).
 	Identity string
 	// terminal: its clock is derived, not kept (Proposal.Witnesses).
 	terminal bool

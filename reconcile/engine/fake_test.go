@@ -94,14 +94,14 @@ func (k *fakeKind) Delete(_ context.Context, batch []*engine.Decision) ([]engine
 // testLimits are the limits of the old disk test policy.
 func testLimits() engine.Limits {
 	return engine.Limits{Grace: 6 * time.Hour, MinAge: 24 * time.Hour, MaxDeletes: 20, MaxDeletePercent: 1,
-		BreakerCandidates: 200, BatchSize: 1, Section: "fake", Noun: "fakes"}
+		BreakerCandidates: 200, BatchSize: 1, Wording: engine.Wording{Section: "fake", Noun: "fakes"}}
 }
 
 // orphan is a candidate of 100 GB, old enough, relying on no source.
 func orphan(name string) engine.Proposal {
 	return engine.Proposal{
-		Decision:  engine.Decision{ID: fakeID(name), Name: name, Frees: engine.Free(100, testGB), Reason: "nobody uses it"},
-		Candidate: true, Identity: "v1", Created: t0.Add(-30 * 24 * time.Hour),
+		Decision:  engine.Decision{ID: fakeID(name), Name: name, Identity: "v1", Frees: engine.Free(100, testGB), Reason: "nobody uses it"},
+		Candidate: true, Created: t0.Add(-30 * 24 * time.Hour),
 	}
 }
 

@@ -58,6 +58,16 @@ type Limits struct {
 	// another). Each still marks its deletes pending before its re-read, and
 	// a batch waiting (After) for another starts only when that one is done.
 	Parallel int
+	// OptOutKey is the label or tag key that opts a resource out, "" for
+	// none. The engine applies the one rule (package optout) to what the
+	// re-read saw (Verdict.Labels) right before a delete.
+	OptOutKey string
+	// Wording is how reports speak of the kind.
+	Wording
+}
+
+// Wording is how reports and messages speak of a kind: words, no rules.
+type Wording struct {
 	// Section is the config section the limits come from, for messages
 	// ("disks", "ecr"); Noun names the resources ("disks", "images").
 	Section string
@@ -65,13 +75,9 @@ type Limits struct {
 	// Guarded names, for the run's held-back notes, what an incomplete
 	// cluster holds back: "disk it could reference". "" says nothing.
 	Guarded string
-	// OptOutKey is the label or tag key that opts a resource out, "" for
-	// none. The engine applies the one rule (package optout) to what the
-	// re-read saw (Verdict.Labels) right before a delete.
-	OptOutKey string
 	// OptOut says how a person keeps one of the kind's resources from being
-	// deleted, for reports (optout.Rule): "set the label reclaim-protect on
-	// the disk". "" says nothing.
+	// deleted (optout.Rule): "set the label reclaim-protect on the disk".
+	// "" says nothing.
 	OptOut string
 }
 
@@ -100,8 +106,6 @@ type Proposal struct {
 	// ReportOnly: a candidate whose clock runs but that is never deleted (no
 	// proof of ownership, a policy switch off): Action report.
 	ReportOnly bool
-	// Identity changes when the thing is recreated under the same id.
-	Identity string
 	// Sources are the keys (SourceKey) of the sources whose completeness the
 	// decision relies on; one that is incomplete or unknown holds it.
 	Sources []string

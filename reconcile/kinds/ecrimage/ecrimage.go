@@ -154,8 +154,8 @@ func (k *Kind) Limits() engine.Limits {
 	// own, so the trim takes an older one instead); the engine's minimum age
 	// still guards every candidate, as for every kind.
 	return engine.Limits{Grace: p.Grace, MinAge: p.MinAge, MaxDeletes: p.MaxDeletes, MaxDeletePercent: p.MaxDeletePercent,
-		BreakerCandidates: p.BreakerCandidates, BatchSize: MaxBatch, Parallel: p.Parallel, Section: "ecr", Noun: "images", Guarded: "image it could pull",
-		OptOutKey: p.ProtectTag, OptOut: optOut(p.ProtectTag),
+		BreakerCandidates: p.BreakerCandidates, BatchSize: MaxBatch, Parallel: p.Parallel, OptOutKey: p.ProtectTag,
+		Wording: engine.Wording{Section: "ecr", Noun: "images", Guarded: "image it could pull", OptOut: optOut(p.ProtectTag)},
 		// A trim back to target is a repository's backlog, bounded by its
 		// count: the caps pace it, the breaker judges the untagged rule.
 		QuotaClasses: []string{ClassTrim}}

@@ -55,8 +55,8 @@ func PolicyFrom(r *Retention, protectLabel string) Policy {
 // the resource for people ("Job").
 func (p *Policy) Limits(section, one string, batch int) engine.Limits {
 	return engine.Limits{Grace: p.Grace, MaxDeletes: p.MaxDeletes, MaxDeletePercent: p.MaxDeletePercent,
-		BreakerCandidates: p.BreakerCandidates, BatchSize: batch, Section: section, Noun: one + "s", Guarded: one + " of it",
-		OptOutKey: p.ProtectLabel, OptOut: optOut(p.ProtectLabel, p.Annotation, one)}
+		BreakerCandidates: p.BreakerCandidates, BatchSize: batch, OptOutKey: p.ProtectLabel,
+		Wording: engine.Wording{Section: section, Noun: one + "s", Guarded: one + " of it", OptOut: optOut(p.ProtectLabel, p.Annotation, one)}}
 }
 
 // optOut says how a Job or Pod is kept: the opt-out label, or the

@@ -108,8 +108,8 @@ func (k *Kind) Owns(id string) bool { return strings.HasPrefix(id, "projects/") 
 func (k *Kind) Limits() engine.Limits {
 	p := k.Policy
 	return engine.Limits{Grace: p.Grace, MinAge: p.MinAge, MaxDeletes: p.MaxDeletes, MaxDeletePercent: p.MaxDeletePercent,
-		MaxFrees: SizeCap(p.MaxDeleteGB), BreakerCandidates: p.BreakerCandidates, BatchSize: 1, Section: "disks", Noun: "disks", Guarded: "disk it could reference",
-		OptOutKey: p.ProtectLabel, OptOut: optOut(p.ProtectLabel)}
+		MaxFrees: SizeCap(p.MaxDeleteGB), BreakerCandidates: p.BreakerCandidates, BatchSize: 1, OptOutKey: p.ProtectLabel,
+		Wording: engine.Wording{Section: "disks", Noun: "disks", Guarded: "disk it could reference", OptOut: optOut(p.ProtectLabel)}}
 }
 
 // optOut says how a disk is protected.

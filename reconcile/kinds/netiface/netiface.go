@@ -158,9 +158,8 @@ func (k *Kind) Owns(id string) bool { _, _, _, ok := parseID(id); return ok }
 func (k *Kind) Limits() engine.Limits {
 	p := k.Policy
 	return engine.Limits{Grace: p.Grace, MaxDeletes: p.MaxDeletes, MaxDeletePercent: p.MaxDeletePercent,
-		BreakerCandidates: p.BreakerCandidates, BatchSize: BatchSize, Section: "ec2.interfaces", Noun: "interfaces",
-		Guarded:   "network interface in a subnet it could use",
-		OptOutKey: p.ProtectTag, OptOut: optOut(p.ProtectTag)}
+		BreakerCandidates: p.BreakerCandidates, BatchSize: BatchSize, OptOutKey: p.ProtectTag,
+		Wording: engine.Wording{Section: "ec2.interfaces", Noun: "interfaces", Guarded: "network interface in a subnet it could use", OptOut: optOut(p.ProtectTag)}}
 }
 
 func optOut(tag string) string {

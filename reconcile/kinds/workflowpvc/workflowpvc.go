@@ -84,8 +84,8 @@ func (k *Kind) Owns(id string) bool { _, _, _, ok := parseID(id); return ok }
 func (k *Kind) Limits() engine.Limits {
 	p := k.Policy
 	return engine.Limits{Grace: p.Grace, MaxDeletes: p.MaxDeletes, MaxDeletePercent: p.MaxDeletePercent, MaxFrees: gcedisk.SizeCap(p.MaxDeleteGB),
-		BreakerCandidates: p.BreakerCandidates, BatchSize: 1, Section: "disks.workflowPVCs", Noun: "PVCs",
-		OptOutKey: p.ProtectLabel, OptOut: optOut(p.ProtectLabel)}
+		BreakerCandidates: p.BreakerCandidates, BatchSize: 1, OptOutKey: p.ProtectLabel,
+		Wording: engine.Wording{Section: "disks.workflowPVCs", Noun: "PVCs", OptOut: optOut(p.ProtectLabel)}}
 }
 
 // optOut says how a PVC is protected: its label, or its PV's.
