@@ -23,6 +23,7 @@ import (
 	"go.uber.org/zap"
 
 	"reclaim.dev/reclaim/notify/report"
+	"reclaim.dev/reclaim/notify/report/layout"
 	"reclaim.dev/reclaim/reconcile/engine"
 )
 
@@ -327,7 +328,7 @@ func WarningGroups(rep *report.Report) []WarningGroup {
 		out = append(out, WarningGroup{Title: "held back", Lines: held})
 	}
 	for _, s := range p.Sections {
-		if s.Place != engine.Overview {
+		if s.Place != layout.Overview {
 			continue
 		}
 		var lines []string

@@ -15,6 +15,7 @@ import (
 
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/notify/report"
+	"reclaim.dev/reclaim/notify/report/layout"
 	"reclaim.dev/reclaim/reconcile/engine"
 	"reclaim.dev/reclaim/reconcile/kinds/ecrimage"
 	"reclaim.dev/reclaim/reconcile/kinds/gcedisk"
@@ -97,7 +98,7 @@ func TestWarningsAlwaysSendAndFailuresAreRetried(t *testing.T) {
 	changes, warn := &fakeTarget{name: "c", when: WhenChanges}, &fakeTarget{name: "w", when: WhenWarnings}
 	d := &Deliverer{Targets: []Target{changes, warn}, StateFile: file}
 	r := rep("d1")
-	r.Plan.Sections = []engine.Section{{Title: "QUOTA HEADROOM", Place: engine.Overview, Blocks: []engine.Block{{Lines: []string{"  ! p r SSD_TOTAL_GB is 97.0% used"}}}}}
+	r.Plan.Sections = []layout.Section{{Title: "QUOTA HEADROOM", Place: layout.Overview, Blocks: []layout.Block{{Lines: []string{"  ! p r SSD_TOTAL_GB is 97.0% used"}}}}}
 	for i := range 2 {
 		rs := d.Deliver(context.Background(), r)
 		if rs[0].Result != Sent || rs[1].Result != Sent {
@@ -135,9 +136,9 @@ func TestWarningGroupsOrder(t *testing.T) {
 	p.BreakerTripped = true
 	p.Blocked = []string{"cluster b is incomplete (timeout): no disk it could reference is deleted this run"}
 	p.Sources = append(p.Sources, engine.Source{Kind: "cluster", Name: "b"})
-	p.Sections = []engine.Section{
-		{Title: "QUOTA HEADROOM", Place: engine.Overview, Blocks: []engine.Block{{Lines: []string{"  ! quota 97%", "  ? unknown", "plain"}}}},
-		{Title: "GCE DISKS", Place: engine.Details, Blocks: []engine.Block{{Lines: []string{"  ! not an overview line"}}}},
+	p.Sections = []layout.Section{
+		{Title: "QUOTA HEADROOM", Place: layout.Overview, Blocks: []layout.Block{{Lines: []string{"  ! quota 97%", "  ? unknown", "plain"}}}},
+		{Title: "GCE DISKS", Place: layout.Details, Blocks: []layout.Block{{Lines: []string{"  ! not an overview line"}}}},
 	}
 	got := strings.Join(Warnings(r), "\n")
 	want := "breaker tripped: too many resources were due at once, nothing of that kind is deleted this run\n" +
@@ -254,7 +255,7 @@ func TestRoutedTargetsGetTheirOwnersCandidates(t *testing.T) {
 	}
 	mk := func(ds ...engine.Decision) *report.Report {
 		p := &engine.Plan{Decisions: ds, Warnings: []engine.Warning{{Kind: "gce-disk", Text: "SSD_TOTAL_GB is 95% used"}},
-			Sections: []engine.Section{{Title: "QUOTA"}}, Summaries: []string{"3 disks"}}
+			Sections: []layout.Section{{Title: "QUOTA"}}, Summaries: []string{"3 disks"}}
 		return report.New(p, nil, false)
 	}
 	fleet := &keeper{fakeTarget: fakeTarget{name: "ops", when: WhenAlways}}

@@ -12,6 +12,7 @@ import (
 	config "reclaim.dev/reclaim/configs"
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/inventory/kube"
+	"reclaim.dev/reclaim/notify/report/layout"
 	"reclaim.dev/reclaim/reconcile/engine"
 	"reclaim.dev/reclaim/reconcile/kinds/ecrimage"
 	"reclaim.dev/reclaim/reconcile/kinds/gcedisk"
@@ -43,7 +44,7 @@ var Registered = []Registration{
 // Registration is one kind.
 type Registration struct {
 	Name   string
-	Gauges []engine.GaugeDef
+	Gauges []layout.GaugeDef
 	New    func(cfg *config.Config, c *Clients) engine.Kind
 	// Taps, if set, are the kind's own reads of each cluster (nil when its
 	// section is absent): the collector makes one paginated pass per tap.
@@ -114,8 +115,8 @@ func Enabled(cfg *config.Config) []string {
 }
 
 // Gauges are every registered kind's metric declarations.
-func Gauges() []engine.GaugeDef {
-	var out []engine.GaugeDef
+func Gauges() []layout.GaugeDef {
+	var out []layout.GaugeDef
 	for _, r := range Registered {
 		out = append(out, r.Gauges...)
 	}

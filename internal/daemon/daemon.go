@@ -44,7 +44,7 @@ import (
 	"reclaim.dev/reclaim/inventory/kube"
 	"reclaim.dev/reclaim/notify/metrics"
 	"reclaim.dev/reclaim/notify/report"
-	"reclaim.dev/reclaim/reconcile/engine"
+	"reclaim.dev/reclaim/notify/report/layout"
 )
 
 // Passer runs one pass; *app.Runner is one.
@@ -58,7 +58,7 @@ type Options struct {
 	Apply bool
 	// Kinds and Gauges declare the metrics (app.KindNames, app.Gauges).
 	Kinds  []string
-	Gauges []engine.GaugeDef
+	Gauges []layout.GaugeDef
 	Log    *zap.Logger
 	// Listener serves the endpoints; nil listens on daemon.listen.
 	Listener net.Listener

@@ -22,6 +22,7 @@ import (
 
 	config "reclaim.dev/reclaim/configs"
 	"reclaim.dev/reclaim/inventory"
+	"reclaim.dev/reclaim/notify/report/layout"
 	"reclaim.dev/reclaim/reconcile/engine"
 	"reclaim.dev/reclaim/reconcile/engine/optout"
 )
@@ -207,7 +208,7 @@ func (k *Kind) Propose(snap *inventory.Snapshot, now time.Time) engine.Proposals
 
 // View lists the decisions.
 func (k *Kind) View(p *engine.Plan, _ *inventory.Snapshot) engine.View {
-	b := engine.Block{Indent: 2}
+	b := layout.Block{Indent: 2}
 	for d := range p.All() {
 		if d.Kind == Name {
 			b.Add(d, d.ID, d.Why())
@@ -216,7 +217,7 @@ func (k *Kind) View(p *engine.Plan, _ *inventory.Snapshot) engine.View {
 	if len(b.Rows) == 0 {
 		return engine.View{}
 	}
-	return engine.View{Sections: []engine.Section{{Title: "TEMPORARY BUCKETS", Place: engine.Details, Blocks: []engine.Block{b}}}}
+	return engine.View{Sections: []layout.Section{{Title: "TEMPORARY BUCKETS", Place: layout.Details, Blocks: []layout.Block{b}}}}
 }
 
 func detailOf(d *engine.Decision) *Detail {

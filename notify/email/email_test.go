@@ -19,6 +19,7 @@ import (
 
 	"reclaim.dev/reclaim/notify"
 	"reclaim.dev/reclaim/notify/report"
+	"reclaim.dev/reclaim/notify/report/layout"
 	"reclaim.dev/reclaim/reconcile/engine"
 	"reclaim.dev/reclaim/reconcile/kinds/ecrimage"
 	"reclaim.dev/reclaim/reconcile/kinds/gcedisk"
@@ -46,10 +47,10 @@ func fixedReport() *report.Report {
 			{Kind: "ecr-image", ID: "ecr:1/r/shop@sha256:bb", Name: "shop", Action: engine.Delete, Owner: "web", Reason: "trim", Frees: engine.Free(200<<20, ecrimage.Bytes), DeletableAfter: at(-time.Hour)},
 			{Kind: "ecr-image", ID: "ecr:1/r/shop@sha256:cc", Name: "shop", Action: engine.Delete, Owner: "web", Reason: "trim", Frees: engine.Free(100<<20, ecrimage.Bytes), DeletableAfter: at(-time.Hour)},
 		},
-		Sections: []engine.Section{{Key: "headroom", Title: "QUOTA HEADROOM", Place: engine.Overview, Blocks: []engine.Block{{
+		Sections: []layout.Section{{Key: "headroom", Title: "QUOTA HEADROOM", Place: layout.Overview, Blocks: []layout.Block{{
 			Header: []string{"REGION", "METRIC", "USED"}, Rows: [][]string{{"r1", "SSD_TOTAL_GB", "97.0%"}, {"r1", "DISKS_TOTAL_GB", "2.4%"}},
 			Lines: []string{"  ! p r1 SSD_TOTAL_GB is 97.0% used (1455 of 1500 GB), 77.0% after this plan.", "  ! p r1 SSD_TOTAL_GB grows 40 GB a day: full around 2026-11-24 20:00 UTC at this rate."}}}},
-			{Title: "GCE DISKS", Place: engine.Details}},
+			{Title: "GCE DISKS", Place: layout.Details}},
 		// As the engine orders them: the subnet runs out first.
 		Warnings: []engine.Warning{
 			{Kind: "ec2-interface", Text: "subnet-1 (us-east-1a) is 92% used: 326 of 4091 addresses free.", RunsOutAt: at(90 * time.Minute)},

@@ -15,6 +15,7 @@ import (
 
 	"reclaim.dev/reclaim/notify"
 	"reclaim.dev/reclaim/notify/report"
+	"reclaim.dev/reclaim/notify/report/layout"
 	"reclaim.dev/reclaim/reconcile/engine"
 )
 
@@ -145,7 +146,7 @@ func build(rep *report.Report, prev notify.Previous, opt Options) *view {
 		v.Overview = append(v.Overview, t)
 	}
 	for _, s := range p.Sections {
-		if s.Place != engine.Overview {
+		if s.Place != layout.Overview {
 			continue
 		}
 		for i, b := range s.Blocks {

@@ -18,6 +18,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 
 	"reclaim.dev/reclaim/notify/report"
+	"reclaim.dev/reclaim/notify/report/layout"
 	"reclaim.dev/reclaim/reconcile/engine"
 )
 
@@ -59,7 +60,7 @@ type Metrics struct {
 // with the apply counters of each of kinds at 0 for every result, and one
 // gauge for each of gauges. It panics if one is already registered (or two
 // share a name), like prometheus.MustRegister.
-func NewMetrics(reg prometheus.Registerer, kinds []string, gauges []engine.GaugeDef) *Metrics {
+func NewMetrics(reg prometheus.Registerer, kinds []string, gauges []layout.GaugeDef) *Metrics {
 	m := &Metrics{
 		kinds:  append([]string(nil), kinds...),
 		gauges: make(map[string]*gaugeSet, len(gauges)),

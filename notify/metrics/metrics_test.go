@@ -18,6 +18,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"reclaim.dev/reclaim/notify/report"
+	"reclaim.dev/reclaim/notify/report/layout"
 	"reclaim.dev/reclaim/reconcile/engine"
 	"reclaim.dev/reclaim/reconcile/kinds/gcedisk"
 )
@@ -30,7 +31,7 @@ var (
 	quota     = []string{"project", "region", "metric"}
 	repo      = []string{"registry", "repository"}
 
-	testGauges = []engine.GaugeDef{
+	testGauges = []layout.GaugeDef{
 		{Name: "reclaim_gce_quota_limit", Labels: quota,
 			Help: "Limit of a regional GCE quota (GB for the disk quotas), as read by the last run. No series while the quota is unknown."},
 		{Name: "reclaim_gce_quota_usage", Labels: quota,
@@ -85,8 +86,8 @@ func (m *Metrics) gauge(t *testing.T, name string) *gaugeSet {
 }
 
 // g is one sample of the gauge name.
-func g(name string, value float64, labels ...string) engine.Gauge {
-	return engine.Gauge{Name: name, Labels: labels, Value: value}
+func g(name string, value float64, labels ...string) layout.Gauge {
+	return layout.Gauge{Name: name, Labels: labels, Value: value}
 }
 
 // run1 is an apply run: one known SSD quota, one unknown disks quota, one
@@ -110,7 +111,7 @@ func run1() *report.Report {
 		},
 		// The DISKS quota is unknown: only the GB the listed disks and PVCs
 		// hold, no limit, usage or ratio.
-		Gauges: []engine.Gauge{
+		Gauges: []layout.Gauge{
 			g(quotaPlanFrees, 0, disks...), g(orphanDisksGB, 0, disks...), g(finishedPVCsGB, 0, disks...),
 			g(quotaPlanFrees, 150, ssd...), g(orphanDisksGB, 350, ssd...), g(finishedPVCsGB, 20, ssd...),
 			g(quotaLimit, 2000, ssd...), g(quotaUsage, 1500, ssd...), g(quotaUsedRatio, 0.75, ssd...),
@@ -141,7 +142,7 @@ func run2() *report.Report {
 			{Kind: "gce-disk", ID: "projects/proj-a/zones/europe-west1-b/disks/boot", Name: "boot", Frees: engine.Free(10, gcedisk.GB), Action: engine.Keep},
 		},
 		// The SSD quota is unknown now.
-		Gauges: []engine.Gauge{g(quotaPlanFrees, 0, ssd...), g(orphanDisksGB, 0, ssd...), g(finishedPVCsGB, 0, ssd...)},
+		Gauges: []layout.Gauge{g(quotaPlanFrees, 0, ssd...), g(orphanDisksGB, 0, ssd...), g(finishedPVCsGB, 0, ssd...)},
 	}
 	return report.New(p, nil, false)
 }
@@ -326,7 +327,7 @@ func TestQuotaZeroLimitHasNoRatio(t *testing.T) {
 	r := run2()
 	// A known quota with limit 0: limit and usage, but no ratio.
 	l := []string{"p", "r", "SSD_TOTAL_GB"}
-	r.Plan.Gauges = []engine.Gauge{g(quotaPlanFrees, 0, l...), g(orphanDisksGB, 0, l...), g(finishedPVCsGB, 0, l...),
+	r.Plan.Gauges = []layout.Gauge{g(quotaPlanFrees, 0, l...), g(orphanDisksGB, 0, l...), g(finishedPVCsGB, 0, l...),
 		g(quotaLimit, 0, l...), g(quotaUsage, 0, l...)}
 	m.Observe(r, time.Second, t0)
 	if n := testutil.CollectAndCount(m.gauge(t, quotaUsedRatio).vec); n != 0 {
@@ -578,7 +579,7 @@ func TestQuotaProjectionGauges(t *testing.T) {
 	ssd := []string{"p", "r", "SSD_TOTAL_GB"}
 	disks := []string{"p", "r", "DISKS_TOTAL_GB"}
 	// SSD grows and runs out; DISKS is known but flat: no growth, no runs-out.
-	p := &engine.Plan{Gauges: []engine.Gauge{
+	p := &engine.Plan{Gauges: []layout.Gauge{
 		g(quotaPlanFrees, 0, ssd...), g(orphanDisksGB, 0, ssd...), g(finishedPVCsGB, 0, ssd...),
 		g(growthPerDay, 40, ssd...), g(runsOut, float64(full.Unix()), ssd...),
 		g(quotaLimit, 1500, ssd...), g(quotaUsage, 1220, ssd...), g(quotaUsedRatio, 1220.0/1500, ssd...),

@@ -13,6 +13,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"reclaim.dev/reclaim/notify/report/layout"
 	"reclaim.dev/reclaim/reconcile/engine"
 )
 
@@ -91,7 +92,7 @@ func New(p *engine.Plan, o *engine.Outcome, apply bool) *Report {
 // SetIndent("", "  ") would), the plan's decisions one at a time: a
 // fleet's report is never held encoded whole.
 func (r *Report) JSON(w io.Writer) error {
-	o := engine.NewJSONObject(w, "", "  ")
+	o := layout.NewJSONObject(w, "", "  ")
 	o.Field("version", r.Version)
 	o.Field("mode", r.Mode)
 	o.Stream("plan", func(inner string, write func([]byte) error) error {
@@ -151,9 +152,9 @@ func (r *Report) Text(w io.Writer, opt TextOptions) error {
 		}
 		fmt.Fprintln(b)
 	}
-	writeSections(b, p, engine.Overview, opt)
+	writeSections(b, p, layout.Overview, opt)
 	writeSources(b, p)
-	writeSections(b, p, engine.Details, opt)
+	writeSections(b, p, layout.Details, opt)
 	if o := r.Outcome; o != nil {
 		writeOutcome(b, o)
 	}
@@ -338,7 +339,7 @@ func summary(r *Report) string {
 }
 
 // writeSections writes the plan's sections of one place, in plan order.
-func writeSections(b *strings.Builder, p *engine.Plan, place engine.Place, opt TextOptions) {
+func writeSections(b *strings.Builder, p *engine.Plan, place layout.Place, opt TextOptions) {
 	for _, s := range p.Sections {
 		if s.Place == place {
 			writeSection(b, s, opt)
@@ -349,7 +350,7 @@ func writeSections(b *strings.Builder, p *engine.Plan, place engine.Place, opt T
 // writeSection writes a section's title, then each block: its heading, its
 // header and rows aligned in columns (kept rows, those with a class, at most
 // opt.MaxKept of each class, the rest counted), its lines; then a blank line.
-func writeSection(b *strings.Builder, s engine.Section, opt TextOptions) {
+func writeSection(b *strings.Builder, s layout.Section, opt TextOptions) {
 	if s.Title == "" && len(s.Blocks) == 0 {
 		return
 	}

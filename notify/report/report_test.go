@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"reclaim.dev/reclaim/notify/report"
+	"reclaim.dev/reclaim/notify/report/layout"
 	"reclaim.dev/reclaim/reconcile/engine"
 	"reclaim.dev/reclaim/reconcile/kinds/ecrimage"
 	"reclaim.dev/reclaim/reconcile/kinds/gcedisk"
@@ -58,7 +59,7 @@ func goldenReport() *report.Report {
 	for i := range p.Warnings {
 		p.Warnings[i].Kind = gcedisk.Name // as Build sets it
 	}
-	p.Sections = []engine.Section{
+	p.Sections = []layout.Section{
 		gcedisk.HeadroomSection(hs),
 		workflowpvc.HoldersSection([]workflowpvc.Holder{{Cluster: "prod-a", Namespace: "argo", Workflow: "wf", Phase: "Failed", PVCs: 1, GB: 20}}),
 		gcedisk.DecisionSection(p),
@@ -248,7 +249,7 @@ func TestOwnerTotals(t *testing.T) {
 // Rows a section lists a few of per class are counted with the block's own
 // word ("HELD" for addresses), "KEEP" by default; -v (MaxKept -1) lists all.
 func TestCountedRowsNameTheirWord(t *testing.T) {
-	p := &engine.Plan{Sections: []engine.Section{{Title: "ADDRESSES", Place: engine.Details, Blocks: []engine.Block{{
+	p := &engine.Plan{Sections: []layout.Section{{Title: "ADDRESSES", Place: layout.Details, Blocks: []layout.Block{{
 		Rows: [][]string{{"a"}, {"b"}, {"c"}}, Classes: []string{"running-pods", "running-pods", "running-pods"}, Counted: "HELD"}}}}}
 	text := func(max int) string {
 		var b bytes.Buffer

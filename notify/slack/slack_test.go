@@ -19,6 +19,7 @@ import (
 	"unicode/utf8"
 
 	"reclaim.dev/reclaim/notify/report"
+	"reclaim.dev/reclaim/notify/report/layout"
 	"reclaim.dev/reclaim/reconcile/engine"
 	"reclaim.dev/reclaim/reconcile/kinds/ecrimage"
 	"reclaim.dev/reclaim/reconcile/kinds/finished"
@@ -109,10 +110,10 @@ func bigReport() *report.Report {
 			fmt.Sprintf("  ! proj-%d europe-west1 SSD_TOTAL_GB grows 40 GB a day: full around 2026-11-25 09:00 UTC at this rate.", i),
 			"  ? an unknown quota, not a warning")
 	}
-	p.Sections = append(p.Sections, engine.Section{Key: "headroom", Title: "QUOTA HEADROOM", Place: engine.Overview,
-		Blocks: []engine.Block{{Header: []string{"PROJECT"}, Rows: [][]string{{"proj-0"}}, Lines: lines}}})
-	p.Sections = append(p.Sections, engine.Section{Title: "GCE DISKS", Place: engine.Details,
-		Blocks: []engine.Block{{Lines: []string{"  ! a details line is not a warning"}}}})
+	p.Sections = append(p.Sections, layout.Section{Key: "headroom", Title: "QUOTA HEADROOM", Place: layout.Overview,
+		Blocks: []layout.Block{{Header: []string{"PROJECT"}, Rows: [][]string{{"proj-0"}}, Lines: lines}}})
+	p.Sections = append(p.Sections, layout.Section{Title: "GCE DISKS", Place: layout.Details,
+		Blocks: []layout.Block{{Lines: []string{"  ! a details line is not a warning"}}}})
 	for i := 0; i < 1500; i++ {
 		a := engine.Delete
 		if i >= 1200 {

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"reclaim.dev/reclaim/inventory"
+	"reclaim.dev/reclaim/notify/report/layout"
 )
 
 // Source kinds of the fleet: a cluster (read or not), and a discovery scope.
@@ -176,7 +177,7 @@ type FleetRow struct {
 // fleetSection shows every cluster: which exist, which were read, which were
 // excluded and by which rule, which are out of scope. Whether a read one was
 // complete is the sources' business.
-func fleetSection(f *inventory.Fleet, clusters []inventory.ClusterRefs) Section {
+func fleetSection(f *inventory.Fleet, clusters []inventory.ClusterRefs) layout.Section {
 	failed := map[string]string{}
 	for _, c := range clusters {
 		if !c.Complete {
@@ -184,7 +185,7 @@ func fleetSection(f *inventory.Fleet, clusters []inventory.ClusterRefs) Section 
 		}
 	}
 	rows := make([]FleetRow, 0, len(f.Members))
-	b := Block{Header: []string{"CLUSTER", "PLATFORM", "WHERE", "HOW KNOWN", "STATE", "WHY"}, Indent: 2}
+	b := layout.Block{Header: []string{"CLUSTER", "PLATFORM", "WHERE", "HOW KNOWN", "STATE", "WHY"}, Indent: 2}
 	counts := map[string]int{}
 	for _, m := range f.Members {
 		r := FleetRow{Name: m.Name, Platform: m.Cloud.Platform, Location: m.Cloud.Location, Configured: m.Configured,
@@ -230,7 +231,7 @@ func fleetSection(f *inventory.Fleet, clusters []inventory.ClusterRefs) Section 
 	}
 	b.Lines = append(b.Lines, fmt.Sprintf("  %d cluster(s): %d read, %d failed, %d excluded, %d discovered but not in the config, %d out of scope%s; %s",
 		len(f.Members), counts[inventory.MemberRead], counts[StateFailed], counts[inventory.MemberExcluded], counts[inventory.MemberUnlisted], counts[inventory.MemberOutOfScope], conflicts, disc))
-	return Section{Key: "fleet", Data: rows, Title: "FLEET", Place: Overview, Blocks: []Block{b}}
+	return layout.Section{Key: "fleet", Data: rows, Title: "FLEET", Place: layout.Overview, Blocks: []layout.Block{b}}
 }
 
 // addUnseen lists, in the fleet section and the run's held-back notes, the

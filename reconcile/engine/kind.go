@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"reclaim.dev/reclaim/inventory"
+	"reclaim.dev/reclaim/notify/report/layout"
 )
 
 // Kind is one sort of thing reclaim may delete. It knows only what is specific
@@ -257,9 +258,9 @@ type Pricer interface {
 
 // View is what a kind shows of a final plan.
 type View struct {
-	Sections []Section
+	Sections []layout.Section
 	Summary  string
-	Gauges   []Gauge
+	Gauges   []layout.Gauge
 	// Warnings are the kind's (Plan.Warnings orders them across kinds).
 	Warnings []Warning
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"reclaim.dev/reclaim/inventory"
+	"reclaim.dev/reclaim/notify/report/layout"
 	"reclaim.dev/reclaim/reconcile/engine"
 )
 
@@ -44,7 +45,7 @@ func RepositoriesOf(p *engine.Plan) []RepoSummary {
 var repoLabels = []string{"registry", "repository"}
 
 // Gauges are the kind's metrics.
-var Gauges = []engine.GaugeDef{
+var Gauges = []layout.GaugeDef{
 	{Name: "reclaim_ecr_repository_images", Labels: repoLabels,
 		Help: "Images in an ECR repository (manifests and indexes, as ECR counts them against the limit), as listed by the last run."},
 	{Name: "reclaim_ecr_repository_image_limit", Labels: repoLabels,
@@ -76,7 +77,7 @@ func (k *Kind) View(p *engine.Plan, snap *inventory.Snapshot) engine.View {
 	for _, r := range sums {
 		frees += r.FreedBytes
 	}
-	v := engine.View{Sections: []engine.Section{repositoriesSection(sums), ds.section()},
+	v := engine.View{Sections: []layout.Section{repositoriesSection(sums), ds.section()},
 		Summary: fmt.Sprintf("images delete %d (%s), mark %d", p.Count(Name, engine.Delete), engine.HumanBytes(frees), p.Count(Name, engine.Mark))}
 	for _, r := range sums {
 		if r.Warning {
@@ -84,11 +85,11 @@ func (k *Kind) View(p *engine.Plan, snap *inventory.Snapshot) engine.View {
 		}
 		l := []string{r.Account + "/" + r.Region, r.Name}
 		v.Gauges = append(v.Gauges,
-			engine.Gauge{Name: "reclaim_ecr_repository_images", Labels: l, Value: float64(r.Images)},
-			engine.Gauge{Name: "reclaim_ecr_repository_images_after_plan", Labels: l, Value: float64(r.After)},
-			engine.Gauge{Name: "reclaim_ecr_repository_plan_deletes", Labels: l, Value: float64(r.Delete)})
+			layout.Gauge{Name: "reclaim_ecr_repository_images", Labels: l, Value: float64(r.Images)},
+			layout.Gauge{Name: "reclaim_ecr_repository_images_after_plan", Labels: l, Value: float64(r.After)},
+			layout.Gauge{Name: "reclaim_ecr_repository_plan_deletes", Labels: l, Value: float64(r.Delete)})
 		if r.Limit > 0 {
-			v.Gauges = append(v.Gauges, engine.Gauge{Name: "reclaim_ecr_repository_image_limit", Labels: l, Value: float64(r.Limit)})
+			v.Gauges = append(v.Gauges, layout.Gauge{Name: "reclaim_ecr_repository_image_limit", Labels: l, Value: float64(r.Limit)})
 		}
 	}
 	return v
@@ -193,9 +194,9 @@ func warningText(r RepoSummary) string {
 		r.Repository, r.Images, r.Limit, r.UsedPct, r.After)
 }
 
-func repositoriesSection(rs []RepoSummary) engine.Section {
-	s := engine.Section{Key: "repositories", Data: rs, Place: engine.Overview, Title: "ECR REPOSITORIES"}
-	return engine.Table(s, len(rs), engine.Block{Indent: 2, Header: []string{"REPOSITORY", "IMAGES/LIMIT", "USED", "TRIM ABOVE→TO", "DELETE", "FREES", "MARK", "USED AFTER", "KEPT"}}, func(b *engine.Block) {
+func repositoriesSection(rs []RepoSummary) layout.Section {
+	s := layout.Section{Key: "repositories", Data: rs, Place: layout.Overview, Title: "ECR REPOSITORIES"}
+	return layout.Table(s, len(rs), layout.Block{Indent: 2, Header: []string{"REPOSITORY", "IMAGES/LIMIT", "USED", "TRIM ABOVE→TO", "DELETE", "FREES", "MARK", "USED AFTER", "KEPT"}}, func(b *layout.Block) {
 		for _, r := range rs {
 			var kept []string
 			for _, c := range keptOrder {
@@ -230,7 +231,7 @@ const maxChanges = 25
 // and for kept images the strongest reason (the report lists a few of each
 // class).
 type decisionLists struct {
-	byRepo map[string]*engine.Block
+	byRepo map[string]*layout.Block
 	repos  []string
 	shown  map[shownKey]int
 	more   map[string]map[engine.Action]int
@@ -243,14 +244,14 @@ type shownKey struct {
 }
 
 func newDecisionLists() *decisionLists {
-	return &decisionLists{byRepo: map[string]*engine.Block{}, shown: map[shownKey]int{}, more: map[string]map[engine.Action]int{}}
+	return &decisionLists{byRepo: map[string]*layout.Block{}, shown: map[shownKey]int{}, more: map[string]map[engine.Action]int{}}
 }
 
 // lists says whether a decision of repo is listed, counting it: every kept
 // image is, and the first maxChanges of each other action.
 func (l *decisionLists) lists(repo string, a engine.Action) bool {
 	if l.byRepo[repo] == nil {
-		l.byRepo[repo] = &engine.Block{Heading: "  " + repo, Indent: 4}
+		l.byRepo[repo] = &layout.Block{Heading: "  " + repo, Indent: 4}
 		l.repos = append(l.repos, repo)
 		l.more[repo] = map[engine.Action]int{}
 	}
@@ -272,12 +273,12 @@ func (l *decisionLists) add(d *engine.Decision, det *Detail) {
 }
 
 // section is the lists as the report's ECR IMAGES section.
-func (l *decisionLists) section() engine.Section {
+func (l *decisionLists) section() layout.Section {
 	if len(l.repos) == 0 {
-		return engine.Section{}
+		return layout.Section{}
 	}
 	sort.Strings(l.repos)
-	s := engine.Section{Title: "ECR IMAGES", Place: engine.Details}
+	s := layout.Section{Title: "ECR IMAGES", Place: layout.Details}
 	for _, r := range l.repos {
 		b := l.byRepo[r]
 		for _, a := range []engine.Action{engine.Delete, engine.Mark, engine.Report} {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"reclaim.dev/reclaim/inventory"
+	"reclaim.dev/reclaim/notify/report/layout"
 	"reclaim.dev/reclaim/reconcile/engine"
 )
 
@@ -82,9 +83,9 @@ func (c Counter) Sorted(p *engine.Plan, kind string) []Count {
 }
 
 // CountsSection shows the counts (key: e.g. "finishedJobs"), at most 20 rows.
-func CountsSection(key, title, noun string, counts []Count) engine.Section {
-	s := engine.Section{Key: key, Data: counts, Place: engine.Overview, Title: title}
-	return engine.Table(s, len(counts), engine.Block{Indent: 2, Header: []string{"CLUSTER", "NAMESPACE", "FINISHED", "SUCCEEDED", "FAILED", "PAST RETENTION", "DELETE NOW"}}, func(b *engine.Block) {
+func CountsSection(key, title, noun string, counts []Count) layout.Section {
+	s := layout.Section{Key: key, Data: counts, Place: layout.Overview, Title: title}
+	return layout.Table(s, len(counts), layout.Block{Indent: 2, Header: []string{"CLUSTER", "NAMESPACE", "FINISHED", "SUCCEEDED", "FAILED", "PAST RETENTION", "DELETE NOW"}}, func(b *layout.Block) {
 		var tot Count
 		for i, n := range counts {
 			tot.Finished += n.Finished
@@ -104,20 +105,20 @@ func CountsSection(key, title, noun string, counts []Count) engine.Section {
 
 // CountGauges are the counts as metric samples (names: prefix_finished and
 // prefix_past_retention).
-func CountGauges(prefix string, counts []Count) []engine.Gauge {
-	var out []engine.Gauge
+func CountGauges(prefix string, counts []Count) []layout.Gauge {
+	var out []layout.Gauge
 	for _, n := range counts {
 		l := []string{n.Cluster, n.Namespace}
-		out = append(out, engine.Gauge{Name: prefix + "_finished", Labels: l, Value: float64(n.Finished)},
-			engine.Gauge{Name: prefix + "_past_retention", Labels: l, Value: float64(n.PastRetention)})
+		out = append(out, layout.Gauge{Name: prefix + "_finished", Labels: l, Value: float64(n.Finished)},
+			layout.Gauge{Name: prefix + "_past_retention", Labels: l, Value: float64(n.PastRetention)})
 	}
 	return out
 }
 
 // CountGaugeDefs declares CountGauges' metrics.
-func CountGaugeDefs(prefix, noun string) []engine.GaugeDef {
+func CountGaugeDefs(prefix, noun string) []layout.GaugeDef {
 	l := []string{"cluster", "namespace"}
-	return []engine.GaugeDef{
+	return []layout.GaugeDef{
 		{Name: prefix + "_finished", Labels: l, Help: "Finished " + noun + " (succeeded or failed) in scope, as listed by the last run."},
 		{Name: prefix + "_past_retention", Labels: l, Help: "Finished " + noun + " past their retention, as listed by the last run."},
 	}
@@ -131,8 +132,8 @@ const MaxRows = 25
 // DecisionSection lists the plan's decisions of kind: at most MaxRows of
 // each action that does something, the rest counted; kept ones a few per
 // class (the report counts the rest).
-func DecisionSection(p *engine.Plan, kind, title string) engine.Section {
-	b := engine.Block{Indent: 2}
+func DecisionSection(p *engine.Plan, kind, title string) layout.Section {
+	b := layout.Block{Indent: 2}
 	more := map[engine.Action]int{}
 	shown := map[engine.Action]int{}
 	for d := range p.Of(kind) {
@@ -145,14 +146,14 @@ func DecisionSection(p *engine.Plan, kind, title string) engine.Section {
 		b.Add(d, det.Cluster+"/"+det.Namespace+"/"+d.Name, det.Status, d.Why())
 	}
 	if len(b.Rows) == 0 {
-		return engine.Section{}
+		return layout.Section{}
 	}
 	for _, a := range []engine.Action{engine.Delete, engine.Mark, engine.Report} {
 		if more[a] > 0 {
 			b.Lines = append(b.Lines, fmt.Sprintf("  %s  %d more (the JSON report, -o json, lists every one)", strings.ToUpper(string(a)), more[a]))
 		}
 	}
-	return engine.Section{Title: title, Place: engine.Details, Blocks: []engine.Block{b}}
+	return layout.Section{Title: title, Place: layout.Details, Blocks: []layout.Block{b}}
 }
 
 // Texts are what a kind's view says: its section key and titles, its noun
@@ -165,7 +166,7 @@ type Texts struct {
 // (every run), the decisions, the gauges and the summary phrase.
 func View(p *engine.Plan, kind string, counts Counter, t Texts) engine.View {
 	cs := counts.Sorted(p, kind)
-	v := engine.View{Sections: []engine.Section{
+	v := engine.View{Sections: []layout.Section{
 		CountsSection(t.Key, t.Title, t.Noun, cs),
 		DecisionSection(p, kind, t.DetailsTitle),
 	}, Gauges: CountGauges(t.GaugePrefix, cs)}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"reclaim.dev/reclaim/inventory"
+	"reclaim.dev/reclaim/notify/report/layout"
 	"reclaim.dev/reclaim/reconcile/engine"
 )
 
@@ -43,7 +44,7 @@ func HeadroomOf(p *engine.Plan) []Headroom {
 var quotaLabels = []string{"project", "region", "metric"}
 
 // Gauges are the kind's metrics.
-var Gauges = []engine.GaugeDef{
+var Gauges = []layout.GaugeDef{
 	{Name: "reclaim_gce_quota_limit", Labels: quotaLabels,
 		Help: "Limit of a regional GCE quota in base units (bytes for the disk quotas, a count for the others), as read by the last run. No series while the quota is unknown."},
 	{Name: "reclaim_gce_quota_usage", Labels: quotaLabels,
@@ -78,7 +79,7 @@ func quotaUnit(metric string) float64 {
 // View shows the quota headroom, the disk decisions and the summary phrase.
 func (k *Kind) View(p *engine.Plan, snap *inventory.Snapshot) engine.View {
 	hs := k.headroom(p, snap)
-	v := engine.View{Sections: []engine.Section{HeadroomSection(hs), DecisionSection(p)}, Warnings: Warnings(hs),
+	v := engine.View{Sections: []layout.Section{HeadroomSection(hs), DecisionSection(p)}, Warnings: Warnings(hs),
 		Summary: fmt.Sprintf("disks delete %d, mark %d, report %d, keep %d", p.Count(Name, engine.Delete), p.Count(Name, engine.Mark),
 			p.Count(Name, engine.Report), p.Count(Name, engine.Keep))}
 	for _, h := range hs {
@@ -86,22 +87,22 @@ func (k *Kind) View(p *engine.Plan, snap *inventory.Snapshot) engine.View {
 		// Plan frees, orphan and workflow GB come from the listed disks and
 		// PVCs, not from the quota, so they are known even when the quota is not.
 		v.Gauges = append(v.Gauges,
-			engine.Gauge{Name: "reclaim_gce_quota_plan_frees_bytes", Labels: l, Value: h.PlanFrees * engine.GiB},
-			engine.Gauge{Name: "reclaim_gce_orphan_disks_bytes", Labels: l, Value: h.OrphanGB * engine.GiB},
-			engine.Gauge{Name: "reclaim_gce_finished_workflow_pvcs_bytes", Labels: l, Value: h.FinishedWorkflowGB * engine.GiB})
+			layout.Gauge{Name: "reclaim_gce_quota_plan_frees_bytes", Labels: l, Value: h.PlanFrees * engine.GiB},
+			layout.Gauge{Name: "reclaim_gce_orphan_disks_bytes", Labels: l, Value: h.OrphanGB * engine.GiB},
+			layout.Gauge{Name: "reclaim_gce_finished_workflow_pvcs_bytes", Labels: l, Value: h.FinishedWorkflowGB * engine.GiB})
 		if !h.Known {
 			continue // no series: 0 would read as plenty of headroom
 		}
 		if h.GrowthPerDay != 0 {
-			v.Gauges = append(v.Gauges, engine.Gauge{Name: "reclaim_gce_quota_growth_per_second", Labels: l, Value: h.GrowthPerDay * quotaUnit(h.Metric) / secondsPerDay})
+			v.Gauges = append(v.Gauges, layout.Gauge{Name: "reclaim_gce_quota_growth_per_second", Labels: l, Value: h.GrowthPerDay * quotaUnit(h.Metric) / secondsPerDay})
 		}
 		if h.RunsOutAt != nil {
-			v.Gauges = append(v.Gauges, engine.Gauge{Name: "reclaim_gce_quota_runs_out_timestamp_seconds", Labels: l, Value: float64(h.RunsOutAt.Unix())})
+			v.Gauges = append(v.Gauges, layout.Gauge{Name: "reclaim_gce_quota_runs_out_timestamp_seconds", Labels: l, Value: float64(h.RunsOutAt.Unix())})
 		}
-		v.Gauges = append(v.Gauges, engine.Gauge{Name: "reclaim_gce_quota_limit", Labels: l, Value: h.Limit * quotaUnit(h.Metric)},
-			engine.Gauge{Name: "reclaim_gce_quota_usage", Labels: l, Value: h.Usage * quotaUnit(h.Metric)})
+		v.Gauges = append(v.Gauges, layout.Gauge{Name: "reclaim_gce_quota_limit", Labels: l, Value: h.Limit * quotaUnit(h.Metric)},
+			layout.Gauge{Name: "reclaim_gce_quota_usage", Labels: l, Value: h.Usage * quotaUnit(h.Metric)})
 		if h.Limit > 0 {
-			v.Gauges = append(v.Gauges, engine.Gauge{Name: "reclaim_gce_quota_used_ratio", Labels: l, Value: h.Usage / h.Limit})
+			v.Gauges = append(v.Gauges, layout.Gauge{Name: "reclaim_gce_quota_used_ratio", Labels: l, Value: h.Usage / h.Limit})
 		}
 	}
 	return v
@@ -171,9 +172,9 @@ func (k *Kind) headroom(p *engine.Plan, snap *inventory.Snapshot) []Headroom {
 }
 
 // HeadroomSection shows the quota rows and their warnings (key "headroom").
-func HeadroomSection(hs []Headroom) engine.Section {
-	s := engine.Section{Key: "headroom", Data: hs, Place: engine.Overview, Title: "QUOTA HEADROOM"}
-	return engine.Table(s, len(hs), engine.Block{Indent: 2, Header: []string{"PROJECT", "REGION", "METRIC", "USAGE/LIMIT GB", "USED", "PLAN FREES", "USED AFTER", "ORPHAN DISKS", "FINISHED-WORKFLOW PVCs"}}, func(b *engine.Block) {
+func HeadroomSection(hs []Headroom) layout.Section {
+	s := layout.Section{Key: "headroom", Data: hs, Place: layout.Overview, Title: "QUOTA HEADROOM"}
+	return layout.Table(s, len(hs), layout.Block{Indent: 2, Header: []string{"PROJECT", "REGION", "METRIC", "USAGE/LIMIT GB", "USED", "PLAN FREES", "USED AFTER", "ORPHAN DISKS", "FINISHED-WORKFLOW PVCs"}}, func(b *layout.Block) {
 		for _, h := range hs {
 			if !h.Known {
 				b.Rows = append(b.Rows, []string{h.Project, h.Region, h.Metric, "unknown", "", gb(h.PlanFrees), "", gb(h.OrphanGB), gb(h.FinishedWorkflowGB)})
@@ -226,9 +227,9 @@ func Warnings(hs []Headroom) []engine.Warning {
 }
 
 // DecisionSection lists the plan's disk decisions.
-func DecisionSection(p *engine.Plan) engine.Section {
-	s := engine.Section{Title: "GCE DISKS", Place: engine.Details}
-	b := engine.Block{Indent: 2}
+func DecisionSection(p *engine.Plan) layout.Section {
+	s := layout.Section{Title: "GCE DISKS", Place: layout.Details}
+	b := layout.Block{Indent: 2}
 	for d := range p.Of(Name) {
 		det := detail(d)
 		extra := ""
@@ -238,9 +239,9 @@ func DecisionSection(p *engine.Plan) engine.Section {
 		b.Add(d, d.ID, d.Frees.String()+" "+det.Type, d.Why()+extra)
 	}
 	if len(b.Rows) == 0 {
-		return engine.Section{}
+		return layout.Section{}
 	}
-	s.Blocks = []engine.Block{b}
+	s.Blocks = []layout.Block{b}
 	return s
 }
 

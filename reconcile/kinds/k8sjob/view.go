@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"reclaim.dev/reclaim/inventory"
+	"reclaim.dev/reclaim/notify/report/layout"
 	"reclaim.dev/reclaim/reconcile/engine"
 	"reclaim.dev/reclaim/reconcile/kinds/finished"
 )
@@ -71,9 +72,9 @@ func lookAt(snap *inventory.Snapshot) []LookAt {
 }
 
 // LookAtSection lists the stuck and disrupted Jobs (key "jobsToLookAt").
-func LookAtSection(ls []LookAt) engine.Section {
-	s := engine.Section{Key: "jobsToLookAt", Data: ls, Place: engine.Overview, Title: "JOBS TO LOOK AT: stuck Running after their main container exited, or failed by a disruption (report only)"}
-	return engine.Table(s, len(ls), engine.Block{Indent: 2, Header: []string{"PROBLEM", "CLUSTER", "NAMESPACE", "JOB", "POD", "WHY"}}, func(b *engine.Block) {
+func LookAtSection(ls []LookAt) layout.Section {
+	s := layout.Section{Key: "jobsToLookAt", Data: ls, Place: layout.Overview, Title: "JOBS TO LOOK AT: stuck Running after their main container exited, or failed by a disruption (report only)"}
+	return layout.Table(s, len(ls), layout.Block{Indent: 2, Header: []string{"PROBLEM", "CLUSTER", "NAMESPACE", "JOB", "POD", "WHY"}}, func(b *layout.Block) {
 		for _, l := range ls {
 			b.Rows = append(b.Rows, []string{strings.ToUpper(l.Problem), l.Cluster, l.Namespace, l.Job, l.Pod, l.Why})
 		}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"reclaim.dev/reclaim/inventory"
+	"reclaim.dev/reclaim/notify/report/layout"
 	"reclaim.dev/reclaim/reconcile/engine"
 	"reclaim.dev/reclaim/reconcile/kinds/finished"
 	"reclaim.dev/reclaim/reconcile/kinds/k8sjob"
@@ -75,7 +76,7 @@ func FinishedHoldersOf(p *engine.Plan) []FinishedHolder {
 var subnetLabels = []string{"subnet", "availability_zone"}
 
 // Gauges are the kind's metrics.
-var Gauges = []engine.GaugeDef{
+var Gauges = []layout.GaugeDef{
 	{Name: "reclaim_subnet_usable_ips", Labels: subnetLabels, Help: "Usable addresses of a subnet (2^(32-prefix) - 5)."},
 	{Name: "reclaim_subnet_ips", Labels: append(append([]string(nil), subnetLabels...), "holder"),
 		Help: "Addresses of a subnet by holder (free, running-pods, finished-pods, nodes, unknown), as attributed by the last run."},
@@ -182,7 +183,7 @@ func (k *Kind) View(p *engine.Plan, snap *inventory.Snapshot) engine.View {
 		}
 		return hs[i].Cluster+hs[i].Namespace+hs[i].Owner < hs[j].Cluster+hs[j].Namespace+hs[j].Owner
 	})
-	v := engine.View{Sections: []engine.Section{HeadroomSection(rows, zones(rows, now)), HoldersSection(hs), StuckSection(stuck), DecisionSection(p), AddressesSection(a)},
+	v := engine.View{Sections: []layout.Section{HeadroomSection(rows, zones(rows, now)), HoldersSection(hs), StuckSection(stuck), DecisionSection(p), AddressesSection(a)},
 		Warnings: warnings(rows)}
 	if len(stuck) > 0 {
 		v.Warnings = append(v.Warnings, engine.Warning{Text: stuckText(stuck)})
@@ -190,22 +191,22 @@ func (k *Kind) View(p *engine.Plan, snap *inventory.Snapshot) engine.View {
 	for _, h := range rows {
 		l := []string{h.Subnet, h.AZ}
 		v.Gauges = append(v.Gauges,
-			engine.Gauge{Name: "reclaim_subnet_usable_ips", Labels: l, Value: float64(h.Usable)},
-			engine.Gauge{Name: "reclaim_subnet_plan_frees_ips", Labels: l, Value: float64(h.PlanFrees)})
+			layout.Gauge{Name: "reclaim_subnet_usable_ips", Labels: l, Value: float64(h.Usable)},
+			layout.Gauge{Name: "reclaim_subnet_plan_frees_ips", Labels: l, Value: float64(h.PlanFrees)})
 		for _, by := range []struct {
 			holder string
 			n      int
 		}{{"free", h.Free}, {string(HeldByRunningPod), h.RunningPods}, {string(HeldByFinishedPod), h.FinishedPods}, {string(HeldByNode), h.Nodes}, {string(HeldByUnknown), h.Unknown}} {
-			v.Gauges = append(v.Gauges, engine.Gauge{Name: "reclaim_subnet_ips", Labels: append(append([]string(nil), l...), by.holder), Value: float64(by.n)})
+			v.Gauges = append(v.Gauges, layout.Gauge{Name: "reclaim_subnet_ips", Labels: append(append([]string(nil), l...), by.holder), Value: float64(by.n)})
 		}
 		if h.Usable > 0 {
-			v.Gauges = append(v.Gauges, engine.Gauge{Name: "reclaim_subnet_used_ratio", Labels: l, Value: h.UsedPct})
+			v.Gauges = append(v.Gauges, layout.Gauge{Name: "reclaim_subnet_used_ratio", Labels: l, Value: h.UsedPct})
 		}
 		if h.RateFrom != "" {
-			v.Gauges = append(v.Gauges, engine.Gauge{Name: "reclaim_subnet_growth_ips_per_second", Labels: l, Value: h.GrowthPerDay / (24 * 60 * 60)})
+			v.Gauges = append(v.Gauges, layout.Gauge{Name: "reclaim_subnet_growth_ips_per_second", Labels: l, Value: h.GrowthPerDay / (24 * 60 * 60)})
 		}
 		if h.RunsOutAt != nil {
-			v.Gauges = append(v.Gauges, engine.Gauge{Name: "reclaim_subnet_runs_out_timestamp_seconds", Labels: l, Value: float64(h.RunsOutAt.Unix())})
+			v.Gauges = append(v.Gauges, layout.Gauge{Name: "reclaim_subnet_runs_out_timestamp_seconds", Labels: l, Value: float64(h.RunsOutAt.Unix())})
 		}
 	}
 	v.Summary = fmt.Sprintf("interfaces delete %d, report %d", p.Count(Name, engine.Delete), p.Count(Name, engine.Report))
@@ -254,8 +255,8 @@ func zones(rows []Headroom, now time.Time) []Headroom {
 }
 
 // HeadroomSection shows every subnet and zone (key "subnets"), warnings first.
-func HeadroomSection(rows, zones []Headroom) engine.Section {
-	s := engine.Section{Key: "subnets", Data: rows, Place: engine.Overview}
+func HeadroomSection(rows, zones []Headroom) layout.Section {
+	s := layout.Section{Key: "subnets", Data: rows, Place: layout.Overview}
 	if len(rows) == 0 {
 		return s
 	}
@@ -268,11 +269,11 @@ func HeadroomSection(rows, zones []Headroom) engine.Section {
 		warn = append(warn, "  ! "+warningText(h))
 	}
 	counts := []string{"USABLE", "FREE", "USED", "RUNNING PODS", "FINISHED PODS", "NODES", "UNKNOWN", "PLAN FREES", "GROWTH/DAY", "RUNS OUT"}
-	b := engine.Block{Indent: 2, Heading: "  by subnet:", Header: append([]string{"SUBNET", "AZ", "CIDR"}, counts...)}
+	b := layout.Block{Indent: 2, Heading: "  by subnet:", Header: append([]string{"SUBNET", "AZ", "CIDR"}, counts...)}
 	for _, h := range rows {
 		b.Rows = append(b.Rows, append([]string{h.Subnet, h.AZ, h.CIDR}, headroomCounts(h)...))
 	}
-	zb := engine.Block{Indent: 2, Heading: "  by availability zone (its subnets together):", Header: append([]string{"AZ", "ACCOUNT/REGION"}, counts...)}
+	zb := layout.Block{Indent: 2, Heading: "  by availability zone (its subnets together):", Header: append([]string{"AZ", "ACCOUNT/REGION"}, counts...)}
 	for _, z := range zones {
 		zb.Rows = append(zb.Rows, append([]string{z.AZ, z.Account + "/" + z.Region}, headroomCounts(z)...))
 	}
@@ -286,7 +287,7 @@ func HeadroomSection(rows, zones []Headroom) engine.Section {
 		}
 	}
 	b.Lines = notes
-	s.Blocks = []engine.Block{{Lines: warn}, b, zb}
+	s.Blocks = []layout.Block{{Lines: warn}, b, zb}
 	return s
 }
 
@@ -353,9 +354,9 @@ func stuckText(hs []StuckHolder) string {
 
 // StuckSection names every address a stuck pod holds (key "stuckPods").
 // Report only: deleting a running pod stays a person's decision.
-func StuckSection(hs []StuckHolder) engine.Section {
-	s := engine.Section{Key: "stuckPods", Data: hs, Place: engine.Overview, Title: "STUCK PODS: Running after their main container exited (a sidecar that never stops); reclaim only reports them"}
-	return engine.Table(s, len(hs), engine.Block{Indent: 2, Header: []string{"CLUSTER", "NAMESPACE", "JOB", "POD", "SUBNET", "WHY"}}, func(b *engine.Block) {
+func StuckSection(hs []StuckHolder) layout.Section {
+	s := layout.Section{Key: "stuckPods", Data: hs, Place: layout.Overview, Title: "STUCK PODS: Running after their main container exited (a sidecar that never stops); reclaim only reports them"}
+	return layout.Table(s, len(hs), layout.Block{Indent: 2, Header: []string{"CLUSTER", "NAMESPACE", "JOB", "POD", "SUBNET", "WHY"}}, func(b *layout.Block) {
 		for _, h := range hs {
 			job := h.Job
 			if job == "" {
@@ -371,13 +372,13 @@ func StuckSection(hs []StuckHolder) engine.Section {
 // (key "subnetAddresses"): a pod (cluster, namespace, name), a node, or
 // nothing reclaim knows. The text lists a few of each holder and counts
 // the rest; -v lists them all.
-func AddressesSection(a *Attribution) engine.Section {
+func AddressesSection(a *Attribution) layout.Section {
 	var all []Address
 	for i := range a.Subnets {
 		all = append(all, a.Subnets[i].Addresses...)
 	}
-	s := engine.Section{Key: "subnetAddresses", Data: all, Place: engine.Details, Title: "SUBNET ADDRESSES: every address and what holds it"}
-	return engine.Table(s, len(all), engine.Block{Indent: 2, Header: []string{"SUBNET", "ADDRESS", "INTERFACE", "HELD BY", "CLUSTER", "WHAT"}, Counted: "HELD"}, func(b *engine.Block) {
+	s := layout.Section{Key: "subnetAddresses", Data: all, Place: layout.Details, Title: "SUBNET ADDRESSES: every address and what holds it"}
+	return layout.Table(s, len(all), layout.Block{Indent: 2, Header: []string{"SUBNET", "ADDRESS", "INTERFACE", "HELD BY", "CLUSTER", "WHAT"}, Counted: "HELD"}, func(b *layout.Block) {
 		for _, ad := range all {
 			what := "-"
 			switch {
@@ -394,9 +395,9 @@ func AddressesSection(a *Attribution) engine.Section {
 
 // HoldersSection shows which Jobs, CronJobs and bare pods hold addresses
 // through finished pods (key "subnetHolders").
-func HoldersSection(hs []FinishedHolder) engine.Section {
-	s := engine.Section{Key: "subnetHolders", Data: hs, Place: engine.Overview, Title: "WHO HOLDS THE SUBNET ADDRESSES: finished pods (each keeps its address until the Pod object is deleted)"}
-	return engine.Table(s, len(hs), engine.Block{Indent: 2, Header: []string{"CLUSTER", "NAMESPACE", "OWNER", "JOBS", "SUBNETS", "ADDRESSES", "PLAN FREES"}}, func(b *engine.Block) {
+func HoldersSection(hs []FinishedHolder) layout.Section {
+	s := layout.Section{Key: "subnetHolders", Data: hs, Place: layout.Overview, Title: "WHO HOLDS THE SUBNET ADDRESSES: finished pods (each keeps its address until the Pod object is deleted)"}
+	return layout.Table(s, len(hs), layout.Block{Indent: 2, Header: []string{"CLUSTER", "NAMESPACE", "OWNER", "JOBS", "SUBNETS", "ADDRESSES", "PLAN FREES"}}, func(b *layout.Block) {
 		for i, h := range hs {
 			if i == 15 {
 				b.Rows = append(b.Rows, []string{"…", "", fmt.Sprintf("%d more", len(hs)-15), "", "", "", ""})
@@ -408,16 +409,16 @@ func HoldersSection(hs []FinishedHolder) engine.Section {
 }
 
 // DecisionSection lists the detached interfaces and what the plan does with each.
-func DecisionSection(p *engine.Plan) engine.Section {
-	b := engine.Block{Indent: 2}
+func DecisionSection(p *engine.Plan) layout.Section {
+	b := layout.Block{Indent: 2}
 	for d := range p.Of(Name) {
 		det := DetailOf(d)
 		b.Add(d, det.Account+"/"+det.Region+"/"+d.Name, det.Subnet, d.Why())
 	}
 	if len(b.Rows) == 0 {
-		return engine.Section{}
+		return layout.Section{}
 	}
-	return engine.Section{Title: "DETACHED NETWORK INTERFACES", Place: engine.Details, Blocks: []engine.Block{b}}
+	return layout.Section{Title: "DETACHED NETWORK INTERFACES", Place: layout.Details, Blocks: []layout.Block{b}}
 }
 
 func pct(f float64) string { return fmt.Sprintf("%.0f%%", f*100) }

@@ -5,6 +5,7 @@ import (
 	"sort"
 
 	"reclaim.dev/reclaim/inventory"
+	"reclaim.dev/reclaim/notify/report/layout"
 	"reclaim.dev/reclaim/reconcile/engine"
 )
 
@@ -26,7 +27,7 @@ func HoldersOf(p *engine.Plan) []Holder {
 
 // View shows who holds the quota, the PVC decisions and the summary phrase.
 func (k *Kind) View(p *engine.Plan, snap *inventory.Snapshot) engine.View {
-	return engine.View{Sections: []engine.Section{HoldersSection(holders(snap.Clusters)), DecisionSection(p)},
+	return engine.View{Sections: []layout.Section{HoldersSection(holders(snap.Clusters)), DecisionSection(p)},
 		Summary: fmt.Sprintf("PVCs delete %d, report %d", p.Count(Name, engine.Delete), p.Count(Name, engine.Report))}
 }
 
@@ -65,9 +66,9 @@ func holders(clusters []inventory.ClusterRefs) []Holder {
 }
 
 // HoldersSection shows who holds the quota (key "holders").
-func HoldersSection(hs []Holder) engine.Section {
-	s := engine.Section{Key: "holders", Data: hs, Place: engine.Overview, Title: "WHO HOLDS THE QUOTA: PVCs of finished Argo Workflows that no running pod mounts"}
-	return engine.Table(s, len(hs), engine.Block{Indent: 2, Header: []string{"CLUSTER", "NAMESPACE", "WORKFLOW", "PHASE", "PVCs", "GB"}}, func(b *engine.Block) {
+func HoldersSection(hs []Holder) layout.Section {
+	s := layout.Section{Key: "holders", Data: hs, Place: layout.Overview, Title: "WHO HOLDS THE QUOTA: PVCs of finished Argo Workflows that no running pod mounts"}
+	return layout.Table(s, len(hs), layout.Block{Indent: 2, Header: []string{"CLUSTER", "NAMESPACE", "WORKFLOW", "PHASE", "PVCs", "GB"}}, func(b *layout.Block) {
 		type nsKey struct{ c, ns string }
 		byNS := map[nsKey]int64{}
 		for i, h := range hs {
@@ -93,8 +94,8 @@ func HoldersSection(hs []Holder) engine.Section {
 }
 
 // DecisionSection lists the plan's PVC decisions.
-func DecisionSection(p *engine.Plan) engine.Section {
-	b := engine.Block{Indent: 2}
+func DecisionSection(p *engine.Plan) layout.Section {
+	b := layout.Block{Indent: 2}
 	reports := 0
 	for d := range p.Of(Name) {
 		det := detailOf(d)
@@ -104,12 +105,12 @@ func DecisionSection(p *engine.Plan) engine.Section {
 		}
 	}
 	if len(b.Rows) == 0 {
-		return engine.Section{}
+		return layout.Section{}
 	}
 	if reports > 0 {
 		b.Lines = []string{"",
 			"  PVCs marked REPORT are only reported: set disks.deleteWorkflowPVCs: true to let reclaim delete them after the grace period",
 			"  (their PVs and disks follow when the reclaim policy is Delete), or delete the finished Workflows."}
 	}
-	return engine.Section{Title: "PVCs OF FINISHED ARGO WORKFLOWS", Place: engine.Details, Blocks: []engine.Block{b}}
+	return layout.Section{Title: "PVCs OF FINISHED ARGO WORKFLOWS", Place: layout.Details, Blocks: []layout.Block{b}}
 }
