@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 
+	"go.uber.org/zap"
+
 	config "reclaim.dev/reclaim/configs"
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/reconcile/engine"
@@ -62,4 +64,33 @@ func (r *Runner) cloudReads() []inventory.CloudRead {
 		out = append(out, inventory.CloudRead{Name: reg.Name, List: c.List})
 	}
 	return out
+}
+
+// Opener is how a cloud kind's package opens its cloud without naming
+// app's types: its client (handed back to its FromConfig), its read of the
+// cloud for the snapshot, and what releases the client. A nil client: its
+// section is absent.
+type Opener func(ctx context.Context, cfg *config.Config, log *zap.Logger) (client any, read func(context.Context) any, close func(), err error)
+
+// Opened adapts an Opener to Registration.Cloud.
+func Opened(open Opener) func(context.Context, *config.Config, *zap.Logger) (*Cloud, error) {
+	return func(ctx context.Context, cfg *config.Config, log *zap.Logger) (*Cloud, error) {
+		client, read, closeFn, err := open(ctx, cfg, log)
+		if err != nil || client == nil {
+			return nil, err
+		}
+		return &Cloud{Client: client, List: read, Close: closeFn}, nil
+	}
+}
+
+// CloudKind adapts a cloud kind's FromConfig(cfg, client) to
+// Registration.New: client is its cloud's (Clients.Clouds[name]), nil when
+// none was opened; FromConfig returns nil when its section is absent.
+func CloudKind[K interface {
+	*T
+	engine.Kind
+}, T any](name string, from func(cfg *config.Config, client any) K) func(*config.Config, *Clients) engine.Kind {
+	return func(cfg *config.Config, c *Clients) engine.Kind {
+		return nilKind(from(cfg, c.Clouds[name]))
+	}
 }
