@@ -756,6 +756,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	} else {
 		s.Count(ActionUnknown, false)
 	}
+	fakeapi.Saw(Permission(action))
 	latency := s.latency
 	hook := s.opts.OnRequest
 	logf := s.opts.Logf

@@ -868,6 +868,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	} else {
 		s.Count(OpUnknown, false)
 	}
+	fakeapi.Saw(Permission(op))
 	latency := s.latency
 	hook := s.opts.OnRequest
 	logf := s.opts.Logf

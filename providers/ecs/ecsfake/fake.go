@@ -197,6 +197,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.Count(op, false)
+	fakeapi.Saw(Permission(op))
 	if !fakeapi.Delay(r.Context(), s.o.Latency) {
 		return
 	}

@@ -108,6 +108,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		op = OpListClusters
 	}
 	s.Count(op, false)
+	fakeapi.Saw(Permission(op))
 	if !fakeapi.Delay(r.Context(), s.o.Latency) {
 		return
 	}

@@ -69,6 +69,7 @@ func (s *Server) SetClock(now func() time.Time) { s.mu.Lock(); s.now = now; s.mu
 
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.Count("GetCallerIdentity", false)
+	fakeapi.Saw("sts:GetCallerIdentity")
 	id, code, err := s.check(r)
 	if err != nil {
 		writeErr(w, code, err)

@@ -710,6 +710,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	// Every DELETE and every POST (createSnapshot, any unrouted POST) but
 	// operations.wait, which only reads, could change state.
 	s.Count(method, req.Method == http.MethodDelete || (req.Method == http.MethodPost && !strings.HasSuffix(req.URL.Path, "/wait")))
+	fakeapi.Saw(Permission(method))
 	var fault *Fault
 	if ok {
 		for _, m := range []string{rt.method, "*"} {

@@ -141,6 +141,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		_ = json.NewEncoder(w).Encode(map[string]string{"email": email, "email_verified": "true"})
 	case strings.HasPrefix(r.URL.Path, "/v1/projects/") && strings.HasSuffix(r.URL.Path, "/clusters") && r.Method == http.MethodGet:
 		s.Count(OpListClusters, false)
+		fakeapi.Saw(Permission(OpListClusters))
 		if !fakeapi.Delay(r.Context(), s.Latency) {
 			return
 		}

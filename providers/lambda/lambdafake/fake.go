@@ -120,6 +120,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	s.Count(op, false)
+	fakeapi.Saw(Permission(op))
 	if !fakeapi.Delay(r.Context(), s.o.Latency) {
 		return
 	}
