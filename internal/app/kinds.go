@@ -10,6 +10,7 @@ import (
 	"go.uber.org/zap"
 
 	config "reclaim.dev/reclaim/configs"
+	"reclaim.dev/reclaim/internal/perms"
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/inventory/kube"
 	"reclaim.dev/reclaim/notify/report/layout"
@@ -28,16 +29,16 @@ import (
 // kind is a package (its config section registers itself) and a line here:
 // see the README's "Adding a kind".
 var Registered = []Registration{
-	{Name: gcedisk.Name, Gauges: gcedisk.Gauges, New: func(cfg *config.Config, c *Clients) engine.Kind { return nilKind(gcedisk.FromConfig(cfg, c.Disks)) }},
-	{Name: workflowpvc.Name, New: func(cfg *config.Config, c *Clients) engine.Kind { return workflowpvc.FromConfig(cfg, c.Kube) },
+	{Name: gcedisk.Name, Gauges: gcedisk.Gauges, Permissions: gcedisk.Permissions, New: func(cfg *config.Config, c *Clients) engine.Kind { return nilKind(gcedisk.FromConfig(cfg, c.Disks)) }},
+	{Name: workflowpvc.Name, Permissions: workflowpvc.Permissions, New: func(cfg *config.Config, c *Clients) engine.Kind { return workflowpvc.FromConfig(cfg, c.Kube) },
 		Taps: func(*config.Config) []kube.Tap { return []kube.Tap{workflowpvc.Tap} }},
-	{Name: ecrimage.Name, Gauges: ecrimage.Gauges, New: func(cfg *config.Config, c *Clients) engine.Kind { return nilKind(ecrimage.FromConfig(cfg, c.Images)) },
+	{Name: ecrimage.Name, Gauges: ecrimage.Gauges, Permissions: ecrimage.Permissions, New: func(cfg *config.Config, c *Clients) engine.Kind { return nilKind(ecrimage.FromConfig(cfg, c.Images)) },
 		Reads: []string{inventory.ReadImages}},
-	{Name: netiface.Name, Gauges: netiface.Gauges, New: func(cfg *config.Config, c *Clients) engine.Kind { return nilKind(netiface.FromConfig(cfg, c.Networks)) },
+	{Name: netiface.Name, Gauges: netiface.Gauges, Permissions: netiface.Permissions, New: func(cfg *config.Config, c *Clients) engine.Kind { return nilKind(netiface.FromConfig(cfg, c.Networks)) },
 		Reads: []string{inventory.ReadWorkloads}},
-	{Name: k8sjob.Name, Gauges: k8sjob.Gauges, New: func(cfg *config.Config, c *Clients) engine.Kind { return nilKind(k8sjob.FromConfig(cfg, c.Kube)) },
+	{Name: k8sjob.Name, Gauges: k8sjob.Gauges, Permissions: k8sjob.Permissions, New: func(cfg *config.Config, c *Clients) engine.Kind { return nilKind(k8sjob.FromConfig(cfg, c.Kube)) },
 		Reads: []string{inventory.ReadWorkloads}},
-	{Name: k8spod.Name, Gauges: k8spod.Gauges, New: func(cfg *config.Config, c *Clients) engine.Kind { return nilKind(k8spod.FromConfig(cfg, c.Kube)) },
+	{Name: k8spod.Name, Gauges: k8spod.Gauges, Permissions: k8spod.Permissions, New: func(cfg *config.Config, c *Clients) engine.Kind { return nilKind(k8spod.FromConfig(cfg, c.Kube)) },
 		Reads: []string{inventory.ReadWorkloads}},
 }
 
@@ -57,6 +58,9 @@ type Registration struct {
 	// when the section is absent): its client, handed to New, and its read,
 	// run with the other clouds into Snapshot.Clouds[Name].
 	Cloud func(ctx context.Context, cfg *config.Config, log *zap.Logger) (*Cloud, error)
+	// Permissions are what the kind's own calls need (its Reads declare
+	// theirs): deploy/ must grant them (permissions_test.go).
+	Permissions perms.Set
 }
 
 // Register adds a kind to Registered (a kind outside this list, like a

@@ -1,0 +1,7 @@
+package ec2
+
+import "reclaim.dev/reclaim/internal/perms"
+
+// Permissions of the subnet read (headroom, and the subnets an interface
+// may be in). The interfaces' are netiface's.
+var Permissions = perms.Set{Read: perms.Grants{IAM: []string{"ec2:DescribeSubnets"}}}

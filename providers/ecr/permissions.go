@@ -1,0 +1,7 @@
+package ecr
+
+import "reclaim.dev/reclaim/internal/perms"
+
+// Permissions of who may pull (policy.go): the registry's and each
+// repository's policy. The images' are ecrimage's.
+var Permissions = perms.Set{Read: perms.Grants{IAM: []string{"ecr:GetRegistryPolicy", "ecr:GetRepositoryPolicy"}}}

@@ -1,0 +1,8 @@
+package lambda
+
+import "reclaim.dev/reclaim/internal/perms"
+
+// Permissions of the Lambda image users (ecr.consumers).
+var Permissions = perms.Set{Read: perms.Grants{IAM: []string{
+	"lambda:ListFunctions", "lambda:ListVersionsByFunction", "lambda:GetFunction",
+}}}

@@ -1,0 +1,22 @@
+package gcedisk
+
+import "reclaim.dev/reclaim/internal/perms"
+
+// Permissions are the GCP permissions of the disk reads and deletes
+// (providers/gce makes the calls). Regional disks have no permissions of
+// their own: regionDisks.* is authorized with compute.disks.*.
+var Permissions = perms.Set{
+	Read: perms.Grants{GCP: []string{
+		"compute.disks.list", // disks.aggregatedList: the inventory
+		"compute.disks.get",  // re-read a disk just before deleting it
+	}},
+	Delete: perms.Grants{GCP: []string{
+		"compute.disks.delete",
+		"compute.disks.createSnapshot", // disks.snapshotBeforeDelete
+		"compute.snapshots.create",     // the snapshot createSnapshot makes
+		"compute.snapshots.setLabels",  // it carries disks.snapshotLabel
+		"compute.zoneOperations.get",   // wait for a zonal delete or snapshot
+		"compute.regionOperations.get", // and a regional one
+		"compute.globalOperations.get", // the client can wait on all three
+	}},
+}

@@ -1,0 +1,14 @@
+package workflowpvc
+
+import "reclaim.dev/reclaim/internal/perms"
+
+// Permissions: its tap lists Argo Workflows; with deleteWorkflowPVCs it
+// re-reads each PVC and deletes it (deploy/components/pvc-deleter).
+var Permissions = perms.Set{
+	Read: perms.Grants{RBAC: []perms.Rule{
+		{Group: "argoproj.io", Resource: "workflows", Verbs: []string{"list"}},
+	}},
+	Delete: perms.Grants{RBAC: []perms.Rule{
+		{Resource: "persistentvolumeclaims", Verbs: []string{"get", "delete"}},
+	}},
+}
