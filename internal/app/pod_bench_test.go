@@ -37,9 +37,13 @@ var reclaimBin struct {
 }
 
 // TestMain removes the binary the benchmarks built (174 MB a run otherwise
-// left in the temporary directory).
+// left in the temporary directory), and fails a process whose tests made a
+// call no kind or read declares (calls_test.go).
 func TestMain(m *testing.M) {
 	code := m.Run()
+	if code == 0 {
+		code = checkCalls()
+	}
 	if reclaimBin.path != "" {
 		os.RemoveAll(filepath.Dir(reclaimBin.path))
 	}

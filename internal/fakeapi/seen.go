@@ -1,6 +1,8 @@
 package fakeapi
 
 import (
+	"fmt"
+	"io"
 	"maps"
 	"slices"
 	"sync"
@@ -35,4 +37,19 @@ func Seen() []string {
 	seen.mu.Lock()
 	defer seen.mu.Unlock()
 	return slices.Sorted(maps.Keys(seen.m))
+}
+
+// CheckSeen is for a TestMain, after m.Run: it writes to w each permission
+// Seen that declared (what reclaim declares, app.Permissions) lacks, and returns
+// the exit code, 1 if there is one: a call the code made that deploy/ may
+// not grant.
+func CheckSeen(w io.Writer, declared []string) int {
+	code := 0
+	for _, perm := range Seen() {
+		if !slices.Contains(declared, perm) {
+			fmt.Fprintf(w, "FAIL: a test made a call that needs %s, which no kind or read declares (their permissions.go)\n", perm)
+			code = 1
+		}
+	}
+	return code
 }

@@ -1,6 +1,7 @@
 package fakeapi
 
 import (
+	"io"
 	"slices"
 	"testing"
 )
@@ -16,5 +17,15 @@ func TestSeenRecordsEachPermissionOnce(t *testing.T) {
 	}
 	if !slices.IsSorted(got) || len(slices.Compact(slices.Clone(got))) != len(got) {
 		t.Fatalf("Seen() = %v, want sorted and without duplicates", got)
+	}
+}
+
+func TestCheckSeenFailsOnAnUndeclaredPermission(t *testing.T) {
+	Saw("ecr:DescribeImages")
+	if CheckSeen(io.Discard, Seen()) != 0 {
+		t.Error("CheckSeen(everything seen) != 0")
+	}
+	if CheckSeen(io.Discard, nil) != 1 {
+		t.Error("CheckSeen(nothing declared) != 1")
 	}
 }

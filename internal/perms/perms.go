@@ -126,3 +126,10 @@ func sorted(xs []string) []string {
 
 // Join is a short form of a list for messages.
 func Join(xs []string) string { return strings.Join(xs, ", ") }
+
+// Cloud are the IAM actions and GCP permissions of Read, Delete and
+// Outside together: every cloud permission a call may need.
+func (s Set) Cloud() []string {
+	all := s.All()
+	return sorted(append(append(all.IAM, all.GCP...), s.Outside...))
+}

@@ -9,7 +9,7 @@ func TestUnionSortsAndDropsDuplicates(t *testing.T) {
 	a := Set{Read: Grants{IAM: []string{"ecr:DescribeImages", "ec2:DescribeSubnets"},
 		RBAC: []Rule{{Resource: "pods", Verbs: []string{"list"}}}}}
 	b := Set{Read: Grants{IAM: []string{"ec2:DescribeSubnets"}, RBAC: []Rule{{Resource: "pods", Verbs: []string{"list"}}}},
-		Delete: Grants{RBAC: []Rule{{Group: "batch", Resource: "jobs", Verbs: []string{"get", "delete"}}}},
+		Delete:  Grants{RBAC: []Rule{{Group: "batch", Resource: "jobs", Verbs: []string{"get", "delete"}}}},
 		Outside: []string{"sts:AssumeRole"}}
 	u := Union(a, b)
 	if want := []string{"ec2:DescribeSubnets", "ecr:DescribeImages"}; !slices.Equal(u.Read.IAM, want) {
