@@ -8,9 +8,9 @@ import "reclaim.dev/reclaim/internal/perms"
 var Permissions = perms.Set{
 	Read: perms.Grants{GCP: []string{
 		"compute.disks.list", // disks.aggregatedList: the inventory
-		"compute.disks.get",  // re-read a disk just before deleting it
 	}},
 	Delete: perms.Grants{GCP: []string{
+		"compute.disks.get", // Recheck: re-read a disk just before deleting it
 		"compute.disks.delete",
 		"compute.disks.createSnapshot", // disks.snapshotBeforeDelete
 		"compute.snapshots.create",     // the snapshot createSnapshot makes
