@@ -70,9 +70,11 @@ func TestRBACGrantsExactlyTheDeclaredRules(t *testing.T) {
 	sameGrants(t, "deploy/components", granted, p.Delete.RBACLines())
 }
 
-// The Helm chart, rendered as `helm template` does (deploy/test/render),
-// with its defaults and with each toggle that adds grants.
-func TestHelmChartGrantsExactlyTheDeclaredRules(t *testing.T) {
+// The installs as users make them, rendered as `kubectl kustomize` and
+// `helm template` do (deploy/test/render): the overlays, the overlay with
+// every component, and the chart with its defaults and each toggle that
+// adds grants.
+func TestRenderedInstallsGrantExactlyTheDeclaredRules(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds deploy/test/render (Helm as a library)")
 	}
@@ -81,20 +83,20 @@ func TestHelmChartGrantsExactlyTheDeclaredRules(t *testing.T) {
 	lease := daemon.Permissions.Read.RBACLines()
 	for _, c := range []struct {
 		name string
-		sets []string
+		args []string
 		want []string
 	}{
-		{"defaults", nil, p.Read.RBACLines()},
-		{"daemon", []string{"mode=daemon"}, append(p.Read.RBACLines(), lease...)},
-		{"deletePVCs", []string{"rbac.deletePVCs=true"}, append(p.Read.RBACLines(), workflowpvc.Permissions.Delete.RBACLines()...)},
-		{"everything", []string{"mode=daemon", "rbac.deletePVCs=true", "rbac.deleteWorkloads=true"},
+		{"kustomize-cronjob", []string{"kustomize", "../overlays/cronjob"}, p.Read.RBACLines()},
+		{"kustomize-daemon", []string{"kustomize", "../overlays/daemon"}, append(p.Read.RBACLines(), lease...)},
+		{"kustomize-components", []string{"kustomize", "testdata/kustomize-all"}, p.All().RBACLines()},
+		{"helm-defaults", helmArgs(), p.Read.RBACLines()},
+		{"helm-daemon", helmArgs("mode=daemon"), append(p.Read.RBACLines(), lease...)},
+		{"helm-deletePVCs", helmArgs("rbac.deletePVCs=true"), append(p.Read.RBACLines(), workflowpvc.Permissions.Delete.RBACLines()...)},
+		{"helm-everything", helmArgs("mode=daemon", "rbac.deletePVCs=true", "rbac.deleteWorkloads=true"),
 			append(p.All().RBACLines(), lease...)},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			args := []string{"helm", "../helm/reclaim"}
-			for _, s := range c.sets {
-				args = append(args, "--set", s)
-			}
+			args := c.args
 			cmd := exec.Command(render, args...)
 			cmd.Dir = filepath.Join(repoRoot(t), "deploy", "test")
 			var stderr bytes.Buffer
@@ -103,9 +105,18 @@ func TestHelmChartGrantsExactlyTheDeclaredRules(t *testing.T) {
 			if err != nil {
 				t.Fatalf("render %v: %v\n%s", args, err, stderr.Bytes())
 			}
-			sameGrants(t, "deploy/helm/reclaim with "+c.name, rbacLines(t, out), c.want)
+			sameGrants(t, "the "+c.name+" install", rbacLines(t, out), c.want)
 		})
 	}
+}
+
+// helmArgs render the chart with sets (--set k=v).
+func helmArgs(sets ...string) []string {
+	args := []string{"helm", "../helm/reclaim"}
+	for _, s := range sets {
+		args = append(args, "--set", s)
+	}
+	return args
 }
 
 // sameGrants reports, in deploy/'s terms, what file grants that nothing
