@@ -16,6 +16,7 @@ import (
 	"reclaim.dev/reclaim/internal/app"
 	"reclaim.dev/reclaim/internal/daemon"
 	"reclaim.dev/reclaim/internal/perms"
+	"reclaim.dev/reclaim/inventory/kube"
 	"reclaim.dev/reclaim/reconcile/kinds/k8sjob"
 	"reclaim.dev/reclaim/reconcile/kinds/k8spod"
 	"reclaim.dev/reclaim/reconcile/kinds/workflowpvc"
@@ -42,6 +43,18 @@ func TestGCPRolesGrantExactlyTheDeclaredPermissions(t *testing.T) {
 	p := app.Permissions()
 	sameGrants(t, "deploy/gcp/iam-role-readonly.yaml", gcpPermissions(t, "deploy/gcp/iam-role-readonly.yaml"), p.Read.GCP)
 	sameGrants(t, "deploy/gcp/iam-role.yaml", gcpPermissions(t, "deploy/gcp/iam-role.yaml"), p.All().GCP)
+}
+
+// A shared read a kind relies on must say what it needs, or the kind's
+// needs would be silently short.
+func TestEverySharedReadDeclaresItsPermissions(t *testing.T) {
+	for _, r := range app.Registered {
+		for _, name := range r.Reads {
+			if _, ok := kube.ReadPermissions[name]; !ok {
+				t.Errorf("kind %s relies on shared read %q, which kube.ReadPermissions does not declare", r.Name, name)
+			}
+		}
+	}
 }
 
 // The kustomize install: base (every run's reads and the state store), the
