@@ -24,7 +24,7 @@ import (
 	"reclaim.dev/reclaim/reconcile/kinds/netiface"
 )
 
-var update = flag.Bool("update", false, "rewrite testdata/bad/*.err from the current output")
+var update = flag.Bool("update", false, "rewrite testdata/bad/*.err and docs/configuration.md from the current output")
 
 // fakeHome makes ~ expand to a fixed directory, so expected values do not
 // depend on the machine.
