@@ -195,8 +195,9 @@ func failedUnder(failed map[string]bool, path string) bool {
 	return false
 }
 
-// Default values, for fields the file leaves out. The README's table of
-// defaults is taken from these; keep the two in step.
+// Default values, for fields the file leaves out. reference.yaml shows
+// them (configs TestReferenceShowsTheDefaults), and docs/configuration.md
+// is rendered from it.
 const (
 	defaultClusterTimeout   = Duration(2 * time.Minute)
 	defaultClusterQPS       = float32(20)

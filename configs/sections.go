@@ -278,7 +278,7 @@ func sectionKeys() []string {
 	return out
 }
 
-// KeyPaths lists every key the file may set, as the README writes them
+// KeyPaths lists every key the file may set, as docs/configuration.md writes them
 // (a.b, a[].b): the global ones, then each registered section's.
 func KeyPaths() []string {
 	out := keyPaths("", reflect.TypeFor[Config]())

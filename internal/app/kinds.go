@@ -27,7 +27,7 @@ import (
 // metrics, and how its config section and the run's clients make it (nil
 // when its section is absent), and the taps it reads clusters with. Adding a
 // kind is a package (its config section registers itself) and a line here:
-// see the README's "Adding a kind".
+// see "Adding a kind" in docs/architecture.md.
 var Registered = []Registration{
 	{Name: gcedisk.Name, Gauges: gcedisk.Gauges, Permissions: gcedisk.Permissions, New: func(cfg *config.Config, c *Clients) engine.Kind { return nilKind(gcedisk.FromConfig(cfg, c.Disks)) }},
 	{Name: workflowpvc.Name, Permissions: workflowpvc.Permissions, New: func(cfg *config.Config, c *Clients) engine.Kind { return workflowpvc.FromConfig(cfg, c.Kube) },

@@ -29,7 +29,7 @@ var demoReport = sync.OnceValues(func() (*report.Report, error) {
 	return Run(context.Background(), io.Discard, zap.NewNop())
 })
 
-// The demo must tell the story the README promises.
+// The demo must tell the story the README and docs/kinds promise.
 func TestDemoTellsTheStory(t *testing.T) {
 	rep, err := demoReport()
 	if err != nil {

@@ -1,9 +1,9 @@
-// Package examplecloud is a whole cloud kind in one package, as the README's
-// "Adding a kind" describes: it deletes object-storage buckets labelled
+// Package examplecloud is a whole cloud kind in one package, as "Adding a
+// kind" in docs/architecture.md describes: it deletes object-storage buckets labelled
 // temporary once they are older than a maximum age. It is not part of
 // reclaim (no binary links it); internal/app's TestACloudKindIsOnePackage
 // registers it the way a real kind is registered, over an in-memory cloud,
-// so the steps the README gives for a cloud kind stay true.
+// so the steps the doc gives for a cloud kind stay true.
 //
 // What the package holds, and nothing outside it does: its config section,
 // the API it reads and deletes through (a provider's client implements it),

@@ -1,9 +1,9 @@
-// Package examplekind is a whole kind in one package, as the README's
-// "Adding a kind" describes: it deletes ConfigMaps labelled temporary once
+// Package examplekind is a whole kind in one package, as "Adding a kind"
+// in docs/architecture.md describes: it deletes ConfigMaps labelled temporary once
 // they are older than a maximum age. It is not part of reclaim (no binary
 // links it); internal/app's TestAKindIsOnePackage registers it the way a
 // real kind is registered and runs it against a real kube-apiserver, so the
-// steps the README gives stay true.
+// steps the doc gives stay true.
 //
 // What the package holds, and nothing outside it does: its config section
 // (type, defaults, validation, docs), its tap (one paginated pass over

@@ -235,7 +235,7 @@ reclaim_run_duration_seconds 90
 reclaim_runs_total{exit_code="4",mode="apply"} 1
 `
 	// No metric names: every metric the registry has must be listed above,
-	// so a metric added without updating this test (and the README) fails it.
+	// so a metric added without updating this test (and docs/operations.md) fails it.
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(want)); err != nil {
 		t.Fatal(err)
 	}

@@ -67,8 +67,8 @@ type Ownership struct {
 	DescriptionContains []string `json:"descriptionContains"`
 }
 
-// Defaults of the gce and disks sections. The README's table of defaults
-// is taken from these; keep the two in step.
+// Defaults of the gce and disks sections. configs/reference.yaml shows
+// them (configs TestReferenceShowsTheDefaults).
 const (
 	defaultGCEHeadroomWarning = config.Percent(0.85)
 	defaultGCEPageSize        = int64(500)
