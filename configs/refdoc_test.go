@@ -168,6 +168,7 @@ func referenceDoc(old, text string, sections []config.SectionInfo) (string, erro
 	var b strings.Builder
 	b.WriteString(head + marker + "\n")
 	var said string // the key whose comment above also covers the next
+	documented := map[string]bool{}
 	for _, k := range keys {
 		switch {
 		case k.doc != "" && !k.beside && k.value != "":
@@ -177,6 +178,13 @@ func referenceDoc(old, text string, sections []config.SectionInfo) (string, erro
 			k.doc = "See `" + said + "`."
 		default:
 			said = ""
+			if parent := strings.TrimSuffix(parentOf(k.path), "[]"); k.doc == "" && k.value != "" && documented[parent] {
+				// A key the comment on its section covers.
+				k.doc = "See `" + parent + "`."
+			}
+		}
+		if k.doc != "" {
+			documented[k.path] = true
 		}
 		if !strings.ContainsAny(k.path, ".[") {
 			fmt.Fprintf(&b, "\n## `%s`\n\n", k.path)
