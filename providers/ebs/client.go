@@ -1,0 +1,451 @@
+package ebs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	"github.com/aws/aws-sdk-go-v2/service/ec2/types"
+	"github.com/aws/aws-sdk-go-v2/service/servicequotas"
+	"github.com/aws/smithy-go"
+	"github.com/aws/smithy-go/middleware"
+	"golang.org/x/time/rate"
+
+	"reclaim.dev/reclaim/inventory"
+	"reclaim.dev/reclaim/providers/awsclient"
+)
+
+// Defaults and limits.
+const (
+	// MaxPageSize and MinPageSize bound DescribeVolumes' MaxResults (EC2
+	// answers InvalidParameterValue outside 5..500); MaxPageSize is the default.
+	MaxPageSize = 500
+	MinPageSize = 5
+	// DefaultRequestsPerSecond and DefaultBurst stay well under EC2's bucket
+	// for non-mutating actions (100 burst, 20 a second refill), which the
+	// account's other clients draw from too.
+	DefaultRequestsPerSecond = 10
+	DefaultBurst             = 20
+	// DefaultDeletesPerSecond and DefaultDeleteBurst pace DeleteVolume and
+	// CreateSnapshot.
+	DefaultDeletesPerSecond = 2
+	DefaultDeleteBurst      = 5
+	DefaultMaxAttempts      = 10
+	// QuotasServiceCode is EBS's service code in Service Quotas.
+	QuotasServiceCode = "ebs"
+)
+
+// Operation names, the keys of Calls.
+const (
+	OpDescribeVolumes   = "DescribeVolumes"
+	OpDeleteVolume      = "DeleteVolume"
+	OpCreateSnapshot    = "CreateSnapshot"
+	OpListServiceQuotas = "ListServiceQuotas"
+)
+
+// EC2 error codes this package acts on.
+const (
+	codeVolumeNotFound = "InvalidVolume.NotFound"
+	codeVolumeInUse    = "VolumeInUse"
+	codeIncorrectState = "IncorrectState"
+)
+
+// Options configures one account and region's client.
+type Options struct {
+	// Service is the account (12-digit id, required), region, identity,
+	// EC2's endpoint (empty: the SDK's standard configuration decides,
+	// AWS_ENDPOINT_URL_EC2 included), retries and logger; RequestsPerSecond
+	// and Burst are the bucket of DescribeVolumes (default 10 and 20) and,
+	// separately, of ListServiceQuotas.
+	awsclient.Service
+	// QuotasEndpoint overrides Service Quotas' endpoint ("": the SDK's,
+	// AWS_ENDPOINT_URL_SERVICE_QUOTAS included).
+	QuotasEndpoint string
+	// PageSize is DescribeVolumes' MaxResults: 5..500, default 500.
+	PageSize int32
+	// DeletesPerSecond and DeleteBurst are the bucket of the mutating calls,
+	// DeleteVolume and CreateSnapshot; default 2 and 5.
+	DeletesPerSecond float64
+	DeleteBurst      int
+}
+
+func (o *Options) defaults() error {
+	errs := o.Check("account", DefaultRequestsPerSecond, DefaultBurst, DefaultMaxAttempts)
+	switch {
+	case o.PageSize == 0:
+		o.PageSize = MaxPageSize
+	case o.PageSize < MinPageSize || o.PageSize > MaxPageSize:
+		errs = append(errs, fmt.Errorf("pageSize %d: EC2's DescribeVolumes allows %d..%d", o.PageSize, MinPageSize, MaxPageSize))
+	}
+	if o.DeletesPerSecond <= 0 {
+		o.DeletesPerSecond = DefaultDeletesPerSecond
+	}
+	if o.DeleteBurst <= 0 {
+		o.DeleteBurst = DefaultDeleteBurst
+	}
+	return errors.Join(errs...)
+}
+
+// Client is one account's EBS volumes and quotas in one region.
+type Client struct {
+	awsclient.Scope
+	api       API
+	quotas    QuotasAPI
+	pageSize  int32
+	describeL *rate.Limiter // nil with NewWithAPI
+	deleteL   *rate.Limiter
+	stats     *stats
+}
+
+// New builds the SDK clients (EC2 and Service Quotas): config.LoadDefaultConfig
+// with the region and profile, an optional assumed role, the adaptive retry
+// mode and the client-side token buckets. It calls nothing.
+func New(ctx context.Context, o Options) (*Client, error) {
+	if err := o.defaults(); err != nil {
+		return nil, fmt.Errorf("ebs %s/%s: %w", o.Account, o.Region, err)
+	}
+	setup, err := o.Load(ctx, "ebs", DefaultRequestsPerSecond, DefaultBurst, DefaultMaxAttempts)
+	if err != nil {
+		return nil, err
+	}
+	c, err := NewWithAPI(nil, nil, o)
+	if err != nil {
+		return nil, err
+	}
+	c.describeL = rate.NewLimiter(rate.Limit(o.RequestsPerSecond), o.Burst)
+	c.deleteL = rate.NewLimiter(rate.Limit(o.DeletesPerSecond), o.DeleteBurst)
+	pace := &paceMiddleware{describe: c.describeL, mutate: c.deleteL, stats: c.stats}
+	c.api = ec2.NewFromConfig(setup.Config, func(eo *ec2.Options) {
+		eo.BaseEndpoint, eo.Retryer = setup.EndpointOr(eo.BaseEndpoint), setup.Retryer
+		eo.APIOptions = append(eo.APIOptions, awsclient.AfterRetry(pace))
+	})
+	// Service Quotas has a bucket of its own (setup.Pace): its rate limits
+	// are not EC2's.
+	c.quotas = servicequotas.NewFromConfig(setup.Config, func(qo *servicequotas.Options) {
+		if o.QuotasEndpoint != "" {
+			qo.BaseEndpoint = aws.String(o.QuotasEndpoint)
+		}
+		qo.Retryer = setup.Retryer
+		qo.APIOptions = append(qo.APIOptions, setup.Pace, awsclient.AfterRetry(&countMiddleware{stats: c.stats}))
+	})
+	return c, nil
+}
+
+// NewWithAPI wraps an EC2 API and a Service Quotas API (decorated SDK
+// clients, test doubles) as a Client. Rate limits, retries, credentials and
+// call counting are then theirs; the listing options apply.
+func NewWithAPI(api API, quotas QuotasAPI, o Options) (*Client, error) {
+	if err := o.defaults(); err != nil {
+		return nil, fmt.Errorf("ebs %s/%s: %w", o.Account, o.Region, err)
+	}
+	return &Client{
+		Scope:    awsclient.NewScope(o.Account, o.Region),
+		api:      api,
+		quotas:   quotas,
+		pageSize: o.PageSize,
+		stats:    &stats{calls: map[string]int{}},
+	}, nil
+}
+
+// Limiters returns the token buckets of DescribeVolumes and of the mutating
+// calls (nil for a client made with NewWithAPI).
+func (c *Client) Limiters() (describe, mutate *rate.Limiter) { return c.describeL, c.deleteL }
+
+// Calls returns the API attempts this client made, by operation, retries
+// included (empty for a client made with NewWithAPI).
+func (c *Client) Calls() map[string]int { return c.stats.snapshot() }
+
+type stats struct {
+	mu    sync.Mutex
+	calls map[string]int
+}
+
+func (s *stats) record(op string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.calls[op]++
+}
+
+func (s *stats) snapshot() map[string]int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return maps.Clone(s.calls)
+}
+
+// paceMiddleware waits on the operation's bucket before every EC2 attempt,
+// retries included (see awsclient.AfterRetry), and counts the attempt.
+type paceMiddleware struct {
+	describe, mutate *rate.Limiter
+	stats            *stats
+}
+
+func (*paceMiddleware) ID() string { return "ReclaimEBSPace" }
+
+func (m *paceMiddleware) HandleFinalize(ctx context.Context, in middleware.FinalizeInput, next middleware.FinalizeHandler) (middleware.FinalizeOutput, middleware.Metadata, error) {
+	op := awsmiddleware.GetOperationName(ctx)
+	l := m.describe
+	if op == OpDeleteVolume || op == OpCreateSnapshot {
+		l = m.mutate
+	}
+	if err := l.Wait(ctx); err != nil {
+		return middleware.FinalizeOutput{}, middleware.Metadata{}, fmt.Errorf("client-side rate limit: %w", err)
+	}
+	m.stats.record(op)
+	return next.HandleFinalize(ctx, in)
+}
+
+// countMiddleware counts the Service Quotas attempts.
+type countMiddleware struct{ stats *stats }
+
+func (*countMiddleware) ID() string { return "ReclaimEBSCount" }
+
+func (m *countMiddleware) HandleFinalize(ctx context.Context, in middleware.FinalizeInput, next middleware.FinalizeHandler) (middleware.FinalizeOutput, middleware.Metadata, error) {
+	m.stats.record(awsmiddleware.GetOperationName(ctx))
+	return next.HandleFinalize(ctx, in)
+}
+
+// ---- errors ----
+
+// errRefused and errChanged mark a delete EC2 answered and did not do
+// (inventory.OutcomeRefused, inventory.OutcomeChanged).
+var (
+	errRefused = inventory.Refused(errors.New("refused"))
+	errChanged = inventory.Changed(errors.New("changed"))
+)
+
+// opError is an API error in operator words; it unwraps to the SDK's error
+// and, where it applies, inventory.ErrNotFound or an outcome mark.
+type opError struct {
+	text string
+	errs []error
+}
+
+func (e *opError) Error() string   { return e.text }
+func (e *opError) Unwrap() []error { return e.errs }
+
+// explain renders an API error for an operator: what failed, the service's
+// code and message, and what to do (the IAM action service:op to grant).
+func (c *Client) explain(service, op, what string, err error, also ...error) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s %s %s/%s", service, op, c.Account(), c.Region())
+	if what != "" {
+		b.WriteString(" " + what)
+	}
+	b.WriteString(": ")
+	var ae smithy.APIError
+	var mae *retry.MaxAttemptsError
+	code := awsclient.ErrorCode(err)
+	if errors.As(err, &ae) {
+		b.WriteString(ae.ErrorCode() + ": " + ae.ErrorMessage())
+	} else {
+		b.WriteString(err.Error())
+	}
+	var hint string
+	switch {
+	case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
+		hint = "interrupted"
+	case code == "UnauthorizedOperation" || code == "AccessDenied" || code == "AccessDeniedException":
+		hint = fmt.Sprintf("grant %s:%s to the principal reclaim runs as in account %s", service, op, c.Account())
+		if op == OpCreateSnapshot {
+			hint += " (and ec2:CreateTags for the snapshot's tags)"
+		}
+	case code == "AuthFailure" || code == "InvalidClientTokenId" || code == "UnrecognizedClientException" || code == "SignatureDoesNotMatch" || code == "ExpiredToken" || code == "RequestExpired":
+		hint = "credentials rejected: check the profile, role and region"
+	case code == "OptInRequired":
+		hint = fmt.Sprintf("region %s is not enabled for account %s", c.Region(), c.Account())
+	case errors.As(err, &mae) && awsclient.IsThrottle(code):
+		hint = fmt.Sprintf("throttled after %d attempts: lower requestsPerSecond for %s/%s", mae.Attempt, c.Account(), c.Region())
+	case errors.As(err, &mae):
+		hint = fmt.Sprintf("failed after %d attempts", mae.Attempt)
+	}
+	if hint != "" {
+		b.WriteString("; " + hint)
+	}
+	return &opError{text: b.String(), errs: append([]error{err}, also...)}
+}
+
+// ---- List and Volume ----
+
+// List lists every volume of the account and region (DescribeVolumes in
+// pages of PageSize, through the SDK's paginator). It never returns an
+// error: a failed page makes the listing incomplete, with a Problem naming
+// what to grant or fix, and keeps the volumes seen before it.
+func (c *Client) List(ctx context.Context) Listing {
+	l := Listing{Account: c.Account(), Region: c.Region(), Complete: true}
+	p := ec2.NewDescribeVolumesPaginator(c.api, &ec2.DescribeVolumesInput{MaxResults: aws.Int32(c.pageSize)})
+	for page := 1; p.HasMorePages(); page++ {
+		res, err := p.NextPage(ctx)
+		if err != nil {
+			l.Complete = false
+			l.Problem = fmt.Sprintf("%v (%d volumes seen before it; the others are unknown)",
+				c.explain("ec2", OpDescribeVolumes, fmt.Sprintf("page %d", page), err), len(l.Volumes))
+			return l
+		}
+		for i := range res.Volumes {
+			l.Volumes = append(l.Volumes, convertVolume(&res.Volumes[i]))
+		}
+	}
+	return l
+}
+
+// Volume re-reads one volume (DescribeVolumes with VolumeIds, which EC2
+// fails with InvalidVolume.NotFound when the volume does not exist: the
+// error then wraps inventory.ErrNotFound).
+func (c *Client) Volume(ctx context.Context, id string) (Volume, error) {
+	if id == "" {
+		return Volume{}, fmt.Errorf("ec2 %s %s/%s: empty volume id", OpDescribeVolumes, c.Account(), c.Region())
+	}
+	res, err := c.api.DescribeVolumes(ctx, &ec2.DescribeVolumesInput{VolumeIds: []string{id}})
+	if err != nil {
+		if awsclient.ErrorCode(err) == codeVolumeNotFound {
+			return Volume{}, c.explain("ec2", OpDescribeVolumes, id, err, inventory.ErrNotFound)
+		}
+		return Volume{}, c.explain("ec2", OpDescribeVolumes, id, err)
+	}
+	for i := range res.Volumes {
+		if aws.ToString(res.Volumes[i].VolumeId) == id {
+			return convertVolume(&res.Volumes[i]), nil
+		}
+	}
+	return Volume{}, fmt.Errorf("ec2 %s %s/%s %s: not in the answer: %w", OpDescribeVolumes, c.Account(), c.Region(), id, inventory.ErrNotFound)
+}
+
+func convertVolume(v *types.Volume) Volume {
+	out := Volume{
+		ID:          aws.ToString(v.VolumeId),
+		AZ:          aws.ToString(v.AvailabilityZone),
+		State:       string(v.State),
+		Type:        string(v.VolumeType),
+		SizeGiB:     int64(aws.ToInt32(v.Size)),
+		Created:     aws.ToTime(v.CreateTime),
+		SnapshotID:  aws.ToString(v.SnapshotId),
+		MultiAttach: aws.ToBool(v.MultiAttachEnabled),
+	}
+	if len(v.Tags) > 0 {
+		out.Tags = make(map[string]string, len(v.Tags))
+		for _, t := range v.Tags {
+			out.Tags[aws.ToString(t.Key)] = aws.ToString(t.Value)
+		}
+	}
+	for _, a := range v.Attachments {
+		if in := aws.ToString(a.InstanceId); in != "" {
+			out.Attachments = append(out.Attachments, in)
+		}
+	}
+	return out
+}
+
+// ---- delete and snapshot ----
+
+// DeleteVolume deletes one volume (DeleteVolume, paced by the mutating
+// bucket; the SDK retries a 5xx or a lost answer like any call). Its error
+// says the delete's outcome (inventory.OutcomeOf): a volume that does not
+// exist (InvalidVolume.NotFound, also after a retry of a delete whose answer
+// was lost) wraps inventory.ErrNotFound, gone; attached or not available
+// (VolumeInUse, IncorrectState) is inventory.Changed; any other answer of
+// EC2's with a 4xx status is inventory.Refused; no answer, a 5xx or
+// throttling after the retries is left unknown.
+func (c *Client) DeleteVolume(ctx context.Context, id string) error {
+	if id == "" {
+		return fmt.Errorf("ec2 %s %s/%s: empty volume id", OpDeleteVolume, c.Account(), c.Region())
+	}
+	_, err := c.api.DeleteVolume(ctx, &ec2.DeleteVolumeInput{VolumeId: aws.String(id)})
+	if err == nil {
+		return nil
+	}
+	switch awsclient.ErrorCode(err) {
+	case codeVolumeNotFound:
+		return c.explain("ec2", OpDeleteVolume, id, err, inventory.ErrNotFound)
+	case codeVolumeInUse, codeIncorrectState:
+		return c.explain("ec2", OpDeleteVolume, id, err, errChanged)
+	}
+	if awsclient.Refusal(err) {
+		return c.explain("ec2", OpDeleteVolume, id, err, errRefused)
+	}
+	return c.explain("ec2", OpDeleteVolume, id, err) // no answer: unknown
+}
+
+// CreateSnapshot starts a snapshot of a volume, tagged on creation
+// (TagSpecifications, ResourceType snapshot; the principal then needs
+// ec2:CreateTags besides ec2:CreateSnapshot), and returns its id. It is
+// paced by the mutating bucket.
+//
+// The snapshot is pending when this returns: EBS snapshots are
+// asynchronous. EC2's API reference (CreateSnapshot) says the volume "may"
+// be remounted and used while the snapshot is pending, and the snapshot
+// captures the data written when it was started; it does not say, on that
+// page or DeleteVolume's, that deleting the volume while a snapshot of it is
+// pending is safe. Until that is confirmed, callers should wait for the
+// snapshot to be completed before they delete the volume.
+func (c *Client) CreateSnapshot(ctx context.Context, volumeID, description string, tags map[string]string) (string, error) {
+	if volumeID == "" {
+		return "", fmt.Errorf("ec2 %s %s/%s: empty volume id", OpCreateSnapshot, c.Account(), c.Region())
+	}
+	in := &ec2.CreateSnapshotInput{VolumeId: aws.String(volumeID)}
+	if description != "" {
+		in.Description = aws.String(description)
+	}
+	if len(tags) > 0 {
+		spec := types.TagSpecification{ResourceType: types.ResourceTypeSnapshot}
+		for _, k := range slices.Sorted(maps.Keys(tags)) {
+			spec.Tags = append(spec.Tags, types.Tag{Key: aws.String(k), Value: aws.String(tags[k])})
+		}
+		in.TagSpecifications = []types.TagSpecification{spec}
+	}
+	res, err := c.api.CreateSnapshot(ctx, in)
+	if err != nil {
+		if awsclient.ErrorCode(err) == codeVolumeNotFound {
+			return "", c.explain("ec2", OpCreateSnapshot, volumeID, err, inventory.ErrNotFound)
+		}
+		return "", c.explain("ec2", OpCreateSnapshot, volumeID, err)
+	}
+	return aws.ToString(res.SnapshotId), nil
+}
+
+// ---- quotas ----
+
+// storageQuota matches the names of EBS's storage quotas, "Storage for
+// General Purpose SSD (gp3) volumes, in TiB", capturing the volume type and
+// the unit.
+var storageQuota = regexp.MustCompile(`^Storage for .*\(([a-z0-9]+)\) volumes, in (TiB|GiB)$`)
+
+// Quotas reads the account's EBS storage quotas in the region
+// (ListServiceQuotas, service code ebs, every page) and keeps the "Storage
+// for … volumes, in TiB" ones, with their limit in GiB. Other EBS quotas
+// (snapshots, IOPS, request rates) are left out.
+func (c *Client) Quotas(ctx context.Context) ([]Quota, error) {
+	if c.quotas == nil {
+		return nil, fmt.Errorf("servicequotas %s %s/%s: no Service Quotas client", OpListServiceQuotas, c.Account(), c.Region())
+	}
+	var out []Quota
+	p := servicequotas.NewListServiceQuotasPaginator(c.quotas, &servicequotas.ListServiceQuotasInput{ServiceCode: aws.String(QuotasServiceCode)})
+	for page := 1; p.HasMorePages(); page++ {
+		res, err := p.NextPage(ctx)
+		if err != nil {
+			return out, c.explain("servicequotas", OpListServiceQuotas, fmt.Sprintf("page %d", page), err)
+		}
+		for _, q := range res.Quotas {
+			name := aws.ToString(q.QuotaName)
+			m := storageQuota.FindStringSubmatch(name)
+			if m == nil || q.Value == nil {
+				continue
+			}
+			gib := *q.Value
+			if m[2] == "TiB" {
+				gib *= 1024
+			}
+			out = append(out, Quota{Account: c.Account(), Region: c.Region(),
+				Code: aws.ToString(q.QuotaCode), Name: name, VolumeType: m[1], LimitGiB: gib})
+		}
+	}
+	return out, nil
+}
