@@ -27,10 +27,13 @@
 // quotas.
 //
 // Behaviour that mirrors EC2 and matters to a garbage collector:
-//   - DescribeVolumes takes MaxResults 5..500 (InvalidParameterValue
-//     otherwise) and refuses it together with VolumeId.N
-//     (InvalidParameterCombination). VolumeId.N with an id that does not
-//     exist fails the whole call with InvalidVolume.NotFound.
+//   - DescribeVolumes takes MaxResults 5..500; as EC2's reference says, a
+//     larger value returns pages of 500. Below 5 is InvalidParameterValue
+//     (as EC2 answers for its other describes; the reference does not say).
+//     MaxResults together with VolumeId.N is InvalidParameterCombination
+//     ("You cannot specify this parameter and the volume IDs parameter in
+//     the same request"). VolumeId.N with an id that does not exist fails the
+//     whole call with InvalidVolume.NotFound.
 //   - DeleteVolume answers InvalidVolume.NotFound for a missing volume,
 //     VolumeInUse for an attached one and IncorrectState for one that is not
 //     available (creating, deleting, error); a malformed id is
@@ -698,10 +701,10 @@ func (s *Server) describeVolumes(account string, form url.Values) (any, *apiErro
 	size := 0
 	if v := form.Get("MaxResults"); v != "" {
 		n, err := strconv.Atoi(v)
-		if err != nil || n < MinPageSize || n > MaxPageSize {
+		if err != nil || n < MinPageSize {
 			return nil, errorf(CodeInvalidParameterValue, "Value ( %s ) for parameter maxResults is invalid. Expecting a value between %d and %d.", v, MinPageSize, MaxPageSize)
 		}
-		size = n
+		size = min(n, MaxPageSize)
 	}
 	ids := list(form, "VolumeId")
 	if len(ids) > 0 && size > 0 {

@@ -63,11 +63,20 @@ func TestEC2WireShapes(t *testing.T) {
 		}
 	}
 
+	// More than 500 is pages of 500, as EC2's reference says.
+	for range 600 {
+		f.AddVolume("", ebsfake.Volume{})
+	}
+	st, body = ec2(t, f, "AKIDEXAMPLE", "Action=DescribeVolumes&Version=2016-11-15&MaxResults=1000")
+	if n := strings.Count(body, "</volumeId><size>"); st != 200 || n != 500 || !strings.Contains(body, "<nextToken>") {
+		t.Errorf("MaxResults 1000: %d, %d volumes", st, n)
+	}
+
 	for _, c := range []struct {
 		key, form, code string
 		status          int
 	}{
-		{"AKIDEXAMPLE", "Action=DescribeVolumes&Version=2016-11-15&MaxResults=501", "InvalidParameterValue", 400},
+		{"AKIDEXAMPLE", "Action=DescribeVolumes&Version=2016-11-15&MaxResults=4", "InvalidParameterValue", 400},
 		{"AKIDEXAMPLE", "Action=DescribeVolumes&Version=2016-11-15&MaxResults=5&VolumeId.1=" + id, "InvalidParameterCombination", 400},
 		{"AKIDEXAMPLE", "Action=DescribeVolumes&Version=2016-11-15&VolumeId.1=vol-0000000000000dead", "InvalidVolume.NotFound", 400},
 		{"AKIDEXAMPLE", "Action=DeleteVolume&Version=2016-11-15&VolumeId=" + id, "VolumeInUse", 400},
