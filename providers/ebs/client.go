@@ -26,8 +26,9 @@ import (
 
 // Defaults and limits.
 const (
-	// MaxPageSize and MinPageSize bound DescribeVolumes' MaxResults (EC2
-	// answers InvalidParameterValue outside 5..500); MaxPageSize is the default.
+	// MaxPageSize and MinPageSize bound DescribeVolumes' MaxResults, as EC2's
+	// reference documents it ("between 5 and 500"; more returns 500);
+	// MaxPageSize is the default.
 	MaxPageSize = 500
 	MinPageSize = 5
 	// DefaultRequestsPerSecond and DefaultBurst stay well under EC2's bucket
@@ -415,8 +416,10 @@ func (c *Client) CreateSnapshot(ctx context.Context, volumeID, description strin
 
 // storageQuota matches the names of EBS's storage quotas, "Storage for
 // General Purpose SSD (gp3) volumes, in TiB", capturing the volume type and
-// the unit.
-var storageQuota = regexp.MustCompile(`^Storage for .*\(([a-z0-9]+)\) volumes, in (TiB|GiB)$`)
+// the unit. Published listings also show the names without the comma
+// ("… (sc1) volumes in TiB"); both are taken. "Storage modifications for …"
+// is a different quota and does not match.
+var storageQuota = regexp.MustCompile(`^Storage for .*\(([a-z0-9]+)\) volumes,? in (TiB|GiB)$`)
 
 // Quotas reads the account's EBS storage quotas in the region
 // (ListServiceQuotas, service code ebs, every page) and keeps the "Storage

@@ -263,7 +263,8 @@ func TestQuotas(t *testing.T) {
 	f.SetQuota("", "L-D18FCD1D", "Storage for General Purpose SSD (gp2) volumes, in TiB", 50, "None")
 	f.SetQuota("", "L-FD252861", "Storage for Provisioned IOPS SSD (io1) volumes, in TiB", 300, "None")
 	f.SetQuota("", "L-09BD8365", "Storage for Provisioned IOPS SSD (io2) volumes, in TiB", 20, "None")
-	f.SetQuota("", "L-82ACEF56", "Storage for Throughput Optimized HDD (st1) volumes, in TiB", 300, "None")
+	f.SetQuota("", "L-82ACEF56", "Storage for Throughput Optimized HDD (st1) volumes in TiB", 300, "None") // no comma, as some listings show it
+	f.SetQuota("", "L-B9F7C487", "Storage modifications for Magnetic (standard) volumes, in TiB", 500, "None")
 	f.SetQuota("", "L-17AF77E8", "Storage for Cold HDD (sc1) volumes, in TiB", 300, "None")
 	f.SetQuota("", "L-9CF3C2EB", "Storage for Magnetic (standard) volumes, in TiB", 300, "None")
 	f.SetQuota("", "L-B3A130E6", "IOPS for Provisioned IOPS SSD (io2) volumes", 100000, "None")
@@ -284,7 +285,7 @@ func TestQuotas(t *testing.T) {
 	if byType["gp3"] != want {
 		t.Errorf("gp3 %+v", byType["gp3"])
 	}
-	if byType["standard"].LimitGiB != 300*1024 || byType["io2"].LimitGiB != 20*1024 {
+	if byType["standard"].LimitGiB != 300*1024 || byType["io2"].LimitGiB != 20*1024 || byType["st1"].LimitGiB != 300*1024 {
 		t.Errorf("quotas %+v", byType)
 	}
 	if n := f.Calls(ebsfake.OpListServiceQuotas); n < 2 {
