@@ -98,6 +98,7 @@ const (
 	CodeAuthFailure                 = "AuthFailure"
 	CodeInvalidAction               = "InvalidAction"
 	CodeMissingParameter            = "MissingParameter"
+	CodeNoSuchVersion               = "NoSuchVersion"
 	CodeInvalidParameterValue       = "InvalidParameterValue"
 	CodeInvalidParameterCombination = "InvalidParameterCombination"
 	CodeInvalidNextToken            = "InvalidNextToken"
@@ -528,8 +529,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		s.writeXMLError(w, e)
 		return
 	}
-	if v := req.Form.Get("Version"); v != Version {
-		s.writeXMLError(w, errorf(CodeInvalidParameterValue, "ebsfake: Version %q, want %s", v, Version))
+	switch v := req.Form.Get("Version"); v {
+	case Version:
+	case "":
+		s.writeXMLError(w, errorf(CodeMissingParameter, "The request must contain the parameter Version"))
+		return
+	default:
+		s.writeXMLError(w, errorf(CodeNoSuchVersion, "The requested version (%s) of service AmazonEC2 does not exist", v))
 		return
 	}
 	page := 1

@@ -77,6 +77,8 @@ func TestEC2WireShapes(t *testing.T) {
 		status          int
 	}{
 		{"AKIDEXAMPLE", "Action=DescribeVolumes&Version=2016-11-15&MaxResults=4", "InvalidParameterValue", 400},
+		{"AKIDEXAMPLE", "Action=DescribeVolumes", "MissingParameter", 400},
+		{"AKIDEXAMPLE", "Action=DescribeVolumes&Version=2014-01-01", "NoSuchVersion", 400},
 		{"AKIDEXAMPLE", "Action=DescribeVolumes&Version=2016-11-15&MaxResults=5&VolumeId.1=" + id, "InvalidParameterCombination", 400},
 		{"AKIDEXAMPLE", "Action=DescribeVolumes&Version=2016-11-15&VolumeId.1=vol-0000000000000dead", "InvalidVolume.NotFound", 400},
 		{"AKIDEXAMPLE", "Action=DeleteVolume&Version=2016-11-15&VolumeId=" + id, "VolumeInUse", 400},
