@@ -19,6 +19,11 @@ type SectionSpec[T any] struct {
 	Key string
 	// Doc says in a sentence what the section turns on, for people.
 	Doc string
+	// Reference is the section as configs/reference.yaml shows the others:
+	// YAML with a comment above each key saying what it does and its
+	// default. A kind's package embeds its own file, so adding a kind edits
+	// nothing here; docs/configuration.md is rendered from both.
+	Reference string
 	// Always: a file without the section gets one with its defaults (a
 	// policy every run has), instead of none (a kind the file turns on).
 	Always bool
@@ -66,9 +71,10 @@ func (r *Report) Path(p string) string {
 // SectionInfo is what the registry knows of a section, for documentation
 // and tests.
 type SectionInfo struct {
-	Key  string
-	Doc  string
-	Type reflect.Type
+	Key       string
+	Doc       string
+	Reference string
+	Type      reflect.Type
 }
 
 type section struct {
@@ -109,7 +115,7 @@ func Register[T any](spec SectionSpec[T]) {
 			panic(fmt.Sprintf("config: section %q is registered twice", spec.Key))
 		}
 	}
-	s := section{SectionInfo: SectionInfo{Key: spec.Key, Doc: spec.Doc, Type: t}}
+	s := section{SectionInfo: SectionInfo{Key: spec.Key, Doc: spec.Doc, Reference: spec.Reference, Type: t}}
 	if spec.Defaults != nil {
 		s.defaults = func(v any, set func(string) bool) { spec.Defaults(v.(*T), set) }
 	}
