@@ -516,6 +516,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	} else {
 		s.Count(OpUnknown, false)
 	}
+	fakeapi.Saw(Permission(op))
 	if !s.delay(req) {
 		return
 	}
@@ -890,6 +891,7 @@ func (s *Server) serveQuotas(w http.ResponseWriter, req *http.Request, target st
 	} else {
 		s.Count(OpUnknown, false)
 	}
+	fakeapi.Saw(Permission(op))
 	if !s.delay(req) {
 		return
 	}
