@@ -15,6 +15,7 @@ import (
 	"reclaim.dev/reclaim/inventory/kube"
 	"reclaim.dev/reclaim/notify/report/layout"
 	"reclaim.dev/reclaim/reconcile/engine"
+	"reclaim.dev/reclaim/reconcile/kinds/ebsvolume"
 	"reclaim.dev/reclaim/reconcile/kinds/ecrimage"
 	"reclaim.dev/reclaim/reconcile/kinds/gcedisk"
 	"reclaim.dev/reclaim/reconcile/kinds/k8sjob"
@@ -40,6 +41,7 @@ var Registered = []Registration{
 		Reads: []string{inventory.ReadWorkloads}},
 	{Name: k8spod.Name, Gauges: k8spod.Gauges, Permissions: k8spod.Permissions, New: func(cfg *config.Config, c *Clients) engine.Kind { return nilKind(k8spod.FromConfig(cfg, c.Kube)) },
 		Reads: []string{inventory.ReadWorkloads}},
+	{Name: ebsvolume.Name, Gauges: ebsvolume.Gauges, Permissions: ebsvolume.Permissions, New: CloudKind(ebsvolume.Name, ebsvolume.FromConfig), Taps: ebsvolume.Taps, Cloud: Opened(ebsvolume.Open)},
 }
 
 // Registration is one kind.

@@ -1,0 +1,452 @@
+// Package ebsvolume is the ebs-volume kind, the AWS twin of the GCE disk
+// story: it deletes the EBS volumes the EBS CSI driver or the in-tree
+// provisioner made for PersistentVolumes, once they are available
+// (attached to nothing) and no PV or pod volume in any cluster that could
+// attach them names them; and it watches each volume type's storage quota
+// (Service Quotas), as gce-disk watches SSD_TOTAL_GB.
+//
+// The package is the whole kind: its config section, its cloud (the EBS
+// provider's Fleet, opened by Open and read into the snapshot), its reads
+// of each cluster (Taps), its proposals, view, re-read and delete. The
+// engine enforces every safety rule on what it proposes.
+package ebsvolume
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"go.uber.org/zap"
+
+	config "reclaim.dev/reclaim/configs"
+	"reclaim.dev/reclaim/inventory"
+	"reclaim.dev/reclaim/providers/awsclient"
+	"reclaim.dev/reclaim/providers/ebs"
+	"reclaim.dev/reclaim/reconcile/engine"
+	"reclaim.dev/reclaim/reconcile/engine/optout"
+)
+
+// Name is the kind; SourceKind names its regions' listings among the
+// plan's sources.
+const (
+	Name       = "ebs-volume"
+	SourceKind = "ebs-region"
+)
+
+// GiB is the kind's unit: what its deletions free (EBS sizes are GiB).
+var GiB = &engine.Unit{Name: "GiB", Key: engine.KeySizeGB, Say: func(n int64) string { return fmt.Sprintf("%d GiB", n) }}
+
+// The tags the provisioners put on the volumes they make.
+const (
+	TagCSICluster    = "ebs.csi.aws.com/cluster"
+	TagCreatedForPV  = "kubernetes.io/created-for/pv/name"
+	TagCreatedForPVC = "kubernetes.io/created-for/pvc/name"
+	TagCreatedForNS  = "kubernetes.io/created-for/pvc/namespace"
+	TagCSIName       = "CSIVolumeName"
+	TagLegacyCluster = "KubernetesCluster"
+)
+
+// API is what the kind re-reads and deletes through; the EBS provider's
+// Fleet is one. DeleteVolume's error says its outcome (inventory.OutcomeOf).
+type API interface {
+	Volume(ctx context.Context, account, region, id string) (ebs.Volume, error)
+	DeleteVolume(ctx context.Context, account, region, id string) error
+	CreateSnapshot(ctx context.Context, account, region, volumeID, description string, tags map[string]string) (string, error)
+}
+
+// Read is the kind's read of its cloud (Snapshot.Clouds[Name]).
+type Read struct {
+	Listings []ebs.Listing
+	Quotas   []ebs.QuotaListing
+}
+
+// Open opens the kind's cloud from its section: the provider's Fleet, and
+// its read of every region's volumes and storage quotas. A nil client when
+// the section is absent.
+func Open(ctx context.Context, cfg *config.Config, _ *zap.Logger) (client any, read func(context.Context) any, closeFn func(), err error) {
+	s := SectionOf(cfg)
+	if s == nil {
+		return nil, nil, nil, nil
+	}
+	opts := make([]ebs.Options, len(s.Regions))
+	for i, r := range s.Regions {
+		opts[i] = ebs.Options{Service: awsclient.Service{Account: r.Account, Region: r.Region, Profile: r.Profile, RoleARN: r.RoleARN,
+			ExternalID: r.ExternalID, Endpoint: s.Endpoint, RequestsPerSecond: s.RequestsPerSecond, Burst: s.Burst,
+			MaxAttempts: s.MaxAttempts, UserAgent: "reclaim"},
+			QuotasEndpoint: s.QuotasEndpoint, PageSize: int32(s.PageSize), DeletesPerSecond: s.DeletesPerSecond, DeleteBurst: s.DeleteBurst}
+	}
+	f, err := ebs.NewFleet(ctx, opts)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return f, func(ctx context.Context) any { return Read{Listings: f.List(ctx), Quotas: f.Quotas(ctx)} }, nil, nil
+}
+
+// Kind plans and deletes orphaned EBS volumes.
+type Kind struct {
+	s   Section
+	api API
+}
+
+// FromConfig makes the kind with the client Open returned; nil when the
+// section is absent.
+func FromConfig(cfg *config.Config, client any) *Kind {
+	s := SectionOf(cfg)
+	if s == nil {
+		return nil
+	}
+	api, _ := client.(API)
+	return &Kind{s: *s, api: api}
+}
+
+// New makes the kind from a section (tests).
+func New(s Section, api API) *Kind { return &Kind{s: s, api: api} }
+
+// Detail is what a volume decision says beyond the envelope.
+type Detail struct {
+	Account  string `json:"account"`
+	Region   string `json:"region"`
+	AZ       string `json:"availabilityZone"`
+	Type     string `json:"volumeType"`
+	SizeGiB  int64  `json:"sizeGiB"`
+	Evidence string `json:"evidence,omitempty"`
+	// MadeFor is the PV and PVC the provisioner made the volume for, from
+	// its tags: the root cause of an orphan.
+	MadeFor  string `json:"madeFor,omitempty"`
+	Snapshot bool   `json:"snapshotBeforeDelete,omitempty"`
+	// namespace is its PVC's, for routing.
+	namespace string
+	tags      map[string]string
+}
+
+var _ engine.Located = (*Detail)(nil)
+
+// Where is the volume's account and region, its PVC's namespace and its tags.
+func (d *Detail) Where() engine.Where {
+	return engine.Where{Scope: d.Account + "/" + d.Region, Namespace: d.namespace, Labels: d.tags}
+}
+
+func (k *Kind) Name() string { return Name }
+
+// ID is a volume's decision id: ebs:ACCOUNT/REGION/vol-….
+func ID(account, region, volume string) string { return "ebs:" + account + "/" + region + "/" + volume }
+
+func parseID(id string) (account, region, volume string, ok bool) {
+	rest, found := strings.CutPrefix(id, "ebs:")
+	parts := strings.Split(rest, "/")
+	if !found || len(parts) != 3 || parts[0] == "" || parts[1] == "" || !strings.HasPrefix(parts[2], "vol-") {
+		return "", "", "", false
+	}
+	return parts[0], parts[1], parts[2], true
+}
+
+func (k *Kind) Owns(id string) bool { _, _, _, ok := parseID(id); return ok }
+
+func (k *Kind) Limits() engine.Limits {
+	s := k.s
+	return engine.Limits{Grace: s.Grace.Std(), MinAge: s.MinAge.Std(), MaxDeletes: s.Caps.MaxDeletesPerRun,
+		MaxDeletePercent: s.Caps.MaxDeletePercent.Fraction(), MaxFrees: sizeCap(s.Caps.MaxDeleteSizePerRun),
+		BreakerCandidates: s.Caps.BreakerCandidates, BatchSize: 1, OptOutKey: s.ProtectTag,
+		Wording: engine.Wording{Section: Key, Noun: "volumes", Guarded: "EBS volume it could attach",
+			OptOut: optout.Rule("tag", s.ProtectTag, "volume") + ", or set ebs.delete: false"}}
+}
+
+// sizeCap is ebs.caps.maxDeleteSizePerRun in whole GiB; 0 is no cap.
+func sizeCap(s config.Size) engine.Amount {
+	if s <= 0 {
+		return engine.Amount{}
+	}
+	return engine.Amount{N: int64(s.GiB()), Unit: GiB}
+}
+
+// Pool is the quota pool a volume counts against: its account, region and
+// volume type (one Service Quotas storage quota each).
+func Pool(account, region, volumeType string) string {
+	return account + "/" + region + "/" + volumeType
+}
+
+// Evidence says which provisioner's tags a volume carries, "" for none.
+func Evidence(tags map[string]string) string {
+	switch {
+	case tags[TagCSICluster] == "true":
+		return EvidenceCSI
+	case tags[TagCreatedForPV] != "" && (tags[TagLegacyCluster] != "" || len(inventory.ClustersTagged(tags)) > 0):
+		return EvidenceInTree
+	}
+	return ""
+}
+
+// madeFor names the PV and PVC a volume was made for, from its tags.
+func madeFor(tags map[string]string) (text, namespace string) {
+	pv := orDefault(tags[TagCreatedForPV], tags[TagCSIName])
+	ns, claim := tags[TagCreatedForNS], tags[TagCreatedForPVC]
+	switch {
+	case claim != "" && pv != "":
+		return fmt.Sprintf("PVC %s/%s (PV %s)", ns, claim, pv), ns
+	case claim != "":
+		return fmt.Sprintf("PVC %s/%s", ns, claim), ns
+	case pv != "":
+		return "PV " + pv, ""
+	}
+	return "", ""
+}
+
+// Propose proposes every available volume: kept when a cluster names it,
+// protected, or not Kubernetes' by its tags; else a candidate relying on its
+// region's listing and on every cluster that could attach it.
+func (k *Kind) Propose(snap *inventory.Snapshot, now time.Time) engine.Proposals {
+	out := engine.Proposals{}
+	read, _ := snap.Clouds[Name].(Read)
+	named := k.clusterRefs(snap)
+	complete := map[string]bool{}
+	listed := map[string]bool{}
+	for _, l := range read.Listings {
+		scope := l.Account + "/" + l.Region
+		src := engine.Source{Kind: SourceKind, Name: scope, Complete: l.Complete, Items: len(l.Volumes), Unit: "volumes"}
+		if !l.Complete {
+			src.Problems = []string{l.Problem}
+		}
+		out.Sources = append(out.Sources, src)
+		complete[scope] = l.Complete
+		for i := range l.Volumes {
+			v := &l.Volumes[i]
+			listed[ID(l.Account, l.Region, v.ID)] = true
+			if v.State != "available" {
+				continue // attached, or on its way: not an orphan
+			}
+			out.InScope++
+			out.Items = append(out.Items, k.propose(snap, &l, v, src.Key(), named[v.ID]))
+		}
+	}
+	out.Presence = engine.ListedBy(func(id string) bool {
+		a, r, _, ok := parseID(id)
+		return ok && complete[a+"/"+r]
+	}, func(id string) bool { return listed[id] })
+	return out
+}
+
+// clusterRef is one reference to a volume, in a cluster.
+type clusterRef struct {
+	cluster string
+	Ref
+}
+
+// clusterRefs are every cluster's references to volumes, from the taps'
+// passes that ran (an incomplete one holds through the engine's sources).
+func (k *Kind) clusterRefs(snap *inventory.Snapshot) map[string][]clusterRef {
+	out := map[string][]clusterRef{}
+	for _, c := range snap.Clusters {
+		for _, tap := range []string{TapPVs, TapPods} {
+			rs, _ := c.Taps[tap].Data.(refs)
+			for id, list := range rs {
+				for _, r := range list {
+					out[id] = append(out[id], clusterRef{cluster: c.Name, Ref: r})
+				}
+			}
+		}
+	}
+	return out
+}
+
+func (k *Kind) propose(snap *inventory.Snapshot, l *ebs.Listing, v *ebs.Volume, src string, named []clusterRef) engine.Proposal {
+	made, ns := madeFor(v.Tags)
+	det := &Detail{Account: l.Account, Region: l.Region, AZ: v.AZ, Type: v.Type, SizeGiB: v.SizeGiB, MadeFor: made,
+		Snapshot: k.s.SnapshotBeforeDelete, namespace: ns, tags: v.Tags}
+	p := engine.Proposal{Decision: engine.Decision{ID: ID(l.Account, l.Region, v.ID), Name: v.ID, Identity: v.ID, Detail: det,
+		Owner: made, Frees: engine.Free(v.SizeGiB, GiB).In(Pool(l.Account, l.Region, v.Type))}, Created: v.Created}
+	keep := func(class, reason string) engine.Proposal {
+		p.Action, p.Class, p.Reason = engine.Keep, class, reason
+		return p
+	}
+	if val, ok := optout.Protects(k.s.ProtectTag, v.Tags); ok {
+		return p.Protect(ClassProtected, optout.Reason("tag", k.s.ProtectTag, val))
+	}
+	if len(named) > 0 {
+		return keep(classOf(named[0]), usedText(snap, named))
+	}
+	if len(v.Attachments) > 0 {
+		return keep(ClassAttached, "attached to "+strings.Join(v.Attachments, ", "))
+	}
+	ev := Evidence(v.Tags)
+	if ev == "" || !slices.Contains(k.s.Ownership, ev) {
+		return keep(ClassNoEvidence, fmt.Sprintf("available, but no ownership evidence (%s) says Kubernetes made it: look at it", strings.Join(k.s.Ownership, ", ")))
+	}
+	u := users(snap, l, v)
+	if len(u.Clusters) == 0 && len(u.Members) == 0 {
+		return keep(ClassNoCluster, "no cluster of the fleet could attach it, so no PV evidence covers it")
+	}
+	det.Evidence = ev
+	p.Candidate, p.Class = true, ClassOrphan
+	p.Sources = append([]string{src}, u.Keys(snap.Fleet)...)
+	p.Reason = "available and no PV or pod volume in any cluster names it; made by the " + madeBy[ev]
+	if made != "" {
+		p.Reason += " for " + made
+	}
+	if !k.s.Delete {
+		p.ReportOnly = true
+		p.Reason += "; ebs.delete is off"
+	}
+	return p
+}
+
+var madeBy = map[string]string{EvidenceCSI: "EBS CSI driver", EvidenceInTree: "in-tree EBS provisioner"}
+
+// users are the clusters that could attach a volume: every cluster read
+// (configured or discovered) that is not known to be elsewhere (on GKE),
+// every EKS cluster the cloud says lives in its account and region, read or
+// not, the clusters its tags name, and any cluster a failed discovery of
+// that account and region hides. Each holds it until its PVs and pods were
+// read completely.
+func users(snap *inventory.Snapshot, l *ebs.Listing, v *ebs.Volume) engine.Users {
+	f := snap.Fleet
+	scope := l.Account + "/" + l.Region
+	u := engine.Users{Reads: []string{TapPVs, TapPods}, Scopes: []string{inventory.EKS + " " + scope}}
+	for _, m := range f.EKSOf(l.Account) {
+		if m.Cloud.Region() == l.Region {
+			u.Members = append(u.Members, m)
+		}
+	}
+	for _, c := range snap.Clusters {
+		if m, ok := f.Member(c.Name); ok && (m.Cloud.Platform == inventory.GKE || m.Where.Platform == inventory.GKE) {
+			continue // a GKE cluster attaches no EBS volume
+		}
+		u.Clusters = append(u.Clusters, c.Name)
+	}
+	tagged := inventory.ClustersTagged(v.Tags)
+	if c := v.Tags[TagLegacyCluster]; c != "" {
+		tagged = append(tagged, c)
+	}
+	for _, c := range tagged {
+		u.Clusters = append(u.Clusters, f.Resolve(inventory.EKS, scope, c))
+	}
+	return u
+}
+
+// Keep classes and the candidate's.
+const (
+	ClassOrphan     = "orphan"
+	ClassProtected  = "protected"
+	ClassPV         = "referenced-by-pv"
+	ClassInline     = "mounted-inline"
+	ClassAttached   = "attached"
+	ClassNoEvidence = "no-evidence"
+	ClassNoCluster  = "no-cluster"
+)
+
+func classOf(r clusterRef) string {
+	if r.PV != "" {
+		return ClassPV
+	}
+	return ClassInline
+}
+
+// usedText says who names a volume: its PV (and PVC, and the PVC's Argo
+// Workflow when the cluster read one), or a pod's inline volume.
+func usedText(snap *inventory.Snapshot, named []clusterRef) string {
+	r := named[0]
+	var s string
+	if r.PV != "" {
+		s = fmt.Sprintf("PV %s in cluster %s", r.PV, r.cluster)
+		if r.Claim != "" {
+			s += fmt.Sprintf(" (PVC %s/%s", r.ClaimNamespace, r.Claim)
+			if w := workflowOf(snap, r); w != nil {
+				s += fmt.Sprintf(", owned by Workflow %s/%s, %s", w.Namespace, w.Name, orDefault(w.Phase, "phase unknown"))
+			}
+			s += ")"
+		}
+		s += " names it"
+	} else {
+		s = fmt.Sprintf("pod %s in cluster %s mounts it inline", r.Pod, r.cluster)
+	}
+	if len(named) > 1 {
+		s += fmt.Sprintf("; %d more references", len(named)-1)
+	}
+	return s
+}
+
+// workflowOf is the Argo Workflow owning a reference's PVC, if the cluster
+// read shows one.
+func workflowOf(snap *inventory.Snapshot, r clusterRef) *inventory.WorkflowRef {
+	for _, c := range snap.Clusters {
+		if c.Name != r.cluster {
+			continue
+		}
+		for _, pvc := range c.PVCs {
+			if pvc.Namespace == r.ClaimNamespace && pvc.Name == r.Claim {
+				return pvc.Workflow
+			}
+		}
+	}
+	return nil
+}
+
+func orDefault(s, d string) string {
+	if s == "" {
+		return d
+	}
+	return s
+}
+
+func detailOf(d *engine.Decision) *Detail {
+	if det, ok := d.Detail.(*Detail); ok {
+		return det
+	}
+	return &Detail{}
+}
+
+// Recheck re-reads each volume right before its delete: gone is gone;
+// attached, no longer available, or without its ownership evidence since
+// the plan is a skip. The engine checks the opt-out tag in what it saw.
+func (k *Kind) Recheck(ctx context.Context, batch []*engine.Decision) ([]engine.Verdict, error) {
+	if k.api == nil {
+		return nil, fmt.Errorf("no EBS client")
+	}
+	out := make([]engine.Verdict, len(batch))
+	for i, d := range batch {
+		det := detailOf(d)
+		v, err := k.api.Volume(ctx, det.Account, det.Region, d.Name)
+		switch {
+		case inventory.OutcomeOf(err) == inventory.OutcomeGone:
+			out[i].Result = engine.GoneNow
+		case err != nil:
+			return nil, fmt.Errorf("re-read %s in %s/%s: %w", d.Name, det.Account, det.Region, err)
+		case v.State != "available":
+			out[i] = engine.Verdict{Result: engine.Skip, Reason: "skipped: " + v.State + " since it was planned"}
+		case len(v.Attachments) > 0:
+			out[i] = engine.Verdict{Result: engine.Skip, Reason: "skipped: attached to " + strings.Join(v.Attachments, ", ") + " since it was planned"}
+		case Evidence(v.Tags) != det.Evidence:
+			out[i] = engine.Verdict{Result: engine.Skip, Reason: "skipped: its ownership tags changed since it was planned"}
+		default:
+			out[i] = engine.Pass(v.Tags) // the engine checks the opt-out tag
+		}
+	}
+	return out, nil
+}
+
+// Delete snapshots each volume first when asked (a failed snapshot leaves
+// the volume untouched), then deletes it. The provider's errors say each
+// outcome; the first unknown one fails the call.
+func (k *Kind) Delete(ctx context.Context, batch []*engine.Decision) ([]engine.Deleted, error) {
+	if k.api == nil {
+		return nil, fmt.Errorf("no EBS client")
+	}
+	return engine.DeleteEach(batch, func(_ int, d *engine.Decision) engine.Deleted {
+		det := detailOf(d)
+		var out engine.Deleted
+		if det.Snapshot {
+			desc := "reclaim: " + d.Name + " before its delete"
+			if det.MadeFor != "" {
+				desc += ", made for " + det.MadeFor
+			}
+			id, err := k.api.CreateSnapshot(ctx, det.Account, det.Region, d.Name, desc, map[string]string{k.s.SnapshotTag: d.Name})
+			if err != nil {
+				return engine.Deleted{Err: inventory.Refused(fmt.Errorf("snapshot before delete: %w", err))}
+			}
+			out.Snapshot = id
+		}
+		out.Err = k.api.DeleteVolume(ctx, det.Account, det.Region, d.Name)
+		return out
+	})
+}

@@ -1,0 +1,340 @@
+package ebsvolume
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	config "reclaim.dev/reclaim/configs"
+	"reclaim.dev/reclaim/internal/enginetest"
+	"reclaim.dev/reclaim/inventory"
+	"reclaim.dev/reclaim/providers/ebs"
+	"reclaim.dev/reclaim/reconcile/engine"
+)
+
+const (
+	acct   = "111122223333"
+	region = "us-east-1"
+)
+
+var t0 = time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
+
+func testSection() Section {
+	return Section{Delete: true, Ownership: []string{EvidenceCSI, EvidenceInTree}, ProtectTag: "reclaim.dev/protect", SnapshotTag: "reclaim.dev/snapshot-of",
+		Grace: config.Duration(time.Hour), MinAge: config.Duration(24 * time.Hour), HeadroomWarning: 0.85,
+		Caps: config.Caps{MaxDeletesPerRun: 10, MaxDeletePercent: 1, BreakerCandidates: 50}}
+}
+
+// csiVolume is an available volume the EBS CSI driver made for ns/claim.
+func csiVolume(id string, f ...func(*ebs.Volume)) ebs.Volume {
+	v := ebs.Volume{ID: id, AZ: region + "a", State: "available", Type: "gp3", SizeGiB: 100, Created: t0.Add(-30 * 24 * time.Hour),
+		Tags: map[string]string{TagCSICluster: "true", TagCreatedForPV: "pvc-" + id, TagCreatedForPVC: "claim-" + id, TagCreatedForNS: "wf"}}
+	for _, g := range f {
+		g(&v)
+	}
+	return v
+}
+
+func cluster(name string, pvRefs refs) inventory.ClusterRefs {
+	if pvRefs == nil {
+		pvRefs = refs{}
+	}
+	return inventory.ClusterRefs{Name: name, Complete: true, Taps: map[string]inventory.Tapped{
+		TapPVs: {Complete: true, Data: pvRefs}, TapPods: {Complete: true, Data: refs{}}}}
+}
+
+func snapOf(vols []ebs.Volume, clusters ...inventory.ClusterRefs) inventory.Snapshot {
+	return inventory.Snapshot{TakenAt: t0, Clusters: clusters, Clouds: map[string]any{Name: Read{
+		Listings: []ebs.Listing{{Account: acct, Region: region, Complete: true, Volumes: vols}},
+		Quotas:   []ebs.QuotaListing{{Account: acct, Region: region, Quotas: []ebs.Quota{{Account: acct, Region: region, VolumeType: "gp3", LimitGiB: 1000}}}},
+	}}}
+}
+
+// seen: every named volume has been an orphan since t.
+func seen(t time.Time, ids ...string) engine.State {
+	s := engine.NewState()
+	for _, id := range ids {
+		s.Seen(ID(acct, region, id), id, t)
+	}
+	return s
+}
+
+func plan(s inventory.Snapshot, sec Section, st engine.State) *engine.Plan {
+	return engine.Build(&s, []engine.Kind{New(sec, nil)}, st, t0)
+}
+
+func TestPlanVolume(t *testing.T) {
+	old := t0.Add(-2 * time.Hour) // past the 1h grace
+	pv := func(name string) refs { return refs{"vol-1": {{PV: name, ClaimNamespace: "wf", Claim: "claim-vol-1"}}} }
+	for _, c := range []struct {
+		name     string
+		vol      ebs.Volume
+		clusters []inventory.ClusterRefs
+		fleet    *inventory.Fleet
+		action   engine.Action
+		class    string
+		why      string
+	}{
+		{name: "orphan past grace", vol: csiVolume("vol-1"), clusters: []inventory.ClusterRefs{cluster("a", nil)},
+			action: engine.Delete, class: ClassOrphan, why: "made by the EBS CSI driver for PVC wf/claim-vol-1"},
+		{name: "a PV in another cluster names it", vol: csiVolume("vol-1"), clusters: []inventory.ClusterRefs{cluster("a", nil), cluster("b", pv("pv-x"))},
+			action: engine.Keep, class: ClassPV, why: "PV pv-x in cluster b (PVC wf/claim-vol-1) names it"},
+		{name: "a pod mounts it inline", vol: csiVolume("vol-1"), clusters: []inventory.ClusterRefs{{Name: "a", Complete: true, Taps: map[string]inventory.Tapped{
+			TapPVs: {Complete: true, Data: refs{}}, TapPods: {Complete: true, Data: refs{"vol-1": {{Pod: "ns/p"}}}}}}},
+			action: engine.Keep, class: ClassInline, why: "pod ns/p in cluster a mounts it inline"},
+		{name: "protect tag, any value", vol: csiVolume("vol-1", func(v *ebs.Volume) { v.Tags["reclaim.dev/protect"] = "false" }),
+			clusters: []inventory.ClusterRefs{cluster("a", nil)}, action: engine.Keep, class: ClassProtected, why: "protected by tag reclaim.dev/protect=false"},
+		{name: "no ownership evidence", vol: csiVolume("vol-1", func(v *ebs.Volume) { v.Tags = map[string]string{"team": "x"} }),
+			clusters: []inventory.ClusterRefs{cluster("a", nil)}, action: engine.Keep, class: ClassNoEvidence},
+		{name: "in-tree evidence", vol: csiVolume("vol-1", func(v *ebs.Volume) {
+			v.Tags = map[string]string{TagCreatedForPV: "pv-1", TagLegacyCluster: "a"}
+		}), clusters: []inventory.ClusterRefs{cluster("a", nil)}, action: engine.Delete, class: ClassOrphan, why: "in-tree EBS provisioner"},
+		{name: "no cluster could attach it", vol: csiVolume("vol-1"), action: engine.Keep, class: ClassNoCluster},
+		// Fail closed: whatever could not be read holds the volume.
+		{name: "a cluster not read", vol: csiVolume("vol-1"), clusters: []inventory.ClusterRefs{cluster("a", nil), {Name: "b", Problems: []string{"connection refused"}}},
+			action: engine.Mark, class: ClassOrphan, why: "cluster b"},
+		{name: "a PV pass incomplete", vol: csiVolume("vol-1"), clusters: []inventory.ClusterRefs{{Name: "a", Complete: true, Taps: map[string]inventory.Tapped{
+			TapPVs: {Complete: false, Problem: "expired", Data: refs{}}, TapPods: {Complete: true, Data: refs{}}}}},
+			action: engine.Mark, class: ClassOrphan, why: "ebs-pvs"},
+		{name: "a cluster its tag names, unread", vol: csiVolume("vol-1", func(v *ebs.Volume) { v.Tags["kubernetes.io/cluster/ghost"] = "owned" }),
+			clusters: []inventory.ClusterRefs{cluster("a", nil)}, action: engine.Mark, class: ClassOrphan, why: "ghost"},
+		{name: "an EKS cluster of the region, unread", vol: csiVolume("vol-1"), clusters: []inventory.ClusterRefs{cluster("a", nil)},
+			fleet: &inventory.Fleet{Discovery: true, Listings: []inventory.FleetListing{{Platform: inventory.EKS, Scope: acct + "/" + region, Complete: true}},
+				Members: []inventory.FleetMember{{Name: "a", Configured: true, State: inventory.MemberRead},
+					{Name: "unseen", Discovered: true, State: inventory.MemberExcluded, Cloud: inventory.FleetCluster{Name: "unseen", Platform: inventory.EKS, Account: acct, Location: region}}}},
+			action: engine.Mark, class: ClassOrphan, why: "unseen"},
+		{name: "a failed discovery of the region", vol: csiVolume("vol-1"), clusters: []inventory.ClusterRefs{cluster("a", nil)},
+			fleet: &inventory.Fleet{Discovery: true, Listings: []inventory.FleetListing{{Platform: inventory.EKS, Scope: acct + "/" + region, Problem: "AccessDenied"}},
+				Members: []inventory.FleetMember{{Name: "a", Configured: true, State: inventory.MemberRead}}},
+			action: engine.Mark, class: ClassOrphan, why: "discovery eks " + acct + "/" + region},
+		{name: "young", vol: csiVolume("vol-1", func(v *ebs.Volume) { v.Created = t0.Add(-time.Hour) }), clusters: []inventory.ClusterRefs{cluster("a", nil)},
+			action: engine.Mark, class: ClassOrphan, why: "younger than min age"},
+		{name: "attached", vol: csiVolume("vol-1", func(v *ebs.Volume) { v.State = "in-use"; v.Attachments = []string{"i-1"} }),
+			clusters: []inventory.ClusterRefs{cluster("a", nil)}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := snapOf([]ebs.Volume{c.vol}, c.clusters...)
+			s.Fleet = c.fleet
+			p := plan(s, testSection(), seen(old, "vol-1"))
+			var got *engine.Decision
+			for d := range p.All() {
+				if d.Name == "vol-1" {
+					dd := *d
+					got = &dd
+				}
+			}
+			if c.action == "" {
+				if got != nil {
+					t.Fatalf("an attached volume was proposed: %+v", got)
+				}
+				return
+			}
+			if got == nil || got.Action != c.action || got.Class != c.class || !strings.Contains(got.Why(), c.why) {
+				t.Fatalf("got %+v (why %q), want %s %s %q", got, got.Why(), c.action, c.class, c.why)
+			}
+		})
+	}
+}
+
+// The first run starts the grace clock; a listing that failed holds.
+func TestPlanGraceAndIncompleteListing(t *testing.T) {
+	s := snapOf([]ebs.Volume{csiVolume("vol-1")}, cluster("a", nil))
+	if d := enginetest.DecisionFor(t, plan(s, testSection(), engine.NewState()), "vol-1"); d.Action != engine.Mark {
+		t.Fatalf("first sight: %+v", d)
+	}
+	r := s.Clouds[Name].(Read)
+	r.Listings[0].Complete, r.Listings[0].Problem = false, "page 2 failed"
+	p := plan(s, testSection(), seen(t0.Add(-2*time.Hour), "vol-1"))
+	if d := enginetest.DecisionFor(t, p, "vol-1"); d.Action == engine.Delete || !p.Incomplete {
+		t.Fatalf("incomplete listing: %+v", d)
+	}
+}
+
+func TestHeadroom(t *testing.T) {
+	vols := []ebs.Volume{csiVolume("vol-1", func(v *ebs.Volume) { v.SizeGiB = 300 }),
+		csiVolume("vol-2", func(v *ebs.Volume) { v.SizeGiB = 600; v.State = "in-use"; v.Attachments = []string{"i-1"} })}
+	s := snapOf(vols, cluster("a", nil))
+	p := plan(s, testSection(), seen(t0.Add(-2*time.Hour), "vol-1"))
+	hs := HeadroomOf(p)
+	if len(hs) != 1 {
+		t.Fatalf("%+v", hs)
+	}
+	h := hs[0]
+	if !h.Known || h.UsageGiB != 900 || h.LimitGiB != 1000 || h.PlanFreesGiB != 300 || h.OrphanGiB != 300 || !h.Warning || h.UsedPctAfter != 0.6 {
+		t.Fatalf("%+v", h)
+	}
+	v := New(testSection(), nil).View(p, &s)
+	if len(v.Warnings) != 1 || !strings.Contains(v.Warnings[0].Text, "gp3 storage in "+acct+"/"+region+" is 90% used") {
+		t.Fatalf("warnings %+v", v.Warnings)
+	}
+	// An incomplete listing makes usage unknown: no gauge says "plenty left".
+	r := s.Clouds[Name].(Read)
+	r.Listings[0].Complete = false
+	h = New(testSection(), nil).headroom(p, &s)[0]
+	if h.Known || h.Warning {
+		t.Fatalf("unknown usage: %+v", h)
+	}
+}
+
+// memEBS is an in-memory API with EC2's delete rules.
+type memEBS struct {
+	vols      map[string]ebs.Volume
+	snapErr   error
+	snapshots []string
+	calls     []string
+}
+
+func (m *memEBS) Volume(_ context.Context, _, _, id string) (ebs.Volume, error) {
+	m.calls = append(m.calls, "get "+id)
+	v, ok := m.vols[id]
+	if !ok {
+		return v, fmt.Errorf("InvalidVolume.NotFound: %w", inventory.ErrNotFound)
+	}
+	return v, nil
+}
+
+func (m *memEBS) DeleteVolume(_ context.Context, _, _, id string) error {
+	m.calls = append(m.calls, "delete "+id)
+	v, ok := m.vols[id]
+	switch {
+	case !ok:
+		return fmt.Errorf("InvalidVolume.NotFound: %w", inventory.ErrNotFound)
+	case len(v.Attachments) > 0:
+		return inventory.Changed(errors.New("VolumeInUse"))
+	}
+	delete(m.vols, id)
+	return nil
+}
+
+func (m *memEBS) CreateSnapshot(_ context.Context, _, _, id, desc string, tags map[string]string) (string, error) {
+	m.calls = append(m.calls, "snapshot "+id)
+	if m.snapErr != nil {
+		return "", m.snapErr
+	}
+	m.snapshots = append(m.snapshots, id+" "+tags["reclaim.dev/snapshot-of"]+" "+desc)
+	return "snap-1", nil
+}
+
+func applyOnce(t *testing.T, m *memEBS, sec Section, change func()) *engine.Outcome {
+	t.Helper()
+	var vols []ebs.Volume
+	for _, v := range m.vols {
+		vols = append(vols, v)
+	}
+	s := snapOf(vols, cluster("a", nil))
+	k := New(sec, m)
+	p := engine.Build(&s, []engine.Kind{k}, seen(t0.Add(-2*time.Hour), "vol-1"), t0)
+	if change != nil {
+		change()
+	}
+	a, _, _ := enginetest.Applier(t0, 3, k)
+	out, err := a.Apply(context.Background(), p, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func TestApply(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		change  func(v *ebs.Volume)
+		result  string
+		deleted bool
+	}{
+		{"deleted", nil, engine.ResultDeleted, true},
+		{"attached since the plan", func(v *ebs.Volume) { v.State, v.Attachments = "in-use", []string{"i-9"} }, engine.ResultSkipped, false},
+		{"protected since the plan", func(v *ebs.Volume) { v.Tags["reclaim.dev/protect"] = "" }, engine.ResultSkipped, false},
+		{"evidence gone since the plan", func(v *ebs.Volume) { delete(v.Tags, TagCSICluster) }, engine.ResultSkipped, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			m := &memEBS{vols: map[string]ebs.Volume{"vol-1": csiVolume("vol-1")}}
+			out := applyOnce(t, m, testSection(), func() {
+				if c.change != nil {
+					v := m.vols["vol-1"]
+					v.Tags = maps(v.Tags)
+					c.change(&v)
+					m.vols["vol-1"] = v
+				}
+			})
+			if len(out.Results) != 1 || out.Results[0].Result != c.result {
+				t.Fatalf("%+v", out.Results)
+			}
+			if _, left := m.vols["vol-1"]; left == c.deleted {
+				t.Fatalf("deleted=%v, calls %v", !left, m.calls)
+			}
+		})
+	}
+}
+
+func TestApplySnapshotsFirst(t *testing.T) {
+	sec := testSection()
+	sec.SnapshotBeforeDelete = true
+	m := &memEBS{vols: map[string]ebs.Volume{"vol-1": csiVolume("vol-1")}}
+	out := applyOnce(t, m, sec, nil)
+	if out.Deleted != 1 || strings.Join(m.calls, ",") != "get vol-1,snapshot vol-1,delete vol-1" ||
+		len(m.snapshots) != 1 || !strings.Contains(m.snapshots[0], "vol-1 vol-1 reclaim: vol-1 before its delete, made for PVC wf/claim-vol-1") {
+		t.Fatalf("%+v calls %v snapshots %v", out.Results, m.calls, m.snapshots)
+	}
+	// A failed snapshot leaves the volume untouched: a refusal, not a delete.
+	m = &memEBS{vols: map[string]ebs.Volume{"vol-1": csiVolume("vol-1")}, snapErr: errors.New("SnapshotLimitExceeded")}
+	out = applyOnce(t, m, sec, nil)
+	if out.Failed != 1 || len(m.vols) != 1 || strings.Contains(strings.Join(m.calls, ","), "delete") {
+		t.Fatalf("%+v calls %v", out.Results, m.calls)
+	}
+}
+
+func maps(m map[string]string) map[string]string {
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+func TestSectionErrors(t *testing.T) {
+	for _, c := range []struct{ yaml, want string }{
+		{"ebs: {}", "ebs.regions: at least one is required"},
+		{"ebs: {regions: [{account: \"123456789012\", region: us-east-1}], ownership: [csi, magic]}", `"magic" is not an ownership evidence`},
+		{"ebs: {regions: [{account: \"123456789012\", region: us-east-1}, {account: \"123456789012\", region: us-east-1}]}", "listed twice"},
+		{"ebs: {regions: [{account: \"123456789012\", region: us-east-1}], protectTag: \"aws:x\"}", "ebs.protectTag"},
+		{"ebs: {regions: [{account: \"123456789012\", region: us-east-1}], grace: 0s}", "ebs.grace: must be more than 0"},
+	} {
+		_, err := config.Parse([]byte("clusters: [{name: a, context: a}]\n"+c.yaml+"\n"), "reclaim.yaml")
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want %q", c.yaml, err, c.want)
+		}
+	}
+	cfg, err := config.Parse([]byte("clusters: [{name: a, context: a}]\nebs: {regions: [{account: \"123456789012\", region: us-east-1}]}\n"), "reclaim.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := FromConfig(cfg, nil)
+	if k == nil || !k.s.Delete || k.s.Grace.Std() != 24*time.Hour || k.Limits().OptOutKey != "reclaim.dev/protect" {
+		t.Fatalf("defaults: %+v", k)
+	}
+}
+
+// The section's reference (its part of docs/configuration.md) shows every
+// default: parsed, it is a minimal section but for its example region.
+func TestReferenceShowsTheDefaults(t *testing.T) {
+	parse := func(y string) *Section {
+		t.Helper()
+		cfg, err := config.Parse([]byte("clusters: [{name: a, context: a}]\n"+y), "reclaim.yaml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return SectionOf(cfg)
+	}
+	ref := parse(reference)
+	minimal := parse("ebs: {regions: [{account: \"123456789012\", region: us-east-1}]}\n")
+	r := *ref
+	r.Regions = minimal.Regions
+	if !reflect.DeepEqual(&r, minimal) {
+		t.Errorf("reference.yaml does not show the defaults:\nreference: %+v\ndefaults:  %+v", r, *minimal)
+	}
+}

@@ -1,0 +1,194 @@
+package ebsvolume
+
+import (
+	_ "embed"
+	"fmt"
+	"strings"
+	"time"
+
+	config "reclaim.dev/reclaim/configs"
+)
+
+// Key is the kind's config section.
+const Key = "ebs"
+
+// Section is the ebs section. Absent, no EBS volume is read or deleted.
+type Section struct {
+	// Regions are the accounts and regions whose volumes reclaim reads, and
+	// how to reach them.
+	Regions []Region `json:"regions"`
+	// Endpoint overrides the EC2 endpoint, QuotasEndpoint Service Quotas'
+	// (a fake, or a VPC endpoint).
+	Endpoint       string `json:"endpoint,omitempty"`
+	QuotasEndpoint string `json:"quotasEndpoint,omitempty"`
+	// RequestsPerSecond and Burst are reclaim's own limit on its reads per
+	// account and region; DeletesPerSecond and DeleteBurst on DeleteVolume
+	// and CreateSnapshot.
+	RequestsPerSecond float64 `json:"requestsPerSecond"`
+	Burst             int     `json:"burst"`
+	DeletesPerSecond  float64 `json:"deletesPerSecond"`
+	DeleteBurst       int     `json:"deleteBurst"`
+	MaxAttempts       int     `json:"maxAttempts"`
+	PageSize          int     `json:"pageSize"`
+	// Delete lets reclaim delete orphaned volumes; false only reports them.
+	Delete bool `json:"delete"`
+	// Ownership is the evidence a volume must carry to be deleted: csi (the
+	// EBS CSI driver's tag ebs.csi.aws.com/cluster=true) and in-tree (the
+	// in-tree provisioner's kubernetes.io/created-for/pv/name with a
+	// KubernetesCluster or kubernetes.io/cluster/NAME tag).
+	Ownership []string `json:"ownership"`
+	// ProtectTag is a volume tag; with any value the volume is never deleted.
+	ProtectTag string          `json:"protectTag"`
+	Grace      config.Duration `json:"grace"`
+	MinAge     config.Duration `json:"minAge"`
+	// SnapshotBeforeDelete snapshots each volume (CreateSnapshot) before it
+	// is deleted, tagged with SnapshotTag naming the volume.
+	SnapshotBeforeDelete bool   `json:"snapshotBeforeDelete"`
+	SnapshotTag          string `json:"snapshotTag"`
+	// HeadroomWarning warns when a volume type's storage quota (Service
+	// Quotas, "Storage for ... volumes") is used to this share.
+	HeadroomWarning config.Percent `json:"headroomWarning"`
+	Caps            config.Caps    `json:"caps"`
+}
+
+// Region is one account's volumes in one region.
+type Region struct {
+	Account    string `json:"account"`
+	Region     string `json:"region"`
+	Profile    string `json:"profile,omitempty"`
+	RoleARN    string `json:"roleARN,omitempty"`
+	ExternalID string `json:"externalID,omitempty"`
+}
+
+// SectionOf is the file's ebs section, nil when it has none.
+func SectionOf(cfg *config.Config) *Section { return config.SectionOf[Section](cfg, Key) }
+
+// The ownership evidence a volume can carry.
+const (
+	EvidenceCSI    = "csi"
+	EvidenceInTree = "in-tree"
+)
+
+// Defaults of the ebs section.
+const (
+	defaultRequestsPerSecond = 5.0
+	defaultBurst             = 10
+	defaultDeletesPerSecond  = 1.0
+	defaultDeleteBurst       = 5
+	defaultMaxAttempts       = 10
+	defaultPageSize          = 500
+	defaultProtectTag        = "reclaim.dev/protect"
+	defaultSnapshotTag       = "reclaim.dev/snapshot-of"
+	defaultGrace             = config.Duration(24 * time.Hour)
+	defaultMinAge            = config.Duration(24 * time.Hour)
+	defaultHeadroomWarning   = config.Percent(0.85)
+	defaultMaxDeletes        = 10
+	defaultMaxPercent        = config.Percent(0.10)
+	defaultBreaker           = 50
+	minPage, maxPage         = 5, 500
+)
+
+// reference is the section as the configuration reference shows it.
+//
+//go:embed reference.yaml
+var reference string
+
+func init() {
+	config.Register(config.SectionSpec[Section]{
+		Key: Key, Doc: "deletes EBS volumes Kubernetes made that no PV or pod uses, and watches EBS storage quotas (ebs-volume)",
+		Reference: reference,
+		Defaults:  defaults, Validate: validate,
+		// The accounts and regions whose EKS clusters could attach the
+		// volumes: fleet discovery searches them.
+		AWS: func(s *Section) []config.EKSDiscovery {
+			out := make([]config.EKSDiscovery, len(s.Regions))
+			for i, r := range s.Regions {
+				out[i] = config.EKSDiscovery{Account: r.Account, Region: r.Region, Profile: r.Profile, RoleARN: r.RoleARN, ExternalID: r.ExternalID}
+			}
+			return out
+		},
+	})
+}
+
+func defaults(s *Section, set func(string) bool) {
+	config.Fill(set, "requestsPerSecond", &s.RequestsPerSecond, defaultRequestsPerSecond)
+	config.Fill(set, "burst", &s.Burst, defaultBurst)
+	config.Fill(set, "deletesPerSecond", &s.DeletesPerSecond, defaultDeletesPerSecond)
+	config.Fill(set, "deleteBurst", &s.DeleteBurst, defaultDeleteBurst)
+	config.Fill(set, "maxAttempts", &s.MaxAttempts, defaultMaxAttempts)
+	config.Fill(set, "pageSize", &s.PageSize, defaultPageSize)
+	config.Fill(set, "delete", &s.Delete, true)
+	config.Fill(set, "ownership", &s.Ownership, []string{EvidenceCSI, EvidenceInTree})
+	config.Fill(set, "protectTag", &s.ProtectTag, defaultProtectTag)
+	config.Fill(set, "grace", &s.Grace, defaultGrace)
+	config.Fill(set, "minAge", &s.MinAge, defaultMinAge)
+	config.Fill(set, "snapshotTag", &s.SnapshotTag, defaultSnapshotTag)
+	config.Fill(set, "headroomWarning", &s.HeadroomWarning, defaultHeadroomWarning)
+	config.Fill(set, "caps.maxDeletesPerRun", &s.Caps.MaxDeletesPerRun, defaultMaxDeletes)
+	config.Fill(set, "caps.maxDeletePercent", &s.Caps.MaxDeletePercent, defaultMaxPercent)
+	config.Fill(set, "caps.breakerCandidates", &s.Caps.BreakerCandidates, defaultBreaker)
+}
+
+func validate(s *Section, report *config.Report) {
+	if len(s.Regions) == 0 {
+		report.Add("regions", "at least one is required — e.g. {account: \"123456789012\", region: us-east-1}")
+	}
+	seen := map[string]int{}
+	for i, r := range s.Regions {
+		p := config.Index("regions", i)
+		config.CheckAWSTarget(report, p, r.Account, r.Region, r.RoleARN, r.ExternalID)
+		k := r.Account + "/" + r.Region
+		if j, dup := seen[k]; dup {
+			report.Add(p, "%s in %s is listed twice (%s and %s) — list each account and region once", r.Account, r.Region, report.Path(config.Index("regions", j)), report.Path(p))
+		}
+		seen[k] = i
+	}
+	config.CheckEndpoint(report, "endpoint", s.Endpoint, "ec2")
+	config.CheckEndpoint(report, "quotasEndpoint", s.QuotasEndpoint, "servicequotas")
+	if s.RequestsPerSecond <= 0 || s.RequestsPerSecond > 20 {
+		report.Add("requestsPerSecond", "%g is out of range — use more than 0 and at most 20 (EC2's refill rate, shared with the account's other callers)", s.RequestsPerSecond)
+	}
+	if s.Burst < 1 || s.Burst > 100 {
+		report.Add("burst", "%d is out of range — use 1 to 100", s.Burst)
+	}
+	if s.DeletesPerSecond <= 0 || s.DeletesPerSecond > 5 {
+		report.Add("deletesPerSecond", "%g is out of range — use more than 0 and at most 5", s.DeletesPerSecond)
+	}
+	if s.DeleteBurst < 1 || s.DeleteBurst > 100 {
+		report.Add("deleteBurst", "%d is out of range — use 1 to 100", s.DeleteBurst)
+	}
+	if s.MaxAttempts < 1 || s.MaxAttempts > 50 {
+		report.Add("maxAttempts", "%d is out of range — use 1 to 50", s.MaxAttempts)
+	}
+	if s.PageSize < minPage || s.PageSize > maxPage {
+		report.Add("pageSize", "%d is out of range — use %d to %d (DescribeVolumes' MaxResults)", s.PageSize, minPage, maxPage)
+	}
+	config.CheckList(report, "ownership", s.Ownership, func(o string) string {
+		if o != EvidenceCSI && o != EvidenceInTree {
+			return fmt.Sprintf("%q is not an ownership evidence — use %s or %s", o, EvidenceCSI, EvidenceInTree)
+		}
+		return ""
+	})
+	if s.Delete && len(s.Ownership) == 0 {
+		report.Add("ownership", "is empty, so no volume could ever be proven Kubernetes' to delete — remove the key for the defaults, or set delete: false")
+	}
+	for _, t := range []struct{ path, key string }{{"protectTag", s.ProtectTag}, {"snapshotTag", s.SnapshotTag}} {
+		path, key := t.path, t.key
+		if strings.TrimSpace(key) == "" || len(key) > 128 || strings.HasPrefix(strings.ToLower(key), "aws:") {
+			report.Add(path, "%q is not a usable EC2 tag key — 1 to 128 characters, not starting with aws: (remove the key for the default)", key)
+		}
+	}
+	if s.Grace <= 0 {
+		report.Add("grace", "must be more than 0 — a volume must be seen orphaned on more than one run before it is deleted")
+	}
+	if s.MinAge <= 0 {
+		report.Add("minAge", "must be more than 0 — a volume just made may not have its PV yet")
+	}
+	if s.HeadroomWarning <= 0 || s.HeadroomWarning > 1 {
+		report.Add("headroomWarning", "%s is out of range — use a share above 0%% and at most 100%%", s.HeadroomWarning)
+	}
+	config.CheckCaps(report, "caps", s.Caps.MaxDeletesPerRun, s.Caps.BreakerCandidates)
+	if s.Caps.MaxDeletePercent < 0 || s.Caps.MaxDeletePercent > 1 {
+		report.Add("caps.maxDeletePercent", "%s is out of range — use 0%% to 100%%", s.Caps.MaxDeletePercent)
+	}
+}
