@@ -54,6 +54,7 @@ func newEBSWorld(t *testing.T) *ebsWorld {
   deleteBurst: 100
   maxAttempts: 3
   grace: 6h
+  snapshotBeforeDelete: true
   caps: {maxDeletePercent: 100%%}
 `, w.ebs.URL(), w.ebs.URL(), account, ec2Region)
 	return w
@@ -152,6 +153,9 @@ func TestEBSVolumesDeletedOnlyWhenNoClusterUsesThem(t *testing.T) {
 		if !w.ebs.Has(v) {
 			t.Fatalf("%s was deleted", v)
 		}
+	}
+	if snaps := w.ebs.Snapshots(); len(snaps) != 1 || snaps[0].VolumeID != orphan || snaps[0].Tags["reclaim.dev/snapshot-of"] != orphan {
+		t.Fatalf("snapshots before delete: %+v", snaps)
 	}
 	if w.deletes(volID(orphan)) != 1 {
 		t.Fatalf("audit: %+v", w.audit())

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
@@ -49,6 +50,7 @@ const (
 const (
 	OpDescribeVolumes   = "DescribeVolumes"
 	OpDeleteVolume      = "DeleteVolume"
+	OpDescribeSnapshots = "DescribeSnapshots"
 	OpCreateSnapshot    = "CreateSnapshot"
 	OpListServiceQuotas = "ListServiceQuotas"
 )
@@ -410,6 +412,36 @@ func (c *Client) CreateSnapshot(ctx context.Context, volumeID, description strin
 		return "", c.explain("ec2", OpCreateSnapshot, volumeID, err)
 	}
 	return aws.ToString(res.SnapshotId), nil
+}
+
+// Snapshot is one of the account's snapshots of a volume.
+type Snapshot struct {
+	ID, VolumeID string
+	// State: pending, completed, error (recoverable, recovering).
+	State   string
+	Started time.Time
+}
+
+// SnapshotsOf lists the account's own snapshots of a volume that carry the
+// tag key=volumeID (DescribeSnapshots, owner self, every page): the ones
+// reclaim made of it before deleting it, so a later run finds one started
+// earlier instead of starting another.
+func (c *Client) SnapshotsOf(ctx context.Context, volumeID, tagKey string) ([]Snapshot, error) {
+	in := &ec2.DescribeSnapshotsInput{OwnerIds: []string{"self"}, Filters: []types.Filter{
+		{Name: aws.String("volume-id"), Values: []string{volumeID}},
+		{Name: aws.String("tag:" + tagKey), Values: []string{volumeID}}}}
+	var out []Snapshot
+	p := ec2.NewDescribeSnapshotsPaginator(c.api, in)
+	for p.HasMorePages() {
+		res, err := p.NextPage(ctx)
+		if err != nil {
+			return nil, c.explain("ec2", OpDescribeSnapshots, volumeID, err)
+		}
+		for _, s := range res.Snapshots {
+			out = append(out, Snapshot{ID: aws.ToString(s.SnapshotId), VolumeID: aws.ToString(s.VolumeId), State: string(s.State), Started: aws.ToTime(s.StartTime)})
+		}
+	}
+	return out, nil
 }
 
 // ---- quotas ----

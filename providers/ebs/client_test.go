@@ -252,6 +252,37 @@ func TestCreateSnapshotTagsIt(t *testing.T) {
 	}
 }
 
+// A volume's snapshots reclaim made are found by their tag, with their
+// state as EC2 moves them from pending to completed.
+func TestSnapshotsOf(t *testing.T) {
+	f := ebsfake.New(ebsfake.Options{Account: acct, SnapshotPolls: 1, Logf: t.Logf})
+	f.Start()
+	t.Cleanup(f.Close)
+	c := newClient(t, f.URL())
+	id := f.AddVolume("", ebsfake.Volume{SizeGiB: 50})
+	other := f.AddVolume("", ebsfake.Volume{SizeGiB: 50})
+	snap, err := c.CreateSnapshot(ctx, id, "", map[string]string{"reclaim.dev/snapshot-of": id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.CreateSnapshot(ctx, id, "by hand", nil); err != nil { // not reclaim's: no tag
+		t.Fatal(err)
+	}
+	if _, err := c.CreateSnapshot(ctx, other, "", map[string]string{"reclaim.dev/snapshot-of": other}); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"pending", "completed"} {
+		got, err := c.SnapshotsOf(ctx, id, "reclaim.dev/snapshot-of")
+		if err != nil || len(got) != 1 || got[0].ID != snap || got[0].VolumeID != id || got[0].State != want || got[0].Started.IsZero() {
+			t.Fatalf("SnapshotsOf = %+v, %v; want %s %s", got, err, snap, want)
+		}
+	}
+	f.FailNext(ebsfake.OpDescribeSnapshots, ebsfake.CodeUnauthorizedOperation, 1)
+	if _, err := c.SnapshotsOf(ctx, id, "reclaim.dev/snapshot-of"); err == nil || !strings.Contains(err.Error(), "grant ec2:DescribeSnapshots") {
+		t.Fatalf("denied: %v", err)
+	}
+}
+
 // Only the storage quotas are kept, from every page, in GiB.
 func TestQuotas(t *testing.T) {
 	f := newFake(t)

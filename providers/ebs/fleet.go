@@ -62,6 +62,15 @@ func (f *Fleet) DeleteVolume(ctx context.Context, account, region, id string) er
 }
 
 // CreateSnapshot snapshots one volume of an account and region (see Client.CreateSnapshot).
+// SnapshotsOf lists the snapshots of a volume tagged tagKey=volumeID.
+func (f *Fleet) SnapshotsOf(ctx context.Context, account, region, volumeID, tagKey string) ([]Snapshot, error) {
+	c, err := f.Lookup(account, region)
+	if err != nil {
+		return nil, err
+	}
+	return c.SnapshotsOf(ctx, volumeID, tagKey)
+}
+
 func (f *Fleet) CreateSnapshot(ctx context.Context, account, region, volumeID, description string, tags map[string]string) (string, error) {
 	c, err := f.Lookup(account, region)
 	if err != nil {

@@ -71,6 +71,7 @@ const (
 	OpDescribeVolumes   = "DescribeVolumes"
 	OpDeleteVolume      = "DeleteVolume"
 	OpCreateSnapshot    = "CreateSnapshot"
+	OpDescribeSnapshots = "DescribeSnapshots"
 	OpListServiceQuotas = "ListServiceQuotas"
 	// OpUnknown counts requests the fake could not route.
 	OpUnknown = "unknown"
@@ -128,6 +129,9 @@ type Options struct {
 	Accounts map[string]string
 	// Latency is added to every request before it is handled.
 	Latency time.Duration
+	// SnapshotPolls is how many DescribeSnapshots answers show a new
+	// snapshot pending before it is completed (0: completed at once).
+	SnapshotPolls int
 	// Logf receives one line per unroutable request. Default log.Printf.
 	Logf func(format string, args ...any)
 }
@@ -156,9 +160,10 @@ type Snapshot struct {
 	ID          string
 	VolumeID    string
 	Description string
-	State       string // pending
+	State       string // pending, completed, error
 	Tags        map[string]string
 	Started     time.Time
+	polls       int
 }
 
 type quota struct {
@@ -510,9 +515,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	formErr := req.ParseForm()
 	op := req.Form.Get("Action")
 	routed := formErr == nil && req.URL.Path == "/" && req.Method == http.MethodPost &&
-		(op == OpDescribeVolumes || op == OpDeleteVolume || op == OpCreateSnapshot)
+		(op == OpDescribeVolumes || op == OpDeleteVolume || op == OpCreateSnapshot || op == OpDescribeSnapshots)
 	if routed {
-		s.Count(op, op != OpDescribeVolumes)
+		s.Count(op, op == OpDeleteVolume || op == OpCreateSnapshot)
 	} else {
 		s.Count(OpUnknown, false)
 	}
@@ -558,6 +563,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		out, e = s.deleteVolume(account, req.Form)
 	case OpCreateSnapshot:
 		out, e = s.createSnapshot(account, req.Form)
+	case OpDescribeSnapshots:
+		out, e = s.describeSnapshots(account, req.Form)
 	}
 	if e != nil {
 		s.writeXMLError(w, e)
@@ -854,6 +861,107 @@ func (s *Server) createSnapshot(account string, form url.Values) (any, *apiError
 	if len(tags) > 0 {
 		ts := tagSet(tags)
 		out.TagSet = &ts
+	}
+	return out, nil
+}
+
+// ---- DescribeSnapshots ----
+
+type describeSnapshotsResponse struct {
+	XMLName     xml.Name         `xml:"DescribeSnapshotsResponse"`
+	Xmlns       string           `xml:"xmlns,attr"`
+	RequestID   string           `xml:"requestId"`
+	SnapshotSet set[xmlSnapshot] `xml:"snapshotSet"`
+}
+
+type xmlSnapshot struct {
+	SnapshotID  string       `xml:"snapshotId"`
+	VolumeID    string       `xml:"volumeId"`
+	Status      string       `xml:"status"`
+	StartTime   string       `xml:"startTime"`
+	Progress    string       `xml:"progress"`
+	OwnerID     string       `xml:"ownerId"`
+	Description string       `xml:"description"`
+	TagSet      *set[xmlTag] `xml:"tagSet"`
+}
+
+// SetSnapshotState sets a snapshot's state (error, to test a failed one).
+func (s *Server) SetSnapshotState(id, state string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i := range s.snapshots {
+		if s.snapshots[i].ID == id {
+			s.snapshots[i].State = state
+			return true
+		}
+	}
+	return false
+}
+
+// describeSnapshots answers with the account's own snapshots matching the
+// SnapshotId.N list and the volume-id and tag:KEY filters (one page). A
+// pending snapshot completes after Options.SnapshotPolls answers.
+func (s *Server) describeSnapshots(account string, form url.Values) (any, *apiError) {
+	ids := list(form, "SnapshotId")
+	type filter struct {
+		name   string
+		values []string
+	}
+	var filters []filter
+	for i := 1; ; i++ {
+		p := "Filter." + strconv.Itoa(i)
+		n, ok := form[p+".Name"]
+		if !ok {
+			break
+		}
+		if n[0] != "volume-id" && !strings.HasPrefix(n[0], "tag:") {
+			return nil, errorf(CodeInvalidParameterValue, "The filter '%s' is invalid", n[0])
+		}
+		filters = append(filters, filter{n[0], list(form, p+".Value")})
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := &describeSnapshotsResponse{Xmlns: Namespace, RequestID: s.requestID()}
+	for i := range s.snapshots {
+		sn := &s.snapshots[i]
+		if sn.Account != account || (len(ids) > 0 && !slices.Contains(ids, sn.ID)) {
+			continue
+		}
+		match := true
+		for _, f := range filters {
+			v := sn.VolumeID
+			if k, ok := strings.CutPrefix(f.name, "tag:"); ok {
+				var has bool
+				if v, has = sn.Tags[k]; !has {
+					match = false
+					break
+				}
+			}
+			if !slices.Contains(f.values, v) {
+				match = false
+				break
+			}
+		}
+		if !match {
+			continue
+		}
+		if sn.State == "pending" {
+			if sn.polls >= s.opts.SnapshotPolls {
+				sn.State = "completed"
+			}
+			sn.polls++
+		}
+		progress := "100%"
+		if sn.State == "pending" {
+			progress = "40%"
+		}
+		x := xmlSnapshot{SnapshotID: sn.ID, VolumeID: sn.VolumeID, Status: sn.State, StartTime: sn.Started.Format(timeFormat),
+			Progress: progress, OwnerID: account, Description: sn.Description}
+		if len(sn.Tags) > 0 {
+			ts := tagSet(sn.Tags)
+			x.TagSet = &ts
+		}
+		out.SnapshotSet.Items = append(out.SnapshotSet.Items, x)
 	}
 	return out, nil
 }

@@ -54,6 +54,7 @@ type API interface {
 	Volume(ctx context.Context, account, region, id string) (ebs.Volume, error)
 	DeleteVolume(ctx context.Context, account, region, id string) error
 	CreateSnapshot(ctx context.Context, account, region, volumeID, description string, tags map[string]string) (string, error)
+	SnapshotsOf(ctx context.Context, account, region, volumeID, tagKey string) ([]ebs.Snapshot, error)
 }
 
 // Read is the kind's read of its cloud (Snapshot.Clouds[Name]).
@@ -88,6 +89,8 @@ func Open(ctx context.Context, cfg *config.Config, _ *zap.Logger) (client any, r
 type Kind struct {
 	s   Section
 	api API
+	// poll is how often a snapshot is looked at while it completes.
+	poll time.Duration
 }
 
 // FromConfig makes the kind with the client Open returned; nil when the
@@ -98,11 +101,11 @@ func FromConfig(cfg *config.Config, client any) *Kind {
 		return nil
 	}
 	api, _ := client.(API)
-	return &Kind{s: *s, api: api}
+	return &Kind{s: *s, api: api, poll: 15 * time.Second}
 }
 
 // New makes the kind from a section (tests).
-func New(s Section, api API) *Kind { return &Kind{s: s, api: api} }
+func New(s Section, api API) *Kind { return &Kind{s: s, api: api, poll: 15 * time.Second} }
 
 // Detail is what a volume decision says beyond the envelope.
 type Detail struct {
@@ -425,9 +428,11 @@ func (k *Kind) Recheck(ctx context.Context, batch []*engine.Decision) ([]engine.
 	return out, nil
 }
 
-// Delete snapshots each volume first when asked (a failed snapshot leaves
-// the volume untouched), then deletes it. The provider's errors say each
-// outcome; the first unknown one fails the call.
+// Delete snapshots each volume first when asked, and deletes it only once
+// that snapshot is completed (a snapshot that fails, or is still pending
+// after ebs.snapshotTimeout, leaves the volume untouched: a refusal, and a
+// later run finds the same snapshot instead of starting another). The
+// provider's errors say each outcome; the first unknown one fails the call.
 func (k *Kind) Delete(ctx context.Context, batch []*engine.Decision) ([]engine.Deleted, error) {
 	if k.api == nil {
 		return nil, fmt.Errorf("no EBS client")
@@ -436,17 +441,79 @@ func (k *Kind) Delete(ctx context.Context, batch []*engine.Decision) ([]engine.D
 		det := detailOf(d)
 		var out engine.Deleted
 		if det.Snapshot {
-			desc := "reclaim: " + d.Name + " before its delete"
-			if det.MadeFor != "" {
-				desc += ", made for " + det.MadeFor
-			}
-			id, err := k.api.CreateSnapshot(ctx, det.Account, det.Region, d.Name, desc, map[string]string{k.s.SnapshotTag: d.Name})
+			id, err := k.snapshot(ctx, d, det)
 			if err != nil {
-				return engine.Deleted{Err: inventory.Refused(fmt.Errorf("snapshot before delete: %w", err))}
+				return engine.Deleted{Err: inventory.Refused(fmt.Errorf("snapshot before delete: %w", err)), Snapshot: id}
 			}
 			out.Snapshot = id
 		}
 		out.Err = k.api.DeleteVolume(ctx, det.Account, det.Region, d.Name)
 		return out
 	})
+}
+
+// snapshot returns a completed snapshot of the volume reclaim made: one an
+// earlier run started, or a new one, waited for.
+func (k *Kind) snapshot(ctx context.Context, d *engine.Decision, det *Detail) (string, error) {
+	tag := k.s.SnapshotTag
+	list := func() ([]ebs.Snapshot, error) { return k.api.SnapshotsOf(ctx, det.Account, det.Region, d.Name, tag) }
+	snaps, err := list()
+	if err != nil {
+		return "", err
+	}
+	id := ""
+	for _, s := range snaps { // the newest usable one
+		if (s.State == "completed" || s.State == "pending") && (id == "" || s.Started.After(started(snaps, id))) {
+			id = s.ID
+		}
+	}
+	if id == "" {
+		desc := "reclaim: " + d.Name + " before its delete"
+		if det.MadeFor != "" {
+			desc += ", made for " + det.MadeFor
+		}
+		if id, err = k.api.CreateSnapshot(ctx, det.Account, det.Region, d.Name, desc, map[string]string{tag: d.Name}); err != nil {
+			return "", err
+		}
+	}
+	deadline := time.Now().Add(k.s.SnapshotTimeout.Std())
+	for {
+		if snaps, err = list(); err != nil {
+			return id, err
+		}
+		switch state := stateOf(snaps, id); state {
+		case "completed":
+			return id, nil
+		case "pending", "":
+			// "": not listed yet (EC2 is eventually consistent).
+		default:
+			return id, fmt.Errorf("snapshot %s is %s: the volume is kept", id, state)
+		}
+		if !time.Now().Before(deadline) {
+			return id, fmt.Errorf("snapshot %s still pending after %s: the volume is kept, and a later run deletes it once the snapshot completes", id, k.s.SnapshotTimeout)
+		}
+		select {
+		case <-ctx.Done():
+			return id, ctx.Err()
+		case <-time.After(k.poll):
+		}
+	}
+}
+
+func started(snaps []ebs.Snapshot, id string) time.Time {
+	for _, s := range snaps {
+		if s.ID == id {
+			return s.Started
+		}
+	}
+	return time.Time{}
+}
+
+func stateOf(snaps []ebs.Snapshot, id string) string {
+	for _, s := range snaps {
+		if s.ID == id {
+			return s.State
+		}
+	}
+	return ""
 }

@@ -14,5 +14,5 @@ var Permissions = perms.Set{
 			{Resource: "pods", Verbs: []string{"list"}},
 		},
 	},
-	Delete: perms.Grants{IAM: []string{"ec2:DeleteVolume", "ec2:CreateSnapshot", "ec2:CreateTags"}},
+	Delete: perms.Grants{IAM: []string{"ec2:DeleteVolume", "ec2:CreateSnapshot", "ec2:CreateTags", "ec2:DescribeSnapshots"}},
 }

@@ -182,8 +182,12 @@ func TestHeadroom(t *testing.T) {
 
 // memEBS is an in-memory API with EC2's delete rules.
 type memEBS struct {
-	vols      map[string]ebs.Volume
-	snapErr   error
+	vols    map[string]ebs.Volume
+	snapErr error
+	// snaps are the snapshots made, with the describes each stays pending.
+	snaps     []ebs.Snapshot
+	pending   map[string]int
+	failed    map[string]bool
 	snapshots []string
 	calls     []string
 }
@@ -216,7 +220,31 @@ func (m *memEBS) CreateSnapshot(_ context.Context, _, _, id, desc string, tags m
 		return "", m.snapErr
 	}
 	m.snapshots = append(m.snapshots, id+" "+tags["reclaim.dev/snapshot-of"]+" "+desc)
-	return "snap-1", nil
+	sid := fmt.Sprintf("snap-%d", len(m.snaps)+1)
+	m.snaps = append(m.snaps, ebs.Snapshot{ID: sid, VolumeID: id, State: "pending", Started: t0.Add(time.Duration(len(m.snaps)) * time.Second)})
+	return sid, nil
+}
+
+func (m *memEBS) SnapshotsOf(_ context.Context, _, _, vol, _ string) ([]ebs.Snapshot, error) {
+	m.calls = append(m.calls, "list snapshots")
+	var out []ebs.Snapshot
+	for i := range m.snaps {
+		s := &m.snaps[i]
+		if s.VolumeID != vol {
+			continue
+		}
+		if s.State == "pending" {
+			switch {
+			case m.failed[s.ID]:
+				s.State = "error"
+			case m.pending[s.ID] <= 0:
+				s.State = "completed"
+			}
+			m.pending[s.ID]--
+		}
+		out = append(out, *s)
+	}
+	return out, nil
 }
 
 func applyOnce(t *testing.T, m *memEBS, sec Section, change func()) *engine.Outcome {
@@ -227,6 +255,7 @@ func applyOnce(t *testing.T, m *memEBS, sec Section, change func()) *engine.Outc
 	}
 	s := snapOf(vols, cluster("a", nil))
 	k := New(sec, m)
+	k.poll = time.Millisecond
 	p := engine.Build(&s, []engine.Kind{k}, seen(t0.Add(-2*time.Hour), "vol-1"), t0)
 	if change != nil {
 		change()
@@ -271,20 +300,44 @@ func TestApply(t *testing.T) {
 	}
 }
 
+// A volume is deleted only once its snapshot is completed; one that fails,
+// or is still pending past snapshotTimeout, keeps the volume, and a later
+// run waits on the same snapshot rather than starting another.
 func TestApplySnapshotsFirst(t *testing.T) {
 	sec := testSection()
-	sec.SnapshotBeforeDelete = true
-	m := &memEBS{vols: map[string]ebs.Volume{"vol-1": csiVolume("vol-1")}}
+	sec.SnapshotBeforeDelete, sec.SnapshotTimeout = true, config.Duration(time.Second)
+	fresh := func() *memEBS {
+		return &memEBS{vols: map[string]ebs.Volume{"vol-1": csiVolume("vol-1")}, pending: map[string]int{"snap-1": 2}}
+	}
+	m := fresh()
 	out := applyOnce(t, m, sec, nil)
-	if out.Deleted != 1 || strings.Join(m.calls, ",") != "get vol-1,snapshot vol-1,delete vol-1" ||
-		len(m.snapshots) != 1 || !strings.Contains(m.snapshots[0], "vol-1 vol-1 reclaim: vol-1 before its delete, made for PVC wf/claim-vol-1") {
+	if out.Deleted != 1 || len(m.snapshots) != 1 ||
+		!strings.Contains(m.snapshots[0], "vol-1 vol-1 reclaim: vol-1 before its delete, made for PVC wf/claim-vol-1") ||
+		strings.Join(m.calls, ",") != "get vol-1,list snapshots,snapshot vol-1,list snapshots,list snapshots,list snapshots,delete vol-1" {
 		t.Fatalf("%+v calls %v snapshots %v", out.Results, m.calls, m.snapshots)
 	}
-	// A failed snapshot leaves the volume untouched: a refusal, not a delete.
-	m = &memEBS{vols: map[string]ebs.Volume{"vol-1": csiVolume("vol-1")}, snapErr: errors.New("SnapshotLimitExceeded")}
-	out = applyOnce(t, m, sec, nil)
-	if out.Failed != 1 || len(m.vols) != 1 || strings.Contains(strings.Join(m.calls, ","), "delete") {
+	// A failed CreateSnapshot, or a snapshot that ends in error, leaves the
+	// volume untouched: a refusal, not a delete.
+	m = fresh()
+	m.snapErr = errors.New("SnapshotLimitExceeded")
+	if out = applyOnce(t, m, sec, nil); out.Failed != 1 || len(m.vols) != 1 {
 		t.Fatalf("%+v calls %v", out.Results, m.calls)
+	}
+	m = fresh()
+	m.failed = map[string]bool{"snap-1": true}
+	if out = applyOnce(t, m, sec, nil); out.Failed != 1 || len(m.vols) != 1 || len(m.snapshots) != 1 || !strings.Contains(out.Results[0].Error, "snapshot snap-1 is error") {
+		t.Fatalf("a failed snapshot: %+v calls %v", out.Results, m.calls)
+	}
+	// Pending past the timeout: kept; the next run finds it, and deletes
+	// once it completes, without a second snapshot.
+	m = fresh()
+	m.pending["snap-1"] = 1 << 20
+	if out = applyOnce(t, m, sec, nil); out.Failed != 1 || len(m.vols) != 1 || !strings.Contains(out.Results[0].Error, "still pending") {
+		t.Fatalf("pending: %+v", out.Results)
+	}
+	m.pending["snap-1"] = 0
+	if out = applyOnce(t, m, sec, nil); out.Deleted != 1 || len(m.snapshots) != 1 {
+		t.Fatalf("the second run: %+v snapshots %v", out.Results, m.snapshots)
 	}
 }
 

@@ -45,6 +45,9 @@ type Section struct {
 	// is deleted, tagged with SnapshotTag naming the volume.
 	SnapshotBeforeDelete bool   `json:"snapshotBeforeDelete"`
 	SnapshotTag          string `json:"snapshotTag"`
+	// SnapshotTimeout is how long a delete waits for its snapshot to
+	// complete; past it the volume is kept until a later run.
+	SnapshotTimeout config.Duration `json:"snapshotTimeout"`
 	// HeadroomWarning warns when a volume type's storage quota (Service
 	// Quotas, "Storage for ... volumes") is used to this share.
 	HeadroomWarning config.Percent `json:"headroomWarning"`
@@ -123,6 +126,7 @@ func defaults(s *Section, set func(string) bool) {
 	config.Fill(set, "grace", &s.Grace, defaultGrace)
 	config.Fill(set, "minAge", &s.MinAge, defaultMinAge)
 	config.Fill(set, "snapshotTag", &s.SnapshotTag, defaultSnapshotTag)
+	config.Fill(set, "snapshotTimeout", &s.SnapshotTimeout, config.Duration(30*time.Minute))
 	config.Fill(set, "headroomWarning", &s.HeadroomWarning, defaultHeadroomWarning)
 	config.Fill(set, "caps.maxDeletesPerRun", &s.Caps.MaxDeletesPerRun, defaultMaxDeletes)
 	config.Fill(set, "caps.maxDeletePercent", &s.Caps.MaxDeletePercent, defaultMaxPercent)
@@ -180,6 +184,9 @@ func validate(s *Section, report *config.Report) {
 	}
 	if s.Grace <= 0 {
 		report.Add("grace", "must be more than 0 — a volume must be seen orphaned on more than one run before it is deleted")
+	}
+	if s.SnapshotTimeout <= 0 {
+		report.Add("snapshotTimeout", "must be more than 0 — how long a delete waits for its snapshot to complete")
 	}
 	if s.MinAge <= 0 {
 		report.Add("minAge", "must be more than 0 — a volume just made may not have its PV yet")
