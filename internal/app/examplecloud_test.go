@@ -92,21 +92,14 @@ func TestACloudKindIsOnePackage(t *testing.T) {
 	// cloud built from its section.
 	saved := app.Registered
 	t.Cleanup(func() { app.Registered = saved })
-	app.Register(app.Registration{Name: examplecloud.Name,
-		New: func(cfg *config.Config, c *app.Clients) engine.Kind {
-			api, _ := c.Clouds[examplecloud.Name].(examplecloud.API)
-			if k := examplecloud.FromConfig(cfg, api); k != nil {
-				return k
-			}
-			return nil
-		},
-		Cloud: func(_ context.Context, cfg *config.Config, _ *zap.Logger) (*app.Cloud, error) {
-			s := examplecloud.SectionOf(cfg)
-			if s == nil {
-				return nil, nil
-			}
-			return &app.Cloud{Client: cloud, List: examplecloud.Read(cloud, s.Accounts)}, nil
-		}})
+	open := func(_ context.Context, cfg *config.Config, _ *zap.Logger) (any, func(context.Context) any, func(), error) {
+		s := examplecloud.SectionOf(cfg)
+		if s == nil {
+			return nil, nil, nil, nil
+		}
+		return cloud, examplecloud.Read(cloud, s.Accounts), nil, nil
+	}
+	app.Register(app.Registration{Name: examplecloud.Name, New: app.CloudKind(examplecloud.Name, examplecloud.FromConfig), Cloud: app.Opened(open)})
 
 	dir := t.TempDir()
 	cfg, err := config.Parse([]byte(fmt.Sprintf(`clusters:

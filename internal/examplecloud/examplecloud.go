@@ -137,11 +137,14 @@ type Kind struct {
 }
 
 // FromConfig makes the kind; nil when the section is absent.
-func FromConfig(cfg *config.Config, api API) *Kind {
+// FromConfig makes the kind with the client its cloud was opened with (an
+// API; nil before one is); nil when the section is absent.
+func FromConfig(cfg *config.Config, client any) *Kind {
 	s := SectionOf(cfg)
 	if s == nil {
 		return nil
 	}
+	api, _ := client.(API)
 	return &Kind{s: *s, api: api}
 }
 
