@@ -171,12 +171,6 @@ type quota struct {
 	value            float64
 }
 
-type fault struct {
-	code, message string
-	page          int // 0: any request
-	n             int // <= 0: forever
-}
-
 // Server is the fake.
 type Server struct {
 	// Counter counts requests by operation (Calls, CallCounts, TotalCalls,
@@ -188,7 +182,7 @@ type Server struct {
 	volumes    map[string]map[string]*Volume // account -> id -> volume
 	snapshots  []Snapshot
 	quotas     map[string][]quota // account -> quotas of service code ebs
-	faults     map[string][]*fault
+	faults     fakeapi.Queue
 	loseDelete int
 	seq        atomic.Uint64
 
@@ -207,7 +201,7 @@ func New(opts Options) *Server {
 		opts.Logf = log.Printf
 	}
 	opts.Accounts = maps.Clone(opts.Accounts)
-	return &Server{opts: opts, volumes: map[string]map[string]*Volume{}, quotas: map[string][]quota{}, faults: map[string][]*fault{}}
+	return &Server{opts: opts, volumes: map[string]map[string]*Volume{}, quotas: map[string][]quota{}}
 }
 
 // Start starts serving on a local httptest server (once).
@@ -351,14 +345,14 @@ func (s *Server) FailNext(op, code string, n int) { s.FailPage(op, 0, code, n) }
 func (s *Server) FailPage(op string, page int, code string, n int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.faults[op] = append(s.faults[op], &fault{code: code, page: page, n: n})
+	s.faults.Add(op, fakeapi.Fault{Code: code, Page: page, N: n})
 }
 
 // ClearFaults drops every queued fault and lost response.
 func (s *Server) ClearFaults() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	clear(s.faults)
+	s.faults.Clear()
 	s.loseDelete = 0
 }
 
@@ -369,24 +363,6 @@ func (s *Server) LoseDeleteResponses(n int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.loseDelete = n
-}
-
-func (s *Server) takeFault(op string, page int) *fault {
-	for _, k := range []string{op, "*"} {
-		q := s.faults[k]
-		for i, f := range q {
-			if f.page != 0 && f.page != page {
-				continue
-			}
-			if f.n > 0 {
-				if f.n--; f.n == 0 {
-					s.faults[k] = slices.Delete(q, i, i+1)
-				}
-			}
-			return f
-		}
-	}
-	return nil
 }
 
 // ---- wire ----
@@ -428,35 +404,16 @@ func defaultMessage(code, op string) string {
 	return "ebsfake: injected " + code
 }
 
-func (s *Server) requestID() string {
-	n := s.seq.Add(1)
-	return fmt.Sprintf("%08x-%04x-4%03x-8%03x-%012x", uint32(n), uint16(n>>32), n%0x1000, (n>>12)%0x1000, n)
-}
-
-const xmlHeader = `<?xml version="1.0" encoding="UTF-8"?>` + "\n"
+func (s *Server) requestID() string { return fakeapi.RequestID(s.seq.Add(1)) }
 
 func (s *Server) writeXML(w http.ResponseWriter, v any) {
-	b, err := xml.Marshal(v)
-	if err != nil {
+	if err := fakeapi.WriteQueryXML(w, v); err != nil {
 		s.writeXMLError(w, errorf(CodeInternalError, "ebsfake: encode: %v", err))
-		return
 	}
-	w.Header().Set("Content-Type", "text/xml;charset=UTF-8")
-	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write([]byte(xmlHeader))
-	_, _ = w.Write(b)
 }
 
 func (s *Server) writeXMLError(w http.ResponseWriter, e *apiError) {
-	var b strings.Builder
-	b.WriteString(xmlHeader + "<Response><Errors><Error><Code>")
-	_ = xml.EscapeText(&b, []byte(e.code))
-	b.WriteString("</Code><Message>")
-	_ = xml.EscapeText(&b, []byte(e.message))
-	b.WriteString("</Message></Error></Errors><RequestID>" + s.requestID() + "</RequestID></Response>")
-	w.Header().Set("Content-Type", "text/xml;charset=UTF-8")
-	w.WriteHeader(e.status)
-	_, _ = w.Write([]byte(b.String()))
+	fakeapi.WriteQueryError(w, e.status, e.code, e.message, s.requestID())
 }
 
 const jsonType = "application/x-amz-json-1.1"
@@ -549,10 +506,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		page = t.page
 	}
 	s.mu.Lock()
-	f := s.takeFault(op, page)
+	f := s.faults.Take(op, page)
 	s.mu.Unlock()
 	if f != nil {
-		s.writeXMLError(w, &apiError{status: statusOf(f.code), code: f.code, message: defaultMessage(f.code, op)})
+		s.writeXMLError(w, &apiError{status: statusOf(f.Code), code: f.Code, message: defaultMessage(f.Code, op)})
 		return
 	}
 	var out any
@@ -1035,10 +992,10 @@ func (s *Server) serveQuotas(w http.ResponseWriter, req *http.Request, target st
 		start, page = n, t.page
 	}
 	s.mu.Lock()
-	f := s.takeFault(op, page)
+	f := s.faults.Take(op, page)
 	s.mu.Unlock()
 	if f != nil {
-		s.writeJSONError(w, &apiError{status: statusOf(f.code), code: f.code, message: defaultMessage(f.code, op)})
+		s.writeJSONError(w, &apiError{status: statusOf(f.Code), code: f.Code, message: defaultMessage(f.Code, op)})
 		return
 	}
 	size := MaxQuotaResults

@@ -204,12 +204,6 @@ type subnet struct {
 	held   int
 }
 
-type fault struct {
-	code, message string
-	page          int // 0: any request
-	n             int // <= 0: forever
-}
-
 // Server is the fake EC2 API.
 type Server struct {
 	// Counter counts requests by action (Calls, CallCounts, TotalCalls,
@@ -222,7 +216,7 @@ type Server struct {
 	ifaces     map[string]*Interface
 	ids        []string // sorted interface ids, lazily
 	dirty      bool
-	faults     map[string][]*fault
+	faults     fakeapi.Queue
 	loseDelete int
 	limiters   map[string]*rate.Limiter
 	throttled  int
@@ -248,7 +242,6 @@ func New(opts Options) *Server {
 		opts:     opts,
 		subnets:  map[string]*subnet{},
 		ifaces:   map[string]*Interface{},
-		faults:   map[string][]*fault{},
 		limiters: map[string]*rate.Limiter{},
 		latency:  opts.Latency,
 	}
@@ -603,14 +596,14 @@ func (s *Server) FailPage(action string, page int, code string, n int) {
 func (s *Server) FailPageMessage(action string, page int, code, message string, n int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.faults[action] = append(s.faults[action], &fault{code: code, message: message, page: page, n: n})
+	s.faults.Add(action, fakeapi.Fault{Code: code, Message: message, Page: page, N: n})
 }
 
 // ClearFaults drops every queued fault.
 func (s *Server) ClearFaults() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	clear(s.faults)
+	s.faults.Clear()
 	s.loseDelete = 0
 }
 
@@ -621,26 +614,6 @@ func (s *Server) LoseDeleteResponses(n int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.loseDelete = n
-}
-
-// takeFault returns the fault that applies to this request, if any; the
-// caller holds the lock.
-func (s *Server) takeFault(action string, page int) *fault {
-	for _, k := range []string{action, "*"} {
-		q := s.faults[k]
-		for i, f := range q {
-			if f.page != 0 && f.page != page {
-				continue
-			}
-			if f.n > 0 {
-				if f.n--; f.n == 0 {
-					s.faults[k] = slices.Delete(q, i, i+1)
-				}
-			}
-			return f
-		}
-	}
-	return nil
 }
 
 // ---- wire ----
@@ -686,38 +659,16 @@ func defaultMessage(code, action string) string {
 	return "ec2fake: injected " + code
 }
 
-func (s *Server) requestID() string {
-	n := s.seq.Add(1)
-	return fmt.Sprintf("%08x-%04x-4%03x-8%03x-%012x", uint32(n), uint16(n>>32), n%0x1000, (n>>12)%0x1000, n)
-}
-
-const xmlHeader = `<?xml version="1.0" encoding="UTF-8"?>` + "\n"
+func (s *Server) requestID() string { return fakeapi.RequestID(s.seq.Add(1)) }
 
 func (s *Server) writeXML(w http.ResponseWriter, v any) {
-	b, err := xml.Marshal(v)
-	if err != nil {
+	if err := fakeapi.WriteQueryXML(w, v); err != nil {
 		s.writeError(w, errorf(CodeInternalError, "ec2fake: encode: %v", err))
-		return
 	}
-	w.Header().Set("Content-Type", "text/xml;charset=UTF-8")
-	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write([]byte(xmlHeader))
-	_, _ = w.Write(b)
 }
 
 func (s *Server) writeError(w http.ResponseWriter, e *apiError) {
-	var b strings.Builder
-	b.WriteString(xmlHeader)
-	b.WriteString("<Response><Errors><Error><Code>")
-	_ = xml.EscapeText(&b, []byte(e.code))
-	b.WriteString("</Code><Message>")
-	_ = xml.EscapeText(&b, []byte(e.message))
-	b.WriteString("</Message></Error></Errors><RequestID>")
-	b.WriteString(s.requestID())
-	b.WriteString("</RequestID></Response>")
-	w.Header().Set("Content-Type", "text/xml;charset=UTF-8")
-	w.WriteHeader(e.status)
-	_, _ = w.Write([]byte(b.String()))
+	fakeapi.WriteQueryError(w, e.status, e.code, e.message, s.requestID())
 }
 
 // checkAuth accepts a SigV4 Authorization header scoped to the fake's region
@@ -805,14 +756,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		s.writeError(w, errorf(CodeRequestLimitExceeded, "Request limit exceeded."))
 		return
 	}
-	f := s.takeFault(action, page)
+	f := s.faults.Take(action, page)
 	s.mu.Unlock()
 	if f != nil {
-		msg := f.message
+		msg := f.Message
 		if msg == "" {
-			msg = defaultMessage(f.code, action)
+			msg = defaultMessage(f.Code, action)
 		}
-		s.writeError(w, &apiError{status: statusOf(f.code), code: f.code, message: msg})
+		s.writeError(w, &apiError{status: statusOf(f.Code), code: f.Code, message: msg})
 		return
 	}
 	if hook != nil {
