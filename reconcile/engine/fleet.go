@@ -85,6 +85,10 @@ func UniqueKeys(keys []string) []string {
 	return out
 }
 
+// unitOutOfScope is the unit of a cluster's source when the cluster is
+// declared out of scope: complete, though never read.
+const unitOutOfScope = "declared out of scope"
+
 // addFleet registers the fleet's sources: every member reclaim did not read
 // is a source that is never complete (a decision relying on it is held and
 // names it), an out-of-scope declaration one that is, and each discovery
@@ -112,7 +116,7 @@ func (p *Plan) addFleet(f *inventory.Fleet, clusters []inventory.ClusterRefs, ad
 		case inventory.MemberRead:
 			continue // its collection is its source
 		case inventory.MemberOutOfScope:
-			add(Source{Kind: SourceCluster, Name: m.Name, Complete: true, Unit: "declared out of scope"})
+			add(Source{Kind: SourceCluster, Name: m.Name, Complete: true, Unit: unitOutOfScope})
 			p.Notices = append(p.Notices, fmt.Sprintf("cluster %s is declared out of scope (fleet.outOfScope): %s — reclaim does not read it, and what it uses is not protected", m.Name, m.Reason))
 		default:
 			add(Source{Kind: SourceCluster, Name: m.Name, Problems: []string{unreadWhy(m)}, Unit: "not read", NotRead: true})

@@ -183,3 +183,24 @@ func TestUsersKeys(t *testing.T) {
 		t.Errorf("discovery off: %v\nwant %v", got, want[:6])
 	}
 }
+
+// A cluster declared out of scope answers for its reads too: a candidate
+// naming its cluster and its read is not held by them, as it is by a
+// cluster that is merely not read.
+func TestOutOfScopeAnswersForItsReads(t *testing.T) {
+	for _, c := range []struct {
+		state string
+		held  bool
+	}{{inventory.MemberOutOfScope, false}, {inventory.MemberExcluded, true}} {
+		f := &inventory.Fleet{Members: []inventory.FleetMember{member("b", c.state)}}
+		d := orphan("d")
+		d.Sources = engine.Users{Clusters: []string{"a", "b"}, Reads: []string{inventory.ReadWorkloads}}.Keys(f)
+		s := fleetSnap(f)
+		s.Clusters[0].WorkloadsListed = true
+		k := &fakeKind{lim: testLimits(), items: []engine.Proposal{d}}
+		p := engine.Build(s, []engine.Kind{k}, seenSince(t0.Add(-48*time.Hour), orphan("d")), t0)
+		if got := enginetest.DecisionFor(t, p, "d"); got.Held != c.held {
+			t.Errorf("b %s: held %v, want %v (%s)", c.state, got.Held, c.held, got.Why())
+		}
+	}
+}

@@ -131,7 +131,7 @@ func (p *Plan) Unready(keys []string) string {
 		case !known:
 			if asked, read := p.reads[key]; read && !asked {
 				parts = append(parts, notAsked(key))
-			} else if !read && !p.saidByItsCluster(key, keys) {
+			} else if !read && !p.saidByItsCluster(key, keys) && !p.declaredOut(key) {
 				parts = append(parts, key+" was not read")
 			}
 		case p.Sources[i].NotRead:
@@ -153,6 +153,18 @@ func (p *Plan) saidByItsCluster(key string, keys []string) bool {
 	_, cluster, _ := strings.Cut(key, ":")
 	_, read := p.sourceIndex(ClusterKey(cluster))
 	return !read && slices.Contains(keys, ClusterKey(cluster))
+}
+
+// declaredOut: key is a TapKey of a cluster declared out of scope
+// (fleet.outOfScope): the declaration answers for its reads too, as it
+// does for the cluster.
+func (p *Plan) declaredOut(key string) bool {
+	if !strings.HasPrefix(key, SourceTap+" ") {
+		return false
+	}
+	_, cluster, _ := strings.Cut(key, ":")
+	i, ok := p.sourceIndex(ClusterKey(cluster))
+	return ok && p.Sources[i].Unit == unitOutOfScope && p.Sources[i].Complete
 }
 
 // notAsked says that a cluster was read without one of the collector's
