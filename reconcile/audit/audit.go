@@ -71,7 +71,35 @@ func Open(path string) (*Log, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open audit log: %w (set audit.file to a writable path)", err)
 	}
+	if err := endTornLine(path, f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("open audit log: %w", err)
+	}
 	return &Log{w: f, f: f, sync: f, read: func() (io.ReadCloser, error) { return os.Open(path) }}, nil
+}
+
+// endTornLine ends the log's last line when a run killed in mid-write left
+// it torn (a write that crosses a page can stop at the page when the
+// process is killed): the next record then starts a line of its own, and
+// only the torn one is unreadable.
+func endTornLine(path string, w io.Writer) error {
+	r, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	st, err := r.Stat()
+	if err != nil || st.Size() == 0 {
+		return err
+	}
+	last := make([]byte, 1)
+	if _, err := r.ReadAt(last, st.Size()-1); err != nil {
+		return err
+	}
+	if last[0] != '\n' {
+		_, err = w.Write([]byte{'\n'})
+	}
+	return err
 }
 
 // New writes to w (tests, demo); Sync syncs w if it has a Sync method.

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -40,5 +41,35 @@ func TestDoneFindsTheAttempt(t *testing.T) {
 	}
 	if _, err := New(os.Stdout).Done(map[string]string{"a": "r1"}); !errors.Is(err, ErrUnreadable) {
 		t.Fatalf("stdout: %v", err)
+	}
+}
+
+// A run killed in mid-write leaves a torn last line; the next run's first
+// record starts a line of its own, so only the torn one is lost.
+func TestOpenEndsATornLine(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	if err := os.WriteFile(path, []byte(`{"action":"delete","id":"a","result":"deleted"}`+"\n"+`{"action":"delete","id":"b","res`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	l, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Write(Record{Action: "delete", ID: "c", Result: "deleted"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(path)
+	lines := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
+	if len(lines) != 3 || lines[1] != `{"action":"delete","id":"b","res` || !strings.Contains(lines[2], `"id":"c"`) {
+		t.Fatalf("lines %q", lines)
+	}
+	// A whole log is left as it is.
+	l, _ = Open(path)
+	_ = l.Close()
+	if again, _ := os.ReadFile(path); string(again) != string(data) {
+		t.Fatalf("a whole log was changed: %q", again)
 	}
 }
