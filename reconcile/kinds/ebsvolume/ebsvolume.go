@@ -203,6 +203,7 @@ func (k *Kind) Propose(snap *inventory.Snapshot, now time.Time) engine.Proposals
 	out := engine.Proposals{}
 	read, _ := snap.Clouds[Name].(Read)
 	named := k.clusterRefs(snap)
+	wfs := workflows(snap)
 	complete := map[string]bool{}
 	listed := map[string]bool{}
 	for _, l := range read.Listings {
@@ -213,6 +214,8 @@ func (k *Kind) Propose(snap *inventory.Snapshot, now time.Time) engine.Proposals
 		}
 		out.Sources = append(out.Sources, src)
 		complete[scope] = l.Complete
+		r := regionEvidence{src: src.Key(), users: regionUsers(snap, &l)}
+		r.keys = r.users.Keys(snap.Fleet)
 		for i := range l.Volumes {
 			v := &l.Volumes[i]
 			listed[ID(l.Account, l.Region, v.ID)] = true
@@ -220,7 +223,7 @@ func (k *Kind) Propose(snap *inventory.Snapshot, now time.Time) engine.Proposals
 				continue // attached, or on its way: not an orphan
 			}
 			out.InScope++
-			out.Items = append(out.Items, k.propose(snap, &l, v, src.Key(), named[v.ID]))
+			out.Items = append(out.Items, k.propose(snap.Fleet, &l, v, &r, named[v.ID], wfs))
 		}
 	}
 	out.Presence = engine.ListedBy(func(id string) bool {
@@ -253,7 +256,15 @@ func (k *Kind) clusterRefs(snap *inventory.Snapshot) map[string][]clusterRef {
 	return out
 }
 
-func (k *Kind) propose(snap *inventory.Snapshot, l *ebs.Listing, v *ebs.Volume, src string, named []clusterRef) engine.Proposal {
+// regionEvidence is what every volume of a listing relies on: the listing's
+// source, and the clusters that could attach any of them, with their keys.
+type regionEvidence struct {
+	src   string
+	users engine.Users
+	keys  []string
+}
+
+func (k *Kind) propose(f *inventory.Fleet, l *ebs.Listing, v *ebs.Volume, r *regionEvidence, named []clusterRef, wfs map[string]*inventory.WorkflowRef) engine.Proposal {
 	made, ns := madeFor(v.Tags)
 	det := &Detail{Account: l.Account, Region: l.Region, AZ: v.AZ, Type: v.Type, SizeGiB: v.SizeGiB, MadeFor: made,
 		Snapshot: k.s.SnapshotBeforeDelete, namespace: ns, tags: v.Tags}
@@ -267,7 +278,7 @@ func (k *Kind) propose(snap *inventory.Snapshot, l *ebs.Listing, v *ebs.Volume, 
 		return p.Protect(ClassProtected, optout.Reason("tag", k.s.ProtectTag, val))
 	}
 	if len(named) > 0 {
-		return keep(classOf(named[0]), usedText(snap, named))
+		return keep(classOf(named[0]), usedText(named, wfs))
 	}
 	if len(v.Attachments) > 0 {
 		return keep(ClassAttached, "attached to "+strings.Join(v.Attachments, ", "))
@@ -276,13 +287,17 @@ func (k *Kind) propose(snap *inventory.Snapshot, l *ebs.Listing, v *ebs.Volume, 
 	if ev == "" || !slices.Contains(k.s.Ownership, ev) {
 		return keep(ClassNoEvidence, fmt.Sprintf("available, but no ownership evidence (%s) says Kubernetes made it: look at it", strings.Join(k.s.Ownership, ", ")))
 	}
-	u := users(snap, l, v)
-	if len(u.Clusters) == 0 && len(u.Members) == 0 {
+	keys := r.keys
+	if tagged := taggedClusters(f, l, v); len(tagged) > 0 {
+		u := r.users
+		u.Clusters = append(slices.Clip(u.Clusters), tagged...)
+		keys = u.Keys(f)
+	} else if len(r.users.Clusters) == 0 && len(r.users.Members) == 0 {
 		return keep(ClassNoCluster, "no cluster of the fleet could attach it, so no PV evidence covers it")
 	}
 	det.Evidence = ev
 	p.Candidate, p.Class = true, ClassOrphan
-	p.Sources = append([]string{src}, u.Keys(snap.Fleet)...)
+	p.Sources = append([]string{r.src}, keys...)
 	p.Reason = "available and no PV or pod volume in any cluster names it; made by the " + madeBy[ev]
 	if made != "" {
 		p.Reason += " for " + made
@@ -296,16 +311,15 @@ func (k *Kind) propose(snap *inventory.Snapshot, l *ebs.Listing, v *ebs.Volume, 
 
 var madeBy = map[string]string{EvidenceCSI: "EBS CSI driver", EvidenceInTree: "in-tree EBS provisioner"}
 
-// users are the clusters that could attach a volume: every cluster read
-// (configured or discovered) that is not known to be elsewhere (on GKE),
-// every EKS cluster the cloud says lives in its account and region, read or
-// not, the clusters its tags name, and any cluster a failed discovery of
-// that account and region hides. Each holds it until its PVs and pods were
-// read completely.
-func users(snap *inventory.Snapshot, l *ebs.Listing, v *ebs.Volume) engine.Users {
+// regionUsers are the clusters that could attach a listing's volumes:
+// every cluster read (configured or discovered) that is not known to be
+// elsewhere (on GKE), every EKS cluster the cloud says lives in its account
+// and region, read or not, and any cluster a failed discovery of that
+// account and region hides. Each holds a volume until its PVs and pods were
+// read completely. Made once per listing: they are the same for each volume.
+func regionUsers(snap *inventory.Snapshot, l *ebs.Listing) engine.Users {
 	f := snap.Fleet
-	scope := l.Account + "/" + l.Region
-	u := engine.Users{Reads: []string{TapPVs, TapPods}, Scopes: []string{inventory.EKS + " " + scope}}
+	u := engine.Users{Reads: []string{TapPVs, TapPods}, Scopes: []string{inventory.EKS + " " + l.Account + "/" + l.Region}}
 	for _, m := range f.EKSOf(l.Account) {
 		if m.Cloud.Region() == l.Region {
 			u.Members = append(u.Members, m)
@@ -317,14 +331,20 @@ func users(snap *inventory.Snapshot, l *ebs.Listing, v *ebs.Volume) engine.Users
 		}
 		u.Clusters = append(u.Clusters, c.Name)
 	}
+	return u
+}
+
+// taggedClusters are the clusters a volume's own tags name, as the fleet
+// knows them (a name nobody read holds it).
+func taggedClusters(f *inventory.Fleet, l *ebs.Listing, v *ebs.Volume) []string {
 	tagged := inventory.ClustersTagged(v.Tags)
 	if c := v.Tags[TagLegacyCluster]; c != "" {
 		tagged = append(tagged, c)
 	}
-	for _, c := range tagged {
-		u.Clusters = append(u.Clusters, f.Resolve(inventory.EKS, scope, c))
+	for i, c := range tagged {
+		tagged[i] = f.Resolve(inventory.EKS, l.Account+"/"+l.Region, c)
 	}
-	return u
+	return tagged
 }
 
 // Keep classes and the candidate's.
@@ -347,14 +367,14 @@ func classOf(r clusterRef) string {
 
 // usedText says who names a volume: its PV (and PVC, and the PVC's Argo
 // Workflow when the cluster read one), or a pod's inline volume.
-func usedText(snap *inventory.Snapshot, named []clusterRef) string {
+func usedText(named []clusterRef, wfs map[string]*inventory.WorkflowRef) string {
 	r := named[0]
 	var s string
 	if r.PV != "" {
 		s = fmt.Sprintf("PV %s in cluster %s", r.PV, r.cluster)
 		if r.Claim != "" {
 			s += fmt.Sprintf(" (PVC %s/%s", r.ClaimNamespace, r.Claim)
-			if w := workflowOf(snap, r); w != nil {
+			if w := wfs[r.cluster+"/"+r.ClaimNamespace+"/"+r.Claim]; w != nil {
 				s += fmt.Sprintf(", owned by Workflow %s/%s, %s", w.Namespace, w.Name, orDefault(w.Phase, "phase unknown"))
 			}
 			s += ")"
@@ -369,20 +389,18 @@ func usedText(snap *inventory.Snapshot, named []clusterRef) string {
 	return s
 }
 
-// workflowOf is the Argo Workflow owning a reference's PVC, if the cluster
-// read shows one.
-func workflowOf(snap *inventory.Snapshot, r clusterRef) *inventory.WorkflowRef {
+// workflows are the Argo Workflows owning PVCs, by cluster/namespace/claim,
+// as the clusters' reads show them.
+func workflows(snap *inventory.Snapshot) map[string]*inventory.WorkflowRef {
+	out := map[string]*inventory.WorkflowRef{}
 	for _, c := range snap.Clusters {
-		if c.Name != r.cluster {
-			continue
-		}
 		for _, pvc := range c.PVCs {
-			if pvc.Namespace == r.ClaimNamespace && pvc.Name == r.Claim {
-				return pvc.Workflow
+			if pvc.Workflow != nil {
+				out[c.Name+"/"+pvc.Namespace+"/"+pvc.Name] = pvc.Workflow
 			}
 		}
 	}
-	return nil
+	return out
 }
 
 func orDefault(s, d string) string {
