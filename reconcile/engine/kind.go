@@ -2,8 +2,6 @@ package engine
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"time"
 
 	"reclaim.dev/reclaim/inventory"
@@ -297,8 +295,8 @@ const (
 
 // Deleted is the result of deleting one decision. Err is nil when it was
 // deleted, or the provider's error, which says its outcome
-// (inventory.OutcomeOf): gone already, changed since the plan (a skip; a
-// SkipError too), refused (still there), or unknown (no answer, or an
+// (inventory.OutcomeOf): gone already, changed since the plan (a skip),
+// refused (still there), or unknown (no answer, or an
 // error nobody mapped: it may be gone, and the next run settles it).
 type Deleted struct {
 	Err error
@@ -323,26 +321,6 @@ func DeleteEach(batch []*Decision, del func(i int, d *Decision) Deleted) ([]Dele
 // ErrNotFound is the delete contract every provider keeps.
 var ErrNotFound = inventory.ErrNotFound
 
-// SkipError says a delete was refused because the resource changed since it
-// was planned: a skip, never a failure (inventory.OutcomeChanged).
-type SkipError struct{ Reason string }
-
-func (e *SkipError) Error() string { return e.Reason }
-
-// DeleteOutcome implements the outcome contract (inventory.OutcomeOf).
-func (e *SkipError) DeleteOutcome() inventory.Outcome { return inventory.OutcomeChanged }
-
-// Skipped returns a SkipError.
-func Skipped(format string, args ...any) error {
-	return &SkipError{Reason: fmt.Sprintf(format, args...)}
-}
-
-// skipReason is why a delete refused as changed is a skip: a SkipError's
-// reason, or the provider's words.
-func skipReason(err error) string {
-	var s *SkipError
-	if errors.As(err, &s) {
-		return s.Reason
-	}
-	return "skipped: " + err.Error()
-}
+// skipReason is why a delete the provider says was refused as changed is
+// a skip, in the provider's words.
+func skipReason(err error) string { return "skipped: " + err.Error() }

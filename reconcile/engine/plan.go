@@ -334,7 +334,7 @@ func (p *Plan) WriteJSON(w io.Writer, prefix, indent string) error {
 // action, and a kept one's class.
 func (d *Decision) RowMark() (action, class string) {
 	if d.Action == Keep {
-		return strings.ToUpper(string(d.Action)), d.Class
+		class = d.Class
 	}
-	return strings.ToUpper(string(d.Action)), ""
+	return strings.ToUpper(string(d.Action)), class
 }

@@ -149,10 +149,13 @@ func (k *Deleter[T]) Recheck(ctx context.Context, batch []*engine.Decision) ([]e
 			out[i].Result = engine.GoneNow
 		case k.Annotation != "" && cur.GetAnnotations()[k.Annotation] != det.Retention:
 			out[i] = engine.Verdict{Result: engine.Skip, Reason: fmt.Sprintf("skipped: annotation %s changed since it was planned (now %q)", k.Annotation, cur.GetAnnotations()[k.Annotation])}
-		case k.still(cur) != "":
-			out[i] = engine.Verdict{Result: engine.Skip, Reason: "skipped: " + k.still(cur)}
 		default:
 			out[i] = engine.Pass(cur.GetLabels()) // the engine checks the opt-out label
+			if k.API.Still != nil {
+				if why := k.API.Still(cur); why != "" {
+					out[i] = engine.Verdict{Result: engine.Skip, Reason: "skipped: " + why}
+				}
+			}
 		}
 		return nil
 	})
@@ -160,14 +163,6 @@ func (k *Deleter[T]) Recheck(ctx context.Context, batch []*engine.Decision) ([]e
 		return nil, err
 	}
 	return out, nil
-}
-
-// still is what API.Still says of a re-read object, "" when nothing.
-func (k *Deleter[T]) still(cur T) string {
-	if k.API.Still == nil {
-		return ""
-	}
-	return k.API.Still(cur)
 }
 
 // each runs f for every object of a batch, with its cluster's client
