@@ -319,3 +319,12 @@ func webhookURLProblem(s string) string {
 	}
 	return "is not an https URL — it looks like https://hooks.slack.com/services/T000/B000/XXXX"
 }
+
+// OwnerLabel is the label or tag whose value names a resource's owner
+// (notify.ownerLabel), "" for none.
+func (c *Config) OwnerLabel() string {
+	if c.Notify == nil {
+		return ""
+	}
+	return c.Notify.OwnerLabel
+}

@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/smithy-go/logging"
 	"github.com/aws/smithy-go/middleware"
+	"go.uber.org/zap"
 	"golang.org/x/time/rate"
 )
 
@@ -180,3 +181,14 @@ func (r *Reader[API]) Count(op string) { r.calls.Add(op) }
 
 // Calls says how many calls of op the client made (attempts not counted).
 func (r *Reader[API]) Calls(op string) int { return r.calls.Of(op) }
+
+// ZapLogger sends the AWS SDK's log lines to log at debug level: they are
+// transport notices (a connection not reused, a retry), not the run's story.
+func ZapLogger(log *zap.Logger) logging.Logger {
+	return logging.LoggerFunc(func(c logging.Classification, format string, v ...any) {
+		if !log.Core().Enabled(zap.DebugLevel) {
+			return // formatting every retry notice for nobody costs the listing
+		}
+		log.Debug(fmt.Sprintf(format, v...), zap.String("source", "aws-sdk"), zap.String("classification", string(c)))
+	})
+}
