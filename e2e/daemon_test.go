@@ -26,6 +26,7 @@ import (
 	"reclaim.dev/reclaim/providers/gce"
 	"reclaim.dev/reclaim/reconcile/audit"
 	"reclaim.dev/reclaim/reconcile/engine"
+	"reclaim.dev/reclaim/reconcile/kinds/gcedisk"
 	"reclaim.dev/reclaim/reconcile/state"
 )
 
@@ -126,7 +127,7 @@ daemon:
 		}
 		t.Cleanup(func() { c.Close() })
 		rp.disks = &countingDisks{Provider: c}
-		r, err := app.New(context.Background(), cfg, app.Deps{Disks: rp.disks, Clusters: clusters, Store: store,
+		r, err := app.New(context.Background(), cfg, app.Deps{Clients: map[string]any{gcedisk.Source: rp.disks}, Clusters: clusters, Store: store,
 			Audit: audit.New(enginetest.LockedWriter{Mu: &auditMu, W: &auditBuf})})
 		if err != nil {
 			t.Fatal(err)

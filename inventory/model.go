@@ -317,20 +317,12 @@ func (c ClusterRefs) CouldReference(project string) bool {
 // clusters, so the cluster view is the fresher one.
 type Snapshot struct {
 	TakenAt  time.Time
-	Disks    []DiskListing // one per configured project
-	Quotas   []Quota
 	Clusters []ClusterRefs
-	// Registries are the ECR registries (account and region) in scope.
-	Registries []RegistryListing
-	// ImageSources are references that do not come from a cluster (manifest dirs).
-	ImageSources []ImageSource
-	// Networks are the EC2 subnets and interfaces in scope, per account and region.
-	Networks []NetworkListing
 	// Fleet is every cluster known (configured, discovered, declared) and
 	// what reclaim did with it; nil when the run did not assemble one.
 	Fleet *Fleet
-	// Clouds are what the kinds' own cloud reads returned, by name
-	// (CollectOptions.Clouds).
+	// Clouds are what the run's cloud reads returned, by the read's name
+	// (CollectOptions.Clouds; CloudOf reads one).
 	Clouds map[string]any
 }
 

@@ -21,63 +21,38 @@ import (
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/inventory/kube"
 	"reclaim.dev/reclaim/notify/report"
-	"reclaim.dev/reclaim/providers/ec2"
-	"reclaim.dev/reclaim/providers/ecr"
-	"reclaim.dev/reclaim/providers/gce"
 	"reclaim.dev/reclaim/reconcile/audit"
 	"reclaim.dev/reclaim/reconcile/engine"
-	"reclaim.dev/reclaim/reconcile/kinds/ecrimage"
-	"reclaim.dev/reclaim/reconcile/kinds/gcedisk"
 	"reclaim.dev/reclaim/reconcile/kinds/k8sjob"
 	"reclaim.dev/reclaim/reconcile/kinds/k8spod"
-	"reclaim.dev/reclaim/reconcile/kinds/netiface"
 	"reclaim.dev/reclaim/reconcile/state"
 )
 
 // Deps are the parts of a run. Anything left nil is built from the config.
 type Deps struct {
-	Disks gce.Provider
-	// Images lists the ECR registries and deletes images; nil with an ecr
-	// section builds one client per registry from the config.
-	Images ecr.Provider
-	// Networks lists EC2 subnets and interfaces and deletes interfaces; nil
-	// with an ec2 section builds one client per account and region.
-	Networks NetworkProvider
-	// ImageSources reads the manifest directories and the ECS and Lambda
-	// consumers; nil reads those of the ecr section.
-	ImageSources func(ctx context.Context) []inventory.ImageSource
-	Clusters     func(ctx context.Context) []inventory.ClusterRefs
+	// Clients are the clients of cloud reads by read name (Clouds,
+	// Registration.Cloud): a harness's fakes. A read's client that is not
+	// here is opened from its section.
+	Clients  map[string]any
+	Clusters func(ctx context.Context) []inventory.ClusterRefs
 	// Discovery lists the fleet's clusters; nil with fleet.discover builds
 	// one discoverer per GKE project and EKS account and region, unless
 	// Clusters is given (a harness that fakes the clusters fakes the fleet).
 	Discovery []Discoverer
 	// Kube returns a cluster's client for deletes; nil uses the clients the
 	// collector built from the config.
-	Kube func(cluster string) (kubernetes.Interface, error)
-	// Clouds are kinds' own clouds by kind name (a harness's fakes); a
-	// kind's that is not here is built by its Registration.Cloud.
-	Clouds map[string]*Cloud
-	Store  engine.Store
-	Audit  *audit.Log
-	Log    *zap.Logger
-	Now    func() time.Time
+	Kube  func(cluster string) (kubernetes.Interface, error)
+	Store engine.Store
+	Audit *audit.Log
+	Log   *zap.Logger
+	Now   func() time.Time
 }
 
 // Clients are what kinds delete through, built once per Runner.
 type Clients struct {
-	Disks    gce.Provider
-	Images   ecr.Provider
-	Networks NetworkProvider
-	Kube     func(cluster string) (kubernetes.Interface, error)
-	// Clouds are the kinds' own clients (Cloud.Client), by kind name.
+	Kube func(cluster string) (kubernetes.Interface, error)
+	// Clouds are the cloud reads' clients, by read name.
 	Clouds map[string]any
-}
-
-// NetworkProvider lists and deletes what the ec2 section covers; the EC2
-// provider's Fleet is one.
-type NetworkProvider interface {
-	List(ctx context.Context) []inventory.NetworkListing
-	netiface.API
 }
 
 // Options are the run's switches.
@@ -123,48 +98,7 @@ func New(ctx context.Context, cfg *config.Config, d Deps) (*Runner, error) {
 	if d.Now == nil {
 		d.Now = time.Now
 	}
-	if g := gcedisk.GCEOf(cfg); d.Disks == nil && g != nil {
-		c, err := gce.New(ctx, gce.Options{Endpoint: g.Endpoint, WithoutAuthentication: g.WithoutAuthentication,
-			CredentialsFile: g.CredentialsFile, PageSize: int(g.PageSize), UserAgent: "reclaim/" + Version})
-		if err != nil {
-			return nil, fmt.Errorf("gce client: %w", err)
-		}
-		r.closers = append(r.closers, func() { c.Close() })
-		d.Disks = c
-	}
-	if d.Images == nil && ecrimage.SectionOf(cfg) != nil {
-		opts := RegistryOptions(cfg)
-		for i := range opts {
-			opts[i].Logger = SDKLogger(d.Log)
-		}
-		f, err := ecr.NewFleet(ctx, opts)
-		if err != nil {
-			r.Close()
-			return nil, fmt.Errorf("ecr clients: %w", err)
-		}
-		d.Images = f
-	}
-	if d.Networks == nil && netiface.SectionOf(cfg) != nil {
-		opts := NetworkOptions(cfg)
-		for i := range opts {
-			opts[i].Logger = SDKLogger(d.Log)
-		}
-		f, err := ec2.NewFleet(ctx, opts)
-		if err != nil {
-			r.Close()
-			return nil, fmt.Errorf("ec2 clients: %w", err)
-		}
-		d.Networks = f
-	}
-	if d.ImageSources == nil && ecrimage.SectionOf(cfg) != nil {
-		src, err := ImageSources(ctx, cfg, d.Log)
-		if err != nil {
-			r.Close()
-			return nil, fmt.Errorf("image users: %w", err)
-		}
-		d.ImageSources = src
-	}
-	if err := buildClouds(ctx, cfg, &d, &r.closers); err != nil {
+	if err := openClouds(ctx, cfg, &d, &r.closers); err != nil {
 		r.Close()
 		return nil, err
 	}
@@ -210,10 +144,7 @@ func New(ctx context.Context, cfg *config.Config, d Deps) (*Runner, error) {
 		d.Audit = a
 	}
 	r.d = d
-	c := &Clients{Disks: d.Disks, Images: d.Images, Networks: d.Networks, Kube: d.Kube, Clouds: map[string]any{}}
-	for name, cl := range d.Clouds {
-		c.Clouds[name] = cl.Client
-	}
+	c := &Clients{Kube: d.Kube, Clouds: d.Clients}
 	for _, reg := range Registered {
 		if k := reg.New(cfg, c); k != nil {
 			r.kinds = append(r.kinds, k)
@@ -264,16 +195,6 @@ func (r *Runner) Once(ctx context.Context, opt Options) (*report.Report, error) 
 		return nil, err
 	}
 	co := inventory.CollectOptions{Clusters: d.Clusters, Now: d.Now}
-	if g := gcedisk.GCEOf(cfg); g != nil {
-		co.Disks, co.Projects, co.Regions = d.Disks, g.Projects, g.Regions
-		co.QuotaMetrics, co.Concurrency = g.QuotaMetrics, g.Concurrency
-	}
-	if ecrimage.SectionOf(cfg) != nil {
-		co.Registries, co.ImageSources = d.Images.List, d.ImageSources
-	}
-	if netiface.SectionOf(cfg) != nil {
-		co.Networks = d.Networks.List
-	}
 	co.Clouds = r.cloudReads()
 	co.FleetClusters = r.fleetClusters
 	if r.discovers {
@@ -359,8 +280,8 @@ func checkClusters(names []string, snap *inventory.Snapshot) error {
 // fleetClusters assembles the run's fleet from the config and the
 // discovery listings, and collects the configured clusters and the
 // discovered ones it reads, side by side.
-func (r *Runner) fleetClusters(ctx context.Context, listings []inventory.FleetListing, networks []inventory.NetworkListing) (*inventory.Fleet, []inventory.ClusterRefs) {
-	fp := assembleFleet(r.cfg, r.discovers, r.d.Discovery, listings, r.apis, networks, r.d.Now())
+func (r *Runner) fleetClusters(ctx context.Context, listings []inventory.FleetListing, clouds map[string]any) (*inventory.Fleet, []inventory.ClusterRefs) {
+	fp := assembleFleet(r.cfg, r.discovers, r.d.Discovery, listings, r.apis, clouds, r.d.Now())
 	var configured, discovered []inventory.ClusterRefs
 	var wg sync.WaitGroup
 	wg.Go(func() { configured = r.d.Clusters(ctx) })

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"go.uber.org/zap"
+	"reclaim.dev/reclaim/reconcile/kinds/ecrimage"
 )
 
 // noAWSProfiles points the AWS SDK at empty shared files, so that a named
@@ -39,7 +40,7 @@ func TestImageConsumerThatCannotBeBuiltIsAnError(t *testing.T) {
 	noAWSProfiles(t)
 	for _, svc := range []string{"ecs", "lambda", "batch"} {
 		cfg := parse(t, "clusters:\n  - name: a\n    context: a\necr:\n  registries:\n    - account: \"111122223333\"\n      region: us-east-1\n  consumers:\n    - account: \"111122223333\"\n      region: us-east-1\n      profile: no-such-profile\n      "+svc+": true\n")
-		src, err := ImageSources(context.Background(), cfg, zap.NewNop())
+		src, _, err := ecrimage.OpenUsers(context.Background(), cfg, zap.NewNop(), "reclaim/test")
 		if err == nil || src != nil || !strings.Contains(err.Error(), "ecr.consumers[0]."+svc) {
 			t.Fatalf("%s: sources %v, error %v", svc, src != nil, err)
 		}

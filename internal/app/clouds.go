@@ -10,82 +10,139 @@ import (
 	config "reclaim.dev/reclaim/configs"
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/reconcile/engine"
+	"reclaim.dev/reclaim/reconcile/kinds/ecrimage"
+	"reclaim.dev/reclaim/reconcile/kinds/gcedisk"
+	"reclaim.dev/reclaim/reconcile/kinds/netiface"
 )
 
-// Cloud is a kind's own cloud: the client it lists and deletes through. A
-// kind that reads a cloud no other kind reads registers one
-// (Registration.Cloud) instead of a slot in the snapshot and a case in the
-// collector.
+// Clouds lists the cloud reads several kinds may rely on, one line each.
+// A kind names the reads it relies on (Registration.Clouds); a read no
+// kind the config turns on names is neither opened for nothing nor read.
+// A read only one kind has is that kind's Registration.Cloud.
+var Clouds = []Cloud{
+	{Name: gcedisk.Source, Open: gcedisk.Open, Read: gcedisk.Reader},
+	{Name: ecrimage.Source, Open: ecrimage.Open, Read: Lists[[]inventory.RegistryListing]},
+	{Name: ecrimage.UsersSource, Open: ecrimage.OpenUsers, Read: ecrimage.UsersReader, WithClusters: true},
+	{Name: netiface.Source, Open: netiface.Open, Read: Lists[[]inventory.NetworkListing]},
+}
+
+// Lists is the Read of a client whose List is the whole read (a
+// provider's Fleet).
+func Lists[T any](_ *config.Config, client any) func(context.Context) any {
+	l := client.(interface{ List(context.Context) T })
+	return func(ctx context.Context) any { return l.List(ctx) }
+}
+
+// Cloud is one named read of a cloud: the client kinds delete through,
+// and the read of the cloud for the snapshot (Snapshot.Clouds[Name]).
 type Cloud struct {
-	// Client is handed to the kind's New (Clients.Clouds[name]).
-	Client any
-	// List reads the cloud for the snapshot (Snapshot.Clouds[name]), with
-	// the other clouds and before the clusters. It never fails as a whole:
-	// what it returns says what it could not read.
-	List func(ctx context.Context) any
-	// Close releases the client; nil: nothing to release.
-	Close func()
+	// Name is the read's (a kind's own: the kind's name).
+	Name string
+	// Open makes the client from the config: nil when its section is
+	// absent, and closeFn nil when it holds nothing to release. Its
+	// package's AWS and GCP clients take log and userAgent.
+	Open func(ctx context.Context, cfg *config.Config, log *zap.Logger, userAgent string) (client any, closeFn func(), err error)
+	// Read is the read through client (Open's, or the harness's). It never
+	// fails as a whole: what it returns says what it could not read.
+	Read func(cfg *config.Config, client any) func(ctx context.Context) any
+	// WithClusters reads it with the clusters, after the other clouds: it
+	// is evidence of use, which must be as fresh as what it is held against.
+	WithClusters bool
 }
 
-// buildClouds builds the clouds of the registered kinds the config turns
-// on, unless the harness gave them (d.Clouds).
-func buildClouds(ctx context.Context, cfg *config.Config, d *Deps, closers *[]func()) error {
+// clouds are every registered read: the shared ones, then the kinds' own.
+func clouds() []Cloud {
+	out := slices.Clone(Clouds)
 	for _, r := range Registered {
-		if r.Cloud == nil || d.Clouds[r.Name] != nil {
-			continue
+		if r.Cloud != nil {
+			c := *r.Cloud
+			c.Name = r.Name
+			out = append(out, c)
 		}
-		c, err := r.Cloud(ctx, cfg, d.Log)
-		if err != nil {
-			return fmt.Errorf("%s clients: %w", r.Name, err)
-		}
-		if c == nil {
-			continue // its section is absent
-		}
-		if c.Close != nil {
-			*closers = append(*closers, c.Close)
-		}
-		if d.Clouds == nil {
-			d.Clouds = map[string]*Cloud{}
-		}
-		d.Clouds[r.Name] = c
-	}
-	return nil
-}
-
-// cloudReads are the clouds of the kinds the runner plans, in
-// registration order.
-func (r *Runner) cloudReads() []inventory.CloudRead {
-	var out []inventory.CloudRead
-	for _, reg := range Registered {
-		c := r.d.Clouds[reg.Name]
-		if c == nil || c.List == nil || !slices.ContainsFunc(r.kinds, func(k engine.Kind) bool { return k.Name() == reg.Name }) {
-			continue
-		}
-		out = append(out, inventory.CloudRead{Name: reg.Name, List: c.List})
 	}
 	return out
 }
 
-// Opener is how a cloud kind's package opens its cloud without naming
-// app's types: its client (handed back to its FromConfig), its read of the
-// cloud for the snapshot, and what releases the client. A nil client: its
-// section is absent.
-type Opener func(ctx context.Context, cfg *config.Config, log *zap.Logger) (client any, read func(context.Context) any, close func(), err error)
-
-// Opened adapts an Opener to Registration.Cloud.
-func Opened(open Opener) func(context.Context, *config.Config, *zap.Logger) (*Cloud, error) {
-	return func(ctx context.Context, cfg *config.Config, log *zap.Logger) (*Cloud, error) {
-		client, read, closeFn, err := open(ctx, cfg, log)
-		if err != nil || client == nil {
-			return nil, err
+// openClouds opens the clients of the reads the kinds the config turns on
+// rely on, unless the harness gave them (d.Clients).
+func openClouds(ctx context.Context, cfg *config.Config, d *Deps, closers *[]func()) error {
+	used := reliedOn(cfg)
+	all := clouds()
+	for name := range used {
+		// A read no line registers would never run, and its kinds would
+		// see an empty cloud as if there were nothing in it.
+		if !slices.ContainsFunc(all, func(c Cloud) bool { return c.Name == name }) {
+			return fmt.Errorf("a kind relies on the cloud read %q, which app.Clouds does not register", name)
 		}
-		return &Cloud{Client: client, List: read, Close: closeFn}, nil
 	}
+	for _, c := range all {
+		if !used[c.Name] || d.Clients[c.Name] != nil {
+			continue
+		}
+		client, closeFn, err := c.Open(ctx, cfg, d.Log, "reclaim/"+Version)
+		if err != nil {
+			return fmt.Errorf("%s clients: %w", c.Name, err)
+		}
+		if client == nil {
+			continue // its section is absent
+		}
+		if closeFn != nil {
+			*closers = append(*closers, closeFn)
+		}
+		if d.Clients == nil {
+			d.Clients = map[string]any{}
+		}
+		d.Clients[c.Name] = client
+	}
+	return nil
+}
+
+// reliedOn names the cloud reads the kinds the config turns on rely on.
+func reliedOn(cfg *config.Config) map[string]bool {
+	out := map[string]bool{}
+	for _, r := range Registered {
+		if r.New(cfg, &Clients{}) == nil {
+			continue
+		}
+		for _, n := range r.Clouds {
+			out[n] = true
+		}
+		if r.Cloud != nil {
+			out[r.Name] = true
+		}
+	}
+	return out
+}
+
+// cloudReads are the reads the kinds this runner plans rely on, in
+// registration order, through the clients opened or given.
+func (r *Runner) cloudReads() []inventory.CloudRead {
+	used := map[string]bool{}
+	for _, reg := range Registered {
+		if slices.ContainsFunc(r.kinds, func(k engine.Kind) bool { return k.Name() == reg.Name }) {
+			for _, n := range reg.Clouds {
+				used[n] = true
+			}
+			if reg.Cloud != nil {
+				used[reg.Name] = true
+			}
+		}
+	}
+	var out []inventory.CloudRead
+	for _, c := range clouds() {
+		client := r.d.Clients[c.Name]
+		if !used[c.Name] || client == nil {
+			continue
+		}
+		out = append(out, inventory.CloudRead{Name: c.Name, List: c.Read(r.cfg, client), WithClusters: c.WithClusters})
+	}
+	return out
 }
 
 // CloudKind adapts a cloud kind's FromConfig(cfg, client) to
-// Registration.New: client is its cloud's (Clients.Clouds[name]), nil when
-// none was opened; FromConfig returns nil when its section is absent.
+// Registration.New: client is the named read's (Clients.Clouds[name]),
+// nil when none was opened; FromConfig returns nil when its section is
+// absent.
 func CloudKind[K interface {
 	*T
 	engine.Kind

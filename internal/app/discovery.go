@@ -41,7 +41,7 @@ func Discoverers(ctx context.Context, cfg *config.Config, log *zap.Logger) ([]Di
 	}
 	for i, e := range cfg.Fleet.EKS {
 		c, err := eks.New(ctx, eks.Options{STSEndpoint: e.STSEndpoint, Service: awsclient.Service{Account: e.Account, Region: e.Region, Profile: e.Profile,
-			RoleARN: e.RoleARN, ExternalID: e.ExternalID, Endpoint: e.Endpoint, UserAgent: "reclaim/" + Version, Logger: SDKLogger(log)}})
+			RoleARN: e.RoleARN, ExternalID: e.ExternalID, Endpoint: e.Endpoint, UserAgent: "reclaim/" + Version, Logger: awsclient.ZapLogger(log)}})
 		if err != nil {
 			errs = append(errs, fmt.Errorf("fleet.eks[%d]: %w", i, err))
 			continue

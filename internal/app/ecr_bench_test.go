@@ -31,6 +31,7 @@ import (
 	dynfake "k8s.io/client-go/dynamic/fake"
 	"k8s.io/client-go/kubernetes/fake"
 
+	"go.uber.org/zap"
 	config "reclaim.dev/reclaim/configs"
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/inventory/kube"
@@ -345,7 +346,7 @@ func BenchmarkECRFleet(b *testing.B) {
 	}
 
 	// ---- the runs ----
-	opts := RegistryOptions(cfg)
+	opts := ecrimage.RegistryOptions(cfg, zap.NewNop(), "reclaim/bench")
 	for i := range opts {
 		opts[i].Credentials = credentials.NewStaticCredentialsProvider("AKIDBENCH", "bench-secret", "")
 	}
@@ -400,7 +401,7 @@ func BenchmarkECRFleet(b *testing.B) {
 
 		start, cpu := time.Now(), cpuTime()
 		store := state.NewMemoryStore(prev)
-		rep, err := Run(context.Background(), cfg, Deps{Images: imgs, Clusters: collect,
+		rep, err := Run(context.Background(), cfg, Deps{Clients: map[string]any{ecrimage.Source: imgs}, Clusters: collect,
 			Store: store, Audit: audit.New(io.Discard),
 			Now: func() time.Time { return runNow }}, Options{})
 		wall, cpu := time.Since(start), cpuTime()-cpu

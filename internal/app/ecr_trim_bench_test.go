@@ -15,6 +15,7 @@ import (
 	dynfake "k8s.io/client-go/dynamic/fake"
 	"k8s.io/client-go/kubernetes/fake"
 
+	"go.uber.org/zap"
 	config "reclaim.dev/reclaim/configs"
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/inventory/kube"
@@ -118,7 +119,7 @@ ecr:
 			b.Fatal(err)
 		}
 		store := &timedStore{Store: fs}
-		opts := RegistryOptions(cfg)
+		opts := ecrimage.RegistryOptions(cfg, zap.NewNop(), "reclaim/bench")
 		for i := range opts {
 			opts[i].Credentials = credentials.NewStaticCredentialsProvider("AKIDBENCH", "bench-secret", "")
 		}
@@ -133,7 +134,7 @@ ecr:
 		}
 		b.StartTimer()
 		start, cpu := time.Now(), cpuTime()
-		rep, err := Run(context.Background(), cfg, Deps{Images: fl, Clusters: collect, Store: store, Audit: audit.New(io.Discard),
+		rep, err := Run(context.Background(), cfg, Deps{Clients: map[string]any{ecrimage.Source: fl}, Clusters: collect, Store: store, Audit: audit.New(io.Discard),
 			Now: func() time.Time { return now.Add(time.Minute) }}, Options{Apply: true})
 		wall, cpu := time.Since(start), cpuTime()-cpu
 		b.StopTimer()

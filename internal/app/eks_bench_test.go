@@ -24,6 +24,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/scheme"
 
+	"go.uber.org/zap"
 	config "reclaim.dev/reclaim/configs"
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/inventory/kube"
@@ -306,7 +307,7 @@ pods:
 		fs := &state.FileStore{Path: filepath.Join(b.TempDir(), "state.json")}
 		store := &timedStore{Store: fs}
 
-		nopts := NetworkOptions(cfg)
+		nopts := netiface.NetworkOptions(cfg, zap.NewNop(), "reclaim/bench")
 		for i := range nopts {
 			nopts[i].Credentials = credentials.NewStaticCredentialsProvider("AKIDBENCH", "bench-secret", "")
 		}
@@ -329,7 +330,7 @@ pods:
 			return pool.Collect(ctx, kube.Options{ProtectLabel: cfg.Kubernetes.ProtectLabel, RetentionAnnotation: RetentionAnnotation(cfg)}, 8)
 		}
 		ec2Rec.after = &collectEnd
-		r, err := New(context.Background(), cfg, Deps{Networks: nets, Clusters: collect, Kube: pool.Client,
+		r, err := New(context.Background(), cfg, Deps{Clients: map[string]any{netiface.Source: nets}, Clusters: collect, Kube: pool.Client,
 			Store: store, Audit: audit.New(io.Discard), Now: func() time.Time { return runNow }})
 		if err != nil {
 			b.Fatal(err)

@@ -92,14 +92,14 @@ func TestACloudKindIsOnePackage(t *testing.T) {
 	// cloud built from its section.
 	saved := app.Registered
 	t.Cleanup(func() { app.Registered = saved })
-	open := func(_ context.Context, cfg *config.Config, _ *zap.Logger) (any, func(context.Context) any, func(), error) {
-		s := examplecloud.SectionOf(cfg)
-		if s == nil {
-			return nil, nil, nil, nil
+	open := func(_ context.Context, cfg *config.Config, _ *zap.Logger, _ string) (any, func(), error) {
+		if examplecloud.SectionOf(cfg) == nil {
+			return nil, nil, nil
 		}
-		return cloud, examplecloud.Read(cloud, s.Accounts), nil, nil
+		return cloud, nil, nil
 	}
-	app.Register(app.Registration{Name: examplecloud.Name, New: app.CloudKind(examplecloud.Name, examplecloud.FromConfig), Cloud: app.Opened(open)})
+	app.Register(app.Registration{Name: examplecloud.Name, New: app.CloudKind(examplecloud.Name, examplecloud.FromConfig),
+		Cloud: &app.Cloud{Open: open, Read: examplecloud.Reader}})
 
 	dir := t.TempDir()
 	cfg, err := config.Parse([]byte(fmt.Sprintf(`clusters:

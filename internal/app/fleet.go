@@ -18,6 +18,7 @@ import (
 	config "reclaim.dev/reclaim/configs"
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/inventory/kube"
+	"reclaim.dev/reclaim/reconcile/kinds/netiface"
 )
 
 // Discoverer lists the clusters of one discovery scope (a GKE project, an
@@ -112,7 +113,7 @@ func judge(api apiServer, where inventory.Place, c inventory.FleetCluster) (verd
 // rule, or declared out of scope by identity. discovers says whether the
 // fleet is discovered (else it is the config's). apis maps a configured
 // cluster's name to its API server, where it could be read.
-func assembleFleet(cfg *config.Config, discovers bool, ds []Discoverer, listings []inventory.FleetListing, apis map[string]apiServer, networks []inventory.NetworkListing, now time.Time) fleetPlan {
+func assembleFleet(cfg *config.Config, discovers bool, ds []Discoverer, listings []inventory.FleetListing, apis map[string]apiServer, clouds map[string]any, now time.Time) fleetPlan {
 	f := inventory.Fleet{Discovery: discovers, Listings: listings}
 	plan := fleetPlan{conflicts: map[string]string{}}
 	taken := map[string]bool{}
@@ -188,7 +189,7 @@ func assembleFleet(cfg *config.Config, discovers bool, ds []Discoverer, listings
 				if li < len(ds) && ds[li].Token != nil {
 					ts = ds[li].Token(c)
 				}
-				plan.read = append(plan.read, discoveredTarget(cfg, reads, name, c, ts, networks))
+				plan.read = append(plan.read, discoveredTarget(cfg, reads, name, c, ts, netiface.NetworksIn(clouds)))
 			}
 			f.Members = append(f.Members, m)
 		}

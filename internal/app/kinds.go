@@ -1,13 +1,10 @@
 package app
 
 import (
-	"context"
 	"fmt"
 	"path"
 	"slices"
 	"strings"
-
-	"go.uber.org/zap"
 
 	config "reclaim.dev/reclaim/configs"
 	"reclaim.dev/reclaim/internal/perms"
@@ -30,18 +27,19 @@ import (
 // kind is a package (its config section registers itself) and a line here:
 // see "Adding a kind" in docs/architecture.md.
 var Registered = []Registration{
-	{Name: gcedisk.Name, Gauges: gcedisk.Gauges, Permissions: gcedisk.Permissions, New: func(cfg *config.Config, c *Clients) engine.Kind { return nilKind(gcedisk.FromConfig(cfg, c.Disks)) }},
+	{Name: gcedisk.Name, Gauges: gcedisk.Gauges, Permissions: gcedisk.Permissions, New: CloudKind(gcedisk.Source, gcedisk.FromConfig), Clouds: []string{gcedisk.Source}},
 	{Name: workflowpvc.Name, Permissions: workflowpvc.Permissions, New: func(cfg *config.Config, c *Clients) engine.Kind { return workflowpvc.FromConfig(cfg, c.Kube) },
-		Taps: func(*config.Config) []kube.Tap { return []kube.Tap{workflowpvc.Tap} }},
-	{Name: ecrimage.Name, Gauges: ecrimage.Gauges, Permissions: ecrimage.Permissions, New: func(cfg *config.Config, c *Clients) engine.Kind { return nilKind(ecrimage.FromConfig(cfg, c.Images)) },
-		Reads: []string{inventory.ReadImages}},
-	{Name: netiface.Name, Gauges: netiface.Gauges, Permissions: netiface.Permissions, New: func(cfg *config.Config, c *Clients) engine.Kind { return nilKind(netiface.FromConfig(cfg, c.Networks)) },
-		Reads: []string{inventory.ReadWorkloads}},
+		Taps: func(*config.Config) []kube.Tap { return []kube.Tap{workflowpvc.Tap} }, Clouds: []string{gcedisk.Source}},
+	{Name: ecrimage.Name, Gauges: ecrimage.Gauges, Permissions: ecrimage.Permissions, New: CloudKind(ecrimage.Source, ecrimage.FromConfig),
+		Reads: []string{inventory.ReadImages}, Clouds: []string{ecrimage.Source, ecrimage.UsersSource}},
+	{Name: netiface.Name, Gauges: netiface.Gauges, Permissions: netiface.Permissions, New: CloudKind(netiface.Source, netiface.FromConfig),
+		Reads: []string{inventory.ReadWorkloads}, Clouds: []string{netiface.Source}},
 	{Name: k8sjob.Name, Gauges: k8sjob.Gauges, Permissions: k8sjob.Permissions, New: func(cfg *config.Config, c *Clients) engine.Kind { return nilKind(k8sjob.FromConfig(cfg, c.Kube)) },
 		Reads: []string{inventory.ReadWorkloads}},
 	{Name: k8spod.Name, Gauges: k8spod.Gauges, Permissions: k8spod.Permissions, New: func(cfg *config.Config, c *Clients) engine.Kind { return nilKind(k8spod.FromConfig(cfg, c.Kube)) },
 		Reads: []string{inventory.ReadWorkloads}},
-	{Name: ebsvolume.Name, Gauges: ebsvolume.Gauges, Permissions: ebsvolume.Permissions, New: CloudKind(ebsvolume.Name, ebsvolume.FromConfig), Taps: ebsvolume.Taps, Cloud: Opened(ebsvolume.Open)},
+	{Name: ebsvolume.Name, Gauges: ebsvolume.Gauges, Permissions: ebsvolume.Permissions, New: CloudKind(ebsvolume.Name, ebsvolume.FromConfig), Taps: ebsvolume.Taps,
+		Cloud: &Cloud{Open: ebsvolume.Open, Read: ebsvolume.Reader}},
 }
 
 // Registration is one kind.
@@ -56,10 +54,14 @@ type Registration struct {
 	// config turns it on (inventory.ReadImages, ReadWorkloads): evidence
 	// several kinds use, read once through typed clients.
 	Reads []string
-	// Cloud, if set, builds the kind's own cloud from its section (nil, nil
-	// when the section is absent): its client, handed to New, and its read,
-	// run with the other clouds into Snapshot.Clouds[Name].
-	Cloud func(ctx context.Context, cfg *config.Config, log *zap.Logger) (*Cloud, error)
+	// Clouds name the registered cloud reads the kind relies on (Clouds):
+	// each is opened and read when a kind the config turns on names it, and
+	// New finds its client in Clients.Clouds[name].
+	Clouds []string
+	// Cloud, if set, is the kind's own read of a cloud no other kind
+	// reads, named after the kind: its client is Clients.Clouds[Name], what
+	// it read Snapshot.Clouds[Name].
+	Cloud *Cloud
 	// Permissions are what the kind's own calls need (its Reads declare
 	// theirs): deploy/ must grant them (permissions_test.go).
 	Permissions perms.Set
@@ -142,12 +144,7 @@ func nilKind[K interface {
 
 // OwnerLabel is the label or tag whose value names a resource's owner
 // (notify.ownerLabel), "" for none.
-func OwnerLabel(cfg *config.Config) string {
-	if cfg.Notify == nil {
-		return ""
-	}
-	return cfg.Notify.OwnerLabel
-}
+func OwnerLabel(cfg *config.Config) string { return cfg.OwnerLabel() }
 
 // Routes are the notify section's routes for the engine (engine.Routes).
 // A kind a route names must be a kind of reclaim's: a typo would route

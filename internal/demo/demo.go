@@ -23,6 +23,9 @@ import (
 	"reclaim.dev/reclaim/providers/gce"
 	"reclaim.dev/reclaim/providers/gce/gcefake"
 	"reclaim.dev/reclaim/reconcile/audit"
+	"reclaim.dev/reclaim/reconcile/kinds/ecrimage"
+	"reclaim.dev/reclaim/reconcile/kinds/gcedisk"
+	"reclaim.dev/reclaim/reconcile/kinds/netiface"
 	"reclaim.dev/reclaim/reconcile/state"
 )
 
@@ -75,10 +78,9 @@ func Start(ctx context.Context, narration io.Writer, log *zap.Logger, now time.T
 	closers = append(closers, reg.Close)
 	imgs := SeedECR(reg, fleet, now)
 	// The real ECR client, over HTTP to the fake, signing with made-up keys.
-	ropts := app.RegistryOptions(cfg)
+	ropts := ecrimage.RegistryOptions(cfg, log, "reclaim/demo")
 	for i := range ropts {
 		ropts[i].Endpoint = reg.URL()
-		ropts[i].Logger = app.SDKLogger(log)
 		ropts[i].Credentials = credentials.NewStaticCredentialsProvider("AKIDDEMO", "demo-secret", "")
 	}
 	images, err := ecr.NewFleet(ctx, ropts)
@@ -91,10 +93,9 @@ func Start(ctx context.Context, narration io.Writer, log *zap.Logger, now time.T
 	nets.Start()
 	closers = append(closers, nets.Close)
 	eks := SeedEKS(nets, fleet, now)
-	nopts := app.NetworkOptions(cfg)
+	nopts := netiface.NetworkOptions(cfg, log, "reclaim/demo")
 	for i := range nopts {
 		nopts[i].Endpoint = nets.URL()
-		nopts[i].Logger = app.SDKLogger(log)
 		nopts[i].Credentials = credentials.NewStaticCredentialsProvider("AKIDDEMO", "demo-secret", "")
 	}
 	networks, err := ec2.NewFleet(ctx, nopts)
@@ -138,7 +139,8 @@ func Start(ctx context.Context, narration io.Writer, log *zap.Logger, now time.T
 	}
 	closers = append(closers, stopDisc)
 	return cfg, app.Deps{
-		Discovery: disc, Disks: disks, Images: images, Networks: networks, Clusters: collect,
+		Clients:   map[string]any{gcedisk.Source: disks, ecrimage.Source: images, netiface.Source: networks},
+		Discovery: disc, Clusters: collect,
 		Kube: func(cluster string) (kubernetes.Interface, error) {
 			mu.Lock()
 			defer mu.Unlock()

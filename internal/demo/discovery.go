@@ -41,7 +41,7 @@ func Discovery(ctx context.Context, cfg *config.Config, log *zap.Logger) (ds []a
 		stop()
 		return nil, nil, err
 	}
-	ec, err := eks.New(ctx, eks.Options{Service: awsclient.Service{Account: EC2Account, Region: EC2Region, Endpoint: e.URL(), Logger: app.SDKLogger(log),
+	ec, err := eks.New(ctx, eks.Options{Service: awsclient.Service{Account: EC2Account, Region: EC2Region, Endpoint: e.URL(), Logger: awsclient.ZapLogger(log),
 		Credentials: credentials.NewStaticCredentialsProvider("AKIDDEMO", "demo-secret", "")}})
 	if err != nil {
 		stop()

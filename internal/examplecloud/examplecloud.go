@@ -114,9 +114,10 @@ type Listing struct {
 	Buckets  []Bucket
 }
 
-// Read is the kind's read of its cloud (the collector's CloudRead): every
-// account, never failing as a whole.
-func Read(api API, accounts []string) func(ctx context.Context) any {
+// Reader is the kind's read of its cloud through client (the collector's
+// CloudRead, app.Cloud.Read): every account, never failing as a whole.
+func Reader(cfg *config.Config, client any) func(ctx context.Context) any {
+	api, accounts := client.(API), SectionOf(cfg).Accounts
 	return func(ctx context.Context) any {
 		out := make([]Listing, len(accounts))
 		for i, a := range accounts {
@@ -172,7 +173,7 @@ func id(account, name string) string { return Name + "/" + account + "/" + name 
 // its account's, so the engine holds it when that listing is incomplete.
 func (k *Kind) Propose(snap *inventory.Snapshot, now time.Time) engine.Proposals {
 	var out engine.Proposals
-	ls, _ := snap.Clouds[Name].([]Listing)
+	ls := inventory.CloudOf[[]Listing](snap, Name)
 	listed := map[string]bool{}
 	complete := map[string]bool{}
 	for _, l := range ls {

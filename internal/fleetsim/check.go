@@ -52,13 +52,13 @@ func (f *fleet) checkRun(snap *inventory.Snapshot, due map[string]int) {
 // inventoryInScope is what each kind's percent cap is a share of.
 func inventoryInScope(snap *inventory.Snapshot) map[string]int {
 	out := map[string]int{}
-	for _, l := range snap.Disks {
+	for _, l := range gcedisk.ListingOf(snap).Disks {
 		out[gcedisk.Name] += len(l.Disks)
 	}
 	for _, c := range snap.Clusters {
 		out[workflowpvc.Name] += len(c.PVCs)
 	}
-	for _, reg := range snap.Registries {
+	for _, reg := range ecrimage.RegistriesOf(snap) {
 		for _, rl := range reg.Repos {
 			out[ecrimage.Name] += rl.Len()
 		}
@@ -75,7 +75,7 @@ func inventoryInScope(snap *inventory.Snapshot) map[string]int {
 			}
 		}
 	}
-	for _, l := range snap.Networks {
+	for _, l := range netiface.NetworksOf(snap) {
 		for _, n := range l.Interfaces {
 			if n.Status == "available" {
 				out[netiface.Name]++

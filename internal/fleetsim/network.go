@@ -334,7 +334,7 @@ func (f *fleet) checkIface(n *iface) {
 // observeNetwork starts and resets the truth's clocks of interfaces.
 func (f *fleet) observeNetwork(snap *inventory.Snapshot) {
 	listed := map[string]bool{}
-	for _, l := range snap.Networks {
+	for _, l := range netiface.NetworksOf(snap) {
 		for _, n := range l.Interfaces {
 			listed[l.Account+"/"+n.ID] = true
 		}

@@ -5,7 +5,9 @@ import (
 	"slices"
 
 	"reclaim.dev/reclaim/inventory"
+	"reclaim.dev/reclaim/reconcile/kinds/ecrimage"
 	"reclaim.dev/reclaim/reconcile/kinds/gcedisk"
+	"reclaim.dev/reclaim/reconcile/kinds/netiface"
 	"reclaim.dev/reclaim/reconcile/kinds/workflowpvc"
 )
 
@@ -14,6 +16,9 @@ import (
 func (f *fleet) snapshot() inventory.Snapshot {
 	w := f.w
 	snap := inventory.Snapshot{TakenAt: f.now, Fleet: f.membership}
+	var gce gcedisk.Listing
+	var regs []inventory.RegistryListing
+	var users []inventory.ImageSource
 	for _, p := range w.projects {
 		l := inventory.DiskListing{Project: p, Complete: !f.rf.gcePage[p]}
 		if !l.Complete {
@@ -29,7 +34,7 @@ func (f *fleet) snapshot() inventory.Snapshot {
 			}
 			l.Disks = append(l.Disks, f.inventoryDisk(d))
 		}
-		snap.Disks = append(snap.Disks, l)
+		gce.Disks = append(gce.Disks, l)
 	}
 	for _, c := range w.clusters {
 		if f.rf.clusters[c.name] != "not read" {
@@ -60,9 +65,8 @@ func (f *fleet) snapshot() inventory.Snapshot {
 			}
 			reg.Repos = append(reg.Repos, rl)
 		}
-		snap.Registries = append(snap.Registries, reg)
+		regs = append(regs, reg)
 	}
-	snap.Networks = f.networks()
 	for _, m := range w.manifests {
 		src := inventory.ImageSource{Name: m.name, Complete: !f.rf.manifests, Files: len(m.refs)}
 		if !src.Complete {
@@ -74,9 +78,10 @@ func (f *fleet) snapshot() inventory.Snapshot {
 			}
 			src.Images = append(src.Images, use(ref, fmt.Sprintf("manifests:%s/deploy-%d.yaml", m.name, i)))
 		}
-		snap.ImageSources = append(snap.ImageSources, src)
+		users = append(users, src)
 	}
-	snap.ImageSources = append(snap.ImageSources, f.consumers()...)
+	users = append(users, f.consumers()...)
+	snap.Clouds = map[string]any{gcedisk.Source: gce, ecrimage.Source: regs, ecrimage.UsersSource: users, netiface.Source: f.networks()}
 	return snap
 }
 
@@ -178,7 +183,7 @@ func (f *fleet) clusterRefs(c *cluster) inventory.ClusterRefs {
 // observe starts and resets the truth's clocks at this run's collection.
 func (f *fleet) observe(snap *inventory.Snapshot) {
 	listed := map[string]bool{}
-	for _, l := range snap.Disks {
+	for _, l := range gcedisk.ListingOf(snap).Disks {
 		for _, d := range l.Disks {
 			listed[d.ID] = true
 		}
@@ -191,7 +196,7 @@ func (f *fleet) observe(snap *inventory.Snapshot) {
 			p.clocks.observe(f.w.pvcOrphan(c, p), f.rf.clusters[c.name] == "", f.now)
 		}
 	}
-	for _, reg := range snap.Registries {
+	for _, reg := range ecrimage.RegistriesOf(snap) {
 		for _, rl := range reg.Repos {
 			if !rl.Complete {
 				continue

@@ -63,26 +63,38 @@ type Read struct {
 	Quotas   []ebs.QuotaListing
 }
 
-// Open opens the kind's cloud from its section: the provider's Fleet, and
-// its read of every region's volumes and storage quotas. A nil client when
-// the section is absent.
-func Open(ctx context.Context, cfg *config.Config, _ *zap.Logger) (client any, read func(context.Context) any, closeFn func(), err error) {
+// Open opens the kind's cloud from its section: the provider's Fleet, one
+// client per region. A nil client when the section is absent.
+func Open(ctx context.Context, cfg *config.Config, log *zap.Logger, userAgent string) (any, func(), error) {
 	s := SectionOf(cfg)
 	if s == nil {
-		return nil, nil, nil, nil
+		return nil, nil, nil
 	}
 	opts := make([]ebs.Options, len(s.Regions))
 	for i, r := range s.Regions {
 		opts[i] = ebs.Options{Service: awsclient.Service{Account: r.Account, Region: r.Region, Profile: r.Profile, RoleARN: r.RoleARN,
 			ExternalID: r.ExternalID, Endpoint: s.Endpoint, RequestsPerSecond: s.RequestsPerSecond, Burst: s.Burst,
-			MaxAttempts: s.MaxAttempts, UserAgent: "reclaim"},
+			MaxAttempts: s.MaxAttempts, UserAgent: userAgent, Logger: awsclient.ZapLogger(log)},
 			QuotasEndpoint: s.QuotasEndpoint, PageSize: int32(s.PageSize), DeletesPerSecond: s.DeletesPerSecond, DeleteBurst: s.DeleteBurst}
 	}
 	f, err := ebs.NewFleet(ctx, opts)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, err
 	}
-	return f, func(ctx context.Context) any { return Read{Listings: f.List(ctx), Quotas: f.Quotas(ctx)} }, nil, nil
+	return f, nil, nil
+}
+
+// Lister reads every region's volumes and storage quotas; the provider's
+// Fleet is one.
+type Lister interface {
+	List(ctx context.Context) []ebs.Listing
+	Quotas(ctx context.Context) []ebs.QuotaListing
+}
+
+// Reader is the kind's read of its cloud through client (Open's).
+func Reader(_ *config.Config, client any) func(context.Context) any {
+	l := client.(Lister)
+	return func(ctx context.Context) any { return Read{Listings: l.List(ctx), Quotas: l.Quotas(ctx)} }
 }
 
 // Kind plans and deletes orphaned EBS volumes.
@@ -201,7 +213,7 @@ func madeFor(tags map[string]string) (text, namespace string) {
 // region's listing and on every cluster that could attach it.
 func (k *Kind) Propose(snap *inventory.Snapshot, now time.Time) engine.Proposals {
 	out := engine.Proposals{}
-	read, _ := snap.Clouds[Name].(Read)
+	read := inventory.CloudOf[Read](snap, Name)
 	named := k.clusterRefs(snap)
 	wfs := workflows(snap)
 	complete := map[string]bool{}

@@ -90,7 +90,7 @@ func (k *Kind) View(p *engine.Plan, snap *inventory.Snapshot) engine.View {
 // what the plan frees. A region whose listing is incomplete has unknown
 // usage: its rows are not Known.
 func (k *Kind) headroom(p *engine.Plan, snap *inventory.Snapshot) []Headroom {
-	read, _ := snap.Clouds[Name].(Read)
+	read := inventory.CloudOf[Read](snap, Name)
 	frees, orphan := map[string]float64{}, map[string]float64{}
 	for d := range p.All() {
 		if d.Kind != Name || d.Frees.Pool == "" {

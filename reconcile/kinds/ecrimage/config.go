@@ -7,9 +7,9 @@ import (
 	config "reclaim.dev/reclaim/configs"
 )
 
-// FromConfig makes the kind from the ecr section; nil without one. api may
-// be nil (plan only).
-func FromConfig(cfg *config.Config, api API) *Kind {
+// FromConfig makes the kind from the ecr section; nil without one. client
+// is the ecr read's (Open), nil: plan only.
+func FromConfig(cfg *config.Config, client any) *Kind {
 	e := SectionOf(cfg)
 	if e == nil {
 		return nil
@@ -38,5 +38,6 @@ func FromConfig(cfg *config.Config, api API) *Kind {
 		}
 		p.Repos = append(p.Repos, rule)
 	}
+	api, _ := client.(API)
 	return &Kind{Policy: p, API: api}
 }

@@ -179,7 +179,7 @@ func (k *Kind) Propose(snap *inventory.Snapshot, now time.Time) engine.Proposals
 	ip := k.Policy
 	out := engine.Proposals{}
 	idx := indexImages(snap)
-	for _, s := range snap.ImageSources {
+	for _, s := range ImageSourcesOf(snap) {
 		out.Sources = append(out.Sources, engine.Source{Kind: s.SourceKind(), Name: s.Name, Complete: s.Complete, Problems: s.Problems,
 			Items: len(s.Images), Unit: "image references"})
 		if !s.Complete {
@@ -195,8 +195,9 @@ func (k *Kind) Propose(snap *inventory.Snapshot, now time.Time) engine.Proposals
 	repos := map[inventory.RepoKey]repoAt{}
 	var all []repoAt // in listing order
 	pc := newPullerCheck(snap, ip.OutOfScopePullers)
-	for ri := range snap.Registries {
-		reg := &snap.Registries[ri]
+	regs := RegistriesOf(snap)
+	for ri := range regs {
+		reg := &regs[ri]
 		out.Sources = append(out.Sources, registrySource(reg))
 		sources, holds := evidence(snap, reg, pc)
 		for i := range reg.Repos {
@@ -234,8 +235,9 @@ func (k *Kind) Propose(snap *inventory.Snapshot, now time.Time) engine.Proposals
 	// each repository's problems, and the images the percent cap is of.
 	out.Finish = func() engine.Finished {
 		f := engine.Finished{InScope: inScope, Notices: pc.notices()}
-		for ri := range snap.Registries {
-			f.Sources = append(f.Sources, registrySource(&snap.Registries[ri]))
+		regs := RegistriesOf(snap)
+		for ri := range regs {
+			f.Sources = append(f.Sources, registrySource(&regs[ri]))
 		}
 		return f
 	}
@@ -251,7 +253,7 @@ func (k *Kind) Propose(snap *inventory.Snapshot, now time.Time) engine.Proposals
 			at.rl.Ensure()
 			return at.rl.Gone || at.rl.Complete
 		}
-		for _, reg := range snap.Registries {
+		for _, reg := range RegistriesOf(snap) {
 			if reg.Account == repo.Account && reg.Region == repo.Region && reg.Complete {
 				return true // the repository itself is gone
 			}
@@ -306,7 +308,7 @@ func evidence(snap *inventory.Snapshot, reg *inventory.RegistryListing, pc *pull
 		}
 	}
 	sources = u.Keys(snap.Fleet)
-	for _, s := range snap.ImageSources {
+	for _, s := range ImageSourcesOf(snap) {
 		sources = append(sources, engine.SourceKey(s.SourceKind(), s.Name))
 	}
 	if !reg.Complete {

@@ -45,8 +45,8 @@ func imagePolicy(limit, high, target, newest int) *ecrimage.Policy {
 func imageSnap(imgs []inventory.Image, uses ...inventory.ImageUse) inventory.Snapshot {
 	return inventory.Snapshot{
 		Clusters: []inventory.ClusterRefs{{Name: "prod-a", Complete: true, ImagesListed: true, Images: uses}},
-		Registries: []inventory.RegistryListing{{Account: acct, Region: "us-east-1", Complete: true,
-			Repos: []inventory.RepoListing{{Repo: appRepo, Images: inventory.NewImageTable(imgs...), Complete: true}}}},
+		Clouds: map[string]any{ecrimage.Source: []inventory.RegistryListing{{Account: acct, Region: "us-east-1", Complete: true,
+			Repos: []inventory.RepoListing{{Repo: appRepo, Images: inventory.NewImageTable(imgs...), Complete: true}}}}},
 	}
 }
 
@@ -284,17 +284,17 @@ func TestImageFailClosed(t *testing.T) {
 			s.Clusters = append(s.Clusters, inventory.ClusterRefs{Name: "prod-c", Complete: true})
 		}, true},
 		{"an unreadable manifest directory", func(s *inventory.Snapshot) {
-			s.ImageSources = []inventory.ImageSource{{Name: "manifests:/gitops", Problems: []string{"permission denied"}}}
+			s.Clouds[ecrimage.UsersSource] = []inventory.ImageSource{{Name: "manifests:/gitops", Problems: []string{"permission denied"}}}
 		}, true},
 		{"a partial repository listing", func(s *inventory.Snapshot) {
-			s.Registries[0].Repos[0].Complete, s.Registries[0].Repos[0].Problem = false, "DescribeImages page 3: ServerException"
+			ecrimage.RegistriesOf(s)[0].Repos[0].Complete, ecrimage.RegistriesOf(s)[0].Repos[0].Problem = false, "DescribeImages page 3: ServerException"
 		}, true},
 		{"an unparseable reference to the repository", func(s *inventory.Snapshot) {
 			s.Clusters[0].Images = append(s.Clusters[0].Images, inventory.ImageUse{Ref: inventory.ImageRef{Repo: appRepo},
 				Where: "prod-a/web/Pod/x (app)", Problem: "template text in the tag"})
 		}, true},
 		{"a reference with a templated account", func(s *inventory.Snapshot) {
-			s.ImageSources = []inventory.ImageSource{{Name: "manifests:/gitops", Complete: true, Images: []inventory.ImageUse{{
+			s.Clouds[ecrimage.UsersSource] = []inventory.ImageSource{{Name: "manifests:/gitops", Complete: true, Images: []inventory.ImageUse{{
 				Ref: inventory.ImageRef{Repo: inventory.RepoKey{Region: "us-east-1", Name: "team/app"}}, Where: "manifests:apps/x.yaml", Problem: "${ACCOUNT} in the host"}}}}
 		}, true},
 		{"an unresolvable reference to another repository does not block", func(s *inventory.Snapshot) {
@@ -440,7 +440,7 @@ func TestImagePolicyScope(t *testing.T) {
 	other := inventory.RepoListing{Repo: inventory.RepoKey{Account: acct, Region: "us-east-1", Name: "scratch"}, Images: inventory.NewImageTable(images(10)...), Complete: true}
 	base := inventory.RepoListing{Repo: inventory.RepoKey{Account: acct, Region: "us-east-1", Name: "base/debian"}, Images: inventory.NewImageTable(images(10)...), Complete: true}
 	tagged := inventory.RepoListing{Repo: inventory.RepoKey{Account: acct, Region: "us-east-1", Name: "team/tagged"}, Images: inventory.NewImageTable(images(10)...), Complete: true, Protected: true}
-	snap.Registries[0].Repos = append(snap.Registries[0].Repos, other, base, tagged)
+	ecrimage.RegistriesOf(&snap)[0].Repos = append(ecrimage.RegistriesOf(&snap)[0].Repos, other, base, tagged)
 	p := planTwice(t, snap, pol)
 	for d := range p.All() {
 		if d.Action == engine.Delete && d.Name != "team/app" {
@@ -480,7 +480,7 @@ func TestImagePendingConfirmed(t *testing.T) {
 	}
 	// A repository listed incompletely cannot confirm anything.
 	snap := imageSnap(images(10))
-	snap.Registries[0].Repos[0].Complete = false
+	ecrimage.RegistriesOf(&snap)[0].Repos[0].Complete = false
 	p = build(snap, pol, st, imgNow)
 	if len(p.Confirmed) != 0 || len(p.State.Pending) != 2 {
 		t.Errorf("confirmed %v pending %v with an incomplete listing", p.Confirmed, p.State.Pending)
@@ -537,7 +537,7 @@ func TestImageLazyListingFailsClosed(t *testing.T) {
 	pol := imagePolicy(10, 9, 6, 1)
 	lazy := func(complete bool) inventory.Snapshot {
 		s := imageSnap(nil)
-		s.Registries[0].Repos[0].Load = func(rl *inventory.RepoListing) {
+		ecrimage.RegistriesOf(&s)[0].Repos[0].Load = func(rl *inventory.RepoListing) {
 			rl.Images, rl.Complete = inventory.NewImageTable(images(10)...), complete
 			if !complete {
 				rl.Problem = "DescribeImages page 3: ServerException"
@@ -593,7 +593,7 @@ func TestImageCandidatesCarryTheEnginesMinimumAge(t *testing.T) {
 // An image's owner is its repository's owner tag (notify.ownerLabel).
 func TestImageOwnerIsItsRepositorysTag(t *testing.T) {
 	s := imageSnap(images(10))
-	s.Registries[0].Repos[0].Labels = map[string]string{"team": "etl"}
+	ecrimage.RegistriesOf(&s)[0].Repos[0].Labels = map[string]string{"team": "etl"}
 	p := engine.Build(&s, []engine.Kind{&ecrimage.Kind{Policy: imagePolicy(10, 8, 5, 1)}}, engine.NewState(), imgNow, engine.Routes("team", nil))
 	n := 0
 	for d := range p.All() {
@@ -617,9 +617,9 @@ func TestImagePresenceOfARepositoryMissingFromAPartialListing(t *testing.T) {
 	id := ecrimage.ID(other, dig(1))
 	for _, complete := range []bool{true, false} {
 		snap := imageSnap(images(3))
-		snap.Registries[0].Complete = complete
+		ecrimage.RegistriesOf(&snap)[0].Complete = complete
 		if !complete {
-			snap.Registries[0].Problem = "DescribeRepositories page 2: ThrottlingException"
+			ecrimage.RegistriesOf(&snap)[0].Problem = "DescribeRepositories page 2: ThrottlingException"
 		}
 		props := (&ecrimage.Kind{Policy: imagePolicy(10, 9, 6, 1)}).Propose(&snap, imgNow)
 		want := engine.Gone

@@ -46,7 +46,7 @@ func newPullerCheck(snap *inventory.Snapshot, declared map[string]string) *pulle
 			}
 		}
 	}
-	for _, s := range snap.ImageSources {
+	for _, s := range ImageSourcesOf(snap) {
 		switch s.SourceKind() {
 		case "ecs", "lambda", "batch":
 			scope := strings.TrimPrefix(s.Name, s.SourceKind()+":")

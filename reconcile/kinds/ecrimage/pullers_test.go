@@ -19,7 +19,7 @@ func TestPullersReclaimDoesNotReadHold(t *testing.T) {
 			{Platform: inventory.EKS, Scope: acct + "/us-east-1", Complete: true},
 			{Platform: inventory.EKS, Scope: workload + "/us-east-1", Complete: true},
 		}}
-		s.ImageSources = append(s.ImageSources, inventory.ImageSource{Kind: "ecs", Name: "ecs:" + workload + "/us-east-1", Complete: true},
+		s.Clouds[ecrimage.UsersSource] = append(ecrimage.ImageSourcesOf(s), inventory.ImageSource{Kind: "ecs", Name: "ecs:" + workload + "/us-east-1", Complete: true},
 			inventory.ImageSource{Kind: "lambda", Name: "lambda:" + workload + "/us-east-1", Complete: true})
 	}
 	for _, tc := range []struct {
@@ -29,32 +29,38 @@ func TestPullersReclaimDoesNotReadHold(t *testing.T) {
 		held     string // "" when the trim goes
 	}{
 		{"no policy", func(*inventory.Snapshot) {}, nil, ""},
-		{"the registry's own account", func(s *inventory.Snapshot) { s.Registries[0].Repos[0].Pullers = []string{acct} }, nil, ""},
-		{"a workload account reclaim does not read", func(s *inventory.Snapshot) { s.Registries[0].Repos[0].Pullers = []string{workload} }, nil,
+		{"the registry's own account", func(s *inventory.Snapshot) { ecrimage.RegistriesOf(s)[0].Repos[0].Pullers = []string{acct} }, nil, ""},
+		{"a workload account reclaim does not read", func(s *inventory.Snapshot) { ecrimage.RegistriesOf(s)[0].Repos[0].Pullers = []string{workload} }, nil,
 			"lets account " + workload + " pull, but reclaim reads no EKS cluster of it (add it to fleet.eks) and no ECS, Lambda or Batch use of it"},
 		{"a workload account whose clusters and consumers are read", func(s *inventory.Snapshot) {
 			read(s)
-			s.Registries[0].Repos[0].Pullers = []string{workload}
+			ecrimage.RegistriesOf(s)[0].Repos[0].Pullers = []string{workload}
 		}, nil, ""},
 		{"its clusters read, its consumers not", func(s *inventory.Snapshot) {
 			read(s)
-			s.ImageSources = nil
-			s.Registries[0].Repos[0].Pullers = []string{workload}
+			s.Clouds[ecrimage.UsersSource] = nil
+			ecrimage.RegistriesOf(s)[0].Repos[0].Pullers = []string{workload}
 		}, nil, "no ECS, Lambda or Batch use of it (add it to ecr.consumers)"},
 		{"a cluster of the workload account is not read", func(s *inventory.Snapshot) {
 			read(s)
 			s.Fleet.Members = []inventory.FleetMember{{Name: "wl", State: inventory.MemberExcluded, Discovered: true,
 				Cloud: inventory.FleetCluster{Name: "wl", Platform: inventory.EKS, Account: workload, Location: "us-east-1"}}}
-			s.Registries[0].Repos[0].Pullers = []string{workload}
+			ecrimage.RegistriesOf(s)[0].Repos[0].Pullers = []string{workload}
 		}, nil, "cluster wl"},
-		{"declared out of scope", func(s *inventory.Snapshot) { s.Registries[0].Repos[0].Pullers = []string{workload} },
+		{"declared out of scope", func(s *inventory.Snapshot) { ecrimage.RegistriesOf(s)[0].Repos[0].Pullers = []string{workload} },
 			map[string]string{workload: "a vendor that pulls only release tags"}, ""},
-		{"anyone", func(s *inventory.Snapshot) { s.Registries[0].Repos[0].Pullers = []string{"*"} }, nil, "lets anyone pull"},
-		{"an organization", func(s *inventory.Snapshot) { s.Registries[0].Repos[0].Pullers = []string{"org:o-a1b2c3d4e5"} }, nil, "organization o-a1b2c3d4e5"},
-		{"an organization declared", func(s *inventory.Snapshot) { s.Registries[0].Repos[0].Pullers = []string{"org:o-a1b2c3d4e5"} },
+		{"anyone", func(s *inventory.Snapshot) { ecrimage.RegistriesOf(s)[0].Repos[0].Pullers = []string{"*"} }, nil, "lets anyone pull"},
+		{"an organization", func(s *inventory.Snapshot) {
+			ecrimage.RegistriesOf(s)[0].Repos[0].Pullers = []string{"org:o-a1b2c3d4e5"}
+		}, nil, "organization o-a1b2c3d4e5"},
+		{"an organization declared", func(s *inventory.Snapshot) {
+			ecrimage.RegistriesOf(s)[0].Repos[0].Pullers = []string{"org:o-a1b2c3d4e5"}
+		},
 			map[string]string{"o-a1b2c3d4e5": "every account with clusters is in fleet.eks"}, ""},
-		{"the registry policy's puller", func(s *inventory.Snapshot) { s.Registries[0].Pullers = []string{workload} }, nil, "the registry policy lets account " + workload},
-		{"the registry policy could not be read", func(s *inventory.Snapshot) { s.Registries[0].PullersProblem = "GetRegistryPolicy: AccessDenied" }, nil,
+		{"the registry policy's puller", func(s *inventory.Snapshot) { ecrimage.RegistriesOf(s)[0].Pullers = []string{workload} }, nil, "the registry policy lets account " + workload},
+		{"the registry policy could not be read", func(s *inventory.Snapshot) {
+			ecrimage.RegistriesOf(s)[0].PullersProblem = "GetRegistryPolicy: AccessDenied"
+		}, nil,
 			"who the registry policy lets pull is unknown"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -98,7 +98,7 @@ func indexImages(snap *inventory.Snapshot) imageIndex {
 			add(u)
 		}
 	}
-	for _, s := range snap.ImageSources {
+	for _, s := range ImageSourcesOf(snap) {
 		for _, u := range s.Images {
 			add(u)
 		}

@@ -138,8 +138,9 @@ func (k *Kind) repositories(by repoTallies, p *engine.Plan, snap *inventory.Snap
 	idx := indexImages(snap)
 	out := []RepoSummary{}
 	pc := newPullerCheck(snap, k.Policy.OutOfScopePullers)
-	for ri := range snap.Registries {
-		reg := &snap.Registries[ri]
+	regs := RegistriesOf(snap)
+	for ri := range regs {
+		reg := &regs[ri]
 		sources, holds := evidence(snap, reg, pc)
 		unready := p.Unready(sources)
 		for i := range reg.Repos {

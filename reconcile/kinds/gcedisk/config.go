@@ -3,8 +3,8 @@ package gcedisk
 import config "reclaim.dev/reclaim/configs"
 
 // FromConfig makes the kind from the disks and gce sections; nil without a
-// gce section. api may be nil (plan only).
-func FromConfig(cfg *config.Config, api API) *Kind {
+// gce section. client is the gce read's (Open), nil: plan only.
+func FromConfig(cfg *config.Config, client any) *Kind {
 	g := GCEOf(cfg)
 	if g == nil {
 		return nil
@@ -20,5 +20,6 @@ func FromConfig(cfg *config.Config, api API) *Kind {
 		MaxDeleteGB: float64(dk.MaxDeleteSizePerRun) / 1e9, BreakerCandidates: dk.BreakerCandidates,
 		HeadroomWarning: g.HeadroomWarning.Fraction(),
 	}
+	api, _ := client.(API)
 	return &Kind{Policy: p, API: api, SnapshotLabel: dk.SnapshotLabel}
 }

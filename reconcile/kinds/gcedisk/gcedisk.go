@@ -194,7 +194,7 @@ func (k *Kind) Propose(snap *inventory.Snapshot, now time.Time) engine.Proposals
 			read++
 		}
 	}
-	for _, l := range snap.Disks {
+	for _, l := range ListingOf(snap).Disks {
 		listings[l.Project] = l
 		var problems []string
 		if !l.Complete {

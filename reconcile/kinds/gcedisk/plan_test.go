@@ -41,7 +41,12 @@ func complete(name string, pvs ...inventory.PVRef) inventory.ClusterRefs {
 }
 
 func snap(disks []inventory.Disk, clusters ...inventory.ClusterRefs) inventory.Snapshot {
-	return inventory.Snapshot{TakenAt: t0, Disks: []inventory.DiskListing{{Project: "p1", Disks: disks, Complete: true}}, Clusters: clusters}
+	return inventory.Snapshot{TakenAt: t0, Clouds: map[string]any{Source: Listing{Disks: []inventory.DiskListing{{Project: "p1", Disks: disks, Complete: true}}}}, Clusters: clusters}
+}
+
+// setQuotas sets the quotas the gce read returned.
+func setQuotas(s *inventory.Snapshot, qs []inventory.Quota) {
+	s.Clouds[Source] = Listing{Disks: ListingOf(s).Disks, Quotas: qs}
 }
 
 // seenSince returns state in which every named disk has been an orphan since t.
@@ -134,13 +139,13 @@ func TestPlanDisk(t *testing.T) {
 func TestUnknownScopeKeepsClock(t *testing.T) {
 	d := orphan("d")
 	st := seenSince(t0.Add(-time.Hour), d)
-	s := inventory.Snapshot{Disks: []inventory.DiskListing{{Project: "p1", Complete: true,
-		UnknownScopes: map[string]string{"zones/asia-northeast1-a": "UNREACHABLE: zone unavailable"}}}, Clusters: []inventory.ClusterRefs{complete("a")}}
+	s := inventory.Snapshot{Clouds: map[string]any{Source: Listing{Disks: []inventory.DiskListing{{Project: "p1", Complete: true,
+		UnknownScopes: map[string]string{"zones/asia-northeast1-a": "UNREACHABLE: zone unavailable"}}}}}, Clusters: []inventory.ClusterRefs{complete("a")}}
 	p := build(s, testPolicy(), st, t0)
 	if _, ok := p.State.Resources[d.Key.String()]; !ok {
 		t.Fatal("disk in an unknown scope was forgotten as if gone")
 	}
-	s.Disks[0].UnknownScopes = nil
+	ListingOf(&s).Disks[0].UnknownScopes = nil
 	p = build(s, testPolicy(), st, t0)
 	if _, ok := p.State.Resources[d.Key.String()]; ok {
 		t.Fatal("disk absent from a complete listing was not forgotten")
@@ -166,10 +171,10 @@ func TestHeadroom(t *testing.T) {
 	std := orphan("b")
 	std.Type = "pd-standard"
 	s := snap([]inventory.Disk{ssd, std}, complete("c"))
-	s.Quotas = []inventory.Quota{
+	setQuotas(&s, []inventory.Quota{
 		{Project: "p1", Region: "asia-northeast1", Metric: "SSD_TOTAL_GB", Limit: 1500, Usage: 1455, Known: true},
 		{Project: "p1", Region: "asia-northeast1", Metric: "DISKS_TOTAL_GB", Known: false, Problem: "regions.get returned no DISKS_TOTAL_GB quota"},
-	}
+	})
 	p := build(s, testPolicy(), seenSince(t0.Add(-7*time.Hour), ssd, std), t0)
 	var got Headroom
 	for _, h := range HeadroomOf(p) {
@@ -193,7 +198,7 @@ func TestHeadroomProjection(t *testing.T) {
 	var p *engine.Plan
 	// 40 GB a day, hourly runs for 12 hours, from 1200 of 1500 GB.
 	for h := 0; h <= 12; h++ {
-		s.Quotas = []inventory.Quota{{Project: "p1", Region: "asia-northeast1", Metric: "SSD_TOTAL_GB", Limit: 1500, Usage: 1200 + 40*float64(h)/24, Known: true}}
+		setQuotas(&s, []inventory.Quota{{Project: "p1", Region: "asia-northeast1", Metric: "SSD_TOTAL_GB", Limit: 1500, Usage: 1200 + 40*float64(h)/24, Known: true}})
 		p = build(s, testPolicy(), st, t0.Add(time.Duration(h)*time.Hour))
 		st = p.State
 	}
@@ -247,7 +252,7 @@ func TestHeadroomWarnsOnUsageNow(t *testing.T) {
 	d := orphan("a")
 	d.SizeGB = 300
 	s := snap([]inventory.Disk{d}, complete("c"))
-	s.Quotas = []inventory.Quota{{Project: "p1", Region: "asia-northeast1", Metric: "SSD_TOTAL_GB", Limit: 1500, Usage: 1455, Known: true}}
+	setQuotas(&s, []inventory.Quota{{Project: "p1", Region: "asia-northeast1", Metric: "SSD_TOTAL_GB", Limit: 1500, Usage: 1455, Known: true}})
 	h := HeadroomOf(build(s, testPolicy(), seenSince(t0.Add(-7*time.Hour), d), t0))[0]
 	if h.UsedPctAfter >= 0.85 || !h.Warning {
 		t.Fatalf("%+v", h)

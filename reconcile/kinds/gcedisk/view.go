@@ -124,7 +124,7 @@ func (k *Kind) headroom(p *engine.Plan, snap *inventory.Snapshot) []Headroom {
 	}
 	// PVCs of finished workflows hold their disk's quota.
 	metricOf := map[string]string{} // disk name -> quota metric
-	for _, l := range snap.Disks {
+	for _, l := range ListingOf(snap).Disks {
 		for _, d := range l.Disks {
 			metricOf[d.Key.Name] = QuotaMetricOf(d.Type)
 		}
@@ -140,7 +140,7 @@ func (k *Kind) headroom(p *engine.Plan, snap *inventory.Snapshot) []Headroom {
 		}
 	}
 	out := []Headroom{}
-	for _, q := range snap.Quotas {
+	for _, q := range ListingOf(snap).Quotas {
 		if !RegionInScope(k.Policy.Regions, q.Region) {
 			continue
 		}

@@ -135,7 +135,7 @@ func Attribute(snap *inventory.Snapshot, now time.Time) *Attribution {
 	for i := range snap.Clusters {
 		a.clusters = append(a.clusters, indexCluster(&snap.Clusters[i]))
 	}
-	for _, l := range snap.Networks {
+	for _, l := range NetworksOf(snap) {
 		bySubnet := map[string][]*inventory.NetInterface{}
 		for i := range l.Interfaces {
 			n := &l.Interfaces[i]

@@ -91,7 +91,7 @@ func attributionSnap() *inventory.Snapshot {
 		Pods: []inventory.Pod{finishedPod("batch", "stale", old, nil, "10.0.1.11")}}
 	nodeENI := attached(iface("eni-node1", "subnet-a", "in-use", "10.0.1.20", "10.0.1.21", "10.0.1.22", "10.0.1.23"), "i-node1")
 	nodeENI.Prefixes = 1
-	return &inventory.Snapshot{TakenAt: t0, Clusters: []inventory.ClusterRefs{prod, dev, retired}, Networks: []inventory.NetworkListing{{
+	return &inventory.Snapshot{TakenAt: t0, Clusters: []inventory.ClusterRefs{prod, dev, retired}, Clouds: map[string]any{netiface.Source: []inventory.NetworkListing{{
 		Account: acct, Region: region, Complete: true,
 		Subnets: []inventory.Subnet{
 			// 27 addresses on interfaces (one a /28 prefix: 16), and 7 held by something nobody listed
@@ -110,15 +110,15 @@ func attributionSnap() *inventory.Snapshot {
 			iface("eni-c", "subnet-c", "in-use", "10.2.0.5", "10.2.0.6"),
 			iface("eni-dev", "subnet-d", "in-use", "10.0.0.50", "10.0.0.60"),
 		},
-	}}}
+	}}}}
 }
 
 func TestHolder(t *testing.T) {
 	s := attributionSnap()
 	a := netiface.Attribute(s, t0)
 	ifaces := map[string]*inventory.NetInterface{}
-	for i := range s.Networks[0].Interfaces {
-		n := &s.Networks[0].Interfaces[i]
+	for i := range netiface.NetworksOf(s)[0].Interfaces {
+		n := &netiface.NetworksOf(s)[0].Interfaces[i]
 		ifaces[n.ID] = n
 	}
 	cases := []struct {
@@ -202,7 +202,7 @@ func TestSubnetUseComplete(t *testing.T) {
 		mod  func(*inventory.Snapshot)
 		want map[string]bool
 	}{
-		{"listing incomplete", func(s *inventory.Snapshot) { s.Networks[0].Complete = false },
+		{"listing incomplete", func(s *inventory.Snapshot) { netiface.NetworksOf(s)[0].Complete = false },
 			map[string]bool{"subnet-a": false, "subnet-b": false, "subnet-c": false, "subnet-d": false}},
 		{"prod incomplete", func(s *inventory.Snapshot) { s.Clusters[0].Complete = false },
 			map[string]bool{"subnet-a": false, "subnet-b": false, "subnet-c": true, "subnet-d": true}},
@@ -242,7 +242,7 @@ func TestEveryAddressIsNamed(t *testing.T) {
 	s := attributionSnap()
 	a := netiface.Attribute(s, t0)
 	want := 0
-	for _, n := range s.Networks[0].Interfaces {
+	for _, n := range netiface.NetworksOf(s)[0].Interfaces {
 		want += len(n.IPs)
 	}
 	sec := netiface.AddressesSection(a)

@@ -97,12 +97,13 @@ func (k *Kind) attribution(snap *inventory.Snapshot, now time.Time) *Attribution
 }
 
 // FromConfig makes the kind from the ec2 section; nil without one.
-func FromConfig(cfg *config.Config, api API) *Kind {
+func FromConfig(cfg *config.Config, client any) *Kind {
 	e := SectionOf(cfg)
 	if e == nil {
 		return nil
 	}
 	i := e.Interfaces
+	api, _ := client.(API)
 	return &Kind{API: api, Policy: Policy{Delete: i.Delete, Ownership: i.Ownership, ProtectTag: i.ProtectTag, Grace: i.Grace.Std(), MaxDeletes: i.MaxDeletesPerRun,
 		MaxDeletePercent: i.MaxDeletePercent.Fraction(), BreakerCandidates: i.BreakerCandidates,
 		HeadroomWarning: e.HeadroomWarning.Fraction(), WarnBefore: e.WarnBefore.Std()}}
@@ -183,8 +184,9 @@ func (k *Kind) Propose(snap *inventory.Snapshot, now time.Time) engine.Proposals
 	a := k.attribution(snap, now)
 	listed := map[string]bool{}  // account/region listed completely
 	present := map[string]bool{} // ids listed
-	for li := range snap.Networks {
-		l := &snap.Networks[li]
+	nets := NetworksOf(snap)
+	for li := range nets {
+		l := &nets[li]
 		src := engine.Source{Kind: "ec2-network", Name: l.Account + "/" + l.Region, Complete: l.Complete, Items: len(l.Interfaces), Unit: "network interfaces"}
 		if !l.Complete {
 			src.Problems = []string{l.Problem}

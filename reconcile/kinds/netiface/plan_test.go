@@ -36,14 +36,14 @@ func planSnap(ns ...inventory.NetInterface) *inventory.Snapshot {
 			{Name: "dev", Complete: true, WorkloadsListed: true, Subnets: []string{"subnet-d"},
 				Pods: []inventory.Pod{runningPod("etl", "etl", t0.Add(-48*time.Hour), "10.0.5.5")}},
 		},
-		Networks: []inventory.NetworkListing{{Account: acct, Region: region, Complete: true,
+		Clouds: map[string]any{netiface.Source: []inventory.NetworkListing{{Account: acct, Region: region, Complete: true,
 			Subnets: []inventory.Subnet{
 				subnet("subnet-a", "vpc-1", "us-east-1a", "10.0.0.0/20", usable20-100),
 				subnet("subnet-b", "vpc-1", "us-east-1b", "10.0.16.0/20", usable20-100),
 				subnet("subnet-c", "vpc-3", "us-east-1a", "10.2.0.0/20", usable20-100),
 				subnet("subnet-d", "vpc-2", "us-east-1c", "10.0.0.0/20", usable20-100),
 			},
-			Interfaces: ns}}}
+			Interfaces: ns}}}}
 }
 
 func build(s *inventory.Snapshot, pol netiface.Policy, st engine.State, now time.Time) *engine.Plan {
@@ -171,7 +171,7 @@ func TestHolds(t *testing.T) {
 	}{
 		{"everything complete", func(*inventory.Snapshot) {}, false},
 		{"network listing incomplete", func(s *inventory.Snapshot) {
-			s.Networks[0].Complete, s.Networks[0].Problem = false, "page 3: throttled"
+			netiface.NetworksOf(s)[0].Complete, netiface.NetworksOf(s)[0].Problem = false, "page 3: throttled"
 		}, true},
 		{"incomplete cluster that could use the subnet", func(s *inventory.Snapshot) { s.Clusters[0].Complete = false }, true},
 		{"cluster that could use the subnet not asked for its pods", func(s *inventory.Snapshot) { s.Clusters[0].WorkloadsListed = false }, true},
@@ -179,13 +179,13 @@ func TestHolds(t *testing.T) {
 		{"incomplete cluster that may use any subnet", func(s *inventory.Snapshot) { s.Clusters[1].Complete, s.Clusters[1].Subnets = false, nil }, true},
 		// The interface's own tags name the clusters that may use it.
 		{"a branch interface's kubernetes.io/cluster tag names a cluster nobody read", func(s *inventory.Snapshot) {
-			s.Networks[0].Interfaces[0].Tags["kubernetes.io/cluster/batch"] = "owned"
+			netiface.NetworksOf(s)[0].Interfaces[0].Tags["kubernetes.io/cluster/batch"] = "owned"
 		}, true},
 		{"its kubernetes.io/cluster tag names a cluster read completely", func(s *inventory.Snapshot) {
-			s.Networks[0].Interfaces[0].Tags["kubernetes.io/cluster/dev"] = "owned"
+			netiface.NetworksOf(s)[0].Interfaces[0].Tags["kubernetes.io/cluster/dev"] = "owned"
 		}, false},
 		{"EKS's cluster-name tag names a cluster nobody read", func(s *inventory.Snapshot) {
-			s.Networks[0].Interfaces[0].Tags["eks:cluster-name"] = "batch"
+			netiface.NetworksOf(s)[0].Interfaces[0].Tags["eks:cluster-name"] = "batch"
 		}, true},
 		// With discovery on, a tag names a cluster of the interface's own
 		// account and region.
@@ -241,7 +241,7 @@ func TestPending(t *testing.T) {
 	id := netiface.ID(acct, region, "eni-9")
 	for _, complete := range []bool{true, false} {
 		s := planSnap()
-		s.Networks[0].Complete = complete
+		netiface.NetworksOf(s)[0].Complete = complete
 		st := engine.NewState()
 		st.Pending[id] = engine.Pending{Kind: netiface.Name, Reason: "r"}
 		p := build(s, policy(), st, t0)

@@ -50,13 +50,13 @@ func headroomSnap(second time.Time) *inventory.Snapshot {
 	c.Pods = append(c.Pods, finishedPod("debug", "debug", t0.Add(-50*time.Hour), nil, "10.0.18.1"))
 	ifaces = append(ifaces, node)
 	return &inventory.Snapshot{TakenAt: t0, Clusters: []inventory.ClusterRefs{c},
-		Networks: []inventory.NetworkListing{{Account: acct, Region: region, Complete: true,
+		Clouds: map[string]any{netiface.Source: []inventory.NetworkListing{{Account: acct, Region: region, Complete: true,
 			Subnets: []inventory.Subnet{
 				subnet("subnet-a", "vpc-1", "us-east-1a", "10.0.0.0/20", 400),
 				subnet("subnet-b", "vpc-1", "us-east-1b", "10.0.16.0/20", 1000),
 				subnet("subnet-c", "vpc-1", "us-east-1a", "10.0.32.0/20", usable20),
 			},
-			Interfaces: ifaces}}}
+			Interfaces: ifaces}}}}
 }
 
 func headroomKinds(pol netiface.Policy) []engine.Kind {
@@ -183,8 +183,8 @@ func TestHeadroom(t *testing.T) {
 // With a usage history, the projection is the history's.
 func TestHeadroomFromHistory(t *testing.T) {
 	s := &inventory.Snapshot{TakenAt: t0, Clusters: []inventory.ClusterRefs{{Name: "prod", Complete: true, WorkloadsListed: true}},
-		Networks: []inventory.NetworkListing{{Account: acct, Region: region, Complete: true,
-			Subnets: []inventory.Subnet{subnet("subnet-a", "vpc-1", "us-east-1a", "10.0.0.0/20", 1000)}}}}
+		Clouds: map[string]any{netiface.Source: []inventory.NetworkListing{{Account: acct, Region: region, Complete: true,
+			Subnets: []inventory.Subnet{subnet("subnet-a", "vpc-1", "us-east-1a", "10.0.0.0/20", 1000)}}}}}
 	st := engine.NewState()
 	st.Usage = map[string][]engine.Sample{"subnet/" + acct + "/" + region + "/subnet-a": {
 		{T: t0.Add(-6 * time.Hour), Usage: 3091 - 60}, {T: t0.Add(-3 * time.Hour), Usage: 3091 - 30}}}

@@ -48,7 +48,7 @@ func snap(disks []inventory.Disk, clusters ...inventory.ClusterRefs) *inventory.
 			clusters[i].Taps = map[string]inventory.Tapped{TapName: {Complete: true}}
 		}
 	}
-	return &inventory.Snapshot{TakenAt: t0, Disks: []inventory.DiskListing{{Project: "p1", Disks: disks, Complete: true}}, Clusters: clusters}
+	return &inventory.Snapshot{TakenAt: t0, Clouds: map[string]any{gcedisk.Source: gcedisk.Listing{Disks: []inventory.DiskListing{{Project: "p1", Disks: disks, Complete: true}}}}, Clusters: clusters}
 }
 
 func build(s *inventory.Snapshot, pol Policy, st engine.State, now time.Time) *engine.Plan {
@@ -65,7 +65,7 @@ func TestWorkflowPVCs(t *testing.T) {
 		{Namespace: "argo", Name: "wf-3-workdir", CapacityGB: 100, Workflow: failed, Pods: []inventory.PodRef{{Namespace: "argo", Name: "debug", Phase: "Running"}}},
 	}}
 	s := snap([]inventory.Disk{orphanDisk("pvc-1")}, c)
-	s.Quotas = []inventory.Quota{{Project: "p1", Region: "asia-northeast1", Metric: "SSD_TOTAL_GB", Limit: 1500, Usage: 1455, Known: true}}
+	s.Clouds[gcedisk.Source] = gcedisk.Listing{Disks: gcedisk.ListingOf(s).Disks, Quotas: []inventory.Quota{{Project: "p1", Region: "asia-northeast1", Metric: "SSD_TOTAL_GB", Limit: 1500, Usage: 1455, Known: true}}}
 
 	p := build(s, testPolicy(), engine.NewState(), t0)
 	if d := enginetest.DecisionFor(t, p, "wf-1-workdir"); d.Action != engine.Report || !strings.Contains(d.Why(), "deleteWorkflowPVCs is off") {

@@ -100,7 +100,7 @@ func optOut(label string) string {
 func (k *Kind) Propose(snap *inventory.Snapshot, _ time.Time) engine.Proposals {
 	out := engine.Proposals{}
 	metricOf := map[string]string{} // disk name -> quota metric
-	for _, l := range snap.Disks {
+	for _, l := range gcedisk.ListingOf(snap).Disks {
 		for _, d := range l.Disks {
 			metricOf[d.Key.Name] = gcedisk.QuotaMetricOf(d.Type)
 		}

@@ -1,4 +1,4 @@
-package app
+package ecrimage
 
 import (
 	"context"
@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/aws/smithy-go/logging"
 	"go.uber.org/zap"
 
 	config "reclaim.dev/reclaim/configs"
@@ -17,12 +16,44 @@ import (
 	"reclaim.dev/reclaim/providers/ecr"
 	"reclaim.dev/reclaim/providers/ecs"
 	"reclaim.dev/reclaim/providers/lambda"
-	"reclaim.dev/reclaim/reconcile/kinds/ecrimage"
 )
 
+// Source names the read of the ecr section's registries
+// (Snapshot.Clouds[Source], RegistriesOf).
+const Source = "ecr"
+
+// UsersSource names the read of the images named outside the clusters:
+// the manifest directories and the ECS, Batch and Lambda consumers
+// (Snapshot.Clouds[UsersSource], ImageSourcesOf). It is evidence of use,
+// read with the clusters after the registries.
+const UsersSource = "ecr-image-users"
+
+// RegistriesOf is the run's read of the registries.
+func RegistriesOf(snap *inventory.Snapshot) []inventory.RegistryListing {
+	return inventory.CloudOf[[]inventory.RegistryListing](snap, Source)
+}
+
+// ImageSourcesOf is the run's read of the images named outside the clusters.
+func ImageSourcesOf(snap *inventory.Snapshot) []inventory.ImageSource {
+	return inventory.CloudOf[[]inventory.ImageSource](snap, UsersSource)
+}
+
+// Open makes one ECR client per registry of the ecr section (nil without
+// one): its List([]inventory.RegistryListing) is the read.
+func Open(ctx context.Context, cfg *config.Config, log *zap.Logger, userAgent string) (any, func(), error) {
+	if SectionOf(cfg) == nil {
+		return nil, nil, nil
+	}
+	f, err := ecr.NewFleet(ctx, RegistryOptions(cfg, log, userAgent))
+	if err != nil {
+		return nil, nil, err
+	}
+	return f, nil, nil
+}
+
 // RegistryOptions turns the ecr section into one client option set per registry.
-func RegistryOptions(cfg *config.Config) []ecr.Options {
-	e := ecrimage.SectionOf(cfg)
+func RegistryOptions(cfg *config.Config, log *zap.Logger, userAgent string) []ecr.Options {
+	e := SectionOf(cfg)
 	out := make([]ecr.Options, 0, len(e.Registries))
 	for _, r := range e.Registries {
 		out = append(out, ecr.Options{
@@ -36,24 +67,31 @@ func RegistryOptions(cfg *config.Config) []ecr.Options {
 				RequestsPerSecond: e.RequestsPerSecond,
 				Burst:             e.Burst,
 				MaxAttempts:       e.MaxAttempts,
-				UserAgent:         "reclaim/" + Version,
+				UserAgent:         userAgent,
+				Logger:            awsclient.ZapLogger(log),
 			},
 			PageSize:    int32(e.PageSize),
 			Concurrency: e.Concurrency,
 			ProtectTag:  e.ProtectTag,
-			OwnerTag:    OwnerLabel(cfg),
+			OwnerTag:    cfg.OwnerLabel(),
 		})
 	}
 	return out
 }
 
-// ImageSources reads what names images outside the clusters: every
-// manifest directory, and the ECS task definitions, services and tasks,
-// the Lambda functions and the Batch job definitions of every
-// ecr.consumers entry, all at once. Nil when the ecr
-// section names none. Nothing is called until a pass reads them.
-func ImageSources(ctx context.Context, cfg *config.Config, log *zap.Logger) (func(ctx context.Context) []inventory.ImageSource, error) {
-	e := ecrimage.SectionOf(cfg)
+// ImageUsers is the read of what names images outside the clusters.
+type ImageUsers func(ctx context.Context) []inventory.ImageSource
+
+// OpenUsers makes the readers of every manifest directory, and of the ECS
+// task definitions, services and tasks, the Lambda functions and the
+// Batch job definitions of every ecr.consumers entry (an ImageUsers); nil
+// when the ecr section names none. Nothing is called until a pass reads
+// them.
+func OpenUsers(ctx context.Context, cfg *config.Config, log *zap.Logger, userAgent string) (any, func(), error) {
+	e := SectionOf(cfg)
+	if e == nil {
+		return nil, nil, nil
+	}
 	m := e.Manifests
 	var readers []imageReader
 	for _, dir := range m.Dirs {
@@ -83,7 +121,9 @@ func ImageSources(ctx context.Context, cfg *config.Config, log *zap.Logger) (fun
 			}
 			// A consumer whose client cannot be built is an error, never
 			// skipped: the images only it runs would look unused.
-			if read, err := svc.open(consumer(cs, svc.endpoint, log)); err != nil {
+			s := awsclient.Service{Account: cs.Account, Region: cs.Region, Profile: cs.Profile, RoleARN: cs.RoleARN,
+				ExternalID: cs.ExternalID, Endpoint: svc.endpoint, UserAgent: userAgent, Logger: awsclient.ZapLogger(log)}
+			if read, err := svc.open(s); err != nil {
 				errs = append(errs, fmt.Errorf("ecr.consumers[%d].%s: %w", i, svc.name, err))
 			} else {
 				readers = append(readers, read)
@@ -91,9 +131,9 @@ func ImageSources(ctx context.Context, cfg *config.Config, log *zap.Logger) (fun
 		}
 	}
 	if err := errors.Join(errs...); err != nil || len(readers) == 0 {
-		return nil, err
+		return nil, nil, err
 	}
-	return func(ctx context.Context) []inventory.ImageSource {
+	return ImageUsers(func(ctx context.Context) []inventory.ImageSource {
 		out := make([]inventory.ImageSource, len(readers))
 		var wg sync.WaitGroup
 		for i, read := range readers {
@@ -101,7 +141,13 @@ func ImageSources(ctx context.Context, cfg *config.Config, log *zap.Logger) (fun
 		}
 		wg.Wait()
 		return out
-	}, nil
+	}), nil, nil
+}
+
+// UsersReader reads the image users through client (OpenUsers').
+func UsersReader(_ *config.Config, client any) func(context.Context) any {
+	read := client.(ImageUsers)
+	return func(ctx context.Context) any { return read(ctx) }
 }
 
 // imageReader reads one source of images outside the clusters.
@@ -115,21 +161,4 @@ func readerOf[C interface {
 		return nil, err
 	}
 	return c.Images, nil
-}
-
-// consumer is how an ecr.consumers entry's service is reached.
-func consumer(cs ecrimage.Consumer, endpoint string, log *zap.Logger) awsclient.Service {
-	return awsclient.Service{Account: cs.Account, Region: cs.Region, Profile: cs.Profile, RoleARN: cs.RoleARN,
-		ExternalID: cs.ExternalID, Endpoint: endpoint, UserAgent: "reclaim/" + Version, Logger: SDKLogger(log)}
-}
-
-// SDKLogger sends the AWS SDK's log lines to log at debug level: they are
-// transport notices (a connection not reused, a retry), not the run's story.
-func SDKLogger(log *zap.Logger) logging.Logger {
-	return logging.LoggerFunc(func(c logging.Classification, format string, v ...any) {
-		if !log.Core().Enabled(zap.DebugLevel) {
-			return // formatting every retry notice for nobody costs the listing
-		}
-		log.Debug(fmt.Sprintf(format, v...), zap.String("source", "aws-sdk"), zap.String("classification", string(c)))
-	})
 }
