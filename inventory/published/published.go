@@ -1,0 +1,250 @@
+// Package published is what a cluster's agent publishes and the deleter
+// reads instead of the cluster's API server: one record per cluster, its
+// in-use references (the collector's ClusterRefs), who the cluster is, and
+// when and how completely it was read. The record is versioned, gzipped
+// JSON, one object per cluster replaced whole.
+package published
+
+import (
+	"bytes"
+	"compress/gzip"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"path"
+	"time"
+
+	"reclaim.dev/reclaim/inventory"
+)
+
+// Version is the record's schema. A reader refuses a version it does not
+// know: what it cannot read is never evidence that nothing is used.
+const Version = 1
+
+// MaxSize bounds a record once decompressed: a record larger than this is
+// refused rather than read into memory.
+const MaxSize = 1 << 30
+
+// Identity is who published: where the cluster lives, and what tells it
+// apart from a same-name cluster elsewhere.
+type Identity struct {
+	// Name is the cluster's name in GKE or EKS (its cloud name).
+	Name     string `json:"name"`
+	Platform string `json:"platform"`
+	Account  string `json:"account,omitempty"`
+	Project  string `json:"project,omitempty"`
+	Location string `json:"location"`
+	// CA is the SHA-256 of the API server's CA bundle, hex; discovery
+	// lists the same bundle for the cluster.
+	CA string `json:"caSHA256,omitempty"`
+	// KubeSystemUID is the kube-system namespace's UID: a cluster
+	// recreated under the same name has another.
+	KubeSystemUID string `json:"kubeSystemUID"`
+}
+
+// Place is where the identity says the cluster lives.
+func (id Identity) Place() inventory.Place {
+	return inventory.Place{Platform: id.Platform, Account: id.Account, Project: id.Project, Location: id.Location}
+}
+
+// Record is one cluster's published read.
+type Record struct {
+	Version int       `json:"version"`
+	Cluster Identity  `json:"cluster"`
+	TakenAt time.Time `json:"takenAt"`
+	// Agent is the reclaim version that wrote it.
+	Agent string `json:"agent,omitempty"`
+	// Refs are what the cluster uses, with each read's completeness. The
+	// limits a deleter puts on a cluster (Projects, Accounts, Subnets) are
+	// the deleter's, never the agent's.
+	Refs inventory.ClusterRefs `json:"refs"`
+}
+
+// Items counts what the record says the cluster uses: the size a sudden
+// drop of is implausible.
+func (r *Record) Items() int {
+	c := &r.Refs
+	n := len(c.PVs) + len(c.PVCs) + len(c.Images) + len(c.Jobs) + len(c.CronJobs) + len(c.Pods) + len(c.Nodes)
+	for _, t := range c.Taps {
+		n += t.Items
+	}
+	return n
+}
+
+// Key is the object a cluster's record is at under prefix: by place and
+// name, so that same-name clusters in two accounts never share one.
+func Key(prefix string, place inventory.Place, name string) string {
+	scope := place.Account
+	if place.Platform == inventory.GKE {
+		scope = place.Project
+	}
+	return path.Join(prefix, "clusters", place.Platform, scope, place.Location, name+".json.gz")
+}
+
+// CAHash is the SHA-256 of a CA bundle, as Identity.CA holds it.
+func CAHash(ca []byte) string {
+	if len(bytes.TrimSpace(ca)) == 0 {
+		return ""
+	}
+	s := sha256.Sum256(bytes.TrimSpace(ca))
+	return hex.EncodeToString(s[:])
+}
+
+// wire is the record as written: each tap's data as its own JSON, decoded
+// by the tap that knows its type.
+type wire struct {
+	Record
+	Taps map[string]wireTap `json:"taps,omitempty"`
+}
+
+type wireTap struct {
+	Complete bool            `json:"complete"`
+	Problem  string          `json:"problem,omitempty"`
+	Items    int             `json:"items"`
+	Version  string          `json:"version,omitempty"`
+	Data     json.RawMessage `json:"data,omitempty"`
+}
+
+// Encode writes r, gzipped.
+func Encode(w io.Writer, r Record) error {
+	out := wire{Record: r}
+	out.Version = Version
+	out.Refs.Taps = nil
+	for name, t := range r.Refs.Taps {
+		data, err := json.Marshal(t.Data)
+		if err != nil {
+			return fmt.Errorf("tap %s: %w", name, err)
+		}
+		if out.Taps == nil {
+			out.Taps = map[string]wireTap{}
+		}
+		out.Taps[name] = wireTap{Complete: t.Complete, Problem: t.Problem, Items: t.Items, Version: t.Version, Data: data}
+	}
+	zw := gzip.NewWriter(w)
+	if err := json.NewEncoder(zw).Encode(out); err != nil {
+		return err
+	}
+	return zw.Close()
+}
+
+// Decoder turns a tap's published data back into what its sink made.
+type Decoder func(data []byte) (any, error)
+
+// Decode reads a record Encode wrote. decoders are the taps whose data the
+// reader uses, by name: a tap without one is left out, as if not read, so
+// whatever relies on it is held. A truncated, corrupt or oversized object,
+// or an unknown version, is an error.
+func Decode(r io.Reader, decoders map[string]Decoder) (Record, error) {
+	zr, err := gzip.NewReader(r)
+	if err != nil {
+		return Record{}, fmt.Errorf("not a gzipped record: %w", err)
+	}
+	// Read to the end: gzip checks its length and checksum there, so a
+	// truncated object fails here rather than decoding a prefix.
+	raw, err := io.ReadAll(io.LimitReader(zr, MaxSize+1))
+	if err != nil {
+		return Record{}, fmt.Errorf("truncated or corrupt: %w", err)
+	}
+	if len(raw) > MaxSize {
+		return Record{}, fmt.Errorf("larger than %d bytes once decompressed", MaxSize)
+	}
+	var in wire
+	if err := json.Unmarshal(raw, &in); err != nil {
+		return Record{}, fmt.Errorf("not a record: %w", err)
+	}
+	if in.Version != Version {
+		return Record{}, fmt.Errorf("record version %d, this reclaim reads version %d — upgrade the older of the agent and the deleter", in.Version, Version)
+	}
+	rec := in.Record
+	rec.Refs.Taps = nil
+	for name, t := range in.Taps {
+		dec := decoders[name]
+		if dec == nil {
+			continue
+		}
+		data, err := dec(t.Data)
+		if err != nil {
+			return Record{}, fmt.Errorf("tap %s: %w", name, err)
+		}
+		if rec.Refs.Taps == nil {
+			rec.Refs.Taps = map[string]inventory.Tapped{}
+		}
+		rec.Refs.Taps[name] = inventory.Tapped{Complete: t.Complete, Problem: t.Problem, Items: t.Items, Version: t.Version, Data: data}
+	}
+	return rec, nil
+}
+
+// DecodeAs is the Decoder of a tap whose sink's result is a T.
+func DecodeAs[T any](data []byte) (any, error) {
+	var v T
+	if len(data) == 0 || string(data) == "null" {
+		return v, nil
+	}
+	err := json.Unmarshal(data, &v)
+	return v, err
+}
+
+// Expect is what the deleter knows of the cluster a record must be.
+type Expect struct {
+	Name  string
+	Place inventory.Place
+	// CA is the hash of the CA bundle discovery listed ("" unknown).
+	CA string
+	// KubeSystemUID is the one configured, or seen in earlier records
+	// ("" unknown).
+	KubeSystemUID string
+	// MaxAge is how old a record may be at Now.
+	MaxAge time.Duration
+	Now    time.Time
+}
+
+// ErrMismatch marks a record of another cluster than the one expected.
+var ErrMismatch = errors.New("another cluster's record")
+
+// Check says why r cannot stand for the cluster e describes: stale, of
+// another cluster, or read incompletely. None: it can.
+func (r *Record) Check(e Expect) []string {
+	var out []string
+	id := r.Cluster
+	if id.Name != e.Name || !samePlace(id.Place(), e.Place) {
+		out = append(out, fmt.Sprintf("the record says it is cluster %q in %s, not %q in %s: %v", id.Name, where(id.Place()), e.Name, where(e.Place), ErrMismatch))
+	}
+	if e.CA != "" && id.CA != "" && id.CA != e.CA {
+		out = append(out, fmt.Sprintf("the record's API server CA (sha256 %.12s…) is not the one discovery lists for the cluster (%.12s…): %v", id.CA, e.CA, ErrMismatch))
+	}
+	if e.KubeSystemUID != "" && id.KubeSystemUID != e.KubeSystemUID {
+		out = append(out, fmt.Sprintf("the record's kube-system namespace UID %s is not the cluster's %s (recreated, or another cluster): %v", id.KubeSystemUID, e.KubeSystemUID, ErrMismatch))
+	}
+	if id.KubeSystemUID == "" {
+		out = append(out, "the record names no kube-system namespace UID, so reclaim cannot tell which cluster wrote it")
+	}
+	switch age := e.Now.Sub(r.TakenAt); {
+	case r.TakenAt.IsZero():
+		out = append(out, "the record has no read time")
+	case age > e.MaxAge:
+		out = append(out, fmt.Sprintf("the record was read %s ago (at %s), more than fleet.snapshots.maxAge %s: is the cluster's agent running?", age.Round(time.Minute), r.TakenAt.UTC().Format(time.RFC3339), e.MaxAge))
+	case age < -5*time.Minute:
+		out = append(out, fmt.Sprintf("the record says it was read at %s, in the future: the agent's clock or the record is wrong", r.TakenAt.UTC().Format(time.RFC3339)))
+	}
+	return out
+}
+
+// samePlace: every field both know agrees (a region holds its zones).
+func samePlace(a, b inventory.Place) bool {
+	eq := func(x, y string) bool { return x == "" || y == "" || x == y }
+	gke := a.Platform == inventory.GKE || b.Platform == inventory.GKE
+	loc := a.Location == "" || b.Location == "" || a.Location == b.Location ||
+		gke && (inventory.RegionOfZone(a.Location) == b.Location || a.Location == inventory.RegionOfZone(b.Location))
+	return eq(a.Platform, b.Platform) && eq(a.Account, b.Account) && eq(a.Project, b.Project) && loc
+}
+
+func where(p inventory.Place) string {
+	scope := p.Account
+	if p.Platform == inventory.GKE {
+		scope = p.Project
+	}
+	return fmt.Sprintf("%s %s %s", p.Platform, scope, p.Location)
+}
