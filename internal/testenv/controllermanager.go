@@ -39,6 +39,12 @@ func (m *ControllerManager) Stop() {
 // building it (under the same lock as Binaries) if it is missing: about 3
 // minutes on 2 cores with a Go cache warm from kube-apiserver's build.
 func ControllerManagerBinary() (string, error) {
+	return toolBinary(ControllerManagerBin, ControllerManagerBin)
+}
+
+// toolBinary returns the path of the test binary name, running the build
+// script with args (under the same lock as Binaries) if it is missing.
+func toolBinary(name string, args ...string) (string, error) {
 	binMu.Lock()
 	defer binMu.Unlock()
 	root, err := RepoRoot()
@@ -52,7 +58,7 @@ func ControllerManagerBinary() (string, error) {
 	if dir, err = filepath.Abs(dir); err != nil {
 		return "", err
 	}
-	bin := filepath.Join(dir, ControllerManagerBin)
+	bin := filepath.Join(dir, name)
 	if isExecutable(bin) {
 		return bin, nil
 	}
@@ -70,13 +76,13 @@ func ControllerManagerBinary() (string, error) {
 		return bin, nil
 	}
 	script := buildScript(root)
-	fmt.Fprintf(os.Stderr, "testenv: %s missing; running %s %s\n", bin, script, ControllerManagerBin)
-	cmd := exec.Command("bash", script, ControllerManagerBin)
+	fmt.Fprintf(os.Stderr, "testenv: %s missing; running %s %s\n", bin, script, strings.Join(args, " "))
+	cmd := exec.Command("bash", append([]string{script}, args...)...)
 	cmd.Env = append(os.Environ(), EnvTestBins+"="+dir)
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	setPdeathsig(cmd)
 	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("testenv: %s %s: %w", script, ControllerManagerBin, err)
+		return "", fmt.Errorf("testenv: %s %s: %w", script, strings.Join(args, " "), err)
 	}
 	if !isExecutable(bin) {
 		return "", fmt.Errorf("testenv: %s succeeded but %s is still missing", script, bin)

@@ -2,7 +2,9 @@
 # Builds the real etcd and kube-apiserver that the end-to-end tests start, once,
 # into a git-ignored cache. A warm Go build cache makes a rebuild take seconds.
 # With the argument kube-controller-manager it also builds that (only the tests
-# that need a garbage collector ask for it).
+# that need a garbage collector ask for it). It always builds s3server, the S3
+# the agent tests publish to (gofakes3 behind a stand-in for IAM), again
+# whenever its source or the module's pins change.
 set -euo pipefail
 with_kcm=false
 for arg in "$@"; do
@@ -32,5 +34,10 @@ if $with_kcm && [ ! -x "$out/kube-controller-manager" ]; then
   go build -trimpath \
     -ldflags "-X k8s.io/component-base/version.gitVersion=$kube_version -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=31" \
     -o "$out/kube-controller-manager.tmp" k8s.io/kubernetes/cmd/kube-controller-manager && mv "$out/kube-controller-manager.tmp" "$out/kube-controller-manager"
+fi
+s3stamp=$(cat s3server/main.go go.sum | sha256sum | cut -c1-16)
+if [ ! -x "$out/s3server" ] || [ "$(cat "$out/s3server.stamp" 2>/dev/null)" != "$s3stamp" ]; then
+  echo "building s3server (gofakes3)" >&2
+  go build -trimpath -o "$out/s3server.tmp" ./s3server && mv "$out/s3server.tmp" "$out/s3server" && echo "$s3stamp" > "$out/s3server.stamp"
 fi
 echo "$out"
