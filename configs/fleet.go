@@ -42,6 +42,9 @@ type Fleet struct {
 	QPS      float32  `json:"qps"`
 	Burst    int      `json:"burst"`
 	PageSize int64    `json:"pageSize"`
+	// Snapshots, if set, is where the clusters' agents publish what they
+	// use; the deleter then reads their records, never their API servers.
+	Snapshots *Snapshots `json:"snapshots,omitempty"`
 }
 
 // GKEDiscovery is where GKE clusters are searched, and how.
@@ -149,6 +152,7 @@ func (c *Config) fleetDefaults() {
 	def(c, "fleet.qps", &f.QPS, defaultClusterQPS)
 	def(c, "fleet.burst", &f.Burst, defaultClusterBurst)
 	def(c, "fleet.pageSize", &f.PageSize, defaultClusterPageSize)
+	c.snapshotDefaults()
 	if !f.Discover {
 		return
 	}
@@ -265,6 +269,9 @@ func (f *Fleet) validate(ps *problems, path string, present map[string]bool) {
 		names[k] = i
 	}
 	validateClusterLimits(ps, path, f.Timeout, f.QPS, f.Burst, f.PageSize, present)
+	if f.Snapshots != nil {
+		f.Snapshots.validate(ps, path+".snapshots")
+	}
 }
 
 // Discovers says whether discovery is on and has somewhere to look: then

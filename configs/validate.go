@@ -173,6 +173,7 @@ func validateGCELabelKey(ps *problems, path, key string) {
 // mistakes would make a disk in use look orphaned.
 func (c *Config) crossValidate(ps *problems) {
 	c.crossValidateFleet(ps)
+	c.crossValidateSnapshots(ps)
 	// Names are unique.
 	byName := map[string][]int{}
 	var names []string
@@ -204,6 +205,9 @@ func (c *Config) crossValidate(ps *problems) {
 		if cl.InCluster {
 			inCluster = append(inCluster, i)
 			continue
+		}
+		if c.Fleet.Snapshots != nil {
+			continue // read from records, found by place and name (crossValidateSnapshots)
 		}
 		t := target{kubeconfig: cl.Kubeconfig, context: cl.Context}
 		if j, ok := seen[t]; ok {
