@@ -100,7 +100,7 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 	root.SetVersionTemplate("reclaim {{.Version}}\n")
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.AddCommand(runCmd(stdout, stderr), demoCmd(stdout, stderr), configCmd(stdout), versionCmd(stdout))
+	root.AddCommand(runCmd(stdout, stderr), agentCmd(stdout, stderr), demoCmd(stdout, stderr), configCmd(stdout), versionCmd(stdout))
 	root.AddCommand(notifyCmd(stdout, stderr))
 	root.AddCommand(daemonCmd(stdout, stderr))
 	asUsage(root)
@@ -147,6 +147,31 @@ func (o *outputFlags) write(w io.Writer, r *report.Report) error {
 }
 
 func runCmd(stdout, stderr io.Writer) *cobra.Command {
+	return passCmd(stdout, stderr, false)
+}
+
+// agentCmd is run's twin in each cluster: the same pass over its own
+// cluster, publishing the cluster's record for the deleters.
+func agentCmd(stdout, stderr io.Writer) *cobra.Command {
+	c := passCmd(stdout, stderr, true)
+	c.Use = "agent"
+	c.Short = "Read this cluster, publish what it uses to fleet.snapshots, and run its in-cluster kinds"
+	c.Long = `Run one agent pass, in the cluster the config's one clusters[] entry names
+(inCluster: true in a pod): read what the cluster uses with the same
+collector, reads and taps as reclaim run, publish it as the cluster's record
+to fleet.snapshots (one S3 object, replaced whole), then plan and (with
+--apply) delete the kinds that need no other cluster's view: finished Jobs
+and Pods, workflow PVCs. A deleter with the same fleet.snapshots reads the
+record instead of the cluster's API server.
+
+The agent needs read-only RBAC in its cluster (plus delete on Jobs, Pods and
+PVCs for --apply) and s3:PutObject on its own record's key; nothing else.
+
+Exit status: as reclaim run's; 1 also when the record could not be published.`
+	return c
+}
+
+func passCmd(stdout, stderr io.Writer, agent bool) *cobra.Command {
 	var (
 		cfgPath  string
 		apply    bool
@@ -188,7 +213,7 @@ some notify target (4 outranks 5, 5 outranks 3).`,
 			defer log.Sync()
 			start := time.Now()
 			var rep *report.Report
-			r, runErr := app.New(cmd.Context(), cfg, app.Deps{Log: log})
+			r, runErr := app.New(cmd.Context(), cfg, app.Deps{Log: log, Agent: agent})
 			if runErr == nil {
 				defer r.Close()
 				rep, runErr = r.Once(cmd.Context(), app.Options{Apply: apply, Only: only})

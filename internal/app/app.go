@@ -17,6 +17,8 @@ import (
 	"go.uber.org/zap"
 	"k8s.io/client-go/kubernetes"
 
+	"cmp"
+	"errors"
 	config "reclaim.dev/reclaim/configs"
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/inventory/kube"
@@ -46,6 +48,14 @@ type Deps struct {
 	Audit *audit.Log
 	Log   *zap.Logger
 	Now   func() time.Time
+	// Records is where the clusters' records are (fleet.snapshots); nil
+	// opens the section's bucket.
+	Records Records
+	// Agent makes the runner its cluster's agent (reclaim agent): it reads
+	// the one configured cluster, publishes what it uses to
+	// fleet.snapshots, and plans only the kinds that need no other
+	// cluster's view.
+	Agent bool
 }
 
 // Clients are what kinds delete through, built once per Runner.
@@ -82,6 +92,23 @@ type Runner struct {
 	kinds     []engine.Kind
 	closers   []func()
 	routes    []engine.Route
+	// records reads the clusters from their records (a deleter with
+	// fleet.snapshots); pub publishes the agent's cluster's record.
+	records *recordReader
+	pub     *publisher
+}
+
+// plans says whether the runner plans a registered kind: an agent only the
+// kinds that need no other cluster's view, a deleter reading records only
+// the others (it holds no kube credential to delete with).
+func (r *Runner) plans(reg Registration) bool {
+	switch {
+	case r.d.Agent:
+		return reg.InCluster
+	case r.records != nil:
+		return !reg.InCluster
+	}
+	return true
 }
 
 // New builds every client the config needs and the kinds it enables.
@@ -98,12 +125,32 @@ func New(ctx context.Context, cfg *config.Config, d Deps) (*Runner, error) {
 	if d.Now == nil {
 		d.Now = time.Now
 	}
-	if err := openClouds(ctx, cfg, &d, &r.closers); err != nil {
+	r.d = d
+	configured := Targets(cfg)
+	if s := cfg.Fleet.Snapshots; s != nil {
+		if err := checkRole(cfg, d.Agent); err != nil {
+			return nil, err
+		}
+		if d.Records == nil {
+			rs, err := OpenRecords(ctx, s, d.Log)
+			if err != nil {
+				return nil, err
+			}
+			d.Records = rs
+		}
+		if !d.Agent {
+			r.records = &recordReader{cfg: s, store: d.Records, taps: decoders(Taps(cfg)), now: d.Now}
+		}
+	} else if d.Agent {
+		return nil, errors.New("reclaim agent publishes to fleet.snapshots: add the section (bucket, account, region) to the agent's config")
+	}
+	r.d = d
+	if err := openClouds(ctx, cfg, &d, &r.closers, r.plans); err != nil {
 		r.Close()
 		return nil, err
 	}
-	r.discovers = cfg.Fleet.Discover && (d.Discovery != nil || d.Clusters == nil)
-	if d.Discovery == nil && d.Clusters == nil && cfg.Fleet.Discover {
+	r.discovers = !d.Agent && cfg.Fleet.Discover && (d.Discovery != nil || d.Clusters == nil)
+	if d.Discovery == nil && d.Clusters == nil && cfg.Fleet.Discover && !d.Agent {
 		ds, err := Discoverers(ctx, cfg, d.Log)
 		if err != nil {
 			r.Close()
@@ -111,9 +158,33 @@ func New(ctx context.Context, cfg *config.Config, d Deps) (*Runner, error) {
 		}
 		d.Discovery = ds
 	}
-	configured := Targets(cfg)
 	pool := kube.NewPool(configured)
-	r.pool, r.apis = pool, configuredAPIs(configured)
+	r.pool = pool
+	if r.records == nil {
+		// A deleter reading records loads no kubeconfig, not even the
+		// default one: it joins clusters by where they live.
+		r.apis = configuredAPIs(configured)
+	}
+	switch {
+	case r.records != nil && d.Clusters == nil:
+		d.Clusters = func(ctx context.Context) []inventory.ClusterRefs { return r.records.read(ctx, configured) }
+	case d.Agent:
+		// Every read and tap, whatever the agent's own kinds need: the
+		// deleters' kinds find what they rely on in the record.
+		t := configured[0]
+		t.Images, t.Workloads = true, true
+		opts := KubeOptions(cfg)
+		opts.Taps = AllTaps(cfg)
+		if d.Clusters == nil {
+			d.Clusters = func(ctx context.Context) []inventory.ClusterRefs {
+				return pool.CollectTargets(ctx, []kube.Target{t}, opts, 1)
+			}
+		}
+		if d.Kube == nil {
+			d.Kube = pool.Client
+		}
+		r.pub = &publisher{cfg: cfg.Fleet.Snapshots, store: d.Records, target: t, client: d.Kube, log: d.Log}
+	}
 	if d.Clusters == nil || d.Kube == nil {
 		if d.Clusters == nil {
 			d.Clusters = func(ctx context.Context) []inventory.ClusterRefs {
@@ -146,6 +217,9 @@ func New(ctx context.Context, cfg *config.Config, d Deps) (*Runner, error) {
 	r.d = d
 	c := &Clients{Kube: d.Kube, Clouds: d.Clients}
 	for _, reg := range Registered {
+		if !r.plans(reg) {
+			continue
+		}
 		if k := reg.New(cfg, c); k != nil {
 			r.kinds = append(r.kinds, k)
 		}
@@ -194,6 +268,9 @@ func (r *Runner) Once(ctx context.Context, opt Options) (*report.Report, error) 
 	if err != nil {
 		return nil, err
 	}
+	if r.records != nil {
+		r.records.begin(prev.Records)
+	}
 	co := inventory.CollectOptions{Clusters: d.Clusters, Now: d.Now}
 	co.Clouds = r.cloudReads()
 	co.FleetClusters = r.fleetClusters
@@ -215,11 +292,20 @@ func (r *Runner) Once(ctx context.Context, opt Options) (*report.Report, error) 
 	if err := checkClusters(opt.Only.Clusters, &snap); err != nil {
 		return nil, err
 	}
+	var publishErr error
+	if r.pub != nil {
+		if publishErr = r.pub.publish(ctx, &snap); publishErr != nil {
+			d.Log.Error("the cluster's record was not published: the deleters hold what this cluster could use once the last one is older than fleet.snapshots.maxAge", zap.Error(publishErr))
+		}
+	}
 	opts := []engine.Option{engine.Only(opt.Only), engine.Currency(cfg.Prices.Currency), engine.Routes(OwnerLabel(cfg), r.routes)}
 	if cfg.Notify != nil && cfg.Notify.RequireNotice {
 		opts = append(opts, engine.RequireNotice())
 	}
 	plan := engine.Build(&snap, r.kinds, prev, d.Now(), opts...)
+	if r.records != nil {
+		plan.State.Records = r.records.remembered()
+	}
 	due := 0
 	for _, k := range r.kinds {
 		due += plan.Count(k.Name(), engine.Delete)
@@ -237,6 +323,9 @@ func (r *Runner) Once(ctx context.Context, opt Options) (*report.Report, error) 
 		o = out
 	}
 	rep := report.New(plan, o, opt.Apply)
+	if publishErr != nil {
+		rep.ExitCode = report.ExitError
+	}
 	rep.LastSuccess = plan.State.LastSuccess
 	if rep.ExitCode == report.ExitOK {
 		rep.LastSuccess = d.Now()
@@ -287,7 +376,11 @@ func (r *Runner) fleetClusters(ctx context.Context, listings []inventory.FleetLi
 	wg.Go(func() { configured = r.d.Clusters(ctx) })
 	if len(fp.read) > 0 {
 		wg.Go(func() {
-			discovered = r.pool.CollectTargets(ctx, fp.read, KubeOptions(r.cfg), 8)
+			if r.records != nil {
+				discovered = r.records.read(ctx, fp.read)
+			} else {
+				discovered = r.pool.CollectTargets(ctx, fp.read, KubeOptions(r.cfg), 8)
+			}
 		})
 	}
 	wg.Wait()
@@ -345,7 +438,7 @@ func Targets(cfg *config.Config) []kube.Target {
 	for _, c := range cfg.Clusters {
 		out = append(out, kube.Target{Name: c.Name, Kubeconfig: c.Kubeconfig, Context: c.Context, InCluster: c.InCluster,
 			Projects: c.GCEProjects, Accounts: c.AWSAccounts, Images: reads[inventory.ReadImages], Timeout: c.Timeout.Std(), QPS: c.QPS, Burst: c.Burst, PageSize: c.PageSize,
-			Subnets: c.AWSSubnets, Workloads: reads[inventory.ReadWorkloads]})
+			Subnets: c.AWSSubnets, Workloads: reads[inventory.ReadWorkloads], Place: placeOf(c), CloudName: cmp.Or(c.CloudName, c.Name)})
 	}
 	return out
 }

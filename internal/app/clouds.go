@@ -64,9 +64,9 @@ func clouds() []Cloud {
 }
 
 // openClouds opens the clients of the reads the kinds the config turns on
-// rely on, unless the harness gave them (d.Clients).
-func openClouds(ctx context.Context, cfg *config.Config, d *Deps, closers *[]func()) error {
-	used := reliedOn(cfg)
+// (and the runner plans) rely on, unless the harness gave them (d.Clients).
+func openClouds(ctx context.Context, cfg *config.Config, d *Deps, closers *[]func(), plans func(Registration) bool) error {
+	used := reliedOn(cfg, plans)
 	all := clouds()
 	for name := range used {
 		// A read no line registers would never run, and its kinds would
@@ -97,11 +97,12 @@ func openClouds(ctx context.Context, cfg *config.Config, d *Deps, closers *[]fun
 	return nil
 }
 
-// reliedOn names the cloud reads the kinds the config turns on rely on.
-func reliedOn(cfg *config.Config) map[string]bool {
+// reliedOn names the cloud reads the kinds the config turns on (and plans
+// allows) rely on.
+func reliedOn(cfg *config.Config, plans func(Registration) bool) map[string]bool {
 	out := map[string]bool{}
 	for _, r := range Registered {
-		if r.New(cfg, &Clients{}) == nil {
+		if !plans(r) || r.New(cfg, &Clients{}) == nil {
 			continue
 		}
 		for _, n := range r.Clouds {

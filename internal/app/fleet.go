@@ -304,6 +304,7 @@ func certsOf(data []byte) [][]byte {
 // its own subnets and every listed subnet in that VPC.
 func discoveredTarget(cfg *config.Config, reads map[string]bool, name string, c inventory.FleetCluster, ts oauth2.TokenSource, networks []inventory.NetworkListing) kube.Target {
 	t := kube.Target{Name: name, Discovered: true, Endpoint: c.Endpoint, CAData: c.CAData, Token: ts,
+		Place: inventory.Place{Platform: c.Platform, Account: c.Account, Project: c.Project, Location: c.Location}, CloudName: c.Name,
 		Images: reads[inventory.ReadImages], Workloads: reads[inventory.ReadWorkloads],
 		Timeout: cfg.Fleet.Timeout.Std(), QPS: cfg.Fleet.QPS, Burst: cfg.Fleet.Burst, PageSize: cfg.Fleet.PageSize}
 	switch c.Platform {

@@ -29,15 +29,15 @@ import (
 var Registered = []Registration{
 	{Name: gcedisk.Name, Gauges: gcedisk.Gauges, Permissions: gcedisk.Permissions, New: CloudKind(gcedisk.Source, gcedisk.FromConfig), Clouds: []string{gcedisk.Source}},
 	{Name: workflowpvc.Name, Permissions: workflowpvc.Permissions, New: func(cfg *config.Config, c *Clients) engine.Kind { return workflowpvc.FromConfig(cfg, c.Kube) },
-		Taps: func(*config.Config) []kube.Tap { return []kube.Tap{workflowpvc.Tap} }, Clouds: []string{gcedisk.Source}},
+		Taps: func(*config.Config) []kube.Tap { return []kube.Tap{workflowpvc.Tap} }, Clouds: []string{gcedisk.Source}, InCluster: true},
 	{Name: ecrimage.Name, Gauges: ecrimage.Gauges, Permissions: ecrimage.Permissions, New: CloudKind(ecrimage.Source, ecrimage.FromConfig),
 		Reads: []string{inventory.ReadImages}, Clouds: []string{ecrimage.Source, ecrimage.UsersSource}},
 	{Name: netiface.Name, Gauges: netiface.Gauges, Permissions: netiface.Permissions, New: CloudKind(netiface.Source, netiface.FromConfig),
 		Reads: []string{inventory.ReadWorkloads}, Clouds: []string{netiface.Source}},
 	{Name: k8sjob.Name, Gauges: k8sjob.Gauges, Permissions: k8sjob.Permissions, New: func(cfg *config.Config, c *Clients) engine.Kind { return nilKind(k8sjob.FromConfig(cfg, c.Kube)) },
-		Reads: []string{inventory.ReadWorkloads}},
+		Reads: []string{inventory.ReadWorkloads}, InCluster: true},
 	{Name: k8spod.Name, Gauges: k8spod.Gauges, Permissions: k8spod.Permissions, New: func(cfg *config.Config, c *Clients) engine.Kind { return nilKind(k8spod.FromConfig(cfg, c.Kube)) },
-		Reads: []string{inventory.ReadWorkloads}},
+		Reads: []string{inventory.ReadWorkloads}, InCluster: true},
 	{Name: ebsvolume.Name, Gauges: ebsvolume.Gauges, Permissions: ebsvolume.Permissions, New: CloudKind(ebsvolume.Name, ebsvolume.FromConfig), Taps: ebsvolume.Taps,
 		Cloud: &Cloud{Open: ebsvolume.Open, Read: ebsvolume.Reader}},
 }
@@ -47,9 +47,16 @@ type Registration struct {
 	Name   string
 	Gauges []layout.GaugeDef
 	New    func(cfg *config.Config, c *Clients) engine.Kind
-	// Taps, if set, are the kind's own reads of each cluster (nil when its
-	// section is absent): the collector makes one paginated pass per tap.
+	// Taps, if set, are the kind's own reads of each cluster, made when the
+	// config turns the kind on (and by an agent whatever its config, for
+	// the deleter: what the config lacks for them, they leave out): the
+	// collector makes one paginated pass per tap.
 	Taps func(cfg *config.Config) []kube.Tap
+	// InCluster kinds need no view beyond their own cluster (finished
+	// Jobs and Pods, workflow PVCs): with fleet.snapshots, each cluster's
+	// agent runs them, and the deleter, holding no kube credential, does
+	// not.
+	InCluster bool
 	// Reads are the collector's shared reads the kind relies on when the
 	// config turns it on (inventory.ReadImages, ReadWorkloads): evidence
 	// several kinds use, read once through typed clients.
@@ -78,6 +85,18 @@ func Register(r Registration) {
 
 // Taps are the taps of every registered kind the config turns on.
 func Taps(cfg *config.Config) []kube.Tap {
+	var out []kube.Tap
+	for _, r := range Registered {
+		if r.Taps != nil && r.New(cfg, &Clients{}) != nil {
+			out = append(out, r.Taps(cfg)...)
+		}
+	}
+	return out
+}
+
+// AllTaps are every registered kind's taps, on or not: what an agent
+// reads, so that a deleter's kinds find theirs in its record.
+func AllTaps(cfg *config.Config) []kube.Tap {
 	var out []kube.Tap
 	for _, r := range Registered {
 		if r.Taps != nil {

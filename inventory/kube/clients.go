@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/transport"
+	"reclaim.dev/reclaim/inventory"
 )
 
 // UserAgent is sent with every request so that apiserver audit logs name us.
@@ -65,6 +66,10 @@ type Target struct {
 	Burst int
 	// PageSize is the list page size (overrides Options.PageSize when > 0).
 	PageSize int64
+	// Place and CloudName say where the cluster lives and its name there:
+	// a record its agent published is found and checked by them.
+	Place     inventory.Place
+	CloudName string
 }
 
 // RESTConfig builds the rest.Config for t: in-cluster, or from its kubeconfig

@@ -38,6 +38,10 @@ type Tap struct {
 	// pass's completeness, and the engine holds what relies on the tap
 	// when it is incomplete).
 	Link func(out *inventory.ClusterRefs, read inventory.Tapped)
+	// Decode, if set, reads what the sink made back from a cluster's
+	// published record (JSON of its Result). A tap without it is not read
+	// from records: what relies on it holds, as if the pass never ran.
+	Decode func(data []byte) (any, error)
 }
 
 // linkTaps runs each tap's Link on what its pass read.

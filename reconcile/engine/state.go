@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/resourceversion"
+	"maps"
 )
 
 // State is what reclaim remembers between runs: when each resource was first
@@ -37,6 +38,18 @@ type State struct {
 	// SaveID names one save of the state, so that a store's journal
 	// (Journaled) is applied only to the state it followed.
 	SaveID string `json:"saveID,omitempty"`
+	// Records are, per published cluster record (its object key), what the
+	// deleter last accepted of it (fleet.snapshots).
+	Records map[string]RecordSeen `json:"records,omitempty"`
+}
+
+// RecordSeen is what a deleter remembers of a cluster's published record:
+// the kube-system UID its first accepted record pinned, the size of the
+// last one accepted, and since when a much smaller one has been published.
+type RecordSeen struct {
+	KubeSystemUID string    `json:"kubeSystemUID"`
+	Items         int       `json:"items"`
+	DropSince     time.Time `json:"dropSince,omitzero"`
 }
 
 // WriteJSON writes s as json.Marshal does (its digests last), the packed
@@ -157,6 +170,9 @@ func (s State) Clone() State {
 		}
 	}
 	out.Delivered = append([]Delivery(nil), s.Delivered...)
+	if s.Records != nil {
+		out.Records = maps.Clone(s.Records)
+	}
 	if s.Usage != nil {
 		out.Usage = make(map[string][]Sample, len(s.Usage))
 		for k, v := range s.Usage {

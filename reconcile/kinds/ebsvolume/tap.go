@@ -8,6 +8,7 @@ import (
 
 	config "reclaim.dev/reclaim/configs"
 	"reclaim.dev/reclaim/inventory/kube"
+	"reclaim.dev/reclaim/inventory/published"
 )
 
 // The kind's reads of each cluster: its PersistentVolumes and its pods'
@@ -34,17 +35,15 @@ type Ref struct {
 // refs are one cluster's references, by volume id.
 type refs map[string][]Ref
 
-// Taps are the kind's reads of each cluster; nil when the section is absent.
-func Taps(cfg *config.Config) []kube.Tap {
-	if SectionOf(cfg) == nil {
-		return nil
-	}
-	return []kube.Tap{
-		{Name: TapPVs, Resource: schema.GroupVersionResource{Version: "v1", Resource: "persistentvolumes"},
-			New: func(string) kube.TapSink { return pvSink{} }},
-		{Name: TapPods, Resource: schema.GroupVersionResource{Version: "v1", Resource: "pods"},
-			New: func(string) kube.TapSink { return podSink{} }},
-	}
+// Taps are the kind's reads of each cluster (app makes them when the kind
+// is on, and an agent always: they need nothing of its section).
+func Taps(*config.Config) []kube.Tap { return taps }
+
+var taps = []kube.Tap{
+	{Name: TapPVs, Resource: schema.GroupVersionResource{Version: "v1", Resource: "persistentvolumes"},
+		New: func(string) kube.TapSink { return pvSink{} }, Decode: published.DecodeAs[refs]},
+	{Name: TapPods, Resource: schema.GroupVersionResource{Version: "v1", Resource: "pods"},
+		New: func(string) kube.TapSink { return podSink{} }, Decode: published.DecodeAs[refs]},
 }
 
 type pvSink refs
