@@ -35,7 +35,7 @@ type Snapshots struct {
 	// KubeSystemUIDs pin clusters to their kube-system namespace's UID, by
 	// clusters[] name: a record with another is another cluster's. A
 	// cluster not pinned here is pinned by its first accepted record.
-	KubeSystemUIDs map[string]string `json:"kubeSystemUIDs,omitempty"`
+	KubeSystemUIDs Tags `json:"kubeSystemUIDs,omitempty"`
 }
 
 const (

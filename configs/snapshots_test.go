@@ -1,0 +1,57 @@
+package config_test
+
+import (
+	"testing"
+	"time"
+
+	config "reclaim.dev/reclaim/configs"
+	"reclaim.dev/reclaim/configs/configtest"
+)
+
+const snapshotsOK = `clusters:
+  - name: a
+    platform: eks
+    account: "123456789012"
+    location: us-east-1
+  - name: b
+    platform: gke
+    project: acme-prod
+    location: us-central1
+fleet:
+  discover: false
+  snapshots:
+    bucket: acme-reclaim
+    prefix: fleet
+    account: "123456789012"
+    region: us-east-1
+`
+
+// A deleter reading records: two clusters with no kubeconfig are two
+// clusters (found by place), and the defaults apply.
+func TestSnapshotsDefaults(t *testing.T) {
+	cfg, err := config.Parse([]byte(snapshotsOK), "t.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := cfg.Fleet.Snapshots
+	if s == nil || s.MaxAge.Std() != 3*time.Hour || s.MaxDrop.Fraction() != 0.5 || s.DropSettle.Std() != 24*time.Hour {
+		t.Fatalf("snapshots %+v", s)
+	}
+}
+
+func TestSnapshotsProblems(t *testing.T) {
+	section := func(body string) string {
+		return "clusters:\n  - name: a\n    platform: eks\n    account: \"123456789012\"\n    location: us-east-1\nfleet:\n  snapshots:\n" + body
+	}
+	good := "    bucket: b\n    account: \"123456789012\"\n    region: us-east-1\n"
+	configtest.Run(t, []configtest.Case{
+		{"no bucket", section("    account: \"123456789012\"\n    region: us-east-1\n"), "fleet.snapshots.bucket", "is required"},
+		{"bad owner", section("    bucket: b\n    account: \"1234\"\n    region: us-east-1\n"), "fleet.snapshots.account", "not an AWS account id"},
+		{"slash prefix", section(good + "    prefix: /fleet/\n"), "fleet.snapshots.prefix", "without a leading or trailing slash"},
+		{"zero age", section(good + "    maxAge: 0s\n"), "fleet.snapshots.maxAge", "more than 0"},
+		{"drop over 100%", section(good + "    maxDrop: 150%\n"), "fleet.snapshots.maxDrop", "more than 100%"},
+		{"no drop", section(good + "    maxDrop: 0%\n"), "fleet.snapshots.maxDrop", "out of range"},
+		{"pin of no cluster", section(good + "    kubeSystemUIDs: {zz: x}\n"), "fleet.snapshots.kubeSystemUIDs.zz", "names no cluster"},
+		{"no place", "clusters:\n  - name: a\nfleet:\n  snapshots:\n" + good, "clusters[0]", "say where the cluster lives"},
+	}, nil)
+}
