@@ -21,6 +21,7 @@ func daemonCmd(_, stderr io.Writer) *cobra.Command {
 		apply   bool
 		logJSON bool
 		listen  string
+		agent   bool
 	)
 	c := &cobra.Command{
 		Use:   "daemon",
@@ -48,7 +49,7 @@ and the process exits 0, all within daemon.shutdownTimeout.`,
 			}
 			log := (&outputFlags{logJSON: logJSON}).logger(stderr)
 			defer log.Sync()
-			r, err := app.New(cmd.Context(), cfg, app.Deps{Log: log})
+			r, err := app.New(cmd.Context(), cfg, app.Deps{Log: log, Agent: agent})
 			if err != nil {
 				return err
 			}
@@ -78,6 +79,7 @@ and the process exits 0, all within daemon.shutdownTimeout.`,
 		},
 	}
 	c.Flags().StringVarP(&cfgPath, "config", "c", "reclaim.yaml", "configuration file")
+	c.Flags().BoolVar(&agent, "agent", false, "each pass is reclaim agent's: read this cluster, publish its record to fleet.snapshots, run its in-cluster kinds")
 	c.Flags().BoolVar(&apply, "apply", false, "the leader's passes delete what their plans mark DELETE (default: dry-run)")
 	c.Flags().BoolVar(&logJSON, "log-json", false, "write logs to stderr as JSON (for log collectors)")
 	c.Flags().StringVar(&listen, "listen", "", "address of the HTTP endpoints (overrides daemon.listen)")
