@@ -27,6 +27,7 @@ import (
 	"reclaim.dev/reclaim/providers/awsclient"
 	"reclaim.dev/reclaim/providers/bucket"
 	"reclaim.dev/reclaim/providers/ec2/ec2fake"
+	"reclaim.dev/reclaim/providers/eks/eksfake"
 	"reclaim.dev/reclaim/providers/gce/gcefake"
 	"reclaim.dev/reclaim/reconcile/engine"
 	"reclaim.dev/reclaim/reconcile/kinds/ecrimage"
@@ -442,4 +443,65 @@ func (w *agentWorld) cutPut(key string, n int) {
 	conn.Write(bytes.Repeat([]byte{0x1f}, n/2))
 	conn.Close()
 	time.Sleep(200 * time.Millisecond)
+}
+
+// Discovered clusters are read from their records too, and a record must
+// carry the CA discovery lists for its cluster: prod-b's agent publishes
+// prod-b's CA where discovery lists another, so what prod-b could use
+// holds, while prod-a's leaked interface goes.
+func TestDiscoveredClustersReadFromRecords(t *testing.T) {
+	w := newAgentWorld(t)
+	ekf := startEKS(t, ec2Region)
+	ekf.Add(
+		eksfake.Cluster{Name: "prod-a", Endpoint: prodA.URL, CAData: prodA.CAData, VPC: "vpc-0test", Subnets: []string{w.subA}},
+		eksfake.Cluster{Name: "prod-b", Endpoint: prodB.URL, CAData: prodA.CAData, VPC: "vpc-0test", Subnets: []string{w.subB}},
+	)
+	inA, inB := w.cniInterface(w.subA), w.cniInterface(w.subB)
+	eksB := inventory.Place{Platform: inventory.EKS, Account: account, Location: ec2Region}
+	deleter := func(apply bool) *report.Report {
+		t.Helper()
+		y := fmt.Sprintf(`fleet:
+  discover: true
+  eks:
+    - account: "%s"
+      region: %s
+      endpoint: %s
+%sec2:
+  endpoint: %s
+  networks:
+    - account: "%s"
+      region: %s
+      subnets: [%s, %s]
+  interfaces:
+    grace: 6h
+    maxDeletePercent: 100%%
+state:
+  file: %s
+audit:
+  file: %s
+`, account, ec2Region, ekf.URL(), strings.TrimPrefix(w.snapshotsYAML("deleter"), "  discover: false\n"), w.ec2.URL(), account, ec2Region, w.subA, w.subB, w.statePath(), w.auditPath())
+		p := filepath.Join(w.dir, "discovering.yaml")
+		if err := os.WriteFile(p, []byte(y), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return runConfig(t, p, w.now, apply)
+	}
+	publish := func() {
+		t.Helper()
+		w.agent(prodA, "prod-a", placeA, "agent-a", false)
+		w.agent(prodB, "prod-b", eksB, "admin", false)
+	}
+	start := w.now
+	publish()
+	deleter(true)
+	w.now = start.Add(7 * time.Hour)
+	publish()
+	rep := deleter(true)
+	want(t, rep, eniID(inA), engine.Delete, netiface.ClassLeaked)
+	if d := want(t, rep, eniID(inB), engine.Mark, netiface.ClassLeaked); !d.Held || !strings.Contains(text(rep), "CA") {
+		t.Fatalf("prod-b's interface: %+v\n%s", d, text(rep))
+	}
+	if w.ec2.Has(inA) || !w.ec2.Has(inB) {
+		t.Fatalf("left: prod-a's %v, prod-b's %v (want false, true)", w.ec2.Has(inA), w.ec2.Has(inB))
+	}
 }
