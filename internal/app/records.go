@@ -77,10 +77,16 @@ func (rr *recordReader) remembered() map[string]engine.RecordSeen {
 	return out
 }
 
-// read reads every target's record, 16 at a time; one result per target.
+// readAtOnce is how many records are read at once: enough Gets in flight
+// that a fleet's read is bound by decoding its records, not by S3's
+// latency (a record in flight is its compressed bytes, some KiB).
+const readAtOnce = 64
+
+// read reads every target's record, readAtOnce at a time; one result per
+// target.
 func (rr *recordReader) read(ctx context.Context, targets []kube.Target) []inventory.ClusterRefs {
 	out := make([]inventory.ClusterRefs, len(targets))
-	sem := make(chan struct{}, 16)
+	sem := make(chan struct{}, readAtOnce)
 	var wg sync.WaitGroup
 	for i, t := range targets {
 		sem <- struct{}{}

@@ -52,7 +52,7 @@ const (
 	recAccount      = "123456789012"
 	recRegion       = "us-east-1"
 	recECRAccount   = "210987654321"
-	recReadAtOnce   = 16 // recordReader.read
+	recReadAtOnce   = readAtOnce // recordReader.read
 	recSampleDecode = 100
 )
 
@@ -67,11 +67,11 @@ const (
 // nothing names are marked.
 //
 // The pass runs through New and Once with the bucket as Deps.Records.
-// Reading a record is a Get and a decode, 16 records at a time. The floor
+// Reading a record is a Get and a decode, readAtOnce records at a time. The floor
 // is the larger of two: the decode time of every record's bytes (one
 // record's throughput, measured alone on a sample, times every record's
 // decoded bytes) spread over the cores the reader can use (min(GOMAXPROCS,
-// 16)), and the Gets' latency, one wave of 16 after another. wall/floor
+// readAtOnce)), and the Gets' latency, one wave after another. wall/floor
 // near 1 is a pass whose time follows the records' size, not the number
 // of round trips (1,000 × 20 ms one after another); read/floor is the
 // same for the records' read alone.
@@ -183,7 +183,7 @@ disks:
 	cores := min(runtime.GOMAXPROCS(0), recReadAtOnce)
 	decodeAll := perByte * float64(decoded)
 	decodeFloor := decodeAll / float64(cores)
-	// The Gets, 16 at a time: at least the latency of each wave.
+	// The Gets, readAtOnce at a time: at least the latency of each wave.
 	getsFloor := float64(ceilDiv(recClusters, recReadAtOnce)) * recLatency.Seconds()
 	floor := max(decodeFloor, getsFloor)
 	bound := "the decoding"
