@@ -5,6 +5,7 @@ import (
 	"reclaim.dev/reclaim/inventory/kube"
 	"reclaim.dev/reclaim/providers/awsclient"
 	"reclaim.dev/reclaim/providers/batch"
+	"reclaim.dev/reclaim/providers/bucket"
 	"reclaim.dev/reclaim/providers/ec2"
 	"reclaim.dev/reclaim/providers/ecr"
 	"reclaim.dev/reclaim/providers/ecs"
@@ -36,6 +37,42 @@ func Permissions() perms.Set {
 		sets = append(sets, r.Permissions)
 		for _, name := range r.Reads {
 			sets = append(sets, kube.ReadPermissions[name])
+		}
+	}
+	return perms.Union(sets...)
+}
+
+// SnapshotsPermissions are what a deleter with fleet.snapshots needs on
+// top of Permissions' cloud grants: read the agents' records
+// (deploy/aws/iam-policy-snapshots-read.json). In clusters it needs only
+// its state store (state.Permissions, when the state is a ConfigMap):
+// it dials no cluster, and the kinds that delete in clusters are the
+// agents'.
+var SnapshotsPermissions = bucket.ReadPermissions
+
+// identityPermissions: an agent names its cluster in the record by the
+// kube-system namespace's UID (publisher.publish), which it gets.
+var identityPermissions = perms.Set{Read: perms.Grants{RBAC: []perms.Rule{
+	{Resource: "namespaces", Verbs: []string{"get"}},
+}}}
+
+// AgentPermissions are what reclaim agent needs: in its cluster, every
+// read and tap whatever its own kinds (the deleters' kinds find theirs in
+// the record), its cluster's identity and its state store, and with
+// --apply the deletes of the in-cluster kinds; in the bucket, writing its
+// own record. Its kinds' cloud reads are not here: the GCE disks the PVC
+// kind reports frees with are read only when the agent's config has a gce
+// section (deploy/README.md, "Agents").
+func AgentPermissions() perms.Set {
+	sets := []perms.Set{kube.Permissions, state.Permissions, identityPermissions, bucket.WritePermissions, awsclient.Permissions}
+	for _, s := range kube.ReadPermissions {
+		sets = append(sets, s)
+	}
+	for _, r := range Registered {
+		// Its taps: the kind's RBAC reads.
+		sets = append(sets, perms.Set{Read: perms.Grants{RBAC: r.Permissions.Read.RBAC}})
+		if r.InCluster {
+			sets = append(sets, perms.Set{Delete: perms.Grants{RBAC: r.Permissions.Delete.RBAC}})
 		}
 	}
 	return perms.Union(sets...)
