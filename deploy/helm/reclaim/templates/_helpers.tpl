@@ -37,9 +37,10 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 app.kubernetes.io/component: {{ .Values.mode }}
 {{- end -}}
 
-{{/* The config as written to the ConfigMap: values.config plus the names the RBAC grants. */}}
+{{/* The config as written to the ConfigMap: values.config (agent mode:
+values.agent.config) plus the names the RBAC grants. */}}
 {{- define "reclaim.config" -}}
-{{- $cfg := deepCopy .Values.config -}}
+{{- $cfg := deepCopy (ternary .Values.agent.config .Values.config (eq .Values.mode "agent")) -}}
 {{- if not (hasKey $cfg "state") -}}
 {{- $_ := set $cfg "state" (dict "configMap" (dict "namespace" .Release.Namespace "name" (include "reclaim.stateName" .))) -}}
 {{- end -}}
@@ -80,7 +81,7 @@ containers:
     image: "{{ .Values.image.repository }}:{{ .Values.image.tag | default .Chart.AppVersion }}"
     imagePullPolicy: {{ .Values.image.pullPolicy }}
     args:
-      - {{ if eq .Values.mode "daemon" }}daemon{{ else }}run{{ end }}
+      - {{ if eq .Values.mode "daemon" }}daemon{{ else if eq .Values.mode "agent" }}agent{{ else }}run{{ end }}
       - --config
       - /etc/reclaim/reclaim.yaml
       - --log-json
@@ -166,4 +167,19 @@ volumes:
       secretName: {{ .secretName }}
       defaultMode: 0440
   {{- end }}
+{{- end -}}
+
+{{/* A deleter reading the agents' records (config.fleet.snapshots): it
+dials no cluster and deletes in none, so it gets no cluster RBAC but its
+state's and its Lease's. */}}
+{{- define "reclaim.readsRecords" -}}
+{{- if and (ne .Values.mode "agent") (dig "fleet" "snapshots" "" .Values.config) -}}true{{- end -}}
+{{- end -}}
+
+{{/* Whether a delete grant (rbac.deletePVCs, rbac.deleteWorkloads: the
+argument) is installed: never for a deleter reading records; in agent mode
+only with apply. */}}
+{{- define "reclaim.grantsDelete" -}}
+{{- $ := index . 0 -}}
+{{- if and (index . 1) (not (include "reclaim.readsRecords" $)) (or (ne $.Values.mode "agent") $.Values.apply) -}}true{{- end -}}
 {{- end -}}
