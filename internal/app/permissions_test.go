@@ -20,6 +20,7 @@ import (
 	"reclaim.dev/reclaim/reconcile/kinds/k8sjob"
 	"reclaim.dev/reclaim/reconcile/kinds/k8spod"
 	"reclaim.dev/reclaim/reconcile/kinds/workflowpvc"
+	"reclaim.dev/reclaim/reconcile/state"
 )
 
 // The tests below hold deploy/ to what the kinds and shared reads declare
@@ -30,6 +31,14 @@ func TestAWSPoliciesGrantExactlyTheDeclaredActions(t *testing.T) {
 	p := app.Permissions()
 	sameGrants(t, "deploy/aws/iam-policy-readonly.json", iamActions(t, "deploy/aws/iam-policy-readonly.json"), p.Read.IAM)
 	sameGrants(t, "deploy/aws/iam-policy.json", iamActions(t, "deploy/aws/iam-policy.json"), p.All().IAM)
+	// With fleet.snapshots the deleter adds the records' read; an agent's
+	// role holds only the write of its record.
+	sameGrants(t, "deploy/aws/iam-policy-snapshots-read.json", iamActions(t, "deploy/aws/iam-policy-snapshots-read.json"), app.SnapshotsPermissions.All().IAM)
+	agent := app.AgentPermissions()
+	sameGrants(t, "deploy/aws/iam-policy-agent.json", iamActions(t, "deploy/aws/iam-policy-agent.json"), agent.All().IAM)
+	if len(agent.All().GCP) > 0 {
+		t.Errorf("the agent declares GCP permissions %v, which deploy/ grants no agent", agent.All().GCP)
+	}
 	// The cross-account trust policy lets reclaim's role assume another:
 	// only actions the code calls outside the policies (sts:AssumeRole).
 	for _, a := range iamActions(t, "deploy/aws/trust-policy-cross-account.json") {
@@ -81,6 +90,24 @@ func TestRBACGrantsExactlyTheDeclaredRules(t *testing.T) {
 	}
 	// A kind's delete no component grants would fail with Forbidden.
 	sameGrants(t, "deploy/components", granted, p.Delete.RBACLines())
+
+	// The agent overlay's reads, and its components' deletes: those of
+	// the in-cluster kinds, one component each.
+	agent := app.AgentPermissions()
+	sameGrants(t, "deploy/overlays/agent/rbac.yaml", rbacLines(t, read(t, "deploy/overlays/agent/rbac.yaml")), agent.Read.RBACLines())
+	granted = nil
+	for _, c := range []struct {
+		file  string
+		kinds []perms.Set
+	}{
+		{"deploy/components/agent-pvc-deleter/rbac.yaml", []perms.Set{workflowpvc.Permissions}},
+		{"deploy/components/agent-workload-deleter/rbac.yaml", []perms.Set{k8sjob.Permissions, k8spod.Permissions}},
+	} {
+		lines := rbacLines(t, read(t, c.file))
+		sameGrants(t, c.file, lines, perms.Union(c.kinds...).Delete.RBACLines())
+		granted = append(granted, lines...)
+	}
+	sameGrants(t, "deploy/components/agent-*", granted, agent.Delete.RBACLines())
 }
 
 // The installs as users make them, rendered as `kubectl kustomize` and
@@ -94,6 +121,10 @@ func TestRenderedInstallsGrantExactlyTheDeclaredRules(t *testing.T) {
 	render := renderTool(t)
 	p := app.Permissions()
 	lease := daemon.Permissions.Read.RBACLines()
+	agent := app.AgentPermissions()
+	snapshots := []string{"config.fleet.snapshots.bucket=records", "config.fleet.snapshots.account=123456789012",
+		"config.fleet.snapshots.region=us-east-1"}
+	snapshotsDeleter := state.Permissions.All().RBACLines()
 	for _, c := range []struct {
 		name string
 		args []string
@@ -107,6 +138,18 @@ func TestRenderedInstallsGrantExactlyTheDeclaredRules(t *testing.T) {
 		{"helm-deletePVCs", helmArgs("rbac.deletePVCs=true"), append(p.Read.RBACLines(), workflowpvc.Permissions.Delete.RBACLines()...)},
 		{"helm-everything", helmArgs("mode=daemon", "rbac.deletePVCs=true", "rbac.deleteWorkloads=true"),
 			append(p.All().RBACLines(), lease...)},
+		// Agents: reads only, until apply; then the deletes each toggle asks for.
+		{"kustomize-agent", []string{"kustomize", "../overlays/agent"}, agent.Read.RBACLines()},
+		{"kustomize-agent-apply", []string{"kustomize", "testdata/kustomize-agent-apply"}, agent.All().RBACLines()},
+		{"helm-agent", helmArgs("mode=agent", "rbac.deletePVCs=true", "rbac.deleteWorkloads=true"), agent.Read.RBACLines()},
+		{"helm-agent-apply-workloads", helmArgs("mode=agent", "apply=true", "rbac.deleteWorkloads=true"),
+			append(agent.Read.RBACLines(), perms.Union(k8sjob.Permissions, k8spod.Permissions).Delete.RBACLines()...)},
+		{"helm-agent-apply", helmArgs("mode=agent", "apply=true", "rbac.deletePVCs=true", "rbac.deleteWorkloads=true"), agent.All().RBACLines()},
+		// A deleter reading the agents' records: its state, its Lease, no
+		// cluster read and no delete, whatever the toggles.
+		{"helm-snapshots-deleter", helmArgs(append(snapshots, "mode=daemon", "rbac.deletePVCs=true", "rbac.deleteWorkloads=true")...),
+			append(snapshotsDeleter, lease...)},
+		{"kustomize-snapshots-deleter", []string{"kustomize", "testdata/kustomize-snapshots"}, append(snapshotsDeleter, lease...)},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			args := c.args
