@@ -45,7 +45,11 @@ import (
 
 	"reclaim.dev/reclaim/internal/app"
 	"reclaim.dev/reclaim/internal/testenv"
+	"reclaim.dev/reclaim/inventory"
+	"reclaim.dev/reclaim/inventory/published"
 	"reclaim.dev/reclaim/notify/report"
+	"reclaim.dev/reclaim/providers/awsclient"
+	"reclaim.dev/reclaim/providers/bucket"
 	"reclaim.dev/reclaim/providers/ecr/ecrfake"
 	"reclaim.dev/reclaim/providers/gce/gcefake"
 )
@@ -60,6 +64,9 @@ type deployVariant struct {
 	deletePVCs, prometheusRule   bool
 	deleteWorkloads              bool // components/workload-deleter, rbac.deleteWorkloads
 	createNamespace              bool // helm: the chart does not create it (--create-namespace)
+	// agent: reclaim agent (overlays/agent, the chart's mode agent), which
+	// publishes its cluster's record; apply: its pod runs with --apply.
+	agent, apply bool
 }
 
 var deployVariants = []deployVariant{
@@ -75,6 +82,14 @@ var deployVariants = []deployVariant{
 		"--set", "mode=daemon", "--set", "rbac.deletePVCs=true", "--set", "rbac.deleteWorkloads=true", "--set", "prometheusRule.enabled=true"},
 		ns: "gc", sa: "cleanup-reclaim", config: "cleanup-reclaim-config", state: "cleanup-reclaim-state", lease: "cleanup-reclaim",
 		deletePVCs: true, deleteWorkloads: true, prometheusRule: true, createNamespace: true},
+	// Agents: reads, its cluster's identity, its own state; deletes only
+	// with --apply.
+	{name: "kustomize-agent-apply", render: []string{"kustomize", "testdata/kustomize-agent-apply"},
+		ns: "reclaim", sa: "reclaim-agent", config: "reclaim-agent-config", state: "reclaim-agent-state",
+		deletePVCs: true, deleteWorkloads: true, agent: true, apply: true},
+	{name: "helm-agent", render: []string{"helm", "../helm/reclaim", "-n", "gc", "--name", "agent",
+		"--set", "mode=agent", "--set", "rbac.deletePVCs=true", "--set", "rbac.deleteWorkloads=true"},
+		ns: "gc", sa: "agent-reclaim", config: "agent-reclaim-config", state: "agent-reclaim-state", createNamespace: true, agent: true},
 }
 
 // renderBin is deploy/test/render, built by TestDeploy.
@@ -373,6 +388,10 @@ func testDeployVariant(t *testing.T, v deployVariant) []string {
 	// reclaim with the rendered config, reaching the cluster as the
 	// ServiceAccount (a kubeconfig instead of inCluster: the test is not in a
 	// pod), and the clouds' fakes.
+	if v.agent {
+		runDeployedAgent(t, ctx, c, v, cm, dir, kubeconfig)
+		return nil
+	}
 	gce := gcefake.New(gcefake.Options{})
 	t.Cleanup(gce.Close)
 	ecr := ecrfake.New(ecrfake.Options{Region: ecrRegion})
@@ -498,8 +517,15 @@ func checkWorkload(t *testing.T, v deployVariant, w *unstructured.Unstructured, 
 	}
 	ctr := containers[0].(map[string]any)
 	args, _ := ctr["args"].([]any)
-	if slices.Contains(args, any("--apply")) {
-		t.Errorf("the default install is not a dry-run: %v", args)
+	if got := slices.Contains(args, any("--apply")); got != v.apply {
+		t.Errorf("--apply in the pod's args: %v, want %v: %v", got, v.apply, args)
+	}
+	sub := map[string]string{"CronJob": "run", "Deployment": "daemon"}[w.GetKind()]
+	if v.agent {
+		sub = "agent"
+	}
+	if len(args) == 0 || args[0] != sub {
+		t.Errorf("the pod runs %v, want reclaim %s", args, sub)
 	}
 	sc, _ := ctr["securityContext"].(map[string]any)
 	if sc["readOnlyRootFilesystem"] != true || sc["allowPrivilegeEscalation"] != false || sc["runAsNonRoot"] != true {
@@ -659,6 +685,10 @@ func checkAccess(t *testing.T, ctx context.Context, c *testenv.Cluster, v deploy
 		{"list", "batch", "jobs", "", "", true},
 		{"list", "batch", "cronjobs", "", "", true},
 		{"list", "", "nodes", "", "", true},
+		// An agent's cluster identity: the kube-system namespace, only it.
+		{"get", "", "namespaces", "", "kube-system", v.agent},
+		{"get", "", "namespaces", "", "default", false},
+		{"update", "", "namespaces", "", "kube-system", false},
 		// Its state, and only its state.
 		{"get", "", "configmaps", v.ns, v.state, true},
 		{"update", "", "configmaps", v.ns, v.state, true},
@@ -961,5 +991,102 @@ func testAlertRules(t *testing.T, exported map[string]bool) {
 		}
 		sort.Strings(names)
 		t.Logf("exported: %v", names)
+	}
+}
+
+// runDeployedAgent runs `reclaim agent` with the install's config, reaching
+// the cluster as the install's ServiceAccount and an S3 where its identity
+// may write its own record only (deploy/aws/iam-policy-agent.json): it must
+// read the cluster completely, name it, keep its state and publish.
+func runDeployedAgent(t *testing.T, ctx context.Context, c *testenv.Cluster, v deployVariant, cm *unstructured.Unstructured, dir, kubeconfig string) {
+	t.Helper()
+	writeProfiles(t)
+	raw, _, _ := unstructured.NestedString(cm.Object, "data", "reclaim.yaml")
+	var cfg map[string]any
+	if err := yaml.Unmarshal([]byte(raw), &cfg); err != nil {
+		t.Fatalf("the ConfigMap's reclaim.yaml: %v", err)
+	}
+	clusters, _ := cfg["clusters"].([]any)
+	if len(clusters) != 1 {
+		t.Fatalf("the agent's config lists %d clusters, want its own", len(clusters))
+	}
+	cl := clusters[0].(map[string]any)
+	if cl["inCluster"] != true {
+		t.Fatalf("the agent's cluster is not inCluster: %v", cl)
+	}
+	delete(cl, "inCluster")
+	cl["kubeconfig"], cl["context"] = kubeconfig, "sa"
+	fleet, _ := cfg["fleet"].(map[string]any)
+	snap, _ := fleet["snapshots"].(map[string]any)
+	if snap == nil {
+		t.Fatalf("the agent's config has no fleet.snapshots: %v", fleet)
+	}
+	place := inventory.Place{Platform: fmt.Sprint(cl["platform"]), Account: fmt.Sprint(cl["account"]), Location: fmt.Sprint(cl["location"])}
+	bucketName, prefix := fmt.Sprint(snap["bucket"]), fmt.Sprint(snap["prefix"])
+	key := published.Key(prefix, place, fmt.Sprint(cl["name"]))
+	s3, err := testenv.StartS3(ctx, dir, map[string]testenv.S3Grant{
+		"AKIDAGENTA": {Write: []string{bucketName + "/" + key}},
+		"AKIDADMIN":  {Read: []string{bucketName + "/"}},
+	}, bucketName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s3.Stop)
+	snap["endpoint"], snap["profile"] = s3.URL, "agent-a"
+	st, _ := cfg["state"].(map[string]any)
+	cmRef, _ := st["configMap"].(map[string]any)
+	if cmRef == nil {
+		t.Fatalf("the agent's config keeps its state in %v, not in a ConfigMap", st)
+	}
+	cmRef["kubeconfig"], cmRef["context"] = kubeconfig, "sa"
+	out, err := yaml.Marshal(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfgPath := filepath.Join(dir, "agent.yaml")
+	if err := os.WriteFile(cfgPath, out, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"agent", "--config", cfgPath, "-o", "json"}
+	if v.apply {
+		args = append(args, "--apply")
+	}
+	cmd := exec.CommandContext(ctx, reclaimBin, args...)
+	cmd.Dir = dir
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("reclaim %s: %v\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), err, stdout.Bytes(), stderr.Bytes())
+	}
+	if bytes.Contains(bytes.ToLower(stderr.Bytes()), []byte("forbidden")) {
+		t.Errorf("reclaim agent's log mentions forbidden:\n%s", stderr.Bytes())
+	}
+	var rep report.Report
+	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
+		t.Fatalf("reclaim agent's JSON report: %v\n%s", err, stdout.Bytes())
+	}
+	for _, s := range rep.Plan.Sources {
+		if !s.Complete {
+			t.Errorf("source %s %s incomplete: %v", s.Kind, s.Name, s.Problems)
+		}
+	}
+	if _, err := c.Client.CoreV1().ConfigMaps(v.ns).Get(ctx, v.state, metav1.GetOptions{}); err != nil {
+		t.Errorf("state ConfigMap %s/%s after the agent's pass: %v", v.ns, v.state, err)
+	}
+	admin, err := bucket.New(ctx, bucket.Options{Bucket: bucketName, PathStyle: true,
+		Service: awsclient.Service{Account: fmt.Sprint(snap["account"]), Region: fmt.Sprint(snap["region"]), Endpoint: s3.URL, Profile: "admin", MaxAttempts: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := admin.Get(ctx, key)
+	if err != nil {
+		t.Fatalf("the agent's record s3://%s/%s: %v", bucketName, key, err)
+	}
+	rec, err := published.Decode(bytes.NewReader(body), nil)
+	if err != nil {
+		t.Fatalf("the agent's record: %v", err)
+	}
+	if rec.Cluster.KubeSystemUID == "" || rec.Items() == 0 {
+		t.Errorf("the agent's record names no cluster or lists nothing: %+v, %d items", rec.Cluster, rec.Items())
 	}
 }
