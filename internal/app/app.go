@@ -145,7 +145,10 @@ func New(ctx context.Context, cfg *config.Config, d Deps) (*Runner, error) {
 		return nil, errors.New("reclaim agent publishes to fleet.snapshots: add the section (bucket, account, region) to the agent's config")
 	}
 	r.d = d
-	if err := openClouds(ctx, cfg, &d, &r.closers, r.plans); err != nil {
+	// An agent reads its cluster and nothing else: its kinds need no
+	// cloud (k8s-pvc's quota pools are the deleter's business), and its
+	// identity holds no cloud grant.
+	if err := openClouds(ctx, cfg, &d, &r.closers, func(reg Registration) bool { return !d.Agent && r.plans(reg) }); err != nil {
 		r.Close()
 		return nil, err
 	}

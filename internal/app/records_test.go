@@ -183,3 +183,32 @@ clusters:
     account: "123456789012"
     location: us-east-1
 `
+
+// An agent opens no cloud, even when its config has a cloud section: its
+// identity holds no cloud grant (deploy/ gives it none).
+func TestAnAgentOpensNoCloud(t *testing.T) {
+	cfg := parse(t, snapshotsYAML+"gce:\n  projects: [acme-prod]\n  withoutAuthentication: true\n  endpoint: http://127.0.0.1:1\n")
+	cfg.Clusters[0].Context = "a"
+	r, err := New(context.Background(), cfg, Deps{Agent: true, Records: memRecords{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if len(r.d.Clients) != 0 || len(r.cloudReads()) != 0 {
+		t.Fatalf("the agent opened %v and reads %v", r.d.Clients, r.cloudReads())
+	}
+	for _, k := range r.Kinds() {
+		if reg := registration(k.Name()); !reg.InCluster {
+			t.Fatalf("the agent plans %s", k.Name())
+		}
+	}
+}
+
+func registration(name string) Registration {
+	for _, r := range Registered {
+		if r.Name == name {
+			return r
+		}
+	}
+	return Registration{}
+}
