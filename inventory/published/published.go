@@ -16,6 +16,7 @@ import (
 	"io"
 	"path"
 	"time"
+	"unique"
 
 	"reclaim.dev/reclaim/inventory"
 )
@@ -159,6 +160,7 @@ func Decode(r io.Reader, decoders map[string]Decoder) (Record, error) {
 		return Record{}, fmt.Errorf("record version %d, this reclaim reads version %d — upgrade the older of the agent and the deleter", in.Version, Version)
 	}
 	rec := in.Record
+	shareStrings(&rec.Refs)
 	rec.Refs.Taps = nil
 	for name, t := range in.Taps {
 		dec := decoders[name]
@@ -247,4 +249,52 @@ func where(p inventory.Place) string {
 		scope = p.Project
 	}
 	return fmt.Sprintf("%s %s %s", p.Platform, scope, p.Location)
+}
+
+// shareStrings makes the strings a fleet's records repeat (namespaces,
+// phases, nodes, owners, label keys and values) one copy each: a deleter
+// holds every cluster's record at once, and JSON gives each its own.
+func shareStrings(c *inventory.ClusterRefs) {
+	in := func(s *string) {
+		if *s != "" {
+			*s = unique.Make(*s).Value()
+		}
+	}
+	labels := func(m map[string]string) {
+		for k, v := range m {
+			delete(m, k)
+			m[unique.Make(k).Value()] = unique.Make(v).Value()
+		}
+	}
+	owner := func(o *inventory.Owner) {
+		if o != nil {
+			in(&o.Kind)
+			in(&o.Name)
+		}
+	}
+	for i := range c.Pods {
+		p := &c.Pods[i]
+		in(&p.Namespace)
+		in(&p.Phase)
+		in(&p.Node)
+		in(&p.Retention)
+		owner(p.Owner)
+		labels(p.Labels)
+	}
+	for i := range c.Jobs {
+		j := &c.Jobs[i]
+		in(&j.Namespace)
+		in(&j.Status)
+		in(&j.Retention)
+		owner(j.CronJob)
+		labels(j.Labels)
+	}
+	for i := range c.PVCs {
+		in(&c.PVCs[i].Namespace)
+	}
+	for i := range c.Images {
+		in(&c.Images[i].Ref.Repo.Account)
+		in(&c.Images[i].Ref.Repo.Region)
+		in(&c.Images[i].Ref.Repo.Name)
+	}
 }
