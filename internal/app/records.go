@@ -86,16 +86,10 @@ const readAtOnce = 64
 // target.
 func (rr *recordReader) read(ctx context.Context, targets []kube.Target) []inventory.ClusterRefs {
 	out := make([]inventory.ClusterRefs, len(targets))
-	sem := make(chan struct{}, readAtOnce)
-	var wg sync.WaitGroup
-	for i, t := range targets {
-		sem <- struct{}{}
-		wg.Go(func() {
-			defer func() { <-sem }()
-			out[i] = rr.one(ctx, t)
-		})
-	}
-	wg.Wait()
+	_ = awsclient.Each(len(targets), readAtOnce, func(i int) error {
+		out[i] = rr.one(ctx, targets[i])
+		return nil
+	})
 	return out
 }
 
@@ -113,7 +107,7 @@ func (rr *recordReader) one(ctx context.Context, t kube.Target) inventory.Cluste
 	body, err := rr.store.Get(ctx, key)
 	switch {
 	case errors.Is(err, inventory.ErrNotFound):
-		return held(fmt.Sprintf("no record at %s: is reclaim agent running in the cluster, as %s in %s?", where, t.CloudName, placeWords(t.Place)))
+		return held(fmt.Sprintf("no record at %s: is reclaim agent running in the cluster, as %s in %s?", where, t.CloudName, t.Place))
 	case errors.Is(err, bucket.ErrDenied):
 		return held(fmt.Sprintf("reading %s was denied: grant reclaim s3:GetObject on the prefix (deploy/aws)", where))
 	case err != nil:
@@ -189,14 +183,6 @@ func (rr *recordReader) drop(last engine.RecordSeen, items int, now time.Time) (
 	}
 	return fmt.Sprintf("the record lists %d things in use, the last accepted %d: a drop of more than fleet.snapshots.maxDrop %s holds what the cluster could use until %s, unless its use comes back",
 		items, last.Items, rr.cfg.MaxDrop, since.Add(settle).UTC().Format(time.RFC3339)), since
-}
-
-func placeWords(p inventory.Place) string {
-	scope := p.Account
-	if p.Platform == inventory.GKE {
-		scope = p.Project
-	}
-	return fmt.Sprintf("%s %s %s", p.Platform, scope, p.Location)
 }
 
 // publisher writes an agent's cluster record.

@@ -212,7 +212,7 @@ func (r *Record) Check(e Expect) []string {
 	var out []string
 	id := r.Cluster
 	if id.Name != e.Name || !samePlace(id.Place(), e.Place) {
-		out = append(out, fmt.Sprintf("the record says it is cluster %q in %s, not %q in %s: %v", id.Name, where(id.Place()), e.Name, where(e.Place), ErrMismatch))
+		out = append(out, fmt.Sprintf("the record says it is cluster %q in %s, not %q in %s: %v", id.Name, id.Place(), e.Name, e.Place, ErrMismatch))
 	}
 	if e.CA != "" && id.CA != "" && id.CA != e.CA {
 		out = append(out, fmt.Sprintf("the record's API server CA (sha256 %.12s…) is not the one discovery lists for the cluster (%.12s…): %v", id.CA, e.CA, ErrMismatch))
@@ -241,14 +241,6 @@ func samePlace(a, b inventory.Place) bool {
 	loc := a.Location == "" || b.Location == "" || a.Location == b.Location ||
 		gke && (inventory.RegionOfZone(a.Location) == b.Location || a.Location == inventory.RegionOfZone(b.Location))
 	return eq(a.Platform, b.Platform) && eq(a.Account, b.Account) && eq(a.Project, b.Project) && loc
-}
-
-func where(p inventory.Place) string {
-	scope := p.Account
-	if p.Platform == inventory.GKE {
-		scope = p.Project
-	}
-	return fmt.Sprintf("%s %s %s", p.Platform, scope, p.Location)
 }
 
 // shareStrings makes the strings a fleet's records repeat (namespaces,
