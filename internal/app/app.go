@@ -4,9 +4,11 @@
 package app
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"runtime/debug"
 	"slices"
@@ -17,8 +19,6 @@ import (
 	"go.uber.org/zap"
 	"k8s.io/client-go/kubernetes"
 
-	"cmp"
-	"errors"
 	config "reclaim.dev/reclaim/configs"
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/inventory/kube"
@@ -92,8 +92,10 @@ type Runner struct {
 	kinds     []engine.Kind
 	closers   []func()
 	routes    []engine.Route
-	// records reads the clusters from their records (a deleter with
-	// fleet.snapshots); pub publishes the agent's cluster's record.
+	// agent: the runner is its cluster's agent (Deps.Agent). records reads
+	// the clusters from their records (a deleter with fleet.snapshots);
+	// pub publishes the agent's cluster's record.
+	agent   bool
 	records *recordReader
 	pub     *publisher
 }
@@ -103,7 +105,7 @@ type Runner struct {
 // the others (it holds no kube credential to delete with).
 func (r *Runner) plans(reg Registration) bool {
 	switch {
-	case r.d.Agent:
+	case r.agent:
 		return reg.InCluster
 	case r.records != nil:
 		return !reg.InCluster
@@ -113,7 +115,7 @@ func (r *Runner) plans(reg Registration) bool {
 
 // New builds every client the config needs and the kinds it enables.
 func New(ctx context.Context, cfg *config.Config, d Deps) (*Runner, error) {
-	r := &Runner{cfg: cfg}
+	r := &Runner{cfg: cfg, agent: d.Agent}
 	routes, err := Routes(cfg)
 	if err != nil {
 		return nil, err
@@ -125,7 +127,6 @@ func New(ctx context.Context, cfg *config.Config, d Deps) (*Runner, error) {
 	if d.Now == nil {
 		d.Now = time.Now
 	}
-	r.d = d
 	configured := Targets(cfg)
 	if s := cfg.Fleet.Snapshots; s != nil {
 		if err := checkRole(cfg, d.Agent); err != nil {
@@ -144,11 +145,10 @@ func New(ctx context.Context, cfg *config.Config, d Deps) (*Runner, error) {
 	} else if d.Agent {
 		return nil, errors.New("reclaim agent publishes to fleet.snapshots: add the section (bucket, account, region) to the agent's config")
 	}
-	r.d = d
 	// An agent reads its cluster and nothing else: its kinds need no
 	// cloud (k8s-pvc's quota pools are the deleter's business), and its
 	// identity holds no cloud grant.
-	if err := openClouds(ctx, cfg, &d, &r.closers, func(reg Registration) bool { return !d.Agent && r.plans(reg) }); err != nil {
+	if err := openClouds(ctx, cfg, &d, &r.closers, func(reg Registration) bool { return !r.agent && r.plans(reg) }); err != nil {
 		r.Close()
 		return nil, err
 	}

@@ -66,7 +66,7 @@ func clouds() []Cloud {
 // openClouds opens the clients of the reads the kinds the config turns on
 // (and the runner plans) rely on, unless the harness gave them (d.Clients).
 func openClouds(ctx context.Context, cfg *config.Config, d *Deps, closers *[]func(), plans func(Registration) bool) error {
-	used := reliedOn(cfg, plans)
+	used := reliedOn(func(reg Registration) bool { return plans(reg) && reg.New(cfg, &Clients{}) != nil })
 	all := clouds()
 	for name := range used {
 		// A read no line registers would never run, and its kinds would
@@ -97,12 +97,11 @@ func openClouds(ctx context.Context, cfg *config.Config, d *Deps, closers *[]fun
 	return nil
 }
 
-// reliedOn names the cloud reads the kinds the config turns on (and plans
-// allows) rely on.
-func reliedOn(cfg *config.Config, plans func(Registration) bool) map[string]bool {
+// reliedOn names the cloud reads the registered kinds that run rely on.
+func reliedOn(runs func(Registration) bool) map[string]bool {
 	out := map[string]bool{}
 	for _, r := range Registered {
-		if !plans(r) || r.New(cfg, &Clients{}) == nil {
+		if !runs(r) {
 			continue
 		}
 		for _, n := range r.Clouds {
@@ -118,17 +117,9 @@ func reliedOn(cfg *config.Config, plans func(Registration) bool) map[string]bool
 // cloudReads are the reads the kinds this runner plans rely on, in
 // registration order, through the clients opened or given.
 func (r *Runner) cloudReads() []inventory.CloudRead {
-	used := map[string]bool{}
-	for _, reg := range Registered {
-		if slices.ContainsFunc(r.kinds, func(k engine.Kind) bool { return k.Name() == reg.Name }) {
-			for _, n := range reg.Clouds {
-				used[n] = true
-			}
-			if reg.Cloud != nil {
-				used[reg.Name] = true
-			}
-		}
-	}
+	used := reliedOn(func(reg Registration) bool {
+		return slices.ContainsFunc(r.kinds, func(k engine.Kind) bool { return k.Name() == reg.Name })
+	})
 	var out []inventory.CloudRead
 	for _, c := range clouds() {
 		client := r.d.Clients[c.Name]
