@@ -107,7 +107,7 @@ func newAgentWorld(t *testing.T) *agentWorld {
 }
 
 func (w *agentWorld) snapshotsYAML(profile string) string {
-	return fmt.Sprintf("  discover: false\n  snapshots:\n    bucket: %s\n    prefix: %s\n    account: \"%s\"\n    region: %s\n    endpoint: %s\n    profile: %s\n",
+	return fmt.Sprintf("  snapshots:\n    bucket: %s\n    prefix: %s\n    account: \"%s\"\n    region: %s\n    endpoint: %s\n    profile: %s\n",
 		recordBucket, recordPrefix, account, ec2Region, w.s3.URL, profile)
 }
 
@@ -129,6 +129,7 @@ func (w *agentWorld) agentConfig(c *testenv.Cluster, name string, place inventor
     context: admin
     timeout: 30s
 %sfleet:
+  discover: false
 %sjobs:
   namespaces:
     include: [%s]
@@ -158,6 +159,7 @@ func (w *agentWorld) deleterConfig() string {
   - name: prod-b
 %s    awsSubnets: [%s, %s]
 fleet:
+  discover: false
 %sgce:
   projects: [%s]
   endpoint: %s
@@ -479,7 +481,7 @@ state:
   file: %s
 audit:
   file: %s
-`, account, ec2Region, ekf.URL(), strings.TrimPrefix(w.snapshotsYAML("deleter"), "  discover: false\n"), w.ec2.URL(), account, ec2Region, w.subA, w.subB, w.statePath(), w.auditPath())
+`, account, ec2Region, ekf.URL(), w.snapshotsYAML("deleter"), w.ec2.URL(), account, ec2Region, w.subA, w.subB, w.statePath(), w.auditPath())
 		p := filepath.Join(w.dir, "discovering.yaml")
 		if err := os.WriteFile(p, []byte(y), 0o644); err != nil {
 			t.Fatal(err)

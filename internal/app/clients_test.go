@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"go.uber.org/zap"
+
 	"reclaim.dev/reclaim/reconcile/kinds/ecrimage"
 )
 
