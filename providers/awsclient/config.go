@@ -60,8 +60,8 @@ func (c Config) Load(ctx context.Context) (aws.Config, error) {
 		return aws.Config{}, fmt.Errorf("load AWS config (profile %q): %w", c.Profile, err)
 	}
 	// After loading: the loader needs the SDK's own client type to add a
-	// CA bundle (AWS_CA_BUNDLE).
-	cfg.HTTPClient = ownBody{cfg.HTTPClient}
+	// CA bundle (AWS_CA_BUNDLE), and leaves the field nil without one.
+	cfg.HTTPClient = wrapBody(cfg.HTTPClient)
 	if c.RoleARN != "" {
 		prov := stscreds.NewAssumeRoleProvider(sts.NewFromConfig(cfg), c.RoleARN, func(ao *stscreds.AssumeRoleOptions) {
 			ao.RoleSessionName = "reclaim"
