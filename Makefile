@@ -1,7 +1,10 @@
 # reclaim — the two commands a newcomer needs are `make demo` and `make test`.
 GO      ?= go
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
-LDFLAGS := -X reclaim.dev/reclaim/internal/app.Version=$(VERSION)
+# The Dockerfile's build: static, trimmed, stripped (testenv.BuildReclaim
+# reads the Dockerfile, and a test holds this file to it).
+BUILDFLAGS := -trimpath -buildvcs=false
+LDFLAGS := -s -w -X reclaim.dev/reclaim/internal/app.Version=$(VERSION)
 # The end-to-end tests run a real etcd, kube-apiserver and (for the garbage
 # collector behind a Job's background delete) kube-controller-manager, built
 # from the Go module proxy into this git-ignored folder (about 8 minutes the
@@ -11,14 +14,17 @@ export RECLAIM_TESTBINS ?= $(CURDIR)/.cache/testbins
 .PHONY: build demo test test-unit testbins testdeps lint bench clean
 
 build:
-	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o bin/reclaim ./cmd/reclaim
+	CGO_ENABLED=0 $(GO) build $(BUILDFLAGS) -ldflags "$(LDFLAGS)" -o bin/reclaim ./cmd/reclaim
 
 # A dry-run on the embedded simulated fleet: nothing to install, nothing deleted.
 # It also writes the report email's bodies: open demo-report.html in a browser.
 # The demo and its fakes exist only in a -tags demo build: `make build` and the
-# image link none of them.
+# image link none of them. It runs as a pod would: built as the image is,
+# with an environment cleared of this machine's variables (no HOME, no CA
+# or proxy variables; docs/operations.md lists what reclaim reads).
 demo:
-	$(GO) run -tags demo ./cmd/reclaim demo --email-files demo-report
+	CGO_ENABLED=0 $(GO) build -tags demo $(BUILDFLAGS) -ldflags "$(LDFLAGS)" -o .cache/reclaim-demo ./cmd/reclaim
+	env -i PATH=/usr/bin:/bin .cache/reclaim-demo demo --email-files demo-report
 
 # Also compiles deploy/test/render (kustomize and Helm as Go libraries, a
 # separate module) so that its first build, several minutes, happens before

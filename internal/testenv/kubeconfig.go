@@ -3,6 +3,7 @@ package testenv
 import (
 	"fmt"
 	"net"
+	"os"
 	"path/filepath"
 	"strconv"
 	"time"
@@ -25,7 +26,15 @@ func writeKubeconfig(path, clusterName, server string, caData []byte, insecure b
 		cfg.Contexts[name] = &clientcmdapi.Context{Cluster: clusterName, AuthInfo: name}
 	}
 	cfg.CurrentContext = current
-	return clientcmd.WriteToFile(*cfg, path)
+	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
+		return err
+	}
+	// The binary runs as the pod's user (Pod): it may read the kubeconfig
+	// of a throw-away cluster on 127.0.0.1, and nothing else of its dir.
+	if err := os.Chmod(path, 0o644); err != nil {
+		return err
+	}
+	return addMode(filepath.Dir(path), 0o111)
 }
 
 // UnreachableKubeconfig writes dir/unreachable.kubeconfig, whose only context
