@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -305,12 +304,10 @@ func TestAgentsPublishAndTheDeleterDeletesOnlyOrphans(t *testing.T) {
 	}
 
 	// The real binary, as a CronJob would run it: no kubeconfig anywhere,
-	// HOME empty, the report planned from the records alone.
-	home := t.TempDir()
+	// no HOME, the report planned from the records alone.
 	w.now = time.Now().UTC()
 	w.agents()
-	cmd := exec.Command(reclaimBin, "run", "--config", w.deleterConfig(), "-o", "json")
-	cmd.Env = append(os.Environ(), "HOME="+home, "KUBECONFIG=")
+	cmd := reclaimCmd(context.Background(), t, testenv.CronJob, nil, "run", "--config", w.deleterConfig(), "-o", "json")
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("reclaim run from records: %v\n%s", err, out)

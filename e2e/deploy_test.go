@@ -402,8 +402,7 @@ func testDeployVariant(t *testing.T, v deployVariant) []string {
 	writeDeployedConfig(t, cm, cfgPath, kubeconfig, gce, ecr)
 
 	prom := filepath.Join(dir, "reclaim.prom")
-	cmd := exec.CommandContext(ctx, reclaimBin, "run", "--config", cfgPath, "-o", "json", "--metrics-textfile", prom)
-	cmd.Dir = dir
+	cmd := reclaimCmd(ctx, t, testenv.CronJob, nil, "run", "--config", cfgPath, "-o", "json", "--metrics-textfile", prom)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err = cmd.Run()
@@ -804,8 +803,7 @@ func runDeployedDaemon(t *testing.T, ctx context.Context, c *testenv.Cluster, v 
 	if err := os.WriteFile(dpath, out, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(reclaimBin, "daemon", "--config", dpath)
-	cmd.Dir = filepath.Dir(cfgPath)
+	cmd := reclaimCmd(context.Background(), t, testenv.Daemon, nil, "daemon", "--config", dpath)
 	var logs bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &logs, &logs
 	if err := cmd.Start(); err != nil {
@@ -1051,8 +1049,7 @@ func runDeployedAgent(t *testing.T, ctx context.Context, c *testenv.Cluster, v d
 	if v.apply {
 		args = append(args, "--apply")
 	}
-	cmd := exec.CommandContext(ctx, reclaimBin, args...)
-	cmd.Dir = dir
+	cmd := reclaimCmd(ctx, t, testenv.Agent, nil, args...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {

@@ -269,7 +269,7 @@ func TestKilledDuringApplyConverges(t *testing.T) {
 	}
 	w.seen(w.now.Add(-48*time.Hour), keys...)
 
-	c := exec.Command(reclaimBin, "run", "--apply", "--config", w.configPath())
+	c := reclaimCmd(context.Background(), t, testenv.CronJob, nil, "run", "--apply", "--config", w.configPath())
 	var out bytes.Buffer
 	c.Stdout, c.Stderr = &out, &out
 	if err := c.Start(); err != nil {
@@ -283,7 +283,7 @@ func TestKilledDuringApplyConverges(t *testing.T) {
 	if left := len(w.gce.Disks(project)); left == 0 || left == 6 {
 		t.Fatalf("kill did not land mid-apply: %d disks left", left)
 	}
-	c = exec.Command(reclaimBin, "run", "--apply", "--config", w.configPath())
+	c = reclaimCmd(context.Background(), t, testenv.CronJob, nil, "run", "--apply", "--config", w.configPath())
 	if out, err := c.CombinedOutput(); err != nil {
 		t.Fatalf("second run: %v\n%s", err, out)
 	}

@@ -358,7 +358,7 @@ func TestDryRunTouchesNoJobPodOrInterface(t *testing.T) {
 	writeSeen(t, w.statePath(), w.now.Add(-7*time.Hour), func(id string) string { return ids[id] }, keys...)
 	cfg := w.configPath()
 
-	c := exec.Command(reclaimBin, "run", "--config", cfg, "-o", "json")
+	c := reclaimCmd(context.Background(), t, testenv.CronJob, nil, "run", "--config", cfg, "-o", "json")
 	out, err := c.Output()
 	var exit *exec.ExitError
 	if err != nil && !errors.As(err, &exit) {

@@ -3,6 +3,7 @@ package e2e
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -28,6 +29,8 @@ import (
 	"time"
 
 	"golang.org/x/net/html"
+
+	"reclaim.dev/reclaim/internal/testenv"
 )
 
 const smtpUser, smtpPassword = "reclaim@example.com", "Sm7pS3cretPassw0rd"
@@ -178,8 +181,7 @@ func selfSigned(t *testing.T, dir string) {
 // and output.
 func runReclaim(t *testing.T, env []string, args ...string) (int, string, string) {
 	t.Helper()
-	cmd := exec.Command(reclaimBin, args...)
-	cmd.Env = append(os.Environ(), env...)
+	cmd := reclaimCmd(context.Background(), t, testenv.CronJob, env, args...)
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	err := cmd.Run()

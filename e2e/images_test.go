@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -381,8 +380,7 @@ func TestBinaryHonoursAWSEndpointEnv(t *testing.T) {
 	if err := os.WriteFile(cfg, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	c := exec.Command(reclaimBin, "run", "--config", cfg, "-o", "json")
-	c.Env = append(os.Environ(), "AWS_ENDPOINT_URL_ECR="+w.ecr.URL())
+	c := reclaimCmd(context.Background(), t, testenv.CronJob, []string{"AWS_ENDPOINT_URL_ECR=" + w.ecr.URL()}, "run", "--config", cfg, "-o", "json")
 	out, err := c.Output()
 	if err != nil {
 		t.Fatalf("run: %v\n%s", err, out)

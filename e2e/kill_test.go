@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -18,6 +19,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"reclaim.dev/reclaim/internal/testenv"
 	"reclaim.dev/reclaim/providers/ecr/ecrfake"
 	"reclaim.dev/reclaim/providers/gce/gcefake"
 	"reclaim.dev/reclaim/reconcile/audit"
@@ -173,7 +175,7 @@ func (k *killRuns) runs(cfg, auditPath string, maxDelay time.Duration) int {
 				afterLine = auditLines(auditPath) + 1 + k.rng.IntN(4)
 			}
 		}
-		c := exec.Command(reclaimBin, "run", "--apply", "--config", cfg)
+		c := reclaimCmd(context.Background(), t, testenv.CronJob, nil, "run", "--apply", "--config", cfg)
 		var out bytes.Buffer
 		c.Stdout, c.Stderr = &out, &out
 		if err := c.Start(); err != nil {

@@ -67,9 +67,7 @@ func run(m *testing.M) int {
 	defer os.RemoveAll(dir)
 	binDir = dir
 	reclaimBin = filepath.Join(dir, "reclaim")
-	build := exec.CommandContext(ctx, "go", "build", "-o", reclaimBin, "reclaim.dev/reclaim/cmd/reclaim")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
+	if err := testenv.BuildReclaim(ctx, reclaimBin); err != nil {
 		fmt.Fprintln(os.Stderr, "e2e: build reclaim:", err)
 		return 1
 	}
@@ -81,4 +79,14 @@ func run(m *testing.M) int {
 		code = fakeapi.CheckSeen(os.Stdout, app.Permissions().Cloud())
 	}
 	return code
+}
+
+// reclaimCmd is the built binary as the container of m runs it
+// (testenv.Pod): the manifest's environment, the test's AWS credentials,
+// then env.
+func reclaimCmd(ctx context.Context, t testing.TB, m testenv.Manifest, env []string, args ...string) *exec.Cmd {
+	t.Helper()
+	creds := []string{"AWS_ACCESS_KEY_ID=" + os.Getenv("AWS_ACCESS_KEY_ID"), "AWS_SECRET_ACCESS_KEY=" + os.Getenv("AWS_SECRET_ACCESS_KEY"),
+		"AWS_CONFIG_FILE=" + os.Getenv("AWS_CONFIG_FILE"), "AWS_SHARED_CREDENTIALS_FILE=" + os.Getenv("AWS_SHARED_CREDENTIALS_FILE")}
+	return testenv.Pod{Manifest: m, Env: append(creds, env...)}.Command(ctx, t, reclaimBin, args...)
 }

@@ -2,11 +2,10 @@ package app
 
 import (
 	"bytes"
-	"cmp"
+	"context"
 	"encoding/json"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -15,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"reclaim.dev/reclaim/internal/testenv"
 	"reclaim.dev/reclaim/reconcile/engine"
 )
 
@@ -22,13 +22,6 @@ import (
 // reclaim in it: the benchmarks' fakes and fixtures live in the test
 // process, so a fleet benchmark measures peak RSS by running the real
 // binary against them, as the deployed CronJob runs it.
-
-// deployMemLimit and deployGOGC are the GOMEMLIMIT and GOGC deploy/ sets
-// (CronJob, daemon, Helm).
-const (
-	deployMemLimit = "280MiB"
-	deployGOGC     = "40"
-)
 
 var reclaimBin struct {
 	once sync.Once
@@ -60,27 +53,12 @@ func reclaimBinary(b *testing.B) string {
 			return
 		}
 		reclaimBin.path = filepath.Join(dir, "reclaim")
-		// As the image builds it (Dockerfile): static, stripped.
-		cmd := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w", "-o", reclaimBin.path, "reclaim.dev/reclaim/cmd/reclaim")
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			reclaimBin.err = &buildError{err, out}
-		}
+		reclaimBin.err = testenv.BuildReclaim(context.Background(), reclaimBin.path)
 	})
 	if reclaimBin.err != nil {
 		b.Fatal(reclaimBin.err)
 	}
 	return reclaimBin.path
-}
-
-type buildError struct {
-	err error
-	out []byte
-}
-
-func (e *buildError) Error() string {
-	return "go build cmd/reclaim: " + e.err.Error() + "\n" + string(e.out)
 }
 
 // podRun is what one run of the binary did.
@@ -95,19 +73,18 @@ type podRun struct {
 }
 
 // runAsPod runs `reclaim run --config cfg --log-json args...` as the
-// CronJob does, in its own process with the deploy's GOMEMLIMIT and GOGC
-// (explicit ones in the environment win) and AWS credentials for the
+// CronJob does (testenv.Pod: the deploy's environment, GOMEMLIMIT and GOGC
+// included, unless this process sets its own) with AWS credentials for the
 // fakes; audit is the config's audit file.
 func runAsPod(b *testing.B, cfg, audit string, args ...string) podRun {
 	b.Helper()
-	cmd := exec.Command(reclaimBinary(b), append([]string{"run", "--config", cfg, "--log-json"}, args...)...)
-	cmd.Env = append(os.Environ(), "AWS_ACCESS_KEY_ID=AKIDBENCH", "AWS_SECRET_ACCESS_KEY=bench-secret", "AWS_REGION=us-east-1")
-	if os.Getenv("GOMEMLIMIT") == "" {
-		cmd.Env = append(cmd.Env, "GOMEMLIMIT="+deployMemLimit)
+	env := []string{"AWS_ACCESS_KEY_ID=AKIDBENCH", "AWS_SECRET_ACCESS_KEY=bench-secret", "AWS_REGION=us-east-1"}
+	for _, k := range []string{"GOMEMLIMIT", "GOGC", "GODEBUG"} {
+		if v, ok := os.LookupEnv(k); ok {
+			env = append(env, k+"="+v)
+		}
 	}
-	if os.Getenv("GOGC") == "" {
-		cmd.Env = append(cmd.Env, "GOGC="+deployGOGC)
-	}
+	cmd := testenv.Pod{Env: env}.Command(context.Background(), b, reclaimBinary(b), append([]string{"run", "--config", cfg, "--log-json"}, args...)...)
 	var stdout bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, io.Discard
 	// BENCH_POD_STDERR=FILE keeps the binary's log (with GODEBUG=gctrace=1
@@ -175,8 +152,26 @@ func (r podRun) reportMemory(b *testing.B, target uint64, did string) {
 		verdict = "OVER"
 	}
 	b.Logf("as a pod (the binary alone, GOMEMLIMIT %s, GOGC %s): %s in %s (%s CPU), peak RSS %d MiB (%d MiB of it the binary's own pages) = %.2f× the %d MiB target: %s",
-		cmp.Or(os.Getenv("GOMEMLIMIT"), deployMemLimit), cmp.Or(os.Getenv("GOGC"), deployGOGC), did, r.Wall.Round(time.Millisecond), r.CPU.Round(time.Millisecond),
+		podEnv(b, "GOMEMLIMIT"), podEnv(b, "GOGC"), did, r.Wall.Round(time.Millisecond), r.CPU.Round(time.Millisecond),
 		r.PeakRSS>>20, r.PeakFileRSS>>20, float64(r.PeakRSS)/float64(target), target>>20, verdict)
+}
+
+// podEnv is the value of k in the pod's environment (runAsPod's).
+func podEnv(b *testing.B, k string) string {
+	if v, ok := os.LookupEnv(k); ok {
+		return v
+	}
+	env, err := testenv.Pod{}.Environ()
+	if err != nil {
+		b.Fatal(err)
+	}
+	v := ""
+	for _, kv := range env {
+		if key, val, _ := strings.Cut(kv, "="); key == k {
+			v = val
+		}
+	}
+	return v
 }
 
 func tail(s string, n int) string {
