@@ -47,14 +47,15 @@ type Identity struct {
 type Server struct {
 	fakeapi.Counter
 	fakeapi.Listener
-	mu  sync.Mutex
-	ids map[string]Identity
-	now func() time.Time
+	mu    sync.Mutex
+	ids   map[string]Identity
+	roles map[string]string // role ARN → the web identity token it accepts ("" none)
+	now   func() time.Time
 }
 
 // New returns a fake that knows the identities; Start serves it.
 func New(ids ...Identity) *Server {
-	s := &Server{ids: map[string]Identity{}, now: time.Now}
+	s := &Server{ids: map[string]Identity{}, roles: map[string]string{}, now: time.Now}
 	for _, id := range ids {
 		s.ids[id.AccessKeyID] = id
 	}
@@ -67,7 +68,21 @@ func (s *Server) Start() { s.Listener.Start(s) }
 // SetClock replaces the fake's clock (expiry tests).
 func (s *Server) SetClock(now func() time.Time) { s.mu.Lock(); s.now = now; s.mu.Unlock() }
 
+// AddRole lets a known identity assume roleARN (AssumeRole), and a caller
+// holding webToken too (AssumeRoleWithWebIdentity, as EKS's IRSA does with
+// the projected token) when it is not empty. Each assumption issues
+// temporary credentials that the fake then knows as the role.
+func (s *Server) AddRole(roleARN, webToken string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.roles[roleARN] = webToken
+}
+
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodPost {
+		s.assume(w, r)
+		return
+	}
 	s.Count("GetCallerIdentity", false)
 	fakeapi.Saw("sts:GetCallerIdentity")
 	id, code, err := s.check(r)
@@ -225,4 +240,66 @@ func (s *Server) Verify(ctx context.Context, token, cluster string) (string, err
 		return "", errors.New("STS answered no ARN")
 	}
 	return out.ARN, nil
+}
+
+// assume answers AssumeRole and AssumeRoleWithWebIdentity (Query protocol,
+// a form POST). AssumeRole's caller is the access key of its Authorization
+// header, which must be known; its signature is not checked.
+func (s *Server) assume(w http.ResponseWriter, r *http.Request) {
+	if err := r.ParseForm(); err != nil {
+		writeErr(w, http.StatusBadRequest, &stsError{"MalformedInput", err.Error()})
+		return
+	}
+	action, role, session := r.PostForm.Get("Action"), r.PostForm.Get("RoleArn"), r.PostForm.Get("RoleSessionName")
+	s.Count(action, false)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	webToken, known := s.roles[role]
+	switch action {
+	case "AssumeRole":
+		fakeapi.Saw("sts:AssumeRole")
+		_, after, _ := strings.Cut(r.Header.Get("Authorization"), "Credential=")
+		key, _, _ := strings.Cut(after, "/")
+		if _, ok := s.ids[key]; !ok {
+			writeErr(w, http.StatusForbidden, &stsError{"InvalidClientTokenId", "The security token included in the request is invalid."})
+			return
+		}
+	case "AssumeRoleWithWebIdentity":
+		if !known || webToken == "" || r.PostForm.Get("WebIdentityToken") != webToken {
+			writeErr(w, http.StatusBadRequest, &stsError{"InvalidIdentityToken", "Couldn't retrieve verification key from your identity provider"})
+			return
+		}
+	default:
+		writeErr(w, http.StatusBadRequest, &stsError{"InvalidAction", "Could not find operation " + action + " for version 2011-06-15"})
+		return
+	}
+	if !known || session == "" {
+		writeErr(w, http.StatusForbidden, &stsError{"AccessDenied", "Not authorized to perform sts:" + action + " on " + role})
+		return
+	}
+	arnParts := strings.Split(role, ":")
+	roleName := role[strings.LastIndex(role, "/")+1:]
+	if len(arnParts) < 6 {
+		writeErr(w, http.StatusBadRequest, &stsError{"ValidationError", "RoleArn is not an ARN"})
+		return
+	}
+	n := len(s.ids) + 1
+	id := Identity{AccessKeyID: fmt.Sprintf("ASIAFAKE%012d", n), SecretAccessKey: fmt.Sprintf("fake-secret-%d", n),
+		Account: arnParts[4], UserID: "AROAFAKE:" + session,
+		ARN: "arn:aws:sts::" + arnParts[4] + ":assumed-role/" + roleName + "/" + session}
+	s.ids[id.AccessKeyID] = id
+	w.Header().Set("Content-Type", "text/xml")
+	fmt.Fprintf(w, `<%[1]sResponse xmlns="https://sts.amazonaws.com/doc/2011-06-15/">
+  <%[1]sResult>
+    <AssumedRoleUser><Arn>%[2]s</Arn><AssumedRoleId>%[3]s</AssumedRoleId></AssumedRoleUser>
+    <Credentials>
+      <AccessKeyId>%[4]s</AccessKeyId>
+      <SecretAccessKey>%[5]s</SecretAccessKey>
+      <SessionToken>fake-session-%[4]s</SessionToken>
+      <Expiration>%[6]s</Expiration>
+    </Credentials>
+  </%[1]sResult>
+  <ResponseMetadata><RequestId>01234567-89ab-cdef-0123-456789abcdef</RequestId></ResponseMetadata>
+</%[1]sResponse>
+`, action, id.ARN, id.UserID, id.AccessKeyID, id.SecretAccessKey, s.now().Add(time.Hour).UTC().Format(time.RFC3339))
 }
