@@ -208,6 +208,11 @@ func TestSecretFromEnvAndFile(t *testing.T) {
 	if err != nil || v.Token.Value() != "hunter2-file" {
 		t.Errorf("~/token: %q, %v", v.Token.Value(), err)
 	}
+	// A pod has no HOME: ~ is an error that says so, never a path under "/".
+	t.Setenv("HOME", "")
+	if _, err = decodeSecret(t, "token: {file: ~/token}\n"); err == nil || !strings.Contains(err.Error(), `"~/token": cannot expand ~`) {
+		t.Errorf("~/token without HOME: %v", err)
+	}
 }
 
 func TestSecretErrors(t *testing.T) {

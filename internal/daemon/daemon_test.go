@@ -10,6 +10,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -564,5 +565,22 @@ func TestPassReportIsDelivered(t *testing.T) {
 	}
 	if got := metricValues(t, d, "reclaim_notify_deliveries_total")[`result="failed",target="ops"`]; got < 2 {
 		t.Errorf("reclaim_notify_deliveries_total{target=ops,result=failed} = %v, want >= 2", got)
+	}
+}
+
+// POD_NAMESPACE (the daemon Deployment's fieldRef) names the Lease's
+// namespace when the config does not; without it, the service account's
+// namespace file; without either, leader election says what to set.
+func TestPodNamespaceFromTheEnvironment(t *testing.T) {
+	t.Setenv("POD_NAMESPACE", "ops")
+	if ns := podNamespace(); ns != "ops" {
+		t.Errorf("POD_NAMESPACE=ops: %q", ns)
+	}
+	if _, err := os.Stat(serviceAccountNamespace); err == nil {
+		t.Skip("this machine has a service account namespace file")
+	}
+	t.Setenv("POD_NAMESPACE", "")
+	if ns := podNamespace(); ns != "" {
+		t.Errorf("no POD_NAMESPACE: %q", ns)
 	}
 }

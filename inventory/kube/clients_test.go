@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"k8s.io/client-go/tools/clientcmd"
 )
 
 func writeKubeconfig(t *testing.T, current string, servers map[string]string) string {
@@ -83,6 +85,16 @@ func TestRESTConfig(t *testing.T) {
 	cfg, err = RESTConfig(Target{Name: "x", Context: "b"})
 	if err != nil || cfg.Host != "https://b.example:6443" {
 		t.Fatalf("default loading rules: %v %v", cfg, err)
+	}
+	// A pod has no KUBECONFIG (and no HOME): the default rules find nothing,
+	// and the error says where they looked.
+	t.Setenv("KUBECONFIG", "")
+	clientcmdHome := clientcmd.RecommendedHomeFile
+	clientcmd.RecommendedHomeFile = filepath.Join(t.TempDir(), ".kube", "config")
+	defer func() { clientcmd.RecommendedHomeFile = clientcmdHome }()
+	_, err = RESTConfig(Target{Name: "x"})
+	if err == nil || !strings.Contains(err.Error(), "cluster x: default kubeconfig (") || !strings.Contains(err.Error(), "no context given") {
+		t.Fatalf("no KUBECONFIG: %v", err)
 	}
 }
 

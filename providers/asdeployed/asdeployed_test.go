@@ -2,10 +2,15 @@ package asdeployed_test
 
 import (
 	"context"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/x509"
 	"encoding/json"
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"io"
+	"log"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -339,6 +344,12 @@ var cases = map[string]func(ctx context.Context, t *testing.T, url map[string]st
 	"ecr": func(ctx context.Context, t *testing.T, url map[string]string) error {
 		return ecrList(ctx, service(url["ecr"]))
 	},
+	// ECR with the config's profile: agent-a.
+	"ecr-profile": func(ctx context.Context, t *testing.T, url map[string]string) error {
+		s := service(url["ecr"])
+		s.Profile = "agent-a"
+		return ecrList(ctx, s)
+	},
 	// ECR at the endpoint the environment names (AWS_ENDPOINT_URL_ECR).
 	"ecr-endpoint-from-env": func(ctx context.Context, t *testing.T, url map[string]string) error {
 		s := service("")
@@ -389,7 +400,9 @@ func problem(complete bool, p string) error {
 // certificate as a PEM file.
 func tlsFront(t *testing.T, dir string, h http.Handler) (url, ca string) {
 	t.Helper()
-	srv := httptest.NewTLSServer(h)
+	srv := httptest.NewUnstartedServer(h)
+	srv.Config.ErrorLog = log.New(io.Discard, "", 0) // the refused handshakes are the point
+	srv.StartTLS()
 	t.Cleanup(srv.Close)
 	ca = filepath.Join(dir, "ca-"+strings.ReplaceAll(srv.Listener.Addr().String(), ":", "-")+".pem")
 	if err := os.WriteFile(ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}), 0o644); err != nil {
@@ -410,4 +423,195 @@ func proxy(t *testing.T, to string) (url string, carried *atomic.Int64) {
 	srv := httptest.NewServer(rp)
 	t.Cleanup(srv.Close)
 	return srv.URL, carried
+}
+
+// What reclaim reads from its environment (docs/operations.md), each
+// present and absent, in a pod's environment otherwise.
+
+// AWS_CA_BUNDLE: present, the AWS clients trust it; absent, they trust the
+// system's roots only (and build their own HTTP client: the panic).
+func TestAWSCABundle(t *testing.T) {
+	skipInChild(t)
+	f := newFleet(t)
+	url, ca := tlsFront(t, f.dir, f.ecr)
+	tls := map[string]string{"ecr": url}
+	f.run(t, "ecr", "", tls, append(staticKeys, "AWS_CA_BUNDLE="+ca)...)
+	f.run(t, "ecr", "certificate signed by unknown authority", tls, staticKeys...)
+	f.run(t, "ecr", "", nil, staticKeys...) // plain HTTP, no bundle: the pod's case
+	f.run(t, "ecr", "AWS_CA_BUNDLE", nil, append(staticKeys, "AWS_CA_BUNDLE="+filepath.Join(f.dir, "missing.pem"))...)
+}
+
+// SSL_CERT_FILE (and SSL_CERT_DIR): Go's system roots, which the Google
+// clients use. The image sets it to its bundle; a test CA is trusted only
+// when named.
+func TestSSLCertFile(t *testing.T) {
+	skipInChild(t)
+	f := newFleet(t)
+	url, ca := tlsFront(t, f.dir, f.gce)
+	tls := map[string]string{"gce": url}
+	f.run(t, "gce", "", tls, "SSL_CERT_FILE="+ca)
+	f.run(t, "gce", "certificate signed by unknown authority", tls) // the image's bundle
+}
+
+// HTTPS_PROXY, HTTP_PROXY and NO_PROXY: present, calls go through the
+// proxy; absent (every other case here), they go straight to the endpoint.
+func TestProxyVariables(t *testing.T) {
+	skipInChild(t)
+	f := newFleet(t)
+	px, carried := proxy(t, f.url["ecr"])
+	// A name only the proxy resolves: Go never proxies loopback addresses.
+	_, port, _ := strings.Cut(strings.TrimPrefix(f.url["ecr"], "http://"), ":")
+	viaName := map[string]string{"ecr": "http://ecr.reclaim.test:" + port}
+	f.run(t, "ecr", "", viaName, append(staticKeys, "HTTP_PROXY="+px, "HTTPS_PROXY="+px)...)
+	if carried.Load() == 0 {
+		t.Fatal("the proxy carried nothing")
+	}
+	n := carried.Load()
+	f.run(t, "ecr", "", nil, append(staticKeys, "HTTP_PROXY="+px, "NO_PROXY=127.0.0.1")...)
+	if carried.Load() != n {
+		t.Errorf("NO_PROXY: the proxy carried %d more calls", carried.Load()-n)
+	}
+}
+
+// AWS credentials: IRSA's AWS_ROLE_ARN and AWS_WEB_IDENTITY_TOKEN_FILE
+// (STS at AWS_ENDPOINT_URL_STS), EKS Pod Identity's
+// AWS_CONTAINER_CREDENTIALS_FULL_URI with its token file, the keys, or
+// none: then every call fails with the chain's error, nothing panics and
+// nothing waits on a metadata server.
+func TestAWSCredentialsFromThePodsEnvironment(t *testing.T) {
+	skipInChild(t)
+	f := newFleet(t)
+	tokenFile := filepath.Join(f.dir, "eks-token")
+	if err := os.WriteFile(tokenFile, []byte(webToken), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f.run(t, "ecr", "", nil, "AWS_ROLE_ARN="+roleARN, "AWS_WEB_IDENTITY_TOKEN_FILE="+tokenFile, "AWS_ENDPOINT_URL_STS="+f.url["sts"])
+	if f.sts.Calls("AssumeRoleWithWebIdentity") == 0 {
+		t.Error("IRSA: no AssumeRoleWithWebIdentity reached STS")
+	}
+	if err := os.WriteFile(tokenFile, []byte("another.token"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f.run(t, "ecr", "InvalidIdentityToken", nil, "AWS_ROLE_ARN="+roleARN, "AWS_WEB_IDENTITY_TOKEN_FILE="+tokenFile, "AWS_ENDPOINT_URL_STS="+f.url["sts"])
+
+	agentToken := filepath.Join(f.dir, "pod-identity-token")
+	if err := os.WriteFile(agentToken, []byte(podIDToken), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var served atomic.Int64
+	agent := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != podIDToken {
+			http.Error(w, `{"code":"AccessDeniedException","message":"bad token"}`, http.StatusForbidden)
+			return
+		}
+		served.Add(1)
+		fmt.Fprintf(w, `{"AccessKeyId":"ASIAPODIDENTITY","SecretAccessKey":"pod-identity-secret","Token":"pod-identity-session","AccountId":%q,"Expiration":%q}`,
+			account, time.Now().Add(time.Hour).UTC().Format(time.RFC3339))
+	}))
+	t.Cleanup(agent.Close)
+	f.run(t, "ecr", "", nil, "AWS_CONTAINER_CREDENTIALS_FULL_URI="+agent.URL+"/v1/credentials", "AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE="+agentToken)
+	if served.Load() == 0 {
+		t.Error("Pod Identity: the agent served no credentials")
+	}
+
+	start := time.Now()
+	f.run(t, "ecr", "credentials", nil)
+	if d := time.Since(start); d > time.Minute {
+		t.Errorf("with no credentials the call took %s to fail", d)
+	}
+}
+
+// AWS_ENDPOINT_URL and AWS_ENDPOINT_URL_<SERVICE>: the SDK's own endpoint
+// settings, used when the config names no endpoint.
+func TestAWSEndpointVariables(t *testing.T) {
+	skipInChild(t)
+	f := newFleet(t)
+	f.run(t, "ecr-endpoint-from-env", "", nil, append(staticKeys, "AWS_ENDPOINT_URL_ECR="+f.url["ecr"])...)
+	f.run(t, "ecr-endpoint-from-env", "", nil, append(staticKeys, "AWS_ENDPOINT_URL="+f.url["ecr"])...)
+}
+
+// Google credentials: Workload Identity's metadata server (GCE_METADATA_HOST
+// names it here), GOOGLE_APPLICATION_CREDENTIALS naming a key file, or
+// neither: a clear error.
+func TestGoogleCredentialsFromThePodsEnvironment(t *testing.T) {
+	skipInChild(t)
+	f := newFleet(t)
+	var tokens atomic.Int64
+	md := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/token" { // a key file's token_uri: the JWT grant
+			if r.FormValue("grant_type") != "urn:ietf:params:oauth:grant-type:jwt-bearer" || r.FormValue("assertion") == "" {
+				http.Error(w, `{"error":"invalid_grant"}`, http.StatusBadRequest)
+				return
+			}
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprint(w, `{"access_token":"ya29.key-file-example","expires_in":3599,"token_type":"Bearer"}`)
+			return
+		}
+		if r.Header.Get("Metadata-Flavor") != "Google" {
+			http.Error(w, "missing Metadata-Flavor", http.StatusForbidden)
+			return
+		}
+		w.Header().Set("Metadata-Flavor", "Google")
+		switch {
+		case strings.HasSuffix(r.URL.Path, "/service-accounts/default/token"):
+			tokens.Add(1)
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprintf(w, `{"access_token":%q,"expires_in":3599,"token_type":"Bearer"}`, gceToken)
+		case strings.HasSuffix(r.URL.Path, "/universe/universe-domain"):
+			fmt.Fprint(w, "googleapis.com")
+		case strings.HasSuffix(r.URL.Path, "/project/project-id"):
+			fmt.Fprint(w, project)
+		case strings.HasSuffix(r.URL.Path, "/service-accounts/default/email"):
+			fmt.Fprint(w, "reclaim@example-project.iam.gserviceaccount.com")
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	t.Cleanup(md.Close)
+	f.run(t, "gce-adc", "", nil, "GCE_METADATA_HOST="+strings.TrimPrefix(md.URL, "http://"))
+	if tokens.Load() == 0 || f.gceAuth.Load() != "Bearer "+gceToken {
+		t.Errorf("Workload Identity: %d tokens served, GCE saw %q", tokens.Load(), f.gceAuth.Load())
+	}
+
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	der, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyFile := filepath.Join(f.dir, "sa.json")
+	sa, _ := json.Marshal(map[string]string{"type": "service_account", "project_id": project, "private_key_id": "0123456789abcdef",
+		"private_key": string(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der})), "client_email": "reclaim@example-project.iam.gserviceaccount.com",
+		"client_id": "1234567890", "token_uri": md.URL + "/token"})
+	if err := os.WriteFile(keyFile, sa, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f.gceAuth.Store("")
+	f.run(t, "gce-adc", "", nil, "GOOGLE_APPLICATION_CREDENTIALS="+keyFile)
+	if auth, _ := f.gceAuth.Load().(string); auth != "Bearer ya29.key-file-example" {
+		t.Errorf("a key file: GCE saw Authorization %q", auth)
+	}
+	f.run(t, "gce-adc", "missing.json", nil, "GOOGLE_APPLICATION_CREDENTIALS="+filepath.Join(f.dir, "missing.json"))
+	start := time.Now()
+	f.run(t, "gce-adc", "credentials", nil)
+	if d := time.Since(start); d > time.Minute {
+		t.Errorf("with no credentials the call took %s to fail", d)
+	}
+}
+
+// AWS_PROFILE, AWS_CONFIG_FILE and AWS_SHARED_CREDENTIALS_FILE: a profile
+// the config names is read from the files the environment names; with no
+// HOME and no files, it is an error that names the profile.
+func TestAWSProfiles(t *testing.T) {
+	skipInChild(t)
+	f := newFleet(t)
+	creds := filepath.Join(f.dir, "credentials")
+	if err := os.WriteFile(creds, []byte("[agent-a]\naws_access_key_id = "+akid+"\naws_secret_access_key = "+secret+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f.run(t, "ecr-profile", "", nil, "AWS_SHARED_CREDENTIALS_FILE="+creds)
+	f.run(t, "ecr-profile", "agent-a", nil)
+	f.run(t, "ecr", "", nil, "AWS_PROFILE=agent-a", "AWS_SHARED_CREDENTIALS_FILE="+creds)
 }

@@ -8,6 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
+	"strings"
 	"syscall"
 	"time"
 
@@ -57,6 +59,9 @@ func (c Config) Load(ctx context.Context) (aws.Config, error) {
 	}
 	cfg, err := config.LoadDefaultConfig(ctx, lopts...)
 	if err != nil {
+		if b := os.Getenv("AWS_CA_BUNDLE"); b != "" && strings.Contains(err.Error(), b) {
+			return aws.Config{}, fmt.Errorf("load AWS config: AWS_CA_BUNDLE=%s cannot be read: mount the file or unset the variable: %w", b, err)
+		}
 		return aws.Config{}, fmt.Errorf("load AWS config (profile %q): %w", c.Profile, err)
 	}
 	// After loading: the loader needs the SDK's own client type to add a
