@@ -782,12 +782,10 @@ func runDeployedDaemon(t *testing.T, ctx context.Context, c *testenv.Cluster, v 
 	if n, _ := le["name"].(string); n != v.lease && !(n == "" && v.lease == "reclaim") {
 		t.Fatalf("the config's Lease %q is not the one the RBAC grants (%s)", n, v.lease)
 	}
-	// Outside a pod: the namespace the pod would have (POD_NAMESPACE in the
-	// Deployment), the SA's kubeconfig, a free loopback port, no jitter.
+	// Outside a pod: the SA's kubeconfig, a free loopback port, no jitter.
+	// The Lease's namespace is left to the config as rendered, else to
+	// POD_NAMESPACE, which the Deployment's fieldRef gives the pod.
 	le["kubeconfig"], le["context"] = cfgKubeconfig(cfg), "sa"
-	if _, ok := le["namespace"]; !ok {
-		le["namespace"] = v.ns
-	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -803,7 +801,7 @@ func runDeployedDaemon(t *testing.T, ctx context.Context, c *testenv.Cluster, v 
 	if err := os.WriteFile(dpath, out, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cmd := reclaimCmd(context.Background(), t, testenv.Daemon, nil, "daemon", "--config", dpath)
+	cmd := reclaimPod(context.Background(), t, testenv.Pod{Manifest: testenv.Daemon, Namespace: v.ns}, "daemon", "--config", dpath)
 	var logs bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &logs, &logs
 	if err := cmd.Start(); err != nil {

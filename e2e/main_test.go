@@ -30,6 +30,17 @@ func TestMain(m *testing.M) {
 func run(m *testing.M) int {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
+	// `make test` clears the environment (PODENV in the Makefile); in CI
+	// that is required, so that a green run means the pod would work.
+	for _, k := range machineOnly {
+		if v, ok := os.LookupEnv(k); ok {
+			if os.Getenv("CI") != "" {
+				fmt.Fprintf(os.Stderr, "e2e: %s=%s is set: CI runs the suite with a pod's environment (make test)\n", k, v)
+				return 1
+			}
+			fmt.Fprintf(os.Stderr, "e2e: warning: %s is set; make test runs without it, as a pod does\n", k)
+		}
+	}
 	start := time.Now()
 	// The ECR client's credential chain: made-up static keys, and no shared
 	// config or instance metadata from the machine running the tests.
@@ -86,7 +97,20 @@ func run(m *testing.M) int {
 // then env.
 func reclaimCmd(ctx context.Context, t testing.TB, m testenv.Manifest, env []string, args ...string) *exec.Cmd {
 	t.Helper()
+	return reclaimPod(ctx, t, testenv.Pod{Manifest: m, Env: env}, args...)
+}
+
+// reclaimPod is reclaimCmd with the whole Pod given; the test's AWS
+// credentials come before p.Env.
+func reclaimPod(ctx context.Context, t testing.TB, p testenv.Pod, args ...string) *exec.Cmd {
+	t.Helper()
 	creds := []string{"AWS_ACCESS_KEY_ID=" + os.Getenv("AWS_ACCESS_KEY_ID"), "AWS_SECRET_ACCESS_KEY=" + os.Getenv("AWS_SECRET_ACCESS_KEY"),
 		"AWS_CONFIG_FILE=" + os.Getenv("AWS_CONFIG_FILE"), "AWS_SHARED_CREDENTIALS_FILE=" + os.Getenv("AWS_SHARED_CREDENTIALS_FILE")}
-	return testenv.Pod{Manifest: m, Env: append(creds, env...)}.Command(ctx, t, reclaimBin, args...)
+	p.Env = append(creds, p.Env...)
+	return p.Command(ctx, t, reclaimBin, args...)
 }
+
+// machineOnly are variables a development machine or CI exports and a pod
+// has not: in-process tests that saw them could pass where the pod fails.
+var machineOnly = []string{"AWS_CA_BUNDLE", "SSL_CERT_FILE", "SSL_CERT_DIR", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE",
+	"HTTPS_PROXY", "HTTP_PROXY", "https_proxy", "http_proxy", "KUBECONFIG", "GOOGLE_APPLICATION_CREDENTIALS", "AWS_PROFILE"}
