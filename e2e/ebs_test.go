@@ -1,7 +1,9 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -213,5 +215,34 @@ func TestEBSUnreadClustersHold(t *testing.T) {
 	}
 	if w2.ebs.MutatingCalls() != 0 || !w2.ebs.Has(orphan2) {
 		t.Fatal("deleted a volume an unread discovered cluster could attach")
+	}
+}
+
+// The binary, as the CronJob's pod runs it (built as the image is, a pod's
+// environment: no AWS_CA_BUNDLE, no HOME), deletes an orphaned volume past
+// its grace through EC2 and Service Quotas, and keeps the one a PV names.
+func TestEBSBinaryAsAPod(t *testing.T) {
+	w := newEBSWorld(t)
+	inPV := w.volume("in-pv", nil)
+	w.pv(prodB, inPV)
+	orphan := w.volume("orphan", nil)
+	writeSeen(t, w.statePath(), time.Now().Add(-7*time.Hour), func(id string) string { return strings.TrimPrefix(id, volID("")) },
+		volID(orphan), volID(inPV))
+	c := reclaimCmd(context.Background(), t, testenv.CronJob, nil, "run", "--apply", "--config", w.configPath(), "-o", "json")
+	var stderr bytes.Buffer
+	c.Stderr = &stderr
+	out, err := c.Output()
+	if err != nil {
+		t.Fatalf("run: %v\n%s\n%s", err, out, stderr.Bytes())
+	}
+	var rep report.Report
+	if err := json.Unmarshal(out, &rep); err != nil {
+		t.Fatalf("json: %v\n%s", err, out)
+	}
+	if w.ebs.Has(orphan) || !w.ebs.Has(inPV) || w.deletes(volID(orphan)) != 1 {
+		t.Fatalf("orphan left %v, in-pv left %v, audit %+v\n%s", w.ebs.Has(orphan), w.ebs.Has(inPV), w.audit(), stderr.Bytes())
+	}
+	if w.ebs.Calls("ListServiceQuotas")+w.ebs.Calls("GetServiceQuota") == 0 {
+		t.Fatalf("no Service Quotas call: %v", w.ebs.CallCounts())
 	}
 }
