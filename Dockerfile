@@ -38,7 +38,7 @@ FROM gcr.io/distroless/static-debian12:nonroot
 
 ARG VERSION=dev
 LABEL org.opencontainers.image.title="reclaim" \
-      org.opencontainers.image.description="Garbage-collects orphaned GCE persistent disks left by Kubernetes and reports quota headroom" \
+      org.opencontainers.image.description="Garbage-collects the cloud resources Kubernetes fleets leak (GCE disks, EBS volumes, ECR images, EC2 interfaces, finished Jobs and Pods) and reports quota and IP headroom" \
       org.opencontainers.image.version="${VERSION}" \
       org.opencontainers.image.source="https://github.com/example/reclaim" \
       org.opencontainers.image.url="https://reclaim.dev" \
