@@ -782,10 +782,13 @@ func runDeployedDaemon(t *testing.T, ctx context.Context, c *testenv.Cluster, v 
 	if n, _ := le["name"].(string); n != v.lease && !(n == "" && v.lease == "reclaim") {
 		t.Fatalf("the config's Lease %q is not the one the RBAC grants (%s)", n, v.lease)
 	}
-	// Outside a pod: the SA's kubeconfig, a free loopback port, no jitter.
-	// The Lease's namespace is left to the config as rendered, else to
-	// POD_NAMESPACE, which the Deployment's fieldRef gives the pod.
+	// Outside a pod: the namespace the pod would have (a config with a
+	// kubeconfig must name it: POD_NAMESPACE is believed only in-cluster),
+	// the SA's kubeconfig, a free loopback port, no jitter.
 	le["kubeconfig"], le["context"] = cfgKubeconfig(cfg), "sa"
+	if _, ok := le["namespace"]; !ok {
+		le["namespace"] = v.ns
+	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
