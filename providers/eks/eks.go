@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/eks"
@@ -134,6 +135,9 @@ func (c *Client) Discover(ctx context.Context) inventory.FleetListing {
 		case err != nil:
 			return fmt.Errorf("cluster %s: %w", names[i], err)
 		case d.Cluster != nil:
+			if err := c.inScope(d.Cluster); err != nil {
+				return fmt.Errorf("cluster %s: %w", names[i], err)
+			}
 			fc := c.convert(d.Cluster)
 			clusters[i] = &fc
 		}
@@ -151,6 +155,23 @@ func (c *Client) Discover(ctx context.Context) inventory.FleetListing {
 	out.Complete = true
 	out.Calls = c.Calls(OpListClusters) + c.Calls(OpDescribeCluster)
 	return out
+}
+
+// inScope checks the cluster's ARN against the client's account and
+// region. Credentials that land in another account (a profile or role of
+// the wrong account) would list that account's clusters as this scope's,
+// and make the scope look complete: an error holds it instead.
+func (c *Client) inScope(k *types.Cluster) error {
+	arn := aws.ToString(k.Arn)
+	parts := strings.SplitN(arn, ":", 6)
+	if len(parts) != 6 || parts[0] != "arn" || parts[2] != "eks" {
+		return fmt.Errorf("its ARN %q is not an EKS cluster ARN", arn)
+	}
+	if parts[4] != c.account || parts[3] != c.region {
+		return fmt.Errorf("its ARN %s is of account %s in %s, not %s in %s: the credentials reach another account or region (check the profile and roleARN)",
+			arn, parts[4], parts[3], c.account, c.region)
+	}
+	return nil
 }
 
 func (c *Client) convert(k *types.Cluster) inventory.FleetCluster {
