@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -274,18 +275,36 @@ func (lz *lazyRepos) load(i int, rl *inventory.RepoListing) {
 // policy scope V2 it may grant pulls of every repository): who it lets
 // pull, or why that is unknown.
 func (c *Client) registryPullers(ctx context.Context) ([]string, string) {
+	// GetRegistryPolicy reads the caller's registry: credentials of another
+	// account would read that account's policy, or find none.
 	out, err := c.API().GetRegistryPolicy(ctx, &ecr.GetRegistryPolicyInput{})
 	switch {
 	case awsclient.ErrorCode(err) == "RegistryPolicyNotFoundException":
+		if m := notFoundRegistry.FindStringSubmatch(err.Error()); m != nil && m[1] != c.Account() {
+			return nil, c.otherRegistry(m[1])
+		}
 		return nil, ""
 	case err != nil:
 		return nil, c.explain("GetRegistryPolicy", "registry "+c.Account(), err).Error()
 	}
-	ps, err := PolicyPullers(aws.ToString(out.PolicyText))
+	if id := aws.ToString(out.RegistryId); id != "" && id != c.Account() {
+		return nil, c.otherRegistry(id)
+	}
+	ps, err := PolicyPullers(aws.ToString(out.PolicyText), c.Account())
 	if err != nil {
 		return nil, "the registry policy: " + err.Error()
 	}
 	return ps, ""
+}
+
+// notFoundRegistry is the registry ECR names when it has no policy.
+var notFoundRegistry = regexp.MustCompile(`registry with id '(\d{12})'`)
+
+// otherRegistry is why the registry's pullers are unknown when the policy
+// read was another account's.
+func (c *Client) otherRegistry(id string) string {
+	return fmt.Sprintf("the registry policy read is account %s's, not %s's: the credentials are in another account, so who may pull from registry %s is unknown (give it a profile or roleARN in %s)",
+		id, c.Account(), c.Account(), c.Account())
 }
 
 // repoPullers reads a repository's policy: who it lets pull.
@@ -299,7 +318,7 @@ func (c *Client) repoPullers(ctx context.Context, name string) (ps []string, gon
 	case err != nil:
 		return nil, false, fmt.Sprintf("%v (who may pull from it is unknown)", c.explain("GetRepositoryPolicy", c.Account()+"/"+name, err))
 	}
-	ps, err = PolicyPullers(aws.ToString(out.PolicyText))
+	ps, err = PolicyPullers(aws.ToString(out.PolicyText), c.Account())
 	if err != nil {
 		return nil, false, fmt.Sprintf("%s: %v (who may pull from it is unknown)", name, err)
 	}

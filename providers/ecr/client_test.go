@@ -796,3 +796,21 @@ func TestPullersFromPolicies(t *testing.T) {
 		t.Errorf("%d repositories incomplete, want 1: an unread policy must hold its repository", incomplete)
 	}
 }
+
+// GetRegistryPolicy reads the caller's registry. Credentials that land in
+// another account read that account's policy, or find none there: either
+// way who may pull from this registry is unknown, and it says why.
+func TestRegistryPolicyOfAnotherAccountIsUnknown(t *testing.T) {
+	const other = "444455556666"
+	f := newFake(t, ecrfake.Options{}) // the caller's account is the fake's default, acct
+	seed(f, other, "shared", 1)
+	for name, policy := range map[string]string{"another policy": `{"Statement":[{"Effect":"Allow","Principal":{"AWS":"` + acct + `"},"Action":"ecr:*"}]}`, "none": ""} {
+		t.Run(name, func(t *testing.T) {
+			f.SetRegistryPolicy(acct, policy)
+			l := newClient(t, f.URL(), func(o *ecr.Options) { o.Account = other }).ListAll(ctx)
+			if len(l.Pullers) != 0 || !strings.Contains(l.PullersProblem, "the registry policy read is account "+acct+"'s, not "+other+"'s") {
+				t.Fatalf("pullers %v, problem %q", l.Pullers, l.PullersProblem)
+			}
+		})
+	}
+}

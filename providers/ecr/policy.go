@@ -26,10 +26,21 @@ type policyDoc struct {
 }
 
 type statement struct {
-	Effect    string                                  `json:"Effect"`
-	Principal json.RawMessage                         `json:"Principal"`
-	Action    oneOrMany[string]                       `json:"Action"`
-	Condition map[string]map[string]oneOrMany[string] `json:"Condition"`
+	Effect       string                                  `json:"Effect"`
+	Principal    json.RawMessage                         `json:"Principal"`
+	NotPrincipal json.RawMessage                         `json:"NotPrincipal"`
+	Action       oneOrMany[string]                       `json:"Action"`
+	NotAction    oneOrMany[string]                       `json:"NotAction"`
+	Condition    map[string]map[string]oneOrMany[string] `json:"Condition"`
+}
+
+// consumerServices are the service principals of the consumers reclaim
+// reads (Lambda functions, ECS tasks, Batch jobs): without a condition that
+// names another account they pull for the registry's own account, as a
+// service principal acts for the resource's account (the Lambda console
+// adds such a statement for a same-account image function).
+var consumerServices = map[string]bool{
+	"lambda.amazonaws.com": true, "ecs.amazonaws.com": true, "ecs-tasks.amazonaws.com": true, "batch.amazonaws.com": true,
 }
 
 // oneOrMany decodes a JSON value or a list of them.
@@ -49,12 +60,16 @@ func (o *oneOrMany[T]) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// PolicyPullers are who a repository or registry policy lets pull images:
-// accounts, organizations, or Anyone; sorted, once each. Deny statements
-// are ignored (they only narrow who may pull, and ignoring them can only
-// make reclaim hold more). A policy that cannot be read is an error: the
-// caller must then assume anyone may pull.
-func PolicyPullers(text string) ([]string, error) {
+// PolicyPullers are who a repository or registry policy of the registry
+// account own lets pull images: accounts, organizations, or Anyone; sorted,
+// once each. It reads a policy as IAM evaluates it, erring towards more
+// pullers: Deny statements never add one (ignoring them can only make
+// reclaim hold more); an Allow with NotAction allows pulling unless it
+// names the pull actions; an Allow with NotPrincipal allows anyone but
+// those; an …IfExists condition does not narrow (it matches when its key
+// is absent). A policy that cannot be read is an error: the caller must
+// then assume anyone may pull.
+func PolicyPullers(text, own string) ([]string, error) {
 	if strings.TrimSpace(text) == "" {
 		return nil, nil
 	}
@@ -64,10 +79,10 @@ func PolicyPullers(text string) ([]string, error) {
 	}
 	var out []string
 	for _, st := range doc.Statement {
-		if !strings.EqualFold(st.Effect, "Allow") || !allowsPull(st.Action) {
+		if !strings.EqualFold(st.Effect, "Allow") || !allowsPull(st) {
 			continue
 		}
-		ps, err := principals(st)
+		ps, err := principals(st, own)
 		if err != nil {
 			return nil, err
 		}
@@ -77,13 +92,20 @@ func PolicyPullers(text string) ([]string, error) {
 	return slices.Compact(out), nil
 }
 
-func allowsPull(actions []string) bool {
-	for _, a := range actions {
-		a = strings.ToLower(a)
-		for _, p := range pullActions {
-			if ok, _ := path.Match(a, p); ok {
+// allowsPull says whether the statement's actions take in pulling: Action
+// matches a pull action, or NotAction leaves one out.
+func allowsPull(st statement) bool {
+	matches := func(patterns []string, action string) bool {
+		for _, a := range patterns {
+			if ok, _ := path.Match(strings.ToLower(a), action); ok {
 				return true
 			}
+		}
+		return false
+	}
+	for _, p := range pullActions {
+		if matches(st.Action, p) || (len(st.NotAction) > 0 && !matches(st.NotAction, p)) {
+			return true
 		}
 	}
 	return false
@@ -92,13 +114,17 @@ func allowsPull(actions []string) bool {
 // principals are the accounts a statement's principal and conditions
 // allow: an account's ARN or id, "*" narrowed by aws:PrincipalOrgID or
 // aws:PrincipalAccount / aws:SourceAccount / aws:SourceArn conditions, a
-// service principal narrowed the same way.
-func principals(st statement) ([]string, error) {
+// service principal narrowed the same way; a consumer's service principal
+// left unnarrowed is the registry's own account.
+func principals(st statement, own string) ([]string, error) {
 	var named []string
-	wildcard := false
+	wildcard, service := false, false
 	var p any
 	if err := json.Unmarshal(st.Principal, &p); err != nil && len(st.Principal) > 0 {
 		return nil, fmt.Errorf("a statement's Principal cannot be read: %v", err)
+	}
+	if len(st.NotPrincipal) > 0 {
+		p = "*" // anyone but those named
 	}
 	switch v := p.(type) {
 	case string:
@@ -116,7 +142,9 @@ func principals(st statement) ([]string, error) {
 					wildcard = true
 				case strings.EqualFold(kind, "AWS"):
 					named = append(named, accountOf(id))
-				default: // a service (lambda.amazonaws.com): its account is in the conditions
+				case strings.EqualFold(kind, "Service") && consumerServices[strings.ToLower(id)]:
+					service = true
+				default: // another service: whose account, only the conditions say
 					wildcard = true
 				}
 			}
@@ -124,12 +152,14 @@ func principals(st statement) ([]string, error) {
 	default:
 		wildcard = true // no principal the parser knows: assume anyone
 	}
-	if !wildcard {
+	if !wildcard && !service {
 		return named, nil
 	}
 	var narrowed []string
 	for op, kv := range st.Condition {
-		if !strings.HasPrefix(strings.ToLower(op), "stringequals") && !strings.HasPrefix(strings.ToLower(op), "stringlike") && !strings.HasPrefix(strings.ToLower(op), "arnequals") && !strings.HasPrefix(strings.ToLower(op), "arnlike") {
+		op = strings.ToLower(op)
+		if strings.HasSuffix(op, "ifexists") ||
+			!strings.HasPrefix(op, "stringequals") && !strings.HasPrefix(op, "stringlike") && !strings.HasPrefix(op, "arnequals") && !strings.HasPrefix(op, "arnlike") {
 			continue
 		}
 		for key, vals := range kv {
@@ -145,10 +175,14 @@ func principals(st statement) ([]string, error) {
 			}
 		}
 	}
-	if len(narrowed) == 0 {
+	switch {
+	case len(narrowed) > 0:
+		return append(named, narrowed...), nil
+	case wildcard:
 		return append(named, Anyone), nil
+	default:
+		return append(named, own), nil
 	}
-	return append(named, narrowed...), nil
 }
 
 // accountOf is the account of an ARN (arn:aws:iam::ACCOUNT:root,

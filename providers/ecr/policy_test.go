@@ -6,6 +6,7 @@ import (
 )
 
 func TestPolicyPullers(t *testing.T) {
+	const own = "123456789012"
 	for _, c := range []struct {
 		name, policy string
 		want         []string
@@ -25,16 +26,32 @@ func TestPolicyPullers(t *testing.T) {
 		{"anyone", `{"Statement":[{"Effect":"Allow","Principal":{"AWS":"*"},"Action":"ecr:BatchGetImage"}]}`, []string{"*"}},
 		{"Lambda of another account", `{"Statement":[{"Effect":"Allow","Principal":{"Service":"lambda.amazonaws.com"},"Action":["ecr:BatchGetImage","ecr:GetDownloadUrlForLayer"],
 			"Condition":{"StringLike":{"aws:sourceARN":"arn:aws:lambda:us-east-1:444455556666:function:*"}}}]}`, []string{"444455556666"}},
-		{"Lambda of any account", `{"Statement":[{"Effect":"Allow","Principal":{"Service":"lambda.amazonaws.com"},"Action":"ecr:BatchGetImage"}]}`, []string{"*"}},
+		// The statement the Lambda console adds for a same-account image
+		// function: the service acts for the registry's own account.
+		{"the Lambda console's statement", `{"Version":"2012-10-17","Statement":[{"Sid":"LambdaECRImageRetrievalPolicy","Effect":"Allow",
+			"Principal":{"Service":"lambda.amazonaws.com"},"Action":["ecr:BatchGetImage","ecr:GetDownloadUrlForLayer"]}]}`, []string{own}},
+		{"ECS tasks", `{"Statement":[{"Effect":"Allow","Principal":{"Service":"ecs-tasks.amazonaws.com"},"Action":"ecr:BatchGetImage"}]}`, []string{own}},
+		{"another service, unnarrowed", `{"Statement":[{"Effect":"Allow","Principal":{"Service":"codebuild.amazonaws.com"},"Action":"ecr:BatchGetImage"}]}`, []string{"*"}},
+		// …IfExists matches when the key is absent: it lets anyone through.
+		{"StringEqualsIfExists does not narrow", `{"Statement":[{"Effect":"Allow","Principal":"*","Action":"ecr:BatchGetImage",
+			"Condition":{"StringEqualsIfExists":{"aws:PrincipalOrgID":"o-a1b2c3d4e5"}}}]}`, []string{"*"}},
+		{"ArnLikeIfExists does not narrow", `{"Statement":[{"Effect":"Allow","Principal":{"Service":"lambda.amazonaws.com"},"Action":"ecr:BatchGetImage",
+			"Condition":{"ArnLikeIfExists":{"aws:SourceArn":"arn:aws:lambda:us-east-1:444455556666:function:*"}}}]}`, []string{own}},
+		{"NotAction without the pull actions allows pulling", `{"Statement":[{"Effect":"Allow","Principal":{"AWS":"444455556666"},"NotAction":["ecr:PutImage","ecr:DeleteRepository"]}]}`,
+			[]string{"444455556666"}},
+		{"NotAction of the pull actions does not", `{"Statement":[{"Effect":"Allow","Principal":{"AWS":"444455556666"},"NotAction":"ecr:*"}]}`, nil},
+		{"NotPrincipal is anyone but those", `{"Statement":[{"Effect":"Allow","NotPrincipal":{"AWS":"444455556666"},"Action":"ecr:BatchGetImage"}]}`, []string{"*"}},
+		{"a Deny never adds a puller", `{"Statement":[{"Effect":"Allow","Principal":{"AWS":"444455556666"},"Action":"ecr:BatchGetImage"},
+			{"Effect":"Deny","NotPrincipal":{"AWS":"444455556666"},"NotAction":"ecr:PutImage"}]}`, []string{"444455556666"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			got, err := PolicyPullers(c.policy)
+			got, err := PolicyPullers(c.policy, own)
 			if err != nil || !slices.Equal(got, c.want) {
 				t.Fatalf("got %v %v, want %v", got, err, c.want)
 			}
 		})
 	}
-	if _, err := PolicyPullers("{not json"); err == nil {
+	if _, err := PolicyPullers("{not json", own); err == nil {
 		t.Fatal("an unreadable policy is not an error")
 	}
 }
