@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"reclaim.dev/reclaim/internal/testenv"
+	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/providers/awsclient"
 	"reclaim.dev/reclaim/providers/batch"
 	"reclaim.dev/reclaim/providers/batch/batchfake"
@@ -279,30 +280,9 @@ var cases = map[string]func(ctx context.Context, t *testing.T, url map[string]st
 			_, err = c.Quotas(ctx)
 			return err
 		}())
-		try("ecs", func() error {
-			c, err := ecs.New(ctx, ecs.Options{Service: service(url["ecs"])})
-			if err != nil {
-				return err
-			}
-			src := c.Images(ctx)
-			return problem(src.Complete, strings.Join(src.Problems, "; "))
-		}())
-		try("lambda", func() error {
-			c, err := lambda.New(ctx, lambda.Options{Service: service(url["lambda"])})
-			if err != nil {
-				return err
-			}
-			src := c.Images(ctx)
-			return problem(src.Complete, strings.Join(src.Problems, "; "))
-		}())
-		try("batch", func() error {
-			c, err := batch.New(ctx, batch.Options{Service: service(url["batch"])})
-			if err != nil {
-				return err
-			}
-			src := c.Images(ctx)
-			return problem(src.Complete, strings.Join(src.Problems, "; "))
-		}())
+		try("ecs", images[*ecs.Client](ctx)(ecs.New(ctx, ecs.Options{Service: service(url["ecs"])})))
+		try("lambda", images[*lambda.Client](ctx)(lambda.New(ctx, lambda.Options{Service: service(url["lambda"])})))
+		try("batch", images[*batch.Client](ctx)(batch.New(ctx, batch.Options{Service: service(url["batch"])})))
 		try("eks and its token", func() error {
 			c, err := eks.New(ctx, eks.Options{Service: service(url["eks"]), STSEndpoint: url["sts"]})
 			if err != nil {
@@ -362,6 +342,19 @@ var cases = map[string]func(ctx context.Context, t *testing.T, url map[string]st
 	"gce": func(ctx context.Context, t *testing.T, url map[string]string) error {
 		return gceList(ctx, gce.Options{Endpoint: url["gce"], WithoutAuthentication: true, MaxAttempts: 2, RetryInitial: time.Millisecond})
 	},
+}
+
+// images lists a consumer's images with the client a constructor returned.
+func images[C interface {
+	Images(context.Context) inventory.ImageSource
+}](ctx context.Context) func(C, error) error {
+	return func(c C, err error) error {
+		if err != nil {
+			return err
+		}
+		src := c.Images(ctx)
+		return problem(src.Complete, strings.Join(src.Problems, "; "))
+	}
 }
 
 func ecrList(ctx context.Context, s awsclient.Service) error {
@@ -476,8 +469,7 @@ func TestProxyVariables(t *testing.T) {
 // AWS credentials: IRSA's AWS_ROLE_ARN and AWS_WEB_IDENTITY_TOKEN_FILE
 // (STS at AWS_ENDPOINT_URL_STS), EKS Pod Identity's
 // AWS_CONTAINER_CREDENTIALS_FULL_URI with its token file, the keys, or
-// none: then every call fails with the chain's error, nothing panics and
-// nothing waits on a metadata server.
+// none: then every call fails with the chain's error and nothing panics.
 func TestAWSCredentialsFromThePodsEnvironment(t *testing.T) {
 	skipInChild(t)
 	f := newFleet(t)
@@ -514,11 +506,9 @@ func TestAWSCredentialsFromThePodsEnvironment(t *testing.T) {
 		t.Error("Pod Identity: the agent served no credentials")
 	}
 
-	start := time.Now()
+	// The pod's metadata servers refuse at once (testenv.Pod), and the
+	// child's context bounds the chains: a hang fails the run.
 	f.run(t, "ecr", "credentials", nil)
-	if d := time.Since(start); d > time.Minute {
-		t.Errorf("with no credentials the call took %s to fail", d)
-	}
 }
 
 // AWS_ENDPOINT_URL and AWS_ENDPOINT_URL_<SERVICE>: the SDK's own endpoint
@@ -594,11 +584,9 @@ func TestGoogleCredentialsFromThePodsEnvironment(t *testing.T) {
 		t.Errorf("a key file: GCE saw Authorization %q", auth)
 	}
 	f.run(t, "gce-adc", "missing.json", nil, "GOOGLE_APPLICATION_CREDENTIALS="+filepath.Join(f.dir, "missing.json"))
-	start := time.Now()
+	// The pod's metadata servers refuse at once (testenv.Pod), and the
+	// child's context bounds the chains: a hang fails the run.
 	f.run(t, "gce-adc", "credentials", nil)
-	if d := time.Since(start); d > time.Minute {
-		t.Errorf("with no credentials the call took %s to fail", d)
-	}
 }
 
 // AWS_PROFILE, AWS_CONFIG_FILE and AWS_SHARED_CREDENTIALS_FILE: a profile
