@@ -47,8 +47,9 @@ testdeps:
 # 100,000-Job backlog alone takes most of it, hence the timeout).
 #
 # The tests run with a pod's environment, not this machine's: PATH, an empty
-# HOME, Go's own settings and RECLAIM_TESTBINS, and nothing else (no CA,
-# proxy, cloud or kube variables). testenv.Pod clears the binary's further.
+# HOME, Go's own settings and the tests' RECLAIM_* knobs, and nothing else
+# (no CA, proxy, cloud or kube variables). testenv.Pod clears the binary's
+# further.
 test: testdeps testbins
 	$(PODENV) $(GO) test -tags demo -race -count=1 -timeout 40m ./...
 
@@ -57,7 +58,8 @@ test-unit:
 	$(PODENV) $(GO) test -tags demo -race -count=1 $$($(GO) list ./... | grep -v /e2e)
 
 PODENV = rm -rf .cache/home && mkdir -p .cache/home && env -i PATH="$$PATH" HOME="$(CURDIR)/.cache/home" \
-	CI="$$CI" RECLAIM_TESTBINS="$(RECLAIM_TESTBINS)" GOCACHE="$$($(GO) env GOCACHE)" \
+	CI="$$CI" RECLAIM_TESTBINS="$(RECLAIM_TESTBINS)" RECLAIM_TESTENV_KEEP="$$RECLAIM_TESTENV_KEEP" \
+	RECLAIM_PYTHON="$$RECLAIM_PYTHON" RECLAIM_FLEET_TRACE="$$RECLAIM_FLEET_TRACE" GOCACHE="$$($(GO) env GOCACHE)" \
 	GOMODCACHE="$$($(GO) env GOMODCACHE)" GOPATH="$$($(GO) env GOPATH)" GOFLAGS="$$($(GO) env GOFLAGS)" \
 	GOPROXY="$$($(GO) env GOPROXY)" GOSUMDB="$$($(GO) env GOSUMDB)" GOTOOLCHAIN="$$($(GO) env GOTOOLCHAIN)"
 
