@@ -5,7 +5,8 @@
 // rights does not guess that they meant "delete it". To lift the
 // protection, remove the key.
 //
-// The engine applies it twice, at plan and at the re-read right before a
+// It is applied twice: by each kind when it proposes (a protected resource
+// is proposed as kept), and by the engine at the re-read right before a
 // delete. It is a package of its own so that the readers that drop labels
 // early (the cluster collector, the registry lister) apply the same rule
 // when they record that a resource is protected.
