@@ -35,7 +35,7 @@ const (
 	ExitOK         = 0 // every source complete, every planned delete done
 	ExitError      = 1 // the run could not happen (bad config, no state store, ...)
 	ExitIncomplete = 3 // the run finished, but deletions were held back: a source was incomplete, or the breaker tripped
-	ExitFailed     = 4 // some deletes failed
+	ExitFailed     = 4 // some deletes failed, or were not audited
 	// ExitNotifyFailed: the run finished, but a notify target was delivered
 	// nothing (see NotifyFailed). It outranks 3 and is outranked by 4 (and 1).
 	ExitNotifyFailed = 5
@@ -57,7 +57,7 @@ func NotifyFailed(code int) int {
 // ExitCode gives the exit status: failed deletes outrank incomplete sources.
 func ExitCode(p *engine.Plan, o *engine.Outcome) int {
 	switch {
-	case o != nil && (o.Failed > 0 || o.Stopped != ""):
+	case o != nil && (o.Failed > 0 || o.Stopped != "" || o.Unaudited > 0):
 		return ExitFailed
 	case p.Incomplete || p.BreakerTripped || notAttempted(o):
 		return ExitIncomplete

@@ -121,6 +121,7 @@ func TestExitCodes(t *testing.T) {
 		{engine.Plan{BreakerTripped: true}, nil, report.ExitIncomplete},
 		{engine.Plan{Incomplete: true}, &engine.Outcome{Failed: 1}, report.ExitFailed},
 		{engine.Plan{}, &engine.Outcome{Stopped: "5 failed in a row"}, report.ExitFailed},
+		{engine.Plan{}, &engine.Outcome{Deleted: 1, Unaudited: 1}, report.ExitFailed},
 		// A pass stopped by shutdown: the deletes it did not start are held back.
 		{engine.Plan{}, &engine.Outcome{Results: []engine.Result{{Result: engine.ResultDeleted}, {Result: engine.ResultNotAttempted}}}, report.ExitIncomplete},
 	} {

@@ -149,6 +149,10 @@ func (a *Applier) kind(ctx context.Context, k Kind, st *State, p *Plan, batches 
 		if a.MaxConsecutiveFailures > 0 && r.fails >= a.MaxConsecutiveFailures && out.Stopped == "" {
 			out.Stopped = fmt.Sprintf("stopped after %d delete calls failed in a row", r.fails)
 		}
+		if out.Unaudited > 0 && out.Stopped == "" {
+			// Audit or stop: no delete goes on unrecorded.
+			out.Stopped = fmt.Sprintf("stopped: %d deletes could not be written to the audit log", out.Unaudited)
+		}
 	}
 	par := min(max(k.Limits().Parallel, 1), len(batches))
 	if par <= 1 {
@@ -225,6 +229,10 @@ type Outcome struct {
 	Confirmed []string `json:"confirmed,omitempty"`
 	Deleted   int      `json:"deleted"`
 	Failed    int      `json:"failed"`
+	// Unaudited are deletes done whose audit line could not be written:
+	// their pending marks stay, the next run writes their lines, and this
+	// run fails (audit or stop).
+	Unaudited int `json:"unaudited,omitempty"`
 	Skipped   int      `json:"skipped"`
 	FreedGB   int64    `json:"freedGB"`
 	// FreedBytes is what the deleted images held.
@@ -429,28 +437,45 @@ func (a *Applier) batch(ctx context.Context, k Kind, st *State, batch []*Decisio
 		return a.note(ctx, st)
 	}
 	var gone []string
-	record := func(d *Decision, result, reason, errText, snapshot string) {
+	// record reports and audits one result; false when its audit line
+	// could not be written.
+	record := func(d *Decision, result, reason, errText, snapshot string) bool {
 		r := d.result(result, orDefault(reason, d.Why()))
 		r.Error = errText
 		if snapshot != "" {
 			_ = a.audit(audit.Record{Action: "snapshot", Kind: d.Kind, ID: d.ID, Reason: "snapshot before delete", Result: "created", Snapshot: snapshot, SizeGB: r.SizeGB})
 		}
-		if err := a.audit(audit.Record{Action: "delete", Kind: d.Kind, ID: d.ID, Reason: r.Reason, Result: result, Error: errText,
-			SizeGB: r.SizeGB, Bytes: r.Bytes, Snapshot: snapshot}); err != nil && r.Error == "" {
-			r.Error = err.Error()
+		auditErr := a.audit(audit.Record{Action: "delete", Kind: d.Kind, ID: d.ID, Reason: r.Reason, Result: result, Error: errText,
+			SizeGB: r.SizeGB, Bytes: r.Bytes, Snapshot: snapshot})
+		if auditErr != nil && r.Error == "" {
+			r.Error = "not audited: " + auditErr.Error()
 		}
 		l := log.With(zap.String("id", d.ID), zap.String("action", "delete"), zap.String("reason", r.Reason))
-		if result == ResultFailed {
+		switch {
+		case result == ResultFailed:
 			l.Warn("delete failed", zap.String("error", errText))
-		} else {
+		case auditErr != nil:
+			l.Error(result+", but the audit line could not be written; the next run writes it", zap.Error(auditErr))
+		default:
 			l.Info(result)
 		}
 		out.Add(r)
+		return auditErr == nil
 	}
 	settled := func(d *Decision) { // the resource is gone: no pending mark, no clock
 		delete(st.Pending, d.ID)
 		st.DropClock(d.ID)
 		gone = append(gone, d.ID)
+	}
+	// goneNow settles a resource found gone or deleted once its audit line
+	// is written; otherwise its pending mark stays, and the next run, which
+	// sees it gone from the listing, writes the line (audit or stop).
+	goneNow := func(d *Decision, result, snapshot string) {
+		if record(d, result, "", "", snapshot) {
+			settled(d)
+		} else {
+			out.Unaudited++
+		}
 	}
 	changed := func(d *Decision) { // skipped: its clock starts over, and must not survive a kill
 		delete(st.Pending, d.ID)
@@ -501,8 +526,7 @@ func (a *Applier) batch(ctx context.Context, k Kind, st *State, batch []*Decisio
 		}
 		switch verdicts[i].Result {
 		case GoneNow:
-			settled(d)
-			record(d, ResultAlreadyGone, "", "", "")
+			goneNow(d, ResultAlreadyGone, "")
 			result = batchDone
 		case Skip:
 			changed(d)
@@ -535,11 +559,9 @@ func (a *Applier) batch(ctx context.Context, k Kind, st *State, batch []*Decisio
 		res := results[i]
 		switch inventory.OutcomeOf(res.Err) {
 		case inventory.OutcomeDeleted:
-			settled(d)
-			record(d, ResultDeleted, "", "", res.Snapshot)
+			goneNow(d, ResultDeleted, res.Snapshot)
 		case inventory.OutcomeGone:
-			settled(d)
-			record(d, ResultAlreadyGone, "", "", res.Snapshot)
+			goneNow(d, ResultAlreadyGone, res.Snapshot)
 		case inventory.OutcomeChanged:
 			changed(d)
 			record(d, ResultSkipped, skipReason(res.Err), "", res.Snapshot)

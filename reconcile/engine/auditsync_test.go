@@ -3,7 +3,9 @@ package engine_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"sync"
 	"testing"
@@ -91,5 +93,61 @@ func TestAuditIsSyncedBeforeEveryStateSave(t *testing.T) {
 	}
 	if f.syncs == 0 || f.syncs >= lines {
 		t.Fatalf("%d syncs for %d lines: want one a batch", f.syncs, lines)
+	}
+}
+
+// failingAudit is an audit log's file that refuses delete lines.
+type failingAudit struct{ bytes.Buffer }
+
+func (f *failingAudit) Write(b []byte) (int, error) {
+	if bytes.Contains(b, []byte(`"action":"delete"`)) {
+		return 0, errors.New("no space left on device")
+	}
+	return f.Buffer.Write(b)
+}
+
+// Audit or stop: a delete whose audit line cannot be written keeps its
+// pending mark, stops the run's further deletes and fails the run; the
+// next run, which finds the resource gone, writes its line once.
+func TestAuditFailureKeepsThePendingMarkAndStops(t *testing.T) {
+	k, p, a, _, store := applyFixture("a", "b", "c", "d", "e", "f", "g")
+	a.Audit = audit.New(&failingAudit{})
+	out, err := a.Apply(context.Background(), p, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Unaudited == 0 || out.Stopped == "" {
+		t.Fatalf("unaudited %d, stopped %q", out.Unaudited, out.Stopped)
+	}
+	deleted := 0
+	for _, c := range k.calls {
+		if ids, ok := strings.CutPrefix(c, "delete "); ok {
+			deleted += strings.Count(ids, ",") + 1
+		}
+	}
+	st, _ := store.Load(context.Background())
+	if len(st.Pending) != out.Unaudited || deleted != out.Unaudited {
+		t.Fatalf("%d deletes, %d unaudited, %d pending marks: every unaudited delete keeps its mark, and none follows it (calls %v)",
+			deleted, out.Unaudited, len(st.Pending), k.calls)
+	}
+
+	// The next run: the resources deleted are gone from the listing.
+	var log bytes.Buffer
+	next := &fakeKind{lim: testLimits()}
+	for _, it := range k.items {
+		if _, pending := st.Pending[it.ID]; !pending {
+			next.items = append(next.items, it)
+		}
+	}
+	p2 := build(next, st, t0.Add(time.Hour), complete("a"))
+	a2, _, _ := enginetest.Applier(t0.Add(time.Hour), 3, next)
+	a2.Audit = audit.NewReadable(&log, func() io.Reader { return bytes.NewReader(log.Bytes()) })
+	a2.Store = store
+	out2, err := a2.Apply(context.Background(), p2, false)
+	if err != nil || len(out2.Confirmed) != out.Unaudited || strings.Count(log.String(), "confirmed-deleted") != out.Unaudited {
+		t.Fatalf("next run: %+v %v\n%s", out2, err, log.String())
+	}
+	if st2, _ := store.Load(context.Background()); len(st2.Pending) != 0 {
+		t.Fatalf("pending marks left after the confirmations: %v", st2.Pending)
 	}
 }
