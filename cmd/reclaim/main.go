@@ -281,8 +281,8 @@ func exportMetrics(ctx context.Context, rep *report.Report, d time.Duration, tex
 func configCmd(stdout io.Writer) *cobra.Command {
 	c := &cobra.Command{Use: "config", Short: "Work with configuration files"}
 	var (
-		print, offline bool
-		cfgPath        string
+		print, offline, agent bool
+		cfgPath               string
 	)
 	check := &cobra.Command{
 		Use:   "check [--config FILE | FILE]",
@@ -301,6 +301,12 @@ func configCmd(stdout io.Writer) *cobra.Command {
 				return err
 			}
 			if _, err := app.Routes(cfg); err != nil {
+				return fmt.Errorf("%s: %w", path, err)
+			}
+			if err := app.CheckRole(cfg, agent); err != nil {
+				if !agent {
+					err = fmt.Errorf("%w; an agent's config? check it with --agent", err)
+				}
 				return fmt.Errorf("%s: %w", path, err)
 			}
 			// Every kubeconfig and context the clusters name must load now:
@@ -336,6 +342,7 @@ func configCmd(stdout io.Writer) *cobra.Command {
 	}
 	check.Flags().StringVarP(&cfgPath, "config", "c", "reclaim.yaml", "configuration file (as for run); a FILE argument does the same")
 	check.Flags().BoolVar(&offline, "offline", false, "check the file alone, not that every kubeconfig and context it names loads (a CI pipeline without the credentials)")
+	check.Flags().BoolVar(&agent, "agent", false, "check the file as reclaim agent reads it (with fleet.snapshots: exactly its own cluster), not as reclaim run does (with fleet.snapshots: no cluster dialled)")
 	check.Flags().BoolVar(&print, "print", false, "print the effective configuration with defaults applied (secrets redacted)")
 	c.AddCommand(check)
 	return c

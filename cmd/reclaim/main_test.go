@@ -137,3 +137,33 @@ func TestConfigCheckReachesKubeconfigs(t *testing.T) {
 		t.Fatalf("--offline still reached the kubeconfigs: %v", err)
 	}
 }
+
+// config check refuses what the run would: a deleter's config with
+// fleet.snapshots whose clusters name a kubeconfig (the run reads records
+// and dials none); the same file checked as an agent's is fine.
+func TestConfigCheckRefusesWhatTheRunRefuses(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "r.yaml")
+	os.WriteFile(p, []byte(`clusters:
+  - name: prod-eu
+    kubeconfig: /etc/reclaim/kubeconfig
+    context: prod-eu
+    platform: eks
+    account: "123456789012"
+    location: us-east-1
+fleet:
+  snapshots:
+    bucket: my-reclaim-records
+    account: "123456789012"
+    region: us-east-1
+jobs:
+  succeeded: 6h
+`), 0o600)
+	_, _, err := execute("config", "check", "--offline", p)
+	if err == nil || !strings.Contains(err.Error(), "clusters[0]: with fleet.snapshots, reclaim run reads each cluster from its agent's record and dials none") ||
+		!strings.Contains(err.Error(), "--agent") {
+		t.Fatalf("a deleter's config that dials a cluster: %v", err)
+	}
+	if out, _, err := execute("config", "check", "--offline", "--agent", p); err != nil || !strings.Contains(out, "ok") {
+		t.Fatalf("as an agent's config: %v %s", err, out)
+	}
+}

@@ -248,6 +248,16 @@ func decoders(taps []kube.Tap) map[string]published.Decoder {
 	return out
 }
 
+// CheckRole is what reclaim run (agent false) or reclaim agent refuses of
+// a config before reading anything; config check asks it too, so that it
+// refuses what the run would.
+func CheckRole(cfg *config.Config, agent bool) error {
+	if cfg.Fleet.Snapshots == nil {
+		return nil
+	}
+	return checkRole(cfg, agent)
+}
+
 // checkRole checks a config with fleet.snapshots for its role: an agent
 // reads exactly its own cluster; a deleter dials none.
 func checkRole(cfg *config.Config, agent bool) error {
