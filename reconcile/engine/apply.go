@@ -232,9 +232,9 @@ type Outcome struct {
 	// Unaudited are deletes done whose audit line could not be written:
 	// their pending marks stay, the next run writes their lines, and this
 	// run fails (audit or stop).
-	Unaudited int `json:"unaudited,omitempty"`
-	Skipped   int      `json:"skipped"`
-	FreedGB   int64    `json:"freedGB"`
+	Unaudited int   `json:"unaudited,omitempty"`
+	Skipped   int   `json:"skipped"`
+	FreedGB   int64 `json:"freedGB"`
 	// FreedBytes is what the deleted images held.
 	FreedBytes int64  `json:"freedBytes,omitempty"`
 	Stopped    string `json:"stopped,omitempty"`
