@@ -62,9 +62,6 @@ type Pod struct {
 	// Env is the test's own: endpoints, credentials, secrets the config
 	// names. It is added last, so it may override the manifest's.
 	Env []string
-	// Share lists paths outside the test's temporary directory that the
-	// binary reads or writes (a kubeconfig of another test's directory).
-	Share []string
 }
 
 // Command is exec.CommandContext(ctx, bin, args...) as the pod would run
@@ -82,7 +79,7 @@ func (p Pod) Command(ctx context.Context, tb testing.TB, bin string, args ...str
 	cmd.Dir = readOnlyDir(tb)
 	if os.Geteuid() == 0 && runtime.GOOS == "linux" {
 		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: PodUser, Gid: PodUser}}
-		named := append(append([]string{bin}, args...), p.Share...)
+		named := append([]string{bin}, args...)
 		for _, kv := range p.Env {
 			if _, v, ok := strings.Cut(kv, "="); ok {
 				named = append(named, v)

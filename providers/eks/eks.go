@@ -12,9 +12,9 @@ import (
 	"errors"
 	"fmt"
 	"sort"
-	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/arn"
 	"github.com/aws/aws-sdk-go-v2/service/eks"
 	"github.com/aws/aws-sdk-go-v2/service/eks/types"
 	"github.com/aws/aws-sdk-go-v2/service/sts"
@@ -162,14 +162,13 @@ func (c *Client) Discover(ctx context.Context) inventory.FleetListing {
 // the wrong account) would list that account's clusters as this scope's,
 // and make the scope look complete: an error holds it instead.
 func (c *Client) inScope(k *types.Cluster) error {
-	arn := aws.ToString(k.Arn)
-	parts := strings.SplitN(arn, ":", 6)
-	if len(parts) != 6 || parts[0] != "arn" || parts[2] != "eks" {
-		return fmt.Errorf("its ARN %q is not an EKS cluster ARN", arn)
+	a, err := arn.Parse(aws.ToString(k.Arn))
+	if err != nil || a.Service != "eks" {
+		return fmt.Errorf("its ARN %q is not an EKS cluster ARN", aws.ToString(k.Arn))
 	}
-	if parts[4] != c.account || parts[3] != c.region {
+	if a.AccountID != c.account || a.Region != c.region {
 		return fmt.Errorf("its ARN %s is of account %s in %s, not %s in %s: the credentials reach another account or region (check the profile and roleARN)",
-			arn, parts[4], parts[3], c.account, c.region)
+			a, a.AccountID, a.Region, c.account, c.region)
 	}
 	return nil
 }

@@ -156,23 +156,17 @@ func TestTokenIsCachedAndNeverInErrors(t *testing.T) {
 // Credentials that reach another account list its clusters:
 // the listing must not complete this scope with them.
 func TestDiscoverRefusesClustersOfAnotherScope(t *testing.T) {
-	for name, o := range map[string]eksfake.Options{
-		"account": {Account: "444455556666", Region: region},
-	} {
-		t.Run(name, func(t *testing.T) {
-			f := eksfake.New(o)
-			f.Start()
-			t.Cleanup(f.Close)
-			f.Add(eksfake.Cluster{Name: "prod"})
-			c, err := eks.New(context.Background(), eks.Options{Service: awsclient.Service{Account: account, Region: region, Endpoint: f.URL(),
-				Credentials: credentials.NewStaticCredentialsProvider(akid, secret, ""), MaxAttempts: 2, RequestsPerSecond: 1000, Burst: 1000}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			l := c.Discover(context.Background())
-			if l.Complete || len(l.Clusters) != 0 || !strings.Contains(l.Problem, "not "+account+" in "+region) {
-				t.Fatalf("complete %v, %d clusters, problem %q", l.Complete, len(l.Clusters), l.Problem)
-			}
-		})
+	f := eksfake.New(eksfake.Options{Account: "444455556666", Region: region})
+	f.Start()
+	t.Cleanup(f.Close)
+	f.Add(eksfake.Cluster{Name: "prod"})
+	c, err := eks.New(context.Background(), eks.Options{Service: awsclient.Service{Account: account, Region: region, Endpoint: f.URL(),
+		Credentials: credentials.NewStaticCredentialsProvider(akid, secret, ""), MaxAttempts: 2, RequestsPerSecond: 1000, Burst: 1000}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := c.Discover(context.Background())
+	if l.Complete || len(l.Clusters) != 0 || !strings.Contains(l.Problem, "not "+account+" in "+region) {
+		t.Fatalf("complete %v, %d clusters, problem %q", l.Complete, len(l.Clusters), l.Problem)
 	}
 }

@@ -125,6 +125,15 @@ func TestAuditFailureKeepsThePendingMarkAndStops(t *testing.T) {
 			deleted += strings.Count(ids, ",") + 1
 		}
 	}
+	notAttempted := 0
+	for _, r := range out.Results {
+		if r.Result == engine.ResultNotAttempted {
+			notAttempted++
+		}
+	}
+	if notAttempted != len(k.items)-deleted {
+		t.Fatalf("%d deletes, %d not attempted of %d: the run went on deleting after an unaudited delete", deleted, notAttempted, len(k.items))
+	}
 	st, _ := store.Load(context.Background())
 	if len(st.Pending) != out.Unaudited || deleted != out.Unaudited {
 		t.Fatalf("%d deletes, %d unaudited, %d pending marks: every unaudited delete keeps its mark, and none follows it (calls %v)",
