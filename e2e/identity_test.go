@@ -162,11 +162,13 @@ func TestUnlistedScopeHoldsInterfaces(t *testing.T) {
 // a live one rebuilt under the same name and region: the declaration does
 // not cover the new cluster (another API server), so the interface whose
 // address its running pod holds survives --apply, and the report says the
-// cluster was rebuilt. A declaration by name only does not cover it either.
+// cluster was rebuilt. A declaration of its place without an endpoint does
+// not cover it either: nothing tells it from a cluster rebuilt there.
 func TestRebuiltClusterMatchingAnOutOfScopeNameHolds(t *testing.T) {
+	place := fmt.Sprintf("      platform: eks\n      account: \"%s\"\n      location: %s\n", account, ec2Region)
 	for _, decl := range []string{
-		fmt.Sprintf("      account: \"%s\"\n      location: %s\n      endpoint: https://OLD1234.gr7.%s.eks.amazonaws.com\n", account, ec2Region, ec2Region),
-		"",
+		place + fmt.Sprintf("      endpoint: https://OLD1234.gr7.%s.eks.amazonaws.com\n", ec2Region),
+		place,
 	} {
 		w := newEKSWorld(t)
 		w.omitProdB = true
@@ -188,8 +190,8 @@ func TestRebuiltClusterMatchingAnOutOfScopeNameHolds(t *testing.T) {
 		if !w.ec2.Has(used) {
 			t.Fatal("deleted the interface of a rebuilt cluster's running pod")
 		}
-		why := "by name only"
-		if decl != "" {
+		why := "cannot tell the declared cluster from one rebuilt in its place"
+		if decl != place {
 			why = "it was rebuilt or is another cluster"
 		}
 		if out := text(rep); !strings.Contains(out, why) {

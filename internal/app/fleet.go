@@ -224,9 +224,13 @@ func expiredWhy(i int, o config.OutOfScope) string {
 }
 
 // outOfScope matches a discovered cluster against the declarations: the
-// state it takes (out of scope, or a conflict for a declaration that names
-// it by name only or has expired), the rule and the reason; "" when none
-// names it.
+// state it takes (out of scope, or a conflict for a declaration that has
+// expired or does not pin it by its API server), the rule and the reason;
+// "" when none names it. A declaration names one cluster (its platform,
+// account or project, location and name are required), but a cluster
+// rebuilt in its place has all of them too: only the endpoint tells the
+// declared cluster from its successor, so a live cluster a declaration
+// without one matches holds, and the reason gives the endpoint to pin.
 func outOfScope(decls []config.OutOfScope, c inventory.FleetCluster, now time.Time) (rule, state, reason string) {
 	for i, o := range decls {
 		if o.Name != c.Name || !declaredPlace(o).Agrees(c) {
@@ -235,10 +239,10 @@ func outOfScope(decls []config.OutOfScope, c inventory.FleetCluster, now time.Ti
 		switch exp := o.ExpiresAt(); {
 		case !exp.IsZero() && !now.Before(exp):
 			return outOfScopeRule(i), inventory.MemberConflict, expiredWhy(i, o)
-		case o.Endpoint != "" && hostOf(o.Endpoint) != hostOf(c.Endpoint):
-			return outOfScopeRule(i), inventory.MemberConflict, fmt.Sprintf("fleet.outOfScope[%d] declares %q with the API server %s, but the live cluster of that name in %s %s serves %s: it was rebuilt or is another cluster, so it holds — update the declaration, or remove it to read the cluster", i, o.Name, hostOf(o.Endpoint), c.Platform, c.Scope(), hostOf(c.Endpoint))
-		case !o.ByIdentity():
-			return outOfScopeRule(i), inventory.MemberConflict, fmt.Sprintf("fleet.outOfScope[%d] names %q by name only, and a live cluster of that name is in %s %s: it may be another cluster than the one declared, so it holds — give the declaration its platform, account or project, location (and endpoint), or remove it", i, o.Name, c.Platform, c.Scope())
+		case o.Endpoint == "":
+			return outOfScopeRule(i), inventory.MemberConflict, fmt.Sprintf("fleet.outOfScope[%d] declares %q in %s without its endpoint, and a live cluster of that name is there: reclaim cannot tell the declared cluster from one rebuilt in its place, so it holds — if it is the declared cluster, pin it with endpoint: %s; else remove the declaration to read the cluster", i, o.Name, declaredPlace(o), cmp.Or(c.Endpoint, "(its API server URL; discovery lists none yet)"))
+		case hostOf(o.Endpoint) != hostOf(c.Endpoint):
+			return outOfScopeRule(i), inventory.MemberConflict, fmt.Sprintf("fleet.outOfScope[%d] declares %q with the API server %s, but the live cluster of that name in %s %s serves %s: it was rebuilt or is another cluster, so it holds — update the declaration, or remove it to read the cluster", i, o.Name, hostOf(o.Endpoint), c.Platform, c.Scope(), cmp.Or(hostOf(c.Endpoint), "no API server yet"))
 		}
 		return outOfScopeRule(i), inventory.MemberOutOfScope, o.Reason
 	}

@@ -164,28 +164,27 @@ func TestSameNameIsNotSameCluster(t *testing.T) {
 	})
 }
 
-// An out-of-scope declaration covers a discovered cluster only by identity,
-// and only until it expires.
+// An out-of-scope declaration covers a discovered cluster only by identity
+// and endpoint, and only until it expires: a live cluster in the declared
+// place whose endpoint the declaration does not pin may be one rebuilt in
+// its place, and holds.
 func TestOutOfScopeByIdentity(t *testing.T) {
 	now := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
 	legacy := eksAt("legacy", acctA, "us-east-1", "https://NEW.gr7.us-east-1.eks.amazonaws.com")
+	place := "platform: eks\n      account: \"" + acctA + "\"\n      location: us-east-1"
 	for _, tc := range []struct {
 		name, decl string
 		state, why string
 	}{
-		{"by identity", "account: \"" + acctA + "\"\n      location: us-east-1", inventory.MemberOutOfScope, "decommissioned"},
-		{"by name only", "", inventory.MemberConflict, "by name only"},
-		{"another region: a cluster of its own, read", "account: \"" + acctA + "\"\n      location: eu-west-1", inventory.MemberRead, ""},
-		{"rebuilt: another API server", "account: \"" + acctA + "\"\n      location: us-east-1\n      endpoint: https://OLD.gr7.us-east-1.eks.amazonaws.com", inventory.MemberConflict, "rebuilt"},
-		{"expired", "account: \"" + acctA + "\"\n      location: us-east-1\n      expires: 2026-11-01", inventory.MemberConflict, "expired on 2026-11-01"},
-		{"not yet expired", "account: \"" + acctA + "\"\n      location: us-east-1\n      expires: 2026-12-01", inventory.MemberOutOfScope, "decommissioned"},
+		{"by identity and endpoint", place + "\n      endpoint: https://new.gr7.us-east-1.eks.amazonaws.com:443", inventory.MemberOutOfScope, "decommissioned"},
+		{"rebuilt in its place: no endpoint to tell", place, inventory.MemberConflict, "cannot tell the declared cluster from one rebuilt in its place, so it holds — if it is the declared cluster, pin it with endpoint: https://NEW.gr7.us-east-1.eks.amazonaws.com"},
+		{"another region: a cluster of its own, read", "platform: eks\n      account: \"" + acctA + "\"\n      location: eu-west-1", inventory.MemberRead, ""},
+		{"rebuilt: another API server", place + "\n      endpoint: https://OLD.gr7.us-east-1.eks.amazonaws.com", inventory.MemberConflict, "rebuilt"},
+		{"expired", place + "\n      endpoint: https://NEW.gr7.us-east-1.eks.amazonaws.com\n      expires: 2026-11-01", inventory.MemberConflict, "expired on 2026-11-01"},
+		{"not yet expired", place + "\n      endpoint: https://NEW.gr7.us-east-1.eks.amazonaws.com\n      expires: 2026-12-01", inventory.MemberOutOfScope, "decommissioned"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			decl := "\n      " + tc.decl
-			if tc.decl == "" {
-				decl = ""
-			}
-			cfg := parse(t, "clusters:\n  - name: a\n    context: a\nfleet:\n  outOfScope:\n    - name: legacy\n      reason: decommissioned"+decl+"\n")
+			cfg := parse(t, "clusters:\n  - name: a\n    context: a\nfleet:\n  outOfScope:\n    - name: legacy\n      reason: decommissioned\n      "+tc.decl+"\n")
 			fp := assembleFleet(cfg, true, nil, listing(legacy), map[string]apiServer{"a": {host: "a.example:443"}}, nil, now)
 			m := member(t, fp.fleet, "legacy")
 			if m.State != tc.state || !strings.Contains(m.Reason, tc.why) {
@@ -194,10 +193,15 @@ func TestOutOfScopeByIdentity(t *testing.T) {
 			if (m.State == inventory.MemberRead) != (len(fp.read) == 1) {
 				t.Fatalf("read %v", readNames(fp))
 			}
+			// Cloud evidence of its place (a subnet tag) names the live
+			// cluster, in the state it took, never the declaration.
+			if r, _ := fp.fleet.Member(fp.fleet.Resolve(inventory.EKS, acctA+"/us-east-1", "legacy")); r.State != tc.state || !r.Discovered {
+				t.Fatalf("a tag names %+v", r)
+			}
 		})
 	}
 	t.Run("a declaration nothing discovered answers for tag evidence where it lives", func(t *testing.T) {
-		cfg := parse(t, "clusters:\n  - name: a\n    context: a\nfleet:\n  outOfScope:\n    - name: gone\n      reason: decommissioned\n      account: \""+acctA+"\"\n      location: us-east-1\n")
+		cfg := parse(t, "clusters:\n  - name: a\n    context: a\nfleet:\n  outOfScope:\n    - name: gone\n      reason: decommissioned\n      platform: eks\n      account: \""+acctA+"\"\n      location: us-east-1\n")
 		fp := assembleFleet(cfg, true, nil, listing(legacy), nil, nil, now)
 		if got := fp.fleet.Resolve(inventory.EKS, acctA+"/us-east-1", "gone"); got != "gone" {
 			t.Fatalf("resolves to %s", got)
