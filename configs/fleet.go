@@ -76,23 +76,28 @@ type EKSDiscovery struct {
 // OutOfScope is one cluster declared out of reclaim's view, by identity:
 // its platform, account (EKS) or project (GKE), location and name are all
 // required, so a declaration means one cluster, never every namesake. A
-// discovered cluster is covered only when all of them and its endpoint
-// agree: a live cluster the declaration does not pin by endpoint may be one
-// rebuilt in its place, and holds as a conflict.
+// discovered cluster is covered only when all of them agree and it is
+// pinned (endpoint, created) and every pin agrees: a live cluster the
+// declaration does not pin may be one rebuilt in its place, and holds as
+// a conflict.
 type OutOfScope struct {
 	Name   string `json:"name"`
 	Reason string `json:"reason"`
 	// Platform, Account (EKS) or Project (GKE), and Location (an EKS
 	// region, a GKE zone or region) say where it lives. Endpoint is its API
-	// server's URL: a rebuilt cluster gets a new one, so only a declaration
-	// with the endpoint covers a cluster discovery still lists; without it,
-	// the declaration covers only what cloud evidence names of a cluster
-	// discovery does not list (one that is gone).
+	// server's URL and Created when the cloud created it (GKE createTime,
+	// EKS createdAt): a cluster rebuilt in its place gets a new endpoint
+	// (a GKE private endpoint may keep its address) and always a later
+	// creation time. Only a declaration pinned by one of them covers a
+	// cluster discovery still lists; without, it covers only what cloud
+	// evidence names of a cluster discovery does not list (one that is
+	// gone).
 	Platform string `json:"platform,omitempty"`
 	Account  string `json:"account,omitempty"`
 	Project  string `json:"project,omitempty"`
 	Location string `json:"location,omitempty"`
 	Endpoint string `json:"endpoint,omitempty"`
+	Created  string `json:"created,omitempty"`
 	// Expires (a date, 2027-01-31) ends the declaration: from that day the
 	// cluster holds again as not read, and the report says the
 	// declaration expired.
@@ -102,6 +107,12 @@ type OutOfScope struct {
 // ExpiresAt is when the declaration ends; zero when it does not.
 func (o OutOfScope) ExpiresAt() time.Time {
 	t, _ := time.Parse(time.DateOnly, o.Expires)
+	return t
+}
+
+// CreatedAt is the creation time the declaration pins; zero when none.
+func (o OutOfScope) CreatedAt() time.Time {
+	t, _ := time.Parse(time.RFC3339, o.Created)
 	return t
 }
 
@@ -278,10 +289,13 @@ func (f *Fleet) validate(ps *problems, path string, present map[string]bool) {
 				ps.add(p+".endpoint", "%q is not an API server URL — e.g. https://ABC123.gr7.us-east-1.eks.amazonaws.com", o.Endpoint)
 			}
 		}
+		if o.Created != "" && o.CreatedAt().IsZero() {
+			ps.add(p+".created", "%q is not a creation time — write it as the cloud reports it (gcloud container clusters describe: createTime; aws eks describe-cluster: createdAt), e.g. 2026-03-02T10:11:12Z", o.Created)
+		}
 		if o.Expires != "" && o.ExpiresAt().IsZero() {
 			ps.add(p+".expires", "%q is not a date — write 2027-01-31", o.Expires)
 		}
-		k := OutOfScope{Name: o.Name, Platform: o.Platform, Account: o.Account, Project: o.Project, Location: o.Location, Endpoint: o.Endpoint}
+		k := OutOfScope{Name: o.Name, Platform: o.Platform, Account: o.Account, Project: o.Project, Location: o.Location, Endpoint: o.Endpoint, Created: o.Created}
 		if j, dup := names[k]; dup && o.Name != "" {
 			ps.add(p+".name", "%q is declared twice (%s and %s)", o.Name, index(path+".outOfScope", j), p)
 		}

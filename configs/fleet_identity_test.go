@@ -67,6 +67,7 @@ func TestOutOfScopeNeedsAFullIdentity(t *testing.T) {
 		{"no location", "      platform: eks\n      account: \"111122223333\"\n", "fleet.outOfScope[0].location", "is required"},
 		{"endpoint but no place", "      endpoint: https://ABC123.gr7.us-east-1.eks.amazonaws.com\n", "fleet.outOfScope[0].location", "is required"},
 		{"no name", eks, "fleet.outOfScope[0].name", "is required"},
+		{"a creation time that is not one", eks + "      created: 2026-03-02\n", "fleet.outOfScope[0].created", "\"2026-03-02\" is not a creation time — write it as the cloud reports it"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			name := "    - name: legacy\n"
