@@ -205,6 +205,17 @@ func TestOutOfScopeByIdentity(t *testing.T) {
 			}
 		})
 	}
+	t.Run("the declaration that pins it covers it, beside the one of the cluster it replaced", func(t *testing.T) {
+		old := "    - name: legacy\n      reason: the old one\n      " + place + "\n      endpoint: https://OLD.gr7.us-east-1.eks.amazonaws.com\n"
+		cur := "    - name: legacy\n      reason: the new one, a sandbox\n      " + place + "\n      created: 2026-03-02T10:11:12Z\n"
+		for _, tc := range []struct{ decls, rule string }{{old + cur, "fleet.outOfScope[1]"}, {cur + old, "fleet.outOfScope[0]"}} {
+			cfg := parse(t, "clusters:\n  - name: a\n    context: a\nfleet:\n  outOfScope:\n"+tc.decls)
+			fp := assembleFleet(cfg, true, nil, listing(legacy), map[string]apiServer{"a": {host: "a.example:443"}}, nil, now)
+			if m := member(t, fp.fleet, "legacy"); m.State != inventory.MemberOutOfScope || m.Rule != tc.rule || m.Reason != "the new one, a sandbox" {
+				t.Fatalf("%s by %s: %q", m.State, m.Rule, m.Reason)
+			}
+		}
+	})
 	t.Run("pinned by a creation time discovery does not report: holds", func(t *testing.T) {
 		cfg := parse(t, "clusters:\n  - name: a\n    context: a\nfleet:\n  outOfScope:\n    - name: legacy\n      reason: decommissioned\n      "+place+"\n      created: 2026-03-02T10:11:12Z\n")
 		unknown := legacy
