@@ -73,23 +73,31 @@ type EKSDiscovery struct {
 	STSEndpoint string `json:"stsEndpoint,omitempty"`
 }
 
-// OutOfScope is one cluster declared out of reclaim's view, by identity: a
-// discovered cluster is covered only when its name and every identity field
-// the declaration sets agree, so a live cluster that merely shares the name
-// of a decommissioned one is not.
+// OutOfScope is one cluster declared out of reclaim's view, by identity:
+// its platform, account (EKS) or project (GKE), location and name are all
+// required, so a declaration means one cluster, never every namesake. A
+// discovered cluster is covered only when all of them agree and it is
+// pinned (endpoint, created) and every pin agrees: a live cluster the
+// declaration does not pin may be one rebuilt in its place, and holds as
+// a conflict.
 type OutOfScope struct {
 	Name   string `json:"name"`
 	Reason string `json:"reason"`
-	// Platform, Account (EKS), Project (GKE) and Location (an EKS region,
-	// a GKE zone or region) say where it lives; Endpoint is its API
-	// server's URL (a rebuilt cluster gets a new one). A declaration with
-	// none of them matches by name only: a discovered cluster of that name
-	// then holds, as a conflict.
+	// Platform, Account (EKS) or Project (GKE), and Location (an EKS
+	// region, a GKE zone or region) say where it lives. Endpoint is its API
+	// server's URL and Created when the cloud created it (GKE createTime,
+	// EKS createdAt): a cluster rebuilt in its place gets a new endpoint
+	// (a GKE private endpoint may keep its address) and always a later
+	// creation time. Only a declaration pinned by one of them covers a
+	// cluster discovery still lists; without, it covers only what cloud
+	// evidence names of a cluster discovery does not list (one that is
+	// gone).
 	Platform string `json:"platform,omitempty"`
 	Account  string `json:"account,omitempty"`
 	Project  string `json:"project,omitempty"`
 	Location string `json:"location,omitempty"`
 	Endpoint string `json:"endpoint,omitempty"`
+	Created  string `json:"created,omitempty"`
 	// Expires (a date, 2027-01-31) ends the declaration: from that day the
 	// cluster holds again as not read, and the report says the
 	// declaration expired.
@@ -102,9 +110,30 @@ func (o OutOfScope) ExpiresAt() time.Time {
 	return t
 }
 
-// ByIdentity says whether the declaration names more than a name.
-func (o OutOfScope) ByIdentity() bool {
-	return o.Platform != "" || o.Account != "" || o.Project != "" || o.Location != "" || o.Endpoint != ""
+// CreatedAt is the creation time the declaration pins; zero when none.
+func (o OutOfScope) CreatedAt() time.Time {
+	t, _ := time.Parse(time.RFC3339, o.Created)
+	return t
+}
+
+// validateOutOfScopeIdentity requires what makes a declaration one
+// cluster: its platform, its account (EKS) or project (GKE), and its
+// location (the name is checked by the caller).
+func validateOutOfScopeIdentity(ps *problems, p string, o OutOfScope) {
+	switch {
+	case o.Platform == "":
+		ps.add(p+".platform", "is required — eks or gke, the platform the cluster ran on")
+	case o.Platform == "eks" && o.Account == "":
+		ps.add(p+".account", "is required — the AWS account id the EKS cluster lived in, e.g. \"123456789012\"")
+	case o.Platform == "gke" && o.Project == "":
+		ps.add(p+".project", "is required — the GCP project the GKE cluster lived in")
+	}
+	if o.Platform == "" && o.Account == "" && o.Project == "" {
+		ps.add(p+".account", "is required — the AWS account id (EKS), or set project: the GCP project (GKE) the cluster lived in")
+	}
+	if o.Location == "" {
+		ps.add(p+".location", "is required — the region (EKS) or zone/region (GKE) the cluster lived in")
+	}
 }
 
 // validatePlace checks where a configured cluster or a declaration says a
@@ -253,16 +282,20 @@ func (f *Fleet) validate(ps *problems, path string, present map[string]bool) {
 		if o.Reason == "" {
 			ps.add(p+".reason", "is required — every report repeats why this cluster's use may be ignored (e.g. \"decommissioned, ticket OPS-123\")")
 		}
+		validateOutOfScopeIdentity(ps, p, o)
 		validatePlace(ps, p, o.Platform, o.Account, o.Project, o.Location)
 		if o.Endpoint != "" {
 			if u, err := url.Parse(o.Endpoint); err != nil || u.Host == "" {
 				ps.add(p+".endpoint", "%q is not an API server URL — e.g. https://ABC123.gr7.us-east-1.eks.amazonaws.com", o.Endpoint)
 			}
 		}
+		if o.Created != "" && o.CreatedAt().IsZero() {
+			ps.add(p+".created", "%q is not a creation time — write it as the cloud reports it (gcloud container clusters describe: createTime; aws eks describe-cluster: createdAt), e.g. 2026-03-02T10:11:12Z", o.Created)
+		}
 		if o.Expires != "" && o.ExpiresAt().IsZero() {
 			ps.add(p+".expires", "%q is not a date — write 2027-01-31", o.Expires)
 		}
-		k := OutOfScope{Name: o.Name, Platform: o.Platform, Account: o.Account, Project: o.Project, Location: o.Location, Endpoint: o.Endpoint}
+		k := OutOfScope{Name: o.Name, Platform: o.Platform, Account: o.Account, Project: o.Project, Location: o.Location, Endpoint: o.Endpoint, Created: o.Created}
 		if j, dup := names[k]; dup && o.Name != "" {
 			ps.add(p+".name", "%q is declared twice (%s and %s)", o.Name, index(path+".outOfScope", j), p)
 		}

@@ -82,7 +82,7 @@ func TestUnconfiguredClusterHoldsWhatTheCloudSaysItUses(t *testing.T) {
 	// Declared out of scope (here wrongly: the pod is real): the clocks the
 	// hold never started run, the interfaces go past their grace, and every
 	// report repeats the declaration.
-	w.fleetYAML = "  discover: false\n  outOfScope:\n    - name: prod-b\n      reason: decommissioned, OPS-1234\n"
+	w.fleetYAML = fmt.Sprintf("  discover: false\n  outOfScope:\n    - name: prod-b\n      reason: decommissioned, OPS-1234\n      platform: eks\n      account: \"%s\"\n      location: %s\n", account, ec2Region)
 	w.now = w.now.Add(time.Hour)
 	want(t, w.run(true), eniID(tagged), engine.Mark, "")
 	w.now = w.now.Add(7 * time.Hour)
@@ -335,9 +335,10 @@ func TestUnseenClusterOfTheRegistryAccountHoldsImages(t *testing.T) {
 				t.Fatalf("ml-batch state %q, want %q\n%s", state, tc.state, text(rep))
 			}
 
-			// Declared by identity: a declaration by name only would not
-			// cover a live discovered cluster.
-			w.fleetYAML = fleet + fmt.Sprintf("  outOfScope:\n    - name: ml-batch\n      reason: runs only public images\n      account: \"%s\"\n      location: %s\n", account, ecrRegion)
+			// Declared by identity and pinned by its endpoint: without
+			// the endpoint a declaration cannot tell a live discovered
+			// cluster from one rebuilt in its place.
+			w.fleetYAML = fleet + fmt.Sprintf("  outOfScope:\n    - name: ml-batch\n      reason: runs only public images\n      platform: eks\n      account: \"%s\"\n      location: %s\n      endpoint: https://127.0.0.1:1\n", account, ecrRegion)
 			rep = w.run(true)
 			if s := w.repoSummary(rep); s.Delete != 100 || len(w.ecr.Images(account, w.repo)) != 100 {
 				t.Fatalf("out of scope: summary %+v, %d images left\n%s", s, len(w.ecr.Images(account, w.repo)), text(rep))

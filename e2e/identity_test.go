@@ -162,17 +162,22 @@ func TestUnlistedScopeHoldsInterfaces(t *testing.T) {
 // a live one rebuilt under the same name and region: the declaration does
 // not cover the new cluster (another API server), so the interface whose
 // address its running pod holds survives --apply, and the report says the
-// cluster was rebuilt. A declaration by name only does not cover it either.
+// cluster was rebuilt. Nor does one pinned by the old cluster's creation
+// time (EKS's createdAt), nor one of its place without a pin: nothing tells
+// it from a cluster rebuilt there.
 func TestRebuiltClusterMatchingAnOutOfScopeNameHolds(t *testing.T) {
-	for _, decl := range []string{
-		fmt.Sprintf("      account: \"%s\"\n      location: %s\n      endpoint: https://OLD1234.gr7.%s.eks.amazonaws.com\n", account, ec2Region, ec2Region),
-		"",
+	place := fmt.Sprintf("      platform: eks\n      account: \"%s\"\n      location: %s\n", account, ec2Region)
+	for decl, why := range map[string]string{
+		place + fmt.Sprintf("      endpoint: https://OLD1234.gr7.%s.eks.amazonaws.com\n", ec2Region): "it was rebuilt or is another cluster",
+		place + "      created: 2026-01-05T09:00:00Z\n":                                              "was created at 2026-11-02T08:30:00Z: it was rebuilt in its place",
+		place: "cannot tell the declared cluster from one rebuilt in its place",
 	} {
 		w := newEKSWorld(t)
 		w.omitProdB = true
 		w.jobsYAML, w.podsYAML = "-", "-"
 		ekf := startEKS(t, ec2Region)
-		ekf.Add(eksfake.Cluster{Name: "legacy", Endpoint: prodB.URL, CAData: prodB.CAData, VPC: "vpc-0other", Subnets: []string{w.subAB}})
+		ekf.Add(eksfake.Cluster{Name: "legacy", Endpoint: prodB.URL, CAData: prodB.CAData, VPC: "vpc-0other", Subnets: []string{w.subAB},
+			Created: time.Date(2026, 11, 2, 8, 30, 0, 0, time.UTC)})
 		w.fleetYAML = fmt.Sprintf("  discover: true\n  readDiscovered: false\n  eks:\n    - account: \"%s\"\n      region: %s\n      endpoint: %s\n  outOfScope:\n    - name: legacy\n      reason: decommissioned, OPS-1234\n%s",
 			account, ec2Region, ekf.URL(), decl)
 		used := w.cniInterface(w.subAB)
@@ -187,10 +192,6 @@ func TestRebuiltClusterMatchingAnOutOfScopeNameHolds(t *testing.T) {
 		}
 		if !w.ec2.Has(used) {
 			t.Fatal("deleted the interface of a rebuilt cluster's running pod")
-		}
-		why := "by name only"
-		if decl != "" {
-			why = "it was rebuilt or is another cluster"
 		}
 		if out := text(rep); !strings.Contains(out, why) {
 			t.Fatalf("report lacks %q:\n%s", why, out)

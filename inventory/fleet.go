@@ -4,6 +4,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 )
 
 // Platforms of discovered clusters.
@@ -36,6 +37,10 @@ type FleetCluster struct {
 	Endpoint string
 	CAData   []byte
 	Status   string // GKE RUNNING, RECONCILING, ...; EKS ACTIVE, CREATING, ...
+	// Created is when the cloud created it (GKE createTime, EKS
+	// createdAt): a cluster rebuilt under the same name and place has a
+	// later one. Zero when the cloud did not say.
+	Created time.Time
 }
 
 // Scope is the project, or account/region, the cluster was discovered in.

@@ -167,3 +167,28 @@ jobs:
 		t.Fatalf("as an agent's config: %v %s", err, out)
 	}
 }
+
+// config check refuses an out-of-scope declaration that does not name one
+// cluster (here only its name and platform), as the run does, naming each
+// field to add.
+func TestConfigCheckRefusesAPartialOutOfScope(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "r.yaml")
+	os.WriteFile(p, []byte(`clusters:
+  - name: prod
+    context: prod
+fleet:
+  discover: false
+  outOfScope:
+    - name: legacy
+      reason: decommissioned, OPS-1234
+      platform: eks
+jobs:
+  succeeded: 6h
+`), 0o600)
+	_, _, err := execute("config", "check", "--offline", p)
+	for _, want := range []string{"fleet.outOfScope[0].account: is required", "fleet.outOfScope[0].location: is required"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("error lacks %q: %v", want, err)
+		}
+	}
+}

@@ -224,25 +224,62 @@ func expiredWhy(i int, o config.OutOfScope) string {
 }
 
 // outOfScope matches a discovered cluster against the declarations: the
-// state it takes (out of scope, or a conflict for a declaration that names
-// it by name only or has expired), the rule and the reason; "" when none
-// names it.
+// state it takes (out of scope, or a conflict for a declaration that has
+// expired, does not pin the cluster, or pins another), the rule and the
+// reason; "" when none names it. A declaration names one cluster (its
+// platform, account or project, location and name are required), but a
+// cluster rebuilt in its place has all of them too: only its endpoint and
+// creation time tell the declared cluster from its successor, so a live
+// cluster a declaration pinning neither matches holds, and the reason
+// gives the values to pin.
 func outOfScope(decls []config.OutOfScope, c inventory.FleetCluster, now time.Time) (rule, state, reason string) {
+	// A declaration that pins c covers it, whatever another of its name
+	// and place (the cluster it replaced) says.
 	for i, o := range decls {
 		if o.Name != c.Name || !declaredPlace(o).Agrees(c) {
 			continue
 		}
+		why := ""
 		switch exp := o.ExpiresAt(); {
 		case !exp.IsZero() && !now.Before(exp):
-			return outOfScopeRule(i), inventory.MemberConflict, expiredWhy(i, o)
+			why = expiredWhy(i, o)
+		case o.Endpoint == "" && o.Created == "":
+			why = fmt.Sprintf("fleet.outOfScope[%d] declares %q in %s without its endpoint or creation time, and a live cluster of that name is there: reclaim cannot tell the declared cluster from one rebuilt in its place, so it holds — if it is the declared cluster, pin it with %s; else remove the declaration to read the cluster", i, o.Name, declaredPlace(o), pins(c))
 		case o.Endpoint != "" && hostOf(o.Endpoint) != hostOf(c.Endpoint):
-			return outOfScopeRule(i), inventory.MemberConflict, fmt.Sprintf("fleet.outOfScope[%d] declares %q with the API server %s, but the live cluster of that name in %s %s serves %s: it was rebuilt or is another cluster, so it holds — update the declaration, or remove it to read the cluster", i, o.Name, hostOf(o.Endpoint), c.Platform, c.Scope(), hostOf(c.Endpoint))
-		case !o.ByIdentity():
-			return outOfScopeRule(i), inventory.MemberConflict, fmt.Sprintf("fleet.outOfScope[%d] names %q by name only, and a live cluster of that name is in %s %s: it may be another cluster than the one declared, so it holds — give the declaration its platform, account or project, location (and endpoint), or remove it", i, o.Name, c.Platform, c.Scope())
+			why = fmt.Sprintf("fleet.outOfScope[%d] declares %q with the API server %s, but the live cluster of that name in %s %s serves %s: it was rebuilt or is another cluster, so it holds — update the declaration, or remove it to read the cluster", i, o.Name, hostOf(o.Endpoint), c.Platform, c.Scope(), cmp.Or(hostOf(c.Endpoint), "no API server yet"))
+		case o.Created != "" && !o.CreatedAt().Truncate(time.Second).Equal(c.Created.Truncate(time.Second)):
+			why = fmt.Sprintf("fleet.outOfScope[%d] declares %q created at %s, but the live cluster of that name in %s %s %s: it was rebuilt in its place or is another cluster, so it holds — update the declaration, or remove it to read the cluster", i, o.Name, o.CreatedAt().UTC().Format(time.RFC3339), c.Platform, c.Scope(), createdWhen(c))
+		default:
+			return outOfScopeRule(i), inventory.MemberOutOfScope, o.Reason
 		}
-		return outOfScopeRule(i), inventory.MemberOutOfScope, o.Reason
+		if state == "" {
+			rule, state, reason = outOfScopeRule(i), inventory.MemberConflict, why
+		}
 	}
-	return "", "", ""
+	return rule, state, reason
+}
+
+// pins are the declaration fields that would pin a discovered cluster.
+func pins(c inventory.FleetCluster) string {
+	var out []string
+	if c.Endpoint != "" {
+		out = append(out, "endpoint: "+c.Endpoint)
+	}
+	if !c.Created.IsZero() {
+		out = append(out, "created: "+c.Created.UTC().Format(time.RFC3339))
+	}
+	if len(out) == 0 {
+		return "its endpoint or created (discovery lists neither yet)"
+	}
+	return strings.Join(out, " or ")
+}
+
+// createdWhen says when discovery says c was created.
+func createdWhen(c inventory.FleetCluster) string {
+	if c.Created.IsZero() {
+		return "has no creation time discovery reports"
+	}
+	return "was created at " + c.Created.UTC().Format(time.RFC3339)
 }
 
 // placeOf is where a configured cluster says it lives.

@@ -25,8 +25,14 @@ fleet:
   outOfScope:
     - name: legacy
       reason: decommissioned
+      platform: eks
+      account: "111122223333"
+      location: us-east-1
     - name: never-seen
       reason: named only by a subnet tag
+      platform: eks
+      account: "111122223333"
+      location: us-east-1
 `), "t.yaml")
 	if err != nil {
 		t.Fatal(err)
@@ -60,7 +66,7 @@ fleet:
 		"prod-c":     {inventory.MemberRead, "clusters[2]"},
 		"sandbox-1":  {inventory.MemberExcluded, `fleet.exclude[0] "sandbox-*"`},
 		"tagged":     {inventory.MemberExcluded, "fleet.excludeLabels reclaim.dev/skip"},
-		"legacy":     {inventory.MemberConflict, "fleet.outOfScope[0]"}, // by name only: it may be another cluster
+		"legacy":     {inventory.MemberConflict, "fleet.outOfScope[0]"}, // no endpoint: it may be a cluster rebuilt in its place
 		"never-seen": {inventory.MemberOutOfScope, "fleet.outOfScope[1]"},
 		"batch":      {inventory.MemberRead, "discovered in eks 111122223333/us-east-1"},
 	}

@@ -164,28 +164,32 @@ func TestSameNameIsNotSameCluster(t *testing.T) {
 	})
 }
 
-// An out-of-scope declaration covers a discovered cluster only by identity,
-// and only until it expires.
+// An out-of-scope declaration covers a discovered cluster only by identity
+// and a pin (its endpoint, its creation time), and only until it expires: a
+// live cluster in the declared place that the declaration does not pin may
+// be one rebuilt in its place, and holds.
 func TestOutOfScopeByIdentity(t *testing.T) {
 	now := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
 	legacy := eksAt("legacy", acctA, "us-east-1", "https://NEW.gr7.us-east-1.eks.amazonaws.com")
+	legacy.Created = time.Date(2026, 3, 2, 10, 11, 12, 345e6, time.UTC)
+	place := "platform: eks\n      account: \"" + acctA + "\"\n      location: us-east-1"
 	for _, tc := range []struct {
 		name, decl string
 		state, why string
 	}{
-		{"by identity", "account: \"" + acctA + "\"\n      location: us-east-1", inventory.MemberOutOfScope, "decommissioned"},
-		{"by name only", "", inventory.MemberConflict, "by name only"},
-		{"another region: a cluster of its own, read", "account: \"" + acctA + "\"\n      location: eu-west-1", inventory.MemberRead, ""},
-		{"rebuilt: another API server", "account: \"" + acctA + "\"\n      location: us-east-1\n      endpoint: https://OLD.gr7.us-east-1.eks.amazonaws.com", inventory.MemberConflict, "rebuilt"},
-		{"expired", "account: \"" + acctA + "\"\n      location: us-east-1\n      expires: 2026-11-01", inventory.MemberConflict, "expired on 2026-11-01"},
-		{"not yet expired", "account: \"" + acctA + "\"\n      location: us-east-1\n      expires: 2026-12-01", inventory.MemberOutOfScope, "decommissioned"},
+		{"by identity and endpoint", place + "\n      endpoint: https://new.gr7.us-east-1.eks.amazonaws.com:443", inventory.MemberOutOfScope, "decommissioned"},
+		{"rebuilt in its place: no pin to tell", place, inventory.MemberConflict, "cannot tell the declared cluster from one rebuilt in its place, so it holds — if it is the declared cluster, pin it with endpoint: https://NEW.gr7.us-east-1.eks.amazonaws.com or created: 2026-03-02T10:11:12Z"},
+		{"pinned by its creation time, as aws eks describe-cluster prints it", place + "\n      created: \"2026-03-02T10:11:12.345000+00:00\"", inventory.MemberOutOfScope, "decommissioned"},
+		{"pinned by its creation time, to the second", place + "\n      created: 2026-03-02T10:11:12Z", inventory.MemberOutOfScope, "decommissioned"},
+		{"rebuilt in its place: created later than pinned", place + "\n      created: 2025-06-01T08:00:00Z", inventory.MemberConflict, "declares \"legacy\" created at 2025-06-01T08:00:00Z, but the live cluster of that name in eks " + acctA + "/us-east-1 was created at 2026-03-02T10:11:12Z: it was rebuilt in its place"},
+		{"rebuilt in its place with the same endpoint: the creation time tells", place + "\n      endpoint: https://NEW.gr7.us-east-1.eks.amazonaws.com\n      created: 2025-06-01T08:00:00Z", inventory.MemberConflict, "rebuilt in its place"},
+		{"another region: a cluster of its own, read", "platform: eks\n      account: \"" + acctA + "\"\n      location: eu-west-1", inventory.MemberRead, ""},
+		{"rebuilt: another API server", place + "\n      endpoint: https://OLD.gr7.us-east-1.eks.amazonaws.com", inventory.MemberConflict, "rebuilt"},
+		{"expired", place + "\n      endpoint: https://NEW.gr7.us-east-1.eks.amazonaws.com\n      expires: 2026-11-01", inventory.MemberConflict, "expired on 2026-11-01"},
+		{"not yet expired", place + "\n      endpoint: https://NEW.gr7.us-east-1.eks.amazonaws.com\n      expires: 2026-12-01", inventory.MemberOutOfScope, "decommissioned"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			decl := "\n      " + tc.decl
-			if tc.decl == "" {
-				decl = ""
-			}
-			cfg := parse(t, "clusters:\n  - name: a\n    context: a\nfleet:\n  outOfScope:\n    - name: legacy\n      reason: decommissioned"+decl+"\n")
+			cfg := parse(t, "clusters:\n  - name: a\n    context: a\nfleet:\n  outOfScope:\n    - name: legacy\n      reason: decommissioned\n      "+tc.decl+"\n")
 			fp := assembleFleet(cfg, true, nil, listing(legacy), map[string]apiServer{"a": {host: "a.example:443"}}, nil, now)
 			m := member(t, fp.fleet, "legacy")
 			if m.State != tc.state || !strings.Contains(m.Reason, tc.why) {
@@ -194,10 +198,35 @@ func TestOutOfScopeByIdentity(t *testing.T) {
 			if (m.State == inventory.MemberRead) != (len(fp.read) == 1) {
 				t.Fatalf("read %v", readNames(fp))
 			}
+			// Cloud evidence of its place (a subnet tag) names the live
+			// cluster, in the state it took, never the declaration.
+			if r, _ := fp.fleet.Member(fp.fleet.Resolve(inventory.EKS, acctA+"/us-east-1", "legacy")); r.State != tc.state || !r.Discovered {
+				t.Fatalf("a tag names %+v", r)
+			}
 		})
 	}
+	t.Run("the declaration that pins it covers it, beside the one of the cluster it replaced", func(t *testing.T) {
+		old := "    - name: legacy\n      reason: the old one\n      " + place + "\n      endpoint: https://OLD.gr7.us-east-1.eks.amazonaws.com\n"
+		cur := "    - name: legacy\n      reason: the new one, a sandbox\n      " + place + "\n      created: 2026-03-02T10:11:12Z\n"
+		for _, tc := range []struct{ decls, rule string }{{old + cur, "fleet.outOfScope[1]"}, {cur + old, "fleet.outOfScope[0]"}} {
+			cfg := parse(t, "clusters:\n  - name: a\n    context: a\nfleet:\n  outOfScope:\n"+tc.decls)
+			fp := assembleFleet(cfg, true, nil, listing(legacy), map[string]apiServer{"a": {host: "a.example:443"}}, nil, now)
+			if m := member(t, fp.fleet, "legacy"); m.State != inventory.MemberOutOfScope || m.Rule != tc.rule || m.Reason != "the new one, a sandbox" {
+				t.Fatalf("%s by %s: %q", m.State, m.Rule, m.Reason)
+			}
+		}
+	})
+	t.Run("pinned by a creation time discovery does not report: holds", func(t *testing.T) {
+		cfg := parse(t, "clusters:\n  - name: a\n    context: a\nfleet:\n  outOfScope:\n    - name: legacy\n      reason: decommissioned\n      "+place+"\n      created: 2026-03-02T10:11:12Z\n")
+		unknown := legacy
+		unknown.Created = time.Time{}
+		fp := assembleFleet(cfg, true, nil, listing(unknown), map[string]apiServer{"a": {host: "a.example:443"}}, nil, now)
+		if m := member(t, fp.fleet, "legacy"); m.State != inventory.MemberConflict || !strings.Contains(m.Reason, "has no creation time discovery reports") {
+			t.Fatalf("%s %q", m.State, m.Reason)
+		}
+	})
 	t.Run("a declaration nothing discovered answers for tag evidence where it lives", func(t *testing.T) {
-		cfg := parse(t, "clusters:\n  - name: a\n    context: a\nfleet:\n  outOfScope:\n    - name: gone\n      reason: decommissioned\n      account: \""+acctA+"\"\n      location: us-east-1\n")
+		cfg := parse(t, "clusters:\n  - name: a\n    context: a\nfleet:\n  outOfScope:\n    - name: gone\n      reason: decommissioned\n      platform: eks\n      account: \""+acctA+"\"\n      location: us-east-1\n")
 		fp := assembleFleet(cfg, true, nil, listing(legacy), nil, nil, now)
 		if got := fp.fleet.Resolve(inventory.EKS, acctA+"/us-east-1", "gone"); got != "gone" {
 			t.Fatalf("resolves to %s", got)

@@ -484,6 +484,8 @@ func (f *fleet) assemble() {
 		case inventory.MemberUnlisted:
 			m.Rule = "fleet.readDiscovered is false"
 		case inventory.MemberOutOfScope:
+			// A live cluster is covered only by a declaration of its
+			// platform, account or project, location, name and endpoint.
 			m.Rule, m.Reason = "fleet.outOfScope[0]", "another team's cluster"
 		}
 		if o := w.configured(c.cloudName()); o != nil && !listed[o] && (o.where == inventory.Place{} || agrees(o.where, c.home)) {

@@ -179,6 +179,9 @@ func (c *Client) convert(k *types.Cluster) inventory.FleetCluster {
 	if v := k.ResourcesVpcConfig; v != nil {
 		fc.Network, fc.Subnets = aws.ToString(v.VpcId), v.SubnetIds
 	}
+	if k.CreatedAt != nil {
+		fc.Created = *k.CreatedAt
+	}
 	if ca := k.CertificateAuthority; ca != nil && ca.Data != nil {
 		if pem, err := base64.StdEncoding.DecodeString(*ca.Data); err == nil {
 			fc.CAData = pem

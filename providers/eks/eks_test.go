@@ -47,7 +47,8 @@ func TestDiscoverPagesAndConverts(t *testing.T) {
 	f, _, c := setup(t)
 	for i := range 250 {
 		f.Add(eksfake.Cluster{Name: fmt.Sprintf("c-%03d", i), Endpoint: fmt.Sprintf("https://%03d.eks.example", i), CAData: []byte("PEM"),
-			VPC: "vpc-1", Subnets: []string{"subnet-a", "subnet-b"}, Tags: map[string]string{"team": "ml"}})
+			VPC: "vpc-1", Subnets: []string{"subnet-a", "subnet-b"}, Tags: map[string]string{"team": "ml"},
+			Created: time.Date(2026, 3, 2, 10, 11, 12, 345e6, time.UTC).Add(time.Duration(i) * time.Hour)})
 	}
 	l := c.Discover(context.Background())
 	if !l.Complete || len(l.Clusters) != 250 {
@@ -59,6 +60,10 @@ func TestDiscoverPagesAndConverts(t *testing.T) {
 	if got.Name != want.Name || got.ID != want.ID || got.Network != want.Network || got.Endpoint != want.Endpoint || got.Status != want.Status ||
 		string(got.CAData) != "PEM" || len(got.Subnets) != 2 || got.Labels["team"] != "ml" || got.Platform != inventory.EKS || got.Location != region {
 		t.Fatalf("got %+v", got)
+	}
+	// Its creation time tells it from a cluster rebuilt in its place.
+	if w := time.Date(2026, 3, 2, 17, 11, 12, 345e6, time.UTC); !got.Created.Equal(w) {
+		t.Fatalf("created %v, want %v", got.Created, w)
 	}
 	if n := f.Calls(eksfake.OpListClusters); n != 3 {
 		t.Errorf("%d ListClusters calls, want 3 (pages of 100)", n)

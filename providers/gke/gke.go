@@ -133,6 +133,9 @@ func (c *Client) convert(project string, k *container.Cluster) inventory.FleetCl
 		}
 		fc.Endpoint = endpoint
 	}
+	if t, err := time.Parse(time.RFC3339, k.CreateTime); err == nil {
+		fc.Created = t
+	}
 	if k.MasterAuth != nil && k.MasterAuth.ClusterCaCertificate != "" {
 		if pem, err := base64.StdEncoding.DecodeString(k.MasterAuth.ClusterCaCertificate); err == nil {
 			fc.CAData = pem

@@ -29,7 +29,7 @@ func TestDiscoverEveryLocation(t *testing.T) {
 	f, c := setup(t)
 	f.Add(gkefake.Cluster{Project: "proj-one", Location: "us-east1", Name: "regional", Endpoint: "34.1.2.3", CAData: []byte("PEM"),
 		Network: "projects/proj-one/global/networks/default", Subnetwork: "projects/proj-one/regions/us-east1/subnetworks/gke",
-		Labels: map[string]string{"team": "ml"}},
+		Labels: map[string]string{"team": "ml"}, Created: time.Date(2026, 3, 2, 10, 11, 12, 0, time.UTC)},
 		gkefake.Cluster{Project: "proj-one", Location: "us-east1-b", Name: "zonal"},
 		gkefake.Cluster{Project: "proj-two", Location: "us-east1", Name: "elsewhere"})
 	l := c.Discover(context.Background(), "proj-one")
@@ -42,7 +42,11 @@ func TestDiscoverEveryLocation(t *testing.T) {
 		got.Endpoint != "https://34.1.2.3" || string(got.CAData) != "PEM" || got.Labels["team"] != "ml" || got.Status != "RUNNING" {
 		t.Fatalf("got %+v", got)
 	}
-	if z := l.Clusters[1]; z.Name != "zonal" || z.Region() != "us-east1" {
+	// Its creation time tells it from a cluster rebuilt in its place.
+	if !got.Created.Equal(time.Date(2026, 3, 2, 10, 11, 12, 0, time.UTC)) {
+		t.Fatalf("created %v", got.Created)
+	}
+	if z := l.Clusters[1]; z.Name != "zonal" || z.Region() != "us-east1" || !z.Created.IsZero() {
 		t.Fatalf("zonal %+v (region %s)", z, z.Region())
 	}
 }

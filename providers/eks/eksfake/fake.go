@@ -36,6 +36,9 @@ type Cluster struct {
 	Tags     map[string]string
 	Status   string // default ACTIVE
 	Version  string // default 1.31
+	// Created is createdAt, sent as EKS does: epoch seconds, a JSON
+	// number with a fraction. Default 2023-11-14T22:13:20Z.
+	Created time.Time
 }
 
 // Options configure the fake.
@@ -200,13 +203,17 @@ func (s *Server) describe(w http.ResponseWriter, name string) {
 	if version == "" {
 		version = "1.31"
 	}
+	created := 1.7e9
+	if !c.Created.IsZero() {
+		created = float64(c.Created.UnixMilli()) / 1000
+	}
 	tags := c.Tags
 	if tags == nil {
 		tags = map[string]string{}
 	}
 	cl := map[string]any{
 		"name": c.Name, "arn": fmt.Sprintf("arn:aws:eks:%s:%s:cluster/%s", s.o.Region, s.o.Account, c.Name),
-		"createdAt": 1.7e9, "version": version, "status": status, "tags": tags,
+		"createdAt": created, "version": version, "status": status, "tags": tags,
 		"roleArn":                 fmt.Sprintf("arn:aws:iam::%s:role/eks-cluster", s.o.Account),
 		"resourcesVpcConfig":      map[string]any{"vpcId": c.VPC, "subnetIds": nonNil(c.Subnets), "securityGroupIds": []string{}, "endpointPublicAccess": true, "endpointPrivateAccess": false},
 		"kubernetesNetworkConfig": map[string]any{"serviceIpv4Cidr": "10.100.0.0/16", "ipFamily": "ipv4"},

@@ -40,7 +40,8 @@ type Cluster struct {
 	CAData                  []byte // PEM; sent base64 as GKE does
 	Network, Subnetwork     string
 	Labels                  map[string]string
-	Status                  string // default RUNNING
+	Status                  string    // default RUNNING
+	Created                 time.Time // createTime; none when zero
 }
 
 // Server is the fake. Safe for concurrent use.
@@ -177,6 +178,9 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request) {
 			"network": c.Network, "subnetwork": c.Subnetwork, "resourceLabels": c.Labels,
 			"selfLink":             fmt.Sprintf("https://container.googleapis.com/v1/projects/%s/locations/%s/clusters/%s", project, c.Location, c.Name),
 			"currentMasterVersion": "1.31.4-gke.1000"}
+		if !c.Created.IsZero() {
+			k["createTime"] = c.Created.UTC().Format(time.RFC3339) // "2026-03-02T10:11:12Z", as GKE sends it
+		}
 		if c.Endpoint != "" {
 			k["endpoint"] = strings.TrimPrefix(c.Endpoint, "https://")
 		}
