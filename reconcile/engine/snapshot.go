@@ -172,6 +172,10 @@ func (a *Applier) snapshotFirst(ctx context.Context, k Kind, s Snapshotter, p *P
 	if poll <= 0 {
 		poll = DefaultSnapshotPoll
 	}
+	var stopped <-chan struct{} // nil never fires
+	if a.Stop != nil {
+		stopped = a.Stop.Done()
+	}
 	for len(waiting) > 0 && ctx.Err() == nil {
 		still := waiting[:0]
 		for _, x := range waiting {
@@ -196,9 +200,13 @@ func (a *Applier) snapshotFirst(ctx context.Context, k Kind, s Snapshotter, p *P
 		t := time.NewTimer(min(poll, left))
 		select {
 		case <-ctx.Done():
+		case <-stopped:
 		case <-t.C:
 		}
 		t.Stop()
+		if a.Stop != nil && a.Stop.Err() != nil {
+			break // a graceful stop: what still waits is not attempted
+		}
 	}
 	for _, x := range all {
 		if x.s.state == SnapshotFailed && x.s.problem == "" {

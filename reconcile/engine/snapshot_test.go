@@ -28,6 +28,7 @@ type snapKind struct {
 	started map[string]time.Time
 	left    map[string]int
 	log     []string // list NAME, start NAME, state NAME, in order
+	onState func()   // called at each state read
 }
 
 func newSnapKind(names ...string) *snapKind {
@@ -53,6 +54,9 @@ func (k *snapKind) StartSnapshot(_ context.Context, d *engine.Decision) (string,
 
 func (k *snapKind) SnapshotState(_ context.Context, d *engine.Decision, id string) (engine.SnapshotState, error) {
 	k.log = append(k.log, "state "+d.Name)
+	if k.onState != nil {
+		k.onState()
+	}
 	if k.done != nil {
 		if k.done(k.started[id]) {
 			return engine.SnapshotDone, nil
@@ -169,6 +173,27 @@ func TestSnapshotPendingIsDeferral(t *testing.T) {
 	}
 	if p2 := engine.Build(snap(complete("a")), []engine.Kind{k}, out.Saved, t0); enginetest.DecisionFor(t, p2, "a").Action != engine.Delete {
 		t.Fatalf("the clock did not run on: %+v", enginetest.DecisionFor(t, p2, "a"))
+	}
+}
+
+// A graceful stop (Applier.Stop) while snapshots are waited on ends the
+// wait, however long snapshotTimeout is: nothing is deleted, and what
+// waited is not attempted.
+func TestSnapshotWaitEndsAtStop(t *testing.T) {
+	k := newSnapKind("a")
+	k.lim.SnapshotTimeout = time.Hour
+	k.reads = -1
+	stop, cancel := context.WithCancel(context.Background())
+	k.onState = cancel
+	p, a, _ := snapApplier(k)
+	a.SnapshotPoll = time.Hour
+	a.Stop = stop
+	out, err := a.Apply(context.Background(), p, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Results) != 1 || out.Results[0].Result != engine.ResultNotAttempted || len(k.calls) != 0 {
+		t.Fatalf("%+v calls %v", out.Results, k.calls)
 	}
 }
 
