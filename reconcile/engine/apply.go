@@ -556,8 +556,9 @@ func (a *Applier) batch(ctx context.Context, k Kind, st *State, batch []*Decisio
 	// is deleted; its snapshot id goes with the delete's audit line.
 	snapshotOf := map[string]string{}
 	unmarked, snapFailed := false, 0 // pending marks dropped, snapshots failed
-	if snaps != nil {
-		s, _ := k.(Snapshotter)
+	if s, ok := k.(Snapshotter); ok {
+		// Whatever the snapshot step did or did not reach is not deleted
+		// without its snapshot.
 		ready := goes[:0]
 		for _, d := range goes {
 			if !s.SnapshotFirst(d) {
