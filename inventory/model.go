@@ -80,6 +80,16 @@ func RegionOfZone(zone string) string {
 	return zone
 }
 
+// DiskSnapshot is a GCE snapshot as reclaim needs it: its status
+// (CREATING, UPLOADING, READY, FAILED, DELETING) and when it was made.
+type DiskSnapshot struct {
+	Name    string
+	Status  string
+	Created time.Time
+	// SourceDisk is the disk it was made from (its URL).
+	SourceDisk string
+}
+
 // Disk is a GCE persistent disk as reclaim needs it.
 type Disk struct {
 	Key    DiskKey

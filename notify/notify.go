@@ -404,6 +404,9 @@ func Headline(rep *report.Report, nouns map[string]string) string {
 	}
 	if o := rep.Outcome; o != nil {
 		h += fmt.Sprintf("; deleted %d, skipped %d, failed %d", o.Deleted, o.Skipped, o.Failed)
+		if o.Deferred > 0 {
+			h += fmt.Sprintf(", deferred %d", o.Deferred)
+		}
 	}
 	return h
 }

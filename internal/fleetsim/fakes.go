@@ -100,7 +100,7 @@ func (g gceAPI) GetDisk(ctx context.Context, key inventory.DiskKey) (inventory.D
 	return g.f.inventoryDisk(d), nil
 }
 
-func (g gceAPI) SnapshotDisk(ctx context.Context, key inventory.DiskKey, name string, _ map[string]string) error {
+func (g gceAPI) StartSnapshot(ctx context.Context, key inventory.DiskKey, name string, _ map[string]string) error {
 	if err := g.f.begin(ctx, "snapshot of "+key.String()); err != nil {
 		return err
 	}
@@ -108,7 +108,24 @@ func (g gceAPI) SnapshotDisk(ctx context.Context, key inventory.DiskKey, name st
 	if g.f.failCall() {
 		return errors.New("googleapi: Error 503: backendError")
 	}
+	if g.f.snaps == nil {
+		g.f.snaps = map[string]inventory.DiskSnapshot{}
+	}
+	if _, ok := g.f.snaps[key.Project+"/"+name]; !ok {
+		g.f.snaps[key.Project+"/"+name] = inventory.DiskSnapshot{Name: name, Status: "READY", Created: g.f.now, SourceDisk: key.String()}
+	}
 	return nil
+}
+
+func (g gceAPI) GetSnapshot(ctx context.Context, project, name string) (inventory.DiskSnapshot, error) {
+	if err := g.f.alive(ctx); err != nil {
+		return inventory.DiskSnapshot{}, err
+	}
+	s, ok := g.f.snaps[project+"/"+name]
+	if !ok {
+		return s, fmt.Errorf("snapshots.get %s/%s: %w", project, name, engine.ErrNotFound)
+	}
+	return s, nil
 }
 
 func (g gceAPI) DeleteDisk(ctx context.Context, key inventory.DiskKey) error {

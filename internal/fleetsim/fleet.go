@@ -165,6 +165,9 @@ type fleet struct {
 	// byOthers counts objects removed by someone else (Kubernetes, a
 	// person, a retried workflow) under a decision id.
 	byOthers map[string]int
+	// snaps are the disk snapshots reclaim started, by project/name (the
+	// snapshot step runs before the deletes, one call at a time).
+	snaps map[string]inventory.DiskSnapshot
 }
 
 // RunFleet simulates one fleet from seed and returns what broke, if anything.

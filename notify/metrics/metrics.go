@@ -81,7 +81,7 @@ func NewMetrics(reg prometheus.Registerer, kinds []string, gauges []layout.Gauge
 		incomplete: prometheus.NewGauge(prometheus.GaugeOpts{Name: "reclaim_run_incomplete_sources",
 			Help: "Sources the last run could not read completely."}),
 		deletes: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "reclaim_apply_deletes_total",
-			Help: "Deletes attempted by apply, by resource kind and result (deleted, already-gone, skipped, failed, not-attempted)."}, []string{"kind", "result"}),
+			Help: "Deletes attempted by apply, by resource kind and result (deleted, already-gone, skipped, failed, deferred, not-attempted)."}, []string{"kind", "result"}),
 		freedBytes: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "reclaim_apply_freed_bytes_total",
 			Help: "Bytes freed by apply, by resource kind: the disks (GCE's GB are GiB) and images (as ECR reports their sizes) deleted or found already gone."}, []string{"kind"}),
 		lastSuccess: prometheus.NewGauge(prometheus.GaugeOpts{Name: "reclaim_run_last_success_timestamp_seconds",

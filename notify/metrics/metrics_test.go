@@ -199,19 +199,22 @@ reclaim_run_incomplete_sources 1
 # TYPE reclaim_source_complete gauge
 reclaim_source_complete{kind="cluster",name="argo-prod"} 0
 reclaim_source_complete{kind="gce-project",name="proj-a"} 1
-# HELP reclaim_apply_deletes_total Deletes attempted by apply, by resource kind and result (deleted, already-gone, skipped, failed, not-attempted).
+# HELP reclaim_apply_deletes_total Deletes attempted by apply, by resource kind and result (deleted, already-gone, skipped, failed, deferred, not-attempted).
 # TYPE reclaim_apply_deletes_total counter
 reclaim_apply_deletes_total{kind="ecr-image",result="already-gone"} 0
+reclaim_apply_deletes_total{kind="ecr-image",result="deferred"} 0
 reclaim_apply_deletes_total{kind="ecr-image",result="deleted"} 0
 reclaim_apply_deletes_total{kind="ecr-image",result="failed"} 0
 reclaim_apply_deletes_total{kind="ecr-image",result="not-attempted"} 0
 reclaim_apply_deletes_total{kind="ecr-image",result="skipped"} 0
 reclaim_apply_deletes_total{kind="gce-disk",result="already-gone"} 0
+reclaim_apply_deletes_total{kind="gce-disk",result="deferred"} 0
 reclaim_apply_deletes_total{kind="gce-disk",result="deleted"} 1
 reclaim_apply_deletes_total{kind="gce-disk",result="failed"} 1
 reclaim_apply_deletes_total{kind="gce-disk",result="not-attempted"} 0
 reclaim_apply_deletes_total{kind="gce-disk",result="skipped"} 0
 reclaim_apply_deletes_total{kind="k8s-pvc",result="already-gone"} 0
+reclaim_apply_deletes_total{kind="k8s-pvc",result="deferred"} 0
 reclaim_apply_deletes_total{kind="k8s-pvc",result="deleted"} 0
 reclaim_apply_deletes_total{kind="k8s-pvc",result="failed"} 0
 reclaim_apply_deletes_total{kind="k8s-pvc",result="not-attempted"} 0

@@ -66,13 +66,17 @@ func ExitCode(p *engine.Plan, o *engine.Outcome) int {
 }
 
 // notAttempted says whether a planned delete was not started (the run was
-// stopped or cancelled, or what it waits for did not go): held back.
+// stopped or cancelled, or what it waits for did not go) or was deferred
+// for its snapshot: held back.
 func notAttempted(o *engine.Outcome) bool {
 	if o == nil {
 		return false
 	}
+	if o.Deferred > 0 {
+		return true
+	}
 	for _, r := range o.Results {
-		if r.Result == engine.ResultNotAttempted {
+		if r.Result == engine.ResultNotAttempted || r.Result == engine.ResultDeferred {
 			return true
 		}
 	}
@@ -324,6 +328,9 @@ func summary(r *Report) string {
 			s += " (" + f + ")"
 		}
 		s += fmt.Sprintf(", skipped %d, failed %d", o.Skipped, o.Failed)
+		if o.Deferred > 0 {
+			s += fmt.Sprintf(", deferred %d (snapshot still pending)", o.Deferred)
+		}
 		parts = append(parts, s)
 	}
 	s := "summary: " + strings.Join(parts, "; ")

@@ -124,6 +124,8 @@ func TestExitCodes(t *testing.T) {
 		{engine.Plan{}, &engine.Outcome{Deleted: 1, Unaudited: 1}, report.ExitFailed},
 		// A pass stopped by shutdown: the deletes it did not start are held back.
 		{engine.Plan{}, &engine.Outcome{Results: []engine.Result{{Result: engine.ResultDeleted}, {Result: engine.ResultNotAttempted}}}, report.ExitIncomplete},
+		// A delete deferred for its snapshot is held back, not failed.
+		{engine.Plan{}, &engine.Outcome{Deferred: 1, Results: []engine.Result{{Result: engine.ResultDeferred}}}, report.ExitIncomplete},
 	} {
 		if got := report.ExitCode(&c.p, c.o); got != c.want {
 			t.Errorf("%+v %+v: exit %d, want %d", c.p, c.o, got, c.want)

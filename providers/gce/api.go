@@ -27,6 +27,11 @@ type Provider interface {
 	// SnapshotDisk creates a snapshot of the disk with the given name and labels
 	// and waits for the operation to finish.
 	SnapshotDisk(ctx context.Context, key inventory.DiskKey, name string, labels map[string]string) error
+	// StartSnapshot starts the snapshot without waiting for it: nil once
+	// GCE accepted it, or when a snapshot of that name exists already.
+	StartSnapshot(ctx context.Context, key inventory.DiskKey, name string, labels map[string]string) error
+	// GetSnapshot reads one snapshot; ErrNotFound if there is none.
+	GetSnapshot(ctx context.Context, project, name string) (inventory.DiskSnapshot, error)
 	// DeleteDisk deletes the disk and waits for the operation to finish.
 	// ErrNotFound if it was already gone.
 	DeleteDisk(ctx context.Context, key inventory.DiskKey) error

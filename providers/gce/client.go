@@ -63,6 +63,7 @@ type Options struct {
 type Client struct {
 	disks       *compute.DisksClient
 	regionDisks *compute.RegionDisksClient
+	snapshots   *compute.SnapshotsClient
 	regions     *compute.RegionsClient
 	pageSize    int
 
@@ -110,6 +111,10 @@ func New(ctx context.Context, o Options) (*Client, error) {
 		c.Close()
 		return nil, fmt.Errorf("gce: regions client: %w", err)
 	}
+	if c.snapshots, err = compute.NewSnapshotsRESTClient(ctx, copts...); err != nil {
+		c.Close()
+		return nil, fmt.Errorf("gce: snapshots client: %w", err)
+	}
 
 	bo := gax.Backoff{Initial: o.RetryInitial, Max: o.RetryMax, Multiplier: o.RetryMultiplier}
 	c.readRetry = []gax.CallOption{retryOn(bo, o.MaxAttempts, true, 429, 500, 502, 503, 504)}
@@ -129,6 +134,9 @@ func (c *Client) Close() error {
 	}
 	if c.regions != nil {
 		errs = append(errs, c.regions.Close())
+	}
+	if c.snapshots != nil {
+		errs = append(errs, c.snapshots.Close())
 	}
 	return errors.Join(errs...)
 }
@@ -522,11 +530,50 @@ func (c *Client) DeleteDisk(ctx context.Context, key inventory.DiskKey) error {
 
 // SnapshotDisk implements Provider.
 func (c *Client) SnapshotDisk(ctx context.Context, key inventory.DiskKey, name string, labels map[string]string) error {
-	if err := checkKey(key); err != nil {
+	op, method, err := c.createSnapshot(ctx, key, name, labels)
+	if err != nil {
 		return err
 	}
+	if err := c.wait(ctx, op); err != nil {
+		return fmt.Errorf("%s %s snapshot %s: operation %s: %w%s", method, key, name, op.Name(), err, reasonSuffix(err))
+	}
+	return nil
+}
+
+// StartSnapshot implements Provider: createSnapshot, not waited on. A
+// snapshot of that name that exists already (409 alreadyExists: a start
+// retried, or an earlier run's) is no error; GetSnapshot says where it is.
+func (c *Client) StartSnapshot(ctx context.Context, key inventory.DiskKey, name string, labels map[string]string) error {
+	_, _, err := c.createSnapshot(ctx, key, name, labels)
+	if httpCode(err) == http.StatusConflict {
+		return nil
+	}
+	return err
+}
+
+// GetSnapshot implements Provider (snapshots.get).
+func (c *Client) GetSnapshot(ctx context.Context, project, name string) (inventory.DiskSnapshot, error) {
+	if project == "" || name == "" {
+		return inventory.DiskSnapshot{}, fmt.Errorf("snapshots.get: empty project or name (%q, %q)", project, name)
+	}
+	s, err := c.snapshots.Get(ctx, &computepb.GetSnapshotRequest{Project: project, Snapshot: name}, c.readRetry...)
+	if err != nil {
+		return inventory.DiskSnapshot{}, wrap("snapshots.get", project+"/"+name, err)
+	}
+	// An unreadable time stays zero: older than any orphan period, so
+	// never reused.
+	created, _ := time.Parse(time.RFC3339Nano, s.GetCreationTimestamp())
+	return inventory.DiskSnapshot{Name: s.GetName(), Status: s.GetStatus(), Created: created, SourceDisk: s.GetSourceDisk()}, nil
+}
+
+// createSnapshot sends disks.createSnapshot (or regionDisks') and returns
+// its operation and method.
+func (c *Client) createSnapshot(ctx context.Context, key inventory.DiskKey, name string, labels map[string]string) (*compute.Operation, string, error) {
+	if err := checkKey(key); err != nil {
+		return nil, "", err
+	}
 	if name == "" {
-		return fmt.Errorf("createSnapshot %s: empty snapshot name", key)
+		return nil, "", fmt.Errorf("createSnapshot %s: empty snapshot name", key)
 	}
 	snap := &computepb.Snapshot{Name: proto.String(name), Labels: labels}
 	var op *compute.Operation
@@ -541,12 +588,9 @@ func (c *Client) SnapshotDisk(ctx context.Context, key inventory.DiskKey, name s
 			Project: key.Project, Zone: key.Zone, Disk: key.Name, SnapshotResource: snap}, c.writeRetry...)
 	}
 	if err != nil {
-		return wrap(method, key.String()+" snapshot "+name, err)
+		return nil, method, wrap(method, key.String()+" snapshot "+name, err)
 	}
-	if err := c.wait(ctx, op); err != nil {
-		return fmt.Errorf("%s %s snapshot %s: operation %s: %w%s", method, key, name, op.Name(), err, reasonSuffix(err))
-	}
-	return nil
+	return op, method, nil
 }
 
 // wait polls the operation until DONE; a DONE operation carrying errors is an error.

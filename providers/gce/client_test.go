@@ -576,6 +576,45 @@ func TestSnapshotDisk(t *testing.T) {
 	}
 }
 
+// StartSnapshot does not wait: the snapshot is CREATING until it made
+// progress (OpPolls reads here), and GetSnapshot sees it READY then, with
+// its source disk. Starting one of a name that exists is no error.
+func TestStartSnapshotThenGet(t *testing.T) {
+	f := newFake(t, gcefake.Options{OpPolls: 2})
+	f.AddDisk("p", gcefake.Disk{Zone: "us-east1-b", Name: "z", SizeGB: 10})
+	c := newClient(t, f.URL())
+	key := inventory.DiskKey{Project: "p", Zone: "us-east1-b", Name: "z"}
+	if _, err := c.GetSnapshot(ctx, "p", "reclaim-z"); !errors.Is(err, gce.ErrNotFound) {
+		t.Fatalf("no snapshot yet: %v", err)
+	}
+	if err := c.StartSnapshot(ctx, key, "reclaim-z", map[string]string{"reclaim-snapshot-of": "z"}); err != nil {
+		t.Fatal(err)
+	}
+	if n := f.Calls(gcefake.MethodZoneOperationsGet) + f.Calls(gcefake.MethodZoneOperationsWait); n != 0 {
+		t.Fatalf("StartSnapshot waited on its operation: %v", f.CallCounts())
+	}
+	var states []string
+	for range 3 {
+		s, err := c.GetSnapshot(ctx, "p", "reclaim-z")
+		if err != nil {
+			t.Fatal(err)
+		}
+		states = append(states, s.Status)
+		if !strings.HasSuffix(s.SourceDisk, "/projects/p/zones/us-east1-b/disks/z") || s.Created.IsZero() || s.Name != "reclaim-z" {
+			t.Fatalf("snapshot %+v", s)
+		}
+	}
+	if strings.Join(states, ",") != "CREATING,CREATING,READY" {
+		t.Errorf("states %v", states)
+	}
+	if err := c.StartSnapshot(ctx, key, "reclaim-z", nil); err != nil {
+		t.Errorf("a start of a snapshot that exists: %v", err)
+	}
+	if err := c.StartSnapshot(ctx, inventory.DiskKey{Project: "p", Zone: "us-east1-b", Name: "missing"}, "x", nil); !errors.Is(err, gce.ErrNotFound) {
+		t.Errorf("snapshot of a missing disk: %v", err)
+	}
+}
+
 func TestRegionalDisk(t *testing.T) {
 	f := newFake(t, gcefake.Options{})
 	f.SetQuota("p", "us-east1", "SSD_TOTAL_GB", 1000, 300)

@@ -21,8 +21,11 @@ type Record struct {
 	Kind   string    `json:"kind"`
 	ID     string    `json:"id"`
 	Reason string    `json:"reason"`
-	// Result: deleted, already-gone, confirmed-deleted (a delete of an earlier,
-	// interrupted run that is now known to have happened), skipped, failed.
+	// Result of a delete: deleted, already-gone, confirmed-deleted (a delete
+	// of an earlier, interrupted run that is now known to have happened),
+	// skipped, failed, deferred (held for its snapshot, nothing sent). Of a
+	// snapshot: created, or reused (one started earlier in the same orphan
+	// period).
 	Result   string `json:"result"`
 	Error    string `json:"error,omitempty"`
 	SizeGB   int64  `json:"sizeGB,omitempty"`

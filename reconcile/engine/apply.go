@@ -65,6 +65,10 @@ type Applier struct {
 	// while the batch in flight and the state saves still run under the
 	// ctx given to Apply: a graceful shutdown. Nil never stops.
 	Stop context.Context
+	// SnapshotPoll is how often the snapshot step re-reads the snapshots
+	// it waits on (Snapshotter); 0 is DefaultSnapshotPoll. The wait never
+	// outlasts the kind's Limits.SnapshotTimeout.
+	SnapshotPoll time.Duration
 
 	// mu guards the state, the outcome and dropped while batches run in
 	// parallel (Limits.Parallel).
@@ -104,6 +108,12 @@ func (a *Applier) kind(ctx context.Context, k Kind, st *State, p *Plan, batches 
 			}
 		}
 	}
+	// Snapshots first: every due one started (or found) before any is
+	// waited on, and all waited on together.
+	var snaps map[string]*snapped
+	if s, ok := k.(Snapshotter); ok && len(batches) > 0 && r.out.Stopped == "" && (a.Stop == nil || a.Stop.Err() == nil) {
+		snaps = a.snapshotFirst(ctx, k, s, p, batches)
+	}
 	finished := make([]chan struct{}, len(batches))
 	for i := range finished {
 		finished[i] = make(chan struct{})
@@ -132,7 +142,7 @@ func (a *Applier) kind(ctx context.Context, k Kind, st *State, p *Plan, batches 
 		if len(batch) == 0 {
 			return
 		}
-		res, settled := a.batch(ctx, k, st, batch, out)
+		res, settled := a.batch(ctx, k, st, batch, out, snaps)
 		a.mu.Lock()
 		defer a.mu.Unlock()
 		for _, id := range settled {
@@ -193,7 +203,7 @@ func (a *Applier) note(ctx context.Context, st *State) error {
 type Result struct {
 	Kind   string `json:"kind"`
 	ID     string `json:"id"`
-	Result string `json:"result"` // deleted, already-gone, skipped, failed, not-attempted
+	Result string `json:"result"` // deleted, already-gone, skipped, failed, deferred, not-attempted
 	Reason string `json:"reason"`
 	Error  string `json:"error,omitempty"`
 	SizeGB int64  `json:"sizeGB"`
@@ -218,10 +228,14 @@ const (
 	ResultSkipped      = "skipped"
 	ResultFailed       = "failed"
 	ResultNotAttempted = "not-attempted"
+	// ResultDeferred: held back for a snapshot still pending (Snapshotter):
+	// nothing was deleted, the clock runs on, and a later run deletes it
+	// once the snapshot is done.
+	ResultDeferred = "deferred"
 )
 
 // Results lists every result, for metrics that start each at zero.
-var Results = []string{ResultDeleted, ResultAlreadyGone, ResultSkipped, ResultFailed, ResultNotAttempted}
+var Results = []string{ResultDeleted, ResultAlreadyGone, ResultSkipped, ResultFailed, ResultDeferred, ResultNotAttempted}
 
 // Outcome is the applier's summary.
 type Outcome struct {
@@ -232,9 +246,11 @@ type Outcome struct {
 	// Unaudited are deletes done whose audit line could not be written:
 	// their pending marks stay, the next run writes their lines, and this
 	// run fails (audit or stop).
-	Unaudited int   `json:"unaudited,omitempty"`
-	Skipped   int   `json:"skipped"`
-	FreedGB   int64 `json:"freedGB"`
+	Unaudited int `json:"unaudited,omitempty"`
+	Skipped   int `json:"skipped"`
+	// Deferred are deletes held back for their snapshot (ResultDeferred).
+	Deferred int   `json:"deferred,omitempty"`
+	FreedGB  int64 `json:"freedGB"`
 	// FreedBytes is what the deleted images held.
 	FreedBytes int64  `json:"freedBytes,omitempty"`
 	Stopped    string `json:"stopped,omitempty"`
@@ -295,6 +311,8 @@ func (o *Outcome) Add(r Result) {
 		o.Failed++
 	case ResultSkipped:
 		o.Skipped++
+	case ResultDeferred:
+		o.Deferred++
 	}
 }
 
@@ -421,7 +439,7 @@ const (
 
 // batch handles one batch of one kind and returns what it settled (deleted
 // or found gone). It holds a.mu except while the kind re-reads and deletes.
-func (a *Applier) batch(ctx context.Context, k Kind, st *State, batch []*Decision, out *Outcome) (batchResult, []string) {
+func (a *Applier) batch(ctx context.Context, k Kind, st *State, batch []*Decision, out *Outcome, snaps map[string]*snapped) (batchResult, []string) {
 	log := a.Log.With(zap.String("kind", k.Name()), zap.Bool("dry_run", false))
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -442,9 +460,6 @@ func (a *Applier) batch(ctx context.Context, k Kind, st *State, batch []*Decisio
 	record := func(d *Decision, result, reason, errText, snapshot string) bool {
 		r := d.result(result, orDefault(reason, d.Why()))
 		r.Error = errText
-		if snapshot != "" {
-			_ = a.audit(audit.Record{Action: "snapshot", Kind: d.Kind, ID: d.ID, Reason: "snapshot before delete", Result: "created", Snapshot: snapshot, SizeGB: r.SizeGB})
-		}
 		auditErr := a.audit(audit.Record{Action: "delete", Kind: d.Kind, ID: d.ID, Reason: r.Reason, Result: result, Error: errText,
 			SizeGB: r.SizeGB, Bytes: r.Bytes, Snapshot: snapshot})
 		if auditErr != nil && r.Error == "" {
@@ -454,6 +469,8 @@ func (a *Applier) batch(ctx context.Context, k Kind, st *State, batch []*Decisio
 		switch {
 		case result == ResultFailed:
 			l.Warn("delete failed", zap.String("error", errText))
+		case result == ResultDeferred:
+			l.Warn("delete deferred", zap.String("snapshot", snapshot))
 		case auditErr != nil:
 			l.Error(result+", but the audit line could not be written; the next run writes it", zap.Error(auditErr))
 		default:
@@ -535,8 +552,52 @@ func (a *Applier) batch(ctx context.Context, k Kind, st *State, batch []*Decisio
 			goes = append(goes, d)
 		}
 	}
+	// The snapshot step's verdict: only a resource whose snapshot is done
+	// is deleted; its snapshot id goes with the delete's audit line.
+	snapshotOf := map[string]string{}
+	unmarked, snapFailed := false, 0 // pending marks dropped, snapshots failed
+	if s, ok := k.(Snapshotter); ok {
+		// Whatever the snapshot step did or did not reach is not deleted
+		// without its snapshot.
+		ready := goes[:0]
+		for _, d := range goes {
+			if !s.SnapshotFirst(d) {
+				ready = append(ready, d)
+				continue
+			}
+			sn := snaps[d.ID]
+			switch {
+			case sn == nil:
+				// Not in the snapshot step (never expected): no delete.
+				delete(st.Pending, d.ID)
+				record(d, ResultFailed, "", "snapshot before delete: no snapshot was taken", "")
+				unmarked, snapFailed = true, snapFailed+1
+			case sn.state == SnapshotDone:
+				snapshotOf[d.ID] = sn.id
+				ready = append(ready, d)
+			case sn.state == SnapshotPending:
+				// Held, not failed: nothing was sent, and its clock runs on.
+				delete(st.Pending, d.ID)
+				record(d, ResultDeferred, deferral(sn, k.Limits().SnapshotTimeout), "", sn.id)
+				unmarked = true
+			default:
+				// Refused: the resource was not touched.
+				delete(st.Pending, d.ID)
+				record(d, ResultFailed, "", sn.problem, sn.id)
+				unmarked, snapFailed = true, snapFailed+1
+			}
+		}
+		goes = ready
+	}
 	if len(goes) == 0 {
-		_ = noteSkips()
+		if unmarked {
+			_ = a.note(ctx, st) // no pending mark stays for what was not sent
+		} else {
+			_ = noteSkips()
+		}
+		if snapFailed > 0 && result != batchDone {
+			return batchFailed, gone
+		}
 		return result, gone
 	}
 	// 3. Delete.
@@ -554,27 +615,27 @@ func (a *Applier) batch(ctx context.Context, k Kind, st *State, batch []*Decisio
 		_ = noteSkips()
 		return batchFailed, gone
 	}
-	failed := 0
+	failed := snapFailed
 	for i, d := range goes {
 		res := results[i]
 		switch inventory.OutcomeOf(res.Err) {
 		case inventory.OutcomeDeleted:
-			goneNow(d, ResultDeleted, res.Snapshot)
+			goneNow(d, ResultDeleted, snapshotOf[d.ID])
 		case inventory.OutcomeGone:
-			goneNow(d, ResultAlreadyGone, res.Snapshot)
+			goneNow(d, ResultAlreadyGone, snapshotOf[d.ID])
 		case inventory.OutcomeChanged:
 			changed(d)
-			record(d, ResultSkipped, skipReason(res.Err), "", res.Snapshot)
+			record(d, ResultSkipped, skipReason(res.Err), "", snapshotOf[d.ID])
 		case inventory.OutcomeRefused:
 			// Refused for this resource: it is still there, its clock runs
 			// on, and the next run tries again.
 			delete(st.Pending, d.ID)
-			record(d, ResultFailed, "", res.Err.Error(), res.Snapshot)
+			record(d, ResultFailed, "", res.Err.Error(), snapshotOf[d.ID])
 			failed++
 		default:
 			// No answer for this resource: it may be gone. Its pending mark
 			// stays, and the next run settles it from its listing.
-			record(d, ResultFailed, "", "outcome unknown: "+res.Err.Error(), res.Snapshot)
+			record(d, ResultFailed, "", "outcome unknown: "+res.Err.Error(), snapshotOf[d.ID])
 			failed++
 		}
 	}
@@ -582,9 +643,9 @@ func (a *Applier) batch(ctx context.Context, k Kind, st *State, batch []*Decisio
 		log.Warn("deleted, but could not save the state", zap.Error(err))
 	}
 	switch {
-	case failed == len(goes) && result != batchDone:
+	case failed == len(goes)+snapFailed && result != batchDone:
 		return batchFailed, gone
-	case failed < len(goes):
+	case failed < len(goes)+snapFailed:
 		return batchDone, gone
 	}
 	return result, gone

@@ -61,6 +61,10 @@ type Limits struct {
 	// none. The engine applies the one rule (package optout) to what the
 	// re-read saw (Verdict.Labels) right before a delete.
 	OptOutKey string
+	// SnapshotTimeout, for a Snapshotter, is how long a run waits for the
+	// snapshots it needs before their deletes (all of them together); what
+	// is still pending then is deferred to a later run.
+	SnapshotTimeout time.Duration
 	// Wording is how reports speak of the kind.
 	Wording
 }
@@ -300,8 +304,6 @@ const (
 // error nobody mapped: it may be gone, and the next run settles it).
 type Deleted struct {
 	Err error
-	// Snapshot names what was saved before the delete, if anything.
-	Snapshot string
 }
 
 // DeleteEach deletes a batch one call at a time and stops at the first whose

@@ -159,6 +159,7 @@ type Snapshot struct {
 	Status     string // CREATING until its operation is done, then READY
 	Created    time.Time
 	ID         string
+	op         *operation // the createSnapshot that makes it
 }
 
 // Fault is an error response to inject.
@@ -551,6 +552,7 @@ func (s *Server) Snapshots() []Snapshot {
 	for _, k := range s.snapOrder {
 		sn := *s.snapshots[k]
 		sn.Labels = maps.Clone(sn.Labels)
+		sn.op = nil
 		out = append(out, sn)
 	}
 	return out
@@ -1308,6 +1310,7 @@ func (s *Server) createSnapshot(w http.ResponseWriter, req *http.Request, rt rou
 			sn.Status = "READY"
 			return ""
 		})
+		sn.op = op
 		if op.failCode == "" {
 			s.snapshots[snapKey] = sn
 			s.snapOrder = append(s.snapOrder, snapKey)
@@ -1327,8 +1330,18 @@ func (s *Server) createSnapshot(w http.ResponseWriter, req *http.Request, rt rou
 
 func (s *Server) getSnapshot(w http.ResponseWriter, rt route) {
 	s.mu.Lock()
+	deleted := s.advanceTimedOps()
 	sn := s.snapshots[rt.project+"/"+rt.name]
 	var body map[string]any
+	if sn != nil && sn.op != nil && !sn.op.done && (s.opts.OpDelay <= 0 || s.opts.OpPolls > 0) {
+		// A snapshot makes progress whether or not its operation is
+		// polled: a get counts as a poll of it (OpPolls).
+		if sn.op.pollsLeft > 0 {
+			sn.op.pollsLeft--
+		} else {
+			s.finish(sn.op)
+		}
+	}
 	if sn != nil {
 		body = map[string]any{
 			"kind":              "compute#snapshot",
@@ -1345,7 +1358,9 @@ func (s *Server) getSnapshot(w http.ResponseWriter, rt route) {
 			body["labels"] = maps.Clone(sn.Labels)
 		}
 	}
+	hook := s.opts.OnDelete
 	s.mu.Unlock()
+	s.runOnDelete(hook, deleted...)
 	if body == nil {
 		notFound(w, "projects/"+rt.project+"/global/snapshots/"+rt.name)
 		return

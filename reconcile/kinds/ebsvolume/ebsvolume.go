@@ -101,8 +101,6 @@ func Reader(_ *config.Config, client any) func(context.Context) any {
 type Kind struct {
 	s   Section
 	api API
-	// poll is how often a snapshot is looked at while it completes.
-	poll time.Duration
 }
 
 // FromConfig makes the kind with the client Open returned; nil when the
@@ -113,11 +111,11 @@ func FromConfig(cfg *config.Config, client any) *Kind {
 		return nil
 	}
 	api, _ := client.(API)
-	return &Kind{s: *s, api: api, poll: 15 * time.Second}
+	return &Kind{s: *s, api: api}
 }
 
 // New makes the kind from a section (tests).
-func New(s Section, api API) *Kind { return &Kind{s: s, api: api, poll: 15 * time.Second} }
+func New(s Section, api API) *Kind { return &Kind{s: s, api: api} }
 
 // Detail is what a volume decision says beyond the envelope.
 type Detail struct {
@@ -163,7 +161,7 @@ func (k *Kind) Limits() engine.Limits {
 	s := k.s
 	return engine.Limits{Grace: s.Grace.Std(), MinAge: s.MinAge.Std(), MaxDeletes: s.Caps.MaxDeletesPerRun,
 		MaxDeletePercent: s.Caps.MaxDeletePercent.Fraction(), MaxFrees: sizeCap(s.Caps.MaxDeleteSizePerRun),
-		BreakerCandidates: s.Caps.BreakerCandidates, BatchSize: 1, OptOutKey: s.ProtectTag,
+		BreakerCandidates: s.Caps.BreakerCandidates, BatchSize: 1, OptOutKey: s.ProtectTag, SnapshotTimeout: s.SnapshotTimeout.Std(),
 		Wording: engine.Wording{Section: Key, Noun: "volumes", Guarded: "EBS volume it could attach",
 			OptOut: optout.Rule("tag", s.ProtectTag, "volume") + ", or set ebs.delete: false"}}
 }
@@ -458,92 +456,81 @@ func (k *Kind) Recheck(ctx context.Context, batch []*engine.Decision) ([]engine.
 	return out, nil
 }
 
-// Delete snapshots each volume first when asked, and deletes it only once
-// that snapshot is completed (a snapshot that fails, or is still pending
-// after ebs.snapshotTimeout, leaves the volume untouched: a refusal, and a
-// later run finds the same snapshot instead of starting another). The
-// provider's errors say each outcome; the first unknown one fails the call.
+// Delete deletes each volume. One snapshotted first (ebs.snapshotBeforeDelete)
+// reaches it only once the engine's snapshot step (engine.Snapshotter) saw
+// its snapshot completed. The provider's errors say each outcome; the first
+// unknown one fails the call.
 func (k *Kind) Delete(ctx context.Context, batch []*engine.Decision) ([]engine.Deleted, error) {
 	if k.api == nil {
 		return nil, fmt.Errorf("no EBS client")
 	}
 	return engine.DeleteEach(batch, func(_ int, d *engine.Decision) engine.Deleted {
 		det := detailOf(d)
-		var out engine.Deleted
-		if det.Snapshot {
-			id, err := k.snapshot(ctx, d, det)
-			if err != nil {
-				return engine.Deleted{Err: inventory.Refused(fmt.Errorf("snapshot before delete: %w", err)), Snapshot: id}
-			}
-			out.Snapshot = id
-		}
-		out.Err = k.api.DeleteVolume(ctx, det.Account, det.Region, d.Name)
-		return out
+		return engine.Deleted{Err: k.api.DeleteVolume(ctx, det.Account, det.Region, d.Name)}
 	})
 }
 
-// snapshot returns a completed snapshot of the volume reclaim made: one an
-// earlier run started, or a new one, waited for.
-func (k *Kind) snapshot(ctx context.Context, d *engine.Decision, det *Detail) (string, error) {
-	tag := k.s.SnapshotTag
-	list := func() ([]ebs.Snapshot, error) { return k.api.SnapshotsOf(ctx, det.Account, det.Region, d.Name, tag) }
-	snaps, err := list()
+var _ engine.Snapshotter = (*Kind)(nil)
+
+// SnapshotFirst: with ebs.snapshotBeforeDelete, as planned.
+func (k *Kind) SnapshotFirst(d *engine.Decision) bool { return detailOf(d).Snapshot }
+
+// Snapshots are the account's snapshots of the volume tagged
+// ebs.snapshotTag=VOLUME-ID: the ones reclaim made of it.
+func (k *Kind) Snapshots(ctx context.Context, d *engine.Decision) ([]engine.Snapshot, error) {
+	if k.api == nil {
+		return nil, fmt.Errorf("no EBS client")
+	}
+	det := detailOf(d)
+	snaps, err := k.api.SnapshotsOf(ctx, det.Account, det.Region, d.Name, k.s.SnapshotTag)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
-	id := ""
-	for _, s := range snaps { // the newest usable one
-		if (s.State == "completed" || s.State == "pending") && (id == "" || s.Started.After(started(snaps, id))) {
-			id = s.ID
-		}
+	out := make([]engine.Snapshot, len(snaps))
+	for i, s := range snaps {
+		out[i] = engine.Snapshot{ID: s.ID, Started: s.Started, State: stateOf(s.State)}
 	}
-	if id == "" {
-		desc := "reclaim: " + d.Name + " before its delete"
-		if det.MadeFor != "" {
-			desc += ", made for " + det.MadeFor
-		}
-		if id, err = k.api.CreateSnapshot(ctx, det.Account, det.Region, d.Name, desc, map[string]string{tag: d.Name}); err != nil {
-			return "", err
-		}
-	}
-	deadline := time.Now().Add(k.s.SnapshotTimeout.Std())
-	for {
-		if snaps, err = list(); err != nil {
-			return id, err
-		}
-		switch state := stateOf(snaps, id); state {
-		case "completed":
-			return id, nil
-		case "pending", "":
-			// "": not listed yet (EC2 is eventually consistent).
-		default:
-			return id, fmt.Errorf("snapshot %s is %s: the volume is kept", id, state)
-		}
-		if !time.Now().Before(deadline) {
-			return id, fmt.Errorf("snapshot %s still pending after %s: the volume is kept, and a later run deletes it once the snapshot completes", id, k.s.SnapshotTimeout)
-		}
-		select {
-		case <-ctx.Done():
-			return id, ctx.Err()
-		case <-time.After(k.poll):
-		}
-	}
+	return out, nil
 }
 
-func started(snaps []ebs.Snapshot, id string) time.Time {
-	for _, s := range snaps {
-		if s.ID == id {
-			return s.Started
-		}
+// StartSnapshot starts a snapshot of the volume (CreateSnapshot), tagged
+// with ebs.snapshotTag naming it; EBS snapshots complete asynchronously.
+func (k *Kind) StartSnapshot(ctx context.Context, d *engine.Decision) (string, error) {
+	if k.api == nil {
+		return "", fmt.Errorf("no EBS client")
 	}
-	return time.Time{}
+	det := detailOf(d)
+	desc := "reclaim: " + d.Name + " before its delete"
+	if det.MadeFor != "" {
+		desc += ", made for " + det.MadeFor
+	}
+	return k.api.CreateSnapshot(ctx, det.Account, det.Region, d.Name, desc, map[string]string{k.s.SnapshotTag: d.Name})
 }
 
-func stateOf(snaps []ebs.Snapshot, id string) string {
+// SnapshotState re-reads the volume's snapshots for one of them; one not
+// listed yet (EC2 is eventually consistent) is pending.
+func (k *Kind) SnapshotState(ctx context.Context, d *engine.Decision, id string) (engine.SnapshotState, error) {
+	snaps, err := k.Snapshots(ctx, d)
+	if err != nil {
+		return engine.SnapshotPending, err
+	}
 	for _, s := range snaps {
 		if s.ID == id {
-			return s.State
+			return s.State, nil
 		}
 	}
-	return ""
+	return engine.SnapshotPending, nil
+}
+
+// stateOf maps an EBS snapshot state: pending (and "", not listed yet),
+// completed, and error, recoverable or recovering, which never complete
+// the snapshot reclaim waits on.
+func stateOf(state string) engine.SnapshotState {
+	switch state {
+	case "completed":
+		return engine.SnapshotDone
+	case "pending", "":
+		return engine.SnapshotPending
+	}
+	return engine.SnapshotFailed
 }

@@ -2,9 +2,11 @@ package ebsvolume
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +15,7 @@ import (
 	"reclaim.dev/reclaim/internal/enginetest"
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/providers/ebs"
+	"reclaim.dev/reclaim/reconcile/audit"
 	"reclaim.dev/reclaim/reconcile/engine"
 )
 
@@ -249,23 +252,41 @@ func (m *memEBS) SnapshotsOf(_ context.Context, _, _, vol, _ string) ([]ebs.Snap
 
 func applyOnce(t *testing.T, m *memEBS, sec Section, change func()) *engine.Outcome {
 	t.Helper()
+	out, _ := applyAudited(t, m, sec, change)
+	return out
+}
+
+// applyAudited plans vol-1 (orphaned for two hours) and applies the plan,
+// returning the outcome and the audit log's results by id.
+func applyAudited(t *testing.T, m *memEBS, sec Section, change func()) (*engine.Outcome, []audit.Record) {
+	t.Helper()
 	var vols []ebs.Volume
 	for _, v := range m.vols {
 		vols = append(vols, v)
 	}
 	s := snapOf(vols, cluster("a", nil))
 	k := New(sec, m)
-	k.poll = time.Millisecond
 	p := engine.Build(&s, []engine.Kind{k}, seen(t0.Add(-2*time.Hour), "vol-1"), t0)
 	if change != nil {
 		change()
 	}
-	a, _, _ := enginetest.Applier(t0, 3, k)
+	a, buf, _ := enginetest.Applier(t0, 3, k)
+	a.SnapshotPoll = time.Millisecond
 	out, err := a.Apply(context.Background(), p, true)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return out
+	var lines []audit.Record
+	for _, l := range strings.Split(strings.TrimSpace(buf.String()), "\n") {
+		var r audit.Record
+		if l != "" {
+			if err := json.Unmarshal([]byte(l), &r); err != nil {
+				t.Fatal(err)
+			}
+			lines = append(lines, r)
+		}
+	}
+	return out, lines
 }
 
 func TestApply(t *testing.T) {
@@ -277,6 +298,11 @@ func TestApply(t *testing.T) {
 	}{
 		{"deleted", nil, engine.ResultDeleted, true},
 		{"attached since the plan", func(v *ebs.Volume) { v.State, v.Attachments = "in-use", []string{"i-9"} }, engine.ResultSkipped, false},
+		// Each re-read check on its own: a state that is no longer
+		// available with no attachment listed (yet), and an attachment
+		// listed while the state still says available.
+		{"no longer available, no attachment listed", func(v *ebs.Volume) { v.State = "in-use" }, engine.ResultSkipped, false},
+		{"attached while still available", func(v *ebs.Volume) { v.Attachments = []string{"i-9"} }, engine.ResultSkipped, false},
 		{"protected since the plan", func(v *ebs.Volume) { v.Tags["reclaim.dev/protect"] = "" }, engine.ResultSkipped, false},
 		{"evidence gone since the plan", func(v *ebs.Volume) { delete(v.Tags, TagCSICluster) }, engine.ResultSkipped, false},
 	} {
@@ -296,16 +322,22 @@ func TestApply(t *testing.T) {
 			if _, left := m.vols["vol-1"]; left == c.deleted {
 				t.Fatalf("deleted=%v, calls %v", !left, m.calls)
 			}
+			// A skip is the re-read's: no delete was sent (EC2 would refuse
+			// an attached volume's, but that is not the check).
+			if !c.deleted && slices.Contains(m.calls, "delete vol-1") {
+				t.Fatalf("skipped only by the delete call: %v", m.calls)
+			}
 		})
 	}
 }
 
-// A volume is deleted only once its snapshot is completed; one that fails,
-// or is still pending past snapshotTimeout, keeps the volume, and a later
-// run waits on the same snapshot rather than starting another.
+// A volume is deleted only once its snapshot is completed; one that fails
+// keeps the volume (a refusal), and one still pending past snapshotTimeout
+// is deferred: held, not failed, and a later run of the same orphan period
+// waits on the same snapshot, audited as reused.
 func TestApplySnapshotsFirst(t *testing.T) {
 	sec := testSection()
-	sec.SnapshotBeforeDelete, sec.SnapshotTimeout = true, config.Duration(time.Second)
+	sec.SnapshotBeforeDelete, sec.SnapshotTimeout = true, config.Duration(time.Minute)
 	fresh := func() *memEBS {
 		return &memEBS{vols: map[string]ebs.Volume{"vol-1": csiVolume("vol-1")}, pending: map[string]int{"snap-1": 2}}
 	}
@@ -313,7 +345,7 @@ func TestApplySnapshotsFirst(t *testing.T) {
 	out := applyOnce(t, m, sec, nil)
 	if out.Deleted != 1 || len(m.snapshots) != 1 ||
 		!strings.Contains(m.snapshots[0], "vol-1 vol-1 reclaim: vol-1 before its delete, made for PVC wf/claim-vol-1") ||
-		strings.Join(m.calls, ",") != "get vol-1,list snapshots,snapshot vol-1,list snapshots,list snapshots,list snapshots,delete vol-1" {
+		strings.Join(m.calls, ",") != "list snapshots,snapshot vol-1,list snapshots,list snapshots,list snapshots,get vol-1,delete vol-1" {
 		t.Fatalf("%+v calls %v snapshots %v", out.Results, m.calls, m.snapshots)
 	}
 	// A failed CreateSnapshot, or a snapshot that ends in error, leaves the
@@ -325,20 +357,63 @@ func TestApplySnapshotsFirst(t *testing.T) {
 	}
 	m = fresh()
 	m.failed = map[string]bool{"snap-1": true}
-	if out = applyOnce(t, m, sec, nil); out.Failed != 1 || len(m.vols) != 1 || len(m.snapshots) != 1 || !strings.Contains(out.Results[0].Error, "snapshot snap-1 is error") {
+	if out = applyOnce(t, m, sec, nil); out.Failed != 1 || len(m.vols) != 1 || len(m.snapshots) != 1 || !strings.Contains(out.Results[0].Error, "snapshot snap-1 failed") {
 		t.Fatalf("a failed snapshot: %+v calls %v", out.Results, m.calls)
 	}
-	// Pending past the timeout: kept; the next run finds it, and deletes
-	// once it completes, without a second snapshot.
+	// Pending past the timeout: deferred, not failed; the next run finds
+	// it, and deletes once it completes, without a second snapshot.
+	short := sec
+	short.SnapshotTimeout = config.Duration(5 * time.Millisecond)
 	m = fresh()
 	m.pending["snap-1"] = 1 << 20
-	if out = applyOnce(t, m, sec, nil); out.Failed != 1 || len(m.vols) != 1 || !strings.Contains(out.Results[0].Error, "still pending") {
+	out, lines := applyAudited(t, m, short, nil)
+	if out.Failed != 0 || out.Deferred != 1 || len(m.vols) != 1 || out.Results[0].Result != engine.ResultDeferred || !strings.Contains(out.Results[0].Reason, "still pending") {
 		t.Fatalf("pending: %+v", out.Results)
 	}
+	if got := snapshotLines(lines); got != "created snap-1" {
+		t.Fatalf("pending: snapshot audit %q", got)
+	}
 	m.pending["snap-1"] = 0
-	if out = applyOnce(t, m, sec, nil); out.Deleted != 1 || len(m.snapshots) != 1 {
+	out, lines = applyAudited(t, m, short, nil)
+	if out.Deleted != 1 || len(m.snapshots) != 1 {
 		t.Fatalf("the second run: %+v snapshots %v", out.Results, m.snapshots)
 	}
+	if got := snapshotLines(lines); got != "reused snap-1" {
+		t.Fatalf("the second run: snapshot audit %q", got)
+	}
+}
+
+// A snapshot reclaim made before the current orphan period (the volume was
+// used again since) is not reused: a new one is made and waited for.
+func TestApplyStaleSnapshotNotReused(t *testing.T) {
+	sec := testSection()
+	sec.SnapshotBeforeDelete, sec.SnapshotTimeout = true, config.Duration(time.Minute)
+	m := &memEBS{vols: map[string]ebs.Volume{"vol-1": csiVolume("vol-1")}, pending: map[string]int{},
+		// Weeks old, and orphaned since t0-2h.
+		snaps: []ebs.Snapshot{{ID: "snap-old", VolumeID: "vol-1", State: "completed", Started: t0.Add(-21 * 24 * time.Hour)}}}
+	out, lines := applyAudited(t, m, sec, nil)
+	if out.Deleted != 1 || len(m.snapshots) != 1 {
+		t.Fatalf("%+v calls %v", out.Results, m.calls)
+	}
+	if got := snapshotLines(lines); got != "created snap-2" {
+		t.Fatalf("snapshot audit %q, want the new snapshot created", got)
+	}
+	for _, r := range lines {
+		if r.Action == "delete" && r.Snapshot != "snap-2" {
+			t.Fatalf("the delete relied on %q", r.Snapshot)
+		}
+	}
+}
+
+// snapshotLines are the audit's snapshot lines, "result id" each.
+func snapshotLines(lines []audit.Record) string {
+	var out []string
+	for _, r := range lines {
+		if r.Action == "snapshot" {
+			out = append(out, r.Result+" "+r.Snapshot)
+		}
+	}
+	return strings.Join(out, ", ")
 }
 
 func maps(m map[string]string) map[string]string {

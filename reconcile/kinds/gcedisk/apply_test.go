@@ -23,6 +23,10 @@ type memDisks struct {
 	failSnap  error
 	calls     []string
 	snapshots []string
+	// snaps are the snapshots by name; reads is how many reads each
+	// stays CREATING (below 0: forever).
+	snaps map[string]inventory.DiskSnapshot
+	reads map[string]int
 }
 
 func (m *memDisks) GetDisk(_ context.Context, k inventory.DiskKey) (inventory.Disk, error) {
@@ -37,13 +41,34 @@ func (m *memDisks) GetDisk(_ context.Context, k inventory.DiskKey) (inventory.Di
 	return d, nil
 }
 
-func (m *memDisks) SnapshotDisk(_ context.Context, k inventory.DiskKey, name string, labels map[string]string) error {
+func (m *memDisks) StartSnapshot(_ context.Context, k inventory.DiskKey, name string, labels map[string]string) error {
 	m.calls = append(m.calls, "snapshot "+k.Name)
 	if m.failSnap != nil {
 		return m.failSnap
 	}
 	m.snapshots = append(m.snapshots, name+" "+labels["reclaim-snapshot-of"])
+	if m.snaps == nil {
+		m.snaps = map[string]inventory.DiskSnapshot{}
+	}
+	m.snaps[name] = inventory.DiskSnapshot{Name: name, Status: "CREATING", Created: t0, SourceDisk: "https://www.googleapis.com/compute/v1/" + k.String()}
 	return nil
+}
+
+func (m *memDisks) GetSnapshot(_ context.Context, _, name string) (inventory.DiskSnapshot, error) {
+	m.calls = append(m.calls, "read "+name)
+	s, ok := m.snaps[name]
+	if !ok {
+		return s, fmt.Errorf("snapshots.get %s: %w", name, engine.ErrNotFound)
+	}
+	if s.Status == "CREATING" {
+		if m.reads[name] == 0 {
+			s.Status = "READY"
+			m.snaps[name] = s
+		} else if m.reads[name] > 0 {
+			m.reads[name]--
+		}
+	}
+	return s, nil
 }
 
 func (m *memDisks) DeleteDisk(_ context.Context, k inventory.DiskKey) error {
@@ -99,14 +124,54 @@ func TestApplySnapshotFailureBlocksDelete(t *testing.T) {
 	}
 }
 
+// The snapshot is named for the disk's orphan period (its start, seven
+// hours before the run), started, read until READY, and only then is the
+// disk re-read and deleted.
 func TestApplySnapshotThenDelete(t *testing.T) {
-	m, p, a, _, _ := applyFixture(snapshotFirst, orphan("a"))
+	m, p, a, buf, _ := applyFixture(snapshotFirst, orphan("a"))
+	name := SnapshotName("a", t0.Add(-7*time.Hour))
 	out, _ := a.Apply(context.Background(), p, true)
-	if out.Deleted != 1 || len(m.snapshots) != 1 || !strings.HasSuffix(m.snapshots[0], " a") {
+	if out.Deleted != 1 || len(m.snapshots) != 1 || m.snapshots[0] != name+" a" {
 		t.Fatalf("%+v %v", out, m.snapshots)
 	}
-	if strings.Join(m.calls, ",") != "get a,snapshot a,delete a" {
-		t.Fatalf("order: %v", m.calls)
+	if want := "read " + name + ",snapshot a,read " + name + ",get a,delete a"; strings.Join(m.calls, ",") != want {
+		t.Fatalf("order: %v, want %s", m.calls, want)
+	}
+	if got := enginetest.AuditResults(t, buf)[orphan("a").Key.String()]; got != "createddeleted" {
+		t.Fatalf("audit: %q", got)
+	}
+}
+
+// A run of the same orphan period finds the snapshot an earlier one
+// started and waits on it, audited as reused; one still CREATING past
+// disks.snapshotTimeout is deferred, not failed, and the disk stays.
+func TestApplySnapshotDeferredThenReused(t *testing.T) {
+	timeout := func(p *Policy) { p.SnapshotBeforeDelete, p.SnapshotTimeout = true, 5*time.Millisecond }
+	m, p, a, buf, store := applyFixture(timeout, orphan("a"))
+	a.SnapshotPoll = time.Millisecond
+	name := SnapshotName("a", t0.Add(-7*time.Hour))
+	m.reads = map[string]int{name: -1}
+	out, _ := a.Apply(context.Background(), p, true)
+	if out.Deferred != 1 || out.Failed != 0 || hasDelete(m.calls) || out.Results[0].Result != engine.ResultDeferred {
+		t.Fatalf("%+v calls %v", out, m.calls)
+	}
+	id := orphan("a").Key.String()
+	if got := enginetest.AuditResults(t, buf)[id]; got != "created"+engine.ResultDeferred {
+		t.Fatalf("audit: %q", got)
+	}
+	if st, _ := store.Load(context.Background()); len(st.Pending) != 0 {
+		t.Fatalf("a deferral left a pending mark: %v", st.Pending)
+	}
+	// The next run: the same snapshot, READY now.
+	m.reads[name] = 0
+	m.calls = nil
+	buf.Reset()
+	out, _ = a.Apply(context.Background(), p, true)
+	if out.Deleted != 1 || len(m.snapshots) != 1 {
+		t.Fatalf("%+v snapshots %v", out, m.snapshots)
+	}
+	if got := enginetest.AuditResults(t, buf)[id]; got != "reuseddeleted" {
+		t.Fatalf("audit: %q", got)
 	}
 }
 

@@ -15,8 +15,8 @@ func FromConfig(cfg *config.Config, client any) *Kind {
 		Regions:   g.Regions, Zones: g.Zones,
 		MinAge: dk.MinAge.Std(), Grace: dk.Grace.Std(), MinDetached: dk.MinDetached.Std(),
 		ProtectLabel: dk.ProtectLabel, OwnerLabelKeys: dk.Ownership.LabelKeys, OwnerDescriptionContains: dk.Ownership.DescriptionContains,
-		SnapshotBeforeDelete: dk.SnapshotBeforeDelete,
-		MaxDeletes:           dk.MaxDeletesPerRun, MaxDeletePercent: dk.MaxDeletePercent.Fraction(),
+		SnapshotBeforeDelete: dk.SnapshotBeforeDelete, SnapshotTimeout: dk.SnapshotTimeout.Std(),
+		MaxDeletes: dk.MaxDeletesPerRun, MaxDeletePercent: dk.MaxDeletePercent.Fraction(),
 		MaxDeleteGB: float64(dk.MaxDeleteSizePerRun) / 1e9, BreakerCandidates: dk.BreakerCandidates,
 		HeadroomWarning: g.HeadroomWarning.Fraction(),
 	}

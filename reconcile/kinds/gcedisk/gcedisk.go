@@ -49,17 +49,23 @@ type Policy struct {
 	OwnerLabelKeys           []string
 	OwnerDescriptionContains []string
 	SnapshotBeforeDelete     bool
-	MaxDeletes               int
-	MaxDeletePercent         float64 // fraction 0..1 of the disks listed in scope
-	MaxDeleteGB              float64 // 0: no size cap
-	BreakerCandidates        int
-	HeadroomWarning          float64 // fraction 0..1
+	// SnapshotTimeout is how long a run waits for its snapshots.
+	SnapshotTimeout   time.Duration
+	MaxDeletes        int
+	MaxDeletePercent  float64 // fraction 0..1 of the disks listed in scope
+	MaxDeleteGB       float64 // 0: no size cap
+	BreakerCandidates int
+	HeadroomWarning   float64 // fraction 0..1
 }
 
 // API is what deleting needs from the GCE provider.
 type API interface {
 	GetDisk(ctx context.Context, key inventory.DiskKey) (inventory.Disk, error)
-	SnapshotDisk(ctx context.Context, key inventory.DiskKey, name string, labels map[string]string) error
+	// StartSnapshot starts a snapshot and does not wait for it; one of that
+	// name that exists already is no error.
+	StartSnapshot(ctx context.Context, key inventory.DiskKey, name string, labels map[string]string) error
+	// GetSnapshot reads one; ErrNotFound when there is none.
+	GetSnapshot(ctx context.Context, project, name string) (inventory.DiskSnapshot, error)
 	DeleteDisk(ctx context.Context, key inventory.DiskKey) error
 }
 
@@ -108,7 +114,7 @@ func (k *Kind) Owns(id string) bool { return strings.HasPrefix(id, "projects/") 
 func (k *Kind) Limits() engine.Limits {
 	p := k.Policy
 	return engine.Limits{Grace: p.Grace, MinAge: p.MinAge, MaxDeletes: p.MaxDeletes, MaxDeletePercent: p.MaxDeletePercent,
-		MaxFrees: SizeCap(p.MaxDeleteGB), BreakerCandidates: p.BreakerCandidates, BatchSize: 1, OptOutKey: p.ProtectLabel,
+		MaxFrees: SizeCap(p.MaxDeleteGB), BreakerCandidates: p.BreakerCandidates, BatchSize: 1, OptOutKey: p.ProtectLabel, SnapshotTimeout: p.SnapshotTimeout,
 		Wording: engine.Wording{Section: "disks", Noun: "disks", Guarded: "disk it could reference", OptOut: optOut(p.ProtectLabel)}}
 }
 
@@ -337,29 +343,103 @@ func (k *Kind) Recheck(ctx context.Context, batch []*engine.Decision) ([]engine.
 	return out, nil
 }
 
-// Delete snapshots (if asked) and deletes one disk at a time: GCE has no
-// batch delete. The provider's errors say each outcome; the first unknown
-// one (the operation may still run) fails the call, and its pending mark
-// stays.
+// Delete deletes one disk at a time: GCE has no batch delete. A disk
+// snapshotted first (disks.snapshotBeforeDelete) reaches it only once the
+// engine's snapshot step (engine.Snapshotter) saw its snapshot READY. The
+// provider's errors say each outcome; the first unknown one (the operation
+// may still run) fails the call, and its pending mark stays.
 func (k *Kind) Delete(ctx context.Context, batch []*engine.Decision) ([]engine.Deleted, error) {
 	return engine.DeleteEach(batch, func(_ int, d *engine.Decision) engine.Deleted {
 		key, err := inventory.ParseDiskKey(d.ID)
 		if err != nil {
 			return engine.Deleted{Err: inventory.Refused(err)} // never sent
 		}
-		var out engine.Deleted
-		if detail(d).Snapshot {
-			name := SnapshotName(key.Name, k.now())
-			labels := map[string]string{k.SnapshotLabel: labelValue(key.Name), "reclaim-location": labelValue(key.Location())}
-			if err := k.API.SnapshotDisk(ctx, key, name, labels); err != nil {
-				// The disk was not touched: it is still there.
-				return engine.Deleted{Err: inventory.Refused(fmt.Errorf("snapshot before delete: %w", err))}
-			}
-			out.Snapshot = name
-		}
-		out.Err = k.API.DeleteDisk(ctx, key)
-		return out
+		return engine.Deleted{Err: k.API.DeleteDisk(ctx, key)}
 	})
+}
+
+var _ engine.Snapshotter = (*Kind)(nil)
+
+// SnapshotFirst: with disks.snapshotBeforeDelete, as planned.
+func (k *Kind) SnapshotFirst(d *engine.Decision) bool { return detail(d).Snapshot }
+
+// snapshotName is the name of the snapshot of d's disk for its orphan
+// period: the period's start, not the run's time, so that every run of
+// one period finds the snapshot an earlier one started.
+func (k *Kind) snapshotName(d *engine.Decision, key inventory.DiskKey) string {
+	at := k.now()
+	if d.OrphanSince != nil {
+		at = *d.OrphanSince
+	}
+	return SnapshotName(key.Name, at)
+}
+
+// Snapshots is the snapshot of this orphan period, if it exists and is of
+// this disk (snapshots.get by its name).
+func (k *Kind) Snapshots(ctx context.Context, d *engine.Decision) ([]engine.Snapshot, error) {
+	key, err := inventory.ParseDiskKey(d.ID)
+	if err != nil {
+		return nil, err
+	}
+	s, err := k.API.GetSnapshot(ctx, key.Project, k.snapshotName(d, key))
+	switch {
+	case isNotFound(err):
+		return nil, nil
+	case err != nil:
+		return nil, err
+	case !snapshotOf(s, key):
+		// Another disk's, of the same name: not reused, and StartSnapshot
+		// could not make another under that name.
+		return nil, fmt.Errorf("snapshot %s is of %s, not of this disk", s.Name, s.SourceDisk)
+	}
+	return []engine.Snapshot{{ID: s.Name, Started: s.Created, State: snapshotState(s.Status)}}, nil
+}
+
+// StartSnapshot starts the snapshot of this orphan period, labelled with
+// the disk's name and location, without waiting for it.
+func (k *Kind) StartSnapshot(ctx context.Context, d *engine.Decision) (string, error) {
+	key, err := inventory.ParseDiskKey(d.ID)
+	if err != nil {
+		return "", err
+	}
+	name := k.snapshotName(d, key)
+	labels := map[string]string{k.SnapshotLabel: labelValue(key.Name), "reclaim-location": labelValue(key.Location())}
+	return name, k.API.StartSnapshot(ctx, key, name, labels)
+}
+
+// SnapshotState re-reads the snapshot: READY is done; FAILED, DELETING,
+// gone, or of another disk will never be.
+func (k *Kind) SnapshotState(ctx context.Context, d *engine.Decision, id string) (engine.SnapshotState, error) {
+	key, err := inventory.ParseDiskKey(d.ID)
+	if err != nil {
+		return engine.SnapshotFailed, err
+	}
+	s, err := k.API.GetSnapshot(ctx, key.Project, id)
+	switch {
+	case isNotFound(err):
+		return engine.SnapshotFailed, nil // its operation failed
+	case err != nil:
+		return engine.SnapshotPending, err
+	case !snapshotOf(s, key):
+		return engine.SnapshotFailed, nil
+	}
+	return snapshotState(s.Status), nil
+}
+
+// snapshotOf says whether s was made from the disk (its sourceDisk URL
+// ends with the disk's key); unknown counts as not.
+func snapshotOf(s inventory.DiskSnapshot, key inventory.DiskKey) bool {
+	return strings.HasSuffix(s.SourceDisk, "/"+key.String()) || s.SourceDisk == key.String()
+}
+
+func snapshotState(status string) engine.SnapshotState {
+	switch status {
+	case "READY":
+		return engine.SnapshotDone
+	case "FAILED", "DELETING":
+		return engine.SnapshotFailed
+	}
+	return engine.SnapshotPending // CREATING, UPLOADING
 }
 
 func (k *Kind) now() time.Time {

@@ -15,6 +15,7 @@ var Permissions = perms.Set{
 		"compute.disks.createSnapshot", // disks.snapshotBeforeDelete
 		"compute.snapshots.create",     // the snapshot createSnapshot makes
 		"compute.snapshots.setLabels",  // it carries disks.snapshotLabel
+		"compute.snapshots.get",        // find this orphan period's snapshot, wait for it
 		"compute.zoneOperations.get",   // wait for a zonal delete or snapshot
 		"compute.regionOperations.get", // and a regional one
 		"compute.globalOperations.get", // the client can wait on all three

@@ -48,6 +48,7 @@ type Disks struct {
 	Ownership            Ownership       `json:"ownership"`
 	SnapshotBeforeDelete bool            `json:"snapshotBeforeDelete"`
 	SnapshotLabel        string          `json:"snapshotLabel"`
+	SnapshotTimeout      config.Duration `json:"snapshotTimeout"`
 	DeleteWorkflowPVCs   bool            `json:"deleteWorkflowPVCs"`
 	MaxDeletesPerRun     int             `json:"maxDeletesPerRun"`
 	MaxDeletePercent     config.Percent  `json:"maxDeletePercent"`
@@ -81,6 +82,7 @@ const (
 	defaultMinDetached         = config.Duration(time.Hour)
 	defaultDiskProtectLabel    = "reclaim-protect"
 	defaultSnapshotLabel       = "reclaim-snapshot-of"
+	defaultSnapshotTimeout     = config.Duration(30 * time.Minute)
 	defaultMaxDeletesPerRun    = 20
 	defaultPVCMaxDeletesPerRun = 20
 	defaultMaxDeletePercent    = config.Percent(0.10)
@@ -139,6 +141,7 @@ func init() {
 			config.Fill(set, "ownership.labelKeys", &d.Ownership.LabelKeys, slices.Clone(defaultOwnershipLabelKeys))
 			config.Fill(set, "ownership.descriptionContains", &d.Ownership.DescriptionContains, slices.Clone(defaultDescriptionContains))
 			config.Fill(set, "snapshotLabel", &d.SnapshotLabel, defaultSnapshotLabel)
+			config.Fill(set, "snapshotTimeout", &d.SnapshotTimeout, defaultSnapshotTimeout)
 			config.Fill(set, "maxDeletesPerRun", &d.MaxDeletesPerRun, defaultMaxDeletesPerRun)
 			config.Fill(set, "maxDeletePercent", &d.MaxDeletePercent, defaultMaxDeletePercent)
 			config.Fill(set, "maxDeleteSizePerRun", &d.MaxDeleteSizePerRun, defaultMaxDeleteSizePerRun)
@@ -227,6 +230,9 @@ func validateDisks(d *Disks, report *config.Report) {
 	}
 	if d.SnapshotBeforeDelete || d.SnapshotLabel != "" {
 		config.CheckGCELabelKey(report, "snapshotLabel", d.SnapshotLabel)
+	}
+	if d.SnapshotTimeout <= 0 {
+		report.Add("snapshotTimeout", "must be more than 0 — how long a run waits for its disks' snapshots to be READY")
 	}
 	config.CheckCaps(report, "", d.MaxDeletesPerRun, d.BreakerCandidates)
 	config.CheckCaps(report, "workflowPVCs", d.WorkflowPVCs.MaxDeletesPerRun, d.WorkflowPVCs.BreakerCandidates)
