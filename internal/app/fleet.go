@@ -142,6 +142,15 @@ func assembleFleet(cfg *config.Config, discovers bool, ds []Discoverer, listings
 			}
 		}
 	}
+	// Same-name clusters of one scope (GKE names are unique per location,
+	// not per project) are each named with their location, whatever the
+	// order discovery lists them in.
+	namesakes := map[string]int{}
+	for _, l := range listings {
+		for _, c := range l.Clusters {
+			namesakes[namesakeKey(c)]++
+		}
+	}
 	reads := Reads(cfg)
 	for li, l := range listings {
 		for ci, c := range l.Clusters {
@@ -169,11 +178,7 @@ func assembleFleet(cfg *config.Config, discovers bool, ds []Discoverer, listings
 			if joined[li][ci] {
 				continue
 			}
-			name := c.Name
-			if taken[name] {
-				name = inventory.ScopedName(c.Name, c.Scope()) // the same name in two scopes
-			}
-			taken[name] = true
+			name := discoveredName(taken, c, namesakes[namesakeKey(c)] > 1)
 			m := inventory.FleetMember{Name: name, Cloud: c, Discovered: true}
 			if why != "" {
 				m.State, m.Rule, m.Reason = inventory.MemberConflict, "clusters[] by name", why
@@ -206,15 +211,55 @@ func assembleFleet(cfg *config.Config, discovers bool, ds []Discoverer, listings
 		if exp := o.ExpiresAt(); !exp.IsZero() && !now.Before(exp) {
 			m.State, m.Reason = inventory.MemberConflict, expiredWhy(i, o)
 		}
-		if taken[m.Name] {
-			m.Name = inventory.ScopedName(o.Name, m.Where.Scope())
+		located := m.Where.Scope()
+		if m.Where.Project != "" && m.Where.Location != "" {
+			located += "/" + m.Where.Location
 		}
-		taken[m.Name] = true
+		m.Name = claimName(taken, o.Name, inventory.ScopedName(o.Name, m.Where.Scope()), inventory.ScopedName(o.Name, located))
 		f.Members = append(f.Members, m)
 	}
 	f.SortMembers()
 	plan.fleet = f
 	return plan
+}
+
+func namesakeKey(c inventory.FleetCluster) string { return c.Platform + " " + c.Scope() + " " + c.Name }
+
+// discoveredName is the name reclaim knows a discovered cluster by, unique
+// among taken, which it joins: its cloud name; with its scope when another
+// cluster has that name (NAME@PROJECT, NAME@ACCOUNT.REGION); with its
+// scope and location when a namesake shares its scope (NAME@PROJECT.ZONE).
+// A name is a label: the cluster's identity is its platform, account or
+// project, location and cloud name, and two clusters never share a name.
+func discoveredName(taken map[string]bool, c inventory.FleetCluster, namesake bool) string {
+	scoped := inventory.ScopedName(c.Name, c.Scope())
+	located := scoped
+	if c.Platform == inventory.GKE {
+		located = inventory.ScopedName(c.Name, c.Scope()+"/"+c.Location)
+	}
+	if namesake {
+		return claimName(taken, located)
+	}
+	return claimName(taken, c.Name, scoped, located)
+}
+
+// claimName takes the first of names not taken; when every one is, the
+// last with a number, so that no two members ever share a name (their
+// reads, records and sources are found by it).
+func claimName(taken map[string]bool, names ...string) string {
+	for _, n := range names {
+		if !taken[n] {
+			taken[n] = true
+			return n
+		}
+	}
+	last := names[len(names)-1]
+	for i := 2; ; i++ {
+		if n := fmt.Sprintf("%s~%d", last, i); !taken[n] {
+			taken[n] = true
+			return n
+		}
+	}
 }
 
 func outOfScopeRule(i int) string { return fmt.Sprintf("fleet.outOfScope[%d]", i) }
