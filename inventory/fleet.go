@@ -1,6 +1,7 @@
 package inventory
 
 import (
+	"fmt"
 	"slices"
 	"sort"
 	"strings"
@@ -46,6 +47,11 @@ func (c FleetCluster) Scope() string {
 	return c.Account + "/" + c.Region()
 }
 
+// Place is where discovery says the cluster lives.
+func (c FleetCluster) Place() Place {
+	return Place{Platform: c.Platform, Account: c.Account, Project: c.Project, Location: c.Location}
+}
+
 // Region is the region of the cluster's location.
 func (c FleetCluster) Region() string {
 	if c.Platform == GKE && strings.Count(c.Location, "-") == 2 {
@@ -86,6 +92,46 @@ const (
 // is part of the Kubernetes kinds' ids.
 func ScopedName(name, scope string) string {
 	return name + "@" + strings.ReplaceAll(scope, "/", ".")
+}
+
+// MemberName is the name reclaim knows a cluster of cloud name name at a
+// place by when the config does not name it (a discovered cluster, an
+// out-of-scope declaration), unique among taken, which it joins: the
+// cloud name; with its scope when another cluster has that name
+// (NAME@PROJECT, NAME@ACCOUNT.REGION); with its scope and location when a
+// namesake shares its scope (NAME@PROJECT.LOCATION: GKE names are unique
+// per location, not per project). A name is a label: a cluster's identity
+// is its platform, account or project, location and cloud name, and no two
+// members share a name, since their reads, records and sources are found
+// by it.
+func MemberName(taken map[string]bool, name string, at Place, namesake bool) string {
+	scoped := ScopedName(name, at.Scope())
+	located := scoped
+	if at.Project != "" && at.Location != "" {
+		located = ScopedName(name, at.Project+"/"+at.Location)
+	}
+	if namesake {
+		return claim(taken, located)
+	}
+	return claim(taken, name, scoped, located)
+}
+
+// claim takes the first of names not taken; when every one is, the last
+// with a number.
+func claim(taken map[string]bool, names ...string) string {
+	for _, n := range names {
+		if !taken[n] {
+			taken[n] = true
+			return n
+		}
+	}
+	last := names[len(names)-1]
+	for i := 2; ; i++ {
+		if n := fmt.Sprintf("%s~%d", last, i); !taken[n] {
+			taken[n] = true
+			return n
+		}
+	}
 }
 
 // Place is where a cluster lives as far as reclaim knows it: what a

@@ -178,7 +178,7 @@ func assembleFleet(cfg *config.Config, discovers bool, ds []Discoverer, listings
 			if joined[li][ci] {
 				continue
 			}
-			name := discoveredName(taken, c, namesakes[namesakeKey(c)] > 1)
+			name := inventory.MemberName(taken, c.Name, c.Place(), namesakes[namesakeKey(c)] > 1)
 			m := inventory.FleetMember{Name: name, Cloud: c, Discovered: true}
 			if why != "" {
 				m.State, m.Rule, m.Reason = inventory.MemberConflict, "clusters[] by name", why
@@ -211,11 +211,7 @@ func assembleFleet(cfg *config.Config, discovers bool, ds []Discoverer, listings
 		if exp := o.ExpiresAt(); !exp.IsZero() && !now.Before(exp) {
 			m.State, m.Reason = inventory.MemberConflict, expiredWhy(i, o)
 		}
-		located := m.Where.Scope()
-		if m.Where.Project != "" && m.Where.Location != "" {
-			located += "/" + m.Where.Location
-		}
-		m.Name = claimName(taken, o.Name, inventory.ScopedName(o.Name, m.Where.Scope()), inventory.ScopedName(o.Name, located))
+		m.Name = inventory.MemberName(taken, o.Name, m.Where, false)
 		f.Members = append(f.Members, m)
 	}
 	f.SortMembers()
@@ -224,43 +220,6 @@ func assembleFleet(cfg *config.Config, discovers bool, ds []Discoverer, listings
 }
 
 func namesakeKey(c inventory.FleetCluster) string { return c.Platform + " " + c.Scope() + " " + c.Name }
-
-// discoveredName is the name reclaim knows a discovered cluster by, unique
-// among taken, which it joins: its cloud name; with its scope when another
-// cluster has that name (NAME@PROJECT, NAME@ACCOUNT.REGION); with its
-// scope and location when a namesake shares its scope (NAME@PROJECT.ZONE).
-// A name is a label: the cluster's identity is its platform, account or
-// project, location and cloud name, and two clusters never share a name.
-func discoveredName(taken map[string]bool, c inventory.FleetCluster, namesake bool) string {
-	scoped := inventory.ScopedName(c.Name, c.Scope())
-	located := scoped
-	if c.Platform == inventory.GKE {
-		located = inventory.ScopedName(c.Name, c.Scope()+"/"+c.Location)
-	}
-	if namesake {
-		return claimName(taken, located)
-	}
-	return claimName(taken, c.Name, scoped, located)
-}
-
-// claimName takes the first of names not taken; when every one is, the
-// last with a number, so that no two members ever share a name (their
-// reads, records and sources are found by it).
-func claimName(taken map[string]bool, names ...string) string {
-	for _, n := range names {
-		if !taken[n] {
-			taken[n] = true
-			return n
-		}
-	}
-	last := names[len(names)-1]
-	for i := 2; ; i++ {
-		if n := fmt.Sprintf("%s~%d", last, i); !taken[n] {
-			taken[n] = true
-			return n
-		}
-	}
-}
 
 func outOfScopeRule(i int) string { return fmt.Sprintf("fleet.outOfScope[%d]", i) }
 
@@ -349,7 +308,7 @@ func certsOf(data []byte) [][]byte {
 // its own subnets and every listed subnet in that VPC.
 func discoveredTarget(cfg *config.Config, reads map[string]bool, name string, c inventory.FleetCluster, ts oauth2.TokenSource, networks []inventory.NetworkListing) kube.Target {
 	t := kube.Target{Name: name, Discovered: true, Endpoint: c.Endpoint, CAData: c.CAData, Token: ts,
-		Place: inventory.Place{Platform: c.Platform, Account: c.Account, Project: c.Project, Location: c.Location}, CloudName: c.Name,
+		Place: c.Place(), CloudName: c.Name,
 		Images: reads[inventory.ReadImages], Workloads: reads[inventory.ReadWorkloads],
 		Timeout: cfg.Fleet.Timeout.Std(), QPS: cfg.Fleet.QPS, Burst: cfg.Fleet.Burst, PageSize: cfg.Fleet.PageSize}
 	switch c.Platform {
