@@ -82,10 +82,25 @@ func (c *Config) crossValidateSnapshots(ps *problems) {
 	if s == nil {
 		return
 	}
+	// A record is found by the cluster's identity: two entries of one
+	// place and cloud name would read one record, and the other cluster
+	// would look read.
+	records := map[[5]string]int{}
 	for i, cl := range c.Clusters {
 		if cl.Platform == "" || cl.Location == "" || cl.Account == "" && cl.Project == "" {
 			ps.add(index("clusters", i), "with fleet.snapshots, say where the cluster lives (platform, account or project, location): its record is found by them")
+			continue
 		}
+		name := cl.CloudName
+		if name == "" {
+			name = cl.Name
+		}
+		k := [5]string{cl.Platform, cl.Account, cl.Project, cl.Location, name}
+		if j, dup := records[k]; dup {
+			ps.add(index("clusters", i), "has the identity of %s (%s %s%s %s, cloud name %s), so both would read one record — each cluster's record is found by its platform, account or project, location and cloud name: correct the one that is wrong", index("clusters", j), cl.Platform, cl.Account, cl.Project, cl.Location, name)
+			continue
+		}
+		records[k] = i
 	}
 	for name := range s.KubeSystemUIDs {
 		found := false

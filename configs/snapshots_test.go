@@ -53,5 +53,7 @@ func TestSnapshotsProblems(t *testing.T) {
 		{"no drop", section(good + "    maxDrop: 0%\n"), "fleet.snapshots.maxDrop", "out of range"},
 		{"pin of no cluster", section(good + "    kubeSystemUIDs: {zz: x}\n"), "fleet.snapshots.kubeSystemUIDs.zz", "names no cluster"},
 		{"no place", "clusters:\n  - name: a\nfleet:\n  snapshots:\n" + good, "clusters[0]", "say where the cluster lives"},
+		{"one identity twice", "clusters:\n  - name: a\n    platform: gke\n    project: acme-prod\n    location: us-east1-b\n    cloudName: prod\n" +
+			"  - name: b\n    platform: gke\n    project: acme-prod\n    location: us-east1-b\n    cloudName: prod\nfleet:\n  snapshots:\n" + good, "clusters[1]", "both would read one record"},
 	}, nil)
 }

@@ -28,6 +28,7 @@ import (
 	"reclaim.dev/reclaim/providers/ec2/ec2fake"
 	"reclaim.dev/reclaim/providers/eks/eksfake"
 	"reclaim.dev/reclaim/providers/gce/gcefake"
+	"reclaim.dev/reclaim/providers/gke/gkefake"
 	"reclaim.dev/reclaim/reconcile/engine"
 	"reclaim.dev/reclaim/reconcile/kinds/ecrimage"
 	"reclaim.dev/reclaim/reconcile/kinds/k8sjob"
@@ -502,5 +503,93 @@ audit:
 	}
 	if w.ec2.Has(inA) || !w.ec2.Has(inB) {
 		t.Fatalf("left: prod-a's %v, prod-b's %v (want false, true)", w.ec2.Has(inA), w.ec2.Has(inB))
+	}
+}
+
+// Same-name GKE clusters of one project are two clusters with agents too:
+// the project lists a prod in asia-northeast1-a (prod-a's API server) and
+// one in us-central1 (prod-b's), and the config's prod is an EKS cluster
+// (prod-a's agent publishes it too), so the name is taken. Each discovered
+// prod is read from its own record: while us-central1's agent has not
+// published, the disk bound there holds, whatever asia's record says; the
+// orphan beside asia's goes under --apply past grace; once us-central1's
+// record is there, its PV keeps its disk.
+func TestSameNameGKEClustersOfOneProjectFromRecords(t *testing.T) {
+	w := newAgentWorld(t)
+	t.Setenv("KUBECONFIG", filepath.Join(w.dir, "no-kubeconfig"))
+	g := gkefake.New()
+	g.Start()
+	t.Cleanup(g.Close)
+	asia := inventory.Place{Platform: inventory.GKE, Project: project, Location: zoneA}
+	central := inventory.Place{Platform: inventory.GKE, Project: project, Location: "us-central1"}
+	g.Add(gkefake.Cluster{Project: project, Location: asia.Location, Name: "prod", Endpoint: prodA.URL, CAData: prodA.CAData},
+		gkefake.Cluster{Project: project, Location: central.Location, Name: "prod", Endpoint: prodB.URL, CAData: prodB.CAData})
+	disk := func(zone, name string) string {
+		return w.gce.AddDisk(project, gcefake.Disk{Zone: zone, Name: w.prefix + "-" + name, SizeGB: 20, Type: "pd-balanced",
+			Labels: map[string]string{"goog-gke-volume": ""}, Created: w.now.Add(-60 * day), LastDetach: w.now.Add(-30 * day)})
+	}
+	usedAsia, usedCentral, orphan := disk(zoneA, "bound-in-asia"), disk("us-central1-a", "bound-in-central"), disk(zoneB, "orphan")
+	(&world{t: t, prefix: w.prefix}).pv(prodA, usedAsia)
+	(&world{t: t, prefix: w.prefix}).pv(prodB, usedCentral)
+	writeSeen(t, w.statePath(), w.now.Add(-7*time.Hour), func(key string) string { d, _ := w.gce.Disk(key); return d.ID }, usedAsia, usedCentral, orphan)
+	y := fmt.Sprintf(`clusters:
+  - name: prod
+%sfleet:
+  discover: true
+  gke:
+    projects: [%s]
+    endpoint: %s
+    withoutAuthentication: true
+  eks: []
+%sgce:
+  projects: [%s]
+  endpoint: %s
+  withoutAuthentication: true
+disks:
+  minAge: 24h
+  grace: 6h
+  minDetached: 1h
+  maxDeletePercent: 100%%
+state:
+  file: %s
+audit:
+  file: %s
+`, placeYAML(placeA), project, g.Endpoint(), w.snapshotsYAML("deleter"), project, w.gce.URL(), w.statePath(), w.auditPath())
+	cfg := filepath.Join(w.dir, "same-name.yaml")
+	if err := os.WriteFile(cfg, []byte(y), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	asiaName, centralName := "prod@"+project+"."+zoneA, "prod@"+project+".us-central1"
+
+	w.agent(prodA, "prod", placeA, "admin", false)
+	w.agent(prodA, "prod", asia, "admin", false)
+	rep := runConfig(t, cfg, w.now, true)
+	rows, _ := rep.Plan.Section("fleet").([]engine.FleetRow)
+	names := map[string]bool{}
+	for _, r := range rows {
+		if names[r.Name] {
+			t.Fatalf("the FLEET table has two rows named %s:\n%s", r.Name, text(rep))
+		}
+		names[r.Name] = true
+	}
+	if !names[asiaName] || !names[centralName] {
+		t.Fatalf("the FLEET table lacks %s or %s:\n%s", asiaName, centralName, text(rep))
+	}
+	if d := want(t, rep, usedCentral, engine.Mark, ""); !d.Held || !strings.Contains(d.Why(), centralName) {
+		t.Fatalf("the disk bound in %s, whose record is missing: %+v\n%s", centralName, d, text(rep))
+	}
+	want(t, rep, usedAsia, engine.Keep, "")
+	want(t, rep, orphan, engine.Delete, "")
+	if !w.gce.HasDisk(usedCentral) || !w.gce.HasDisk(usedAsia) || w.gce.HasDisk(orphan) {
+		t.Fatalf("left: us-central1's %v, asia's %v, orphan %v (want true, true, false)", w.gce.HasDisk(usedCentral), w.gce.HasDisk(usedAsia), w.gce.HasDisk(orphan))
+	}
+
+	w.agent(prodB, "prod", central, "admin", false)
+	rep = runConfig(t, cfg, w.now, true)
+	if d := want(t, rep, usedCentral, engine.Keep, ""); !strings.Contains(d.Why(), centralName) {
+		t.Fatalf("the disk bound in %s: %+v\n%s", centralName, d, text(rep))
+	}
+	if !w.gce.HasDisk(usedCentral) || !w.gce.HasDisk(usedAsia) {
+		t.Fatalf("left: us-central1's %v, asia's %v (want true, true)", w.gce.HasDisk(usedCentral), w.gce.HasDisk(usedAsia))
 	}
 }

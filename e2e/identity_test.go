@@ -3,7 +3,10 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -14,6 +17,7 @@ import (
 	"reclaim.dev/reclaim/notify/report"
 	"reclaim.dev/reclaim/providers/ec2/ec2fake"
 	"reclaim.dev/reclaim/providers/eks/eksfake"
+	"reclaim.dev/reclaim/providers/gce/gcefake"
 	"reclaim.dev/reclaim/providers/gke/gkefake"
 	"reclaim.dev/reclaim/reconcile/engine"
 	"reclaim.dev/reclaim/reconcile/kinds/netiface"
@@ -270,5 +274,98 @@ func TestSameNameGKEClusterElsewhereHolds(t *testing.T) {
 	}
 	if out := text(rep); !strings.Contains(out, `its name "prod-a" is also clusters[0]`) || !strings.Contains(out, "CONFLICT") {
 		t.Fatalf("the report does not name the conflict:\n%s", out)
+	}
+}
+
+// GKE names are unique per location, not per project: the project lists
+// two prod-a clusters, one in asia-northeast1-a and one in us-central1,
+// while the config's prod-a is an EKS cluster, so the name is taken. They
+// are two members with names of their own, each read with its own token
+// and API server, each keeping the disk its PV binds; the orphan beside
+// them, labelled for prod-a, goes under --apply past grace, and the FLEET
+// table shows two distinct names.
+func TestSameNameGKEClustersOfOneProjectAreTwoClusters(t *testing.T) {
+	w := newWorld(t)
+	ctx := context.Background()
+	g := gkefake.New()
+	g.Start()
+	t.Cleanup(g.Close)
+	const sa = "reclaim@e2e-project.iam.gserviceaccount.com"
+	key := filepath.Join(w.dir, "reclaim-sa.json")
+	if err := os.WriteFile(key, g.ServiceAccountKey(sa), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	start := func(name string, asked *atomic.Int64) *testenv.Cluster {
+		c, err := testenv.StartCluster(ctx, name, testenv.Options{Authenticate: func(token string) (string, []string, bool) {
+			email, err := g.Verify(token)
+			if err != nil || email != sa {
+				return "", nil, false
+			}
+			asked.Add(1)
+			return email, []string{"system:masters"}, true
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(c.Stop)
+		return c
+	}
+	var askedAsia, askedCentral atomic.Int64
+	asia, central := start("prod-a-asia", &askedAsia), start("prod-a-central", &askedCentral)
+	g.Add(gkefake.Cluster{Project: project, Location: zoneA, Name: "prod-a", Endpoint: asia.URL, CAData: asia.CAData},
+		gkefake.Cluster{Project: project, Location: "us-central1", Name: "prod-a", Endpoint: central.URL, CAData: central.CAData})
+	w.fleetYAML = fmt.Sprintf("  gke:\n    projects: [%s]\n    endpoint: %s\n    credentialsFile: %s\n  eks: []\n  timeout: 10s\n", project, g.Endpoint(), key)
+
+	usedAsia := w.orphan(zoneA, "bound-in-asia")
+	w.pv(asia, usedAsia)
+	usedCentral := w.gce.AddDisk(project, gcefake.Disk{Zone: "us-central1-a", Name: w.name("bound-in-central"), SizeGB: 20, Type: "pd-balanced",
+		Labels: map[string]string{"goog-gke-volume": ""}, Created: w.now.Add(-60 * 24 * time.Hour), LastDetach: w.now.Add(-30 * 24 * time.Hour)})
+	w.pv(central, usedCentral)
+	orphan := w.gce.AddDisk(project, gcefake.Disk{Zone: zoneB, Name: w.name("orphan"), SizeGB: 20, Type: "pd-balanced",
+		Labels: map[string]string{"goog-gke-volume": "", "goog-k8s-cluster-name": "prod-a"}, Created: w.now.Add(-60 * 24 * time.Hour), LastDetach: w.now.Add(-30 * 24 * time.Hour)})
+	w.seen(w.now.Add(-7*time.Hour), usedAsia, usedCentral, orphan)
+
+	// The config's prod-a lives on EKS: the GKE namesakes are other clusters.
+	p := w.configPath()
+	y, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	y = []byte(strings.Replace(string(y), "  - name: prod-a\n", "  - name: prod-a\n    platform: eks\n    account: \""+account+"\"\n    location: us-east-1\n", 1))
+	if err := os.WriteFile(p, y, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rep := runConfig(t, p, w.now, true)
+
+	if askedAsia.Load() == 0 || askedCentral.Load() == 0 {
+		t.Fatalf("not both API servers were read with a token: asia %d, us-central1 %d requests\n%s", askedAsia.Load(), askedCentral.Load(), text(rep))
+	}
+	rows, _ := rep.Plan.Section("fleet").([]engine.FleetRow)
+	byName := map[string]engine.FleetRow{}
+	for _, r := range rows {
+		if _, dup := byName[r.Name]; dup {
+			t.Fatalf("the FLEET table has two rows named %s:\n%s", r.Name, text(rep))
+		}
+		byName[r.Name] = r
+	}
+	asiaName, centralName := "prod-a@"+project+"."+zoneA, "prod-a@"+project+".us-central1"
+	for name, loc := range map[string]string{asiaName: zoneA, centralName: "us-central1"} {
+		if r := byName[name]; r.State != inventory.MemberRead || r.Location != loc {
+			t.Fatalf("fleet row %s: %+v\n%s", name, r, text(rep))
+		}
+		if !strings.Contains(text(rep), name) {
+			t.Fatalf("the report does not name %s:\n%s", name, text(rep))
+		}
+	}
+	for key, cluster := range map[string]string{usedAsia: asiaName, usedCentral: centralName} {
+		if d := decision(t, rep, key); d.Action != engine.Keep || !strings.Contains(d.Why(), cluster) {
+			t.Fatalf("%s, bound in %s: %+v\n%s", key, cluster, d, text(rep))
+		}
+	}
+	if d := decision(t, rep, orphan); d.Action != engine.Delete {
+		t.Fatalf("orphan: %+v\n%s", d, text(rep))
+	}
+	if !w.gce.HasDisk(usedAsia) || !w.gce.HasDisk(usedCentral) || w.gce.HasDisk(orphan) {
+		t.Fatalf("left: asia's %v, us-central1's %v, orphan %v (want true, true, false)", w.gce.HasDisk(usedAsia), w.gce.HasDisk(usedCentral), w.gce.HasDisk(orphan))
 	}
 }

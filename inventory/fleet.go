@@ -1,6 +1,7 @@
 package inventory
 
 import (
+	"fmt"
 	"slices"
 	"sort"
 	"strings"
@@ -51,6 +52,11 @@ func (c FleetCluster) Scope() string {
 	return c.Account + "/" + c.Region()
 }
 
+// Place is where discovery says the cluster lives.
+func (c FleetCluster) Place() Place {
+	return Place{Platform: c.Platform, Account: c.Account, Project: c.Project, Location: c.Location}
+}
+
 // Region is the region of the cluster's location.
 func (c FleetCluster) Region() string {
 	if c.Platform == GKE && strings.Count(c.Location, "-") == 2 {
@@ -91,6 +97,46 @@ const (
 // is part of the Kubernetes kinds' ids.
 func ScopedName(name, scope string) string {
 	return name + "@" + strings.ReplaceAll(scope, "/", ".")
+}
+
+// MemberName is the name reclaim knows a cluster of cloud name name at a
+// place by when the config does not name it (a discovered cluster, an
+// out-of-scope declaration), unique among taken, which it joins: the
+// cloud name; with its scope when another cluster has that name
+// (NAME@PROJECT, NAME@ACCOUNT.REGION); with its scope and location when a
+// namesake shares its scope (NAME@PROJECT.LOCATION: GKE names are unique
+// per location, not per project). A name is a label: a cluster's identity
+// is its platform, account or project, location and cloud name, and no two
+// members share a name, since their reads, records and sources are found
+// by it.
+func MemberName(taken map[string]bool, name string, at Place, namesake bool) string {
+	scoped := ScopedName(name, at.Scope())
+	located := scoped
+	if at.Project != "" && at.Location != "" {
+		located = ScopedName(name, at.Project+"/"+at.Location)
+	}
+	if namesake {
+		return claim(taken, located)
+	}
+	return claim(taken, name, scoped, located)
+}
+
+// claim takes the first of names not taken; when every one is, the last
+// with a number.
+func claim(taken map[string]bool, names ...string) string {
+	for _, n := range names {
+		if !taken[n] {
+			taken[n] = true
+			return n
+		}
+	}
+	last := names[len(names)-1]
+	for i := 2; ; i++ {
+		if n := fmt.Sprintf("%s~%d", last, i); !taken[n] {
+			taken[n] = true
+			return n
+		}
+	}
 }
 
 // Place is where a cluster lives as far as reclaim knows it: what a
@@ -213,39 +259,83 @@ type Fleet struct {
 	Discovery bool
 	Listings  []FleetListing
 	Members   []FleetMember
-	// aliases caches Resolve: "platform scope name" to the member's name.
-	aliases map[string]string
+	// aliases caches ResolveAt: "platform scope location name" to the
+	// members' names.
+	aliases map[string][]string
 }
 
 // Resolve maps a cluster name found in cloud evidence of one scope (a
 // subnet's or an interface's tag in an EKS account and region, a disk's
-// label in a GKE project) to the member reclaim knows by that identity: the
-// discovered cluster of that name in that scope, else a configured or
-// declared one whose cloud name it is and that may live there (with
-// discovery on, that says it lives there). A name no
-// member answers for is ScopedName(name, scope): a cluster nobody read, which holds
-// what it may use. A name in one account never means another account's
-// cluster of that name.
-func (f *Fleet) Resolve(platform, scope, cloudName string) string {
+// label in a GKE project) to the members reclaim knows by that identity:
+// the discovered clusters of that name in that scope, else the configured
+// or declared ones whose cloud name it is and that may live there (with
+// discovery on, that say they live there). A name no member answers for
+// is ScopedName(name, scope): a cluster nobody read, which holds what it
+// may use. A name in one account never means another account's cluster of
+// that name. A name that more than one member answers for (two GKE
+// clusters of one name in two locations of a project) means every one of
+// them: the evidence holds by each, never by one picked.
+func (f *Fleet) Resolve(platform, scope, cloudName string) []string {
+	return f.ResolveAt(platform, scope, "", cloudName)
+}
+
+// ResolveAt is Resolve for GKE evidence that says where it is: a disk's
+// zone or region. Only the clusters of that region can attach it, so of
+// same-name clusters in one project those of its region answer for it;
+// when none of them is there, every one of the name does.
+func (f *Fleet) ResolveAt(platform, scope, location, cloudName string) []string {
 	if f == nil {
-		return cloudName
+		return []string{cloudName}
 	}
-	key := platform + " " + scope + " " + cloudName
+	key := platform + " " + scope + " " + location + " " + cloudName
 	if n, ok := f.aliases[key]; ok {
 		return n
 	}
 	if f.aliases == nil {
-		f.aliases = map[string]string{}
+		f.aliases = map[string][]string{}
 	}
-	n := ScopedName(cloudName, scope)
+	var out []string
 	for _, discovered := range []bool{true, false} {
-		if i := slices.IndexFunc(f.Members, func(m FleetMember) bool { return m.at(platform, scope, cloudName, discovered, f.Discovery) }); i >= 0 {
-			n = f.Members[i].Name
+		var all, there []string
+		for _, m := range f.Members {
+			if !m.at(platform, scope, cloudName, discovered, f.Discovery) {
+				continue
+			}
+			all = append(all, m.Name)
+			if location == "" || m.in(gkeRegion(location)) {
+				there = append(there, m.Name)
+			}
+		}
+		if out = there; len(out) == 0 {
+			out = all
+		}
+		if len(out) > 0 {
 			break
 		}
 	}
-	f.aliases[key] = n
-	return n
+	if len(out) == 0 {
+		out = []string{ScopedName(cloudName, scope)}
+	}
+	f.aliases[key] = out
+	return out
+}
+
+// in says whether m may live in region: a discovered member where it was
+// listed, another where it says it lives (anywhere, if it does not say).
+func (m FleetMember) in(region string) bool {
+	if m.Cloud.Platform != "" {
+		return m.Cloud.Region() == region
+	}
+	return m.Where.Location == "" || gkeRegion(m.Where.Location) == region
+}
+
+// gkeRegion is the region of a GKE location: a zone's region, else the
+// location itself.
+func gkeRegion(location string) string {
+	if strings.Count(location, "-") == 2 {
+		return RegionOfZone(location)
+	}
+	return location
 }
 
 // Member returns the member named name (reclaim's name).

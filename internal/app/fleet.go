@@ -142,6 +142,15 @@ func assembleFleet(cfg *config.Config, discovers bool, ds []Discoverer, listings
 			}
 		}
 	}
+	// Same-name clusters of one scope (GKE names are unique per location,
+	// not per project) are each named with their location, whatever the
+	// order discovery lists them in.
+	namesakes := map[string]int{}
+	for _, l := range listings {
+		for _, c := range l.Clusters {
+			namesakes[namesakeKey(c)]++
+		}
+	}
 	reads := Reads(cfg)
 	for li, l := range listings {
 		for ci, c := range l.Clusters {
@@ -169,11 +178,7 @@ func assembleFleet(cfg *config.Config, discovers bool, ds []Discoverer, listings
 			if joined[li][ci] {
 				continue
 			}
-			name := c.Name
-			if taken[name] {
-				name = inventory.ScopedName(c.Name, c.Scope()) // the same name in two scopes
-			}
-			taken[name] = true
+			name := inventory.MemberName(taken, c.Name, c.Place(), namesakes[namesakeKey(c)] > 1)
 			m := inventory.FleetMember{Name: name, Cloud: c, Discovered: true}
 			if why != "" {
 				m.State, m.Rule, m.Reason = inventory.MemberConflict, "clusters[] by name", why
@@ -206,16 +211,15 @@ func assembleFleet(cfg *config.Config, discovers bool, ds []Discoverer, listings
 		if exp := o.ExpiresAt(); !exp.IsZero() && !now.Before(exp) {
 			m.State, m.Reason = inventory.MemberConflict, expiredWhy(i, o)
 		}
-		if taken[m.Name] {
-			m.Name = inventory.ScopedName(o.Name, m.Where.Scope())
-		}
-		taken[m.Name] = true
+		m.Name = inventory.MemberName(taken, o.Name, m.Where, false)
 		f.Members = append(f.Members, m)
 	}
 	f.SortMembers()
 	plan.fleet = f
 	return plan
 }
+
+func namesakeKey(c inventory.FleetCluster) string { return c.Platform + " " + c.Scope() + " " + c.Name }
 
 func outOfScopeRule(i int) string { return fmt.Sprintf("fleet.outOfScope[%d]", i) }
 
@@ -341,7 +345,7 @@ func certsOf(data []byte) [][]byte {
 // its own subnets and every listed subnet in that VPC.
 func discoveredTarget(cfg *config.Config, reads map[string]bool, name string, c inventory.FleetCluster, ts oauth2.TokenSource, networks []inventory.NetworkListing) kube.Target {
 	t := kube.Target{Name: name, Discovered: true, Endpoint: c.Endpoint, CAData: c.CAData, Token: ts,
-		Place: inventory.Place{Platform: c.Platform, Account: c.Account, Project: c.Project, Location: c.Location}, CloudName: c.Name,
+		Place: c.Place(), CloudName: c.Name,
 		Images: reads[inventory.ReadImages], Workloads: reads[inventory.ReadWorkloads],
 		Timeout: cfg.Fleet.Timeout.Std(), QPS: cfg.Fleet.QPS, Burst: cfg.Fleet.Burst, PageSize: cfg.Fleet.PageSize}
 	switch c.Platform {

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -84,7 +85,7 @@ fleet:
 			t.Errorf("%s not joined with its discovered cluster: %+v", n, m)
 		}
 	}
-	if fp.fleet.Resolve(inventory.EKS, "111122223333/us-east-1", "eks-prod-b") != "prod-b" {
+	if strings.Join(fp.fleet.Resolve(inventory.EKS, "111122223333/us-east-1", "eks-prod-b"), " ") != "prod-b" {
 		t.Error("cloud evidence naming eks-prod-b does not resolve to prod-b")
 	}
 	if len(fp.read) != 1 || fp.read[0].Name != "batch" || !fp.read[0].Discovered || fp.read[0].Token == nil || tokens != 1 {

@@ -100,10 +100,10 @@ func TestSameNameIsNotSameCluster(t *testing.T) {
 		if w.State != inventory.MemberRead || len(fp.conflicts) != 0 || strings.Join(readNames(fp), ",") != "prod@"+acctA+".us-west-2" {
 			t.Fatalf("west %+v conflicts %v read %v", w, fp.conflicts, readNames(fp))
 		}
-		if got := fp.fleet.Resolve(inventory.EKS, acctA+"/us-west-2", "prod"); got != w.Name {
+		if got := strings.Join(fp.fleet.Resolve(inventory.EKS, acctA+"/us-west-2", "prod"), " "); got != w.Name {
 			t.Fatalf("a tag in us-west-2 naming prod resolves to %s", got)
 		}
-		if got := fp.fleet.Resolve(inventory.EKS, acctA+"/us-east-1", "prod"); got != "prod" {
+		if got := strings.Join(fp.fleet.Resolve(inventory.EKS, acctA+"/us-east-1", "prod"), " "); got != "prod" {
 			t.Fatalf("a tag in us-east-1 naming prod resolves to %s", got)
 		}
 	})
@@ -155,10 +155,10 @@ func TestSameNameIsNotSameCluster(t *testing.T) {
 		if len(fp.fleet.Members) != 3 || len(fp.read) != 2 {
 			t.Fatalf("members %+v read %v", fp.fleet.Members, readNames(fp))
 		}
-		if got := fp.fleet.Resolve(inventory.EKS, acctB+"/us-west-2", "prod"); got != "prod@"+acctB+".us-west-2" {
+		if got := strings.Join(fp.fleet.Resolve(inventory.EKS, acctB+"/us-west-2", "prod"), " "); got != "prod@"+acctB+".us-west-2" {
 			t.Fatalf("a tag in account B naming prod resolves to %s", got)
 		}
-		if got := fp.fleet.Resolve(inventory.EKS, acctB+"/eu-west-1", "prod"); got != "prod@"+acctB+".eu-west-1" {
+		if got := strings.Join(fp.fleet.Resolve(inventory.EKS, acctB+"/eu-west-1", "prod"), " "); got != "prod@"+acctB+".eu-west-1" {
 			t.Fatalf("a tag where no prod was discovered resolves to %s, want a cluster nobody read", got)
 		}
 	})
@@ -228,10 +228,10 @@ func TestOutOfScopeByIdentity(t *testing.T) {
 	t.Run("a declaration nothing discovered answers for tag evidence where it lives", func(t *testing.T) {
 		cfg := parse(t, "clusters:\n  - name: a\n    context: a\nfleet:\n  outOfScope:\n    - name: gone\n      reason: decommissioned\n      platform: eks\n      account: \""+acctA+"\"\n      location: us-east-1\n")
 		fp := assembleFleet(cfg, true, nil, listing(legacy), nil, nil, now)
-		if got := fp.fleet.Resolve(inventory.EKS, acctA+"/us-east-1", "gone"); got != "gone" {
+		if got := strings.Join(fp.fleet.Resolve(inventory.EKS, acctA+"/us-east-1", "gone"), " "); got != "gone" {
 			t.Fatalf("resolves to %s", got)
 		}
-		if got := fp.fleet.Resolve(inventory.EKS, acctB+"/us-east-1", "gone"); got == "gone" {
+		if got := strings.Join(fp.fleet.Resolve(inventory.EKS, acctB+"/us-east-1", "gone"), " "); got == "gone" {
 			t.Fatal("a tag in another account names the declared cluster")
 		}
 	})

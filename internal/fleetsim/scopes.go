@@ -89,15 +89,17 @@ func (w *world) configured(name string) *cluster {
 	return nil
 }
 
-// owner is the cluster that cloud evidence of a scope names: the one of
-// that cloud name that runs there.
-func (w *world) owner(platform, scope, name string) *cluster {
+// owners are the clusters that cloud evidence of a scope names: those of
+// that cloud name that run there (GKE's namesakes in two locations of a
+// project: the evidence may be either's).
+func (w *world) owners(platform, scope, name string) []*cluster {
+	var out []*cluster
 	for _, c := range w.all() {
 		if c.cloudName() == name && c.home.in(platform, scope) {
-			return c
+			out = append(out, c)
 		}
 	}
-	return nil
+	return out
 }
 
 func (w *world) listedScope(h home) bool {
@@ -211,6 +213,23 @@ func (f *fleet) setupTwins() {
 				continue
 			}
 			t.home = home{platform: inventory.GKE, project: pick(f, ps), location: pick(f, append([]string{region}, w.zones...))}
+			if f.chance(0.6) && t.home.location != region {
+				// GKE names are unique per location, not per project: a
+				// namesake of t in another zone of its project. (Not the
+				// region: a declaration of the regional cluster agrees
+				// with every zone of it, and outOfScope matches by that.)
+				var others []string
+				for _, l := range w.zones {
+					if l != t.home.location {
+						others = append(others, l)
+					}
+				}
+				if len(others) > 0 && !slices.ContainsFunc(twins, func(o *cluster) bool { return o.cloud == t.cloud && o.home.scope() == t.home.scope() }) {
+					ns := &cluster{cloud: t.cloud, home: t.home}
+					ns.home.location = pick(f, others)
+					twins = append(twins, ns)
+				}
+			}
 		default:
 			t.home = home{platform: inventory.EKS, account: pick(f, w.accounts), region: ecrRegion}
 			if x > 0.75 {
@@ -220,14 +239,26 @@ func (f *fleet) setupTwins() {
 				t.home.region = westRegion
 			}
 		}
-		if slices.ContainsFunc(twins, func(o *cluster) bool { return o.cloud == t.cloud && o.home.scope() == t.home.scope() }) {
+		if slices.ContainsFunc(twins, func(o *cluster) bool { return o.cloud == t.cloud && o.home.place() == t.home.place() }) {
 			continue
 		}
-		t.name = inventory.ScopedName(t.cloud, t.home.scope())
 		if t.home.region == westRegion && !slices.Contains(w.regions, westRegion) {
 			w.regions = append(w.regions, westRegion)
 		}
 		twins = append(twins, t)
+	}
+	// Named as internal/app's assembleFleet names what it did not
+	// configure: same-name clusters of one scope each with its location.
+	taken := map[string]bool{}
+	for _, c := range w.clusters {
+		taken[c.name] = true
+	}
+	namesakes := map[string]int{}
+	for _, t := range twins {
+		namesakes[t.home.platform+" "+t.home.scope()+" "+t.cloud]++
+	}
+	for _, t := range twins {
+		t.name = inventory.MemberName(taken, t.cloud, t.home.place(), namesakes[t.home.platform+" "+t.home.scope()+" "+t.cloud] > 1)
 	}
 	if w.mode == fleetOn {
 		for _, a := range w.accounts {
@@ -256,6 +287,11 @@ func (f *fleet) setupTwins() {
 		if !discovered && !unlisted && !rulesOut(c.where, platform, t.home.scope()) {
 			continue
 		}
+		if !discovered && !unlisted && namesakes[t.home.platform+" "+t.home.scope()+" "+t.cloud] > 1 {
+			// Unlisted, a namesake of its scope is told from a declared
+			// one by nothing: as with a configured one, by design.
+			continue
+		}
 		switch x := f.rng.Float64(); {
 		case x < 0.15:
 			t.state = inventory.MemberOutOfScope
@@ -266,6 +302,9 @@ func (f *fleet) setupTwins() {
 			t.state = inventory.MemberExcluded
 		default:
 			t.state = inventory.MemberUnlisted
+		}
+		if namesakes[t.home.platform+" "+t.home.scope()+" "+t.cloud] > 1 {
+			f.stats.Faults["same-name clusters in one project: "+orDefault(t.state, "unknown to reclaim")]++
 		}
 		how := map[string]string{inventory.EKS: "EKS", inventory.GKE: "GKE", selfManaged: "self-managed"}[t.home.platform]
 		if !discovered {
@@ -498,8 +537,9 @@ func (f *fleet) assemble() {
 		fl.Members = append(fl.Members, m)
 	}
 	state := map[string]string{}
+	taken := map[string]bool{}
 	for _, m := range fl.Members {
-		state[m.Name] = m.State
+		state[m.Name], taken[m.Name] = m.State, true
 	}
 	for _, c := range w.all() {
 		switch {
@@ -507,7 +547,7 @@ func (f *fleet) assemble() {
 			f.rf.clusters[c.name] = "not read"
 		case c.outOfScope() && !listed[c]:
 			// A declaration no listing matched answers for its place.
-			fl.Members = append(fl.Members, inventory.FleetMember{Name: inventory.ScopedName(c.cloudName(), c.home.place().Scope()), State: inventory.MemberOutOfScope,
+			fl.Members = append(fl.Members, inventory.FleetMember{Name: inventory.MemberName(taken, c.cloudName(), c.home.place(), false), State: inventory.MemberOutOfScope,
 				Rule: "fleet.outOfScope[0]", Reason: "another team's cluster", Where: c.home.place(), CloudName: c.cloudName()})
 		}
 	}
@@ -610,12 +650,14 @@ func (f *fleet) scopeEvidence(platform, scope string) string {
 // namedEvidence: the cluster that cloud evidence of a scope names, if
 // reclaim did not read it completely.
 func (f *fleet) namedEvidence(platform, scope, name string) string {
-	c := f.w.owner(platform, scope, name)
-	if c == nil {
+	cs := f.w.owners(platform, scope, name)
+	if len(cs) == 0 {
 		return "evidence in " + scope + " names " + name + ", which nobody runs there"
 	}
-	if why := f.unread(c); why != "" {
-		return why + " (named " + name + " by evidence in " + scope + ")"
+	for _, c := range cs {
+		if why := f.unread(c); why != "" {
+			return why + " (named " + name + " by evidence in " + scope + ")"
+		}
 	}
 	return ""
 }

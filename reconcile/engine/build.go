@@ -63,7 +63,17 @@ func Build(snap *inventory.Snapshot, kinds []Kind, prev State, now time.Time, op
 	if len(guarded) > 0 {
 		what = "no " + strings.Join(guarded, " and no ") + " is"
 	}
+	named := make(map[string]int, len(snap.Clusters))
 	for _, c := range snap.Clusters {
+		named[c.Name]++
+	}
+	for _, c := range snap.Clusters {
+		if named[c.Name] > 1 {
+			// A name is a cluster's source key: two reads under one name
+			// cannot be told apart, so neither stands for its cluster.
+			c.Complete = false
+			c.Problems = append(slices.Clip(c.Problems), fmt.Sprintf("%d clusters read this run are named %s, and reclaim cannot tell their reads apart", named[c.Name], c.Name))
+		}
 		addSource(Source{Kind: "cluster", Name: c.Name, Complete: c.Complete, Problems: c.Problems, Items: len(c.PVs),
 			Duration: c.Duration, Unit: "PV references"})
 		if !c.Complete {

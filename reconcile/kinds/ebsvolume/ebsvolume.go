@@ -351,10 +351,11 @@ func taggedClusters(f *inventory.Fleet, l *ebs.Listing, v *ebs.Volume) []string 
 	if c := v.Tags[TagLegacyCluster]; c != "" {
 		tagged = append(tagged, c)
 	}
-	for i, c := range tagged {
-		tagged[i] = f.Resolve(inventory.EKS, l.Account+"/"+l.Region, c)
+	var out []string
+	for _, c := range tagged {
+		out = append(out, f.Resolve(inventory.EKS, l.Account+"/"+l.Region, c)...)
 	}
-	return tagged
+	return out
 }
 
 // Keep classes and the candidate's.

@@ -176,7 +176,7 @@ func diskGuards(f *inventory.Fleet, d inventory.Disk, configured []string, cache
 		u.Clusters = append(u.Clusters, c)
 	}
 	if n := d.Labels[ClusterLabel]; n != "" {
-		u.Clusters = append(u.Clusters, f.Resolve(inventory.GKE, d.Key.Project, n))
+		u.Clusters = append(u.Clusters, f.ResolveAt(inventory.GKE, d.Key.Project, d.Key.Location(), n)...)
 		return u.Keys(f)
 	}
 	g := u.Keys(f)

@@ -229,11 +229,11 @@ func cloudUsers(f *inventory.Fleet, l *inventory.NetworkListing, n *inventory.Ne
 		Reads: []string{inventory.ReadWorkloads}}
 	if sn != nil {
 		for _, c := range sn.Clusters {
-			u.Clusters = append(u.Clusters, f.Resolve(inventory.EKS, scope, c))
+			u.Clusters = append(u.Clusters, f.Resolve(inventory.EKS, scope, c)...)
 		}
 	}
 	for _, c := range inventory.ClustersTagged(n.Tags) {
-		u.Clusters = append(u.Clusters, f.Resolve(inventory.EKS, scope, c))
+		u.Clusters = append(u.Clusters, f.Resolve(inventory.EKS, scope, c)...)
 	}
 	return u
 }
