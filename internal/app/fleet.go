@@ -240,7 +240,9 @@ func outOfScope(decls []config.OutOfScope, c inventory.FleetCluster, now time.Ti
 	// A declaration that pins c covers it, whatever another of its name
 	// and place (the cluster it replaced) says.
 	for i, o := range decls {
-		if o.Name != c.Name || !declaredPlace(o).Agrees(c) {
+		// The location exactly: a region declared is a regional cluster,
+		// not a zonal namesake in that region.
+		if o.Name != c.Name || !declaredPlace(o).Agrees(c) || o.Location != c.Location {
 			continue
 		}
 		why := ""

@@ -200,7 +200,11 @@ func TestOutOfScopeByIdentity(t *testing.T) {
 			}
 			// Cloud evidence of its place (a subnet tag) names the live
 			// cluster, in the state it took, never the declaration.
-			if r, _ := fp.fleet.Member(fp.fleet.Resolve(inventory.EKS, acctA+"/us-east-1", "legacy")); r.State != tc.state || !r.Discovered {
+			names := fp.fleet.Resolve(inventory.EKS, acctA+"/us-east-1", "legacy")
+			if len(names) != 1 {
+				t.Fatalf("a tag names %v", names)
+			}
+			if r, _ := fp.fleet.Member(names[0]); r.State != tc.state || !r.Discovered {
 				t.Fatalf("a tag names %+v", r)
 			}
 		})

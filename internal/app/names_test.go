@@ -106,3 +106,21 @@ func TestMemberNamesAreUnique(t *testing.T) {
 		t.Fatalf("members %+v read %v", fp.fleet.Members, readNames(fp))
 	}
 }
+
+// A declaration of a regional GKE cluster names that cluster, not a zonal
+// namesake in its region: the zonal one is read, and the regional one is
+// out of scope.
+func TestOutOfScopeRegionalIsNotItsZonalNamesake(t *testing.T) {
+	now := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
+	regional := gkeAt("prod", "proj-one", "us-east1", "https://10.0.0.1")
+	zonal := gkeAt("prod", "proj-one", "us-east1-b", "https://10.0.0.2")
+	cfg := parse(t, "clusters:\n  - name: a\n    context: a\nfleet:\n  outOfScope:\n    - name: prod\n      reason: a sandbox\n      platform: gke\n      project: proj-one\n      location: us-east1\n      endpoint: https://10.0.0.1\n")
+	fp := assembleFleet(cfg, true, nil, listing(regional, zonal), map[string]apiServer{"a": {host: "a.example:443"}}, nil, now)
+	states := map[string]string{}
+	for _, m := range fp.fleet.Members {
+		states[m.Cloud.Location] = m.State
+	}
+	if states["us-east1"] != inventory.MemberOutOfScope || states["us-east1-b"] != inventory.MemberRead || len(fp.read) != 1 {
+		t.Fatalf("states %v, read %v", states, readNames(fp))
+	}
+}
