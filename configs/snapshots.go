@@ -36,12 +36,20 @@ type Snapshots struct {
 	// clusters[] name: a record with another is another cluster's. A
 	// cluster not pinned here is pinned by its first accepted record.
 	KubeSystemUIDs Tags `json:"kubeSystemUIDs,omitempty"`
+	// MaxRecordSize is the most a record may decompress to: a larger one
+	// is refused, having decompressed no more, and holds its cluster. The
+	// deleter sets aside nine times it for each record it decodes, within
+	// half its memory target (GOMEMLIMIT), so raise both together.
+	MaxRecordSize Size `json:"maxRecordSize"`
 }
 
 const (
 	defaultSnapshotMaxAge     = Duration(3 * time.Hour)
 	defaultSnapshotMaxDrop    = Percent(0.5)
 	defaultSnapshotDropSettle = Duration(24 * time.Hour)
+	// DefaultMaxRecordSize is fleet.snapshots.maxRecordSize's default: a
+	// cluster of some 20,000 pods.
+	DefaultMaxRecordSize = Size(8 << 20)
 )
 
 func (c *Config) snapshotDefaults() {
@@ -52,6 +60,7 @@ func (c *Config) snapshotDefaults() {
 	def(c, "fleet.snapshots.maxAge", &s.MaxAge, defaultSnapshotMaxAge)
 	def(c, "fleet.snapshots.maxDrop", &s.MaxDrop, defaultSnapshotMaxDrop)
 	def(c, "fleet.snapshots.dropSettle", &s.DropSettle, defaultSnapshotDropSettle)
+	def(c, "fleet.snapshots.maxRecordSize", &s.MaxRecordSize, DefaultMaxRecordSize)
 }
 
 func (s *Snapshots) validate(ps *problems, path string) {
@@ -68,6 +77,9 @@ func (s *Snapshots) validate(ps *problems, path string) {
 	}
 	if s.MaxDrop <= 0 || s.MaxDrop > 1 {
 		ps.add(path+".maxDrop", "%s is out of range — use more than 0%% and at most 100%%", s.MaxDrop)
+	}
+	if s.MaxRecordSize < 0 || s.MaxRecordSize > 1<<30 {
+		ps.add(path+".maxRecordSize", "%s is out of range — use at most 1Gi, e.g. 8Mi", s.MaxRecordSize)
 	}
 	if s.DropSettle < 0 {
 		ps.add(path+".dropSettle", "must not be negative")

@@ -140,7 +140,11 @@ func New(ctx context.Context, cfg *config.Config, d Deps) (*Runner, error) {
 			d.Records = rs
 		}
 		if !d.Agent {
-			r.records = &recordReader{cfg: s, store: d.Records, taps: decoders(Taps(cfg)), now: d.Now}
+			b, err := boundsFor(s, memoryTarget())
+			if err != nil {
+				return nil, err
+			}
+			r.records = &recordReader{cfg: s, store: d.Records, taps: decoders(Taps(cfg)), now: d.Now, bounds: b}
 		}
 	} else if d.Agent {
 		return nil, errors.New("reclaim agent publishes to fleet.snapshots: add the section (bucket, account, region) to the agent's config")

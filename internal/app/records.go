@@ -5,7 +5,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"os"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -31,7 +33,11 @@ type Records interface {
 
 // OpenRecords opens the fleet.snapshots bucket.
 func OpenRecords(ctx context.Context, s *config.Snapshots, log *zap.Logger) (Records, error) {
-	c, err := bucket.New(ctx, bucket.Options{Bucket: s.Bucket, PathStyle: s.Endpoint != "", Service: awsclient.Service{
+	b, err := boundsFor(s, memoryTarget())
+	if err != nil {
+		return nil, err
+	}
+	c, err := bucket.New(ctx, bucket.Options{Bucket: s.Bucket, PathStyle: s.Endpoint != "", MaxObject: b.object, Service: awsclient.Service{
 		Account: s.Account, Region: s.Region, Profile: s.Profile, RoleARN: s.RoleARN, ExternalID: s.ExternalID,
 		Endpoint: s.Endpoint, UserAgent: "reclaim/" + Version, Logger: awsclient.ZapLogger(log)}})
 	if err != nil {
@@ -53,6 +59,100 @@ type recordReader struct {
 	prev map[string]engine.RecordSeen
 	mu   sync.Mutex
 	seen map[string]engine.RecordSeen
+	// limits bound the memory the records' reads take at once, set once
+	// (boundsFor); gets and decoding hold it.
+	limits   sync.Once
+	bounds   recordBounds
+	gets     chan struct{}
+	decoding *weighted
+}
+
+// recordCost is how many times its decompressed size a record costs while
+// it is decoded, counting every byte allocated: the decoder's buffer,
+// which doubles as it grows (the old ones garbage until collected), and
+// the values decoded, maps and shared strings and all. A record of pods
+// with labels, PVs and images allocates about 8 times its size
+// (TestRecordDecodeCost measures it).
+const recordCost = 9
+
+// defaultMemoryTarget is the deleter's memory target when GOMEMLIMIT sets
+// none: what deploy/ sets it to under the pod's 512Mi.
+const defaultMemoryTarget = 280 << 20
+
+// memoryTarget is the process's: GOMEMLIMIT, or defaultMemoryTarget.
+func memoryTarget() int64 {
+	if l := debug.SetMemoryLimit(-1); l > 0 && l < math.MaxInt64 {
+		return l
+	}
+	return defaultMemoryTarget
+}
+
+// recordBounds are what the records' reads may take of the memory target
+// at once: half of it, whatever the records say. A quarter holds the
+// objects being fetched (each at most object bytes, gets of them at
+// once); three quarters the records being decoded, each weighing
+// recordCost times what it may decompress to (perRecord at most).
+type recordBounds struct {
+	target, perRecord, object, decoding int64
+	gets                                int
+}
+
+// boundsFor is how a deleter with memory target reads s's records; an
+// error if maxRecordSize does not fit it.
+func boundsFor(s *config.Snapshots, target int64) (recordBounds, error) {
+	per := int64(s.MaxRecordSize)
+	if per <= 0 {
+		per = int64(config.DefaultMaxRecordSize)
+	}
+	b := recordBounds{target: target, perRecord: per, object: max(per/4, 64<<10), decoding: target / 2 * 3 / 4}
+	b.gets = int(min(max(target/2/4/b.object, 1), readAtOnce))
+	if recordCost*per > b.decoding {
+		return b, fmt.Errorf("fleet.snapshots.maxRecordSize %s: decoding a record that large takes %d MiB, more than the %d MiB the memory target (GOMEMLIMIT %d MiB) leaves for it — raise GOMEMLIMIT (and the pod's memory limit) to at least %d MiB, or lower maxRecordSize",
+			config.Size(per), recordCost*per>>20, b.decoding>>20, target>>20, recordCost*per*8/3>>20+1)
+	}
+	return b, nil
+}
+
+// weighted is a semaphore of bytes. One acquirer at a time waits for its
+// whole weight, and holders wait for nothing, so none waits forever.
+type weighted struct {
+	mu   sync.Mutex
+	cond *sync.Cond
+	free int64
+}
+
+func newWeighted(n int64) *weighted {
+	w := &weighted{free: n}
+	w.cond = sync.NewCond(&w.mu)
+	return w
+}
+
+func (w *weighted) acquire(n int64) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for w.free < n {
+		w.cond.Wait()
+	}
+	w.free -= n
+}
+
+func (w *weighted) release(n int64) {
+	w.mu.Lock()
+	w.free += n
+	w.mu.Unlock()
+	w.cond.Broadcast()
+}
+
+// bound sets the reader's bounds, once: a reader New made has them set
+// already (its config was checked); one a test made takes the process's.
+func (rr *recordReader) bound() {
+	rr.limits.Do(func() {
+		if rr.bounds.perRecord == 0 {
+			rr.bounds, _ = boundsFor(rr.cfg, memoryTarget())
+		}
+		rr.gets = make(chan struct{}, rr.bounds.gets)
+		rr.decoding = newWeighted(rr.bounds.decoding)
+	})
 }
 
 // begin starts a pass with what the state remembers.
@@ -77,16 +177,17 @@ func (rr *recordReader) remembered() map[string]engine.RecordSeen {
 	return out
 }
 
-// readAtOnce is how many records are read at once: enough Gets in flight
+// readAtOnce is the most records read at once: enough Gets in flight
 // that a fleet's read is bound by decoding its records, not by S3's
-// latency (a record in flight is its compressed bytes, some KiB).
+// latency. recordBounds lowers it to what the memory target holds.
 const readAtOnce = 64
 
 // read reads every target's record, readAtOnce at a time; one result per
 // target.
 func (rr *recordReader) read(ctx context.Context, targets []kube.Target) []inventory.ClusterRefs {
 	out := make([]inventory.ClusterRefs, len(targets))
-	_ = awsclient.Each(len(targets), readAtOnce, func(i int) error {
+	rr.bound()
+	_ = awsclient.Each(len(targets), rr.bounds.gets, func(i int) error {
 		out[i] = rr.one(ctx, targets[i])
 		return nil
 	})
@@ -104,6 +205,16 @@ func (rr *recordReader) one(ctx context.Context, t kube.Target) inventory.Cluste
 			Problems: problems, Duration: rr.now().Sub(start)}
 	}
 	where := fmt.Sprintf("s3://%s/%s", rr.cfg.Bucket, key)
+	// The gets at once (configured and discovered clusters are read side
+	// by side) are bounded across reads: each holds its object until its
+	// record is decoded.
+	rr.bound()
+	select {
+	case rr.gets <- struct{}{}:
+	case <-ctx.Done():
+		return held(fmt.Sprintf("reading %s: %v", where, ctx.Err()))
+	}
+	defer func() { <-rr.gets }()
 	body, err := rr.store.Get(ctx, key)
 	switch {
 	case errors.Is(err, inventory.ErrNotFound):
@@ -113,8 +224,13 @@ func (rr *recordReader) one(ctx context.Context, t kube.Target) inventory.Cluste
 	case err != nil:
 		return held(fmt.Sprintf("reading %s: %v", where, err))
 	}
-	rec, err := published.Decode(bytes.NewReader(body), rr.taps)
+	rec, err := rr.decode(body)
+	body = nil
 	if err != nil {
+		if errors.Is(err, published.ErrTooLarge) {
+			return held(fmt.Sprintf("the record at %s is refused: %v; its cluster is held. If the cluster's record is that large, raise fleet.snapshots.maxRecordSize (now %s) and the deleter's GOMEMLIMIT and memory limit with it; else the object is not its agent's",
+				where, err, config.Size(rr.bounds.perRecord)))
+		}
 		return held(fmt.Sprintf("the record at %s cannot be read: %v", where, err))
 	}
 	rr.mu.Lock()
@@ -162,6 +278,36 @@ func (rr *recordReader) one(ctx context.Context, t kube.Target) inventory.Cluste
 	}
 	c.Duration = rr.now().Sub(start)
 	return c
+}
+
+// decode decodes a record's object within the reader's bounds: the object
+// is at most bounds.object (the bucket's Get bounds it; a store that does
+// not, here), and decompresses to no more than it claims, nor than
+// maxRecordSize. recordCost times the claim is set aside while it is
+// decoded, so the records decoded at once fit the memory target whatever
+// they say.
+func (rr *recordReader) decode(body []byte) (published.Record, error) {
+	b := rr.bounds
+	if int64(len(body)) > b.object {
+		return published.Record{}, fmt.Errorf("its object is %d bytes, more than the %d a record of at most fleet.snapshots.maxRecordSize may be gzipped: %w",
+			len(body), b.object, published.ErrTooLarge)
+	}
+	claim, ok := published.Claimed(body)
+	if !ok {
+		return published.Record{}, errors.New("not a gzipped record: too short")
+	}
+	if claim > b.perRecord {
+		return published.Record{}, fmt.Errorf("it says it decompresses to %d bytes, more than fleet.snapshots.maxRecordSize %s: %w",
+			claim, config.Size(b.perRecord), published.ErrTooLarge)
+	}
+	weight := recordCost * max(claim, 64<<10)
+	rr.decoding.acquire(weight)
+	defer rr.decoding.release(weight)
+	rec, err := published.DecodeLimit(bytes.NewReader(body), claim, rr.taps)
+	if errors.Is(err, published.ErrTooLarge) {
+		err = fmt.Errorf("it decompresses to more than the %d bytes it says (a gzip bomb, or corrupt): %w", claim, published.ErrTooLarge)
+	}
+	return rec, err
 }
 
 // drop says why a record of items things in use cannot be believed after
@@ -266,6 +412,9 @@ func checkRole(cfg *config.Config, agent bool) error {
 			return fmt.Errorf("clusters: reclaim agent reads exactly its own cluster, the config lists %d — give it one entry (inCluster: true in the cluster)", len(cfg.Clusters))
 		}
 		return nil
+	}
+	if _, err := boundsFor(cfg.Fleet.Snapshots, memoryTarget()); err != nil {
+		return err
 	}
 	for i, cl := range cfg.Clusters {
 		if cl.Kubeconfig != "" || cl.Context != "" || cl.InCluster {

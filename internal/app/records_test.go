@@ -2,8 +2,12 @@ package app
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
+	"encoding/binary"
 	"fmt"
+	"runtime"
+	"runtime/debug"
 	"strings"
 	"testing"
 	"time"
@@ -211,4 +215,127 @@ func registration(name string) Registration {
 		}
 	}
 	return Registration{}
+}
+
+// bomb is a gzipped object that decompresses to mib MiB of a JSON string
+// that never ends: members of a MiB each, as gzip allows one after
+// another, so that it is built in little time and its trailer says the
+// last member's size.
+func bomb(t *testing.T, mib int) []byte {
+	t.Helper()
+	var out bytes.Buffer
+	member := func(b []byte) {
+		zw, _ := gzip.NewWriterLevel(&out, gzip.BestCompression)
+		if _, err := zw.Write(b); err != nil {
+			t.Fatal(err)
+		}
+		if err := zw.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	member([]byte(`{"version":1,"agent":"`))
+	a := bytes.Repeat([]byte("a"), 1<<20)
+	for range mib {
+		member(a)
+	}
+	return out.Bytes()
+}
+
+// A record that decompresses to more than it may (a gzip bomb, at two
+// keys) holds its cluster, saying which limit and how to raise it, and
+// the deleter's heap grows by less than its memory target's share for
+// records while it reads them: every byte allocated during the read
+// counted (runtime.MemStats.TotalAlloc bounds the heap's growth).
+func TestRecordReaderRefusesABombWithinItsMemory(t *testing.T) {
+	m, now := memRecords{}, recT0.Add(time.Hour)
+	m.put(t, 20, "uid-1", "", recT0)
+	good := m[published.Key("fleet", recPlace, "prod-a")]
+	b := bomb(t, 600)
+	other := recTarget
+	other.Name, other.CloudName = "prod-b", "prod-b"
+	third := recTarget
+	third.Name, third.CloudName = "prod-c", "prod-c"
+	m[published.Key("fleet", recPlace, "prod-b")] = b
+	m[published.Key("fleet", recPlace, "prod-c")] = b
+	rr := reader(m, &now, nil)
+	rr.begin(nil)
+	rr.bound()
+	runtime.GC()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	got := rr.read(context.Background(), []kube.Target{recTarget, other, third})
+	runtime.ReadMemStats(&after)
+	if !got[0].Complete {
+		t.Fatalf("the good record: %v", got[0].Problems)
+	}
+	for _, c := range got[1:] {
+		if c.Complete || !strings.Contains(strings.Join(c.Problems, " "), "maxRecordSize") {
+			t.Fatalf("%s: complete %v, %v", c.Name, c.Complete, c.Problems)
+		}
+	}
+	alloc := after.TotalAlloc - before.TotalAlloc
+	t.Logf("read 3 records (%d KiB good, a %d KiB bomb of 600 MiB twice): %d KiB allocated; target %d MiB, records' share %d MiB",
+		len(good)>>10, len(b)>>10, alloc>>10, rr.bounds.target>>20, rr.bounds.target>>21)
+	if alloc > uint64(rr.bounds.target/2) {
+		t.Fatalf("reading the records allocated %d MiB, more than half the memory target %d MiB", alloc>>20, rr.bounds.target>>20)
+	}
+	// The bomb's trailer claims a MiB; one that claims more than
+	// maxRecordSize is refused before it is decompressed.
+	big := bytes.Clone(b)
+	binary.LittleEndian.PutUint32(big[len(big)-4:], 1<<30)
+	m[published.Key("fleet", recPlace, "prod-b")] = big
+	if c := rr.read(context.Background(), []kube.Target{other})[0]; c.Complete || !strings.Contains(strings.Join(c.Problems, " "), "says it decompresses to 1073741824 bytes") {
+		t.Fatalf("a claim over maxRecordSize: complete %v, %v", c.Complete, c.Problems)
+	}
+}
+
+// A record costs at most recordCost times its decompressed size to
+// decode (the bound the reader sets aside for it): a large record of
+// pods, nodes, PVs and images, every byte allocated counted.
+func TestRecordDecodeCost(t *testing.T) {
+	refs := inventory.ClusterRefs{Complete: true, ImagesListed: true, WorkloadsListed: true}
+	for i := range 12000 {
+		ns := fmt.Sprintf("ns-%d", i%20)
+		refs.Pods = append(refs.Pods, inventory.Pod{Namespace: ns, Name: fmt.Sprintf("app-%08x-%05x", i%300, i), UID: fmt.Sprintf("%08x-0000-4000-8000-%012x", 1, i),
+			Phase: "Running", Node: fmt.Sprintf("ip-10-0-%d-%d.ec2.internal", i/250%250, i%250), IPs: []string{fmt.Sprintf("10.1.%d.%d", i/250%250, i%250)},
+			Labels: map[string]string{"app": fmt.Sprintf("app-%d", i%300)}, Owner: &inventory.Owner{Kind: "ReplicaSet", Name: fmt.Sprintf("app-%08x", i%300)}})
+		if i%10 == 0 {
+			refs.PVs = append(refs.PVs, inventory.PVRef{PV: fmt.Sprintf("pvc-%d", i), Phase: "Bound", ClaimNamespace: ns, Claim: fmt.Sprintf("data-%d", i),
+				Disk: inventory.DiskKey{Project: "p", Zone: "us-central1-a", Name: fmt.Sprintf("pvc-%d", i)}})
+			refs.Images = append(refs.Images, inventory.ImageUse{Ref: inventory.ImageRef{Repo: inventory.RepoKey{Account: "123456789012", Region: "us-east-1",
+				Name: fmt.Sprintf("svc/app-%d", i%300)}, Tag: "v1"}, Where: ns + "/app", Users: 1})
+		}
+	}
+	var buf bytes.Buffer
+	if err := published.Encode(&buf, published.Record{TakenAt: recT0, Refs: refs, Cluster: published.Identity{Name: "prod-a", KubeSystemUID: "uid-1"}}); err != nil {
+		t.Fatal(err)
+	}
+	size, _ := published.Claimed(buf.Bytes())
+	runtime.GC()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	rec, err := published.DecodeLimit(bytes.NewReader(buf.Bytes()), size, nil)
+	runtime.ReadMemStats(&after)
+	if err != nil || len(rec.Refs.Pods) != len(refs.Pods) {
+		t.Fatalf("%v, %d pods", err, len(rec.Refs.Pods))
+	}
+	cost := float64(after.TotalAlloc-before.TotalAlloc) / float64(size)
+	t.Logf("a record of %d KiB (%d KiB gzipped) allocated %.2f times its size to decode", size>>10, buf.Len()>>10, cost)
+	if cost > recordCost {
+		t.Fatalf("decoding allocated %.2f times the record's size, more than recordCost %d", cost, recordCost)
+	}
+}
+
+// A maxRecordSize the memory target cannot decode is refused by run and
+// config check alike (CheckRole), saying what to raise.
+func TestMaxRecordSizeMustFitTheMemoryTarget(t *testing.T) {
+	cfg := parse(t, strings.Replace(snapshotsYAML, "region: us-east-1}", "region: us-east-1, maxRecordSize: 64Mi}", 1))
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(280 << 20))
+	if err := CheckRole(cfg, false); err == nil || !strings.Contains(err.Error(), "raise GOMEMLIMIT") {
+		t.Fatalf("64Mi records under a 280MiB target: %v", err)
+	}
+	debug.SetMemoryLimit(2 << 30)
+	if err := CheckRole(cfg, false); err != nil {
+		t.Fatalf("64Mi records under a 2GiB target: %v", err)
+	}
 }
