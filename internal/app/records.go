@@ -5,9 +5,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"runtime/debug"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -249,17 +252,20 @@ func (rr *recordReader) one(ctx context.Context, t kube.Target) inventory.Cluste
 	if pin != "" && rec.Cluster.KubeSystemUID != pin {
 		problems = append(problems, fmt.Sprintf("if the cluster was recreated, pin its new UID: fleet.snapshots.kubeSystemUIDs.%s: %s", t.Name, rec.Cluster.KubeSystemUID))
 	}
-	next := engine.RecordSeen{KubeSystemUID: rec.Cluster.KubeSystemUID, Items: rec.Items()}
+	counts := classCounts(&rec)
+	next := engine.RecordSeen{KubeSystemUID: rec.Cluster.KubeSystemUID}
 	if len(problems) == 0 {
-		if why, since := rr.drop(last, next.Items, now); why != "" {
+		if why, since := rr.drop(last, counts, now); why != "" {
 			problems = append(problems, where+": "+why)
 			next = last
 			next.DropSince = since
+		} else {
+			next.Sizes = rr.remember(last.Sizes, counts, now)
 		}
 	} else {
 		next = last // a record not accepted changes nothing remembered
 	}
-	if next != (engine.RecordSeen{}) {
+	if !next.IsZero() {
 		rr.mu.Lock()
 		rr.seen[key] = next
 		rr.mu.Unlock()
@@ -310,25 +316,103 @@ func (rr *recordReader) decode(body []byte) (published.Record, error) {
 	return rec, err
 }
 
-// drop says why a record of items things in use cannot be believed after
-// one of last.Items: it lists more than maxDrop less, and has not done so
-// for dropSettle yet. A cluster that suddenly "uses nothing" is more often
-// an agent reading the wrong cluster, or a partial read, than the truth.
-func (rr *recordReader) drop(last engine.RecordSeen, items int, now time.Time) (why string, since time.Time) {
-	const floor = 10 // below this, a cluster's use swings by whole fractions
-	if last.Items < floor || float64(items) >= float64(last.Items)*(1-rr.cfg.MaxDrop.Fraction()) {
+// classCounts are what a record lists per class of evidence: each is
+// what some kind relies on (PVs and claims keep disks and volumes, pods
+// and their addresses and nodes keep interfaces, images keep images,
+// Jobs keep their pods, each tap its kind's objects), so each is judged
+// on its own: a record that keeps its pods but drops its PVs is as
+// implausible as one that drops everything.
+func classCounts(r *published.Record) map[string]int {
+	c := &r.Refs
+	ips := 0
+	for i := range c.Pods {
+		ips += len(c.Pods[i].IPs)
+	}
+	out := map[string]int{"pvs": len(c.PVs), "pvcs": len(c.PVCs), "pods": len(c.Pods), "podIPs": ips, "nodes": len(c.Nodes),
+		"images": len(c.Images), "jobs": len(c.Jobs) + len(c.CronJobs)}
+	for name, t := range c.Taps {
+		out["tap "+name] = t.Items
+	}
+	return out
+}
+
+// largest is, per class, the most the records accepted within dropSettle
+// of now listed, and the last accepted's, however old (an agent that
+// stopped for longer is no more believed when it comes back with less).
+func largest(sizes []engine.RecordSizes, now time.Time, settle time.Duration) map[string]int {
+	out := map[string]int{}
+	for i, s := range sizes {
+		if i < len(sizes)-1 && now.Sub(s.At) > settle+sizeStretch(settle) {
+			continue
+		}
+		for k, n := range s.Counts {
+			out[k] = max(out[k], n)
+		}
+	}
+	return out
+}
+
+// sizeStretch is the stretch of time whose records are remembered as one
+// size: a 24th of dropSettle, so that a day's history is some 25 entries.
+func sizeStretch(settle time.Duration) time.Duration {
+	return max(settle/24, time.Minute)
+}
+
+// remember adds an accepted record's counts to the sizes remembered: the
+// largest of each class within its stretch, the stretches within
+// dropSettle and the last. sizes is not changed.
+func (rr *recordReader) remember(sizes []engine.RecordSizes, counts map[string]int, now time.Time) []engine.RecordSizes {
+	settle := rr.cfg.DropSettle.Std()
+	stretch := sizeStretch(settle)
+	var out []engine.RecordSizes
+	for _, s := range sizes {
+		if now.Sub(s.At) <= settle+stretch {
+			out = append(out, s)
+		}
+	}
+	if n := len(out); n > 0 && now.Sub(out[n-1].At) < stretch {
+		merged := maps.Clone(out[n-1].Counts)
+		for k, v := range counts {
+			merged[k] = max(merged[k], v)
+		}
+		out[n-1] = engine.RecordSizes{At: out[n-1].At, Counts: merged}
+		return out
+	}
+	const most = 48
+	if len(out) >= most {
+		out = out[len(out)-most+1:]
+	}
+	return append(out, engine.RecordSizes{At: now, Counts: counts})
+}
+
+// drop says why a record of counts cannot be believed after the records
+// last remembers: a class of evidence lists more than maxDrop less than
+// the largest accepted within dropSettle (small clusters included: one
+// PV of one is all of them), and has not done so for dropSettle yet. A
+// cluster that suddenly "uses nothing", or keeps its pods but no PV, is
+// more often an agent reading the wrong cluster, a partial read or a
+// forged record than the truth.
+func (rr *recordReader) drop(last engine.RecordSeen, counts map[string]int, now time.Time) (why string, since time.Time) {
+	settle := rr.cfg.DropSettle.Std()
+	was := largest(last.Sizes, now, settle)
+	var drops []string
+	for _, k := range slices.Sorted(maps.Keys(counts)) {
+		if w := was[k]; w > 0 && float64(counts[k]) < float64(w)*(1-rr.cfg.MaxDrop.Fraction()) {
+			drops = append(drops, fmt.Sprintf("%d %s where it listed %d", counts[k], k, w))
+		}
+	}
+	if len(drops) == 0 {
 		return "", time.Time{}
 	}
 	since = last.DropSince
 	if since.IsZero() {
 		since = now
 	}
-	settle := rr.cfg.DropSettle.Std()
 	if now.Sub(since) >= settle {
 		return "", time.Time{}
 	}
-	return fmt.Sprintf("the record lists %d things in use, the last accepted %d: a drop of more than fleet.snapshots.maxDrop %s holds what the cluster could use until %s, unless its use comes back",
-		items, last.Items, rr.cfg.MaxDrop, since.Add(settle).UTC().Format(time.RFC3339)), since
+	return fmt.Sprintf("the record lists %s within fleet.snapshots.dropSettle %s: a drop of more than fleet.snapshots.maxDrop %s holds what the cluster could use until %s, unless its use comes back",
+		strings.Join(drops, ", "), rr.cfg.DropSettle, rr.cfg.MaxDrop, since.Add(settle).UTC().Format(time.RFC3339)), since
 }
 
 // publisher writes an agent's cluster record.

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"reflect"
 	"runtime"
 	"runtime/debug"
 	"strings"
@@ -39,12 +40,22 @@ var recT0 = time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC)
 
 var recPlace = inventory.Place{Platform: inventory.EKS, Account: "123456789012", Location: "us-east-1"}
 
-// put publishes a record of cluster prod-a at recPlace with n pods.
+// put publishes a record of cluster prod-a at recPlace with n pods and a
+// PV.
 func (m memRecords) put(t *testing.T, n int, uid, ca string, at time.Time) {
 	t.Helper()
+	m.putPVs(t, n, 1, uid, ca, at)
+}
+
+// putPVs publishes a record of cluster prod-a at recPlace with n pods and
+// pvs PVs.
+func (m memRecords) putPVs(t *testing.T, n, pvs int, uid, ca string, at time.Time) {
+	t.Helper()
 	refs := inventory.ClusterRefs{Name: "agent-side-name", Complete: true, ImagesListed: true, WorkloadsListed: true,
-		Projects: []string{"agent-chose-this"},
-		PVs:      []inventory.PVRef{{Cluster: "agent-side-name", PV: "pv-1", Disk: inventory.DiskKey{Project: "p", Zone: "z", Name: "d"}}}}
+		Projects: []string{"agent-chose-this"}}
+	for i := range pvs {
+		refs.PVs = append(refs.PVs, inventory.PVRef{Cluster: "agent-side-name", PV: fmt.Sprint("pv-", i), Disk: inventory.DiskKey{Project: "p", Zone: "z", Name: fmt.Sprint("d-", i)}})
+	}
 	for i := range n {
 		refs.Pods = append(refs.Pods, inventory.Pod{Namespace: "a", Name: fmt.Sprint(i), Phase: "Running"})
 	}
@@ -80,7 +91,7 @@ func TestRecordReaderTakesTheDeletersNameAndLimits(t *testing.T) {
 	if !c.Complete || c.Name != "prod-a" || strings.Join(c.Projects, ",") != "p" || strings.Join(c.Subnets, ",") != "subnet-1" || c.PVs[0].Cluster != "prod-a" {
 		t.Fatalf("cluster %+v", c)
 	}
-	if got := seen[published.Key("fleet", recPlace, "prod-a")]; got.KubeSystemUID != "uid-1" || got.Items != 21 {
+	if got := seen[published.Key("fleet", recPlace, "prod-a")]; got.KubeSystemUID != "uid-1" || len(got.Sizes) != 1 || got.Sizes[0].Counts["pods"] != 20 || got.Sizes[0].Counts["pvs"] != 1 {
 		t.Fatalf("remembered %+v", got)
 	}
 }
@@ -91,9 +102,9 @@ func TestRecordReaderHoldsAnotherClustersRecord(t *testing.T) {
 	m, now := memRecords{}, recT0.Add(time.Hour)
 	m.put(t, 20, "uid-2", "", recT0)
 	key := published.Key("fleet", recPlace, "prod-a")
-	prev := map[string]engine.RecordSeen{key: {KubeSystemUID: "uid-1", Items: 21}}
+	prev := map[string]engine.RecordSeen{key: {KubeSystemUID: "uid-1", Sizes: sized(recT0, 20, 1)}}
 	c, seen := pass(reader(m, &now, nil), prev)
-	if c.Complete || !strings.Contains(strings.Join(c.Problems, " "), "kubeSystemUIDs.prod-a: uid-2") || seen[key] != prev[key] {
+	if c.Complete || !strings.Contains(strings.Join(c.Problems, " "), "kubeSystemUIDs.prod-a: uid-2") || !reflect.DeepEqual(seen[key], prev[key]) {
 		t.Fatalf("complete %v, problems %v, remembered %+v", c.Complete, c.Problems, seen[key])
 	}
 	// The operator pins the new UID: the record is accepted and re-pinned.
@@ -103,20 +114,25 @@ func TestRecordReaderHoldsAnotherClustersRecord(t *testing.T) {
 	}
 }
 
+// sized is what the state remembers of one accepted record of pods pods
+// and pvs PVs at at.
+func sized(at time.Time, pods, pvs int) []engine.RecordSizes {
+	return []engine.RecordSizes{{At: at, Counts: map[string]int{"pods": pods, "pvs": pvs, "podIPs": 0, "nodes": 0, "images": 0, "jobs": 0, "pvcs": 0}}}
+}
+
 // A record much smaller than the last accepted holds until it has been
-// published for dropSettle; a drop within maxDrop, or from a small
-// cluster, does not hold.
+// published for dropSettle; a drop within maxDrop does not hold.
 func TestRecordReaderHoldsASuddenDropUntilItSettles(t *testing.T) {
 	m, now := memRecords{}, recT0.Add(time.Hour)
 	key := published.Key("fleet", recPlace, "prod-a")
-	prev := map[string]engine.RecordSeen{key: {KubeSystemUID: "uid-1", Items: 101}}
-	m.put(t, 60, "uid-1", "", recT0) // 61 of 101: within 50%
+	prev := map[string]engine.RecordSeen{key: {KubeSystemUID: "uid-1", Sizes: sized(recT0, 100, 1)}}
+	m.put(t, 60, "uid-1", "", recT0) // 60 of 100: within 50%
 	if c, _ := pass(reader(m, &now, nil), prev); !c.Complete {
 		t.Fatalf("a drop within maxDrop held: %v", c.Problems)
 	}
-	m.put(t, 9, "uid-1", "", recT0) // 10 of 101
+	m.put(t, 9, "uid-1", "", recT0) // 9 of 100
 	c, seen := pass(reader(m, &now, nil), prev)
-	if c.Complete || !strings.Contains(strings.Join(c.Problems, " "), "maxDrop") || seen[key].Items != 101 || !seen[key].DropSince.Equal(now) {
+	if c.Complete || !strings.Contains(strings.Join(c.Problems, " "), "9 pods where it listed 100") || !reflect.DeepEqual(seen[key].Sizes, prev[key].Sizes) || !seen[key].DropSince.Equal(now) {
 		t.Fatalf("complete %v, problems %v, remembered %+v", c.Complete, c.Problems, seen[key])
 	}
 	// Still small 23 hours later: still held, since the same moment.
@@ -126,18 +142,45 @@ func TestRecordReaderHoldsASuddenDropUntilItSettles(t *testing.T) {
 	if c.Complete || !seen2[key].DropSince.Equal(seen[key].DropSince) {
 		t.Fatalf("23h on: complete %v, remembered %+v", c.Complete, seen2[key])
 	}
-	// A day after it began: believed, and the new size remembered.
+	// A day after it began: believed, and the new size remembered alone.
 	now = now.Add(2 * time.Hour)
 	m.put(t, 9, "uid-1", "", now.Add(-time.Minute))
 	c, seen3 := pass(reader(m, &now, nil), seen2)
-	if !c.Complete || seen3[key].Items != 10 || !seen3[key].DropSince.IsZero() {
+	if !c.Complete || len(seen3[key].Sizes) != 1 || seen3[key].Sizes[0].Counts["pods"] != 9 || !seen3[key].DropSince.IsZero() {
 		t.Fatalf("settled: complete %v %v, remembered %+v", c.Complete, c.Problems, seen3[key])
 	}
-	// A small cluster's swings are not drops.
-	small := map[string]engine.RecordSeen{key: {KubeSystemUID: "uid-1", Items: 8}}
-	m.put(t, 0, "uid-1", "", now.Add(-time.Minute))
-	if c, _ := pass(reader(m, &now, nil), small); !c.Complete {
-		t.Fatalf("a small cluster's drop held: %v", c.Problems)
+}
+
+// Each class of evidence is judged on its own, small ones included: a
+// record that keeps its pods but drops its only PV holds.
+func TestRecordReaderHoldsARecordThatDropsOneClass(t *testing.T) {
+	m, now := memRecords{}, recT0.Add(time.Hour)
+	key := published.Key("fleet", recPlace, "prod-a")
+	prev := map[string]engine.RecordSeen{key: {KubeSystemUID: "uid-1", Sizes: sized(recT0, 20, 1)}}
+	m.putPVs(t, 20, 0, "uid-1", "", recT0.Add(30*time.Minute))
+	c, seen := pass(reader(m, &now, nil), prev)
+	if c.Complete || !strings.Contains(strings.Join(c.Problems, " "), "0 pvs where it listed 1") || !seen[key].DropSince.Equal(now) {
+		t.Fatalf("complete %v, problems %v, remembered %+v", c.Complete, c.Problems, seen[key])
+	}
+}
+
+// Halving every pass is judged against the largest accepted within
+// dropSettle, not the last: the second halving holds.
+func TestRecordReaderHoldsAStepwiseDrop(t *testing.T) {
+	m, now := memRecords{}, recT0
+	key := published.Key("fleet", recPlace, "prod-a")
+	var seen map[string]engine.RecordSeen
+	for i, pvs := range []int{40, 21, 11} {
+		m.putPVs(t, 20, pvs, "uid-1", "", now.Add(-time.Minute))
+		var c inventory.ClusterRefs
+		c, seen = pass(reader(m, &now, nil), seen)
+		if held := !c.Complete; held != (i == 2) {
+			t.Fatalf("pass %d with %d PVs: held %v: %v", i, pvs, held, c.Problems)
+		}
+		now = now.Add(time.Hour)
+	}
+	if !strings.Contains(fmt.Sprint(seen[key].DropSince), "2026") {
+		t.Fatalf("remembered %+v", seen[key])
 	}
 }
 
