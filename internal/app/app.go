@@ -378,6 +378,9 @@ func checkClusters(names []string, snap *inventory.Snapshot) error {
 // discovered ones it reads, side by side.
 func (r *Runner) fleetClusters(ctx context.Context, listings []inventory.FleetListing, clouds map[string]any) (*inventory.Fleet, []inventory.ClusterRefs) {
 	fp := assembleFleet(r.cfg, r.discovers, r.d.Discovery, listings, r.apis, clouds, r.d.Now())
+	if r.records != nil {
+		r.records.withClouds(clouds)
+	}
 	var configured, discovered []inventory.ClusterRefs
 	var wg sync.WaitGroup
 	wg.Go(func() { configured = r.d.Clusters(ctx) })

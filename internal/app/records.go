@@ -62,6 +62,9 @@ type recordReader struct {
 	prev map[string]engine.RecordSeen
 	mu   sync.Mutex
 	seen map[string]engine.RecordSeen
+	// clouds are the pass's cloud reads: what a first record is believed
+	// against (cloudEvidence).
+	clouds map[string]any
 	// limits bound the memory the records' reads take at once, set once
 	// (boundsFor); gets and decoding hold it.
 	limits   sync.Once
@@ -162,7 +165,14 @@ func (rr *recordReader) bound() {
 func (rr *recordReader) begin(prev map[string]engine.RecordSeen) {
 	rr.mu.Lock()
 	defer rr.mu.Unlock()
-	rr.prev, rr.seen = prev, map[string]engine.RecordSeen{}
+	rr.prev, rr.seen, rr.clouds = prev, map[string]engine.RecordSeen{}, nil
+}
+
+// withClouds gives the pass its cloud reads, before its clusters are read.
+func (rr *recordReader) withClouds(clouds map[string]any) {
+	rr.mu.Lock()
+	defer rr.mu.Unlock()
+	rr.clouds = clouds
 }
 
 // remembered is what the pass leaves for the next: this pass's records,
@@ -255,7 +265,14 @@ func (rr *recordReader) one(ctx context.Context, t kube.Target) inventory.Cluste
 	counts := classCounts(&rec)
 	next := engine.RecordSeen{KubeSystemUID: rec.Cluster.KubeSystemUID}
 	if len(problems) == 0 {
+		rr.mu.Lock()
+		clouds := rr.clouds
+		rr.mu.Unlock()
 		if why, since := rr.drop(last, counts, now); why != "" {
+			problems = append(problems, where+": "+why)
+			next = last
+			next.DropSince = since
+		} else if why, since := rr.unbelieved(last, counts, clouds, t, now); why != "" {
 			problems = append(problems, where+": "+why)
 			next = last
 			next.DropSince = since
@@ -383,6 +400,32 @@ func (rr *recordReader) remember(sizes []engine.RecordSizes, counts map[string]i
 		out = out[len(out)-most+1:]
 	}
 	return append(out, engine.RecordSizes{At: now, Counts: counts})
+}
+
+// unbelieved says why a cluster's first record (none accepted before) is
+// not believed: it claims none of a class of evidence while the clouds
+// show some made for the cluster. It holds until it has been published
+// for dropSettle, as a drop does: what the clouds show may be leaked, and
+// what reclaim is for, but a record of another cluster, or a forged one,
+// says the same.
+func (rr *recordReader) unbelieved(last engine.RecordSeen, counts map[string]int, clouds map[string]any, t kube.Target, now time.Time) (why string, since time.Time) {
+	if len(last.Sizes) > 0 {
+		return "", time.Time{}
+	}
+	unseen := cloudEvidence(clouds, t).unseen(counts)
+	if unseen == "" {
+		return "", time.Time{}
+	}
+	since = last.DropSince
+	if since.IsZero() {
+		since = now
+	}
+	settle := rr.cfg.DropSettle.Std()
+	if now.Sub(since) >= settle {
+		return "", time.Time{}
+	}
+	return fmt.Sprintf("the cluster's first record lists %s: it holds what the cluster could use until %s (fleet.snapshots.dropSettle %s after it was first seen), unless a record lists them",
+		unseen, since.Add(settle).UTC().Format(time.RFC3339), rr.cfg.DropSettle), since
 }
 
 // drop says why a record of counts cannot be believed after the records

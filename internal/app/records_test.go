@@ -18,6 +18,7 @@ import (
 	"reclaim.dev/reclaim/inventory/kube"
 	"reclaim.dev/reclaim/inventory/published"
 	"reclaim.dev/reclaim/reconcile/engine"
+	"reclaim.dev/reclaim/reconcile/kinds/netiface"
 )
 
 // memRecords is a bucket in memory.
@@ -59,6 +60,12 @@ func (m memRecords) putPVs(t *testing.T, n, pvs int, uid, ca string, at time.Tim
 	for i := range n {
 		refs.Pods = append(refs.Pods, inventory.Pod{Namespace: "a", Name: fmt.Sprint(i), Phase: "Running"})
 	}
+	m.putRefs(t, refs, uid, ca, at)
+}
+
+// putRefs publishes refs as cluster prod-a's record at recPlace.
+func (m memRecords) putRefs(t *testing.T, refs inventory.ClusterRefs, uid, ca string, at time.Time) {
+	t.Helper()
 	var b bytes.Buffer
 	if err := published.Encode(&b, published.Record{TakenAt: at, Refs: refs, Cluster: published.Identity{Name: "prod-a",
 		Platform: recPlace.Platform, Account: recPlace.Account, Location: recPlace.Location, CA: ca, KubeSystemUID: uid}}); err != nil {
@@ -181,6 +188,45 @@ func TestRecordReaderHoldsAStepwiseDrop(t *testing.T) {
 	}
 	if !strings.Contains(fmt.Sprint(seen[key].DropSince), "2026") {
 		t.Fatalf("remembered %+v", seen[key])
+	}
+}
+
+// A cluster's first record that claims no pod addresses while EC2 shows
+// interfaces in use that the VPC CNI made for the cluster holds, until it
+// has been published for dropSettle; one that lists them is believed.
+func TestRecordReaderHoldsAFirstRecordTheCloudsContradict(t *testing.T) {
+	m, now := memRecords{}, recT0.Add(time.Hour)
+	key := published.Key("fleet", recPlace, "prod-a")
+	m.put(t, 20, "uid-1", "", recT0)
+	clouds := map[string]any{netiface.Source: []inventory.NetworkListing{{Account: recPlace.Account, Region: recPlace.Location, Complete: true,
+		Interfaces: []inventory.NetInterface{{ID: "eni-0a1b", Status: "in-use", Tags: map[string]string{inventory.InterfaceClusterTag: "prod-a"}},
+			{ID: "eni-0c2d", Status: "in-use", Tags: map[string]string{inventory.InterfaceClusterTag: "prod-b"}}}}}}
+	read := func(prev map[string]engine.RecordSeen) (inventory.ClusterRefs, map[string]engine.RecordSeen) {
+		rr := reader(m, &now, nil)
+		rr.begin(prev)
+		rr.withClouds(clouds)
+		c := rr.read(context.Background(), []kube.Target{recTarget})[0]
+		return c, rr.remembered()
+	}
+	c, seen := read(nil)
+	if c.Complete || !strings.Contains(strings.Join(c.Problems, " "), "no podIPs, where the clouds show network interface eni-0a1b made for the cluster") ||
+		len(seen[key].Sizes) != 0 || !seen[key].DropSince.Equal(now) {
+		t.Fatalf("complete %v, problems %v, remembered %+v", c.Complete, c.Problems, seen[key])
+	}
+	// A day on, the same claim is believed: what the clouds show may be
+	// leaked.
+	now = now.Add(25 * time.Hour)
+	m.put(t, 20, "uid-1", "", now.Add(-time.Minute))
+	if c, seen := read(seen); !c.Complete || len(seen[key].Sizes) != 1 {
+		t.Fatalf("settled: complete %v %v, remembered %+v", c.Complete, c.Problems, seen[key])
+	}
+	// A first record listing its addresses and nodes is believed at once.
+	now = recT0.Add(time.Hour)
+	m.putRefs(t, inventory.ClusterRefs{Complete: true, ImagesListed: true, WorkloadsListed: true,
+		Pods:  []inventory.Pod{{Namespace: "a", Name: "p", Phase: "Running", IPs: []string{"10.0.0.9"}}},
+		Nodes: []inventory.Node{{Name: "n", IPs: []string{"10.0.0.8"}}}}, "uid-1", "", recT0)
+	if c, _ := read(nil); !c.Complete {
+		t.Fatalf("a record listing its addresses: %v", c.Problems)
 	}
 }
 
