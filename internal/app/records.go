@@ -241,7 +241,7 @@ func (rr *recordReader) one(ctx context.Context, t kube.Target) inventory.Cluste
 	body = nil
 	if err != nil {
 		if errors.Is(err, published.ErrTooLarge) {
-			return held(fmt.Sprintf("the record at %s is refused: %v; its cluster is held. If the cluster's record is that large, raise fleet.snapshots.maxRecordSize (now %s) and the deleter's GOMEMLIMIT and memory limit with it; else the object is not its agent's",
+			return held(fmt.Sprintf("the record at %s cannot be read: %v; its cluster is held. If the cluster's record is that large, raise fleet.snapshots.maxRecordSize (now %s) and the deleter's GOMEMLIMIT and memory limit with it; else the object is not its agent's",
 				where, err, config.Size(rr.bounds.perRecord)))
 		}
 		return held(fmt.Sprintf("the record at %s cannot be read: %v", where, err))
@@ -320,7 +320,7 @@ func (rr *recordReader) decode(body []byte) (published.Record, error) {
 		return published.Record{}, errors.New("not a gzipped record: too short")
 	}
 	if claim > b.perRecord {
-		return published.Record{}, fmt.Errorf("it says it decompresses to %d bytes, more than fleet.snapshots.maxRecordSize %s: %w",
+		return published.Record{}, fmt.Errorf("its gzip trailer says it decompresses to %d bytes, more than fleet.snapshots.maxRecordSize %s (or it is truncated): %w",
 			claim, config.Size(b.perRecord), published.ErrTooLarge)
 	}
 	weight := recordCost * max(claim, 64<<10)
@@ -334,11 +334,12 @@ func (rr *recordReader) decode(body []byte) (published.Record, error) {
 }
 
 // classCounts are what a record lists per class of evidence: each is
-// what some kind relies on (PVs and claims keep disks and volumes, pods
-// and their addresses and nodes keep interfaces, images keep images,
-// Jobs keep their pods, each tap its kind's objects), so each is judged
-// on its own: a record that keeps its pods but drops its PVs is as
-// implausible as one that drops everything.
+// what some kind of the deleter's relies on (PVs and claims keep disks
+// and volumes, pods and their addresses and nodes keep interfaces, images
+// keep images, each tap its kind's objects: volume handles), so each is
+// judged on its own: a record that keeps its pods but drops its PVs is as
+// implausible as one that drops everything. Jobs are not: the agents'
+// own kinds delete them.
 func classCounts(r *published.Record) map[string]int {
 	c := &r.Refs
 	ips := 0
@@ -346,7 +347,7 @@ func classCounts(r *published.Record) map[string]int {
 		ips += len(c.Pods[i].IPs)
 	}
 	out := map[string]int{"pvs": len(c.PVs), "pvcs": len(c.PVCs), "pods": len(c.Pods), "podIPs": ips, "nodes": len(c.Nodes),
-		"images": len(c.Images), "jobs": len(c.Jobs) + len(c.CronJobs)}
+		"images": len(c.Images)}
 	for name, t := range c.Taps {
 		out["tap "+name] = t.Items
 	}

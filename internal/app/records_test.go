@@ -124,7 +124,7 @@ func TestRecordReaderHoldsAnotherClustersRecord(t *testing.T) {
 // sized is what the state remembers of one accepted record of pods pods
 // and pvs PVs at at.
 func sized(at time.Time, pods, pvs int) []engine.RecordSizes {
-	return []engine.RecordSizes{{At: at, Counts: map[string]int{"pods": pods, "pvs": pvs, "podIPs": 0, "nodes": 0, "images": 0, "jobs": 0, "pvcs": 0}}}
+	return []engine.RecordSizes{{At: at, Counts: map[string]int{"pods": pods, "pvs": pvs, "podIPs": 0, "nodes": 0, "images": 0, "pvcs": 0}}}
 }
 
 // A record much smaller than the last accepted holds until it has been
