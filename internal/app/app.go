@@ -395,7 +395,11 @@ func (r *Runner) fleetClusters(ctx context.Context, listings []inventory.FleetLi
 	}
 	wg.Wait()
 	holdConflicts(configured, fp.conflicts)
-	return &fp.fleet, append(configured, discovered...)
+	all := append(configured, discovered...)
+	if r.records != nil {
+		r.records.twins(all)
+	}
+	return &fp.fleet, all
 }
 
 // holdConflicts makes each configured cluster whose name collides with a

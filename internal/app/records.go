@@ -65,6 +65,9 @@ type recordReader struct {
 	// clouds are the pass's cloud reads: what a first record is believed
 	// against (cloudEvidence).
 	clouds map[string]any
+	// claims are the pass's records by the kube-system UID they claim:
+	// two clusters' records claiming one are not both right (twins).
+	claims map[string][]claim
 	// limits bound the memory the records' reads take at once, set once
 	// (boundsFor); gets and decoding hold it.
 	limits   sync.Once
@@ -165,7 +168,52 @@ func (rr *recordReader) bound() {
 func (rr *recordReader) begin(prev map[string]engine.RecordSeen) {
 	rr.mu.Lock()
 	defer rr.mu.Unlock()
-	rr.prev, rr.seen, rr.clouds = prev, map[string]engine.RecordSeen{}, nil
+	rr.prev, rr.seen, rr.clouds, rr.claims = prev, map[string]engine.RecordSeen{}, nil, map[string][]claim{}
+}
+
+// claim is a record of the pass: its cluster (the deleter's name) and key.
+type claim struct{ cluster, key string }
+
+// twins holds every cluster of clusters whose record claims the
+// kube-system UID another cluster's record of the pass claims: one of
+// them, at least, is not its cluster's (a copied agent config, a forged
+// record), and which one cannot be told. What the pass remembered of
+// them is dropped: a record not accepted changes nothing remembered. Run
+// after every record of the pass is read.
+func (rr *recordReader) twins(clusters []inventory.ClusterRefs) {
+	rr.mu.Lock()
+	defer rr.mu.Unlock()
+	why := map[string]string{}
+	for uid, cs := range rr.claims {
+		keys := map[string]bool{}
+		for _, c := range cs {
+			keys[c.key] = true
+		}
+		if len(keys) < 2 {
+			continue
+		}
+		var names []string
+		for _, c := range cs {
+			names = append(names, c.cluster)
+		}
+		slices.Sort(names)
+		names = slices.Compact(names)
+		for _, c := range cs {
+			why[c.cluster] = fmt.Sprintf("s3://%s/%s: its record claims kube-system UID %s, as the records of %s do: one cluster's agent publishes as another (a copied agent config, or a forged record), so every cluster claiming it is held — pin each cluster's UID in fleet.snapshots.kubeSystemUIDs and fix the agent that publishes the other's",
+				rr.cfg.Bucket, c.key, uid, strings.Join(names, ", "))
+			if prev, ok := rr.prev[c.key]; ok {
+				rr.seen[c.key] = prev
+			} else {
+				delete(rr.seen, c.key)
+			}
+		}
+	}
+	for i := range clusters {
+		if w, ok := why[clusters[i].Name]; ok {
+			clusters[i].Complete = false
+			clusters[i].Problems = append([]string{w}, clusters[i].Problems...)
+		}
+	}
 }
 
 // withClouds gives the pass its cloud reads, before its clusters are read.
@@ -282,11 +330,17 @@ func (rr *recordReader) one(ctx context.Context, t kube.Target) inventory.Cluste
 	} else {
 		next = last // a record not accepted changes nothing remembered
 	}
+	rr.mu.Lock()
 	if !next.IsZero() {
-		rr.mu.Lock()
 		rr.seen[key] = next
-		rr.mu.Unlock()
 	}
+	if uid := rec.Cluster.KubeSystemUID; uid != "" {
+		if rr.claims == nil {
+			rr.claims = map[string][]claim{}
+		}
+		rr.claims[uid] = append(rr.claims[uid], claim{cluster: t.Name, key: key})
+	}
+	rr.mu.Unlock()
 	c := rec.Refs
 	c.Name, c.Projects, c.Accounts, c.Subnets = t.Name, t.Projects, t.Accounts, t.Subnets
 	for i := range c.PVs {

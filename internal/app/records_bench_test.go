@@ -480,7 +480,7 @@ func (cl recCluster) record(now time.Time) published.Record {
 	}
 	return published.Record{TakenAt: taken, Agent: "bench", Refs: refs,
 		Cluster: published.Identity{Name: cl.name, Platform: cl.place.Platform, Account: cl.place.Account, Project: cl.place.Project,
-			Location: cl.place.Location, KubeSystemUID: uid(6, 0)}}
+			Location: cl.place.Location, CA: published.CAHash([]byte(uid(7, 0))), KubeSystemUID: uid(6, 0)}}
 }
 
 // gunzippedSize is the size of a gzipped body once decompressed.

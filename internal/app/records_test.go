@@ -63,9 +63,19 @@ func (m memRecords) putPVs(t *testing.T, n, pvs int, uid, ca string, at time.Tim
 	m.putRefs(t, refs, uid, ca, at)
 }
 
-// putRefs publishes refs as cluster prod-a's record at recPlace.
+// recCA is the hash of prod-a's CA, which a record carries unless told.
+var recCA = published.CAHash([]byte("the real CA"))
+
+// putRefs publishes refs as cluster prod-a's record at recPlace, with the
+// CA hash ca (recCA if "", none if "-").
 func (m memRecords) putRefs(t *testing.T, refs inventory.ClusterRefs, uid, ca string, at time.Time) {
 	t.Helper()
+	switch ca {
+	case "":
+		ca = recCA
+	case "-":
+		ca = ""
+	}
 	var b bytes.Buffer
 	if err := published.Encode(&b, published.Record{TakenAt: at, Refs: refs, Cluster: published.Identity{Name: "prod-a",
 		Platform: recPlace.Platform, Account: recPlace.Account, Location: recPlace.Location, CA: ca, KubeSystemUID: uid}}); err != nil {
@@ -227,6 +237,53 @@ func TestRecordReaderHoldsAFirstRecordTheCloudsContradict(t *testing.T) {
 		Nodes: []inventory.Node{{Name: "n", IPs: []string{"10.0.0.8"}}}}, "uid-1", "", recT0)
 	if c, _ := read(nil); !c.Complete {
 		t.Fatalf("a record listing its addresses: %v", c.Problems)
+	}
+}
+
+// Two clusters' records claiming one kube-system UID hold both, and
+// change nothing remembered; a record naming no CA holds.
+func TestRecordReaderHoldsTwinsAndRecordsWithoutIdentity(t *testing.T) {
+	m, now := memRecords{}, recT0.Add(time.Hour)
+	m.put(t, 20, "uid-1", "", recT0)
+	keyA, keyB := published.Key("fleet", recPlace, "prod-a"), published.Key("fleet", recPlace, "prod-b")
+	other := recTarget
+	other.Name, other.CloudName = "prod-b", "prod-b"
+	twin := func(uid string) {
+		var b bytes.Buffer
+		rec, err := published.Decode(bytes.NewReader(m[keyA]), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec.Cluster.Name, rec.Cluster.KubeSystemUID = "prod-b", uid
+		if err := published.Encode(&b, rec); err != nil {
+			t.Fatal(err)
+		}
+		m[keyB] = b.Bytes()
+	}
+	read := func() ([]inventory.ClusterRefs, map[string]engine.RecordSeen) {
+		rr := reader(m, &now, nil)
+		rr.begin(nil)
+		got := rr.read(context.Background(), []kube.Target{recTarget, other})
+		rr.twins(got)
+		return got, rr.remembered()
+	}
+	twin("uid-1")
+	got, seen := read()
+	for _, c := range got {
+		if c.Complete || !strings.Contains(strings.Join(c.Problems, " "), "claims kube-system UID uid-1, as the records of prod-a, prod-b do") {
+			t.Fatalf("%s: complete %v, %v", c.Name, c.Complete, c.Problems)
+		}
+	}
+	if len(seen) != 0 {
+		t.Fatalf("twins remembered: %+v", seen)
+	}
+	twin("uid-2")
+	if got, seen := read(); !got[0].Complete || !got[1].Complete || len(seen) != 2 {
+		t.Fatalf("distinct UIDs: %v %v, remembered %+v", got[0].Problems, got[1].Problems, seen)
+	}
+	m.put(t, 20, "uid-1", "-", recT0)
+	if got, _ := read(); got[0].Complete || !strings.Contains(strings.Join(got[0].Problems, " "), "no API server CA") {
+		t.Fatalf("no CA: complete %v, %v", got[0].Complete, got[0].Problems)
 	}
 }
 

@@ -46,7 +46,8 @@ type Identity struct {
 	Project  string `json:"project,omitempty"`
 	Location string `json:"location"`
 	// CA is the SHA-256 of the API server's CA bundle, hex; discovery
-	// lists the same bundle for the cluster.
+	// lists the same bundle for the cluster. Required: a record without
+	// it holds.
 	CA string `json:"caSHA256,omitempty"`
 	// KubeSystemUID is the kube-system namespace's UID: a cluster
 	// recreated under the same name has another.
@@ -282,7 +283,9 @@ func (r *Record) Check(e Expect) []string {
 	if id.Name != e.Name || !samePlace(id.Place(), e.Place) {
 		out = append(out, fmt.Sprintf("the record says it is cluster %q in %s, not %q in %s: %v", id.Name, id.Place(), e.Name, e.Place, ErrMismatch))
 	}
-	if e.CA != "" && id.CA != "" && id.CA != e.CA {
+	if id.CA == "" {
+		out = append(out, "the record names no API server CA (caSHA256), so reclaim cannot tell which cluster wrote it: upgrade the cluster's agent")
+	} else if e.CA != "" && id.CA != e.CA {
 		out = append(out, fmt.Sprintf("the record's API server CA (sha256 %.12s…) is not the one discovery lists for the cluster (%.12s…): %v", id.CA, e.CA, ErrMismatch))
 	}
 	if e.KubeSystemUID != "" && id.KubeSystemUID != e.KubeSystemUID {
