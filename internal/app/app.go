@@ -380,6 +380,7 @@ func (r *Runner) fleetClusters(ctx context.Context, listings []inventory.FleetLi
 	fp := assembleFleet(r.cfg, r.discovers, r.d.Discovery, listings, r.apis, clouds, r.d.Now())
 	if r.records != nil {
 		r.records.withClouds(clouds)
+		r.records.withCAs(discoveredCAs(&fp.fleet))
 	}
 	var configured, discovered []inventory.ClusterRefs
 	var wg sync.WaitGroup

@@ -65,6 +65,9 @@ type recordReader struct {
 	// clouds are the pass's cloud reads: what a first record is believed
 	// against (cloudEvidence).
 	clouds map[string]any
+	// cas are the CA bundles discovery lists for configured clusters, by
+	// name: what their records' CA is compared with.
+	cas map[string][]byte
 	// claims are the pass's records by the kube-system UID they claim:
 	// two clusters' records claiming one are not both right (twins).
 	claims map[string][]claim
@@ -168,7 +171,7 @@ func (rr *recordReader) bound() {
 func (rr *recordReader) begin(prev map[string]engine.RecordSeen) {
 	rr.mu.Lock()
 	defer rr.mu.Unlock()
-	rr.prev, rr.seen, rr.clouds, rr.claims = prev, map[string]engine.RecordSeen{}, nil, map[string][]claim{}
+	rr.prev, rr.seen, rr.clouds, rr.cas, rr.claims = prev, map[string]engine.RecordSeen{}, nil, nil, map[string][]claim{}
 }
 
 // claim is a record of the pass: its cluster (the deleter's name) and key.
@@ -214,6 +217,25 @@ func (rr *recordReader) twins(clusters []inventory.ClusterRefs) {
 			clusters[i].Problems = append([]string{w}, clusters[i].Problems...)
 		}
 	}
+}
+
+// withCAs gives the pass the CAs discovery lists for configured clusters.
+func (rr *recordReader) withCAs(cas map[string][]byte) {
+	rr.mu.Lock()
+	defer rr.mu.Unlock()
+	rr.cas = cas
+}
+
+// discoveredCAs are the CA bundles discovery lists for the fleet's
+// configured clusters, by name.
+func discoveredCAs(f *inventory.Fleet) map[string][]byte {
+	out := map[string][]byte{}
+	for _, m := range f.Members {
+		if m.Configured && m.Discovered && len(m.Cloud.CAData) > 0 {
+			out[m.Name] = m.Cloud.CAData
+		}
+	}
+	return out
 }
 
 // withClouds gives the pass its cloud reads, before its clusters are read.
@@ -302,7 +324,13 @@ func (rr *recordReader) one(ctx context.Context, t kube.Target) inventory.Cluste
 		pin = last.KubeSystemUID
 	}
 	now := rr.now()
-	problems := rec.Check(published.Expect{Name: t.CloudName, Place: t.Place, CA: published.CAHash(t.CAData),
+	ca := t.CAData
+	if len(ca) == 0 {
+		rr.mu.Lock()
+		ca = rr.cas[t.Name]
+		rr.mu.Unlock()
+	}
+	problems := rec.Check(published.Expect{Name: t.CloudName, Place: t.Place, CA: published.CAHash(ca),
 		KubeSystemUID: pin, MaxAge: rr.cfg.MaxAge.Std(), Now: now})
 	for i, p := range problems {
 		problems[i] = where + ": " + p

@@ -287,6 +287,27 @@ func TestRecordReaderHoldsTwinsAndRecordsWithoutIdentity(t *testing.T) {
 	}
 }
 
+// A configured cluster's record is compared with the CA discovery lists
+// for it, when discovery joined it to a listed cluster.
+func TestRecordReaderChecksAConfiguredClustersDiscoveredCA(t *testing.T) {
+	m, now := memRecords{}, recT0.Add(time.Hour)
+	m.put(t, 20, "uid-1", "", recT0)
+	fleet := &inventory.Fleet{Members: []inventory.FleetMember{
+		{Name: "prod-a", Configured: true, Discovered: true, Cloud: inventory.FleetCluster{Name: "prod-a", CAData: []byte("another CA")}},
+		{Name: "prod-z", Configured: true}}}
+	rr := reader(m, &now, nil)
+	rr.begin(nil)
+	rr.withCAs(discoveredCAs(fleet))
+	if c := rr.read(context.Background(), []kube.Target{recTarget})[0]; c.Complete || !strings.Contains(strings.Join(c.Problems, " "), "not the one discovery lists") {
+		t.Fatalf("another CA: complete %v, %v", c.Complete, c.Problems)
+	}
+	fleet.Members[0].Cloud.CAData = []byte("the real CA")
+	rr.withCAs(discoveredCAs(fleet))
+	if c := rr.read(context.Background(), []kube.Target{recTarget})[0]; !c.Complete {
+		t.Fatalf("the same CA: %v", c.Problems)
+	}
+}
+
 // A discovered cluster's record must carry the CA discovery lists.
 func TestRecordReaderChecksTheDiscoveredCA(t *testing.T) {
 	m, now := memRecords{}, recT0.Add(time.Hour)
