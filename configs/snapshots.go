@@ -33,8 +33,10 @@ type Snapshots struct {
 	MaxDrop    Percent  `json:"maxDrop"`
 	DropSettle Duration `json:"dropSettle"`
 	// KubeSystemUIDs pin clusters to their kube-system namespace's UID, by
-	// clusters[] name: a record with another is another cluster's. A
-	// cluster not pinned here is pinned by its first accepted record.
+	// clusters[] name: a record with another is another cluster's. Set
+	// them before the first record to trust none on first use: a cluster
+	// not pinned here is pinned by its first accepted record, and each
+	// report says so.
 	KubeSystemUIDs Tags `json:"kubeSystemUIDs,omitempty"`
 	// MaxRecordSize is the most a record may decompress to: a larger one
 	// is refused, having decompressed no more, and holds its cluster. The

@@ -380,6 +380,11 @@ func (rr *recordReader) one(ctx context.Context, t kube.Target) inventory.Cluste
 	if len(problems) > 0 {
 		c.Complete = false
 		c.Problems = append(problems, c.Problems...)
+	} else if rr.cfg.KubeSystemUIDs[t.Name] == "" {
+		// Said every pass, complete or not: the pin is only as good as
+		// the record that made it.
+		c.Problems = append(c.Problems, fmt.Sprintf("note: kube-system UID %s is trusted on first use (pinned by the cluster's first accepted record, not by the config): pin it ahead in fleet.snapshots.kubeSystemUIDs.%s",
+			rec.Cluster.KubeSystemUID, t.Name))
 	}
 	c.Duration = rr.now().Sub(start)
 	return c

@@ -308,6 +308,24 @@ func TestRecordReaderChecksAConfiguredClustersDiscoveredCA(t *testing.T) {
 	}
 }
 
+// The report says which clusters' kube-system UIDs are trusted on first
+// use, pass after pass, and not those the config pins ahead.
+func TestRecordReaderSaysWhichPinsAreTrustedOnFirstUse(t *testing.T) {
+	m, now := memRecords{}, recT0.Add(time.Hour)
+	m.put(t, 20, "uid-1", "", recT0)
+	c, seen := pass(reader(m, &now, nil), nil)
+	note := "kube-system UID uid-1 is trusted on first use"
+	if !c.Complete || !strings.Contains(strings.Join(c.Problems, " "), note) {
+		t.Fatalf("first use: complete %v, %v", c.Complete, c.Problems)
+	}
+	if c, _ := pass(reader(m, &now, nil), seen); !c.Complete || !strings.Contains(strings.Join(c.Problems, " "), note) {
+		t.Fatalf("pinned by the state: complete %v, %v", c.Complete, c.Problems)
+	}
+	if c, _ := pass(reader(m, &now, map[string]string{"prod-a": "uid-1"}), nil); !c.Complete || len(c.Problems) != 0 {
+		t.Fatalf("pinned ahead: complete %v, %v", c.Complete, c.Problems)
+	}
+}
+
 // A discovered cluster's record must carry the CA discovery lists.
 func TestRecordReaderChecksTheDiscoveredCA(t *testing.T) {
 	m, now := memRecords{}, recT0.Add(time.Hour)
