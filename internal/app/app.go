@@ -56,6 +56,11 @@ type Deps struct {
 	// fleet.snapshots, and plans only the kinds that need no other
 	// cluster's view.
 	Agent bool
+	// OutsideCluster lets an agent read its cluster through its config's
+	// kubeconfig rather than from inside it (reclaim agent
+	// --outside-cluster): never set by a config, so that a copied agent
+	// config cannot publish another cluster's view under its own name.
+	OutsideCluster bool
 }
 
 // Clients are what kinds delete through, built once per Runner.
@@ -129,7 +134,7 @@ func New(ctx context.Context, cfg *config.Config, d Deps) (*Runner, error) {
 	}
 	configured := Targets(cfg)
 	if s := cfg.Fleet.Snapshots; s != nil {
-		if err := checkRole(cfg, d.Agent); err != nil {
+		if err := checkRole(cfg, d.Agent, d.OutsideCluster); err != nil {
 			return nil, err
 		}
 		if d.Records == nil {

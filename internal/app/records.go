@@ -611,20 +611,24 @@ func decoders(taps []kube.Tap) map[string]published.Decoder {
 
 // CheckRole is what reclaim run (agent false) or reclaim agent refuses of
 // a config before reading anything; config check asks it too, so that it
-// refuses what the run would.
-func CheckRole(cfg *config.Config, agent bool) error {
+// refuses what the run would. outside is reclaim agent --outside-cluster.
+func CheckRole(cfg *config.Config, agent, outside bool) error {
 	if cfg.Fleet.Snapshots == nil {
 		return nil
 	}
-	return checkRole(cfg, agent)
+	return checkRole(cfg, agent, outside)
 }
 
 // checkRole checks a config with fleet.snapshots for its role: an agent
-// reads exactly its own cluster; a deleter dials none.
-func checkRole(cfg *config.Config, agent bool) error {
+// reads exactly its own cluster, from inside it unless its command line
+// says otherwise (outside); a deleter dials none.
+func checkRole(cfg *config.Config, agent, outside bool) error {
 	if agent {
 		if len(cfg.Clusters) != 1 {
 			return fmt.Errorf("clusters: reclaim agent reads exactly its own cluster, the config lists %d — give it one entry (inCluster: true in the cluster)", len(cfg.Clusters))
+		}
+		if !cfg.Clusters[0].InCluster && !outside {
+			return fmt.Errorf("clusters[0]: reclaim agent publishes the cluster it runs in: set inCluster: true and run it in the cluster (a kubeconfig would let a copied agent config publish another cluster's view under this one's name); to read it from outside on purpose, say so on the command line: --outside-cluster")
 		}
 		return nil
 	}

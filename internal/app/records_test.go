@@ -347,15 +347,24 @@ func TestRecordReaderChecksTheDiscoveredCA(t *testing.T) {
 // none, and says so rather than loading a kubeconfig.
 func TestRolesRefuseTheWrongClusters(t *testing.T) {
 	two := parse(t, snapshotsYAML+"  - name: b\n    platform: eks\n    account: \"123456789012\"\n    location: us-west-2\n")
-	if err := checkRole(two, true); err == nil || !strings.Contains(err.Error(), "exactly its own cluster") {
+	if err := checkRole(two, true, false); err == nil || !strings.Contains(err.Error(), "exactly its own cluster") {
 		t.Fatalf("agent of two clusters: %v", err)
 	}
 	dialled := parse(t, snapshotsYAML+"    kubeconfig: /k\n")
-	if err := checkRole(dialled, false); err == nil || !strings.Contains(err.Error(), "dials none") {
+	if err := checkRole(dialled, false, false); err == nil || !strings.Contains(err.Error(), "dials none") {
 		t.Fatalf("deleter with a kubeconfig: %v", err)
 	}
-	if err := checkRole(dialled, true); err != nil {
+	// An agent reads the cluster it runs in: a kubeconfig only when its
+	// command line says so, never its config alone.
+	if err := checkRole(dialled, true, false); err == nil || !strings.Contains(err.Error(), "inCluster: true") || !strings.Contains(err.Error(), "--outside-cluster") {
 		t.Fatalf("agent with a kubeconfig: %v", err)
+	}
+	if err := checkRole(dialled, true, true); err != nil {
+		t.Fatalf("agent with a kubeconfig, --outside-cluster: %v", err)
+	}
+	inCluster := parse(t, snapshotsYAML+"    inCluster: true\n")
+	if err := checkRole(inCluster, true, false); err != nil {
+		t.Fatalf("agent in its cluster: %v", err)
 	}
 	noSnapshots := parse(t, "clusters:\n  - name: a\n    context: a\nfleet: {discover: false}\n")
 	if _, err := New(context.Background(), noSnapshots, Deps{Agent: true}); err == nil || !strings.Contains(err.Error(), "fleet.snapshots") {
@@ -378,7 +387,7 @@ clusters:
 func TestAnAgentOpensNoCloud(t *testing.T) {
 	cfg := parse(t, snapshotsYAML+"gce:\n  projects: [acme-prod]\n  withoutAuthentication: true\n  endpoint: http://127.0.0.1:1\n")
 	cfg.Clusters[0].Context = "a"
-	r, err := New(context.Background(), cfg, Deps{Agent: true, Records: memRecords{}})
+	r, err := New(context.Background(), cfg, Deps{Agent: true, OutsideCluster: true, Records: memRecords{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -516,11 +525,11 @@ func TestRecordDecodeCost(t *testing.T) {
 func TestMaxRecordSizeMustFitTheMemoryTarget(t *testing.T) {
 	cfg := parse(t, strings.Replace(snapshotsYAML, "region: us-east-1}", "region: us-east-1, maxRecordSize: 64Mi}", 1))
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(280 << 20))
-	if err := CheckRole(cfg, false); err == nil || !strings.Contains(err.Error(), "raise GOMEMLIMIT") {
+	if err := CheckRole(cfg, false, false); err == nil || !strings.Contains(err.Error(), "raise GOMEMLIMIT") {
 		t.Fatalf("64Mi records under a 280MiB target: %v", err)
 	}
 	debug.SetMemoryLimit(2 << 30)
-	if err := CheckRole(cfg, false); err != nil {
+	if err := CheckRole(cfg, false, false); err != nil {
 		t.Fatalf("64Mi records under a 2GiB target: %v", err)
 	}
 }
