@@ -1,6 +1,8 @@
 package config
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"strings"
 	"time"
 )
@@ -38,6 +40,12 @@ type Snapshots struct {
 	// not pinned here is pinned by its first accepted record, and each
 	// report says so.
 	KubeSystemUIDs Tags `json:"kubeSystemUIDs,omitempty"`
+	// CASHA256s pin clusters to the SHA-256 of their API server's CA
+	// bundle (hex), by clusters[] name: a record with another CA is
+	// another cluster's. Where discovery lists the cluster's CA too, the
+	// record must match both. A cluster not pinned here is compared with
+	// discovery's only (if discovery lists it).
+	CASHA256s Tags `json:"caSHA256s,omitempty"`
 	// MaxRecordSize is the most a record may decompress to: a larger one
 	// is refused, having decompressed no more, and holds its cluster. The
 	// deleter sets aside nine times it for each record it decodes, within
@@ -80,6 +88,11 @@ func (s *Snapshots) validate(ps *problems, path string) {
 	if s.MaxDrop <= 0 || s.MaxDrop > 1 {
 		ps.add(path+".maxDrop", "%s is out of range — use more than 0%% and at most 100%%", s.MaxDrop)
 	}
+	for name, h := range s.CASHA256s {
+		if b, err := hex.DecodeString(h); err != nil || len(b) != sha256.Size {
+			ps.add(path+".caSHA256s."+name, "%q is not a SHA-256 in hex (64 digits): e.g. the output of sha256sum on the cluster's CA bundle", h)
+		}
+	}
 	if s.MaxRecordSize < 0 || s.MaxRecordSize > 1<<30 {
 		ps.add(path+".maxRecordSize", "%s is out of range — use at most 1Gi, e.g. 8Mi", s.MaxRecordSize)
 	}
@@ -101,13 +114,15 @@ func (c *Config) crossValidateSnapshots(ps *problems) {
 			ps.add(index("clusters", i), "with fleet.snapshots, say where the cluster lives (platform, account or project, location): its record is found by them")
 		}
 	}
-	for name := range s.KubeSystemUIDs {
-		found := false
-		for _, cl := range c.Clusters {
-			found = found || cl.Name == name
-		}
-		if !found {
-			ps.add("fleet.snapshots.kubeSystemUIDs."+name, "names no cluster of clusters[]")
+	for key, pins := range map[string]Tags{"kubeSystemUIDs": s.KubeSystemUIDs, "caSHA256s": s.CASHA256s} {
+		for name := range pins {
+			found := false
+			for _, cl := range c.Clusters {
+				found = found || cl.Name == name
+			}
+			if !found {
+				ps.add("fleet.snapshots."+key+"."+name, "names no cluster of clusters[]")
+			}
 		}
 	}
 }

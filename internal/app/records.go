@@ -2,6 +2,7 @@ package app
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -330,8 +331,17 @@ func (rr *recordReader) one(ctx context.Context, t kube.Target) inventory.Cluste
 		ca = rr.cas[t.Name]
 		rr.mu.Unlock()
 	}
-	problems := rec.Check(published.Expect{Name: t.CloudName, Place: t.Place, CA: published.CAHash(ca),
+	listed, pinnedCA := published.CAHash(ca), strings.ToLower(rr.cfg.CASHA256s[t.Name])
+	caFrom := ""
+	if pinnedCA != "" {
+		caFrom = "the one fleet.snapshots.caSHA256s." + t.Name + " pins"
+	}
+	problems := rec.Check(published.Expect{Name: t.CloudName, Place: t.Place, CA: cmp.Or(pinnedCA, listed), CAFrom: caFrom,
 		KubeSystemUID: pin, MaxAge: rr.cfg.MaxAge.Std(), Now: now})
+	if pinnedCA != "" && listed != "" && rec.Cluster.CA != "" && rec.Cluster.CA != listed {
+		problems = append(problems, fmt.Sprintf("the record's API server CA (sha256 %.12s…) is not the one discovery lists for the cluster (%.12s…): %v",
+			rec.Cluster.CA, listed, published.ErrMismatch))
+	}
 	for i, p := range problems {
 		problems[i] = where + ": " + p
 	}

@@ -326,6 +326,27 @@ func TestRecordReaderSaysWhichPinsAreTrustedOnFirstUse(t *testing.T) {
 	}
 }
 
+// A configured cluster's CA can be pinned ahead of its first record, and
+// a record must match the pin and what discovery lists both.
+func TestRecordReaderChecksThePinnedCA(t *testing.T) {
+	m, now := memRecords{}, recT0.Add(time.Hour)
+	m.put(t, 20, "uid-1", "", recT0)
+	rr := reader(m, &now, nil)
+	rr.cfg.CASHA256s = config.Tags{"prod-a": published.CAHash([]byte("another CA"))}
+	rr.begin(nil)
+	if c := rr.read(context.Background(), []kube.Target{recTarget})[0]; c.Complete || !strings.Contains(strings.Join(c.Problems, " "), "not the one fleet.snapshots.caSHA256s.prod-a pins") {
+		t.Fatalf("another CA than pinned: complete %v, %v", c.Complete, c.Problems)
+	}
+	rr.cfg.CASHA256s = config.Tags{"prod-a": strings.ToUpper(recCA)}
+	if c := rr.read(context.Background(), []kube.Target{recTarget})[0]; !c.Complete {
+		t.Fatalf("the pinned CA: %v", c.Problems)
+	}
+	rr.withCAs(map[string][]byte{"prod-a": []byte("another CA")})
+	if c := rr.read(context.Background(), []kube.Target{recTarget})[0]; c.Complete || !strings.Contains(strings.Join(c.Problems, " "), "not the one discovery lists") {
+		t.Fatalf("the pinned CA, another listed: complete %v, %v", c.Complete, c.Problems)
+	}
+}
+
 // A discovered cluster's record must carry the CA discovery lists.
 func TestRecordReaderChecksTheDiscoveredCA(t *testing.T) {
 	m, now := memRecords{}, recT0.Add(time.Hour)

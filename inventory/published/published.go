@@ -7,6 +7,7 @@ package published
 
 import (
 	"bytes"
+	"cmp"
 	"compress/gzip"
 	"crypto/sha256"
 	"encoding/binary"
@@ -262,8 +263,9 @@ func DecodeAs[T any](data []byte) (any, error) {
 type Expect struct {
 	Name  string
 	Place inventory.Place
-	// CA is the hash of the CA bundle discovery listed ("" unknown).
-	CA string
+	// CA is the hash of the CA bundle discovery listed, or the config
+	// pins ("" unknown); CAFrom says which, for people ("" discovery).
+	CA, CAFrom string
 	// KubeSystemUID is the one configured, or seen in earlier records
 	// ("" unknown).
 	KubeSystemUID string
@@ -286,7 +288,8 @@ func (r *Record) Check(e Expect) []string {
 	if id.CA == "" {
 		out = append(out, "the record names no API server CA (caSHA256), so reclaim cannot tell which cluster wrote it: upgrade the cluster's agent")
 	} else if e.CA != "" && id.CA != e.CA {
-		out = append(out, fmt.Sprintf("the record's API server CA (sha256 %.12s…) is not the one discovery lists for the cluster (%.12s…): %v", id.CA, e.CA, ErrMismatch))
+		from := cmp.Or(e.CAFrom, "the one discovery lists for the cluster")
+		out = append(out, fmt.Sprintf("the record's API server CA (sha256 %.12s…) is not %s (%.12s…): %v", id.CA, from, e.CA, ErrMismatch))
 	}
 	if e.KubeSystemUID != "" && id.KubeSystemUID != e.KubeSystemUID {
 		out = append(out, fmt.Sprintf("the record's kube-system namespace UID %s is not the cluster's %s (recreated, or another cluster): %v", id.KubeSystemUID, e.KubeSystemUID, ErrMismatch))
