@@ -420,7 +420,9 @@ func (rr *recordReader) decode(body []byte) (published.Record, error) {
 		return published.Record{}, fmt.Errorf("its gzip trailer says it decompresses to %d bytes, more than fleet.snapshots.maxRecordSize %s (or it is truncated): %w",
 			claim, config.Size(b.perRecord), published.ErrTooLarge)
 	}
-	weight := recordCost * max(claim, 64<<10)
+	// At most the whole pool: boundsFor refuses a maxRecordSize whose
+	// record would not fit it, but a reader a test made is not refused.
+	weight := min(recordCost*max(claim, 64<<10), b.decoding)
 	rr.decoding.acquire(weight)
 	defer rr.decoding.release(weight)
 	rec, err := published.DecodeLimit(bytes.NewReader(body), claim, rr.taps)

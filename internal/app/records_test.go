@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -552,5 +553,49 @@ func TestMaxRecordSizeMustFitTheMemoryTarget(t *testing.T) {
 	debug.SetMemoryLimit(2 << 30)
 	if err := CheckRole(cfg, false, false); err != nil {
 		t.Fatalf("64Mi records under a 2GiB target: %v", err)
+	}
+}
+
+// countingRecords is a bucket of no records that counts the Gets in
+// flight at once, each held a moment.
+type countingRecords struct {
+	mu            sync.Mutex
+	inFlight, max int
+}
+
+func (s *countingRecords) Get(_ context.Context, key string) ([]byte, error) {
+	s.mu.Lock()
+	s.inFlight++
+	s.max = max(s.max, s.inFlight)
+	s.mu.Unlock()
+	time.Sleep(time.Millisecond)
+	s.mu.Lock()
+	s.inFlight--
+	s.mu.Unlock()
+	return nil, fmt.Errorf("get %s: %w", key, inventory.ErrNotFound)
+}
+
+func (s *countingRecords) Put(context.Context, string, []byte) error { return nil }
+
+// The objects fetched at once, configured and discovered clusters read
+// side by side, are as many as a quarter of the records' half of the
+// memory target holds at maxRecordSize/4 each: 17 under 280MiB, not 64.
+func TestRecordReaderBoundsTheObjectsInFlight(t *testing.T) {
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(280 << 20))
+	store, now := &countingRecords{}, recT0
+	rr := reader(nil, &now, nil)
+	rr.store = store
+	rr.begin(nil)
+	targets := make([]kube.Target, 200)
+	for i := range targets {
+		targets[i] = recTarget
+		targets[i].Name, targets[i].CloudName = fmt.Sprint("c-", i), fmt.Sprint("c-", i)
+	}
+	var wg sync.WaitGroup
+	wg.Go(func() { rr.read(context.Background(), targets[:100]) })
+	wg.Go(func() { rr.read(context.Background(), targets[100:]) })
+	wg.Wait()
+	if rr.bounds.gets != 17 || store.max > rr.bounds.gets {
+		t.Fatalf("%d Gets at once, bound %d (want 17)", store.max, rr.bounds.gets)
 	}
 }
