@@ -1,6 +1,8 @@
 package config
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"strings"
 	"time"
 )
@@ -33,15 +35,31 @@ type Snapshots struct {
 	MaxDrop    Percent  `json:"maxDrop"`
 	DropSettle Duration `json:"dropSettle"`
 	// KubeSystemUIDs pin clusters to their kube-system namespace's UID, by
-	// clusters[] name: a record with another is another cluster's. A
-	// cluster not pinned here is pinned by its first accepted record.
+	// clusters[] name: a record with another is another cluster's. Set
+	// them before the first record to trust none on first use: a cluster
+	// not pinned here is pinned by its first accepted record, and each
+	// report says so.
 	KubeSystemUIDs Tags `json:"kubeSystemUIDs,omitempty"`
+	// CASHA256s pin clusters to the SHA-256 of their API server's CA
+	// bundle (hex), by clusters[] name: a record with another CA is
+	// another cluster's. Where discovery lists the cluster's CA too, the
+	// record must match both. A cluster not pinned here is compared with
+	// discovery's only (if discovery lists it).
+	CASHA256s Tags `json:"caSHA256s,omitempty"`
+	// MaxRecordSize is the most a record may decompress to: a larger one
+	// is refused, having decompressed no more, and holds its cluster. The
+	// deleter sets aside nine times it for each record it decodes, within
+	// half its memory target (GOMEMLIMIT), so raise both together.
+	MaxRecordSize Size `json:"maxRecordSize"`
 }
 
 const (
 	defaultSnapshotMaxAge     = Duration(3 * time.Hour)
 	defaultSnapshotMaxDrop    = Percent(0.5)
 	defaultSnapshotDropSettle = Duration(24 * time.Hour)
+	// DefaultMaxRecordSize is fleet.snapshots.maxRecordSize's default: a
+	// cluster of some 20,000 pods.
+	DefaultMaxRecordSize = Size(8 << 20)
 )
 
 func (c *Config) snapshotDefaults() {
@@ -52,6 +70,7 @@ func (c *Config) snapshotDefaults() {
 	def(c, "fleet.snapshots.maxAge", &s.MaxAge, defaultSnapshotMaxAge)
 	def(c, "fleet.snapshots.maxDrop", &s.MaxDrop, defaultSnapshotMaxDrop)
 	def(c, "fleet.snapshots.dropSettle", &s.DropSettle, defaultSnapshotDropSettle)
+	def(c, "fleet.snapshots.maxRecordSize", &s.MaxRecordSize, DefaultMaxRecordSize)
 }
 
 func (s *Snapshots) validate(ps *problems, path string) {
@@ -68,6 +87,14 @@ func (s *Snapshots) validate(ps *problems, path string) {
 	}
 	if s.MaxDrop <= 0 || s.MaxDrop > 1 {
 		ps.add(path+".maxDrop", "%s is out of range — use more than 0%% and at most 100%%", s.MaxDrop)
+	}
+	for name, h := range s.CASHA256s {
+		if b, err := hex.DecodeString(h); err != nil || len(b) != sha256.Size {
+			ps.add(path+".caSHA256s."+name, "%q is not a SHA-256 in hex (64 digits): e.g. the output of sha256sum on the cluster's CA bundle", h)
+		}
+	}
+	if s.MaxRecordSize < 0 || s.MaxRecordSize > 1<<30 {
+		ps.add(path+".maxRecordSize", "%s is out of range — use at most 1Gi, e.g. 8Mi", s.MaxRecordSize)
 	}
 	if s.DropSettle < 0 {
 		ps.add(path+".dropSettle", "must not be negative")
@@ -102,13 +129,15 @@ func (c *Config) crossValidateSnapshots(ps *problems) {
 		}
 		records[k] = i
 	}
-	for name := range s.KubeSystemUIDs {
-		found := false
-		for _, cl := range c.Clusters {
-			found = found || cl.Name == name
-		}
-		if !found {
-			ps.add("fleet.snapshots.kubeSystemUIDs."+name, "names no cluster of clusters[]")
+	for key, pins := range map[string]Tags{"kubeSystemUIDs": s.KubeSystemUIDs, "caSHA256s": s.CASHA256s} {
+		for name := range pins {
+			found := false
+			for _, cl := range c.Clusters {
+				found = found || cl.Name == name
+			}
+			if !found {
+				ps.add("fleet.snapshots."+key+"."+name, "names no cluster of clusters[]")
+			}
 		}
 	}
 }

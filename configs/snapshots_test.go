@@ -1,6 +1,7 @@
 package config_test
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -52,6 +53,8 @@ func TestSnapshotsProblems(t *testing.T) {
 		{"drop over 100%", section(good + "    maxDrop: 150%\n"), "fleet.snapshots.maxDrop", "more than 100%"},
 		{"no drop", section(good + "    maxDrop: 0%\n"), "fleet.snapshots.maxDrop", "out of range"},
 		{"pin of no cluster", section(good + "    kubeSystemUIDs: {zz: x}\n"), "fleet.snapshots.kubeSystemUIDs.zz", "names no cluster"},
+		{"CA pin of no cluster", section(good + "    caSHA256s: {zz: " + strings.Repeat("ab", 32) + "}\n"), "fleet.snapshots.caSHA256s.zz", "names no cluster"},
+		{"CA pin not a hash", section(good + "    caSHA256s: {a: abc}\n"), "fleet.snapshots.caSHA256s.a", "not a SHA-256"},
 		{"no place", "clusters:\n  - name: a\nfleet:\n  snapshots:\n" + good, "clusters[0]", "say where the cluster lives"},
 		{"one identity twice", "clusters:\n  - name: a\n    platform: gke\n    project: acme-prod\n    location: us-east1-b\n    cloudName: prod\n" +
 			"  - name: b\n    platform: gke\n    project: acme-prod\n    location: us-east1-b\n    cloudName: prod\nfleet:\n  snapshots:\n" + good, "clusters[1]", "both would read one record"},

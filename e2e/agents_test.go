@@ -215,7 +215,7 @@ func (w *agentWorld) agent(c *testenv.Cluster, name string, place inventory.Plac
 		w.t.Fatalf("agent config: %v", err)
 	}
 	now := w.now
-	rep, err := app.Run(context.Background(), cfg, app.Deps{Agent: true, Now: func() time.Time { return now }}, app.Options{Apply: apply})
+	rep, err := app.Run(context.Background(), cfg, app.Deps{Agent: true, OutsideCluster: true, Now: func() time.Time { return now }}, app.Options{Apply: apply})
 	if err != nil {
 		w.t.Fatalf("agent %s: %v", c.Name, err)
 	}

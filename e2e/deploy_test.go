@@ -1046,7 +1046,8 @@ func runDeployedAgent(t *testing.T, ctx context.Context, c *testenv.Cluster, v d
 	if err := os.WriteFile(cfgPath, out, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	args := []string{"agent", "--config", cfgPath, "-o", "json"}
+	// The test is not in a pod: it says so, as the config alone cannot.
+	args := []string{"agent", "--config", cfgPath, "-o", "json", "--outside-cluster"}
 	if v.apply {
 		args = append(args, "--apply")
 	}

@@ -180,6 +180,7 @@ func passCmd(stdout, stderr io.Writer, agent bool) *cobra.Command {
 		pushURL  string
 		pushJob  string
 		only     engine.Filter
+		outside  bool
 	)
 	c := &cobra.Command{
 		Use:   "run",
@@ -213,7 +214,7 @@ some notify target (4 outranks 5, 5 outranks 3).`,
 			defer log.Sync()
 			start := time.Now()
 			var rep *report.Report
-			r, runErr := app.New(cmd.Context(), cfg, app.Deps{Log: log, Agent: agent})
+			r, runErr := app.New(cmd.Context(), cfg, app.Deps{Log: log, Agent: agent, OutsideCluster: outside})
 			if runErr == nil {
 				defer r.Close()
 				rep, runErr = r.Once(cmd.Context(), app.Options{Apply: apply, Only: only})
@@ -250,6 +251,9 @@ some notify target (4 outranks 5, 5 outranks 3).`,
 	c.Flags().StringVar(&textfile, "metrics-textfile", "", "write Prometheus metrics to this file (node-exporter textfile collector; name it *.prom)")
 	c.Flags().StringVar(&pushURL, "pushgateway", "", "push Prometheus metrics to this Pushgateway URL after the run")
 	c.Flags().StringVar(&pushJob, "pushgateway-job", "reclaim", "job label for --pushgateway")
+	if agent {
+		c.Flags().BoolVar(&outside, "outside-cluster", false, "read the cluster through the config's kubeconfig rather than from inside it (inCluster: true), on purpose: a config alone never allows it")
+	}
 	out.add(c)
 	return c
 }
@@ -281,8 +285,8 @@ func exportMetrics(ctx context.Context, rep *report.Report, d time.Duration, tex
 func configCmd(stdout io.Writer) *cobra.Command {
 	c := &cobra.Command{Use: "config", Short: "Work with configuration files"}
 	var (
-		print, offline, agent bool
-		cfgPath               string
+		print, offline, agent, outside bool
+		cfgPath                        string
 	)
 	check := &cobra.Command{
 		Use:   "check [--config FILE | FILE]",
@@ -303,7 +307,7 @@ func configCmd(stdout io.Writer) *cobra.Command {
 			if _, err := app.Routes(cfg); err != nil {
 				return fmt.Errorf("%s: %w", path, err)
 			}
-			if err := app.CheckRole(cfg, agent); err != nil {
+			if err := app.CheckRole(cfg, agent, outside); err != nil {
 				if !agent {
 					err = fmt.Errorf("%w; an agent's config? check it with --agent", err)
 				}
@@ -343,6 +347,7 @@ func configCmd(stdout io.Writer) *cobra.Command {
 	check.Flags().StringVarP(&cfgPath, "config", "c", "reclaim.yaml", "configuration file (as for run); a FILE argument does the same")
 	check.Flags().BoolVar(&offline, "offline", false, "check the file alone, not that every kubeconfig and context it names loads (a CI pipeline without the credentials)")
 	check.Flags().BoolVar(&agent, "agent", false, "check the file as reclaim agent reads it (with fleet.snapshots: exactly its own cluster), not as reclaim run does (with fleet.snapshots: no cluster dialled)")
+	check.Flags().BoolVar(&outside, "outside-cluster", false, "with --agent: the agent runs with --outside-cluster (reads its cluster through the kubeconfig, not from inside it)")
 	check.Flags().BoolVar(&print, "print", false, "print the effective configuration with defaults applied (secrets redacted)")
 	c.AddCommand(check)
 	return c

@@ -140,7 +140,9 @@ func TestConfigCheckReachesKubeconfigs(t *testing.T) {
 
 // config check refuses what the run would: a deleter's config with
 // fleet.snapshots whose clusters name a kubeconfig (the run reads records
-// and dials none); the same file checked as an agent's is fine.
+// and dials none); the same file checked as an agent's is refused too
+// (an agent runs in its cluster), unless the agent reads from outside on
+// purpose.
 func TestConfigCheckRefusesWhatTheRunRefuses(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "r.yaml")
 	os.WriteFile(p, []byte(`clusters:
@@ -163,8 +165,13 @@ jobs:
 		!strings.Contains(err.Error(), "--agent") {
 		t.Fatalf("a deleter's config that dials a cluster: %v", err)
 	}
-	if out, _, err := execute("config", "check", "--offline", "--agent", p); err != nil || !strings.Contains(out, "ok") {
-		t.Fatalf("as an agent's config: %v %s", err, out)
+	// As an agent's, it names a kubeconfig: refused as reclaim agent
+	// refuses it, unless it runs with --outside-cluster.
+	if _, _, err := execute("config", "check", "--offline", "--agent", p); err == nil || !strings.Contains(err.Error(), "inCluster: true") {
+		t.Fatalf("as an agent's config: %v", err)
+	}
+	if out, _, err := execute("config", "check", "--offline", "--agent", "--outside-cluster", p); err != nil || !strings.Contains(out, "ok") {
+		t.Fatalf("as an agent's config, --outside-cluster: %v %s", err, out)
 	}
 }
 

@@ -56,6 +56,11 @@ type Deps struct {
 	// fleet.snapshots, and plans only the kinds that need no other
 	// cluster's view.
 	Agent bool
+	// OutsideCluster lets an agent read its cluster through its config's
+	// kubeconfig rather than from inside it (reclaim agent
+	// --outside-cluster): never set by a config, so that a copied agent
+	// config cannot publish another cluster's view under its own name.
+	OutsideCluster bool
 }
 
 // Clients are what kinds delete through, built once per Runner.
@@ -129,7 +134,7 @@ func New(ctx context.Context, cfg *config.Config, d Deps) (*Runner, error) {
 	}
 	configured := Targets(cfg)
 	if s := cfg.Fleet.Snapshots; s != nil {
-		if err := checkRole(cfg, d.Agent); err != nil {
+		if err := checkRole(cfg, d.Agent, d.OutsideCluster); err != nil {
 			return nil, err
 		}
 		if d.Records == nil {
@@ -140,7 +145,11 @@ func New(ctx context.Context, cfg *config.Config, d Deps) (*Runner, error) {
 			d.Records = rs
 		}
 		if !d.Agent {
-			r.records = &recordReader{cfg: s, store: d.Records, taps: decoders(Taps(cfg)), now: d.Now}
+			b, err := boundsFor(s, memoryTarget())
+			if err != nil {
+				return nil, err
+			}
+			r.records = &recordReader{cfg: s, store: d.Records, taps: decoders(Taps(cfg)), now: d.Now, bounds: b}
 		}
 	} else if d.Agent {
 		return nil, errors.New("reclaim agent publishes to fleet.snapshots: add the section (bucket, account, region) to the agent's config")
@@ -374,6 +383,10 @@ func checkClusters(names []string, snap *inventory.Snapshot) error {
 // discovered ones it reads, side by side.
 func (r *Runner) fleetClusters(ctx context.Context, listings []inventory.FleetListing, clouds map[string]any) (*inventory.Fleet, []inventory.ClusterRefs) {
 	fp := assembleFleet(r.cfg, r.discovers, r.d.Discovery, listings, r.apis, clouds, r.d.Now())
+	if r.records != nil {
+		r.records.withClouds(clouds)
+		r.records.withCAs(discoveredCAs(&fp.fleet))
+	}
 	var configured, discovered []inventory.ClusterRefs
 	var wg sync.WaitGroup
 	wg.Go(func() { configured = r.d.Clusters(ctx) })
@@ -388,7 +401,11 @@ func (r *Runner) fleetClusters(ctx context.Context, listings []inventory.FleetLi
 	}
 	wg.Wait()
 	holdConflicts(configured, fp.conflicts)
-	return &fp.fleet, append(configured, discovered...)
+	all := append(configured, discovered...)
+	if r.records != nil {
+		r.records.twins(all)
+	}
+	return &fp.fleet, all
 }
 
 // holdConflicts makes each configured cluster whose name collides with a

@@ -2,10 +2,16 @@ package app
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"math"
 	"os"
+	"runtime/debug"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -31,7 +37,11 @@ type Records interface {
 
 // OpenRecords opens the fleet.snapshots bucket.
 func OpenRecords(ctx context.Context, s *config.Snapshots, log *zap.Logger) (Records, error) {
-	c, err := bucket.New(ctx, bucket.Options{Bucket: s.Bucket, PathStyle: s.Endpoint != "", Service: awsclient.Service{
+	b, err := boundsFor(s, memoryTarget())
+	if err != nil {
+		return nil, err
+	}
+	c, err := bucket.New(ctx, bucket.Options{Bucket: s.Bucket, PathStyle: s.Endpoint != "", MaxObject: b.object, Service: awsclient.Service{
 		Account: s.Account, Region: s.Region, Profile: s.Profile, RoleARN: s.RoleARN, ExternalID: s.ExternalID,
 		Endpoint: s.Endpoint, UserAgent: "reclaim/" + Version, Logger: awsclient.ZapLogger(log)}})
 	if err != nil {
@@ -53,13 +63,187 @@ type recordReader struct {
 	prev map[string]engine.RecordSeen
 	mu   sync.Mutex
 	seen map[string]engine.RecordSeen
+	// clouds are the pass's cloud reads: what a first record is believed
+	// against (cloudEvidence).
+	clouds map[string]any
+	// cas are the CA bundles discovery lists for configured clusters, by
+	// name: what their records' CA is compared with.
+	cas map[string][]byte
+	// claims are the pass's records by the kube-system UID they claim:
+	// two clusters' records claiming one are not both right (twins).
+	claims map[string][]claim
+	// limits bound the memory the records' reads take at once, set once
+	// (boundsFor); gets and decoding hold it.
+	limits   sync.Once
+	bounds   recordBounds
+	gets     chan struct{}
+	decoding *weighted
+}
+
+// recordCost is how many times its decompressed size a record costs while
+// it is decoded, counting every byte allocated: the decoder's buffer,
+// which doubles as it grows (the old ones garbage until collected), and
+// the values decoded, maps and shared strings and all. A record of pods
+// with labels, PVs and images allocates about 8 times its size
+// (TestRecordDecodeCost measures it).
+const recordCost = 9
+
+// defaultMemoryTarget is the deleter's memory target when GOMEMLIMIT sets
+// none: what deploy/ sets it to under the pod's 512Mi.
+const defaultMemoryTarget = 280 << 20
+
+// memoryTarget is the process's: GOMEMLIMIT, or defaultMemoryTarget.
+func memoryTarget() int64 {
+	if l := debug.SetMemoryLimit(-1); l > 0 && l < math.MaxInt64 {
+		return l
+	}
+	return defaultMemoryTarget
+}
+
+// recordBounds are what the records' reads may take of the memory target
+// at once: half of it, whatever the records say. A quarter holds the
+// objects being fetched (each at most object bytes, gets of them at
+// once); three quarters the records being decoded, each weighing
+// recordCost times what it may decompress to (perRecord at most).
+type recordBounds struct {
+	target, perRecord, object, decoding int64
+	gets                                int
+}
+
+// boundsFor is how a deleter with memory target reads s's records; an
+// error if maxRecordSize does not fit it.
+func boundsFor(s *config.Snapshots, target int64) (recordBounds, error) {
+	per := int64(s.MaxRecordSize)
+	if per <= 0 {
+		per = int64(config.DefaultMaxRecordSize)
+	}
+	b := recordBounds{target: target, perRecord: per, object: max(per/4, 64<<10), decoding: target / 2 * 3 / 4}
+	b.gets = int(min(max(target/2/4/b.object, 1), readAtOnce))
+	if recordCost*per > b.decoding {
+		return b, fmt.Errorf("fleet.snapshots.maxRecordSize %s: decoding a record that large takes %d MiB, more than the %d MiB the memory target (GOMEMLIMIT %d MiB) leaves for it — raise GOMEMLIMIT (and the pod's memory limit) to at least %d MiB, or lower maxRecordSize",
+			config.Size(per), recordCost*per>>20, b.decoding>>20, target>>20, recordCost*per*8/3>>20+1)
+	}
+	return b, nil
+}
+
+// weighted is a semaphore of bytes. One acquirer at a time waits for its
+// whole weight, and holders wait for nothing, so none waits forever.
+type weighted struct {
+	mu   sync.Mutex
+	cond *sync.Cond
+	free int64
+}
+
+func newWeighted(n int64) *weighted {
+	w := &weighted{free: n}
+	w.cond = sync.NewCond(&w.mu)
+	return w
+}
+
+func (w *weighted) acquire(n int64) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for w.free < n {
+		w.cond.Wait()
+	}
+	w.free -= n
+}
+
+func (w *weighted) release(n int64) {
+	w.mu.Lock()
+	w.free += n
+	w.mu.Unlock()
+	w.cond.Broadcast()
+}
+
+// bound sets the reader's bounds, once: a reader New made has them set
+// already (its config was checked); one a test made takes the process's.
+func (rr *recordReader) bound() {
+	rr.limits.Do(func() {
+		if rr.bounds.perRecord == 0 {
+			rr.bounds, _ = boundsFor(rr.cfg, memoryTarget())
+		}
+		rr.gets = make(chan struct{}, rr.bounds.gets)
+		rr.decoding = newWeighted(rr.bounds.decoding)
+	})
 }
 
 // begin starts a pass with what the state remembers.
 func (rr *recordReader) begin(prev map[string]engine.RecordSeen) {
 	rr.mu.Lock()
 	defer rr.mu.Unlock()
-	rr.prev, rr.seen = prev, map[string]engine.RecordSeen{}
+	rr.prev, rr.seen, rr.clouds, rr.cas, rr.claims = prev, map[string]engine.RecordSeen{}, nil, nil, map[string][]claim{}
+}
+
+// claim is a record of the pass: its cluster (the deleter's name) and key.
+type claim struct{ cluster, key string }
+
+// twins holds every cluster of clusters whose record claims the
+// kube-system UID another cluster's record of the pass claims: one of
+// them, at least, is not its cluster's (a copied agent config, a forged
+// record), and which one cannot be told. What the pass remembered of
+// them is dropped: a record not accepted changes nothing remembered. Run
+// after every record of the pass is read.
+func (rr *recordReader) twins(clusters []inventory.ClusterRefs) {
+	rr.mu.Lock()
+	defer rr.mu.Unlock()
+	why := map[string]string{}
+	for uid, cs := range rr.claims {
+		keys := map[string]bool{}
+		for _, c := range cs {
+			keys[c.key] = true
+		}
+		if len(keys) < 2 {
+			continue
+		}
+		var names []string
+		for _, c := range cs {
+			names = append(names, c.cluster)
+		}
+		slices.Sort(names)
+		names = slices.Compact(names)
+		for _, c := range cs {
+			why[c.cluster] = fmt.Sprintf("s3://%s/%s: its record claims kube-system UID %s, as the records of %s do: one cluster's agent publishes as another (a copied agent config, or a forged record), so every cluster claiming it is held — pin each cluster's UID in fleet.snapshots.kubeSystemUIDs and fix the agent that publishes the other's",
+				rr.cfg.Bucket, c.key, uid, strings.Join(names, ", "))
+			if prev, ok := rr.prev[c.key]; ok {
+				rr.seen[c.key] = prev
+			} else {
+				delete(rr.seen, c.key)
+			}
+		}
+	}
+	for i := range clusters {
+		if w, ok := why[clusters[i].Name]; ok {
+			clusters[i].Complete = false
+			clusters[i].Problems = append([]string{w}, clusters[i].Problems...)
+		}
+	}
+}
+
+// withCAs gives the pass the CAs discovery lists for configured clusters.
+func (rr *recordReader) withCAs(cas map[string][]byte) {
+	rr.mu.Lock()
+	defer rr.mu.Unlock()
+	rr.cas = cas
+}
+
+// discoveredCAs are the CA bundles discovery lists for the fleet's
+// configured clusters, by name.
+func discoveredCAs(f *inventory.Fleet) map[string][]byte {
+	out := map[string][]byte{}
+	for _, m := range f.Members {
+		if m.Configured && m.Discovered && len(m.Cloud.CAData) > 0 {
+			out[m.Name] = m.Cloud.CAData
+		}
+	}
+	return out
+}
+
+// withClouds gives the pass its cloud reads, before its clusters are read.
+func (rr *recordReader) withClouds(clouds map[string]any) {
+	rr.mu.Lock()
+	defer rr.mu.Unlock()
+	rr.clouds = clouds
 }
 
 // remembered is what the pass leaves for the next: this pass's records,
@@ -77,16 +261,17 @@ func (rr *recordReader) remembered() map[string]engine.RecordSeen {
 	return out
 }
 
-// readAtOnce is how many records are read at once: enough Gets in flight
+// readAtOnce is the most records read at once: enough Gets in flight
 // that a fleet's read is bound by decoding its records, not by S3's
-// latency (a record in flight is its compressed bytes, some KiB).
+// latency. recordBounds lowers it to what the memory target holds.
 const readAtOnce = 64
 
 // read reads every target's record, readAtOnce at a time; one result per
 // target.
 func (rr *recordReader) read(ctx context.Context, targets []kube.Target) []inventory.ClusterRefs {
 	out := make([]inventory.ClusterRefs, len(targets))
-	_ = awsclient.Each(len(targets), readAtOnce, func(i int) error {
+	rr.bound()
+	_ = awsclient.Each(len(targets), rr.bounds.gets, func(i int) error {
 		out[i] = rr.one(ctx, targets[i])
 		return nil
 	})
@@ -104,6 +289,16 @@ func (rr *recordReader) one(ctx context.Context, t kube.Target) inventory.Cluste
 			Problems: problems, Duration: rr.now().Sub(start)}
 	}
 	where := fmt.Sprintf("s3://%s/%s", rr.cfg.Bucket, key)
+	// The gets at once (configured and discovered clusters are read side
+	// by side) are bounded across reads: each holds its object until its
+	// record is decoded.
+	rr.bound()
+	select {
+	case rr.gets <- struct{}{}:
+	case <-ctx.Done():
+		return held(fmt.Sprintf("reading %s: %v", where, ctx.Err()))
+	}
+	defer func() { <-rr.gets }()
 	body, err := rr.store.Get(ctx, key)
 	switch {
 	case errors.Is(err, inventory.ErrNotFound):
@@ -113,8 +308,13 @@ func (rr *recordReader) one(ctx context.Context, t kube.Target) inventory.Cluste
 	case err != nil:
 		return held(fmt.Sprintf("reading %s: %v", where, err))
 	}
-	rec, err := published.Decode(bytes.NewReader(body), rr.taps)
+	rec, err := rr.decode(body)
+	body = nil
 	if err != nil {
+		if errors.Is(err, published.ErrTooLarge) {
+			return held(fmt.Sprintf("the record at %s cannot be read: %v; its cluster is held. If the cluster's record is that large, raise fleet.snapshots.maxRecordSize (now %s) and the deleter's GOMEMLIMIT and memory limit with it; else the object is not its agent's",
+				where, err, config.Size(rr.bounds.perRecord)))
+		}
 		return held(fmt.Sprintf("the record at %s cannot be read: %v", where, err))
 	}
 	rr.mu.Lock()
@@ -125,29 +325,60 @@ func (rr *recordReader) one(ctx context.Context, t kube.Target) inventory.Cluste
 		pin = last.KubeSystemUID
 	}
 	now := rr.now()
-	problems := rec.Check(published.Expect{Name: t.CloudName, Place: t.Place, CA: published.CAHash(t.CAData),
+	ca := t.CAData
+	if len(ca) == 0 {
+		rr.mu.Lock()
+		ca = rr.cas[t.Name]
+		rr.mu.Unlock()
+	}
+	listed, pinnedCA := published.CAHash(ca), strings.ToLower(rr.cfg.CASHA256s[t.Name])
+	caFrom := ""
+	if pinnedCA != "" {
+		caFrom = "the one fleet.snapshots.caSHA256s." + t.Name + " pins"
+	}
+	problems := rec.Check(published.Expect{Name: t.CloudName, Place: t.Place, CA: cmp.Or(pinnedCA, listed), CAFrom: caFrom,
 		KubeSystemUID: pin, MaxAge: rr.cfg.MaxAge.Std(), Now: now})
+	if pinnedCA != "" && listed != "" && rec.Cluster.CA != "" && rec.Cluster.CA != listed {
+		problems = append(problems, fmt.Sprintf("the record's API server CA (sha256 %.12s…) is not the one discovery lists for the cluster (%.12s…): %v",
+			rec.Cluster.CA, listed, published.ErrMismatch))
+	}
 	for i, p := range problems {
 		problems[i] = where + ": " + p
 	}
 	if pin != "" && rec.Cluster.KubeSystemUID != pin {
 		problems = append(problems, fmt.Sprintf("if the cluster was recreated, pin its new UID: fleet.snapshots.kubeSystemUIDs.%s: %s", t.Name, rec.Cluster.KubeSystemUID))
 	}
-	next := engine.RecordSeen{KubeSystemUID: rec.Cluster.KubeSystemUID, Items: rec.Items()}
+	counts := classCounts(&rec)
+	next := engine.RecordSeen{KubeSystemUID: rec.Cluster.KubeSystemUID}
 	if len(problems) == 0 {
-		if why, since := rr.drop(last, next.Items, now); why != "" {
+		rr.mu.Lock()
+		clouds := rr.clouds
+		rr.mu.Unlock()
+		if why, since := rr.drop(last, counts, now); why != "" {
 			problems = append(problems, where+": "+why)
 			next = last
 			next.DropSince = since
+		} else if why, since := rr.unbelieved(last, counts, clouds, t, now); why != "" {
+			problems = append(problems, where+": "+why)
+			next = last
+			next.DropSince = since
+		} else {
+			next.Sizes = rr.remember(last.Sizes, counts, now)
 		}
 	} else {
 		next = last // a record not accepted changes nothing remembered
 	}
-	if next != (engine.RecordSeen{}) {
-		rr.mu.Lock()
+	rr.mu.Lock()
+	if !next.IsZero() {
 		rr.seen[key] = next
-		rr.mu.Unlock()
 	}
+	if uid := rec.Cluster.KubeSystemUID; uid != "" {
+		if rr.claims == nil {
+			rr.claims = map[string][]claim{}
+		}
+		rr.claims[uid] = append(rr.claims[uid], claim{cluster: t.Name, key: key})
+	}
+	rr.mu.Unlock()
 	c := rec.Refs
 	c.Name, c.Projects, c.Accounts, c.Subnets = t.Name, t.Projects, t.Accounts, t.Subnets
 	for i := range c.PVs {
@@ -159,18 +390,130 @@ func (rr *recordReader) one(ctx context.Context, t kube.Target) inventory.Cluste
 	if len(problems) > 0 {
 		c.Complete = false
 		c.Problems = append(problems, c.Problems...)
+	} else if rr.cfg.KubeSystemUIDs[t.Name] == "" {
+		// Said every pass, complete or not: the pin is only as good as
+		// the record that made it.
+		c.Problems = append(c.Problems, fmt.Sprintf("note: kube-system UID %s is trusted on first use (pinned by the cluster's first accepted record, not by the config): pin it ahead in fleet.snapshots.kubeSystemUIDs.%s",
+			rec.Cluster.KubeSystemUID, t.Name))
 	}
 	c.Duration = rr.now().Sub(start)
 	return c
 }
 
-// drop says why a record of items things in use cannot be believed after
-// one of last.Items: it lists more than maxDrop less, and has not done so
-// for dropSettle yet. A cluster that suddenly "uses nothing" is more often
-// an agent reading the wrong cluster, or a partial read, than the truth.
-func (rr *recordReader) drop(last engine.RecordSeen, items int, now time.Time) (why string, since time.Time) {
-	const floor = 10 // below this, a cluster's use swings by whole fractions
-	if last.Items < floor || float64(items) >= float64(last.Items)*(1-rr.cfg.MaxDrop.Fraction()) {
+// decode decodes a record's object within the reader's bounds: the object
+// is at most bounds.object (the bucket's Get bounds it; a store that does
+// not, here), and decompresses to no more than it claims, nor than
+// maxRecordSize. recordCost times the claim is set aside while it is
+// decoded, so the records decoded at once fit the memory target whatever
+// they say.
+func (rr *recordReader) decode(body []byte) (published.Record, error) {
+	b := rr.bounds
+	if int64(len(body)) > b.object {
+		return published.Record{}, fmt.Errorf("its object is %d bytes, more than the %d a record of at most fleet.snapshots.maxRecordSize may be gzipped: %w",
+			len(body), b.object, published.ErrTooLarge)
+	}
+	claim, ok := published.Claimed(body)
+	if !ok {
+		return published.Record{}, errors.New("not a gzipped record: too short")
+	}
+	if claim > b.perRecord {
+		return published.Record{}, fmt.Errorf("its gzip trailer says it decompresses to %d bytes, more than fleet.snapshots.maxRecordSize %s (or it is truncated): %w",
+			claim, config.Size(b.perRecord), published.ErrTooLarge)
+	}
+	// At most the whole pool: boundsFor refuses a maxRecordSize whose
+	// record would not fit it, but a reader a test made is not refused.
+	weight := min(recordCost*max(claim, 64<<10), b.decoding)
+	rr.decoding.acquire(weight)
+	defer rr.decoding.release(weight)
+	rec, err := published.DecodeLimit(bytes.NewReader(body), claim, rr.taps)
+	if errors.Is(err, published.ErrTooLarge) {
+		err = fmt.Errorf("it decompresses to more than the %d bytes it says (a gzip bomb, or corrupt): %w", claim, published.ErrTooLarge)
+	}
+	return rec, err
+}
+
+// classCounts are what a record lists per class of evidence: each is
+// what some kind of the deleter's relies on (PVs and claims keep disks
+// and volumes, pods and their addresses and nodes keep interfaces, images
+// keep images, each tap its kind's objects: volume handles), so each is
+// judged on its own: a record that keeps its pods but drops its PVs is as
+// implausible as one that drops everything. Jobs are not: the agents'
+// own kinds delete them.
+func classCounts(r *published.Record) map[string]int {
+	c := &r.Refs
+	ips := 0
+	for i := range c.Pods {
+		ips += len(c.Pods[i].IPs)
+	}
+	out := map[string]int{"pvs": len(c.PVs), "pvcs": len(c.PVCs), "pods": len(c.Pods), "podIPs": ips, "nodes": len(c.Nodes),
+		"images": len(c.Images)}
+	for name, t := range c.Taps {
+		out["tap "+name] = t.Items
+	}
+	return out
+}
+
+// largest is, per class, the most the records accepted within dropSettle
+// of now listed, and the last accepted's, however old (an agent that
+// stopped for longer is no more believed when it comes back with less).
+func largest(sizes []engine.RecordSizes, now time.Time, settle time.Duration) map[string]int {
+	out := map[string]int{}
+	for i, s := range sizes {
+		if i < len(sizes)-1 && now.Sub(s.At) > settle+sizeStretch(settle) {
+			continue
+		}
+		for k, n := range s.Counts {
+			out[k] = max(out[k], n)
+		}
+	}
+	return out
+}
+
+// sizeStretch is the stretch of time whose records are remembered as one
+// size: a 24th of dropSettle, so that a day's history is some 25 entries.
+func sizeStretch(settle time.Duration) time.Duration {
+	return max(settle/24, time.Minute)
+}
+
+// remember adds an accepted record's counts to the sizes remembered: the
+// largest of each class within its stretch, the stretches within
+// dropSettle and the last. sizes is not changed.
+func (rr *recordReader) remember(sizes []engine.RecordSizes, counts map[string]int, now time.Time) []engine.RecordSizes {
+	settle := rr.cfg.DropSettle.Std()
+	stretch := sizeStretch(settle)
+	var out []engine.RecordSizes
+	for _, s := range sizes {
+		if now.Sub(s.At) <= settle+stretch {
+			out = append(out, s)
+		}
+	}
+	if n := len(out); n > 0 && now.Sub(out[n-1].At) < stretch {
+		merged := maps.Clone(out[n-1].Counts)
+		for k, v := range counts {
+			merged[k] = max(merged[k], v)
+		}
+		out[n-1] = engine.RecordSizes{At: out[n-1].At, Counts: merged}
+		return out
+	}
+	const most = 48
+	if len(out) >= most {
+		out = out[len(out)-most+1:]
+	}
+	return append(out, engine.RecordSizes{At: now, Counts: counts})
+}
+
+// unbelieved says why a cluster's first record (none accepted before) is
+// not believed: it claims none of a class of evidence while the clouds
+// show some made for the cluster. It holds until it has been published
+// for dropSettle, as a drop does: what the clouds show may be leaked, and
+// what reclaim is for, but a record of another cluster, or a forged one,
+// says the same.
+func (rr *recordReader) unbelieved(last engine.RecordSeen, counts map[string]int, clouds map[string]any, t kube.Target, now time.Time) (why string, since time.Time) {
+	if len(last.Sizes) > 0 {
+		return "", time.Time{}
+	}
+	unseen := cloudEvidence(clouds, t).unseen(counts)
+	if unseen == "" {
 		return "", time.Time{}
 	}
 	since = last.DropSince
@@ -181,8 +524,38 @@ func (rr *recordReader) drop(last engine.RecordSeen, items int, now time.Time) (
 	if now.Sub(since) >= settle {
 		return "", time.Time{}
 	}
-	return fmt.Sprintf("the record lists %d things in use, the last accepted %d: a drop of more than fleet.snapshots.maxDrop %s holds what the cluster could use until %s, unless its use comes back",
-		items, last.Items, rr.cfg.MaxDrop, since.Add(settle).UTC().Format(time.RFC3339)), since
+	return fmt.Sprintf("the cluster's first record lists %s: it holds what the cluster could use until %s (fleet.snapshots.dropSettle %s after it was first seen), unless a record lists them",
+		unseen, since.Add(settle).UTC().Format(time.RFC3339), rr.cfg.DropSettle), since
+}
+
+// drop says why a record of counts cannot be believed after the records
+// last remembers: a class of evidence lists more than maxDrop less than
+// the largest accepted within dropSettle (small clusters included: one
+// PV of one is all of them), and has not done so for dropSettle yet. A
+// cluster that suddenly "uses nothing", or keeps its pods but no PV, is
+// more often an agent reading the wrong cluster, a partial read or a
+// forged record than the truth.
+func (rr *recordReader) drop(last engine.RecordSeen, counts map[string]int, now time.Time) (why string, since time.Time) {
+	settle := rr.cfg.DropSettle.Std()
+	was := largest(last.Sizes, now, settle)
+	var drops []string
+	for _, k := range slices.Sorted(maps.Keys(counts)) {
+		if w := was[k]; w > 0 && float64(counts[k]) < float64(w)*(1-rr.cfg.MaxDrop.Fraction()) {
+			drops = append(drops, fmt.Sprintf("%d %s where it listed %d", counts[k], k, w))
+		}
+	}
+	if len(drops) == 0 {
+		return "", time.Time{}
+	}
+	since = last.DropSince
+	if since.IsZero() {
+		since = now
+	}
+	if now.Sub(since) >= settle {
+		return "", time.Time{}
+	}
+	return fmt.Sprintf("the record lists %s within fleet.snapshots.dropSettle %s: a drop of more than fleet.snapshots.maxDrop %s holds what the cluster could use until %s, unless its use comes back",
+		strings.Join(drops, ", "), rr.cfg.DropSettle, rr.cfg.MaxDrop, since.Add(settle).UTC().Format(time.RFC3339)), since
 }
 
 // publisher writes an agent's cluster record.
@@ -250,22 +623,29 @@ func decoders(taps []kube.Tap) map[string]published.Decoder {
 
 // CheckRole is what reclaim run (agent false) or reclaim agent refuses of
 // a config before reading anything; config check asks it too, so that it
-// refuses what the run would.
-func CheckRole(cfg *config.Config, agent bool) error {
+// refuses what the run would. outside is reclaim agent --outside-cluster.
+func CheckRole(cfg *config.Config, agent, outside bool) error {
 	if cfg.Fleet.Snapshots == nil {
 		return nil
 	}
-	return checkRole(cfg, agent)
+	return checkRole(cfg, agent, outside)
 }
 
 // checkRole checks a config with fleet.snapshots for its role: an agent
-// reads exactly its own cluster; a deleter dials none.
-func checkRole(cfg *config.Config, agent bool) error {
+// reads exactly its own cluster, from inside it unless its command line
+// says otherwise (outside); a deleter dials none.
+func checkRole(cfg *config.Config, agent, outside bool) error {
 	if agent {
 		if len(cfg.Clusters) != 1 {
 			return fmt.Errorf("clusters: reclaim agent reads exactly its own cluster, the config lists %d — give it one entry (inCluster: true in the cluster)", len(cfg.Clusters))
 		}
+		if !cfg.Clusters[0].InCluster && !outside {
+			return fmt.Errorf("clusters[0]: reclaim agent publishes the cluster it runs in: set inCluster: true and run it in the cluster (a kubeconfig would let a copied agent config publish another cluster's view under this one's name); to read it from outside on purpose, say so on the command line: --outside-cluster")
+		}
 		return nil
+	}
+	if _, err := boundsFor(cfg.Fleet.Snapshots, memoryTarget()); err != nil {
+		return err
 	}
 	for i, cl := range cfg.Clusters {
 		if cl.Kubeconfig != "" || cl.Context != "" || cl.InCluster {

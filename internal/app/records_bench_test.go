@@ -52,7 +52,6 @@ const (
 	recAccount      = "123456789012"
 	recRegion       = "us-east-1"
 	recECRAccount   = "210987654321"
-	recReadAtOnce   = readAtOnce // recordReader.read
 	recSampleDecode = 100
 )
 
@@ -67,7 +66,8 @@ const (
 // nothing names are marked.
 //
 // The pass runs through New and Once with the bucket as Deps.Records.
-// Reading a record is a Get and a decode, readAtOnce records at a time. The floor
+// Reading a record is a Get and a decode, as many at a time as the memory
+// target allows (recordBounds). The floor
 // is the larger of two: the decode time of every record's bytes (one
 // record's throughput, measured alone on a sample, times every record's
 // decoded bytes) spread over the cores the reader can use (min(GOMAXPROCS,
@@ -169,6 +169,17 @@ disks:
 	// One record's decode throughput, alone: a sample of records decoded
 	// one after another, as the reader decodes each.
 	taps := decoders(Taps(cfg))
+	// The records fetched at once, as the reader bounds them for the
+	// memory target the pass runs with (280MiB unless GOMEMLIMIT says).
+	target := int64(280 << 20)
+	if os.Getenv("GOMEMLIMIT") != "" {
+		target = memoryTarget()
+	}
+	rb, err := boundsFor(cfg.Fleet.Snapshots, target)
+	if err != nil {
+		b.Fatal(err)
+	}
+	recReadAtOnce := rb.gets
 	var sampleBytes int
 	sampleStart := time.Now()
 	for i := range recSampleDecode {
@@ -469,7 +480,7 @@ func (cl recCluster) record(now time.Time) published.Record {
 	}
 	return published.Record{TakenAt: taken, Agent: "bench", Refs: refs,
 		Cluster: published.Identity{Name: cl.name, Platform: cl.place.Platform, Account: cl.place.Account, Project: cl.place.Project,
-			Location: cl.place.Location, KubeSystemUID: uid(6, 0)}}
+			Location: cl.place.Location, CA: published.CAHash([]byte(uid(7, 0))), KubeSystemUID: uid(6, 0)}}
 }
 
 // gunzippedSize is the size of a gzipped body once decompressed.

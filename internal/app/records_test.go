@@ -2,9 +2,15 @@ package app
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
+	"encoding/binary"
 	"fmt"
+	"reflect"
+	"runtime"
+	"runtime/debug"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -13,6 +19,7 @@ import (
 	"reclaim.dev/reclaim/inventory/kube"
 	"reclaim.dev/reclaim/inventory/published"
 	"reclaim.dev/reclaim/reconcile/engine"
+	"reclaim.dev/reclaim/reconcile/kinds/netiface"
 )
 
 // memRecords is a bucket in memory.
@@ -35,14 +42,40 @@ var recT0 = time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC)
 
 var recPlace = inventory.Place{Platform: inventory.EKS, Account: "123456789012", Location: "us-east-1"}
 
-// put publishes a record of cluster prod-a at recPlace with n pods.
+// put publishes a record of cluster prod-a at recPlace with n pods and a
+// PV.
 func (m memRecords) put(t *testing.T, n int, uid, ca string, at time.Time) {
 	t.Helper()
+	m.putPVs(t, n, 1, uid, ca, at)
+}
+
+// putPVs publishes a record of cluster prod-a at recPlace with n pods and
+// pvs PVs.
+func (m memRecords) putPVs(t *testing.T, n, pvs int, uid, ca string, at time.Time) {
+	t.Helper()
 	refs := inventory.ClusterRefs{Name: "agent-side-name", Complete: true, ImagesListed: true, WorkloadsListed: true,
-		Projects: []string{"agent-chose-this"},
-		PVs:      []inventory.PVRef{{Cluster: "agent-side-name", PV: "pv-1", Disk: inventory.DiskKey{Project: "p", Zone: "z", Name: "d"}}}}
+		Projects: []string{"agent-chose-this"}}
+	for i := range pvs {
+		refs.PVs = append(refs.PVs, inventory.PVRef{Cluster: "agent-side-name", PV: fmt.Sprint("pv-", i), Disk: inventory.DiskKey{Project: "p", Zone: "z", Name: fmt.Sprint("d-", i)}})
+	}
 	for i := range n {
 		refs.Pods = append(refs.Pods, inventory.Pod{Namespace: "a", Name: fmt.Sprint(i), Phase: "Running"})
+	}
+	m.putRefs(t, refs, uid, ca, at)
+}
+
+// recCA is the hash of prod-a's CA, which a record carries unless told.
+var recCA = published.CAHash([]byte("the real CA"))
+
+// putRefs publishes refs as cluster prod-a's record at recPlace, with the
+// CA hash ca (recCA if "", none if "-").
+func (m memRecords) putRefs(t *testing.T, refs inventory.ClusterRefs, uid, ca string, at time.Time) {
+	t.Helper()
+	switch ca {
+	case "":
+		ca = recCA
+	case "-":
+		ca = ""
 	}
 	var b bytes.Buffer
 	if err := published.Encode(&b, published.Record{TakenAt: at, Refs: refs, Cluster: published.Identity{Name: "prod-a",
@@ -76,7 +109,7 @@ func TestRecordReaderTakesTheDeletersNameAndLimits(t *testing.T) {
 	if !c.Complete || c.Name != "prod-a" || strings.Join(c.Projects, ",") != "p" || strings.Join(c.Subnets, ",") != "subnet-1" || c.PVs[0].Cluster != "prod-a" {
 		t.Fatalf("cluster %+v", c)
 	}
-	if got := seen[published.Key("fleet", recPlace, "prod-a")]; got.KubeSystemUID != "uid-1" || got.Items != 21 {
+	if got := seen[published.Key("fleet", recPlace, "prod-a")]; got.KubeSystemUID != "uid-1" || len(got.Sizes) != 1 || got.Sizes[0].Counts["pods"] != 20 || got.Sizes[0].Counts["pvs"] != 1 {
 		t.Fatalf("remembered %+v", got)
 	}
 }
@@ -87,9 +120,9 @@ func TestRecordReaderHoldsAnotherClustersRecord(t *testing.T) {
 	m, now := memRecords{}, recT0.Add(time.Hour)
 	m.put(t, 20, "uid-2", "", recT0)
 	key := published.Key("fleet", recPlace, "prod-a")
-	prev := map[string]engine.RecordSeen{key: {KubeSystemUID: "uid-1", Items: 21}}
+	prev := map[string]engine.RecordSeen{key: {KubeSystemUID: "uid-1", Sizes: sized(recT0, 20, 1)}}
 	c, seen := pass(reader(m, &now, nil), prev)
-	if c.Complete || !strings.Contains(strings.Join(c.Problems, " "), "kubeSystemUIDs.prod-a: uid-2") || seen[key] != prev[key] {
+	if c.Complete || !strings.Contains(strings.Join(c.Problems, " "), "kubeSystemUIDs.prod-a: uid-2") || !reflect.DeepEqual(seen[key], prev[key]) {
 		t.Fatalf("complete %v, problems %v, remembered %+v", c.Complete, c.Problems, seen[key])
 	}
 	// The operator pins the new UID: the record is accepted and re-pinned.
@@ -99,20 +132,25 @@ func TestRecordReaderHoldsAnotherClustersRecord(t *testing.T) {
 	}
 }
 
+// sized is what the state remembers of one accepted record of pods pods
+// and pvs PVs at at.
+func sized(at time.Time, pods, pvs int) []engine.RecordSizes {
+	return []engine.RecordSizes{{At: at, Counts: map[string]int{"pods": pods, "pvs": pvs, "podIPs": 0, "nodes": 0, "images": 0, "pvcs": 0}}}
+}
+
 // A record much smaller than the last accepted holds until it has been
-// published for dropSettle; a drop within maxDrop, or from a small
-// cluster, does not hold.
+// published for dropSettle; a drop within maxDrop does not hold.
 func TestRecordReaderHoldsASuddenDropUntilItSettles(t *testing.T) {
 	m, now := memRecords{}, recT0.Add(time.Hour)
 	key := published.Key("fleet", recPlace, "prod-a")
-	prev := map[string]engine.RecordSeen{key: {KubeSystemUID: "uid-1", Items: 101}}
-	m.put(t, 60, "uid-1", "", recT0) // 61 of 101: within 50%
+	prev := map[string]engine.RecordSeen{key: {KubeSystemUID: "uid-1", Sizes: sized(recT0, 100, 1)}}
+	m.put(t, 60, "uid-1", "", recT0) // 60 of 100: within 50%
 	if c, _ := pass(reader(m, &now, nil), prev); !c.Complete {
 		t.Fatalf("a drop within maxDrop held: %v", c.Problems)
 	}
-	m.put(t, 9, "uid-1", "", recT0) // 10 of 101
+	m.put(t, 9, "uid-1", "", recT0) // 9 of 100
 	c, seen := pass(reader(m, &now, nil), prev)
-	if c.Complete || !strings.Contains(strings.Join(c.Problems, " "), "maxDrop") || seen[key].Items != 101 || !seen[key].DropSince.Equal(now) {
+	if c.Complete || !strings.Contains(strings.Join(c.Problems, " "), "9 pods where it listed 100") || !reflect.DeepEqual(seen[key].Sizes, prev[key].Sizes) || !seen[key].DropSince.Equal(now) {
 		t.Fatalf("complete %v, problems %v, remembered %+v", c.Complete, c.Problems, seen[key])
 	}
 	// Still small 23 hours later: still held, since the same moment.
@@ -122,18 +160,191 @@ func TestRecordReaderHoldsASuddenDropUntilItSettles(t *testing.T) {
 	if c.Complete || !seen2[key].DropSince.Equal(seen[key].DropSince) {
 		t.Fatalf("23h on: complete %v, remembered %+v", c.Complete, seen2[key])
 	}
-	// A day after it began: believed, and the new size remembered.
+	// A day after it began: believed, and the new size remembered alone.
 	now = now.Add(2 * time.Hour)
 	m.put(t, 9, "uid-1", "", now.Add(-time.Minute))
 	c, seen3 := pass(reader(m, &now, nil), seen2)
-	if !c.Complete || seen3[key].Items != 10 || !seen3[key].DropSince.IsZero() {
+	if !c.Complete || len(seen3[key].Sizes) != 1 || seen3[key].Sizes[0].Counts["pods"] != 9 || !seen3[key].DropSince.IsZero() {
 		t.Fatalf("settled: complete %v %v, remembered %+v", c.Complete, c.Problems, seen3[key])
 	}
-	// A small cluster's swings are not drops.
-	small := map[string]engine.RecordSeen{key: {KubeSystemUID: "uid-1", Items: 8}}
-	m.put(t, 0, "uid-1", "", now.Add(-time.Minute))
-	if c, _ := pass(reader(m, &now, nil), small); !c.Complete {
-		t.Fatalf("a small cluster's drop held: %v", c.Problems)
+}
+
+// Each class of evidence is judged on its own, small ones included: a
+// record that keeps its pods but drops its only PV holds.
+func TestRecordReaderHoldsARecordThatDropsOneClass(t *testing.T) {
+	m, now := memRecords{}, recT0.Add(time.Hour)
+	key := published.Key("fleet", recPlace, "prod-a")
+	prev := map[string]engine.RecordSeen{key: {KubeSystemUID: "uid-1", Sizes: sized(recT0, 20, 1)}}
+	m.putPVs(t, 20, 0, "uid-1", "", recT0.Add(30*time.Minute))
+	c, seen := pass(reader(m, &now, nil), prev)
+	if c.Complete || !strings.Contains(strings.Join(c.Problems, " "), "0 pvs where it listed 1") || !seen[key].DropSince.Equal(now) {
+		t.Fatalf("complete %v, problems %v, remembered %+v", c.Complete, c.Problems, seen[key])
+	}
+}
+
+// Halving every pass is judged against the largest accepted within
+// dropSettle, not the last: the second halving holds.
+func TestRecordReaderHoldsAStepwiseDrop(t *testing.T) {
+	m, now := memRecords{}, recT0
+	key := published.Key("fleet", recPlace, "prod-a")
+	var seen map[string]engine.RecordSeen
+	for i, pvs := range []int{40, 21, 11} {
+		m.putPVs(t, 20, pvs, "uid-1", "", now.Add(-time.Minute))
+		var c inventory.ClusterRefs
+		c, seen = pass(reader(m, &now, nil), seen)
+		if held := !c.Complete; held != (i == 2) {
+			t.Fatalf("pass %d with %d PVs: held %v: %v", i, pvs, held, c.Problems)
+		}
+		now = now.Add(time.Hour)
+	}
+	if !strings.Contains(fmt.Sprint(seen[key].DropSince), "2026") {
+		t.Fatalf("remembered %+v", seen[key])
+	}
+}
+
+// A cluster's first record that claims no pod addresses while EC2 shows
+// interfaces in use that the VPC CNI made for the cluster holds, until it
+// has been published for dropSettle; one that lists them is believed.
+func TestRecordReaderHoldsAFirstRecordTheCloudsContradict(t *testing.T) {
+	m, now := memRecords{}, recT0.Add(time.Hour)
+	key := published.Key("fleet", recPlace, "prod-a")
+	m.put(t, 20, "uid-1", "", recT0)
+	clouds := map[string]any{netiface.Source: []inventory.NetworkListing{{Account: recPlace.Account, Region: recPlace.Location, Complete: true,
+		Interfaces: []inventory.NetInterface{{ID: "eni-0a1b", Status: "in-use", Tags: map[string]string{inventory.InterfaceClusterTag: "prod-a"}},
+			{ID: "eni-0c2d", Status: "in-use", Tags: map[string]string{inventory.InterfaceClusterTag: "prod-b"}}}}}}
+	read := func(prev map[string]engine.RecordSeen) (inventory.ClusterRefs, map[string]engine.RecordSeen) {
+		rr := reader(m, &now, nil)
+		rr.begin(prev)
+		rr.withClouds(clouds)
+		c := rr.read(context.Background(), []kube.Target{recTarget})[0]
+		return c, rr.remembered()
+	}
+	c, seen := read(nil)
+	if c.Complete || !strings.Contains(strings.Join(c.Problems, " "), "no podIPs, where the clouds show network interface eni-0a1b made for the cluster") ||
+		len(seen[key].Sizes) != 0 || !seen[key].DropSince.Equal(now) {
+		t.Fatalf("complete %v, problems %v, remembered %+v", c.Complete, c.Problems, seen[key])
+	}
+	// A day on, the same claim is believed: what the clouds show may be
+	// leaked.
+	now = now.Add(25 * time.Hour)
+	m.put(t, 20, "uid-1", "", now.Add(-time.Minute))
+	if c, seen := read(seen); !c.Complete || len(seen[key].Sizes) != 1 {
+		t.Fatalf("settled: complete %v %v, remembered %+v", c.Complete, c.Problems, seen[key])
+	}
+	// A first record listing its addresses and nodes is believed at once.
+	now = recT0.Add(time.Hour)
+	m.putRefs(t, inventory.ClusterRefs{Complete: true, ImagesListed: true, WorkloadsListed: true,
+		Pods:  []inventory.Pod{{Namespace: "a", Name: "p", Phase: "Running", IPs: []string{"10.0.0.9"}}},
+		Nodes: []inventory.Node{{Name: "n", IPs: []string{"10.0.0.8"}}}}, "uid-1", "", recT0)
+	if c, _ := read(nil); !c.Complete {
+		t.Fatalf("a record listing its addresses: %v", c.Problems)
+	}
+}
+
+// Two clusters' records claiming one kube-system UID hold both, and
+// change nothing remembered; a record naming no CA holds.
+func TestRecordReaderHoldsTwinsAndRecordsWithoutIdentity(t *testing.T) {
+	m, now := memRecords{}, recT0.Add(time.Hour)
+	m.put(t, 20, "uid-1", "", recT0)
+	keyA, keyB := published.Key("fleet", recPlace, "prod-a"), published.Key("fleet", recPlace, "prod-b")
+	other := recTarget
+	other.Name, other.CloudName = "prod-b", "prod-b"
+	twin := func(uid string) {
+		var b bytes.Buffer
+		rec, err := published.Decode(bytes.NewReader(m[keyA]), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec.Cluster.Name, rec.Cluster.KubeSystemUID = "prod-b", uid
+		if err := published.Encode(&b, rec); err != nil {
+			t.Fatal(err)
+		}
+		m[keyB] = b.Bytes()
+	}
+	read := func() ([]inventory.ClusterRefs, map[string]engine.RecordSeen) {
+		rr := reader(m, &now, nil)
+		rr.begin(nil)
+		got := rr.read(context.Background(), []kube.Target{recTarget, other})
+		rr.twins(got)
+		return got, rr.remembered()
+	}
+	twin("uid-1")
+	got, seen := read()
+	for _, c := range got {
+		if c.Complete || !strings.Contains(strings.Join(c.Problems, " "), "claims kube-system UID uid-1, as the records of prod-a, prod-b do") {
+			t.Fatalf("%s: complete %v, %v", c.Name, c.Complete, c.Problems)
+		}
+	}
+	if len(seen) != 0 {
+		t.Fatalf("twins remembered: %+v", seen)
+	}
+	twin("uid-2")
+	if got, seen := read(); !got[0].Complete || !got[1].Complete || len(seen) != 2 {
+		t.Fatalf("distinct UIDs: %v %v, remembered %+v", got[0].Problems, got[1].Problems, seen)
+	}
+	m.put(t, 20, "uid-1", "-", recT0)
+	if got, _ := read(); got[0].Complete || !strings.Contains(strings.Join(got[0].Problems, " "), "no API server CA") {
+		t.Fatalf("no CA: complete %v, %v", got[0].Complete, got[0].Problems)
+	}
+}
+
+// A configured cluster's record is compared with the CA discovery lists
+// for it, when discovery joined it to a listed cluster.
+func TestRecordReaderChecksAConfiguredClustersDiscoveredCA(t *testing.T) {
+	m, now := memRecords{}, recT0.Add(time.Hour)
+	m.put(t, 20, "uid-1", "", recT0)
+	fleet := &inventory.Fleet{Members: []inventory.FleetMember{
+		{Name: "prod-a", Configured: true, Discovered: true, Cloud: inventory.FleetCluster{Name: "prod-a", CAData: []byte("another CA")}},
+		{Name: "prod-z", Configured: true}}}
+	rr := reader(m, &now, nil)
+	rr.begin(nil)
+	rr.withCAs(discoveredCAs(fleet))
+	if c := rr.read(context.Background(), []kube.Target{recTarget})[0]; c.Complete || !strings.Contains(strings.Join(c.Problems, " "), "not the one discovery lists") {
+		t.Fatalf("another CA: complete %v, %v", c.Complete, c.Problems)
+	}
+	fleet.Members[0].Cloud.CAData = []byte("the real CA")
+	rr.withCAs(discoveredCAs(fleet))
+	if c := rr.read(context.Background(), []kube.Target{recTarget})[0]; !c.Complete {
+		t.Fatalf("the same CA: %v", c.Problems)
+	}
+}
+
+// The report says which clusters' kube-system UIDs are trusted on first
+// use, pass after pass, and not those the config pins ahead.
+func TestRecordReaderSaysWhichPinsAreTrustedOnFirstUse(t *testing.T) {
+	m, now := memRecords{}, recT0.Add(time.Hour)
+	m.put(t, 20, "uid-1", "", recT0)
+	c, seen := pass(reader(m, &now, nil), nil)
+	note := "kube-system UID uid-1 is trusted on first use"
+	if !c.Complete || !strings.Contains(strings.Join(c.Problems, " "), note) {
+		t.Fatalf("first use: complete %v, %v", c.Complete, c.Problems)
+	}
+	if c, _ := pass(reader(m, &now, nil), seen); !c.Complete || !strings.Contains(strings.Join(c.Problems, " "), note) {
+		t.Fatalf("pinned by the state: complete %v, %v", c.Complete, c.Problems)
+	}
+	if c, _ := pass(reader(m, &now, map[string]string{"prod-a": "uid-1"}), nil); !c.Complete || len(c.Problems) != 0 {
+		t.Fatalf("pinned ahead: complete %v, %v", c.Complete, c.Problems)
+	}
+}
+
+// A configured cluster's CA can be pinned ahead of its first record, and
+// a record must match the pin and what discovery lists both.
+func TestRecordReaderChecksThePinnedCA(t *testing.T) {
+	m, now := memRecords{}, recT0.Add(time.Hour)
+	m.put(t, 20, "uid-1", "", recT0)
+	rr := reader(m, &now, nil)
+	rr.cfg.CASHA256s = config.Tags{"prod-a": published.CAHash([]byte("another CA"))}
+	rr.begin(nil)
+	if c := rr.read(context.Background(), []kube.Target{recTarget})[0]; c.Complete || !strings.Contains(strings.Join(c.Problems, " "), "not the one fleet.snapshots.caSHA256s.prod-a pins") {
+		t.Fatalf("another CA than pinned: complete %v, %v", c.Complete, c.Problems)
+	}
+	rr.cfg.CASHA256s = config.Tags{"prod-a": strings.ToUpper(recCA)}
+	if c := rr.read(context.Background(), []kube.Target{recTarget})[0]; !c.Complete {
+		t.Fatalf("the pinned CA: %v", c.Problems)
+	}
+	rr.withCAs(map[string][]byte{"prod-a": []byte("another CA")})
+	if c := rr.read(context.Background(), []kube.Target{recTarget})[0]; c.Complete || !strings.Contains(strings.Join(c.Problems, " "), "not the one discovery lists") {
+		t.Fatalf("the pinned CA, another listed: complete %v, %v", c.Complete, c.Problems)
 	}
 }
 
@@ -158,15 +369,24 @@ func TestRecordReaderChecksTheDiscoveredCA(t *testing.T) {
 // none, and says so rather than loading a kubeconfig.
 func TestRolesRefuseTheWrongClusters(t *testing.T) {
 	two := parse(t, snapshotsYAML+"  - name: b\n    platform: eks\n    account: \"123456789012\"\n    location: us-west-2\n")
-	if err := checkRole(two, true); err == nil || !strings.Contains(err.Error(), "exactly its own cluster") {
+	if err := checkRole(two, true, false); err == nil || !strings.Contains(err.Error(), "exactly its own cluster") {
 		t.Fatalf("agent of two clusters: %v", err)
 	}
 	dialled := parse(t, snapshotsYAML+"    kubeconfig: /k\n")
-	if err := checkRole(dialled, false); err == nil || !strings.Contains(err.Error(), "dials none") {
+	if err := checkRole(dialled, false, false); err == nil || !strings.Contains(err.Error(), "dials none") {
 		t.Fatalf("deleter with a kubeconfig: %v", err)
 	}
-	if err := checkRole(dialled, true); err != nil {
+	// An agent reads the cluster it runs in: a kubeconfig only when its
+	// command line says so, never its config alone.
+	if err := checkRole(dialled, true, false); err == nil || !strings.Contains(err.Error(), "inCluster: true") || !strings.Contains(err.Error(), "--outside-cluster") {
 		t.Fatalf("agent with a kubeconfig: %v", err)
+	}
+	if err := checkRole(dialled, true, true); err != nil {
+		t.Fatalf("agent with a kubeconfig, --outside-cluster: %v", err)
+	}
+	inCluster := parse(t, snapshotsYAML+"    inCluster: true\n")
+	if err := checkRole(inCluster, true, false); err != nil {
+		t.Fatalf("agent in its cluster: %v", err)
 	}
 	noSnapshots := parse(t, "clusters:\n  - name: a\n    context: a\nfleet: {discover: false}\n")
 	if _, err := New(context.Background(), noSnapshots, Deps{Agent: true}); err == nil || !strings.Contains(err.Error(), "fleet.snapshots") {
@@ -189,7 +409,7 @@ clusters:
 func TestAnAgentOpensNoCloud(t *testing.T) {
 	cfg := parse(t, snapshotsYAML+"gce:\n  projects: [acme-prod]\n  withoutAuthentication: true\n  endpoint: http://127.0.0.1:1\n")
 	cfg.Clusters[0].Context = "a"
-	r, err := New(context.Background(), cfg, Deps{Agent: true, Records: memRecords{}})
+	r, err := New(context.Background(), cfg, Deps{Agent: true, OutsideCluster: true, Records: memRecords{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,4 +431,171 @@ func registration(name string) Registration {
 		}
 	}
 	return Registration{}
+}
+
+// bomb is a gzipped object that decompresses to mib MiB of a JSON string
+// that never ends: members of a MiB each, as gzip allows one after
+// another, so that it is built in little time and its trailer says the
+// last member's size.
+func bomb(t *testing.T, mib int) []byte {
+	t.Helper()
+	var out bytes.Buffer
+	member := func(b []byte) {
+		zw, _ := gzip.NewWriterLevel(&out, gzip.BestCompression)
+		if _, err := zw.Write(b); err != nil {
+			t.Fatal(err)
+		}
+		if err := zw.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	member([]byte(`{"version":1,"agent":"`))
+	a := bytes.Repeat([]byte("a"), 1<<20)
+	for range mib {
+		member(a)
+	}
+	return out.Bytes()
+}
+
+// A record that decompresses to more than it may (a gzip bomb, at two
+// keys) holds its cluster, saying which limit and how to raise it, and
+// the deleter's heap grows by less than its memory target's share for
+// records while it reads them: every byte allocated during the read
+// counted (runtime.MemStats.TotalAlloc bounds the heap's growth).
+func TestRecordReaderRefusesABombWithinItsMemory(t *testing.T) {
+	m, now := memRecords{}, recT0.Add(time.Hour)
+	m.put(t, 20, "uid-1", "", recT0)
+	good := m[published.Key("fleet", recPlace, "prod-a")]
+	b := bomb(t, 600)
+	other := recTarget
+	other.Name, other.CloudName = "prod-b", "prod-b"
+	third := recTarget
+	third.Name, third.CloudName = "prod-c", "prod-c"
+	m[published.Key("fleet", recPlace, "prod-b")] = b
+	m[published.Key("fleet", recPlace, "prod-c")] = b
+	rr := reader(m, &now, nil)
+	rr.begin(nil)
+	rr.bound()
+	runtime.GC()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	got := rr.read(context.Background(), []kube.Target{recTarget, other, third})
+	runtime.ReadMemStats(&after)
+	if !got[0].Complete {
+		t.Fatalf("the good record: %v", got[0].Problems)
+	}
+	for _, c := range got[1:] {
+		if c.Complete || !strings.Contains(strings.Join(c.Problems, " "), "maxRecordSize") {
+			t.Fatalf("%s: complete %v, %v", c.Name, c.Complete, c.Problems)
+		}
+	}
+	alloc := after.TotalAlloc - before.TotalAlloc
+	t.Logf("read 3 records (%d KiB good, a %d KiB bomb of 600 MiB twice): %d KiB allocated; target %d MiB, records' share %d MiB",
+		len(good)>>10, len(b)>>10, alloc>>10, rr.bounds.target>>20, rr.bounds.target>>21)
+	if alloc > uint64(rr.bounds.target/2) {
+		t.Fatalf("reading the records allocated %d MiB, more than half the memory target %d MiB", alloc>>20, rr.bounds.target>>20)
+	}
+	// The bomb's trailer claims a MiB; one that claims more than
+	// maxRecordSize is refused before it is decompressed.
+	big := bytes.Clone(b)
+	binary.LittleEndian.PutUint32(big[len(big)-4:], 1<<30)
+	m[published.Key("fleet", recPlace, "prod-b")] = big
+	if c := rr.read(context.Background(), []kube.Target{other})[0]; c.Complete || !strings.Contains(strings.Join(c.Problems, " "), "says it decompresses to 1073741824 bytes") {
+		t.Fatalf("a claim over maxRecordSize: complete %v, %v", c.Complete, c.Problems)
+	}
+}
+
+// A record costs at most recordCost times its decompressed size to
+// decode (the bound the reader sets aside for it): a large record of
+// pods, nodes, PVs and images, every byte allocated counted.
+func TestRecordDecodeCost(t *testing.T) {
+	refs := inventory.ClusterRefs{Complete: true, ImagesListed: true, WorkloadsListed: true}
+	for i := range 12000 {
+		ns := fmt.Sprintf("ns-%d", i%20)
+		refs.Pods = append(refs.Pods, inventory.Pod{Namespace: ns, Name: fmt.Sprintf("app-%08x-%05x", i%300, i), UID: fmt.Sprintf("%08x-0000-4000-8000-%012x", 1, i),
+			Phase: "Running", Node: fmt.Sprintf("ip-10-0-%d-%d.ec2.internal", i/250%250, i%250), IPs: []string{fmt.Sprintf("10.1.%d.%d", i/250%250, i%250)},
+			Labels: map[string]string{"app": fmt.Sprintf("app-%d", i%300)}, Owner: &inventory.Owner{Kind: "ReplicaSet", Name: fmt.Sprintf("app-%08x", i%300)}})
+		if i%10 == 0 {
+			refs.PVs = append(refs.PVs, inventory.PVRef{PV: fmt.Sprintf("pvc-%d", i), Phase: "Bound", ClaimNamespace: ns, Claim: fmt.Sprintf("data-%d", i),
+				Disk: inventory.DiskKey{Project: "p", Zone: "us-central1-a", Name: fmt.Sprintf("pvc-%d", i)}})
+			refs.Images = append(refs.Images, inventory.ImageUse{Ref: inventory.ImageRef{Repo: inventory.RepoKey{Account: "123456789012", Region: "us-east-1",
+				Name: fmt.Sprintf("svc/app-%d", i%300)}, Tag: "v1"}, Where: ns + "/app", Users: 1})
+		}
+	}
+	var buf bytes.Buffer
+	if err := published.Encode(&buf, published.Record{TakenAt: recT0, Refs: refs, Cluster: published.Identity{Name: "prod-a", KubeSystemUID: "uid-1"}}); err != nil {
+		t.Fatal(err)
+	}
+	size, _ := published.Claimed(buf.Bytes())
+	runtime.GC()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	rec, err := published.DecodeLimit(bytes.NewReader(buf.Bytes()), size, nil)
+	runtime.ReadMemStats(&after)
+	if err != nil || len(rec.Refs.Pods) != len(refs.Pods) {
+		t.Fatalf("%v, %d pods", err, len(rec.Refs.Pods))
+	}
+	cost := float64(after.TotalAlloc-before.TotalAlloc) / float64(size)
+	t.Logf("a record of %d KiB (%d KiB gzipped) allocated %.2f times its size to decode", size>>10, buf.Len()>>10, cost)
+	if cost > recordCost {
+		t.Fatalf("decoding allocated %.2f times the record's size, more than recordCost %d", cost, recordCost)
+	}
+}
+
+// A maxRecordSize the memory target cannot decode is refused by run and
+// config check alike (CheckRole), saying what to raise.
+func TestMaxRecordSizeMustFitTheMemoryTarget(t *testing.T) {
+	cfg := parse(t, strings.Replace(snapshotsYAML, "region: us-east-1}", "region: us-east-1, maxRecordSize: 64Mi}", 1))
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(280 << 20))
+	if err := CheckRole(cfg, false, false); err == nil || !strings.Contains(err.Error(), "raise GOMEMLIMIT") {
+		t.Fatalf("64Mi records under a 280MiB target: %v", err)
+	}
+	debug.SetMemoryLimit(2 << 30)
+	if err := CheckRole(cfg, false, false); err != nil {
+		t.Fatalf("64Mi records under a 2GiB target: %v", err)
+	}
+}
+
+// countingRecords is a bucket of no records that counts the Gets in
+// flight at once, each held a moment.
+type countingRecords struct {
+	mu            sync.Mutex
+	inFlight, max int
+}
+
+func (s *countingRecords) Get(_ context.Context, key string) ([]byte, error) {
+	s.mu.Lock()
+	s.inFlight++
+	s.max = max(s.max, s.inFlight)
+	s.mu.Unlock()
+	time.Sleep(time.Millisecond)
+	s.mu.Lock()
+	s.inFlight--
+	s.mu.Unlock()
+	return nil, fmt.Errorf("get %s: %w", key, inventory.ErrNotFound)
+}
+
+func (s *countingRecords) Put(context.Context, string, []byte) error { return nil }
+
+// The objects fetched at once, configured and discovered clusters read
+// side by side, are as many as a quarter of the records' half of the
+// memory target holds at maxRecordSize/4 each: 17 under 280MiB, not 64.
+func TestRecordReaderBoundsTheObjectsInFlight(t *testing.T) {
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(280 << 20))
+	store, now := &countingRecords{}, recT0
+	rr := reader(nil, &now, nil)
+	rr.store = store
+	rr.begin(nil)
+	targets := make([]kube.Target, 200)
+	for i := range targets {
+		targets[i] = recTarget
+		targets[i].Name, targets[i].CloudName = fmt.Sprint("c-", i), fmt.Sprint("c-", i)
+	}
+	var wg sync.WaitGroup
+	wg.Go(func() { rr.read(context.Background(), targets[:100]) })
+	wg.Go(func() { rr.read(context.Background(), targets[100:]) })
+	wg.Wait()
+	if rr.bounds.gets != 17 || store.max > rr.bounds.gets {
+		t.Fatalf("%d Gets at once, bound %d (want 17)", store.max, rr.bounds.gets)
+	}
 }

@@ -7,8 +7,10 @@ package published
 
 import (
 	"bytes"
+	"cmp"
 	"compress/gzip"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -25,9 +27,15 @@ import (
 // know: what it cannot read is never evidence that nothing is used.
 const Version = 1
 
-// MaxSize bounds a record once decompressed: a record larger than this is
-// refused rather than read into memory.
+// MaxSize bounds a record once decompressed when its reader sets no bound
+// of its own (Decode): a record larger than this is refused rather than
+// read into memory. A deleter bounds each record by
+// fleet.snapshots.maxRecordSize (DecodeLimit).
 const MaxSize = 1 << 30
+
+// ErrTooLarge marks a record that decompresses to more than its reader's
+// bound: it is refused, having decompressed no more than the bound.
+var ErrTooLarge = errors.New("record too large")
 
 // Identity is who published: where the cluster lives, and what tells it
 // apart from a same-name cluster elsewhere.
@@ -39,7 +47,8 @@ type Identity struct {
 	Project  string `json:"project,omitempty"`
 	Location string `json:"location"`
 	// CA is the SHA-256 of the API server's CA bundle, hex; discovery
-	// lists the same bundle for the cluster.
+	// lists the same bundle for the cluster. Required: a record without
+	// it holds.
 	CA string `json:"caSHA256,omitempty"`
 	// KubeSystemUID is the kube-system namespace's UID: a cluster
 	// recreated under the same name has another.
@@ -134,27 +143,47 @@ func Encode(w io.Writer, r Record) error {
 // Decoder turns a tap's published data back into what its sink made.
 type Decoder func(data []byte) (any, error)
 
-// Decode reads a record Encode wrote. decoders are the taps whose data the
-// reader uses, by name: a tap without one is left out, as if not read, so
-// whatever relies on it is held. A truncated, corrupt or oversized object,
-// or an unknown version, is an error.
+// Decode reads a record Encode wrote, of at most MaxSize bytes once
+// decompressed (DecodeLimit).
 func Decode(r io.Reader, decoders map[string]Decoder) (Record, error) {
+	return DecodeLimit(r, MaxSize, decoders)
+}
+
+// DecodeLimit reads a record Encode wrote. decoders are the taps whose
+// data the reader uses, by name: a tap without one is left out, as if not
+// read, so whatever relies on it is held. A truncated or corrupt object,
+// an unknown version, or one that decompresses to more than max bytes (an
+// error wrapping ErrTooLarge) is an error. The record is decoded as it is
+// decompressed: no more than max+1 bytes are ever decompressed, and a
+// body that is not JSON fails at its first bytes.
+func DecodeLimit(r io.Reader, max int64, decoders map[string]Decoder) (Record, error) {
 	zr, err := gzip.NewReader(r)
 	if err != nil {
 		return Record{}, fmt.Errorf("not a gzipped record: %w", err)
 	}
-	// Read to the end: gzip checks its length and checksum there, so a
-	// truncated object fails here rather than decoding a prefix.
-	raw, err := io.ReadAll(io.LimitReader(zr, MaxSize+1))
-	if err != nil {
+	lr := &capped{r: zr, max: max}
+	var in wire
+	dec := json.NewDecoder(lr)
+	if err := dec.Decode(&in); err != nil {
+		switch {
+		case lr.over():
+			return Record{}, fmt.Errorf("larger than %d bytes once decompressed: %w", max, ErrTooLarge)
+		case isJSON(err):
+			return Record{}, fmt.Errorf("not a record: %w", err)
+		}
 		return Record{}, fmt.Errorf("truncated or corrupt: %w", err)
 	}
-	if len(raw) > MaxSize {
-		return Record{}, fmt.Errorf("larger than %d bytes once decompressed", MaxSize)
-	}
-	var in wire
-	if err := json.Unmarshal(raw, &in); err != nil {
-		return Record{}, fmt.Errorf("not a record: %w", err)
+	// Read to the end: gzip checks its length and checksum there, so a
+	// truncated object fails here rather than standing for its prefix;
+	// nothing but white space may follow the record.
+	rest, err := io.ReadAll(io.MultiReader(dec.Buffered(), lr))
+	switch {
+	case lr.over():
+		return Record{}, fmt.Errorf("larger than %d bytes once decompressed: %w", max, ErrTooLarge)
+	case err != nil:
+		return Record{}, fmt.Errorf("truncated or corrupt: %w", err)
+	case len(bytes.TrimSpace(rest)) > 0:
+		return Record{}, errors.New("not a record: data after the record")
 	}
 	if in.Version != Version {
 		return Record{}, fmt.Errorf("record version %d, this reclaim reads version %d — upgrade the older of the agent and the deleter", in.Version, Version)
@@ -179,6 +208,47 @@ func Decode(r io.Reader, decoders map[string]Decoder) (Record, error) {
 	return rec, nil
 }
 
+// capped reads at most max+1 bytes of r: one past max says r is over.
+type capped struct {
+	r      io.Reader
+	n, max int64
+}
+
+func (c *capped) Read(p []byte) (int, error) {
+	if c.over() {
+		return 0, ErrTooLarge
+	}
+	if left := c.max + 1 - c.n; int64(len(p)) > left {
+		p = p[:left]
+	}
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	if c.over() {
+		return n, ErrTooLarge
+	}
+	return n, err
+}
+
+func (c *capped) over() bool { return c.n > c.max }
+
+// isJSON: err is the JSON's, not the gzip stream's.
+func isJSON(err error) bool {
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	return errors.As(err, &se) || errors.As(err, &te)
+}
+
+// Claimed is the size a gzipped body says it decompresses to (its
+// trailer's, modulo 4 GiB): what a reader can set aside before reading it.
+// A body that decompresses to more than it claims is corrupt, so a reader
+// that decodes with the claim as its bound decompresses no more.
+func Claimed(body []byte) (int64, bool) {
+	if len(body) < 18 { // a gzip header and trailer
+		return 0, false
+	}
+	return int64(binary.LittleEndian.Uint32(body[len(body)-4:])), true
+}
+
 // DecodeAs is the Decoder of a tap whose sink's result is a T.
 func DecodeAs[T any](data []byte) (any, error) {
 	var v T
@@ -193,8 +263,9 @@ func DecodeAs[T any](data []byte) (any, error) {
 type Expect struct {
 	Name  string
 	Place inventory.Place
-	// CA is the hash of the CA bundle discovery listed ("" unknown).
-	CA string
+	// CA is the hash of the CA bundle discovery listed, or the config
+	// pins ("" unknown); CAFrom says which, for people ("" discovery).
+	CA, CAFrom string
 	// KubeSystemUID is the one configured, or seen in earlier records
 	// ("" unknown).
 	KubeSystemUID string
@@ -214,8 +285,11 @@ func (r *Record) Check(e Expect) []string {
 	if id.Name != e.Name || !samePlace(id.Place(), e.Place) {
 		out = append(out, fmt.Sprintf("the record says it is cluster %q in %s, not %q in %s: %v", id.Name, id.Place(), e.Name, e.Place, ErrMismatch))
 	}
-	if e.CA != "" && id.CA != "" && id.CA != e.CA {
-		out = append(out, fmt.Sprintf("the record's API server CA (sha256 %.12s…) is not the one discovery lists for the cluster (%.12s…): %v", id.CA, e.CA, ErrMismatch))
+	if id.CA == "" {
+		out = append(out, "the record names no API server CA (caSHA256), so reclaim cannot tell which cluster wrote it: upgrade the cluster's agent")
+	} else if e.CA != "" && id.CA != e.CA {
+		from := cmp.Or(e.CAFrom, "the one discovery lists for the cluster")
+		out = append(out, fmt.Sprintf("the record's API server CA (sha256 %.12s…) is not %s (%.12s…): %v", id.CA, from, e.CA, ErrMismatch))
 	}
 	if e.KubeSystemUID != "" && id.KubeSystemUID != e.KubeSystemUID {
 		out = append(out, fmt.Sprintf("the record's kube-system namespace UID %s is not the cluster's %s (recreated, or another cluster): %v", id.KubeSystemUID, e.KubeSystemUID, ErrMismatch))

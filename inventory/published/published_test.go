@@ -109,6 +109,7 @@ func TestCheck(t *testing.T) {
 		"another CA":      {func(r *published.Record, _ *published.Expect) { r.Cluster.CA = "cd34" }, "CA"},
 		"another UID":     {func(r *published.Record, _ *published.Expect) { r.Cluster.KubeSystemUID = "uid-2" }, "kube-system"},
 		"no UID":          {func(r *published.Record, e *published.Expect) { r.Cluster.KubeSystemUID, e.KubeSystemUID = "", "" }, "no kube-system"},
+		"no CA":           {func(r *published.Record, e *published.Expect) { r.Cluster.CA, e.CA = "", "" }, "no API server CA"},
 	} {
 		r, e := record(), expect
 		tc.edit(&r, &e)

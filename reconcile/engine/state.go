@@ -44,12 +44,29 @@ type State struct {
 }
 
 // RecordSeen is what a deleter remembers of a cluster's published record:
-// the kube-system UID its first accepted record pinned, the size of the
-// last one accepted, and since when a much smaller one has been published.
+// the kube-system UID its first accepted record pinned, the sizes of the
+// records accepted within fleet.snapshots.dropSettle (the last one
+// always), and since when a much smaller one has been published. Its
+// slices are never changed in place: a new RecordSeen has new ones.
 type RecordSeen struct {
-	KubeSystemUID string    `json:"kubeSystemUID"`
-	Items         int       `json:"items"`
-	DropSince     time.Time `json:"dropSince,omitzero"`
+	KubeSystemUID string `json:"kubeSystemUID"`
+	// Sizes are the accepted records' counts per class of evidence, oldest
+	// first, one per stretch of time (the largest of each class in it).
+	Sizes     []RecordSizes `json:"sizes,omitempty"`
+	DropSince time.Time     `json:"dropSince,omitzero"`
+}
+
+// RecordSizes are what accepted records listed, per class of evidence
+// ("pvs", "pods", "podIPs", "nodes", "images", a tap's name...), in the
+// stretch of time beginning At.
+type RecordSizes struct {
+	At     time.Time      `json:"at"`
+	Counts map[string]int `json:"counts"`
+}
+
+// IsZero: nothing is remembered.
+func (r RecordSeen) IsZero() bool {
+	return r.KubeSystemUID == "" && len(r.Sizes) == 0 && r.DropSince.IsZero()
 }
 
 // WriteJSON writes s as json.Marshal does (its digests last), the packed
