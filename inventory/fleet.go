@@ -66,6 +66,9 @@ type FleetListing struct {
 	Problem  string
 	// Calls counts the API calls the listing made (lists and describes).
 	Calls int
+	// Regions are the regions a Regions listing found (an AWS account's
+	// enabled regions, narrowed by fleet.regions).
+	Regions []string
 }
 
 // Member states, as reports print them.

@@ -318,6 +318,9 @@ func evidence(snap *inventory.Snapshot, reg *inventory.RegistryListing, pc *pull
 	if reg.PullersProblem != "" {
 		holds = append(holds, "who the registry policy lets pull is unknown ("+reg.PullersProblem+")")
 	}
+	if why := pc.unreadOwn(reg.Account); why != "" {
+		holds = append(holds, why)
+	}
 	if why := pc.unread(reg.Account, reg.Pullers, "the registry policy"); why != "" {
 		holds = append(holds, why)
 	}
