@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"sync"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
@@ -53,9 +54,7 @@ func NewRegionsWithAPI(api RegionsAPI, account, region string) *Regions {
 // Calls says how many DescribeRegions calls the client made.
 func (r *Regions) Calls() int { return r.calls.Of(OpDescribeRegions) }
 
-// List is the account's enabled regions, sorted, as an inventory.Regions
-// listing; a failure makes it incomplete, with what to grant.
-func (r *Regions) List(ctx context.Context) inventory.FleetListing {
+func (r *Regions) list(ctx context.Context) inventory.FleetListing {
 	out := inventory.FleetListing{Platform: inventory.Regions, Scope: r.account}
 	r.calls.Add(OpDescribeRegions)
 	o, err := r.api.DescribeRegions(ctx, &ec2.DescribeRegionsInput{AllRegions: aws.Bool(false)})
@@ -79,4 +78,49 @@ func (r *Regions) List(ctx context.Context) inventory.FleetListing {
 	slices.Sort(out.Regions)
 	out.Complete = true
 	return out
+}
+
+// regionsMemo shares each account's listing among a run's readers.
+type regionsMemo struct {
+	mu sync.Mutex
+	by map[string]*memoEntry
+}
+
+type memoEntry struct {
+	once sync.Once
+	l    inventory.FleetListing
+}
+
+type memoKey struct{}
+
+// WithRegionsMemo makes every Regions.List under ctx list an account's
+// regions once: discovery and the image consumers of one run then share a
+// single DescribeRegions per account.
+func WithRegionsMemo(ctx context.Context) context.Context {
+	return context.WithValue(ctx, memoKey{}, &regionsMemo{by: map[string]*memoEntry{}})
+}
+
+// List is the account's enabled regions, sorted, as an inventory.Regions
+// listing; a failure makes it incomplete, with what to grant. Under
+// WithRegionsMemo, the run's first listing of the account.
+func (r *Regions) List(ctx context.Context) inventory.FleetListing {
+	m, _ := ctx.Value(memoKey{}).(*regionsMemo)
+	if m == nil {
+		return r.list(ctx)
+	}
+	m.mu.Lock()
+	e := m.by[r.account]
+	if e == nil {
+		e = &memoEntry{}
+		m.by[r.account] = e
+	}
+	m.mu.Unlock()
+	first := false
+	e.once.Do(func() { e.l, first = r.list(ctx), true })
+	l := e.l
+	if !first {
+		l.Calls = 0 // another reader's call
+	}
+	l.Regions = slices.Clone(l.Regions)
+	return l
 }
