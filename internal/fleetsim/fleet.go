@@ -384,8 +384,8 @@ func (f *fleet) drawFaults(calm bool) {
 			count("ecr consumer incomplete")
 		}
 	}
-	for a := range f.w.enabled {
-		if f.chance(0.05) {
+	for _, a := range f.w.accounts { // in order: a seed replays its fleet
+		if _, ok := f.w.enabled[a]; ok && f.chance(0.05) {
 			f.rf.regions[a] = true
 			count("region listing failed")
 		}
