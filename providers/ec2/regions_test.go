@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/credentials"
@@ -49,5 +50,44 @@ func TestRegionsDeniedIsIncomplete(t *testing.T) {
 	l := regionsClient(t, f).List(context.Background())
 	if l.Complete || l.Regions != nil || !strings.Contains(l.Problem, "ec2:DescribeRegions") {
 		t.Fatalf("listing %+v, want incomplete, naming ec2:DescribeRegions", l)
+	}
+}
+
+// Under WithRegionsMemo the readers of one run share one DescribeRegions
+// per account, however many ask at once.
+func TestRegionsMemoListsOncePerRun(t *testing.T) {
+	f := ec2fake.NewServer(ec2fake.Options{Region: "us-east-1"})
+	defer f.Close()
+	ctx := ec2.WithRegionsMemo(context.Background())
+	a, b := regionsClient(t, f), regionsClient(t, f)
+	var wg sync.WaitGroup
+	calls := make([]int, 8)
+	for i := range calls {
+		c := a
+		if i%2 == 1 {
+			c = b
+		}
+		wg.Go(func() {
+			l := c.List(ctx)
+			if !l.Complete || !slices.Equal(l.Regions, []string{"us-east-1"}) {
+				t.Errorf("listing %+v", l)
+			}
+			calls[i] = l.Calls
+		})
+	}
+	wg.Wait()
+	if n := f.Calls(ec2fake.ActionDescribeRegions); n != 1 {
+		t.Errorf("DescribeRegions: %d calls, want 1", n)
+	}
+	total := 0
+	for _, n := range calls {
+		total += n
+	}
+	if total != 1 {
+		t.Errorf("the listings count %d calls, want 1", total)
+	}
+	regionsClient(t, f).List(context.Background())
+	if n := f.Calls(ec2fake.ActionDescribeRegions); n != 2 {
+		t.Errorf("another run: %d calls in all, want 2", n)
 	}
 }
