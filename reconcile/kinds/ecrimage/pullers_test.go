@@ -36,6 +36,11 @@ func TestPullersReclaimDoesNotReadHold(t *testing.T) {
 			read(s)
 			ecrimage.RegistriesOf(s)[0].Repos[0].Pullers = []string{workload}
 		}, nil, ""},
+		{"a workload account read in one of its two regions", func(s *inventory.Snapshot) {
+			read(s)
+			s.Fleet.Listings = append(s.Fleet.Listings, inventory.FleetListing{Platform: inventory.Regions, Scope: workload, Complete: true, Regions: []string{"eu-west-1", "us-east-1"}})
+			ecrimage.RegistriesOf(s)[0].Repos[0].Pullers = []string{workload}
+		}, nil, "lets account " + workload + " pull, but reclaim reads no EKS cluster of it in eu-west-1 (add the region to fleet.eks) and no ECS, Lambda or Batch use of it in eu-west-1"},
 		{"its clusters read, its consumers not", func(s *inventory.Snapshot) {
 			read(s)
 			s.Clouds[ecrimage.UsersSource] = nil
