@@ -81,9 +81,9 @@ func eksDiscoverer(ctx context.Context, e config.EKSDiscovery, log *zap.Logger) 
 		Token: func(fc inventory.FleetCluster) oauth2.TokenSource { return c.TokenSource(fc.Name) }}, nil
 }
 
-// RegionsService is how an account's regions are listed: from first, its
+// regionsService is how an account's regions are listed: from first, its
 // first fleet.eks entry (its region, identity and EC2 endpoint).
-func RegionsService(first config.EKSDiscovery, log *zap.Logger) awsclient.Service {
+func regionsService(first config.EKSDiscovery, log *zap.Logger) awsclient.Service {
 	return awsclient.Service{Account: first.Account, Region: first.Region, Profile: first.Profile, RoleARN: first.RoleARN,
 		ExternalID: first.ExternalID, Endpoint: first.EC2Endpoint, UserAgent: "reclaim/" + Version, Logger: awsclient.ZapLogger(log)}
 }
@@ -93,7 +93,7 @@ func RegionsService(first config.EKSDiscovery, log *zap.Logger) awsclient.Servic
 // discoverer for each region fleet.eks does not list, built once and kept
 // for the runner's later passes.
 func regionsDiscoverer(ctx context.Context, cfg *config.Config, first config.EKSDiscovery, log *zap.Logger) (Discoverer, error) {
-	rc, err := ec2.NewRegions(ctx, RegionsService(first, log))
+	rc, err := ec2.NewRegions(ctx, regionsService(first, log))
 	if err != nil {
 		return Discoverer{}, err
 	}
