@@ -101,7 +101,13 @@ func regionsDiscoverer(ctx context.Context, cfg *config.Config, first config.EKS
 	d := Discoverer{Platform: inventory.Regions, Scope: first.Account, List: func(ctx context.Context) inventory.FleetListing {
 		l := rc.List(ctx)
 		if l.Complete {
-			l.Regions = fleet.RegionsOf(first.Account, l.Regions)
+			enabled := l.Regions
+			l.Regions = fleet.RegionsOf(first.Account, enabled)
+			for _, r := range enabled {
+				if !slices.Contains(l.Regions, r) {
+					l.LeftOut = append(l.LeftOut, r)
+				}
+			}
 		}
 		return l
 	}}

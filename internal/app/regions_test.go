@@ -181,6 +181,9 @@ func TestFleetRegionsNarrows(t *testing.T) {
 	now := time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)
 	w := newRegionWorld(t, now)
 	rep := w.run(t, w.config(t, "  regions: [us-east-1]\n"), now)
+	if !strings.Contains(reportText(rep), "regions us-west-2 of account "+regionAccount+" are enabled but left out by fleet.regions") {
+		t.Errorf("the report does not repeat what fleet.regions leaves out:\n%s", reportText(rep))
+	}
 	if w.eks["us-west-2"].TotalCalls() != 0 || w.ecs["us-west-2"].TotalCalls() != 0 {
 		t.Errorf("us-west-2 read though fleet.regions leaves it out: eks %v, ecs %v", w.eks["us-west-2"].CallCounts(), w.ecs["us-west-2"].CallCounts())
 	}
