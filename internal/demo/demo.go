@@ -16,6 +16,9 @@ import (
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/inventory/kube"
 	"reclaim.dev/reclaim/notify/report"
+	"reclaim.dev/reclaim/providers/awsclient"
+	"reclaim.dev/reclaim/providers/ebs"
+	"reclaim.dev/reclaim/providers/ebs/ebsfake"
 	"reclaim.dev/reclaim/providers/ec2"
 	"reclaim.dev/reclaim/providers/ec2/ec2fake"
 	"reclaim.dev/reclaim/providers/ecr"
@@ -23,6 +26,7 @@ import (
 	"reclaim.dev/reclaim/providers/gce"
 	"reclaim.dev/reclaim/providers/gce/gcefake"
 	"reclaim.dev/reclaim/reconcile/audit"
+	"reclaim.dev/reclaim/reconcile/kinds/ebsvolume"
 	"reclaim.dev/reclaim/reconcile/kinds/ecrimage"
 	"reclaim.dev/reclaim/reconcile/kinds/gcedisk"
 	"reclaim.dev/reclaim/reconcile/kinds/netiface"
@@ -103,6 +107,19 @@ func Start(ctx context.Context, narration io.Writer, log *zap.Logger, now time.T
 		return nil, deps, done, err
 	}
 
+	// The EBS part: the real EBS client (EC2 and Service Quotas) over HTTP
+	// to the EBS fake.
+	vols := ebsfake.New(ebsfake.Options{Region: EC2Region, Account: EC2Account})
+	vols.Start()
+	closers = append(closers, vols.Close)
+	ebsStory := SeedEBS(vols, fleet, now)
+	volumes, err := ebs.NewFleet(ctx, []ebs.Options{{Service: awsclient.Service{Account: EC2Account, Region: EC2Region, Endpoint: vols.URL(),
+		Logger: awsclient.ZapLogger(log), Credentials: credentials.NewStaticCredentialsProvider("AKIDDEMO", "demo-secret", "")},
+		QuotasEndpoint: vols.URL()}})
+	if err != nil {
+		return nil, deps, done, err
+	}
+
 	disks, err := gce.New(ctx, gce.Options{Endpoint: srv.URL(), WithoutAuthentication: true})
 	if err != nil {
 		return nil, deps, done, err
@@ -133,13 +150,16 @@ func Start(ctx context.Context, narration io.Writer, log *zap.Logger, now time.T
 	fmt.Fprintf(narration, "demo: EC2 fake at %s: three /20 subnets about 92%% used; EKS clusters batch-use1 and etl-use1\n"+
 		"demo: run %d Jobs an hour on Fargate and never delete the %d finished ones, each keeping a pod, a node and an address.\n\n",
 		nets.URL(), JobsPerHour, eks.FinishedJobs)
+	fmt.Fprintf(narration, "demo: EBS fake at %s: gp3 storage at %.1f of %d TiB; %s was deleted a month ago and left\n"+
+		"demo: %d volumes behind, declared out of scope; etl-use1's Kafka volumes are attached.\n\n",
+		vols.URL(), float64(ebsStory.UsedGiB)/1024, gp3QuotaTiB, TornDownCluster, len(ebsStory.Orphans)+1)
 	disc, stopDisc, err := Discovery(ctx, cfg, log)
 	if err != nil {
 		return nil, deps, done, err
 	}
 	closers = append(closers, stopDisc)
 	return cfg, app.Deps{
-		Clients:   map[string]any{gcedisk.Source: disks, ecrimage.Source: images, netiface.Source: networks},
+		Clients:   map[string]any{gcedisk.Source: disks, ecrimage.Source: images, netiface.Source: networks, ebsvolume.Name: volumes},
 		Discovery: disc, Clusters: collect,
 		Kube: func(cluster string) (kubernetes.Interface, error) {
 			mu.Lock()

@@ -3,6 +3,7 @@ package demo
 import (
 	"context"
 	"io"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -11,10 +12,12 @@ import (
 	"go.uber.org/zap"
 
 	"reclaim.dev/reclaim/notify/report"
+	"reclaim.dev/reclaim/providers/ebs/ebsfake"
 	"reclaim.dev/reclaim/providers/ec2/ec2fake"
 	"reclaim.dev/reclaim/providers/ecr/ecrfake"
 	"reclaim.dev/reclaim/providers/gce/gcefake"
 	"reclaim.dev/reclaim/reconcile/engine"
+	"reclaim.dev/reclaim/reconcile/kinds/ebsvolume"
 	"reclaim.dev/reclaim/reconcile/kinds/ecrimage"
 	"reclaim.dev/reclaim/reconcile/kinds/finished"
 	"reclaim.dev/reclaim/reconcile/kinds/gcedisk"
@@ -227,5 +230,57 @@ func TestDemoTellsTheEKSStory(t *testing.T) {
 		if !strings.Contains(b.String(), s) {
 			t.Errorf("report lacks %q", s)
 		}
+	}
+}
+
+// The EBS part: the torn-down cluster's volumes are deleted up to the
+// count cap, the rest wait for the next run; a protected one, one a
+// Released PV names, the hand-made one and the attached Kafka volumes are
+// kept; the gp3 quota row says what the plan frees.
+func TestDemoTellsTheEBSStory(t *testing.T) {
+	rep, err := demoReport()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := rep.Plan
+	story := SeedEBS(ebsfake.New(ebsfake.Options{}), &Fleet{State: engine.NewState()}, time.Now())
+	byID := map[string]engine.Decision{}
+	for _, d := range p.Decisions {
+		if d.Kind == ebsvolume.Name {
+			byID[d.Name] = d
+		}
+	}
+	deleted, capped := 0, 0
+	for _, id := range story.Orphans {
+		switch d := byID[id]; {
+		case d.Action == engine.Delete:
+			deleted++
+		case d.Action == engine.Mark && d.Held && strings.Contains(d.Why(), "per-run cap"):
+			capped++
+		default:
+			t.Errorf("orphan %s: %s %q", id, d.Action, d.Why())
+		}
+	}
+	if deleted != 10 || capped != tornDownVolumes-10 {
+		t.Errorf("orphans: %d deleted, %d held by the cap", deleted, capped)
+	}
+	for id, class := range map[string]string{story.Protected: ebsvolume.ClassProtected, story.Retained: ebsvolume.ClassPV, story.HandMade: ebsvolume.ClassNoEvidence} {
+		if d := byID[id]; d.Action != engine.Keep || d.Class != class {
+			t.Errorf("%s: %s %s %q, want keep %s", id, d.Action, d.Class, d.Why(), class)
+		}
+	}
+	for _, id := range story.InUse {
+		if d, ok := byID[id]; ok && d.Action != engine.Keep {
+			t.Errorf("attached %s: %s %q", id, d.Action, d.Why())
+		}
+	}
+	hs := ebsvolume.HeadroomOf(p)
+	if len(hs) != 1 || !hs[0].Known || hs[0].VolumeType != "gp3" || hs[0].UsageGiB != float64(story.UsedGiB) ||
+		hs[0].LimitGiB != gp3QuotaTiB*1024 || !hs[0].Warning || hs[0].PlanFreesGiB != 5000 {
+		t.Errorf("gp3 headroom %+v", hs)
+	}
+	rows, _ := p.Section("fleet").([]engine.FleetRow)
+	if !slices.ContainsFunc(rows, func(r engine.FleetRow) bool { return r.Name == TornDownCluster && r.State == "out-of-scope" }) {
+		t.Errorf("the fleet section does not declare %s out of scope: %+v", TornDownCluster, rows)
 	}
 }

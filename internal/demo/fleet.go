@@ -44,14 +44,37 @@ type Fleet struct {
 	State    engine.State
 }
 
-// Clientsets returns simulated API clients for c.
+// Clientsets returns simulated API clients for c. The dynamic client,
+// which the kinds' taps list through, serves the Workflows and the same
+// PVs and Pods as the typed one.
 func (c *Cluster) Clientsets() (*fake.Clientset, *dynfake.FakeDynamicClient) {
-	objs := make([]runtime.Object, len(c.Workflows))
-	for i, w := range c.Workflows {
-		objs[i] = w
+	objs := make([]runtime.Object, 0, len(c.Workflows))
+	for _, w := range c.Workflows {
+		objs = append(objs, w)
+	}
+	for _, o := range c.Objects {
+		var kind string
+		switch o.(type) {
+		case *corev1.PersistentVolume:
+			kind = "PersistentVolume"
+		case *corev1.Pod:
+			kind = "Pod"
+		default:
+			continue
+		}
+		m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(o)
+		if err != nil {
+			panic(err) // a seeded object that does not convert is the seed's bug
+		}
+		u := &unstructured.Unstructured{Object: m}
+		u.SetAPIVersion("v1")
+		u.SetKind(kind)
+		objs = append(objs, u)
 	}
 	dyn := dynfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(),
-		map[schema.GroupVersionResource]string{kube.WorkflowGVR: "WorkflowList"}, objs...)
+		map[schema.GroupVersionResource]string{kube.WorkflowGVR: "WorkflowList",
+			{Version: "v1", Resource: "persistentvolumes"}: "PersistentVolumeList",
+			{Version: "v1", Resource: "pods"}:              "PodList"}, objs...)
 	return fake.NewSimpleClientset(c.Objects...), dyn
 }
 

@@ -223,13 +223,13 @@ func fleetSection(f *inventory.Fleet, clusters []inventory.ClusterRefs) layout.S
 		if m.State == inventory.MemberOutOfScope || m.State == inventory.MemberConflict {
 			why = m.Reason
 		}
-		where := "-"
-		if m.Cloud.Platform != "" {
-			where = m.Cloud.Scope() + " " + m.Cloud.Location
-		} else if m.Where.Known() {
-			where = m.Where.String()
+		// WHERE is the account or project and the location, once each:
+		// what discovery listed, else what the config declares.
+		platform, where := m.Cloud.Platform, placeText(m.Cloud.Account+m.Cloud.Project, m.Cloud.Location)
+		if platform == "" {
+			platform, where = m.Where.Platform, placeText(m.Where.Account+m.Where.Project, m.Where.Location)
 		}
-		b.Rows = append(b.Rows, []string{m.Name, orDefault(m.Cloud.Platform, "-"), where, strings.Join(known, "+"), strings.ToUpper(r.State), orDefault(why, "-")})
+		b.Rows = append(b.Rows, []string{m.Name, orDefault(platform, "-"), where, strings.Join(known, "+"), strings.ToUpper(r.State), orDefault(why, "-")})
 	}
 	disc := "discovery off"
 	if f.Discovery {
@@ -303,4 +303,9 @@ func (p *Plan) addTaps(c inventory.ClusterRefs, add func(Source)) {
 		}
 		add(s)
 	}
+}
+
+// placeText is "account-or-project location", with what is known of them.
+func placeText(scope, location string) string {
+	return orDefault(strings.TrimSpace(scope+" "+location), "-")
 }
