@@ -220,8 +220,11 @@ func (k *Kind) Propose(snap *inventory.Snapshot, now time.Time) engine.Proposals
 			if at.rule != nil && !at.rule.Protect && !rl.Protected && !rl.Gone {
 				inScope += rl.Len()
 				sources := at.sources
-				if g := pc.guards(snap.Fleet, rl.Repo.Account, rl.Pullers); len(g) > 0 {
-					sources = engine.UniqueKeys(append(slices.Clone(sources), g...))
+				// The registry's own account and its policy's pullers guard
+				// every repository already (evidence): only a repository
+				// policy's pullers add guards.
+				if len(rl.Pullers) > 0 {
+					sources = engine.UniqueKeys(append(slices.Clone(sources), pc.guards(snap.Fleet, rl.Repo.Account, rl.Pullers)...))
 				}
 				ok = k.proposeRepo(yield, rl, at.rule, idx.repos[rl.Repo], sources, repoHold(rl, idx, pc, at.holds), now)
 			}
