@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/url"
 	"slices"
+	"strings"
 	"time"
 
 	"reclaim.dev/reclaim/internal/glob"
@@ -18,9 +19,18 @@ type Fleet struct {
 	// clusters lists, and every report says so.
 	Discover bool `json:"discover"`
 	// GKE and EKS are the scopes searched. Empty: the projects of gce, and
-	// the accounts and regions of ecr.registries and ec2.networks.
+	// every enabled region of the accounts of ecr.registries and
+	// ec2.networks.
 	GKE GKEDiscovery   `json:"gke"`
 	EKS []EKSDiscovery `json:"eks"`
+	// Regions narrows the regions of an AWS account that reclaim treats as
+	// in use (where the default discovery and ecr.consumers look, and
+	// where a puller of an ECR registry may run) to these, besides the
+	// ones fleet.eks lists. Empty: every region enabled for the account.
+	Regions []string `json:"regions"`
+	// everyRegion: fleet.eks is the default, so discovery covers every
+	// enabled region of its accounts.
+	everyRegion bool
 	// ReadDiscovered reads every discovered cluster that is not configured
 	// (with a short-lived identity minted in process); false only lists them,
 	// and each then holds what it could use.
@@ -68,9 +78,11 @@ type EKSDiscovery struct {
 	Profile    string `json:"profile,omitempty"`
 	RoleARN    string `json:"roleARN,omitempty"`
 	ExternalID string `json:"externalID,omitempty"`
-	// Endpoint and STSEndpoint override EKS's and STS's (fakes).
+	// Endpoint and STSEndpoint override EKS's and STS's (fakes);
+	// EC2Endpoint EC2's, where the account's regions are listed.
 	Endpoint    string `json:"endpoint,omitempty"`
 	STSEndpoint string `json:"stsEndpoint,omitempty"`
+	EC2Endpoint string `json:"ec2Endpoint,omitempty"`
 }
 
 // OutOfScope is one cluster declared out of reclaim's view, by identity:
@@ -198,7 +210,41 @@ func (c *Config) fleetDefaults() {
 	}
 	if !c.present["fleet.eks"] {
 		f.EKS = c.defaultEKSDiscovery()
+		f.everyRegion = true
 	}
+}
+
+// EveryRegion says whether EKS discovery (and the default ecr.consumers)
+// covers every enabled region of each account of fleet.eks, narrowed by
+// fleet.regions: true when fleet.eks is left out. A listed fleet.eks means
+// what it lists.
+func (f *Fleet) EveryRegion() bool { return f.everyRegion }
+
+// RegionsOf narrows an account's enabled regions to fleet.regions, and
+// adds the ones fleet.eks lists for it and the extra ones (an ecr
+// registry's): the regions reclaim treats as the account's. Sorted.
+func (f *Fleet) RegionsOf(account string, enabled []string, extra ...string) []string {
+	var out []string
+	add := func(r string) {
+		if r != "" && !slices.Contains(out, r) {
+			out = append(out, r)
+		}
+	}
+	for _, r := range enabled {
+		if len(f.Regions) == 0 || slices.Contains(f.Regions, r) {
+			add(r)
+		}
+	}
+	for _, e := range f.EKS {
+		if e.Account == account {
+			add(e.Region)
+		}
+	}
+	for _, r := range extra {
+		add(r)
+	}
+	slices.Sort(out)
+	return out
 }
 
 // defaultEKSDiscovery is every account and region of the kinds' sections
@@ -246,12 +292,19 @@ func (f *Fleet) validate(ps *problems, path string, present map[string]bool) {
 		validateAWSTarget(ps, p, e.Account, e.Region, e.RoleARN, e.ExternalID)
 		validateEndpoint(ps, p+".endpoint", e.Endpoint, "eks")
 		validateEndpoint(ps, p+".stsEndpoint", e.STSEndpoint, "sts")
+		validateEndpoint(ps, p+".ec2Endpoint", e.EC2Endpoint, "ec2")
 		k := e.Account + "/" + e.Region
 		if j, dup := seen[k]; dup {
 			ps.add(p, "account %s region %s is listed twice (%s and %s)", e.Account, e.Region, index(path+".eks", j), p)
 		}
 		seen[k] = i
 	}
+	validateList(ps, path+".regions", f.Regions, func(r string) string {
+		if !isDNSLabel(r) || strings.Count(r, "-") < 2 {
+			return fmt.Sprintf("%q is not a region — e.g. us-east-1", r)
+		}
+		return ""
+	})
 	for _, l := range []struct {
 		key   string
 		globs []string

@@ -310,6 +310,7 @@ func TestUnseenClusterOfTheRegistryAccountHoldsImages(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			w := newImageWorld(t, 200)
 			w.seen(w.now.Add(-2 * time.Hour))
+			w.readOwnConsumers()
 			ekf := startEKS(t, ecrRegion)
 			// A CA of its own: a cluster with prod-a's CA would be prod-a.
 			ekf.Add(eksfake.Cluster{Name: "ml-batch", Endpoint: "https://127.0.0.1:1", CAData: newCA(t), VPC: "vpc-0ml"})

@@ -147,6 +147,26 @@ audit:
 	return p
 }
 
+// readOwnConsumers gives the registry's account and region ECS, Lambda
+// and Batch fakes (AWS_ENDPOINT_URL_<SERVICE>) with nothing running, read
+// as the default ecr.consumers: with discovery on, the registry's own
+// account is a puller whose consumers must be read.
+func (w *imageWorld) readOwnConsumers() {
+	ef := ecsfake.New(ecsfake.Options{Account: account, Region: ecrRegion})
+	lf := lambdafake.New(lambdafake.Options{Account: account, Region: ecrRegion})
+	bf := batchfake.New(batchfake.Options{Account: account, Region: ecrRegion})
+	for svc, f := range map[string]interface {
+		Start()
+		Close()
+		URL() string
+	}{"ECS": ef, "LAMBDA": lf, "BATCH": bf} {
+		f.Start()
+		w.t.Cleanup(f.Close)
+		w.t.Setenv("AWS_ENDPOINT_URL_"+svc, f.URL())
+	}
+	w.consumersYAML = "-"
+}
+
 func (w *imageWorld) run(apply bool) *report.Report {
 	w.t.Helper()
 	return runConfig(w.t, w.configPath(), w.now, apply)

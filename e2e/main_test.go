@@ -6,6 +6,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +16,7 @@ import (
 	"reclaim.dev/reclaim/internal/app"
 	"reclaim.dev/reclaim/internal/fakeapi"
 	"reclaim.dev/reclaim/internal/testenv"
+	"reclaim.dev/reclaim/providers/ec2/ec2fake"
 )
 
 var (
@@ -55,6 +57,15 @@ func run(m *testing.M) int {
 		"AWS_SHARED_CREDENTIALS_FILE": filepath.Join(awsDir, "credentials"), "AWS_PROFILE": "", "AWS_ENDPOINT_URL": "", "AWS_ENDPOINT_URL_ECR": ""} {
 		os.Setenv(k, v)
 	}
+	// Discovery lists each account's enabled regions (ec2 DescribeRegions)
+	// from its first fleet.eks region: the account of every world has
+	// exactly the region it is listed from, unless a test says otherwise.
+	regions := fakeapi.NewRegions(map[string]http.Handler{})
+	defer regions.Close()
+	for _, r := range []string{"us-east-1", "us-west-2", "eu-west-1"} {
+		regions.Set(r, ec2fake.New(ec2fake.Options{Account: account, Region: r}))
+	}
+	os.Setenv("AWS_ENDPOINT_URL_EC2", regions.URL())
 	cs, err := testenv.StartClusters(ctx, "prod-a", "prod-b")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "e2e: start clusters:", err)

@@ -77,6 +77,10 @@ type FleetListing struct {
 	Problem  string
 	// Calls counts the API calls the listing made (lists and describes).
 	Calls int
+	// Regions are the regions a Regions listing found (an AWS account's
+	// enabled regions, narrowed by fleet.regions); LeftOut the enabled ones
+	// fleet.regions left out.
+	Regions, LeftOut []string
 }
 
 // Member states, as reports print them.

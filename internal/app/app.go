@@ -23,6 +23,7 @@ import (
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/inventory/kube"
 	"reclaim.dev/reclaim/notify/report"
+	"reclaim.dev/reclaim/providers/ec2"
 	"reclaim.dev/reclaim/reconcile/audit"
 	"reclaim.dev/reclaim/reconcile/engine"
 	"reclaim.dev/reclaim/reconcile/kinds/k8sjob"
@@ -285,9 +286,18 @@ func (r *Runner) Once(ctx context.Context, opt Options) (*report.Report, error) 
 	}
 	co := inventory.CollectOptions{Clusters: d.Clusters, Now: d.Now}
 	co.Clouds = r.cloudReads()
-	co.FleetClusters = r.fleetClusters
+	// The discoverers of this pass: the runner's, and those their
+	// listings called for (an account's regions).
+	ds := d.Discovery
+	co.FleetClusters = func(ctx context.Context, listings []inventory.FleetListing, clouds map[string]any) (*inventory.Fleet, []inventory.ClusterRefs) {
+		return r.fleetClusters(ctx, ds, listings, clouds)
+	}
 	if r.discovers {
-		co.Discover = func(ctx context.Context) []inventory.FleetListing { return discover(ctx, d.Discovery) }
+		co.Discover = func(ctx context.Context) []inventory.FleetListing {
+			var ls []inventory.FleetListing
+			ds, ls = discover(ctx, d.Discovery)
+			return ls
+		}
 	}
 	start := d.Now()
 	cctx := ctx
@@ -297,6 +307,8 @@ func (r *Runner) Once(ctx context.Context, opt Options) (*report.Report, error) 
 		defer cancel()
 		defer context.AfterFunc(opt.Stop, cancel)()
 	}
+	// One DescribeRegions per account and pass, whoever asks first.
+	cctx = ec2.WithRegionsMemo(cctx)
 	snap := inventory.Collect(cctx, co)
 	if cctx.Err() != nil {
 		return nil, fmt.Errorf("run cancelled while collecting: %w", context.Cause(cctx))
@@ -381,8 +393,8 @@ func checkClusters(names []string, snap *inventory.Snapshot) error {
 // fleetClusters assembles the run's fleet from the config and the
 // discovery listings, and collects the configured clusters and the
 // discovered ones it reads, side by side.
-func (r *Runner) fleetClusters(ctx context.Context, listings []inventory.FleetListing, clouds map[string]any) (*inventory.Fleet, []inventory.ClusterRefs) {
-	fp := assembleFleet(r.cfg, r.discovers, r.d.Discovery, listings, r.apis, clouds, r.d.Now())
+func (r *Runner) fleetClusters(ctx context.Context, ds []Discoverer, listings []inventory.FleetListing, clouds map[string]any) (*inventory.Fleet, []inventory.ClusterRefs) {
+	fp := assembleFleet(r.cfg, r.discovers, ds, listings, r.apis, clouds, r.d.Now())
 	if r.records != nil {
 		r.records.withClouds(clouds)
 		r.records.withCAs(discoveredCAs(&fp.fleet))

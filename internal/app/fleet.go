@@ -30,21 +30,38 @@ type Discoverer struct {
 	// Token returns the token source for one of its clusters; nil when the
 	// scope cannot mint one (the cluster is then not read, and holds).
 	Token func(c inventory.FleetCluster) oauth2.TokenSource
+	// Expand, if set, returns the discoverers its listing calls for (an
+	// account's regions call for the EKS listing of each): they run after.
+	Expand func(ctx context.Context, l inventory.FleetListing) []Discoverer
 }
 
-// discover runs every discoverer at once; one listing per discoverer, in order.
-func discover(ctx context.Context, ds []Discoverer) []inventory.FleetListing {
-	out := make([]inventory.FleetListing, len(ds))
-	var wg sync.WaitGroup
-	for i, d := range ds {
-		wg.Go(func() {
-			l := d.List(ctx)
-			l.Platform, l.Scope = d.Platform, d.Scope
-			out[i] = l
-		})
+// discover runs every discoverer at once, then those their listings call
+// for (Expand); one listing per discoverer it returns, in order.
+func discover(ctx context.Context, ds []Discoverer) ([]Discoverer, []inventory.FleetListing) {
+	list := func(ds []Discoverer) []inventory.FleetListing {
+		out := make([]inventory.FleetListing, len(ds))
+		var wg sync.WaitGroup
+		for i, d := range ds {
+			wg.Go(func() {
+				l := d.List(ctx)
+				l.Platform, l.Scope = d.Platform, d.Scope
+				out[i] = l
+			})
+		}
+		wg.Wait()
+		return out
 	}
-	wg.Wait()
-	return out
+	out := list(ds)
+	var more []Discoverer
+	for i, d := range ds {
+		if d.Expand != nil {
+			more = append(more, d.Expand(ctx, out[i])...)
+		}
+	}
+	if len(more) == 0 {
+		return ds, out
+	}
+	return append(slices.Clip(ds), more...), append(out, list(more)...)
 }
 
 // fleetPlan is the fleet of a run, and the discovered clusters to read.

@@ -271,6 +271,9 @@ func (f *fleet) checkImage(r *repo, img *image) {
 	if len(f.w.pullersOf(r)) > 0 {
 		f.stats.Covered["image deleted that foreign principals may pull"]++
 	}
+	if len(f.w.enabled[r.key.Account]) > 1 {
+		f.stats.Covered["image deleted of a registry account running in two regions"]++
+	}
 	if ps := r.parents(img.digest); len(ps) > 0 {
 		f.violate("deleted %s while index %s lists it", what, ps[0].digest)
 	}

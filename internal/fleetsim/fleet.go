@@ -119,6 +119,7 @@ type runFaults struct {
 	ec2        map[string]bool // account -> its EC2 listing incomplete
 	listings   map[string]bool // discovery scope ("eks 1111/us-east-1") -> its listing incomplete
 	consumers  map[string]bool // foreign account -> its consumer's listing incomplete
+	regions    map[string]bool // registry account -> its regions could not be listed
 	regPolicy  map[string]bool // account -> its registry policy unreadable
 	ec2Races   bool            // interfaces change between re-read and delete
 	failP      float64         // a delete call fails
@@ -325,7 +326,7 @@ func (f *fleet) runOnce(calm bool) {
 func (f *fleet) drawFaults(calm bool) {
 	f.rf = runFaults{clusters: map[string]string{}, zoneWarn: map[string]string{}, gcePage: map[string]bool{},
 		repos: map[inventory.RepoKey]bool{}, registries: map[string]bool{}, ec2: map[string]bool{},
-		listings: map[string]bool{}, consumers: map[string]bool{}, regPolicy: map[string]bool{}}
+		listings: map[string]bool{}, consumers: map[string]bool{}, regPolicy: map[string]bool{}, regions: map[string]bool{}}
 	if calm {
 		return
 	}
@@ -384,6 +385,12 @@ func (f *fleet) drawFaults(calm bool) {
 		if fa.read && f.chance(0.08) {
 			f.rf.consumers[fa.account] = true
 			count("ecr consumer incomplete")
+		}
+	}
+	for _, a := range f.w.accounts { // in order: a seed replays its fleet
+		if _, ok := f.w.enabled[a]; ok && f.chance(0.05) {
+			f.rf.regions[a] = true
+			count("region listing failed")
 		}
 	}
 	for _, a := range f.w.accounts {

@@ -58,6 +58,7 @@ func (f *fleet) setup() {
 	f.setupNetwork()
 	f.setupTwins()
 	f.setupPullers()
+	f.setupRegions()
 	f.setupWorkloads()
 }
 
@@ -81,6 +82,7 @@ func (f *fleet) mutate() {
 	f.mutateNetwork()
 	f.mutateTwins()
 	f.mutatePullers()
+	f.mutateRegions()
 	for range 2 + f.rng.IntN(6) {
 		switch f.rng.IntN(16) {
 		case 0, 1:

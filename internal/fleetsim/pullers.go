@@ -25,10 +25,13 @@ var (
 // when fleet.eks looks there).
 type foreign struct {
 	account string
-	kind    string // ecs, lambda or batch
-	read    bool
-	listed  bool
-	refs    []*imgRef
+	// region is where it runs ("": ecrRegion); one of the fleet's own
+	// accounts in another region is one of world.remote.
+	region string
+	kind   string // ecs, lambda or batch
+	read   bool
+	listed bool
+	refs   []*imgRef
 }
 
 func (w *world) foreignOf(account string) *foreign {

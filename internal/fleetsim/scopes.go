@@ -503,6 +503,7 @@ func (f *fleet) assemble() {
 				fl.Listings = append(fl.Listings, l)
 			}
 		}
+		fl.Listings = append(fl.Listings, f.regionListings()...)
 	}
 	for _, c := range order { // the same API server: the configured cluster
 		if c.configured {

@@ -81,6 +81,7 @@ func (f *fleet) snapshot() inventory.Snapshot {
 		users = append(users, src)
 	}
 	users = append(users, f.consumers()...)
+	users = append(users, f.regionConsumers()...)
 	snap.Clouds = map[string]any{gcedisk.Source: gce, ecrimage.Source: regs, ecrimage.UsersSource: users, netiface.Source: f.networks()}
 	return snap
 }
@@ -254,6 +255,9 @@ func (f *fleet) imageEvidence(r *repo) string {
 		return "repository listing throttled"
 	}
 	if why := f.pullerEvidence(r); why != "" {
+		return why
+	}
+	if why := f.regionEvidence(k.Account); why != "" {
 		return why
 	}
 	return f.accountEvidence(k.Account)

@@ -257,6 +257,10 @@ type world struct {
 	foreign    []*foreign
 	regPullers map[string][]string
 	declared   map[string]string
+	// enabled are the registry accounts' regions discovery lists (none:
+	// not listed); remote their consumers in another region.
+	enabled map[string][]string
+	remote  []*foreign
 }
 
 func (w *world) next() int { w.serial++; return w.serial }
@@ -340,7 +344,7 @@ func (w *world) imageUsers(r *repo, img *image, declared bool) string {
 				}
 			}
 		}
-		for _, fa := range w.foreign {
+		for _, fa := range slices.Concat(w.foreign, w.remote) {
 			if !declared && !w.protected(fa.account, r) {
 				continue
 			}

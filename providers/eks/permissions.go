@@ -2,10 +2,10 @@ package eks
 
 import "reclaim.dev/reclaim/internal/perms"
 
-// Permissions of fleet discovery (ListClusters, DescribeCluster). The
-// token to each cluster is a presigned sts:GetCallerIdentity, which needs
-// no grant.
+// Permissions of fleet discovery (each account's enabled regions, then
+// ListClusters and DescribeCluster in each). The token to each cluster is
+// a presigned sts:GetCallerIdentity, which needs no grant.
 var Permissions = perms.Set{
-	Read:    perms.Grants{IAM: []string{"eks:ListClusters", "eks:DescribeCluster"}},
+	Read:    perms.Grants{IAM: []string{"ec2:DescribeRegions", "eks:ListClusters", "eks:DescribeCluster"}},
 	Outside: []string{"sts:GetCallerIdentity"},
 }

@@ -105,6 +105,12 @@ func (p *Plan) addFleet(f *inventory.Fleet, clusters []inventory.ClusterRefs, ad
 	}
 	for _, l := range f.Listings {
 		s := Source{Kind: SourceDiscovery, Name: l.Platform + " " + l.Scope, Complete: l.Complete, Items: len(l.Clusters), Unit: "clusters"}
+		if l.Platform == inventory.Regions {
+			s.Items, s.Unit = len(l.Regions), "regions"
+			if len(l.LeftOut) > 0 {
+				p.Notices = append(p.Notices, fmt.Sprintf("regions %s of account %s are enabled but left out by fleet.regions: reclaim treats them as unused, and nothing a cluster or service there runs is protected", strings.Join(l.LeftOut, ", "), l.Scope))
+			}
+		}
 		if !l.Complete {
 			s.Problems = []string{l.Problem}
 			p.Blocked = append(p.Blocked, fmt.Sprintf("discovery of %s %s failed (%s): nothing a cluster there could use is deleted this run", l.Platform, l.Scope, l.Problem))

@@ -1,6 +1,6 @@
 // Package ec2fake is a wire-level fake of the parts of the Amazon EC2 API that
-// reclaim uses: DescribeSubnets, DescribeNetworkInterfaces and
-// DeleteNetworkInterface. It speaks the EC2 Query protocol as the real service
+// reclaim uses: DescribeSubnets, DescribeNetworkInterfaces,
+// DeleteNetworkInterface and DescribeRegions. It speaks the EC2 Query protocol as the real service
 // does (POST / with a form-encoded body Action=…&Version=2016-11-15, list
 // parameters as Filter.1.Name / Filter.1.Value.1 and SubnetId.1, XML answers in
 // the http://ec2.amazonaws.com/doc/2016-11-15/ namespace with <requestId>, and
@@ -70,6 +70,7 @@ const (
 	ActionDescribeSubnets           = "DescribeSubnets"
 	ActionDescribeNetworkInterfaces = "DescribeNetworkInterfaces"
 	ActionDeleteNetworkInterface    = "DeleteNetworkInterface"
+	ActionDescribeRegions           = "DescribeRegions"
 	// ActionUnknown counts requests the fake could not route (no or an
 	// unknown Action, a wrong path or method).
 	ActionUnknown = "unknown"
@@ -222,6 +223,8 @@ type Server struct {
 	throttled  int
 	latency    time.Duration
 	seq        atomic.Uint64
+	// regions are the account's regions (SetRegions); nil: the fake's own.
+	regions []Region
 
 	ln fakeapi.Listener
 }
@@ -693,6 +696,7 @@ func (s *Server) checkAuth(req *http.Request) *apiError {
 
 var knownActions = map[string]bool{
 	ActionDescribeSubnets: true, ActionDescribeNetworkInterfaces: true, ActionDeleteNetworkInterface: true,
+	ActionDescribeRegions: true,
 }
 
 // ServeHTTP implements http.Handler.
@@ -779,6 +783,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		out, e = s.describeInterfaces(req.Form)
 	case ActionDeleteNetworkInterface:
 		out, e = s.deleteInterface(req.Form)
+	case ActionDescribeRegions:
+		out, e = s.describeRegions(req.Form)
 	}
 	if e != nil {
 		s.writeError(w, e)

@@ -220,8 +220,11 @@ func (k *Kind) Propose(snap *inventory.Snapshot, now time.Time) engine.Proposals
 			if at.rule != nil && !at.rule.Protect && !rl.Protected && !rl.Gone {
 				inScope += rl.Len()
 				sources := at.sources
-				if g := pc.guards(snap.Fleet, rl.Repo.Account, rl.Pullers); len(g) > 0 {
-					sources = engine.UniqueKeys(append(slices.Clone(sources), g...))
+				// The registry's own account and its policy's pullers guard
+				// every repository already (evidence): only a repository
+				// policy's pullers add guards.
+				if len(rl.Pullers) > 0 {
+					sources = engine.UniqueKeys(append(slices.Clone(sources), pc.guards(snap.Fleet, rl.Repo.Account, rl.Pullers)...))
 				}
 				ok = k.proposeRepo(yield, rl, at.rule, idx.repos[rl.Repo], sources, repoHold(rl, idx, pc, at.holds), now)
 			}
@@ -317,6 +320,9 @@ func evidence(snap *inventory.Snapshot, reg *inventory.RegistryListing, pc *pull
 	// Who else may pull from every repository: the registry policy's pullers.
 	if reg.PullersProblem != "" {
 		holds = append(holds, "who the registry policy lets pull is unknown ("+reg.PullersProblem+")")
+	}
+	if why := pc.unreadOwn(reg.Account); why != "" {
+		holds = append(holds, why)
 	}
 	if why := pc.unread(reg.Account, reg.Pullers, "the registry policy"); why != "" {
 		holds = append(holds, why)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 
 	"go.uber.org/zap"
@@ -13,6 +14,7 @@ import (
 	"reclaim.dev/reclaim/inventory/manifests"
 	"reclaim.dev/reclaim/providers/awsclient"
 	"reclaim.dev/reclaim/providers/batch"
+	"reclaim.dev/reclaim/providers/ec2"
 	"reclaim.dev/reclaim/providers/ecr"
 	"reclaim.dev/reclaim/providers/ecs"
 	"reclaim.dev/reclaim/providers/lambda"
@@ -93,47 +95,92 @@ func OpenUsers(ctx context.Context, cfg *config.Config, log *zap.Logger, userAge
 		return nil, nil, nil
 	}
 	m := e.Manifests
-	var readers []imageReader
+	var readers []imageReaders
 	for _, dir := range m.Dirs {
-		readers = append(readers, func(ctx context.Context) inventory.ImageSource {
-			return manifests.Read(ctx, dir, manifests.Options{Exclude: m.Exclude})
+		readers = append(readers, func(ctx context.Context) []inventory.ImageSource {
+			return []inventory.ImageSource{manifests.Read(ctx, dir, manifests.Options{Exclude: m.Exclude})}
 		})
 	}
 	var errs []error
 	for i, cs := range e.Consumers {
-		for _, svc := range []struct {
-			on             bool
-			name, endpoint string
-			open           func(awsclient.Service) (imageReader, error)
-		}{
-			{cs.ECS, "ecs", cs.ECSEndpoint, func(s awsclient.Service) (imageReader, error) {
-				return readerOf(ecs.New(ctx, ecs.Options{Service: s}))
-			}},
-			{cs.Batch, "batch", cs.BatchEndpoint, func(s awsclient.Service) (imageReader, error) {
-				return readerOf(batch.New(ctx, batch.Options{Service: s}))
-			}},
-			{cs.Lambda, "lambda", cs.LambdaEndpoint, func(s awsclient.Service) (imageReader, error) {
-				return readerOf(lambda.New(ctx, lambda.Options{Service: s}))
-			}},
-		} {
-			if !svc.on {
+		read, err := consumerReaders(ctx, fmt.Sprintf("ecr.consumers[%d]", i), cs, log, userAgent)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		readers = append(readers, read)
+	}
+	// The default consumers cover every region of the registries'
+	// accounts that discovery covers: a service in another region pulls
+	// as readily as one in the registry's.
+	if e.defaultConsumers && cfg.Fleet.Discover && cfg.Fleet.EveryRegion() {
+		for _, a := range consumerAccounts(e) {
+			i := slices.IndexFunc(cfg.Fleet.EKS, func(d config.EKSDiscovery) bool { return d.Account == a })
+			if i < 0 {
 				continue
 			}
-			// A consumer whose client cannot be built is an error, never
-			// skipped: the images only it runs would look unused.
-			s := awsclient.Service{Account: cs.Account, Region: cs.Region, Profile: cs.Profile, RoleARN: cs.RoleARN,
-				ExternalID: cs.ExternalID, Endpoint: svc.endpoint, UserAgent: userAgent, Logger: awsclient.ZapLogger(log)}
-			if read, err := svc.open(s); err != nil {
-				errs = append(errs, fmt.Errorf("ecr.consumers[%d].%s: %w", i, svc.name, err))
-			} else {
-				readers = append(readers, read)
+			read, err := everyRegion(ctx, cfg, e, cfg.Fleet.EKS[i], log, userAgent)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("ecr.consumers (default) account %s: %w", a, err))
+				continue
 			}
+			readers = append(readers, read)
 		}
 	}
 	if err := errors.Join(errs...); err != nil || len(readers) == 0 {
 		return nil, nil, err
 	}
 	return ImageUsers(func(ctx context.Context) []inventory.ImageSource {
+		out := make([][]inventory.ImageSource, len(readers))
+		var wg sync.WaitGroup
+		for i, read := range readers {
+			wg.Go(func() { out[i] = read(ctx) })
+		}
+		wg.Wait()
+		return slices.Concat(out...)
+	}), nil, nil
+}
+
+// imageReaders reads some sources of images outside the clusters.
+type imageReaders = func(ctx context.Context) []inventory.ImageSource
+
+// consumerReaders reads one ecr.consumers entry's ECS, Batch and Lambda.
+// A consumer whose client cannot be built is an error, never skipped: the
+// images only it runs would look unused.
+func consumerReaders(ctx context.Context, path string, cs Consumer, log *zap.Logger, userAgent string) (imageReaders, error) {
+	var readers []imageReader
+	var errs []error
+	for _, svc := range []struct {
+		on             bool
+		name, endpoint string
+		open           func(awsclient.Service) (imageReader, error)
+	}{
+		{cs.ECS, "ecs", cs.ECSEndpoint, func(s awsclient.Service) (imageReader, error) {
+			return readerOf(ecs.New(ctx, ecs.Options{Service: s}))
+		}},
+		{cs.Batch, "batch", cs.BatchEndpoint, func(s awsclient.Service) (imageReader, error) {
+			return readerOf(batch.New(ctx, batch.Options{Service: s}))
+		}},
+		{cs.Lambda, "lambda", cs.LambdaEndpoint, func(s awsclient.Service) (imageReader, error) {
+			return readerOf(lambda.New(ctx, lambda.Options{Service: s}))
+		}},
+	} {
+		if !svc.on {
+			continue
+		}
+		s := awsclient.Service{Account: cs.Account, Region: cs.Region, Profile: cs.Profile, RoleARN: cs.RoleARN,
+			ExternalID: cs.ExternalID, Endpoint: svc.endpoint, UserAgent: userAgent, Logger: awsclient.ZapLogger(log)}
+		read, err := svc.open(s)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s.%s: %w", path, svc.name, err))
+			continue
+		}
+		readers = append(readers, read)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return func(ctx context.Context) []inventory.ImageSource {
 		out := make([]inventory.ImageSource, len(readers))
 		var wg sync.WaitGroup
 		for i, read := range readers {
@@ -141,7 +188,81 @@ func OpenUsers(ctx context.Context, cfg *config.Config, log *zap.Logger, userAge
 		}
 		wg.Wait()
 		return out
-	}), nil, nil
+	}, nil
+}
+
+// consumerAccounts are the accounts of the default consumers, in order.
+func consumerAccounts(e *Section) []string {
+	var out []string
+	for _, cs := range e.Consumers {
+		if !slices.Contains(out, cs.Account) {
+			out = append(out, cs.Account)
+		}
+	}
+	return out
+}
+
+// everyRegion reads the consumers of first's account in each of its
+// regions (fleet.regions narrowed) that no default consumer reads: the
+// account's regions are listed once a run (shared with discovery), and
+// each region's clients are built once. A listing that fails is an
+// incomplete source: no image is deleted while the account's services
+// may run anywhere unseen.
+func everyRegion(ctx context.Context, cfg *config.Config, e *Section, first config.EKSDiscovery, log *zap.Logger, userAgent string) (imageReaders, error) {
+	rc, err := ec2.NewRegions(ctx, awsclient.Service{Account: first.Account, Region: first.Region, Profile: first.Profile, RoleARN: first.RoleARN,
+		ExternalID: first.ExternalID, Endpoint: first.EC2Endpoint, UserAgent: userAgent, Logger: awsclient.ZapLogger(log)})
+	if err != nil {
+		return nil, err
+	}
+	var own []string
+	var base Consumer
+	for _, cs := range e.Consumers {
+		if cs.Account == first.Account {
+			if own == nil {
+				base = cs
+			}
+			own = append(own, cs.Region)
+		}
+	}
+	var mu sync.Mutex
+	built := map[string]imageReaders{}
+	return func(ctx context.Context) []inventory.ImageSource {
+		l := rc.List(ctx)
+		if !l.Complete {
+			return []inventory.ImageSource{{Kind: inventory.Regions, Name: inventory.Regions + ":" + first.Account,
+				Problems: []string{"the account's regions, where its ECS, Lambda and Batch may run, are unknown: " + l.Problem}}}
+		}
+		var out []inventory.ImageSource
+		var reads []imageReaders
+		for _, r := range cfg.Fleet.RegionsOf(first.Account, l.Regions, own...) {
+			if slices.Contains(own, r) {
+				continue // a default consumer reads it
+			}
+			mu.Lock()
+			read, ok := built[r]
+			mu.Unlock()
+			if !ok {
+				cs := base
+				cs.Region = r
+				var err error
+				if read, err = consumerReaders(ctx, "ecr.consumers (default) "+first.Account+"/"+r, cs, log, userAgent); err != nil {
+					out = append(out, inventory.ImageSource{Kind: "ecs", Name: "ecs:" + first.Account + "/" + r, Problems: []string{err.Error()}})
+					continue
+				}
+				mu.Lock()
+				built[r] = read
+				mu.Unlock()
+			}
+			reads = append(reads, read)
+		}
+		got := make([][]inventory.ImageSource, len(reads))
+		var wg sync.WaitGroup
+		for i, read := range reads {
+			wg.Go(func() { got[i] = read(ctx) })
+		}
+		wg.Wait()
+		return append(out, slices.Concat(got...)...)
+	}, nil
 }
 
 // UsersReader reads the image users through client (OpenUsers').

@@ -46,8 +46,10 @@ type Section struct {
 	// Consumers are accounts and regions whose ECS task definitions,
 	// services and tasks, and Lambda functions, run ECR images outside
 	// Kubernetes: what they name is kept as if running. Left out, every
-	// registry's account and region is read (ECS and Lambda on), so an
-	// image a task or a function runs is never unprotected by default.
+	// registry's account and region is read (ECS, Lambda and Batch on),
+	// and with fleet discovery covering every region, each enabled region
+	// of those accounts too (OpenUsers), so an image a task or a function
+	// runs is never unprotected by default.
 	Consumers []Consumer `json:"consumers"`
 	// OutOfScopePullers declares principals a repository or registry
 	// policy lets pull whose use reclaim need not see: an account id, an
