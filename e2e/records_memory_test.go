@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"bytes"
-	"compress/gzip"
 	"context"
 	"os"
 	"strconv"
@@ -24,7 +23,7 @@ func TestRecordBombHoldsWithinTheDeletersMemory(t *testing.T) {
 	const target = 280 << 20 // deploy/overlays/cronjob's GOMEMLIMIT
 	w := newAgentWorld(t)
 	w.agents()
-	b := gzipBomb(t, 1200)
+	b := testenv.GzipBomb(t, 1200)
 	ctx := context.Background()
 	for _, k := range []string{keyOf(placeA, "prod-a"), keyOf(placeB, "prod-b")} {
 		if err := w.admin.Put(ctx, k, b); err != nil {
@@ -55,28 +54,6 @@ func TestRecordBombHoldsWithinTheDeletersMemory(t *testing.T) {
 	if hwm > target {
 		t.Fatalf("the deleter's peak RSS %d MiB is over its %d MiB target", hwm>>20, target>>20)
 	}
-}
-
-// gzipBomb is a gzipped object that decompresses to mib MiB of a JSON
-// string that never ends, as gzip members of a MiB each: cheap to build.
-func gzipBomb(t *testing.T, mib int) []byte {
-	t.Helper()
-	var out bytes.Buffer
-	member := func(b []byte) {
-		zw, _ := gzip.NewWriterLevel(&out, gzip.BestCompression)
-		if _, err := zw.Write(b); err != nil {
-			t.Fatal(err)
-		}
-		if err := zw.Close(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	member([]byte(`{"version":1,"agent":"`))
-	a := bytes.Repeat([]byte("a"), 1<<20)
-	for range mib {
-		member(a)
-	}
-	return out.Bytes()
 }
 
 // watchPeakRSS polls a process's VmHWM (the kernel's high-water mark of

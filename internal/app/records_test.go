@@ -2,7 +2,6 @@ package app
 
 import (
 	"bytes"
-	"compress/gzip"
 	"context"
 	"encoding/binary"
 	"fmt"
@@ -15,6 +14,7 @@ import (
 	"time"
 
 	config "reclaim.dev/reclaim/configs"
+	"reclaim.dev/reclaim/internal/testenv"
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/inventory/kube"
 	"reclaim.dev/reclaim/inventory/published"
@@ -433,30 +433,6 @@ func registration(name string) Registration {
 	return Registration{}
 }
 
-// bomb is a gzipped object that decompresses to mib MiB of a JSON string
-// that never ends: members of a MiB each, as gzip allows one after
-// another, so that it is built in little time and its trailer says the
-// last member's size.
-func bomb(t *testing.T, mib int) []byte {
-	t.Helper()
-	var out bytes.Buffer
-	member := func(b []byte) {
-		zw, _ := gzip.NewWriterLevel(&out, gzip.BestCompression)
-		if _, err := zw.Write(b); err != nil {
-			t.Fatal(err)
-		}
-		if err := zw.Close(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	member([]byte(`{"version":1,"agent":"`))
-	a := bytes.Repeat([]byte("a"), 1<<20)
-	for range mib {
-		member(a)
-	}
-	return out.Bytes()
-}
-
 // A record that decompresses to more than it may (a gzip bomb, at two
 // keys) holds its cluster, saying which limit and how to raise it, and
 // the deleter's heap grows by less than its memory target's share for
@@ -466,7 +442,7 @@ func TestRecordReaderRefusesABombWithinItsMemory(t *testing.T) {
 	m, now := memRecords{}, recT0.Add(time.Hour)
 	m.put(t, 20, "uid-1", "", recT0)
 	good := m[published.Key("fleet", recPlace, "prod-a")]
-	b := bomb(t, 600)
+	b := testenv.GzipBomb(t, 600)
 	other := recTarget
 	other.Name, other.CloudName = "prod-b", "prod-b"
 	third := recTarget
