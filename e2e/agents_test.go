@@ -508,9 +508,8 @@ audit:
 
 // Same-name GKE clusters of one project are two clusters with agents too:
 // the project lists a prod in asia-northeast1-a (prod-a's API server) and
-// one in us-central1 (prod-b's), and the config's prod is an EKS cluster
-// (prod-a's agent publishes it too), so the name is taken. Each discovered
-// prod is read from its own record: while us-central1's agent has not
+// one in us-central1 (prod-b's), each named by its location. Each
+// discovered prod is read from its own record: while us-central1's agent has not
 // published, the disk bound there holds, whatever asia's record says; the
 // orphan beside asia's goes under --apply past grace; once us-central1's
 // record is there, its PV keeps its disk.
@@ -532,9 +531,7 @@ func TestSameNameGKEClustersOfOneProjectFromRecords(t *testing.T) {
 	(&world{t: t, prefix: w.prefix}).pv(prodA, usedAsia)
 	(&world{t: t, prefix: w.prefix}).pv(prodB, usedCentral)
 	writeSeen(t, w.statePath(), w.now.Add(-7*time.Hour), func(key string) string { d, _ := w.gce.Disk(key); return d.ID }, usedAsia, usedCentral, orphan)
-	y := fmt.Sprintf(`clusters:
-  - name: prod
-%sfleet:
+	y := fmt.Sprintf(`fleet:
   discover: true
   gke:
     projects: [%s]
@@ -554,14 +551,15 @@ state:
   file: %s
 audit:
   file: %s
-`, placeYAML(placeA), project, g.Endpoint(), w.snapshotsYAML("deleter"), project, w.gce.URL(), w.statePath(), w.auditPath())
+`, project, g.Endpoint(), w.snapshotsYAML("deleter"), project, w.gce.URL(), w.statePath(), w.auditPath())
 	cfg := filepath.Join(w.dir, "same-name.yaml")
 	if err := os.WriteFile(cfg, []byte(y), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	asiaName, centralName := "prod@"+project+"."+zoneA, "prod@"+project+".us-central1"
 
-	w.agent(prodA, "prod", placeA, "admin", false)
+	// One agent per cluster: two records of one API server claim one
+	// kube-system UID, which holds both.
 	w.agent(prodA, "prod", asia, "admin", false)
 	rep := runConfig(t, cfg, w.now, true)
 	rows, _ := rep.Plan.Section("fleet").([]engine.FleetRow)
