@@ -152,7 +152,7 @@ func unreadWhy(m inventory.FleetMember) string {
 	if m.Cloud.Platform != "" {
 		where = fmt.Sprintf(" (%s %s)", m.Cloud.Platform, m.Cloud.Scope())
 	}
-	fix := "read it (add it to clusters[], or let discovery read it), or declare it in fleet.outOfScope with a reason"
+	fix := "read it (add it to clusters[], or let discovery read it), or declare it in fleet.outOfScope with its platform, account or project, location and a reason"
 	switch m.State {
 	case inventory.MemberConflict:
 		if m.Cloud.Platform == "" {
@@ -256,7 +256,7 @@ func (p *Plan) addUnseen() {
 	}
 	names := slices.Sorted(maps.Keys(p.unseen))
 	for _, n := range names {
-		p.Blocked = append(p.Blocked, fmt.Sprintf("cluster %s is named by the cloud's evidence but not read: nothing it may use is deleted this run — add it to clusters[], or declare it in fleet.outOfScope with a reason", n))
+		p.Blocked = append(p.Blocked, fmt.Sprintf("cluster %s is named by the cloud's evidence but not read: nothing it may use is deleted this run — add it to clusters[], or declare it in fleet.outOfScope with its platform, account or project, location and a reason", n))
 	}
 	for i := range p.Sections {
 		s := &p.Sections[i]

@@ -120,7 +120,7 @@ func (p *Plan) Unready(keys []string) string {
 				p.unseen = map[string]bool{}
 			}
 			p.unseen[strings.TrimPrefix(key, SourceCluster+":")] = true
-			parts = append(parts, "cluster "+strings.TrimPrefix(key, SourceCluster+":")+" was not read, yet the cloud says it may use this (add it to clusters[] — with discovery on, an entry of that name must say where it lives: platform, account or project, location — or declare it in fleet.outOfScope with a reason)")
+			parts = append(parts, "cluster "+strings.TrimPrefix(key, SourceCluster+":")+" was not read, yet the cloud says it may use this (add it to clusters[] — with discovery on, an entry of that name must say where it lives: platform, account or project, location — or declare it in fleet.outOfScope with its platform, account or project, location and a reason)")
 		case !known && strings.HasPrefix(key, SourceDiscovery+":"):
 			scope := strings.TrimPrefix(key, SourceDiscovery+":")
 			if p.unlisted == nil {
