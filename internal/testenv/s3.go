@@ -35,10 +35,6 @@ type S3Server struct {
 // AccessDenied); without one, everything is allowed. It is killed by Stop,
 // or when the test process exits.
 func StartS3(ctx context.Context, dir string, policy map[string]S3Grant, buckets ...string) (*S3Server, error) {
-	bin, err := toolBinary(S3ServerBin)
-	if err != nil {
-		return nil, err
-	}
 	args := []string{"-buckets", strings.Join(buckets, ",")}
 	if policy != nil {
 		raw, err := json.Marshal(policy)
@@ -51,21 +47,35 @@ func StartS3(ctx context.Context, dir string, policy map[string]S3Grant, buckets
 		}
 		args = append(args, "-policy", f)
 	}
-	p := &process{name: S3ServerBin, logPath: filepath.Join(dir, "s3server.log")}
-	logFile, err := os.OpenFile(p.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	u, p, err := startServing(ctx, S3ServerBin, filepath.Join(dir, "s3server.log"), args...)
 	if err != nil {
 		return nil, err
+	}
+	return &S3Server{URL: u, proc: p}, nil
+}
+
+// startServing starts the test binary name with args, its stderr to
+// logPath, and waits for the URL it prints on its first line.
+func startServing(ctx context.Context, name, logPath string, args ...string) (string, *process, error) {
+	bin, err := toolBinary(name)
+	if err != nil {
+		return "", nil, err
+	}
+	p := &process{name: name, logPath: logPath}
+	logFile, err := os.OpenFile(p.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return "", nil, err
 	}
 	defer logFile.Close()
 	p.cmd = exec.Command(bin, args...)
 	p.cmd.Stderr = logFile
 	out, err := p.cmd.StdoutPipe()
 	if err != nil {
-		return nil, err
+		return "", nil, err
 	}
 	setPdeathsig(p.cmd)
 	if err := p.cmd.Start(); err != nil {
-		return nil, fmt.Errorf("%s: %w", S3ServerBin, err)
+		return "", nil, fmt.Errorf("%s: %w", name, err)
 	}
 	p.done = make(chan struct{})
 	url := make(chan string, 1)
@@ -79,15 +89,15 @@ func StartS3(ctx context.Context, dir string, policy map[string]S3Grant, buckets
 	case u := <-url:
 		if !strings.HasPrefix(u, "http://") {
 			p.kill()
-			return nil, p.exitError()
+			return "", nil, p.exitError()
 		}
-		return &S3Server{URL: u, proc: p}, nil
+		return u, p, nil
 	case <-ctx.Done():
 		p.kill()
-		return nil, ctx.Err()
+		return "", nil, ctx.Err()
 	case <-time.After(30 * time.Second):
 		p.kill()
-		return nil, fmt.Errorf("%s did not print its URL within 30s; log %s", S3ServerBin, p.logPath)
+		return "", nil, fmt.Errorf("%s did not print its URL within 30s; log %s", name, p.logPath)
 	}
 }
 

@@ -3,8 +3,9 @@
 # into a git-ignored cache. A warm Go build cache makes a rebuild take seconds.
 # With the argument kube-controller-manager it also builds that (only the tests
 # that need a garbage collector ask for it). It always builds s3server, the S3
-# the agent tests publish to (gofakes3 behind a stand-in for IAM), again
-# whenever its source or the module's pins change.
+# the agent tests publish to (gofakes3 behind a stand-in for IAM), and
+# gcsserver, their GCS (fake-gcs-server behind the same, from its own module
+# in gcsserver/), again whenever its source or the module's pins change.
 set -euo pipefail
 with_kcm=false
 for arg in "$@"; do
@@ -39,5 +40,10 @@ s3stamp=$(cat s3server/main.go go.sum | sha256sum | cut -c1-16)
 if [ ! -x "$out/s3server" ] || [ "$(cat "$out/s3server.stamp" 2>/dev/null)" != "$s3stamp" ]; then
   echo "building s3server (gofakes3)" >&2
   go build -trimpath -o "$out/s3server.tmp" ./s3server && mv "$out/s3server.tmp" "$out/s3server" && echo "$s3stamp" > "$out/s3server.stamp"
+fi
+gcsstamp=$(cat gcsserver/main.go gcsserver/go.sum | sha256sum | cut -c1-16)
+if [ ! -x "$out/gcsserver" ] || [ "$(cat "$out/gcsserver.stamp" 2>/dev/null)" != "$gcsstamp" ]; then
+  echo "building gcsserver (fake-gcs-server; about 2 minutes cold on 2 cores)" >&2
+  (cd gcsserver && go build -trimpath -o "$out/gcsserver.tmp" .) && mv "$out/gcsserver.tmp" "$out/gcsserver" && echo "$gcsstamp" > "$out/gcsserver.stamp"
 fi
 echo "$out"
