@@ -10,15 +10,20 @@ import (
 // Snapshots is where cluster agents publish what their clusters use
 // (reclaim agent), and where a deleter reads it instead of the API
 // servers: with it, reclaim run dials no cluster and holds no kube
-// credential. One S3 object per cluster, under Prefix, by where the
-// cluster lives and its name.
+// credential. One object per cluster, under Prefix, by where the cluster
+// lives and its name, in an S3 bucket (Bucket and the fields after it) or
+// a GCS bucket (GCS).
 type Snapshots struct {
+	// GCS chooses a GCS bucket instead of S3: then none of S3's fields
+	// (bucket, account, region, profile, roleARN, externalID, endpoint)
+	// is set.
+	GCS *GCSSnapshots `json:"gcs,omitempty"`
 	// Bucket is the S3 bucket; Account its owner (every call names it, so
 	// a same-name bucket elsewhere is never used); Region its region.
-	Bucket  string `json:"bucket"`
+	Bucket  string `json:"bucket,omitempty"`
 	Prefix  string `json:"prefix"`
-	Account string `json:"account"`
-	Region  string `json:"region"`
+	Account string `json:"account,omitempty"`
+	Region  string `json:"region,omitempty"`
 	// Profile, RoleARN and ExternalID say how the bucket is reached;
 	// empty: the pod's identity.
 	Profile    string `json:"profile,omitempty"`
@@ -53,6 +58,26 @@ type Snapshots struct {
 	MaxRecordSize Size `json:"maxRecordSize"`
 }
 
+// GCSSnapshots is a GCS bucket for the records. GCS bucket names are
+// global, so the bucket alone names it.
+type GCSSnapshots struct {
+	Bucket string `json:"bucket"`
+	// Endpoint overrides the JSON API's (https://storage.googleapis.com/storage/v1/):
+	// a Private Service Connect endpoint, or a fake.
+	Endpoint string `json:"endpoint,omitempty"`
+	// CredentialsFile is a service account key file; empty: application
+	// default credentials (GKE Workload Identity, the metadata server).
+	CredentialsFile string `json:"credentialsFile,omitempty"`
+}
+
+// Where is the record store's URL of key: gs://BUCKET/KEY or s3://BUCKET/KEY.
+func (s *Snapshots) Where(key string) string {
+	if s.GCS != nil {
+		return "gs://" + s.GCS.Bucket + "/" + key
+	}
+	return "s3://" + s.Bucket + "/" + key
+}
+
 const (
 	defaultSnapshotMaxAge     = Duration(3 * time.Hour)
 	defaultSnapshotMaxDrop    = Percent(0.5)
@@ -74,14 +99,18 @@ func (c *Config) snapshotDefaults() {
 }
 
 func (s *Snapshots) validate(ps *problems, path string) {
-	if s.Bucket == "" {
-		ps.add(path+".bucket", "is required — the S3 bucket the agents publish to")
+	if s.GCS != nil {
+		s.validateGCS(ps, path)
+	} else {
+		if s.Bucket == "" {
+			ps.add(path+".bucket", "is required — the S3 bucket the agents publish to (or, for a GCS bucket, gcs.bucket)")
+		}
+		validateAWSTarget(ps, path, s.Account, s.Region, s.RoleARN, s.ExternalID)
+		validateEndpoint(ps, path+".endpoint", s.Endpoint, "s3")
 	}
 	if strings.HasPrefix(s.Prefix, "/") || strings.HasSuffix(s.Prefix, "/") {
 		ps.add(path+".prefix", "%q: write it without a leading or trailing slash, e.g. reclaim/prod", s.Prefix)
 	}
-	validateAWSTarget(ps, path, s.Account, s.Region, s.RoleARN, s.ExternalID)
-	validateEndpoint(ps, path+".endpoint", s.Endpoint, "s3")
 	if s.MaxAge <= 0 {
 		ps.add(path+".maxAge", "must be more than 0 — e.g. 3h for agents that publish hourly")
 	}
@@ -98,6 +127,24 @@ func (s *Snapshots) validate(ps *problems, path string) {
 	}
 	if s.DropSettle < 0 {
 		ps.add(path+".dropSettle", "must not be negative")
+	}
+}
+
+// validateGCS: a GCS bucket, and none of S3's fields (they would be
+// ignored, and say the records are somewhere they are not).
+func (s *Snapshots) validateGCS(ps *problems, path string) {
+	g := s.GCS
+	if g.Bucket == "" {
+		ps.add(path+".gcs.bucket", "is required — the GCS bucket the agents publish to")
+	} else if strings.ContainsAny(g.Bucket, "/:") {
+		ps.add(path+".gcs.bucket", "%q: write the bucket's name alone, e.g. acme-reclaim (the key prefix is fleet.snapshots.prefix)", g.Bucket)
+	}
+	validateEndpoint(ps, path+".gcs.endpoint", g.Endpoint, "storage")
+	for _, f := range [][2]string{{"bucket", s.Bucket}, {"account", s.Account}, {"region", s.Region}, {"profile", s.Profile},
+		{"roleARN", s.RoleARN}, {"externalID", s.ExternalID}, {"endpoint", s.Endpoint}} {
+		if f[1] != "" {
+			ps.add(path+"."+f[0], "is S3's: with fleet.snapshots.gcs the records are in GCS — remove it (or remove gcs to use S3)")
+		}
 	}
 }
 

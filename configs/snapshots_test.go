@@ -58,5 +58,31 @@ func TestSnapshotsProblems(t *testing.T) {
 		{"no place", "clusters:\n  - name: a\nfleet:\n  snapshots:\n" + good, "clusters[0]", "say where the cluster lives"},
 		{"one identity twice", "clusters:\n  - name: a\n    platform: gke\n    project: acme-prod\n    location: us-east1-b\n    cloudName: prod\n" +
 			"  - name: b\n    platform: gke\n    project: acme-prod\n    location: us-east1-b\n    cloudName: prod\nfleet:\n  snapshots:\n" + good, "clusters[1]", "both would read one record"},
+		// GCS: its bucket, and none of S3's fields beside it.
+		{"GCS without a bucket", section("    gcs: {}\n"), "fleet.snapshots.gcs.bucket", "is required"},
+		{"GCS bucket with a path", section("    gcs: {bucket: gs://b/fleet}\n"), "fleet.snapshots.gcs.bucket", "the bucket's name alone"},
+		{"GCS with an S3 bucket", section("    gcs: {bucket: b}\n    bucket: b\n"), "fleet.snapshots.bucket", "is S3's"},
+		{"GCS with an S3 account", section("    gcs: {bucket: b}\n    account: \"123456789012\"\n"), "fleet.snapshots.account", "is S3's"},
+		{"GCS with an S3 role", section("    gcs: {bucket: b}\n    roleARN: arn:aws:iam::123456789012:role/r\n"), "fleet.snapshots.roleARN", "is S3's"},
+		{"GCS with an S3 endpoint", section("    gcs: {bucket: b}\n    endpoint: http://localhost:9000\n"), "fleet.snapshots.endpoint", "is S3's"},
+		{"GCS bad endpoint", section("    gcs: {bucket: b, endpoint: storage.example}\n"), "fleet.snapshots.gcs.endpoint", "not an absolute"},
 	}, nil)
+}
+
+// A GCS bucket needs no AWS account or region: a GKE-only fleet's
+// deleter names its bucket alone.
+func TestSnapshotsInGCS(t *testing.T) {
+	y := strings.Replace(snapshotsOK, "    bucket: acme-reclaim\n", "    gcs:\n      bucket: acme-reclaim\n", 1)
+	y = strings.Replace(y, "    account: \"123456789012\"\n    region: us-east-1\n", "", 1)
+	cfg, err := config.Parse([]byte(y), "t.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := cfg.Fleet.Snapshots
+	if s.GCS == nil || s.GCS.Bucket != "acme-reclaim" || s.Bucket != "" {
+		t.Fatalf("snapshots %+v", s)
+	}
+	if got := s.Where("fleet/x"); got != "gs://acme-reclaim/fleet/x" {
+		t.Fatalf("Where: %s", got)
+	}
 }

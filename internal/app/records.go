@@ -25,6 +25,7 @@ import (
 	"reclaim.dev/reclaim/inventory/published"
 	"reclaim.dev/reclaim/providers/awsclient"
 	"reclaim.dev/reclaim/providers/bucket"
+	"reclaim.dev/reclaim/providers/gcpclient"
 	"reclaim.dev/reclaim/reconcile/engine"
 )
 
@@ -35,11 +36,19 @@ type Records interface {
 	Put(ctx context.Context, key string, body []byte) error
 }
 
-// OpenRecords opens the fleet.snapshots bucket.
+// OpenRecords opens the fleet.snapshots bucket: GCS's with gcs, else S3's.
 func OpenRecords(ctx context.Context, s *config.Snapshots, log *zap.Logger) (Records, error) {
 	b, err := boundsFor(s, memoryTarget())
 	if err != nil {
 		return nil, err
+	}
+	if g := s.GCS; g != nil {
+		c, err := bucket.NewGCS(ctx, bucket.GCSOptions{Bucket: g.Bucket, MaxObject: b.object, Reach: gcpclient.Reach{
+			Endpoint: g.Endpoint, CredentialsFile: g.CredentialsFile, UserAgent: "reclaim/" + Version}})
+		if err != nil {
+			return nil, fmt.Errorf("fleet.snapshots.gcs: %w", err)
+		}
+		return c, nil
 	}
 	c, err := bucket.New(ctx, bucket.Options{Bucket: s.Bucket, PathStyle: s.Endpoint != "", MaxObject: b.object, Service: awsclient.Service{
 		Account: s.Account, Region: s.Region, Profile: s.Profile, RoleARN: s.RoleARN, ExternalID: s.ExternalID,
@@ -203,8 +212,8 @@ func (rr *recordReader) twins(clusters []inventory.ClusterRefs) {
 		slices.Sort(names)
 		names = slices.Compact(names)
 		for _, c := range cs {
-			why[c.cluster] = fmt.Sprintf("s3://%s/%s: its record claims kube-system UID %s, as the records of %s do: one cluster's agent publishes as another (a copied agent config, or a forged record), so every cluster claiming it is held — pin each cluster's UID in fleet.snapshots.kubeSystemUIDs and fix the agent that publishes the other's",
-				rr.cfg.Bucket, c.key, uid, strings.Join(names, ", "))
+			why[c.cluster] = fmt.Sprintf("%s: its record claims kube-system UID %s, as the records of %s do: one cluster's agent publishes as another (a copied agent config, or a forged record), so every cluster claiming it is held — pin each cluster's UID in fleet.snapshots.kubeSystemUIDs and fix the agent that publishes the other's",
+				rr.cfg.Where(c.key), uid, strings.Join(names, ", "))
 			if prev, ok := rr.prev[c.key]; ok {
 				rr.seen[c.key] = prev
 			} else {
@@ -288,7 +297,7 @@ func (rr *recordReader) one(ctx context.Context, t kube.Target) inventory.Cluste
 		return inventory.ClusterRefs{Name: t.Name, Projects: t.Projects, Accounts: t.Accounts, Subnets: t.Subnets,
 			Problems: problems, Duration: rr.now().Sub(start)}
 	}
-	where := fmt.Sprintf("s3://%s/%s", rr.cfg.Bucket, key)
+	where := rr.cfg.Where(key)
 	// The gets at once (configured and discovered clusters are read side
 	// by side) are bounded across reads: each holds its object until its
 	// record is decoded.
@@ -304,7 +313,11 @@ func (rr *recordReader) one(ctx context.Context, t kube.Target) inventory.Cluste
 	case errors.Is(err, inventory.ErrNotFound):
 		return held(fmt.Sprintf("no record at %s: is reclaim agent running in the cluster, as %s in %s?", where, t.CloudName, t.Place))
 	case errors.Is(err, bucket.ErrDenied):
-		return held(fmt.Sprintf("reading %s was denied: grant reclaim s3:GetObject on the prefix (deploy/aws)", where))
+		grant := "s3:GetObject on the prefix (deploy/aws)"
+		if rr.cfg.GCS != nil {
+			grant = "storage.objects.get and list on the prefix (deploy/gcp)"
+		}
+		return held(fmt.Sprintf("reading %s was denied: grant reclaim %s", where, grant))
 	case err != nil:
 		return held(fmt.Sprintf("reading %s: %v", where, err))
 	}
