@@ -72,6 +72,10 @@ type agentWorld struct {
 	images *imageWorld
 	s3     *testenv.S3Server
 	admin  *bucket.Client
+	// gcs, when set, holds the records instead of s3 (fleet.snapshots.gcs):
+	// each profile is a service account with its key file in gcsKeys.
+	gcs     *testenv.GCSServer
+	gcsKeys map[string]string
 	// deleterProfile is the deleter's identity (default "deleter").
 	deleterProfile string
 }
@@ -107,6 +111,10 @@ func newAgentWorld(t *testing.T) *agentWorld {
 }
 
 func (w *agentWorld) snapshotsYAML(profile string) string {
+	if w.gcs != nil {
+		return fmt.Sprintf("  snapshots:\n    prefix: %s\n    gcs:\n      bucket: %s\n      endpoint: %s\n      credentialsFile: %s\n",
+			recordPrefix, recordBucket, w.gcs.Endpoint(), w.gcsKeys[profile])
+	}
 	return fmt.Sprintf("  snapshots:\n    bucket: %s\n    prefix: %s\n    account: \"%s\"\n    region: %s\n    endpoint: %s\n    profile: %s\n",
 		recordBucket, recordPrefix, account, ec2Region, w.s3.URL, profile)
 }
