@@ -5,7 +5,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"testing"
+	"time"
 
 	"reclaim.dev/reclaim/internal/testenv"
 	"reclaim.dev/reclaim/inventory"
@@ -134,5 +141,71 @@ func TestGCSPutGetListAndTheirErrors(t *testing.T) {
 	}
 	if got, err := small.Get(ctx, "records/a/n0.json.gz"); err != nil || !bytes.Equal(got, []byte("x")) {
 		t.Fatalf("a small get: %q, %v", got, err)
+	}
+}
+
+// A put declares its body's MD5, so GCS stores that body or nothing: a
+// body changed on the way (here by a proxy) is refused, and the record it
+// was replacing stands. Without the declared hash GCS would store it.
+func TestGCSPutRefusesABodyChangedOnTheWay(t *testing.T) {
+	srv := startGCS(t)
+	ctx := context.Background()
+	agent := gcsClient(t, srv, agentSA, bucket.GCSOptions{})
+	if err := agent.Put(ctx, "records/a/one.json.gz", []byte("the record before")); err != nil {
+		t.Fatal(err)
+	}
+	target, _ := url.Parse(srv.URL)
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	direct := proxy.Director
+	proxy.Director = func(r *http.Request) {
+		direct(r)
+		if r.Body == nil {
+			return
+		}
+		b, _ := io.ReadAll(r.Body)
+		b = bytes.ReplaceAll(b, []byte("the record after"), []byte("the record AFTER"))
+		r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(b)), int64(len(b))
+	}
+	front := httptest.NewServer(proxy)
+	t.Cleanup(front.Close)
+	key, err := srv.KeyFile(t.TempDir(), agentSA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	changed, err := bucket.NewGCS(ctx, bucket.GCSOptions{Bucket: "fleet", MaxAttempts: 1,
+		Reach: gcpclient.Reach{Endpoint: front.URL + "/storage/v1/", CredentialsFile: key}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := changed.Put(ctx, "records/a/one.json.gz", []byte("the record after")); err == nil {
+		t.Fatal("a put whose body changed on the way succeeded")
+	}
+	if got, err := agent.Get(ctx, "records/a/one.json.gz"); err != nil || string(got) != "the record before" {
+		t.Fatalf("after a refused put: %q, %v; want the record it was replacing", got, err)
+	}
+}
+
+// An agent killed mid-upload leaves the record it was replacing, whole:
+// GCS makes an object visible only once its upload is complete.
+func TestGCSPutCutOffLeavesTheRecord(t *testing.T) {
+	srv := startGCS(t)
+	ctx := context.Background()
+	agent := gcsClient(t, srv, agentSA, bucket.GCSOptions{})
+	if err := agent.Put(ctx, "records/a/one.json.gz", []byte("the record before")); err != nil {
+		t.Fatal(err)
+	}
+	u, _ := url.Parse(srv.URL)
+	conn, err := net.DialTimeout("tcp", u.Host, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := "--b\r\nContent-Type: application/json\r\n\r\n{\"name\":\"records/a/one.json.gz\"}\r\n--b\r\nContent-Type: application/gzip\r\n\r\n"
+	fmt.Fprintf(conn, "POST /upload/storage/v1/b/fleet/o?uploadType=multipart HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer gcsserver-token/%s\r\nContent-Type: multipart/related; boundary=b\r\nContent-Length: %d\r\n\r\n%s",
+		u.Host, agentSA, len(body)+1000, body)
+	conn.Write(bytes.Repeat([]byte{0x1f}, 100))
+	conn.Close()
+	time.Sleep(200 * time.Millisecond)
+	if got, err := agent.Get(ctx, "records/a/one.json.gz"); err != nil || string(got) != "the record before" {
+		t.Fatalf("after an upload cut off: %q, %v; want the record it was replacing", got, err)
 	}
 }
