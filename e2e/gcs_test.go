@@ -139,4 +139,14 @@ audit:
 	if err != nil || len(objs) != 2 {
 		t.Fatalf("listing the records: %+v, %v; want gke-a's and gke-b's", objs, err)
 	}
+
+	// The real binary, as a CronJob would run it: the pod's environment,
+	// the records its only view of the clusters.
+	w.now = time.Now().UTC()
+	w.agent(prodA, "gke-a", placeGA, "agent-a", false)
+	w.agent(prodB, "gke-b", placeGB, "agent-b", false)
+	out, err := reclaimCmd(context.Background(), t, testenv.CronJob, nil, "run", "--config", deleter(), "-o", "json").CombinedOutput()
+	if err != nil {
+		t.Fatalf("reclaim run from records in GCS: %v\n%s", err, out)
+	}
 }
