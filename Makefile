@@ -6,8 +6,9 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 BUILDFLAGS := -trimpath -buildvcs=false
 LDFLAGS := -s -w -X reclaim.dev/reclaim/internal/app.Version=$(VERSION)
 # The end-to-end tests run a real etcd, kube-apiserver and (for the garbage
-# collector behind a Job's background delete) kube-controller-manager, built
-# from the Go module proxy into this git-ignored folder (about 8 minutes the
+# collector behind a Job's background delete) kube-controller-manager, and
+# the S3 and GCS the agent tests publish to (s3server, gcsserver), built from
+# the Go module proxy into this git-ignored folder (about 10 minutes the
 # first time).
 export RECLAIM_TESTBINS ?= $(CURDIR)/.cache/testbins
 
