@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/url"
 	"testing"
@@ -81,5 +82,65 @@ func TestBucket(t *testing.T) {
 	got, err = deleter.Get(ctx, key)
 	if err != nil || !bytes.Equal(got, first) {
 		t.Fatalf("after a write cut off: %d bytes (%q...), %v; want the first record whole", len(got), got[:min(len(got), 20)], err)
+	}
+}
+
+// A listing names every object under the prefix with the version a GET of
+// it returns; a new put is a new version; Open reads the body as it
+// arrives, with the version it read; a deleter without a grant on the
+// prefix is denied the listing.
+func TestBucketListAndOpen(t *testing.T) {
+	ctx := context.Background()
+	srv, err := testenv.StartS3(ctx, t.TempDir(), map[string]testenv.S3Grant{
+		"AKIDAGENT":   {Write: []string{"fleet/clusters/"}, Read: []string{"fleet/clusters/"}},
+		"AKIDDELETER": {Read: []string{"fleet/clusters/"}},
+	}, "fleet")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Stop)
+	agent, deleter, stranger := client(t, srv, "AKIDAGENT"), client(t, srv, "AKIDDELETER"), client(t, srv, "AKIDSTRANGER")
+	for _, k := range []string{"clusters/a/one.json.gz", "clusters/b/two.json.gz"} {
+		if err := agent.Put(ctx, k, []byte("record "+k)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	list := func() map[string]bucket.Object {
+		t.Helper()
+		objs, err := deleter.List(ctx, "clusters/")
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]bucket.Object{}
+		for _, o := range objs {
+			out[o.Key] = o
+		}
+		return out
+	}
+	first := list()
+	one := first["clusters/a/one.json.gz"]
+	if len(first) != 2 || one.Version == "" || one.Size != int64(len("record clusters/a/one.json.gz")) {
+		t.Fatalf("listing: %+v", first)
+	}
+	body, version, err := deleter.Open(ctx, one.Key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := io.ReadAll(body)
+	body.Close()
+	if err != nil || string(got) != "record clusters/a/one.json.gz" || version != one.Version {
+		t.Fatalf("open: %q version %q (listed %q), %v", got, version, one.Version, err)
+	}
+	if err := agent.Put(ctx, one.Key, []byte("another record")); err != nil {
+		t.Fatal(err)
+	}
+	if again := list()[one.Key]; again.Version == one.Version {
+		t.Fatalf("a new put kept version %q", again.Version)
+	}
+	if _, _, err := deleter.Open(ctx, "clusters/c/none.json.gz"); !errors.Is(err, inventory.ErrNotFound) {
+		t.Fatalf("opening a missing record: %v", err)
+	}
+	if _, err := stranger.List(ctx, "clusters/"); !errors.Is(err, bucket.ErrDenied) {
+		t.Fatalf("listing without a grant: %v", err)
 	}
 }
