@@ -6,9 +6,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"math"
 	"os"
+	"path"
 	"runtime/debug"
 	"slices"
 	"strings"
@@ -33,6 +35,20 @@ import (
 type Records interface {
 	Get(ctx context.Context, key string) ([]byte, error)
 	Put(ctx context.Context, key string, body []byte) error
+}
+
+// Lister is a Records that lists its objects: the reader lists the
+// records' prefix once a pass and reads only the records whose version
+// changed since it read them (bucket.Client is one).
+type Lister interface {
+	List(ctx context.Context, prefix string) ([]bucket.Object, error)
+}
+
+// Opener is a Records that reads an object as it arrives and says which
+// version it read (bucket.Client is one): what the reader remembers a
+// record under.
+type Opener interface {
+	Open(ctx context.Context, key string) (io.ReadCloser, string, error)
 }
 
 // OpenRecords opens the fleet.snapshots bucket.
@@ -78,6 +94,27 @@ type recordReader struct {
 	bounds   recordBounds
 	gets     chan struct{}
 	decoding *weighted
+
+	// The pass's listing of the records' prefix (a Lister's), made once,
+	// by the pass's first read: what every record of the pass is judged
+	// current by.
+	listMu  sync.Mutex
+	listed  bool
+	listing map[string]bucket.Object
+	listErr error
+	// cache is the records read in earlier passes of this process (a
+	// daemon's), by key, with the version read: a record whose listed
+	// version is the one read is not read again. Only the GET and the
+	// decoding are saved: every check runs on it again each pass. used
+	// are the keys the pass read; begin forgets the others.
+	cache map[string]cachedRecord
+	used  map[string]bool
+}
+
+// cachedRecord is a record as decoded, with the version the GET returned.
+type cachedRecord struct {
+	version string
+	rec     published.Record
 }
 
 // recordCost is how many times its decompressed size a record costs while
@@ -173,6 +210,76 @@ func (rr *recordReader) begin(prev map[string]engine.RecordSeen) {
 	rr.mu.Lock()
 	defer rr.mu.Unlock()
 	rr.prev, rr.seen, rr.clouds, rr.cas, rr.claims = prev, map[string]engine.RecordSeen{}, nil, nil, map[string][]claim{}
+	rr.listMu.Lock()
+	defer rr.listMu.Unlock()
+	rr.listed, rr.listing, rr.listErr = false, nil, nil
+	// What the last pass did not read is not kept: a cluster gone from
+	// the fleet costs no memory.
+	for k := range rr.cache {
+		if !rr.used[k] {
+			delete(rr.cache, k)
+		}
+	}
+	rr.used = map[string]bool{}
+}
+
+// recordsPrefix is where every record is under the configured prefix.
+func recordsPrefix(prefix string) string {
+	return path.Join(prefix, "clusters") + "/"
+}
+
+// list is the pass's listing, made by its first call: the objects by key,
+// or why there is none. Nil, nil: the store does not list.
+func (rr *recordReader) list(ctx context.Context) (map[string]bucket.Object, error) {
+	l, ok := rr.store.(Lister)
+	if !ok {
+		return nil, nil
+	}
+	rr.listMu.Lock()
+	defer rr.listMu.Unlock()
+	if !rr.listed {
+		objs, err := l.List(ctx, recordsPrefix(rr.cfg.Prefix))
+		if err != nil {
+			rr.listErr = err
+		} else {
+			rr.listing = make(map[string]bucket.Object, len(objs))
+			for _, o := range objs {
+				rr.listing[o.Key] = o
+			}
+		}
+		rr.listed = true
+	}
+	return rr.listing, rr.listErr
+}
+
+// cached is the record read before at key if its version is version.
+func (rr *recordReader) cached(key, version string) (published.Record, bool) {
+	rr.listMu.Lock()
+	defer rr.listMu.Unlock()
+	c, ok := rr.cache[key]
+	if !ok || version == "" || c.version != version {
+		return published.Record{}, false
+	}
+	rr.used[key] = true
+	return c.rec, true
+}
+
+// keep remembers the record read at key, at the version the GET returned;
+// a store that says no version has nothing remembered.
+func (rr *recordReader) keep(key, version string, rec published.Record) {
+	rr.listMu.Lock()
+	defer rr.listMu.Unlock()
+	if version == "" {
+		delete(rr.cache, key)
+		return
+	}
+	if rr.cache == nil {
+		rr.cache = map[string]cachedRecord{}
+	}
+	if rr.used == nil {
+		rr.used = map[string]bool{}
+	}
+	rr.cache[key], rr.used[key] = cachedRecord{version: version, rec: rec}, true
 }
 
 // claim is a record of the pass: its cluster (the deleter's name) and key.
@@ -289,33 +396,9 @@ func (rr *recordReader) one(ctx context.Context, t kube.Target) inventory.Cluste
 			Problems: problems, Duration: rr.now().Sub(start)}
 	}
 	where := fmt.Sprintf("s3://%s/%s", rr.cfg.Bucket, key)
-	// The gets at once (configured and discovered clusters are read side
-	// by side) are bounded across reads: each holds its object until its
-	// record is decoded.
-	rr.bound()
-	select {
-	case rr.gets <- struct{}{}:
-	case <-ctx.Done():
-		return held(fmt.Sprintf("reading %s: %v", where, ctx.Err()))
-	}
-	defer func() { <-rr.gets }()
-	body, err := rr.store.Get(ctx, key)
-	switch {
-	case errors.Is(err, inventory.ErrNotFound):
-		return held(fmt.Sprintf("no record at %s: is reclaim agent running in the cluster, as %s in %s?", where, t.CloudName, t.Place))
-	case errors.Is(err, bucket.ErrDenied):
-		return held(fmt.Sprintf("reading %s was denied: grant reclaim s3:GetObject on the prefix (deploy/aws)", where))
-	case err != nil:
-		return held(fmt.Sprintf("reading %s: %v", where, err))
-	}
-	rec, err := rr.decode(body)
-	body = nil
-	if err != nil {
-		if errors.Is(err, published.ErrTooLarge) {
-			return held(fmt.Sprintf("the record at %s cannot be read: %v; its cluster is held. If the cluster's record is that large, raise fleet.snapshots.maxRecordSize (now %s) and the deleter's GOMEMLIMIT and memory limit with it; else the object is not its agent's",
-				where, err, config.Size(rr.bounds.perRecord)))
-		}
-		return held(fmt.Sprintf("the record at %s cannot be read: %v", where, err))
+	rec, problem := rr.fetch(ctx, key, where, t)
+	if problem != "" {
+		return held(problem)
 	}
 	rr.mu.Lock()
 	last := rr.prev[key]
@@ -379,8 +462,11 @@ func (rr *recordReader) one(ctx context.Context, t kube.Target) inventory.Cluste
 		rr.claims[uid] = append(rr.claims[uid], claim{cluster: t.Name, key: key})
 	}
 	rr.mu.Unlock()
+	// The record may be remembered for the next pass (cache): what is set
+	// here for this target is set on copies.
 	c := rec.Refs
 	c.Name, c.Projects, c.Accounts, c.Subnets = t.Name, t.Projects, t.Accounts, t.Subnets
+	c.PVs, c.PVCs, c.Problems = slices.Clone(c.PVs), slices.Clone(c.PVCs), slices.Clip(c.Problems)
 	for i := range c.PVs {
 		c.PVs[i].Cluster = t.Name
 	}
@@ -398,6 +484,91 @@ func (rr *recordReader) one(ctx context.Context, t kube.Target) inventory.Cluste
 	}
 	c.Duration = rr.now().Sub(start)
 	return c
+}
+
+// fetch is the record at key, or why it cannot be had (a problem that
+// holds the cluster). With a store that lists, the pass's listing says
+// whether there is a record, how large it is and its version: a record
+// the listing does not show is missing, one larger than a record may be
+// is refused unread, and one whose version this reader read before is
+// taken from memory. Whatever is read is remembered at the version its
+// GET returned, never the listing's: a record replaced between the
+// listing and the GET is newer bytes than the listing says.
+func (rr *recordReader) fetch(ctx context.Context, key, where string, t kube.Target) (published.Record, string) {
+	listing, err := rr.list(ctx)
+	version := ""
+	switch {
+	case errors.Is(err, bucket.ErrDenied):
+		return published.Record{}, fmt.Sprintf("listing s3://%s/%s was denied, so no record can be told current: grant reclaim s3:ListBucket on the prefix (deploy/aws)", rr.cfg.Bucket, recordsPrefix(rr.cfg.Prefix))
+	case err != nil:
+		return published.Record{}, fmt.Sprintf("listing s3://%s/%s failed, so no record can be told current: %v", rr.cfg.Bucket, recordsPrefix(rr.cfg.Prefix), err)
+	case listing != nil:
+		o, ok := listing[key]
+		if !ok {
+			return published.Record{}, fmt.Sprintf("no record at %s (the bucket's listing has none): is reclaim agent running in the cluster, as %s in %s?", where, t.CloudName, t.Place)
+		}
+		if o.Size > rr.bounds.object {
+			return published.Record{}, fmt.Sprintf("the record at %s is not read: its object is %d bytes, more than the %d a record of at most fleet.snapshots.maxRecordSize %s may be gzipped: %v",
+				where, o.Size, rr.bounds.object, config.Size(rr.bounds.perRecord), published.ErrTooLarge)
+		}
+		if rec, ok := rr.cached(key, o.Version); ok {
+			return rec, ""
+		}
+	}
+	// The gets at once (configured and discovered clusters are read side
+	// by side) are bounded across reads: each holds its object until its
+	// record is decoded.
+	rr.bound()
+	select {
+	case rr.gets <- struct{}{}:
+	case <-ctx.Done():
+		return published.Record{}, fmt.Sprintf("reading %s: %v", where, ctx.Err())
+	}
+	defer func() { <-rr.gets }()
+	var body []byte
+	if op, ok := rr.store.(Opener); ok {
+		var rc io.ReadCloser
+		if rc, version, err = op.Open(ctx, key); err == nil {
+			body, err = readObject(rc, rr.bounds.object)
+		}
+	} else {
+		body, err = rr.store.Get(ctx, key)
+	}
+	switch {
+	case errors.Is(err, inventory.ErrNotFound):
+		return published.Record{}, fmt.Sprintf("no record at %s: is reclaim agent running in the cluster, as %s in %s?", where, t.CloudName, t.Place)
+	case errors.Is(err, bucket.ErrDenied):
+		return published.Record{}, fmt.Sprintf("reading %s was denied: grant reclaim s3:GetObject on the prefix (deploy/aws)", where)
+	case err != nil:
+		return published.Record{}, fmt.Sprintf("reading %s: %v", where, err)
+	}
+	rec, err := rr.decode(body)
+	body = nil
+	if err != nil {
+		if errors.Is(err, published.ErrTooLarge) {
+			return published.Record{}, fmt.Sprintf("the record at %s cannot be read: %v; its cluster is held. If the cluster's record is that large, raise fleet.snapshots.maxRecordSize (now %s) and the deleter's GOMEMLIMIT and memory limit with it; else the object is not its agent's",
+				where, err, config.Size(rr.bounds.perRecord))
+		}
+		return published.Record{}, fmt.Sprintf("the record at %s cannot be read: %v", where, err)
+	}
+	if listing != nil {
+		rr.keep(key, version, rec)
+	}
+	return rec, ""
+}
+
+// readObject reads an opened object to its end, at most max bytes (one
+// more is ErrTooLarge), and closes it.
+func readObject(rc io.ReadCloser, max int64) ([]byte, error) {
+	defer rc.Close()
+	b, err := io.ReadAll(io.LimitReader(rc, max+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) > max {
+		return nil, fmt.Errorf("its object is more than the %d bytes a record of at most fleet.snapshots.maxRecordSize may be gzipped: %w", max, published.ErrTooLarge)
+	}
+	return b, nil
 }
 
 // decode decodes a record's object within the reader's bounds: the object

@@ -1,0 +1,201 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"crypto/md5"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"reclaim.dev/reclaim/inventory/published"
+	"reclaim.dev/reclaim/providers/bucket"
+)
+
+// listedRecords is a bucket in memory that lists, with a version per
+// object (its content's MD5, as S3's ETag of a single-part put), and
+// counts what it is asked.
+type listedRecords struct {
+	memRecords
+	mu          sync.Mutex
+	lists, gets int
+	// listErr fails the listing; hide leaves keys out of it; sizes
+	// replaces the listed size of keys.
+	listErr error
+	hide    map[string]bool
+	sizes   map[string]int64
+	// stale is what the next GET of a key returns instead of the object
+	// (a store whose GET lags its listing), once.
+	stale map[string][]byte
+}
+
+func etag(b []byte) string { return fmt.Sprintf("%q", fmt.Sprintf("%x", md5.Sum(b))) }
+
+func (l *listedRecords) List(_ context.Context, prefix string) ([]bucket.Object, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.lists++
+	if l.listErr != nil {
+		return nil, l.listErr
+	}
+	var out []bucket.Object
+	for k, b := range l.memRecords {
+		if !strings.HasPrefix(k, prefix) || l.hide[k] {
+			continue
+		}
+		size := int64(len(b))
+		if s, ok := l.sizes[k]; ok {
+			size = s
+		}
+		out = append(out, bucket.Object{Key: k, Version: etag(b), Size: size})
+	}
+	return out, nil
+}
+
+func (l *listedRecords) Open(ctx context.Context, key string) (io.ReadCloser, string, error) {
+	l.mu.Lock()
+	l.gets++
+	b, ok := l.stale[key]
+	delete(l.stale, key)
+	l.mu.Unlock()
+	if !ok {
+		var err error
+		if b, err = l.memRecords.Get(ctx, key); err != nil {
+			return nil, "", err
+		}
+	}
+	return io.NopCloser(bytes.NewReader(b)), etag(b), nil
+}
+
+func (l *listedRecords) counts() (lists, gets int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	lists, gets = l.lists, l.gets
+	l.lists, l.gets = 0, 0
+	return lists, gets
+}
+
+func listedReader(l *listedRecords, now *time.Time) *recordReader {
+	rr := reader(l.memRecords, now, nil)
+	rr.store = l
+	return rr
+}
+
+var recKey = published.Key("fleet", recPlace, "prod-a")
+
+// A long-running deleter lists the records once a pass and reads only a
+// record whose version changed: an unchanged one is not read again, a
+// changed one is, and what it says is what the pass sees.
+func TestRecordReaderReadsOnlyWhatChanged(t *testing.T) {
+	l, now := &listedRecords{memRecords: memRecords{}}, recT0.Add(time.Hour)
+	l.put(t, 20, "uid-1", "", recT0)
+	rr := listedReader(l, &now)
+	for i, step := range []struct {
+		change     bool
+		pods, gets int
+	}{{pods: 20, gets: 1}, {pods: 20, gets: 0}, {change: true, pods: 25, gets: 1}, {pods: 25, gets: 0}} {
+		if step.change {
+			l.put(t, 25, "uid-1", "", recT0.Add(10*time.Minute))
+		}
+		c, _ := pass(rr, nil)
+		lists, gets := l.counts()
+		if !c.Complete || len(c.Pods) != step.pods || lists != 1 || gets != step.gets {
+			t.Fatalf("pass %d: complete %v, %d pods, %d lists, %d gets; want complete, %d pods, 1 list, %d gets: %v",
+				i, c.Complete, len(c.Pods), lists, gets, step.pods, step.gets, c.Problems)
+		}
+	}
+}
+
+// A record taken from memory is checked again each pass: once older than
+// maxAge it holds, though it was not read again.
+func TestRecordReaderRechecksAnUnchangedRecordsAge(t *testing.T) {
+	l, now := &listedRecords{memRecords: memRecords{}}, recT0.Add(time.Hour)
+	l.put(t, 20, "uid-1", "", recT0)
+	rr := listedReader(l, &now)
+	if c, _ := pass(rr, nil); !c.Complete {
+		t.Fatalf("a fresh record held: %v", c.Problems)
+	}
+	now = recT0.Add(4 * time.Hour) // maxAge is 3h
+	c, _ := pass(rr, nil)
+	if _, gets := l.counts(); gets != 1 {
+		t.Fatalf("%d gets in two passes of an unchanged record, want 1", gets)
+	}
+	if c.Complete || !strings.Contains(strings.Join(c.Problems, " "), "more than fleet.snapshots.maxAge") {
+		t.Fatalf("a record older than maxAge, from memory: complete %v, %v", c.Complete, c.Problems)
+	}
+}
+
+// A record the listing does not show is missing, though a GET would find
+// it (or memory has it): the pass holds the cluster.
+func TestRecordReaderHoldsARecordTheListingMisses(t *testing.T) {
+	l, now := &listedRecords{memRecords: memRecords{}}, recT0.Add(time.Hour)
+	l.put(t, 20, "uid-1", "", recT0)
+	rr := listedReader(l, &now)
+	if c, _ := pass(rr, nil); !c.Complete {
+		t.Fatalf("%v", c.Problems)
+	}
+	l.hide = map[string]bool{recKey: true}
+	c, _ := pass(rr, nil)
+	if c.Complete || !strings.Contains(strings.Join(c.Problems, " "), "the bucket's listing has none") {
+		t.Fatalf("a record the listing misses: complete %v, %v", c.Complete, c.Problems)
+	}
+}
+
+// A failed listing is every record unreadable, named, even one memory
+// holds at the version last listed.
+func TestRecordReaderHoldsEveryRecordWhenTheListingFails(t *testing.T) {
+	l, now := &listedRecords{memRecords: memRecords{}}, recT0.Add(time.Hour)
+	l.put(t, 20, "uid-1", "", recT0)
+	rr := listedReader(l, &now)
+	if c, _ := pass(rr, nil); !c.Complete {
+		t.Fatalf("%v", c.Problems)
+	}
+	l.counts()
+	l.listErr = errors.New("503 SlowDown")
+	c, _ := pass(rr, nil)
+	if _, gets := l.counts(); c.Complete || gets != 0 || !strings.Contains(strings.Join(c.Problems, " "), "listing s3://b/fleet/clusters/ failed") ||
+		!strings.Contains(strings.Join(c.Problems, " "), "503 SlowDown") {
+		t.Fatalf("a failed listing: complete %v, %d gets, %v", c.Complete, gets, c.Problems)
+	}
+	l.listErr = fmt.Errorf("list: %w", bucket.ErrDenied)
+	if c, _ := pass(rr, nil); c.Complete || !strings.Contains(strings.Join(c.Problems, " "), "s3:ListBucket") {
+		t.Fatalf("a denied listing: complete %v, %v", c.Complete, c.Problems)
+	}
+}
+
+// An object listed larger than a record may be gzipped is refused
+// without a GET.
+func TestRecordReaderDoesNotReadAnOversizedListedObject(t *testing.T) {
+	l, now := &listedRecords{memRecords: memRecords{}}, recT0.Add(time.Hour)
+	l.put(t, 20, "uid-1", "", recT0)
+	rr := listedReader(l, &now)
+	rr.bound()
+	l.sizes = map[string]int64{recKey: rr.bounds.object + 1}
+	c, _ := pass(rr, nil)
+	if _, gets := l.counts(); c.Complete || gets != 0 || !strings.Contains(strings.Join(c.Problems, " "), published.ErrTooLarge.Error()) {
+		t.Fatalf("an oversized listed object: complete %v, %d gets, %v", c.Complete, gets, c.Problems)
+	}
+}
+
+// What a GET read is remembered at the version the GET returned: a GET
+// that returns an older object than the listing showed is read again the
+// next pass, never taken for the listed version.
+func TestRecordReaderRemembersTheVersionItRead(t *testing.T) {
+	l, now := &listedRecords{memRecords: memRecords{}}, recT0.Add(time.Hour)
+	l.put(t, 20, "uid-1", "", recT0)
+	old := l.memRecords[recKey]
+	l.put(t, 25, "uid-1", "", recT0.Add(10*time.Minute))
+	l.stale = map[string][]byte{recKey: old}
+	rr := listedReader(l, &now)
+	if c, _ := pass(rr, nil); len(c.Pods) != 20 {
+		t.Fatalf("the lagging GET: %d pods, want the old record's 20", len(c.Pods))
+	}
+	c, _ := pass(rr, nil)
+	if _, gets := l.counts(); gets != 2 || len(c.Pods) != 25 {
+		t.Fatalf("after a GET older than its listing: %d gets in two passes (want 2), %d pods (want the listed record's 25)", gets, len(c.Pods))
+	}
+}
