@@ -111,10 +111,22 @@ type recordReader struct {
 	used  map[string]bool
 }
 
-// cachedRecord is a record as decoded, with the version the GET returned.
+// cachedRecord is a record as the reader keeps it (fetched), with the
+// version the GET returned.
 type cachedRecord struct {
 	version string
-	rec     published.Record
+	fetched
+}
+
+// fetched is a record as the reader keeps it: what the deleter's kinds
+// read of it (narrow), and what it listed per class of evidence
+// (classCounts), counted before.
+type fetched struct {
+	rec    published.Record
+	counts map[string]int
+	// images, workloads: whether the record's images and workloads were
+	// kept (narrow).
+	images, workloads bool
 }
 
 // recordCost is how many times its decompressed size a record costs while
@@ -252,21 +264,22 @@ func (rr *recordReader) list(ctx context.Context) (map[string]bucket.Object, err
 	return rr.listing, rr.listErr
 }
 
-// cached is the record read before at key if its version is version.
-func (rr *recordReader) cached(key, version string) (published.Record, bool) {
+// cached is the record read before at key if its version is version and
+// it kept what t reads.
+func (rr *recordReader) cached(key, version string, t kube.Target) (fetched, bool) {
 	rr.listMu.Lock()
 	defer rr.listMu.Unlock()
 	c, ok := rr.cache[key]
-	if !ok || version == "" || c.version != version {
-		return published.Record{}, false
+	if !ok || version == "" || c.version != version || t.Images && !c.images || t.Workloads && !c.workloads {
+		return fetched{}, false
 	}
 	rr.used[key] = true
-	return c.rec, true
+	return c.fetched, true
 }
 
 // keep remembers the record read at key, at the version the GET returned;
 // a store that says no version has nothing remembered.
-func (rr *recordReader) keep(key, version string, rec published.Record) {
+func (rr *recordReader) keep(key, version string, f fetched) {
 	rr.listMu.Lock()
 	defer rr.listMu.Unlock()
 	if version == "" {
@@ -279,7 +292,7 @@ func (rr *recordReader) keep(key, version string, rec published.Record) {
 	if rr.used == nil {
 		rr.used = map[string]bool{}
 	}
-	rr.cache[key], rr.used[key] = cachedRecord{version: version, rec: rec}, true
+	rr.cache[key], rr.used[key] = cachedRecord{version: version, fetched: f}, true
 }
 
 // claim is a record of the pass: its cluster (the deleter's name) and key.
@@ -396,10 +409,11 @@ func (rr *recordReader) one(ctx context.Context, t kube.Target) inventory.Cluste
 			Problems: problems, Duration: rr.now().Sub(start)}
 	}
 	where := fmt.Sprintf("s3://%s/%s", rr.cfg.Bucket, key)
-	rec, problem := rr.fetch(ctx, key, where, t)
+	f, problem := rr.fetch(ctx, key, where, t)
 	if problem != "" {
 		return held(problem)
 	}
+	rec := f.rec
 	rr.mu.Lock()
 	last := rr.prev[key]
 	rr.mu.Unlock()
@@ -431,7 +445,7 @@ func (rr *recordReader) one(ctx context.Context, t kube.Target) inventory.Cluste
 	if pin != "" && rec.Cluster.KubeSystemUID != pin {
 		problems = append(problems, fmt.Sprintf("if the cluster was recreated, pin its new UID: fleet.snapshots.kubeSystemUIDs.%s: %s", t.Name, rec.Cluster.KubeSystemUID))
 	}
-	counts := classCounts(&rec)
+	counts := f.counts
 	next := engine.RecordSeen{KubeSystemUID: rec.Cluster.KubeSystemUID}
 	if len(problems) == 0 {
 		rr.mu.Lock()
@@ -494,25 +508,25 @@ func (rr *recordReader) one(ctx context.Context, t kube.Target) inventory.Cluste
 // taken from memory. Whatever is read is remembered at the version its
 // GET returned, never the listing's: a record replaced between the
 // listing and the GET is newer bytes than the listing says.
-func (rr *recordReader) fetch(ctx context.Context, key, where string, t kube.Target) (published.Record, string) {
+func (rr *recordReader) fetch(ctx context.Context, key, where string, t kube.Target) (fetched, string) {
 	listing, err := rr.list(ctx)
 	version := ""
 	switch {
 	case errors.Is(err, bucket.ErrDenied):
-		return published.Record{}, fmt.Sprintf("listing s3://%s/%s was denied, so no record can be told current: grant reclaim s3:ListBucket on the prefix (deploy/aws)", rr.cfg.Bucket, recordsPrefix(rr.cfg.Prefix))
+		return fetched{}, fmt.Sprintf("listing s3://%s/%s was denied, so no record can be told current: grant reclaim s3:ListBucket on the prefix (deploy/aws)", rr.cfg.Bucket, recordsPrefix(rr.cfg.Prefix))
 	case err != nil:
-		return published.Record{}, fmt.Sprintf("listing s3://%s/%s failed, so no record can be told current: %v", rr.cfg.Bucket, recordsPrefix(rr.cfg.Prefix), err)
+		return fetched{}, fmt.Sprintf("listing s3://%s/%s failed, so no record can be told current: %v", rr.cfg.Bucket, recordsPrefix(rr.cfg.Prefix), err)
 	case listing != nil:
 		o, ok := listing[key]
 		if !ok {
-			return published.Record{}, fmt.Sprintf("no record at %s (the bucket's listing has none): is reclaim agent running in the cluster, as %s in %s?", where, t.CloudName, t.Place)
+			return fetched{}, fmt.Sprintf("no record at %s (the bucket's listing has none): is reclaim agent running in the cluster, as %s in %s?", where, t.CloudName, t.Place)
 		}
 		if o.Size > rr.bounds.object {
-			return published.Record{}, fmt.Sprintf("the record at %s is not read: its object is %d bytes, more than the %d a record of at most fleet.snapshots.maxRecordSize %s may be gzipped: %v",
+			return fetched{}, fmt.Sprintf("the record at %s is not read: its object is %d bytes, more than the %d a record of at most fleet.snapshots.maxRecordSize %s may be gzipped: %v",
 				where, o.Size, rr.bounds.object, config.Size(rr.bounds.perRecord), published.ErrTooLarge)
 		}
-		if rec, ok := rr.cached(key, o.Version); ok {
-			return rec, ""
+		if f, ok := rr.cached(key, o.Version, t); ok {
+			return f, ""
 		}
 	}
 	// The gets at once (configured and discovered clusters are read side
@@ -522,7 +536,7 @@ func (rr *recordReader) fetch(ctx context.Context, key, where string, t kube.Tar
 	select {
 	case rr.gets <- struct{}{}:
 	case <-ctx.Done():
-		return published.Record{}, fmt.Sprintf("reading %s: %v", where, ctx.Err())
+		return fetched{}, fmt.Sprintf("reading %s: %v", where, ctx.Err())
 	}
 	defer func() { <-rr.gets }()
 	var body []byte
@@ -536,25 +550,53 @@ func (rr *recordReader) fetch(ctx context.Context, key, where string, t kube.Tar
 	}
 	switch {
 	case errors.Is(err, inventory.ErrNotFound):
-		return published.Record{}, fmt.Sprintf("no record at %s: is reclaim agent running in the cluster, as %s in %s?", where, t.CloudName, t.Place)
+		return fetched{}, fmt.Sprintf("no record at %s: is reclaim agent running in the cluster, as %s in %s?", where, t.CloudName, t.Place)
 	case errors.Is(err, bucket.ErrDenied):
-		return published.Record{}, fmt.Sprintf("reading %s was denied: grant reclaim s3:GetObject on the prefix (deploy/aws)", where)
+		return fetched{}, fmt.Sprintf("reading %s was denied: grant reclaim s3:GetObject on the prefix (deploy/aws)", where)
 	case err != nil:
-		return published.Record{}, fmt.Sprintf("reading %s: %v", where, err)
+		return fetched{}, fmt.Sprintf("reading %s: %v", where, err)
 	}
 	rec, err := rr.decode(body)
 	body = nil
 	if err != nil {
 		if errors.Is(err, published.ErrTooLarge) {
-			return published.Record{}, fmt.Sprintf("the record at %s cannot be read: %v; its cluster is held. If the cluster's record is that large, raise fleet.snapshots.maxRecordSize (now %s) and the deleter's GOMEMLIMIT and memory limit with it; else the object is not its agent's",
+			return fetched{}, fmt.Sprintf("the record at %s cannot be read: %v; its cluster is held. If the cluster's record is that large, raise fleet.snapshots.maxRecordSize (now %s) and the deleter's GOMEMLIMIT and memory limit with it; else the object is not its agent's",
 				where, err, config.Size(rr.bounds.perRecord))
 		}
-		return published.Record{}, fmt.Sprintf("the record at %s cannot be read: %v", where, err)
+		return fetched{}, fmt.Sprintf("the record at %s cannot be read: %v", where, err)
 	}
+	f := narrow(rec, t)
 	if listing != nil {
-		rr.keep(key, version, rec)
+		rr.keep(key, version, f)
 	}
-	return rec, ""
+	return f, ""
+}
+
+// narrow is what the reader keeps of a record read for t: its counts per
+// class of evidence, taken first (what is plausible is judged on the
+// whole record), and what the deleter's kinds read of it. The images and
+// the workloads (pods, nodes, Jobs, CronJobs) are kept only if t reads
+// them (kube.Target's Images, Workloads: some kind of the deleter's relies
+// on them); else they are dropped and the cluster says it did not list
+// them, as a direct read of it does. A deleter holds every cluster's
+// record at once, and a daemon from one pass to the next: the pods are
+// most of a record. The slices kept are copied to their length (the
+// decoder's are up to twice as long).
+func narrow(rec published.Record, t kube.Target) fetched {
+	f := fetched{counts: classCounts(&rec), images: t.Images, workloads: t.Workloads}
+	c := &rec.Refs
+	if t.Images {
+		c.Images = slices.Clone(c.Images)
+	} else {
+		c.Images, c.ImagesListed = nil, false
+	}
+	if t.Workloads {
+		c.Pods, c.Nodes, c.Jobs, c.CronJobs = slices.Clone(c.Pods), slices.Clone(c.Nodes), slices.Clone(c.Jobs), slices.Clone(c.CronJobs)
+	} else {
+		c.Pods, c.Nodes, c.Jobs, c.CronJobs, c.WorkloadsListed = nil, nil, nil, nil, false
+	}
+	f.rec = rec
+	return f
 }
 
 // readObject reads an opened object to its end, at most max bytes (one

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"reclaim.dev/reclaim/inventory"
+	"reclaim.dev/reclaim/inventory/kube"
 	"reclaim.dev/reclaim/inventory/published"
 	"reclaim.dev/reclaim/providers/bucket"
 )
@@ -87,6 +89,16 @@ func listedReader(l *listedRecords, now *time.Time) *recordReader {
 
 var recKey = published.Key("fleet", recPlace, "prod-a")
 
+// recReadsAll is prod-a read by a deleter whose kinds read its images and
+// workloads (ec2-interface, ecr-image).
+var recReadsAll = func() kube.Target { t := recTarget; t.Images, t.Workloads = true, true; return t }()
+
+// passAll is pass with recReadsAll.
+func passAll(rr *recordReader) inventory.ClusterRefs {
+	rr.begin(nil)
+	return rr.read(context.Background(), []kube.Target{recReadsAll})[0]
+}
+
 // A long-running deleter lists the records once a pass and reads only a
 // record whose version changed: an unchanged one is not read again, a
 // changed one is, and what it says is what the pass sees.
@@ -101,7 +113,7 @@ func TestRecordReaderReadsOnlyWhatChanged(t *testing.T) {
 		if step.change {
 			l.put(t, 25, "uid-1", "", recT0.Add(10*time.Minute))
 		}
-		c, _ := pass(rr, nil)
+		c := passAll(rr)
 		lists, gets := l.counts()
 		if !c.Complete || len(c.Pods) != step.pods || lists != 1 || gets != step.gets {
 			t.Fatalf("pass %d: complete %v, %d pods, %d lists, %d gets; want complete, %d pods, 1 list, %d gets: %v",
@@ -191,11 +203,35 @@ func TestRecordReaderRemembersTheVersionItRead(t *testing.T) {
 	l.put(t, 25, "uid-1", "", recT0.Add(10*time.Minute))
 	l.stale = map[string][]byte{recKey: old}
 	rr := listedReader(l, &now)
-	if c, _ := pass(rr, nil); len(c.Pods) != 20 {
+	if c := passAll(rr); len(c.Pods) != 20 {
 		t.Fatalf("the lagging GET: %d pods, want the old record's 20", len(c.Pods))
 	}
-	c, _ := pass(rr, nil)
+	c := passAll(rr)
 	if _, gets := l.counts(); gets != 2 || len(c.Pods) != 25 {
 		t.Fatalf("after a GET older than its listing: %d gets in two passes (want 2), %d pods (want the listed record's 25)", gets, len(c.Pods))
+	}
+}
+
+// A deleter whose kinds read no workloads keeps none of a record's pods,
+// and says so (WorkloadsListed false: what relies on them holds), but
+// judges the record on all of it: a drop of its pods holds. What it kept
+// is not reused for a deleter that reads them.
+func TestRecordReaderKeepsWhatItsKindsRead(t *testing.T) {
+	l, now := &listedRecords{memRecords: memRecords{}}, recT0.Add(time.Hour)
+	l.put(t, 20, "uid-1", "", recT0)
+	rr := listedReader(l, &now)
+	c, seen := pass(rr, nil)
+	if !c.Complete || len(c.Pods) != 0 || c.WorkloadsListed || c.ImagesListed {
+		t.Fatalf("read without workloads: complete %v, %d pods, workloads listed %v, images listed %v", c.Complete, len(c.Pods), c.WorkloadsListed, c.ImagesListed)
+	}
+	if c := passAll(rr); len(c.Pods) != 20 || !c.WorkloadsListed {
+		t.Fatalf("read with workloads after: %d pods, workloads listed %v", len(c.Pods), c.WorkloadsListed)
+	}
+	if _, gets := l.counts(); gets != 2 {
+		t.Fatalf("%d gets, want 2: what was kept without workloads is not what a read of them needs", gets)
+	}
+	l.put(t, 2, "uid-1", "", recT0.Add(time.Minute))
+	if c, _ := pass(rr, seen); c.Complete || !strings.Contains(strings.Join(c.Problems, " "), "2 pods where it listed 20") {
+		t.Fatalf("a drop of pods, read without workloads: complete %v, %v", c.Complete, c.Problems)
 	}
 }
