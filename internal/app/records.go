@@ -539,14 +539,29 @@ func (rr *recordReader) fetch(ctx context.Context, key, where string, t kube.Tar
 		return fetched{}, fmt.Sprintf("reading %s: %v", where, ctx.Err())
 	}
 	defer func() { <-rr.gets }()
-	var body []byte
-	if op, ok := rr.store.(Opener); ok {
+	var (
+		body []byte
+		rec  published.Record
+	)
+	op, opens := rr.store.(Opener)
+	streamed := false
+	if o, ok := listing[key]; ok && opens {
+		// Decoded as it arrives: the listing said how large the object is.
 		var rc io.ReadCloser
 		if rc, version, err = op.Open(ctx, key); err == nil {
-			body, err = readObject(rc, rr.bounds.object)
+			rec, err = rr.decodeStream(rc, o.Size)
 		}
-	} else {
-		body, err = rr.store.Get(ctx, key)
+		streamed = !errors.Is(err, errMoreThanListed)
+	}
+	if !streamed {
+		if opens {
+			var rc io.ReadCloser
+			if rc, version, err = op.Open(ctx, key); err == nil {
+				body, err = readObject(rc, rr.bounds.object)
+			}
+		} else {
+			body, err = rr.store.Get(ctx, key)
+		}
 	}
 	switch {
 	case errors.Is(err, inventory.ErrNotFound):
@@ -556,8 +571,10 @@ func (rr *recordReader) fetch(ctx context.Context, key, where string, t kube.Tar
 	case err != nil:
 		return fetched{}, fmt.Sprintf("reading %s: %v", where, err)
 	}
-	rec, err := rr.decode(body)
-	body = nil
+	if !streamed {
+		rec, err = rr.decode(body)
+		body = nil
+	}
 	if err != nil {
 		if errors.Is(err, published.ErrTooLarge) {
 			return fetched{}, fmt.Sprintf("the record at %s cannot be read: %v; its cluster is held. If the cluster's record is that large, raise fleet.snapshots.maxRecordSize (now %s) and the deleter's GOMEMLIMIT and memory limit with it; else the object is not its agent's",
@@ -597,6 +614,69 @@ func narrow(rec published.Record, t kube.Target) fetched {
 	}
 	f.rec = rec
 	return f
+}
+
+// streamRatio is how many times its gzipped size a record is set aside
+// for when it is decoded as it arrives: JSON records gzip 5 to 20 times
+// (BenchmarkRecordFleet's: 16). One that decompresses to more is read
+// again whole (decode), its gzip trailer's claim its bound.
+const streamRatio = 32
+
+// errMoreThanListed: a record decoded as it arrived decompressed to more
+// than streamRatio times its listed size.
+var errMoreThanListed = errors.New("decompresses to more than its listed size allows")
+
+// decodeStream decodes a record from its object's body as it arrives,
+// through gzip, and closes it. size is the object's listed size: the
+// record is set aside recordCost times streamRatio times it (at most
+// maxRecordSize, and the pool), and decompresses to no more than that;
+// more is errMoreThanListed when the bound is less than maxRecordSize
+// (read it whole, as decode does), ErrTooLarge when it is not. The body
+// is read to at most bounds.object bytes: an object replaced by a larger
+// one since the listing is refused as decode refuses it.
+func (rr *recordReader) decodeStream(rc io.ReadCloser, size int64) (published.Record, error) {
+	defer rc.Close()
+	b := rr.bounds
+	limit := min(max(size*streamRatio, 64<<10), b.perRecord)
+	weight := min(recordCost*limit, b.decoding)
+	rr.decoding.acquire(weight)
+	defer rr.decoding.release(weight)
+	lr := &objectReader{r: rc, left: b.object}
+	rec, err := published.DecodeLimit(lr, limit, rr.taps)
+	switch {
+	case lr.over:
+		return rec, fmt.Errorf("its object is more than the %d bytes a record of at most fleet.snapshots.maxRecordSize may be gzipped: %w", b.object, published.ErrTooLarge)
+	case errors.Is(err, published.ErrTooLarge) && limit < b.perRecord:
+		return rec, errMoreThanListed
+	case errors.Is(err, published.ErrTooLarge):
+		return rec, fmt.Errorf("it decompresses to more than fleet.snapshots.maxRecordSize %s: %w", config.Size(b.perRecord), published.ErrTooLarge)
+	}
+	return rec, err
+}
+
+// objectReader reads at most left bytes of r; over says it had more.
+type objectReader struct {
+	r    io.Reader
+	left int64
+	over bool
+}
+
+func (o *objectReader) Read(p []byte) (int, error) {
+	if o.left <= 0 {
+		// One byte more says whether the object ends here.
+		var one [1]byte
+		if n, _ := io.ReadFull(o.r, one[:]); n > 0 {
+			o.over = true
+			return 0, published.ErrTooLarge
+		}
+		return 0, io.EOF
+	}
+	if int64(len(p)) > o.left {
+		p = p[:o.left]
+	}
+	n, err := o.r.Read(p)
+	o.left -= int64(n)
+	return n, err
 }
 
 // readObject reads an opened object to its end, at most max bytes (one

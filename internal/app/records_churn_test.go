@@ -2,16 +2,19 @@ package app
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"crypto/md5"
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"reclaim.dev/reclaim/internal/testenv"
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/inventory/kube"
 	"reclaim.dev/reclaim/inventory/published"
@@ -234,4 +237,61 @@ func TestRecordReaderKeepsWhatItsKindsRead(t *testing.T) {
 	if c, _ := pass(rr, seen); c.Complete || !strings.Contains(strings.Join(c.Problems, " "), "2 pods where it listed 20") {
 		t.Fatalf("a drop of pods, read without workloads: complete %v, %v", c.Complete, c.Problems)
 	}
+}
+
+// Decoded as it arrives, a gzip bomb costs at most its bound, and is
+// refused as too large; a record that gzips better than streamRatio is
+// read again whole (its trailer's claim its bound) and accepted.
+func TestRecordReaderStreamsWithinItsBounds(t *testing.T) {
+	l, now := &listedRecords{memRecords: memRecords{}}, recT0.Add(time.Hour)
+	bomb := testenv.GzipBomb(t, 600)
+	other, third := recTarget, recTarget
+	other.Name, other.CloudName = "prod-b", "prod-b"
+	third.Name, third.CloudName = "prod-c", "prod-c"
+	l.memRecords[published.Key("fleet", recPlace, "prod-b")] = bomb
+	l.memRecords[published.Key("fleet", recPlace, "prod-c")] = bomb
+	// A record of one pod repeated: it gzips far better than streamRatio.
+	refs := inventory.ClusterRefs{Complete: true, ImagesListed: true, WorkloadsListed: true}
+	for range 20000 {
+		refs.Pods = append(refs.Pods, inventory.Pod{Namespace: "a", Name: "same", Phase: "Running"})
+	}
+	l.putRefs(t, refs, "uid-1", "", recT0)
+	if body := l.memRecords[recKey]; gunzipped(t, body) < streamRatio*len(body) {
+		t.Fatalf("the record gzips %d to %d: not better than %d times", gunzipped(t, body), len(body), streamRatio)
+	}
+	rr := listedReader(l, &now)
+	rr.begin(nil)
+	rr.bound()
+	runtime.GC()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	got := rr.read(context.Background(), []kube.Target{recReadsAll, other, third})
+	runtime.ReadMemStats(&after)
+	if !got[0].Complete || len(got[0].Pods) != 20000 {
+		t.Fatalf("the record that gzips well: complete %v, %d pods, %v", got[0].Complete, len(got[0].Pods), got[0].Problems)
+	}
+	for _, c := range got[1:] {
+		if c.Complete || !strings.Contains(strings.Join(c.Problems, " "), "maxRecordSize") {
+			t.Fatalf("%s: complete %v, %v", c.Name, c.Complete, c.Problems)
+		}
+	}
+	if _, gets := l.counts(); gets != 4 {
+		t.Fatalf("%d gets, want 4: each record once, and the one that gzips well again whole", gets)
+	}
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > uint64(rr.bounds.target/2) {
+		t.Fatalf("reading the records allocated %d MiB, more than half the memory target %d MiB", alloc>>20, rr.bounds.target>>20)
+	}
+}
+
+func gunzipped(t *testing.T, body []byte) int {
+	t.Helper()
+	zr, err := gzip.NewReader(bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := io.Copy(io.Discard, zr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return int(n)
 }
