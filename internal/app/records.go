@@ -540,8 +540,9 @@ func (rr *recordReader) fetch(ctx context.Context, key, where string, t kube.Tar
 	}
 	defer func() { <-rr.gets }()
 	var (
-		body []byte
-		rec  published.Record
+		body   []byte
+		rec    published.Record
+		decErr error // the decoding's, apart from the GET's (err)
 	)
 	op, opens := rr.store.(Opener)
 	streamed := false
@@ -549,9 +550,9 @@ func (rr *recordReader) fetch(ctx context.Context, key, where string, t kube.Tar
 		// Decoded as it arrives: the listing said how large the object is.
 		var rc io.ReadCloser
 		if rc, version, err = op.Open(ctx, key); err == nil {
-			rec, err = rr.decodeStream(rc, o.Size)
+			rec, decErr = rr.decodeStream(rc, o.Size)
 		}
-		streamed = !errors.Is(err, errMoreThanListed)
+		streamed = !errors.Is(decErr, errMoreThanListed)
 	}
 	if !streamed {
 		if opens {
@@ -572,10 +573,10 @@ func (rr *recordReader) fetch(ctx context.Context, key, where string, t kube.Tar
 		return fetched{}, fmt.Sprintf("reading %s: %v", where, err)
 	}
 	if !streamed {
-		rec, err = rr.decode(body)
+		rec, decErr = rr.decode(body)
 		body = nil
 	}
-	if err != nil {
+	if err := decErr; err != nil {
 		if errors.Is(err, published.ErrTooLarge) {
 			return fetched{}, fmt.Sprintf("the record at %s cannot be read: %v; its cluster is held. If the cluster's record is that large, raise fleet.snapshots.maxRecordSize (now %s) and the deleter's GOMEMLIMIT and memory limit with it; else the object is not its agent's",
 				where, err, config.Size(rr.bounds.perRecord))

@@ -295,3 +295,15 @@ func gunzipped(t *testing.T, body []byte) int {
 	}
 	return int(n)
 }
+
+// A record cut short, decoded as it arrives, cannot be read: it holds,
+// and says so, as one read whole does.
+func TestRecordReaderStreamHoldsATruncatedRecord(t *testing.T) {
+	l, now := &listedRecords{memRecords: memRecords{}}, recT0.Add(time.Hour)
+	l.put(t, 20, "uid-1", "", recT0)
+	l.memRecords[recKey] = l.memRecords[recKey][:len(l.memRecords[recKey])/2]
+	c, _ := pass(listedReader(l, &now), nil)
+	if c.Complete || !strings.Contains(strings.Join(c.Problems, " "), "cannot be read") {
+		t.Fatalf("a truncated record: complete %v, %v", c.Complete, c.Problems)
+	}
+}
