@@ -19,6 +19,9 @@ import (
 	"reclaim.dev/reclaim/inventory/kube"
 	"reclaim.dev/reclaim/inventory/published"
 	"reclaim.dev/reclaim/providers/bucket"
+	"reclaim.dev/reclaim/reconcile/audit"
+	"reclaim.dev/reclaim/reconcile/engine"
+	"reclaim.dev/reclaim/reconcile/state"
 )
 
 // listedRecords is a bucket in memory that lists, with a version per
@@ -305,5 +308,42 @@ func TestRecordReaderStreamHoldsATruncatedRecord(t *testing.T) {
 	c, _ := pass(listedReader(l, &now), nil)
 	if c.Complete || !strings.Contains(strings.Join(c.Problems, " "), "cannot be read") {
 		t.Fatalf("a truncated record: complete %v, %v", c.Complete, c.Problems)
+	}
+}
+
+// The runner a daemon passes with keeps its reader, and what the reader
+// read, from one pass to the next: the second pass of an unchanged fleet
+// lists and reads nothing else.
+func TestRunnerReadsOnlyChangedRecordsAcrossPasses(t *testing.T) {
+	cfg := parse(t, snapshotsYAML)
+	place := inventory.Place{Platform: inventory.EKS, Account: "123456789012", Location: "us-east-1"}
+	l, now := &listedRecords{memRecords: memRecords{}}, recT0.Add(time.Hour)
+	var b bytes.Buffer
+	if err := published.Encode(&b, published.Record{TakenAt: recT0, Refs: inventory.ClusterRefs{Complete: true},
+		Cluster: published.Identity{Name: "a", Platform: place.Platform, Account: place.Account, Location: place.Location, CA: recCA, KubeSystemUID: "uid-a"}}); err != nil {
+		t.Fatal(err)
+	}
+	l.memRecords[published.Key(cfg.Fleet.Snapshots.Prefix, place, "a")] = b.Bytes()
+	r, err := New(context.Background(), cfg, Deps{Records: l, Store: state.NewMemoryStore(engine.NewState()), Audit: audit.New(io.Discard),
+		Now: func() time.Time { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	for i, want := range []int{1, 0} {
+		rep, err := r.Once(context.Background(), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		lists, gets := l.counts()
+		for _, s := range rep.Plan.Sources {
+			if s.Kind == engine.SourceCluster && !s.Complete {
+				t.Fatalf("pass %d: cluster %s incomplete: %v", i, s.Name, s.Problems)
+			}
+		}
+		if lists != 1 || gets != want {
+			t.Fatalf("pass %d: %d lists, %d gets; want 1 and %d", i, lists, gets, want)
+		}
+		now = now.Add(10 * time.Minute)
 	}
 }
