@@ -7,7 +7,10 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"net/url"
+	"strings"
 	"testing"
 	"time"
 
@@ -142,5 +145,55 @@ func TestBucketListAndOpen(t *testing.T) {
 	}
 	if _, err := stranger.List(ctx, "clusters/"); !errors.Is(err, bucket.ErrDenied) {
 		t.Fatalf("listing without a grant: %v", err)
+	}
+}
+
+// A listing reads every page (S3 pages at 1,000 keys; this server at 2),
+// and a page that fails fails the listing: never a shorter one.
+func TestBucketListReadsEveryPage(t *testing.T) {
+	keys := []string{"clusters/a", "clusters/b", "clusters/c", "clusters/d", "clusters/e"}
+	failPage := -1
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		q := r.URL.Query()
+		if q.Get("list-type") != "2" || r.Header.Get("X-Amz-Expected-Bucket-Owner") != owner {
+			http.Error(w, "not a ListObjectsV2 naming the owner", http.StatusBadRequest)
+			return
+		}
+		start := 0
+		if tok := q.Get("continuation-token"); tok != "" {
+			fmt.Sscan(tok, &start)
+		}
+		if start/2 == failPage {
+			w.WriteHeader(http.StatusInternalServerError)
+			io.WriteString(w, `<?xml version="1.0" encoding="UTF-8"?><Error><Code>InternalError</Code><Message>We encountered an internal error.</Message></Error>`)
+			return
+		}
+		end := min(start+2, len(keys))
+		var b strings.Builder
+		fmt.Fprintf(&b, `<?xml version="1.0" encoding="UTF-8"?><ListBucketResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/"><Name>fleet</Name><Prefix>clusters/</Prefix><KeyCount>%d</KeyCount><MaxKeys>2</MaxKeys><IsTruncated>%v</IsTruncated>`, end-start, end < len(keys))
+		for i, k := range keys[start:end] {
+			fmt.Fprintf(&b, `<Contents><Key>%s</Key><ETag>&quot;v%d&quot;</ETag><Size>%d</Size></Contents>`, k, start+i, 100+start+i)
+		}
+		if end < len(keys) {
+			fmt.Fprintf(&b, `<NextContinuationToken>%d</NextContinuationToken>`, end)
+		}
+		b.WriteString(`</ListBucketResult>`)
+		w.Header().Set("Content-Type", "application/xml")
+		io.WriteString(w, b.String())
+	}))
+	defer srv.Close()
+	c, err := bucket.New(context.Background(), bucket.Options{Bucket: "fleet", PathStyle: true, Service: awsclient.Service{
+		Account: owner, Region: "us-east-1", Endpoint: srv.URL, MaxAttempts: 1,
+		Credentials: credentials.NewStaticCredentialsProvider("AKID", "secret", "")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs, err := c.List(context.Background(), "clusters/")
+	if err != nil || len(objs) != len(keys) || objs[4].Key != "clusters/e" || objs[4].Version != `"v4"` || objs[4].Size != 104 {
+		t.Fatalf("listing of 3 pages: %+v, %v", objs, err)
+	}
+	failPage = 1
+	if objs, err := c.List(context.Background(), "clusters/"); err == nil || objs != nil {
+		t.Fatalf("a failed second page: %d objects, %v; want an error", len(objs), err)
 	}
 }
