@@ -6,9 +6,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"math"
 	"os"
+	"path"
 	"runtime/debug"
 	"slices"
 	"strings"
@@ -35,6 +37,26 @@ type Records interface {
 	Get(ctx context.Context, key string) ([]byte, error)
 	Put(ctx context.Context, key string, body []byte) error
 }
+
+// Lister is a Records that lists its objects: the reader lists the
+// records' prefix once a pass and reads only the records whose version
+// changed since it read them (bucket.Client is one).
+type Lister interface {
+	List(ctx context.Context, prefix string) ([]bucket.Object, error)
+}
+
+// Opener is a Records that reads an object as it arrives and says which
+// version it read (bucket.Client is one): what the reader remembers a
+// record under.
+type Opener interface {
+	Open(ctx context.Context, key string) (io.ReadCloser, string, error)
+}
+
+// Both stores list and open: a pass reads only what changed on either.
+var (
+	_, _ Lister = (*bucket.Client)(nil), (*bucket.GCS)(nil)
+	_, _ Opener = (*bucket.Client)(nil), (*bucket.GCS)(nil)
+)
 
 // OpenRecords opens the fleet.snapshots bucket: GCS's with gcs, else S3's.
 func OpenRecords(ctx context.Context, s *config.Snapshots, log *zap.Logger) (Records, error) {
@@ -87,6 +109,48 @@ type recordReader struct {
 	bounds   recordBounds
 	gets     chan struct{}
 	decoding *weighted
+
+	// The pass's listing of the records' prefix (a Lister's), made once,
+	// by the pass's first read: what every record of the pass is judged
+	// current by.
+	listMu  sync.Mutex
+	listed  bool
+	listing map[string]bucket.Object
+	listErr error
+	// cache is the records read in earlier passes of this process (a
+	// daemon's), by key, with the version read: a record whose listed
+	// version is the one read is not read again. Only the GET and the
+	// decoding are saved: every check runs on it again each pass. used
+	// are the keys the pass read; begin forgets the others.
+	cache map[string]cachedRecord
+	used  map[string]bool
+}
+
+// cachedRecord is a record as the reader keeps it (fetched), with the
+// version the GET returned.
+type cachedRecord struct {
+	version string
+	fetched
+}
+
+// fetched is a record as the reader keeps it: what the deleter's kinds
+// read of it (narrow), and what it listed per class of evidence
+// (classCounts), counted before.
+type fetched struct {
+	rec    published.Record
+	counts map[string]int
+	// images, workloads: whether the record's images and workloads were
+	// kept (narrow).
+	images, workloads bool
+}
+
+// grant names the deleter's grant a denied call lacks, in its store's
+// words, and where deploy/ has it.
+func (rr *recordReader) grant(s3, gcs string) string {
+	if rr.cfg.GCS != nil {
+		return gcs + " on the prefix (deploy/gcp)"
+	}
+	return s3 + " on the prefix (deploy/aws)"
 }
 
 // recordCost is how many times its decompressed size a record costs while
@@ -182,6 +246,77 @@ func (rr *recordReader) begin(prev map[string]engine.RecordSeen) {
 	rr.mu.Lock()
 	defer rr.mu.Unlock()
 	rr.prev, rr.seen, rr.clouds, rr.cas, rr.claims = prev, map[string]engine.RecordSeen{}, nil, nil, map[string][]claim{}
+	rr.listMu.Lock()
+	defer rr.listMu.Unlock()
+	rr.listed, rr.listing, rr.listErr = false, nil, nil
+	// What the last pass did not read is not kept: a cluster gone from
+	// the fleet costs no memory.
+	for k := range rr.cache {
+		if !rr.used[k] {
+			delete(rr.cache, k)
+		}
+	}
+	rr.used = map[string]bool{}
+}
+
+// recordsPrefix is where every record is under the configured prefix.
+func recordsPrefix(prefix string) string {
+	return path.Join(prefix, "clusters") + "/"
+}
+
+// list is the pass's listing, made by its first call: the objects by key,
+// or why there is none. Nil, nil: the store does not list.
+func (rr *recordReader) list(ctx context.Context) (map[string]bucket.Object, error) {
+	l, ok := rr.store.(Lister)
+	if !ok {
+		return nil, nil
+	}
+	rr.listMu.Lock()
+	defer rr.listMu.Unlock()
+	if !rr.listed {
+		objs, err := l.List(ctx, recordsPrefix(rr.cfg.Prefix))
+		if err != nil {
+			rr.listErr = err
+		} else {
+			rr.listing = make(map[string]bucket.Object, len(objs))
+			for _, o := range objs {
+				rr.listing[o.Key] = o
+			}
+		}
+		rr.listed = true
+	}
+	return rr.listing, rr.listErr
+}
+
+// cached is the record read before at key if its version is version and
+// it kept what t reads.
+func (rr *recordReader) cached(key, version string, t kube.Target) (fetched, bool) {
+	rr.listMu.Lock()
+	defer rr.listMu.Unlock()
+	c, ok := rr.cache[key]
+	if !ok || version == "" || c.version != version || t.Images && !c.images || t.Workloads && !c.workloads {
+		return fetched{}, false
+	}
+	rr.used[key] = true
+	return c.fetched, true
+}
+
+// keep remembers the record read at key, at the version the GET returned;
+// a store that says no version has nothing remembered.
+func (rr *recordReader) keep(key, version string, f fetched) {
+	rr.listMu.Lock()
+	defer rr.listMu.Unlock()
+	if version == "" {
+		delete(rr.cache, key)
+		return
+	}
+	if rr.cache == nil {
+		rr.cache = map[string]cachedRecord{}
+	}
+	if rr.used == nil {
+		rr.used = map[string]bool{}
+	}
+	rr.cache[key], rr.used[key] = cachedRecord{version: version, fetched: f}, true
 }
 
 // claim is a record of the pass: its cluster (the deleter's name) and key.
@@ -298,38 +433,11 @@ func (rr *recordReader) one(ctx context.Context, t kube.Target) inventory.Cluste
 			Problems: problems, Duration: rr.now().Sub(start)}
 	}
 	where := rr.cfg.Where(key)
-	// The gets at once (configured and discovered clusters are read side
-	// by side) are bounded across reads: each holds its object until its
-	// record is decoded.
-	rr.bound()
-	select {
-	case rr.gets <- struct{}{}:
-	case <-ctx.Done():
-		return held(fmt.Sprintf("reading %s: %v", where, ctx.Err()))
+	f, problem := rr.fetch(ctx, key, where, t)
+	if problem != "" {
+		return held(problem)
 	}
-	defer func() { <-rr.gets }()
-	body, err := rr.store.Get(ctx, key)
-	switch {
-	case errors.Is(err, inventory.ErrNotFound):
-		return held(fmt.Sprintf("no record at %s: is reclaim agent running in the cluster, as %s in %s?", where, t.CloudName, t.Place))
-	case errors.Is(err, bucket.ErrDenied):
-		grant := "s3:GetObject on the prefix (deploy/aws)"
-		if rr.cfg.GCS != nil {
-			grant = "storage.objects.get and list on the prefix (deploy/gcp)"
-		}
-		return held(fmt.Sprintf("reading %s was denied: grant reclaim %s", where, grant))
-	case err != nil:
-		return held(fmt.Sprintf("reading %s: %v", where, err))
-	}
-	rec, err := rr.decode(body)
-	body = nil
-	if err != nil {
-		if errors.Is(err, published.ErrTooLarge) {
-			return held(fmt.Sprintf("the record at %s cannot be read: %v; its cluster is held. If the cluster's record is that large, raise fleet.snapshots.maxRecordSize (now %s) and the deleter's GOMEMLIMIT and memory limit with it; else the object is not its agent's",
-				where, err, config.Size(rr.bounds.perRecord)))
-		}
-		return held(fmt.Sprintf("the record at %s cannot be read: %v", where, err))
-	}
+	rec := f.rec
 	rr.mu.Lock()
 	last := rr.prev[key]
 	rr.mu.Unlock()
@@ -361,7 +469,7 @@ func (rr *recordReader) one(ctx context.Context, t kube.Target) inventory.Cluste
 	if pin != "" && rec.Cluster.KubeSystemUID != pin {
 		problems = append(problems, fmt.Sprintf("if the cluster was recreated, pin its new UID: fleet.snapshots.kubeSystemUIDs.%s: %s", t.Name, rec.Cluster.KubeSystemUID))
 	}
-	counts := classCounts(&rec)
+	counts := f.counts
 	next := engine.RecordSeen{KubeSystemUID: rec.Cluster.KubeSystemUID}
 	if len(problems) == 0 {
 		rr.mu.Lock()
@@ -392,8 +500,11 @@ func (rr *recordReader) one(ctx context.Context, t kube.Target) inventory.Cluste
 		rr.claims[uid] = append(rr.claims[uid], claim{cluster: t.Name, key: key})
 	}
 	rr.mu.Unlock()
+	// The record may be remembered for the next pass (cache): what is set
+	// here for this target is set on copies.
 	c := rec.Refs
 	c.Name, c.Projects, c.Accounts, c.Subnets = t.Name, t.Projects, t.Accounts, t.Subnets
+	c.PVs, c.PVCs, c.Problems = slices.Clone(c.PVs), slices.Clone(c.PVCs), slices.Clip(c.Problems)
 	for i := range c.PVs {
 		c.PVs[i].Cluster = t.Name
 	}
@@ -411,6 +522,200 @@ func (rr *recordReader) one(ctx context.Context, t kube.Target) inventory.Cluste
 	}
 	c.Duration = rr.now().Sub(start)
 	return c
+}
+
+// fetch is the record at key, or why it cannot be had (a problem that
+// holds the cluster). With a store that lists, the pass's listing says
+// whether there is a record, how large it is and its version: a record
+// the listing does not show is missing, one larger than a record may be
+// is refused unread, and one whose version this reader read before is
+// taken from memory. Whatever is read is remembered at the version its
+// GET returned, never the listing's: a record replaced between the
+// listing and the GET is newer bytes than the listing says.
+func (rr *recordReader) fetch(ctx context.Context, key, where string, t kube.Target) (fetched, string) {
+	listing, err := rr.list(ctx)
+	version := ""
+	switch {
+	case errors.Is(err, bucket.ErrDenied):
+		return fetched{}, fmt.Sprintf("listing %s was denied, so no record can be told current: grant reclaim %s", rr.cfg.Where(recordsPrefix(rr.cfg.Prefix)), rr.grant("s3:ListBucket", "storage.objects.list"))
+	case err != nil:
+		return fetched{}, fmt.Sprintf("listing %s failed, so no record can be told current: %v", rr.cfg.Where(recordsPrefix(rr.cfg.Prefix)), err)
+	case listing != nil:
+		o, ok := listing[key]
+		if !ok {
+			return fetched{}, fmt.Sprintf("no record at %s (the bucket's listing has none): is reclaim agent running in the cluster, as %s in %s?", where, t.CloudName, t.Place)
+		}
+		if o.Size > rr.bounds.object {
+			return fetched{}, fmt.Sprintf("the record at %s is not read: its object is %d bytes, more than the %d a record of at most fleet.snapshots.maxRecordSize %s may be gzipped: %v",
+				where, o.Size, rr.bounds.object, config.Size(rr.bounds.perRecord), published.ErrTooLarge)
+		}
+		if f, ok := rr.cached(key, o.Version, t); ok {
+			return f, ""
+		}
+	}
+	// The gets at once (configured and discovered clusters are read side
+	// by side) are bounded across reads: each holds its object until its
+	// record is decoded.
+	rr.bound()
+	select {
+	case rr.gets <- struct{}{}:
+	case <-ctx.Done():
+		return fetched{}, fmt.Sprintf("reading %s: %v", where, ctx.Err())
+	}
+	defer func() { <-rr.gets }()
+	var (
+		body   []byte
+		rec    published.Record
+		decErr error // the decoding's, apart from the GET's (err)
+	)
+	op, opens := rr.store.(Opener)
+	streamed := false
+	if o, ok := listing[key]; ok && opens {
+		// Decoded as it arrives: the listing said how large the object is.
+		var rc io.ReadCloser
+		if rc, version, err = op.Open(ctx, key); err == nil {
+			rec, decErr = rr.decodeStream(rc, o.Size)
+		}
+		streamed = !errors.Is(decErr, errMoreThanListed)
+	}
+	if !streamed {
+		if opens {
+			var rc io.ReadCloser
+			if rc, version, err = op.Open(ctx, key); err == nil {
+				body, err = readObject(rc, rr.bounds.object)
+			}
+		} else {
+			body, err = rr.store.Get(ctx, key)
+		}
+	}
+	switch {
+	case errors.Is(err, inventory.ErrNotFound):
+		return fetched{}, fmt.Sprintf("no record at %s: is reclaim agent running in the cluster, as %s in %s?", where, t.CloudName, t.Place)
+	case errors.Is(err, bucket.ErrDenied):
+		return fetched{}, fmt.Sprintf("reading %s was denied: grant reclaim %s", where, rr.grant("s3:GetObject", "storage.objects.get"))
+	case err != nil:
+		return fetched{}, fmt.Sprintf("reading %s: %v", where, err)
+	}
+	if !streamed {
+		rec, decErr = rr.decode(body)
+		body = nil
+	}
+	if err := decErr; err != nil {
+		if errors.Is(err, published.ErrTooLarge) {
+			return fetched{}, fmt.Sprintf("the record at %s cannot be read: %v; its cluster is held. If the cluster's record is that large, raise fleet.snapshots.maxRecordSize (now %s) and the deleter's GOMEMLIMIT and memory limit with it; else the object is not its agent's",
+				where, err, config.Size(rr.bounds.perRecord))
+		}
+		return fetched{}, fmt.Sprintf("the record at %s cannot be read: %v", where, err)
+	}
+	f := narrow(rec, t)
+	if listing != nil {
+		rr.keep(key, version, f)
+	}
+	return f, ""
+}
+
+// narrow is what the reader keeps of a record read for t: its counts per
+// class of evidence, taken first (what is plausible is judged on the
+// whole record), and what the deleter's kinds read of it. The images and
+// the workloads (pods, nodes, Jobs, CronJobs) are kept only if t reads
+// them (kube.Target's Images, Workloads: some kind of the deleter's relies
+// on them); else they are dropped and the cluster says it did not list
+// them, as a direct read of it does. A deleter holds every cluster's
+// record at once, and a daemon from one pass to the next: the pods are
+// most of a record. The slices kept are copied to their length (the
+// decoder's are up to twice as long).
+func narrow(rec published.Record, t kube.Target) fetched {
+	f := fetched{counts: classCounts(&rec), images: t.Images, workloads: t.Workloads}
+	c := &rec.Refs
+	if t.Images {
+		c.Images = slices.Clone(c.Images)
+	} else {
+		c.Images, c.ImagesListed = nil, false
+	}
+	if t.Workloads {
+		c.Pods, c.Nodes, c.Jobs, c.CronJobs = slices.Clone(c.Pods), slices.Clone(c.Nodes), slices.Clone(c.Jobs), slices.Clone(c.CronJobs)
+	} else {
+		c.Pods, c.Nodes, c.Jobs, c.CronJobs, c.WorkloadsListed = nil, nil, nil, nil, false
+	}
+	f.rec = rec
+	return f
+}
+
+// streamRatio is how many times its gzipped size a record is set aside
+// for when it is decoded as it arrives: JSON records gzip 5 to 20 times
+// (BenchmarkRecordFleet's: 16). One that decompresses to more is read
+// again whole (decode), its gzip trailer's claim its bound.
+const streamRatio = 32
+
+// errMoreThanListed: a record decoded as it arrived decompressed to more
+// than streamRatio times its listed size.
+var errMoreThanListed = errors.New("decompresses to more than its listed size allows")
+
+// decodeStream decodes a record from its object's body as it arrives,
+// through gzip, and closes it. size is the object's listed size: the
+// record is set aside recordCost times streamRatio times it (at most
+// maxRecordSize, and the pool), and decompresses to no more than that;
+// more is errMoreThanListed when the bound is less than maxRecordSize
+// (read it whole, as decode does), ErrTooLarge when it is not. The body
+// is read to at most bounds.object bytes: an object replaced by a larger
+// one since the listing is refused as decode refuses it.
+func (rr *recordReader) decodeStream(rc io.ReadCloser, size int64) (published.Record, error) {
+	defer rc.Close()
+	b := rr.bounds
+	limit := min(max(size*streamRatio, 64<<10), b.perRecord)
+	weight := min(recordCost*limit, b.decoding)
+	rr.decoding.acquire(weight)
+	defer rr.decoding.release(weight)
+	lr := &objectReader{r: rc, left: b.object}
+	rec, err := published.DecodeLimit(lr, limit, rr.taps)
+	switch {
+	case lr.over:
+		return rec, fmt.Errorf("its object is more than the %d bytes a record of at most fleet.snapshots.maxRecordSize may be gzipped: %w", b.object, published.ErrTooLarge)
+	case errors.Is(err, published.ErrTooLarge) && limit < b.perRecord:
+		return rec, errMoreThanListed
+	case errors.Is(err, published.ErrTooLarge):
+		return rec, fmt.Errorf("it decompresses to more than fleet.snapshots.maxRecordSize %s: %w", config.Size(b.perRecord), published.ErrTooLarge)
+	}
+	return rec, err
+}
+
+// objectReader reads at most left bytes of r; over says it had more.
+type objectReader struct {
+	r    io.Reader
+	left int64
+	over bool
+}
+
+func (o *objectReader) Read(p []byte) (int, error) {
+	if o.left <= 0 {
+		// One byte more says whether the object ends here.
+		var one [1]byte
+		if n, _ := io.ReadFull(o.r, one[:]); n > 0 {
+			o.over = true
+			return 0, published.ErrTooLarge
+		}
+		return 0, io.EOF
+	}
+	if int64(len(p)) > o.left {
+		p = p[:o.left]
+	}
+	n, err := o.r.Read(p)
+	o.left -= int64(n)
+	return n, err
+}
+
+// readObject reads an opened object to its end, at most max bytes (one
+// more is ErrTooLarge), and closes it.
+func readObject(rc io.ReadCloser, max int64) ([]byte, error) {
+	defer rc.Close()
+	b, err := io.ReadAll(io.LimitReader(rc, max+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) > max {
+		return nil, fmt.Errorf("its object is more than the %d bytes a record of at most fleet.snapshots.maxRecordSize may be gzipped: %w", max, published.ErrTooLarge)
+	}
+	return b, nil
 }
 
 // decode decodes a record's object within the reader's bounds: the object

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"crypto/md5"
+	"encoding/xml"
 	"fmt"
 	"io"
 	"net/http"
@@ -13,7 +15,9 @@ import (
 	"runtime"
 	"runtime/debug"
 	"runtime/pprof"
+	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -44,7 +48,7 @@ const (
 	recPVs          = 20 // per GKE cluster, each on its own disk: 10,000 in all
 	recProjects     = 4  // GKE clusters' projects, and the gce section's
 	recOrphans      = 500
-	recRSSTarget    = 400 << 20 // peak RSS, bytes: the deleter's fleet target (as BenchmarkEKSFleet)
+	recRSSTarget    = 256 << 20 // peak RSS, bytes: the record deleter's target (issue 40)
 	recLatency      = 20 * time.Millisecond
 	recGCELatency   = 5 * time.Millisecond
 	recBucket       = "fleet"
@@ -55,44 +59,29 @@ const (
 	recSampleDecode = 100
 )
 
-// BenchmarkRecordFleet is one dry-run pass of a deleter that reads its
-// fleet from the agents' records (fleet.snapshots): 1,000 clusters, 500 on
-// EKS and 500 on GKE in 4 projects, each record about 300 pods with their
-// IPs, 24 nodes, 40 finished Jobs, 30 ECR image uses and, on GKE, 20 PVs
-// and PVCs on GCE disks. The records are encoded once with
-// published.Encode into an in-memory bucket that answers each Get after
-// 20 ms, as S3's first byte does; the gce section lists the 4 projects'
-// 10,500 disks from gcefake: the 10,000 the PVs name are kept, the 500
-// nothing names are marked.
-//
-// The pass runs through New and Once with the bucket as Deps.Records.
-// Reading a record is a Get and a decode, as many at a time as the memory
-// target allows (recordBounds). The floor
-// is the larger of two: the decode time of every record's bytes (one
-// record's throughput, measured alone on a sample, times every record's
-// decoded bytes) spread over the cores the reader can use (min(GOMAXPROCS,
-// readAtOnce)), and the Gets' latency, one wave after another. wall/floor
-// near 1 is a pass whose time follows the records' size, not the number
-// of round trips (1,000 × 20 ms one after another); read/floor is the
-// same for the records' read alone.
-//
-// Then the same pass as the pod runs it (runAsPod): the binary, reading
-// the same bytes over HTTP from an S3 stand-in with the same latency,
-// whose peak RSS against the 400 MiB target (the deleter's fleet target
-// under the 512 MiB limit) is peak-rss/target. Its wall time is reported
-// too (pod-wall-s), with the floor its bucket client's own pacing sets
-// (pod-pace-floor-s).
-// RECORD_BENCH_HEAPPROFILE=file writes a heap profile at the in-process
-// pass's live heap peak.
-//
-// Run it with: go test -tags demo ./internal/app -run '^$' -bench RecordFleet -benchtime 1x
-// (make bench runs it too).
-func BenchmarkRecordFleet(b *testing.B) {
-	now := time.Now().Truncate(time.Second)
+// recBench is the record fleet's world: the disks (gcefake), the records
+// in the bucket, and the deleter's config.
+type recBench struct {
+	srv                 *gcefake.Server
+	projects            []string
+	fleet               []recCluster
+	store               *recStore
+	compressed, decoded int
+	kept                int
+	// y is the config without fleet.snapshots; snapshots is the section
+	// for a bucket at endpoint; cfg is both, parsed, for the in-process
+	// passes (its endpoint is never dialled).
+	y         string
+	snapshots func(endpoint string) string
+	cfg       *config.Config
+}
 
+// newRecBench builds the record fleet's world as of now: each cluster's
+// record published, encoded with published.Encode.
+func newRecBench(b *testing.B, now time.Time) *recBench {
 	// ---- the disks ----
 	srv := gcefake.New(gcefake.Options{Latency: recGCELatency})
-	defer srv.Close()
+	b.Cleanup(srv.Close)
 	projects := make([]string, recProjects)
 	for p := range projects {
 		projects[p] = fmt.Sprintf("gke-fleet-%d", p)
@@ -108,7 +97,7 @@ func BenchmarkRecordFleet(b *testing.B) {
 
 	// ---- the records ----
 	fleet := make([]recCluster, recClusters)
-	store := &recStore{objects: map[string][]byte{}, latency: recLatency}
+	store := newRecStore(recLatency)
 	var compressed, decoded int
 	var buf bytes.Buffer
 	for c := range fleet {
@@ -123,7 +112,7 @@ func BenchmarkRecordFleet(b *testing.B) {
 			b.Fatal(err)
 		}
 		body := bytes.Clone(buf.Bytes())
-		store.objects[published.Key(recPrefix, cl.place, cl.name)] = body
+		store.put(published.Key(recPrefix, cl.place, cl.name), body)
 		compressed += len(body)
 		decoded += gunzippedSize(b, body)
 	}
@@ -164,6 +153,48 @@ disks:
 	if err != nil {
 		b.Fatal(err)
 	}
+
+	return &recBench{srv: srv, projects: projects, fleet: fleet, store: store, compressed: compressed, decoded: decoded, kept: kept,
+		y: y.String(), snapshots: snapshots, cfg: cfg}
+}
+
+// BenchmarkRecordFleet is one dry-run pass of a deleter that reads its
+// fleet from the agents' records (fleet.snapshots): 1,000 clusters, 500 on
+// EKS and 500 on GKE in 4 projects, each record about 300 pods with their
+// IPs, 24 nodes, 40 finished Jobs, 30 ECR image uses and, on GKE, 20 PVs
+// and PVCs on GCE disks. The records are encoded once with
+// published.Encode into an in-memory bucket that answers each Get after
+// 20 ms, as S3's first byte does; the gce section lists the 4 projects'
+// 10,500 disks from gcefake: the 10,000 the PVs name are kept, the 500
+// nothing names are marked.
+//
+// The pass runs through New and Once with the bucket as Deps.Records.
+// The bucket's prefix is listed once (one page of 1,000 keys); reading a
+// record is a Get decoded as it arrives, as many at a time as the memory
+// target allows (recordBounds). The floor
+// is the larger of two: the decode time of every record's bytes (one
+// record's throughput, measured alone on a sample, times every record's
+// decoded bytes) spread over the cores the reader can use (min(GOMAXPROCS,
+// readAtOnce)), and the Gets' latency, one wave after another. wall/floor
+// near 1 is a pass whose time follows the records' size, not the number
+// of round trips (1,000 × 20 ms one after another); read/floor is the
+// same for the records' read alone.
+//
+// Then the same pass as the pod runs it (runAsPod): the binary, reading
+// the same bytes over HTTP from an S3 stand-in with the same latency,
+// whose peak RSS against the 256 MiB target (issue 40's, under the
+// deploy's 512 MiB limit) is peak-rss/target, checked. Its wall time is reported
+// too (pod-wall-s), with the floor its bucket client's own pacing sets
+// (pod-pace-floor-s).
+// RECORD_BENCH_HEAPPROFILE=file writes a heap profile at the in-process
+// pass's live heap peak.
+//
+// Run it with: go test -tags demo ./internal/app -run '^$' -bench RecordFleet -benchtime 1x
+// (make bench runs it too).
+func BenchmarkRecordFleet(b *testing.B) {
+	now := time.Now().Truncate(time.Second)
+	w := newRecBench(b, now)
+	srv, fleet, store, compressed, decoded, kept, snapshots, cfg := w.srv, w.fleet, w.store, w.compressed, w.decoded, w.kept, w.snapshots, w.cfg
 
 	// ---- the floor ----
 	// One record's decode throughput, alone: a sample of records decoded
@@ -210,6 +241,7 @@ disks:
 	for range b.N {
 		b.StopTimer()
 		store.gets.Store(0)
+		store.lists.Store(0)
 		srv.ResetCalls()
 		r, err := New(context.Background(), cfg, Deps{Records: store, Store: state.NewMemoryStore(engine.NewState()),
 			Audit: audit.New(io.Discard), Now: func() time.Time { return now }})
@@ -276,8 +308,8 @@ disks:
 		if keeps != kept || marks != recOrphans || deletes != 0 {
 			b.Fatalf("disks: %d kept, %d marked, %d deleted; want %d, %d, 0", keeps, marks, deletes, kept, recOrphans)
 		}
-		if n := store.gets.Load(); n != recClusters {
-			b.Fatalf("%d Gets of the bucket, want one per cluster (%d)", n, recClusters)
+		if n, l := store.gets.Load(), store.lists.Load(); n != recClusters || l != int64(ceilDiv(recClusters, recPage)) {
+			b.Fatalf("%d Gets and %d listings of the bucket, want one Get per cluster (%d) and one listing of %d pages", n, l, recClusters, ceilDiv(recClusters, recPage))
 		}
 		if got := len(p.State.Records); got != recClusters {
 			b.Fatalf("the state remembers %d records, want %d", got, recClusters)
@@ -288,7 +320,7 @@ disks:
 		dir := b.TempDir()
 		auditPath := filepath.Join(dir, "audit.jsonl")
 		podCfg := filepath.Join(dir, "reclaim.yaml")
-		for path, body := range map[string]string{auditPath: "", podCfg: y.String() + snapshots(s3.URL) +
+		for path, body := range map[string]string{auditPath: "", podCfg: w.y + snapshots(s3.URL) +
 			fmt.Sprintf("state:\n  file: %s\naudit:\n  file: %s\n", filepath.Join(dir, "state.json"), auditPath)} {
 			if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
 				b.Fatal(err)
@@ -323,6 +355,9 @@ disks:
 		b.ReportMetric(paceFloor, "pod-pace-floor-s")
 		b.ReportMetric(pod.CPU.Seconds()/pod.Wall.Seconds(), "pod-cpu/wall")
 		pod.reportMemory(b, recRSSTarget, fmt.Sprintf("the same plan (%d kept, %d marked) from %d records", keeps, marks, recClusters))
+		if pod.PeakRSS > recRSSTarget {
+			b.Fatalf("as a pod: peak RSS %d MiB, more than the %d MiB target", pod.PeakRSS>>20, recRSSTarget>>20)
+		}
 
 		b.Logf("%d clusters (%d EKS, %d GKE in %d projects): %d pods, %d nodes, %d Jobs, %d image uses, %d PVs and PVCs; %d disks (%d orphans)",
 			recClusters, recClusters-recClusters/2, recClusters/2, recProjects, recClusters*recPods, recClusters*recNodes, recClusters*recJobs,
@@ -342,27 +377,113 @@ disks:
 	}
 }
 
-// recStore is the bucket: every record in memory, each Get answered after
-// latency. It is also the S3 stand-in the binary reads (path-style GET
-// /bucket/key).
+// recStore is the bucket: every record in memory, each request answered
+// after latency, counted by kind. It lists (a page of at most 1,000
+// keys, as S3) and says each object's version (its MD5, as S3's ETag of
+// a single-part put). It is also the S3 stand-in the binary reads
+// (path-style GET /bucket/key, and ListObjectsV2 at GET /bucket?list-type=2).
 type recStore struct {
+	mu      sync.RWMutex
 	objects map[string][]byte
+	etags   map[string]string
 	latency time.Duration
-	gets    atomic.Int64
+	// What the store was asked: LIST pages, GETs, PUTs, and the bytes
+	// the GETs returned.
+	lists, gets, puts, bytes atomic.Int64
+}
+
+func newRecStore(latency time.Duration) *recStore {
+	return &recStore{objects: map[string][]byte{}, etags: map[string]string{}, latency: latency}
+}
+
+// put is an agent's publication.
+func (s *recStore) put(key string, body []byte) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.puts.Add(1)
+	s.objects[key], s.etags[key] = body, fmt.Sprintf("%q", fmt.Sprintf("%x", md5.Sum(body)))
+}
+
+func (s *recStore) object(key string) ([]byte, string, bool) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	b, ok := s.objects[key]
+	return b, s.etags[key], ok
+}
+
+func (s *recStore) wait(ctx context.Context) error {
+	select {
+	case <-time.After(s.latency):
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 func (s *recStore) Get(ctx context.Context, key string) ([]byte, error) {
+	rc, _, err := s.Open(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	defer rc.Close()
+	return io.ReadAll(rc)
+}
+
+func (s *recStore) Open(ctx context.Context, key string) (io.ReadCloser, string, error) {
 	s.gets.Add(1)
-	select {
-	case <-time.After(s.latency):
-	case <-ctx.Done():
-		return nil, ctx.Err()
+	if err := s.wait(ctx); err != nil {
+		return nil, "", err
 	}
-	body, ok := s.objects[key]
+	body, etag, ok := s.object(key)
 	if !ok {
-		return nil, fmt.Errorf("get %s: %w", key, inventory.ErrNotFound)
+		return nil, "", fmt.Errorf("get %s: %w", key, inventory.ErrNotFound)
 	}
-	return body, nil
+	s.bytes.Add(int64(len(body)))
+	return io.NopCloser(bytes.NewReader(body)), etag, nil
+}
+
+// recPage is the most keys a listing's page holds (S3's ListObjectsV2).
+const recPage = 1000
+
+func (s *recStore) List(ctx context.Context, prefix string) ([]bucket.Object, error) {
+	var out []bucket.Object
+	after := ""
+	for {
+		page, more := s.page(ctx, prefix, after)
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		out = append(out, page...)
+		if !more {
+			return out, nil
+		}
+		after = page[len(page)-1].Key
+	}
+}
+
+// page is one page of a listing: the keys under prefix after after, in
+// order, and whether more follow.
+func (s *recStore) page(ctx context.Context, prefix, after string) ([]bucket.Object, bool) {
+	s.lists.Add(1)
+	if s.wait(ctx) != nil {
+		return nil, false
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	var keys []string
+	for k := range s.objects {
+		if strings.HasPrefix(k, prefix) && k > after {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	more := len(keys) > recPage
+	keys = keys[:min(len(keys), recPage)]
+	out := make([]bucket.Object, len(keys))
+	for i, k := range keys {
+		out[i] = bucket.Object{Key: k, Version: s.etags[k], Size: int64(len(s.objects[k]))}
+	}
+	return out, more
 }
 
 func (s *recStore) Put(context.Context, string, []byte) error {
@@ -370,19 +491,55 @@ func (s *recStore) Put(context.Context, string, []byte) error {
 }
 
 func (s *recStore) ServeHTTP(w http.ResponseWriter, req *http.Request) {
-	key, ok := strings.CutPrefix(req.URL.Path, "/"+recBucket+"/")
-	if req.Method != http.MethodGet || !ok {
-		http.Error(w, "not a GetObject", http.StatusMethodNotAllowed)
+	if req.Method == http.MethodGet && req.URL.Path == "/"+recBucket && req.URL.Query().Get("list-type") == "2" {
+		q := req.URL.Query()
+		after := q.Get("continuation-token")
+		if after == "" {
+			after = q.Get("start-after")
+		}
+		page, more := s.page(req.Context(), q.Get("prefix"), after)
+		type content struct {
+			Key          string
+			LastModified string
+			ETag         string
+			Size         int64
+			StorageClass string
+		}
+		res := struct {
+			XMLName               xml.Name `xml:"http://s3.amazonaws.com/doc/2006-03-01/ ListBucketResult"`
+			Name, Prefix          string
+			KeyCount, MaxKeys     int
+			IsTruncated           bool
+			Contents              []content
+			ContinuationToken     string `xml:",omitempty"`
+			NextContinuationToken string `xml:",omitempty"`
+		}{Name: recBucket, Prefix: q.Get("prefix"), KeyCount: len(page), MaxKeys: recPage, IsTruncated: more, ContinuationToken: q.Get("continuation-token")}
+		for _, o := range page {
+			res.Contents = append(res.Contents, content{Key: o.Key, LastModified: "2026-11-27T10:00:00.000Z", ETag: o.Version, Size: o.Size, StorageClass: "STANDARD"})
+		}
+		if more {
+			res.NextContinuationToken = page[len(page)-1].Key
+		}
+		w.Header().Set("Content-Type", "application/xml")
+		io.WriteString(w, xml.Header)
+		xml.NewEncoder(w).Encode(res)
 		return
 	}
-	body, err := s.Get(req.Context(), key)
+	key, ok := strings.CutPrefix(req.URL.Path, "/"+recBucket+"/")
+	if req.Method != http.MethodGet || !ok {
+		http.Error(w, "not a GetObject or ListObjectsV2", http.StatusMethodNotAllowed)
+		return
+	}
+	rc, etag, err := s.Open(req.Context(), key)
 	if err != nil {
 		w.Header().Set("Content-Type", "application/xml")
 		w.WriteHeader(http.StatusNotFound)
 		fmt.Fprintf(w, `<?xml version="1.0" encoding="UTF-8"?><Error><Code>NoSuchKey</Code><Message>The specified key does not exist.</Message><Key>%s</Key></Error>`, key)
 		return
 	}
+	body, _ := io.ReadAll(rc)
 	w.Header().Set("Content-Type", "application/gzip")
+	w.Header().Set("ETag", etag)
 	w.Header().Set("Content-Length", fmt.Sprint(len(body)))
 	w.Write(body)
 }

@@ -108,6 +108,60 @@ func (c *Client) Get(ctx context.Context, key string) ([]byte, error) {
 	return b, nil
 }
 
+// List lists every object under prefix, every page of it (ListObjectsV2,
+// 1,000 keys a page): a failed page fails the listing, never shortens it.
+func (c *Client) List(ctx context.Context, prefix string) ([]Object, error) {
+	var out []Object
+	p := s3.NewListObjectsV2Paginator(c.api, &s3.ListObjectsV2Input{Bucket: &c.bucket, Prefix: aws.String(prefix), ExpectedBucketOwner: c.owner})
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("list s3://%s/%s: %w", c.bucket, prefix, classify(err))
+		}
+		for _, o := range page.Contents {
+			out = append(out, Object{Key: aws.ToString(o.Key), Version: aws.ToString(o.ETag), Size: aws.ToInt64(o.Size)})
+		}
+	}
+	return out, nil
+}
+
+// Open reads the object at key as it arrives: its body (at most the
+// client's MaxObject bytes: more is an error when read) and the version
+// the GET returned (its ETag), which is the one read, whatever a listing
+// said before. Errors as Get's; the caller closes the body.
+func (c *Client) Open(ctx context.Context, key string) (io.ReadCloser, string, error) {
+	out, err := c.api.GetObject(ctx, &s3.GetObjectInput{Bucket: &c.bucket, Key: &key, ExpectedBucketOwner: c.owner})
+	if err != nil {
+		return nil, "", fmt.Errorf("get s3://%s/%s: %w", c.bucket, key, classify(err))
+	}
+	if out.ContentLength != nil && *out.ContentLength > c.max {
+		out.Body.Close()
+		return nil, "", fmt.Errorf("get s3://%s/%s: %d bytes, larger than %d", c.bucket, key, *out.ContentLength, c.max)
+	}
+	return &limited{r: io.LimitReader(out.Body, c.max+1), c: out.Body, max: c.max, what: fmt.Sprintf("s3://%s/%s", c.bucket, key)},
+		aws.ToString(out.ETag), nil
+}
+
+// limited is a body read to at most max bytes: one more is an error.
+type limited struct {
+	r    io.Reader
+	c    io.Closer
+	n    int64
+	max  int64
+	what string
+}
+
+func (l *limited) Read(p []byte) (int, error) {
+	n, err := l.r.Read(p)
+	l.n += int64(n)
+	if l.n > l.max {
+		return n, fmt.Errorf("get %s: larger than %d bytes", l.what, l.max)
+	}
+	return n, err
+}
+
+func (l *limited) Close() error { return l.c.Close() }
+
 // classify wraps S3's answers the callers tell apart.
 func classify(err error) error {
 	var re *smithyhttp.ResponseError

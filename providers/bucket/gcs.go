@@ -155,6 +155,30 @@ func (c *GCS) Get(ctx context.Context, key string) ([]byte, error) {
 
 // List lists the objects under prefix, every page: each object's name,
 // generation (its Version: a new generation is a new record) and size.
+// Open reads the object at key as it arrives, with the generation it
+// read (what the reader remembers the record under): errors as Get's.
+// Only opening is retried; a body cut short is the reader's error.
+func (c *GCS) Open(ctx context.Context, key string) (io.ReadCloser, string, error) {
+	var resp *http.Response
+	err := c.do(ctx, func() error {
+		r, err := c.api.Objects.Get(c.bucket, key).Context(ctx).Download()
+		if err != nil {
+			return err
+		}
+		if r.ContentLength > c.max {
+			r.Body.Close()
+			return permanent{fmt.Errorf("%d bytes, larger than %d", r.ContentLength, c.max)}
+		}
+		resp = r
+		return nil
+	})
+	if err != nil {
+		return nil, "", fmt.Errorf("get gs://%s/%s: %w", c.bucket, key, classifyGCS(err))
+	}
+	return &limited{r: io.LimitReader(resp.Body, c.max+1), c: resp.Body, max: c.max, what: fmt.Sprintf("gs://%s/%s", c.bucket, key)},
+		resp.Header.Get("X-Goog-Generation"), nil
+}
+
 func (c *GCS) List(ctx context.Context, prefix string) ([]Object, error) {
 	var out []Object
 	token := ""

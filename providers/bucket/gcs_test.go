@@ -112,6 +112,26 @@ func TestGCSPutGetListAndTheirErrors(t *testing.T) {
 	if got, err := reader.Get(ctx, "records/a/one.json.gz"); err != nil || string(got) != "second" {
 		t.Fatalf("get after the put: %q, %v; want second", got, err)
 	}
+	// Open reads the same bytes as they arrive, with the generation the
+	// listing shows: what the reader remembers the record under.
+	rc, version, err := reader.Open(ctx, "records/a/one.json.gz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err = io.ReadAll(rc)
+	rc.Close()
+	listed := ""
+	for _, o := range after {
+		if o.Key == "records/a/one.json.gz" {
+			listed = o.Version
+		}
+	}
+	if err != nil || string(got) != "second" || version != listed {
+		t.Fatalf("open after the put: %q version %q, %v; want second, version %q", got, version, err, listed)
+	}
+	if _, _, err := reader.Open(ctx, "records/a/none.json.gz"); !errors.Is(err, inventory.ErrNotFound) {
+		t.Fatalf("opening a missing record: %v; want not found", err)
+	}
 
 	if _, err := reader.Get(ctx, "records/a/none.json.gz"); !errors.Is(err, inventory.ErrNotFound) || errors.Is(err, bucket.ErrDenied) {
 		t.Fatalf("a missing record: %v; want not found", err)
