@@ -381,6 +381,7 @@ func (rr *recordReader) one(ctx context.Context, t kube.Target) inventory.Cluste
 	rr.mu.Unlock()
 	c := rec.Refs
 	c.Name, c.Projects, c.Accounts, c.Subnets = t.Name, t.Projects, t.Accounts, t.Subnets
+	c.ReadAt = rec.TakenAt // what decides whether it is fresh enough to delete on
 	for i := range c.PVs {
 		c.PVs[i].Cluster = t.Name
 	}

@@ -154,7 +154,10 @@ type rules struct {
 	grace map[graceKey]string
 	held  map[string]string // heldNote's
 	views map[*string]view  // stale's, by Sources list as holds
-	opt   options
+	// staleSaid are the clusters whose stale view the plan's held-back
+	// notes name already.
+	staleSaid map[string]bool
+	opt       options
 }
 
 // shared returns one copy of each distinct note: the same text made for
@@ -273,6 +276,20 @@ func (r *rules) stale(it *Proposal, since time.Time) string {
 	if v.name == "" {
 		return ""
 	}
+	why := r.staleWhy(v, since)
+	if why != "" && !r.staleSaid[v.name] {
+		if r.staleSaid == nil {
+			r.staleSaid = map[string]bool{}
+		}
+		r.staleSaid[v.name] = true
+		r.p.Blocked = append(r.p.Blocked, "no delete that cluster "+v.name+" could object to is made this run: "+why)
+	}
+	return why
+}
+
+// staleWhy is stale's reason for the oldest view v.
+func (r *rules) staleWhy(v view, since time.Time) string {
+	f := r.opt.fresh
 	switch {
 	case v.at.IsZero():
 		return r.shared(fmt.Sprintf("cluster %s's view has no read time, so reclaim cannot tell it is fresh enough to delete on (%s)", v.name, f.hint))

@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -89,6 +90,9 @@ func TestStaleViewKeepsItsEvidence(t *testing.T) {
 	}
 	if d := enginetest.DecisionFor(t, p, "held"); d.Action != engine.Mark || !d.Held || !strings.Contains(d.Why(), "cluster old was read 2h") {
 		t.Errorf("a candidate the old cluster could use: %s held=%v (%s), want held naming cluster old", d.Action, d.Held, d.Why())
+	}
+	if !slices.ContainsFunc(p.Blocked, func(b string) bool { return strings.Contains(b, "cluster old could object to") }) {
+		t.Errorf("the held-back notes do not name the stale cluster: %q", p.Blocked)
 	}
 	for _, s := range p.Sources {
 		if s.Kind == "cluster" && !s.Complete {
