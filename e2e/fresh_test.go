@@ -1,0 +1,115 @@
+package e2e
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"reclaim.dev/reclaim/providers/gce/gcefake"
+	"reclaim.dev/reclaim/reconcile/engine"
+	"reclaim.dev/reclaim/reconcile/kinds/ecrimage"
+)
+
+// Uses made in a cluster after its agent's last publish never lose their
+// resource to a record older than fleet.snapshots.deleteMaxAge: the agents
+// publish 30 minutes before the deleter runs (past grace, --apply); in
+// between, a rollback makes a Deployment in prod-a run an older image
+// again, a new CronJob there names another, and a static PV in prod-b
+// re-binds a retained disk. The stale records still report, but hold
+// every delete, each saying why; once the agents republish, the three are
+// kept as in use and the deleter deletes what nothing uses.
+func TestUsesMadeSinceTheLastPublishAreKept(t *testing.T) {
+	w := newAgentWorld(t)
+	t.Setenv("KUBECONFIG", "")
+	ctx := context.Background()
+	img := w.images
+	retained := w.gce.AddDisk(project, gcefake.Disk{Zone: zoneA, Name: w.prefix + "-retained", SizeGB: 20, Type: "pd-balanced",
+		Labels: map[string]string{"goog-gke-volume": ""}, Created: w.now.Add(-60 * day), LastDetach: w.now.Add(-30 * day)})
+	name := w.prefix + "-web"
+	sel := &metav1.LabelSelector{MatchLabels: map[string]string{"app": name}}
+	tmpl := func(image string) corev1.PodTemplateSpec {
+		return corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: sel.MatchLabels}, Spec: podSpec(image)}
+	}
+	deployments := prodA.Client.AppsV1().Deployments(w.ns)
+	dep := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: w.ns},
+		Spec: appsv1.DeploymentSpec{Selector: sel, Template: tmpl(img.ref("@" + img.digest[4]))}}
+	create(t, prodA, dep, deployments.Create, deployments.Delete, name)
+	rolledBack, scheduled := img.digest[2], img.digest[3]
+	imageID := func(d string) string { return ecrimage.ID(repoKey(img.repo), d) }
+
+	// The clocks start 7 hours ago, on records of then; the agents last
+	// publish 30 minutes ago.
+	start := w.now
+	w.now = start.Add(-7 * time.Hour)
+	w.agents()
+	want(t, w.deleter(false), retained, engine.Mark, "")
+	w.now = start.Add(-30 * time.Minute)
+	w.agents()
+
+	// Since: (a) a rollback, (b) a new CronJob, (c) a static PV.
+	d, err := deployments.Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.Spec.Template = tmpl(img.ref("@" + rolledBack))
+	if _, err := deployments.Update(ctx, d, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	cjTmpl := tmpl(img.ref("@" + scheduled))
+	cjTmpl.Spec.RestartPolicy = corev1.RestartPolicyNever
+	cronJobs := prodA.Client.BatchV1().CronJobs(w.ns)
+	cj := &batchv1.CronJob{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: w.ns},
+		Spec: batchv1.CronJobSpec{Schedule: "0 3 * * *", JobTemplate: batchv1.JobTemplateSpec{Spec: batchv1.JobSpec{Template: cjTmpl}}}}
+	create(t, prodA, cj, cronJobs.Create, cronJobs.Delete, name)
+	(&world{t: t, prefix: w.prefix}).pv(prodB, retained)
+
+	w.now = start
+	rep := w.deleter(true)
+	out := text(rep)
+	if !w.gce.HasDisk(retained) || !img.ecr.Has(account, img.repo, rolledBack) || !img.ecr.Has(account, img.repo, scheduled) {
+		t.Fatalf("on records 30m old: re-bound disk left %v, rolled-back image left %v, scheduled image left %v; want all kept\n%s",
+			w.gce.HasDisk(retained), img.ecr.Has(account, img.repo, rolledBack), img.ecr.Has(account, img.repo, scheduled), out)
+	}
+	if got := w.gce.MutatingCalls() + img.ecr.MutatingCalls(); got != 0 {
+		t.Fatalf("on records 30m old the deleter made %d mutating calls, want none\n%s", got, out)
+	}
+	if dd := want(t, rep, retained, engine.Mark, ""); !dd.Held || !strings.Contains(dd.Why(), "more than fleet.snapshots.deleteMaxAge 12m") {
+		t.Fatalf("the re-bound disk: %+v, want held by deleteMaxAge", dd)
+	}
+	for _, say := range []string{"was read 30m ago", "more than fleet.snapshots.deleteMaxAge 12m", "is its agent running in watch mode", "no delete that cluster prod-a could object to"} {
+		if !strings.Contains(out, say) {
+			t.Errorf("the report does not say %q:\n%s", say, out)
+		}
+	}
+	for _, s := range rep.Plan.Sources {
+		if s.Kind == "cluster" && !s.Complete {
+			t.Errorf("cluster %s incomplete: a record within maxAge still reports (%v)", s.Name, s.Problems)
+		}
+	}
+
+	// The agents republish: the three are in use, and what nothing uses goes.
+	w.agents()
+	rep = w.deleter(true)
+	out = text(rep)
+	if dd := want(t, rep, retained, engine.Keep, ""); !strings.Contains(dd.Why(), "prod-b") {
+		t.Errorf("the re-bound disk: %s, want kept naming prod-b's PV", dd.Why())
+	}
+	for what, d := range map[string]string{"Deployment/" + name: rolledBack, "CronJob/" + name: scheduled} {
+		if dd := decision(t, rep, imageID(d)); dd.Action != engine.Keep || !strings.Contains(out, "prod-a/"+w.ns+"/"+what) {
+			t.Errorf("the image of %s: %s (%s), or the report does not name it\n%s", what, dd.Action, dd.Why(), out)
+		}
+	}
+	if !w.gce.HasDisk(retained) || !img.ecr.Has(account, img.repo, rolledBack) || !img.ecr.Has(account, img.repo, scheduled) {
+		t.Fatalf("on fresh records: re-bound disk left %v, rolled-back image left %v, scheduled image left %v; want all kept",
+			w.gce.HasDisk(retained), img.ecr.Has(account, img.repo, rolledBack), img.ecr.Has(account, img.repo, scheduled))
+	}
+	if img.ecr.Has(account, img.repo, img.digest[1]) {
+		t.Fatalf("on fresh records, an image nothing uses was not trimmed\n%s", out)
+	}
+}
