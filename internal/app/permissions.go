@@ -77,3 +77,10 @@ func AgentPermissions() perms.Set {
 	}
 	return perms.Union(sets...)
 }
+
+// WatchingAgentPermissions are what reclaim daemon --agent needs: an
+// agent's, list and watch on what it watches (kube.Watched), and the
+// daemon's Lease, so that one replica publishes.
+func WatchingAgentPermissions(lease perms.Set) perms.Set {
+	return perms.Union(AgentPermissions(), kube.WatchPermissions, lease)
+}

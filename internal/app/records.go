@@ -610,6 +610,20 @@ func (p *publisher) publish(ctx context.Context, snap *inventory.Snapshot) error
 	return nil
 }
 
+// Watch watches the agent's cluster until ctx ends, calling changed on
+// each change of what its pass reads (kube.Watch): reclaim daemon --agent
+// runs a pass, and publishes, on change. Only an agent's runner watches.
+func (r *Runner) Watch(ctx context.Context, changed func()) error {
+	if r.pub == nil {
+		return errors.New("only an agent (fleet.snapshots, reclaim daemon --agent) watches its cluster")
+	}
+	rc, err := kube.RESTConfig(r.pub.target)
+	if err != nil {
+		return err
+	}
+	return kube.Watch(ctx, rc, changed)
+}
+
 // decoders are the taps' decoders by name: the taps whose data a deleter
 // reads from records.
 func decoders(taps []kube.Tap) map[string]published.Decoder {

@@ -12,6 +12,8 @@ import (
 	"k8s.io/client-go/metadata/metadatainformer"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
+
+	"reclaim.dev/reclaim/internal/perms"
 )
 
 // Watched are the resources whose changes a watching agent (reclaim daemon
@@ -34,6 +36,16 @@ var Watched = []schema.GroupVersionResource{
 	{Group: "batch", Version: "v1", Resource: "jobs"},
 	{Group: "batch", Version: "v1", Resource: "cronjobs"},
 }
+
+// WatchPermissions are what Watch needs on top of the collector's reads:
+// list and watch on each of Watched.
+var WatchPermissions = func() perms.Set {
+	var rules []perms.Rule
+	for _, gvr := range Watched {
+		rules = append(rules, perms.Rule{Group: gvr.Group, Resource: gvr.Resource, Verbs: []string{"list", "watch"}})
+	}
+	return perms.Set{Read: perms.Grants{RBAC: rules}}
+}()
 
 // WatchSyncTimeout is how long Watch waits for its informers' first lists.
 const WatchSyncTimeout = 2 * time.Minute

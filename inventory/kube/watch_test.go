@@ -69,7 +69,9 @@ func TestWatchSeesChanges(t *testing.T) {
 			PersistentVolumeSource: corev1.PersistentVolumeSource{CSI: &corev1.CSIPersistentVolumeSource{
 				Driver: "pd.csi.storage.gke.io", VolumeHandle: "projects/p/zones/z/disks/retained"}}}}
 		must[*corev1.PersistentVolume](t)(c.Client.CoreV1().PersistentVolumes().Create(ctx, pv, metav1.CreateOptions{}))
-		t.Cleanup(func() { _ = c.Client.CoreV1().PersistentVolumes().Delete(context.Background(), pv.Name, metav1.DeleteOptions{}) })
+		t.Cleanup(func() {
+			_ = c.Client.CoreV1().PersistentVolumes().Delete(context.Background(), pv.Name, metav1.DeleteOptions{})
+		})
 	})
 	cancel()
 	select {
