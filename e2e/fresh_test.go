@@ -1,7 +1,9 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
+	"net"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +13,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	config "reclaim.dev/reclaim/configs"
+	"reclaim.dev/reclaim/internal/app"
+	"reclaim.dev/reclaim/internal/daemon"
+	"reclaim.dev/reclaim/inventory/published"
 	"reclaim.dev/reclaim/providers/gce/gcefake"
 	"reclaim.dev/reclaim/reconcile/engine"
 	"reclaim.dev/reclaim/reconcile/kinds/ecrimage"
@@ -111,5 +117,101 @@ func TestUsesMadeSinceTheLastPublishAreKept(t *testing.T) {
 	}
 	if img.ecr.Has(account, img.repo, img.digest[1]) {
 		t.Fatalf("on fresh records, an image nothing uses was not trimmed\n%s", out)
+	}
+}
+
+// A watching agent (reclaim daemon --agent, in process as the daemon runs
+// it): a rollback in prod-a reaches its record within a minute, with no
+// heartbeat due, and the deleter keeps the image the rollback runs.
+func TestAWatchingAgentPublishesARollbackWithinAMinute(t *testing.T) {
+	w := newAgentWorld(t)
+	t.Setenv("KUBECONFIG", "")
+	ctx := context.Background()
+	img := w.images
+	name := w.prefix + "-web"
+	sel := &metav1.LabelSelector{MatchLabels: map[string]string{"app": name}}
+	tmpl := func(image string) corev1.PodTemplateSpec {
+		return corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: sel.MatchLabels}, Spec: podSpec(image)}
+	}
+	deployments := prodA.Client.AppsV1().Deployments(w.ns)
+	create(t, prodA, &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: w.ns},
+		Spec: appsv1.DeploymentSpec{Selector: sel, Template: tmpl(img.ref("@" + img.digest[4]))}}, deployments.Create, deployments.Delete, name)
+	w.agent(prodB, "prod-b", placeB, "agent-b", false)
+
+	cfg, err := config.Load(w.agentConfig(prodA, "prod-a", placeA, "agent-a"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := app.New(ctx, cfg, app.Deps{Agent: true, OutsideCluster: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dc := config.DefaultDaemon()
+	d, err := daemon.New(r, dc, daemon.Options{Kinds: app.KindNames(), Gauges: app.Gauges(), Listener: ln,
+		Watch: r.Watch, Heartbeat: time.Hour, Debounce: daemon.DefaultDebounce})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dctx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- d.Run(dctx) }()
+	defer func() {
+		stop()
+		if err := <-done; err != nil {
+			t.Errorf("daemon: %v", err)
+		}
+	}()
+	keyA := keyOf(placeA, "prod-a")
+	record := func() (time.Time, string) {
+		body, err := w.admin.Get(ctx, keyA)
+		if err != nil {
+			return time.Time{}, ""
+		}
+		rec, err := published.Decode(bytes.NewReader(body), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var refs []string
+		for _, u := range rec.Refs.Images {
+			refs = append(refs, u.Ref.Digest)
+		}
+		return rec.TakenAt, strings.Join(refs, " ")
+	}
+	deadline := time.Now().Add(2 * time.Minute)
+	first, _ := record()
+	for ; first.IsZero(); first, _ = record() {
+		if time.Now().After(deadline) {
+			t.Fatal("the watching agent published no first record within 2 minutes")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+
+	dep, err := deployments.Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dep.Spec.Template = tmpl(img.ref("@" + img.digest[2]))
+	if _, err := deployments.Update(ctx, dep, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	rolledBack := time.Now()
+	for {
+		if at, refs := record(); at.After(first) && strings.Contains(refs, img.digest[2]) {
+			t.Logf("the rollback reached the record %s after it was made", time.Since(rolledBack).Round(time.Millisecond))
+			break
+		}
+		if time.Since(rolledBack) > time.Minute {
+			t.Fatal("the rollback did not reach the record within a minute")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	rep := runConfig(t, w.deleterConfig(), time.Now().UTC(), true)
+	if dd := decision(t, rep, ecrimage.ID(repoKey(img.repo), img.digest[2])); dd.Action != engine.Keep || !img.ecr.Has(account, img.repo, img.digest[2]) {
+		t.Fatalf("the image the rollback runs: %s (%s)\n%s", dd.Action, dd.Why(), text(rep))
 	}
 }
