@@ -79,8 +79,9 @@ func AgentPermissions() perms.Set {
 }
 
 // WatchingAgentPermissions are what reclaim daemon --agent needs: an
-// agent's, list and watch on what it watches (kube.Watched), and the
-// daemon's Lease, so that one replica publishes.
-func WatchingAgentPermissions(lease perms.Set) perms.Set {
-	return perms.Union(AgentPermissions(), kube.WatchPermissions, lease)
+// agent's, and list and watch on what it watches (kube.Watched)
+// (deploy/components/agent-watch). With daemon.leaderElection, the
+// daemon's Lease too (daemon.Permissions).
+func WatchingAgentPermissions() perms.Set {
+	return perms.Union(AgentPermissions(), kube.WatchPermissions)
 }
