@@ -17,6 +17,7 @@ import (
 	"reclaim.dev/reclaim/internal/app"
 	"reclaim.dev/reclaim/internal/daemon"
 	"reclaim.dev/reclaim/inventory/published"
+	"reclaim.dev/reclaim/notify/report"
 	"reclaim.dev/reclaim/providers/gce/gcefake"
 	"reclaim.dev/reclaim/reconcile/engine"
 	"reclaim.dev/reclaim/reconcile/kinds/ecrimage"
@@ -82,6 +83,9 @@ func TestUsesMadeSinceTheLastPublishAreKept(t *testing.T) {
 		t.Fatalf("on records 30m old: re-bound disk left %v, rolled-back image left %v, scheduled image left %v; want all kept\n%s",
 			w.gce.HasDisk(retained), img.ecr.Has(account, img.repo, rolledBack), img.ecr.Has(account, img.repo, scheduled), out)
 	}
+	if rep.ExitCode != report.ExitIncomplete {
+		t.Errorf("on records 30m old: exit %d, want %d (deletes held back)", rep.ExitCode, report.ExitIncomplete)
+	}
 	if got := w.gce.MutatingCalls() + img.ecr.MutatingCalls(); got != 0 {
 		t.Fatalf("on records 30m old the deleter made %d mutating calls, want none\n%s", got, out)
 	}
@@ -103,6 +107,9 @@ func TestUsesMadeSinceTheLastPublishAreKept(t *testing.T) {
 	w.agents()
 	rep = w.deleter(true)
 	out = text(rep)
+	if rep.ExitCode != report.ExitOK {
+		t.Errorf("on fresh records: exit %d, want 0\n%s", rep.ExitCode, out)
+	}
 	if dd := want(t, rep, retained, engine.Keep, ""); !strings.Contains(dd.Why(), "prod-b") {
 		t.Errorf("the re-bound disk: %s, want kept naming prod-b's PV", dd.Why())
 	}

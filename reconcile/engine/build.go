@@ -21,10 +21,10 @@ import (
 //     protected (Proposal.Protected), whatever the kind proposed;
 //  2. fail closed: a candidate whose evidence is incomplete is held, its clock kept;
 //  3. the grace clock, keyed by identity (a new object starts a new clock);
-//  4. the kind's own wait, then minimum age, then the grace period;
+//  4. the kind's own wait, then minimum age, then the grace period; with
+//     FreshViews, a due delete whose clusters' views are stale (older than
+//     the bound, or begun before its grace did) is held;
 //  5. dependencies: a candidate goes only in the run what it waits for goes;
-//  5. with FreshViews, a due delete whose clusters' views are stale (older
-//     than the bound, or begun before its grace did) is held;
 //  6. with RequireNotice, the notice a delivered report must have given;
 //     then the breaker (on everything due), then the run's Filter (run
 //     --kind, --cluster), then the per-run caps (count, percent, amount);
@@ -482,8 +482,11 @@ func (r *rules) decide(k Kind, pr *Proposals) {
 			d.Action = Delete
 			d.note(r.graceNote(graceKey{since: since, grace: lim.Grace, due: true}))
 			if why := r.stale(it, since); why != "" {
+				// Held back as an incomplete source holds (exit 3): the
+				// view is there, but not fresh enough to delete on.
 				d.Action, d.Held = Mark, true
 				d.note(r.heldNote(why))
+				r.p.Incomplete = true
 			}
 		}
 		if len(d.After) > 0 {

@@ -44,13 +44,13 @@ func TestStaleViewHoldsDeletes(t *testing.T) {
 		p := engine.Build(snap(readAt("a", tc.readAt)), []engine.Kind{k}, st, t0, engine.FreshViews(tc.bound, "fleet.snapshots.deleteMaxAge", freshHint))
 		got := enginetest.DecisionFor(t, p, "d")
 		if len(tc.why) == 0 {
-			if got.Action != engine.Delete || got.Held {
-				t.Errorf("%s: %s held=%v (%s), want delete", name, got.Action, got.Held, got.Why())
+			if got.Action != engine.Delete || got.Held || p.Incomplete {
+				t.Errorf("%s: %s held=%v incomplete=%v (%s), want delete", name, got.Action, got.Held, p.Incomplete, got.Why())
 			}
 			continue
 		}
-		if got.Action != engine.Mark || !got.Held {
-			t.Errorf("%s: %s held=%v (%s), want a held mark", name, got.Action, got.Held, got.Why())
+		if got.Action != engine.Mark || !got.Held || !p.Incomplete {
+			t.Errorf("%s: %s held=%v incomplete=%v (%s), want a held mark in a plan held back", name, got.Action, got.Held, p.Incomplete, got.Why())
 		}
 		for _, w := range tc.why {
 			if !strings.Contains(got.Why(), w) {
