@@ -145,6 +145,7 @@ func TestRenderedInstallsGrantExactlyTheDeclaredRules(t *testing.T) {
 		{"kustomize-agent-apply", []string{"kustomize", "testdata/kustomize-agent-apply"}, agent.All().RBACLines()},
 		{"kustomize-agent-watch", []string{"kustomize", "testdata/kustomize-agent-watch"}, app.WatchingAgentPermissions().Read.RBACLines()},
 		{"helm-agent", helmArgs("mode=agent", "rbac.deletePVCs=true", "rbac.deleteWorkloads=true"), agent.Read.RBACLines()},
+		{"helm-agent-watch", helmArgs("mode=agent", "agent.watch=true"), app.WatchingAgentPermissions().Read.RBACLines()},
 		{"helm-agent-apply-workloads", helmArgs("mode=agent", "apply=true", "rbac.deleteWorkloads=true"),
 			append(agent.Read.RBACLines(), perms.Union(k8sjob.Permissions, k8spod.Permissions).Delete.RBACLines()...)},
 		{"helm-agent-apply", helmArgs("mode=agent", "apply=true", "rbac.deletePVCs=true", "rbac.deleteWorkloads=true"), agent.All().RBACLines()},
