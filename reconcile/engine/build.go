@@ -319,6 +319,13 @@ func (r *rules) oldestView(keys []string) view {
 			continue
 		}
 		s := &r.p.Sources[i]
+		if strings.HasPrefix(s.Kind, SourceTap+" ") {
+			// A tap's pass is its cluster's read: the cluster's view.
+			if i, ok = r.p.sourceIndex(ClusterKey(s.Name)); !ok {
+				continue // a cluster not read: failClosed's
+			}
+			s = &r.p.Sources[i]
+		}
 		if s.Kind != SourceCluster || s.NotRead || s.Unit == unitOutOfScope {
 			continue // not read: failClosed's, or declared out of scope
 		}

@@ -119,3 +119,18 @@ func TestFreshViewOfAClockStartedThisPass(t *testing.T) {
 		t.Errorf("grace 0, view 1h old: %s (%s), want held", got.Action, got.Why())
 	}
 }
+
+// A candidate that names only a tap of a stale cluster (the tap's pass is
+// the cluster's read) is held as if it named the cluster.
+func TestStaleViewHoldsWhatReliesOnItsTaps(t *testing.T) {
+	d := orphan("d")
+	d.Sources = []string{engine.TapKey("widgets", "a")}
+	c := readAt("a", t0.Add(-time.Hour))
+	c.Taps = map[string]inventory.Tapped{"widgets": {Complete: true, Items: 1}}
+	k := &fakeKind{lim: testLimits(), items: []engine.Proposal{d}}
+	p := engine.Build(snap(c), []engine.Kind{k}, seenSince(t0.Add(-48*time.Hour), d), t0,
+		engine.FreshViews(5*time.Minute, "fleet.snapshots.deleteMaxAge", freshHint))
+	if got := enginetest.DecisionFor(t, p, "d"); !got.Held || !strings.Contains(got.Why(), "cluster a was read 1h") {
+		t.Errorf("a candidate relying on a stale cluster's tap: %s held=%v (%s), want held", got.Action, got.Held, got.Why())
+	}
+}
