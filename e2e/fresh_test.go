@@ -154,25 +154,28 @@ func TestAWatchingAgentPublishesARollbackWithinAMinute(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	dc := config.DefaultDaemon()
-	d, err := daemon.New(r, dc, daemon.Options{Kinds: app.KindNames(), Gauges: app.Gauges(), Listener: ln,
-		Watch: r.Watch, Heartbeat: time.Hour, Debounce: daemon.DefaultDebounce})
-	if err != nil {
-		t.Fatal(err)
-	}
-	dctx, stop := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- d.Run(dctx) }()
-	defer func() {
-		stop()
-		if err := <-done; err != nil {
-			t.Errorf("daemon: %v", err)
+	// watching runs the agent as reclaim daemon --agent does, until stop.
+	watching := func(heartbeat, debounce time.Duration) (stop func()) {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
 		}
-	}()
+		d, err := daemon.New(r, config.DefaultDaemon(), daemon.Options{Kinds: app.KindNames(), Gauges: app.Gauges(), Listener: ln,
+			Watch: r.Watch, Heartbeat: heartbeat, Debounce: debounce})
+		if err != nil {
+			t.Fatal(err)
+		}
+		dctx, cancel := context.WithCancel(ctx)
+		done := make(chan error, 1)
+		go func() { done <- d.Run(dctx) }()
+		return func() {
+			cancel()
+			if err := <-done; err != nil {
+				t.Errorf("daemon: %v", err)
+			}
+		}
+	}
+	stop := watching(time.Hour, daemon.DefaultDebounce)
 	keyA := keyOf(placeA, "prod-a")
 	record := func() (time.Time, string) {
 		body, err := w.admin.Get(ctx, keyA)
@@ -217,8 +220,25 @@ func TestAWatchingAgentPublishesARollbackWithinAMinute(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+	stop()
 	rep := runConfig(t, w.deleterConfig(), time.Now().UTC(), true)
 	if dd := decision(t, rep, ecrimage.ID(repoKey(img.repo), img.digest[2])); dd.Action != engine.Keep || !img.ecr.Has(account, img.repo, img.digest[2]) {
 		t.Fatalf("the image the rollback runs: %s (%s)\n%s", dd.Action, dd.Why(), text(rep))
+	}
+
+	// A quiet cluster heartbeats: with no change (and a debounce of an
+	// hour), the record is taken at the term's start and again every
+	// heartbeat.
+	stop = watching(2*time.Second, time.Hour)
+	defer stop()
+	last, _ := record()
+	for beats := 0; beats < 3; {
+		if at, _ := record(); at.After(last) {
+			beats, last = beats+1, at
+		}
+		if time.Since(rolledBack) > 2*time.Minute {
+			t.Fatal("a quiet cluster's watching agent did not publish at its start and heartbeat twice")
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }
