@@ -34,6 +34,16 @@ type Snapshots struct {
 	// MaxAge is how old a record may be: an older one holds what its
 	// cluster could use (its agent stopped, or cannot write).
 	MaxAge Duration `json:"maxAge"`
+	// DeleteMaxAge is how old a record may be to delete on: an older one
+	// (or one taken before a candidate's grace began) still keeps what it
+	// shows in use, but holds every delete its cluster could object to. It
+	// bounds the window in which a use made in the cluster since its
+	// agent's last publish can lose its resource.
+	DeleteMaxAge Duration `json:"deleteMaxAge"`
+	// Heartbeat is how often an agent in watch mode (reclaim daemon
+	// --agent) publishes when nothing changes; a change publishes within
+	// the agent's debounce.
+	Heartbeat Duration `json:"heartbeat"`
 	// MaxDrop is how much smaller than the last accepted record a record
 	// may be: a cluster that suddenly "uses nothing" holds, until its
 	// smaller record has been published for DropSettle.
@@ -80,6 +90,7 @@ func (s *Snapshots) Where(key string) string {
 
 const (
 	defaultSnapshotMaxAge     = Duration(3 * time.Hour)
+	defaultSnapshotHeartbeat  = Duration(5 * time.Minute)
 	defaultSnapshotMaxDrop    = Percent(0.5)
 	defaultSnapshotDropSettle = Duration(24 * time.Hour)
 	// DefaultMaxRecordSize is fleet.snapshots.maxRecordSize's default: a
@@ -87,12 +98,23 @@ const (
 	DefaultMaxRecordSize = Size(8 << 20)
 )
 
+// DeleteMaxAgeFor is fleet.snapshots.deleteMaxAge's default for agents
+// that heartbeat every heartbeat: a watching agent publishes at least that
+// often, so a record older than two heartbeats and slack (a missed
+// publish, the debounce, a collect and a put: 2m) means the agent is not
+// watching; 12m for the 5m default.
+func DeleteMaxAgeFor(heartbeat Duration) Duration {
+	return 2*heartbeat + Duration(2*time.Minute)
+}
+
 func (c *Config) snapshotDefaults() {
 	s := c.Fleet.Snapshots
 	if s == nil {
 		return
 	}
 	def(c, "fleet.snapshots.maxAge", &s.MaxAge, defaultSnapshotMaxAge)
+	def(c, "fleet.snapshots.heartbeat", &s.Heartbeat, defaultSnapshotHeartbeat)
+	def(c, "fleet.snapshots.deleteMaxAge", &s.DeleteMaxAge, DeleteMaxAgeFor(s.Heartbeat))
 	def(c, "fleet.snapshots.maxDrop", &s.MaxDrop, defaultSnapshotMaxDrop)
 	def(c, "fleet.snapshots.dropSettle", &s.DropSettle, defaultSnapshotDropSettle)
 	def(c, "fleet.snapshots.maxRecordSize", &s.MaxRecordSize, DefaultMaxRecordSize)
@@ -113,6 +135,17 @@ func (s *Snapshots) validate(ps *problems, path string) {
 	}
 	if s.MaxAge <= 0 {
 		ps.add(path+".maxAge", "must be more than 0 — e.g. 3h for agents that publish hourly")
+	}
+	switch {
+	case s.DeleteMaxAge <= 0:
+		ps.add(path+".deleteMaxAge", "must be more than 0 — e.g. %s for agents in watch mode that heartbeat every %s", DeleteMaxAgeFor(s.Heartbeat), s.Heartbeat)
+	case s.MaxAge > 0 && s.DeleteMaxAge > s.MaxAge:
+		ps.add(path+".deleteMaxAge", "%s is more than fleet.snapshots.maxAge %s: a record too old to report on cannot be fresh enough to delete on — lower it (e.g. %s) or raise maxAge", s.DeleteMaxAge, s.MaxAge, DeleteMaxAgeFor(s.Heartbeat))
+	case s.Heartbeat > 0 && s.Heartbeat >= s.DeleteMaxAge:
+		ps.add(path+".deleteMaxAge", "%s is not more than fleet.snapshots.heartbeat %s: a quiet cluster's record would hold every delete between heartbeats — use at least %s", s.DeleteMaxAge, s.Heartbeat, DeleteMaxAgeFor(s.Heartbeat))
+	}
+	if s.Heartbeat <= 0 {
+		ps.add(path+".heartbeat", "must be more than 0 — e.g. 5m")
 	}
 	if s.MaxDrop <= 0 || s.MaxDrop > 1 {
 		ps.add(path+".maxDrop", "%s is out of range — use more than 0%% and at most 100%%", s.MaxDrop)

@@ -38,6 +38,17 @@ func TestSnapshotsDefaults(t *testing.T) {
 	if s == nil || s.MaxAge.Std() != 3*time.Hour || s.MaxDrop.Fraction() != 0.5 || s.DropSettle.Std() != 24*time.Hour {
 		t.Fatalf("snapshots %+v", s)
 	}
+	if s.Heartbeat.Std() != 5*time.Minute || s.DeleteMaxAge.Std() != 12*time.Minute {
+		t.Errorf("heartbeat %s, deleteMaxAge %s: want 5m and 12m (two heartbeats and slack)", s.Heartbeat, s.DeleteMaxAge)
+	}
+	// The delete bound follows the heartbeat the file sets.
+	cfg, err = config.Parse([]byte(snapshotsOK+"    heartbeat: 10m\n"), "t.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := cfg.Fleet.Snapshots.DeleteMaxAge.Std(); got != 22*time.Minute {
+		t.Errorf("heartbeat 10m: deleteMaxAge %s, want 22m", got)
+	}
 }
 
 func TestSnapshotsProblems(t *testing.T) {
@@ -50,6 +61,10 @@ func TestSnapshotsProblems(t *testing.T) {
 		{"bad owner", section("    bucket: b\n    account: \"1234\"\n    region: us-east-1\n"), "fleet.snapshots.account", "not an AWS account id"},
 		{"slash prefix", section(good + "    prefix: /fleet/\n"), "fleet.snapshots.prefix", "without a leading or trailing slash"},
 		{"zero age", section(good + "    maxAge: 0s\n"), "fleet.snapshots.maxAge", "more than 0"},
+		{"zero delete age", section(good + "    deleteMaxAge: 0s\n"), "fleet.snapshots.deleteMaxAge", "more than 0 — e.g. 12m"},
+		{"delete age over maxAge", section(good + "    maxAge: 1h\n    deleteMaxAge: 2h\n"), "fleet.snapshots.deleteMaxAge", "more than fleet.snapshots.maxAge 1h"},
+		{"delete age within a heartbeat", section(good + "    heartbeat: 10m\n    deleteMaxAge: 10m\n"), "fleet.snapshots.deleteMaxAge", "use at least 22m"},
+		{"zero heartbeat", section(good + "    heartbeat: 0s\n"), "fleet.snapshots.heartbeat", "more than 0"},
 		{"drop over 100%", section(good + "    maxDrop: 150%\n"), "fleet.snapshots.maxDrop", "more than 100%"},
 		{"no drop", section(good + "    maxDrop: 0%\n"), "fleet.snapshots.maxDrop", "out of range"},
 		{"pin of no cluster", section(good + "    kubeSystemUIDs: {zz: x}\n"), "fleet.snapshots.kubeSystemUIDs.zz", "names no cluster"},

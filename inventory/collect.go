@@ -73,11 +73,17 @@ func Collect(ctx context.Context, o CollectOptions) Snapshot {
 		}
 	}
 	read(true)
+	clustersAt := now()
 	switch {
 	case o.FleetClusters != nil:
 		s.Fleet, s.Clusters = o.FleetClusters(ctx, listings, s.Clouds)
 	case o.Clusters != nil:
 		s.Clusters = o.Clusters(ctx)
+	}
+	for i := range s.Clusters {
+		if s.Clusters[i].ReadAt.IsZero() { // a record's says when it was taken
+			s.Clusters[i].ReadAt = clustersAt
+		}
 	}
 	wg.Wait()
 	for i, c := range o.Clouds {

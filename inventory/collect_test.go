@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"reclaim.dev/reclaim/inventory"
 )
@@ -44,5 +45,25 @@ func TestCollectReadsUseAfterTheClouds(t *testing.T) {
 	}
 	if got := inventory.CloudOf[[]string](&snap, "cloud"); got != nil {
 		t.Fatalf("a read of another type: %v, want the zero value", got)
+	}
+}
+
+// A cluster read directly was read when its read began, after the clouds;
+// one whose view says when it was taken (a record) keeps that time.
+func TestCollectSaysWhenEachClusterWasRead(t *testing.T) {
+	t0 := time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
+	clock := t0
+	taken := t0.Add(-time.Hour)
+	snap := inventory.Collect(context.Background(), inventory.CollectOptions{
+		Now: func() time.Time { clock = clock.Add(time.Second); return clock },
+		Clusters: func(context.Context) []inventory.ClusterRefs {
+			return []inventory.ClusterRefs{{Name: "direct", Complete: true}, {Name: "record", Complete: true, ReadAt: taken}}
+		},
+	})
+	if !snap.Clusters[0].ReadAt.After(snap.TakenAt) {
+		t.Errorf("direct read at %s, want after the pass began (%s)", snap.Clusters[0].ReadAt, snap.TakenAt)
+	}
+	if !snap.Clusters[1].ReadAt.Equal(taken) {
+		t.Errorf("record read at %s, want its own %s", snap.Clusters[1].ReadAt, taken)
 	}
 }

@@ -326,6 +326,13 @@ func (r *Runner) Once(ctx context.Context, opt Options) (*report.Report, error) 
 	if cfg.Notify != nil && cfg.Notify.RequireNotice {
 		opts = append(opts, engine.RequireNotice())
 	}
+	if r.records != nil {
+		// A record up to maxAge old still reports; only one newer than
+		// deleteMaxAge, and taken since a candidate's grace began, may
+		// delete what its cluster could use.
+		opts = append(opts, engine.FreshViews(cfg.Fleet.Snapshots.DeleteMaxAge.Std(), "fleet.snapshots.deleteMaxAge",
+			"is its agent running in watch mode, reclaim daemon --agent, publishing within a minute of a change?"))
+	}
 	plan := engine.Build(&snap, r.kinds, prev, d.Now(), opts...)
 	if r.records != nil {
 		plan.State.Records = r.records.remembered()

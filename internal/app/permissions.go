@@ -79,3 +79,11 @@ func AgentPermissions() perms.Set {
 	}
 	return perms.Union(sets...)
 }
+
+// WatchingAgentPermissions are what reclaim daemon --agent needs: an
+// agent's, and list and watch on what it watches (kube.Watched)
+// (deploy/components/agent-watch). With daemon.leaderElection, the
+// daemon's Lease too (daemon.Permissions).
+func WatchingAgentPermissions() perms.Set {
+	return perms.Union(AgentPermissions(), kube.WatchPermissions)
+}

@@ -109,6 +109,8 @@ func TestRBACGrantsExactlyTheDeclaredRules(t *testing.T) {
 		granted = append(granted, lines...)
 	}
 	sameGrants(t, "deploy/components/agent-*", granted, agent.Delete.RBACLines())
+	// Watch mode adds list and watch on what the agent watches.
+	sameGrants(t, "deploy/components/agent-watch/rbac.yaml", rbacLines(t, read(t, "deploy/components/agent-watch/rbac.yaml")), kube.WatchPermissions.Read.RBACLines())
 }
 
 // The installs as users make them, rendered as `kubectl kustomize` and
@@ -142,7 +144,9 @@ func TestRenderedInstallsGrantExactlyTheDeclaredRules(t *testing.T) {
 		// Agents: reads only, until apply; then the deletes each toggle asks for.
 		{"kustomize-agent", []string{"kustomize", "../overlays/agent"}, agent.Read.RBACLines()},
 		{"kustomize-agent-apply", []string{"kustomize", "testdata/kustomize-agent-apply"}, agent.All().RBACLines()},
+		{"kustomize-agent-watch", []string{"kustomize", "testdata/kustomize-agent-watch"}, app.WatchingAgentPermissions().Read.RBACLines()},
 		{"helm-agent", helmArgs("mode=agent", "rbac.deletePVCs=true", "rbac.deleteWorkloads=true"), agent.Read.RBACLines()},
+		{"helm-agent-watch", helmArgs("mode=agent", "agent.watch=true"), app.WatchingAgentPermissions().Read.RBACLines()},
 		{"helm-agent-apply-workloads", helmArgs("mode=agent", "apply=true", "rbac.deleteWorkloads=true"),
 			append(agent.Read.RBACLines(), perms.Union(k8sjob.Permissions, k8spod.Permissions).Delete.RBACLines()...)},
 		{"helm-agent-apply", helmArgs("mode=agent", "apply=true", "rbac.deletePVCs=true", "rbac.deleteWorkloads=true"), agent.All().RBACLines()},

@@ -505,6 +505,7 @@ func (rr *recordReader) one(ctx context.Context, t kube.Target) inventory.Cluste
 	c := rec.Refs
 	c.Name, c.Projects, c.Accounts, c.Subnets = t.Name, t.Projects, t.Accounts, t.Subnets
 	c.PVs, c.PVCs, c.Problems = slices.Clone(c.PVs), slices.Clone(c.PVCs), slices.Clip(c.Problems)
+	c.ReadAt = rec.TakenAt // what decides whether it is fresh enough to delete on
 	for i := range c.PVs {
 		c.PVs[i].Cluster = t.Name
 	}
@@ -925,6 +926,20 @@ func (p *publisher) publish(ctx context.Context, snap *inventory.Snapshot) error
 	p.log.Info("published the cluster's record", zap.String("key", key), zap.Int("bytes", b.Len()), zap.Int("items", rec.Items()),
 		zap.Bool("complete", rec.Refs.Complete))
 	return nil
+}
+
+// Watch watches the agent's cluster until ctx ends, calling changed on
+// each change of what its pass reads (kube.Watch): reclaim daemon --agent
+// runs a pass, and publishes, on change. Only an agent's runner watches.
+func (r *Runner) Watch(ctx context.Context, changed func()) error {
+	if r.pub == nil {
+		return errors.New("only an agent (fleet.snapshots, reclaim daemon --agent) watches its cluster")
+	}
+	rc, err := kube.RESTConfig(r.pub.target)
+	if err != nil {
+		return err
+	}
+	return kube.Watch(ctx, rc, changed)
 }
 
 // decoders are the taps' decoders by name: the taps whose data a deleter

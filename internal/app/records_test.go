@@ -575,3 +575,16 @@ func TestRecordReaderBoundsTheObjectsInFlight(t *testing.T) {
 		t.Fatalf("%d Gets at once, bound %d (want 17)", store.max, rr.bounds.gets)
 	}
 }
+
+// A cluster read from a record was read when the record says it was taken,
+// whatever read time its refs carry: that is what the engine judges the
+// record's freshness for deletes by (engine.FreshViews).
+func TestRecordReaderReadsAtTheRecordsTakenAt(t *testing.T) {
+	m, now := memRecords{}, recT0.Add(40*time.Minute)
+	refs := inventory.ClusterRefs{Name: "agent-side-name", Complete: true, ImagesListed: true, WorkloadsListed: true, ReadAt: recT0.Add(30 * time.Minute)}
+	m.putRefs(t, refs, "uid-1", "", recT0)
+	c, _ := pass(reader(m, &now, nil), nil)
+	if !c.ReadAt.Equal(recT0) {
+		t.Fatalf("read at %s, want the record's TakenAt %s", c.ReadAt, recT0)
+	}
+}

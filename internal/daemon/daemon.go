@@ -75,7 +75,21 @@ type Options struct {
 	// Deliver, if set, sends a pass's report to the notify targets before
 	// its metrics are observed; it may raise the report's exit code.
 	Deliver func(ctx context.Context, rep *report.Report, m *metrics.Metrics)
+	// Watch, if set, runs passes on change instead of on the schedule
+	// (reclaim daemon --agent): it watches what a pass reads until its
+	// context ends, calling changed on each change. A change runs a pass
+	// Debounce after it (a burst makes one pass), and a quiet term runs one
+	// every Heartbeat; the first runs at the start of each term.
+	Watch     func(ctx context.Context, changed func()) error
+	Debounce  time.Duration
+	Heartbeat time.Duration
 }
+
+// DefaultDebounce is how long a watching daemon waits after a change
+// before its pass, so that a burst (a rollout, a CronJob's Jobs) makes one
+// pass and one publish: a change reaches the record within this, a
+// collect and a put.
+const DefaultDebounce = 15 * time.Second
 
 // Daemon runs passes on a schedule. Build it with New, then call Run once.
 type Daemon struct {
@@ -293,6 +307,10 @@ func (d *Daemon) term(leading, shutdown context.Context) {
 	defer cancelStop()
 	defer context.AfterFunc(shutdown, cancelStop)()
 
+	if d.opt.Watch != nil {
+		d.watch(leading, stop)
+		return
+	}
 	cl := cronLogger{log: d.log, skipped: d.skipped}
 	c := cron.New(cron.WithLocation(d.loc), cron.WithLogger(cl), cron.WithChain(wrappers(cl)...))
 	// The first pass of a term (runOnStart) goes through the same wrapped
@@ -313,6 +331,78 @@ func (d *Daemon) term(leading, shutdown context.Context) {
 	<-stop.Done()
 	<-c.Stop().Done()
 	firstDone.Wait()
+}
+
+// watch runs a term's passes on change: one at its start, one Debounce
+// after a change (changes during a pass run another after it), and one
+// every Heartbeat when nothing changed, until stop. Passes run one at a
+// time, in this goroutine. A watch that fails is restarted after a
+// heartbeat's wait at most, meanwhile the heartbeat goes on.
+func (d *Daemon) watch(leading, stop context.Context) {
+	debounce, heartbeat := d.opt.Debounce, d.opt.Heartbeat
+	if debounce <= 0 {
+		debounce = DefaultDebounce
+	}
+	if heartbeat <= 0 {
+		heartbeat = 5 * time.Minute
+	}
+	changes := make(chan struct{}, 1)
+	changed := func() {
+		select {
+		case changes <- struct{}{}:
+		default:
+		}
+	}
+	wctx, cancel := context.WithCancel(stop)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer cancel()
+	wg.Go(func() {
+		for wctx.Err() == nil {
+			err := d.opt.Watch(wctx, changed)
+			if wctx.Err() != nil {
+				return
+			}
+			d.log.Error("watching the cluster failed: passes run on the heartbeat only until it is back", zap.Error(err), zap.Duration("heartbeat", heartbeat))
+			t := time.NewTimer(min(heartbeat, time.Minute))
+			select {
+			case <-wctx.Done():
+			case <-t.C:
+			}
+			t.Stop()
+			changed() // what changed meanwhile is unseen: read it
+		}
+	})
+	beat := time.NewTimer(0) // the term's first pass
+	defer beat.Stop()
+	var settle <-chan time.Time
+	run := func(why string) {
+		d.log.Info("pass on "+why, zap.Duration("debounce", debounce), zap.Duration("heartbeat", heartbeat))
+		d.safePass(leading, stop)
+		beat.Reset(heartbeat)
+	}
+	for {
+		select {
+		case <-stop.Done():
+			return
+		case <-changes:
+			if settle == nil {
+				settle = time.After(debounce)
+			}
+		case <-settle:
+			settle = nil
+			run("change")
+		case <-beat.C:
+			run("heartbeat")
+		}
+	}
+}
+
+// safePass is pass for the watch loop: a panic is recorded by pass and
+// recovered here, so the next pass runs.
+func (d *Daemon) safePass(ctx, stop context.Context) {
+	defer func() { _ = recover() }()
+	d.pass(ctx, stop, false)
 }
 
 // pass is one scheduled pass: jitter, then Once, then metrics and report.

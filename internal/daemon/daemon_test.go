@@ -584,3 +584,66 @@ func TestPodNamespaceFromTheEnvironment(t *testing.T) {
 		t.Errorf("no POD_NAMESPACE: %q", ns)
 	}
 }
+
+// A watching daemon runs a pass at the start of its term, one debounce
+// after a burst of changes (one pass for the burst), and one every
+// heartbeat when nothing changes; the schedule is not used.
+func TestWatchPassesOnChangeAndHeartbeat(t *testing.T) {
+	var mu sync.Mutex
+	var passes []time.Time
+	p := passFunc(func(context.Context, app.Options) (*report.Report, error) {
+		mu.Lock()
+		passes = append(passes, time.Now())
+		mu.Unlock()
+		return emptyReport(false), nil
+	})
+	count := func() int { mu.Lock(); defer mu.Unlock(); return len(passes) }
+	kick := make(chan func(), 1)
+	watch := func(ctx context.Context, changed func()) error {
+		kick <- changed
+		<-ctx.Done()
+		return ctx.Err()
+	}
+	debounce := 200 * time.Millisecond
+	_, stop := start(t, p, config.DefaultDaemon(), Options{Schedule: every(time.Millisecond), Watch: watch, Debounce: debounce, Heartbeat: time.Hour})
+	changed := <-kick
+	waitFor(t, "the term's first pass", func() bool { return count() == 1 })
+	time.Sleep(50 * time.Millisecond)
+	if got := count(); got != 1 {
+		t.Fatalf("%d passes before any change, want 1 (the schedule is not used, the heartbeat is an hour)", got)
+	}
+	burst := time.Now()
+	for range 20 {
+		changed()
+	}
+	waitFor(t, "a pass after the burst", func() bool { return count() == 2 })
+	mu.Lock()
+	after := passes[1].Sub(burst)
+	mu.Unlock()
+	if after < debounce || after > debounce+5*time.Second {
+		t.Fatalf("the pass ran %s after the burst, want within the debounce %s (and a little)", after, debounce)
+	}
+	time.Sleep(2 * debounce)
+	if got := count(); got != 2 {
+		t.Fatalf("%d passes after a burst of 20 changes, want one pass for it", got)
+	}
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+
+	// Quiet: heartbeats only.
+	passes = nil
+	quiet := func(ctx context.Context, _ func()) error { <-ctx.Done(); return ctx.Err() }
+	_, stop = start(t, p, config.DefaultDaemon(), Options{Schedule: never{}, Watch: quiet, Debounce: time.Hour, Heartbeat: 100 * time.Millisecond})
+	waitFor(t, "three heartbeat passes", func() bool { return count() >= 3 })
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for i := 1; i < len(passes); i++ {
+		if gap := passes[i].Sub(passes[i-1]); gap < 100*time.Millisecond {
+			t.Errorf("heartbeat passes %s apart, want at least the heartbeat 100ms", gap)
+		}
+	}
+}

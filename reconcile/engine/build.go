@@ -21,7 +21,9 @@ import (
 //     protected (Proposal.Protected), whatever the kind proposed;
 //  2. fail closed: a candidate whose evidence is incomplete is held, its clock kept;
 //  3. the grace clock, keyed by identity (a new object starts a new clock);
-//  4. the kind's own wait, then minimum age, then the grace period;
+//  4. the kind's own wait, then minimum age, then the grace period; with
+//     FreshViews, a due delete whose clusters' views are stale (older than
+//     the bound, or begun before its grace did) is held;
 //  5. dependencies: a candidate goes only in the run what it waits for goes;
 //  6. with RequireNotice, the notice a delivered report must have given;
 //     then the breaker (on everything due), then the run's Filter (run
@@ -75,7 +77,7 @@ func Build(snap *inventory.Snapshot, kinds []Kind, prev State, now time.Time, op
 			c.Problems = append(slices.Clip(c.Problems), fmt.Sprintf("%d clusters read this run are named %s, and reclaim cannot tell their reads apart", named[c.Name], c.Name))
 		}
 		addSource(Source{Kind: "cluster", Name: c.Name, Complete: c.Complete, Problems: c.Problems, Items: len(c.PVs),
-			Duration: c.Duration, Unit: "PV references"})
+			Duration: c.Duration, Unit: "PV references", ReadAt: c.ReadAt})
 		if !c.Complete {
 			p.Blocked = append(p.Blocked, fmt.Sprintf("cluster %s is incomplete (%s): %s deleted this run",
 				c.Name, strings.Join(c.Problems, "; "), what))
@@ -151,7 +153,11 @@ type rules struct {
 	notes map[string]string // shared
 	grace map[graceKey]string
 	held  map[string]string // heldNote's
-	opt   options
+	views map[*string]view  // stale's, by Sources list as holds
+	// staleSaid are the clusters whose stale view the plan's held-back
+	// notes name already.
+	staleSaid map[string]bool
+	opt       options
 }
 
 // shared returns one copy of each distinct note: the same text made for
@@ -223,11 +229,111 @@ type Option func(*options)
 
 type options struct {
 	requireNotice bool
+	fresh         *freshness
 	only          Filter
 	currency      string
 	routes        []Route
 	ownerLabel    string
 	routed        map[string]bool // owners with a route
+}
+
+// FreshViews holds a delete unless every cluster view it relies on is
+// fresh: begun (inventory.ClusterRefs.ReadAt) no more than bound before
+// now (0: no bound), and not before the candidate's grace began (what a
+// view older than the clock saw cannot confirm the orphan within its
+// grace). A stale view still keeps what it shows in use: the rule holds
+// deletes only, each with the reason (bound's name, and hint: what to
+// check). A cluster view without a read time is stale.
+//
+// A clock started by this very pass (grace 0, or a new candidate) is not
+// held for a view begun a moment before it: the pass read it for that
+// clock, and the bound still applies.
+func FreshViews(bound time.Duration, name, hint string) Option {
+	return func(o *options) { o.fresh = &freshness{bound: bound, name: name, hint: hint} }
+}
+
+type freshness struct {
+	bound      time.Duration
+	name, hint string
+}
+
+// stale says why a due candidate's evidence is too old to delete on, or
+// "": its sources' cluster views are older than the FreshViews bound, or
+// began before since (its grace).
+func (r *rules) stale(it *Proposal, since time.Time) string {
+	f := r.opt.fresh
+	if f == nil || len(it.Sources) == 0 {
+		return ""
+	}
+	v, ok := r.views[&it.Sources[0]]
+	if !ok {
+		v = r.oldestView(it.Sources)
+		if r.views == nil {
+			r.views = map[*string]view{}
+		}
+		r.views[&it.Sources[0]] = v
+	}
+	if v.name == "" {
+		return ""
+	}
+	why := r.staleWhy(v, since)
+	if why != "" && !r.staleSaid[v.name] {
+		if r.staleSaid == nil {
+			r.staleSaid = map[string]bool{}
+		}
+		r.staleSaid[v.name] = true
+		r.p.Blocked = append(r.p.Blocked, "no delete that cluster "+v.name+" could object to is made this run: "+why)
+	}
+	return why
+}
+
+// staleWhy is stale's reason for the oldest view v.
+func (r *rules) staleWhy(v view, since time.Time) string {
+	f := r.opt.fresh
+	switch {
+	case v.at.IsZero():
+		return r.shared(fmt.Sprintf("cluster %s's view has no read time, so reclaim cannot tell it is fresh enough to delete on (%s)", v.name, f.hint))
+	case f.bound > 0 && r.now.Sub(v.at) > f.bound:
+		return r.shared(fmt.Sprintf("cluster %s was read %s ago (at %s), more than %s %s: its view still keeps what it shows in use, but a use made since is not in it (%s)",
+			v.name, HumanDuration(r.now.Sub(v.at).Round(time.Second)), fmtTime(v.at), f.name, HumanDuration(f.bound), f.hint))
+	case v.at.Before(since) && since.Before(r.now):
+		return r.shared(fmt.Sprintf("cluster %s was read at %s, before this candidate's grace began (%s): no view of it since confirms it unused (%s)",
+			v.name, fmtTime(v.at), fmtTime(since), f.hint))
+	}
+	return ""
+}
+
+// view is the oldest cluster view a list of sources relies on.
+type view struct {
+	name string
+	at   time.Time
+}
+
+// oldestView is the oldest cluster view among keys: a cluster's source,
+// or its taps' (the same read). A cluster not read at all is failClosed's.
+func (r *rules) oldestView(keys []string) view {
+	var v view
+	for _, key := range keys {
+		i, ok := r.p.sourceIndex(key)
+		if !ok {
+			continue
+		}
+		s := &r.p.Sources[i]
+		if strings.HasPrefix(s.Kind, SourceTap+" ") {
+			// A tap's pass is its cluster's read: the cluster's view.
+			if i, ok = r.p.sourceIndex(ClusterKey(s.Name)); !ok {
+				continue // a cluster not read: failClosed's
+			}
+			s = &r.p.Sources[i]
+		}
+		if s.Kind != SourceCluster || s.NotRead || s.Unit == unitOutOfScope {
+			continue // not read: failClosed's, or declared out of scope
+		}
+		if v.name == "" || s.ReadAt.Before(v.at) {
+			v = view{name: s.Name, at: s.ReadAt}
+		}
+	}
+	return v
 }
 
 // Currency names the currency of the kinds' prices (Pricer).
@@ -382,6 +488,13 @@ func (r *rules) decide(k Kind, pr *Proposals) {
 		default:
 			d.Action = Delete
 			d.note(r.graceNote(graceKey{since: since, grace: lim.Grace, due: true}))
+			if why := r.stale(it, since); why != "" {
+				// Held back as an incomplete source holds (exit 3): the
+				// view is there, but not fresh enough to delete on.
+				d.Action, d.Held = Mark, true
+				d.note(r.heldNote(why))
+				r.p.Incomplete = true
+			}
 		}
 		if len(d.After) > 0 {
 			afterWhy[d.ID] = orDefault(it.AfterWhy, "what it depends on")

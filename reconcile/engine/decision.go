@@ -151,6 +151,9 @@ type Source struct {
 	// NotRead: a cluster of the fleet reclaim did not read at all
 	// (excluded, not configured); Problems say why and how to resolve it.
 	NotRead bool `json:"notRead,omitempty"`
+	// ReadAt is when a cluster's view began (inventory.ClusterRefs.ReadAt):
+	// with FreshViews, a delete relying on it is held once it is stale.
+	ReadAt time.Time `json:"-"`
 }
 
 // Key is how proposals name a source they rely on: kind:name.

@@ -81,7 +81,12 @@ containers:
     image: "{{ .Values.image.repository }}:{{ .Values.image.tag | default .Chart.AppVersion }}"
     imagePullPolicy: {{ .Values.image.pullPolicy }}
     args:
+      {{- if include "reclaim.watchingAgent" . }}
+      - daemon
+      - --agent
+      {{- else }}
       - {{ if eq .Values.mode "daemon" }}daemon{{ else if eq .Values.mode "agent" }}agent{{ else }}run{{ end }}
+      {{- end }}
       - --config
       - /etc/reclaim/reclaim.yaml
       - --log-json
@@ -110,7 +115,7 @@ containers:
           name: {{ . }}
       {{- end }}
     {{- end }}
-    {{- if eq .Values.mode "daemon" }}
+    {{- if or (eq .Values.mode "daemon") (include "reclaim.watchingAgent" .) }}
     ports:
       - name: http
         containerPort: {{ .Values.daemon.service.port }}
@@ -182,4 +187,11 @@ only with apply. */}}
 {{- define "reclaim.grantsDelete" -}}
 {{- $ := index . 0 -}}
 {{- if and (index . 1) (not (include "reclaim.readsRecords" $)) (or (ne $.Values.mode "agent") $.Values.apply) -}}true{{- end -}}
+{{- end -}}
+
+
+{{/* The agent in watch mode (agent.watch): a Deployment running reclaim
+daemon --agent instead of the CronJob. */}}
+{{- define "reclaim.watchingAgent" -}}
+{{- if and (eq .Values.mode "agent") .Values.agent.watch -}}true{{- end -}}
 {{- end -}}

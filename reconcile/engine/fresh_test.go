@@ -1,0 +1,136 @@
+package engine_test
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"reclaim.dev/reclaim/internal/enginetest"
+	"reclaim.dev/reclaim/inventory"
+	"reclaim.dev/reclaim/reconcile/engine"
+)
+
+// readAt is a complete cluster whose view began at t.
+func readAt(name string, t time.Time) inventory.ClusterRefs {
+	c := complete(name)
+	c.ReadAt = t
+	return c
+}
+
+const freshHint = "is its agent running in watch mode?"
+
+// A delete is planned only on cluster views taken after the candidate's
+// grace began and no older than the bound: an older view holds it, with
+// the cluster, the view's age, the bound and what to check; a fresh one
+// lets it go. Without FreshViews the same old view would delete.
+func TestStaleViewHoldsDeletes(t *testing.T) {
+	bound := 5 * time.Minute
+	since := t0.Add(-48 * time.Hour) // the clock: grace 6h long elapsed
+	for name, tc := range map[string]struct {
+		readAt time.Time
+		bound  time.Duration
+		why    []string // empty: deleted
+	}{
+		"fresh":                {t0.Add(-time.Minute), bound, nil},
+		"older than the bound": {t0.Add(-40 * time.Minute), bound, []string{"cluster a was read 40m", "more than fleet.snapshots.deleteMaxAge 5m", freshHint}},
+		"before grace began":   {since.Add(-time.Hour), 0, []string{"cluster a was read at", "before this candidate's grace began", freshHint}},
+		"no read time":         {time.Time{}, bound, []string{"cluster a's view has no read time"}},
+	} {
+		d := orphan("d")
+		d.Sources = []string{engine.ClusterKey("a")}
+		k := &fakeKind{lim: testLimits(), items: []engine.Proposal{d}}
+		st := seenSince(since, d)
+		p := engine.Build(snap(readAt("a", tc.readAt)), []engine.Kind{k}, st, t0, engine.FreshViews(tc.bound, "fleet.snapshots.deleteMaxAge", freshHint))
+		got := enginetest.DecisionFor(t, p, "d")
+		if len(tc.why) == 0 {
+			if got.Action != engine.Delete || got.Held || p.Incomplete {
+				t.Errorf("%s: %s held=%v incomplete=%v (%s), want delete", name, got.Action, got.Held, p.Incomplete, got.Why())
+			}
+			continue
+		}
+		if got.Action != engine.Mark || !got.Held || !p.Incomplete {
+			t.Errorf("%s: %s held=%v incomplete=%v (%s), want a held mark in a plan held back", name, got.Action, got.Held, p.Incomplete, got.Why())
+		}
+		for _, w := range tc.why {
+			if !strings.Contains(got.Why(), w) {
+				t.Errorf("%s: the reason does not say %q: %s", name, w, got.Why())
+			}
+		}
+		if e, ok := p.State.Resources[d.ID]; !ok || !e.FirstSeen.Equal(since) {
+			t.Errorf("%s: the clock was not kept: %+v", name, e)
+		}
+		// Without the rule the same view deletes: the rule is what holds.
+		p = engine.Build(snap(readAt("a", tc.readAt)), []engine.Kind{k}, seenSince(since, d), t0)
+		if got := enginetest.DecisionFor(t, p, "d"); got.Action != engine.Delete {
+			t.Errorf("%s without FreshViews: %s, want delete", name, got.Action)
+		}
+	}
+}
+
+// A stale view still reports: what it shows in use is kept (not held, not
+// a candidate), its cluster is complete, and a candidate that relies only
+// on another cluster, read fresh, is deleted.
+func TestStaleViewKeepsItsEvidence(t *testing.T) {
+	used := inUse("used")
+	used.Sources = []string{engine.ClusterKey("old")}
+	elsewhere := orphan("elsewhere")
+	elsewhere.Sources = []string{engine.ClusterKey("new")}
+	held := orphan("held")
+	held.Sources = []string{engine.ClusterKey("new"), engine.ClusterKey("old")}
+	k := &fakeKind{lim: testLimits(), items: []engine.Proposal{used, elsewhere, held}}
+	st := seenSince(t0.Add(-48*time.Hour), elsewhere, held)
+	p := engine.Build(snap(readAt("old", t0.Add(-2*time.Hour)), readAt("new", t0.Add(-time.Minute))), []engine.Kind{k}, st, t0,
+		engine.FreshViews(10*time.Minute, "fleet.snapshots.deleteMaxAge", freshHint))
+	if d := enginetest.DecisionFor(t, p, "used"); d.Action != engine.Keep || d.Held {
+		t.Errorf("what the old view shows in use: %s held=%v, want keep", d.Action, d.Held)
+	}
+	if d := enginetest.DecisionFor(t, p, "elsewhere"); d.Action != engine.Delete {
+		t.Errorf("a candidate only a fresh cluster could use: %s (%s), want delete", d.Action, d.Why())
+	}
+	if d := enginetest.DecisionFor(t, p, "held"); d.Action != engine.Mark || !d.Held || !strings.Contains(d.Why(), "cluster old was read 2h") {
+		t.Errorf("a candidate the old cluster could use: %s held=%v (%s), want held naming cluster old", d.Action, d.Held, d.Why())
+	}
+	if !slices.ContainsFunc(p.Blocked, func(b string) bool { return strings.Contains(b, "cluster old could object to") }) {
+		t.Errorf("the held-back notes do not name the stale cluster: %q", p.Blocked)
+	}
+	for _, s := range p.Sources {
+		if s.Kind == "cluster" && !s.Complete {
+			t.Errorf("cluster %s reads as incomplete: a stale view still reports", s.Name)
+		}
+	}
+}
+
+// A clock this very pass starts (grace 0) is not held for a view begun a
+// moment before it; the bound still applies.
+func TestFreshViewOfAClockStartedThisPass(t *testing.T) {
+	d := orphan("d")
+	d.Sources = []string{engine.ClusterKey("a")}
+	lim := testLimits()
+	lim.Grace = 0
+	k := &fakeKind{lim: lim, items: []engine.Proposal{d}}
+	opt := engine.FreshViews(5*time.Minute, "fleet.snapshots.deleteMaxAge", freshHint)
+	p := engine.Build(snap(readAt("a", t0.Add(-2*time.Second))), []engine.Kind{k}, engine.NewState(), t0, opt)
+	if got := enginetest.DecisionFor(t, p, "d"); got.Action != engine.Delete {
+		t.Errorf("grace 0, view 2s old: %s (%s), want delete", got.Action, got.Why())
+	}
+	p = engine.Build(snap(readAt("a", t0.Add(-time.Hour))), []engine.Kind{k}, engine.NewState(), t0, opt)
+	if got := enginetest.DecisionFor(t, p, "d"); !got.Held {
+		t.Errorf("grace 0, view 1h old: %s (%s), want held", got.Action, got.Why())
+	}
+}
+
+// A candidate that names only a tap of a stale cluster (the tap's pass is
+// the cluster's read) is held as if it named the cluster.
+func TestStaleViewHoldsWhatReliesOnItsTaps(t *testing.T) {
+	d := orphan("d")
+	d.Sources = []string{engine.TapKey("widgets", "a")}
+	c := readAt("a", t0.Add(-time.Hour))
+	c.Taps = map[string]inventory.Tapped{"widgets": {Complete: true, Items: 1}}
+	k := &fakeKind{lim: testLimits(), items: []engine.Proposal{d}}
+	p := engine.Build(snap(c), []engine.Kind{k}, seenSince(t0.Add(-48*time.Hour), d), t0,
+		engine.FreshViews(5*time.Minute, "fleet.snapshots.deleteMaxAge", freshHint))
+	if got := enginetest.DecisionFor(t, p, "d"); !got.Held || !strings.Contains(got.Why(), "cluster a was read 1h") {
+		t.Errorf("a candidate relying on a stale cluster's tap: %s held=%v (%s), want held", got.Action, got.Held, got.Why())
+	}
+}
