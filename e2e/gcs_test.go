@@ -37,7 +37,7 @@ func TestGKEFleetOnGCSDeletesOnlyOrphans(t *testing.T) {
 		sa("agent-a"): {Write: []string{in(keyGA)}},
 		sa("agent-b"): {Write: []string{in(keyGB)}},
 		sa("deleter"): {Read: []string{in(recordPrefix + "/")}},
-		sa("partial"): {Read: []string{in(keyGA)}},
+		sa("partial"): {Read: []string{in(keyGA)}, List: []string{in(recordPrefix + "/")}},
 		sa("admin"):   {Read: []string{in("")}, Write: []string{in("")}},
 	}, recordBucket)
 	if err != nil {

@@ -17,10 +17,12 @@ import (
 const GCSServerBin = "gcsserver"
 
 // GCSGrant is what one identity (a service account's email) may do in a
-// GCSServer: read (get, list) and write (create, replace, delete) objects
-// under "bucket/prefix" prefixes.
+// GCSServer: read (get, list), list only (as GCS's bucket-wide
+// storage.objects.list beside gets conditioned per object), and write
+// (create, replace, delete) objects under "bucket/prefix" prefixes.
 type GCSGrant struct {
 	Read  []string `json:"read,omitempty"`
+	List  []string `json:"list,omitempty"`
 	Write []string `json:"write,omitempty"`
 }
 

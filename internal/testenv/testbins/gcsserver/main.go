@@ -28,15 +28,20 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/fsouza/fake-gcs-server/fakestorage"
 )
 
 // grant is what one identity may do, by object name prefix
-// ("bucket/prefix"): read (get, list) and write (create, replace, delete).
+// ("bucket/prefix"): read (get, list), list only (GCS grants
+// storage.objects.list on the bucket, never per object, so a reader whose
+// gets are conditioned per object still lists), and write (create,
+// replace, delete).
 type grant struct {
 	Read  []string `json:"read"`
+	List  []string `json:"list"`
 	Write []string `json:"write"`
 }
 
@@ -234,8 +239,10 @@ func uploadName(r *http.Request) (string, error) {
 func granted(g grant, perm, target string) bool {
 	prefixes := g.Write
 	switch perm {
-	case "storage.objects.get", "storage.objects.list":
+	case "storage.objects.get":
 		prefixes = g.Read
+	case "storage.objects.list":
+		prefixes = append(slices.Clone(g.Read), g.List...)
 	case "admin":
 		target = "\x00" // only a grant of everything ("") covers it
 	}
