@@ -20,11 +20,11 @@ import (
 	"strings"
 	"time"
 
+	"reclaim.dev/reclaim/base/layout"
+	"reclaim.dev/reclaim/base/optout"
 	config "reclaim.dev/reclaim/configs"
 	"reclaim.dev/reclaim/inventory"
-	"reclaim.dev/reclaim/notify/report/layout"
 	"reclaim.dev/reclaim/reconcile/engine"
-	"reclaim.dev/reclaim/reconcile/engine/optout"
 )
 
 // Name is the kind; Key its config section; SourceKind names its listings

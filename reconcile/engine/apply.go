@@ -9,9 +9,9 @@ import (
 
 	"go.uber.org/zap"
 
+	"reclaim.dev/reclaim/base/optout"
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/reconcile/audit"
-	"reclaim.dev/reclaim/reconcile/engine/optout"
 )
 
 // Store loads and saves State (package state has a file, a ConfigMap and a

@@ -4,8 +4,8 @@ import (
 	"context"
 	"time"
 
+	"reclaim.dev/reclaim/base/layout"
 	"reclaim.dev/reclaim/inventory"
-	"reclaim.dev/reclaim/notify/report/layout"
 )
 
 // Kind is one sort of thing reclaim may delete. It knows only what is specific

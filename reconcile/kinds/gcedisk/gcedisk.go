@@ -15,9 +15,9 @@ import (
 	"strings"
 	"time"
 
+	"reclaim.dev/reclaim/base/optout"
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/reconcile/engine"
-	"reclaim.dev/reclaim/reconcile/engine/optout"
 )
 
 // GB is what a disk's or a PVC's deletion frees: GB of disk quota.

@@ -12,10 +12,10 @@ import (
 	"strings"
 	"time"
 
+	"reclaim.dev/reclaim/base/optout"
 	config "reclaim.dev/reclaim/configs"
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/reconcile/engine"
-	"reclaim.dev/reclaim/reconcile/engine/optout"
 	"reclaim.dev/reclaim/reconcile/kinds/finished"
 )
 
