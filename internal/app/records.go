@@ -19,6 +19,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
+	"reclaim.dev/reclaim/base/outcome"
 	config "reclaim.dev/reclaim/configs"
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/inventory/kube"
@@ -301,7 +302,7 @@ func (rr *recordReader) one(ctx context.Context, t kube.Target) inventory.Cluste
 	defer func() { <-rr.gets }()
 	body, err := rr.store.Get(ctx, key)
 	switch {
-	case errors.Is(err, inventory.ErrNotFound):
+	case errors.Is(err, outcome.ErrNotFound):
 		return held(fmt.Sprintf("no record at %s: is reclaim agent running in the cluster, as %s in %s?", where, t.CloudName, t.Place))
 	case errors.Is(err, bucket.ErrDenied):
 		return held(fmt.Sprintf("reading %s was denied: grant reclaim s3:GetObject on the prefix (deploy/aws)", where))

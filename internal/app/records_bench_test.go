@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"reclaim.dev/reclaim/base/outcome"
 	config "reclaim.dev/reclaim/configs"
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/inventory/published"
@@ -360,7 +361,7 @@ func (s *recStore) Get(ctx context.Context, key string) ([]byte, error) {
 	}
 	body, ok := s.objects[key]
 	if !ok {
-		return nil, fmt.Errorf("get %s: %w", key, inventory.ErrNotFound)
+		return nil, fmt.Errorf("get %s: %w", key, outcome.ErrNotFound)
 	}
 	return body, nil
 }

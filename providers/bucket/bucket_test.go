@@ -12,8 +12,8 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/credentials"
 
+	"reclaim.dev/reclaim/base/outcome"
 	"reclaim.dev/reclaim/internal/testenv"
-	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/providers/awsclient"
 	"reclaim.dev/reclaim/providers/bucket"
 )
@@ -55,7 +55,7 @@ func TestBucket(t *testing.T) {
 	if err != nil || !bytes.Equal(got, first) {
 		t.Fatalf("read back %d bytes, %v", len(got), err)
 	}
-	if _, err := deleter.Get(ctx, "clusters/b/rec.json.gz"); !errors.Is(err, inventory.ErrNotFound) {
+	if _, err := deleter.Get(ctx, "clusters/b/rec.json.gz"); !errors.Is(err, outcome.ErrNotFound) {
 		t.Fatalf("a missing record: %v", err)
 	}
 	if _, err := stranger.Get(ctx, key); !errors.Is(err, bucket.ErrDenied) {

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"reclaim.dev/reclaim/base/optout"
+	"reclaim.dev/reclaim/base/outcome"
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/reconcile/engine"
 )
@@ -352,7 +353,7 @@ func (k *Kind) Delete(ctx context.Context, batch []*engine.Decision) ([]engine.D
 	return engine.DeleteEach(batch, func(_ int, d *engine.Decision) engine.Deleted {
 		key, err := inventory.ParseDiskKey(d.ID)
 		if err != nil {
-			return engine.Deleted{Err: inventory.Refused(err)} // never sent
+			return engine.Deleted{Err: outcome.MarkRefused(err)} // never sent
 		}
 		return engine.Deleted{Err: k.API.DeleteDisk(ctx, key)}
 	})
@@ -456,7 +457,7 @@ func detail(d *engine.Decision) *Detail {
 	return &Detail{}
 }
 
-func isNotFound(err error) bool { return errors.Is(err, engine.ErrNotFound) }
+func isNotFound(err error) bool { return errors.Is(err, outcome.ErrNotFound) }
 
 func owned(d inventory.Disk, pol Policy) bool {
 	for _, k := range pol.OwnerLabelKeys {
