@@ -131,8 +131,9 @@ func twoWays(g map[string][]string) []string {
 
 // Every import points down: cmd → wiring (internal/) → the kinds and notify →
 // the engine (reconcile/) → providers and inventory → configs → base, and
-// base imports nothing of the repo. Tests may import the test harness in
-// internal/ from any floor; only non-test files are held to the floors.
+// base imports nothing of the repo. Only non-test files are held to the
+// floors: a test may import from above to run what it tests as the wiring
+// does (the harness in internal/, the kinds' config sections).
 func TestImportsPointDown(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs go list")
