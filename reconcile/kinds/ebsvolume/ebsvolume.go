@@ -13,6 +13,7 @@ package ebsvolume
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -441,7 +442,7 @@ func (k *Kind) Recheck(ctx context.Context, batch []*engine.Decision) ([]engine.
 		det := detailOf(d)
 		v, err := k.api.Volume(ctx, det.Account, det.Region, d.Name)
 		switch {
-		case outcome.Of(err) == outcome.Gone:
+		case errors.Is(err, outcome.ErrNotFound):
 			out[i].Result = engine.GoneNow
 		case err != nil:
 			return nil, fmt.Errorf("re-read %s in %s/%s: %w", d.Name, det.Account, det.Region, err)

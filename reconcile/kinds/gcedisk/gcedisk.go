@@ -318,7 +318,7 @@ func (k *Kind) Recheck(ctx context.Context, batch []*engine.Decision) ([]engine.
 		}
 		now, err := k.API.GetDisk(ctx, key)
 		if err != nil {
-			if isNotFound(err) {
+			if errors.Is(err, outcome.ErrNotFound) {
 				out[i].Result = engine.GoneNow
 				continue
 			}
@@ -384,7 +384,7 @@ func (k *Kind) Snapshots(ctx context.Context, d *engine.Decision) ([]engine.Snap
 	}
 	s, err := k.API.GetSnapshot(ctx, key.Project, k.snapshotName(d, key))
 	switch {
-	case isNotFound(err):
+	case errors.Is(err, outcome.ErrNotFound):
 		return nil, nil
 	case err != nil:
 		return nil, err
@@ -417,7 +417,7 @@ func (k *Kind) SnapshotState(ctx context.Context, d *engine.Decision, id string)
 	}
 	s, err := k.API.GetSnapshot(ctx, key.Project, id)
 	switch {
-	case isNotFound(err):
+	case errors.Is(err, outcome.ErrNotFound):
 		return engine.SnapshotFailed, nil // its operation failed
 	case err != nil:
 		return engine.SnapshotPending, err
@@ -456,8 +456,6 @@ func detail(d *engine.Decision) *Detail {
 	}
 	return &Detail{}
 }
-
-func isNotFound(err error) bool { return errors.Is(err, outcome.ErrNotFound) }
 
 func owned(d inventory.Disk, pol Policy) bool {
 	for _, k := range pol.OwnerLabelKeys {
