@@ -4,7 +4,7 @@ import (
 	"net/url"
 	"regexp"
 
-	"reclaim.dev/reclaim/internal/glob"
+	"reclaim.dev/reclaim/base/glob"
 )
 
 var (
@@ -42,5 +42,5 @@ func validateEndpoint(ps *problems, p, endpoint, service string) {
 	}
 }
 
-// GlobRegexp compiles a repository, tag or path glob (see internal/glob).
+// GlobRegexp compiles a repository, tag or path glob (see base/glob).
 func GlobRegexp(g string) (*regexp.Regexp, error) { return glob.Compile(g) }

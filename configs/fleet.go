@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"reclaim.dev/reclaim/internal/glob"
+	"reclaim.dev/reclaim/base/glob"
 )
 
 // Fleet says how reclaim learns which clusters exist. A cluster reclaim

@@ -14,9 +14,9 @@ import (
 	"time"
 
 	"reclaim.dev/reclaim/internal/app"
-	"reclaim.dev/reclaim/internal/fakeapi"
 	"reclaim.dev/reclaim/internal/testenv"
 	"reclaim.dev/reclaim/providers/ec2/ec2fake"
+	"reclaim.dev/reclaim/providers/fakeapi"
 )
 
 var (
@@ -97,7 +97,7 @@ func run(m *testing.M) int {
 	code := m.Run()
 	if code == 0 {
 		// Every call reclaim made through the wire fakes is declared by a
-		// kind or read (internal/perms), so deploy/ grants it.
+		// kind or read (base/perms), so deploy/ grants it.
 		code = fakeapi.CheckSeen(os.Stdout, app.Permissions().Cloud())
 	}
 	return code

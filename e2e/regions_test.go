@@ -8,12 +8,12 @@ import (
 	"testing"
 	"time"
 
-	"reclaim.dev/reclaim/internal/fakeapi"
 	"reclaim.dev/reclaim/internal/testenv"
 	"reclaim.dev/reclaim/providers/batch/batchfake"
 	"reclaim.dev/reclaim/providers/ec2/ec2fake"
 	"reclaim.dev/reclaim/providers/ecs/ecsfake"
 	"reclaim.dev/reclaim/providers/eks/eksfake"
+	"reclaim.dev/reclaim/providers/fakeapi"
 	"reclaim.dev/reclaim/providers/lambda/lambdafake"
 	"reclaim.dev/reclaim/reconcile/kinds/ecrimage"
 )

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"reclaim.dev/reclaim/base/outcome"
 )
 
 // RepoKey names an ECR repository: an account's registry in a region, and
@@ -238,7 +240,7 @@ const ImageNotFound = "ImageNotFound"
 func (f ImageFailure) Err() error {
 	err := fmt.Errorf("%s: %s", f.Code, f.Reason)
 	if f.Code == ImageNotFound {
-		return fmt.Errorf("%s: %w", f.Reason, ErrNotFound)
+		return fmt.Errorf("%s: %w", f.Reason, outcome.ErrNotFound)
 	}
-	return Refused(err)
+	return outcome.MarkRefused(err)
 }

@@ -5,7 +5,6 @@
 package inventory
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -340,8 +339,3 @@ type Snapshot struct {
 	// (CollectOptions.Clouds; CloudOf reads one).
 	Clouds map[string]any
 }
-
-// ErrNotFound is the delete contract every provider keeps: Get and Delete
-// return an error wrapping it when the resource does not exist, and callers
-// treat it as success for Delete — the resource is gone, which was the goal.
-var ErrNotFound = errors.New("not found")

@@ -1,14 +1,9 @@
 package inventory
 
 import (
-	"errors"
 	"slices"
 	"strings"
 )
-
-// ErrInUse is what a delete of a network interface wraps when EC2 says it
-// is in use (attached again since it was listed): its outcome is Changed.
-var ErrInUse = Changed(errors.New("network interface in use"))
 
 // Subnet is an EC2 subnet in scope.
 type Subnet struct {

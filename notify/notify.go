@@ -22,8 +22,8 @@ import (
 
 	"go.uber.org/zap"
 
+	"reclaim.dev/reclaim/base/layout"
 	"reclaim.dev/reclaim/notify/report"
-	"reclaim.dev/reclaim/notify/report/layout"
 	"reclaim.dev/reclaim/reconcile/engine"
 )
 

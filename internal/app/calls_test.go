@@ -3,7 +3,7 @@ package app
 import (
 	"os"
 
-	"reclaim.dev/reclaim/internal/fakeapi"
+	"reclaim.dev/reclaim/providers/fakeapi"
 )
 
 // checkCalls is TestMain's check after the tests: every call the wire

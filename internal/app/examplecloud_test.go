@@ -20,6 +20,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"reclaim.dev/reclaim/base/outcome"
 	config "reclaim.dev/reclaim/configs"
 	"reclaim.dev/reclaim/internal/app"
 	"reclaim.dev/reclaim/internal/examplecloud"
@@ -59,7 +60,7 @@ func (c *bucketCloud) Bucket(_ context.Context, account, name string) (examplecl
 	defer c.mu.Unlock()
 	b, ok := c.buckets[account+"/"+name]
 	if !ok {
-		return b, fmt.Errorf("bucket %s: %w", name, inventory.ErrNotFound)
+		return b, fmt.Errorf("bucket %s: %w", name, outcome.ErrNotFound)
 	}
 	return b, nil
 }
@@ -70,7 +71,7 @@ func (c *bucketCloud) DeleteBucket(_ context.Context, account, name, id string) 
 	b, ok := c.buckets[account+"/"+name]
 	switch {
 	case !ok:
-		return fmt.Errorf("bucket %s: %w", name, inventory.ErrNotFound)
+		return fmt.Errorf("bucket %s: %w", name, outcome.ErrNotFound)
 	case b.ID != id:
 		return examplecloud.ErrChanged
 	}

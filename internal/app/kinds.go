@@ -6,11 +6,11 @@ import (
 	"slices"
 	"strings"
 
+	"reclaim.dev/reclaim/base/layout"
+	"reclaim.dev/reclaim/base/perms"
 	config "reclaim.dev/reclaim/configs"
-	"reclaim.dev/reclaim/internal/perms"
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/inventory/kube"
-	"reclaim.dev/reclaim/notify/report/layout"
 	"reclaim.dev/reclaim/reconcile/engine"
 	"reclaim.dev/reclaim/reconcile/kinds/ebsvolume"
 	"reclaim.dev/reclaim/reconcile/kinds/ecrimage"

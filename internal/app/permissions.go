@@ -1,7 +1,7 @@
 package app
 
 import (
-	"reclaim.dev/reclaim/internal/perms"
+	"reclaim.dev/reclaim/base/perms"
 	"reclaim.dev/reclaim/inventory/kube"
 	"reclaim.dev/reclaim/providers/awsclient"
 	"reclaim.dev/reclaim/providers/batch"

@@ -13,9 +13,9 @@ import (
 
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 
+	"reclaim.dev/reclaim/base/perms"
 	"reclaim.dev/reclaim/internal/app"
 	"reclaim.dev/reclaim/internal/daemon"
-	"reclaim.dev/reclaim/internal/perms"
 	"reclaim.dev/reclaim/inventory/kube"
 	"reclaim.dev/reclaim/reconcile/kinds/k8sjob"
 	"reclaim.dev/reclaim/reconcile/kinds/k8spod"

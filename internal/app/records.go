@@ -21,6 +21,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
+	"reclaim.dev/reclaim/base/outcome"
 	config "reclaim.dev/reclaim/configs"
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/inventory/kube"
@@ -590,7 +591,7 @@ func (rr *recordReader) fetch(ctx context.Context, key, where string, t kube.Tar
 		}
 	}
 	switch {
-	case errors.Is(err, inventory.ErrNotFound):
+	case errors.Is(err, outcome.ErrNotFound):
 		return fetched{}, fmt.Sprintf("no record at %s: is reclaim agent running in the cluster, as %s in %s?", where, t.CloudName, t.Place)
 	case errors.Is(err, bucket.ErrDenied):
 		return fetched{}, fmt.Sprintf("reading %s was denied: grant reclaim %s", where, rr.grant("s3:GetObject", "storage.objects.get"))

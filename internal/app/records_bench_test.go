@@ -22,6 +22,7 @@ import (
 	"testing"
 	"time"
 
+	"reclaim.dev/reclaim/base/outcome"
 	config "reclaim.dev/reclaim/configs"
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/inventory/published"
@@ -436,7 +437,7 @@ func (s *recStore) Open(ctx context.Context, key string) (io.ReadCloser, string,
 	}
 	body, etag, ok := s.object(key)
 	if !ok {
-		return nil, "", fmt.Errorf("get %s: %w", key, inventory.ErrNotFound)
+		return nil, "", fmt.Errorf("get %s: %w", key, outcome.ErrNotFound)
 	}
 	s.bytes.Add(int64(len(body)))
 	return io.NopCloser(bytes.NewReader(body)), etag, nil

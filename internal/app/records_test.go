@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"reclaim.dev/reclaim/base/outcome"
 	config "reclaim.dev/reclaim/configs"
 	"reclaim.dev/reclaim/internal/testenv"
 	"reclaim.dev/reclaim/inventory"
@@ -28,7 +29,7 @@ type memRecords map[string][]byte
 func (m memRecords) Get(_ context.Context, key string) ([]byte, error) {
 	b, ok := m[key]
 	if !ok {
-		return nil, fmt.Errorf("get %s: %w", key, inventory.ErrNotFound)
+		return nil, fmt.Errorf("get %s: %w", key, outcome.ErrNotFound)
 	}
 	return b, nil
 }
@@ -548,7 +549,7 @@ func (s *countingRecords) Get(_ context.Context, key string) ([]byte, error) {
 	s.mu.Lock()
 	s.inFlight--
 	s.mu.Unlock()
-	return nil, fmt.Errorf("get %s: %w", key, inventory.ErrNotFound)
+	return nil, fmt.Errorf("get %s: %w", key, outcome.ErrNotFound)
 }
 
 func (s *countingRecords) Put(context.Context, string, []byte) error { return nil }

@@ -39,12 +39,12 @@ import (
 	"k8s.io/client-go/tools/leaderelection"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 
+	"reclaim.dev/reclaim/base/layout"
 	config "reclaim.dev/reclaim/configs"
 	"reclaim.dev/reclaim/internal/app"
 	"reclaim.dev/reclaim/inventory/kube"
 	"reclaim.dev/reclaim/notify/metrics"
 	"reclaim.dev/reclaim/notify/report"
-	"reclaim.dev/reclaim/notify/report/layout"
 )
 
 // Passer runs one pass; *app.Runner is one.

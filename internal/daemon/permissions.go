@@ -1,6 +1,6 @@
 package daemon
 
-import "reclaim.dev/reclaim/internal/perms"
+import "reclaim.dev/reclaim/base/perms"
 
 // Permissions of leader election on the daemon's Lease (client-go
 // leaderelection: get it, create it the first time, update to acquire and

@@ -20,11 +20,12 @@ import (
 	"strings"
 	"time"
 
+	"reclaim.dev/reclaim/base/layout"
+	"reclaim.dev/reclaim/base/optout"
+	"reclaim.dev/reclaim/base/outcome"
 	config "reclaim.dev/reclaim/configs"
 	"reclaim.dev/reclaim/inventory"
-	"reclaim.dev/reclaim/notify/report/layout"
 	"reclaim.dev/reclaim/reconcile/engine"
-	"reclaim.dev/reclaim/reconcile/engine/optout"
 )
 
 // Name is the kind; Key its config section; SourceKind names its listings
@@ -88,8 +89,8 @@ type Bucket struct {
 
 // ErrChanged is what DeleteBucket returns when the bucket is no longer the
 // one named by id (its precondition failed): a delete outcome the engine
-// reads as a skip (inventory.OutcomeOf).
-var ErrChanged = inventory.Changed(errors.New("bucket changed"))
+// reads as a skip (outcome.Of).
+var ErrChanged = outcome.MarkChanged(errors.New("bucket changed"))
 
 // API is the cloud the kind reads and deletes through; a provider's client
 // implements it (with its paging, retries and rate limits).
@@ -97,11 +98,11 @@ type API interface {
 	// Buckets lists an account's buckets, every page; with an error, what
 	// the pages before it showed.
 	Buckets(ctx context.Context, account string) ([]Bucket, error)
-	// Bucket re-reads one; an error wrapping inventory.ErrNotFound when gone.
+	// Bucket re-reads one; an error wrapping outcome.ErrNotFound when gone.
 	Bucket(ctx context.Context, account, name string) (Bucket, error)
 	// DeleteBucket deletes the bucket only while its id is id. Its error
-	// says the outcome (inventory.OutcomeOf): ErrChanged for another id,
-	// inventory.ErrNotFound when gone, inventory.Refused for the cloud's
+	// says the outcome (outcome.Of): ErrChanged for another id,
+	// outcome.ErrNotFound when gone, outcome.Refused for the cloud's
 	// no; any other error is no answer.
 	DeleteBucket(ctx context.Context, account, name, id string) error
 }
@@ -241,7 +242,7 @@ func (k *Kind) Recheck(ctx context.Context, batch []*engine.Decision) ([]engine.
 		det := detailOf(d)
 		b, err := k.api.Bucket(ctx, det.Account, d.Name)
 		switch {
-		case errors.Is(err, inventory.ErrNotFound):
+		case errors.Is(err, outcome.ErrNotFound):
 			out[i] = engine.Verdict{Result: engine.GoneNow}
 		case err != nil:
 			return nil, fmt.Errorf("re-read bucket %s/%s: %w", det.Account, d.Name, err)

@@ -14,8 +14,8 @@ import (
 	k8sfake "k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 
+	"reclaim.dev/reclaim/base/outcome"
 	"reclaim.dev/reclaim/inventory"
-	"reclaim.dev/reclaim/reconcile/engine"
 	"reclaim.dev/reclaim/reconcile/kinds/ecrimage"
 	"reclaim.dev/reclaim/reconcile/kinds/gcedisk"
 	"reclaim.dev/reclaim/reconcile/kinds/workflowpvc"
@@ -95,7 +95,7 @@ func (g gceAPI) GetDisk(ctx context.Context, key inventory.DiskKey) (inventory.D
 	}
 	d := g.f.w.diskAt(key)
 	if d == nil {
-		return inventory.Disk{}, fmt.Errorf("get %s: %w", key, engine.ErrNotFound)
+		return inventory.Disk{}, fmt.Errorf("get %s: %w", key, outcome.ErrNotFound)
 	}
 	return g.f.inventoryDisk(d), nil
 }
@@ -123,7 +123,7 @@ func (g gceAPI) GetSnapshot(ctx context.Context, project, name string) (inventor
 	}
 	s, ok := g.f.snaps[project+"/"+name]
 	if !ok {
-		return s, fmt.Errorf("snapshots.get %s/%s: %w", project, name, engine.ErrNotFound)
+		return s, fmt.Errorf("snapshots.get %s/%s: %w", project, name, outcome.ErrNotFound)
 	}
 	return s, nil
 }
@@ -136,7 +136,7 @@ func (g gceAPI) DeleteDisk(ctx context.Context, key inventory.DiskKey) error {
 	defer f.end()
 	d := f.w.diskAt(key)
 	if d == nil {
-		return fmt.Errorf("delete %s: %w", key, engine.ErrNotFound)
+		return fmt.Errorf("delete %s: %w", key, outcome.ErrNotFound)
 	}
 	f.attempts[gcedisk.Name]++
 	if f.failCall() {
@@ -201,7 +201,7 @@ func (e ecrAPI) DescribeImages(ctx context.Context, key inventory.RepoKey, diges
 	}
 	r := e.f.w.repoOf(key)
 	if r == nil {
-		return nil, fmt.Errorf("repository %s: %w", key, inventory.ErrNotFound)
+		return nil, fmt.Errorf("repository %s: %w", key, outcome.ErrNotFound)
 	}
 	var out []inventory.Image
 	for _, d := range digests {
@@ -218,7 +218,7 @@ func (e ecrAPI) RepoTags(ctx context.Context, key inventory.RepoKey) (map[string
 		return nil, err
 	}
 	if e.f.w.repoOf(key) == nil {
-		return nil, fmt.Errorf("repository %s: %w", key, inventory.ErrNotFound)
+		return nil, fmt.Errorf("repository %s: %w", key, outcome.ErrNotFound)
 	}
 	return map[string]string{}, nil
 }
@@ -234,7 +234,7 @@ func (e ecrAPI) DeleteImages(ctx context.Context, key inventory.RepoKey, digests
 	}
 	r := f.w.repoOf(key)
 	if r == nil {
-		return nil, fmt.Errorf("repository %s: %w", key, inventory.ErrNotFound)
+		return nil, fmt.Errorf("repository %s: %w", key, outcome.ErrNotFound)
 	}
 	f.attempts[ecrimage.Name] += len(digests)
 	if f.failCall() {

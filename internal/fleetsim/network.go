@@ -9,6 +9,7 @@ import (
 
 	"github.com/aws/smithy-go"
 
+	"reclaim.dev/reclaim/base/outcome"
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/reconcile/kinds/netiface"
 )
@@ -441,10 +442,10 @@ func (e ec2API) DeleteInterface(ctx context.Context, account, region, id string)
 	defer f.end()
 	n := f.w.ifaceByID(account, id)
 	if n == nil {
-		return fmt.Errorf("ec2 DeleteNetworkInterface %s: InvalidNetworkInterfaceID.NotFound: %w", id, inventory.ErrNotFound)
+		return fmt.Errorf("ec2 DeleteNetworkInterface %s: InvalidNetworkInterfaceID.NotFound: %w", id, outcome.ErrNotFound)
 	}
 	if n.status != "available" {
-		return fmt.Errorf("ec2 DeleteNetworkInterface %s: InvalidNetworkInterface.InUse: %w", id, inventory.ErrInUse)
+		return fmt.Errorf("ec2 DeleteNetworkInterface %s: InvalidNetworkInterface.InUse: %w", id, outcome.ErrInUse)
 	}
 	f.attempts[netiface.Name]++
 	if f.failCall() {

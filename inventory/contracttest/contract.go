@@ -7,15 +7,15 @@ import (
 	"errors"
 	"testing"
 
-	"reclaim.dev/reclaim/inventory"
+	"reclaim.dev/reclaim/base/outcome"
 )
 
 // Deleter is one provider, seen through the contract.
 type Deleter struct {
-	// Get re-reads a resource; it wraps inventory.ErrNotFound when it is gone.
+	// Get re-reads a resource; it wraps outcome.ErrNotFound when it is gone.
 	Get func(ctx context.Context, id string) error
 	// Delete deletes a resource and waits until it is gone; it wraps
-	// inventory.ErrNotFound when there was nothing to delete.
+	// outcome.ErrNotFound when there was nothing to delete.
 	Delete func(ctx context.Context, id string) error
 	// Existing makes a fresh resource that may be deleted and returns its id.
 	Existing func(t *testing.T) string
@@ -36,7 +36,7 @@ func Run(t *testing.T, d Deleter) {
 		if err := d.Delete(ctx, id); err != nil {
 			t.Fatalf("delete: %v", err)
 		}
-		if err := d.Get(ctx, id); !errors.Is(err, inventory.ErrNotFound) {
+		if err := d.Get(ctx, id); !errors.Is(err, outcome.ErrNotFound) {
 			t.Fatalf("get after delete: %v, want ErrNotFound", err)
 		}
 	})
@@ -45,15 +45,15 @@ func Run(t *testing.T, d Deleter) {
 		if err := d.Delete(ctx, id); err != nil {
 			t.Fatalf("delete: %v", err)
 		}
-		if err := d.Delete(ctx, id); !errors.Is(err, inventory.ErrNotFound) {
+		if err := d.Delete(ctx, id); !errors.Is(err, outcome.ErrNotFound) {
 			t.Fatalf("second delete: %v, want ErrNotFound", err)
 		}
 	})
 	t.Run("missing is NotFound", func(t *testing.T) {
-		if err := d.Get(ctx, d.Missing); !errors.Is(err, inventory.ErrNotFound) {
+		if err := d.Get(ctx, d.Missing); !errors.Is(err, outcome.ErrNotFound) {
 			t.Fatalf("get: %v, want ErrNotFound", err)
 		}
-		if err := d.Delete(ctx, d.Missing); !errors.Is(err, inventory.ErrNotFound) {
+		if err := d.Delete(ctx, d.Missing); !errors.Is(err, outcome.ErrNotFound) {
 			t.Fatalf("delete: %v, want ErrNotFound", err)
 		}
 	})

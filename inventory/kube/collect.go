@@ -21,8 +21,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/pager"
 
+	"reclaim.dev/reclaim/base/optout"
 	"reclaim.dev/reclaim/inventory"
-	"reclaim.dev/reclaim/reconcile/engine/optout"
 )
 
 // WorkflowGVR is the Argo Workflow resource.

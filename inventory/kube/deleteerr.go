@@ -6,11 +6,11 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
-	"reclaim.dev/reclaim/inventory"
+	"reclaim.dev/reclaim/base/outcome"
 )
 
 // DeleteError maps what an API server answered to a delete (made with a UID
-// precondition) of what to the delete outcomes (inventory.OutcomeOf), for
+// precondition) of what to the delete outcomes (outcome.Of), for
 // every Kubernetes kind alike:
 //
 //   - nil: deleted;
@@ -25,11 +25,11 @@ func DeleteError(err error, what string) error {
 	case err == nil:
 		return nil
 	case apierrors.IsNotFound(err):
-		return fmt.Errorf("%s: %w", what, inventory.ErrNotFound)
+		return fmt.Errorf("%s: %w", what, outcome.ErrNotFound)
 	case apierrors.IsConflict(err):
-		return inventory.Changed(fmt.Errorf("recreated since it was re-read (%w)", err))
+		return outcome.MarkChanged(fmt.Errorf("recreated since it was re-read (%w)", err))
 	case isRefusal(err):
-		return inventory.Refused(fmt.Errorf("delete %s: %w", what, err))
+		return outcome.MarkRefused(fmt.Errorf("delete %s: %w", what, err))
 	default:
 		return fmt.Errorf("delete %s: %w", what, err)
 	}

@@ -1,7 +1,7 @@
 package kube
 
 import (
-	"reclaim.dev/reclaim/internal/perms"
+	"reclaim.dev/reclaim/base/perms"
 	"reclaim.dev/reclaim/inventory"
 )
 

@@ -13,7 +13,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 
-	"reclaim.dev/reclaim/internal/perms"
+	"reclaim.dev/reclaim/base/perms"
 )
 
 // Watched are the resources whose changes a watching agent (reclaim daemon

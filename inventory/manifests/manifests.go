@@ -16,8 +16,9 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"reclaim.dev/reclaim/internal/glob"
 	"strings"
+
+	"reclaim.dev/reclaim/base/glob"
 
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
@@ -28,7 +29,7 @@ import (
 
 // Options controls one read.
 type Options struct {
-	// Exclude are globs (internal/glob: * within a segment, ** across) of slash-separated paths relative
+	// Exclude are globs (base/glob: * within a segment, ** across) of slash-separated paths relative
 	// to the directory, to skip: a matching directory is skipped whole. A
 	// pattern without a slash also matches any file or directory by its base
 	// name (".github", "*.schema.json").

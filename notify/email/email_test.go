@@ -17,9 +17,9 @@ import (
 
 	"golang.org/x/net/html"
 
+	"reclaim.dev/reclaim/base/layout"
 	"reclaim.dev/reclaim/notify"
 	"reclaim.dev/reclaim/notify/report"
-	"reclaim.dev/reclaim/notify/report/layout"
 	"reclaim.dev/reclaim/reconcile/engine"
 	"reclaim.dev/reclaim/reconcile/kinds/ecrimage"
 	"reclaim.dev/reclaim/reconcile/kinds/gcedisk"

@@ -13,9 +13,9 @@ import (
 	"strings"
 	"time"
 
+	"reclaim.dev/reclaim/base/layout"
 	"reclaim.dev/reclaim/notify"
 	"reclaim.dev/reclaim/notify/report"
-	"reclaim.dev/reclaim/notify/report/layout"
 	"reclaim.dev/reclaim/reconcile/engine"
 )
 

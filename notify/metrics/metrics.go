@@ -17,8 +17,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/push"
 	"github.com/prometheus/common/expfmt"
 
+	"reclaim.dev/reclaim/base/layout"
 	"reclaim.dev/reclaim/notify/report"
-	"reclaim.dev/reclaim/notify/report/layout"
 	"reclaim.dev/reclaim/reconcile/engine"
 )
 

@@ -17,8 +17,8 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
+	"reclaim.dev/reclaim/base/layout"
 	"reclaim.dev/reclaim/notify/report"
-	"reclaim.dev/reclaim/notify/report/layout"
 	"reclaim.dev/reclaim/reconcile/engine"
 	"reclaim.dev/reclaim/reconcile/kinds/gcedisk"
 )

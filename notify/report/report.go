@@ -13,7 +13,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"reclaim.dev/reclaim/notify/report/layout"
+	"reclaim.dev/reclaim/base/layout"
 	"reclaim.dev/reclaim/reconcile/engine"
 )
 

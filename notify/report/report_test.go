@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"reclaim.dev/reclaim/base/layout"
 	"reclaim.dev/reclaim/notify/report"
-	"reclaim.dev/reclaim/notify/report/layout"
 	"reclaim.dev/reclaim/reconcile/engine"
 	"reclaim.dev/reclaim/reconcile/kinds/ecrimage"
 	"reclaim.dev/reclaim/reconcile/kinds/gcedisk"

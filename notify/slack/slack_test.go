@@ -18,8 +18,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"reclaim.dev/reclaim/base/layout"
 	"reclaim.dev/reclaim/notify/report"
-	"reclaim.dev/reclaim/notify/report/layout"
 	"reclaim.dev/reclaim/reconcile/engine"
 	"reclaim.dev/reclaim/reconcile/kinds/ecrimage"
 	"reclaim.dev/reclaim/reconcile/kinds/finished"

@@ -1,6 +1,6 @@
 package awsclient
 
-import "reclaim.dev/reclaim/internal/perms"
+import "reclaim.dev/reclaim/base/perms"
 
 // Permissions: a configured roleARN (e.g. ecr.registries[].roleARN) is
 // assumed with sts:AssumeRole. deploy/'s policies do not grant it: the user

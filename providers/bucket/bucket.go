@@ -17,7 +17,7 @@ import (
 	"github.com/aws/smithy-go"
 	smithyhttp "github.com/aws/smithy-go/transport/http"
 
-	"reclaim.dev/reclaim/inventory"
+	"reclaim.dev/reclaim/base/outcome"
 	"reclaim.dev/reclaim/providers/awsclient"
 )
 
@@ -87,7 +87,7 @@ func (c *Client) Put(ctx context.Context, key string, body []byte) error {
 	return nil
 }
 
-// Get reads the object at key: an error wrapping inventory.ErrNotFound
+// Get reads the object at key: an error wrapping outcome.ErrNotFound
 // when there is none, ErrDenied when S3 refuses.
 func (c *Client) Get(ctx context.Context, key string) ([]byte, error) {
 	out, err := c.api.GetObject(ctx, &s3.GetObjectInput{Bucket: &c.bucket, Key: &key, ExpectedBucketOwner: c.owner})
@@ -168,14 +168,14 @@ func classify(err error) error {
 	if errors.As(err, &re) {
 		switch re.HTTPStatusCode() {
 		case http.StatusNotFound:
-			return fmt.Errorf("%w: %w", inventory.ErrNotFound, err)
+			return fmt.Errorf("%w: %w", outcome.ErrNotFound, err)
 		case http.StatusForbidden:
 			return fmt.Errorf("%w: %w", ErrDenied, err)
 		}
 	}
 	var ae smithy.APIError
 	if errors.As(err, &ae) && (ae.ErrorCode() == "NoSuchKey" || ae.ErrorCode() == "NotFound") {
-		return fmt.Errorf("%w: %w", inventory.ErrNotFound, err)
+		return fmt.Errorf("%w: %w", outcome.ErrNotFound, err)
 	}
 	return err
 }

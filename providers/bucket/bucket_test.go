@@ -16,8 +16,8 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/credentials"
 
+	"reclaim.dev/reclaim/base/outcome"
 	"reclaim.dev/reclaim/internal/testenv"
-	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/providers/awsclient"
 	"reclaim.dev/reclaim/providers/bucket"
 )
@@ -59,7 +59,7 @@ func TestBucket(t *testing.T) {
 	if err != nil || !bytes.Equal(got, first) {
 		t.Fatalf("read back %d bytes, %v", len(got), err)
 	}
-	if _, err := deleter.Get(ctx, "clusters/b/rec.json.gz"); !errors.Is(err, inventory.ErrNotFound) {
+	if _, err := deleter.Get(ctx, "clusters/b/rec.json.gz"); !errors.Is(err, outcome.ErrNotFound) {
 		t.Fatalf("a missing record: %v", err)
 	}
 	if _, err := stranger.Get(ctx, key); !errors.Is(err, bucket.ErrDenied) {
@@ -140,7 +140,7 @@ func TestBucketListAndOpen(t *testing.T) {
 	if again := list()[one.Key]; again.Version == one.Version {
 		t.Fatalf("a new put kept version %q", again.Version)
 	}
-	if _, _, err := deleter.Open(ctx, "clusters/c/none.json.gz"); !errors.Is(err, inventory.ErrNotFound) {
+	if _, _, err := deleter.Open(ctx, "clusters/c/none.json.gz"); !errors.Is(err, outcome.ErrNotFound) {
 		t.Fatalf("opening a missing record: %v", err)
 	}
 	if _, err := stranger.List(ctx, "clusters/"); !errors.Is(err, bucket.ErrDenied) {

@@ -18,7 +18,7 @@ import (
 	"google.golang.org/api/googleapi"
 	storage "google.golang.org/api/storage/v1"
 
-	"reclaim.dev/reclaim/inventory"
+	"reclaim.dev/reclaim/base/outcome"
 	"reclaim.dev/reclaim/providers/gcpclient"
 )
 
@@ -125,7 +125,7 @@ func (c *GCS) Put(ctx context.Context, key string, body []byte) error {
 	return nil
 }
 
-// Get reads the object at key: an error wrapping inventory.ErrNotFound
+// Get reads the object at key: an error wrapping outcome.ErrNotFound
 // when there is none, ErrDenied when GCS refuses.
 func (c *GCS) Get(ctx context.Context, key string) ([]byte, error) {
 	var b []byte
@@ -242,13 +242,13 @@ func retryableGCS(ctx context.Context, err error) bool {
 }
 
 // classifyGCS wraps GCS's answers the callers tell apart: 404 is
-// inventory.ErrNotFound, 401 and 403 ErrDenied.
+// outcome.ErrNotFound, 401 and 403 ErrDenied.
 func classifyGCS(err error) error {
 	var ge *googleapi.Error
 	if errors.As(err, &ge) {
 		switch ge.Code {
 		case http.StatusNotFound:
-			return fmt.Errorf("%w: %w", inventory.ErrNotFound, err)
+			return fmt.Errorf("%w: %w", outcome.ErrNotFound, err)
 		case http.StatusForbidden, http.StatusUnauthorized:
 			return fmt.Errorf("%w: %w", ErrDenied, err)
 		}

@@ -1,6 +1,6 @@
 package bucket
 
-import "reclaim.dev/reclaim/internal/perms"
+import "reclaim.dev/reclaim/base/perms"
 
 // GCSReadPermissions are a deleter's with fleet.snapshots.gcs: objects.get
 // reads a cluster's record, objects.list lists the records' generations

@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"reclaim.dev/reclaim/base/outcome"
 	"reclaim.dev/reclaim/internal/testenv"
-	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/providers/bucket"
 	"reclaim.dev/reclaim/providers/gcpclient"
 )
@@ -129,11 +129,11 @@ func TestGCSPutGetListAndTheirErrors(t *testing.T) {
 	if err != nil || string(got) != "second" || version != listed {
 		t.Fatalf("open after the put: %q version %q, %v; want second, version %q", got, version, err, listed)
 	}
-	if _, _, err := reader.Open(ctx, "records/a/none.json.gz"); !errors.Is(err, inventory.ErrNotFound) {
+	if _, _, err := reader.Open(ctx, "records/a/none.json.gz"); !errors.Is(err, outcome.ErrNotFound) {
 		t.Fatalf("opening a missing record: %v; want not found", err)
 	}
 
-	if _, err := reader.Get(ctx, "records/a/none.json.gz"); !errors.Is(err, inventory.ErrNotFound) || errors.Is(err, bucket.ErrDenied) {
+	if _, err := reader.Get(ctx, "records/a/none.json.gz"); !errors.Is(err, outcome.ErrNotFound) || errors.Is(err, bucket.ErrDenied) {
 		t.Fatalf("a missing record: %v; want not found", err)
 	}
 	// The agent may not write another cluster's record, nor may the
@@ -143,11 +143,11 @@ func TestGCSPutGetListAndTheirErrors(t *testing.T) {
 			t.Fatalf("a put outside the grant: %v; want denied", err)
 		}
 	}
-	if _, err := reader.Get(ctx, "records/b/other.json.gz"); !errors.Is(err, inventory.ErrNotFound) {
+	if _, err := reader.Get(ctx, "records/b/other.json.gz"); !errors.Is(err, outcome.ErrNotFound) {
 		t.Fatalf("the refused put wrote something: %v", err)
 	}
 	stranger := gcsClient(t, srv, strangeSA, bucket.GCSOptions{})
-	if _, err := stranger.Get(ctx, "records/a/one.json.gz"); !errors.Is(err, bucket.ErrDenied) || errors.Is(err, inventory.ErrNotFound) {
+	if _, err := stranger.Get(ctx, "records/a/one.json.gz"); !errors.Is(err, bucket.ErrDenied) || errors.Is(err, outcome.ErrNotFound) {
 		t.Fatalf("a refused get: %v; want denied", err)
 	}
 	if _, err := stranger.List(ctx, "records/"); !errors.Is(err, bucket.ErrDenied) {

@@ -1,6 +1,6 @@
 package bucket
 
-import "reclaim.dev/reclaim/internal/perms"
+import "reclaim.dev/reclaim/base/perms"
 
 // ReadPermissions are a deleter's with fleet.snapshots: ListBucket (on
 // the bucket, limited to the prefix by an s3:prefix condition) lists the

@@ -21,7 +21,7 @@ import (
 	"github.com/aws/smithy-go/middleware"
 	"golang.org/x/time/rate"
 
-	"reclaim.dev/reclaim/inventory"
+	"reclaim.dev/reclaim/base/outcome"
 	"reclaim.dev/reclaim/providers/awsclient"
 )
 
@@ -219,14 +219,14 @@ func (m *countMiddleware) HandleFinalize(ctx context.Context, in middleware.Fina
 // ---- errors ----
 
 // errRefused and errChanged mark a delete EC2 answered and did not do
-// (inventory.OutcomeRefused, inventory.OutcomeChanged).
+// (outcome.Refused, outcome.Changed).
 var (
-	errRefused = inventory.Refused(errors.New("refused"))
-	errChanged = inventory.Changed(errors.New("changed"))
+	errRefused = outcome.MarkRefused(errors.New("refused"))
+	errChanged = outcome.MarkChanged(errors.New("changed"))
 )
 
 // opError is an API error in operator words; it unwraps to the SDK's error
-// and, where it applies, inventory.ErrNotFound or an outcome mark.
+// and, where it applies, outcome.ErrNotFound or an outcome mark.
 type opError struct {
 	text string
 	errs []error
@@ -302,7 +302,7 @@ func (c *Client) List(ctx context.Context) Listing {
 
 // Volume re-reads one volume (DescribeVolumes with VolumeIds, which EC2
 // fails with InvalidVolume.NotFound when the volume does not exist: the
-// error then wraps inventory.ErrNotFound).
+// error then wraps outcome.ErrNotFound).
 func (c *Client) Volume(ctx context.Context, id string) (Volume, error) {
 	if id == "" {
 		return Volume{}, fmt.Errorf("ec2 %s %s/%s: empty volume id", OpDescribeVolumes, c.Account(), c.Region())
@@ -310,7 +310,7 @@ func (c *Client) Volume(ctx context.Context, id string) (Volume, error) {
 	res, err := c.api.DescribeVolumes(ctx, &ec2.DescribeVolumesInput{VolumeIds: []string{id}})
 	if err != nil {
 		if awsclient.ErrorCode(err) == codeVolumeNotFound {
-			return Volume{}, c.explain("ec2", OpDescribeVolumes, id, err, inventory.ErrNotFound)
+			return Volume{}, c.explain("ec2", OpDescribeVolumes, id, err, outcome.ErrNotFound)
 		}
 		return Volume{}, c.explain("ec2", OpDescribeVolumes, id, err)
 	}
@@ -319,7 +319,7 @@ func (c *Client) Volume(ctx context.Context, id string) (Volume, error) {
 			return convertVolume(&res.Volumes[i]), nil
 		}
 	}
-	return Volume{}, fmt.Errorf("ec2 %s %s/%s %s: not in the answer: %w", OpDescribeVolumes, c.Account(), c.Region(), id, inventory.ErrNotFound)
+	return Volume{}, fmt.Errorf("ec2 %s %s/%s %s: not in the answer: %w", OpDescribeVolumes, c.Account(), c.Region(), id, outcome.ErrNotFound)
 }
 
 func convertVolume(v *types.Volume) Volume {
@@ -351,11 +351,11 @@ func convertVolume(v *types.Volume) Volume {
 
 // DeleteVolume deletes one volume (DeleteVolume, paced by the mutating
 // bucket; the SDK retries a 5xx or a lost answer like any call). Its error
-// says the delete's outcome (inventory.OutcomeOf): a volume that does not
+// says the delete's outcome (outcome.Of): a volume that does not
 // exist (InvalidVolume.NotFound, also after a retry of a delete whose answer
-// was lost) wraps inventory.ErrNotFound, gone; attached or not available
-// (VolumeInUse, IncorrectState) is inventory.Changed; any other answer of
-// EC2's with a 4xx status is inventory.Refused; no answer, a 5xx or
+// was lost) wraps outcome.ErrNotFound, gone; attached or not available
+// (VolumeInUse, IncorrectState) is outcome.Changed; any other answer of
+// EC2's with a 4xx status is outcome.Refused; no answer, a 5xx or
 // throttling after the retries is left unknown.
 func (c *Client) DeleteVolume(ctx context.Context, id string) error {
 	if id == "" {
@@ -367,7 +367,7 @@ func (c *Client) DeleteVolume(ctx context.Context, id string) error {
 	}
 	switch awsclient.ErrorCode(err) {
 	case codeVolumeNotFound:
-		return c.explain("ec2", OpDeleteVolume, id, err, inventory.ErrNotFound)
+		return c.explain("ec2", OpDeleteVolume, id, err, outcome.ErrNotFound)
 	case codeVolumeInUse, codeIncorrectState:
 		return c.explain("ec2", OpDeleteVolume, id, err, errChanged)
 	}
@@ -407,7 +407,7 @@ func (c *Client) CreateSnapshot(ctx context.Context, volumeID, description strin
 	res, err := c.api.CreateSnapshot(ctx, in)
 	if err != nil {
 		if awsclient.ErrorCode(err) == codeVolumeNotFound {
-			return "", c.explain("ec2", OpCreateSnapshot, volumeID, err, inventory.ErrNotFound)
+			return "", c.explain("ec2", OpCreateSnapshot, volumeID, err, outcome.ErrNotFound)
 		}
 		return "", c.explain("ec2", OpCreateSnapshot, volumeID, err)
 	}

@@ -13,7 +13,7 @@ import (
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 
-	"reclaim.dev/reclaim/inventory"
+	"reclaim.dev/reclaim/base/outcome"
 	"reclaim.dev/reclaim/providers/awsclient"
 	"reclaim.dev/reclaim/providers/ebs"
 	"reclaim.dev/reclaim/providers/ebs/ebsfake"
@@ -158,7 +158,7 @@ func TestVolumeReRead(t *testing.T) {
 		t.Fatalf("Volume = %+v, %v", v, err)
 	}
 	_, err = c.Volume(ctx, "vol-0000000000000dead")
-	if !errors.Is(err, inventory.ErrNotFound) || !strings.Contains(err.Error(), "InvalidVolume.NotFound") {
+	if !errors.Is(err, outcome.ErrNotFound) || !strings.Contains(err.Error(), "InvalidVolume.NotFound") {
 		t.Errorf("missing volume: %v, want ErrNotFound carrying EC2's code", err)
 	}
 }
@@ -172,35 +172,35 @@ func TestDeleteVolumeOutcomes(t *testing.T) {
 	if err := c.DeleteVolume(ctx, free); err != nil || f.Has(free) {
 		t.Fatalf("delete: %v (still there %v)", err, f.Has(free))
 	}
-	if o := inventory.OutcomeOf(c.DeleteVolume(ctx, free)); o != inventory.OutcomeGone {
+	if o := outcome.Of(c.DeleteVolume(ctx, free)); o != outcome.Gone {
 		t.Errorf("second delete: outcome %v, want gone", o)
 	}
 	attached := f.AddVolume("", ebsfake.Volume{Instances: []string{"i-0123456789abcdef0"}})
 	err := c.DeleteVolume(ctx, attached)
-	if inventory.OutcomeOf(err) != inventory.OutcomeChanged || !strings.Contains(err.Error(), "VolumeInUse") || !f.Has(attached) {
-		t.Errorf("attached: %v (outcome %v, still there %v)", err, inventory.OutcomeOf(err), f.Has(attached))
+	if outcome.Of(err) != outcome.Changed || !strings.Contains(err.Error(), "VolumeInUse") || !f.Has(attached) {
+		t.Errorf("attached: %v (outcome %v, still there %v)", err, outcome.Of(err), f.Has(attached))
 	}
 	creating := f.AddVolume("", ebsfake.Volume{State: "creating"})
-	if o := inventory.OutcomeOf(c.DeleteVolume(ctx, creating)); o != inventory.OutcomeChanged {
+	if o := outcome.Of(c.DeleteVolume(ctx, creating)); o != outcome.Changed {
 		t.Errorf("creating: outcome %v, want changed (IncorrectState)", o)
 	}
 
 	victim := f.AddVolume("", ebsfake.Volume{})
 	for _, tc := range []struct {
 		code string
-		want inventory.Outcome
+		want outcome.Outcome
 		hint string
 	}{
-		{ebsfake.CodeVolumeInUse, inventory.OutcomeChanged, ""},
-		{ebsfake.CodeIncorrectState, inventory.OutcomeChanged, ""},
-		{ebsfake.CodeVolumeNotFound, inventory.OutcomeGone, ""},
-		{ebsfake.CodeUnauthorizedOperation, inventory.OutcomeRefused, "grant ec2:DeleteVolume"},
-		{ebsfake.CodeInvalidParameterValue, inventory.OutcomeRefused, ""},
-		{ebsfake.CodeInternalError, inventory.OutcomeUnknown, "failed after 3 attempts"},
+		{ebsfake.CodeVolumeInUse, outcome.Changed, ""},
+		{ebsfake.CodeIncorrectState, outcome.Changed, ""},
+		{ebsfake.CodeVolumeNotFound, outcome.Gone, ""},
+		{ebsfake.CodeUnauthorizedOperation, outcome.Refused, "grant ec2:DeleteVolume"},
+		{ebsfake.CodeInvalidParameterValue, outcome.Refused, ""},
+		{ebsfake.CodeInternalError, outcome.Unknown, "failed after 3 attempts"},
 	} {
 		f.FailNext(ebsfake.OpDeleteVolume, tc.code, 0) // every attempt, retries too
 		err := c.DeleteVolume(ctx, victim)
-		if got := inventory.OutcomeOf(err); got != tc.want || !strings.Contains(err.Error(), tc.code) || !strings.Contains(err.Error(), tc.hint) {
+		if got := outcome.Of(err); got != tc.want || !strings.Contains(err.Error(), tc.code) || !strings.Contains(err.Error(), tc.hint) {
 			t.Errorf("%s: outcome %v, want %v; error %v", tc.code, got, tc.want, err)
 		}
 		f.ClearFaults()
@@ -218,7 +218,7 @@ func TestDeleteWithLostResponseIsGone(t *testing.T) {
 	id := f.AddVolume("", ebsfake.Volume{})
 	f.LoseDeleteResponses(1)
 	err := c.DeleteVolume(ctx, id)
-	if inventory.OutcomeOf(err) != inventory.OutcomeGone || !errors.Is(err, inventory.ErrNotFound) {
+	if outcome.Of(err) != outcome.Gone || !errors.Is(err, outcome.ErrNotFound) {
 		t.Errorf("lost response: %v, want gone after the retry", err)
 	}
 	if n := f.Calls(ebsfake.OpDeleteVolume); f.Has(id) || n < 2 || n > 2+transportRetry {
@@ -243,7 +243,7 @@ func TestCreateSnapshotTagsIt(t *testing.T) {
 		got[0].Account != acct || got[0].Description != "reclaim: before deleting "+id || !reflect.DeepEqual(got[0].Tags, tags) {
 		t.Errorf("snapshots %+v", got)
 	}
-	if _, err := c.CreateSnapshot(ctx, "vol-0000000000000dead", "", nil); !errors.Is(err, inventory.ErrNotFound) {
+	if _, err := c.CreateSnapshot(ctx, "vol-0000000000000dead", "", nil); !errors.Is(err, outcome.ErrNotFound) {
 		t.Errorf("snapshot of a missing volume: %v", err)
 	}
 	f.FailNext(ebsfake.OpCreateSnapshot, ebsfake.CodeUnauthorizedOperation, 1)
@@ -380,7 +380,7 @@ func TestFleetRoutesByAccountAndRegion(t *testing.T) {
 	if len(ls) != 2 || ls[0].Account != acct || len(ls[0].Volumes) != 1 || ls[1].Account != acct2 || len(ls[1].Volumes) != 2 {
 		t.Fatalf("listings %+v", ls)
 	}
-	if _, err := fl.Volume(ctx, acct, "us-east-1", b); !errors.Is(err, inventory.ErrNotFound) {
+	if _, err := fl.Volume(ctx, acct, "us-east-1", b); !errors.Is(err, outcome.ErrNotFound) {
 		t.Errorf("another account's volume: %v, want not found", err)
 	}
 	if err := fl.DeleteVolume(ctx, acct2, "us-east-1", b); err != nil || f.Has(b) {

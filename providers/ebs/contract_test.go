@@ -10,7 +10,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"reclaim.dev/reclaim/inventory"
+	"reclaim.dev/reclaim/base/outcome"
 	"reclaim.dev/reclaim/inventory/contracttest"
 	"reclaim.dev/reclaim/providers/ebs"
 	"reclaim.dev/reclaim/providers/ebs/ebsfake"
@@ -60,10 +60,10 @@ func TestPublishedBodies(t *testing.T) {
 	for _, tc := range []struct {
 		body   string
 		status int
-		want   inventory.Outcome
+		want   outcome.Outcome
 	}{
-		{deleteSample, 200, inventory.OutcomeDeleted},
-		{errorSample, 400, inventory.OutcomeRefused},
+		{deleteSample, 200, outcome.Deleted},
+		{errorSample, 400, outcome.Refused},
 	} {
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "text/xml;charset=UTF-8")
@@ -72,10 +72,10 @@ func TestPublishedBodies(t *testing.T) {
 		}))
 		c := newClient(t, srv.URL)
 		err := c.DeleteVolume(ctx, "vol-1234567890abcdef0")
-		if got := inventory.OutcomeOf(err); got != tc.want {
+		if got := outcome.Of(err); got != tc.want {
 			t.Errorf("HTTP %d: outcome %v, want %v (%v)", tc.status, got, tc.want, err)
 		}
-		if tc.status != 200 && (err == nil || !strings.Contains(err.Error(), "InvalidInstanceID.NotFound: The instance ID 'i-1a2b3c4d' does not exist") || errors.Is(err, inventory.ErrNotFound)) {
+		if tc.status != 200 && (err == nil || !strings.Contains(err.Error(), "InvalidInstanceID.NotFound: The instance ID 'i-1a2b3c4d' does not exist") || errors.Is(err, outcome.ErrNotFound)) {
 			t.Errorf("error %v: want EC2's code and message, and not a volume NotFound", err)
 		}
 		srv.Close()

@@ -20,14 +20,6 @@ import (
 	"reclaim.dev/reclaim/inventory"
 )
 
-// ErrNotFound is wrapped by DeleteInterface when the interface does not
-// exist (InvalidNetworkInterfaceID.NotFound); callers treat it as success.
-var ErrNotFound = inventory.ErrNotFound
-
-// ErrInUse is wrapped by DeleteInterface when EC2 refuses because the
-// interface is attached (InvalidNetworkInterface.InUse): the caller skips it.
-var ErrInUse = inventory.ErrInUse
-
 // API is the narrow seam to the SDK: exactly the EC2 operations this package
 // calls, with the SDK's signatures, so *ec2.Client, a decorator or a test
 // double satisfies it (and the SDK's paginators accept it).
@@ -49,7 +41,7 @@ type Provider interface {
 	// exist are absent from the result.
 	Interfaces(ctx context.Context, account, region string, ids []string) ([]inventory.NetInterface, error)
 	// DeleteInterface deletes one network interface. Already gone wraps
-	// ErrNotFound (success to the caller); attached wraps ErrInUse.
+	// outcome.ErrNotFound (success to the caller); attached wraps outcome.ErrInUse.
 	DeleteInterface(ctx context.Context, account, region, id string) error
 }
 

@@ -19,6 +19,7 @@ import (
 	"github.com/aws/smithy-go/middleware"
 	"golang.org/x/time/rate"
 
+	"reclaim.dev/reclaim/base/outcome"
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/providers/awsclient"
 )
@@ -234,11 +235,11 @@ func (m *paceMiddleware) HandleFinalize(ctx context.Context, in middleware.Final
 // ---- errors ----
 
 // errRefused marks an error EC2 answered for a delete it did not do
-// (inventory.OutcomeRefused).
-var errRefused = inventory.Refused(errors.New("refused"))
+// (outcome.Refused).
+var errRefused = outcome.MarkRefused(errors.New("refused"))
 
 // opError is an API error in operator words; it unwraps to the SDK's error
-// and, where it applies, ErrNotFound or ErrInUse.
+// and, where it applies, outcome.ErrNotFound or outcome.ErrInUse.
 type opError struct {
 	text string
 	errs []error
@@ -542,9 +543,9 @@ func (c *Client) Interfaces(ctx context.Context, ids []string) ([]inventory.NetI
 // DeleteInterface deletes one network interface (DeleteNetworkInterface,
 // paced by the delete bucket). An interface that does not exist
 // (InvalidNetworkInterfaceID.NotFound, InvalidNetworkInterface.NotFound) is
-// an error wrapping ErrNotFound, which callers treat as success; an attached
-// one (InvalidNetworkInterface.InUse) wraps ErrInUse; any other answer of
-// EC2's (a 4xx) is refused; no answer is unknown (inventory.OutcomeOf).
+// an error wrapping outcome.ErrNotFound, which callers treat as success; an attached
+// one (InvalidNetworkInterface.InUse) wraps outcome.ErrInUse; any other answer of
+// EC2's (a 4xx) is refused; no answer is unknown (outcome.Of).
 func (c *Client) DeleteInterface(ctx context.Context, id string) error {
 	if id == "" {
 		return fmt.Errorf("ec2 %s %s/%s: empty network interface id", OpDeleteNetworkInterface, c.Account(), c.Region())
@@ -555,9 +556,9 @@ func (c *Client) DeleteInterface(ctx context.Context, id string) error {
 	}
 	switch awsclient.ErrorCode(err) {
 	case codeInterfaceNotFound, codeInterfaceNotFoundAlt:
-		return c.explain(OpDeleteNetworkInterface, id, err, ErrNotFound)
+		return c.explain(OpDeleteNetworkInterface, id, err, outcome.ErrNotFound)
 	case codeInterfaceInUse:
-		return c.explain(OpDeleteNetworkInterface, id, err, ErrInUse)
+		return c.explain(OpDeleteNetworkInterface, id, err, outcome.ErrInUse)
 	}
 	if awsclient.Refusal(err) {
 		return c.explain(OpDeleteNetworkInterface, id, err, errRefused)

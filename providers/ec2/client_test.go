@@ -15,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"golang.org/x/time/rate"
 
+	"reclaim.dev/reclaim/base/outcome"
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/providers/awsclient"
 	"reclaim.dev/reclaim/providers/ec2"
@@ -344,7 +345,7 @@ func TestDeleteInterface(t *testing.T) {
 	}
 
 	err := c.DeleteInterface(ctx, free)
-	if !errors.Is(err, inventory.ErrNotFound) || errors.Is(err, ec2.ErrInUse) {
+	if !errors.Is(err, outcome.ErrNotFound) || errors.Is(err, outcome.ErrInUse) {
 		t.Errorf("second delete: %v, want ErrNotFound", err)
 	}
 	if !strings.Contains(fmt.Sprint(err), "InvalidNetworkInterfaceID.NotFound") {
@@ -353,7 +354,7 @@ func TestDeleteInterface(t *testing.T) {
 
 	attached := f.AddInterface(ec2fake.Interface{Subnet: subnets[0], Instance: "i-0123456789abcdef0"})
 	err = c.DeleteInterface(ctx, attached)
-	if !errors.Is(err, ec2.ErrInUse) || errors.Is(err, inventory.ErrNotFound) {
+	if !errors.Is(err, outcome.ErrInUse) || errors.Is(err, outcome.ErrNotFound) {
 		t.Errorf("delete attached: %v, want ErrInUse", err)
 	}
 	if !f.Has(attached) {
@@ -362,7 +363,7 @@ func TestDeleteInterface(t *testing.T) {
 
 	// The casing trap: InvalidNetworkInterfaceId.Malformed is not NotFound.
 	err = c.DeleteInterface(ctx, "eni-x")
-	if err == nil || errors.Is(err, inventory.ErrNotFound) || errors.Is(err, ec2.ErrInUse) || !strings.Contains(err.Error(), "InvalidNetworkInterfaceId.Malformed") {
+	if err == nil || errors.Is(err, outcome.ErrNotFound) || errors.Is(err, outcome.ErrInUse) || !strings.Contains(err.Error(), "InvalidNetworkInterfaceId.Malformed") {
 		t.Errorf("malformed id: %v", err)
 	}
 
@@ -370,16 +371,16 @@ func TestDeleteInterface(t *testing.T) {
 	// answers are outcomes, a server error after the retries is unknown.
 	for _, c2 := range []struct {
 		code string
-		want inventory.Outcome
+		want outcome.Outcome
 	}{
-		{ec2fake.CodeInterfaceInUse, inventory.OutcomeChanged},
-		{ec2fake.CodeUnauthorizedOperation, inventory.OutcomeRefused},
-		{ec2fake.CodeInterfaceMalformed, inventory.OutcomeRefused},
-		{ec2fake.CodeInterfaceNotFound, inventory.OutcomeGone},
-		{ec2fake.CodeInternalError, inventory.OutcomeUnknown},
+		{ec2fake.CodeInterfaceInUse, outcome.Changed},
+		{ec2fake.CodeUnauthorizedOperation, outcome.Refused},
+		{ec2fake.CodeInterfaceMalformed, outcome.Refused},
+		{ec2fake.CodeInterfaceNotFound, outcome.Gone},
+		{ec2fake.CodeInternalError, outcome.Unknown},
 	} {
 		f.FailNext(ec2fake.ActionDeleteNetworkInterface, c2.code, 0) // every attempt, retries too
-		if got := inventory.OutcomeOf(c.DeleteInterface(ctx, attached)); got != c2.want {
+		if got := outcome.Of(c.DeleteInterface(ctx, attached)); got != c2.want {
 			t.Errorf("%s: outcome %v, want %v", c2.code, got, c2.want)
 		}
 		f.ClearFaults()
@@ -387,7 +388,7 @@ func TestDeleteInterface(t *testing.T) {
 
 	// EC2's other NotFound spelling.
 	f.FailPageMessage(ec2fake.ActionDeleteNetworkInterface, 0, ec2fake.CodeInterfaceNotFoundAlt, "The specified network interface does not exist.", 1)
-	if err := c.DeleteInterface(ctx, attached); !errors.Is(err, inventory.ErrNotFound) {
+	if err := c.DeleteInterface(ctx, attached); !errors.Is(err, outcome.ErrNotFound) {
 		t.Errorf("InvalidNetworkInterface.NotFound: %v, want ErrNotFound", err)
 	}
 
@@ -395,7 +396,7 @@ func TestDeleteInterface(t *testing.T) {
 	lost := f.AddInterface(ec2fake.Interface{Subnet: subnets[0]})
 	f.LoseDeleteResponses(1)
 	f.ResetCalls()
-	if err := c.DeleteInterface(ctx, lost); !errors.Is(err, inventory.ErrNotFound) {
+	if err := c.DeleteInterface(ctx, lost); !errors.Is(err, outcome.ErrNotFound) {
 		t.Errorf("delete with a lost response: %v, want ErrNotFound after the retry", err)
 	}
 	if n := f.Calls(ec2fake.ActionDeleteNetworkInterface); f.Has(lost) || n < 2 || n > 2+transportRetry {

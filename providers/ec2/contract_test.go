@@ -21,7 +21,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	"github.com/aws/smithy-go"
 
-	"reclaim.dev/reclaim/inventory"
+	"reclaim.dev/reclaim/base/outcome"
 	"reclaim.dev/reclaim/inventory/contracttest"
 	"reclaim.dev/reclaim/providers/ec2"
 	"reclaim.dev/reclaim/providers/ec2/ec2fake"
@@ -271,7 +271,7 @@ func TestDeleteContract(t *testing.T) {
 				return err
 			}
 			if len(got) == 0 {
-				return fmt.Errorf("network interface %s: %w", id, inventory.ErrNotFound)
+				return fmt.Errorf("network interface %s: %w", id, outcome.ErrNotFound)
 			}
 			return nil
 		},

@@ -1,6 +1,6 @@
 package ec2
 
-import "reclaim.dev/reclaim/internal/perms"
+import "reclaim.dev/reclaim/base/perms"
 
 // Permissions of the subnet read (headroom, and the subnets an interface
 // may be in). The interfaces' are netiface's.

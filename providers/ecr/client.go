@@ -16,9 +16,10 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ecr"
 	"github.com/aws/aws-sdk-go-v2/service/ecr/types"
 
+	"reclaim.dev/reclaim/base/optout"
+	"reclaim.dev/reclaim/base/outcome"
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/providers/awsclient"
-	"reclaim.dev/reclaim/reconcile/engine/optout"
 )
 
 // Defaults and limits.
@@ -152,7 +153,7 @@ func (c *Client) explain(op, what string, err error) error {
 		prefix += ": " + hint
 	}
 	if code == "RepositoryNotFoundException" {
-		return fmt.Errorf("%s: %w: %w", prefix, ErrNotFound, err)
+		return fmt.Errorf("%s: %w: %w", prefix, outcome.ErrNotFound, err)
 	}
 	return fmt.Errorf("%s: %w", prefix, err)
 }
@@ -536,7 +537,7 @@ func convertImage(d *types.ImageDetail) (inventory.Image, error) {
 // exist are absent from the result. Real ECR fails the whole call with
 // ImageNotFoundException when any id is missing; then the chunk is described
 // one digest at a time. Children of indexes are not read (a digest's body
-// never changes). A missing repository is an error wrapping ErrNotFound.
+// never changes). A missing repository is an error wrapping outcome.ErrNotFound.
 func (c *Client) DescribeImages(ctx context.Context, repo string, digests []string) ([]inventory.Image, error) {
 	digests = awsclient.Unique(digests)
 	var out []inventory.Image
@@ -589,12 +590,12 @@ func (c *Client) describe(ctx context.Context, repo string, digests []string) ([
 
 // RepoTags re-reads a repository's resource tags (ListTagsForResource), for
 // the opt-out check right before a delete. A missing repository is an error
-// wrapping ErrNotFound.
+// wrapping outcome.ErrNotFound.
 func (c *Client) RepoTags(ctx context.Context, repo string) (map[string]string, error) {
 	arn := c.repoARN(repo)
 	tags, err := c.tagsOf(ctx, arn)
 	if awsclient.ErrorCode(err) == "RepositoryNotFoundException" {
-		return nil, fmt.Errorf("repository %s: %w", repo, inventory.ErrNotFound)
+		return nil, fmt.Errorf("repository %s: %w", repo, outcome.ErrNotFound)
 	}
 	if err != nil {
 		return nil, c.explain("ListTagsForResource", arn, err)
@@ -620,7 +621,7 @@ func (c *Client) tagsOf(ctx context.Context, arn string) (map[string]string, err
 // MaxBatch digests (more is an error, nothing is sent). It returns ECR's
 // per-image failures, ImageNotFound included (the caller treats that image as
 // gone). A whole-call error after retries is returned as the error; a missing
-// repository wraps ErrNotFound.
+// repository wraps outcome.ErrNotFound.
 func (c *Client) DeleteImages(ctx context.Context, repo string, digests []string) ([]inventory.ImageFailure, error) {
 	if len(digests) > MaxBatch {
 		return nil, fmt.Errorf("ecr BatchDeleteImage %s/%s %s: %d digests, at most %d per call", c.Account(), c.Region(), repo, len(digests), MaxBatch)

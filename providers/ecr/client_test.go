@@ -17,6 +17,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/credentials"
 
+	"reclaim.dev/reclaim/base/outcome"
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/providers/awsclient"
 	"reclaim.dev/reclaim/providers/ecr"
@@ -335,7 +336,7 @@ func TestDescribeImagesFallsBackWhenOneIsMissing(t *testing.T) {
 		t.Errorf("DescribeImages calls = %d, want 5 (6 with one transport retry)", n)
 	}
 
-	if _, err := c.DescribeImages(ctx, "no-such-repo", d[:1]); !errors.Is(err, ecr.ErrNotFound) {
+	if _, err := c.DescribeImages(ctx, "no-such-repo", d[:1]); !errors.Is(err, outcome.ErrNotFound) {
 		t.Errorf("missing repository: %v, want ErrNotFound", err)
 	}
 }
@@ -397,7 +398,7 @@ func TestDeleteImagesFailures(t *testing.T) {
 	if err != nil || len(fails) != 1 || fails[0].Code != inventory.ImageNotFound {
 		t.Fatalf("second delete: %+v %v", fails, err)
 	}
-	if _, err := c.DeleteImages(ctx, "gone", []string{d[0]}); !errors.Is(err, ecr.ErrNotFound) ||
+	if _, err := c.DeleteImages(ctx, "gone", []string{d[0]}); !errors.Is(err, outcome.ErrNotFound) ||
 		!strings.Contains(err.Error(), "does not exist in the registry") {
 		t.Fatalf("missing repository: %v, want ErrNotFound with ECR's message", err)
 	}
@@ -581,7 +582,7 @@ func TestProtectTag(t *testing.T) {
 	if err != nil || tags["reclaim.dev/protect"] != "true" || tags["team"] != "x" || f.Calls(ecrfake.OpListTagsForResource) != 1 {
 		t.Fatalf("RepoTags(keep) = %v, %v after %d calls", tags, err, f.Calls(ecrfake.OpListTagsForResource))
 	}
-	if _, err := c.RepoTags(ctx, "missing"); !errors.Is(err, inventory.ErrNotFound) {
+	if _, err := c.RepoTags(ctx, "missing"); !errors.Is(err, outcome.ErrNotFound) {
 		t.Fatalf("RepoTags(missing): %v, want ErrNotFound", err)
 	}
 	f.FailNext(ecrfake.OpListTagsForResource, ecrfake.CodeAccessDenied, 1)

@@ -7,9 +7,9 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"reclaim.dev/reclaim/base/outcome"
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/inventory/contracttest"
-	"reclaim.dev/reclaim/providers/ecr"
 	"reclaim.dev/reclaim/providers/ecr/ecrfake"
 )
 
@@ -33,7 +33,7 @@ func TestDeleteContract(t *testing.T) {
 				return err
 			}
 			if len(got) == 0 {
-				return fmt.Errorf("image %s: %w", id, inventory.ErrNotFound)
+				return fmt.Errorf("image %s: %w", id, outcome.ErrNotFound)
 			}
 			return nil
 		},
@@ -45,7 +45,7 @@ func TestDeleteContract(t *testing.T) {
 			}
 			for _, fl := range fails {
 				if fl.Code == inventory.ImageNotFound {
-					return fmt.Errorf("image %s: %w", id, ecr.ErrNotFound)
+					return fmt.Errorf("image %s: %w", id, outcome.ErrNotFound)
 				}
 				return fmt.Errorf("image %s: %s: %s", id, fl.Code, fl.Reason)
 			}

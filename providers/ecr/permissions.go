@@ -1,6 +1,6 @@
 package ecr
 
-import "reclaim.dev/reclaim/internal/perms"
+import "reclaim.dev/reclaim/base/perms"
 
 // Permissions of who may pull (policy.go): the registry's and each
 // repository's policy. The images' are ecrimage's.

@@ -1,6 +1,6 @@
 package eks
 
-import "reclaim.dev/reclaim/internal/perms"
+import "reclaim.dev/reclaim/base/perms"
 
 // Permissions of fleet discovery (each account's enabled regions, then
 // ListClusters and DescribeCluster in each). The token to each cluster is

@@ -18,6 +18,7 @@ import (
 	"google.golang.org/api/option"
 	"google.golang.org/protobuf/proto"
 
+	"reclaim.dev/reclaim/base/outcome"
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/providers/gcpclient"
 )
@@ -231,10 +232,10 @@ func reasons(err error) []string {
 	return out
 }
 
-// wrap names the method and resource and the API's reasons; a 404 also wraps ErrNotFound.
+// wrap names the method and resource and the API's reasons; a 404 also wraps outcome.ErrNotFound.
 func wrap(method, what string, err error) error {
 	if isNotFound(err) {
-		return fmt.Errorf("%s %s: %w: %w%s", method, what, ErrNotFound, err, reasonSuffix(err))
+		return fmt.Errorf("%s %s: %w: %w%s", method, what, outcome.ErrNotFound, err, reasonSuffix(err))
 	}
 	return fmt.Errorf("%s %s: %w%s", method, what, err, reasonSuffix(err))
 }
@@ -498,9 +499,9 @@ func (c *Client) DeleteDisk(ctx context.Context, key inventory.DiskKey) error {
 		case code == http.StatusNotFound:
 			return err
 		case slices.Contains(reasons(err), "resourceInUseByAnotherResource"):
-			return inventory.Changed(err) // attached again since the re-read
+			return outcome.MarkChanged(err) // attached again since the re-read
 		case code >= 400 && code < 500:
-			return inventory.Refused(err) // GCE's answer: not done
+			return outcome.MarkRefused(err) // GCE's answer: not done
 		}
 		return err // no answer, or a 5xx: the outcome is unknown
 	}
@@ -511,8 +512,8 @@ func (c *Client) DeleteDisk(ctx context.Context, key inventory.DiskKey) error {
 	if isNotFound(err) || opNotFound(op) {
 		// Either the operation is unknown to the poll, or it reports the disk
 		// missing. Only the disk's absence proves the delete: re-read it.
-		if _, gerr := c.GetDisk(ctx, key); errors.Is(gerr, ErrNotFound) {
-			return fmt.Errorf("%s %s: %w (operation %s: %v)", method, key, ErrNotFound, op.Name(), err)
+		if _, gerr := c.GetDisk(ctx, key); errors.Is(gerr, outcome.ErrNotFound) {
+			return fmt.Errorf("%s %s: %w (operation %s: %v)", method, key, outcome.ErrNotFound, op.Name(), err)
 		}
 	}
 	err = fmt.Errorf("%s %s: operation %s: %w%s", method, key, op.Name(), err, reasonSuffix(err))
@@ -520,10 +521,10 @@ func (c *Client) DeleteDisk(ctx context.Context, key inventory.DiskKey) error {
 		// The operation ended and failed: the disk is still there.
 		for _, e := range p.GetError().GetErrors() {
 			if e.GetCode() == "RESOURCE_IN_USE_BY_ANOTHER_RESOURCE" {
-				return inventory.Changed(err)
+				return outcome.MarkChanged(err)
 			}
 		}
-		return inventory.Refused(err)
+		return outcome.MarkRefused(err)
 	}
 	return err // the wait gave up: the operation may still delete it
 }

@@ -1,6 +1,6 @@
 package gce
 
-import "reclaim.dev/reclaim/internal/perms"
+import "reclaim.dev/reclaim/base/perms"
 
 // Permissions of the quota read: regions.get, for the headroom report and
 // metrics. The disks' are gcedisk's.

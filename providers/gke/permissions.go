@@ -1,6 +1,6 @@
 package gke
 
-import "reclaim.dev/reclaim/internal/perms"
+import "reclaim.dev/reclaim/base/perms"
 
 // Permissions of fleet discovery: clusters.list over locations/-, and
 // container.clusters.get, which GKE requires to authenticate to a cluster

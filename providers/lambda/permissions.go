@@ -1,6 +1,6 @@
 package lambda
 
-import "reclaim.dev/reclaim/internal/perms"
+import "reclaim.dev/reclaim/base/perms"
 
 // Permissions of the Lambda image users (ecr.consumers).
 var Permissions = perms.Set{Read: perms.Grants{IAM: []string{

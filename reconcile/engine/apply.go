@@ -9,9 +9,9 @@ import (
 
 	"go.uber.org/zap"
 
-	"reclaim.dev/reclaim/inventory"
+	"reclaim.dev/reclaim/base/optout"
+	"reclaim.dev/reclaim/base/outcome"
 	"reclaim.dev/reclaim/reconcile/audit"
-	"reclaim.dev/reclaim/reconcile/engine/optout"
 )
 
 // Store loads and saves State (package state has a file, a ConfigMap and a
@@ -618,15 +618,15 @@ func (a *Applier) batch(ctx context.Context, k Kind, st *State, batch []*Decisio
 	failed := snapFailed
 	for i, d := range goes {
 		res := results[i]
-		switch inventory.OutcomeOf(res.Err) {
-		case inventory.OutcomeDeleted:
+		switch outcome.Of(res.Err) {
+		case outcome.Deleted:
 			goneNow(d, ResultDeleted, snapshotOf[d.ID])
-		case inventory.OutcomeGone:
+		case outcome.Gone:
 			goneNow(d, ResultAlreadyGone, snapshotOf[d.ID])
-		case inventory.OutcomeChanged:
+		case outcome.Changed:
 			changed(d)
 			record(d, ResultSkipped, skipReason(res.Err), "", snapshotOf[d.ID])
-		case inventory.OutcomeRefused:
+		case outcome.Refused:
 			// Refused for this resource: it is still there, its clock runs
 			// on, and the next run tries again.
 			delete(st.Pending, d.ID)

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"reclaim.dev/reclaim/base/outcome"
 	"reclaim.dev/reclaim/internal/enginetest"
-	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/reconcile/audit"
 	"reclaim.dev/reclaim/reconcile/engine"
 	"reclaim.dev/reclaim/reconcile/state"
@@ -62,7 +62,7 @@ func TestApplyNotFoundIsSuccess(t *testing.T) {
 
 func TestApplyDeleteNotFoundAfterReread(t *testing.T) {
 	k, p, a, _, store := applyFixture("a")
-	k.results["a"] = fmt.Errorf("delete: %w", engine.ErrNotFound) // raced with someone else's delete
+	k.results["a"] = fmt.Errorf("delete: %w", outcome.ErrNotFound) // raced with someone else's delete
 	out, _ := a.Apply(context.Background(), p, true)
 	if out.Deleted != 1 || out.Results[0].Result != "already-gone" {
 		t.Fatalf("%+v", out)
@@ -157,9 +157,9 @@ func TestApplyDecidesEachDeleteOutcome(t *testing.T) {
 	k, p, a, _, store := applyFixture("ok", "gone", "changed", "refused", "unmapped")
 	k.lim.BatchSize = 5
 	p = build(k, seenSince(t0.Add(-7*time.Hour), k.items...), t0, complete("a"))
-	k.results["gone"] = fmt.Errorf("x: %w", engine.ErrNotFound)
-	k.results["changed"] = inventory.Changed(errors.New("in use again"))
-	k.results["refused"] = inventory.Refused(errors.New("AccessDenied"))
+	k.results["gone"] = fmt.Errorf("x: %w", outcome.ErrNotFound)
+	k.results["changed"] = outcome.MarkChanged(errors.New("in use again"))
+	k.results["refused"] = outcome.MarkRefused(errors.New("AccessDenied"))
 	k.results["unmapped"] = errors.New("connection reset")
 	out, err := a.Apply(context.Background(), p, true)
 	if err != nil {
@@ -188,7 +188,7 @@ func TestApplyDecidesEachDeleteOutcome(t *testing.T) {
 // came after it is never sent.
 func TestDeleteEachStopsAtAnUnknownOutcome(t *testing.T) {
 	batch := []*engine.Decision{{Name: "a"}, {Name: "b"}, {Name: "c"}, {Name: "d"}}
-	errs := map[string]error{"a": inventory.Refused(errors.New("no")), "b": inventory.Changed(errors.New("used")), "c": errors.New("timeout")}
+	errs := map[string]error{"a": outcome.MarkRefused(errors.New("no")), "b": outcome.MarkChanged(errors.New("used")), "c": errors.New("timeout")}
 	var sent []string
 	out, err := engine.DeleteEach(batch, func(_ int, d *engine.Decision) engine.Deleted {
 		sent = append(sent, d.Name)

@@ -6,8 +6,8 @@ import (
 	"slices"
 	"strings"
 
+	"reclaim.dev/reclaim/base/layout"
 	"reclaim.dev/reclaim/inventory"
-	"reclaim.dev/reclaim/notify/report/layout"
 )
 
 // Source kinds of the fleet: a cluster (read or not), and a discovery scope.

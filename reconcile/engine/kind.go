@@ -4,8 +4,9 @@ import (
 	"context"
 	"time"
 
+	"reclaim.dev/reclaim/base/layout"
+	"reclaim.dev/reclaim/base/outcome"
 	"reclaim.dev/reclaim/inventory"
-	"reclaim.dev/reclaim/notify/report/layout"
 )
 
 // Kind is one sort of thing reclaim may delete. It knows only what is specific
@@ -299,7 +300,7 @@ const (
 
 // Deleted is the result of deleting one decision. Err is nil when it was
 // deleted, or the provider's error, which says its outcome
-// (inventory.OutcomeOf): gone already, changed since the plan (a skip),
+// (outcome.Of): gone already, changed since the plan (a skip),
 // refused (still there), or unknown (no answer, or an
 // error nobody mapped: it may be gone, and the next run settles it).
 type Deleted struct {
@@ -313,15 +314,12 @@ func DeleteEach(batch []*Decision, del func(i int, d *Decision) Deleted) ([]Dele
 	out := make([]Deleted, len(batch))
 	for i, d := range batch {
 		out[i] = del(i, d)
-		if err := out[i].Err; inventory.OutcomeOf(err) == inventory.OutcomeUnknown {
+		if err := out[i].Err; outcome.Of(err) == outcome.Unknown {
 			return nil, err
 		}
 	}
 	return out, nil
 }
-
-// ErrNotFound is the delete contract every provider keeps.
-var ErrNotFound = inventory.ErrNotFound
 
 // skipReason is why a delete the provider says was refused as changed is
 // a skip, in the provider's words.

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"reclaim.dev/reclaim/notify/report/layout"
+	"reclaim.dev/reclaim/base/layout"
 )
 
 // Plan is the whole outcome of planning one run. It is data: dry-run prints it.

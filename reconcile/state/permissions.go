@@ -1,6 +1,6 @@
 package state
 
-import "reclaim.dev/reclaim/internal/perms"
+import "reclaim.dev/reclaim/base/perms"
 
 // Permissions of the ConfigMap store, in its own namespace: create, get and
 // delete its chunks (named after each save), update the head and journal.

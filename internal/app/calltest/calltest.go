@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"reclaim.dev/reclaim/internal/app"
-	"reclaim.dev/reclaim/internal/fakeapi"
+	"reclaim.dev/reclaim/providers/fakeapi"
 )
 
 // Main runs the tests, then fails the process on an undeclared call.

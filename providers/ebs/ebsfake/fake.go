@@ -63,7 +63,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"reclaim.dev/reclaim/internal/fakeapi"
+	"reclaim.dev/reclaim/providers/fakeapi"
 )
 
 // Operations, as in the Action parameter or the X-Amz-Target suffix; the keys of Calls.

@@ -62,7 +62,7 @@ import (
 
 	"golang.org/x/time/rate"
 
-	"reclaim.dev/reclaim/internal/fakeapi"
+	"reclaim.dev/reclaim/providers/fakeapi"
 )
 
 // Actions, as in the Action parameter.

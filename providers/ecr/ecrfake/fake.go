@@ -50,7 +50,7 @@ import (
 
 	"golang.org/x/time/rate"
 
-	"reclaim.dev/reclaim/internal/fakeapi"
+	"reclaim.dev/reclaim/providers/fakeapi"
 )
 
 // Operation names, as in X-Amz-Target after the prefix.

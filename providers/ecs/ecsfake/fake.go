@@ -17,7 +17,7 @@ import (
 	"sync"
 	"time"
 
-	"reclaim.dev/reclaim/internal/fakeapi"
+	"reclaim.dev/reclaim/providers/fakeapi"
 )
 
 // Operations, the keys of Calls.

@@ -24,7 +24,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 
-	"reclaim.dev/reclaim/internal/fakeapi"
+	"reclaim.dev/reclaim/providers/fakeapi"
 )
 
 // Token format (providers/eks makes it).

@@ -34,7 +34,7 @@ import (
 	"sync"
 	"time"
 
-	"reclaim.dev/reclaim/internal/fakeapi"
+	"reclaim.dev/reclaim/providers/fakeapi"
 )
 
 // Method ids, as in the compute v1 discovery document.

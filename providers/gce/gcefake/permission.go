@@ -3,7 +3,7 @@ package gcefake
 import "strings"
 
 // Permission is the GCP permission a request of method (a compute method
-// id) needs: what internal/fakeapi.Saw records, for the test that every call
+// id) needs: what providers/fakeapi.Saw records, for the test that every call
 // the code makes is declared. Regional disks have no permissions of their
 // own (regionDisks.* is authorized with compute.disks.*), aggregatedList
 // needs list, and waiting on an operation needs the same permission as

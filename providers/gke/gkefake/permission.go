@@ -1,7 +1,7 @@
 package gkefake
 
 // Permission is the GCP permission a request of op needs: what
-// internal/fakeapi.Saw records, for the test that every call the code makes
+// providers/fakeapi.Saw records, for the test that every call the code makes
 // is declared. The token endpoint (OpToken) needs none.
 func Permission(op string) string {
 	switch op {

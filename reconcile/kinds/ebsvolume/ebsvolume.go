@@ -13,6 +13,7 @@ package ebsvolume
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -20,12 +21,13 @@ import (
 
 	"go.uber.org/zap"
 
+	"reclaim.dev/reclaim/base/optout"
+	"reclaim.dev/reclaim/base/outcome"
 	config "reclaim.dev/reclaim/configs"
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/providers/awsclient"
 	"reclaim.dev/reclaim/providers/ebs"
 	"reclaim.dev/reclaim/reconcile/engine"
-	"reclaim.dev/reclaim/reconcile/engine/optout"
 )
 
 // Name is the kind; SourceKind names its regions' listings among the
@@ -49,7 +51,7 @@ const (
 )
 
 // API is what the kind re-reads and deletes through; the EBS provider's
-// Fleet is one. DeleteVolume's error says its outcome (inventory.OutcomeOf).
+// Fleet is one. DeleteVolume's error says its outcome (outcome.Of).
 type API interface {
 	Volume(ctx context.Context, account, region, id string) (ebs.Volume, error)
 	DeleteVolume(ctx context.Context, account, region, id string) error
@@ -440,7 +442,7 @@ func (k *Kind) Recheck(ctx context.Context, batch []*engine.Decision) ([]engine.
 		det := detailOf(d)
 		v, err := k.api.Volume(ctx, det.Account, det.Region, d.Name)
 		switch {
-		case inventory.OutcomeOf(err) == inventory.OutcomeGone:
+		case errors.Is(err, outcome.ErrNotFound):
 			out[i].Result = engine.GoneNow
 		case err != nil:
 			return nil, fmt.Errorf("re-read %s in %s/%s: %w", d.Name, det.Account, det.Region, err)

@@ -1,6 +1,6 @@
 package ebsvolume
 
-import "reclaim.dev/reclaim/internal/perms"
+import "reclaim.dev/reclaim/base/perms"
 
 // Permissions: the volume listing and storage quotas every run reads, the
 // taps' PVs and pods in every cluster, and with --apply the re-read (the

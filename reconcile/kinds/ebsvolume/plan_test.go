@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"reclaim.dev/reclaim/base/outcome"
 	config "reclaim.dev/reclaim/configs"
 	"reclaim.dev/reclaim/internal/enginetest"
 	"reclaim.dev/reclaim/inventory"
@@ -199,7 +200,7 @@ func (m *memEBS) Volume(_ context.Context, _, _, id string) (ebs.Volume, error) 
 	m.calls = append(m.calls, "get "+id)
 	v, ok := m.vols[id]
 	if !ok {
-		return v, fmt.Errorf("InvalidVolume.NotFound: %w", inventory.ErrNotFound)
+		return v, fmt.Errorf("InvalidVolume.NotFound: %w", outcome.ErrNotFound)
 	}
 	return v, nil
 }
@@ -209,9 +210,9 @@ func (m *memEBS) DeleteVolume(_ context.Context, _, _, id string) error {
 	v, ok := m.vols[id]
 	switch {
 	case !ok:
-		return fmt.Errorf("InvalidVolume.NotFound: %w", inventory.ErrNotFound)
+		return fmt.Errorf("InvalidVolume.NotFound: %w", outcome.ErrNotFound)
 	case len(v.Attachments) > 0:
-		return inventory.Changed(errors.New("VolumeInUse"))
+		return outcome.MarkChanged(errors.New("VolumeInUse"))
 	}
 	delete(m.vols, id)
 	return nil

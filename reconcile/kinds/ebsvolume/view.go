@@ -5,8 +5,8 @@ import (
 	"sort"
 	"time"
 
+	"reclaim.dev/reclaim/base/layout"
 	"reclaim.dev/reclaim/inventory"
-	"reclaim.dev/reclaim/notify/report/layout"
 	"reclaim.dev/reclaim/providers/ebs"
 	"reclaim.dev/reclaim/reconcile/engine"
 )

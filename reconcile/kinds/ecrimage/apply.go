@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"reclaim.dev/reclaim/base/outcome"
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/reconcile/engine"
 )
@@ -41,7 +42,7 @@ func (k *Kind) Recheck(ctx context.Context, batch []*engine.Decision) ([]engine.
 	var tags map[string]string
 	if k.Policy.ProtectTag != "" {
 		tags, err = k.API.RepoTags(ctx, repo)
-		if errors.Is(err, inventory.ErrNotFound) {
+		if errors.Is(err, outcome.ErrNotFound) {
 			return gone()
 		}
 		if err != nil {
@@ -49,7 +50,7 @@ func (k *Kind) Recheck(ctx context.Context, batch []*engine.Decision) ([]engine.
 		}
 	}
 	now, err := k.API.DescribeImages(ctx, repo, digests)
-	if errors.Is(err, inventory.ErrNotFound) {
+	if errors.Is(err, outcome.ErrNotFound) {
 		return gone()
 	}
 	if err != nil {
@@ -85,9 +86,9 @@ func (k *Kind) Delete(ctx context.Context, batch []*engine.Decision) ([]engine.D
 	}
 	out := make([]engine.Deleted, len(batch))
 	failures, err := k.API.DeleteImages(ctx, repo, digests)
-	if errors.Is(err, inventory.ErrNotFound) {
+	if errors.Is(err, outcome.ErrNotFound) {
 		for i := range out {
-			out[i].Err = fmt.Errorf("repository %s: %w", repo, engine.ErrNotFound)
+			out[i].Err = fmt.Errorf("repository %s: %w", repo, outcome.ErrNotFound)
 		}
 		return out, nil
 	}

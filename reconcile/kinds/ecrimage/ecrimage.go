@@ -11,9 +11,9 @@ import (
 	"strings"
 	"time"
 
+	"reclaim.dev/reclaim/base/optout"
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/reconcile/engine"
-	"reclaim.dev/reclaim/reconcile/engine/optout"
 )
 
 // Bytes is what an image's deletion frees: registry storage.

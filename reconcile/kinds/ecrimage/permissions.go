@@ -1,6 +1,6 @@
 package ecrimage
 
-import "reclaim.dev/reclaim/internal/perms"
+import "reclaim.dev/reclaim/base/perms"
 
 // Permissions are the IAM actions of the image reads and deletes
 // (providers/ecr makes the calls). Who may pull (the registry and

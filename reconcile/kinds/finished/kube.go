@@ -14,7 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 
-	"reclaim.dev/reclaim/inventory"
+	"reclaim.dev/reclaim/base/outcome"
 	"reclaim.dev/reclaim/inventory/kube"
 	"reclaim.dev/reclaim/reconcile/engine"
 )
@@ -216,7 +216,7 @@ func (k *Deleter[T]) Delete(ctx context.Context, batch []*engine.Decision) ([]en
 		err := k.API.Delete(ctx, cs, det.Namespace, d.Name, metav1.DeleteOptions{
 			Preconditions: &metav1.Preconditions{UID: &uid}, PropagationPolicy: k.API.Propagation})
 		out[i].Err = kube.DeleteError(err, fmt.Sprintf("%s %s/%s in %s", k.API.Resource, det.Namespace, d.Name, det.Cluster))
-		if inventory.OutcomeOf(out[i].Err) == inventory.OutcomeUnknown {
+		if outcome.Of(out[i].Err) == outcome.Unknown {
 			return out[i].Err // no answer: the batch fails, its pending marks stay
 		}
 		return nil

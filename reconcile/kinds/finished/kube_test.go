@@ -17,7 +17,7 @@ import (
 	k8sfake "k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 
-	"reclaim.dev/reclaim/inventory"
+	"reclaim.dev/reclaim/base/outcome"
 	"reclaim.dev/reclaim/reconcile/engine"
 	"reclaim.dev/reclaim/reconcile/kinds/finished"
 )
@@ -169,17 +169,17 @@ func TestDeleterDelete(t *testing.T) {
 				t.Fatalf("%v %+v", err, res)
 			}
 			e := res[0].Err
-			switch o := inventory.OutcomeOf(e); {
+			switch o := outcome.Of(e); {
 			case tc.notFound:
-				if o != inventory.OutcomeGone {
+				if o != outcome.Gone {
 					t.Fatalf("want gone, got %v", e)
 				}
 			case tc.skip:
-				if o != inventory.OutcomeChanged {
+				if o != outcome.Changed {
 					t.Fatalf("want a skip, got %v", e)
 				}
 			case tc.failed:
-				if o != inventory.OutcomeRefused {
+				if o != outcome.Refused {
 					t.Fatalf("want a refusal, got %v", e)
 				}
 			default:

@@ -13,9 +13,9 @@ import (
 
 	"k8s.io/apimachinery/pkg/labels"
 
+	"reclaim.dev/reclaim/base/optout"
 	config "reclaim.dev/reclaim/configs"
 	"reclaim.dev/reclaim/reconcile/engine"
-	"reclaim.dev/reclaim/reconcile/engine/optout"
 )
 
 // Policy is a jobs or pods section.

@@ -15,9 +15,10 @@ import (
 	"strings"
 	"time"
 
+	"reclaim.dev/reclaim/base/optout"
+	"reclaim.dev/reclaim/base/outcome"
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/reconcile/engine"
-	"reclaim.dev/reclaim/reconcile/engine/optout"
 )
 
 // GB is what a disk's or a PVC's deletion frees: GB of disk quota.
@@ -317,7 +318,7 @@ func (k *Kind) Recheck(ctx context.Context, batch []*engine.Decision) ([]engine.
 		}
 		now, err := k.API.GetDisk(ctx, key)
 		if err != nil {
-			if isNotFound(err) {
+			if errors.Is(err, outcome.ErrNotFound) {
 				out[i].Result = engine.GoneNow
 				continue
 			}
@@ -352,7 +353,7 @@ func (k *Kind) Delete(ctx context.Context, batch []*engine.Decision) ([]engine.D
 	return engine.DeleteEach(batch, func(_ int, d *engine.Decision) engine.Deleted {
 		key, err := inventory.ParseDiskKey(d.ID)
 		if err != nil {
-			return engine.Deleted{Err: inventory.Refused(err)} // never sent
+			return engine.Deleted{Err: outcome.MarkRefused(err)} // never sent
 		}
 		return engine.Deleted{Err: k.API.DeleteDisk(ctx, key)}
 	})
@@ -383,7 +384,7 @@ func (k *Kind) Snapshots(ctx context.Context, d *engine.Decision) ([]engine.Snap
 	}
 	s, err := k.API.GetSnapshot(ctx, key.Project, k.snapshotName(d, key))
 	switch {
-	case isNotFound(err):
+	case errors.Is(err, outcome.ErrNotFound):
 		return nil, nil
 	case err != nil:
 		return nil, err
@@ -416,7 +417,7 @@ func (k *Kind) SnapshotState(ctx context.Context, d *engine.Decision, id string)
 	}
 	s, err := k.API.GetSnapshot(ctx, key.Project, id)
 	switch {
-	case isNotFound(err):
+	case errors.Is(err, outcome.ErrNotFound):
 		return engine.SnapshotFailed, nil // its operation failed
 	case err != nil:
 		return engine.SnapshotPending, err
@@ -455,8 +456,6 @@ func detail(d *engine.Decision) *Detail {
 	}
 	return &Detail{}
 }
-
-func isNotFound(err error) bool { return errors.Is(err, engine.ErrNotFound) }
 
 func owned(d inventory.Disk, pol Policy) bool {
 	for _, k := range pol.OwnerLabelKeys {

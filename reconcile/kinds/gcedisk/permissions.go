@@ -1,6 +1,6 @@
 package gcedisk
 
-import "reclaim.dev/reclaim/internal/perms"
+import "reclaim.dev/reclaim/base/perms"
 
 // Permissions are the GCP permissions of the disk reads and deletes
 // (providers/gce makes the calls). Regional disks have no permissions of

@@ -1,6 +1,6 @@
 package k8sjob
 
-import "reclaim.dev/reclaim/internal/perms"
+import "reclaim.dev/reclaim/base/perms"
 
 // Permissions: re-read each finished Job right before deleting it
 // (deploy/components/workload-deleter). Its reads are the collector's

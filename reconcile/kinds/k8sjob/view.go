@@ -3,8 +3,8 @@ package k8sjob
 import (
 	"strings"
 
+	"reclaim.dev/reclaim/base/layout"
 	"reclaim.dev/reclaim/inventory"
-	"reclaim.dev/reclaim/notify/report/layout"
 	"reclaim.dev/reclaim/reconcile/engine"
 	"reclaim.dev/reclaim/reconcile/kinds/finished"
 )

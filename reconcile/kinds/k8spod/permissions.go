@@ -1,6 +1,6 @@
 package k8spod
 
-import "reclaim.dev/reclaim/internal/perms"
+import "reclaim.dev/reclaim/base/perms"
 
 // Permissions: re-read each finished Pod right before deleting it
 // (deploy/components/workload-deleter). Its reads are the collector's

@@ -14,6 +14,7 @@ import (
 	k8sfake "k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 
+	"reclaim.dev/reclaim/base/outcome"
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/reconcile/engine"
 	"reclaim.dev/reclaim/reconcile/kinds/finished"
@@ -212,7 +213,7 @@ func TestRecheckDelete(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res[0].Err != nil || !errors.Is(res[1].Err, engine.ErrNotFound) {
+	if res[0].Err != nil || !errors.Is(res[1].Err, outcome.ErrNotFound) {
 		t.Fatalf("%+v", res)
 	}
 	n := 0

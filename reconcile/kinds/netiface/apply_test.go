@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"reclaim.dev/reclaim/base/outcome"
 	"reclaim.dev/reclaim/internal/enginetest"
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/reconcile/engine"
@@ -59,7 +60,7 @@ func (f *fakeAPI) DeleteInterface(_ context.Context, account, region, id string)
 			return nil
 		}
 	}
-	return fmt.Errorf("InvalidNetworkInterfaceID.NotFound: %s: %w", id, inventory.ErrNotFound)
+	return fmt.Errorf("InvalidNetworkInterfaceID.NotFound: %s: %w", id, outcome.ErrNotFound)
 }
 
 // apiError is an EC2 refusal (it has an error code).
@@ -153,11 +154,11 @@ func TestDelete(t *testing.T) {
 		batchErr bool
 	}{
 		{name: "deleted", exists: true, check: func(e error) bool { return e == nil }},
-		{name: "gone is success", check: func(e error) bool { return errors.Is(e, engine.ErrNotFound) }},
-		{name: "in use again is a skip", err: fmt.Errorf("InvalidNetworkInterface.InUse: %w", netiface.ErrInUse), exists: true,
-			check: func(e error) bool { return inventory.OutcomeOf(e) == inventory.OutcomeChanged }},
-		{name: "a refusal fails this one", err: inventory.Refused(apiError{"UnauthorizedOperation"}), exists: true,
-			check: func(e error) bool { return inventory.OutcomeOf(e) == inventory.OutcomeRefused }},
+		{name: "gone is success", check: func(e error) bool { return errors.Is(e, outcome.ErrNotFound) }},
+		{name: "in use again is a skip", err: fmt.Errorf("InvalidNetworkInterface.InUse: %w", outcome.ErrInUse), exists: true,
+			check: func(e error) bool { return outcome.Of(e) == outcome.Changed }},
+		{name: "a refusal fails this one", err: outcome.MarkRefused(apiError{"UnauthorizedOperation"}), exists: true,
+			check: func(e error) bool { return outcome.Of(e) == outcome.Refused }},
 		{name: "an unmapped error is an unknown outcome", err: apiError{"InternalError"}, exists: true, batchErr: true},
 		{name: "no answer: outcome unknown", err: context.DeadlineExceeded, exists: true, batchErr: true},
 	}
@@ -197,7 +198,7 @@ func TestApply(t *testing.T) {
 	}{
 		{"deleted", true, nil, engine.ResultDeleted, false},
 		{"gone since the plan", false, nil, engine.ResultAlreadyGone, false},
-		{"attached again at delete", true, fmt.Errorf("in use: %w", inventory.ErrInUse), engine.ResultSkipped, true},
+		{"attached again at delete", true, fmt.Errorf("in use: %w", outcome.ErrInUse), engine.ResultSkipped, true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

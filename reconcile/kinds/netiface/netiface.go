@@ -12,10 +12,10 @@ import (
 	"strings"
 	"time"
 
+	"reclaim.dev/reclaim/base/optout"
 	config "reclaim.dev/reclaim/configs"
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/reconcile/engine"
-	"reclaim.dev/reclaim/reconcile/engine/optout"
 	"reclaim.dev/reclaim/reconcile/kinds/finished"
 )
 
@@ -67,14 +67,11 @@ type Policy struct {
 type API interface {
 	// Interfaces returns those of ids that exist (a gone one is absent).
 	Interfaces(ctx context.Context, account, region string, ids []string) ([]inventory.NetInterface, error)
-	// DeleteInterface's error says the outcome (inventory.OutcomeOf): it
-	// wraps inventory.ErrNotFound when it is gone, ErrInUse when EC2 says
+	// DeleteInterface's error says the outcome (outcome.Of): it
+	// wraps outcome.ErrNotFound when it is gone, outcome.ErrInUse when EC2 says
 	// it is attached again, and is Refused for EC2's other answers.
 	DeleteInterface(ctx context.Context, account, region, id string) error
 }
-
-// ErrInUse is what API.DeleteInterface wraps when the interface is in use.
-var ErrInUse = inventory.ErrInUse
 
 // Kind plans and deletes leaked interfaces, and shows subnet headroom.
 type Kind struct {

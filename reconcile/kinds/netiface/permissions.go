@@ -1,6 +1,6 @@
 package netiface
 
-import "reclaim.dev/reclaim/internal/perms"
+import "reclaim.dev/reclaim/base/perms"
 
 // Permissions are the IAM actions of the interface reads and deletes
 // (providers/ec2 makes the calls). The subnets (headroom) are a shared

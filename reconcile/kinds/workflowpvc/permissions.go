@@ -1,6 +1,6 @@
 package workflowpvc
 
-import "reclaim.dev/reclaim/internal/perms"
+import "reclaim.dev/reclaim/base/perms"
 
 // Permissions: its tap lists Argo Workflows; with deleteWorkflowPVCs it
 // re-reads each PVC and deletes it (deploy/components/pvc-deleter).

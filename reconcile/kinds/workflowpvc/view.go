@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"sort"
 
+	"reclaim.dev/reclaim/base/layout"
 	"reclaim.dev/reclaim/inventory"
-	"reclaim.dev/reclaim/notify/report/layout"
 	"reclaim.dev/reclaim/reconcile/engine"
 )
 

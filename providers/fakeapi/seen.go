@@ -9,7 +9,7 @@ import (
 )
 
 // seen are the permissions the requests fakes served in this process needed:
-// tests compare them with what reclaim declares (internal/perms), so that a
+// tests compare them with what reclaim declares (base/perms), so that a
 // call the code makes cannot go undeclared, and so ungranted by deploy/.
 var seen struct {
 	mu sync.Mutex

@@ -3,7 +3,7 @@ package optout_test
 import (
 	"testing"
 
-	"reclaim.dev/reclaim/reconcile/engine/optout"
+	"reclaim.dev/reclaim/base/optout"
 )
 
 // The key protects whatever its value; no key, or no opt-out configured,
