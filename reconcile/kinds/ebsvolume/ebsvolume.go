@@ -166,7 +166,7 @@ func (k *Kind) Limits() engine.Limits {
 			OptOut: optout.Rule("tag", s.ProtectTag, "volume") + ", or set ebs.delete: false"}}
 }
 
-// sizeCap is ebs.caps.maxDeleteSizePerRun in whole GiB; 0 is no cap.
+// sizeCap is ebs.maxDeleteSizePerRun in whole GiB; 0 is no cap.
 func sizeCap(s config.Size) engine.Amount {
 	if s <= 0 {
 		return engine.Amount{}

@@ -3,7 +3,6 @@ package ebsvolume
 import (
 	_ "embed"
 	"fmt"
-	"strings"
 	"time"
 
 	config "reclaim.dev/reclaim/configs"
@@ -37,10 +36,10 @@ type Section struct {
 	// in-tree provisioner's kubernetes.io/created-for/pv/name with a
 	// KubernetesCluster or kubernetes.io/cluster/NAME tag).
 	Ownership []string `json:"ownership"`
-	// ProtectTag is a volume tag; with any value the volume is never deleted.
-	ProtectTag string          `json:"protectTag"`
-	Grace      config.Duration `json:"grace"`
-	MinAge     config.Duration `json:"minAge"`
+	// Safety: protectTag is a volume tag (with any value the volume is
+	// never deleted), grace, minAge and the per-run caps. Earlier versions
+	// nested the caps under caps:, which is still read (Unnested).
+	config.Safety
 	// SnapshotBeforeDelete snapshots each volume (CreateSnapshot) before it
 	// is deleted, tagged with SnapshotTag naming the volume.
 	SnapshotBeforeDelete bool   `json:"snapshotBeforeDelete"`
@@ -51,7 +50,6 @@ type Section struct {
 	// HeadroomWarning warns when a volume type's storage quota (Service
 	// Quotas, "Storage for ... volumes") is used to this share.
 	HeadroomWarning config.Percent `json:"headroomWarning"`
-	Caps            config.Caps    `json:"caps"`
 }
 
 // Region is one account's volumes in one region.
@@ -101,6 +99,15 @@ func init() {
 		Key: Key, Doc: "deletes EBS volumes Kubernetes made that no PV or pod uses, and watches EBS storage quotas (ebs-volume)",
 		Reference: reference,
 		Defaults:  defaults, Validate: validate,
+		Safety: func(s *Section) *config.Safety { return &s.Safety },
+		SafetyRules: config.SafetyRules{
+			Defaults: config.Safety{ProtectTag: defaultProtectTag, Grace: defaultGrace, MinAge: defaultMinAge,
+				Caps: config.Caps{MaxDeletesPerRun: defaultMaxDeletes, MaxDeletePercent: defaultMaxPercent, BreakerCandidates: defaultBreaker}},
+			GraceWhy:  "a volume must be seen orphaned on more than one run before it is deleted",
+			MinAgeWhy: "a volume just made may not have its PV yet",
+			TagKey:    config.AWSTagKeyProblem,
+		},
+		Unnested: []string{"caps"},
 		// The accounts and regions whose EKS clusters could attach the
 		// volumes: fleet discovery searches them.
 		AWS: func(s *Section) []config.EKSDiscovery {
@@ -122,15 +129,9 @@ func defaults(s *Section, set func(string) bool) {
 	config.Fill(set, "pageSize", &s.PageSize, defaultPageSize)
 	config.Fill(set, "delete", &s.Delete, true)
 	config.Fill(set, "ownership", &s.Ownership, []string{EvidenceCSI, EvidenceInTree})
-	config.Fill(set, "protectTag", &s.ProtectTag, defaultProtectTag)
-	config.Fill(set, "grace", &s.Grace, defaultGrace)
-	config.Fill(set, "minAge", &s.MinAge, defaultMinAge)
 	config.Fill(set, "snapshotTag", &s.SnapshotTag, defaultSnapshotTag)
 	config.Fill(set, "snapshotTimeout", &s.SnapshotTimeout, config.Duration(30*time.Minute))
 	config.Fill(set, "headroomWarning", &s.HeadroomWarning, defaultHeadroomWarning)
-	config.Fill(set, "caps.maxDeletesPerRun", &s.Caps.MaxDeletesPerRun, defaultMaxDeletes)
-	config.Fill(set, "caps.maxDeletePercent", &s.Caps.MaxDeletePercent, defaultMaxPercent)
-	config.Fill(set, "caps.breakerCandidates", &s.Caps.BreakerCandidates, defaultBreaker)
 }
 
 func validate(s *Section, report *config.Report) {
@@ -176,26 +177,13 @@ func validate(s *Section, report *config.Report) {
 	if s.Delete && len(s.Ownership) == 0 {
 		report.Add("ownership", "is empty, so no volume could ever be proven Kubernetes' to delete — remove the key for the defaults, or set delete: false")
 	}
-	for _, t := range []struct{ path, key string }{{"protectTag", s.ProtectTag}, {"snapshotTag", s.SnapshotTag}} {
-		path, key := t.path, t.key
-		if strings.TrimSpace(key) == "" || len(key) > 128 || strings.HasPrefix(strings.ToLower(key), "aws:") {
-			report.Add(path, "%q is not a usable EC2 tag key — 1 to 128 characters, not starting with aws: (remove the key for the default)", key)
-		}
-	}
-	if s.Grace <= 0 {
-		report.Add("grace", "must be more than 0 — a volume must be seen orphaned on more than one run before it is deleted")
+	if msg := config.AWSTagKeyProblem(s.SnapshotTag); msg != "" {
+		report.Add("snapshotTag", "%s", msg)
 	}
 	if s.SnapshotTimeout <= 0 {
 		report.Add("snapshotTimeout", "must be more than 0 — how long a delete waits for its snapshot to complete")
 	}
-	if s.MinAge <= 0 {
-		report.Add("minAge", "must be more than 0 — a volume just made may not have its PV yet")
-	}
 	if s.HeadroomWarning <= 0 || s.HeadroomWarning > 1 {
 		report.Add("headroomWarning", "%s is out of range — use a share above 0%% and at most 100%%", s.HeadroomWarning)
-	}
-	config.CheckCaps(report, "caps", s.Caps.MaxDeletesPerRun, s.Caps.BreakerCandidates)
-	if s.Caps.MaxDeletePercent < 0 || s.Caps.MaxDeletePercent > 1 {
-		report.Add("caps.maxDeletePercent", "%s is out of range — use 0%% to 100%%", s.Caps.MaxDeletePercent)
 	}
 }

@@ -2,7 +2,6 @@ package netiface
 
 import (
 	"fmt"
-	"strings"
 	"time"
 
 	config "reclaim.dev/reclaim/configs"
@@ -57,13 +56,11 @@ type Interfaces struct {
 	// aws-K8S-) and vpc-resource-controller (tag eks:eni:owner, description
 	// aws-k8s-branch-eni).
 	Ownership []string `json:"ownership"`
-	// ProtectTag is an interface tag; with any value the interface is never
-	// deleted (the opt-out every kind honours, package optout).
-	ProtectTag        string          `json:"protectTag"`
-	Grace             config.Duration `json:"grace"`
-	MaxDeletesPerRun  int             `json:"maxDeletesPerRun"`
-	MaxDeletePercent  config.Percent  `json:"maxDeletePercent"`
-	BreakerCandidates int             `json:"breakerCandidates"`
+	// Safety: protectTag is an interface tag (with any value the interface
+	// is never deleted: the opt-out every kind honours, package optout),
+	// grace and the per-run caps. An interface carries no creation time,
+	// so it has no minAge.
+	config.Safety
 }
 
 // SectionOf is the file's ec2 section, nil when it has none.
@@ -91,6 +88,15 @@ func init() {
 	config.Register(config.SectionSpec[Section]{
 		Key: Key, Doc: "watches subnets' IP headroom and deletes leaked network interfaces (ec2-interface)",
 		Defaults: defaults, Validate: validate,
+		Safety: func(s *Section) *config.Safety { return &s.Interfaces.Safety },
+		SafetyRules: config.SafetyRules{
+			At: "interfaces",
+			Defaults: config.Safety{ProtectTag: defaultProtectTag, Grace: defaultGrace,
+				Caps: config.Caps{MaxDeletesPerRun: defaultMaxDeletes, MaxDeletePercent: defaultMaxPercent, BreakerCandidates: defaultBreaker}},
+			Without:  []string{config.KeyMinAge, config.KeyMaxDeleteSizePerRun},
+			GraceWhy: "an interface must be seen detached on more than one run before it is deleted",
+			TagKey:   config.AWSTagKeyProblem,
+		},
 		AWS: func(s *Section) []config.EKSDiscovery {
 			out := make([]config.EKSDiscovery, len(s.Networks))
 			for i, n := range s.Networks {
@@ -113,11 +119,6 @@ func defaults(e *Section, set func(string) bool) {
 	i := &e.Interfaces
 	config.Fill(set, "interfaces.delete", &i.Delete, true)
 	config.Fill(set, "interfaces.ownership", &i.Ownership, []string{EvidenceVPCCNI, EvidenceBranch})
-	config.Fill(set, "interfaces.protectTag", &i.ProtectTag, defaultProtectTag)
-	config.Fill(set, "interfaces.grace", &i.Grace, defaultGrace)
-	config.Fill(set, "interfaces.maxDeletesPerRun", &i.MaxDeletesPerRun, defaultMaxDeletes)
-	config.Fill(set, "interfaces.maxDeletePercent", &i.MaxDeletePercent, defaultMaxPercent)
-	config.Fill(set, "interfaces.breakerCandidates", &i.BreakerCandidates, defaultBreaker)
 }
 
 func validate(e *Section, report *config.Report) {
@@ -181,15 +182,5 @@ func validate(e *Section, report *config.Report) {
 	})
 	if i.Delete && len(i.Ownership) == 0 {
 		report.Add("interfaces.ownership", "is empty, so no interface could ever be proven reclaim's to delete — remove the key for the defaults, or set delete: false")
-	}
-	if strings.TrimSpace(i.ProtectTag) == "" || len(i.ProtectTag) > 128 || strings.HasPrefix(strings.ToLower(i.ProtectTag), "aws:") {
-		report.Add("interfaces.protectTag", "%q is not a usable EC2 tag key — 1 to 128 characters, not starting with aws: (remove the key for reclaim.dev/protect)", i.ProtectTag)
-	}
-	if i.Grace <= 0 {
-		report.Add("interfaces.grace", "must be more than 0 — an interface must be seen detached on more than one run before it is deleted")
-	}
-	config.CheckCaps(report, "interfaces", i.MaxDeletesPerRun, i.BreakerCandidates)
-	if i.MaxDeletePercent < 0 || i.MaxDeletePercent > 1 {
-		report.Add("interfaces.maxDeletePercent", "%s is out of range — use 0%% to 100%%", i.MaxDeletePercent)
 	}
 }
