@@ -240,24 +240,22 @@ func detailOf(d *engine.Decision) *Detail {
 // temporary since the plan is a skip. It shows the engine the labels it
 // saw, and the engine checks the opt-out in them.
 func (k *Kind) Recheck(ctx context.Context, batch []*engine.Decision) ([]engine.Verdict, error) {
-	out := make([]engine.Verdict, len(batch))
-	for i, d := range batch {
+	return engine.RecheckEach(batch, func(_ int, d *engine.Decision) (Bucket, error) {
 		det := detailOf(d)
 		b, err := k.api.Bucket(ctx, det.Account, d.Name)
-		switch {
-		case errors.Is(err, inventory.ErrNotFound):
-			out[i] = engine.Verdict{Result: engine.GoneNow}
-		case err != nil:
-			return nil, fmt.Errorf("re-read bucket %s/%s: %w", det.Account, d.Name, err)
-		case b.ID != det.BucketID:
-			out[i] = engine.Verdict{Result: engine.Skip, Reason: "recreated since the plan"}
-		case b.Labels[k.s.Label] != "true":
-			out[i] = engine.Verdict{Result: engine.Skip, Reason: "no longer temporary since the plan"}
-		default:
-			out[i] = engine.Pass(b.Labels) // the engine checks the opt-out label
+		if err != nil {
+			return b, fmt.Errorf("re-read bucket %s/%s: %w", det.Account, d.Name, err)
 		}
-	}
-	return out, nil
+		return b, nil
+	}, func(d *engine.Decision, b Bucket) engine.Verdict {
+		switch {
+		case b.ID != detailOf(d).BucketID:
+			return engine.Changed("recreated")
+		case b.Labels[k.s.Label] != "true":
+			return engine.Changed("no longer temporary")
+		}
+		return engine.Pass(b.Labels) // the engine checks the opt-out label
+	})
 }
 
 // Delete deletes each bucket with its id as a precondition. The provider's
