@@ -7,17 +7,14 @@ import (
 	"maps"
 	"regexp"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
-	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	"github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	"github.com/aws/aws-sdk-go-v2/service/servicequotas"
-	"github.com/aws/smithy-go"
 	"github.com/aws/smithy-go/middleware"
 	"golang.org/x/time/rate"
 
@@ -225,55 +222,13 @@ var (
 	errChanged = inventory.Changed(errors.New("changed"))
 )
 
-// opError is an API error in operator words; it unwraps to the SDK's error
-// and, where it applies, inventory.ErrNotFound or an outcome mark.
-type opError struct {
-	text string
-	errs []error
-}
-
-func (e *opError) Error() string   { return e.text }
-func (e *opError) Unwrap() []error { return e.errs }
-
-// explain renders an API error for an operator: what failed, the service's
-// code and message, and what to do (the IAM action service:op to grant).
+// explain renders an API error for an operator (awsclient.Explain).
 func (c *Client) explain(service, op, what string, err error, also ...error) error {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s %s %s/%s", service, op, c.Account(), c.Region())
-	if what != "" {
-		b.WriteString(" " + what)
+	call := awsclient.Call{Service: service, Op: op, Account: c.Account(), Region: c.Region(), What: what}
+	if op == OpCreateSnapshot {
+		call.GrantAlso = " (and ec2:CreateTags for the snapshot's tags)"
 	}
-	b.WriteString(": ")
-	var ae smithy.APIError
-	var mae *retry.MaxAttemptsError
-	code := awsclient.ErrorCode(err)
-	if errors.As(err, &ae) {
-		b.WriteString(ae.ErrorCode() + ": " + ae.ErrorMessage())
-	} else {
-		b.WriteString(err.Error())
-	}
-	var hint string
-	switch {
-	case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
-		hint = "interrupted"
-	case code == "UnauthorizedOperation" || code == "AccessDenied" || code == "AccessDeniedException":
-		hint = fmt.Sprintf("grant %s:%s to the principal reclaim runs as in account %s", service, op, c.Account())
-		if op == OpCreateSnapshot {
-			hint += " (and ec2:CreateTags for the snapshot's tags)"
-		}
-	case code == "AuthFailure" || code == "InvalidClientTokenId" || code == "UnrecognizedClientException" || code == "SignatureDoesNotMatch" || code == "ExpiredToken" || code == "RequestExpired":
-		hint = "credentials rejected: check the profile, role and region"
-	case code == "OptInRequired":
-		hint = fmt.Sprintf("region %s is not enabled for account %s", c.Region(), c.Account())
-	case errors.As(err, &mae) && awsclient.IsThrottle(code):
-		hint = fmt.Sprintf("throttled after %d attempts: lower requestsPerSecond for %s/%s", mae.Attempt, c.Account(), c.Region())
-	case errors.As(err, &mae):
-		hint = fmt.Sprintf("failed after %d attempts", mae.Attempt)
-	}
-	if hint != "" {
-		b.WriteString("; " + hint)
-	}
-	return &opError{text: b.String(), errs: append([]error{err}, also...)}
+	return awsclient.Explain(call, err, also...)
 }
 
 // ---- List and Volume ----

@@ -12,10 +12,8 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
-	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	"github.com/aws/aws-sdk-go-v2/service/ec2/types"
-	"github.com/aws/smithy-go"
 	"github.com/aws/smithy-go/middleware"
 	"golang.org/x/time/rate"
 
@@ -237,52 +235,11 @@ func (m *paceMiddleware) HandleFinalize(ctx context.Context, in middleware.Final
 // (inventory.OutcomeRefused).
 var errRefused = inventory.Refused(errors.New("refused"))
 
-// opError is an API error in operator words; it unwraps to the SDK's error
-// and, where it applies, ErrNotFound or ErrInUse.
-type opError struct {
-	text string
-	errs []error
-}
-
-func (e *opError) Error() string   { return e.text }
-func (e *opError) Unwrap() []error { return e.errs }
-
-// explain renders an API error for an operator: what failed, EC2's code and
-// message, and what to do.
+// explain renders an API error for an operator (awsclient.Explain): EC2's
+// request bucket is shared with every node's CNI.
 func (c *Client) explain(op, what string, err error, also ...error) error {
-	var b strings.Builder
-	fmt.Fprintf(&b, "ec2 %s %s/%s", op, c.Account(), c.Region())
-	if what != "" {
-		b.WriteString(" " + what)
-	}
-	b.WriteString(": ")
-	var ae smithy.APIError
-	var mae *retry.MaxAttemptsError
-	code := awsclient.ErrorCode(err)
-	if errors.As(err, &ae) {
-		b.WriteString(ae.ErrorCode() + ": " + ae.ErrorMessage())
-	} else {
-		b.WriteString(err.Error())
-	}
-	var hint string
-	switch {
-	case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
-		hint = "interrupted"
-	case code == "UnauthorizedOperation" || code == "AccessDenied" || code == "AccessDeniedException":
-		hint = fmt.Sprintf("grant ec2:%s to the principal reclaim runs as in account %s", op, c.Account())
-	case code == "AuthFailure" || code == "InvalidClientTokenId" || code == "SignatureDoesNotMatch" || code == "ExpiredToken" || code == "RequestExpired":
-		hint = "credentials rejected: check the profile, role and region"
-	case code == "OptInRequired":
-		hint = fmt.Sprintf("region %s is not enabled for account %s", c.Region(), c.Account())
-	case errors.As(err, &mae) && awsclient.IsThrottle(code):
-		hint = fmt.Sprintf("throttled after %d attempts: lower requestsPerSecond for %s/%s (EC2's request bucket is shared with every node's CNI in the account) or ask AWS to raise the EC2 API rate limit", mae.Attempt, c.Account(), c.Region())
-	case errors.As(err, &mae):
-		hint = fmt.Sprintf("failed after %d attempts", mae.Attempt)
-	}
-	if hint != "" {
-		b.WriteString("; " + hint)
-	}
-	return &opError{text: b.String(), errs: append([]error{err}, also...)}
+	return awsclient.Explain(awsclient.Call{Service: "ec2", Op: op, Account: c.Account(), Region: c.Region(), What: what,
+		ThrottleAlso: " (EC2's request bucket is shared with every node's CNI in the account) or ask AWS to raise the EC2 API rate limit"}, err, also...)
 }
 
 // ---- List ----
