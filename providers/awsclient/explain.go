@@ -61,7 +61,9 @@ func Explain(c Call, err error, also ...error) error {
 		hint = "interrupted"
 	case code == "UnauthorizedOperation" || code == "AccessDenied" || code == "AccessDeniedException":
 		hint = fmt.Sprintf("grant %s:%s to the principal reclaim runs as in account %s", c.Service, c.Op, c.Account) + c.GrantAlso
-	case code == "AuthFailure" || code == "InvalidClientTokenId" || code == "UnrecognizedClientException" || code == "SignatureDoesNotMatch" || code == "ExpiredToken" || code == "RequestExpired":
+	case code == "AuthFailure" || code == "InvalidClientTokenId" || code == "UnrecognizedClientException" || code == "SignatureDoesNotMatch" ||
+		code == "InvalidSignatureException" || code == "ExpiredToken" || code == "ExpiredTokenException" || code == "RequestExpired" ||
+		code == "MissingAuthenticationTokenException":
 		hint = "credentials rejected: check the profile, role and region"
 	case code == "OptInRequired":
 		hint = fmt.Sprintf("region %s is not enabled for account %s", c.Region, c.Account)

@@ -29,6 +29,7 @@ func TestExplain(t *testing.T) {
 		{awsclient.Call{Service: "ec2", Op: "CreateSnapshot", Account: "123456789012", Region: "us-east-1", GrantAlso: " (and ec2:CreateTags)"}, api("AccessDenied"),
 			"ec2 CreateSnapshot 123456789012/us-east-1: AccessDenied: no; grant ec2:CreateSnapshot to the principal reclaim runs as in account 123456789012 (and ec2:CreateTags)"},
 		{call, api("UnrecognizedClientException"), "vol-1: UnrecognizedClientException: no; credentials rejected: check the profile, role and region"},
+		{call, api("ExpiredTokenException"), "; credentials rejected: check the profile, role and region"},
 		{call, api("OptInRequired"), "; region us-east-1 is not enabled for account 123456789012"},
 		{awsclient.Call{Service: "ec2", Op: "DescribeNetworkInterfaces", Account: "123456789012", Region: "us-east-1", ThrottleAlso: " or ask AWS"}, throttled,
 			"; throttled after 10 attempts: lower requestsPerSecond for 123456789012/us-east-1 or ask AWS"},

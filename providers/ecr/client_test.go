@@ -526,7 +526,7 @@ func TestAccessDeniedIsExplained(t *testing.T) {
 	f.FailNext(ecrfake.OpDescribeImages, ecrfake.CodeAccessDenied, 1)
 	c := newClient(t, f.URL())
 	r := listOne(t, c.ListAll(ctx), "r")
-	if r.Complete || !strings.Contains(r.Problem, "needs the IAM action ecr:DescribeImages") || !strings.Contains(r.Problem, "is not authorized") {
+	if r.Complete || !strings.Contains(r.Problem, "grant ecr:DescribeImages to the principal") || !strings.Contains(r.Problem, "is not authorized") {
 		t.Fatalf("problem %q", r.Problem)
 	}
 	if n := f.Calls(ecrfake.OpDescribeImages); n != 1 {
