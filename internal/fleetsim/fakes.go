@@ -15,7 +15,6 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 
 	"reclaim.dev/reclaim/inventory"
-	"reclaim.dev/reclaim/reconcile/engine"
 	"reclaim.dev/reclaim/reconcile/kinds/ecrimage"
 	"reclaim.dev/reclaim/reconcile/kinds/gcedisk"
 	"reclaim.dev/reclaim/reconcile/kinds/workflowpvc"
@@ -95,7 +94,7 @@ func (g gceAPI) GetDisk(ctx context.Context, key inventory.DiskKey) (inventory.D
 	}
 	d := g.f.w.diskAt(key)
 	if d == nil {
-		return inventory.Disk{}, fmt.Errorf("get %s: %w", key, engine.ErrNotFound)
+		return inventory.Disk{}, fmt.Errorf("get %s: %w", key, inventory.ErrNotFound)
 	}
 	return g.f.inventoryDisk(d), nil
 }
@@ -123,7 +122,7 @@ func (g gceAPI) GetSnapshot(ctx context.Context, project, name string) (inventor
 	}
 	s, ok := g.f.snaps[project+"/"+name]
 	if !ok {
-		return s, fmt.Errorf("snapshots.get %s/%s: %w", project, name, engine.ErrNotFound)
+		return s, fmt.Errorf("snapshots.get %s/%s: %w", project, name, inventory.ErrNotFound)
 	}
 	return s, nil
 }
@@ -136,7 +135,7 @@ func (g gceAPI) DeleteDisk(ctx context.Context, key inventory.DiskKey) error {
 	defer f.end()
 	d := f.w.diskAt(key)
 	if d == nil {
-		return fmt.Errorf("delete %s: %w", key, engine.ErrNotFound)
+		return fmt.Errorf("delete %s: %w", key, inventory.ErrNotFound)
 	}
 	f.attempts[gcedisk.Name]++
 	if f.failCall() {

@@ -20,10 +20,6 @@ import (
 	"reclaim.dev/reclaim/inventory"
 )
 
-// ErrNotFound is wrapped by DeleteInterface when the interface does not
-// exist (InvalidNetworkInterfaceID.NotFound); callers treat it as success.
-var ErrNotFound = inventory.ErrNotFound
-
 // ErrInUse is wrapped by DeleteInterface when EC2 refuses because the
 // interface is attached (InvalidNetworkInterface.InUse): the caller skips it.
 var ErrInUse = inventory.ErrInUse
@@ -49,7 +45,7 @@ type Provider interface {
 	// exist are absent from the result.
 	Interfaces(ctx context.Context, account, region string, ids []string) ([]inventory.NetInterface, error)
 	// DeleteInterface deletes one network interface. Already gone wraps
-	// ErrNotFound (success to the caller); attached wraps ErrInUse.
+	// inventory.ErrNotFound (success to the caller); attached wraps ErrInUse.
 	DeleteInterface(ctx context.Context, account, region, id string) error
 }
 

@@ -499,7 +499,7 @@ func (c *Client) Interfaces(ctx context.Context, ids []string) ([]inventory.NetI
 // DeleteInterface deletes one network interface (DeleteNetworkInterface,
 // paced by the delete bucket). An interface that does not exist
 // (InvalidNetworkInterfaceID.NotFound, InvalidNetworkInterface.NotFound) is
-// an error wrapping ErrNotFound, which callers treat as success; an attached
+// an error wrapping inventory.ErrNotFound, which callers treat as success; an attached
 // one (InvalidNetworkInterface.InUse) wraps ErrInUse; any other answer of
 // EC2's (a 4xx) is refused; no answer is unknown (inventory.OutcomeOf).
 func (c *Client) DeleteInterface(ctx context.Context, id string) error {
@@ -512,7 +512,7 @@ func (c *Client) DeleteInterface(ctx context.Context, id string) error {
 	}
 	switch awsclient.ErrorCode(err) {
 	case codeInterfaceNotFound, codeInterfaceNotFoundAlt:
-		return c.explain(OpDeleteNetworkInterface, id, err, ErrNotFound)
+		return c.explain(OpDeleteNetworkInterface, id, err, inventory.ErrNotFound)
 	case codeInterfaceInUse:
 		return c.explain(OpDeleteNetworkInterface, id, err, ErrInUse)
 	}

@@ -345,7 +345,7 @@ func TestDeleteInterface(t *testing.T) {
 
 	err := c.DeleteInterface(ctx, free)
 	if !errors.Is(err, inventory.ErrNotFound) || errors.Is(err, ec2.ErrInUse) {
-		t.Errorf("second delete: %v, want ErrNotFound", err)
+		t.Errorf("second delete: %v, want inventory.ErrNotFound", err)
 	}
 	if !strings.Contains(fmt.Sprint(err), "InvalidNetworkInterfaceID.NotFound") {
 		t.Errorf("error %q does not carry EC2's code", err)
@@ -388,7 +388,7 @@ func TestDeleteInterface(t *testing.T) {
 	// EC2's other NotFound spelling.
 	f.FailPageMessage(ec2fake.ActionDeleteNetworkInterface, 0, ec2fake.CodeInterfaceNotFoundAlt, "The specified network interface does not exist.", 1)
 	if err := c.DeleteInterface(ctx, attached); !errors.Is(err, inventory.ErrNotFound) {
-		t.Errorf("InvalidNetworkInterface.NotFound: %v, want ErrNotFound", err)
+		t.Errorf("InvalidNetworkInterface.NotFound: %v, want inventory.ErrNotFound", err)
 	}
 
 	// A delete whose response is lost is retried and meets NotFound: gone.
@@ -396,7 +396,7 @@ func TestDeleteInterface(t *testing.T) {
 	f.LoseDeleteResponses(1)
 	f.ResetCalls()
 	if err := c.DeleteInterface(ctx, lost); !errors.Is(err, inventory.ErrNotFound) {
-		t.Errorf("delete with a lost response: %v, want ErrNotFound after the retry", err)
+		t.Errorf("delete with a lost response: %v, want inventory.ErrNotFound after the retry", err)
 	}
 	if n := f.Calls(ec2fake.ActionDeleteNetworkInterface); f.Has(lost) || n < 2 || n > 2+transportRetry {
 		t.Errorf("still there %v, %d calls", f.Has(lost), n)

@@ -18,10 +18,6 @@ import (
 	"reclaim.dev/reclaim/inventory"
 )
 
-// ErrNotFound is wrapped by DescribeImages and DeleteImages when the
-// repository does not exist. Callers of DeleteImages treat it as success.
-var ErrNotFound = inventory.ErrNotFound
-
 // API is the narrow seam to the SDK: exactly the ECR operations this package
 // calls, with the SDK's signatures, so *ecr.Client, a decorator or a fake
 // satisfies it.

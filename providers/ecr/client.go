@@ -128,11 +128,11 @@ func NewWithAPI(api API, o Options) (*Client, error) {
 // ---- errors ----
 
 // explain renders an API error for an operator (awsclient.Explain); a
-// repository that is not there wraps ErrNotFound.
+// repository that is not there wraps inventory.ErrNotFound.
 func (c *Client) explain(op, what string, err error) error {
 	var also []error
 	if awsclient.ErrorCode(err) == "RepositoryNotFoundException" {
-		also = append(also, ErrNotFound)
+		also = append(also, inventory.ErrNotFound)
 	}
 	return awsclient.Explain(awsclient.Call{Service: "ecr", Op: op, Account: c.Account(), Region: c.Region(), What: what,
 		ThrottleAlso: " (ECR's quotas are per API action) or ask AWS to raise the ECR API quota"}, err, also...)
@@ -517,7 +517,7 @@ func convertImage(d *types.ImageDetail) (inventory.Image, error) {
 // exist are absent from the result. Real ECR fails the whole call with
 // ImageNotFoundException when any id is missing; then the chunk is described
 // one digest at a time. Children of indexes are not read (a digest's body
-// never changes). A missing repository is an error wrapping ErrNotFound.
+// never changes). A missing repository is an error wrapping inventory.ErrNotFound.
 func (c *Client) DescribeImages(ctx context.Context, repo string, digests []string) ([]inventory.Image, error) {
 	digests = awsclient.Unique(digests)
 	var out []inventory.Image
@@ -570,7 +570,7 @@ func (c *Client) describe(ctx context.Context, repo string, digests []string) ([
 
 // RepoTags re-reads a repository's resource tags (ListTagsForResource), for
 // the opt-out check right before a delete. A missing repository is an error
-// wrapping ErrNotFound.
+// wrapping inventory.ErrNotFound.
 func (c *Client) RepoTags(ctx context.Context, repo string) (map[string]string, error) {
 	arn := c.repoARN(repo)
 	tags, err := c.tagsOf(ctx, arn)
@@ -601,7 +601,7 @@ func (c *Client) tagsOf(ctx context.Context, arn string) (map[string]string, err
 // MaxBatch digests (more is an error, nothing is sent). It returns ECR's
 // per-image failures, ImageNotFound included (the caller treats that image as
 // gone). A whole-call error after retries is returned as the error; a missing
-// repository wraps ErrNotFound.
+// repository wraps inventory.ErrNotFound.
 func (c *Client) DeleteImages(ctx context.Context, repo string, digests []string) ([]inventory.ImageFailure, error) {
 	if len(digests) > MaxBatch {
 		return nil, fmt.Errorf("ecr BatchDeleteImage %s/%s %s: %d digests, at most %d per call", c.Account(), c.Region(), repo, len(digests), MaxBatch)

@@ -335,8 +335,8 @@ func TestDescribeImagesFallsBackWhenOneIsMissing(t *testing.T) {
 		t.Errorf("DescribeImages calls = %d, want 5 (6 with one transport retry)", n)
 	}
 
-	if _, err := c.DescribeImages(ctx, "no-such-repo", d[:1]); !errors.Is(err, ecr.ErrNotFound) {
-		t.Errorf("missing repository: %v, want ErrNotFound", err)
+	if _, err := c.DescribeImages(ctx, "no-such-repo", d[:1]); !errors.Is(err, inventory.ErrNotFound) {
+		t.Errorf("missing repository: %v, want inventory.ErrNotFound", err)
 	}
 }
 
@@ -397,9 +397,9 @@ func TestDeleteImagesFailures(t *testing.T) {
 	if err != nil || len(fails) != 1 || fails[0].Code != inventory.ImageNotFound {
 		t.Fatalf("second delete: %+v %v", fails, err)
 	}
-	if _, err := c.DeleteImages(ctx, "gone", []string{d[0]}); !errors.Is(err, ecr.ErrNotFound) ||
+	if _, err := c.DeleteImages(ctx, "gone", []string{d[0]}); !errors.Is(err, inventory.ErrNotFound) ||
 		!strings.Contains(err.Error(), "does not exist in the registry") {
-		t.Fatalf("missing repository: %v, want ErrNotFound with ECR's message", err)
+		t.Fatalf("missing repository: %v, want inventory.ErrNotFound with ECR's message", err)
 	}
 }
 
@@ -582,7 +582,7 @@ func TestProtectTag(t *testing.T) {
 		t.Fatalf("RepoTags(keep) = %v, %v after %d calls", tags, err, f.Calls(ecrfake.OpListTagsForResource))
 	}
 	if _, err := c.RepoTags(ctx, "missing"); !errors.Is(err, inventory.ErrNotFound) {
-		t.Fatalf("RepoTags(missing): %v, want ErrNotFound", err)
+		t.Fatalf("RepoTags(missing): %v, want inventory.ErrNotFound", err)
 	}
 	f.FailNext(ecrfake.OpListTagsForResource, ecrfake.CodeAccessDenied, 1)
 	if _, err := c.RepoTags(ctx, "keep"); err == nil || !strings.Contains(err.Error(), "ecr:ListTagsForResource") {

@@ -9,7 +9,6 @@ import (
 
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/inventory/contracttest"
-	"reclaim.dev/reclaim/providers/ecr"
 	"reclaim.dev/reclaim/providers/ecr/ecrfake"
 )
 
@@ -45,7 +44,7 @@ func TestDeleteContract(t *testing.T) {
 			}
 			for _, fl := range fails {
 				if fl.Code == inventory.ImageNotFound {
-					return fmt.Errorf("image %s: %w", id, ecr.ErrNotFound)
+					return fmt.Errorf("image %s: %w", id, inventory.ErrNotFound)
 				}
 				return fmt.Errorf("image %s: %s: %s", id, fl.Code, fl.Reason)
 			}

@@ -8,10 +8,6 @@ import (
 	"reclaim.dev/reclaim/inventory"
 )
 
-// ErrNotFound is returned (wrapped) by Get and Delete when the disk does not exist.
-// Callers of Delete treat it as success: the disk is gone, which is what was asked.
-var ErrNotFound = inventory.ErrNotFound
-
 // Provider is the narrow seam between reclaim and GCE. The real client and any
 // decorator (metrics, rate limiting) satisfy it.
 type Provider interface {
@@ -22,7 +18,7 @@ type Provider interface {
 	// RegionQuotas reads the named metrics of one region. A metric the API did
 	// not return comes back with Known=false.
 	RegionQuotas(ctx context.Context, project, region string, metrics []string) ([]inventory.Quota, error)
-	// GetDisk re-reads one disk; ErrNotFound if it is gone.
+	// GetDisk re-reads one disk; inventory.ErrNotFound if it is gone.
 	GetDisk(ctx context.Context, key inventory.DiskKey) (inventory.Disk, error)
 	// SnapshotDisk creates a snapshot of the disk with the given name and labels
 	// and waits for the operation to finish.
@@ -30,9 +26,9 @@ type Provider interface {
 	// StartSnapshot starts the snapshot without waiting for it: nil once
 	// GCE accepted it, or when a snapshot of that name exists already.
 	StartSnapshot(ctx context.Context, key inventory.DiskKey, name string, labels map[string]string) error
-	// GetSnapshot reads one snapshot; ErrNotFound if there is none.
+	// GetSnapshot reads one snapshot; inventory.ErrNotFound if there is none.
 	GetSnapshot(ctx context.Context, project, name string) (inventory.DiskSnapshot, error)
 	// DeleteDisk deletes the disk and waits for the operation to finish.
-	// ErrNotFound if it was already gone.
+	// inventory.ErrNotFound if it was already gone.
 	DeleteDisk(ctx context.Context, key inventory.DiskKey) error
 }

@@ -231,10 +231,10 @@ func reasons(err error) []string {
 	return out
 }
 
-// wrap names the method and resource and the API's reasons; a 404 also wraps ErrNotFound.
+// wrap names the method and resource and the API's reasons; a 404 also wraps inventory.ErrNotFound.
 func wrap(method, what string, err error) error {
 	if isNotFound(err) {
-		return fmt.Errorf("%s %s: %w: %w%s", method, what, ErrNotFound, err, reasonSuffix(err))
+		return fmt.Errorf("%s %s: %w: %w%s", method, what, inventory.ErrNotFound, err, reasonSuffix(err))
 	}
 	return fmt.Errorf("%s %s: %w%s", method, what, err, reasonSuffix(err))
 }
@@ -511,8 +511,8 @@ func (c *Client) DeleteDisk(ctx context.Context, key inventory.DiskKey) error {
 	if isNotFound(err) || opNotFound(op) {
 		// Either the operation is unknown to the poll, or it reports the disk
 		// missing. Only the disk's absence proves the delete: re-read it.
-		if _, gerr := c.GetDisk(ctx, key); errors.Is(gerr, ErrNotFound) {
-			return fmt.Errorf("%s %s: %w (operation %s: %v)", method, key, ErrNotFound, op.Name(), err)
+		if _, gerr := c.GetDisk(ctx, key); errors.Is(gerr, inventory.ErrNotFound) {
+			return fmt.Errorf("%s %s: %w (operation %s: %v)", method, key, inventory.ErrNotFound, op.Name(), err)
 		}
 	}
 	err = fmt.Errorf("%s %s: operation %s: %w%s", method, key, op.Name(), err, reasonSuffix(err))

@@ -230,7 +230,7 @@ func TestParsesRealWireSamples(t *testing.T) {
 
 	_, err = c.GetDisk(ctx, inventory.DiskKey{Project: "project_name", Zone: "us-central1-a", Name: "gone"})
 	// The sample is a 404 body served with status 200: the client parses it as an empty disk.
-	// What matters is that a real 404 maps to ErrNotFound, tested against the fake; here we
+	// What matters is that a real 404 maps to inventory.ErrNotFound, tested against the fake; here we
 	// only check that nothing panics and a disk without selfLink/creationTimestamp is refused.
 	if err == nil {
 		t.Errorf("a body without selfLink or creationTimestamp was accepted")
@@ -380,7 +380,7 @@ func TestRetries(t *testing.T) {
 
 	f.FailNext(gcefake.MethodDisksGet, 3, 502, "")
 	_, err = c.GetDisk(ctx, key)
-	if err == nil || errors.Is(err, gce.ErrNotFound) || !strings.Contains(err.Error(), "disks.get projects/p/zones/us-east1-b/disks/d0") {
+	if err == nil || errors.Is(err, inventory.ErrNotFound) || !strings.Contains(err.Error(), "disks.get projects/p/zones/us-east1-b/disks/d0") {
 		t.Errorf("GetDisk after three 502s: %v", err)
 	}
 
@@ -442,7 +442,7 @@ func TestRegionQuotas(t *testing.T) {
 		t.Errorf("region without quotas: %+v %v", q, err)
 	}
 	_, err = c.RegionQuotas(ctx, "p", "mars-north1", []string{"SSD_TOTAL_GB"})
-	if !errors.Is(err, gce.ErrNotFound) {
+	if !errors.Is(err, inventory.ErrNotFound) {
 		t.Errorf("unknown region: %v", err)
 	}
 }
@@ -464,7 +464,7 @@ func TestDeleteDisk(t *testing.T) {
 	c := newClient(t, f.URL())
 
 	err := c.DeleteDisk(ctx, inventory.DiskKey{Project: "p", Zone: "us-east1-b", Name: "used"})
-	if err == nil || errors.Is(err, gce.ErrNotFound) || !strings.Contains(err.Error(), "resourceInUseByAnotherResource") ||
+	if err == nil || errors.Is(err, inventory.ErrNotFound) || !strings.Contains(err.Error(), "resourceInUseByAnotherResource") ||
 		!strings.Contains(err.Error(), "disks.delete projects/p/zones/us-east1-b/disks/used") ||
 		!strings.Contains(err.Error(), "is already being used by 'projects/p/zones/us-east1-b/instances/vm-1'") {
 		t.Errorf("deleting an attached disk: %v", err)
@@ -477,7 +477,7 @@ func TestDeleteDisk(t *testing.T) {
 	}
 
 	err = c.DeleteDisk(ctx, inventory.DiskKey{Project: "p", Zone: "us-east1-b", Name: "nope"})
-	if !errors.Is(err, gce.ErrNotFound) || !strings.Contains(err.Error(), "nope") {
+	if !errors.Is(err, inventory.ErrNotFound) || !strings.Contains(err.Error(), "nope") {
 		t.Errorf("deleting a missing disk: %v", err)
 	}
 
@@ -498,10 +498,10 @@ func TestDeleteDisk(t *testing.T) {
 	if _, usage, _ := f.Quota("p", "us-east1", "DISKS_TOTAL_GB"); usage != 600 {
 		t.Errorf("DISKS_TOTAL_GB usage changed: %v", usage)
 	}
-	if _, err := c.GetDisk(ctx, inventory.DiskKey{Project: "p", Zone: "us-east1-b", Name: "free"}); !errors.Is(err, gce.ErrNotFound) {
+	if _, err := c.GetDisk(ctx, inventory.DiskKey{Project: "p", Zone: "us-east1-b", Name: "free"}); !errors.Is(err, inventory.ErrNotFound) {
 		t.Errorf("GetDisk after delete: %v", err)
 	}
-	if err := c.DeleteDisk(ctx, inventory.DiskKey{Project: "p", Zone: "us-east1-b", Name: "free"}); !errors.Is(err, gce.ErrNotFound) {
+	if err := c.DeleteDisk(ctx, inventory.DiskKey{Project: "p", Zone: "us-east1-b", Name: "free"}); !errors.Is(err, inventory.ErrNotFound) {
 		t.Errorf("second delete: %v", err)
 	}
 }
@@ -524,7 +524,7 @@ func TestFailedOperationIsAnError(t *testing.T) {
 	f.FailNextOp(gcefake.MethodDisksDelete, 1, "RESOURCE_IN_USE_BY_ANOTHER_RESOURCE", "The disk resource is already being used")
 	c := newClient(t, f.URL())
 	err := c.DeleteDisk(ctx, inventory.DiskKey{Project: "p", Zone: "us-east1-b", Name: "d"})
-	if err == nil || errors.Is(err, gce.ErrNotFound) || !strings.Contains(err.Error(), "RESOURCE_IN_USE_BY_ANOTHER_RESOURCE") {
+	if err == nil || errors.Is(err, inventory.ErrNotFound) || !strings.Contains(err.Error(), "RESOURCE_IN_USE_BY_ANOTHER_RESOURCE") {
 		t.Errorf("failed operation: %v", err)
 	}
 	if o := inventory.OutcomeOf(err); o != inventory.OutcomeChanged {
@@ -571,7 +571,7 @@ func TestSnapshotDisk(t *testing.T) {
 		t.Errorf("duplicate snapshot name: %v", err)
 	}
 	err = c.SnapshotDisk(ctx, inventory.DiskKey{Project: "p", Zone: "us-east1-b", Name: "missing"}, "x", nil)
-	if !errors.Is(err, gce.ErrNotFound) {
+	if !errors.Is(err, inventory.ErrNotFound) {
 		t.Errorf("snapshot of a missing disk: %v", err)
 	}
 }
@@ -584,7 +584,7 @@ func TestStartSnapshotThenGet(t *testing.T) {
 	f.AddDisk("p", gcefake.Disk{Zone: "us-east1-b", Name: "z", SizeGB: 10})
 	c := newClient(t, f.URL())
 	key := inventory.DiskKey{Project: "p", Zone: "us-east1-b", Name: "z"}
-	if _, err := c.GetSnapshot(ctx, "p", "reclaim-z"); !errors.Is(err, gce.ErrNotFound) {
+	if _, err := c.GetSnapshot(ctx, "p", "reclaim-z"); !errors.Is(err, inventory.ErrNotFound) {
 		t.Fatalf("no snapshot yet: %v", err)
 	}
 	if err := c.StartSnapshot(ctx, key, "reclaim-z", map[string]string{"reclaim-snapshot-of": "z"}); err != nil {
@@ -610,7 +610,7 @@ func TestStartSnapshotThenGet(t *testing.T) {
 	if err := c.StartSnapshot(ctx, key, "reclaim-z", nil); err != nil {
 		t.Errorf("a start of a snapshot that exists: %v", err)
 	}
-	if err := c.StartSnapshot(ctx, inventory.DiskKey{Project: "p", Zone: "us-east1-b", Name: "missing"}, "x", nil); !errors.Is(err, gce.ErrNotFound) {
+	if err := c.StartSnapshot(ctx, inventory.DiskKey{Project: "p", Zone: "us-east1-b", Name: "missing"}, "x", nil); !errors.Is(err, inventory.ErrNotFound) {
 		t.Errorf("snapshot of a missing disk: %v", err)
 	}
 }
@@ -646,7 +646,7 @@ func TestRegionalDisk(t *testing.T) {
 	if _, usage, _ := f.Quota("p", "us-east1", "SSD_TOTAL_GB"); usage != 100 {
 		t.Errorf("usage after regional delete = %v", usage)
 	}
-	if _, err := c.GetDisk(ctx, key); !errors.Is(err, gce.ErrNotFound) || !strings.Contains(err.Error(), "regionDisks.get") {
+	if _, err := c.GetDisk(ctx, key); !errors.Is(err, inventory.ErrNotFound) || !strings.Contains(err.Error(), "regionDisks.get") {
 		t.Errorf("regional get after delete: %v", err)
 	}
 }

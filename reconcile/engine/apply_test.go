@@ -62,7 +62,7 @@ func TestApplyNotFoundIsSuccess(t *testing.T) {
 
 func TestApplyDeleteNotFoundAfterReread(t *testing.T) {
 	k, p, a, _, store := applyFixture("a")
-	k.results["a"] = fmt.Errorf("delete: %w", engine.ErrNotFound) // raced with someone else's delete
+	k.results["a"] = fmt.Errorf("delete: %w", inventory.ErrNotFound) // raced with someone else's delete
 	out, _ := a.Apply(context.Background(), p, true)
 	if out.Deleted != 1 || out.Results[0].Result != "already-gone" {
 		t.Fatalf("%+v", out)
@@ -157,7 +157,7 @@ func TestApplyDecidesEachDeleteOutcome(t *testing.T) {
 	k, p, a, _, store := applyFixture("ok", "gone", "changed", "refused", "unmapped")
 	k.lim.BatchSize = 5
 	p = build(k, seenSince(t0.Add(-7*time.Hour), k.items...), t0, complete("a"))
-	k.results["gone"] = fmt.Errorf("x: %w", engine.ErrNotFound)
+	k.results["gone"] = fmt.Errorf("x: %w", inventory.ErrNotFound)
 	k.results["changed"] = inventory.Changed(errors.New("in use again"))
 	k.results["refused"] = inventory.Refused(errors.New("AccessDenied"))
 	k.results["unmapped"] = errors.New("connection reset")

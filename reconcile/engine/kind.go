@@ -320,9 +320,6 @@ func DeleteEach(batch []*Decision, del func(i int, d *Decision) Deleted) ([]Dele
 	return out, nil
 }
 
-// ErrNotFound is the delete contract every provider keeps.
-var ErrNotFound = inventory.ErrNotFound
-
 // skipReason is why a delete the provider says was refused as changed is
 // a skip, in the provider's words.
 func skipReason(err error) string { return "skipped: " + err.Error() }

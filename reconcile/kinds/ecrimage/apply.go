@@ -87,7 +87,7 @@ func (k *Kind) Delete(ctx context.Context, batch []*engine.Decision) ([]engine.D
 	failures, err := k.API.DeleteImages(ctx, repo, digests)
 	if errors.Is(err, inventory.ErrNotFound) {
 		for i := range out {
-			out[i].Err = fmt.Errorf("repository %s: %w", repo, engine.ErrNotFound)
+			out[i].Err = fmt.Errorf("repository %s: %w", repo, inventory.ErrNotFound)
 		}
 		return out, nil
 	}

@@ -36,7 +36,7 @@ func (m *memDisks) GetDisk(_ context.Context, k inventory.DiskKey) (inventory.Di
 	}
 	d, ok := m.disks[k.String()]
 	if !ok {
-		return d, fmt.Errorf("get %s: %w", k, engine.ErrNotFound)
+		return d, fmt.Errorf("get %s: %w", k, inventory.ErrNotFound)
 	}
 	return d, nil
 }
@@ -58,7 +58,7 @@ func (m *memDisks) GetSnapshot(_ context.Context, _, name string) (inventory.Dis
 	m.calls = append(m.calls, "read "+name)
 	s, ok := m.snaps[name]
 	if !ok {
-		return s, fmt.Errorf("snapshots.get %s: %w", name, engine.ErrNotFound)
+		return s, fmt.Errorf("snapshots.get %s: %w", name, inventory.ErrNotFound)
 	}
 	if s.Status == "CREATING" {
 		if m.reads[name] == 0 {
@@ -77,7 +77,7 @@ func (m *memDisks) DeleteDisk(_ context.Context, k inventory.DiskKey) error {
 		return err
 	}
 	if _, ok := m.disks[k.String()]; !ok {
-		return fmt.Errorf("delete %s: %w", k, engine.ErrNotFound)
+		return fmt.Errorf("delete %s: %w", k, inventory.ErrNotFound)
 	}
 	delete(m.disks, k.String())
 	return nil
@@ -215,7 +215,7 @@ func TestApplyDiskErrors(t *testing.T) {
 		deleteCall  bool
 	}{
 		{"gone before the re-read is success", func(m *memDisks) { delete(m.disks, id) }, engine.ResultAlreadyGone, false, false},
-		{"not found on delete is success", func(m *memDisks) { m.failDel["a"] = fmt.Errorf("delete: %w", engine.ErrNotFound) }, engine.ResultAlreadyGone, false, true},
+		{"not found on delete is success", func(m *memDisks) { m.failDel["a"] = fmt.Errorf("delete: %w", inventory.ErrNotFound) }, engine.ResultAlreadyGone, false, true},
 		{"failed delete stays pending", func(m *memDisks) { m.failDel["a"] = errors.New("googleapi: Error 503: backend unavailable") }, engine.ResultFailed, true, true},
 		{"re-read error is not a delete", func(m *memDisks) { m.failGet = errors.New("googleapi: Error 500") }, engine.ResultFailed, false, false},
 	}

@@ -444,7 +444,7 @@ func detail(d *engine.Decision) *Detail {
 	return &Detail{}
 }
 
-func isNotFound(err error) bool { return errors.Is(err, engine.ErrNotFound) }
+func isNotFound(err error) bool { return errors.Is(err, inventory.ErrNotFound) }
 
 func owned(d inventory.Disk, pol Policy) bool {
 	for _, k := range pol.OwnerLabelKeys {

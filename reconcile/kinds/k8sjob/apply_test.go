@@ -16,6 +16,7 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 
 	"reclaim.dev/reclaim/internal/enginetest"
+	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/reconcile/engine"
 	"reclaim.dev/reclaim/reconcile/kinds/finished"
 	"reclaim.dev/reclaim/reconcile/kinds/k8sjob"
@@ -96,7 +97,7 @@ func TestDelete(t *testing.T) {
 	if res[0].Err != nil {
 		t.Fatal(res[0].Err)
 	}
-	if !errors.Is(res[1].Err, engine.ErrNotFound) {
+	if !errors.Is(res[1].Err, inventory.ErrNotFound) {
 		t.Fatalf("gone: %v", res[1].Err)
 	}
 	var dels []k8stesting.DeleteActionImpl

@@ -212,7 +212,7 @@ func TestRecheckDelete(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res[0].Err != nil || !errors.Is(res[1].Err, engine.ErrNotFound) {
+	if res[0].Err != nil || !errors.Is(res[1].Err, inventory.ErrNotFound) {
 		t.Fatalf("%+v", res)
 	}
 	n := 0

@@ -153,7 +153,7 @@ func TestDelete(t *testing.T) {
 		batchErr bool
 	}{
 		{name: "deleted", exists: true, check: func(e error) bool { return e == nil }},
-		{name: "gone is success", check: func(e error) bool { return errors.Is(e, engine.ErrNotFound) }},
+		{name: "gone is success", check: func(e error) bool { return errors.Is(e, inventory.ErrNotFound) }},
 		{name: "in use again is a skip", err: fmt.Errorf("InvalidNetworkInterface.InUse: %w", netiface.ErrInUse), exists: true,
 			check: func(e error) bool { return inventory.OutcomeOf(e) == inventory.OutcomeChanged }},
 		{name: "a refusal fails this one", err: inventory.Refused(apiError{"UnauthorizedOperation"}), exists: true,
