@@ -47,9 +47,9 @@ func TestRecheckRereadsTheRepository(t *testing.T) {
 	repo := inventory.RepoKey{Account: "123456789012", Region: "us-east-1", Name: "team-a/api"}
 	planned := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
 	api := &rereadAPI{images: map[string]inventory.Image{
-		"sha256:same":    {Digest: "sha256:same", Tags: []string{"v1"}, LastPull: planned},
-		"sha256:retag":   {Digest: "sha256:retag", Tags: []string{"v2", "latest"}},
-		"sha256:pulled":  {Digest: "sha256:pulled", Tags: []string{"v3"}, LastPull: planned.Add(time.Hour)},
+		"sha256:same":   {Digest: "sha256:same", Tags: []string{"v1"}, LastPull: planned},
+		"sha256:retag":  {Digest: "sha256:retag", Tags: []string{"v2", "latest"}},
+		"sha256:pulled": {Digest: "sha256:pulled", Tags: []string{"v3"}, LastPull: planned.Add(time.Hour)},
 	}}
 	k := &ecrimage.Kind{API: api, Policy: &ecrimage.Policy{ProtectTag: "reclaim.dev/protect"}}
 	var batch []*engine.Decision
