@@ -7,15 +7,12 @@ import (
 	"maps"
 	"regexp"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	"github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	"github.com/aws/aws-sdk-go-v2/service/servicequotas"
-	"github.com/aws/smithy-go/middleware"
 	"golang.org/x/time/rate"
 
 	"reclaim.dev/reclaim/inventory"
@@ -103,7 +100,7 @@ type Client struct {
 	pageSize  int32
 	describeL *rate.Limiter // nil with NewWithAPI
 	deleteL   *rate.Limiter
-	stats     *stats
+	stats     *awsclient.Attempts
 }
 
 // New builds the SDK clients (EC2 and Service Quotas): config.LoadDefaultConfig
@@ -123,7 +120,7 @@ func New(ctx context.Context, o Options) (*Client, error) {
 	}
 	c.describeL = rate.NewLimiter(rate.Limit(o.RequestsPerSecond), o.Burst)
 	c.deleteL = rate.NewLimiter(rate.Limit(o.DeletesPerSecond), o.DeleteBurst)
-	pace := &paceMiddleware{describe: c.describeL, mutate: c.deleteL, stats: c.stats}
+	pace := &awsclient.Metered{Name: "ReclaimEBSPace", Describe: c.describeL, Mutate: c.deleteL, Mutating: []string{OpDeleteVolume, OpCreateSnapshot}, Attempts: c.stats}
 	c.api = ec2.NewFromConfig(setup.Config, func(eo *ec2.Options) {
 		eo.BaseEndpoint, eo.Retryer = setup.EndpointOr(eo.BaseEndpoint), setup.Retryer
 		eo.APIOptions = append(eo.APIOptions, awsclient.AfterRetry(pace))
@@ -135,7 +132,7 @@ func New(ctx context.Context, o Options) (*Client, error) {
 			qo.BaseEndpoint = aws.String(o.QuotasEndpoint)
 		}
 		qo.Retryer = setup.Retryer
-		qo.APIOptions = append(qo.APIOptions, setup.Pace, awsclient.AfterRetry(&countMiddleware{stats: c.stats}))
+		qo.APIOptions = append(qo.APIOptions, setup.Pace, awsclient.AfterRetry(&awsclient.Metered{Name: "ReclaimEBSCount", Attempts: c.stats}))
 	})
 	return c, nil
 }
@@ -152,7 +149,7 @@ func NewWithAPI(api API, quotas QuotasAPI, o Options) (*Client, error) {
 		api:      api,
 		quotas:   quotas,
 		pageSize: o.PageSize,
-		stats:    &stats{calls: map[string]int{}},
+		stats:    &awsclient.Attempts{},
 	}, nil
 }
 
@@ -162,56 +159,7 @@ func (c *Client) Limiters() (describe, mutate *rate.Limiter) { return c.describe
 
 // Calls returns the API attempts this client made, by operation, retries
 // included (empty for a client made with NewWithAPI).
-func (c *Client) Calls() map[string]int { return c.stats.snapshot() }
-
-type stats struct {
-	mu    sync.Mutex
-	calls map[string]int
-}
-
-func (s *stats) record(op string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.calls[op]++
-}
-
-func (s *stats) snapshot() map[string]int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return maps.Clone(s.calls)
-}
-
-// paceMiddleware waits on the operation's bucket before every EC2 attempt,
-// retries included (see awsclient.AfterRetry), and counts the attempt.
-type paceMiddleware struct {
-	describe, mutate *rate.Limiter
-	stats            *stats
-}
-
-func (*paceMiddleware) ID() string { return "ReclaimEBSPace" }
-
-func (m *paceMiddleware) HandleFinalize(ctx context.Context, in middleware.FinalizeInput, next middleware.FinalizeHandler) (middleware.FinalizeOutput, middleware.Metadata, error) {
-	op := awsmiddleware.GetOperationName(ctx)
-	l := m.describe
-	if op == OpDeleteVolume || op == OpCreateSnapshot {
-		l = m.mutate
-	}
-	if err := l.Wait(ctx); err != nil {
-		return middleware.FinalizeOutput{}, middleware.Metadata{}, fmt.Errorf("client-side rate limit: %w", err)
-	}
-	m.stats.record(op)
-	return next.HandleFinalize(ctx, in)
-}
-
-// countMiddleware counts the Service Quotas attempts.
-type countMiddleware struct{ stats *stats }
-
-func (*countMiddleware) ID() string { return "ReclaimEBSCount" }
-
-func (m *countMiddleware) HandleFinalize(ctx context.Context, in middleware.FinalizeInput, next middleware.FinalizeHandler) (middleware.FinalizeOutput, middleware.Metadata, error) {
-	m.stats.record(awsmiddleware.GetOperationName(ctx))
-	return next.HandleFinalize(ctx, in)
-}
+func (c *Client) Calls() map[string]int { return c.stats.ByOp() }
 
 // ---- errors ----
 

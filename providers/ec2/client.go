@@ -8,13 +8,10 @@ import (
 	"net/netip"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	"github.com/aws/aws-sdk-go-v2/service/ec2/types"
-	"github.com/aws/smithy-go/middleware"
 	"golang.org/x/time/rate"
 
 	"reclaim.dev/reclaim/inventory"
@@ -119,7 +116,7 @@ type Client struct {
 	pageSize   int32
 	describeL  *rate.Limiter // nil with NewWithAPI
 	deleteL    *rate.Limiter
-	stats      *stats
+	stats      *awsclient.Attempts
 }
 
 // New builds the SDK client: config.LoadDefaultConfig with the region and
@@ -133,7 +130,7 @@ func New(ctx context.Context, o Options) (*Client, error) {
 	// RequestLimitExceeded (HTTP 503) is in retry.DefaultThrottleErrorCodes,
 	// which the adaptive mode's throttle detection uses: a throttled attempt
 	// is retried and slows the adaptive token bucket down. The describe and
-	// delete buckets are this package's own (paceMiddleware), not setup's.
+	// delete buckets are this package's own (awsclient.Metered), not setup's.
 	setup, err := o.Load(ctx, "ec2", DefaultRequestsPerSecond, DefaultBurst, DefaultMaxAttempts)
 	if err != nil {
 		return nil, err
@@ -144,7 +141,7 @@ func New(ctx context.Context, o Options) (*Client, error) {
 	}
 	c.describeL = rate.NewLimiter(rate.Limit(o.RequestsPerSecond), o.Burst)
 	c.deleteL = rate.NewLimiter(rate.Limit(o.DeletesPerSecond), o.DeleteBurst)
-	pace := &paceMiddleware{describe: c.describeL, delete: c.deleteL, stats: c.stats}
+	pace := &awsclient.Metered{Name: "ReclaimPace", Describe: c.describeL, Mutate: c.deleteL, Mutating: []string{OpDeleteNetworkInterface}, Attempts: c.stats}
 	c.api = ec2.NewFromConfig(setup.Config, func(eo *ec2.Options) {
 		eo.BaseEndpoint, eo.Retryer = setup.EndpointOr(eo.BaseEndpoint), setup.Retryer
 		eo.APIOptions = append(eo.APIOptions, awsclient.AfterRetry(pace))
@@ -165,7 +162,7 @@ func NewWithAPI(api API, o Options) (*Client, error) {
 		subnets:    awsclient.Unique(o.Subnets),
 		subnetTags: maps.Clone(o.SubnetTags),
 		pageSize:   o.PageSize,
-		stats:      &stats{calls: map[string]int{}},
+		stats:      &awsclient.Attempts{},
 	}, nil
 }
 
@@ -175,59 +172,11 @@ func (c *Client) Limiters() (describe, del *rate.Limiter) { return c.describeL, 
 
 // Calls returns the API attempts this client made, by operation, retries
 // included (empty for a client made with NewWithAPI).
-func (c *Client) Calls() map[string]int { return c.stats.snapshot() }
+func (c *Client) Calls() map[string]int { return c.stats.ByOp() }
 
 // Throttled counts the attempts EC2 answered with a throttle code
 // (RequestLimitExceeded), each retried by the adaptive mode.
-func (c *Client) Throttled() int {
-	c.stats.mu.Lock()
-	defer c.stats.mu.Unlock()
-	return c.stats.throttled
-}
-
-type stats struct {
-	mu        sync.Mutex
-	calls     map[string]int
-	throttled int
-}
-
-func (s *stats) record(op string, throttled bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.calls[op]++
-	if throttled {
-		s.throttled++
-	}
-}
-
-func (s *stats) snapshot() map[string]int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return maps.Clone(s.calls)
-}
-
-// paceMiddleware waits on the operation's token bucket before every attempt
-// and counts the attempt, retries included (see awsclient.AfterRetry).
-type paceMiddleware struct {
-	describe, delete *rate.Limiter
-	stats            *stats
-}
-
-func (*paceMiddleware) ID() string { return "ReclaimPace" }
-
-func (m *paceMiddleware) HandleFinalize(ctx context.Context, in middleware.FinalizeInput, next middleware.FinalizeHandler) (middleware.FinalizeOutput, middleware.Metadata, error) {
-	op := awsmiddleware.GetOperationName(ctx)
-	l := m.describe
-	if op == OpDeleteNetworkInterface {
-		l = m.delete
-	}
-	if err := l.Wait(ctx); err != nil {
-		return middleware.FinalizeOutput{}, middleware.Metadata{}, fmt.Errorf("client-side rate limit: %w", err)
-	}
-	out, md, err := next.HandleFinalize(ctx, in)
-	m.stats.record(op, err != nil && awsclient.IsThrottle(awsclient.ErrorCode(err)))
-	return out, md, err
-}
+func (c *Client) Throttled() int { return c.stats.Throttled() }
 
 // ---- errors ----
 
