@@ -79,3 +79,25 @@ func (p *Metered) HandleFinalize(ctx context.Context, in middleware.FinalizeInpu
 	p.Attempts.record(op, err != nil && IsThrottle(ErrorCode(err)))
 	return out, md, err
 }
+
+// CheckPageSize sets a page size left 0 to max, the API maximum, and says
+// when one is outside min..max (api names who allows them).
+func CheckPageSize(size *int32, min, max int32, api string) error {
+	switch {
+	case *size == 0:
+		*size = max
+	case *size < min || *size > max:
+		return fmt.Errorf("pageSize %d: %s allows %d..%d", *size, api, min, max)
+	}
+	return nil
+}
+
+// DefaultDeletes fills a client's delete bucket where it was left 0.
+func DefaultDeletes(perSecond *float64, burst *int, defPerSecond float64, defBurst int) {
+	if *perSecond <= 0 {
+		*perSecond = defPerSecond
+	}
+	if *burst <= 0 {
+		*burst = defBurst
+	}
+}

@@ -43,3 +43,21 @@ func TestMetered(t *testing.T) {
 		t.Errorf("attempts %v, throttled %d; want 2 DescribeVolumes, 1 throttled", got, a.Throttled())
 	}
 }
+
+// A page size left 0 is the API maximum, one outside the API's range is
+// refused; a delete bucket left 0 takes the client's defaults.
+func TestOptionDefaults(t *testing.T) {
+	size := int32(0)
+	if err := awsclient.CheckPageSize(&size, 5, 500, "EC2"); err != nil || size != 500 {
+		t.Errorf("0: %d, %v", size, err)
+	}
+	size = 1000
+	if err := awsclient.CheckPageSize(&size, 5, 500, "EC2"); err == nil || err.Error() != "pageSize 1000: EC2 allows 5..500" {
+		t.Errorf("1000: %v", err)
+	}
+	rps, burst := 0.0, 3
+	awsclient.DefaultDeletes(&rps, &burst, 2, 5)
+	if rps != 2 || burst != 3 {
+		t.Errorf("delete bucket %g/%d, want 2/3", rps, burst)
+	}
+}

@@ -92,18 +92,10 @@ func (o *Options) defaults() error {
 			errs = append(errs, errors.New("subnetTags: empty tag key"))
 		}
 	}
-	switch {
-	case o.PageSize == 0:
-		o.PageSize = MaxPageSize
-	case o.PageSize < MinPageSize || o.PageSize > MaxPageSize:
-		errs = append(errs, fmt.Errorf("pageSize %d: EC2 allows %d..%d", o.PageSize, MinPageSize, MaxPageSize))
+	if err := awsclient.CheckPageSize(&o.PageSize, MinPageSize, MaxPageSize, "EC2"); err != nil {
+		errs = append(errs, err)
 	}
-	if o.DeletesPerSecond <= 0 {
-		o.DeletesPerSecond = DefaultDeletesPerSecond
-	}
-	if o.DeleteBurst <= 0 {
-		o.DeleteBurst = DefaultDeleteBurst
-	}
+	awsclient.DefaultDeletes(&o.DeletesPerSecond, &o.DeleteBurst, DefaultDeletesPerSecond, DefaultDeleteBurst)
 	return errors.Join(errs...)
 }
 
