@@ -20,15 +20,10 @@ type Section struct {
 	// (a fake, or a VPC endpoint).
 	Endpoint       string `json:"endpoint,omitempty"`
 	QuotasEndpoint string `json:"quotasEndpoint,omitempty"`
-	// RequestsPerSecond and Burst are reclaim's own limit on its reads per
-	// account and region; DeletesPerSecond and DeleteBurst on DeleteVolume
-	// and CreateSnapshot.
-	RequestsPerSecond float64 `json:"requestsPerSecond"`
-	Burst             int     `json:"burst"`
-	DeletesPerSecond  float64 `json:"deletesPerSecond"`
-	DeleteBurst       int     `json:"deleteBurst"`
-	MaxAttempts       int     `json:"maxAttempts"`
-	PageSize          int     `json:"pageSize"`
+	// AWSRates: requestsPerSecond and burst are reclaim's own limit on its
+	// reads per account and region; deletesPerSecond and deleteBurst on
+	// DeleteVolume and CreateSnapshot.
+	config.AWSRates
 	// Delete lets reclaim delete orphaned volumes; false only reports them.
 	Delete bool `json:"delete"`
 	// Ownership is the evidence a volume must carry to be deleted: csi (the
@@ -89,6 +84,14 @@ const (
 	minPage, maxPage         = 5, 500
 )
 
+// rates are the defaults and limits of the section's AWSRates.
+var rates = config.AWSRatesRules{
+	Defaults: config.AWSRates{RequestsPerSecond: defaultRequestsPerSecond, Burst: defaultBurst, DeletesPerSecond: defaultDeletesPerSecond,
+		DeleteBurst: defaultDeleteBurst, MaxAttempts: defaultMaxAttempts, PageSize: defaultPageSize},
+	MinPage: minPage, MaxPage: maxPage,
+	ReadsWhy: "(EC2's refill rate, shared with the account's other callers)", PageWhy: "(DescribeVolumes' MaxResults)",
+}
+
 // reference is the section as the configuration reference shows it.
 //
 //go:embed reference.yaml
@@ -121,12 +124,7 @@ func init() {
 }
 
 func defaults(s *Section, set func(string) bool) {
-	config.Fill(set, "requestsPerSecond", &s.RequestsPerSecond, defaultRequestsPerSecond)
-	config.Fill(set, "burst", &s.Burst, defaultBurst)
-	config.Fill(set, "deletesPerSecond", &s.DeletesPerSecond, defaultDeletesPerSecond)
-	config.Fill(set, "deleteBurst", &s.DeleteBurst, defaultDeleteBurst)
-	config.Fill(set, "maxAttempts", &s.MaxAttempts, defaultMaxAttempts)
-	config.Fill(set, "pageSize", &s.PageSize, defaultPageSize)
+	config.FillAWSRates(set, &s.AWSRates, &rates)
 	config.Fill(set, "delete", &s.Delete, true)
 	config.Fill(set, "ownership", &s.Ownership, []string{EvidenceCSI, EvidenceInTree})
 	config.Fill(set, "snapshotTag", &s.SnapshotTag, defaultSnapshotTag)
@@ -150,24 +148,7 @@ func validate(s *Section, report *config.Report) {
 	}
 	config.CheckEndpoint(report, "endpoint", s.Endpoint, "ec2")
 	config.CheckEndpoint(report, "quotasEndpoint", s.QuotasEndpoint, "servicequotas")
-	if s.RequestsPerSecond <= 0 || s.RequestsPerSecond > 20 {
-		report.Add("requestsPerSecond", "%g is out of range — use more than 0 and at most 20 (EC2's refill rate, shared with the account's other callers)", s.RequestsPerSecond)
-	}
-	if s.Burst < 1 || s.Burst > 100 {
-		report.Add("burst", "%d is out of range — use 1 to 100", s.Burst)
-	}
-	if s.DeletesPerSecond <= 0 || s.DeletesPerSecond > 5 {
-		report.Add("deletesPerSecond", "%g is out of range — use more than 0 and at most 5", s.DeletesPerSecond)
-	}
-	if s.DeleteBurst < 1 || s.DeleteBurst > 100 {
-		report.Add("deleteBurst", "%d is out of range — use 1 to 100", s.DeleteBurst)
-	}
-	if s.MaxAttempts < 1 || s.MaxAttempts > 50 {
-		report.Add("maxAttempts", "%d is out of range — use 1 to 50", s.MaxAttempts)
-	}
-	if s.PageSize < minPage || s.PageSize > maxPage {
-		report.Add("pageSize", "%d is out of range — use %d to %d (DescribeVolumes' MaxResults)", s.PageSize, minPage, maxPage)
-	}
+	config.CheckAWSRates(report, &s.AWSRates, &rates)
 	config.CheckList(report, "ownership", s.Ownership, func(o string) string {
 		if o != EvidenceCSI && o != EvidenceInTree {
 			return fmt.Sprintf("%q is not an ownership evidence — use %s or %s", o, EvidenceCSI, EvidenceInTree)

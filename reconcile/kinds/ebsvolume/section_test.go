@@ -34,3 +34,16 @@ func TestCapsFlatOrNestedAsBefore(t *testing.T) {
 		{"nested not a mapping", regions + "  caps: 3\n", "ebs.caps", "expected a mapping"},
 	}, nil)
 }
+
+// The AWS rates share their floors with ec2's (config.AWSRates), with
+// EBS's own limits in the messages.
+func TestRates(t *testing.T) {
+	configtest.Run(t, []configtest.Case{
+		{"requestsPerSecond", regions + "  requestsPerSecond: 21\n", "ebs.requestsPerSecond", "21 is out of range — use more than 0 and at most 20 (EC2's refill rate, shared with the account's other callers)"},
+		{"burst", regions + "  burst: 0\n", "ebs.burst", "0 is out of range — use 1 to 100"},
+		{"deletesPerSecond", regions + "  deletesPerSecond: 6\n", "ebs.deletesPerSecond", "6 is out of range — use more than 0 and at most 5"},
+		{"deleteBurst", regions + "  deleteBurst: 101\n", "ebs.deleteBurst", "101 is out of range — use 1 to 100"},
+		{"maxAttempts", regions + "  maxAttempts: 0\n", "ebs.maxAttempts", "0 is out of range — use 1 to 50"},
+		{"pageSize", regions + "  pageSize: 501\n", "ebs.pageSize", "501 is out of range — use 5 to 500 (DescribeVolumes' MaxResults)"},
+	}, nil)
+}

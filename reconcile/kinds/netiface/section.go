@@ -17,16 +17,12 @@ type Section struct {
 	Networks []Network `json:"networks"`
 	// Endpoint overrides the EC2 endpoint (a fake or a VPC endpoint).
 	Endpoint string `json:"endpoint,omitempty"`
-	// RequestsPerSecond and Burst are reclaim's own limit on Describe calls
-	// per account and region: EC2's bucket (100 burst, 20 a second) is
-	// shared with every node's CNI, so reclaim takes a fraction of it.
-	RequestsPerSecond float64 `json:"requestsPerSecond"`
-	Burst             int     `json:"burst"`
-	// DeletesPerSecond and DeleteBurst limit DeleteNetworkInterface (EC2: 100, 5 a second).
-	DeletesPerSecond float64 `json:"deletesPerSecond"`
-	DeleteBurst      int     `json:"deleteBurst"`
-	MaxAttempts      int     `json:"maxAttempts"`
-	PageSize         int     `json:"pageSize"`
+	// AWSRates: requestsPerSecond and burst are reclaim's own limit on
+	// Describe calls per account and region (EC2's bucket, 100 burst and 20
+	// a second, is shared with every node's CNI, so reclaim takes a
+	// fraction of it); deletesPerSecond and deleteBurst limit
+	// DeleteNetworkInterface (EC2: 100, 5 a second).
+	config.AWSRates
 	// HeadroomWarning warns when a subnet's used share reaches it.
 	HeadroomWarning config.Percent `json:"headroomWarning"`
 	// WarnBefore warns when a subnet is projected to run out within it.
@@ -84,6 +80,15 @@ const (
 	maxPage, minPage         = 1000, 5
 )
 
+// rates are the defaults and limits of the section's AWSRates.
+var rates = config.AWSRatesRules{
+	Defaults: config.AWSRates{RequestsPerSecond: defaultRequestsPerSecond, Burst: defaultBurst, DeletesPerSecond: defaultDeletesPerSecond,
+		DeleteBurst: defaultDeleteBurst, MaxAttempts: defaultMaxAttempts, PageSize: defaultPageSize},
+	MinPage: minPage, MaxPage: maxPage,
+	ReadsWhy: "(EC2's own refill rate, shared with every node's CNI)", BurstWhy: "(EC2's bucket)",
+	DeletesWhy: "(EC2's DeleteNetworkInterface refill rate)", PageWhy: "(the API's MaxResults)",
+}
+
 func init() {
 	config.Register(config.SectionSpec[Section]{
 		Key: Key, Doc: "watches subnets' IP headroom and deletes leaked network interfaces (ec2-interface)",
@@ -108,12 +113,7 @@ func init() {
 }
 
 func defaults(e *Section, set func(string) bool) {
-	config.Fill(set, "requestsPerSecond", &e.RequestsPerSecond, defaultRequestsPerSecond)
-	config.Fill(set, "burst", &e.Burst, defaultBurst)
-	config.Fill(set, "deletesPerSecond", &e.DeletesPerSecond, defaultDeletesPerSecond)
-	config.Fill(set, "deleteBurst", &e.DeleteBurst, defaultDeleteBurst)
-	config.Fill(set, "maxAttempts", &e.MaxAttempts, defaultMaxAttempts)
-	config.Fill(set, "pageSize", &e.PageSize, defaultPageSize)
+	config.FillAWSRates(set, &e.AWSRates, &rates)
 	config.Fill(set, "headroomWarning", &e.HeadroomWarning, defaultHeadroomWarning)
 	config.Fill(set, "warnBefore", &e.WarnBefore, defaultWarnBefore)
 	i := &e.Interfaces
@@ -149,24 +149,7 @@ func validate(e *Section, report *config.Report) {
 		seen[k] = i
 	}
 	config.CheckEndpoint(report, "endpoint", e.Endpoint, "ec2")
-	if e.RequestsPerSecond <= 0 || e.RequestsPerSecond > 20 {
-		report.Add("requestsPerSecond", "%g is out of range — use more than 0 and at most 20 (EC2's own refill rate, shared with every node's CNI)", e.RequestsPerSecond)
-	}
-	if e.Burst < 1 || e.Burst > 100 {
-		report.Add("burst", "%d is out of range — use 1 to 100 (EC2's bucket)", e.Burst)
-	}
-	if e.DeletesPerSecond <= 0 || e.DeletesPerSecond > 5 {
-		report.Add("deletesPerSecond", "%g is out of range — use more than 0 and at most 5 (EC2's DeleteNetworkInterface refill rate)", e.DeletesPerSecond)
-	}
-	if e.DeleteBurst < 1 || e.DeleteBurst > 100 {
-		report.Add("deleteBurst", "%d is out of range — use 1 to 100", e.DeleteBurst)
-	}
-	if e.MaxAttempts < 1 || e.MaxAttempts > 50 {
-		report.Add("maxAttempts", "%d is out of range — use 1 to 50", e.MaxAttempts)
-	}
-	if e.PageSize < minPage || e.PageSize > maxPage {
-		report.Add("pageSize", "%d is out of range — use %d to %d (the API's MaxResults)", e.PageSize, minPage, maxPage)
-	}
+	config.CheckAWSRates(report, &e.AWSRates, &rates)
 	if e.HeadroomWarning <= 0 || e.HeadroomWarning > 1 {
 		report.Add("headroomWarning", "%s is out of range — use a share above 0%% and at most 100%%", e.HeadroomWarning)
 	}
