@@ -116,8 +116,3 @@ func CheckGCELabelKey(report *Report, path, key string) {
 
 // GCELabelKeyProblem says what is wrong with a GCE label key, "" when nothing.
 func GCELabelKeyProblem(k string) string { return gceLabelKeyProblem(k) }
-
-// CheckCaps checks a kind's per-run count cap and breaker under path.
-func CheckCaps(report *Report, path string, maxDeletes, breaker int) {
-	validateCaps(report.ps, report.Path(path), maxDeletes, breaker)
-}

@@ -166,7 +166,7 @@ func Parse(data []byte, source string) (*Config, error) {
 	c.present = d.present
 	c.applyDefaults()
 	c.sectionDefaults()
-	var v problems
+	v := problems{written: d.written}
 	c.normalize(&v)
 	c.normalizeSections(&v)
 	c.validate(&v)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"reflect"
 	"regexp"
@@ -28,10 +29,15 @@ type decoder struct {
 	// failed holds the paths whose value could not be decoded. Checks on those
 	// paths are skipped so one mistake is reported once.
 	failed map[string]bool
+	// without are the paths of keys a section leaves out of its Safety,
+	// unnested those of mappings whose keys are read as their parent's
+	// (SectionSpec.Unnested).
+	without, unnested map[string]bool
 }
 
 func newDecoder() *decoder {
-	return &decoder{present: map[string]bool{}, failed: map[string]bool{}}
+	return &decoder{present: map[string]bool{}, failed: map[string]bool{}, without: withoutPaths(), unnested: unnestedPaths(),
+		problems: problems{written: map[string]string{}}}
 }
 
 var yamlLine = regexp.MustCompile(`^line (\d+): `)
@@ -88,14 +94,19 @@ func yamlProblems(err error) []Problem {
 	return []Problem{{Message: "YAML: " + msg}}
 }
 
-// field is a struct field as it appears in YAML.
+// field is a struct field as it appears in YAML: index is its path through
+// embedded structs (reflect.Value.FieldByIndex).
 type field struct {
 	name  string
-	index int
+	index []int
 }
 
+// fieldsOf lists t's keys. An embedded struct without a json name is inlined,
+// as encoding/json does (config.Safety in the kinds' sections): its fields
+// are keys of t, and a field of t's own of the same name wins.
 func fieldsOf(t reflect.Type) []field {
 	var fs []field
+	own := map[string]bool{}
 	for i := range t.NumField() {
 		f := t.Field(i)
 		if !f.IsExported() {
@@ -105,17 +116,27 @@ func fieldsOf(t reflect.Type) []field {
 		if name == "-" {
 			continue
 		}
+		if name == "" && f.Anonymous && f.Type.Kind() == reflect.Struct && !reflect.PointerTo(f.Type).Implements(unmarshalerType) {
+			for _, g := range fieldsOf(f.Type) {
+				fs = append(fs, field{name: g.name, index: append([]int{i}, g.index...)})
+			}
+			continue
+		}
 		if name == "" {
 			name = f.Name
 		}
-		fs = append(fs, field{name: name, index: i})
+		own[name] = true
+		fs = append(fs, field{name: name, index: []int{i}})
 	}
-	return fs
+	return slices.DeleteFunc(fs, func(f field) bool { return len(f.index) > 1 && own[f.name] })
 }
 
 func (d *decoder) fail(path, format string, args ...any) {
 	d.add(path, format, args...)
 	d.failed[path] = true
+	if w, ok := d.written[path]; ok {
+		d.failed[w] = true
+	}
 	delete(d.present, path)
 }
 
@@ -225,7 +246,7 @@ func (d *decoder) decodeStruct(path string, node any, v reflect.Value) {
 		d.fail(path, "expected a mapping of keys to values, got %s", describe(node))
 		return
 	}
-	fs := fieldsOf(v.Type())
+	fs := slices.DeleteFunc(fieldsOf(v.Type()), func(f field) bool { return d.without[join(path, f.name)] })
 	known := make([]string, len(fs))
 	for i, f := range fs {
 		known[i] = f.name
@@ -235,6 +256,7 @@ func (d *decoder) decodeStruct(path string, node any, v reflect.Value) {
 		// of one is still told what it was meant to be.
 		known = append(known, sectionKeys()...)
 	}
+	m = d.unnest(path, m)
 	var unknown []string
 	for k := range m {
 		if !slices.Contains(known, k) {
@@ -243,7 +265,10 @@ func (d *decoder) decodeStruct(path string, node any, v reflect.Value) {
 	}
 	sort.Strings(unknown)
 	for _, k := range unknown {
-		p := join(path, k)
+		p := d.written[join(path, k)]
+		if p == "" {
+			p = join(path, k)
+		}
 		if s := closest(k, known); s != "" {
 			d.fail(p, "unknown field — did you mean %q?", s)
 			// Do not also report the field it was meant to be as missing.
@@ -257,7 +282,7 @@ func (d *decoder) decodeStruct(path string, node any, v reflect.Value) {
 		if !ok {
 			continue
 		}
-		fv := v.Field(f.index)
+		fv := v.FieldByIndex(f.index)
 		if val == nil && fv.Kind() != reflect.Pointer {
 			continue // "key:" with no value means the default
 		}
@@ -265,6 +290,43 @@ func (d *decoder) decodeStruct(path string, node any, v reflect.Value) {
 		d.present[p] = true
 		d.decode(p, val, fv)
 	}
+}
+
+// unnest returns m with the keys of its unnested mappings (an earlier
+// version's place for them) read as m's own, remembering where the file
+// wrote each; a key written in both places is a problem.
+func (d *decoder) unnest(path string, m map[string]any) map[string]any {
+	var out map[string]any
+	for k, node := range m {
+		old := join(path, k)
+		if !d.unnested[old] {
+			continue
+		}
+		if out == nil {
+			out = maps.Clone(m)
+		}
+		delete(out, k)
+		if node == nil {
+			continue
+		}
+		inner, ok := node.(map[string]any)
+		if !ok {
+			d.fail(old, "expected a mapping of keys to values, got %s", describe(node))
+			continue
+		}
+		for _, ik := range slices.Sorted(maps.Keys(inner)) {
+			if _, twice := m[ik]; twice {
+				d.fail(join(old, ik), "is set twice, here and as %s — set it once, as %s", join(path, ik), join(path, ik))
+				continue
+			}
+			out[ik] = inner[ik]
+			d.written[join(path, ik)] = join(old, ik)
+		}
+	}
+	if out == nil {
+		return m
+	}
+	return out
 }
 
 // describe names a tree node for an error message.

@@ -49,9 +49,15 @@ func (e *Error) Error() string {
 // problems collects Problems while a configuration is checked.
 type problems struct {
 	list []Problem
+	// written maps a key's path to where the file wrote it, when that is
+	// a place an earlier version used (SectionSpec.Unnested).
+	written map[string]string
 }
 
 func (ps *problems) add(path, format string, args ...any) {
+	if w, ok := ps.written[path]; ok {
+		path = w
+	}
 	ps.list = append(ps.list, Problem{Path: path, Message: fmt.Sprintf(format, args...)})
 }
 

@@ -258,21 +258,17 @@ func defaultFleet() config.Fleet {
 // defaultDisks is the disks section a file without one gets.
 func defaultDisks() *gcedisk.Disks {
 	return &gcedisk.Disks{
-		MinAge:      config.Duration(24 * time.Hour),
-		Grace:       config.Duration(7 * 24 * time.Hour),
+		Safety: config.Safety{MinAge: config.Duration(24 * time.Hour), Grace: config.Duration(7 * 24 * time.Hour),
+			Caps: config.Caps{MaxDeletesPerRun: 20, MaxDeletePercent: 0.10, MaxDeleteSizePerRun: 0, BreakerCandidates: 200}},
 		MinDetached: config.Duration(time.Hour),
 		Ownership: gcedisk.Ownership{
 			LabelKeys:           []string{"goog-gke-volume"},
 			DescriptionContains: []string{"kubernetes.io/created-for/pv/name"},
 		},
-		ProtectLabel:        "reclaim-protect",
-		SnapshotLabel:       "reclaim-snapshot-of",
-		SnapshotTimeout:     config.Duration(30 * time.Minute),
-		MaxDeletesPerRun:    20,
-		MaxDeletePercent:    0.10,
-		MaxDeleteSizePerRun: 0,
-		BreakerCandidates:   200,
-		WorkflowPVCs:        config.Caps{MaxDeletesPerRun: 20, MaxDeletePercent: 0.10, BreakerCandidates: 200},
+		ProtectLabel:    "reclaim-protect",
+		SnapshotLabel:   "reclaim-snapshot-of",
+		SnapshotTimeout: config.Duration(30 * time.Minute),
+		WorkflowPVCs:    config.Caps{MaxDeletesPerRun: 20, MaxDeletePercent: 0.10, BreakerCandidates: 200},
 	}
 }
 
@@ -378,8 +374,8 @@ func TestFullFileKeepsEveryValue(t *testing.T) {
 		Concurrency:           64,
 	}
 	wantDisks := &gcedisk.Disks{
-		MinAge:               config.Duration(7 * 24 * time.Hour),
-		Grace:                config.Duration(36 * time.Hour),
+		Safety: config.Safety{MinAge: config.Duration(7 * 24 * time.Hour), Grace: config.Duration(36 * time.Hour),
+			Caps: config.Caps{MaxDeletesPerRun: 0, MaxDeletePercent: 0.025, MaxDeleteSizePerRun: 1 << 30, BreakerCandidates: 1}},
 		MinDetached:          0,
 		ProtectLabel:         "keep_me",
 		Ownership:            gcedisk.Ownership{LabelKeys: []string{}, DescriptionContains: []string{"created-for/pv"}},
@@ -387,10 +383,6 @@ func TestFullFileKeepsEveryValue(t *testing.T) {
 		SnapshotLabel:        "snapshot-of",
 		SnapshotTimeout:      config.Duration(10 * time.Minute),
 		DeleteWorkflowPVCs:   true,
-		MaxDeletesPerRun:     0,
-		MaxDeletePercent:     0.025,
-		MaxDeleteSizePerRun:  1 << 30,
-		BreakerCandidates:    1,
 		WorkflowPVCs:         config.Caps{MaxDeletesPerRun: 3, MaxDeletePercent: 0.50, MaxDeleteSizePerRun: config.Size(500 << 30), BreakerCandidates: 7},
 	}
 	config.SetSection(want, gcedisk.GCEKey, wantGCE)

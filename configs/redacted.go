@@ -13,7 +13,7 @@ import (
 // the file's own field order, with every Secret shown as <secret>. It is what
 // `reclaim config check --print` shows, and it loads back as the same Config.
 func (c *Config) Redacted() ([]byte, error) {
-	tree, err := toYAMLTree(reflect.ValueOf(c))
+	tree, err := toYAMLTree(reflect.ValueOf(c), "")
 	if err != nil {
 		return nil, err
 	}
@@ -23,7 +23,7 @@ func (c *Config) Redacted() ([]byte, error) {
 		if !ok {
 			continue
 		}
-		item, err := toYAMLTree(reflect.ValueOf(v))
+		item, err := toYAMLTree(reflect.ValueOf(v), s.Key)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", s.Key, err)
 		}
@@ -33,7 +33,7 @@ func (c *Config) Redacted() ([]byte, error) {
 }
 
 func redactedYAML(v any) ([]byte, error) {
-	tree, err := toYAMLTree(reflect.ValueOf(v))
+	tree, err := toYAMLTree(reflect.ValueOf(v), "")
 	if err != nil {
 		return nil, err
 	}
@@ -44,8 +44,9 @@ var marshalerType = reflect.TypeFor[json.Marshaler]()
 
 // toYAMLTree converts v to plain values and yaml.MapSlice, keeping struct field
 // order. Types with their own JSON form (Duration, Percent, Size, Secret) are
-// written in that form, which is the form the file accepts.
-func toYAMLTree(v reflect.Value) (any, error) {
+// written in that form, which is the form the file accepts. path is v's
+// path in the file: the Safety keys a section leaves out are not shown.
+func toYAMLTree(v reflect.Value, path string) (any, error) {
 	if v.Type().Implements(marshalerType) && (v.Kind() != reflect.Pointer || !v.IsNil()) {
 		raw, err := v.Interface().(json.Marshaler).MarshalJSON()
 		if err != nil {
@@ -60,16 +61,20 @@ func toYAMLTree(v reflect.Value) (any, error) {
 		if v.IsNil() {
 			return nil, nil
 		}
-		return toYAMLTree(v.Elem())
+		return toYAMLTree(v.Elem(), path)
 	case reflect.Struct:
 		var m yamlv2.MapSlice
+		without := withoutPaths()
 		for _, f := range fieldsOf(v.Type()) {
-			fv := v.Field(f.index)
-			tag := v.Type().Field(f.index).Tag.Get("json")
+			if without[join(path, f.name)] {
+				continue
+			}
+			fv := v.FieldByIndex(f.index)
+			tag := v.Type().FieldByIndex(f.index).Tag.Get("json")
 			if (strings.Contains(tag, ",omitempty") && fv.IsZero()) || (strings.Contains(tag, ",omitzero") && fv.IsZero()) {
 				continue
 			}
-			item, err := toYAMLTree(fv)
+			item, err := toYAMLTree(fv, join(path, f.name))
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", f.name, err)
 			}
@@ -79,7 +84,7 @@ func toYAMLTree(v reflect.Value) (any, error) {
 	case reflect.Slice:
 		out := make([]any, v.Len())
 		for i := range v.Len() {
-			item, err := toYAMLTree(v.Index(i))
+			item, err := toYAMLTree(v.Index(i), index(path, i))
 			if err != nil {
 				return nil, err
 			}

@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"reflect"
+	"slices"
 	"sync"
 )
 
@@ -46,6 +47,18 @@ type SectionSpec[T any] struct {
 	// AWS, if set, lists the AWS accounts and regions the section reaches
 	// and how: fleet discovery searches them when fleet.eks is not set.
 	AWS func(s *T) []EKSDiscovery
+	// Safety, if set, is the section's Safety (embedded without a name in
+	// the section, or in its part at SafetyRules.At) and SafetyRules how
+	// the kind has it: the registry fills its defaults before Defaults
+	// runs, and checks its floors after Validate, the same for every kind.
+	Safety      func(s *T) *Safety
+	SafetyRules SafetyRules
+	// Unnested lists paths inside the section of mappings an earlier
+	// version nested keys under that now stand beside them ("caps": the
+	// file may write caps: {maxDeletesPerRun: 5} or maxDeletesPerRun: 5,
+	// not both). Their keys are read as the parent's, and problems with
+	// them name the place the file wrote them.
+	Unnested []string
 }
 
 // Report records a section's problems.
@@ -75,6 +88,8 @@ type SectionInfo struct {
 	Doc       string
 	Reference string
 	Type      reflect.Type
+	// Safety is how the section has its Safety, nil when it has none.
+	Safety *SafetyRules
 }
 
 type section struct {
@@ -85,6 +100,9 @@ type section struct {
 	check    func(v any, c *Config, report *Report)
 	norm     func(v any, report *Report)
 	gke      func(v any) GKEDiscovery
+	safety   func(v any) *Safety
+	rules    SafetyRules
+	unnested []string
 	always   bool
 }
 
@@ -123,6 +141,12 @@ func Register[T any](spec SectionSpec[T]) {
 		s.validate = func(v any, report *Report) { spec.Validate(v.(*T), report) }
 	}
 	s.always = spec.Always
+	if spec.Safety != nil {
+		s.safety = func(v any) *Safety { return spec.Safety(v.(*T)) }
+		s.rules = spec.SafetyRules
+		s.SectionInfo.Safety = &s.rules
+	}
+	s.unnested = spec.Unnested
 	if spec.GKE != nil {
 		s.gke = func(v any) GKEDiscovery { return spec.GKE(v.(*T)) }
 	}
@@ -217,7 +241,15 @@ func (c *Config) decodeSections(d *decoder, tree any) {
 // sectionDefaults and validateSections run each present section's own.
 func (c *Config) sectionDefaults() {
 	for _, s := range registered() {
-		if v, ok := c.sections[s.Key]; ok && s.defaults != nil {
+		v, ok := c.sections[s.Key]
+		if !ok {
+			continue
+		}
+		if s.safety != nil {
+			at := s.safetyPath()
+			s.safety(v).fill(func(p string) bool { return c.present[join(at, p)] }, &s.rules)
+		}
+		if s.defaults != nil {
 			s.defaults(v, func(p string) bool { return c.present[join(s.Key, p)] })
 		}
 	}
@@ -225,8 +257,16 @@ func (c *Config) sectionDefaults() {
 
 func (c *Config) validateSections(ps *problems) {
 	for _, s := range registered() {
-		if v, ok := c.sections[s.Key]; ok && s.validate != nil {
-			s.validate(v, &Report{key: s.Key, ps: ps})
+		v, ok := c.sections[s.Key]
+		if !ok {
+			continue
+		}
+		report := &Report{key: s.Key, ps: ps}
+		if s.validate != nil {
+			s.validate(v, report)
+		}
+		if s.safety != nil {
+			s.safety(v).check(report, &s.rules)
 		}
 	}
 }
@@ -291,6 +331,41 @@ func KeyPaths() []string {
 	for _, s := range registered() {
 		out = append(out, keyPaths(s.Key, s.Type)...)
 	}
+	without := withoutPaths()
+	return slices.DeleteFunc(out, func(p string) bool { return without[p] })
+}
+
+// withoutPaths are the full paths of the Safety keys sections leave out
+// (SafetyRules.Without): no key of the file.
+func withoutPaths() map[string]bool {
+	out := map[string]bool{}
+	for _, s := range registered() {
+		if s.safety == nil {
+			continue
+		}
+		for _, k := range s.rules.Without {
+			out[join(s.safetyPath(), k)] = true
+		}
+	}
+	return out
+}
+
+// safetyPath is the full path of the part of the section that has its Safety.
+func (s *section) safetyPath() string {
+	if s.rules.At == "" {
+		return s.Key
+	}
+	return join(s.Key, s.rules.At)
+}
+
+// unnestedPaths are the full paths of the sections' Unnested mappings.
+func unnestedPaths() map[string]bool {
+	out := map[string]bool{}
+	for _, s := range registered() {
+		for _, p := range s.unnested {
+			out[join(s.Key, p)] = true
+		}
+	}
 	return out
 }
 
@@ -307,7 +382,7 @@ func keyPaths(prefix string, t reflect.Type) []string {
 	}
 	var out []string
 	for _, f := range fieldsOf(t) {
-		out = append(out, keyPaths(join(prefix, f.name), t.Field(f.index).Type)...)
+		out = append(out, keyPaths(join(prefix, f.name), t.FieldByIndex(f.index).Type)...)
 	}
 	return out
 }

@@ -102,16 +102,6 @@ func validateClusterLimits(ps *problems, path string, timeout Duration, qps floa
 	}
 }
 
-// validateCaps checks a kind's per-run count cap and breaker at path.
-func validateCaps(ps *problems, path string, maxDeletes, breaker int) {
-	if maxDeletes < 0 {
-		ps.add(path+".maxDeletesPerRun", "%d is negative — use 0 to delete nothing", maxDeletes)
-	}
-	if breaker < 1 {
-		ps.add(path+".breakerCandidates", "must be at least 1 — to delete nothing set maxDeletesPerRun: 0")
-	}
-}
-
 func (s *State) validate(ps *problems, path string) {
 	if s.File != "" && s.ConfigMap != nil {
 		ps.add(path, "set either file or configMap, not both")

@@ -112,7 +112,7 @@ exampleBuckets:
   accounts: [a, b]
   maxAge: 1h
   grace: 1h
-  caps: {maxDeletePercent: 100%%}
+  maxDeletePercent: 100%%
 `, filepath.Join(dir, "state.json"), filepath.Join(dir, "audit.jsonl"))), "reclaim.yaml")
 	if err != nil {
 		t.Fatal(err)

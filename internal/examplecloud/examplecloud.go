@@ -45,22 +45,27 @@ type Section struct {
 	Label        string          `json:"label"`
 	ProtectLabel string          `json:"protectLabel"`
 	MaxAge       config.Duration `json:"maxAge"`
-	Grace        config.Duration `json:"grace"`
-	Caps         config.Caps     `json:"caps"`
+	// Safety is grace and the per-run caps, written in the section, with
+	// the floors every kind has (SectionSpec.Safety); maxAge stands for a
+	// minimum age, and protectLabel for a protect tag.
+	config.Safety
 }
 
 func init() {
 	config.Register(config.SectionSpec[Section]{
-		Key: Key,
-		Doc: "deletes buckets labelled temporary once older than maxAge",
+		Key:    Key,
+		Doc:    "deletes buckets labelled temporary once older than maxAge",
+		Safety: func(s *Section) *config.Safety { return &s.Safety },
+		SafetyRules: config.SafetyRules{
+			Defaults: config.Safety{Grace: config.Duration(time.Hour),
+				Caps: config.Caps{MaxDeletesPerRun: 10, MaxDeletePercent: config.Percent(0.5), BreakerCandidates: 100}},
+			Without:  []string{config.KeyProtectTag, config.KeyMinAge, config.KeyMaxDeleteSizePerRun},
+			GraceWhy: "a bucket must be a candidate on more than one run before it is deleted",
+		},
 		Defaults: func(s *Section, set func(string) bool) {
 			config.Fill(set, "label", &s.Label, "reclaim.dev/temporary")
 			config.Fill(set, "protectLabel", &s.ProtectLabel, "reclaim.dev/protect")
 			config.Fill(set, "maxAge", &s.MaxAge, config.Duration(24*time.Hour))
-			config.Fill(set, "grace", &s.Grace, config.Duration(time.Hour))
-			config.Fill(set, "caps.maxDeletesPerRun", &s.Caps.MaxDeletesPerRun, 10)
-			config.Fill(set, "caps.maxDeletePercent", &s.Caps.MaxDeletePercent, config.Percent(0.5))
-			config.Fill(set, "caps.breakerCandidates", &s.Caps.BreakerCandidates, 100)
 		},
 		Validate: func(s *Section, report *config.Report) {
 			if len(s.Accounts) == 0 {
@@ -72,7 +77,6 @@ func init() {
 			if s.MaxAge.Std() < time.Minute {
 				report.Add("maxAge", "%s is too short — use at least 1m", s.MaxAge)
 			}
-			config.CheckCaps(report, "caps", s.Caps.MaxDeletesPerRun, s.Caps.BreakerCandidates)
 		},
 	})
 }
@@ -237,24 +241,22 @@ func detailOf(d *engine.Decision) *Detail {
 // temporary since the plan is a skip. It shows the engine the labels it
 // saw, and the engine checks the opt-out in them.
 func (k *Kind) Recheck(ctx context.Context, batch []*engine.Decision) ([]engine.Verdict, error) {
-	out := make([]engine.Verdict, len(batch))
-	for i, d := range batch {
+	return engine.RecheckEach(batch, func(_ int, d *engine.Decision) (Bucket, error) {
 		det := detailOf(d)
 		b, err := k.api.Bucket(ctx, det.Account, d.Name)
-		switch {
-		case errors.Is(err, outcome.ErrNotFound):
-			out[i] = engine.Verdict{Result: engine.GoneNow}
-		case err != nil:
-			return nil, fmt.Errorf("re-read bucket %s/%s: %w", det.Account, d.Name, err)
-		case b.ID != det.BucketID:
-			out[i] = engine.Verdict{Result: engine.Skip, Reason: "recreated since the plan"}
-		case b.Labels[k.s.Label] != "true":
-			out[i] = engine.Verdict{Result: engine.Skip, Reason: "no longer temporary since the plan"}
-		default:
-			out[i] = engine.Pass(b.Labels) // the engine checks the opt-out label
+		if err != nil {
+			return b, fmt.Errorf("re-read bucket %s/%s: %w", det.Account, d.Name, err)
 		}
-	}
-	return out, nil
+		return b, nil
+	}, func(d *engine.Decision, b Bucket) engine.Verdict {
+		switch {
+		case b.ID != detailOf(d).BucketID:
+			return engine.Changed("recreated")
+		case b.Labels[k.s.Label] != "true":
+			return engine.Changed("no longer temporary")
+		}
+		return engine.Pass(b.Labels) // the engine checks the opt-out label
+	})
 }
 
 // Delete deletes each bucket with its id as a precondition. The provider's

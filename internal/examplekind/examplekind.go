@@ -45,21 +45,26 @@ type Section struct {
 	Label string `json:"label"`
 	// MaxAge is how old a temporary ConfigMap gets before it is a candidate.
 	MaxAge config.Duration `json:"maxAge"`
-	Grace  config.Duration `json:"grace"`
-	Caps   config.Caps     `json:"caps"`
+	// Safety is grace and the per-run caps, written in the section, with
+	// the floors every kind has (SectionSpec.Safety); maxAge stands for a
+	// minimum age, and kubernetes.protectLabel for a protect tag.
+	config.Safety
 }
 
 func init() {
 	config.Register(config.SectionSpec[Section]{
-		Key: Key,
-		Doc: "deletes ConfigMaps labelled temporary once older than maxAge",
+		Key:    Key,
+		Doc:    "deletes ConfigMaps labelled temporary once older than maxAge",
+		Safety: func(s *Section) *config.Safety { return &s.Safety },
+		SafetyRules: config.SafetyRules{
+			Defaults: config.Safety{Grace: config.Duration(time.Hour),
+				Caps: config.Caps{MaxDeletesPerRun: 10, MaxDeletePercent: config.Percent(0.5), BreakerCandidates: 100}},
+			Without:  []string{config.KeyProtectTag, config.KeyMinAge, config.KeyMaxDeleteSizePerRun},
+			GraceWhy: "a ConfigMap must be a candidate on more than one run before it is deleted",
+		},
 		Defaults: func(s *Section, set func(string) bool) {
 			config.Fill(set, "label", &s.Label, "reclaim.dev/temporary")
 			config.Fill(set, "maxAge", &s.MaxAge, config.Duration(24*time.Hour))
-			config.Fill(set, "grace", &s.Grace, config.Duration(time.Hour))
-			config.Fill(set, "caps.maxDeletesPerRun", &s.Caps.MaxDeletesPerRun, 10)
-			config.Fill(set, "caps.maxDeletePercent", &s.Caps.MaxDeletePercent, config.Percent(0.5))
-			config.Fill(set, "caps.breakerCandidates", &s.Caps.BreakerCandidates, 100)
 		},
 		Validate: func(s *Section, report *config.Report) {
 			if s.Label == "" {
@@ -68,7 +73,6 @@ func init() {
 			if s.MaxAge.Std() < time.Minute {
 				report.Add("maxAge", "%s is too short — use at least 1m", s.MaxAge)
 			}
-			config.CheckCaps(report, "caps", s.Caps.MaxDeletesPerRun, s.Caps.BreakerCandidates)
 		},
 	})
 }

@@ -54,7 +54,8 @@ func goldenReport() *report.Report {
 	}
 	// The kinds' own section builders, as their View calls them.
 	hs := []gcedisk.Headroom{{Project: "demo-project", Region: "asia-northeast1", Metric: "SSD_TOTAL_GB", Known: true, Limit: 1500, Usage: 1455,
-		PlanFrees: 25, OrphanGB: 25, FinishedWorkflowGB: 20, UsedPct: 0.97, UsedPctAfter: 0.9533, Warning: true, GrowthPerDay: 40, RunsOutAt: &full}}
+		PlanFrees: 25, OrphanGB: 25, FinishedWorkflowGB: 20,
+		Headroom: engine.Headroom{UsedPct: 0.97, UsedPctAfter: 0.9533, Warning: true, GrowthPerDay: 40, RunsOutAt: &full}}}
 	p.Warnings = gcedisk.Warnings(hs)
 	for i := range p.Warnings {
 		p.Warnings[i].Kind = gcedisk.Name // as Build sets it

@@ -7,18 +7,12 @@ import (
 	"maps"
 	"regexp"
 	"slices"
-	"strings"
-	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
-	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	"github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	"github.com/aws/aws-sdk-go-v2/service/servicequotas"
-	"github.com/aws/smithy-go"
-	"github.com/aws/smithy-go/middleware"
 	"golang.org/x/time/rate"
 
 	"reclaim.dev/reclaim/base/outcome"
@@ -83,18 +77,10 @@ type Options struct {
 
 func (o *Options) defaults() error {
 	errs := o.Check("account", DefaultRequestsPerSecond, DefaultBurst, DefaultMaxAttempts)
-	switch {
-	case o.PageSize == 0:
-		o.PageSize = MaxPageSize
-	case o.PageSize < MinPageSize || o.PageSize > MaxPageSize:
-		errs = append(errs, fmt.Errorf("pageSize %d: EC2's DescribeVolumes allows %d..%d", o.PageSize, MinPageSize, MaxPageSize))
+	if err := awsclient.CheckPageSize(&o.PageSize, MinPageSize, MaxPageSize, "EC2's DescribeVolumes"); err != nil {
+		errs = append(errs, err)
 	}
-	if o.DeletesPerSecond <= 0 {
-		o.DeletesPerSecond = DefaultDeletesPerSecond
-	}
-	if o.DeleteBurst <= 0 {
-		o.DeleteBurst = DefaultDeleteBurst
-	}
+	awsclient.DefaultDeletes(&o.DeletesPerSecond, &o.DeleteBurst, DefaultDeletesPerSecond, DefaultDeleteBurst)
 	return errors.Join(errs...)
 }
 
@@ -106,7 +92,7 @@ type Client struct {
 	pageSize  int32
 	describeL *rate.Limiter // nil with NewWithAPI
 	deleteL   *rate.Limiter
-	stats     *stats
+	stats     *awsclient.Attempts
 }
 
 // New builds the SDK clients (EC2 and Service Quotas): config.LoadDefaultConfig
@@ -126,7 +112,7 @@ func New(ctx context.Context, o Options) (*Client, error) {
 	}
 	c.describeL = rate.NewLimiter(rate.Limit(o.RequestsPerSecond), o.Burst)
 	c.deleteL = rate.NewLimiter(rate.Limit(o.DeletesPerSecond), o.DeleteBurst)
-	pace := &paceMiddleware{describe: c.describeL, mutate: c.deleteL, stats: c.stats}
+	pace := &awsclient.Metered{Name: "ReclaimEBSPace", Describe: c.describeL, Mutate: c.deleteL, Mutating: []string{OpDeleteVolume, OpCreateSnapshot}, Attempts: c.stats}
 	c.api = ec2.NewFromConfig(setup.Config, func(eo *ec2.Options) {
 		eo.BaseEndpoint, eo.Retryer = setup.EndpointOr(eo.BaseEndpoint), setup.Retryer
 		eo.APIOptions = append(eo.APIOptions, awsclient.AfterRetry(pace))
@@ -138,7 +124,7 @@ func New(ctx context.Context, o Options) (*Client, error) {
 			qo.BaseEndpoint = aws.String(o.QuotasEndpoint)
 		}
 		qo.Retryer = setup.Retryer
-		qo.APIOptions = append(qo.APIOptions, setup.Pace, awsclient.AfterRetry(&countMiddleware{stats: c.stats}))
+		qo.APIOptions = append(qo.APIOptions, setup.Pace, awsclient.AfterRetry(&awsclient.Metered{Name: "ReclaimEBSCount", Attempts: c.stats}))
 	})
 	return c, nil
 }
@@ -155,7 +141,7 @@ func NewWithAPI(api API, quotas QuotasAPI, o Options) (*Client, error) {
 		api:      api,
 		quotas:   quotas,
 		pageSize: o.PageSize,
-		stats:    &stats{calls: map[string]int{}},
+		stats:    &awsclient.Attempts{},
 	}, nil
 }
 
@@ -165,56 +151,7 @@ func (c *Client) Limiters() (describe, mutate *rate.Limiter) { return c.describe
 
 // Calls returns the API attempts this client made, by operation, retries
 // included (empty for a client made with NewWithAPI).
-func (c *Client) Calls() map[string]int { return c.stats.snapshot() }
-
-type stats struct {
-	mu    sync.Mutex
-	calls map[string]int
-}
-
-func (s *stats) record(op string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.calls[op]++
-}
-
-func (s *stats) snapshot() map[string]int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return maps.Clone(s.calls)
-}
-
-// paceMiddleware waits on the operation's bucket before every EC2 attempt,
-// retries included (see awsclient.AfterRetry), and counts the attempt.
-type paceMiddleware struct {
-	describe, mutate *rate.Limiter
-	stats            *stats
-}
-
-func (*paceMiddleware) ID() string { return "ReclaimEBSPace" }
-
-func (m *paceMiddleware) HandleFinalize(ctx context.Context, in middleware.FinalizeInput, next middleware.FinalizeHandler) (middleware.FinalizeOutput, middleware.Metadata, error) {
-	op := awsmiddleware.GetOperationName(ctx)
-	l := m.describe
-	if op == OpDeleteVolume || op == OpCreateSnapshot {
-		l = m.mutate
-	}
-	if err := l.Wait(ctx); err != nil {
-		return middleware.FinalizeOutput{}, middleware.Metadata{}, fmt.Errorf("client-side rate limit: %w", err)
-	}
-	m.stats.record(op)
-	return next.HandleFinalize(ctx, in)
-}
-
-// countMiddleware counts the Service Quotas attempts.
-type countMiddleware struct{ stats *stats }
-
-func (*countMiddleware) ID() string { return "ReclaimEBSCount" }
-
-func (m *countMiddleware) HandleFinalize(ctx context.Context, in middleware.FinalizeInput, next middleware.FinalizeHandler) (middleware.FinalizeOutput, middleware.Metadata, error) {
-	m.stats.record(awsmiddleware.GetOperationName(ctx))
-	return next.HandleFinalize(ctx, in)
-}
+func (c *Client) Calls() map[string]int { return c.stats.ByOp() }
 
 // ---- errors ----
 
@@ -225,55 +162,13 @@ var (
 	errChanged = outcome.MarkChanged(errors.New("changed"))
 )
 
-// opError is an API error in operator words; it unwraps to the SDK's error
-// and, where it applies, outcome.ErrNotFound or an outcome mark.
-type opError struct {
-	text string
-	errs []error
-}
-
-func (e *opError) Error() string   { return e.text }
-func (e *opError) Unwrap() []error { return e.errs }
-
-// explain renders an API error for an operator: what failed, the service's
-// code and message, and what to do (the IAM action service:op to grant).
+// explain renders an API error for an operator (awsclient.Explain).
 func (c *Client) explain(service, op, what string, err error, also ...error) error {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s %s %s/%s", service, op, c.Account(), c.Region())
-	if what != "" {
-		b.WriteString(" " + what)
+	call := awsclient.Call{Service: service, Op: op, Account: c.Account(), Region: c.Region(), What: what}
+	if op == OpCreateSnapshot {
+		call.GrantAlso = " (and ec2:CreateTags for the snapshot's tags)"
 	}
-	b.WriteString(": ")
-	var ae smithy.APIError
-	var mae *retry.MaxAttemptsError
-	code := awsclient.ErrorCode(err)
-	if errors.As(err, &ae) {
-		b.WriteString(ae.ErrorCode() + ": " + ae.ErrorMessage())
-	} else {
-		b.WriteString(err.Error())
-	}
-	var hint string
-	switch {
-	case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
-		hint = "interrupted"
-	case code == "UnauthorizedOperation" || code == "AccessDenied" || code == "AccessDeniedException":
-		hint = fmt.Sprintf("grant %s:%s to the principal reclaim runs as in account %s", service, op, c.Account())
-		if op == OpCreateSnapshot {
-			hint += " (and ec2:CreateTags for the snapshot's tags)"
-		}
-	case code == "AuthFailure" || code == "InvalidClientTokenId" || code == "UnrecognizedClientException" || code == "SignatureDoesNotMatch" || code == "ExpiredToken" || code == "RequestExpired":
-		hint = "credentials rejected: check the profile, role and region"
-	case code == "OptInRequired":
-		hint = fmt.Sprintf("region %s is not enabled for account %s", c.Region(), c.Account())
-	case errors.As(err, &mae) && awsclient.IsThrottle(code):
-		hint = fmt.Sprintf("throttled after %d attempts: lower requestsPerSecond for %s/%s", mae.Attempt, c.Account(), c.Region())
-	case errors.As(err, &mae):
-		hint = fmt.Sprintf("failed after %d attempts", mae.Attempt)
-	}
-	if hint != "" {
-		b.WriteString("; " + hint)
-	}
-	return &opError{text: b.String(), errs: append([]error{err}, also...)}
+	return awsclient.Explain(call, err, also...)
 }
 
 // ---- List and Volume ----

@@ -8,15 +8,10 @@ import (
 	"net/netip"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
-	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	"github.com/aws/aws-sdk-go-v2/service/ec2/types"
-	"github.com/aws/smithy-go"
-	"github.com/aws/smithy-go/middleware"
 	"golang.org/x/time/rate"
 
 	"reclaim.dev/reclaim/base/outcome"
@@ -98,18 +93,10 @@ func (o *Options) defaults() error {
 			errs = append(errs, errors.New("subnetTags: empty tag key"))
 		}
 	}
-	switch {
-	case o.PageSize == 0:
-		o.PageSize = MaxPageSize
-	case o.PageSize < MinPageSize || o.PageSize > MaxPageSize:
-		errs = append(errs, fmt.Errorf("pageSize %d: EC2 allows %d..%d", o.PageSize, MinPageSize, MaxPageSize))
+	if err := awsclient.CheckPageSize(&o.PageSize, MinPageSize, MaxPageSize, "EC2"); err != nil {
+		errs = append(errs, err)
 	}
-	if o.DeletesPerSecond <= 0 {
-		o.DeletesPerSecond = DefaultDeletesPerSecond
-	}
-	if o.DeleteBurst <= 0 {
-		o.DeleteBurst = DefaultDeleteBurst
-	}
+	awsclient.DefaultDeletes(&o.DeletesPerSecond, &o.DeleteBurst, DefaultDeletesPerSecond, DefaultDeleteBurst)
 	return errors.Join(errs...)
 }
 
@@ -122,7 +109,7 @@ type Client struct {
 	pageSize   int32
 	describeL  *rate.Limiter // nil with NewWithAPI
 	deleteL    *rate.Limiter
-	stats      *stats
+	stats      *awsclient.Attempts
 }
 
 // New builds the SDK client: config.LoadDefaultConfig with the region and
@@ -136,7 +123,7 @@ func New(ctx context.Context, o Options) (*Client, error) {
 	// RequestLimitExceeded (HTTP 503) is in retry.DefaultThrottleErrorCodes,
 	// which the adaptive mode's throttle detection uses: a throttled attempt
 	// is retried and slows the adaptive token bucket down. The describe and
-	// delete buckets are this package's own (paceMiddleware), not setup's.
+	// delete buckets are this package's own (awsclient.Metered), not setup's.
 	setup, err := o.Load(ctx, "ec2", DefaultRequestsPerSecond, DefaultBurst, DefaultMaxAttempts)
 	if err != nil {
 		return nil, err
@@ -147,7 +134,7 @@ func New(ctx context.Context, o Options) (*Client, error) {
 	}
 	c.describeL = rate.NewLimiter(rate.Limit(o.RequestsPerSecond), o.Burst)
 	c.deleteL = rate.NewLimiter(rate.Limit(o.DeletesPerSecond), o.DeleteBurst)
-	pace := &paceMiddleware{describe: c.describeL, delete: c.deleteL, stats: c.stats}
+	pace := &awsclient.Metered{Name: "ReclaimPace", Describe: c.describeL, Mutate: c.deleteL, Mutating: []string{OpDeleteNetworkInterface}, Attempts: c.stats}
 	c.api = ec2.NewFromConfig(setup.Config, func(eo *ec2.Options) {
 		eo.BaseEndpoint, eo.Retryer = setup.EndpointOr(eo.BaseEndpoint), setup.Retryer
 		eo.APIOptions = append(eo.APIOptions, awsclient.AfterRetry(pace))
@@ -168,7 +155,7 @@ func NewWithAPI(api API, o Options) (*Client, error) {
 		subnets:    awsclient.Unique(o.Subnets),
 		subnetTags: maps.Clone(o.SubnetTags),
 		pageSize:   o.PageSize,
-		stats:      &stats{calls: map[string]int{}},
+		stats:      &awsclient.Attempts{},
 	}, nil
 }
 
@@ -178,59 +165,11 @@ func (c *Client) Limiters() (describe, del *rate.Limiter) { return c.describeL, 
 
 // Calls returns the API attempts this client made, by operation, retries
 // included (empty for a client made with NewWithAPI).
-func (c *Client) Calls() map[string]int { return c.stats.snapshot() }
+func (c *Client) Calls() map[string]int { return c.stats.ByOp() }
 
 // Throttled counts the attempts EC2 answered with a throttle code
 // (RequestLimitExceeded), each retried by the adaptive mode.
-func (c *Client) Throttled() int {
-	c.stats.mu.Lock()
-	defer c.stats.mu.Unlock()
-	return c.stats.throttled
-}
-
-type stats struct {
-	mu        sync.Mutex
-	calls     map[string]int
-	throttled int
-}
-
-func (s *stats) record(op string, throttled bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.calls[op]++
-	if throttled {
-		s.throttled++
-	}
-}
-
-func (s *stats) snapshot() map[string]int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return maps.Clone(s.calls)
-}
-
-// paceMiddleware waits on the operation's token bucket before every attempt
-// and counts the attempt, retries included (see awsclient.AfterRetry).
-type paceMiddleware struct {
-	describe, delete *rate.Limiter
-	stats            *stats
-}
-
-func (*paceMiddleware) ID() string { return "ReclaimPace" }
-
-func (m *paceMiddleware) HandleFinalize(ctx context.Context, in middleware.FinalizeInput, next middleware.FinalizeHandler) (middleware.FinalizeOutput, middleware.Metadata, error) {
-	op := awsmiddleware.GetOperationName(ctx)
-	l := m.describe
-	if op == OpDeleteNetworkInterface {
-		l = m.delete
-	}
-	if err := l.Wait(ctx); err != nil {
-		return middleware.FinalizeOutput{}, middleware.Metadata{}, fmt.Errorf("client-side rate limit: %w", err)
-	}
-	out, md, err := next.HandleFinalize(ctx, in)
-	m.stats.record(op, err != nil && awsclient.IsThrottle(awsclient.ErrorCode(err)))
-	return out, md, err
-}
+func (c *Client) Throttled() int { return c.stats.Throttled() }
 
 // ---- errors ----
 
@@ -238,52 +177,11 @@ func (m *paceMiddleware) HandleFinalize(ctx context.Context, in middleware.Final
 // (outcome.Refused).
 var errRefused = outcome.MarkRefused(errors.New("refused"))
 
-// opError is an API error in operator words; it unwraps to the SDK's error
-// and, where it applies, outcome.ErrNotFound or outcome.ErrInUse.
-type opError struct {
-	text string
-	errs []error
-}
-
-func (e *opError) Error() string   { return e.text }
-func (e *opError) Unwrap() []error { return e.errs }
-
-// explain renders an API error for an operator: what failed, EC2's code and
-// message, and what to do.
+// explain renders an API error for an operator (awsclient.Explain): EC2's
+// request bucket is shared with every node's CNI.
 func (c *Client) explain(op, what string, err error, also ...error) error {
-	var b strings.Builder
-	fmt.Fprintf(&b, "ec2 %s %s/%s", op, c.Account(), c.Region())
-	if what != "" {
-		b.WriteString(" " + what)
-	}
-	b.WriteString(": ")
-	var ae smithy.APIError
-	var mae *retry.MaxAttemptsError
-	code := awsclient.ErrorCode(err)
-	if errors.As(err, &ae) {
-		b.WriteString(ae.ErrorCode() + ": " + ae.ErrorMessage())
-	} else {
-		b.WriteString(err.Error())
-	}
-	var hint string
-	switch {
-	case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
-		hint = "interrupted"
-	case code == "UnauthorizedOperation" || code == "AccessDenied" || code == "AccessDeniedException":
-		hint = fmt.Sprintf("grant ec2:%s to the principal reclaim runs as in account %s", op, c.Account())
-	case code == "AuthFailure" || code == "InvalidClientTokenId" || code == "SignatureDoesNotMatch" || code == "ExpiredToken" || code == "RequestExpired":
-		hint = "credentials rejected: check the profile, role and region"
-	case code == "OptInRequired":
-		hint = fmt.Sprintf("region %s is not enabled for account %s", c.Region(), c.Account())
-	case errors.As(err, &mae) && awsclient.IsThrottle(code):
-		hint = fmt.Sprintf("throttled after %d attempts: lower requestsPerSecond for %s/%s (EC2's request bucket is shared with every node's CNI in the account) or ask AWS to raise the EC2 API rate limit", mae.Attempt, c.Account(), c.Region())
-	case errors.As(err, &mae):
-		hint = fmt.Sprintf("failed after %d attempts", mae.Attempt)
-	}
-	if hint != "" {
-		b.WriteString("; " + hint)
-	}
-	return &opError{text: b.String(), errs: append([]error{err}, also...)}
+	return awsclient.Explain(awsclient.Call{Service: "ec2", Op: op, Account: c.Account(), Region: c.Region(), What: what,
+		ThrottleAlso: " (EC2's request bucket is shared with every node's CNI in the account) or ask AWS to raise the EC2 API rate limit"}, err, also...)
 }
 
 // ---- List ----

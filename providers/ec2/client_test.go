@@ -346,7 +346,7 @@ func TestDeleteInterface(t *testing.T) {
 
 	err := c.DeleteInterface(ctx, free)
 	if !errors.Is(err, outcome.ErrNotFound) || errors.Is(err, outcome.ErrInUse) {
-		t.Errorf("second delete: %v, want ErrNotFound", err)
+		t.Errorf("second delete: %v, want outcome.ErrNotFound", err)
 	}
 	if !strings.Contains(fmt.Sprint(err), "InvalidNetworkInterfaceID.NotFound") {
 		t.Errorf("error %q does not carry EC2's code", err)
@@ -389,7 +389,7 @@ func TestDeleteInterface(t *testing.T) {
 	// EC2's other NotFound spelling.
 	f.FailPageMessage(ec2fake.ActionDeleteNetworkInterface, 0, ec2fake.CodeInterfaceNotFoundAlt, "The specified network interface does not exist.", 1)
 	if err := c.DeleteInterface(ctx, attached); !errors.Is(err, outcome.ErrNotFound) {
-		t.Errorf("InvalidNetworkInterface.NotFound: %v, want ErrNotFound", err)
+		t.Errorf("InvalidNetworkInterface.NotFound: %v, want outcome.ErrNotFound", err)
 	}
 
 	// A delete whose response is lost is retried and meets NotFound: gone.
@@ -397,7 +397,7 @@ func TestDeleteInterface(t *testing.T) {
 	f.LoseDeleteResponses(1)
 	f.ResetCalls()
 	if err := c.DeleteInterface(ctx, lost); !errors.Is(err, outcome.ErrNotFound) {
-		t.Errorf("delete with a lost response: %v, want ErrNotFound after the retry", err)
+		t.Errorf("delete with a lost response: %v, want outcome.ErrNotFound after the retry", err)
 	}
 	if n := f.Calls(ec2fake.ActionDeleteNetworkInterface); f.Has(lost) || n < 2 || n > 2+transportRetry {
 		t.Errorf("still there %v, %d calls", f.Has(lost), n)

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/aws-sdk-go-v2/service/ecr"
 	"github.com/aws/aws-sdk-go-v2/service/ecr/types"
 
@@ -129,33 +128,15 @@ func NewWithAPI(api API, o Options) (*Client, error) {
 
 // ---- errors ----
 
-// explain renders an API error for an operator: what failed, why, and what to do.
+// explain renders an API error for an operator (awsclient.Explain); a
+// repository that is not there wraps outcome.ErrNotFound.
 func (c *Client) explain(op, what string, err error) error {
-	code := awsclient.ErrorCode(err)
-	var hint string
-	var mae *retry.MaxAttemptsError
-	switch {
-	case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
-		hint = "interrupted"
-	case code == "AccessDeniedException" || code == "AccessDenied" || code == "UnrecognizedClientException":
-		hint = fmt.Sprintf("access denied: the principal needs the IAM action ecr:%s on %s", op, what)
-	case code == "RepositoryNotFoundException":
-		hint = "repository not found"
-	case code == "ExpiredTokenException" || code == "InvalidSignatureException" || code == "MissingAuthenticationTokenException":
-		hint = "credentials rejected (" + code + "): check the profile, role and region"
-	case errors.As(err, &mae) && awsclient.IsThrottle(code):
-		hint = fmt.Sprintf("throttled after %d attempts (%s): lower requestsPerSecond for this registry or ask AWS to raise the ECR API quota", mae.Attempt, code)
-	case errors.As(err, &mae):
-		hint = fmt.Sprintf("failed after %d attempts", mae.Attempt)
+	var also []error
+	if awsclient.ErrorCode(err) == "RepositoryNotFoundException" {
+		also = append(also, outcome.ErrNotFound)
 	}
-	prefix := fmt.Sprintf("ecr %s %s/%s %s", op, c.Account(), c.Region(), what)
-	if hint != "" {
-		prefix += ": " + hint
-	}
-	if code == "RepositoryNotFoundException" {
-		return fmt.Errorf("%s: %w: %w", prefix, outcome.ErrNotFound, err)
-	}
-	return fmt.Errorf("%s: %w", prefix, err)
+	return awsclient.Explain(awsclient.Call{Service: "ecr", Op: op, Account: c.Account(), Region: c.Region(), What: what,
+		ThrottleAlso: " (ECR's quotas are per API action) or ask AWS to raise the ECR API quota"}, err, also...)
 }
 
 // ---- List ----

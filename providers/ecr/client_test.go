@@ -337,7 +337,7 @@ func TestDescribeImagesFallsBackWhenOneIsMissing(t *testing.T) {
 	}
 
 	if _, err := c.DescribeImages(ctx, "no-such-repo", d[:1]); !errors.Is(err, outcome.ErrNotFound) {
-		t.Errorf("missing repository: %v, want ErrNotFound", err)
+		t.Errorf("missing repository: %v, want outcome.ErrNotFound", err)
 	}
 }
 
@@ -400,7 +400,7 @@ func TestDeleteImagesFailures(t *testing.T) {
 	}
 	if _, err := c.DeleteImages(ctx, "gone", []string{d[0]}); !errors.Is(err, outcome.ErrNotFound) ||
 		!strings.Contains(err.Error(), "does not exist in the registry") {
-		t.Fatalf("missing repository: %v, want ErrNotFound with ECR's message", err)
+		t.Fatalf("missing repository: %v, want outcome.ErrNotFound with ECR's message", err)
 	}
 }
 
@@ -527,7 +527,7 @@ func TestAccessDeniedIsExplained(t *testing.T) {
 	f.FailNext(ecrfake.OpDescribeImages, ecrfake.CodeAccessDenied, 1)
 	c := newClient(t, f.URL())
 	r := listOne(t, c.ListAll(ctx), "r")
-	if r.Complete || !strings.Contains(r.Problem, "needs the IAM action ecr:DescribeImages") || !strings.Contains(r.Problem, "is not authorized") {
+	if r.Complete || !strings.Contains(r.Problem, "grant ecr:DescribeImages to the principal") || !strings.Contains(r.Problem, "is not authorized") {
 		t.Fatalf("problem %q", r.Problem)
 	}
 	if n := f.Calls(ecrfake.OpDescribeImages); n != 1 {
@@ -583,7 +583,7 @@ func TestProtectTag(t *testing.T) {
 		t.Fatalf("RepoTags(keep) = %v, %v after %d calls", tags, err, f.Calls(ecrfake.OpListTagsForResource))
 	}
 	if _, err := c.RepoTags(ctx, "missing"); !errors.Is(err, outcome.ErrNotFound) {
-		t.Fatalf("RepoTags(missing): %v, want ErrNotFound", err)
+		t.Fatalf("RepoTags(missing): %v, want outcome.ErrNotFound", err)
 	}
 	f.FailNext(ecrfake.OpListTagsForResource, ecrfake.CodeAccessDenied, 1)
 	if _, err := c.RepoTags(ctx, "keep"); err == nil || !strings.Contains(err.Error(), "ecr:ListTagsForResource") {

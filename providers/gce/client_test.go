@@ -231,7 +231,7 @@ func TestParsesRealWireSamples(t *testing.T) {
 
 	_, err = c.GetDisk(ctx, inventory.DiskKey{Project: "project_name", Zone: "us-central1-a", Name: "gone"})
 	// The sample is a 404 body served with status 200: the client parses it as an empty disk.
-	// What matters is that a real 404 maps to ErrNotFound, tested against the fake; here we
+	// What matters is that a real 404 maps to outcome.ErrNotFound, tested against the fake; here we
 	// only check that nothing panics and a disk without selfLink/creationTimestamp is refused.
 	if err == nil {
 		t.Errorf("a body without selfLink or creationTimestamp was accepted")

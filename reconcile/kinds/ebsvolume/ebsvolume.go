@@ -13,7 +13,6 @@ package ebsvolume
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -22,7 +21,6 @@ import (
 	"go.uber.org/zap"
 
 	"reclaim.dev/reclaim/base/optout"
-	"reclaim.dev/reclaim/base/outcome"
 	config "reclaim.dev/reclaim/configs"
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/providers/awsclient"
@@ -168,7 +166,7 @@ func (k *Kind) Limits() engine.Limits {
 			OptOut: optout.Rule("tag", s.ProtectTag, "volume") + ", or set ebs.delete: false"}}
 }
 
-// sizeCap is ebs.caps.maxDeleteSizePerRun in whole GiB; 0 is no cap.
+// sizeCap is ebs.maxDeleteSizePerRun in whole GiB; 0 is no cap.
 func sizeCap(s config.Size) engine.Amount {
 	if s <= 0 {
 		return engine.Amount{}
@@ -437,26 +435,24 @@ func (k *Kind) Recheck(ctx context.Context, batch []*engine.Decision) ([]engine.
 	if k.api == nil {
 		return nil, fmt.Errorf("no EBS client")
 	}
-	out := make([]engine.Verdict, len(batch))
-	for i, d := range batch {
+	return engine.RecheckEach(batch, func(_ int, d *engine.Decision) (ebs.Volume, error) {
 		det := detailOf(d)
 		v, err := k.api.Volume(ctx, det.Account, det.Region, d.Name)
-		switch {
-		case errors.Is(err, outcome.ErrNotFound):
-			out[i].Result = engine.GoneNow
-		case err != nil:
-			return nil, fmt.Errorf("re-read %s in %s/%s: %w", d.Name, det.Account, det.Region, err)
-		case v.State != "available":
-			out[i] = engine.Verdict{Result: engine.Skip, Reason: "skipped: " + v.State + " since it was planned"}
-		case len(v.Attachments) > 0:
-			out[i] = engine.Verdict{Result: engine.Skip, Reason: "skipped: attached to " + strings.Join(v.Attachments, ", ") + " since it was planned"}
-		case Evidence(v.Tags) != det.Evidence:
-			out[i] = engine.Verdict{Result: engine.Skip, Reason: "skipped: its ownership tags changed since it was planned"}
-		default:
-			out[i] = engine.Pass(v.Tags) // the engine checks the opt-out tag
+		if err != nil {
+			return v, fmt.Errorf("re-read %s in %s/%s: %w", d.Name, det.Account, det.Region, err)
 		}
-	}
-	return out, nil
+		return v, nil
+	}, func(d *engine.Decision, v ebs.Volume) engine.Verdict {
+		switch {
+		case v.State != "available":
+			return engine.Changed(v.State)
+		case len(v.Attachments) > 0:
+			return engine.Changed("attached to " + strings.Join(v.Attachments, ", "))
+		case Evidence(v.Tags) != detailOf(d).Evidence:
+			return engine.Changed("its ownership tags changed")
+		}
+		return engine.Pass(v.Tags) // the engine checks the opt-out tag
+	})
 }
 
 // Delete deletes each volume. One snapshotted first (ebs.snapshotBeforeDelete)

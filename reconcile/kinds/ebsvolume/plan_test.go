@@ -28,9 +28,9 @@ const (
 var t0 = time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
 
 func testSection() Section {
-	return Section{Delete: true, Ownership: []string{EvidenceCSI, EvidenceInTree}, ProtectTag: "reclaim.dev/protect", SnapshotTag: "reclaim.dev/snapshot-of",
-		Grace: config.Duration(time.Hour), MinAge: config.Duration(24 * time.Hour), HeadroomWarning: 0.85,
-		Caps: config.Caps{MaxDeletesPerRun: 10, MaxDeletePercent: 1, BreakerCandidates: 50}}
+	return Section{Delete: true, Ownership: []string{EvidenceCSI, EvidenceInTree}, SnapshotTag: "reclaim.dev/snapshot-of", HeadroomWarning: 0.85,
+		Safety: config.Safety{ProtectTag: "reclaim.dev/protect", Grace: config.Duration(time.Hour), MinAge: config.Duration(24 * time.Hour),
+			Caps: config.Caps{MaxDeletesPerRun: 10, MaxDeletePercent: 1, BreakerCandidates: 50}}}
 }
 
 // csiVolume is an available volume the EBS CSI driver made for ns/claim.

@@ -3,7 +3,6 @@ package ebsvolume
 import (
 	_ "embed"
 	"fmt"
-	"strings"
 	"time"
 
 	config "reclaim.dev/reclaim/configs"
@@ -21,15 +20,10 @@ type Section struct {
 	// (a fake, or a VPC endpoint).
 	Endpoint       string `json:"endpoint,omitempty"`
 	QuotasEndpoint string `json:"quotasEndpoint,omitempty"`
-	// RequestsPerSecond and Burst are reclaim's own limit on its reads per
-	// account and region; DeletesPerSecond and DeleteBurst on DeleteVolume
-	// and CreateSnapshot.
-	RequestsPerSecond float64 `json:"requestsPerSecond"`
-	Burst             int     `json:"burst"`
-	DeletesPerSecond  float64 `json:"deletesPerSecond"`
-	DeleteBurst       int     `json:"deleteBurst"`
-	MaxAttempts       int     `json:"maxAttempts"`
-	PageSize          int     `json:"pageSize"`
+	// AWSRates: requestsPerSecond and burst are reclaim's own limit on its
+	// reads per account and region; deletesPerSecond and deleteBurst on
+	// DeleteVolume and CreateSnapshot.
+	config.AWSRates
 	// Delete lets reclaim delete orphaned volumes; false only reports them.
 	Delete bool `json:"delete"`
 	// Ownership is the evidence a volume must carry to be deleted: csi (the
@@ -37,10 +31,10 @@ type Section struct {
 	// in-tree provisioner's kubernetes.io/created-for/pv/name with a
 	// KubernetesCluster or kubernetes.io/cluster/NAME tag).
 	Ownership []string `json:"ownership"`
-	// ProtectTag is a volume tag; with any value the volume is never deleted.
-	ProtectTag string          `json:"protectTag"`
-	Grace      config.Duration `json:"grace"`
-	MinAge     config.Duration `json:"minAge"`
+	// Safety: protectTag is a volume tag (with any value the volume is
+	// never deleted), grace, minAge and the per-run caps. Earlier versions
+	// nested the caps under caps:, which is still read (Unnested).
+	config.Safety
 	// SnapshotBeforeDelete snapshots each volume (CreateSnapshot) before it
 	// is deleted, tagged with SnapshotTag naming the volume.
 	SnapshotBeforeDelete bool   `json:"snapshotBeforeDelete"`
@@ -51,7 +45,6 @@ type Section struct {
 	// HeadroomWarning warns when a volume type's storage quota (Service
 	// Quotas, "Storage for ... volumes") is used to this share.
 	HeadroomWarning config.Percent `json:"headroomWarning"`
-	Caps            config.Caps    `json:"caps"`
 }
 
 // Region is one account's volumes in one region.
@@ -91,6 +84,14 @@ const (
 	minPage, maxPage         = 5, 500
 )
 
+// rates are the defaults and limits of the section's AWSRates.
+var rates = config.AWSRatesRules{
+	Defaults: config.AWSRates{RequestsPerSecond: defaultRequestsPerSecond, Burst: defaultBurst, DeletesPerSecond: defaultDeletesPerSecond,
+		DeleteBurst: defaultDeleteBurst, MaxAttempts: defaultMaxAttempts, PageSize: defaultPageSize},
+	MinPage: minPage, MaxPage: maxPage,
+	ReadsWhy: "(EC2's refill rate, shared with the account's other callers)", PageWhy: "(DescribeVolumes' MaxResults)",
+}
+
 // reference is the section as the configuration reference shows it.
 //
 //go:embed reference.yaml
@@ -101,6 +102,15 @@ func init() {
 		Key: Key, Doc: "deletes EBS volumes Kubernetes made that no PV or pod uses, and watches EBS storage quotas (ebs-volume)",
 		Reference: reference,
 		Defaults:  defaults, Validate: validate,
+		Safety: func(s *Section) *config.Safety { return &s.Safety },
+		SafetyRules: config.SafetyRules{
+			Defaults: config.Safety{ProtectTag: defaultProtectTag, Grace: defaultGrace, MinAge: defaultMinAge,
+				Caps: config.Caps{MaxDeletesPerRun: defaultMaxDeletes, MaxDeletePercent: defaultMaxPercent, BreakerCandidates: defaultBreaker}},
+			GraceWhy:  "a volume must be seen orphaned on more than one run before it is deleted",
+			MinAgeWhy: "a volume just made may not have its PV yet",
+			TagKey:    config.AWSTagKeyProblem,
+		},
+		Unnested: []string{"caps"},
 		// The accounts and regions whose EKS clusters could attach the
 		// volumes: fleet discovery searches them.
 		AWS: func(s *Section) []config.EKSDiscovery {
@@ -114,23 +124,12 @@ func init() {
 }
 
 func defaults(s *Section, set func(string) bool) {
-	config.Fill(set, "requestsPerSecond", &s.RequestsPerSecond, defaultRequestsPerSecond)
-	config.Fill(set, "burst", &s.Burst, defaultBurst)
-	config.Fill(set, "deletesPerSecond", &s.DeletesPerSecond, defaultDeletesPerSecond)
-	config.Fill(set, "deleteBurst", &s.DeleteBurst, defaultDeleteBurst)
-	config.Fill(set, "maxAttempts", &s.MaxAttempts, defaultMaxAttempts)
-	config.Fill(set, "pageSize", &s.PageSize, defaultPageSize)
+	config.FillAWSRates(set, &s.AWSRates, &rates)
 	config.Fill(set, "delete", &s.Delete, true)
 	config.Fill(set, "ownership", &s.Ownership, []string{EvidenceCSI, EvidenceInTree})
-	config.Fill(set, "protectTag", &s.ProtectTag, defaultProtectTag)
-	config.Fill(set, "grace", &s.Grace, defaultGrace)
-	config.Fill(set, "minAge", &s.MinAge, defaultMinAge)
 	config.Fill(set, "snapshotTag", &s.SnapshotTag, defaultSnapshotTag)
 	config.Fill(set, "snapshotTimeout", &s.SnapshotTimeout, config.Duration(30*time.Minute))
 	config.Fill(set, "headroomWarning", &s.HeadroomWarning, defaultHeadroomWarning)
-	config.Fill(set, "caps.maxDeletesPerRun", &s.Caps.MaxDeletesPerRun, defaultMaxDeletes)
-	config.Fill(set, "caps.maxDeletePercent", &s.Caps.MaxDeletePercent, defaultMaxPercent)
-	config.Fill(set, "caps.breakerCandidates", &s.Caps.BreakerCandidates, defaultBreaker)
 }
 
 func validate(s *Section, report *config.Report) {
@@ -149,24 +148,7 @@ func validate(s *Section, report *config.Report) {
 	}
 	config.CheckEndpoint(report, "endpoint", s.Endpoint, "ec2")
 	config.CheckEndpoint(report, "quotasEndpoint", s.QuotasEndpoint, "servicequotas")
-	if s.RequestsPerSecond <= 0 || s.RequestsPerSecond > 20 {
-		report.Add("requestsPerSecond", "%g is out of range — use more than 0 and at most 20 (EC2's refill rate, shared with the account's other callers)", s.RequestsPerSecond)
-	}
-	if s.Burst < 1 || s.Burst > 100 {
-		report.Add("burst", "%d is out of range — use 1 to 100", s.Burst)
-	}
-	if s.DeletesPerSecond <= 0 || s.DeletesPerSecond > 5 {
-		report.Add("deletesPerSecond", "%g is out of range — use more than 0 and at most 5", s.DeletesPerSecond)
-	}
-	if s.DeleteBurst < 1 || s.DeleteBurst > 100 {
-		report.Add("deleteBurst", "%d is out of range — use 1 to 100", s.DeleteBurst)
-	}
-	if s.MaxAttempts < 1 || s.MaxAttempts > 50 {
-		report.Add("maxAttempts", "%d is out of range — use 1 to 50", s.MaxAttempts)
-	}
-	if s.PageSize < minPage || s.PageSize > maxPage {
-		report.Add("pageSize", "%d is out of range — use %d to %d (DescribeVolumes' MaxResults)", s.PageSize, minPage, maxPage)
-	}
+	config.CheckAWSRates(report, &s.AWSRates, &rates)
 	config.CheckList(report, "ownership", s.Ownership, func(o string) string {
 		if o != EvidenceCSI && o != EvidenceInTree {
 			return fmt.Sprintf("%q is not an ownership evidence — use %s or %s", o, EvidenceCSI, EvidenceInTree)
@@ -176,26 +158,13 @@ func validate(s *Section, report *config.Report) {
 	if s.Delete && len(s.Ownership) == 0 {
 		report.Add("ownership", "is empty, so no volume could ever be proven Kubernetes' to delete — remove the key for the defaults, or set delete: false")
 	}
-	for _, t := range []struct{ path, key string }{{"protectTag", s.ProtectTag}, {"snapshotTag", s.SnapshotTag}} {
-		path, key := t.path, t.key
-		if strings.TrimSpace(key) == "" || len(key) > 128 || strings.HasPrefix(strings.ToLower(key), "aws:") {
-			report.Add(path, "%q is not a usable EC2 tag key — 1 to 128 characters, not starting with aws: (remove the key for the default)", key)
-		}
-	}
-	if s.Grace <= 0 {
-		report.Add("grace", "must be more than 0 — a volume must be seen orphaned on more than one run before it is deleted")
+	if msg := config.AWSTagKeyProblem(s.SnapshotTag); msg != "" {
+		report.Add("snapshotTag", "%s", msg)
 	}
 	if s.SnapshotTimeout <= 0 {
 		report.Add("snapshotTimeout", "must be more than 0 — how long a delete waits for its snapshot to complete")
 	}
-	if s.MinAge <= 0 {
-		report.Add("minAge", "must be more than 0 — a volume just made may not have its PV yet")
-	}
 	if s.HeadroomWarning <= 0 || s.HeadroomWarning > 1 {
 		report.Add("headroomWarning", "%s is out of range — use a share above 0%% and at most 100%%", s.HeadroomWarning)
-	}
-	config.CheckCaps(report, "caps", s.Caps.MaxDeletesPerRun, s.Caps.BreakerCandidates)
-	if s.Caps.MaxDeletePercent < 0 || s.Caps.MaxDeletePercent > 1 {
-		report.Add("caps.maxDeletePercent", "%s is out of range — use 0%% to 100%%", s.Caps.MaxDeletePercent)
 	}
 }

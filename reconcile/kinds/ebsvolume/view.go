@@ -3,7 +3,6 @@ package ebsvolume
 import (
 	"fmt"
 	"sort"
-	"time"
 
 	"reclaim.dev/reclaim/base/layout"
 	"reclaim.dev/reclaim/inventory"
@@ -26,13 +25,11 @@ type Headroom struct {
 	UsageGiB float64 `json:"usageGiB"`
 	// PlanFreesGiB is what this run's deletions free; OrphanGiB is held by
 	// orphan volumes, due or not yet.
-	PlanFreesGiB float64    `json:"planFreesGiB"`
-	OrphanGiB    float64    `json:"orphanGiB"`
-	UsedPct      float64    `json:"usedPct"`
-	UsedPctAfter float64    `json:"usedPctAfter"`
-	Warning      bool       `json:"warning"`
-	GrowthPerDay float64    `json:"growthPerDay"`
-	RunsOutAt    *time.Time `json:"runsOutAt,omitempty"`
+	PlanFreesGiB float64 `json:"planFreesGiB"`
+	OrphanGiB    float64 `json:"orphanGiB"`
+	// Headroom is the used share now and after the plan, the warning, and
+	// the usage trend (GiB a day).
+	engine.Headroom
 }
 
 // HeadroomOf returns a plan's EBS quota rows.
@@ -130,13 +127,9 @@ func (k *Kind) headroom(p *engine.Plan, snap *inventory.Snapshot) []Headroom {
 			default:
 				h.Known = true
 			}
-			if h.Known && h.LimitGiB > 0 {
-				h.UsedPct = h.UsageGiB / h.LimitGiB
-				h.UsedPctAfter = (h.UsageGiB - h.PlanFreesGiB) / h.LimitGiB
-				h.Warning = h.UsedPct >= k.s.HeadroomWarning.Fraction()
-			}
 			if h.Known {
-				h.GrowthPerDay, h.RunsOutAt = p.State.Trend("ebs/"+key, h.UsageGiB, h.LimitGiB, p.GeneratedAt)
+				h.Headroom = p.Headroom(engine.Pool{Used: h.UsageGiB, Limit: h.LimitGiB, Frees: h.PlanFreesGiB,
+					WarnAt: k.s.HeadroomWarning.Fraction(), Trend: "ebs/" + key})
 			}
 			out = append(out, h)
 		}

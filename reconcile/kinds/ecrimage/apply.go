@@ -32,8 +32,8 @@ func (k *Kind) Recheck(ctx context.Context, batch []*engine.Decision) ([]engine.
 	if err != nil {
 		return nil, err
 	}
-	out := make([]engine.Verdict, len(batch))
 	gone := func() ([]engine.Verdict, error) { // the repository is gone, and its images with it
+		out := make([]engine.Verdict, len(batch))
 		for i := range out {
 			out[i].Result = engine.GoneNow
 		}
@@ -42,7 +42,7 @@ func (k *Kind) Recheck(ctx context.Context, batch []*engine.Decision) ([]engine.
 	var tags map[string]string
 	if k.Policy.ProtectTag != "" {
 		tags, err = k.API.RepoTags(ctx, repo)
-		if errors.Is(err, outcome.ErrNotFound) {
+		if engine.GoneOnReread(err) {
 			return gone()
 		}
 		if err != nil {
@@ -50,7 +50,7 @@ func (k *Kind) Recheck(ctx context.Context, batch []*engine.Decision) ([]engine.
 		}
 	}
 	now, err := k.API.DescribeImages(ctx, repo, digests)
-	if errors.Is(err, outcome.ErrNotFound) {
+	if engine.GoneOnReread(err) {
 		return gone()
 	}
 	if err != nil {
@@ -60,21 +60,22 @@ func (k *Kind) Recheck(ctx context.Context, batch []*engine.Decision) ([]engine.
 	for i := range now {
 		current[now[i].Digest] = &now[i]
 	}
-	for i, d := range batch {
-		det := DetailOf(d)
-		img, ok := current[det.Digest]
-		switch {
-		case !ok:
-			out[i].Result = engine.GoneNow
-		case !sameTags(img.Tags, det.Tags):
-			out[i] = engine.Verdict{Result: engine.Skip, Reason: fmt.Sprintf("skipped: tags changed since it was planned (now %s)", orDefault(strings.Join(img.Tags, ","), "untagged"))}
-		case img.LastPull.After(det.PulledAt): // a pull since the plan (zero: never pulled then)
-			out[i] = engine.Verdict{Result: engine.Skip, Reason: "skipped: pulled at " + fmtTime(img.LastPull) + ", since it was planned"}
-		default:
-			out[i] = engine.Pass(tags) // the engine checks the opt-out tag
+	// An image the answer leaves out is gone.
+	return engine.RecheckEach(batch, func(_ int, d *engine.Decision) (*inventory.Image, error) {
+		if img := current[DetailOf(d).Digest]; img != nil {
+			return img, nil
 		}
-	}
-	return out, nil
+		return nil, fmt.Errorf("image %s: %w", DetailOf(d).Digest, outcome.ErrNotFound)
+	}, func(d *engine.Decision, img *inventory.Image) engine.Verdict {
+		det := DetailOf(d)
+		switch {
+		case !sameTags(img.Tags, det.Tags):
+			return engine.Verdict{Result: engine.Skip, Reason: fmt.Sprintf("skipped: tags changed since it was planned (now %s)", orDefault(strings.Join(img.Tags, ","), "untagged"))}
+		case img.LastPull.After(det.PulledAt): // a pull since the plan (zero: never pulled then)
+			return engine.Verdict{Result: engine.Skip, Reason: "skipped: pulled at " + fmtTime(img.LastPull) + ", since it was planned"}
+		}
+		return engine.Pass(tags) // the engine checks the opt-out tag
+	})
 }
 
 // Delete deletes a batch with one BatchDeleteImage call. ImageNotFound, or a

@@ -34,9 +34,10 @@ type Section struct {
 	Concurrency int `json:"concurrency"`
 	MaxAttempts int `json:"maxAttempts"`
 	PageSize    int `json:"pageSize"`
-	// ProtectTag is a repository resource tag; with any value the repository
-	// is never trimmed (package optout). Empty skips reading repository tags.
-	ProtectTag string `json:"protectTag"`
+	// Safety: protectTag is a repository resource tag (with any value the
+	// repository is never trimmed, package optout; empty skips reading
+	// repository tags), minAge, grace and the per-run caps.
+	config.Safety
 	// Repositories are policies; the first whose match or regex fits a
 	// repository's name applies. A repository no policy fits is only counted.
 	Repositories []RepoPolicy `json:"repositories"`
@@ -57,13 +58,8 @@ type Section struct {
 	// consumers reclaim does not read holds the trims it could use.
 	OutOfScopePullers []OutOfScopePuller `json:"outOfScopePullers"`
 	// defaultConsumers: Consumers are the registries', checked there.
-	defaultConsumers  bool
-	MinAge            config.Duration `json:"minAge"`
-	Grace             config.Duration `json:"grace"`
-	MaxDeletesPerRun  int             `json:"maxDeletesPerRun"`
-	MaxDeletePercent  config.Percent  `json:"maxDeletePercent"`
-	BreakerCandidates int             `json:"breakerCandidates"`
-	HeadroomWarning   config.Percent  `json:"headroomWarning"`
+	defaultConsumers bool
+	HeadroomWarning  config.Percent `json:"headroomWarning"`
 }
 
 // Registry is one account's registry in one region, and how to reach it.
@@ -164,6 +160,14 @@ func init() {
 	config.Register(config.SectionSpec[Section]{
 		Key: Key, Doc: "trims ECR repositories above their high-water mark, oldest unused images first (ecr-image)",
 		Defaults: defaults, Normalize: normalize, Validate: validate,
+		Safety: func(e *Section) *config.Safety { return &e.Safety },
+		SafetyRules: config.SafetyRules{
+			Defaults: config.Safety{ProtectTag: defaultECRProtectTag, Grace: defaultImageGrace, MinAge: defaultImageMinAge,
+				Caps: config.Caps{MaxDeletesPerRun: defaultImageMaxDeletes, MaxDeletePercent: defaultImageMaxPercent, BreakerCandidates: defaultImageBreaker}},
+			Without:   []string{config.KeyMaxDeleteSizePerRun},
+			GraceWhy:  "an image must be a candidate on more than one run before it is deleted",
+			MinAgeWhy: "an image CI just pushed is about to be deployed",
+		},
 		// Every trimmed account is covered by some cluster, as for GCE projects.
 		Check: func(e *Section, c *config.Config, report *config.Report) {
 			accounts := make([]string, len(e.Registries))
@@ -191,12 +195,6 @@ func defaults(e *Section, set func(string) bool) {
 	config.Fill(set, "concurrency", &e.Concurrency, defaultECRConcurrency)
 	config.Fill(set, "maxAttempts", &e.MaxAttempts, defaultECRMaxAttempts)
 	config.Fill(set, "pageSize", &e.PageSize, defaultECRPageSize)
-	config.Fill(set, "protectTag", &e.ProtectTag, defaultECRProtectTag)
-	config.Fill(set, "minAge", &e.MinAge, defaultImageMinAge)
-	config.Fill(set, "grace", &e.Grace, defaultImageGrace)
-	config.Fill(set, "maxDeletesPerRun", &e.MaxDeletesPerRun, defaultImageMaxDeletes)
-	config.Fill(set, "maxDeletePercent", &e.MaxDeletePercent, defaultImageMaxPercent)
-	config.Fill(set, "breakerCandidates", &e.BreakerCandidates, defaultImageBreaker)
 	config.Fill(set, "headroomWarning", &e.HeadroomWarning, defaultImageHeadroomWarning)
 	if !set("repositories") {
 		e.Repositories = []RepoPolicy{{Match: "**"}}
@@ -309,13 +307,6 @@ func validate(e *Section, report *config.Report) {
 			report.Add(config.Index("manifests.exclude", i), "%v", err)
 		}
 	}
-	if e.MinAge <= 0 {
-		report.Add("minAge", "must be more than 0 — an image CI just pushed is about to be deployed")
-	}
-	if e.Grace <= 0 {
-		report.Add("grace", "must be more than 0 — an image must be a candidate on more than one run before it is deleted")
-	}
-	config.CheckCaps(report, "", e.MaxDeletesPerRun, e.BreakerCandidates)
 }
 
 func (r *RepoPolicy) validate(report *config.Report, p string) {

@@ -177,11 +177,10 @@ func (k *Kind) repositories(by repoTallies, p *engine.Plan, snap *inventory.Snap
 				}
 			}
 			s.After = s.Images - s.Delete
-			if s.Limit > 0 {
-				s.UsedPct = 100 * float64(s.Images) / float64(s.Limit)
-				s.UsedPctAfter = 100 * float64(s.After) / float64(s.Limit)
-				s.Warning = float64(s.Images) >= k.Policy.HeadroomWarning*float64(s.Limit)
-			}
+			// A repository's rows say percent (0..100); its image count has
+			// no history kept (its trim is the projection).
+			h := p.Headroom(engine.Pool{Used: float64(s.Images), Limit: float64(s.Limit), Frees: float64(s.Delete), WarnAt: k.Policy.HeadroomWarning})
+			s.UsedPct, s.UsedPctAfter, s.Warning = 100*h.UsedPct, 100*h.UsedPctAfter, h.Warning
 			out = append(out, s)
 		}
 	}

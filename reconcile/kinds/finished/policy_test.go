@@ -113,8 +113,8 @@ func TestPolicyFrom(t *testing.T) {
 	yes := true
 	r := &finished.Retention{Succeeded: config.Duration(time.Hour), Failed: config.Duration(48 * time.Hour),
 		Namespaces: finished.Namespaces{Include: []string{"team-*"}, Exclude: []string{"team-x"}}, Selector: "app=batch",
-		RetentionAnnotation: "reclaim.dev/retention", Grace: config.Duration(2 * time.Hour), MaxDeletesPerRun: 7,
-		BreakerCandidates: 9, DeletesPerSecond: 3, KeepCronJobHistory: &yes}
+		RetentionAnnotation: "reclaim.dev/retention", DeletesPerSecond: 3, KeepCronJobHistory: &yes,
+		Safety: config.Safety{Grace: config.Duration(2 * time.Hour), Caps: config.Caps{MaxDeletesPerRun: 7, BreakerCandidates: 9}}}
 	p := finished.PolicyFrom(r, "reclaim-protect")
 	if p.Succeeded != time.Hour || p.Failed != 48*time.Hour || p.Grace != 2*time.Hour || p.MaxDeletes != 7 ||
 		p.BreakerCandidates != 9 || p.DeletesPerSecond != 3 || p.ProtectLabel != "reclaim-protect" || p.Annotation != "reclaim.dev/retention" {

@@ -26,12 +26,11 @@ type Retention struct {
 	// RetentionAnnotation on an object overrides its retention ("2h",
 	// "7d", or "never").
 	RetentionAnnotation string `json:"retentionAnnotation"`
-	// Grace is how long an object must have been past its retention, seen
-	// on more than one run, before it is deleted.
-	Grace             config.Duration `json:"grace"`
-	MaxDeletesPerRun  int             `json:"maxDeletesPerRun"`
-	MaxDeletePercent  config.Percent  `json:"maxDeletePercent"`
-	BreakerCandidates int             `json:"breakerCandidates"`
+	// Safety: grace is how long an object must have been past its
+	// retention, seen on more than one run, before it is deleted; and the
+	// per-run caps. The opt-out is kubernetes.protectLabel, and retention
+	// stands for a minimum age.
+	config.Safety
 	// DeletesPerSecond paces deletes per cluster so the API server is never starved.
 	DeletesPerSecond float64 `json:"deletesPerSecond"`
 
@@ -81,6 +80,13 @@ func RegisterSection(key, doc string, jobs bool, succeeded, failed config.Durati
 		Defaults: func(r *Retention, set func(string) bool) { r.defaults(set, jobs, succeeded, failed) },
 		Validate: func(r *Retention, report *config.Report) { r.validate(report, jobs) },
 		Check:    check,
+		Safety:   func(r *Retention) *config.Safety { return &r.Safety },
+		SafetyRules: config.SafetyRules{
+			Defaults: config.Safety{Grace: defaultRetentionGrace,
+				Caps: config.Caps{MaxDeletesPerRun: defaultRetentionMaxDeletes, MaxDeletePercent: defaultRetentionMaxPercent, BreakerCandidates: defaultRetentionBreaker}},
+			Without:  []string{config.KeyProtectTag, config.KeyMinAge, config.KeyMaxDeleteSizePerRun},
+			GraceWhy: "an object must be past its retention on more than one run before it is deleted",
+		},
 	})
 }
 
@@ -89,10 +95,6 @@ func (r *Retention) defaults(set func(string) bool, jobs bool, succeeded, failed
 	config.Fill(set, "failed", &r.Failed, failed)
 	config.Fill(set, "namespaces.exclude", &r.Namespaces.Exclude, append([]string(nil), defaultExcludeNS...))
 	config.Fill(set, "retentionAnnotation", &r.RetentionAnnotation, defaultRetentionAnnotation)
-	config.Fill(set, "grace", &r.Grace, defaultRetentionGrace)
-	config.Fill(set, "maxDeletesPerRun", &r.MaxDeletesPerRun, defaultRetentionMaxDeletes)
-	config.Fill(set, "maxDeletePercent", &r.MaxDeletePercent, defaultRetentionMaxPercent)
-	config.Fill(set, "breakerCandidates", &r.BreakerCandidates, defaultRetentionBreaker)
 	config.Fill(set, "deletesPerSecond", &r.DeletesPerSecond, defaultRetentionRate)
 	if !jobs {
 		return
@@ -134,13 +136,6 @@ func (r *Retention) validate(report *config.Report, jobs bool) {
 		report.Add("retentionAnnotation", "must not be empty — remove the key for the default %s", defaultRetentionAnnotation)
 	} else if errs := content.IsLabelKey(r.RetentionAnnotation); len(errs) > 0 {
 		report.Add("retentionAnnotation", "%q is not a valid annotation key — %s", r.RetentionAnnotation, strings.Join(errs, "; "))
-	}
-	if r.Grace <= 0 {
-		report.Add("grace", "must be more than 0 — an object must be past its retention on more than one run before it is deleted")
-	}
-	config.CheckCaps(report, "", r.MaxDeletesPerRun, r.BreakerCandidates)
-	if r.MaxDeletePercent < 0 || r.MaxDeletePercent > 1 {
-		report.Add("maxDeletePercent", "%s is out of range — use 0%% to 100%%", r.MaxDeletePercent)
 	}
 	if r.DeletesPerSecond <= 0 || r.DeletesPerSecond > maxPerSecond {
 		report.Add("deletesPerSecond", "%g is out of range — use more than 0 and at most %g", r.DeletesPerSecond, maxPerSecond)

@@ -310,38 +310,26 @@ func (k *Kind) propose(d inventory.Disk, read, clusters int, refs refIndex, guar
 // since the plan means no delete; the engine checks the opt-out label in
 // what it saw.
 func (k *Kind) Recheck(ctx context.Context, batch []*engine.Decision) ([]engine.Verdict, error) {
-	out := make([]engine.Verdict, len(batch))
-	for i, d := range batch {
+	return engine.RecheckEach(batch, func(_ int, d *engine.Decision) (inventory.Disk, error) {
 		key, err := inventory.ParseDiskKey(d.ID)
 		if err != nil {
-			return nil, err
+			return inventory.Disk{}, err
 		}
-		now, err := k.API.GetDisk(ctx, key)
-		if err != nil {
-			if errors.Is(err, outcome.ErrNotFound) {
-				out[i].Result = engine.GoneNow
-				continue
-			}
-			return nil, err
-		}
+		return k.API.GetDisk(ctx, key)
+	}, func(d *engine.Decision, now inventory.Disk) engine.Verdict {
 		planned := detail(d)
-		skip := ""
 		switch {
 		case planned.DiskID != "" && now.ID != planned.DiskID:
-			skip = fmt.Sprintf("skipped: recreated since it was planned (id %s, planned %s)", now.ID, planned.DiskID)
+			return engine.Verdict{Result: engine.Skip, Reason: fmt.Sprintf("skipped: recreated since it was planned (id %s, planned %s)", now.ID, planned.DiskID)}
 		case len(now.Users) > 0:
-			skip = "skipped: attached to " + strings.Join(shortUsers(now.Users), ", ") + " since it was planned"
+			return engine.Changed("attached to " + strings.Join(shortUsers(now.Users), ", "))
 		case now.LabelFingerprint != planned.LabelFingerprint:
-			skip = "skipped: its labels changed since it was planned"
+			return engine.Changed("its labels changed")
 		case now.Status != "" && now.Status != "READY":
-			skip = "skipped: status is " + now.Status + " since it was planned"
+			return engine.Changed("status is " + now.Status)
 		}
-		out[i] = engine.Pass(now.Labels) // the engine checks the opt-out label
-		if skip != "" {
-			out[i] = engine.Verdict{Result: engine.Skip, Reason: skip}
-		}
-	}
-	return out, nil
+		return engine.Pass(now.Labels) // the engine checks the opt-out label
+	})
 }
 
 // Delete deletes one disk at a time: GCE has no batch delete. A disk
@@ -384,7 +372,7 @@ func (k *Kind) Snapshots(ctx context.Context, d *engine.Decision) ([]engine.Snap
 	}
 	s, err := k.API.GetSnapshot(ctx, key.Project, k.snapshotName(d, key))
 	switch {
-	case errors.Is(err, outcome.ErrNotFound):
+	case isNotFound(err):
 		return nil, nil
 	case err != nil:
 		return nil, err
@@ -417,7 +405,7 @@ func (k *Kind) SnapshotState(ctx context.Context, d *engine.Decision, id string)
 	}
 	s, err := k.API.GetSnapshot(ctx, key.Project, id)
 	switch {
-	case errors.Is(err, outcome.ErrNotFound):
+	case isNotFound(err):
 		return engine.SnapshotFailed, nil // its operation failed
 	case err != nil:
 		return engine.SnapshotPending, err
@@ -456,6 +444,8 @@ func detail(d *engine.Decision) *Detail {
 	}
 	return &Detail{}
 }
+
+func isNotFound(err error) bool { return errors.Is(err, outcome.ErrNotFound) }
 
 func owned(d inventory.Disk, pol Policy) bool {
 	for _, k := range pol.OwnerLabelKeys {

@@ -41,8 +41,9 @@ type GCE struct {
 // k8s-pvc kind's switch, grace and caps). Every file has it, with its
 // defaults when it leaves it out.
 type Disks struct {
-	MinAge               config.Duration `json:"minAge"`
-	Grace                config.Duration `json:"grace"`
+	// Safety: minAge, grace and the per-run caps (maxDeleteSizePerRun of 0
+	// means no size cap). A disk's opt-out is a GCE label, ProtectLabel.
+	config.Safety
 	MinDetached          config.Duration `json:"minDetached"`
 	ProtectLabel         string          `json:"protectLabel"`
 	Ownership            Ownership       `json:"ownership"`
@@ -50,11 +51,6 @@ type Disks struct {
 	SnapshotLabel        string          `json:"snapshotLabel"`
 	SnapshotTimeout      config.Duration `json:"snapshotTimeout"`
 	DeleteWorkflowPVCs   bool            `json:"deleteWorkflowPVCs"`
-	MaxDeletesPerRun     int             `json:"maxDeletesPerRun"`
-	MaxDeletePercent     config.Percent  `json:"maxDeletePercent"`
-	// MaxDeleteSizePerRun of 0 means no size cap.
-	MaxDeleteSizePerRun config.Size `json:"maxDeleteSizePerRun"`
-	BreakerCandidates   int         `json:"breakerCandidates"`
 	// WorkflowPVCs caps the k8s-pvc kind on its own: a cap shared with the
 	// disks would let one kind's deletes use up the other's, and read as if
 	// it bounded both together.
@@ -133,19 +129,22 @@ func init() {
 	})
 	config.Register(config.SectionSpec[Disks]{
 		Key: DisksKey, Doc: "the orphaned-disk policy of gce-disk, and k8s-pvc's switch, grace and caps", Always: true,
+		Safety: func(d *Disks) *config.Safety { return &d.Safety },
+		SafetyRules: config.SafetyRules{
+			Defaults: config.Safety{Grace: defaultGrace, MinAge: defaultMinAge,
+				Caps: config.Caps{MaxDeletesPerRun: defaultMaxDeletesPerRun, MaxDeletePercent: defaultMaxDeletePercent,
+					MaxDeleteSizePerRun: defaultMaxDeleteSizePerRun, BreakerCandidates: defaultBreakerCandidates}},
+			Without:   []string{config.KeyProtectTag},
+			GraceWhy:  "a disk must be seen orphaned on more than one run before it is deleted",
+			MinAgeWhy: "a disk being created would otherwise look orphaned",
+		},
 		Defaults: func(d *Disks, set func(string) bool) {
-			config.Fill(set, "minAge", &d.MinAge, defaultMinAge)
-			config.Fill(set, "grace", &d.Grace, defaultGrace)
 			config.Fill(set, "minDetached", &d.MinDetached, defaultMinDetached)
 			config.Fill(set, "protectLabel", &d.ProtectLabel, defaultDiskProtectLabel)
 			config.Fill(set, "ownership.labelKeys", &d.Ownership.LabelKeys, slices.Clone(defaultOwnershipLabelKeys))
 			config.Fill(set, "ownership.descriptionContains", &d.Ownership.DescriptionContains, slices.Clone(defaultDescriptionContains))
 			config.Fill(set, "snapshotLabel", &d.SnapshotLabel, defaultSnapshotLabel)
 			config.Fill(set, "snapshotTimeout", &d.SnapshotTimeout, defaultSnapshotTimeout)
-			config.Fill(set, "maxDeletesPerRun", &d.MaxDeletesPerRun, defaultMaxDeletesPerRun)
-			config.Fill(set, "maxDeletePercent", &d.MaxDeletePercent, defaultMaxDeletePercent)
-			config.Fill(set, "maxDeleteSizePerRun", &d.MaxDeleteSizePerRun, defaultMaxDeleteSizePerRun)
-			config.Fill(set, "breakerCandidates", &d.BreakerCandidates, defaultBreakerCandidates)
 			w := &d.WorkflowPVCs
 			config.Fill(set, "workflowPVCs.maxDeletesPerRun", &w.MaxDeletesPerRun, defaultPVCMaxDeletesPerRun)
 			config.Fill(set, "workflowPVCs.maxDeletePercent", &w.MaxDeletePercent, defaultMaxDeletePercent)
@@ -211,12 +210,6 @@ func validateGCE(g *GCE, report *config.Report) {
 }
 
 func validateDisks(d *Disks, report *config.Report) {
-	if d.MinAge <= 0 {
-		report.Add("minAge", "must be more than 0 — a disk being created would otherwise look orphaned")
-	}
-	if d.Grace <= 0 {
-		report.Add("grace", "must be more than 0 — a disk must be seen orphaned on more than one run before it is deleted")
-	}
 	config.CheckGCELabelKey(report, "protectLabel", d.ProtectLabel)
 	config.CheckList(report, "ownership.labelKeys", d.Ownership.LabelKeys, config.GCELabelKeyProblem)
 	config.CheckList(report, "ownership.descriptionContains", d.Ownership.DescriptionContains, func(s string) string {
@@ -234,6 +227,5 @@ func validateDisks(d *Disks, report *config.Report) {
 	if d.SnapshotTimeout <= 0 {
 		report.Add("snapshotTimeout", "must be more than 0 — how long a run waits for its disks' snapshots to be READY")
 	}
-	config.CheckCaps(report, "", d.MaxDeletesPerRun, d.BreakerCandidates)
-	config.CheckCaps(report, "workflowPVCs", d.WorkflowPVCs.MaxDeletesPerRun, d.WorkflowPVCs.BreakerCandidates)
+	config.CheckCaps(report, "workflowPVCs", d.WorkflowPVCs)
 }

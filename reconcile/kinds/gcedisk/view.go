@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"time"
 
 	"reclaim.dev/reclaim/base/layout"
 	"reclaim.dev/reclaim/inventory"
@@ -26,13 +25,9 @@ type Headroom struct {
 	OrphanGB float64 `json:"orphanGB"`
 	// FinishedWorkflowGB is held by PVCs of finished Argo Workflows.
 	FinishedWorkflowGB float64 `json:"finishedWorkflowGB"`
-	UsedPct            float64 `json:"usedPct"`
-	UsedPctAfter       float64 `json:"usedPctAfter"`
-	Warning            bool    `json:"warning"`
-	// GrowthPerDay is the usage trend over the recorded history (GB a day),
-	// and RunsOutAt when usage reaches the limit at that rate, if it grows.
-	GrowthPerDay float64    `json:"growthPerDay"`
-	RunsOutAt    *time.Time `json:"runsOutAt,omitempty"`
+	// Headroom is the used share now and after the plan, the warning, and
+	// the usage trend (GB a day).
+	engine.Headroom
 }
 
 // HeadroomOf returns the plan's quota headroom rows.
@@ -147,14 +142,8 @@ func (k *Kind) headroom(p *engine.Plan, snap *inventory.Snapshot) []Headroom {
 		key := Pool(q.Project, q.Region, q.Metric)
 		h := Headroom{Project: q.Project, Region: q.Region, Metric: q.Metric, Known: q.Known, Problem: q.Problem,
 			Limit: q.Limit, Usage: q.Usage, PlanFrees: frees[key], OrphanGB: orphan[key], FinishedWorkflowGB: wf[key]}
-		if q.Known && q.Limit > 0 {
-			h.UsedPct = q.Usage / q.Limit
-			h.UsedPctAfter = (q.Usage - h.PlanFrees) / q.Limit
-			// Warn on usage now: a dry-run frees nothing, and a plan may be held.
-			h.Warning = h.UsedPct >= k.Policy.HeadroomWarning
-		}
 		if q.Known {
-			h.GrowthPerDay, h.RunsOutAt = p.State.Trend(key, q.Usage, q.Limit, p.GeneratedAt)
+			h.Headroom = p.Headroom(engine.Pool{Used: q.Usage, Limit: q.Limit, Frees: h.PlanFrees, WarnAt: k.Policy.HeadroomWarning, Trend: key})
 		}
 		out = append(out, h)
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"reclaim.dev/reclaim/base/optout"
+	"reclaim.dev/reclaim/base/outcome"
 	config "reclaim.dev/reclaim/configs"
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/reconcile/engine"
@@ -311,45 +312,45 @@ func (k *Kind) Recheck(ctx context.Context, batch []*engine.Decision) ([]engine.
 	if k.API == nil {
 		return nil, errors.New("no EC2 client")
 	}
-	out := make([]engine.Verdict, len(batch))
+	// One call per account and region reads the batch's interfaces; one
+	// the answer leaves out is gone.
 	type reg struct{ account, region string }
-	groups := map[reg][]int{}
-	for i, d := range batch {
+	groups := map[reg][]string{}
+	for _, d := range batch {
 		det := DetailOf(d)
-		groups[reg{det.Account, det.Region}] = append(groups[reg{det.Account, det.Region}], i)
+		groups[reg{det.Account, det.Region}] = append(groups[reg{det.Account, det.Region}], d.Name)
 	}
-	for g, idx := range groups {
-		ids := make([]string, len(idx))
-		for j, i := range idx {
-			ids[j] = batch[i].Name
-		}
+	// The same id in another account or region is another interface.
+	byID := map[reg]map[string]*inventory.NetInterface{}
+	for g, ids := range groups {
 		cur, err := k.API.Interfaces(ctx, g.account, g.region, ids)
 		if err != nil {
 			return nil, fmt.Errorf("re-read interfaces in %s/%s: %w", g.account, g.region, err)
 		}
-		byID := map[string]*inventory.NetInterface{}
+		byID[g] = map[string]*inventory.NetInterface{}
 		for i := range cur {
-			byID[cur[i].ID] = &cur[i]
-		}
-		for _, i := range idx {
-			n := byID[batch[i].Name]
-			switch {
-			case n == nil:
-				out[i].Result = engine.GoneNow
-			case n.Status != "available":
-				out[i] = engine.Verdict{Result: engine.Skip, Reason: "skipped: " + n.Status + " since it was planned"}
-			case n.RequesterManaged || n.OperatorManaged:
-				out[i] = engine.Verdict{Result: engine.Skip, Reason: "skipped: managed by a service"}
-			case !deletableType(n.Type):
-				out[i] = engine.Verdict{Result: engine.Skip, Reason: "skipped: interface type " + n.Type + " since it was planned"}
-			case k.Policy.Evidence(n) == "":
-				out[i] = engine.Verdict{Result: engine.Skip, Reason: "skipped: its ownership evidence changed since it was planned"}
-			default:
-				out[i] = engine.Pass(n.Tags) // the engine checks the opt-out tag
-			}
+			byID[g][cur[i].ID] = &cur[i]
 		}
 	}
-	return out, nil
+	return engine.RecheckEach(batch, func(_ int, d *engine.Decision) (*inventory.NetInterface, error) {
+		det := DetailOf(d)
+		if n := byID[reg{det.Account, det.Region}][d.Name]; n != nil {
+			return n, nil
+		}
+		return nil, fmt.Errorf("interface %s: %w", d.Name, outcome.ErrNotFound)
+	}, func(_ *engine.Decision, n *inventory.NetInterface) engine.Verdict {
+		switch {
+		case n.Status != "available":
+			return engine.Changed(n.Status)
+		case n.RequesterManaged || n.OperatorManaged:
+			return engine.Verdict{Result: engine.Skip, Reason: "skipped: managed by a service"}
+		case !deletableType(n.Type):
+			return engine.Changed("interface type " + n.Type)
+		case k.Policy.Evidence(n) == "":
+			return engine.Changed("its ownership evidence changed")
+		}
+		return engine.Pass(n.Tags) // the engine checks the opt-out tag
+	})
 }
 
 // Delete deletes each interface; EC2 refuses one that is attached again. The

@@ -2,7 +2,6 @@ package netiface
 
 import (
 	"fmt"
-	"strings"
 	"time"
 
 	config "reclaim.dev/reclaim/configs"
@@ -18,16 +17,12 @@ type Section struct {
 	Networks []Network `json:"networks"`
 	// Endpoint overrides the EC2 endpoint (a fake or a VPC endpoint).
 	Endpoint string `json:"endpoint,omitempty"`
-	// RequestsPerSecond and Burst are reclaim's own limit on Describe calls
-	// per account and region: EC2's bucket (100 burst, 20 a second) is
-	// shared with every node's CNI, so reclaim takes a fraction of it.
-	RequestsPerSecond float64 `json:"requestsPerSecond"`
-	Burst             int     `json:"burst"`
-	// DeletesPerSecond and DeleteBurst limit DeleteNetworkInterface (EC2: 100, 5 a second).
-	DeletesPerSecond float64 `json:"deletesPerSecond"`
-	DeleteBurst      int     `json:"deleteBurst"`
-	MaxAttempts      int     `json:"maxAttempts"`
-	PageSize         int     `json:"pageSize"`
+	// AWSRates: requestsPerSecond and burst are reclaim's own limit on
+	// Describe calls per account and region (EC2's bucket, 100 burst and 20
+	// a second, is shared with every node's CNI, so reclaim takes a
+	// fraction of it); deletesPerSecond and deleteBurst limit
+	// DeleteNetworkInterface (EC2: 100, 5 a second).
+	config.AWSRates
 	// HeadroomWarning warns when a subnet's used share reaches it.
 	HeadroomWarning config.Percent `json:"headroomWarning"`
 	// WarnBefore warns when a subnet is projected to run out within it.
@@ -57,13 +52,11 @@ type Interfaces struct {
 	// aws-K8S-) and vpc-resource-controller (tag eks:eni:owner, description
 	// aws-k8s-branch-eni).
 	Ownership []string `json:"ownership"`
-	// ProtectTag is an interface tag; with any value the interface is never
-	// deleted (the opt-out every kind honours, package optout).
-	ProtectTag        string          `json:"protectTag"`
-	Grace             config.Duration `json:"grace"`
-	MaxDeletesPerRun  int             `json:"maxDeletesPerRun"`
-	MaxDeletePercent  config.Percent  `json:"maxDeletePercent"`
-	BreakerCandidates int             `json:"breakerCandidates"`
+	// Safety: protectTag is an interface tag (with any value the interface
+	// is never deleted: the opt-out every kind honours, package optout),
+	// grace and the per-run caps. An interface carries no creation time,
+	// so it has no minAge.
+	config.Safety
 }
 
 // SectionOf is the file's ec2 section, nil when it has none.
@@ -87,10 +80,28 @@ const (
 	maxPage, minPage         = 1000, 5
 )
 
+// rates are the defaults and limits of the section's AWSRates.
+var rates = config.AWSRatesRules{
+	Defaults: config.AWSRates{RequestsPerSecond: defaultRequestsPerSecond, Burst: defaultBurst, DeletesPerSecond: defaultDeletesPerSecond,
+		DeleteBurst: defaultDeleteBurst, MaxAttempts: defaultMaxAttempts, PageSize: defaultPageSize},
+	MinPage: minPage, MaxPage: maxPage,
+	ReadsWhy: "(EC2's own refill rate, shared with every node's CNI)", BurstWhy: "(EC2's bucket)",
+	DeletesWhy: "(EC2's DeleteNetworkInterface refill rate)", PageWhy: "(the API's MaxResults)",
+}
+
 func init() {
 	config.Register(config.SectionSpec[Section]{
 		Key: Key, Doc: "watches subnets' IP headroom and deletes leaked network interfaces (ec2-interface)",
 		Defaults: defaults, Validate: validate,
+		Safety: func(s *Section) *config.Safety { return &s.Interfaces.Safety },
+		SafetyRules: config.SafetyRules{
+			At: "interfaces",
+			Defaults: config.Safety{ProtectTag: defaultProtectTag, Grace: defaultGrace,
+				Caps: config.Caps{MaxDeletesPerRun: defaultMaxDeletes, MaxDeletePercent: defaultMaxPercent, BreakerCandidates: defaultBreaker}},
+			Without:  []string{config.KeyMinAge, config.KeyMaxDeleteSizePerRun},
+			GraceWhy: "an interface must be seen detached on more than one run before it is deleted",
+			TagKey:   config.AWSTagKeyProblem,
+		},
 		AWS: func(s *Section) []config.EKSDiscovery {
 			out := make([]config.EKSDiscovery, len(s.Networks))
 			for i, n := range s.Networks {
@@ -102,22 +113,12 @@ func init() {
 }
 
 func defaults(e *Section, set func(string) bool) {
-	config.Fill(set, "requestsPerSecond", &e.RequestsPerSecond, defaultRequestsPerSecond)
-	config.Fill(set, "burst", &e.Burst, defaultBurst)
-	config.Fill(set, "deletesPerSecond", &e.DeletesPerSecond, defaultDeletesPerSecond)
-	config.Fill(set, "deleteBurst", &e.DeleteBurst, defaultDeleteBurst)
-	config.Fill(set, "maxAttempts", &e.MaxAttempts, defaultMaxAttempts)
-	config.Fill(set, "pageSize", &e.PageSize, defaultPageSize)
+	config.FillAWSRates(set, &e.AWSRates, &rates)
 	config.Fill(set, "headroomWarning", &e.HeadroomWarning, defaultHeadroomWarning)
 	config.Fill(set, "warnBefore", &e.WarnBefore, defaultWarnBefore)
 	i := &e.Interfaces
 	config.Fill(set, "interfaces.delete", &i.Delete, true)
 	config.Fill(set, "interfaces.ownership", &i.Ownership, []string{EvidenceVPCCNI, EvidenceBranch})
-	config.Fill(set, "interfaces.protectTag", &i.ProtectTag, defaultProtectTag)
-	config.Fill(set, "interfaces.grace", &i.Grace, defaultGrace)
-	config.Fill(set, "interfaces.maxDeletesPerRun", &i.MaxDeletesPerRun, defaultMaxDeletes)
-	config.Fill(set, "interfaces.maxDeletePercent", &i.MaxDeletePercent, defaultMaxPercent)
-	config.Fill(set, "interfaces.breakerCandidates", &i.BreakerCandidates, defaultBreaker)
 }
 
 func validate(e *Section, report *config.Report) {
@@ -148,24 +149,7 @@ func validate(e *Section, report *config.Report) {
 		seen[k] = i
 	}
 	config.CheckEndpoint(report, "endpoint", e.Endpoint, "ec2")
-	if e.RequestsPerSecond <= 0 || e.RequestsPerSecond > 20 {
-		report.Add("requestsPerSecond", "%g is out of range — use more than 0 and at most 20 (EC2's own refill rate, shared with every node's CNI)", e.RequestsPerSecond)
-	}
-	if e.Burst < 1 || e.Burst > 100 {
-		report.Add("burst", "%d is out of range — use 1 to 100 (EC2's bucket)", e.Burst)
-	}
-	if e.DeletesPerSecond <= 0 || e.DeletesPerSecond > 5 {
-		report.Add("deletesPerSecond", "%g is out of range — use more than 0 and at most 5 (EC2's DeleteNetworkInterface refill rate)", e.DeletesPerSecond)
-	}
-	if e.DeleteBurst < 1 || e.DeleteBurst > 100 {
-		report.Add("deleteBurst", "%d is out of range — use 1 to 100", e.DeleteBurst)
-	}
-	if e.MaxAttempts < 1 || e.MaxAttempts > 50 {
-		report.Add("maxAttempts", "%d is out of range — use 1 to 50", e.MaxAttempts)
-	}
-	if e.PageSize < minPage || e.PageSize > maxPage {
-		report.Add("pageSize", "%d is out of range — use %d to %d (the API's MaxResults)", e.PageSize, minPage, maxPage)
-	}
+	config.CheckAWSRates(report, &e.AWSRates, &rates)
 	if e.HeadroomWarning <= 0 || e.HeadroomWarning > 1 {
 		report.Add("headroomWarning", "%s is out of range — use a share above 0%% and at most 100%%", e.HeadroomWarning)
 	}
@@ -181,15 +165,5 @@ func validate(e *Section, report *config.Report) {
 	})
 	if i.Delete && len(i.Ownership) == 0 {
 		report.Add("interfaces.ownership", "is empty, so no interface could ever be proven reclaim's to delete — remove the key for the defaults, or set delete: false")
-	}
-	if strings.TrimSpace(i.ProtectTag) == "" || len(i.ProtectTag) > 128 || strings.HasPrefix(strings.ToLower(i.ProtectTag), "aws:") {
-		report.Add("interfaces.protectTag", "%q is not a usable EC2 tag key — 1 to 128 characters, not starting with aws: (remove the key for reclaim.dev/protect)", i.ProtectTag)
-	}
-	if i.Grace <= 0 {
-		report.Add("interfaces.grace", "must be more than 0 — an interface must be seen detached on more than one run before it is deleted")
-	}
-	config.CheckCaps(report, "interfaces", i.MaxDeletesPerRun, i.BreakerCandidates)
-	if i.MaxDeletePercent < 0 || i.MaxDeletePercent > 1 {
-		report.Add("interfaces.maxDeletePercent", "%s is out of range — use 0%% to 100%%", i.MaxDeletePercent)
 	}
 }

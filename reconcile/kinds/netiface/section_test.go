@@ -97,7 +97,7 @@ func TestSectionProblems(t *testing.T) {
 		{"headroomWarning", ec2Section + "  headroomWarning: 0%\n", "ec2.headroomWarning", "is out of range — use a share above 0% and at most 100%"},
 		{"ownership unknown", ec2Section + "  interfaces: {ownership: [aws-cni]}\n", "ec2.interfaces.ownership[0]", `"aws-cni" is not an ownership evidence — use vpc-cni or vpc-resource-controller`},
 		{"ownership empty", ec2Section + "  interfaces: {ownership: []}\n", "ec2.interfaces.ownership", "is empty, so no interface could ever be proven reclaim's to delete — remove the key for the defaults, or set delete: false"},
-		{"interfaces protectTag empty", ec2Section + "  interfaces: {protectTag: \"\"}\n", "ec2.interfaces.protectTag", `"" is not a usable EC2 tag key — 1 to 128 characters, not starting with aws: (remove the key for reclaim.dev/protect)`},
+		{"interfaces protectTag empty", ec2Section + "  interfaces: {protectTag: \"\"}\n", "ec2.interfaces.protectTag", `"" is not a usable EC2 tag key — 1 to 128 characters, not starting with aws: (remove the key for the default)`},
 		{"interfaces protectTag aws:", ec2Section + "  interfaces: {protectTag: \"aws:keep\"}\n", "ec2.interfaces.protectTag", "not starting with aws:"},
 		{"interfaces grace 0", ec2Section + "  interfaces: {grace: 0s}\n", "ec2.interfaces.grace", "must be more than 0 — an interface must be seen detached on more than one run"},
 		{"interfaces maxDeletesPerRun", ec2Section + "  interfaces: {maxDeletesPerRun: -1}\n", "ec2.interfaces.maxDeletesPerRun", "-1 is negative — use 0 to delete nothing"},

@@ -147,13 +147,9 @@ func (k *Kind) View(p *engine.Plan, snap *inventory.Snapshot) engine.View {
 				h.PlanFrees++
 			}
 		}
-		used := float64(u.Used())
-		if s.Usable > 0 {
-			h.UsedPct = used / float64(s.Usable)
-		}
 		key := "subnet/" + s.Account + "/" + s.Region + "/" + s.ID
-		perDay, runsOut := p.State.Trend(key, used, float64(s.Usable), now)
-		h.GrowthPerDay, h.RunsOutAt, h.RateFrom = perDay, runsOut, "history"
+		m := p.Headroom(engine.Pool{Used: float64(u.Used()), Limit: float64(s.Usable), WarnAt: k.Policy.HeadroomWarning, Trend: key})
+		h.UsedPct, h.GrowthPerDay, h.RunsOutAt, h.RateFrom = m.UsedPct, m.GrowthPerDay, m.RunsOutAt, "history"
 		if !p.State.HasTrend(key) && u.Recent > 0 {
 			// No history yet: the pods created lately that still hold an
 			// address are the rate at which the subnet fills if nothing
@@ -168,8 +164,7 @@ func (k *Kind) View(p *engine.Plan, snap *inventory.Snapshot) engine.View {
 		if h.GrowthPerDay == 0 {
 			h.RateFrom = ""
 		}
-		h.Warning = (s.Usable > 0 && h.UsedPct >= k.Policy.HeadroomWarning) ||
-			(h.RunsOutAt != nil && h.RunsOutAt.Sub(now) <= k.Policy.WarnBefore)
+		h.Warning = m.Warning || (h.RunsOutAt != nil && h.RunsOutAt.Sub(now) <= k.Policy.WarnBefore)
 		rows = append(rows, h)
 	}
 	hs := make([]FinishedHolder, 0, len(holders))
