@@ -94,7 +94,7 @@ fleet:
 }
 
 // The collector's shared reads follow the kinds the config turns on (their
-// Registration.Reads), for configured and discovered clusters alike.
+// kind.Module.Reads), for configured and discovered clusters alike.
 func TestReadsFollowTheKinds(t *testing.T) {
 	for _, tc := range []struct {
 		name, extra       string
