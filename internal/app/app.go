@@ -89,8 +89,8 @@ type Runner struct {
 	d         Deps
 	// on are the kinds the config turns on, asked once; planned those of
 	// them the runner plans, and kinds what planned made.
-	on      Kinds
-	planned Kinds
+	on      Modules
+	planned Modules
 	kinds   []engine.Kind
 	closers []func()
 	routes  []engine.Route
@@ -481,7 +481,7 @@ func (r *Runner) Announce(ctx context.Context, t time.Time, as ...Announced) err
 func Targets(cfg *config.Config) []kube.Target { return targets(cfg, On(cfg)) }
 
 // targets lists the clusters of the config, read for the kinds that are on.
-func targets(cfg *config.Config, on Kinds) []kube.Target {
+func targets(cfg *config.Config, on Modules) []kube.Target {
 	out := make([]kube.Target, 0, len(cfg.Clusters))
 	reads := on.Reads()
 	for _, c := range cfg.Clusters {
@@ -497,7 +497,7 @@ func targets(cfg *config.Config, on Kinds) []kube.Target {
 // ask of it (their taps, the retention annotation, labels).
 func KubeOptions(cfg *config.Config) kube.Options { return kubeOptions(cfg, On(cfg)) }
 
-func kubeOptions(cfg *config.Config, on Kinds) kube.Options {
+func kubeOptions(cfg *config.Config, on Modules) kube.Options {
 	c := on.Collect(cfg)
 	return kube.Options{ProtectLabel: cfg.Kubernetes.ProtectLabel, RetentionAnnotation: c.RetentionAnnotation,
 		Labels: c.Labels, OwnerLabel: OwnerLabel(cfg), Taps: on.Taps(cfg)}

@@ -47,7 +47,7 @@ func clouds() []kind.Cloud {
 // openClouds opens the clients of the reads the kinds rely on (those the
 // config turns on and the runner plans), unless the harness gave them
 // (d.Clients).
-func openClouds(ctx context.Context, cfg *config.Config, d *Deps, closers *[]func(), kinds Kinds) error {
+func openClouds(ctx context.Context, cfg *config.Config, d *Deps, closers *[]func(), kinds Modules) error {
 	used := reliedOn(kinds)
 	all := clouds()
 	for name := range used {
@@ -80,7 +80,7 @@ func openClouds(ctx context.Context, cfg *config.Config, d *Deps, closers *[]fun
 }
 
 // reliedOn names the cloud reads the kinds rely on.
-func reliedOn(kinds Kinds) map[string]bool {
+func reliedOn(kinds Modules) map[string]bool {
 	out := map[string]bool{}
 	for _, m := range kinds {
 		for _, n := range m.Clouds {

@@ -45,14 +45,14 @@ func Register(m kind.Module) {
 	Registered = append(Registered, m)
 }
 
-// Kinds are the registered kinds a config turns on, in registration
-// order: On asks each module once, and what a run reads, taps and makes
-// follows from the answer.
-type Kinds []kind.Module
+// Modules are some registered kinds, in registration order.
+type Modules []kind.Module
 
-// On are the registered kinds the config turns on.
-func On(cfg *config.Config) Kinds {
-	var out Kinds
+// On are the registered kinds the config turns on: it asks each module
+// once, and a runner keeps the answer (what a run reads, taps, opens and
+// makes follows from it).
+func On(cfg *config.Config) Modules {
+	var out Modules
 	for _, m := range Registered {
 		if m.On(cfg) {
 			out = append(out, m)
@@ -62,18 +62,18 @@ func On(cfg *config.Config) Kinds {
 }
 
 // Names are the kinds' names (config check says them).
-func (ks Kinds) Names() []string {
-	out := make([]string, len(ks))
-	for i, m := range ks {
+func (ms Modules) Names() []string {
+	out := make([]string, len(ms))
+	for i, m := range ms {
 		out[i] = m.Name
 	}
 	return out
 }
 
 // Taps are the kinds' taps.
-func (ks Kinds) Taps(cfg *config.Config) []kube.Tap {
+func (ms Modules) Taps(cfg *config.Config) []kube.Tap {
 	var out []kube.Tap
-	for _, m := range ks {
+	for _, m := range ms {
 		if m.Taps != nil {
 			out = append(out, m.Taps(cfg)...)
 		}
@@ -82,9 +82,9 @@ func (ks Kinds) Taps(cfg *config.Config) []kube.Tap {
 }
 
 // Reads says which of the collector's shared reads the kinds rely on.
-func (ks Kinds) Reads() map[string]bool {
+func (ms Modules) Reads() map[string]bool {
 	out := map[string]bool{}
-	for _, m := range ks {
+	for _, m := range ms {
 		for _, x := range m.Reads {
 			out[x] = true
 		}
@@ -95,9 +95,9 @@ func (ks Kinds) Reads() map[string]bool {
 // Collect is what the kinds ask of the collector's own reads: the
 // retention annotation the first names (config check makes those that
 // name one agree), and labels when any needs them.
-func (ks Kinds) Collect(cfg *config.Config) kind.Collect {
+func (ms Modules) Collect(cfg *config.Config) kind.Collect {
 	var out kind.Collect
-	for _, m := range ks {
+	for _, m := range ms {
 		if m.Collect == nil {
 			continue
 		}
@@ -112,10 +112,10 @@ func (ks Kinds) Collect(cfg *config.Config) kind.Collect {
 
 // AllTaps are every registered kind's taps, on or not: what an agent
 // reads, so that a deleter's kinds find theirs in its record.
-func AllTaps(cfg *config.Config) []kube.Tap { return Kinds(Registered).Taps(cfg) }
+func AllTaps(cfg *config.Config) []kube.Tap { return Modules(Registered).Taps(cfg) }
 
 // KindNames are the names of every registered kind (for metrics that start at 0).
-func KindNames() []string { return Kinds(Registered).Names() }
+func KindNames() []string { return Modules(Registered).Names() }
 
 // Enabled names the registered kinds the config turns on, in
 // registration order (config check says them).
