@@ -24,7 +24,7 @@ type CollectOptions struct {
 	Now    func() time.Time
 }
 
-// CloudRead is one named read of a cloud (app.Cloud): GCE disks and
+// CloudRead is one named read of a cloud (kind.Cloud): GCE disks and
 // quotas, ECR registries, EC2 subnets and interfaces, a kind's own. What it
 // returns is Snapshot.Clouds[Name]. Like every listing it never fails as a
 // whole: what it returns says what it could not read, and the kinds'

@@ -17,6 +17,7 @@ import (
 	"reclaim.dev/reclaim/notify/metrics"
 	"reclaim.dev/reclaim/notify/report"
 	"reclaim.dev/reclaim/notify/slack"
+	"reclaim.dev/reclaim/reconcile/kinds/kind"
 )
 
 // slackClient is how targets reach Slack; tests shorten its waits.
@@ -89,8 +90,8 @@ func nextRun(cfg *config.Config) func(time.Time) time.Time {
 // until they are given clients, so none are.
 func kindWords(cfg *config.Config) (nouns, optOut map[string]string) {
 	nouns, optOut = map[string]string{}, map[string]string{}
-	for _, r := range app.Registered {
-		k := r.New(cfg, &app.Clients{})
+	for _, m := range app.On(cfg) {
+		k := m.New(cfg, &kind.Clients{})
 		if k == nil {
 			continue
 		}

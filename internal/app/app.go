@@ -26,15 +26,14 @@ import (
 	"reclaim.dev/reclaim/providers/ec2"
 	"reclaim.dev/reclaim/reconcile/audit"
 	"reclaim.dev/reclaim/reconcile/engine"
-	"reclaim.dev/reclaim/reconcile/kinds/k8sjob"
-	"reclaim.dev/reclaim/reconcile/kinds/k8spod"
+	"reclaim.dev/reclaim/reconcile/kinds/kind"
 	"reclaim.dev/reclaim/reconcile/state"
 )
 
 // Deps are the parts of a run. Anything left nil is built from the config.
 type Deps struct {
 	// Clients are the clients of cloud reads by read name (Clouds,
-	// Registration.Cloud): a harness's fakes. A read's client that is not
+	// kind.Module.Cloud): a harness's fakes. A read's client that is not
 	// here is opened from its section.
 	Clients  map[string]any
 	Clusters func(ctx context.Context) []inventory.ClusterRefs
@@ -64,13 +63,6 @@ type Deps struct {
 	OutsideCluster bool
 }
 
-// Clients are what kinds delete through, built once per Runner.
-type Clients struct {
-	Kube func(cluster string) (kubernetes.Interface, error)
-	// Clouds are the cloud reads' clients, by read name.
-	Clouds map[string]any
-}
-
 // Options are the run's switches.
 type Options struct {
 	// Apply deletes what the plan marks for deletion. Without it nothing is deleted.
@@ -95,9 +87,13 @@ type Runner struct {
 	// fakes the clusters and no discovery fakes the fleet: the config's.
 	discovers bool
 	d         Deps
-	kinds     []engine.Kind
-	closers   []func()
-	routes    []engine.Route
+	// on are the kinds the config turns on, asked once; planned those of
+	// them the runner plans, and kinds what planned made.
+	on      Modules
+	planned Modules
+	kinds   []engine.Kind
+	closers []func()
+	routes  []engine.Route
 	// agent: the runner is its cluster's agent (Deps.Agent). records reads
 	// the clusters from their records (a deleter with fleet.snapshots);
 	// pub publishes the agent's cluster's record.
@@ -109,19 +105,19 @@ type Runner struct {
 // plans says whether the runner plans a registered kind: an agent only the
 // kinds that need no other cluster's view, a deleter reading records only
 // the others (it holds no kube credential to delete with).
-func (r *Runner) plans(reg Registration) bool {
+func (r *Runner) plans(m kind.Module) bool {
 	switch {
 	case r.agent:
-		return reg.InCluster
+		return m.InCluster
 	case r.records != nil:
-		return !reg.InCluster
+		return !m.InCluster
 	}
 	return true
 }
 
 // New builds every client the config needs and the kinds it enables.
 func New(ctx context.Context, cfg *config.Config, d Deps) (*Runner, error) {
-	r := &Runner{cfg: cfg, agent: d.Agent}
+	r := &Runner{cfg: cfg, agent: d.Agent, on: On(cfg)}
 	routes, err := Routes(cfg)
 	if err != nil {
 		return nil, err
@@ -133,7 +129,7 @@ func New(ctx context.Context, cfg *config.Config, d Deps) (*Runner, error) {
 	if d.Now == nil {
 		d.Now = time.Now
 	}
-	configured := Targets(cfg)
+	configured := targets(cfg, r.on)
 	if s := cfg.Fleet.Snapshots; s != nil {
 		if err := checkRole(cfg, d.Agent, d.OutsideCluster); err != nil {
 			return nil, err
@@ -150,15 +146,24 @@ func New(ctx context.Context, cfg *config.Config, d Deps) (*Runner, error) {
 			if err != nil {
 				return nil, err
 			}
-			r.records = &recordReader{cfg: s, store: d.Records, taps: decoders(Taps(cfg)), now: d.Now, bounds: b}
+			r.records = &recordReader{cfg: s, store: d.Records, taps: decoders(r.on.Taps(cfg)), now: d.Now, bounds: b}
 		}
 	} else if d.Agent {
 		return nil, errors.New("reclaim agent publishes to fleet.snapshots: add the section (bucket, account, region) to the agent's config")
 	}
+	for _, m := range r.on {
+		if r.plans(m) {
+			r.planned = append(r.planned, m)
+		}
+	}
 	// An agent reads its cluster and nothing else: its kinds need no
 	// cloud (k8s-pvc's quota pools are the deleter's business), and its
 	// identity holds no cloud grant.
-	if err := openClouds(ctx, cfg, &d, &r.closers, func(reg Registration) bool { return !r.agent && r.plans(reg) }); err != nil {
+	opens := r.planned
+	if r.agent {
+		opens = nil
+	}
+	if err := openClouds(ctx, cfg, &d, &r.closers, opens); err != nil {
 		r.Close()
 		return nil, err
 	}
@@ -186,7 +191,7 @@ func New(ctx context.Context, cfg *config.Config, d Deps) (*Runner, error) {
 		// deleters' kinds find what they rely on in the record.
 		t := configured[0]
 		t.Images, t.Workloads = true, true
-		opts := KubeOptions(cfg)
+		opts := kubeOptions(cfg, r.on)
 		opts.Taps = AllTaps(cfg)
 		if d.Clusters == nil {
 			d.Clusters = func(ctx context.Context) []inventory.ClusterRefs {
@@ -203,7 +208,7 @@ func New(ctx context.Context, cfg *config.Config, d Deps) (*Runner, error) {
 			d.Clusters = func(ctx context.Context) []inventory.ClusterRefs {
 				// Only the configured clusters: the pool also holds the
 				// discovered ones an earlier pass read.
-				return pool.CollectTargets(ctx, configured, KubeOptions(cfg), 8)
+				return pool.CollectTargets(ctx, configured, kubeOptions(cfg, r.on), 8)
 			}
 		}
 		if d.Kube == nil {
@@ -228,14 +233,16 @@ func New(ctx context.Context, cfg *config.Config, d Deps) (*Runner, error) {
 		d.Audit = a
 	}
 	r.d = d
-	c := &Clients{Kube: d.Kube, Clouds: d.Clients}
-	for _, reg := range Registered {
-		if !r.plans(reg) {
-			continue
+	c := &kind.Clients{Kube: d.Kube, Clouds: d.Clients}
+	for _, m := range r.planned {
+		k := m.New(cfg, c)
+		if k == nil {
+			// Its On and its New disagree: what the config asks of it
+			// would be silently skipped.
+			r.Close()
+			return nil, fmt.Errorf("kind %s is on, but made nothing from the config", m.Name)
 		}
-		if k := reg.New(cfg, c); k != nil {
-			r.kinds = append(r.kinds, k)
-		}
+		r.kinds = append(r.kinds, k)
 	}
 	return r, nil
 }
@@ -401,7 +408,7 @@ func checkClusters(names []string, snap *inventory.Snapshot) error {
 // discovery listings, and collects the configured clusters and the
 // discovered ones it reads, side by side.
 func (r *Runner) fleetClusters(ctx context.Context, ds []Discoverer, listings []inventory.FleetListing, clouds map[string]any) (*inventory.Fleet, []inventory.ClusterRefs) {
-	fp := assembleFleet(r.cfg, r.discovers, ds, listings, r.apis, clouds, r.d.Now())
+	fp := assembleFleet(r.cfg, r.on.Reads(), r.discovers, ds, listings, r.apis, clouds, r.d.Now())
 	if r.records != nil {
 		r.records.withClouds(clouds)
 		r.records.withCAs(discoveredCAs(&fp.fleet))
@@ -414,7 +421,7 @@ func (r *Runner) fleetClusters(ctx context.Context, ds []Discoverer, listings []
 			if r.records != nil {
 				discovered = r.records.read(ctx, fp.read)
 			} else {
-				discovered = r.pool.CollectTargets(ctx, fp.read, KubeOptions(r.cfg), 8)
+				discovered = r.pool.CollectTargets(ctx, fp.read, kubeOptions(r.cfg, r.on), 8)
 			}
 		})
 	}
@@ -471,9 +478,12 @@ func (r *Runner) Announce(ctx context.Context, t time.Time, as ...Announced) err
 }
 
 // Targets lists the clusters of the config for the collector.
-func Targets(cfg *config.Config) []kube.Target {
+func Targets(cfg *config.Config) []kube.Target { return targets(cfg, On(cfg)) }
+
+// targets lists the clusters of the config, read for the kinds that are on.
+func targets(cfg *config.Config, on Modules) []kube.Target {
 	out := make([]kube.Target, 0, len(cfg.Clusters))
-	reads := Reads(cfg)
+	reads := on.Reads()
 	for _, c := range cfg.Clusters {
 		out = append(out, kube.Target{Name: c.Name, Kubeconfig: c.Kubeconfig, Context: c.Context, InCluster: c.InCluster,
 			Projects: c.GCEProjects, Accounts: c.AWSAccounts, Images: reads[inventory.ReadImages], Timeout: c.Timeout.Std(), QPS: c.QPS, Burst: c.Burst, PageSize: c.PageSize,
@@ -483,29 +493,14 @@ func Targets(cfg *config.Config) []kube.Target {
 }
 
 // KubeOptions are what every cluster's collection reads, configured or
-// discovered: the global settings, and the taps of the kinds the config
-// turns on.
-func KubeOptions(cfg *config.Config) kube.Options {
-	return kube.Options{ProtectLabel: cfg.Kubernetes.ProtectLabel, RetentionAnnotation: RetentionAnnotation(cfg),
-		Labels: NeedsLabels(cfg), OwnerLabel: OwnerLabel(cfg), Taps: Taps(cfg)}
-}
+// discovered: the global settings, and what the kinds the config turns on
+// ask of it (their taps, the retention annotation, labels).
+func KubeOptions(cfg *config.Config) kube.Options { return kubeOptions(cfg, On(cfg)) }
 
-// RetentionAnnotation is the annotation the collector reads for the jobs
-// and pods sections (config check makes them agree).
-func RetentionAnnotation(cfg *config.Config) string {
-	if j := k8sjob.SectionOf(cfg); j != nil {
-		return j.RetentionAnnotation
-	}
-	if p := k8spod.SectionOf(cfg); p != nil {
-		return p.RetentionAnnotation
-	}
-	return ""
-}
-
-// NeedsLabels says whether a jobs or pods selector needs the objects' labels.
-func NeedsLabels(cfg *config.Config) bool {
-	j, p := k8sjob.SectionOf(cfg), k8spod.SectionOf(cfg)
-	return (j != nil && j.Selector != "") || (p != nil && p.Selector != "")
+func kubeOptions(cfg *config.Config, on Modules) kube.Options {
+	c := on.Collect(cfg)
+	return kube.Options{ProtectLabel: cfg.Kubernetes.ProtectLabel, RetentionAnnotation: c.RetentionAnnotation,
+		Labels: c.Labels, OwnerLabel: OwnerLabel(cfg), Taps: on.Taps(cfg)}
 }
 
 // StoreFrom opens the state store the config names.

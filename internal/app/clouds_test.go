@@ -8,12 +8,12 @@ import (
 	"testing"
 	"time"
 
-	config "reclaim.dev/reclaim/configs"
 	"reclaim.dev/reclaim/internal/enginetest"
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/reconcile/audit"
 	"reclaim.dev/reclaim/reconcile/engine"
 	"reclaim.dev/reclaim/reconcile/kinds/gcedisk"
+	"reclaim.dev/reclaim/reconcile/kinds/kind"
 	"reclaim.dev/reclaim/reconcile/kinds/netiface"
 	"reclaim.dev/reclaim/reconcile/state"
 )
@@ -73,8 +73,8 @@ func TestAKindRelyingOnAnUnregisteredReadIsRefused(t *testing.T) {
 	_, srv, _ := orphanWorld(t, &now, nil)
 	saved := Registered
 	t.Cleanup(func() { Registered = saved })
-	Registered = append(Registered[:len(Registered):len(Registered)], Registration{Name: "typo-kind", Clouds: []string{"gec"},
-		New: func(cfg *config.Config, c *Clients) engine.Kind { return saved[0].New(cfg, c) }})
+	Registered = append(Registered[:len(Registered):len(Registered)], kind.Module{Name: "typo-kind", Clouds: []string{"gec"},
+		On: saved[0].On, New: saved[0].New})
 	_, err := New(context.Background(), enginetest.DiskConfig(t, srv.URL()), Deps{Store: state.NewMemoryStore(engine.NewState()), Audit: audit.New(io.Discard)})
 	if err == nil || !strings.Contains(err.Error(), `"gec"`) {
 		t.Fatalf("error %v, want one naming the read", err)

@@ -327,7 +327,7 @@ pods:
 				collectTime, collectCPU = time.Since(start), cpuTime()-cpu
 				collectEnd.Store(time.Now().UnixNano())
 			}()
-			return pool.Collect(ctx, kube.Options{ProtectLabel: cfg.Kubernetes.ProtectLabel, RetentionAnnotation: RetentionAnnotation(cfg)}, 8)
+			return pool.Collect(ctx, kube.Options{ProtectLabel: cfg.Kubernetes.ProtectLabel, RetentionAnnotation: KubeOptions(cfg).RetentionAnnotation}, 8)
 		}
 		ec2Rec.after = &collectEnd
 		r, err := New(context.Background(), cfg, Deps{Clients: map[string]any{netiface.Source: nets}, Clusters: collect, Kube: pool.Client,

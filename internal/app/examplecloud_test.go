@@ -5,7 +5,7 @@ package app_test
 // its read, proposals with the listings as sources, its re-read and
 // delete). It is registered here the way internal/app/kinds.go registers
 // reclaim's own, with its cloud (an in-memory one here; a provider's client
-// in a real kind) in its Registration.Cloud, and nothing edited in the
+// in a real kind) in its Module's Cloud, and nothing edited in the
 // config package, the collector, the snapshot or the engine.
 
 import (
@@ -17,8 +17,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"go.uber.org/zap"
 
 	"reclaim.dev/reclaim/base/outcome"
 	config "reclaim.dev/reclaim/configs"
@@ -89,18 +87,13 @@ func TestACloudKindIsOnePackage(t *testing.T) {
 		"a/plain":         {Name: "plain", ID: "3", Created: start.Add(-48 * time.Hour)},
 		"b/recreated":     {Name: "recreated", ID: "4", Created: start.Add(-48 * time.Hour), Labels: tmp},
 	}}
-	// The one line a kind adds to internal/app/kinds.go: its New, and its
-	// cloud built from its section.
+	// The one line a kind adds to internal/app/kinds.go: its Module. Its
+	// cloud is given as a harness gives a fake (Deps.Clients), in place of
+	// the client its Open would build from its section.
 	saved := app.Registered
 	t.Cleanup(func() { app.Registered = saved })
-	open := func(_ context.Context, cfg *config.Config, _ *zap.Logger, _ string) (any, func(), error) {
-		if examplecloud.SectionOf(cfg) == nil {
-			return nil, nil, nil
-		}
-		return cloud, nil, nil
-	}
-	app.Register(app.Registration{Name: examplecloud.Name, New: app.CloudKind(examplecloud.Name, examplecloud.FromConfig),
-		Cloud: &app.Cloud{Open: open, Read: examplecloud.Reader}})
+	app.Register(examplecloud.Module)
+	clients := map[string]any{examplecloud.Name: cloud}
 
 	dir := t.TempDir()
 	cfg, err := config.Parse([]byte(fmt.Sprintf(`clusters:
@@ -123,7 +116,7 @@ exampleBuckets:
 	pass := func(at time.Duration) *engine.Plan {
 		t.Helper()
 		now := start.Add(at)
-		rep, err := app.Run(context.Background(), cfg, app.Deps{Clusters: clusters, Now: func() time.Time { return now }}, app.Options{Apply: true})
+		rep, err := app.Run(context.Background(), cfg, app.Deps{Clients: clients, Clusters: clusters, Now: func() time.Time { return now }}, app.Options{Apply: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -175,7 +168,7 @@ exampleBuckets:
 		cloud.mu.Unlock()
 	}
 	now := start.Add(3 * time.Hour)
-	r, err := app.New(context.Background(), cfg, app.Deps{Clusters: func(ctx context.Context) []inventory.ClusterRefs {
+	r, err := app.New(context.Background(), cfg, app.Deps{Clients: clients, Clusters: func(ctx context.Context) []inventory.ClusterRefs {
 		defer recreate() // after the clouds were listed: the plan names id 4
 		return clusters(ctx)
 	}, Now: func() time.Time { return now }})

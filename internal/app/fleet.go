@@ -128,9 +128,10 @@ func judge(api apiServer, where inventory.Place, c inventory.FleetCluster) (verd
 // configured one is read but held, and both say why. Other discovered
 // clusters are read (with a token from their discoverer), excluded by a
 // rule, or declared out of scope by identity. discovers says whether the
-// fleet is discovered (else it is the config's). apis maps a configured
-// cluster's name to its API server, where it could be read.
-func assembleFleet(cfg *config.Config, discovers bool, ds []Discoverer, listings []inventory.FleetListing, apis map[string]apiServer, clouds map[string]any, now time.Time) fleetPlan {
+// fleet is discovered (else it is the config's); reads are the shared
+// reads the kinds that are on rely on (Modules.Reads). apis maps a
+// configured cluster's name to its API server, where it could be read.
+func assembleFleet(cfg *config.Config, reads map[string]bool, discovers bool, ds []Discoverer, listings []inventory.FleetListing, apis map[string]apiServer, clouds map[string]any, now time.Time) fleetPlan {
 	f := inventory.Fleet{Discovery: discovers, Listings: listings}
 	plan := fleetPlan{conflicts: map[string]string{}}
 	taken := map[string]bool{}
@@ -168,7 +169,6 @@ func assembleFleet(cfg *config.Config, discovers bool, ds []Discoverer, listings
 			namesakes[namesakeKey(c)]++
 		}
 	}
-	reads := Reads(cfg)
 	for li, l := range listings {
 		for ci, c := range l.Clusters {
 			if joined[li][ci] {

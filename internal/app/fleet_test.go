@@ -56,7 +56,7 @@ fleet:
 		tokens++
 		return oauth2.StaticTokenSource(&oauth2.Token{AccessToken: "x"})
 	}}}
-	fp := assembleFleet(cfg, true, ds, listings, map[string]apiServer{
+	fp := assembleFleetOf(cfg, true, ds, listings, map[string]apiServer{
 		"prod-a": {host: hostOf("https://a.example")},
 		"prod-b": {host: hostOf("https://b.example")},
 		"prod-c": {host: hostOf("https://c.example")},
@@ -94,7 +94,7 @@ fleet:
 }
 
 // The collector's shared reads follow the kinds the config turns on (their
-// Registration.Reads), for configured and discovered clusters alike.
+// kind.Module.Reads), for configured and discovered clusters alike.
 func TestReadsFollowTheKinds(t *testing.T) {
 	for _, tc := range []struct {
 		name, extra       string
@@ -110,7 +110,7 @@ func TestReadsFollowTheKinds(t *testing.T) {
 				t.Fatal(err)
 			}
 			got := Targets(cfg)[0]
-			d := discoveredTarget(cfg, Reads(cfg), "b", inventory.FleetCluster{Name: "b", Platform: inventory.GKE, Project: "p"}, nil, nil)
+			d := discoveredTarget(cfg, On(cfg).Reads(), "b", inventory.FleetCluster{Name: "b", Platform: inventory.GKE, Project: "p"}, nil, nil)
 			if got.Images != tc.images || got.Workloads != tc.workloads || d.Images != tc.images || d.Workloads != tc.workloads {
 				t.Fatalf("configured images %v workloads %v, discovered %v %v; want %v %v", got.Images, got.Workloads, d.Images, d.Workloads, tc.images, tc.workloads)
 			}

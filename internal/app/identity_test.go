@@ -77,7 +77,7 @@ func TestSameNameIsNotSameCluster(t *testing.T) {
 	now := time.Now()
 
 	t.Run("another API server of the same name is a conflict", func(t *testing.T) {
-		fp := assembleFleet(parse(t, conf), true, nil, listing(west), map[string]apiServer{"prod": {host: hostOf(east.Endpoint)}}, nil, now)
+		fp := assembleFleetOf(parse(t, conf), true, nil, listing(west), map[string]apiServer{"prod": {host: hostOf(east.Endpoint)}}, nil, now)
 		m := member(t, fp.fleet, "prod@"+acctA+".us-west-2")
 		if m.State != inventory.MemberConflict || !strings.Contains(m.Reason, "clusters[0]") || len(fp.read) != 0 {
 			t.Fatalf("discovered %+v, read %v", m, readNames(fp))
@@ -92,7 +92,7 @@ func TestSameNameIsNotSameCluster(t *testing.T) {
 	t.Run("its own API server joins; the same name elsewhere is another cluster", func(t *testing.T) {
 		// The second listing's prod is read as a cluster of its own: not
 		// joined again, not a conflict.
-		fp := assembleFleet(parse(t, conf), true, nil, listing(west, east), map[string]apiServer{"prod": {host: hostOf(east.Endpoint)}}, nil, now)
+		fp := assembleFleetOf(parse(t, conf), true, nil, listing(west, east), map[string]apiServer{"prod": {host: hostOf(east.Endpoint)}}, nil, now)
 		if c := member(t, fp.fleet, "prod"); !c.Discovered || c.Cloud.Location != "us-east-1" {
 			t.Fatalf("configured prod %+v", c)
 		}
@@ -108,14 +108,14 @@ func TestSameNameIsNotSameCluster(t *testing.T) {
 		}
 	})
 	t.Run("an in-cluster entry that says nothing of where it lives is a conflict", func(t *testing.T) {
-		fp := assembleFleet(parse(t, "clusters:\n  - name: prod\n    inCluster: true\n"), true, nil, listing(west), nil, nil, now)
+		fp := assembleFleetOf(parse(t, "clusters:\n  - name: prod\n    inCluster: true\n"), true, nil, listing(west), nil, nil, now)
 		if m := member(t, fp.fleet, "prod@"+acctA+".us-west-2"); m.State != inventory.MemberConflict || fp.conflicts["prod"] == "" {
 			t.Fatalf("%+v %v", m, fp.conflicts)
 		}
 	})
 	t.Run("an in-cluster entry that says where it lives joins there only", func(t *testing.T) {
 		cfg := parse(t, "clusters:\n  - name: prod\n    inCluster: true\n    account: \""+acctA+"\"\n    location: us-east-1\n")
-		fp := assembleFleet(cfg, true, nil, listing(west, east), nil, nil, now)
+		fp := assembleFleetOf(cfg, true, nil, listing(west, east), nil, nil, now)
 		if c := member(t, fp.fleet, "prod"); !c.Discovered || c.Cloud.Location != "us-east-1" {
 			t.Fatalf("configured prod %+v", c)
 		}
@@ -125,7 +125,7 @@ func TestSameNameIsNotSameCluster(t *testing.T) {
 	})
 	t.Run("a declared place that agrees does not override another API server", func(t *testing.T) {
 		cfg := parse(t, "clusters:\n  - name: prod\n    context: prod\n    account: \""+acctA+"\"\n    location: us-west-2\n")
-		fp := assembleFleet(cfg, true, nil, listing(west), map[string]apiServer{"prod": {host: hostOf(east.Endpoint)}}, nil, now)
+		fp := assembleFleetOf(cfg, true, nil, listing(west), map[string]apiServer{"prod": {host: hostOf(east.Endpoint)}}, nil, now)
 		if fp.conflicts["prod"] == "" {
 			t.Fatalf("no conflict: %+v", fp.fleet.Members)
 		}
@@ -134,7 +134,7 @@ func TestSameNameIsNotSameCluster(t *testing.T) {
 		der, bundle := testCA(t)
 		c := eksAt("eks-prod-7f3a", acctB, "eu-west-1", "https://X.eks.amazonaws.com")
 		c.CAData = bundle
-		fp := assembleFleet(parse(t, "clusters:\n  - name: prod\n    inCluster: true\n"), true, nil, listing(c), map[string]apiServer{"prod": {cas: [][]byte{der}}}, nil, now)
+		fp := assembleFleetOf(parse(t, "clusters:\n  - name: prod\n    inCluster: true\n"), true, nil, listing(c), map[string]apiServer{"prod": {cas: [][]byte{der}}}, nil, now)
 		if m := member(t, fp.fleet, "prod"); !m.Discovered || len(fp.fleet.Members) != 1 || len(fp.read) != 0 {
 			t.Fatalf("%+v", fp.fleet.Members)
 		}
@@ -144,14 +144,14 @@ func TestSameNameIsNotSameCluster(t *testing.T) {
 		_, other := testCA(t)
 		c := west
 		c.CAData = other
-		fp := assembleFleet(parse(t, "clusters:\n  - name: prod\n    inCluster: true\n"), true, nil, listing(c), map[string]apiServer{"prod": {cas: [][]byte{der}}}, nil, now)
+		fp := assembleFleetOf(parse(t, "clusters:\n  - name: prod\n    inCluster: true\n"), true, nil, listing(c), map[string]apiServer{"prod": {cas: [][]byte{der}}}, nil, now)
 		if fp.conflicts["prod"] == "" {
 			t.Fatalf("no conflict: %+v", fp.fleet.Members)
 		}
 	})
 	t.Run("two scopes' same-name clusters are two members", func(t *testing.T) {
 		other := eksAt("prod", acctB, "us-west-2", "https://OTHER.eks.amazonaws.com")
-		fp := assembleFleet(parse(t, conf), true, nil, listing(east, west, other), map[string]apiServer{"prod": {host: hostOf(east.Endpoint)}}, nil, now)
+		fp := assembleFleetOf(parse(t, conf), true, nil, listing(east, west, other), map[string]apiServer{"prod": {host: hostOf(east.Endpoint)}}, nil, now)
 		if len(fp.fleet.Members) != 3 || len(fp.read) != 2 {
 			t.Fatalf("members %+v read %v", fp.fleet.Members, readNames(fp))
 		}
@@ -190,7 +190,7 @@ func TestOutOfScopeByIdentity(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := parse(t, "clusters:\n  - name: a\n    context: a\nfleet:\n  outOfScope:\n    - name: legacy\n      reason: decommissioned\n      "+tc.decl+"\n")
-			fp := assembleFleet(cfg, true, nil, listing(legacy), map[string]apiServer{"a": {host: "a.example:443"}}, nil, now)
+			fp := assembleFleetOf(cfg, true, nil, listing(legacy), map[string]apiServer{"a": {host: "a.example:443"}}, nil, now)
 			m := member(t, fp.fleet, "legacy")
 			if m.State != tc.state || !strings.Contains(m.Reason, tc.why) {
 				t.Fatalf("%s %q, want %s %q", m.State, m.Reason, tc.state, tc.why)
@@ -214,7 +214,7 @@ func TestOutOfScopeByIdentity(t *testing.T) {
 		cur := "    - name: legacy\n      reason: the new one, a sandbox\n      " + place + "\n      created: 2026-03-02T10:11:12Z\n"
 		for _, tc := range []struct{ decls, rule string }{{old + cur, "fleet.outOfScope[1]"}, {cur + old, "fleet.outOfScope[0]"}} {
 			cfg := parse(t, "clusters:\n  - name: a\n    context: a\nfleet:\n  outOfScope:\n"+tc.decls)
-			fp := assembleFleet(cfg, true, nil, listing(legacy), map[string]apiServer{"a": {host: "a.example:443"}}, nil, now)
+			fp := assembleFleetOf(cfg, true, nil, listing(legacy), map[string]apiServer{"a": {host: "a.example:443"}}, nil, now)
 			if m := member(t, fp.fleet, "legacy"); m.State != inventory.MemberOutOfScope || m.Rule != tc.rule || m.Reason != "the new one, a sandbox" {
 				t.Fatalf("%s by %s: %q", m.State, m.Rule, m.Reason)
 			}
@@ -224,14 +224,14 @@ func TestOutOfScopeByIdentity(t *testing.T) {
 		cfg := parse(t, "clusters:\n  - name: a\n    context: a\nfleet:\n  outOfScope:\n    - name: legacy\n      reason: decommissioned\n      "+place+"\n      created: 2026-03-02T10:11:12Z\n")
 		unknown := legacy
 		unknown.Created = time.Time{}
-		fp := assembleFleet(cfg, true, nil, listing(unknown), map[string]apiServer{"a": {host: "a.example:443"}}, nil, now)
+		fp := assembleFleetOf(cfg, true, nil, listing(unknown), map[string]apiServer{"a": {host: "a.example:443"}}, nil, now)
 		if m := member(t, fp.fleet, "legacy"); m.State != inventory.MemberConflict || !strings.Contains(m.Reason, "has no creation time discovery reports") {
 			t.Fatalf("%s %q", m.State, m.Reason)
 		}
 	})
 	t.Run("a declaration nothing discovered answers for tag evidence where it lives", func(t *testing.T) {
 		cfg := parse(t, "clusters:\n  - name: a\n    context: a\nfleet:\n  outOfScope:\n    - name: gone\n      reason: decommissioned\n      platform: eks\n      account: \""+acctA+"\"\n      location: us-east-1\n")
-		fp := assembleFleet(cfg, true, nil, listing(legacy), nil, nil, now)
+		fp := assembleFleetOf(cfg, true, nil, listing(legacy), nil, nil, now)
 		if got := strings.Join(fp.fleet.Resolve(inventory.EKS, acctA+"/us-east-1", "gone"), " "); got != "gone" {
 			t.Fatalf("resolves to %s", got)
 		}

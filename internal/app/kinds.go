@@ -7,9 +7,7 @@ import (
 	"strings"
 
 	"reclaim.dev/reclaim/base/layout"
-	"reclaim.dev/reclaim/base/perms"
 	config "reclaim.dev/reclaim/configs"
-	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/inventory/kube"
 	"reclaim.dev/reclaim/reconcile/engine"
 	"reclaim.dev/reclaim/reconcile/kinds/ebsvolume"
@@ -17,148 +15,119 @@ import (
 	"reclaim.dev/reclaim/reconcile/kinds/gcedisk"
 	"reclaim.dev/reclaim/reconcile/kinds/k8sjob"
 	"reclaim.dev/reclaim/reconcile/kinds/k8spod"
+	"reclaim.dev/reclaim/reconcile/kinds/kind"
 	"reclaim.dev/reclaim/reconcile/kinds/netiface"
 	"reclaim.dev/reclaim/reconcile/kinds/workflowpvc"
 )
 
-// Registered lists every kind reclaim knows, one line each: its name, its
-// metrics, and how its config section and the run's clients make it (nil
-// when its section is absent), and the taps it reads clusters with. Adding a
-// kind is a package (its config section registers itself) and a line here:
-// see "Adding a kind" in docs/architecture.md.
-var Registered = []Registration{
-	{Name: gcedisk.Name, Gauges: gcedisk.Gauges, Permissions: gcedisk.Permissions, New: CloudKind(gcedisk.Source, gcedisk.FromConfig), Clouds: []string{gcedisk.Source}},
-	{Name: workflowpvc.Name, Permissions: workflowpvc.Permissions, New: func(cfg *config.Config, c *Clients) engine.Kind { return workflowpvc.FromConfig(cfg, c.Kube) },
-		Taps: func(*config.Config) []kube.Tap { return []kube.Tap{workflowpvc.Tap} }, Clouds: []string{gcedisk.Source}, InCluster: true},
-	{Name: ecrimage.Name, Gauges: ecrimage.Gauges, Permissions: ecrimage.Permissions, New: CloudKind(ecrimage.Source, ecrimage.FromConfig),
-		Reads: []string{inventory.ReadImages}, Clouds: []string{ecrimage.Source, ecrimage.UsersSource}},
-	{Name: netiface.Name, Gauges: netiface.Gauges, Permissions: netiface.Permissions, New: CloudKind(netiface.Source, netiface.FromConfig),
-		Reads: []string{inventory.ReadWorkloads}, Clouds: []string{netiface.Source}},
-	{Name: k8sjob.Name, Gauges: k8sjob.Gauges, Permissions: k8sjob.Permissions, New: func(cfg *config.Config, c *Clients) engine.Kind { return nilKind(k8sjob.FromConfig(cfg, c.Kube)) },
-		Reads: []string{inventory.ReadWorkloads}, InCluster: true},
-	{Name: k8spod.Name, Gauges: k8spod.Gauges, Permissions: k8spod.Permissions, New: func(cfg *config.Config, c *Clients) engine.Kind { return nilKind(k8spod.FromConfig(cfg, c.Kube)) },
-		Reads: []string{inventory.ReadWorkloads}, InCluster: true},
-	{Name: ebsvolume.Name, Gauges: ebsvolume.Gauges, Permissions: ebsvolume.Permissions, New: CloudKind(ebsvolume.Name, ebsvolume.FromConfig), Taps: ebsvolume.Taps,
-		Cloud: &Cloud{Open: ebsvolume.Open, Read: ebsvolume.Reader}},
-}
-
-// Registration is one kind.
-type Registration struct {
-	Name   string
-	Gauges []layout.GaugeDef
-	New    func(cfg *config.Config, c *Clients) engine.Kind
-	// Taps, if set, are the kind's own reads of each cluster, made when the
-	// config turns the kind on (and by an agent whatever its config, for
-	// the deleter: what the config lacks for them, they leave out): the
-	// collector makes one paginated pass per tap.
-	Taps func(cfg *config.Config) []kube.Tap
-	// InCluster kinds need no view beyond their own cluster (finished
-	// Jobs and Pods, workflow PVCs): with fleet.snapshots, each cluster's
-	// agent runs them, and the deleter, holding no kube credential, does
-	// not.
-	InCluster bool
-	// Reads are the collector's shared reads the kind relies on when the
-	// config turns it on (inventory.ReadImages, ReadWorkloads): evidence
-	// several kinds use, read once through typed clients.
-	Reads []string
-	// Clouds name the registered cloud reads the kind relies on (Clouds):
-	// each is opened and read when a kind the config turns on names it, and
-	// New finds its client in Clients.Clouds[name].
-	Clouds []string
-	// Cloud, if set, is the kind's own read of a cloud no other kind
-	// reads, named after the kind: its client is Clients.Clouds[Name], what
-	// it read Snapshot.Clouds[Name].
-	Cloud *Cloud
-	// Permissions are what the kind's own calls need (its Reads declare
-	// theirs): deploy/ must grant them (permissions_test.go).
-	Permissions perms.Set
+// Registered lists every kind reclaim knows, one line each: the kind
+// package's Module (its name, whether the config turns it on, how it is
+// made, its taps and reads, its clouds, its permissions and gauges).
+// Adding a kind is a package (its config section registers itself, its
+// module.go exports its Module) and a line here: see "Adding a kind" in
+// docs/architecture.md.
+var Registered = []kind.Module{
+	gcedisk.Module,
+	workflowpvc.Module,
+	ecrimage.Module,
+	netiface.Module,
+	k8sjob.Module,
+	k8spod.Module,
+	ebsvolume.Module,
 }
 
 // Register adds a kind to Registered (a kind outside this list, like a
 // test's): its name must be new.
-func Register(r Registration) {
-	if slices.ContainsFunc(Registered, func(o Registration) bool { return o.Name == r.Name }) {
-		panic("app: kind " + r.Name + " is registered twice")
+func Register(m kind.Module) {
+	if slices.ContainsFunc(Registered, func(o kind.Module) bool { return o.Name == m.Name }) {
+		panic("app: kind " + m.Name + " is registered twice")
 	}
-	Registered = append(Registered, r)
+	Registered = append(Registered, m)
 }
 
-// Taps are the taps of every registered kind the config turns on.
-func Taps(cfg *config.Config) []kube.Tap {
-	var out []kube.Tap
-	for _, r := range Registered {
-		if r.Taps != nil && r.New(cfg, &Clients{}) != nil {
-			out = append(out, r.Taps(cfg)...)
+// Modules are some registered kinds, in registration order.
+type Modules []kind.Module
+
+// On are the registered kinds the config turns on: it asks each module
+// once, and a runner keeps the answer (what a run reads, taps, opens and
+// makes follows from it).
+func On(cfg *config.Config) Modules {
+	var out Modules
+	for _, m := range Registered {
+		if m.On(cfg) {
+			out = append(out, m)
 		}
+	}
+	return out
+}
+
+// Names are the kinds' names (config check says them).
+func (ms Modules) Names() []string {
+	out := make([]string, len(ms))
+	for i, m := range ms {
+		out[i] = m.Name
+	}
+	return out
+}
+
+// Taps are the kinds' taps.
+func (ms Modules) Taps(cfg *config.Config) []kube.Tap {
+	var out []kube.Tap
+	for _, m := range ms {
+		if m.Taps != nil {
+			out = append(out, m.Taps(cfg)...)
+		}
+	}
+	return out
+}
+
+// Reads says which of the collector's shared reads the kinds rely on.
+func (ms Modules) Reads() map[string]bool {
+	out := map[string]bool{}
+	for _, m := range ms {
+		for _, x := range m.Reads {
+			out[x] = true
+		}
+	}
+	return out
+}
+
+// Collect is what the kinds ask of the collector's own reads: the
+// retention annotation the first names (config check makes those that
+// name one agree), and labels when any needs them.
+func (ms Modules) Collect(cfg *config.Config) kind.Collect {
+	var out kind.Collect
+	for _, m := range ms {
+		if m.Collect == nil {
+			continue
+		}
+		c := m.Collect(cfg)
+		if out.RetentionAnnotation == "" {
+			out.RetentionAnnotation = c.RetentionAnnotation
+		}
+		out.Labels = out.Labels || c.Labels
 	}
 	return out
 }
 
 // AllTaps are every registered kind's taps, on or not: what an agent
 // reads, so that a deleter's kinds find theirs in its record.
-func AllTaps(cfg *config.Config) []kube.Tap {
-	var out []kube.Tap
-	for _, r := range Registered {
-		if r.Taps != nil {
-			out = append(out, r.Taps(cfg)...)
-		}
-	}
-	return out
-}
-
-// Reads says which of the collector's shared reads the kinds the config
-// turns on rely on.
-func Reads(cfg *config.Config) map[string]bool {
-	out := map[string]bool{}
-	for _, r := range Registered {
-		if len(r.Reads) > 0 && r.New(cfg, &Clients{}) != nil {
-			for _, x := range r.Reads {
-				out[x] = true
-			}
-		}
-	}
-	return out
-}
+func AllTaps(cfg *config.Config) []kube.Tap { return Modules(Registered).Taps(cfg) }
 
 // KindNames are the names of every registered kind (for metrics that start at 0).
-func KindNames() []string {
-	out := make([]string, len(Registered))
-	for i, r := range Registered {
-		out[i] = r.Name
-	}
-	return out
-}
+func KindNames() []string { return Modules(Registered).Names() }
 
 // Enabled names the registered kinds the config turns on, in
 // registration order (config check says them).
-func Enabled(cfg *config.Config) []string {
-	var out []string
-	for _, r := range Registered {
-		if r.New(cfg, &Clients{}) != nil {
-			out = append(out, r.Name)
-		}
-	}
-	return out
-}
+func Enabled(cfg *config.Config) []string { return On(cfg).Names() }
 
 // Gauges are every registered kind's metric declarations.
 func Gauges() []layout.GaugeDef {
 	var out []layout.GaugeDef
-	for _, r := range Registered {
-		out = append(out, r.Gauges...)
+	for _, m := range Registered {
+		out = append(out, m.Gauges...)
 	}
 	return out
-}
-
-// nilKind turns a typed nil (section absent) into a nil interface.
-func nilKind[K interface {
-	*T
-	engine.Kind
-}, T any](k K) engine.Kind {
-	if k == nil {
-		return nil
-	}
-	return k
 }
 
 // OwnerLabel is the label or tag whose value names a resource's owner

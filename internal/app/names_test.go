@@ -33,7 +33,7 @@ func TestSameNameClustersOfOneProject(t *testing.T) {
 	for what, conf := range configs {
 		for _, order := range [][]inventory.FleetCluster{{east, europe}, {europe, east}} {
 			t.Run(what+" "+order[0].Location+" first", func(t *testing.T) {
-				fp := assembleFleet(parse(t, conf), true, nil, listing(order...), map[string]apiServer{
+				fp := assembleFleetOf(parse(t, conf), true, nil, listing(order...), map[string]apiServer{
 					"prod": {host: hostOf("https://EAST.gr7.us-east-1.eks.amazonaws.com")}}, nil, time.Now())
 				seen := map[string]bool{}
 				for _, m := range fp.fleet.Members {
@@ -93,7 +93,7 @@ func TestSameNameClustersOfOneProject(t *testing.T) {
 // tell them apart by location.
 func TestMemberNamesAreUnique(t *testing.T) {
 	conf := "clusters:\n  - name: prod\n    context: b\n    platform: eks\n    account: \"" + acctA + "\"\n    location: us-west-2\n"
-	fp := assembleFleet(parse(t, conf), true, nil, listing(gkeAt("prod", "p1", "us-east1-b", "https://10.0.0.1"),
+	fp := assembleFleetOf(parse(t, conf), true, nil, listing(gkeAt("prod", "p1", "us-east1-b", "https://10.0.0.1"),
 		gkeAt("prod", "p1", "us-east1-b", "https://10.0.0.2"), gkeAt("prod", "p2", "us-east1-b", "https://10.0.0.3")), nil, nil, time.Now())
 	seen := map[string]bool{}
 	for _, m := range fp.fleet.Members {
@@ -115,7 +115,7 @@ func TestOutOfScopeRegionalIsNotItsZonalNamesake(t *testing.T) {
 	regional := gkeAt("prod", "proj-one", "us-east1", "https://10.0.0.1")
 	zonal := gkeAt("prod", "proj-one", "us-east1-b", "https://10.0.0.2")
 	cfg := parse(t, "clusters:\n  - name: a\n    context: a\nfleet:\n  outOfScope:\n    - name: prod\n      reason: a sandbox\n      platform: gke\n      project: proj-one\n      location: us-east1\n      endpoint: https://10.0.0.1\n")
-	fp := assembleFleet(cfg, true, nil, listing(regional, zonal), map[string]apiServer{"a": {host: "a.example:443"}}, nil, now)
+	fp := assembleFleetOf(cfg, true, nil, listing(regional, zonal), map[string]apiServer{"a": {host: "a.example:443"}}, nil, now)
 	states := map[string]string{}
 	for _, m := range fp.fleet.Members {
 		states[m.Cloud.Location] = m.State

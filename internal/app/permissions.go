@@ -33,9 +33,9 @@ var SharedPermissions = []perms.Set{
 // deploy/ grants exactly these (permissions_test.go).
 func Permissions() perms.Set {
 	sets := append([]perms.Set{}, SharedPermissions...)
-	for _, r := range Registered {
-		sets = append(sets, r.Permissions)
-		for _, name := range r.Reads {
+	for _, m := range Registered {
+		sets = append(sets, m.Permissions)
+		for _, name := range m.Reads {
 			sets = append(sets, kube.ReadPermissions[name])
 		}
 	}

@@ -200,7 +200,7 @@ func BenchmarkRecordFleet(b *testing.B) {
 	// ---- the floor ----
 	// One record's decode throughput, alone: a sample of records decoded
 	// one after another, as the reader decodes each.
-	taps := decoders(Taps(cfg))
+	taps := decoders(On(cfg).Taps(cfg))
 	// The records fetched at once, as the reader bounds them for the
 	// memory target the pass runs with (280MiB unless GOMEMLIMIT says).
 	target := int64(280 << 20)

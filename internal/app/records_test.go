@@ -20,6 +20,7 @@ import (
 	"reclaim.dev/reclaim/inventory/kube"
 	"reclaim.dev/reclaim/inventory/published"
 	"reclaim.dev/reclaim/reconcile/engine"
+	"reclaim.dev/reclaim/reconcile/kinds/kind"
 	"reclaim.dev/reclaim/reconcile/kinds/netiface"
 )
 
@@ -425,13 +426,13 @@ func TestAnAgentOpensNoCloud(t *testing.T) {
 	}
 }
 
-func registration(name string) Registration {
-	for _, r := range Registered {
-		if r.Name == name {
-			return r
+func registration(name string) kind.Module {
+	for _, m := range Registered {
+		if m.Name == name {
+			return m
 		}
 	}
-	return Registration{}
+	return kind.Module{}
 }
 
 // A record that decompresses to more than it may (a gzip bomb, at two

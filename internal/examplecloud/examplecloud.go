@@ -120,7 +120,7 @@ type Listing struct {
 }
 
 // Reader is the kind's read of its cloud through client (the collector's
-// CloudRead, app.Cloud.Read): every account, never failing as a whole.
+// CloudRead, kind.Cloud.Read): every account, never failing as a whole.
 func Reader(cfg *config.Config, client any) func(ctx context.Context) any {
 	api, accounts := client.(API), SectionOf(cfg).Accounts
 	return func(ctx context.Context) any {

@@ -1,0 +1,19 @@
+package ebsvolume
+
+import (
+	config "reclaim.dev/reclaim/configs"
+	"reclaim.dev/reclaim/reconcile/kinds/kind"
+)
+
+// Module is the kind for the wiring (internal/app registers it): on with
+// an ebs section, it opens and reads its own cloud (Open, Reader) and
+// taps each cluster's volumes and claims.
+var Module = kind.Module{
+	Name:        Name,
+	On:          func(cfg *config.Config) bool { return SectionOf(cfg) != nil },
+	New:         kind.WithCloud(Name, FromConfig),
+	Taps:        Taps,
+	Cloud:       &kind.Cloud{Open: Open, Read: Reader},
+	Permissions: Permissions,
+	Gauges:      Gauges,
+}

@@ -1,0 +1,20 @@
+package ecrimage
+
+import (
+	config "reclaim.dev/reclaim/configs"
+	"reclaim.dev/reclaim/inventory"
+	"reclaim.dev/reclaim/reconcile/kinds/kind"
+)
+
+// Module is the kind for the wiring (internal/app registers it): on with
+// an ecr section, it relies on the clusters' images and the ecr and
+// ecr-image-users reads.
+var Module = kind.Module{
+	Name:        Name,
+	On:          func(cfg *config.Config) bool { return SectionOf(cfg) != nil },
+	New:         kind.WithCloud(Source, FromConfig),
+	Reads:       []string{inventory.ReadImages},
+	Clouds:      []string{Source, UsersSource},
+	Permissions: Permissions,
+	Gauges:      Gauges,
+}

@@ -1,0 +1,17 @@
+package gcedisk
+
+import (
+	config "reclaim.dev/reclaim/configs"
+	"reclaim.dev/reclaim/reconcile/kinds/kind"
+)
+
+// Module is the kind for the wiring (internal/app registers it): on with a
+// gce section, reading disks and quotas through the shared gce read.
+var Module = kind.Module{
+	Name:        Name,
+	On:          func(cfg *config.Config) bool { return GCEOf(cfg) != nil },
+	New:         kind.WithCloud(Source, FromConfig),
+	Clouds:      []string{Source},
+	Permissions: Permissions,
+	Gauges:      Gauges,
+}

@@ -1,0 +1,19 @@
+package netiface
+
+import (
+	config "reclaim.dev/reclaim/configs"
+	"reclaim.dev/reclaim/inventory"
+	"reclaim.dev/reclaim/reconcile/kinds/kind"
+)
+
+// Module is the kind for the wiring (internal/app registers it): on with
+// an ec2 section, it relies on the clusters' workloads and the ec2 read.
+var Module = kind.Module{
+	Name:        Name,
+	On:          func(cfg *config.Config) bool { return SectionOf(cfg) != nil },
+	New:         kind.WithCloud(Source, FromConfig),
+	Reads:       []string{inventory.ReadWorkloads},
+	Clouds:      []string{Source},
+	Permissions: Permissions,
+	Gauges:      Gauges,
+}
