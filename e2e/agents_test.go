@@ -168,16 +168,7 @@ func (w *agentWorld) deleterConfig() string {
 %s    awsSubnets: [%s, %s]
 fleet:
   discover: false
-%sgce:
-  projects: [%s]
-  endpoint: %s
-  withoutAuthentication: true
-disks:
-  minAge: 24h
-  grace: 6h
-  minDetached: 1h
-  maxDeletePercent: 100%%
-ecr:
+%s%secr:
   endpoint: %s
   registries:
     - account: "%s"
@@ -206,13 +197,41 @@ state:
 audit:
   file: %s
 `, placeYAML(placeA), w.subA, w.subAB, placeYAML(placeB), w.subAB, w.subB, w.snapshotsYAML(w.deleterProfile),
-		project, w.gce.URL(), w.images.ecr.URL(), account, ecrRegion, w.images.repo,
+		w.disksYAML(), w.images.ecr.URL(), account, ecrRegion, w.images.repo,
 		w.ec2.URL(), account, ec2Region, w.subA, w.subAB, w.subB, w.statePath(), w.auditPath())
 	p := filepath.Join(w.dir, "deleter.yaml")
 	if err := os.WriteFile(p, []byte(y), 0o644); err != nil {
 		w.t.Fatal(err)
 	}
 	return p
+}
+
+// disksYAML is the gce and disks sections of the deleters here: the
+// project's disks, past grace once seen for 6h.
+func (w *agentWorld) disksYAML() string {
+	return fmt.Sprintf(`gce:
+  projects: [%s]
+  endpoint: %s
+  withoutAuthentication: true
+disks:
+  minAge: 24h
+  grace: 6h
+  minDetached: 1h
+  maxDeletePercent: 100%%
+`, project, w.gce.URL())
+}
+
+// gkeDisk adds a disk GKE made in the project's zone, detached for 30
+// days: an orphan unless a PV names it.
+func (w *agentWorld) gkeDisk(zone, name string) string {
+	return w.gce.AddDisk(project, gcefake.Disk{Zone: zone, Name: w.prefix + "-" + name, SizeGB: 20, Type: "pd-balanced",
+		Labels: map[string]string{"goog-gke-volume": ""}, Created: w.now.Add(-60 * day), LastDetach: w.now.Add(-30 * day)})
+}
+
+// seenPastGrace writes a state that first saw the disks 7h ago, past the
+// disks' 6h grace.
+func (w *agentWorld) seenPastGrace(disks ...string) {
+	writeSeen(w.t, w.statePath(), w.now.Add(-7*time.Hour), func(key string) string { d, _ := w.gce.Disk(key); return d.ID }, disks...)
 }
 
 // agent runs one agent pass over c at w.now, in process.
@@ -253,10 +272,8 @@ func TestAgentsPublishAndTheDeleterDeletesOnlyOrphans(t *testing.T) {
 	w := newAgentWorld(t)
 	t.Setenv("KUBECONFIG", filepath.Join(w.dir, "no-kubeconfig"))
 	// Disks: one a PV in prod-b names, one nothing names.
-	used := w.gce.AddDisk(project, gcefake.Disk{Zone: zoneA, Name: w.prefix + "-used", SizeGB: 20, Type: "pd-balanced",
-		Labels: map[string]string{"goog-gke-volume": ""}, Created: w.now.Add(-60 * day), LastDetach: w.now.Add(-30 * day)})
-	orphan := w.gce.AddDisk(project, gcefake.Disk{Zone: zoneA, Name: w.prefix + "-orphan", SizeGB: 20, Type: "pd-balanced",
-		Labels: map[string]string{"goog-gke-volume": ""}, Created: w.now.Add(-60 * day), LastDetach: w.now.Add(-30 * day)})
+	used := w.gkeDisk(zoneA, "used")
+	orphan := w.gkeDisk(zoneA, "orphan")
 	(&world{t: t, prefix: w.prefix}).pv(prodB, used)
 	// Images: the oldest runs in prod-a, by digest; the rest are unused.
 	img := w.images
@@ -329,8 +346,7 @@ func TestAgentsPublishAndTheDeleterDeletesOnlyOrphans(t *testing.T) {
 // mid-write leaves the record it was replacing.
 func TestRecordsTheDeleterCannotTrustHold(t *testing.T) {
 	w := newAgentWorld(t)
-	orphan := w.gce.AddDisk(project, gcefake.Disk{Zone: zoneA, Name: w.prefix + "-orphan", SizeGB: 20, Type: "pd-balanced",
-		Labels: map[string]string{"goog-gke-volume": ""}, Created: w.now.Add(-60 * day), LastDetach: w.now.Add(-30 * day)})
+	orphan := w.gkeDisk(zoneA, "orphan")
 	// Enough in prod-b that losing it all is a drop, not noise.
 	for i := range 12 {
 		w.pod(prodB, fmt.Sprintf("p%d", i), nil, corev1.PodRunning, 0, "")
@@ -531,14 +547,10 @@ func TestSameNameGKEClustersOfOneProjectFromRecords(t *testing.T) {
 	central := inventory.Place{Platform: inventory.GKE, Project: project, Location: "us-central1"}
 	g.Add(gkefake.Cluster{Project: project, Location: asia.Location, Name: "prod", Endpoint: prodA.URL, CAData: prodA.CAData},
 		gkefake.Cluster{Project: project, Location: central.Location, Name: "prod", Endpoint: prodB.URL, CAData: prodB.CAData})
-	disk := func(zone, name string) string {
-		return w.gce.AddDisk(project, gcefake.Disk{Zone: zone, Name: w.prefix + "-" + name, SizeGB: 20, Type: "pd-balanced",
-			Labels: map[string]string{"goog-gke-volume": ""}, Created: w.now.Add(-60 * day), LastDetach: w.now.Add(-30 * day)})
-	}
-	usedAsia, usedCentral, orphan := disk(zoneA, "bound-in-asia"), disk("us-central1-a", "bound-in-central"), disk(zoneB, "orphan")
+	usedAsia, usedCentral, orphan := w.gkeDisk(zoneA, "bound-in-asia"), w.gkeDisk("us-central1-a", "bound-in-central"), w.gkeDisk(zoneB, "orphan")
 	(&world{t: t, prefix: w.prefix}).pv(prodA, usedAsia)
 	(&world{t: t, prefix: w.prefix}).pv(prodB, usedCentral)
-	writeSeen(t, w.statePath(), w.now.Add(-7*time.Hour), func(key string) string { d, _ := w.gce.Disk(key); return d.ID }, usedAsia, usedCentral, orphan)
+	w.seenPastGrace(usedAsia, usedCentral, orphan)
 	y := fmt.Sprintf(`fleet:
   discover: true
   gke:
@@ -546,20 +558,11 @@ func TestSameNameGKEClustersOfOneProjectFromRecords(t *testing.T) {
     endpoint: %s
     withoutAuthentication: true
   eks: []
-%sgce:
-  projects: [%s]
-  endpoint: %s
-  withoutAuthentication: true
-disks:
-  minAge: 24h
-  grace: 6h
-  minDetached: 1h
-  maxDeletePercent: 100%%
-state:
+%s%sstate:
   file: %s
 audit:
   file: %s
-`, project, g.Endpoint(), w.snapshotsYAML("deleter"), project, w.gce.URL(), w.statePath(), w.auditPath())
+`, project, g.Endpoint(), w.snapshotsYAML("deleter"), w.disksYAML(), w.statePath(), w.auditPath())
 	cfg := filepath.Join(w.dir, "same-name.yaml")
 	if err := os.WriteFile(cfg, []byte(y), 0o644); err != nil {
 		t.Fatal(err)

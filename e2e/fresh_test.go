@@ -18,7 +18,6 @@ import (
 	"reclaim.dev/reclaim/internal/daemon"
 	"reclaim.dev/reclaim/inventory/published"
 	"reclaim.dev/reclaim/notify/report"
-	"reclaim.dev/reclaim/providers/gce/gcefake"
 	"reclaim.dev/reclaim/reconcile/engine"
 	"reclaim.dev/reclaim/reconcile/kinds/ecrimage"
 )
@@ -36,8 +35,7 @@ func TestUsesMadeSinceTheLastPublishAreKept(t *testing.T) {
 	t.Setenv("KUBECONFIG", "")
 	ctx := context.Background()
 	img := w.images
-	retained := w.gce.AddDisk(project, gcefake.Disk{Zone: zoneA, Name: w.prefix + "-retained", SizeGB: 20, Type: "pd-balanced",
-		Labels: map[string]string{"goog-gke-volume": ""}, Created: w.now.Add(-60 * day), LastDetach: w.now.Add(-30 * day)})
+	retained := w.gkeDisk(zoneA, "retained")
 	name := w.prefix + "-web"
 	sel := &metav1.LabelSelector{MatchLabels: map[string]string{"app": name}}
 	tmpl := func(image string) corev1.PodTemplateSpec {

@@ -58,34 +58,21 @@ func TestGKEFleetOnGCSDeletesOnlyOrphans(t *testing.T) {
 
 	// Disks of the region: one a PV in each cluster names, one nothing
 	// names, all orphans for longer than the grace period.
-	disk := func(zone, name string) string {
-		return w.gce.AddDisk(project, gcefake.Disk{Zone: zone, Name: w.prefix + "-" + name, SizeGB: 20, Type: "pd-balanced",
-			Labels: map[string]string{"goog-gke-volume": ""}, Created: w.now.Add(-60 * day), LastDetach: w.now.Add(-30 * day)})
-	}
-	usedA, usedB, orphan := disk(zoneA, "bound-in-a"), disk(zoneB, "bound-in-b"), disk(zoneB, "orphan")
+	usedA, usedB, orphan := w.gkeDisk(zoneA, "bound-in-a"), w.gkeDisk(zoneB, "bound-in-b"), w.gkeDisk(zoneB, "orphan")
 	(&world{t: t, prefix: w.prefix}).pv(prodA, usedA)
 	(&world{t: t, prefix: w.prefix}).pv(prodB, usedB)
-	writeSeen(t, w.statePath(), w.now.Add(-7*time.Hour), func(key string) string { d, _ := w.gce.Disk(key); return d.ID }, usedA, usedB, orphan)
+	w.seenPastGrace(usedA, usedB, orphan)
 	deleter := func() string {
 		y := fmt.Sprintf(`clusters:
   - name: gke-a
 %s  - name: gke-b
 %sfleet:
   discover: false
-%sgce:
-  projects: [%s]
-  endpoint: %s
-  withoutAuthentication: true
-disks:
-  minAge: 24h
-  grace: 6h
-  minDetached: 1h
-  maxDeletePercent: 100%%
-state:
+%s%sstate:
   file: %s
 audit:
   file: %s
-`, placeYAML(placeGA), placeYAML(placeGB), w.snapshotsYAML(w.deleterProfile), project, w.gce.URL(), w.statePath(), w.auditPath())
+`, placeYAML(placeGA), placeYAML(placeGB), w.snapshotsYAML(w.deleterProfile), w.disksYAML(), w.statePath(), w.auditPath())
 		p := filepath.Join(w.dir, "gke-deleter.yaml")
 		if err := os.WriteFile(p, []byte(y), 0o644); err != nil {
 			t.Fatal(err)
