@@ -192,17 +192,17 @@ func (k *Kind) Propose(snap *inventory.Snapshot, now time.Time) engine.Proposals
 			if b.Labels[k.s.Label] != "true" {
 				continue
 			}
-			p := engine.Proposal{Decision: engine.Decision{ID: id(l.Account, b.Name), Name: b.Name, Identity: b.ID, Detail: &Detail{Account: l.Account, BucketID: b.ID}},
+			p := engine.Proposal{ID: id(l.Account, b.Name), Name: b.Name, Identity: b.ID, Detail: &Detail{Account: l.Account, BucketID: b.ID},
 				Created: b.Created, Sources: []string{src.Key()}}
 			listed[p.ID] = true
 			v, protected := optout.Protects(k.s.ProtectLabel, b.Labels)
 			switch {
 			case protected:
-				p = p.Protect("", optout.Reason("label", k.s.ProtectLabel, v))
+				p.Protected = optout.Reason("label", k.s.ProtectLabel, v)
 			case now.Sub(b.Created) >= k.s.MaxAge.Std():
 				p.Candidate, p.Class, p.Reason = true, "expired", fmt.Sprintf("temporary and older than %s", k.s.MaxAge)
 			default:
-				p.Action, p.Class, p.Reason = engine.Keep, "young", fmt.Sprintf("temporary, younger than %s", k.s.MaxAge)
+				p.Class, p.Reason = "young", fmt.Sprintf("temporary, younger than %s", k.s.MaxAge)
 			}
 			out.Items = append(out.Items, p)
 		}

@@ -181,17 +181,17 @@ func (k *Kind) Propose(snap *inventory.Snapshot, now time.Time) engine.Proposals
 		complete[c.Name] = t.Complete
 		items, _ := t.Data.([]cm)
 		for _, m := range items {
-			p := engine.Proposal{Decision: engine.Decision{ID: id(c.Name, m.ns, m.name), Name: m.name, Identity: m.uid,
-				Detail: &finished.Detail{Cluster: c.Name, Namespace: m.ns, UID: m.uid}},
+			p := engine.Proposal{ID: id(c.Name, m.ns, m.name), Name: m.name, Identity: m.uid,
+				Detail:  &finished.Detail{Cluster: c.Name, Namespace: m.ns, UID: m.uid},
 				Created: m.created, Sources: engine.Users{Clusters: []string{c.Name}, Reads: []string{TapName}}.Keys(snap.Fleet)}
 			listed[p.ID] = true
 			switch {
 			case m.protected:
-				p = p.Protect("", "protected by label "+k.protect)
+				p.Protected = "protected by label " + k.protect
 			case now.Sub(m.created) >= k.s.MaxAge.Std():
 				p.Candidate, p.Class, p.Reason = true, "expired", fmt.Sprintf("temporary and older than %s", k.s.MaxAge)
 			default:
-				p.Action, p.Class, p.Reason = engine.Keep, "young", fmt.Sprintf("temporary, younger than %s", k.s.MaxAge)
+				p.Class, p.Reason = "young", fmt.Sprintf("temporary, younger than %s", k.s.MaxAge)
 			}
 			out.Items = append(out.Items, p)
 		}
