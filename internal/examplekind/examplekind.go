@@ -7,9 +7,10 @@
 //
 // What the package holds, and nothing outside it does: its config section
 // (type, defaults, validation, docs), its tap (one paginated pass over
-// ConfigMaps per cluster, with its own completeness), its proposals (the
-// engine enforces every safety rule on them), and its delete through the
-// shared Kubernetes delete path (re-read, UID precondition, pacing).
+// ConfigMaps per cluster, with its own completeness), its proposals (what
+// it says of each ConfigMap; the engine decides on them, enforcing every
+// safety rule), and its delete through the shared Kubernetes delete path
+// (re-read, UID precondition, pacing).
 package examplekind
 
 import (
@@ -166,9 +167,12 @@ func (k *Kind) Limits() engine.Limits {
 func id(cluster, ns, name string) string { return Name + "/" + cluster + "/" + ns + "/" + name }
 
 // Propose proposes every temporary ConfigMap a tap read: a candidate once
-// older than maxAge. It builds no hold of its own: each proposal names its
-// cluster and its tap's pass, and the engine holds it when either is
-// incomplete.
+// older than maxAge, protected when it carries the protect label, else not
+// a candidate (the engine keeps it). A proposal says what the kind knows:
+// what the engine decides (action, hold, clock, deadline, owner) is the
+// Decision's, and a proposal has no field for it. It builds no hold of
+// its own: each proposal names its cluster and its tap's pass, and the
+// engine holds it when either is incomplete.
 func (k *Kind) Propose(snap *inventory.Snapshot, now time.Time) engine.Proposals {
 	var out engine.Proposals
 	listed := map[string]bool{}
