@@ -101,13 +101,16 @@ func Young(created, now time.Time, minAge time.Duration) bool {
 // Owner, OrphanSince, DeletableAfter and the rules' notes): the engine
 // makes the decision from it, and only a Candidate may ever be deleted.
 type Proposal struct {
+	// ID names the resource in the state (its clock), the audit and
+	// reports; Name is how a person knows it.
 	ID   string
 	Name string
 	// Reason is why, in the kind's words (Decision.Reason); Class is the
 	// kind of reason, for counting: in-use, trim, orphan, ...
 	Reason string
 	Class  string
-	Frees  Frees
+	// Frees is what deleting it frees (its size, addresses; Pricer adds the cost).
+	Frees Frees
 	// Detail is the kind's own, flattened into the decision's JSON object.
 	Detail any
 	// Group batches deletions (one API call may take several of a group);
@@ -164,8 +167,8 @@ type Proposal struct {
 	Item   uint32
 }
 
-// decision is the part of kind's decision that p says: the engine decides
-// the rest.
+// decision starts kind's decision on p with what p says; the rules
+// decide the rest.
 func (p *Proposal) decision(kind string) Decision {
 	return Decision{Kind: kind, ID: p.ID, Name: p.Name, Reason: p.Reason, Class: p.Class, Frees: p.Frees, Detail: p.Detail,
 		Group: p.Group, After: p.After, Identity: p.Identity}
