@@ -9,8 +9,8 @@
 // the API it reads and deletes through (a provider's client implements it),
 // its read of that cloud (run by the collector with the other clouds into
 // Snapshot.Clouds), its proposals with the listings' completeness as
-// sources (the engine enforces every safety rule on them), and its re-read
-// and delete.
+// sources (the engine decides on them, enforcing every safety rule), and
+// its re-read and delete.
 package examplecloud
 
 import (
@@ -174,8 +174,10 @@ func (k *Kind) Limits() engine.Limits {
 func id(account, name string) string { return Name + "/" + account + "/" + name }
 
 // Propose proposes every temporary bucket the read listed: a candidate once
-// older than maxAge. Each account's listing is a source; a proposal names
-// its account's, so the engine holds it when that listing is incomplete.
+// older than maxAge, protected when it carries the protect label, else not
+// a candidate (the engine keeps it); the engine alone decides the action.
+// Each account's listing is a source; a proposal names its account's, so
+// the engine holds it when that listing is incomplete.
 func (k *Kind) Propose(snap *inventory.Snapshot, now time.Time) engine.Proposals {
 	var out engine.Proposals
 	ls := inventory.CloudOf[[]Listing](snap, Name)
@@ -192,17 +194,17 @@ func (k *Kind) Propose(snap *inventory.Snapshot, now time.Time) engine.Proposals
 			if b.Labels[k.s.Label] != "true" {
 				continue
 			}
-			p := engine.Proposal{Decision: engine.Decision{ID: id(l.Account, b.Name), Name: b.Name, Identity: b.ID, Detail: &Detail{Account: l.Account, BucketID: b.ID}},
+			p := engine.Proposal{ID: id(l.Account, b.Name), Name: b.Name, Identity: b.ID, Detail: &Detail{Account: l.Account, BucketID: b.ID},
 				Created: b.Created, Sources: []string{src.Key()}}
 			listed[p.ID] = true
 			v, protected := optout.Protects(k.s.ProtectLabel, b.Labels)
 			switch {
 			case protected:
-				p = p.Protect("", optout.Reason("label", k.s.ProtectLabel, v))
+				p.Protected = optout.Reason("label", k.s.ProtectLabel, v)
 			case now.Sub(b.Created) >= k.s.MaxAge.Std():
 				p.Candidate, p.Class, p.Reason = true, "expired", fmt.Sprintf("temporary and older than %s", k.s.MaxAge)
 			default:
-				p.Action, p.Class, p.Reason = engine.Keep, "young", fmt.Sprintf("temporary, younger than %s", k.s.MaxAge)
+				p.Class, p.Reason = "young", fmt.Sprintf("temporary, younger than %s", k.s.MaxAge)
 			}
 			out.Items = append(out.Items, p)
 		}

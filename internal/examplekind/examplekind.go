@@ -7,9 +7,10 @@
 //
 // What the package holds, and nothing outside it does: its config section
 // (type, defaults, validation, docs), its tap (one paginated pass over
-// ConfigMaps per cluster, with its own completeness), its proposals (the
-// engine enforces every safety rule on them), and its delete through the
-// shared Kubernetes delete path (re-read, UID precondition, pacing).
+// ConfigMaps per cluster, with its own completeness), its proposals (what
+// it says of each ConfigMap; the engine decides on them, enforcing every
+// safety rule), and its delete through the shared Kubernetes delete path
+// (re-read, UID precondition, pacing).
 package examplekind
 
 import (
@@ -166,9 +167,12 @@ func (k *Kind) Limits() engine.Limits {
 func id(cluster, ns, name string) string { return Name + "/" + cluster + "/" + ns + "/" + name }
 
 // Propose proposes every temporary ConfigMap a tap read: a candidate once
-// older than maxAge. It builds no hold of its own: each proposal names its
-// cluster and its tap's pass, and the engine holds it when either is
-// incomplete.
+// older than maxAge, protected when it carries the protect label, else not
+// a candidate (the engine keeps it). A proposal says what the kind knows:
+// what the engine decides (action, hold, clock, deadline, owner) is the
+// Decision's, and a proposal has no field for it. It builds no hold of
+// its own: each proposal names its cluster and its tap's pass, and the
+// engine holds it when either is incomplete.
 func (k *Kind) Propose(snap *inventory.Snapshot, now time.Time) engine.Proposals {
 	var out engine.Proposals
 	listed := map[string]bool{}
@@ -181,17 +185,17 @@ func (k *Kind) Propose(snap *inventory.Snapshot, now time.Time) engine.Proposals
 		complete[c.Name] = t.Complete
 		items, _ := t.Data.([]cm)
 		for _, m := range items {
-			p := engine.Proposal{Decision: engine.Decision{ID: id(c.Name, m.ns, m.name), Name: m.name, Identity: m.uid,
-				Detail: &finished.Detail{Cluster: c.Name, Namespace: m.ns, UID: m.uid}},
+			p := engine.Proposal{ID: id(c.Name, m.ns, m.name), Name: m.name, Identity: m.uid,
+				Detail:  &finished.Detail{Cluster: c.Name, Namespace: m.ns, UID: m.uid},
 				Created: m.created, Sources: engine.Users{Clusters: []string{c.Name}, Reads: []string{TapName}}.Keys(snap.Fleet)}
 			listed[p.ID] = true
 			switch {
 			case m.protected:
-				p = p.Protect("", "protected by label "+k.protect)
+				p.Protected = "protected by label " + k.protect
 			case now.Sub(m.created) >= k.s.MaxAge.Std():
 				p.Candidate, p.Class, p.Reason = true, "expired", fmt.Sprintf("temporary and older than %s", k.s.MaxAge)
 			default:
-				p.Action, p.Class, p.Reason = engine.Keep, "young", fmt.Sprintf("temporary, younger than %s", k.s.MaxAge)
+				p.Class, p.Reason = "young", fmt.Sprintf("temporary, younger than %s", k.s.MaxAge)
 			}
 			out.Items = append(out.Items, p)
 		}

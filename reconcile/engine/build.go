@@ -415,15 +415,14 @@ func (r *rules) decide(k Kind, pr *Proposals) {
 	afterWhy := map[string]string{} // what a decision with After waits for
 	var due []int
 	pr.each(func(it *Proposal) {
-		d := it.Decision
-		d.Kind = k.Name()
+		d := it.decision(k.Name())
 		if it.Protected != "" {
 			// Opted out: kept whatever else the kind said (invariant 5).
 			d.Reason, d.Class = it.Protected, orDefault(d.Class, "protected")
 		}
 		if it.Protected != "" || !it.Candidate {
-			// Whatever the kind set, a non-candidate is kept: only a
-			// candidate passes fail-closed, grace, caps and breaker.
+			// A non-candidate is kept: only a candidate passes
+			// fail-closed, grace, caps and breaker.
 			d.Action = Keep
 			r.st.DropClock(d.ID)
 			r.put(&d, it)

@@ -98,7 +98,7 @@ func TestDigestClocksFollowTheRules(t *testing.T) {
 		}
 	}
 	used := b
-	used.Candidate, used.Action = false, engine.Keep
+	used.Candidate = false
 	k.items = []engine.Proposal{a, used} // c: listed no more as a candidate
 	second := build(k, first.State, t0.Add(time.Hour))
 	if _, ok := second.State.Clock(b.ID); ok {

@@ -32,8 +32,11 @@ const (
 )
 
 // Decision is the plan for one resource: the one envelope every report,
-// metric and audit line reads. Detail is the kind's own, flattened into the
-// JSON object next to the envelope's fields.
+// metric and audit line reads. ID, Name, Reason, Class, Frees, Detail,
+// Group, After and Identity are what its kind proposed (Proposal); Kind,
+// Action, Held, Owner, OrphanSince, DeletableAfter and the rules' notes are
+// the engine's alone. Detail is the kind's own, flattened into the JSON
+// object next to the envelope's fields.
 type Decision struct {
 	Kind   string
 	ID     string

@@ -100,7 +100,7 @@ func testLimits() engine.Limits {
 // orphan is a candidate of 100 GB, old enough, relying on no source.
 func orphan(name string) engine.Proposal {
 	return engine.Proposal{
-		Decision:  engine.Decision{ID: fakeID(name), Name: name, Identity: "v1", Frees: engine.Free(100, testGB), Reason: "nobody uses it"},
+		ID: fakeID(name), Name: name, Identity: "v1", Frees: engine.Free(100, testGB), Reason: "nobody uses it",
 		Candidate: true, Created: t0.Add(-30 * 24 * time.Hour),
 	}
 }
@@ -115,7 +115,7 @@ func orphans(names ...string) []engine.Proposal {
 
 // inUse is a resource that is not a candidate.
 func inUse(name string) engine.Proposal {
-	return engine.Proposal{Decision: engine.Decision{ID: fakeID(name), Name: name, Action: engine.Keep, Reason: "in use", Frees: engine.Free(100, testGB)}}
+	return engine.Proposal{ID: fakeID(name), Name: name, Reason: "in use", Frees: engine.Free(100, testGB)}
 }
 
 func complete(name string) inventory.ClusterRefs {

@@ -93,19 +93,41 @@ func Young(created, now time.Time, minAge time.Duration) bool {
 	return !created.IsZero() && now.Sub(created) < minAge
 }
 
-// Proposal is a kind's view of one resource: the decision envelope it fills
-// (Kind, ID, Name, Frees, Detail, Class, Reason; Action for a non-candidate)
-// and what the engine's rules need to decide about a candidate.
+// Proposal is what a kind says of one resource: what it is (ID, Name,
+// Detail, what deleting it frees, its batch Group and After dependencies,
+// its Identity), the kind's verdict and evidence (Candidate, ReportOnly,
+// Protected, Hold, Sources, Witnesses), why (Reason, Class) and its times.
+// It has no field of what the engine decides (Decision's Action, Held,
+// Owner, OrphanSince, DeletableAfter and the rules' notes): the engine
+// makes the decision from it, and only a Candidate may ever be deleted.
 type Proposal struct {
-	Decision
+	// ID names the resource in the state (its clock), the audit and
+	// reports; Name is how a person knows it.
+	ID   string
+	Name string
+	// Reason is why, in the kind's words (Decision.Reason); Class is the
+	// kind of reason, for counting: in-use, trim, orphan, ...
+	Reason string
+	Class  string
+	// Frees is what deleting it frees (its size, addresses; Pricer adds the cost).
+	Frees Frees
+	// Detail is the kind's own, flattened into the decision's JSON object.
+	Detail any
+	// Group batches deletions (one API call may take several of a group);
+	// After lists ids that must be deleted before this one, in this run.
+	Group string
+	After []string
+	// Identity changes when the thing is recreated under the same id: a new
+	// object starts a new clock.
+	Identity string
+
 	// Candidate: nobody uses it, and it may be deleted once the rules allow.
-	// A non-candidate is kept (Action keep, whatever the kind set) and
-	// loses its clock.
+	// A non-candidate is kept (Action keep) and loses its clock.
 	Candidate bool
 	// Protected says why a person opted the resource out (a protect label or
 	// tag it carries): the engine keeps it, candidate or not, with this as
-	// its reason and the kind's Class ("protected" when none), and forgets
-	// its clock. A kind says it; only the engine decides on it.
+	// its reason and Class ("protected" when none), and forgets its clock.
+	// A kind says it; only the engine decides on it.
 	Protected string
 	// ReportOnly: a candidate whose clock runs but that is never deleted (no
 	// proof of ownership, a policy switch off): Action report.
@@ -136,20 +158,20 @@ type Proposal struct {
 	// annotation shortened) still starts the clock anew.
 	Witnesses     []Witness
 	CandidateFrom time.Time
-	// Remake, if set, makes this proposal's decision again from Item when
-	// a report or the applier needs it, so that the plan keeps the
-	// engine's verdict as a 64-byte row (Plan.All) instead of the whole
-	// Decision. Only for a proposal with no After that no other one's
-	// After names (a row is never waited for).
+	// Remake, if set, makes this proposal again from Item when a report or
+	// the applier needs its decision, so that the plan keeps the engine's
+	// verdict as a 64-byte row (Plan.All) instead of the whole Decision.
+	// Only for a proposal with no After that no other one's After names
+	// (a row is never waited for).
 	Remake Remaker
 	Item   uint32
 }
 
-// Protect returns p opted out: why is the opt-out it carries ("protected
-// by the label reclaim-protect"), class its kind's word for it.
-func (p Proposal) Protect(class, why string) Proposal {
-	p.Class, p.Protected = class, why
-	return p
+// decision starts kind's decision on p with what p says; the rules
+// decide the rest.
+func (p *Proposal) decision(kind string) Decision {
+	return Decision{Kind: kind, ID: p.ID, Name: p.Name, Reason: p.Reason, Class: p.Class, Frees: p.Frees, Detail: p.Detail,
+		Group: p.Group, After: p.After, Identity: p.Identity}
 }
 
 // Witness is one listing that shows a terminal candidate (Proposals.Listings)

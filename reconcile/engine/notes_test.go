@@ -27,7 +27,7 @@ func (k manyKind) Delete(context.Context, []*Decision) ([]Deleted, error) { retu
 func (k manyKind) Propose(_ *inventory.Snapshot, now time.Time) Proposals {
 	var ps Proposals
 	for i := range k.n {
-		ps.Items = append(ps.Items, Proposal{Decision: Decision{ID: fmt.Sprintf("many/%d", i), Name: fmt.Sprint(i), Reason: "nobody uses it"},
+		ps.Items = append(ps.Items, Proposal{ID: fmt.Sprintf("many/%d", i), Name: fmt.Sprint(i), Reason: "nobody uses it",
 			Candidate: true, Created: now.Add(-48 * time.Hour)})
 	}
 	ps.InScope = k.n

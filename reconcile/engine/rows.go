@@ -8,16 +8,17 @@ import (
 	"time"
 )
 
-// Remaker makes a compact proposal's decision again (Proposal.Remake): a
+// Remaker makes a compact proposal again (Proposal.Remake): a
 // kind with a million candidates keeps each as a row of its own table,
 // and the plan keeps the engine's verdict on it in 12 bytes (a row),
 // instead of a Decision with its strings and detail (~700 bytes). It must
 // be comparable (a pointer): the plan keys its rows' sources by it. The
 // items of one Remaker share their Group.
 type Remaker interface {
-	// Remake returns item's decision envelope as the proposal had it: ID,
-	// Name, Reason, Class, Frees, Group, Identity and Detail.
-	Remake(item uint32) Decision
+	// Remake returns item's proposal as the kind made it; the engine
+	// reads what the decision takes of it: ID, Name, Reason, Class, Frees,
+	// Group, Identity and Detail.
+	Remake(item uint32) Proposal
 }
 
 // row is a decision kept compact: the engine's verdict in 12 bytes, with
@@ -214,8 +215,8 @@ func (rs *rowsOf) materialize(j int, d *Decision) {
 	w := rs.at(j)
 	s := &rs.srcs[w.src]
 	l := &rs.looks[w.look]
-	*d = s.remake.Remake(w.item)
-	d.Kind = s.kind
+	p := s.remake.Remake(w.item)
+	*d = p.decision(s.kind)
 	if l.reason != 0 {
 		d.Reason = rs.strs[l.reason]
 	}

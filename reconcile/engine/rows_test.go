@@ -15,9 +15,9 @@ import (
 )
 
 // table is a kind's own table of compact proposals (engine.Remaker).
-type table []engine.Decision
+type table []engine.Proposal
 
-func (t *table) Remake(i uint32) engine.Decision { return (*t)[i] }
+func (t *table) Remake(i uint32) engine.Proposal { return (*t)[i] }
 
 // compacted returns items with every one that may be a row (no After, not
 // named in one) made compact, and how many.
@@ -35,8 +35,7 @@ func compacted(items []engine.Proposal) ([]engine.Proposal, int) {
 		if len(out[i].After) > 0 || waited[out[i].ID] {
 			continue
 		}
-		t[i] = out[i].Decision
-		t[i].Identity = out[i].Identity
+		t[i] = out[i]
 		out[i].Remake, out[i].Item = &t, uint32(i)
 		n++
 	}
@@ -64,7 +63,9 @@ func TestCompactRowsPlanAndApplyAsWholeProposals(t *testing.T) {
 			items = append(items, inUse(fmt.Sprintf("u%d", i)))
 		}
 		for i := range 3 {
-			items = append(items, orphan(fmt.Sprintf("p%d", i)).Protect("", "protected by the label keep"))
+			it := orphan(fmt.Sprintf("p%d", i))
+			it.Protected = "protected by the label keep"
+			items = append(items, it)
 		}
 		for i := range 3 {
 			it := orphan(fmt.Sprintf("r%d", i))
@@ -178,7 +179,7 @@ type briefTable struct {
 
 func (t *briefTable) Frees(i uint32) engine.Frees { return t.table[i].Frees }
 
-func (t *briefTable) Remake(i uint32) engine.Decision {
+func (t *briefTable) Remake(i uint32) engine.Proposal {
 	t.made++
 	return t.table[i]
 }

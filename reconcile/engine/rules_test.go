@@ -12,19 +12,26 @@ import (
 	"reclaim.dev/reclaim/reconcile/engine"
 )
 
-// A proposal that is not a candidate is kept whatever Action its kind gave
-// it: only candidates pass fail-closed, grace, caps and the breaker.
+// A proposal that is not a candidate is kept, whatever else its kind said
+// of it (report-only, due long ago by its clock, its own wait): only
+// candidates pass fail-closed, grace, caps and the breaker. A kind cannot
+// say more: Proposal has no Action (TestProposalSaysNothingTheEngineDecides).
 func TestNonCandidateIsNeverDeleted(t *testing.T) {
-	for _, a := range []engine.Action{engine.Delete, engine.Mark, engine.Report, ""} {
+	for name, f := range map[string]func(*engine.Proposal){
+		"plain":       func(*engine.Proposal) {},
+		"report-only": func(p *engine.Proposal) { p.ReportOnly = true },
+		"waiting":     func(p *engine.Proposal) { p.Wait, p.NotBefore = "not ready", t0.Add(time.Hour) },
+	} {
 		p := orphan("d")
-		p.Candidate, p.Action = false, a
+		p.Candidate = false
+		f(&p)
 		k := &fakeKind{lim: testLimits(), items: []engine.Proposal{p}}
 		plan := build(k, seenSince(t0.Add(-48*time.Hour), p), t0, complete("a"))
-		if got := enginetest.DecisionFor(t, plan, "d").Action; got != engine.Keep {
-			t.Errorf("non-candidate the kind set to %q: %s, want keep", a, got)
+		if got := enginetest.DecisionFor(t, plan, "d"); got.Action != engine.Keep || got.Held || got.OrphanSince != nil || got.DeletableAfter != nil {
+			t.Errorf("%s non-candidate: %s held=%v since=%v after=%v, want a plain keep", name, got.Action, got.Held, got.OrphanSince, got.DeletableAfter)
 		}
 		if _, ok := plan.State.Resources[p.ID]; ok {
-			t.Errorf("non-candidate the kind set to %q kept its clock", a)
+			t.Errorf("%s non-candidate kept its clock", name)
 		}
 	}
 }
@@ -41,10 +48,9 @@ func TestProtectedIsKeptWhateverTheKindProposes(t *testing.T) {
 	terminal := finishedJob("terminal", long, long)
 	classed := orphan("classed")
 	for _, p := range []*engine.Proposal{&due, &reportOnly, &terminal} {
-		*p = p.Protect("", "protected by the label reclaim-protect")
-		p.Action = engine.Delete
+		p.Class, p.Protected = "", "protected by the label reclaim-protect"
 	}
-	classed = classed.Protect("protected-tag", "tagged reclaim.dev/protect=true")
+	classed.Class, classed.Protected = "protected-tag", "tagged reclaim.dev/protect=true"
 	k := terminalKind(due, reportOnly, terminal, classed)
 	st := seenSince(t0.Add(-48*time.Hour), due, reportOnly, classed)
 	for _, opts := range [][]engine.Option{nil, {engine.RequireNotice()}} {

@@ -278,14 +278,15 @@ func (k *Kind) propose(f *inventory.Fleet, l *ebs.Listing, v *ebs.Volume, r *reg
 	made, ns := madeFor(v.Tags)
 	det := &Detail{Account: l.Account, Region: l.Region, AZ: v.AZ, Type: v.Type, SizeGiB: v.SizeGiB, MadeFor: made,
 		Snapshot: k.s.SnapshotBeforeDelete, namespace: ns, tags: v.Tags}
-	p := engine.Proposal{Decision: engine.Decision{ID: ID(l.Account, l.Region, v.ID), Name: v.ID, Identity: v.ID, Detail: det,
-		Owner: made, Frees: engine.Free(v.SizeGiB, GiB).In(Pool(l.Account, l.Region, v.Type))}, Created: v.Created}
+	p := engine.Proposal{ID: ID(l.Account, l.Region, v.ID), Name: v.ID, Identity: v.ID, Detail: det,
+		Frees: engine.Free(v.SizeGiB, GiB).In(Pool(l.Account, l.Region, v.Type)), Created: v.Created}
 	keep := func(class, reason string) engine.Proposal {
-		p.Action, p.Class, p.Reason = engine.Keep, class, reason
+		p.Class, p.Reason = class, reason
 		return p
 	}
 	if val, ok := optout.Protects(k.s.ProtectTag, v.Tags); ok {
-		return p.Protect(ClassProtected, optout.Reason("tag", k.s.ProtectTag, val))
+		p.Class, p.Protected = ClassProtected, optout.Reason("tag", k.s.ProtectTag, val)
+		return p
 	}
 	if len(named) > 0 {
 		return keep(classOf(named[0]), usedText(named, wfs))

@@ -144,6 +144,28 @@ func TestPlanVolume(t *testing.T) {
 	}
 }
 
+// A volume's owner is the engine's to name, from the routes, and only a
+// candidate's: what a volume was made for is its detail (madeFor), not its
+// owner, kept or not.
+func TestOwnerIsTheRoutesNotWhatTheVolumeWasMadeFor(t *testing.T) {
+	pv := refs{"vol-1": {{PV: "pv-x", ClaimNamespace: "wf", Claim: "claim-vol-1"}}}
+	s := snapOf([]ebs.Volume{csiVolume("vol-1"), csiVolume("vol-2")}, cluster("a", pv))
+	routes := engine.Routes("", []engine.Route{{Owner: "storage", Kinds: []string{Name}}})
+	p := engine.Build(&s, []engine.Kind{New(testSection(), nil)}, seen(t0.Add(-2*time.Hour), "vol-2"), t0, routes)
+	for name, want := range map[string]struct {
+		action engine.Action
+		owner  string
+	}{"vol-1": {engine.Keep, ""}, "vol-2": {engine.Delete, "storage"}} {
+		d := enginetest.DecisionFor(t, p, name)
+		if d.Action != want.action || d.Owner != want.owner {
+			t.Errorf("%s: %s owned by %q, want %s owned by %q", name, d.Action, d.Owner, want.action, want.owner)
+		}
+		if made := d.Detail.(*Detail).MadeFor; made != "PVC wf/claim-"+name+" (PV pvc-"+name+")" {
+			t.Errorf("%s: made for %q, want its PVC and PV", name, made)
+		}
+	}
+}
+
 // The first run starts the grace clock; a listing that failed holds.
 func TestPlanGraceAndIncompleteListing(t *testing.T) {
 	s := snapOf([]ebs.Volume{csiVolume("vol-1")}, cluster("a", nil))

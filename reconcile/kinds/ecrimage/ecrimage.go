@@ -425,7 +425,8 @@ func (k *Kind) proposeRepo(yield func(*engine.Proposal) bool, rl *inventory.Repo
 	}
 	for _, i := range order {
 		img := &ipl.imgs[i]
-		p := engine.Proposal{Decision: decision(rl.Repo, rl.Labels, group, img), Candidate: true, Sources: sources, Hold: hold, Created: img.PushedAt}
+		p := proposal(rl.Repo, rl.Labels, group, img)
+		p.Candidate, p.Sources, p.Hold, p.Created = true, sources, hold, img.PushedAt
 		p.Class, p.Reason, p.Group = ipl.class[i], ipl.reason[i], group
 		if isRow(i) {
 			p.Remake, p.Item = compact, compact.add(i, img, p.Class == ClassUntagged)
@@ -449,8 +450,8 @@ func (k *Kind) proposeRepo(yield func(*engine.Proposal) bool, rl *inventory.Repo
 		if selected[i] || ipl.class[i] == "" {
 			continue // not needed: counted by the view, no proposal
 		}
-		p := engine.Proposal{Decision: decision(rl.Repo, rl.Labels, group, &ipl.imgs[i])}
-		p.Action, p.Class, p.Reason = engine.Keep, ipl.class[i], ipl.reason[i]
+		p := proposal(rl.Repo, rl.Labels, group, &ipl.imgs[i])
+		p.Class, p.Reason = ipl.class[i], ipl.reason[i]
 		if !yield(&p) {
 			return false
 		}
@@ -496,18 +497,18 @@ func countWhere[T any](s []T, f func(T) bool) int {
 	return n
 }
 
-// Remake makes row item's decision as proposeRepo proposed it. It only
+// Remake makes row item's proposal as proposeRepo made it. It only
 // reads, so batches deleted in parallel may call it at once.
-func (r *rows) Remake(item uint32) engine.Decision {
+func (r *rows) Remake(item uint32) engine.Proposal {
 	img := r.images.At(int(item))
-	d := decision(r.repo, r.labels, r.group, &img)
-	d.Group = r.group
+	p := proposal(r.repo, r.labels, r.group, &img)
+	p.Group = r.group
 	if r.untag[item] {
-		d.Class, d.Reason = ClassUntagged, untaggedReason(img.PushedAt, r.untagged)
+		p.Class, p.Reason = ClassUntagged, untaggedReason(img.PushedAt, r.untagged)
 	} else {
-		d.Class, d.Reason = ClassTrim, r.trim
+		p.Class, p.Reason = ClassTrim, r.trim
 	}
-	return d
+	return p
 }
 
 // Frees is what deleting item frees (engine.Briefer): a report's totals
@@ -526,12 +527,12 @@ func untaggedReason(pushed time.Time, olderThan time.Duration) string {
 	return fmt.Sprintf("untagged, referenced by nothing, pushed %s (older than %s)", fmtTime(pushed), olderThan)
 }
 
-func decision(repo inventory.RepoKey, labels map[string]string, name string, img *inventory.Image) engine.Decision {
+func proposal(repo inventory.RepoKey, labels map[string]string, name string, img *inventory.Image) engine.Proposal {
 	id := ID(repo, img.Digest)
 	// The detail's digest is the id's tail: one string for both.
 	det := &Detail{Account: repo.Account, Region: repo.Region, Repository: name, Digest: id[len(id)-len(img.Digest):], Tags: img.Tags, Type: mediaKind(img), labels: labels}
 	det.PushedAt, det.PulledAt = img.PushedAt, img.LastPull
-	return engine.Decision{ID: id, Name: repo.Name, Detail: det,
+	return engine.Proposal{ID: id, Name: repo.Name, Detail: det,
 		Frees: imageFrees(img.SizeBytes, name)}
 }
 

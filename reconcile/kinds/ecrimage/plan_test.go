@@ -572,7 +572,7 @@ func TestImageCandidatesCarryTheEnginesMinimumAge(t *testing.T) {
 	check := func(p *engine.Proposal) bool {
 		if p.Candidate {
 			n++
-			if p.Created.IsZero() || !p.Created.Equal(ecrimage.DetailOf(&p.Decision).PushedAt) {
+			if p.Created.IsZero() || !p.Created.Equal(p.Detail.(*ecrimage.Detail).PushedAt) {
 				t.Fatalf("%s: created %v, want its push time", p.ID, p.Created)
 			}
 		}

@@ -247,12 +247,12 @@ func (k *Kind) propose(d inventory.Disk, read, clusters int, refs refIndex, guar
 	pol := k.Policy
 	metric := QuotaMetricOf(d.Type)
 	ns, claim := createdFor(d.Description)
-	p := engine.Proposal{Decision: engine.Decision{ID: d.Key.String(), Name: d.Key.Name,
+	p := engine.Proposal{ID: d.Key.String(), Name: d.Key.Name,
 		Frees: engine.Free(d.SizeGB, GB).In(Pool(d.Key.Project, d.Region(), metric)),
 		Detail: &Detail{Project: d.Key.Project, Location: d.Key.Location(), Type: d.Type, QuotaMetric: metric, Region: d.Region(),
-			LabelFingerprint: d.LabelFingerprint, DiskID: d.ID, Owner: claimText(ns, claim), namespace: ns, labels: d.Labels}}}
+			LabelFingerprint: d.LabelFingerprint, DiskID: d.ID, Owner: claimText(ns, claim), namespace: ns, labels: d.Labels}}
 	keep := func(class, reason string) engine.Proposal {
-		p.Action, p.Class, p.Reason = engine.Keep, class, reason
+		p.Class, p.Reason = class, reason
 		return p
 	}
 	if !inScope(pol, d) {
@@ -276,7 +276,8 @@ func (k *Kind) propose(d inventory.Disk, read, clusters int, refs refIndex, guar
 		return keep(class, reason)
 	}
 	if v, ok := optout.Protects(pol.ProtectLabel, d.Labels); ok {
-		return p.Protect("protected", optout.Reason("label", pol.ProtectLabel, v))
+		p.Class, p.Protected = "protected", optout.Reason("label", pol.ProtectLabel, v)
+		return p
 	}
 	// No cluster we could read references it: a candidate, held by the engine
 	// while a cluster that could reference it was not read completely.

@@ -126,7 +126,7 @@ func (k *Kind) Propose(snap *inventory.Snapshot, now time.Time) engine.Proposals
 			h, ips := k.history(c.ClusterRefs), ipsByJob(c.ClusterRefs)
 			return func(j *inventory.Job) engine.Proposal {
 				p := k.propose(c.Name, j, h.keep, ips[j.UID], c.Sources, now)
-				finished.DetailOf(&p.Decision).NamespaceLabels = c.NamespaceLabels[j.Namespace]
+				p.Detail.(*finished.Detail).NamespaceLabels = c.NamespaceLabels[j.Namespace]
 				if !p.Candidate {
 					return p
 				}
@@ -150,17 +150,18 @@ func (k *Kind) propose(cluster string, j *inventory.Job, history map[string]stri
 	if j.CronJob != nil {
 		det.CronJob = j.CronJob.Name
 	}
-	p := engine.Proposal{Decision: engine.Decision{ID: ID(cluster, j.Namespace, j.Name), Name: j.Name, Detail: det,
-		Frees: engine.Free(int64(ips), finished.Addresses)}}
+	p := engine.Proposal{ID: ID(cluster, j.Namespace, j.Name), Name: j.Name, Detail: det,
+		Frees: engine.Free(int64(ips), finished.Addresses)}
 	keep := func(class, reason string) engine.Proposal {
-		p.Action, p.Class, p.Reason = engine.Keep, class, reason
+		p.Class, p.Reason = class, reason
 		return p
 	}
 	if j.Terminating {
 		return keep(finished.ClassDeleting, "already being deleted")
 	}
 	if j.Protected {
-		return p.Protect(finished.ClassProtected, "protected by the label "+k.Policy.ProtectLabel)
+		p.Class, p.Protected = finished.ClassProtected, "protected by the label "+k.Policy.ProtectLabel
+		return p
 	}
 	if why, ok := history[j.UID]; ok {
 		return keep(ClassHistory, why)

@@ -139,10 +139,10 @@ func (k *Kind) propose(c *finished.Cluster, pod *inventory.Pod, jobs map[string]
 	ips := finished.IPv4s(pod.IPs)
 	det := &finished.Detail{Cluster: c.Name, Namespace: pod.Namespace, UID: pod.UID, Status: pod.Phase, IPs: ips, Retention: pod.Retention, Labels: pod.Labels,
 		NamespaceLabels: c.NamespaceLabels[pod.Namespace]}
-	p := engine.Proposal{Decision: engine.Decision{ID: ID(c.Name, pod.Namespace, pod.Name), Name: pod.Name, Detail: det,
-		Frees: engine.Free(int64(ips), finished.Addresses)}}
+	p := engine.Proposal{ID: ID(c.Name, pod.Namespace, pod.Name), Name: pod.Name, Detail: det,
+		Frees: engine.Free(int64(ips), finished.Addresses)}
 	keep := func(class, reason string) engine.Proposal {
-		p.Action, p.Class, p.Reason = engine.Keep, class, reason
+		p.Class, p.Reason = class, reason
 		return p
 	}
 	if pod.Terminating {
@@ -187,7 +187,8 @@ func (k *Kind) propose(c *finished.Cluster, pod *inventory.Pod, jobs map[string]
 		}
 	}
 	if pod.Protected {
-		return p.Protect(finished.ClassProtected, "protected by the label "+k.Policy.ProtectLabel)
+		p.Class, p.Protected = finished.ClassProtected, "protected by the label "+k.Policy.ProtectLabel
+		return p
 	}
 	fin := Finished(pod)
 	v := k.Policy.Retain(pod.Phase == "Succeeded", fin, pod.Retention, now)

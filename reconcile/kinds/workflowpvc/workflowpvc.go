@@ -130,14 +130,14 @@ func (k *Kind) Propose(snap *inventory.Snapshot, _ time.Time) engine.Proposals {
 
 func (k *Kind) propose(cluster string, pvc inventory.PVCRef, sources []string, metricOf map[string]string) engine.Proposal {
 	det := &Detail{Cluster: cluster, Location: pvc.Namespace, UID: pvc.UID}
-	p := engine.Proposal{Decision: engine.Decision{ID: ID(cluster, pvc.Namespace, pvc.Name), Name: pvc.Name,
-		Frees: engine.Free(pvc.CapacityGB, gcedisk.GB), Detail: det}}
+	p := engine.Proposal{ID: ID(cluster, pvc.Namespace, pvc.Name), Name: pvc.Name,
+		Frees: engine.Free(pvc.CapacityGB, gcedisk.GB), Detail: det}
 	if pvc.Disk != nil {
 		det.Project, det.Region = pvc.Disk.Project, pvc.Disk.QuotaRegion()
 		p.Frees.Pool = gcedisk.Pool(det.Project, det.Region, metricOf[pvc.Disk.Name])
 	}
 	keep := func(class, reason string) engine.Proposal {
-		p.Action, p.Class, p.Reason = engine.Keep, class, reason
+		p.Class, p.Reason = class, reason
 		return p
 	}
 	w := pvc.Workflow
@@ -156,7 +156,8 @@ func (k *Kind) propose(cluster string, pvc inventory.PVCRef, sources []string, m
 		return keep("mounted", fmt.Sprintf("mounted by pod %s (%s)", r.Namespace+"/"+r.Name, r.Phase))
 	}
 	if pvc.Protected {
-		return p.Protect("protected", "protected by label on the PVC or its PV")
+		p.Class, p.Protected = "protected", "protected by label on the PVC or its PV"
+		return p
 	}
 	p.Candidate, p.Identity, p.Sources, p.Class = true, pvc.UID, sources, "finished-workflow"
 	p.Reason = fmt.Sprintf("Workflow %s/%s %s at %s and no running pod mounts it", w.Namespace, w.Name, w.Phase, w.Finished.UTC().Format(time.RFC3339))
