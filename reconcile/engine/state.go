@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/resourceversion"
-	"maps"
 )
 
 // State is what reclaim remembers between runs: when each resource was first
@@ -38,35 +37,11 @@ type State struct {
 	// SaveID names one save of the state, so that a store's journal
 	// (Journaled) is applied only to the state it followed.
 	SaveID string `json:"saveID,omitempty"`
-	// Records are, per published cluster record (its object key), what the
-	// deleter last accepted of it (fleet.snapshots).
-	Records map[string]RecordSeen `json:"records,omitempty"`
-}
-
-// RecordSeen is what a deleter remembers of a cluster's published record:
-// the kube-system UID its first accepted record pinned, the sizes of the
-// records accepted within fleet.snapshots.dropSettle (the last one
-// always), and since when a much smaller one has been published. Its
-// slices are never changed in place: a new RecordSeen has new ones.
-type RecordSeen struct {
-	KubeSystemUID string `json:"kubeSystemUID"`
-	// Sizes are the accepted records' counts per class of evidence, oldest
-	// first, one per stretch of time (the largest of each class in it).
-	Sizes     []RecordSizes `json:"sizes,omitempty"`
-	DropSince time.Time     `json:"dropSince,omitzero"`
-}
-
-// RecordSizes are what accepted records listed, per class of evidence
-// ("pvs", "pods", "podIPs", "nodes", "images", a tap's name...), in the
-// stretch of time beginning At.
-type RecordSizes struct {
-	At     time.Time      `json:"at"`
-	Counts map[string]int `json:"counts"`
-}
-
-// IsZero: nothing is remembered.
-func (r RecordSeen) IsZero() bool {
-	return r.KubeSystemUID == "" && len(r.Sizes) == 0 && r.DropSince.IsZero()
+	// Records are what the deleter last accepted of each published cluster
+	// record (fleet.snapshots), kept for their owner, the record reader
+	// (internal/app), which decodes and encodes them: the engine never
+	// reads them. Nil when there are none.
+	Records json.RawMessage `json:"records,omitempty"`
 }
 
 // WriteJSON writes s as json.Marshal does (its digests last), the packed
@@ -187,9 +162,7 @@ func (s State) Clone() State {
 		}
 	}
 	out.Delivered = append([]Delivery(nil), s.Delivered...)
-	if s.Records != nil {
-		out.Records = maps.Clone(s.Records)
-	}
+	out.Records = slices.Clone(s.Records)
 	if s.Usage != nil {
 		out.Usage = make(map[string][]Sample, len(s.Usage))
 		for k, v := range s.Usage {
