@@ -32,8 +32,9 @@ type State struct {
 	// Delivered are the delivered reports (Announce), oldest first: a
 	// terminal candidate was announced by the first one whose run saw it as
 	// a candidate and that listed every candidate, or every one of its
-	// owner's.
-	Delivered []Delivery `json:"delivered,omitempty"`
+	// owner's. They are the engine's, not notify's: RequireNotice reads
+	// them as evidence that notice was given, and only Announce writes them.
+	Delivered []delivery `json:"delivered,omitempty"`
 	// SaveID names one save of the state, so that a store's journal
 	// (Journaled) is applied only to the state it followed.
 	SaveID string `json:"saveID,omitempty"`
@@ -88,8 +89,8 @@ type Read struct {
 	Complete bool      `json:"-"`
 }
 
-// Delivery is one delivered report: the plan it showed, and when.
-type Delivery struct {
+// delivery is one delivered report: the plan it showed, and when.
+type delivery struct {
 	Plan time.Time `json:"plan"`
 	At   time.Time `json:"at"`
 	// Owners, when set, say the report listed only these owners'
@@ -161,7 +162,7 @@ func (s State) Clone() State {
 			out.Reads[k] = append([]Read(nil), v...)
 		}
 	}
-	out.Delivered = append([]Delivery(nil), s.Delivered...)
+	out.Delivered = append([]delivery(nil), s.Delivered...)
 	out.Records = slices.Clone(s.Records)
 	if s.Usage != nil {
 		out.Usage = make(map[string][]Sample, len(s.Usage))
@@ -274,7 +275,8 @@ func (s *State) observe(id, identity string, now time.Time) (since time.Time, pa
 	return e.FirstSeen, !inResources
 }
 
-// Announce records that a delivered report listed the candidates of p
+// Announce is the one entry for notify's deliveries into the state: it
+// records that a delivered report listed the candidates of p
 // (marked or due): the notice RequireNotice waits for starts now for those
 // not announced before. owners are the owners a routed report was cut to
 // (report.ForOwners), and it announces theirs only; a report to the
@@ -283,7 +285,7 @@ func (s *State) observe(id, identity string, now time.Time) (since time.Time, pa
 // it recorded.
 func (s *State) Announce(p *Plan, t time.Time, owners ...string) int {
 	n := 0
-	s.Delivered = append(s.Delivered, Delivery{Plan: p.GeneratedAt, At: t, Owners: owners})
+	s.Delivered = append(s.Delivered, delivery{Plan: p.GeneratedAt, At: t, Owners: owners})
 	if len(s.Delivered) > maxDelivered {
 		s.Delivered = s.Delivered[len(s.Delivered)-maxDelivered:]
 	}
