@@ -345,6 +345,7 @@ func (r *Runner) Once(ctx context.Context, opt Options) (*report.Report, error) 
 			"is its agent running in watch mode, reclaim daemon --agent, publishing within a minute of a change?"))
 	}
 	plan := engine.Build(&snap, r.kinds, prev, d.Now(), opts...)
+	report.Show(plan, r.kinds, &snap)
 	if r.records != nil {
 		if plan.State.Records, err = recordPinsJSON(r.records.remembered()); err != nil {
 			return nil, err

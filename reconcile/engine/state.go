@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/resourceversion"
+	"reclaim.dev/reclaim/base/layout"
 )
 
 // State is what reclaim remembers between runs: when each resource was first
@@ -24,8 +25,9 @@ type State struct {
 	// every delete done; a CronJob's metrics read it from here.
 	LastSuccess time.Time `json:"lastSuccess,omitzero"`
 	// Usage is a short history of each quota's usage (by pool), from which
-	// kinds project when it runs out.
-	Usage map[string][]Sample `json:"usage,omitempty"`
+	// the kinds' views project when it runs out (layout.Measure); the
+	// engine only keeps it.
+	Usage map[string][]layout.Sample `json:"usage,omitempty"`
 	// Reads are, per kind and listing ("k8s-job cluster:prod jobs policy:…"),
 	// the recent complete reads of it, oldest first (see Proposal.Witnesses).
 	Reads map[string][]Read `json:"reads,omitempty"`
@@ -107,12 +109,6 @@ const maxDelivered = 24 * 7 * 4
 // kinds whose identity is not in the id (disks, PVCs): the safe direction.
 const StateVersion = 2
 
-// Sample is one observation of a quota's usage.
-type Sample struct {
-	T     time.Time `json:"t"`
-	Usage float64   `json:"u"`
-}
-
 // Entry is one resource's grace clock. Identity is the object it was started
 // for (a disk's numeric id, a PVC's UID): a new object under the same id is a
 // new candidate and starts a new clock.
@@ -165,9 +161,9 @@ func (s State) Clone() State {
 	out.Delivered = append([]delivery(nil), s.Delivered...)
 	out.Records = slices.Clone(s.Records)
 	if s.Usage != nil {
-		out.Usage = make(map[string][]Sample, len(s.Usage))
+		out.Usage = make(map[string][]layout.Sample, len(s.Usage))
 		for k, v := range s.Usage {
-			out.Usage[k] = append([]Sample(nil), v...)
+			out.Usage[k] = append([]layout.Sample(nil), v...)
 		}
 	}
 	return out

@@ -59,7 +59,7 @@ func seenSince(t time.Time, disks ...inventory.Disk) engine.State {
 }
 
 func build(s inventory.Snapshot, pol Policy, st engine.State, now time.Time) *engine.Plan {
-	return engine.Build(&s, []engine.Kind{&Kind{Policy: pol}}, st, now)
+	return enginetest.Build(&s, []engine.Kind{&Kind{Policy: pol}}, st, now)
 }
 
 func TestPlanDisk(t *testing.T) {

@@ -20,7 +20,7 @@ func CountsOf(p *engine.Plan) []finished.Count {
 
 // View shows the finished Jobs per cluster and namespace (every run), the
 // decisions, and the summary phrase.
-func (k *Kind) View(p *engine.Plan, snap *inventory.Snapshot) engine.View {
+func (k *Kind) View(p *engine.Plan, snap *inventory.Snapshot) layout.View {
 	counts := finished.Tally(snap, &k.Policy.Policy, p.GeneratedAt,
 		func(c *inventory.ClusterRefs) []inventory.Job { return c.Jobs },
 		func(j *inventory.Job) finished.Object {

@@ -26,8 +26,8 @@ func HoldersOf(p *engine.Plan) []Holder {
 }
 
 // View shows who holds the quota, the PVC decisions and the summary phrase.
-func (k *Kind) View(p *engine.Plan, snap *inventory.Snapshot) engine.View {
-	return engine.View{Sections: []layout.Section{HoldersSection(holders(snap.Clusters)), DecisionSection(p)},
+func (k *Kind) View(p *engine.Plan, snap *inventory.Snapshot) layout.View {
+	return layout.View{Sections: []layout.Section{HoldersSection(holders(snap.Clusters)), DecisionSection(p)},
 		Summary: fmt.Sprintf("PVCs delete %d, report %d", p.Count(Name, engine.Delete), p.Count(Name, engine.Report))}
 }
 
