@@ -153,3 +153,14 @@ func (o *JSONObject) Close() error {
 	}
 	return o.w.Flush()
 }
+
+// Data returns the data of the section with key, or nil: what a kind's
+// accessor (gcedisk.HeadroomOf) reads back from a plan's sections.
+func Data(sections []Section, key string) any {
+	for _, s := range sections {
+		if s.Key == key {
+			return s.Data
+		}
+	}
+	return nil
+}

@@ -177,16 +177,6 @@ func (p *Plan) sourceIndex(key string) (int, bool) {
 	return i, ok
 }
 
-// Section returns the data of the section with key, or nil.
-func (p *Plan) Section(key string) any {
-	for _, s := range p.Sections {
-		if s.Key == key {
-			return s.Data
-		}
-	}
-	return nil
-}
-
 type planHead struct {
 	Version     string           `json:"version"`
 	GeneratedAt time.Time        `json:"generatedAt"`

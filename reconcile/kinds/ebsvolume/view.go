@@ -34,7 +34,7 @@ type Headroom struct {
 
 // HeadroomOf returns a plan's EBS quota rows.
 func HeadroomOf(p *engine.Plan) []Headroom {
-	h, _ := p.Section("ebsHeadroom").([]Headroom)
+	h, _ := layout.Data(p.Sections, "ebsHeadroom").([]Headroom)
 	return h
 }
 

@@ -38,7 +38,7 @@ type RepoSummary struct {
 
 // RepositoriesOf returns the plan's repository summaries.
 func RepositoriesOf(p *engine.Plan) []RepoSummary {
-	r, _ := p.Section("repositories").([]RepoSummary)
+	r, _ := layout.Data(p.Sections, "repositories").([]RepoSummary)
 	return r
 }
 

@@ -190,7 +190,7 @@ func TestHeadroom(t *testing.T) {
 	}
 }
 
-// The projection itself is engine.State.Trend (reconcile/engine/trend_test.go); the
+// The projection itself is layout.Trend (base/layout/trend_test.go); the
 // headroom carries it from run to run through the plan's state.
 func TestHeadroomProjection(t *testing.T) {
 	st := engine.NewState()

@@ -32,7 +32,7 @@ type Headroom struct {
 
 // HeadroomOf returns the plan's quota headroom rows.
 func HeadroomOf(p *engine.Plan) []Headroom {
-	h, _ := p.Section("headroom").([]Headroom)
+	h, _ := layout.Data(p.Sections, "headroom").([]Headroom)
 	return h
 }
 

@@ -12,7 +12,7 @@ var Gauges = finished.CountGaugeDefs("reclaim_k8s_pods", "Pods")
 
 // CountsOf returns the plan's finished-Pod counts.
 func CountsOf(p *engine.Plan) []finished.Count {
-	c, _ := p.Section("finishedPods").([]finished.Count)
+	c, _ := layout.Data(p.Sections, "finishedPods").([]finished.Count)
 	return c
 }
 

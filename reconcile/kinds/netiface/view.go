@@ -63,13 +63,13 @@ type FinishedHolder struct {
 
 // HeadroomOf returns the plan's subnet headroom.
 func HeadroomOf(p *engine.Plan) []Headroom {
-	h, _ := p.Section("subnets").([]Headroom)
+	h, _ := layout.Data(p.Sections, "subnets").([]Headroom)
 	return h
 }
 
 // FinishedHoldersOf returns the plan's holders of subnet addresses.
 func FinishedHoldersOf(p *engine.Plan) []FinishedHolder {
-	h, _ := p.Section("subnetHolders").([]FinishedHolder)
+	h, _ := layout.Data(p.Sections, "subnetHolders").([]FinishedHolder)
 	return h
 }
 

@@ -246,7 +246,7 @@ func TestStuckPodsAreNamed(t *testing.T) {
 		}
 	}
 	p := enginetest.Build(s, headroomKinds(policy()), engine.NewState(), second)
-	stuck, _ := p.Section("stuckPods").([]netiface.StuckHolder)
+	stuck, _ := layout.Data(p.Sections, "stuckPods").([]netiface.StuckHolder)
 	if len(stuck) != 1 || stuck[0].Pod != "web-0" || stuck[0].Subnet != "subnet-b" || !strings.Contains(stuck[0].Why, "istio-proxy still running") {
 		t.Fatalf("stuck %+v", stuck)
 	}

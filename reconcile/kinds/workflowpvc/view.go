@@ -21,7 +21,7 @@ type Holder struct {
 
 // HoldersOf returns the plan's holders.
 func HoldersOf(p *engine.Plan) []Holder {
-	h, _ := p.Section("holders").([]Holder)
+	h, _ := layout.Data(p.Sections, "holders").([]Holder)
 	return h
 }
 
