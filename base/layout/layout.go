@@ -164,3 +164,10 @@ func Data(sections []Section, key string) any {
 	}
 	return nil
 }
+
+// DataOf is Data as T (its zero value when the section is missing or holds
+// another type): a kind's accessor of its section in one line.
+func DataOf[T any](sections []Section, key string) T {
+	v, _ := Data(sections, key).(T)
+	return v
+}

@@ -34,8 +34,7 @@ type Headroom struct {
 
 // HeadroomOf returns a plan's EBS quota rows.
 func HeadroomOf(p *engine.Plan) []Headroom {
-	h, _ := layout.Data(p.Sections, "ebsHeadroom").([]Headroom)
-	return h
+	return layout.DataOf[[]Headroom](p.Sections, "ebsHeadroom")
 }
 
 var quotaLabels = []string{"account", "region", "volume_type"}

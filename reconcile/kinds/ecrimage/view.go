@@ -38,8 +38,7 @@ type RepoSummary struct {
 
 // RepositoriesOf returns the plan's repository summaries.
 func RepositoriesOf(p *engine.Plan) []RepoSummary {
-	r, _ := layout.Data(p.Sections, "repositories").([]RepoSummary)
-	return r
+	return layout.DataOf[[]RepoSummary](p.Sections, "repositories")
 }
 
 var repoLabels = []string{"registry", "repository"}

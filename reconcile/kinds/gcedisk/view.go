@@ -32,8 +32,7 @@ type Headroom struct {
 
 // HeadroomOf returns the plan's quota headroom rows.
 func HeadroomOf(p *engine.Plan) []Headroom {
-	h, _ := layout.Data(p.Sections, "headroom").([]Headroom)
-	return h
+	return layout.DataOf[[]Headroom](p.Sections, "headroom")
 }
 
 var quotaLabels = []string{"project", "region", "metric"}

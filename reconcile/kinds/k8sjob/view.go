@@ -14,8 +14,7 @@ var Gauges = finished.CountGaugeDefs("reclaim_k8s_jobs", "Jobs")
 
 // CountsOf returns the plan's finished-Job counts.
 func CountsOf(p *engine.Plan) []finished.Count {
-	c, _ := layout.Data(p.Sections, "finishedJobs").([]finished.Count)
-	return c
+	return layout.DataOf[[]finished.Count](p.Sections, "finishedJobs")
 }
 
 // View shows the finished Jobs per cluster and namespace (every run), the

@@ -12,8 +12,7 @@ var Gauges = finished.CountGaugeDefs("reclaim_k8s_pods", "Pods")
 
 // CountsOf returns the plan's finished-Pod counts.
 func CountsOf(p *engine.Plan) []finished.Count {
-	c, _ := layout.Data(p.Sections, "finishedPods").([]finished.Count)
-	return c
+	return layout.DataOf[[]finished.Count](p.Sections, "finishedPods")
 }
 
 // View shows the finished Pods per cluster and namespace (every run), the

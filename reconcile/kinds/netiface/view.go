@@ -63,14 +63,12 @@ type FinishedHolder struct {
 
 // HeadroomOf returns the plan's subnet headroom.
 func HeadroomOf(p *engine.Plan) []Headroom {
-	h, _ := layout.Data(p.Sections, "subnets").([]Headroom)
-	return h
+	return layout.DataOf[[]Headroom](p.Sections, "subnets")
 }
 
 // FinishedHoldersOf returns the plan's holders of subnet addresses.
 func FinishedHoldersOf(p *engine.Plan) []FinishedHolder {
-	h, _ := layout.Data(p.Sections, "subnetHolders").([]FinishedHolder)
-	return h
+	return layout.DataOf[[]FinishedHolder](p.Sections, "subnetHolders")
 }
 
 var subnetLabels = []string{"subnet", "availability_zone"}

@@ -21,8 +21,7 @@ type Holder struct {
 
 // HoldersOf returns the plan's holders.
 func HoldersOf(p *engine.Plan) []Holder {
-	h, _ := layout.Data(p.Sections, "holders").([]Holder)
-	return h
+	return layout.DataOf[[]Holder](p.Sections, "holders")
 }
 
 // View shows who holds the quota, the PVC decisions and the summary phrase.
