@@ -17,6 +17,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"reclaim.dev/reclaim/base/layout"
 	config "reclaim.dev/reclaim/configs"
 	"reclaim.dev/reclaim/internal/app"
 	"reclaim.dev/reclaim/internal/testenv"
@@ -573,7 +574,7 @@ audit:
 	// kube-system UID, which holds both.
 	w.agent(prodA, "prod", asia, "admin", false)
 	rep := runConfig(t, cfg, w.now, true)
-	rows, _ := rep.Plan.Section("fleet").([]engine.FleetRow)
+	rows, _ := layout.Data(rep.Plan.Sections, "fleet").([]engine.FleetRow)
 	names := map[string]bool{}
 	for _, r := range rows {
 		if names[r.Name] {

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"reclaim.dev/reclaim/base/layout"
 	"reclaim.dev/reclaim/internal/testenv"
 	"reclaim.dev/reclaim/notify/report"
 	"reclaim.dev/reclaim/providers/ebs/ebsfake"
@@ -162,7 +163,7 @@ func TestEBSVolumesDeletedOnlyWhenNoClusterUsesThem(t *testing.T) {
 	if w.deletes(volID(orphan)) != 1 {
 		t.Fatalf("audit: %+v", w.audit())
 	}
-	hs, _ := rep.Plan.Section("ebsHeadroom").([]ebsvolume.Headroom)
+	hs, _ := layout.Data(rep.Plan.Sections, "ebsHeadroom").([]ebsvolume.Headroom)
 	if len(hs) != 1 || !hs[0].Known || hs[0].LimitGiB != 1024 || hs[0].PlanFreesGiB != 100 {
 		t.Fatalf("headroom %+v", hs)
 	}

@@ -13,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"reclaim.dev/reclaim/base/layout"
 	"reclaim.dev/reclaim/internal/testenv"
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/notify/report"
@@ -196,7 +197,7 @@ func TestDiscoveredClustersReadWithInProcessTokens(t *testing.T) {
 	if w.ec2.Has(free) || !w.ec2.Has(used) || !w.ec2.Has(inA) || !w.ec2.Has(inB) {
 		t.Fatalf("left: free %v used %v inA %v inB %v (want false, true, true, true)", w.ec2.Has(free), w.ec2.Has(used), w.ec2.Has(inA), w.ec2.Has(inB))
 	}
-	rows, _ := rep.Plan.Section("fleet").([]engine.FleetRow)
+	rows, _ := layout.Data(rep.Plan.Sections, "fleet").([]engine.FleetRow)
 	states := map[string]string{}
 	for _, r := range rows {
 		states[r.Name] = r.State
@@ -325,7 +326,7 @@ func TestUnseenClusterOfTheRegistryAccountHoldsImages(t *testing.T) {
 			if len(w.ecr.Images(account, w.repo)) != 200 {
 				t.Fatal("images were deleted while ml-batch was not read")
 			}
-			rows, _ := rep.Plan.Section("fleet").([]engine.FleetRow)
+			rows, _ := layout.Data(rep.Plan.Sections, "fleet").([]engine.FleetRow)
 			state := ""
 			for _, r := range rows {
 				if r.Name == "ml-batch" {

@@ -12,6 +12,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"reclaim.dev/reclaim/base/layout"
 	"reclaim.dev/reclaim/internal/testenv"
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/notify/report"
@@ -61,7 +62,7 @@ func TestSameNameClusterElsewhereHolds(t *testing.T) {
 	if rep.ExitCode != report.ExitIncomplete {
 		t.Errorf("exit %d, want %d", rep.ExitCode, report.ExitIncomplete)
 	}
-	rows, _ := rep.Plan.Section("fleet").([]engine.FleetRow)
+	rows, _ := layout.Data(rep.Plan.Sections, "fleet").([]engine.FleetRow)
 	states := map[string]engine.FleetRow{}
 	for _, r := range rows {
 		states[r.Name] = r
@@ -340,7 +341,7 @@ func TestSameNameGKEClustersOfOneProjectAreTwoClusters(t *testing.T) {
 	if askedAsia.Load() == 0 || askedCentral.Load() == 0 {
 		t.Fatalf("not both API servers were read with a token: asia %d, us-central1 %d requests\n%s", askedAsia.Load(), askedCentral.Load(), text(rep))
 	}
-	rows, _ := rep.Plan.Section("fleet").([]engine.FleetRow)
+	rows, _ := layout.Data(rep.Plan.Sections, "fleet").([]engine.FleetRow)
 	byName := map[string]engine.FleetRow{}
 	for _, r := range rows {
 		if _, dup := byName[r.Name]; dup {

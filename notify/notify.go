@@ -522,7 +522,7 @@ func Plural(n int) string {
 // how many clusters were read, which were not and why, which are declared
 // out of scope, and whether discovery ran. "" when the plan has no fleet.
 func FleetLine(p *engine.Plan) string {
-	rows, ok := p.Section("fleet").([]engine.FleetRow)
+	rows, ok := layout.Data(p.Sections, "fleet").([]engine.FleetRow)
 	if !ok {
 		return ""
 	}

@@ -14,6 +14,7 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"reclaim.dev/reclaim/base/layout"
+	"reclaim.dev/reclaim/internal/enginetest"
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/notify/report"
 	"reclaim.dev/reclaim/reconcile/engine"
@@ -225,7 +226,7 @@ func TestFleetLine(t *testing.T) {
 		{Name: "b", Discovered: true, State: inventory.MemberExcluded, Rule: `fleet.exclude[0] "b"`},
 		{Name: "old", State: inventory.MemberOutOfScope, Reason: "decommissioned"},
 	}}}
-	p := engine.Build(snap, nil, engine.NewState(), time.Now())
+	p := enginetest.Build(snap, nil, engine.NewState(), time.Now())
 	want := "Fleet: 1 cluster read · not read, holding what they may use: b · declared out of scope: old (decommissioned) · discovery off"
 	if got := FleetLine(p); got != want {
 		t.Errorf("got  %q\nwant %q", got, want)
@@ -254,7 +255,7 @@ func TestRoutedTargetsGetTheirOwnersCandidates(t *testing.T) {
 		return engine.Decision{Kind: "gce-disk", ID: id, Action: engine.Delete, Owner: owner}
 	}
 	mk := func(ds ...engine.Decision) *report.Report {
-		p := &engine.Plan{Decisions: ds, Warnings: []engine.Warning{{Kind: "gce-disk", Text: "SSD_TOTAL_GB is 95% used"}},
+		p := &engine.Plan{Decisions: ds, Warnings: []layout.Warning{{Kind: "gce-disk", Text: "SSD_TOTAL_GB is 95% used"}},
 			Sections: []layout.Section{{Title: "QUOTA"}}, Summaries: []string{"3 disks"}}
 		return report.New(p, nil, false)
 	}

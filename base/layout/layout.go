@@ -153,3 +153,21 @@ func (o *JSONObject) Close() error {
 	}
 	return o.w.Flush()
 }
+
+// Data returns the data of the section with key, or nil: what a kind's
+// accessor (gcedisk.HeadroomOf) reads back from a plan's sections.
+func Data(sections []Section, key string) any {
+	for _, s := range sections {
+		if s.Key == key {
+			return s.Data
+		}
+	}
+	return nil
+}
+
+// DataOf is Data as T (its zero value when the section is missing or holds
+// another type): a kind's accessor of its section in one line.
+func DataOf[T any](sections []Section, key string) T {
+	v, _ := Data(sections, key).(T)
+	return v
+}

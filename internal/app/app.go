@@ -289,7 +289,11 @@ func (r *Runner) Once(ctx context.Context, opt Options) (*report.Report, error) 
 		return nil, err
 	}
 	if r.records != nil {
-		r.records.begin(prev.Records)
+		seen, err := recordPins(prev.Records)
+		if err != nil {
+			return nil, err
+		}
+		r.records.begin(seen)
 	}
 	co := inventory.CollectOptions{Clusters: d.Clusters, Now: d.Now}
 	co.Clouds = r.cloudReads()
@@ -341,8 +345,11 @@ func (r *Runner) Once(ctx context.Context, opt Options) (*report.Report, error) 
 			"is its agent running in watch mode, reclaim daemon --agent, publishing within a minute of a change?"))
 	}
 	plan := engine.Build(&snap, r.kinds, prev, d.Now(), opts...)
+	report.Show(plan, r.kinds, &snap)
 	if r.records != nil {
-		plan.State.Records = r.records.remembered()
+		if plan.State.Records, err = recordPinsJSON(r.records.remembered()); err != nil {
+			return nil, err
+		}
 	}
 	due := 0
 	for _, k := range r.kinds {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -29,7 +30,6 @@ import (
 	"reclaim.dev/reclaim/providers/awsclient"
 	"reclaim.dev/reclaim/providers/bucket"
 	"reclaim.dev/reclaim/providers/gcpclient"
-	"reclaim.dev/reclaim/reconcile/engine"
 )
 
 // Records is where the clusters' records are (fleet.snapshots): the
@@ -82,6 +82,54 @@ func OpenRecords(ctx context.Context, s *config.Snapshots, log *zap.Logger) (Rec
 	return c, nil
 }
 
+// RecordSeen is what a deleter remembers of a cluster's published record:
+// the kube-system UID its first accepted record pinned, the sizes of the
+// records accepted within fleet.snapshots.dropSettle (the last one
+// always), and since when a much smaller one has been published. Its
+// slices are never changed in place: a new RecordSeen has new ones. The
+// state keeps them, per record's object key, under "records"
+// (engine.State.Records), as recordPins and recordPinsJSON read and write them.
+type RecordSeen struct {
+	KubeSystemUID string `json:"kubeSystemUID"`
+	// Sizes are the accepted records' counts per class of evidence, oldest
+	// first, one per stretch of time (the largest of each class in it).
+	Sizes     []RecordSizes `json:"sizes,omitempty"`
+	DropSince time.Time     `json:"dropSince,omitzero"`
+}
+
+// RecordSizes are what accepted records listed, per class of evidence
+// ("pvs", "pods", "podIPs", "nodes", "images", a tap's name...), in the
+// stretch of time beginning At.
+type RecordSizes struct {
+	At     time.Time      `json:"at"`
+	Counts map[string]int `json:"counts"`
+}
+
+// IsZero: nothing is remembered.
+func (r RecordSeen) IsZero() bool {
+	return r.KubeSystemUID == "" && len(r.Sizes) == 0 && r.DropSince.IsZero()
+}
+
+// recordPins reads what the state remembers of each record (engine.State.Records).
+func recordPins(raw json.RawMessage) (map[string]RecordSeen, error) {
+	if len(raw) == 0 {
+		return nil, nil
+	}
+	var seen map[string]RecordSeen
+	if err := json.Unmarshal(raw, &seen); err != nil {
+		return nil, fmt.Errorf("the state's records: %w", err)
+	}
+	return seen, nil
+}
+
+// recordPinsJSON is seen as the state keeps it: nil when there is none.
+func recordPinsJSON(seen map[string]RecordSeen) (json.RawMessage, error) {
+	if len(seen) == 0 {
+		return nil, nil
+	}
+	return json.Marshal(seen)
+}
+
 // recordReader reads clusters from their agents' records instead of their
 // API servers. What it cannot accept is an incomplete cluster, with why:
 // it holds whatever the cluster could use.
@@ -92,9 +140,9 @@ type recordReader struct {
 	now   func() time.Time
 	// prev is what the state remembered of each record; seen what this
 	// pass accepted (or kept remembering), for the state saved after it.
-	prev map[string]engine.RecordSeen
+	prev map[string]RecordSeen
 	mu   sync.Mutex
-	seen map[string]engine.RecordSeen
+	seen map[string]RecordSeen
 	// clouds are the pass's cloud reads: what a first record is believed
 	// against (cloudEvidence).
 	clouds map[string]any
@@ -243,10 +291,10 @@ func (rr *recordReader) bound() {
 }
 
 // begin starts a pass with what the state remembers.
-func (rr *recordReader) begin(prev map[string]engine.RecordSeen) {
+func (rr *recordReader) begin(prev map[string]RecordSeen) {
 	rr.mu.Lock()
 	defer rr.mu.Unlock()
-	rr.prev, rr.seen, rr.clouds, rr.cas, rr.claims = prev, map[string]engine.RecordSeen{}, nil, nil, map[string][]claim{}
+	rr.prev, rr.seen, rr.clouds, rr.cas, rr.claims = prev, map[string]RecordSeen{}, nil, nil, map[string][]claim{}
 	rr.listMu.Lock()
 	defer rr.listMu.Unlock()
 	rr.listed, rr.listing, rr.listErr = false, nil, nil
@@ -393,10 +441,10 @@ func (rr *recordReader) withClouds(clouds map[string]any) {
 
 // remembered is what the pass leaves for the next: this pass's records,
 // and what was remembered of those it did not look at.
-func (rr *recordReader) remembered() map[string]engine.RecordSeen {
+func (rr *recordReader) remembered() map[string]RecordSeen {
 	rr.mu.Lock()
 	defer rr.mu.Unlock()
-	out := make(map[string]engine.RecordSeen, len(rr.prev)+len(rr.seen))
+	out := make(map[string]RecordSeen, len(rr.prev)+len(rr.seen))
 	for k, v := range rr.prev {
 		out[k] = v
 	}
@@ -471,7 +519,7 @@ func (rr *recordReader) one(ctx context.Context, t kube.Target) inventory.Cluste
 		problems = append(problems, fmt.Sprintf("if the cluster was recreated, pin its new UID: fleet.snapshots.kubeSystemUIDs.%s: %s", t.Name, rec.Cluster.KubeSystemUID))
 	}
 	counts := f.counts
-	next := engine.RecordSeen{KubeSystemUID: rec.Cluster.KubeSystemUID}
+	next := RecordSeen{KubeSystemUID: rec.Cluster.KubeSystemUID}
 	if len(problems) == 0 {
 		rr.mu.Lock()
 		clouds := rr.clouds
@@ -776,7 +824,7 @@ func classCounts(r *published.Record) map[string]int {
 // largest is, per class, the most the records accepted within dropSettle
 // of now listed, and the last accepted's, however old (an agent that
 // stopped for longer is no more believed when it comes back with less).
-func largest(sizes []engine.RecordSizes, now time.Time, settle time.Duration) map[string]int {
+func largest(sizes []RecordSizes, now time.Time, settle time.Duration) map[string]int {
 	out := map[string]int{}
 	for i, s := range sizes {
 		if i < len(sizes)-1 && now.Sub(s.At) > settle+sizeStretch(settle) {
@@ -798,10 +846,10 @@ func sizeStretch(settle time.Duration) time.Duration {
 // remember adds an accepted record's counts to the sizes remembered: the
 // largest of each class within its stretch, the stretches within
 // dropSettle and the last. sizes is not changed.
-func (rr *recordReader) remember(sizes []engine.RecordSizes, counts map[string]int, now time.Time) []engine.RecordSizes {
+func (rr *recordReader) remember(sizes []RecordSizes, counts map[string]int, now time.Time) []RecordSizes {
 	settle := rr.cfg.DropSettle.Std()
 	stretch := sizeStretch(settle)
-	var out []engine.RecordSizes
+	var out []RecordSizes
 	for _, s := range sizes {
 		if now.Sub(s.At) <= settle+stretch {
 			out = append(out, s)
@@ -812,14 +860,14 @@ func (rr *recordReader) remember(sizes []engine.RecordSizes, counts map[string]i
 		for k, v := range counts {
 			merged[k] = max(merged[k], v)
 		}
-		out[n-1] = engine.RecordSizes{At: out[n-1].At, Counts: merged}
+		out[n-1] = RecordSizes{At: out[n-1].At, Counts: merged}
 		return out
 	}
 	const most = 48
 	if len(out) >= most {
 		out = out[len(out)-most+1:]
 	}
-	return append(out, engine.RecordSizes{At: now, Counts: counts})
+	return append(out, RecordSizes{At: now, Counts: counts})
 }
 
 // unbelieved says why a cluster's first record (none accepted before) is
@@ -828,7 +876,7 @@ func (rr *recordReader) remember(sizes []engine.RecordSizes, counts map[string]i
 // for dropSettle, as a drop does: what the clouds show may be leaked, and
 // what reclaim is for, but a record of another cluster, or a forged one,
 // says the same.
-func (rr *recordReader) unbelieved(last engine.RecordSeen, counts map[string]int, clouds map[string]any, t kube.Target, now time.Time) (why string, since time.Time) {
+func (rr *recordReader) unbelieved(last RecordSeen, counts map[string]int, clouds map[string]any, t kube.Target, now time.Time) (why string, since time.Time) {
 	if len(last.Sizes) > 0 {
 		return "", time.Time{}
 	}
@@ -855,7 +903,7 @@ func (rr *recordReader) unbelieved(last engine.RecordSeen, counts map[string]int
 // cluster that suddenly "uses nothing", or keeps its pods but no PV, is
 // more often an agent reading the wrong cluster, a partial read or a
 // forged record than the truth.
-func (rr *recordReader) drop(last engine.RecordSeen, counts map[string]int, now time.Time) (why string, since time.Time) {
+func (rr *recordReader) drop(last RecordSeen, counts map[string]int, now time.Time) (why string, since time.Time) {
 	settle := rr.cfg.DropSettle.Std()
 	was := largest(last.Sizes, now, settle)
 	var drops []string

@@ -312,7 +312,8 @@ func BenchmarkRecordFleet(b *testing.B) {
 		if n, l := store.gets.Load(), store.lists.Load(); n != recClusters || l != int64(ceilDiv(recClusters, recPage)) {
 			b.Fatalf("%d Gets and %d listings of the bucket, want one Get per cluster (%d) and one listing of %d pages", n, l, recClusters, ceilDiv(recClusters, recPage))
 		}
-		if got := len(p.State.Records); got != recClusters {
+		if seen, _ := recordPins(p.State.Records); len(seen) != recClusters {
+			got := len(seen)
 			b.Fatalf("the state remembers %d records, want %d", got, recClusters)
 		}
 

@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"os"
+	"path/filepath"
 	"reflect"
 	"runtime"
 	"runtime/debug"
@@ -19,9 +21,9 @@ import (
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/inventory/kube"
 	"reclaim.dev/reclaim/inventory/published"
-	"reclaim.dev/reclaim/reconcile/engine"
 	"reclaim.dev/reclaim/reconcile/kinds/kind"
 	"reclaim.dev/reclaim/reconcile/kinds/netiface"
+	"reclaim.dev/reclaim/reconcile/state"
 )
 
 // memRecords is a bucket in memory.
@@ -96,7 +98,7 @@ var recTarget = kube.Target{Name: "prod-a", Place: recPlace, CloudName: "prod-a"
 
 // pass reads prod-a once with what the state remembered, and returns the
 // cluster and what the state remembers after.
-func pass(rr *recordReader, prev map[string]engine.RecordSeen) (inventory.ClusterRefs, map[string]engine.RecordSeen) {
+func pass(rr *recordReader, prev map[string]RecordSeen) (inventory.ClusterRefs, map[string]RecordSeen) {
 	rr.begin(prev)
 	c := rr.read(context.Background(), []kube.Target{recTarget})[0]
 	return c, rr.remembered()
@@ -122,7 +124,7 @@ func TestRecordReaderHoldsAnotherClustersRecord(t *testing.T) {
 	m, now := memRecords{}, recT0.Add(time.Hour)
 	m.put(t, 20, "uid-2", "", recT0)
 	key := published.Key("fleet", recPlace, "prod-a")
-	prev := map[string]engine.RecordSeen{key: {KubeSystemUID: "uid-1", Sizes: sized(recT0, 20, 1)}}
+	prev := map[string]RecordSeen{key: {KubeSystemUID: "uid-1", Sizes: sized(recT0, 20, 1)}}
 	c, seen := pass(reader(m, &now, nil), prev)
 	if c.Complete || !strings.Contains(strings.Join(c.Problems, " "), "kubeSystemUIDs.prod-a: uid-2") || !reflect.DeepEqual(seen[key], prev[key]) {
 		t.Fatalf("complete %v, problems %v, remembered %+v", c.Complete, c.Problems, seen[key])
@@ -136,8 +138,8 @@ func TestRecordReaderHoldsAnotherClustersRecord(t *testing.T) {
 
 // sized is what the state remembers of one accepted record of pods pods
 // and pvs PVs at at.
-func sized(at time.Time, pods, pvs int) []engine.RecordSizes {
-	return []engine.RecordSizes{{At: at, Counts: map[string]int{"pods": pods, "pvs": pvs, "podIPs": 0, "nodes": 0, "images": 0, "pvcs": 0}}}
+func sized(at time.Time, pods, pvs int) []RecordSizes {
+	return []RecordSizes{{At: at, Counts: map[string]int{"pods": pods, "pvs": pvs, "podIPs": 0, "nodes": 0, "images": 0, "pvcs": 0}}}
 }
 
 // A record much smaller than the last accepted holds until it has been
@@ -145,7 +147,7 @@ func sized(at time.Time, pods, pvs int) []engine.RecordSizes {
 func TestRecordReaderHoldsASuddenDropUntilItSettles(t *testing.T) {
 	m, now := memRecords{}, recT0.Add(time.Hour)
 	key := published.Key("fleet", recPlace, "prod-a")
-	prev := map[string]engine.RecordSeen{key: {KubeSystemUID: "uid-1", Sizes: sized(recT0, 100, 1)}}
+	prev := map[string]RecordSeen{key: {KubeSystemUID: "uid-1", Sizes: sized(recT0, 100, 1)}}
 	m.put(t, 60, "uid-1", "", recT0) // 60 of 100: within 50%
 	if c, _ := pass(reader(m, &now, nil), prev); !c.Complete {
 		t.Fatalf("a drop within maxDrop held: %v", c.Problems)
@@ -176,7 +178,7 @@ func TestRecordReaderHoldsASuddenDropUntilItSettles(t *testing.T) {
 func TestRecordReaderHoldsARecordThatDropsOneClass(t *testing.T) {
 	m, now := memRecords{}, recT0.Add(time.Hour)
 	key := published.Key("fleet", recPlace, "prod-a")
-	prev := map[string]engine.RecordSeen{key: {KubeSystemUID: "uid-1", Sizes: sized(recT0, 20, 1)}}
+	prev := map[string]RecordSeen{key: {KubeSystemUID: "uid-1", Sizes: sized(recT0, 20, 1)}}
 	m.putPVs(t, 20, 0, "uid-1", "", recT0.Add(30*time.Minute))
 	c, seen := pass(reader(m, &now, nil), prev)
 	if c.Complete || !strings.Contains(strings.Join(c.Problems, " "), "0 pvs where it listed 1") || !seen[key].DropSince.Equal(now) {
@@ -189,7 +191,7 @@ func TestRecordReaderHoldsARecordThatDropsOneClass(t *testing.T) {
 func TestRecordReaderHoldsAStepwiseDrop(t *testing.T) {
 	m, now := memRecords{}, recT0
 	key := published.Key("fleet", recPlace, "prod-a")
-	var seen map[string]engine.RecordSeen
+	var seen map[string]RecordSeen
 	for i, pvs := range []int{40, 21, 11} {
 		m.putPVs(t, 20, pvs, "uid-1", "", now.Add(-time.Minute))
 		var c inventory.ClusterRefs
@@ -214,7 +216,7 @@ func TestRecordReaderHoldsAFirstRecordTheCloudsContradict(t *testing.T) {
 	clouds := map[string]any{netiface.Source: []inventory.NetworkListing{{Account: recPlace.Account, Region: recPlace.Location, Complete: true,
 		Interfaces: []inventory.NetInterface{{ID: "eni-0a1b", Status: "in-use", Tags: map[string]string{inventory.InterfaceClusterTag: "prod-a"}},
 			{ID: "eni-0c2d", Status: "in-use", Tags: map[string]string{inventory.InterfaceClusterTag: "prod-b"}}}}}}
-	read := func(prev map[string]engine.RecordSeen) (inventory.ClusterRefs, map[string]engine.RecordSeen) {
+	read := func(prev map[string]RecordSeen) (inventory.ClusterRefs, map[string]RecordSeen) {
 		rr := reader(m, &now, nil)
 		rr.begin(prev)
 		rr.withClouds(clouds)
@@ -263,7 +265,7 @@ func TestRecordReaderHoldsTwinsAndRecordsWithoutIdentity(t *testing.T) {
 		}
 		m[keyB] = b.Bytes()
 	}
-	read := func() ([]inventory.ClusterRefs, map[string]engine.RecordSeen) {
+	read := func() ([]inventory.ClusterRefs, map[string]RecordSeen) {
 		rr := reader(m, &now, nil)
 		rr.begin(nil)
 		got := rr.read(context.Background(), []kube.Target{recTarget, other})
@@ -588,5 +590,49 @@ func TestRecordReaderReadsAtTheRecordsTakenAt(t *testing.T) {
 	c, _ := pass(reader(m, &now, nil), nil)
 	if !c.ReadAt.Equal(recT0) {
 		t.Fatalf("read at %s, want the record's TakenAt %s", c.ReadAt, recT0)
+	}
+}
+
+// A state file written before the record pins moved out of the engine
+// (engine.State.Records was a map of them) loads with its pins intact:
+// the pinned UID still refuses another cluster's record, and the pins
+// are saved back in the same shape.
+func TestRecordPinsOfAnOlderStateFile(t *testing.T) {
+	key := published.Key("fleet", recPlace, "prod-a")
+	if key != "fleet/clusters/eks/123456789012/us-east-1/prod-a.json.gz" {
+		t.Fatalf("key %s", key)
+	}
+	const records = `{"fleet/clusters/eks/123456789012/us-east-1/prod-a.json.gz":{"kubeSystemUID":"uid-1","sizes":[{"at":"2026-11-27T10:00:00Z","counts":{"pods":20,"pvs":1}}]}}`
+	path := filepath.Join(t.TempDir(), "state.json")
+	if err := os.WriteFile(path, []byte(`{"version":2,"resources":{},"records":`+records+`}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	fs := &state.FileStore{Path: path}
+	st, err := fs.Load(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	prev, err := recordPins(st.Records)
+	if err != nil || prev[key].KubeSystemUID != "uid-1" || prev[key].Sizes[0].Counts["pods"] != 20 {
+		t.Fatalf("pins %+v, %v", prev, err)
+	}
+	m, now := memRecords{}, recT0.Add(time.Hour)
+	m.put(t, 20, "uid-2", "", recT0)
+	c, seen := pass(reader(m, &now, nil), prev)
+	if c.Complete || !strings.Contains(strings.Join(c.Problems, " "), "kubeSystemUIDs.prod-a: uid-2") {
+		t.Fatalf("another cluster's record: complete %v, problems %v", c.Complete, c.Problems)
+	}
+	if st.Records, err = recordPinsJSON(seen); err != nil {
+		t.Fatal(err)
+	}
+	if err := fs.Save(context.Background(), st); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), `"records":`+records) {
+		t.Fatalf("saved %s", b)
 	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"reclaim.dev/reclaim/base/layout"
 	"reclaim.dev/reclaim/notify/report"
 	"reclaim.dev/reclaim/providers/ebs/ebsfake"
 	"reclaim.dev/reclaim/providers/ec2/ec2fake"
@@ -193,7 +194,7 @@ func TestDemoTellsTheEKSStory(t *testing.T) {
 	if d := byID[netiface.ID(EC2Account, EC2Region, eks.HeldByUnlisted)]; d.Action != engine.Mark || !d.Held || !strings.Contains(d.Why(), "cluster "+UnlistedCluster) {
 		t.Errorf("interface in the unlisted cluster's subnet: %s %q", d.Action, d.Why())
 	}
-	rows, _ := p.Section("fleet").([]engine.FleetRow)
+	rows, _ := layout.Data(p.Sections, "fleet").([]engine.FleetRow)
 	unlisted, joined := false, 0
 	for _, r := range rows {
 		unlisted = unlisted || (strings.HasPrefix(r.Name, UnlistedCluster+"@") && r.State == "not-read")
@@ -279,7 +280,7 @@ func TestDemoTellsTheEBSStory(t *testing.T) {
 		hs[0].LimitGiB != gp3QuotaTiB*1024 || !hs[0].Warning || hs[0].PlanFreesGiB != 5000 {
 		t.Errorf("gp3 headroom %+v", hs)
 	}
-	rows, _ := p.Section("fleet").([]engine.FleetRow)
+	rows, _ := layout.Data(p.Sections, "fleet").([]engine.FleetRow)
 	if !slices.ContainsFunc(rows, func(r engine.FleetRow) bool { return r.Name == TornDownCluster && r.State == "out-of-scope" }) {
 		t.Errorf("the fleet section does not declare %s out of scope: %+v", TornDownCluster, rows)
 	}

@@ -8,8 +8,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"reclaim.dev/reclaim/base/layout"
 	"reclaim.dev/reclaim/providers/ebs/ebsfake"
-	"reclaim.dev/reclaim/reconcile/engine"
 	"reclaim.dev/reclaim/reconcile/kinds/ebsvolume"
 )
 
@@ -112,10 +112,10 @@ func SeedEBS(srv *ebsfake.Server, f *Fleet, now time.Time) EBS {
 	// and nothing frees it.
 	key := "ebs/" + ebsvolume.Pool(EC2Account, EC2Region, "gp3")
 	if f.State.Usage == nil {
-		f.State.Usage = map[string][]engine.Sample{}
+		f.State.Usage = map[string][]layout.Sample{}
 	}
 	for h := 24; h >= 1; h-- {
-		f.State.Usage[key] = append(f.State.Usage[key], engine.Sample{T: now.Add(-time.Duration(h) * time.Hour), Usage: float64(out.UsedGiB)})
+		f.State.Usage[key] = append(f.State.Usage[key], layout.Sample{T: now.Add(-time.Duration(h) * time.Hour), Usage: float64(out.UsedGiB)})
 	}
 	return out
 }

@@ -16,6 +16,7 @@ import (
 	dynfake "k8s.io/client-go/dynamic/fake"
 	"k8s.io/client-go/kubernetes/fake"
 
+	"reclaim.dev/reclaim/base/layout"
 	"reclaim.dev/reclaim/inventory/kube"
 	"reclaim.dev/reclaim/providers/gce/gcefake"
 	"reclaim.dev/reclaim/reconcile/engine"
@@ -268,10 +269,10 @@ func Seed(srv *gcefake.Server, now time.Time) *Fleet {
 	srv.SetQuota(Project, Region, "SSD_TOTAL_GB", 1500, float64(ssd))
 	// Earlier hourly runs saw SSD usage grow by one failed workflow's disks
 	// (20 GB) every twelve hours or so.
-	f.State.Usage = map[string][]engine.Sample{}
+	f.State.Usage = map[string][]layout.Sample{}
 	key = Project + "/" + Region + "/SSD_TOTAL_GB"
 	for h := 24; h >= 1; h-- {
-		f.State.Usage[key] = append(f.State.Usage[key], engine.Sample{T: now.Add(-time.Duration(h) * time.Hour), Usage: float64(ssd) - float64(h)*40/24})
+		f.State.Usage[key] = append(f.State.Usage[key], layout.Sample{T: now.Add(-time.Duration(h) * time.Hour), Usage: float64(ssd) - float64(h)*40/24})
 	}
 	srv.SetQuota(Project, Region, "DISKS_TOTAL_GB", 4096, 100)
 	return f

@@ -16,6 +16,8 @@ import (
 	"go.uber.org/zap"
 
 	config "reclaim.dev/reclaim/configs"
+	"reclaim.dev/reclaim/inventory"
+	"reclaim.dev/reclaim/notify/report"
 	"reclaim.dev/reclaim/reconcile/audit"
 	"reclaim.dev/reclaim/reconcile/engine"
 	"reclaim.dev/reclaim/reconcile/state"
@@ -95,4 +97,13 @@ disks:
 		t.Fatal(err)
 	}
 	return cfg
+}
+
+// Build is engine.Build as the runner does it: the plan, then what the
+// kinds show of it (report.Show), so a kind's test reads its sections,
+// summaries, gauges and warnings in the plan.
+func Build(snap *inventory.Snapshot, kinds []engine.Kind, prev engine.State, now time.Time, opts ...engine.Option) *engine.Plan {
+	p := engine.Build(snap, kinds, prev, now, opts...)
+	report.Show(p, kinds, snap)
+	return p
 }

@@ -217,8 +217,9 @@ func (k *Kind) Propose(snap *inventory.Snapshot, now time.Time) engine.Proposals
 	return out
 }
 
-// View lists the decisions.
-func (k *Kind) View(p *engine.Plan, _ *inventory.Snapshot) engine.View {
+// View lists the decisions: it makes the kind a report.Viewer, which
+// reports read (report.Show).
+func (k *Kind) View(p *engine.Plan, _ *inventory.Snapshot) layout.View {
 	b := layout.Block{Indent: 2}
 	for d := range p.All() {
 		if d.Kind == Name {
@@ -226,9 +227,9 @@ func (k *Kind) View(p *engine.Plan, _ *inventory.Snapshot) engine.View {
 		}
 	}
 	if len(b.Rows) == 0 {
-		return engine.View{}
+		return layout.View{}
 	}
-	return engine.View{Sections: []layout.Section{{Title: "TEMPORARY BUCKETS", Place: layout.Details, Blocks: []layout.Block{b}}}}
+	return layout.View{Sections: []layout.Section{{Title: "TEMPORARY BUCKETS", Place: layout.Details, Blocks: []layout.Block{b}}}}
 }
 
 func detailOf(d *engine.Decision) *Detail {

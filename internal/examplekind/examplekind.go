@@ -25,6 +25,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes"
 
+	"reclaim.dev/reclaim/base/layout"
 	"reclaim.dev/reclaim/base/optout"
 	config "reclaim.dev/reclaim/configs"
 	"reclaim.dev/reclaim/inventory"
@@ -208,8 +209,9 @@ func (k *Kind) Propose(snap *inventory.Snapshot, now time.Time) engine.Proposals
 	return out
 }
 
-func (k *Kind) View(p *engine.Plan, _ *inventory.Snapshot) engine.View {
-	return engine.View{Summary: fmt.Sprintf("%d temporary ConfigMap(s) to delete", p.Count(Name, engine.Delete))}
+// View makes the kind a report.Viewer: what reports show of the plan.
+func (k *Kind) View(p *engine.Plan, _ *inventory.Snapshot) layout.View {
+	return layout.View{Summary: fmt.Sprintf("%d temporary ConfigMap(s) to delete", p.Count(Name, engine.Delete))}
 }
 
 func (k *Kind) Recheck(ctx context.Context, batch []*engine.Decision) ([]engine.Verdict, error) {

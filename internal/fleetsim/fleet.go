@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"reclaim.dev/reclaim/inventory"
+	"reclaim.dev/reclaim/notify/report"
 	"reclaim.dev/reclaim/reconcile/audit"
 	"reclaim.dev/reclaim/reconcile/engine"
 	"reclaim.dev/reclaim/reconcile/kinds/ecrimage"
@@ -287,6 +288,7 @@ func (f *fleet) runOnce(calm bool) {
 		return
 	}
 	plan := engine.Build(&snap, f.kinds, prev, f.now)
+	report.Show(plan, f.kinds, &snap)
 	due := map[string]int{}
 	for _, k := range f.kinds {
 		due[k.Name()] = dueCount(plan, k, f.now)

@@ -52,7 +52,7 @@ func fixedReport() *report.Report {
 			Lines: []string{"  ! p r1 SSD_TOTAL_GB is 97.0% used (1455 of 1500 GB), 77.0% after this plan.", "  ! p r1 SSD_TOTAL_GB grows 40 GB a day: full around 2026-11-24 20:00 UTC at this rate."}}}},
 			{Title: "GCE DISKS", Place: layout.Details}},
 		// As the engine orders them: the subnet runs out first.
-		Warnings: []engine.Warning{
+		Warnings: []layout.Warning{
 			{Kind: "ec2-interface", Text: "subnet-1 (us-east-1a) is 92% used: 326 of 4091 addresses free.", RunsOutAt: at(90 * time.Minute)},
 			{Kind: "gce-disk", Text: "p r1 SSD_TOTAL_GB is 97.0% used (1455 of 1500 GB), 77.0% after this plan.", RunsOutAt: at(26*time.Hour + 50*time.Minute)},
 			{Kind: "gce-disk", Text: "p r1 SSD_TOTAL_GB grows 40 GB a day: full around 2026-11-24 20:00 UTC at this rate.", RunsOutAt: at(26*time.Hour + 50*time.Minute)},

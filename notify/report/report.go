@@ -185,7 +185,7 @@ func writeUrgent(b *strings.Builder, p *engine.Plan) {
 
 // UrgentText is a warning led by the time left, when projected: "[runs
 // out in 1h34m] subnet-…".
-func UrgentText(w engine.Warning, now time.Time) string {
+func UrgentText(w layout.Warning, now time.Time) string {
 	if left := TimeLeft(w, now); left != "" {
 		return "[" + left + "] " + w.Text
 	}
@@ -194,12 +194,12 @@ func UrgentText(w engine.Warning, now time.Time) string {
 
 // TimeLeft says how long until a warning's resource runs out: "runs out in
 // 1h34m", "out now", or "" when not projected.
-func TimeLeft(w engine.Warning, now time.Time) string {
+func TimeLeft(w layout.Warning, now time.Time) string {
 	if w.RunsOutAt == nil {
 		return ""
 	}
 	if left := w.RunsOutAt.Sub(now); left > 0 {
-		return "runs out in " + engine.HumanDuration(left)
+		return "runs out in " + layout.HumanDuration(left)
 	}
 	return "out now"
 }

@@ -55,7 +55,7 @@ func goldenReport() *report.Report {
 	// The kinds' own section builders, as their View calls them.
 	hs := []gcedisk.Headroom{{Project: "demo-project", Region: "asia-northeast1", Metric: "SSD_TOTAL_GB", Known: true, Limit: 1500, Usage: 1455,
 		PlanFrees: 25, OrphanGB: 25, FinishedWorkflowGB: 20,
-		Headroom: engine.Headroom{UsedPct: 0.97, UsedPctAfter: 0.9533, Warning: true, GrowthPerDay: 40, RunsOutAt: &full}}}
+		Headroom: layout.Headroom{UsedPct: 0.97, UsedPctAfter: 0.9533, Warning: true, GrowthPerDay: 40, RunsOutAt: &full}}}
 	p.Warnings = gcedisk.Warnings(hs)
 	for i := range p.Warnings {
 		p.Warnings[i].Kind = gcedisk.Name // as Build sets it
@@ -159,7 +159,7 @@ func TestForOwnersCutsDecisionsAndOutcome(t *testing.T) {
 		{Kind: "k8s-job", ID: "c", Action: engine.Delete},
 		{Kind: "gce-disk", ID: "d", Action: engine.Mark, Owner: "web"},
 	}, Sources: []engine.Source{{Kind: "cluster", Name: "x", Complete: false}}, Incomplete: true,
-		Blocked: []string{"cluster x is incomplete"}, Warnings: []engine.Warning{{Text: "w"}}, Summaries: []string{"s"}}
+		Blocked: []string{"cluster x is incomplete"}, Warnings: []layout.Warning{{Text: "w"}}, Summaries: []string{"s"}}
 	o := &engine.Outcome{}
 	for _, r := range []engine.Result{{Kind: "k8s-job", ID: "a", Result: engine.ResultDeleted, SizeGB: 1},
 		{Kind: "k8s-job", ID: "b", Result: engine.ResultFailed}, {Kind: "k8s-job", ID: "c", Result: engine.ResultDeleted}} {

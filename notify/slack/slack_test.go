@@ -457,7 +457,7 @@ func TestMostUrgentLeads(t *testing.T) {
 	soon, later := now.Add(90*time.Minute), now.Add(27*time.Hour)
 	p := &engine.Plan{GeneratedAt: now,
 		Decisions: []engine.Decision{{Kind: "k8s-job", ID: "clusters/a/namespaces/n/jobs/j", Action: engine.Delete, Frees: engine.Free(1, finished.Addresses)}},
-		Warnings: []engine.Warning{
+		Warnings: []layout.Warning{
 			{Kind: "ec2-interface", Text: "subnet-1 (us-east-1a) is 92% used: 326 of 4091 addresses free.", RunsOutAt: &soon},
 			{Kind: "gce-disk", Text: "p r1 SSD_TOTAL_GB is 97.0% used (1455 of 1500 GB), 77.0% after this plan.", RunsOutAt: &later},
 		},
@@ -497,7 +497,7 @@ func TestGoldenMessages(t *testing.T) {
 			{Kind: "gce-disk", ID: "projects/p/zones/z/disks/cache", Name: "cache", Action: engine.Mark, Owner: "web", Frees: engine.Frees{Amounts: [2]engine.Amount{{N: 50, Unit: gcedisk.GB}}, Cost: 5}},
 			{Kind: "gce-disk", ID: "projects/p/zones/z/disks/old", Name: "old", Action: engine.Mark, Frees: engine.Frees{Amounts: [2]engine.Amount{{N: 10, Unit: gcedisk.GB}}, Cost: 1.7}},
 		},
-		Warnings: []engine.Warning{
+		Warnings: []layout.Warning{
 			{Kind: "ec2-interface", Text: "subnet-1 (us-east-1a) is 92% used: 326 of 4091 addresses free.", RunsOutAt: &soon},
 			{Kind: "gce-disk", Text: "p r1 SSD_TOTAL_GB is 97.0% used (1455 of 1500 GB), 77.0% after this plan.", RunsOutAt: &later},
 		},

@@ -11,6 +11,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/resourceversion"
 
+	"reclaim.dev/reclaim/base/layout"
 	"reclaim.dev/reclaim/inventory"
 )
 
@@ -31,7 +32,9 @@ import (
 //  7. dependencies again, for what the caps held;
 //  8. forget the clocks of resources no longer candidates, or certainly gone;
 //
-// then each decision is priced (Pricer) and each kind shows the plan (View).
+// then each decision is priced (Pricer). What the kinds show of the plan
+// (their report sections, warnings and gauges) is not the engine's:
+// notify/report's Show adds it.
 //
 // It is pure: no I/O, no clock but now.
 func Build(snap *inventory.Snapshot, kinds []Kind, prev State, now time.Time, opts ...Option) *Plan {
@@ -124,19 +127,6 @@ func Build(snap *inventory.Snapshot, kinds []Kind, prev State, now time.Time, op
 		return order[a.Action] < order[b.Action]
 	})
 	p.State = next
-	for _, k := range kinds {
-		v := k.View(p, snap)
-		p.Sections = append(p.Sections, v.Sections...)
-		if v.Summary != "" {
-			p.Summaries = append(p.Summaries, v.Summary)
-		}
-		p.Gauges = append(p.Gauges, v.Gauges...)
-		for _, w := range v.Warnings {
-			w.Kind = k.Name()
-			p.Warnings = append(p.Warnings, w)
-		}
-	}
-	sortWarnings(p.Warnings)
 	return p
 }
 
@@ -175,9 +165,9 @@ func (r *rules) graceNote(k graceKey) string {
 	if n, ok := r.grace[k]; ok {
 		return n
 	}
-	n := fmt.Sprintf("orphan since %s, deletable after %s (grace %s)", fmtTime(k.since), fmtTime(k.after), HumanDuration(k.grace))
+	n := fmt.Sprintf("orphan since %s, deletable after %s (grace %s)", fmtTime(k.since), fmtTime(k.after), layout.HumanDuration(k.grace))
 	if k.due {
-		n = fmt.Sprintf("orphan since %s (grace %s elapsed)", fmtTime(k.since), HumanDuration(k.grace))
+		n = fmt.Sprintf("orphan since %s (grace %s elapsed)", fmtTime(k.since), layout.HumanDuration(k.grace))
 	}
 	if r.grace == nil {
 		r.grace = map[graceKey]string{}
@@ -295,7 +285,7 @@ func (r *rules) staleWhy(v view, since time.Time) string {
 		return r.shared(fmt.Sprintf("cluster %s's view has no read time, so reclaim cannot tell it is fresh enough to delete on (%s)", v.name, f.hint))
 	case f.bound > 0 && r.now.Sub(v.at) > f.bound:
 		return r.shared(fmt.Sprintf("cluster %s was read %s ago (at %s), more than %s %s: its view still keeps what it shows in use, but a use made since is not in it (%s)",
-			v.name, HumanDuration(r.now.Sub(v.at).Round(time.Second)), fmtTime(v.at), f.name, HumanDuration(f.bound), f.hint))
+			v.name, layout.HumanDuration(r.now.Sub(v.at).Round(time.Second)), fmtTime(v.at), f.name, layout.HumanDuration(f.bound), f.hint))
 	case v.at.Before(since) && since.Before(r.now):
 		return r.shared(fmt.Sprintf("cluster %s was read at %s, before this candidate's grace began (%s): no view of it since confirms it unused (%s)",
 			v.name, fmtTime(v.at), fmtTime(since), f.hint))
@@ -481,7 +471,7 @@ func (r *rules) decide(k Kind, pr *Proposals) {
 		case it.Wait != "":
 			d.note(it.Wait)
 		case Young(it.Created, r.now, lim.MinAge):
-			d.note(fmt.Sprintf("younger than min age %s (created %s)", HumanDuration(lim.MinAge), fmtTime(it.Created)))
+			d.note(fmt.Sprintf("younger than min age %s (created %s)", layout.HumanDuration(lim.MinAge), fmtTime(it.Created)))
 		case r.now.Before(graceEnds):
 			d.note(r.graceNote(graceKey{since: since, after: after, grace: lim.Grace}))
 		default:
@@ -660,7 +650,7 @@ func (r *rules) notice(due []int, lim Limits) []int {
 			r.holdSlot(i, "not yet announced in a delivered report (notify.requireNotice); the next delivered report starts the notice")
 		case r.now.Before(e.Announced.Add(lim.Grace)):
 			r.holdSlot(i, fmt.Sprintf("announced %s, deletable after %s (notify.requireNotice: grace %s after the first delivered report)",
-				fmtTime(e.Announced), fmtTime(e.Announced.Add(lim.Grace)), HumanDuration(lim.Grace)))
+				fmtTime(e.Announced), fmtTime(e.Announced.Add(lim.Grace)), layout.HumanDuration(lim.Grace)))
 		default:
 			out = append(out, i)
 			continue

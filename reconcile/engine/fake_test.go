@@ -36,10 +36,9 @@ const fakeName = "fake"
 
 func fakeID(name string) string { return "fake/" + name }
 
-func (k *fakeKind) Name() string                                       { return fakeName }
-func (k *fakeKind) Owns(id string) bool                                { return strings.HasPrefix(id, "fake/") }
-func (k *fakeKind) Limits() engine.Limits                              { return k.lim }
-func (k *fakeKind) View(*engine.Plan, *inventory.Snapshot) engine.View { return engine.View{} }
+func (k *fakeKind) Name() string          { return fakeName }
+func (k *fakeKind) Owns(id string) bool   { return strings.HasPrefix(id, "fake/") }
+func (k *fakeKind) Limits() engine.Limits { return k.lim }
 
 // Propose proposes every item; an id it does not list is gone.
 func (k *fakeKind) Propose(*inventory.Snapshot, time.Time) engine.Proposals {

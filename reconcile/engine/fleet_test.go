@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"reclaim.dev/reclaim/base/layout"
 	"reclaim.dev/reclaim/internal/enginetest"
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/reconcile/engine"
@@ -161,7 +162,7 @@ func TestFleetSectionShowsFailedClusters(t *testing.T) {
 		{Name: "b", Configured: true, State: inventory.MemberRead},
 	}}
 	p := engine.Build(s, []engine.Kind{&fakeKind{lim: testLimits()}}, engine.NewState(), t0)
-	rows := p.Section("fleet").([]engine.FleetRow)
+	rows := layout.Data(p.Sections, "fleet").([]engine.FleetRow)
 	if rows[0].State != inventory.MemberRead || rows[1].State != engine.StateFailed || rows[1].Reason != "connection refused" {
 		t.Fatalf("rows %+v", rows)
 	}

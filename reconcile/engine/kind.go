@@ -4,15 +4,15 @@ import (
 	"context"
 	"time"
 
-	"reclaim.dev/reclaim/base/layout"
 	"reclaim.dev/reclaim/base/outcome"
 	"reclaim.dev/reclaim/inventory"
 )
 
 // Kind is one sort of thing reclaim may delete. It knows only what is specific
-// to it; every safety rule is the engine's. Propose and View are pure; Recheck
-// and Delete are the only calls that reach a cloud or cluster, and only the
-// applier makes them.
+// to it; every safety rule is the engine's. Propose is pure; Recheck and
+// Delete are the only calls that reach a cloud or cluster, and only the
+// applier makes them. What a kind shows in reports is not part of it: a kind
+// that shows the plan is also a report.Viewer (notify/report).
 type Kind interface {
 	// Name is the kind as reports, metrics and the audit log spell it.
 	Name() string
@@ -22,8 +22,6 @@ type Kind interface {
 	Limits() Limits
 	// Propose makes a proposal for every resource the kind cares about.
 	Propose(snap *inventory.Snapshot, now time.Time) Proposals
-	// View shows the final plan: sections, a summary phrase, metric samples.
-	View(p *Plan, snap *inventory.Snapshot) View
 	// Recheck re-reads a batch right before it is deleted: one verdict per
 	// decision, or an error when the re-read failed (then nothing is deleted).
 	Recheck(ctx context.Context, batch []*Decision) ([]Verdict, error)
@@ -279,15 +277,6 @@ func Listed(scope func(id string) (string, bool), complete, present map[string]b
 // reports price the waste and what the plan saves.
 type Pricer interface {
 	MonthlyCost(d *Decision) float64
-}
-
-// View is what a kind shows of a final plan.
-type View struct {
-	Sections []layout.Section
-	Summary  string
-	Gauges   []layout.Gauge
-	// Warnings are the kind's (Plan.Warnings orders them across kinds).
-	Warnings []Warning
 }
 
 // Verdict is the re-read's answer for one decision.

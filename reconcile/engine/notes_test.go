@@ -19,7 +19,6 @@ func (k manyKind) Owns(id string) bool { return strings.HasPrefix(id, "many/") }
 func (k manyKind) Limits() Limits {
 	return Limits{Grace: time.Hour, MaxDeletes: 10, MaxDeletePercent: 1, BatchSize: 1, Wording: Wording{Section: "many", Noun: "things"}}
 }
-func (k manyKind) View(*Plan, *inventory.Snapshot) View { return View{} }
 func (k manyKind) Recheck(context.Context, []*Decision) ([]Verdict, error) {
 	return nil, nil
 }

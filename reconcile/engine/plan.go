@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"io"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -18,17 +17,20 @@ type Plan struct {
 	GeneratedAt time.Time
 	Sources     []Source
 	Decisions   []Decision
-	// Sections are what kinds show of the plan (headroom, repositories, ...);
+	// Sections are what the plan shows (the fleet; then what kinds show of
+	// it, headroom, repositories, ..., added by notify/report's Show);
 	// those with a Key appear in the JSON plan under that key.
 	Sections []layout.Section
 	// Warnings are what a person must act on, most urgent first: sooner
-	// exhaustion first, then those with no projection, in kind order.
-	Warnings []Warning
+	// exhaustion first, then those with no projection, in kind order
+	// (report.Show adds the kinds').
+	Warnings []layout.Warning
 	// Currency names the unit of the decisions' Frees.Cost.
 	Currency string
-	// Summaries are one phrase per kind for the report's summary line.
+	// Summaries are one phrase per kind for the report's summary line
+	// (report.Show).
 	Summaries []string
-	// Gauges are the kinds' metric samples of this plan.
+	// Gauges are the kinds' metric samples of this plan (report.Show).
 	Gauges []layout.Gauge
 	// Blocked lists why some deletions were held back for the whole run.
 	Blocked []string
@@ -61,30 +63,6 @@ type Plan struct {
 	// compact are the decisions kept as rows (Proposal.Remake): All
 	// yields them with Decisions.
 	compact rowsOf
-}
-
-// Warning is something a person must act on: a quota, a subnet or a
-// repository near its limit. RunsOutAt, when known, is when it is
-// exhausted at the current rate, and orders the warnings.
-type Warning struct {
-	Kind      string     `json:"kind"`
-	Text      string     `json:"text"`
-	RunsOutAt *time.Time `json:"runsOutAt,omitempty"`
-}
-
-// sortWarnings orders warnings by RunsOutAt, soonest first, those without
-// one after, keeping the kinds' order among equals.
-func sortWarnings(ws []Warning) {
-	sort.SliceStable(ws, func(i, j int) bool {
-		a, b := ws[i].RunsOutAt, ws[j].RunsOutAt
-		switch {
-		case a == nil:
-			return false
-		case b == nil:
-			return true
-		}
-		return a.Before(*b)
-	})
 }
 
 type confirmation struct {
@@ -199,23 +177,13 @@ func (p *Plan) sourceIndex(key string) (int, bool) {
 	return i, ok
 }
 
-// Section returns the data of the section with key, or nil.
-func (p *Plan) Section(key string) any {
-	for _, s := range p.Sections {
-		if s.Key == key {
-			return s.Data
-		}
-	}
-	return nil
-}
-
 type planHead struct {
-	Version     string     `json:"version"`
-	GeneratedAt time.Time  `json:"generatedAt"`
-	Currency    string     `json:"currency,omitempty"`
-	Warnings    []Warning  `json:"warnings,omitempty"`
-	Sources     []Source   `json:"sources"`
-	Decisions   []Decision `json:"decisions"`
+	Version     string           `json:"version"`
+	GeneratedAt time.Time        `json:"generatedAt"`
+	Currency    string           `json:"currency,omitempty"`
+	Warnings    []layout.Warning `json:"warnings,omitempty"`
+	Sources     []Source         `json:"sources"`
+	Decisions   []Decision       `json:"decisions"`
 }
 
 type planTail struct {

@@ -410,45 +410,6 @@ func TestFilterAfterBreakerBeforeCaps(t *testing.T) {
 	}
 }
 
-// warnKind is a kind whose view warns.
-type warnKind struct {
-	fakeKind
-	name string
-	ws   []engine.Warning
-}
-
-func (k *warnKind) Name() string { return k.name }
-func (k *warnKind) View(*engine.Plan, *inventory.Snapshot) engine.View {
-	return engine.View{Warnings: k.ws}
-}
-
-// The plan's warnings are ordered across kinds by when each runs out,
-// soonest first, those without a projection last; each names its kind.
-func TestWarningsMostUrgentFirst(t *testing.T) {
-	soon, later := t0.Add(90*time.Minute), t0.Add(27*time.Hour)
-	a := &warnKind{fakeKind: fakeKind{lim: testLimits()}, name: "a", ws: []engine.Warning{{Text: "a no projection"}, {Text: "a in 27h", RunsOutAt: &later}}}
-	b := &warnKind{fakeKind: fakeKind{lim: testLimits()}, name: "b", ws: []engine.Warning{{Text: "b in 90m", RunsOutAt: &soon}}}
-	p := engine.Build(snap(complete("c")), []engine.Kind{a, b}, engine.NewState(), t0)
-	var got []string
-	for _, w := range p.Warnings {
-		got = append(got, w.Kind+": "+w.Text)
-	}
-	if want := []string{"b: b in 90m", "a: a in 27h", "a: a no projection"}; !slices.Equal(got, want) {
-		t.Fatalf("warnings %q, want %q", got, want)
-	}
-}
-
-func TestHumanDuration(t *testing.T) {
-	for d, want := range map[time.Duration]string{
-		42 * time.Minute: "42m", 94 * time.Minute: "1h34m", 3 * time.Hour: "3h", 26*time.Hour + 50*time.Minute: "27h",
-		30 * 24 * time.Hour: "30d", 76 * time.Hour: "3d4h",
-	} {
-		if got := engine.HumanDuration(d); got != want {
-			t.Errorf("HumanDuration(%s) = %s, want %s", d, got, want)
-		}
-	}
-}
-
 // A failed listing proves nothing: only a complete one says gone.
 func TestListedPresence(t *testing.T) {
 	scope := func(id string) (string, bool) { s, _, ok := strings.Cut(id, "/"); return s, ok }

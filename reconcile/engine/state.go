@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/resourceversion"
-	"maps"
+	"reclaim.dev/reclaim/base/layout"
 )
 
 // State is what reclaim remembers between runs: when each resource was first
@@ -25,48 +25,26 @@ type State struct {
 	// every delete done; a CronJob's metrics read it from here.
 	LastSuccess time.Time `json:"lastSuccess,omitzero"`
 	// Usage is a short history of each quota's usage (by pool), from which
-	// kinds project when it runs out.
-	Usage map[string][]Sample `json:"usage,omitempty"`
+	// the kinds' views project when it runs out (layout.Measure); the
+	// engine only keeps it.
+	Usage map[string][]layout.Sample `json:"usage,omitempty"`
 	// Reads are, per kind and listing ("k8s-job cluster:prod jobs policy:…"),
 	// the recent complete reads of it, oldest first (see Proposal.Witnesses).
 	Reads map[string][]Read `json:"reads,omitempty"`
 	// Delivered are the delivered reports (Announce), oldest first: a
 	// terminal candidate was announced by the first one whose run saw it as
 	// a candidate and that listed every candidate, or every one of its
-	// owner's.
-	Delivered []Delivery `json:"delivered,omitempty"`
+	// owner's. They are the engine's, not notify's: RequireNotice reads
+	// them as evidence that notice was given, and only Announce writes them.
+	Delivered []delivery `json:"delivered,omitempty"`
 	// SaveID names one save of the state, so that a store's journal
 	// (Journaled) is applied only to the state it followed.
 	SaveID string `json:"saveID,omitempty"`
-	// Records are, per published cluster record (its object key), what the
-	// deleter last accepted of it (fleet.snapshots).
-	Records map[string]RecordSeen `json:"records,omitempty"`
-}
-
-// RecordSeen is what a deleter remembers of a cluster's published record:
-// the kube-system UID its first accepted record pinned, the sizes of the
-// records accepted within fleet.snapshots.dropSettle (the last one
-// always), and since when a much smaller one has been published. Its
-// slices are never changed in place: a new RecordSeen has new ones.
-type RecordSeen struct {
-	KubeSystemUID string `json:"kubeSystemUID"`
-	// Sizes are the accepted records' counts per class of evidence, oldest
-	// first, one per stretch of time (the largest of each class in it).
-	Sizes     []RecordSizes `json:"sizes,omitempty"`
-	DropSince time.Time     `json:"dropSince,omitzero"`
-}
-
-// RecordSizes are what accepted records listed, per class of evidence
-// ("pvs", "pods", "podIPs", "nodes", "images", a tap's name...), in the
-// stretch of time beginning At.
-type RecordSizes struct {
-	At     time.Time      `json:"at"`
-	Counts map[string]int `json:"counts"`
-}
-
-// IsZero: nothing is remembered.
-func (r RecordSeen) IsZero() bool {
-	return r.KubeSystemUID == "" && len(r.Sizes) == 0 && r.DropSince.IsZero()
+	// Records are what the deleter last accepted of each published cluster
+	// record (fleet.snapshots), kept for their owner, the record reader
+	// (internal/app), which decodes and encodes them: the engine never
+	// reads them. Nil when there are none.
+	Records json.RawMessage `json:"records,omitempty"`
 }
 
 // WriteJSON writes s as json.Marshal does (its digests last), the packed
@@ -113,8 +91,8 @@ type Read struct {
 	Complete bool      `json:"-"`
 }
 
-// Delivery is one delivered report: the plan it showed, and when.
-type Delivery struct {
+// delivery is one delivered report: the plan it showed, and when.
+type delivery struct {
 	Plan time.Time `json:"plan"`
 	At   time.Time `json:"at"`
 	// Owners, when set, say the report listed only these owners'
@@ -130,12 +108,6 @@ const maxDelivered = 24 * 7 * 4
 // added Entry.Identity; a version-1 clock has none, so it restarts once for
 // kinds whose identity is not in the id (disks, PVCs): the safe direction.
 const StateVersion = 2
-
-// Sample is one observation of a quota's usage.
-type Sample struct {
-	T     time.Time `json:"t"`
-	Usage float64   `json:"u"`
-}
 
 // Entry is one resource's grace clock. Identity is the object it was started
 // for (a disk's numeric id, a PVC's UID): a new object under the same id is a
@@ -186,14 +158,12 @@ func (s State) Clone() State {
 			out.Reads[k] = append([]Read(nil), v...)
 		}
 	}
-	out.Delivered = append([]Delivery(nil), s.Delivered...)
-	if s.Records != nil {
-		out.Records = maps.Clone(s.Records)
-	}
+	out.Delivered = append([]delivery(nil), s.Delivered...)
+	out.Records = slices.Clone(s.Records)
 	if s.Usage != nil {
-		out.Usage = make(map[string][]Sample, len(s.Usage))
+		out.Usage = make(map[string][]layout.Sample, len(s.Usage))
 		for k, v := range s.Usage {
-			out.Usage[k] = append([]Sample(nil), v...)
+			out.Usage[k] = append([]layout.Sample(nil), v...)
 		}
 	}
 	return out
@@ -301,7 +271,8 @@ func (s *State) observe(id, identity string, now time.Time) (since time.Time, pa
 	return e.FirstSeen, !inResources
 }
 
-// Announce records that a delivered report listed the candidates of p
+// Announce is the one entry for notify's deliveries into the state: it
+// records that a delivered report listed the candidates of p
 // (marked or due): the notice RequireNotice waits for starts now for those
 // not announced before. owners are the owners a routed report was cut to
 // (report.ForOwners), and it announces theirs only; a report to the
@@ -310,7 +281,7 @@ func (s *State) observe(id, identity string, now time.Time) (since time.Time, pa
 // it recorded.
 func (s *State) Announce(p *Plan, t time.Time, owners ...string) int {
 	n := 0
-	s.Delivered = append(s.Delivered, Delivery{Plan: p.GeneratedAt, At: t, Owners: owners})
+	s.Delivered = append(s.Delivered, delivery{Plan: p.GeneratedAt, At: t, Owners: owners})
 	if len(s.Delivered) > maxDelivered {
 		s.Delivered = s.Delivered[len(s.Delivered)-maxDelivered:]
 	}

@@ -68,7 +68,7 @@ func seen(t time.Time, ids ...string) engine.State {
 }
 
 func plan(s inventory.Snapshot, sec Section, st engine.State) *engine.Plan {
-	return engine.Build(&s, []engine.Kind{New(sec, nil)}, st, t0)
+	return enginetest.Build(&s, []engine.Kind{New(sec, nil)}, st, t0)
 }
 
 func TestPlanVolume(t *testing.T) {
@@ -289,7 +289,7 @@ func applyAudited(t *testing.T, m *memEBS, sec Section, change func()) (*engine.
 	}
 	s := snapOf(vols, cluster("a", nil))
 	k := New(sec, m)
-	p := engine.Build(&s, []engine.Kind{k}, seen(t0.Add(-2*time.Hour), "vol-1"), t0)
+	p := enginetest.Build(&s, []engine.Kind{k}, seen(t0.Add(-2*time.Hour), "vol-1"), t0)
 	if change != nil {
 		change()
 	}

@@ -29,13 +29,12 @@ type Headroom struct {
 	OrphanGiB    float64 `json:"orphanGiB"`
 	// Headroom is the used share now and after the plan, the warning, and
 	// the usage trend (GiB a day).
-	engine.Headroom
+	layout.Headroom
 }
 
 // HeadroomOf returns a plan's EBS quota rows.
 func HeadroomOf(p *engine.Plan) []Headroom {
-	h, _ := p.Section("ebsHeadroom").([]Headroom)
-	return h
+	return layout.DataOf[[]Headroom](p.Sections, "ebsHeadroom")
 }
 
 var quotaLabels = []string{"account", "region", "volume_type"}
@@ -57,9 +56,9 @@ var Gauges = []layout.GaugeDef{
 const gibBytes = 1 << 30
 
 // View shows the quota headroom, the volume decisions and the summary.
-func (k *Kind) View(p *engine.Plan, snap *inventory.Snapshot) engine.View {
+func (k *Kind) View(p *engine.Plan, snap *inventory.Snapshot) layout.View {
 	hs := k.headroom(p, snap)
-	v := engine.View{Sections: []layout.Section{headroomSection(hs), decisionSection(p)},
+	v := layout.View{Sections: []layout.Section{headroomSection(hs), decisionSection(p)},
 		Summary: fmt.Sprintf("volumes delete %d, mark %d, report %d, keep %d", p.Count(Name, engine.Delete), p.Count(Name, engine.Mark),
 			p.Count(Name, engine.Report), p.Count(Name, engine.Keep))}
 	for _, h := range hs {
@@ -77,7 +76,7 @@ func (k *Kind) View(p *engine.Plan, snap *inventory.Snapshot) engine.View {
 			v.Gauges = append(v.Gauges, layout.Gauge{Name: "reclaim_ebs_quota_runs_out_timestamp_seconds", Labels: l, Value: float64(h.RunsOutAt.Unix())})
 		}
 		if h.Warning || h.RunsOutAt != nil {
-			v.Warnings = append(v.Warnings, engine.Warning{Kind: Name, Text: warningText(h), RunsOutAt: h.RunsOutAt})
+			v.Warnings = append(v.Warnings, layout.Warning{Kind: Name, Text: warningText(h), RunsOutAt: h.RunsOutAt})
 		}
 	}
 	return v
@@ -128,8 +127,8 @@ func (k *Kind) headroom(p *engine.Plan, snap *inventory.Snapshot) []Headroom {
 				h.Known = true
 			}
 			if h.Known {
-				h.Headroom = p.Headroom(engine.Pool{Used: h.UsageGiB, Limit: h.LimitGiB, Frees: h.PlanFreesGiB,
-					WarnAt: k.s.HeadroomWarning.Fraction(), Trend: "ebs/" + key})
+				h.Headroom = layout.Measure(layout.Pool{Used: h.UsageGiB, Limit: h.LimitGiB, Frees: h.PlanFreesGiB,
+					WarnAt: k.s.HeadroomWarning.Fraction(), Trend: "ebs/" + key}, &p.State.Usage, p.GeneratedAt)
 			}
 			out = append(out, h)
 		}

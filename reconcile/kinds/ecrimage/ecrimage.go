@@ -11,13 +11,14 @@ import (
 	"strings"
 	"time"
 
+	"reclaim.dev/reclaim/base/layout"
 	"reclaim.dev/reclaim/base/optout"
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/reconcile/engine"
 )
 
 // Bytes is what an image's deletion frees: registry storage.
-var Bytes = &engine.Unit{Name: "bytes", Key: engine.KeyBytes, Say: engine.HumanBytes}
+var Bytes = &engine.Unit{Name: "bytes", Key: engine.KeyBytes, Say: layout.HumanBytes}
 
 // Name is the kind as reports and the audit log spell it (schema v1).
 const Name = "ecr-image"

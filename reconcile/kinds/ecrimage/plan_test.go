@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"reclaim.dev/reclaim/internal/enginetest"
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/reconcile/engine"
 	"reclaim.dev/reclaim/reconcile/kinds/ecrimage"
@@ -60,7 +61,7 @@ func useTag(t, where string) inventory.ImageUse {
 
 // build plans one run of the image kind (plan only: no API).
 func build(snap inventory.Snapshot, ip *ecrimage.Policy, prev engine.State, now time.Time) *engine.Plan {
-	return engine.Build(&snap, []engine.Kind{&ecrimage.Kind{Policy: ip}}, prev, now)
+	return enginetest.Build(&snap, []engine.Kind{&ecrimage.Kind{Policy: ip}}, prev, now)
 }
 
 // planTwice plans once to start the clocks and again after the grace period.
@@ -594,7 +595,7 @@ func TestImageCandidatesCarryTheEnginesMinimumAge(t *testing.T) {
 func TestImageOwnerIsItsRepositorysTag(t *testing.T) {
 	s := imageSnap(images(10))
 	ecrimage.RegistriesOf(&s)[0].Repos[0].Labels = map[string]string{"team": "etl"}
-	p := engine.Build(&s, []engine.Kind{&ecrimage.Kind{Policy: imagePolicy(10, 8, 5, 1)}}, engine.NewState(), imgNow, engine.Routes("team", nil))
+	p := enginetest.Build(&s, []engine.Kind{&ecrimage.Kind{Policy: imagePolicy(10, 8, 5, 1)}}, engine.NewState(), imgNow, engine.Routes("team", nil))
 	n := 0
 	for d := range p.All() {
 		if d.Action == engine.Mark || d.Action == engine.Delete {

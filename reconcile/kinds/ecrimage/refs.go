@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"reclaim.dev/reclaim/base/layout"
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/reconcile/engine"
 )
@@ -183,13 +184,13 @@ func classify(rl *inventory.RepoListing, rule *RepoRule, refs *repoRefs, ip *Pol
 			}
 		}
 		if rule.KeepPulledWithin > 0 && !img.LastPull.IsZero() && now.Sub(img.LastPull) < rule.KeepPulledWithin {
-			set(i, ClassPulled, fmt.Sprintf("pulled %s, within keepPulledWithin %s", fmtTime(img.LastPull), engine.HumanDuration(rule.KeepPulledWithin)))
+			set(i, ClassPulled, fmt.Sprintf("pulled %s, within keepPulledWithin %s", fmtTime(img.LastPull), layout.HumanDuration(rule.KeepPulledWithin)))
 		}
 		if r, ok := newest[i]; ok {
 			set(i, ClassNewest, fmt.Sprintf("newest %d pushed (#%d, keepNewest %d)", rule.KeepNewest, r, rule.KeepNewest))
 		}
 		if engine.Young(img.PushedAt, now, ip.MinAge) { // out of the selection, so the trim takes an older one
-			set(i, ClassYoung, fmt.Sprintf("pushed %s, younger than minAge %s", fmtTime(img.PushedAt), engine.HumanDuration(ip.MinAge)))
+			set(i, ClassYoung, fmt.Sprintf("pushed %s, younger than minAge %s", fmtTime(img.PushedAt), layout.HumanDuration(ip.MinAge)))
 		}
 	}
 	// Children of a kept index are kept, transitively (an index may list an index).

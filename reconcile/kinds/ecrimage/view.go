@@ -38,8 +38,7 @@ type RepoSummary struct {
 
 // RepositoriesOf returns the plan's repository summaries.
 func RepositoriesOf(p *engine.Plan) []RepoSummary {
-	r, _ := p.Section("repositories").([]RepoSummary)
-	return r
+	return layout.DataOf[[]RepoSummary](p.Sections, "repositories")
 }
 
 var repoLabels = []string{"registry", "repository"}
@@ -61,7 +60,7 @@ var keptOrder = []string{ClassInUse, ClassIndexChild, ClassProtectedTag, ClassPu
 
 // View shows each repository against its limit, the image decisions, and the
 // repository gauges.
-func (k *Kind) View(p *engine.Plan, snap *inventory.Snapshot) engine.View {
+func (k *Kind) View(p *engine.Plan, snap *inventory.Snapshot) layout.View {
 	// One pass over the decisions, seen as brief ones: of a backlog's
 	// million, only the few thousand listed are made again.
 	by, ds := repoTallies{}, newDecisionLists()
@@ -77,11 +76,11 @@ func (k *Kind) View(p *engine.Plan, snap *inventory.Snapshot) engine.View {
 	for _, r := range sums {
 		frees += r.FreedBytes
 	}
-	v := engine.View{Sections: []layout.Section{repositoriesSection(sums), ds.section()},
-		Summary: fmt.Sprintf("images delete %d (%s), mark %d", p.Count(Name, engine.Delete), engine.HumanBytes(frees), p.Count(Name, engine.Mark))}
+	v := layout.View{Sections: []layout.Section{repositoriesSection(sums), ds.section()},
+		Summary: fmt.Sprintf("images delete %d (%s), mark %d", p.Count(Name, engine.Delete), layout.HumanBytes(frees), p.Count(Name, engine.Mark))}
 	for _, r := range sums {
 		if r.Warning {
-			v.Warnings = append(v.Warnings, engine.Warning{Text: warningText(r)})
+			v.Warnings = append(v.Warnings, layout.Warning{Text: warningText(r)})
 		}
 		l := []string{r.Account + "/" + r.Region, r.Name}
 		v.Gauges = append(v.Gauges,
@@ -179,7 +178,7 @@ func (k *Kind) repositories(by repoTallies, p *engine.Plan, snap *inventory.Snap
 			s.After = s.Images - s.Delete
 			// A repository's rows say percent (0..100); its image count has
 			// no history kept (its trim is the projection).
-			h := p.Headroom(engine.Pool{Used: float64(s.Images), Limit: float64(s.Limit), Frees: float64(s.Delete), WarnAt: k.Policy.HeadroomWarning})
+			h := layout.Measure(layout.Pool{Used: float64(s.Images), Limit: float64(s.Limit), Frees: float64(s.Delete), WarnAt: k.Policy.HeadroomWarning}, &p.State.Usage, p.GeneratedAt)
 			s.UsedPct, s.UsedPctAfter, s.Warning = 100*h.UsedPct, 100*h.UsedPctAfter, h.Warning
 			out = append(out, s)
 		}
@@ -209,7 +208,7 @@ func repositoriesSection(rs []RepoSummary) layout.Section {
 				continue
 			}
 			b.Rows = append(b.Rows, []string{r.Repository, fmt.Sprintf("%d/%d", r.Images, r.Limit), fmt.Sprintf("%.1f%%", r.UsedPct),
-				fmt.Sprintf("%d→%d", r.HighWater, r.Target), fmt.Sprint(r.Delete), engine.HumanBytes(r.FreedBytes), fmt.Sprint(r.Mark),
+				fmt.Sprintf("%d→%d", r.HighWater, r.Target), fmt.Sprint(r.Delete), layout.HumanBytes(r.FreedBytes), fmt.Sprint(r.Mark),
 				fmt.Sprintf("%.1f%%", r.UsedPctAfter), strings.Join(kept, ", ")})
 		}
 		for _, r := range rs {

@@ -164,9 +164,9 @@ type Texts struct {
 
 // View is a Jobs or Pods kind's view: the counts per cluster and namespace
 // (every run), the decisions, the gauges and the summary phrase.
-func View(p *engine.Plan, kind string, counts Counter, t Texts) engine.View {
+func View(p *engine.Plan, kind string, counts Counter, t Texts) layout.View {
 	cs := counts.Sorted(p, kind)
-	v := engine.View{Sections: []layout.Section{
+	v := layout.View{Sections: []layout.Section{
 		CountsSection(t.Key, t.Title, t.Noun, cs),
 		DecisionSection(p, kind, t.DetailsTitle),
 	}, Gauges: CountGauges(t.GaugePrefix, cs)}

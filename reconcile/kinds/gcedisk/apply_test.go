@@ -97,7 +97,7 @@ func applyFixture(pol func(*Policy), disks ...inventory.Disk) (*memDisks, *engin
 	}
 	k := &Kind{Policy: policy, API: m, SnapshotLabel: "reclaim-snapshot-of", Now: func() time.Time { return t0 }}
 	s := snap(disks, complete("a"))
-	p := engine.Build(&s, []engine.Kind{k}, seenSince(t0.Add(-7*time.Hour), disks...), t0)
+	p := enginetest.Build(&s, []engine.Kind{k}, seenSince(t0.Add(-7*time.Hour), disks...), t0)
 	a, buf, store := enginetest.Applier(t0, 3, k)
 	return m, p, a, buf, store
 }

@@ -59,7 +59,7 @@ func seenSince(t time.Time, disks ...inventory.Disk) engine.State {
 }
 
 func build(s inventory.Snapshot, pol Policy, st engine.State, now time.Time) *engine.Plan {
-	return engine.Build(&s, []engine.Kind{&Kind{Policy: pol}}, st, now)
+	return enginetest.Build(&s, []engine.Kind{&Kind{Policy: pol}}, st, now)
 }
 
 func TestPlanDisk(t *testing.T) {
@@ -190,7 +190,7 @@ func TestHeadroom(t *testing.T) {
 	}
 }
 
-// The projection itself is engine.State.Trend (reconcile/engine/trend_test.go); the
+// The projection itself is layout.Trend (base/layout/trend_test.go); the
 // headroom carries it from run to run through the plan's state.
 func TestHeadroomProjection(t *testing.T) {
 	st := engine.NewState()

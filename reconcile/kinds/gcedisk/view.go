@@ -27,13 +27,12 @@ type Headroom struct {
 	FinishedWorkflowGB float64 `json:"finishedWorkflowGB"`
 	// Headroom is the used share now and after the plan, the warning, and
 	// the usage trend (GB a day).
-	engine.Headroom
+	layout.Headroom
 }
 
 // HeadroomOf returns the plan's quota headroom rows.
 func HeadroomOf(p *engine.Plan) []Headroom {
-	h, _ := p.Section("headroom").([]Headroom)
-	return h
+	return layout.DataOf[[]Headroom](p.Sections, "headroom")
 }
 
 var quotaLabels = []string{"project", "region", "metric"}
@@ -72,9 +71,9 @@ func quotaUnit(metric string) float64 {
 }
 
 // View shows the quota headroom, the disk decisions and the summary phrase.
-func (k *Kind) View(p *engine.Plan, snap *inventory.Snapshot) engine.View {
+func (k *Kind) View(p *engine.Plan, snap *inventory.Snapshot) layout.View {
 	hs := k.headroom(p, snap)
-	v := engine.View{Sections: []layout.Section{HeadroomSection(hs), DecisionSection(p)}, Warnings: Warnings(hs),
+	v := layout.View{Sections: []layout.Section{HeadroomSection(hs), DecisionSection(p)}, Warnings: Warnings(hs),
 		Summary: fmt.Sprintf("disks delete %d, mark %d, report %d, keep %d", p.Count(Name, engine.Delete), p.Count(Name, engine.Mark),
 			p.Count(Name, engine.Report), p.Count(Name, engine.Keep))}
 	for _, h := range hs {
@@ -143,7 +142,7 @@ func (k *Kind) headroom(p *engine.Plan, snap *inventory.Snapshot) []Headroom {
 		h := Headroom{Project: q.Project, Region: q.Region, Metric: q.Metric, Known: q.Known, Problem: q.Problem,
 			Limit: q.Limit, Usage: q.Usage, PlanFrees: frees[key], OrphanGB: orphan[key], FinishedWorkflowGB: wf[key]}
 		if q.Known {
-			h.Headroom = p.Headroom(engine.Pool{Used: q.Usage, Limit: q.Limit, Frees: h.PlanFrees, WarnAt: k.Policy.HeadroomWarning, Trend: key})
+			h.Headroom = layout.Measure(layout.Pool{Used: q.Usage, Limit: q.Limit, Frees: h.PlanFrees, WarnAt: k.Policy.HeadroomWarning, Trend: key}, &p.State.Usage, p.GeneratedAt)
 		}
 		out = append(out, h)
 	}
@@ -202,14 +201,14 @@ func growsText(h Headroom) string {
 
 // Warnings are the section's "!" lines as the plan's warnings, each with
 // when its quota is full (if projected).
-func Warnings(hs []Headroom) []engine.Warning {
-	var out []engine.Warning
+func Warnings(hs []Headroom) []layout.Warning {
+	var out []layout.Warning
 	for _, h := range hs {
 		if h.Known && h.Warning {
-			out = append(out, engine.Warning{Text: usedText(h), RunsOutAt: h.RunsOutAt})
+			out = append(out, layout.Warning{Text: usedText(h), RunsOutAt: h.RunsOutAt})
 		}
 		if h.RunsOutAt != nil {
-			out = append(out, engine.Warning{Text: growsText(h), RunsOutAt: h.RunsOutAt})
+			out = append(out, layout.Warning{Text: growsText(h), RunsOutAt: h.RunsOutAt})
 		}
 	}
 	return out

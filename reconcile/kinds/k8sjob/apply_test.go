@@ -151,7 +151,7 @@ func TestApplyJob(t *testing.T) {
 			id := k8sjob.ID("a", "batch", "done")
 			st := engine.NewState()
 			st.Seen(id, "u1", t0.Add(-grace-time.Minute))
-			p := engine.Build(snap(cluster("a", job("done", "u1", "Complete", 48*time.Hour))), []engine.Kind{k}, st, t0)
+			p := enginetest.Build(snap(cluster("a", job("done", "u1", "Complete", 48*time.Hour))), []engine.Kind{k}, st, t0)
 			if d := enginetest.DecisionFor(t, p, "done"); d.Action != engine.Delete {
 				t.Fatalf("not planned: %+v", d)
 			}

@@ -51,7 +51,7 @@ func snap(cs ...inventory.ClusterRefs) *inventory.Snapshot {
 }
 
 func build(s *inventory.Snapshot, pol k8sjob.Policy, st engine.State, now time.Time) *engine.Plan {
-	return engine.Build(s, []engine.Kind{k8sjob.New(pol, nil)}, st, now)
+	return enginetest.Build(s, []engine.Kind{k8sjob.New(pol, nil)}, st, now)
 }
 
 // twice plans at t0 and again once the grace has passed.

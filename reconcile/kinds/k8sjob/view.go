@@ -14,13 +14,12 @@ var Gauges = finished.CountGaugeDefs("reclaim_k8s_jobs", "Jobs")
 
 // CountsOf returns the plan's finished-Job counts.
 func CountsOf(p *engine.Plan) []finished.Count {
-	c, _ := p.Section("finishedJobs").([]finished.Count)
-	return c
+	return layout.DataOf[[]finished.Count](p.Sections, "finishedJobs")
 }
 
 // View shows the finished Jobs per cluster and namespace (every run), the
 // decisions, and the summary phrase.
-func (k *Kind) View(p *engine.Plan, snap *inventory.Snapshot) engine.View {
+func (k *Kind) View(p *engine.Plan, snap *inventory.Snapshot) layout.View {
 	counts := finished.Tally(snap, &k.Policy.Policy, p.GeneratedAt,
 		func(c *inventory.ClusterRefs) []inventory.Job { return c.Jobs },
 		func(j *inventory.Job) finished.Object {

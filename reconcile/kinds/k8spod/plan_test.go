@@ -15,6 +15,7 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 
 	"reclaim.dev/reclaim/base/outcome"
+	"reclaim.dev/reclaim/internal/enginetest"
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/reconcile/engine"
 	"reclaim.dev/reclaim/reconcile/kinds/finished"
@@ -53,7 +54,7 @@ func cluster(pods ...inventory.Pod) inventory.ClusterRefs {
 }
 
 func build(c inventory.ClusterRefs, pol k8spod.Policy, st engine.State, now time.Time) *engine.Plan {
-	return engine.Build(&inventory.Snapshot{TakenAt: t0, Clusters: []inventory.ClusterRefs{c}}, []engine.Kind{k8spod.New(pol, nil)}, st, now)
+	return enginetest.Build(&inventory.Snapshot{TakenAt: t0, Clusters: []inventory.ClusterRefs{c}}, []engine.Kind{k8spod.New(pol, nil)}, st, now)
 }
 
 func find(p *engine.Plan, name string) *engine.Decision {

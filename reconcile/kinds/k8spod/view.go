@@ -1,6 +1,7 @@
 package k8spod
 
 import (
+	"reclaim.dev/reclaim/base/layout"
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/reconcile/engine"
 	"reclaim.dev/reclaim/reconcile/kinds/finished"
@@ -11,13 +12,12 @@ var Gauges = finished.CountGaugeDefs("reclaim_k8s_pods", "Pods")
 
 // CountsOf returns the plan's finished-Pod counts.
 func CountsOf(p *engine.Plan) []finished.Count {
-	c, _ := p.Section("finishedPods").([]finished.Count)
-	return c
+	return layout.DataOf[[]finished.Count](p.Sections, "finishedPods")
 }
 
 // View shows the finished Pods per cluster and namespace (every run), the
 // decisions, and the summary phrase.
-func (k *Kind) View(p *engine.Plan, snap *inventory.Snapshot) engine.View {
+func (k *Kind) View(p *engine.Plan, snap *inventory.Snapshot) layout.View {
 	counts := finished.Tally(snap, &k.Policy.Policy, p.GeneratedAt,
 		func(c *inventory.ClusterRefs) []inventory.Pod { return c.Pods },
 		func(j *inventory.Pod) finished.Object {

@@ -210,7 +210,7 @@ func TestApply(t *testing.T) {
 			k := &netiface.Kind{Policy: policy(), API: api}
 			st := engine.NewState()
 			st.Seen(netiface.ID(acct, region, "eni-1"), "", t0.Add(-grace-time.Minute))
-			p := engine.Build(planSnap(n), []engine.Kind{k}, st, t0)
+			p := enginetest.Build(planSnap(n), []engine.Kind{k}, st, t0)
 			if d := enginetest.DecisionFor(t, p, "eni-1"); d.Action != engine.Delete {
 				t.Fatalf("not planned: %+v", d)
 			}

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"reclaim.dev/reclaim/internal/enginetest"
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/reconcile/engine"
 	"reclaim.dev/reclaim/reconcile/kinds/finished"
@@ -47,7 +48,7 @@ func planSnap(ns ...inventory.NetInterface) *inventory.Snapshot {
 }
 
 func build(s *inventory.Snapshot, pol netiface.Policy, st engine.State, now time.Time) *engine.Plan {
-	return engine.Build(s, []engine.Kind{&netiface.Kind{Policy: pol}}, st, now)
+	return enginetest.Build(s, []engine.Kind{&netiface.Kind{Policy: pol}}, st, now)
 }
 
 func find(p *engine.Plan, eni string) *engine.Decision {

@@ -63,14 +63,12 @@ type FinishedHolder struct {
 
 // HeadroomOf returns the plan's subnet headroom.
 func HeadroomOf(p *engine.Plan) []Headroom {
-	h, _ := p.Section("subnets").([]Headroom)
-	return h
+	return layout.DataOf[[]Headroom](p.Sections, "subnets")
 }
 
 // FinishedHoldersOf returns the plan's holders of subnet addresses.
 func FinishedHoldersOf(p *engine.Plan) []FinishedHolder {
-	h, _ := p.Section("subnetHolders").([]FinishedHolder)
-	return h
+	return layout.DataOf[[]FinishedHolder](p.Sections, "subnetHolders")
 }
 
 var subnetLabels = []string{"subnet", "availability_zone"}
@@ -88,7 +86,7 @@ var Gauges = []layout.GaugeDef{
 
 // View shows subnet headroom by subnet and zone, who holds the addresses,
 // the interface decisions and the summary phrase.
-func (k *Kind) View(p *engine.Plan, snap *inventory.Snapshot) engine.View {
+func (k *Kind) View(p *engine.Plan, snap *inventory.Snapshot) layout.View {
 	now := p.GeneratedAt
 	a := k.attribution(snap, now)
 	k.attrSnap, k.attr = nil, nil
@@ -148,9 +146,9 @@ func (k *Kind) View(p *engine.Plan, snap *inventory.Snapshot) engine.View {
 			}
 		}
 		key := "subnet/" + s.Account + "/" + s.Region + "/" + s.ID
-		m := p.Headroom(engine.Pool{Used: float64(u.Used()), Limit: float64(s.Usable), WarnAt: k.Policy.HeadroomWarning, Trend: key})
+		m := layout.Measure(layout.Pool{Used: float64(u.Used()), Limit: float64(s.Usable), WarnAt: k.Policy.HeadroomWarning, Trend: key}, &p.State.Usage, p.GeneratedAt)
 		h.UsedPct, h.GrowthPerDay, h.RunsOutAt, h.RateFrom = m.UsedPct, m.GrowthPerDay, m.RunsOutAt, "history"
-		if !p.State.HasTrend(key) && u.Recent > 0 {
+		if !layout.Fits(p.State.Usage[key]) && u.Recent > 0 {
 			// No history yet: the pods created lately that still hold an
 			// address are the rate at which the subnet fills if nothing
 			// is cleaned up.
@@ -178,10 +176,10 @@ func (k *Kind) View(p *engine.Plan, snap *inventory.Snapshot) engine.View {
 		}
 		return hs[i].Cluster+hs[i].Namespace+hs[i].Owner < hs[j].Cluster+hs[j].Namespace+hs[j].Owner
 	})
-	v := engine.View{Sections: []layout.Section{HeadroomSection(rows, zones(rows, now)), HoldersSection(hs), StuckSection(stuck), DecisionSection(p), AddressesSection(a)},
+	v := layout.View{Sections: []layout.Section{HeadroomSection(rows, zones(rows, now)), HoldersSection(hs), StuckSection(stuck), DecisionSection(p), AddressesSection(a)},
 		Warnings: warnings(rows)}
 	if len(stuck) > 0 {
-		v.Warnings = append(v.Warnings, engine.Warning{Text: stuckText(stuck)})
+		v.Warnings = append(v.Warnings, layout.Warning{Text: stuckText(stuck)})
 	}
 	for _, h := range rows {
 		l := []string{h.Subnet, h.AZ}
@@ -297,11 +295,11 @@ func warningText(h Headroom) string {
 }
 
 // warnings are the subnets above their warning level, with when each runs out.
-func warnings(rows []Headroom) []engine.Warning {
-	var out []engine.Warning
+func warnings(rows []Headroom) []layout.Warning {
+	var out []layout.Warning
 	for _, h := range rows {
 		if h.Warning {
-			out = append(out, engine.Warning{Text: warningText(h), RunsOutAt: h.RunsOutAt})
+			out = append(out, layout.Warning{Text: warningText(h), RunsOutAt: h.RunsOutAt})
 		}
 	}
 	return out

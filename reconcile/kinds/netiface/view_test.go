@@ -8,7 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"reclaim.dev/reclaim/base/layout"
 	config "reclaim.dev/reclaim/configs"
+	"reclaim.dev/reclaim/internal/enginetest"
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/reconcile/engine"
 	"reclaim.dev/reclaim/reconcile/kinds/finished"
@@ -71,8 +73,8 @@ func headroomKinds(pol netiface.Policy) []engine.Kind {
 func TestHeadroom(t *testing.T) {
 	second := t0.Add(jobGrace + time.Minute)
 	s := headroomSnap(second)
-	p1 := engine.Build(s, headroomKinds(policy()), engine.NewState(), t0)
-	p := engine.Build(s, headroomKinds(policy()), p1.State, second)
+	p1 := enginetest.Build(s, headroomKinds(policy()), engine.NewState(), t0)
+	p := enginetest.Build(s, headroomKinds(policy()), p1.State, second)
 
 	// The two oldest Jobs of nightly go (history 3), the bare pod and the leaked interface.
 	for _, id := range []string{k8sjob.ID("prod", "batch", "nightly-1"), k8sjob.ID("prod", "batch", "nightly-2"),
@@ -172,7 +174,7 @@ func TestHeadroom(t *testing.T) {
 	// Warned once it runs out within warnBefore.
 	pol := policy()
 	pol.WarnBefore = 5 * 24 * time.Hour
-	p = engine.Build(s, headroomKinds(pol), p1.State, second)
+	p = enginetest.Build(s, headroomKinds(pol), p1.State, second)
 	for _, h := range netiface.HeadroomOf(p) {
 		if h.Subnet == "subnet-b" && !h.Warning {
 			t.Fatalf("runs out in 100h, warnBefore 5d: %+v", h)
@@ -186,9 +188,9 @@ func TestHeadroomFromHistory(t *testing.T) {
 		Clouds: map[string]any{netiface.Source: []inventory.NetworkListing{{Account: acct, Region: region, Complete: true,
 			Subnets: []inventory.Subnet{subnet("subnet-a", "vpc-1", "us-east-1a", "10.0.0.0/20", 1000)}}}}}
 	st := engine.NewState()
-	st.Usage = map[string][]engine.Sample{"subnet/" + acct + "/" + region + "/subnet-a": {
+	st.Usage = map[string][]layout.Sample{"subnet/" + acct + "/" + region + "/subnet-a": {
 		{T: t0.Add(-6 * time.Hour), Usage: 3091 - 60}, {T: t0.Add(-3 * time.Hour), Usage: 3091 - 30}}}
-	p := engine.Build(s, []engine.Kind{&netiface.Kind{Policy: policy()}}, st, t0)
+	p := enginetest.Build(s, []engine.Kind{&netiface.Kind{Policy: policy()}}, st, t0)
 	h := netiface.HeadroomOf(p)[0]
 	// 10 an hour, 1000 free: 100 hours
 	if h.RateFrom != "history" || h.GrowthPerDay < 239 || h.GrowthPerDay > 241 || h.RunsOutAt == nil ||
@@ -218,13 +220,13 @@ func findID(p *engine.Plan, id string) *engine.Decision {
 func TestHeadroomFlatHistoryIgnoresPodCreations(t *testing.T) {
 	s := headroomSnap(t0) // subnet-b's 60 pods were created an hour ago
 	st := engine.NewState()
-	st.Usage = map[string][]engine.Sample{}
+	st.Usage = map[string][]layout.Sample{}
 	for _, h := range netiface.Attribute(s, t0).Subnets {
 		key := "subnet/" + acct + "/" + region + "/" + h.Subnet.ID
 		used := float64(h.Used())
-		st.Usage[key] = []engine.Sample{{T: t0.Add(-6 * time.Hour), Usage: used}, {T: t0.Add(-3 * time.Hour), Usage: used}}
+		st.Usage[key] = []layout.Sample{{T: t0.Add(-6 * time.Hour), Usage: used}, {T: t0.Add(-3 * time.Hour), Usage: used}}
 	}
-	p := engine.Build(s, headroomKinds(policy()), st, t0)
+	p := enginetest.Build(s, headroomKinds(policy()), st, t0)
 	for _, h := range netiface.HeadroomOf(p) {
 		if h.RunsOutAt != nil || h.RateFrom == "pod creations" || h.GrowthPerDay != 0 {
 			t.Errorf("%s: %+v", h.Subnet, h)
@@ -243,8 +245,8 @@ func TestStuckPodsAreNamed(t *testing.T) {
 			c.Pods[i].Stuck = "main exited 0 at 2026-11-01T00:00:00Z; istio-proxy still running"
 		}
 	}
-	p := engine.Build(s, headroomKinds(policy()), engine.NewState(), second)
-	stuck, _ := p.Section("stuckPods").([]netiface.StuckHolder)
+	p := enginetest.Build(s, headroomKinds(policy()), engine.NewState(), second)
+	stuck, _ := layout.Data(p.Sections, "stuckPods").([]netiface.StuckHolder)
 	if len(stuck) != 1 || stuck[0].Pod != "web-0" || stuck[0].Subnet != "subnet-b" || !strings.Contains(stuck[0].Why, "istio-proxy still running") {
 		t.Fatalf("stuck %+v", stuck)
 	}

@@ -55,7 +55,7 @@ func TestApplyPVC(t *testing.T) {
 			k := &Kind{Policy: pol, Client: func(cluster string) (kubernetes.Interface, error) { return cs, nil }}
 			st := engine.NewState()
 			st.Seen(id, "u1", t0.Add(-7*time.Hour))
-			p := engine.Build(snap(nil, c), []engine.Kind{k}, st, t0)
+			p := enginetest.Build(snap(nil, c), []engine.Kind{k}, st, t0)
 			if d := enginetest.DecisionFor(t, p, "wf-1-workdir"); d.Action != engine.Delete {
 				t.Fatalf("not planned for deletion: %+v", d)
 			}

@@ -52,7 +52,7 @@ func snap(disks []inventory.Disk, clusters ...inventory.ClusterRefs) *inventory.
 }
 
 func build(s *inventory.Snapshot, pol Policy, st engine.State, now time.Time) *engine.Plan {
-	return engine.Build(s, []engine.Kind{diskKind(), &Kind{Policy: pol}}, st, now)
+	return enginetest.Build(s, []engine.Kind{diskKind(), &Kind{Policy: pol}}, st, now)
 }
 
 func TestWorkflowPVCs(t *testing.T) {

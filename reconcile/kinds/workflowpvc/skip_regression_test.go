@@ -11,6 +11,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
 
+	"reclaim.dev/reclaim/internal/enginetest"
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/reconcile/engine"
 	"reclaim.dev/reclaim/reconcile/kinds/workflowpvc"
@@ -28,8 +29,8 @@ func TestChangedPVCIsSkippedNotFailed(t *testing.T) {
 		Taps: map[string]inventory.Tapped{workflowpvc.TapName: {Complete: true}}}}}
 	pol := workflowpvc.Policy{Grace: 6 * time.Hour, MaxDeletes: 10, MaxDeletePercent: 1, BreakerCandidates: 10, Delete: true, ProtectLabel: "reclaim-protect"}
 	plan := func(k engine.Kind) *engine.Plan {
-		first := engine.Build(&snap, []engine.Kind{k}, engine.NewState(), t0.Add(-7*time.Hour))
-		return engine.Build(&snap, []engine.Kind{k}, first.State, t0)
+		first := enginetest.Build(&snap, []engine.Kind{k}, engine.NewState(), t0.Add(-7*time.Hour))
+		return enginetest.Build(&snap, []engine.Kind{k}, first.State, t0)
 	}
 	for name, obj := range map[string]*corev1.PersistentVolumeClaim{
 		"recreated": {ObjectMeta: metav1.ObjectMeta{Namespace: "argo", Name: "wf-1-workdir", UID: "other"}},

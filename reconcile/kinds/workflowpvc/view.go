@@ -21,13 +21,12 @@ type Holder struct {
 
 // HoldersOf returns the plan's holders.
 func HoldersOf(p *engine.Plan) []Holder {
-	h, _ := p.Section("holders").([]Holder)
-	return h
+	return layout.DataOf[[]Holder](p.Sections, "holders")
 }
 
 // View shows who holds the quota, the PVC decisions and the summary phrase.
-func (k *Kind) View(p *engine.Plan, snap *inventory.Snapshot) engine.View {
-	return engine.View{Sections: []layout.Section{HoldersSection(holders(snap.Clusters)), DecisionSection(p)},
+func (k *Kind) View(p *engine.Plan, snap *inventory.Snapshot) layout.View {
+	return layout.View{Sections: []layout.Section{HoldersSection(holders(snap.Clusters)), DecisionSection(p)},
 		Summary: fmt.Sprintf("PVCs delete %d, report %d", p.Count(Name, engine.Delete), p.Count(Name, engine.Report))}
 }
 

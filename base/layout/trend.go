@@ -1,4 +1,4 @@
-package engine
+package layout
 
 import (
 	"time"
@@ -13,24 +13,25 @@ const (
 	minSpan = 3 * time.Hour
 )
 
-// Trend records usage of the pool key (project/region/metric, a subnet) in the
-// state and, from the history of the last week, fits a straight line to say
-// how fast usage grows (a day) and when it reaches limit, if it grows. Kinds
-// call it from View: state in, state out, no I/O.
-func (s *State) Trend(key string, usage, limit float64, now time.Time) (perDay float64, runsOut *time.Time) {
-	if s.Usage == nil {
-		s.Usage = map[string][]Sample{}
-	}
-	samples := s.Usage[key]
+// Sample is one observation of a pool's usage.
+type Sample struct {
+	T     time.Time `json:"t"`
+	Usage float64   `json:"u"`
+}
+
+// Trend adds usage at now to a pool's usage history and, from the history
+// of the last week, fits a straight line to say how fast usage grows (a
+// day) and when it reaches limit, if it grows. It returns the history to
+// keep: pure, no I/O.
+func Trend(samples []Sample, usage, limit float64, now time.Time) (kept []Sample, perDay float64, runsOut *time.Time) {
 	if n := len(samples); n == 0 || now.Sub(samples[n-1].T) >= minSampleGap {
 		samples = append(samples, Sample{T: now, Usage: usage})
 	}
 	for len(samples) > 0 && now.Sub(samples[0].T) > historyWindow {
 		samples = samples[1:]
 	}
-	s.Usage[key] = samples
-	if !fits(samples) {
-		return 0, nil
+	if !Fits(samples) {
+		return samples, 0, nil
 	}
 	perHour := slope(samples)
 	if perHour > 0 && limit > usage {
@@ -40,14 +41,12 @@ func (s *State) Trend(key string, usage, limit float64, now time.Time) (perDay f
 			runsOut = &t
 		}
 	}
-	return perHour * 24, runsOut
+	return samples, perHour * 24, runsOut
 }
 
-// HasTrend says whether the history of key is long enough for Trend to fit
-// a line: then a flat trend means steady usage, not an unknown one.
-func (s *State) HasTrend(key string) bool { return fits(s.Usage[key]) }
-
-func fits(samples []Sample) bool {
+// Fits says whether a history is long enough for Trend to fit a line:
+// then a flat trend means steady usage, not an unknown one.
+func Fits(samples []Sample) bool {
 	return len(samples) >= 3 && samples[len(samples)-1].T.Sub(samples[0].T) >= minSpan
 }
 

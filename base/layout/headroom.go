@@ -1,11 +1,11 @@
-package engine
+package layout
 
 import "time"
 
 // Headroom is how full a pool is (a regional quota, a repository's image
 // limit, a subnet's addresses) before and after a plan, and where its use
 // is heading: the columns every kind's headroom table shares, measured one
-// way by Plan.Headroom.
+// way by Measure.
 type Headroom struct {
 	// UsedPct and UsedPctAfter are the used share of the limit now and once
 	// the plan's deletes are done (0..1; 0 while the limit is 0).
@@ -28,14 +28,17 @@ type Pool struct {
 	Used, Limit, Frees float64
 	// WarnAt is the used share (0..1) that warns.
 	WarnAt float64
-	// Trend is the key of the pool's usage history in the state
-	// (State.Trend); "" keeps none.
+	// Trend is the key of the pool's usage history (see Trend); "" keeps
+	// none.
 	Trend string
 }
 
-// Headroom measures a pool whose usage is known. A kind fills in the rest
-// of its row (names, what holds the pool) and says the row.
-func (p *Plan) Headroom(pl Pool) Headroom {
+// Measure measures a pool whose usage is known at now. history is the
+// usage history by pool (the state's, engine.State.Usage): the pool's
+// usage now is recorded under its Trend key, and its trend fitted. A kind
+// fills in the rest of its row (names, what holds the pool) and says the
+// row.
+func Measure(pl Pool, history *map[string][]Sample, now time.Time) Headroom {
 	var h Headroom
 	if pl.Limit > 0 {
 		h.UsedPct = pl.Used / pl.Limit
@@ -43,7 +46,10 @@ func (p *Plan) Headroom(pl Pool) Headroom {
 		h.Warning = h.UsedPct >= pl.WarnAt
 	}
 	if pl.Trend != "" {
-		h.GrowthPerDay, h.RunsOutAt = p.State.Trend(pl.Trend, pl.Used, pl.Limit, p.GeneratedAt)
+		if *history == nil {
+			*history = map[string][]Sample{}
+		}
+		(*history)[pl.Trend], h.GrowthPerDay, h.RunsOutAt = Trend((*history)[pl.Trend], pl.Used, pl.Limit, now)
 	}
 	return h
 }

@@ -1,0 +1,40 @@
+package layout
+
+import (
+	"sort"
+	"time"
+)
+
+// View is what a kind shows of a final plan: its report sections, a
+// phrase for the report's summary line, its metric samples and warnings.
+type View struct {
+	Sections []Section
+	Summary  string
+	Gauges   []Gauge
+	// Warnings are the kind's (SortWarnings orders them across kinds).
+	Warnings []Warning
+}
+
+// Warning is something a person must act on: a quota, a subnet or a
+// repository near its limit. RunsOutAt, when known, is when it is
+// exhausted at the current rate, and orders the warnings.
+type Warning struct {
+	Kind      string     `json:"kind"`
+	Text      string     `json:"text"`
+	RunsOutAt *time.Time `json:"runsOutAt,omitempty"`
+}
+
+// SortWarnings orders warnings by RunsOutAt, soonest first, those without
+// one after, keeping the kinds' order among equals.
+func SortWarnings(ws []Warning) {
+	sort.SliceStable(ws, func(i, j int) bool {
+		a, b := ws[i].RunsOutAt, ws[j].RunsOutAt
+		switch {
+		case a == nil:
+			return false
+		case b == nil:
+			return true
+		}
+		return a.Before(*b)
+	})
+}

@@ -1,0 +1,41 @@
+package report
+
+import (
+	"reclaim.dev/reclaim/base/layout"
+	"reclaim.dev/reclaim/inventory"
+	"reclaim.dev/reclaim/reconcile/engine"
+)
+
+// Viewer is a kind that shows the plan in reports: its report sections
+// (headroom, repositories, ...), a phrase for the summary line, its metric
+// samples and its warnings. It is optional, and not part of engine.Kind:
+// the engine decides, and what a person is shown of it is read here. View
+// is pure but for the usage history it records in the plan's state
+// (layout.Measure), which is saved with the plan's clocks.
+type Viewer interface {
+	View(p *engine.Plan, snap *inventory.Snapshot) layout.View
+}
+
+// Show adds to a plan what each kind that is a Viewer shows of it, in the
+// kinds' order, with the warnings most urgent first
+// (layout.SortWarnings). The runner calls it once, right after
+// engine.Build and before the plan is applied or its state saved.
+func Show(p *engine.Plan, kinds []engine.Kind, snap *inventory.Snapshot) {
+	for _, k := range kinds {
+		vk, ok := k.(Viewer)
+		if !ok {
+			continue
+		}
+		v := vk.View(p, snap)
+		p.Sections = append(p.Sections, v.Sections...)
+		if v.Summary != "" {
+			p.Summaries = append(p.Summaries, v.Summary)
+		}
+		p.Gauges = append(p.Gauges, v.Gauges...)
+		for _, w := range v.Warnings {
+			w.Kind = k.Name()
+			p.Warnings = append(p.Warnings, w)
+		}
+	}
+	layout.SortWarnings(p.Warnings)
+}
