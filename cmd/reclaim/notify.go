@@ -86,7 +86,7 @@ func nextRun(cfg *config.Config) func(time.Time) time.Time {
 }
 
 // kindWords gives, per enabled kind, the noun of its resources and how a
-// person keeps one (its limits' Noun and OptOut); kinds are pure values
+// person keeps one (its limits' Noun, and its OptOut: report.OptOuter); kinds are pure values
 // until they are given clients, so none are.
 func kindWords(cfg *config.Config) (nouns, optOut map[string]string) {
 	nouns, optOut = map[string]string{}, map[string]string{}
@@ -98,8 +98,8 @@ func kindWords(cfg *config.Config) (nouns, optOut map[string]string) {
 		if l := k.Limits(); l.Noun != "" {
 			nouns[k.Name()] = l.Noun
 		}
-		if l := k.Limits(); l.OptOut != "" {
-			optOut[k.Name()] = l.OptOut
+		if o, ok := k.(report.OptOuter); ok && o.OptOut() != "" {
+			optOut[k.Name()] = o.OptOut()
 		}
 	}
 	return nouns, optOut

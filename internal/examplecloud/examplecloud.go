@@ -168,8 +168,12 @@ func (k *Kind) Limits() engine.Limits {
 	c := k.s.Caps
 	return engine.Limits{Grace: k.s.Grace.Std(), MaxDeletes: c.MaxDeletesPerRun, MaxDeletePercent: float64(c.MaxDeletePercent),
 		BreakerCandidates: c.BreakerCandidates, BatchSize: 10, OptOutKey: k.s.ProtectLabel,
-		Wording: engine.Wording{Section: Key, Noun: "buckets", OptOut: optout.Rule("label", k.s.ProtectLabel, "bucket")}}
+		Wording: engine.Wording{Section: Key, Noun: "buckets"}}
 }
+
+// OptOut says how a person keeps one of the kind's resources from being
+// deleted (report.OptOuter).
+func (k *Kind) OptOut() string { return optout.Rule("label", k.s.ProtectLabel, "bucket") }
 
 func id(account, name string) string { return Name + "/" + account + "/" + name }
 

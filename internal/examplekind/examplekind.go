@@ -162,8 +162,12 @@ func (k *Kind) Limits() engine.Limits {
 	c := k.s.Caps
 	return engine.Limits{Grace: k.s.Grace.Std(), MaxDeletes: c.MaxDeletesPerRun, MaxDeletePercent: float64(c.MaxDeletePercent),
 		BreakerCandidates: c.BreakerCandidates, BatchSize: 50, OptOutKey: k.protect,
-		Wording: engine.Wording{Section: Key, Noun: "ConfigMaps", OptOut: optout.Rule("label", k.protect, "ConfigMap")}}
+		Wording: engine.Wording{Section: Key, Noun: "ConfigMaps"}}
 }
+
+// OptOut says how a person keeps one of the kind's resources from being
+// deleted (report.OptOuter).
+func (k *Kind) OptOut() string { return optout.Rule("label", k.protect, "ConfigMap") }
 
 func id(cluster, ns, name string) string { return Name + "/" + cluster + "/" + ns + "/" + name }
 

@@ -29,7 +29,7 @@ type Options struct {
 	MaxRows int
 	// Nouns name kinds' resources ("gce-disk": "disks"); see notify.Noun.
 	Nouns map[string]string
-	// OptOut says per kind how to keep a resource (a kind's Limits().OptOut).
+	// OptOut says per kind how to keep a resource (a kind's OptOut: report.OptOuter).
 	OptOut map[string]string
 	// NextRun is when the next run is due; marks deletable before it are
 	// "deleted at the next run unless protected". Zero: unknown, then only

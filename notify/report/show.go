@@ -16,6 +16,15 @@ type Viewer interface {
 	View(p *engine.Plan, snap *inventory.Snapshot) layout.View
 }
 
+// OptOuter is a kind that says how a person keeps one of its resources
+// from being deleted (optout.Rule: "set the label reclaim-protect on the
+// disk"), for the reports that tell people so. It is optional, and not
+// part of engine.Kind: the engine applies the opt-out key
+// (Limits.OptOutKey), and never needs the words.
+type OptOuter interface {
+	OptOut() string
+}
+
 // Show adds to a plan what each kind that is a Viewer shows of it, in the
 // kinds' order, with the warnings most urgent first
 // (layout.SortWarnings). The runner calls it once, right after

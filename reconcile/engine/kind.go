@@ -68,7 +68,9 @@ type Limits struct {
 	Wording
 }
 
-// Wording is how reports and messages speak of a kind: words, no rules.
+// Wording is how the engine's notes and messages speak of a kind: words,
+// no rules. (How a person keeps a resource, which only notify says, is a
+// kind's report.OptOuter.)
 type Wording struct {
 	// Section is the config section the limits come from, for messages
 	// ("disks", "ecr"); Noun names the resources ("disks", "images").
@@ -77,10 +79,6 @@ type Wording struct {
 	// Guarded names, for the run's held-back notes, what an incomplete
 	// cluster holds back: "disk it could reference". "" says nothing.
 	Guarded string
-	// OptOut says how a person keeps one of the kind's resources from being
-	// deleted (optout.Rule): "set the label reclaim-protect on the disk".
-	// "" says nothing.
-	OptOut string
 }
 
 // Young is the minimum-age rule, the one meaning every kind's selection

@@ -162,8 +162,13 @@ func (k *Kind) Limits() engine.Limits {
 	return engine.Limits{Grace: s.Grace.Std(), MinAge: s.MinAge.Std(), MaxDeletes: s.Caps.MaxDeletesPerRun,
 		MaxDeletePercent: s.Caps.MaxDeletePercent.Fraction(), MaxFrees: sizeCap(s.Caps.MaxDeleteSizePerRun),
 		BreakerCandidates: s.Caps.BreakerCandidates, BatchSize: 1, OptOutKey: s.ProtectTag, SnapshotTimeout: s.SnapshotTimeout.Std(),
-		Wording: engine.Wording{Section: Key, Noun: "volumes", Guarded: "EBS volume it could attach",
-			OptOut: optout.Rule("tag", s.ProtectTag, "volume") + ", or set ebs.delete: false"}}
+		Wording: engine.Wording{Section: Key, Noun: "volumes", Guarded: "EBS volume it could attach"}}
+}
+
+// OptOut says how a person keeps one of the kind's resources from being
+// deleted (report.OptOuter).
+func (k *Kind) OptOut() string {
+	return optout.Rule("tag", k.s.ProtectTag, "volume") + ", or set ebs.delete: false"
 }
 
 // sizeCap is ebs.maxDeleteSizePerRun in whole GiB; 0 is no cap.

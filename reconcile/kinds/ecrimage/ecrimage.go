@@ -156,11 +156,15 @@ func (k *Kind) Limits() engine.Limits {
 	// still guards every candidate, as for every kind.
 	return engine.Limits{Grace: p.Grace, MinAge: p.MinAge, MaxDeletes: p.MaxDeletes, MaxDeletePercent: p.MaxDeletePercent,
 		BreakerCandidates: p.BreakerCandidates, BatchSize: MaxBatch, Parallel: p.Parallel, OptOutKey: p.ProtectTag,
-		Wording: engine.Wording{Section: "ecr", Noun: "images", Guarded: "image it could pull", OptOut: optOut(p.ProtectTag)},
+		Wording: engine.Wording{Section: "ecr", Noun: "images", Guarded: "image it could pull"},
 		// A trim back to target is a repository's backlog, bounded by its
 		// count: the caps pace it, the breaker judges the untagged rule.
 		QuotaClasses: []string{ClassTrim}}
 }
+
+// OptOut says how a person keeps one of the kind's resources from being
+// deleted (report.OptOuter).
+func (k *Kind) OptOut() string { return optOut(k.Policy.ProtectTag) }
 
 // optOut says how an image is kept: a protect tag on its repository, or a
 // keepTags pattern in the config.

@@ -262,6 +262,10 @@ func NewBase[T metav1.Object](n Names, section, one string, batch int, p *Policy
 // Limits are the kind's, from its section.
 func (b *Base[T]) Limits() engine.Limits { return b.policy.Limits(b.section, b.one, b.batch) }
 
+// OptOut says how a person keeps one of the kind's resources
+// (report.OptOuter).
+func (b *Base[T]) OptOut() string { return optOut(b.policy.ProtectLabel, b.policy.Annotation, b.one) }
+
 // Recheck re-reads each object right before it is deleted.
 func (b *Base[T]) Recheck(ctx context.Context, batch []*engine.Decision) ([]engine.Verdict, error) {
 	return b.del.Recheck(ctx, batch)

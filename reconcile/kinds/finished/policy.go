@@ -56,7 +56,7 @@ func PolicyFrom(r *Retention, protectLabel string) Policy {
 func (p *Policy) Limits(section, one string, batch int) engine.Limits {
 	return engine.Limits{Grace: p.Grace, MaxDeletes: p.MaxDeletes, MaxDeletePercent: p.MaxDeletePercent,
 		BreakerCandidates: p.BreakerCandidates, BatchSize: batch, OptOutKey: p.ProtectLabel,
-		Wording: engine.Wording{Section: section, Noun: one + "s", Guarded: one + " of it", OptOut: optOut(p.ProtectLabel, p.Annotation, one)}}
+		Wording: engine.Wording{Section: section, Noun: one + "s", Guarded: one + " of it"}}
 }
 
 // optOut says how a Job or Pod is kept: the opt-out label, or the

@@ -116,8 +116,12 @@ func (k *Kind) Limits() engine.Limits {
 	p := k.Policy
 	return engine.Limits{Grace: p.Grace, MinAge: p.MinAge, MaxDeletes: p.MaxDeletes, MaxDeletePercent: p.MaxDeletePercent,
 		MaxFrees: SizeCap(p.MaxDeleteGB), BreakerCandidates: p.BreakerCandidates, BatchSize: 1, OptOutKey: p.ProtectLabel, SnapshotTimeout: p.SnapshotTimeout,
-		Wording: engine.Wording{Section: "disks", Noun: "disks", Guarded: "disk it could reference", OptOut: optOut(p.ProtectLabel)}}
+		Wording: engine.Wording{Section: "disks", Noun: "disks", Guarded: "disk it could reference"}}
 }
+
+// OptOut says how a person keeps one of the kind's resources from being
+// deleted (report.OptOuter).
+func (k *Kind) OptOut() string { return optOut(k.Policy.ProtectLabel) }
 
 // optOut says how a disk is protected.
 func optOut(label string) string {

@@ -160,7 +160,7 @@ func TestLimitsFollowPolicy(t *testing.T) {
 	got := (&Kind{Policy: pol}).Limits()
 	want := engine.Limits{Grace: 6 * time.Hour, MinAge: 24 * time.Hour, MaxDeletes: 3, MaxDeletePercent: 0.2, MaxFrees: SizeCap(250),
 		BreakerCandidates: 9, BatchSize: 1, OptOutKey: "reclaim-protect",
-		Wording: engine.Wording{Section: "disks", Noun: "disks", Guarded: "disk it could reference", OptOut: "set the label reclaim-protect (any value) on the disk"}}
+		Wording: engine.Wording{Section: "disks", Noun: "disks", Guarded: "disk it could reference"}}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("got %+v\nwant %+v", got, want)
 	}

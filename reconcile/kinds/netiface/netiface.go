@@ -158,8 +158,12 @@ func (k *Kind) Limits() engine.Limits {
 	p := k.Policy
 	return engine.Limits{Grace: p.Grace, MaxDeletes: p.MaxDeletes, MaxDeletePercent: p.MaxDeletePercent,
 		BreakerCandidates: p.BreakerCandidates, BatchSize: BatchSize, OptOutKey: p.ProtectTag,
-		Wording: engine.Wording{Section: "ec2.interfaces", Noun: "interfaces", Guarded: "network interface in a subnet it could use", OptOut: optOut(p.ProtectTag)}}
+		Wording: engine.Wording{Section: "ec2.interfaces", Noun: "interfaces", Guarded: "network interface in a subnet it could use"}}
 }
+
+// OptOut says how a person keeps one of the kind's resources from being
+// deleted (report.OptOuter).
+func (k *Kind) OptOut() string { return optOut(k.Policy.ProtectTag) }
 
 func optOut(tag string) string {
 	if tag == "" {

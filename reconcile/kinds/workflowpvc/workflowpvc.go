@@ -85,8 +85,12 @@ func (k *Kind) Limits() engine.Limits {
 	p := k.Policy
 	return engine.Limits{Grace: p.Grace, MaxDeletes: p.MaxDeletes, MaxDeletePercent: p.MaxDeletePercent, MaxFrees: gcedisk.SizeCap(p.MaxDeleteGB),
 		BreakerCandidates: p.BreakerCandidates, BatchSize: 1, OptOutKey: p.ProtectLabel,
-		Wording: engine.Wording{Section: "disks.workflowPVCs", Noun: "PVCs", OptOut: optOut(p.ProtectLabel)}}
+		Wording: engine.Wording{Section: "disks.workflowPVCs", Noun: "PVCs"}}
 }
+
+// OptOut says how a person keeps one of the kind's resources from being
+// deleted (report.OptOuter).
+func (k *Kind) OptOut() string { return optOut(k.Policy.ProtectLabel) }
 
 // optOut says how a PVC is protected: its label, or its PV's.
 func optOut(label string) string {
