@@ -12,6 +12,7 @@ import (
 	"reclaim.dev/reclaim/base/optout"
 	"reclaim.dev/reclaim/base/outcome"
 	"reclaim.dev/reclaim/reconcile/audit"
+	"reclaim.dev/reclaim/reconcile/snapshot"
 )
 
 // Store loads and saves State (package state has a file, a ConfigMap and a
@@ -66,7 +67,7 @@ type Applier struct {
 	// ctx given to Apply: a graceful shutdown. Nil never stops.
 	Stop context.Context
 	// SnapshotPoll is how often the snapshot step re-reads the snapshots
-	// it waits on (Snapshotter); 0 is DefaultSnapshotPoll. The wait never
+	// it waits on (Snapshotter); 0 is snapshot.DefaultPoll. The wait never
 	// outlasts the kind's Limits.SnapshotTimeout.
 	SnapshotPoll time.Duration
 
@@ -572,10 +573,10 @@ func (a *Applier) batch(ctx context.Context, k Kind, st *State, batch []*Decisio
 				delete(st.Pending, d.ID)
 				record(d, ResultFailed, "", "snapshot before delete: no snapshot was taken", "")
 				unmarked, snapFailed = true, snapFailed+1
-			case sn.state == SnapshotDone:
+			case sn.state == snapshot.Done:
 				snapshotOf[d.ID] = sn.id
 				ready = append(ready, d)
-			case sn.state == SnapshotPending:
+			case sn.state == snapshot.Pending:
 				// Held, not failed: nothing was sent, and its clock runs on.
 				delete(st.Pending, d.ID)
 				record(d, ResultDeferred, deferral(sn, k.Limits().SnapshotTimeout), "", sn.id)

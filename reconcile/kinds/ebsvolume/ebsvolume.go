@@ -26,6 +26,7 @@ import (
 	"reclaim.dev/reclaim/providers/awsclient"
 	"reclaim.dev/reclaim/providers/ebs"
 	"reclaim.dev/reclaim/reconcile/engine"
+	"reclaim.dev/reclaim/reconcile/snapshot"
 )
 
 // Name is the kind; SourceKind names its regions' listings among the
@@ -476,7 +477,7 @@ func (k *Kind) SnapshotFirst(d *engine.Decision) bool { return detailOf(d).Snaps
 
 // Snapshots are the account's snapshots of the volume tagged
 // ebs.snapshotTag=VOLUME-ID: the ones reclaim made of it.
-func (k *Kind) Snapshots(ctx context.Context, d *engine.Decision) ([]engine.Snapshot, error) {
+func (k *Kind) Snapshots(ctx context.Context, d *engine.Decision) ([]snapshot.Snapshot, error) {
 	if k.api == nil {
 		return nil, fmt.Errorf("no EBS client")
 	}
@@ -485,9 +486,9 @@ func (k *Kind) Snapshots(ctx context.Context, d *engine.Decision) ([]engine.Snap
 	if err != nil {
 		return nil, err
 	}
-	out := make([]engine.Snapshot, len(snaps))
+	out := make([]snapshot.Snapshot, len(snaps))
 	for i, s := range snaps {
-		out[i] = engine.Snapshot{ID: s.ID, Started: s.Started, State: stateOf(s.State)}
+		out[i] = snapshot.Snapshot{ID: s.ID, Started: s.Started, State: stateOf(s.State)}
 	}
 	return out, nil
 }
@@ -508,28 +509,28 @@ func (k *Kind) StartSnapshot(ctx context.Context, d *engine.Decision) (string, e
 
 // SnapshotState re-reads the volume's snapshots for one of them; one not
 // listed yet (EC2 is eventually consistent) is pending.
-func (k *Kind) SnapshotState(ctx context.Context, d *engine.Decision, id string) (engine.SnapshotState, error) {
+func (k *Kind) SnapshotState(ctx context.Context, d *engine.Decision, id string) (snapshot.State, error) {
 	snaps, err := k.Snapshots(ctx, d)
 	if err != nil {
-		return engine.SnapshotPending, err
+		return snapshot.Pending, err
 	}
 	for _, s := range snaps {
 		if s.ID == id {
 			return s.State, nil
 		}
 	}
-	return engine.SnapshotPending, nil
+	return snapshot.Pending, nil
 }
 
 // stateOf maps an EBS snapshot state: pending (and "", not listed yet),
 // completed, and error, recoverable or recovering, which never complete
 // the snapshot reclaim waits on.
-func stateOf(state string) engine.SnapshotState {
+func stateOf(state string) snapshot.State {
 	switch state {
 	case "completed":
-		return engine.SnapshotDone
+		return snapshot.Done
 	case "pending", "":
-		return engine.SnapshotPending
+		return snapshot.Pending
 	}
-	return engine.SnapshotFailed
+	return snapshot.Failed
 }

@@ -19,6 +19,7 @@ import (
 	"reclaim.dev/reclaim/base/outcome"
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/reconcile/engine"
+	"reclaim.dev/reclaim/reconcile/snapshot"
 )
 
 // GB is what a disk's or a PVC's deletion frees: GB of disk quota.
@@ -365,7 +366,7 @@ func (k *Kind) snapshotName(d *engine.Decision, key inventory.DiskKey) string {
 
 // Snapshots is the snapshot of this orphan period, if it exists and is of
 // this disk (snapshots.get by its name).
-func (k *Kind) Snapshots(ctx context.Context, d *engine.Decision) ([]engine.Snapshot, error) {
+func (k *Kind) Snapshots(ctx context.Context, d *engine.Decision) ([]snapshot.Snapshot, error) {
 	key, err := inventory.ParseDiskKey(d.ID)
 	if err != nil {
 		return nil, err
@@ -381,7 +382,7 @@ func (k *Kind) Snapshots(ctx context.Context, d *engine.Decision) ([]engine.Snap
 		// could not make another under that name.
 		return nil, fmt.Errorf("snapshot %s is of %s, not of this disk", s.Name, s.SourceDisk)
 	}
-	return []engine.Snapshot{{ID: s.Name, Started: s.Created, State: snapshotState(s.Status)}}, nil
+	return []snapshot.Snapshot{{ID: s.Name, Started: s.Created, State: snapshotState(s.Status)}}, nil
 }
 
 // StartSnapshot starts the snapshot of this orphan period, labelled with
@@ -398,19 +399,19 @@ func (k *Kind) StartSnapshot(ctx context.Context, d *engine.Decision) (string, e
 
 // SnapshotState re-reads the snapshot: READY is done; FAILED, DELETING,
 // gone, or of another disk will never be.
-func (k *Kind) SnapshotState(ctx context.Context, d *engine.Decision, id string) (engine.SnapshotState, error) {
+func (k *Kind) SnapshotState(ctx context.Context, d *engine.Decision, id string) (snapshot.State, error) {
 	key, err := inventory.ParseDiskKey(d.ID)
 	if err != nil {
-		return engine.SnapshotFailed, err
+		return snapshot.Failed, err
 	}
 	s, err := k.API.GetSnapshot(ctx, key.Project, id)
 	switch {
 	case isNotFound(err):
-		return engine.SnapshotFailed, nil // its operation failed
+		return snapshot.Failed, nil // its operation failed
 	case err != nil:
-		return engine.SnapshotPending, err
+		return snapshot.Pending, err
 	case !snapshotOf(s, key):
-		return engine.SnapshotFailed, nil
+		return snapshot.Failed, nil
 	}
 	return snapshotState(s.Status), nil
 }
@@ -421,14 +422,14 @@ func snapshotOf(s inventory.DiskSnapshot, key inventory.DiskKey) bool {
 	return strings.HasSuffix(s.SourceDisk, "/"+key.String()) || s.SourceDisk == key.String()
 }
 
-func snapshotState(status string) engine.SnapshotState {
+func snapshotState(status string) snapshot.State {
 	switch status {
 	case "READY":
-		return engine.SnapshotDone
+		return snapshot.Done
 	case "FAILED", "DELETING":
-		return engine.SnapshotFailed
+		return snapshot.Failed
 	}
-	return engine.SnapshotPending // CREATING, UPLOADING
+	return snapshot.Pending // CREATING, UPLOADING
 }
 
 func (k *Kind) now() time.Time {
