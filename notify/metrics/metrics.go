@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/push"
 	"github.com/prometheus/common/expfmt"
 
+	"reclaim.dev/reclaim/base/amount"
 	"reclaim.dev/reclaim/base/layout"
 	"reclaim.dev/reclaim/notify/report"
 	"reclaim.dev/reclaim/reconcile/engine"
@@ -153,14 +154,14 @@ func (m *Metrics) Observe(r *report.Report, duration time.Duration, now time.Tim
 		for _, res := range o.Results {
 			m.deletes.WithLabelValues(res.Kind, res.Result).Inc()
 			if res.Result == engine.ResultDeleted || res.Result == engine.ResultAlreadyGone {
-				if b := float64(res.SizeGB)*engine.GiB + float64(res.Bytes); b > 0 {
+				if b := float64(res.SizeGB)*amount.GiB + float64(res.Bytes); b > 0 {
 					m.freedBytes.WithLabelValues(res.Kind).Add(b)
 				}
 			}
 		}
 		for _, u := range o.Unlisted { // counted, not listed
 			m.deletes.WithLabelValues(u.Kind, u.Result).Add(float64(u.Count))
-			if b := float64(u.SizeGB)*engine.GiB + float64(u.Bytes); b > 0 {
+			if b := float64(u.SizeGB)*amount.GiB + float64(u.Bytes); b > 0 {
 				m.freedBytes.WithLabelValues(u.Kind).Add(b)
 			}
 		}

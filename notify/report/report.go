@@ -13,6 +13,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"reclaim.dev/reclaim/base/amount"
 	"reclaim.dev/reclaim/base/layout"
 	"reclaim.dev/reclaim/reconcile/engine"
 )
@@ -472,7 +473,7 @@ type KindTotal struct {
 	Tally
 	// Freed sums what the due deletions free, and what they cost a month
 	// (Saves).
-	Freed engine.Total
+	Freed amount.Total
 }
 
 // Saves is what the due deletions cost a month (Waste: every candidate), in

@@ -7,6 +7,8 @@ import (
 	"sync"
 	"time"
 
+	"reclaim.dev/reclaim/base/amount"
+
 	"go.uber.org/zap"
 
 	"reclaim.dev/reclaim/base/optout"
@@ -211,7 +213,7 @@ type Result struct {
 	Bytes  int64  `json:"bytes,omitempty"`
 	// Frees is what it frees, in its kind's units (SizeGB and Bytes are
 	// the amounts schema v1 records).
-	Frees Frees `json:"-"`
+	Frees amount.Frees `json:"-"`
 	// Owner is the decision's (a report cut to owners counts theirs).
 	Owner string `json:"-"`
 }
@@ -219,7 +221,7 @@ type Result struct {
 // result is what happened to d.
 func (d *Decision) result(result, reason string) Result {
 	return Result{Kind: d.Kind, ID: d.ID, Result: result, Reason: reason, Frees: d.Frees,
-		SizeGB: d.Frees.Keyed(KeySizeGB), Bytes: d.Frees.Keyed(KeyBytes), Owner: d.Owner}
+		SizeGB: d.Frees.Keyed(amount.KeySizeGB), Bytes: d.Frees.Keyed(amount.KeyBytes), Owner: d.Owner}
 }
 
 // Results of one attempted delete.
@@ -256,7 +258,7 @@ type Outcome struct {
 	FreedBytes int64  `json:"freedBytes,omitempty"`
 	Stopped    string `json:"stopped,omitempty"`
 	// Freed is what the deletions freed, in their kinds' units.
-	Freed Total `json:"-"`
+	Freed amount.Total `json:"-"`
 	// Unlisted count the deletions of a kind past the first MaxListed,
 	// which Results leaves out (the audit log records each): a trim of
 	// 500,000 images keeps no 500,000 results.
@@ -281,7 +283,7 @@ type Unlisted struct {
 	SizeGB int64  `json:"sizeGB"`
 	Bytes  int64  `json:"bytes,omitempty"`
 	// Freed is what they freed, in their kind's units.
-	Freed Total `json:"-"`
+	Freed amount.Total `json:"-"`
 }
 
 // AddUnlisted counts deletions another outcome did not list (a report cut
@@ -292,7 +294,7 @@ func (o *Outcome) AddUnlisted(u Unlisted) {
 	o.FreedGB += u.SizeGB
 	o.FreedBytes += u.Bytes
 	for _, a := range u.Freed.Amounts {
-		o.Freed.Add(Frees{Amounts: [2]Amount{a}})
+		o.Freed.Add(amount.Frees{Amounts: [2]amount.Amount{a}})
 	}
 	o.Freed.Cost += u.Freed.Cost
 }
@@ -511,7 +513,7 @@ func (a *Applier) batch(ctx context.Context, k Kind, st *State, batch []*Decisio
 	// 1. Pending marks first: a run killed after the delete call leaves them,
 	// and the next run confirms (and audits) the delete from its listing.
 	for _, d := range batch {
-		st.Pending[d.ID] = Pending{Kind: d.Kind, Started: a.Now(), Reason: d.Why(), Identity: d.Identity, SizeGB: d.Frees.Keyed(KeySizeGB), Bytes: d.Frees.Keyed(KeyBytes), Run: a.RunID}
+		st.Pending[d.ID] = Pending{Kind: d.Kind, Started: a.Now(), Reason: d.Why(), Identity: d.Identity, SizeGB: d.Frees.Keyed(amount.KeySizeGB), Bytes: d.Frees.Keyed(amount.KeyBytes), Run: a.RunID}
 	}
 	if err := a.note(ctx, st); err != nil {
 		for _, d := range batch {

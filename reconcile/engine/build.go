@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"reclaim.dev/reclaim/base/amount"
+
 	"k8s.io/apimachinery/pkg/util/resourceversion"
 
 	"reclaim.dev/reclaim/inventory"
@@ -837,7 +839,7 @@ func (r *rules) sinceOf(slot int) int64 {
 }
 
 // freesOf is what a slot frees of u; a row is made again to say.
-func (r *rules) freesOf(slot int, u *Unit) int64 {
+func (r *rules) freesOf(slot int, u *amount.Unit) int64 {
 	if slot >= 0 {
 		return r.p.Decisions[slot].Frees.Of(u)
 	}

@@ -9,6 +9,8 @@ import (
 	"encoding/json"
 	"math"
 	"time"
+
+	"reclaim.dev/reclaim/base/amount"
 )
 
 // SchemaVersion is the version of the JSON plan/report. Bump it on any
@@ -56,7 +58,7 @@ type Decision struct {
 	Class          string
 	OrphanSince    *time.Time
 	DeletableAfter *time.Time
-	Frees          Frees
+	Frees          amount.Frees
 	Detail         any
 
 	// Group batches deletions (one API call may take several of a group);
@@ -119,7 +121,7 @@ type envelope struct {
 
 // MarshalJSON writes the envelope and the kind's detail as one object.
 func (d Decision) MarshalJSON() ([]byte, error) {
-	b, err := json.Marshal(envelope{Kind: d.Kind, ID: d.ID, Name: d.Name, SizeGB: d.Frees.Keyed(KeySizeGB), Bytes: d.Frees.Keyed(KeyBytes), MonthlyCost: roundCents(d.Frees.Cost),
+	b, err := json.Marshal(envelope{Kind: d.Kind, ID: d.ID, Name: d.Name, SizeGB: d.Frees.Keyed(amount.KeySizeGB), Bytes: d.Frees.Keyed(amount.KeyBytes), MonthlyCost: roundCents(d.Frees.Cost),
 		Action: d.Action, Reason: d.Why(), Held: d.Held, Owner: d.Owner, Class: d.Class, OrphanSince: d.OrphanSince, DeletableAfter: d.DeletableAfter})
 	if err != nil || d.Detail == nil {
 		return b, err

@@ -5,10 +5,6 @@ import (
 	"time"
 )
 
-// GiB is the bytes of a cloud's GB: GCE's disk sizes and quotas and the
-// clouds' storage prices count GiB.
-const GiB = 1 << 30
-
 // HumanBytes prints a size the way registries do: 1.2 GB, 340 MB.
 func HumanBytes(n int64) string {
 	switch {

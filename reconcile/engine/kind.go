@@ -4,6 +4,8 @@ import (
 	"context"
 	"time"
 
+	"reclaim.dev/reclaim/base/amount"
+
 	"reclaim.dev/reclaim/base/layout"
 	"reclaim.dev/reclaim/base/outcome"
 	"reclaim.dev/reclaim/inventory"
@@ -42,7 +44,7 @@ type Limits struct {
 	// (no unit: no cap).
 	MaxDeletes       int
 	MaxDeletePercent float64
-	MaxFrees         Amount
+	MaxFrees         amount.Amount
 	// BreakerCandidates: more due than this and nothing of the kind is deleted.
 	BreakerCandidates int
 	// QuotaClasses are the classes of candidates due because a pool is over

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"reclaim.dev/reclaim/base/amount"
+
 	"reclaim.dev/reclaim/reconcile/audit"
 	"reclaim.dev/reclaim/reconcile/snapshot"
 )
@@ -69,7 +71,7 @@ func (a *Applier) snapshotFirst(ctx context.Context, k Kind, s Snapshotter, p *P
 			result = snapshot.Reused
 		}
 		_ = a.audit(audit.Record{Action: "snapshot", Kind: d.Kind, ID: d.ID, Reason: "snapshot before delete", Result: result,
-			Snapshot: sn.id, SizeGB: d.Frees.Keyed(KeySizeGB)})
+			Snapshot: sn.id, SizeGB: d.Frees.Keyed(amount.KeySizeGB)})
 	}
 	// 1. Find or start every one before waiting on any.
 	var waiting []due

@@ -20,6 +20,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"reclaim.dev/reclaim/base/amount"
 	"reclaim.dev/reclaim/base/optout"
 	config "reclaim.dev/reclaim/configs"
 	"reclaim.dev/reclaim/inventory"
@@ -37,7 +38,7 @@ const (
 )
 
 // GiB is the kind's unit: what its deletions free (EBS sizes are GiB).
-var GiB = &engine.Unit{Name: "GiB", Key: engine.KeySizeGB, Say: func(n int64) string { return fmt.Sprintf("%d GiB", n) }}
+var GiB = &amount.Unit{Name: "GiB", Key: amount.KeySizeGB, Say: func(n int64) string { return fmt.Sprintf("%d GiB", n) }}
 
 // The tags the provisioners put on the volumes they make.
 const (
@@ -168,11 +169,11 @@ func (k *Kind) Limits() engine.Limits {
 }
 
 // sizeCap is ebs.maxDeleteSizePerRun in whole GiB; 0 is no cap.
-func sizeCap(s config.Size) engine.Amount {
+func sizeCap(s config.Size) amount.Amount {
 	if s <= 0 {
-		return engine.Amount{}
+		return amount.Amount{}
 	}
-	return engine.Amount{N: int64(s.GiB()), Unit: GiB}
+	return amount.Amount{N: int64(s.GiB()), Unit: GiB}
 }
 
 // Pool is the quota pool a volume counts against: its account, region and
@@ -280,7 +281,7 @@ func (k *Kind) propose(f *inventory.Fleet, l *ebs.Listing, v *ebs.Volume, r *reg
 	det := &Detail{Account: l.Account, Region: l.Region, AZ: v.AZ, Type: v.Type, SizeGiB: v.SizeGiB, MadeFor: made,
 		Snapshot: k.s.SnapshotBeforeDelete, namespace: ns, tags: v.Tags}
 	p := engine.Proposal{Decision: engine.Decision{ID: ID(l.Account, l.Region, v.ID), Name: v.ID, Identity: v.ID, Detail: det,
-		Owner: made, Frees: engine.Free(v.SizeGiB, GiB).In(Pool(l.Account, l.Region, v.Type))}, Created: v.Created}
+		Owner: made, Frees: amount.Free(v.SizeGiB, GiB).In(Pool(l.Account, l.Region, v.Type))}, Created: v.Created}
 	keep := func(class, reason string) engine.Proposal {
 		p.Action, p.Class, p.Reason = engine.Keep, class, reason
 		return p

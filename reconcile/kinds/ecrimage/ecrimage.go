@@ -11,13 +11,14 @@ import (
 	"strings"
 	"time"
 
+	"reclaim.dev/reclaim/base/amount"
 	"reclaim.dev/reclaim/base/optout"
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/reconcile/engine"
 )
 
 // Bytes is what an image's deletion frees: registry storage.
-var Bytes = &engine.Unit{Name: "bytes", Key: engine.KeyBytes, Say: engine.HumanBytes}
+var Bytes = &amount.Unit{Name: "bytes", Key: amount.KeyBytes, Say: engine.HumanBytes}
 
 // Name is the kind as reports and the audit log spell it (schema v1).
 const Name = "ecr-image"
@@ -512,14 +513,14 @@ func (r *rows) Remake(item uint32) engine.Decision {
 
 // Frees is what deleting item frees (engine.Briefer): a report's totals
 // read it for every candidate.
-func (r *rows) Frees(item uint32) engine.Frees {
+func (r *rows) Frees(item uint32) amount.Frees {
 	return imageFrees(r.images.Size(int(item)), r.group)
 }
 
 // imageFrees is what deleting an image of size bytes frees in repository
 // name: its bytes, of the repository's pool.
-func imageFrees(size int64, name string) engine.Frees {
-	return engine.Free(size, Bytes).In(name)
+func imageFrees(size int64, name string) amount.Frees {
+	return amount.Free(size, Bytes).In(name)
 }
 
 func untaggedReason(pushed time.Time, olderThan time.Duration) string {
@@ -562,5 +563,5 @@ func orDefault(s, d string) string {
 // MonthlyCost implements engine.Pricer: an image's size at ECR's storage
 // price (AWS's GB are GiB).
 func (k *Kind) MonthlyCost(d *engine.Decision) float64 {
-	return float64(d.Frees.Of(Bytes)) / engine.GiB * k.Policy.PerGBMonth
+	return float64(d.Frees.Of(Bytes)) / amount.GiB * k.Policy.PerGBMonth
 }

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"reclaim.dev/reclaim/base/amount"
 	"reclaim.dev/reclaim/base/optout"
 	"reclaim.dev/reclaim/base/outcome"
 	"reclaim.dev/reclaim/inventory"
@@ -23,15 +24,15 @@ import (
 )
 
 // GB is what a disk's or a PVC's deletion frees: GB of disk quota.
-var GB = &engine.Unit{Name: "GB", Key: engine.KeySizeGB, Say: func(n int64) string { return fmt.Sprintf("%d GB", n) }}
+var GB = &amount.Unit{Name: "GB", Key: amount.KeySizeGB, Say: func(n int64) string { return fmt.Sprintf("%d GB", n) }}
 
 // SizeCap is the per-run cap on the GB deleted (disks.maxDeleteSizePerRun);
 // 0 is no cap. Disks are whole GB, so a cap of 10.5 holds what 10 does.
-func SizeCap(gb float64) engine.Amount {
+func SizeCap(gb float64) amount.Amount {
 	if gb <= 0 {
-		return engine.Amount{}
+		return amount.Amount{}
 	}
-	return engine.Amount{N: int64(gb), Unit: GB}
+	return amount.Amount{N: int64(gb), Unit: GB}
 }
 
 // Name is the kind as reports and the audit log spell it.
@@ -249,7 +250,7 @@ func (k *Kind) propose(d inventory.Disk, read, clusters int, refs refIndex, guar
 	metric := QuotaMetricOf(d.Type)
 	ns, claim := createdFor(d.Description)
 	p := engine.Proposal{Decision: engine.Decision{ID: d.Key.String(), Name: d.Key.Name,
-		Frees: engine.Free(d.SizeGB, GB).In(Pool(d.Key.Project, d.Region(), metric)),
+		Frees: amount.Free(d.SizeGB, GB).In(Pool(d.Key.Project, d.Region(), metric)),
 		Detail: &Detail{Project: d.Key.Project, Location: d.Key.Location(), Type: d.Type, QuotaMetric: metric, Region: d.Region(),
 			LabelFingerprint: d.LabelFingerprint, DiskID: d.ID, Owner: claimText(ns, claim), namespace: ns, labels: d.Labels}}}
 	keep := func(class, reason string) engine.Proposal {

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"reclaim.dev/reclaim/base/amount"
 	"reclaim.dev/reclaim/base/optout"
 	"reclaim.dev/reclaim/base/outcome"
 	config "reclaim.dev/reclaim/configs"
@@ -256,7 +257,7 @@ func (p *Policy) Evidence(n *inventory.NetInterface) string {
 func (k *Kind) propose(f *inventory.Fleet, l *inventory.NetworkListing, n *inventory.NetInterface, sn *inventory.Subnet, a *Attribution) engine.Proposal {
 	det := &Detail{Account: l.Account, Region: l.Region, Subnet: n.Subnet, AZ: n.AZ, Type: n.Type, Status: n.Status, Description: n.Description, IPs: len(n.IPs), tags: n.Tags}
 	p := engine.Proposal{Decision: engine.Decision{ID: ID(l.Account, l.Region, n.ID), Name: n.ID, Detail: det,
-		Frees: engine.Free(int64(len(n.IPs)+16*n.Prefixes), finished.Addresses).In(n.Subnet)}}
+		Frees: amount.Free(int64(len(n.IPs)+16*n.Prefixes), finished.Addresses).In(n.Subnet)}}
 	keep := func(class, reason string) engine.Proposal {
 		p.Action, p.Class, p.Reason = engine.Keep, class, reason
 		return p
