@@ -321,14 +321,14 @@ func (r *rules) oldestView(keys []string) view {
 			continue
 		}
 		s := &r.p.Sources[i]
-		if strings.HasPrefix(s.Kind, SourceTap+" ") {
+		if strings.HasPrefix(s.Kind, inventory.SourceTap+" ") {
 			// A tap's pass is its cluster's read: the cluster's view.
-			if i, ok = r.p.sourceIndex(ClusterKey(s.Name)); !ok {
+			if i, ok = r.p.sourceIndex(inventory.ClusterKey(s.Name)); !ok {
 				continue // a cluster not read: failClosed's
 			}
 			s = &r.p.Sources[i]
 		}
-		if s.Kind != SourceCluster || s.NotRead || s.Unit == unitOutOfScope {
+		if s.Kind != inventory.SourceCluster || s.NotRead || s.Unit == unitOutOfScope {
 			continue // not read: failClosed's, or declared out of scope
 		}
 		if v.name == "" || s.ReadAt.Before(v.at) {

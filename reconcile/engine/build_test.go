@@ -38,7 +38,7 @@ func TestGraceClock(t *testing.T) {
 
 func TestIncompleteClusterDoesNotStartClock(t *testing.T) {
 	d := orphan("d")
-	d.Sources = []string{engine.SourceKey("cluster", "a"), engine.SourceKey("cluster", "b")}
+	d.Sources = []string{inventory.SourceKey("cluster", "a"), inventory.SourceKey("cluster", "b")}
 	k := &fakeKind{lim: testLimits(), items: []engine.Proposal{d}}
 	bad := inventory.ClusterRefs{Name: "b", Problems: []string{"timed out"}}
 	p := build(k, engine.NewState(), t0, complete("a"), bad)

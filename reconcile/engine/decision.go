@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"reclaim.dev/reclaim/base/amount"
+	"reclaim.dev/reclaim/inventory"
 )
 
 // SchemaVersion is the version of the JSON plan/report. Bump it on any
@@ -159,9 +160,6 @@ type Source struct {
 }
 
 // Key is how proposals name a source they rely on: kind:name.
-func (s Source) Key() string { return SourceKey(s.Kind, s.Name) }
-
-// SourceKey names a source: "cluster:prod-a", "gce-project:p1".
-func SourceKey(kind, name string) string { return kind + ":" + name }
+func (s Source) Key() string { return inventory.SourceKey(s.Kind, s.Name) }
 
 func roundCents(x float64) float64 { return math.Round(x*100) / 100 }

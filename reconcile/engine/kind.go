@@ -112,8 +112,9 @@ type Proposal struct {
 	// ReportOnly: a candidate whose clock runs but that is never deleted (no
 	// proof of ownership, a policy switch off): Action report.
 	ReportOnly bool
-	// Sources are the keys (SourceKey) of the sources whose completeness the
-	// decision relies on; one that is incomplete or unknown holds it.
+	// Sources are the keys (inventory.SourceKey) of the sources whose
+	// completeness the decision relies on; one that is incomplete or
+	// unknown holds it.
 	Sources []string
 	// Hold is a reason of the kind's own why its evidence is incomplete
 	// (a reference that could not be resolved, a partial listing).

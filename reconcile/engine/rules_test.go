@@ -65,9 +65,9 @@ func TestProtectedIsKeptWhateverTheKindProposes(t *testing.T) {
 // held, whether it names a cluster the fleet did not list or any other
 // source, and the plan says it is incomplete.
 func TestSourceNeverReportedHolds(t *testing.T) {
-	for _, key := range []string{engine.SourceKey("cluster", "ghost"), engine.SourceKey("ecr-registry", "123456789012/us-east-1")} {
+	for _, key := range []string{inventory.SourceKey("cluster", "ghost"), inventory.SourceKey("ecr-registry", "123456789012/us-east-1")} {
 		d := orphan("d")
-		d.Sources = []string{engine.SourceKey("cluster", "a"), key}
+		d.Sources = []string{inventory.SourceKey("cluster", "a"), key}
 		k := &fakeKind{lim: testLimits(), items: []engine.Proposal{d}}
 		p := build(k, seenSince(t0.Add(-48*time.Hour), d), t0, complete("a"))
 		got := enginetest.DecisionFor(t, p, "d")
@@ -101,7 +101,7 @@ func TestTapCompletenessHolds(t *testing.T) {
 		"never ran":  {withTap(nil), engine.Mark, "tap widgets:a was not read"},
 	} {
 		d := orphan("d")
-		d.Sources = []string{engine.ClusterKey("a"), engine.TapKey("widgets", "a")}
+		d.Sources = []string{inventory.ClusterKey("a"), inventory.TapKey("widgets", "a")}
 		k := &fakeKind{lim: testLimits(), items: []engine.Proposal{d}}
 		p := build(k, seenSince(t0.Add(-48*time.Hour), d), t0, tc.cluster)
 		got := enginetest.DecisionFor(t, p, "d")
@@ -119,8 +119,8 @@ func TestTapCompletenessHolds(t *testing.T) {
 // read" when it names the tap key alone (never a silent pass).
 func TestTapOfAnUnreadClusterHolds(t *testing.T) {
 	for name, sources := range map[string][]string{
-		"with its cluster": {engine.ClusterKey("ghost"), engine.TapKey(inventory.ReadWorkloads, "ghost")},
-		"tap key alone":    {engine.TapKey("widgets", "ghost")},
+		"with its cluster": {inventory.ClusterKey("ghost"), inventory.TapKey(inventory.ReadWorkloads, "ghost")},
+		"tap key alone":    {inventory.TapKey("widgets", "ghost")},
 	} {
 		d := orphan("d")
 		d.Sources = sources
@@ -150,7 +150,7 @@ func TestReadNotAskedHolds(t *testing.T) {
 		"failed":    {inventory.ClusterRefs{Name: "a", Problems: []string{"list pods: forbidden"}}, engine.Mark, "cluster a could not be read completely"},
 	} {
 		d := orphan("d")
-		d.Sources = []string{engine.ClusterKey("a"), engine.TapKey(inventory.ReadImages, "a")}
+		d.Sources = []string{inventory.ClusterKey("a"), inventory.TapKey(inventory.ReadImages, "a")}
 		k := &fakeKind{lim: testLimits(), items: []engine.Proposal{d}}
 		p := build(k, seenSince(t0.Add(-48*time.Hour), d), t0, tc.cluster)
 		got := enginetest.DecisionFor(t, p, "d")

@@ -313,7 +313,7 @@ func evidence(snap *inventory.Snapshot, reg *inventory.RegistryListing, pc *pull
 	}
 	sources = u.Keys(snap.Fleet)
 	for _, s := range ImageSourcesOf(snap) {
-		sources = append(sources, engine.SourceKey(s.SourceKind(), s.Name))
+		sources = append(sources, inventory.SourceKey(s.SourceKind(), s.Name))
 	}
 	if !reg.Complete {
 		holds = append(holds, "the registry's repositories could not all be listed")

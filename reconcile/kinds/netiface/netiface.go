@@ -171,7 +171,7 @@ func optOut(tag string) string {
 
 // NetworkSource is the source key of an account and region's EC2 listing.
 func NetworkSource(account, region string) string {
-	return engine.SourceKey("ec2-network", account+"/"+region)
+	return inventory.SourceKey("ec2-network", account+"/"+region)
 }
 
 // Propose gives every detached interface a proposal: a candidate when it
