@@ -20,6 +20,7 @@ import (
 	"reclaim.dev/reclaim/base/amount"
 	"reclaim.dev/reclaim/base/layout"
 	"reclaim.dev/reclaim/notify/report"
+	"reclaim.dev/reclaim/reconcile/audit"
 	"reclaim.dev/reclaim/reconcile/engine"
 )
 
@@ -97,7 +98,7 @@ func NewMetrics(reg prometheus.Registerer, kinds []string, gauges []layout.Gauge
 			Help: "Reports delivered to notify targets, by target (its configured name) and result (sent, skipped: nothing to send under its when policy, failed)."}, []string{"target", "result"}),
 	}
 	for _, k := range m.kinds {
-		for _, r := range engine.Results {
+		for _, r := range audit.Results {
 			m.deletes.WithLabelValues(k, r)
 		}
 		m.freedBytes.WithLabelValues(k)
@@ -153,7 +154,7 @@ func (m *Metrics) Observe(r *report.Report, duration time.Duration, now time.Tim
 	if o := r.Outcome; o != nil {
 		for _, res := range o.Results {
 			m.deletes.WithLabelValues(res.Kind, res.Result).Inc()
-			if res.Result == engine.ResultDeleted || res.Result == engine.ResultAlreadyGone {
+			if res.Result == audit.Deleted || res.Result == audit.AlreadyGone {
 				if b := float64(res.SizeGB)*amount.GiB + float64(res.Bytes); b > 0 {
 					m.freedBytes.WithLabelValues(res.Kind).Add(b)
 				}

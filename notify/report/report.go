@@ -15,6 +15,7 @@ import (
 
 	"reclaim.dev/reclaim/base/amount"
 	"reclaim.dev/reclaim/base/layout"
+	"reclaim.dev/reclaim/reconcile/audit"
 	"reclaim.dev/reclaim/reconcile/engine"
 )
 
@@ -77,7 +78,7 @@ func notAttempted(o *engine.Outcome) bool {
 		return true
 	}
 	for _, r := range o.Results {
-		if r.Result == engine.ResultNotAttempted || r.Result == engine.ResultDeferred {
+		if r.Result == audit.NotAttempted || r.Result == audit.Deferred {
 			return true
 		}
 	}

@@ -15,6 +15,7 @@ import (
 	"reclaim.dev/reclaim/base/amount"
 	"reclaim.dev/reclaim/base/layout"
 	"reclaim.dev/reclaim/notify/report"
+	"reclaim.dev/reclaim/reconcile/audit"
 	"reclaim.dev/reclaim/reconcile/engine"
 	"reclaim.dev/reclaim/reconcile/kinds/ecrimage"
 	"reclaim.dev/reclaim/reconcile/kinds/gcedisk"
@@ -125,9 +126,9 @@ func TestExitCodes(t *testing.T) {
 		{engine.Plan{}, &engine.Outcome{Stopped: "5 failed in a row"}, report.ExitFailed},
 		{engine.Plan{}, &engine.Outcome{Deleted: 1, Unaudited: 1}, report.ExitFailed},
 		// A pass stopped by shutdown: the deletes it did not start are held back.
-		{engine.Plan{}, &engine.Outcome{Results: []engine.Result{{Result: engine.ResultDeleted}, {Result: engine.ResultNotAttempted}}}, report.ExitIncomplete},
+		{engine.Plan{}, &engine.Outcome{Results: []engine.Result{{Result: audit.Deleted}, {Result: audit.NotAttempted}}}, report.ExitIncomplete},
 		// A delete deferred for its snapshot is held back, not failed.
-		{engine.Plan{}, &engine.Outcome{Deferred: 1, Results: []engine.Result{{Result: engine.ResultDeferred}}}, report.ExitIncomplete},
+		{engine.Plan{}, &engine.Outcome{Deferred: 1, Results: []engine.Result{{Result: audit.Deferred}}}, report.ExitIncomplete},
 	} {
 		if got := report.ExitCode(&c.p, c.o); got != c.want {
 			t.Errorf("%+v %+v: exit %d, want %d", c.p, c.o, got, c.want)
@@ -162,8 +163,8 @@ func TestForOwnersCutsDecisionsAndOutcome(t *testing.T) {
 	}, Sources: []engine.Source{{Kind: "cluster", Name: "x", Complete: false}}, Incomplete: true,
 		Blocked: []string{"cluster x is incomplete"}, Warnings: []engine.Warning{{Text: "w"}}, Summaries: []string{"s"}}
 	o := &engine.Outcome{}
-	for _, r := range []engine.Result{{Kind: "k8s-job", ID: "a", Result: engine.ResultDeleted, SizeGB: 1},
-		{Kind: "k8s-job", ID: "b", Result: engine.ResultFailed}, {Kind: "k8s-job", ID: "c", Result: engine.ResultDeleted}} {
+	for _, r := range []engine.Result{{Kind: "k8s-job", ID: "a", Result: audit.Deleted, SizeGB: 1},
+		{Kind: "k8s-job", ID: "b", Result: audit.Failed}, {Kind: "k8s-job", ID: "c", Result: audit.Deleted}} {
 		o.Add(r)
 	}
 	r := report.New(p, o, true)
@@ -199,7 +200,7 @@ func TestForOwnersCountsUnlistedDeletions(t *testing.T) {
 	for i, owner := range []string{"ml", "ml", "etl", "etl", "etl", "ml", ""} {
 		id := fmt.Sprintf("img-%d", i)
 		p.Decisions = append(p.Decisions, engine.Decision{Kind: "ecr-image", ID: id, Action: engine.Delete, Owner: owner})
-		o.Add(engine.Result{Kind: "ecr-image", ID: id, Result: engine.ResultDeleted, Bytes: 10, Owner: owner,
+		o.Add(engine.Result{Kind: "ecr-image", ID: id, Result: audit.Deleted, Bytes: 10, Owner: owner,
 			Frees: amount.Free(10, ecrimage.Bytes)})
 	}
 	r := report.New(p, o, true)

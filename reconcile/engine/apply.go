@@ -135,7 +135,7 @@ func (a *Applier) kind(ctx context.Context, k Kind, st *State, p *Plan, batches 
 		out := r.out
 		if out.Stopped != "" || ctx.Err() != nil || (a.Stop != nil && a.Stop.Err() != nil) {
 			for _, d := range batch {
-				out.Results = append(out.Results, d.result(ResultNotAttempted, orDefault(out.Stopped, "run cancelled")))
+				out.Results = append(out.Results, d.result(audit.NotAttempted, orDefault(out.Stopped, "run cancelled")))
 			}
 			a.mu.Unlock()
 			return
@@ -224,22 +224,6 @@ func (d *Decision) result(result, reason string) Result {
 		SizeGB: d.Frees.Keyed(amount.KeySizeGB), Bytes: d.Frees.Keyed(amount.KeyBytes), Owner: d.Owner}
 }
 
-// Results of one attempted delete.
-const (
-	ResultDeleted      = "deleted"
-	ResultAlreadyGone  = "already-gone"
-	ResultSkipped      = "skipped"
-	ResultFailed       = "failed"
-	ResultNotAttempted = "not-attempted"
-	// ResultDeferred: held back for a snapshot still pending (Snapshotter):
-	// nothing was deleted, the clock runs on, and a later run deletes it
-	// once the snapshot is done.
-	ResultDeferred = "deferred"
-)
-
-// Results lists every result, for metrics that start each at zero.
-var Results = []string{ResultDeleted, ResultAlreadyGone, ResultSkipped, ResultFailed, ResultDeferred, ResultNotAttempted}
-
 // Outcome is the applier's summary.
 type Outcome struct {
 	Results   []Result `json:"results"`
@@ -251,7 +235,7 @@ type Outcome struct {
 	// run fails (audit or stop).
 	Unaudited int `json:"unaudited,omitempty"`
 	Skipped   int `json:"skipped"`
-	// Deferred are deletes held back for their snapshot (ResultDeferred).
+	// Deferred are deletes held back for their snapshot (audit.Deferred).
 	Deferred int   `json:"deferred,omitempty"`
 	FreedGB  int64 `json:"freedGB"`
 	// FreedBytes is what the deleted images held.
@@ -305,23 +289,23 @@ func (o *Outcome) Add(r Result) {
 		o.Results = append(o.Results, r)
 	}
 	switch r.Result {
-	case ResultDeleted, ResultAlreadyGone:
+	case audit.Deleted, audit.AlreadyGone:
 		o.Deleted++
 		o.FreedGB += r.SizeGB
 		o.FreedBytes += r.Bytes
 		o.Freed.Add(r.Frees)
-	case ResultFailed:
+	case audit.Failed:
 		o.Failed++
-	case ResultSkipped:
+	case audit.Skipped:
 		o.Skipped++
-	case ResultDeferred:
+	case audit.Deferred:
 		o.Deferred++
 	}
 }
 
 // list says whether Results lists r, and counts it in Unlisted if not.
 func (o *Outcome) list(r Result) bool {
-	if r.Result != ResultDeleted && r.Result != ResultAlreadyGone {
+	if r.Result != audit.Deleted && r.Result != audit.AlreadyGone {
 		return true
 	}
 	if o.listed == nil {
@@ -359,7 +343,7 @@ func (a *Applier) Apply(ctx context.Context, p *Plan, apply bool) (*Outcome, err
 			continue
 		}
 		if err := a.audit(audit.Record{Action: "delete", Kind: c.pending.Kind, ID: c.id, Reason: c.pending.Reason,
-			Result: "confirmed-deleted", SizeGB: c.pending.SizeGB, Bytes: c.pending.Bytes, Attempt: c.pending.Run}); err != nil {
+			Result: audit.ConfirmedDeleted, SizeGB: c.pending.SizeGB, Bytes: c.pending.Bytes, Attempt: c.pending.Run}); err != nil {
 			return out, err
 		}
 	}
@@ -427,7 +411,7 @@ func waiting(batch []*Decision, done map[string]bool, out *Outcome) []*Decision 
 			ready = append(ready, d)
 			continue
 		}
-		out.Results = append(out.Results, d.result(ResultNotAttempted, "waits for "+missing+", which was not deleted this run"))
+		out.Results = append(out.Results, d.result(audit.NotAttempted, "waits for "+missing+", which was not deleted this run"))
 	}
 	return ready
 }
@@ -470,9 +454,9 @@ func (a *Applier) batch(ctx context.Context, k Kind, st *State, batch []*Decisio
 		}
 		l := log.With(zap.String("id", d.ID), zap.String("action", "delete"), zap.String("reason", r.Reason))
 		switch {
-		case result == ResultFailed:
+		case result == audit.Failed:
 			l.Warn("delete failed", zap.String("error", errText))
-		case result == ResultDeferred:
+		case result == audit.Deferred:
 			l.Warn("delete deferred", zap.String("snapshot", snapshot))
 		case auditErr != nil:
 			l.Error(result+", but the audit line could not be written; the next run writes it", zap.Error(auditErr))
@@ -518,7 +502,7 @@ func (a *Applier) batch(ctx context.Context, k Kind, st *State, batch []*Decisio
 	if err := a.note(ctx, st); err != nil {
 		for _, d := range batch {
 			delete(st.Pending, d.ID)
-			record(d, ResultFailed, "", "save state before delete: "+err.Error(), "")
+			record(d, audit.Failed, "", "save state before delete: "+err.Error(), "")
 		}
 		return batchFailed, nil
 	}
@@ -532,7 +516,7 @@ func (a *Applier) batch(ctx context.Context, k Kind, st *State, batch []*Decisio
 	if err != nil {
 		for _, d := range batch {
 			delete(st.Pending, d.ID)
-			record(d, ResultFailed, "", "re-read before delete: "+err.Error(), "")
+			record(d, audit.Failed, "", "re-read before delete: "+err.Error(), "")
 		}
 		_ = a.note(ctx, st)
 		return batchFailed, nil
@@ -546,11 +530,11 @@ func (a *Applier) batch(ctx context.Context, k Kind, st *State, batch []*Decisio
 		}
 		switch verdicts[i].Result {
 		case GoneNow:
-			goneNow(d, ResultAlreadyGone, "")
+			goneNow(d, audit.AlreadyGone, "")
 			result = batchDone
 		case Skip:
 			changed(d)
-			record(d, ResultSkipped, verdicts[i].Reason, "", "")
+			record(d, audit.Skipped, verdicts[i].Reason, "", "")
 		default:
 			goes = append(goes, d)
 		}
@@ -573,7 +557,7 @@ func (a *Applier) batch(ctx context.Context, k Kind, st *State, batch []*Decisio
 			case sn == nil:
 				// Not in the snapshot step (never expected): no delete.
 				delete(st.Pending, d.ID)
-				record(d, ResultFailed, "", "snapshot before delete: no snapshot was taken", "")
+				record(d, audit.Failed, "", "snapshot before delete: no snapshot was taken", "")
 				unmarked, snapFailed = true, snapFailed+1
 			case sn.state == snapshot.Done:
 				snapshotOf[d.ID] = sn.id
@@ -581,12 +565,12 @@ func (a *Applier) batch(ctx context.Context, k Kind, st *State, batch []*Decisio
 			case sn.state == snapshot.Pending:
 				// Held, not failed: nothing was sent, and its clock runs on.
 				delete(st.Pending, d.ID)
-				record(d, ResultDeferred, deferral(sn, k.Limits().SnapshotTimeout), "", sn.id)
+				record(d, audit.Deferred, deferral(sn, k.Limits().SnapshotTimeout), "", sn.id)
 				unmarked = true
 			default:
 				// Refused: the resource was not touched.
 				delete(st.Pending, d.ID)
-				record(d, ResultFailed, "", sn.problem, sn.id)
+				record(d, audit.Failed, "", sn.problem, sn.id)
 				unmarked, snapFailed = true, snapFailed+1
 			}
 		}
@@ -613,7 +597,7 @@ func (a *Applier) batch(ctx context.Context, k Kind, st *State, batch []*Decisio
 		// Keep the pending marks: if the call did delete, the next run sees
 		// the resources gone and records them then.
 		for _, d := range goes {
-			record(d, ResultFailed, "", err.Error(), "")
+			record(d, audit.Failed, "", err.Error(), "")
 		}
 		_ = noteSkips()
 		return batchFailed, gone
@@ -623,22 +607,22 @@ func (a *Applier) batch(ctx context.Context, k Kind, st *State, batch []*Decisio
 		res := results[i]
 		switch outcome.Of(res.Err) {
 		case outcome.Deleted:
-			goneNow(d, ResultDeleted, snapshotOf[d.ID])
+			goneNow(d, audit.Deleted, snapshotOf[d.ID])
 		case outcome.Gone:
-			goneNow(d, ResultAlreadyGone, snapshotOf[d.ID])
+			goneNow(d, audit.AlreadyGone, snapshotOf[d.ID])
 		case outcome.Changed:
 			changed(d)
-			record(d, ResultSkipped, skipReason(res.Err), "", snapshotOf[d.ID])
+			record(d, audit.Skipped, skipReason(res.Err), "", snapshotOf[d.ID])
 		case outcome.Refused:
 			// Refused for this resource: it is still there, its clock runs
 			// on, and the next run tries again.
 			delete(st.Pending, d.ID)
-			record(d, ResultFailed, "", res.Err.Error(), snapshotOf[d.ID])
+			record(d, audit.Failed, "", res.Err.Error(), snapshotOf[d.ID])
 			failed++
 		default:
 			// No answer for this resource: it may be gone. Its pending mark
 			// stays, and the next run settles it from its listing.
-			record(d, ResultFailed, "", "outcome unknown: "+res.Err.Error(), snapshotOf[d.ID])
+			record(d, audit.Failed, "", "outcome unknown: "+res.Err.Error(), snapshotOf[d.ID])
 			failed++
 		}
 	}

@@ -9,6 +9,7 @@ import (
 
 	"reclaim.dev/reclaim/internal/enginetest"
 	"reclaim.dev/reclaim/inventory"
+	"reclaim.dev/reclaim/reconcile/audit"
 	"reclaim.dev/reclaim/reconcile/engine"
 )
 
@@ -257,10 +258,10 @@ func TestApplyRereadSkipIsNotDeleted(t *testing.T) {
 			t.Fatal("deleted what the re-read skipped")
 		}
 	}
-	if len(out.Results) != 1 || out.Results[0].Result != engine.ResultSkipped || out.Deleted != 0 {
+	if len(out.Results) != 1 || out.Results[0].Result != audit.Skipped || out.Deleted != 0 {
 		t.Fatalf("%+v", out)
 	}
-	if got := enginetest.AuditResults(t, buf)[fakeID("a")]; got != engine.ResultSkipped {
+	if got := enginetest.AuditResults(t, buf)[fakeID("a")]; got != audit.Skipped {
 		t.Fatalf("audit: %q", got)
 	}
 }

@@ -19,8 +19,8 @@ import (
 // of the kind together up to Limits.SnapshotTimeout, re-reading at most
 // every Applier.SnapshotPoll, and deletes a resource only once its snapshot
 // is done. One still pending at the deadline is a deferral
-// (ResultDeferred); one that failed, or could not be started or read, is a
-// refused delete (ResultFailed).
+// (audit.Deferred); one that failed, or could not be started or read, is a
+// refused delete (audit.Failed).
 type Snapshotter interface {
 	// SnapshotFirst says whether d's resource is snapshotted before its
 	// delete.

@@ -160,7 +160,7 @@ func TestSnapshotPendingIsDeferral(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if out.Failed != 0 || out.Deferred != 1 || out.Results[0].Result != engine.ResultDeferred || slices.Contains(k.calls, "delete a") {
+	if out.Failed != 0 || out.Deferred != 1 || out.Results[0].Result != audit.Deferred || slices.Contains(k.calls, "delete a") {
 		t.Fatalf("%+v calls %v", out, k.calls)
 	}
 	if !strings.Contains(out.Results[0].Reason, "snapshot snap-a still pending after 1ms") {
@@ -193,7 +193,7 @@ func TestSnapshotWaitEndsAtStop(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(out.Results) != 1 || out.Results[0].Result != engine.ResultNotAttempted || len(k.calls) != 0 {
+	if len(out.Results) != 1 || out.Results[0].Result != audit.NotAttempted || len(k.calls) != 0 {
 		t.Fatalf("%+v calls %v", out.Results, k.calls)
 	}
 }
