@@ -34,3 +34,16 @@ func DiscoveryKey(platform, scope string) string {
 // that relies on what the tap read names it, and is held when that pass was
 // incomplete or never ran (the cluster could not be reached).
 func TapKey(tap, cluster string) string { return SourceKey(SourceTap+" "+tap, cluster) }
+
+// UniqueKeys drops repeated source keys, keeping the first of each, in place.
+func UniqueKeys(keys []string) []string {
+	seen := make(map[string]bool, len(keys))
+	out := keys[:0]
+	for _, k := range keys {
+		if !seen[k] {
+			seen[k] = true
+			out = append(out, k)
+		}
+	}
+	return out
+}

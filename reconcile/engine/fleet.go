@@ -52,20 +52,7 @@ func (u Users) Keys(f *inventory.Fleet) []string {
 			out = append(out, inventory.DiscoveryKey(platform, scope))
 		}
 	}
-	return UniqueKeys(out)
-}
-
-// UniqueKeys drops repeated source keys, keeping the first of each, in place.
-func UniqueKeys(keys []string) []string {
-	seen := make(map[string]bool, len(keys))
-	out := keys[:0]
-	for _, k := range keys {
-		if !seen[k] {
-			seen[k] = true
-			out = append(out, k)
-		}
-	}
-	return out
+	return inventory.UniqueKeys(out)
 }
 
 // unitOutOfScope is the unit of a cluster's source when the cluster is

@@ -225,7 +225,7 @@ func (k *Kind) Propose(snap *inventory.Snapshot, now time.Time) engine.Proposals
 				// every repository already (evidence): only a repository
 				// policy's pullers add guards.
 				if len(rl.Pullers) > 0 {
-					sources = engine.UniqueKeys(append(slices.Clone(sources), pc.guards(snap.Fleet, rl.Repo.Account, rl.Pullers)...))
+					sources = inventory.UniqueKeys(append(slices.Clone(sources), pc.guards(snap.Fleet, rl.Repo.Account, rl.Pullers)...))
 				}
 				ok = k.proposeRepo(yield, rl, at.rule, idx.repos[rl.Repo], sources, repoHold(rl, idx, pc, at.holds), now)
 			}
