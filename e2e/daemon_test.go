@@ -25,7 +25,6 @@ import (
 	"reclaim.dev/reclaim/notify/report"
 	"reclaim.dev/reclaim/providers/gce"
 	"reclaim.dev/reclaim/reconcile/audit"
-	"reclaim.dev/reclaim/reconcile/engine"
 	"reclaim.dev/reclaim/reconcile/kinds/gcedisk"
 	"reclaim.dev/reclaim/reconcile/state"
 )
@@ -252,7 +251,7 @@ daemon:
 	for _, r := range recs {
 		if r.Action == "delete" {
 			deleted[r.ID]++
-			if r.Result != engine.ResultDeleted {
+			if r.Result != audit.Deleted {
 				t.Errorf("audit: %s %s", r.ID, r.Result)
 			}
 		}

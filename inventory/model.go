@@ -275,7 +275,7 @@ type ClusterRefs struct {
 
 // The collector's own reads of a cluster beside its volumes (kube.Options
 // Images and Workloads), by the names kinds rely on them with: a proposal
-// names engine.TapKey(ReadWorkloads, cluster), and the engine holds it
+// names TapKey(ReadWorkloads, cluster), and the engine holds it
 // when the cluster was read without them.
 const (
 	ReadImages    = "images"

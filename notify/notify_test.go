@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
+	"reclaim.dev/reclaim/base/amount"
 	"reclaim.dev/reclaim/base/layout"
 	"reclaim.dev/reclaim/internal/enginetest"
 	"reclaim.dev/reclaim/inventory"
@@ -154,10 +155,10 @@ func TestWarningGroupsOrder(t *testing.T) {
 func TestHeadline(t *testing.T) {
 	p := &engine.Plan{}
 	for i := range 12 {
-		p.Decisions = append(p.Decisions, engine.Decision{Kind: "gce-disk", ID: string(rune('a' + i)), Action: engine.Delete, Frees: engine.Free(25, gcedisk.GB)})
+		p.Decisions = append(p.Decisions, engine.Decision{Kind: "gce-disk", ID: string(rune('a' + i)), Action: engine.Delete, Frees: amount.Free(25, gcedisk.GB)})
 	}
 	for i := range 490 {
-		p.Decisions = append(p.Decisions, engine.Decision{Kind: "ecr-image", ID: string(rune(1000 + i)), Action: engine.Delete, Frees: engine.Free(1e6, ecrimage.Bytes)})
+		p.Decisions = append(p.Decisions, engine.Decision{Kind: "ecr-image", ID: string(rune(1000 + i)), Action: engine.Delete, Frees: amount.Free(1e6, ecrimage.Bytes)})
 	}
 	got := Headline(report.New(p, nil, false), map[string]string{"gce-disk": "disks"})
 	if got != "12 disks (300 GB) and 490 images (490 MB) would be deleted" {

@@ -420,10 +420,10 @@ pods:
 				perCluster[res.Kind][cl] = ct
 			}
 			switch res.Result {
-			case engine.ResultDeleted:
+			case audit.Deleted:
 				t.deleted++
 				ct.deleted++
-			case engine.ResultAlreadyGone:
+			case audit.AlreadyGone:
 				t.gone++
 				ct.gone++
 			default:

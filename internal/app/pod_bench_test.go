@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"reclaim.dev/reclaim/internal/testenv"
-	"reclaim.dev/reclaim/reconcile/engine"
+	"reclaim.dev/reclaim/reconcile/audit"
 )
 
 // The memory a pod needs is the memory of a process with nothing but
@@ -75,8 +75,8 @@ type podRun struct {
 // runAsPod runs `reclaim run --config cfg --log-json args...` as the
 // CronJob does (testenv.Pod: the deploy's environment, GOMEMLIMIT and GOGC
 // included, unless this process sets its own) with AWS credentials for the
-// fakes; audit is the config's audit file.
-func runAsPod(b *testing.B, cfg, audit string, args ...string) podRun {
+// fakes; auditFile is the config's audit file.
+func runAsPod(b *testing.B, cfg, auditFile string, args ...string) podRun {
 	b.Helper()
 	env := []string{"AWS_ACCESS_KEY_ID=AKIDBENCH", "AWS_SECRET_ACCESS_KEY=bench-secret", "AWS_REGION=us-east-1"}
 	for _, k := range []string{"GOMEMLIMIT", "GOGC", "GODEBUG"} {
@@ -115,7 +115,7 @@ func runAsPod(b *testing.B, cfg, audit string, args ...string) podRun {
 		// RSS at the exec (see watchHWM), so an upper bound.
 		r.PeakRSS = uint64(ru.Maxrss) << 10
 	}
-	f, err := os.Open(audit)
+	f, err := os.Open(auditFile)
 	if err != nil {
 		b.Fatalf("reclaim run (exit %d): %v\n%s", r.ExitCode, err, r.Report)
 	}
@@ -132,9 +132,9 @@ func runAsPod(b *testing.B, cfg, audit string, args ...string) podRun {
 			continue
 		}
 		switch rec.Result {
-		case engine.ResultDeleted, engine.ResultAlreadyGone:
+		case audit.Deleted, audit.AlreadyGone:
 			r.Deleted++
-		case engine.ResultFailed:
+		case audit.Failed:
 			r.Failed++
 		}
 	}

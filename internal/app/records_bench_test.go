@@ -298,7 +298,7 @@ func BenchmarkRecordFleet(b *testing.B) {
 			if !s.Complete {
 				b.Errorf("%s %s incomplete: %v", s.Kind, s.Name, s.Problems)
 			}
-			if s.Kind == engine.SourceCluster {
+			if s.Kind == inventory.SourceCluster {
 				clusters++
 			}
 		}

@@ -337,7 +337,7 @@ func TestRunnerReadsOnlyChangedRecordsAcrossPasses(t *testing.T) {
 		}
 		lists, gets := l.counts()
 		for _, s := range rep.Plan.Sources {
-			if s.Kind == engine.SourceCluster && !s.Complete {
+			if s.Kind == inventory.SourceCluster && !s.Complete {
 				t.Fatalf("pass %d: cluster %s incomplete: %v", i, s.Name, s.Problems)
 			}
 		}

@@ -480,7 +480,7 @@ func TestShutdownMidApplyConverges(t *testing.T) {
 	for _, r := range out.Results {
 		counts[r.Result]++
 	}
-	if counts[engine.ResultDeleted] != 1 || counts[engine.ResultNotAttempted] != 3 || len(out.Results) != 4 {
+	if counts[audit.Deleted] != 1 || counts[audit.NotAttempted] != 3 || len(out.Results) != 4 {
 		t.Fatalf("first pass results %v, want 1 deleted and 3 not-attempted", counts)
 	}
 	st, err := f.store.Load(context.Background())
@@ -513,7 +513,7 @@ func TestShutdownMidApplyConverges(t *testing.T) {
 	}
 	del := f.deletes(t)
 	for _, k := range f.keys {
-		if got := del[k]; len(got) != 1 || got[0] != engine.ResultDeleted {
+		if got := del[k]; len(got) != 1 || got[0] != audit.Deleted {
 			t.Errorf("audit for %s: %v, want exactly one deleted", k, got)
 		}
 	}

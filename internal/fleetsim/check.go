@@ -128,10 +128,10 @@ func (f *fleet) final() {
 			f.violate("audit line %q: %v", sc.Text(), err)
 			continue
 		}
-		if r.Action == "delete" && (r.Result == engine.ResultDeleted || r.Result == engine.ResultAlreadyGone || r.Result == "confirmed-deleted") {
+		if r.Action == "delete" && (r.Result == audit.Deleted || r.Result == audit.AlreadyGone || r.Result == "confirmed-deleted") {
 			done[r.ID]++
 		}
-		if r.Action == "delete" && r.Result == engine.ResultDeleted {
+		if r.Action == "delete" && r.Result == audit.Deleted {
 			deleted[r.ID]++
 		}
 	}

@@ -45,7 +45,7 @@ func (h home) scope() string {
 	return h.account + "/" + h.region
 }
 
-// key is the scope as engine.DiscoveryKey names it: "eks 1111/us-east-1".
+// key is the scope as inventory.DiscoveryKey names it: "eks 1111/us-east-1".
 func (h home) key() string { return h.platform + " " + h.scope() }
 
 // in says whether the cluster runs in the scope of cloud evidence of

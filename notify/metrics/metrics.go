@@ -17,8 +17,10 @@ import (
 	"github.com/prometheus/client_golang/prometheus/push"
 	"github.com/prometheus/common/expfmt"
 
+	"reclaim.dev/reclaim/base/amount"
 	"reclaim.dev/reclaim/base/layout"
 	"reclaim.dev/reclaim/notify/report"
+	"reclaim.dev/reclaim/reconcile/audit"
 	"reclaim.dev/reclaim/reconcile/engine"
 )
 
@@ -96,7 +98,7 @@ func NewMetrics(reg prometheus.Registerer, kinds []string, gauges []layout.Gauge
 			Help: "Reports delivered to notify targets, by target (its configured name) and result (sent, skipped: nothing to send under its when policy, failed)."}, []string{"target", "result"}),
 	}
 	for _, k := range m.kinds {
-		for _, r := range engine.Results {
+		for _, r := range audit.Results {
 			m.deletes.WithLabelValues(k, r)
 		}
 		m.freedBytes.WithLabelValues(k)
@@ -152,15 +154,15 @@ func (m *Metrics) Observe(r *report.Report, duration time.Duration, now time.Tim
 	if o := r.Outcome; o != nil {
 		for _, res := range o.Results {
 			m.deletes.WithLabelValues(res.Kind, res.Result).Inc()
-			if res.Result == engine.ResultDeleted || res.Result == engine.ResultAlreadyGone {
-				if b := float64(res.SizeGB)*engine.GiB + float64(res.Bytes); b > 0 {
+			if res.Result == audit.Deleted || res.Result == audit.AlreadyGone {
+				if b := float64(res.SizeGB)*amount.GiB + float64(res.Bytes); b > 0 {
 					m.freedBytes.WithLabelValues(res.Kind).Add(b)
 				}
 			}
 		}
 		for _, u := range o.Unlisted { // counted, not listed
 			m.deletes.WithLabelValues(u.Kind, u.Result).Add(float64(u.Count))
-			if b := float64(u.SizeGB)*engine.GiB + float64(u.Bytes); b > 0 {
+			if b := float64(u.SizeGB)*amount.GiB + float64(u.Bytes); b > 0 {
 				m.freedBytes.WithLabelValues(u.Kind).Add(b)
 			}
 		}

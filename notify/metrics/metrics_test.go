@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
+	"reclaim.dev/reclaim/base/amount"
 	"reclaim.dev/reclaim/base/layout"
 	"reclaim.dev/reclaim/notify/report"
 	"reclaim.dev/reclaim/reconcile/engine"
@@ -103,11 +104,11 @@ func run1() *report.Report {
 			{Kind: "gce-project", Name: "proj-a", Complete: true, Items: 4},
 		},
 		Decisions: []engine.Decision{
-			{Kind: "gce-disk", ID: "projects/proj-a/zones/europe-west1-b/disks/pvc-1", Name: "pvc-1", Frees: engine.Free(100, gcedisk.GB), Action: engine.Delete},
-			{Kind: "gce-disk", ID: "projects/proj-a/zones/europe-west1-b/disks/pvc-2", Name: "pvc-2", Frees: engine.Free(50, gcedisk.GB), Action: engine.Delete},
-			{Kind: "gce-disk", ID: "projects/proj-a/zones/europe-west1-b/disks/pvc-3", Name: "pvc-3", Frees: engine.Free(200, gcedisk.GB), Action: engine.Mark, Held: true},
-			{Kind: "gce-disk", ID: "projects/proj-a/zones/europe-west1-b/disks/boot", Name: "boot", Frees: engine.Free(10, gcedisk.GB), Action: engine.Keep},
-			{Kind: "k8s-pvc", ID: "argo-prod/wf/pvc-x", Name: "pvc-x", Frees: engine.Free(20, gcedisk.GB), Action: engine.Report},
+			{Kind: "gce-disk", ID: "projects/proj-a/zones/europe-west1-b/disks/pvc-1", Name: "pvc-1", Frees: amount.Free(100, gcedisk.GB), Action: engine.Delete},
+			{Kind: "gce-disk", ID: "projects/proj-a/zones/europe-west1-b/disks/pvc-2", Name: "pvc-2", Frees: amount.Free(50, gcedisk.GB), Action: engine.Delete},
+			{Kind: "gce-disk", ID: "projects/proj-a/zones/europe-west1-b/disks/pvc-3", Name: "pvc-3", Frees: amount.Free(200, gcedisk.GB), Action: engine.Mark, Held: true},
+			{Kind: "gce-disk", ID: "projects/proj-a/zones/europe-west1-b/disks/boot", Name: "boot", Frees: amount.Free(10, gcedisk.GB), Action: engine.Keep},
+			{Kind: "k8s-pvc", ID: "argo-prod/wf/pvc-x", Name: "pvc-x", Frees: amount.Free(20, gcedisk.GB), Action: engine.Report},
 		},
 		// The DISKS quota is unknown: only the GB the listed disks and PVCs
 		// hold, no limit, usage or ratio.
@@ -139,7 +140,7 @@ func run2() *report.Report {
 			{Kind: "gce-project", Name: "proj-a", Complete: true, Items: 1},
 		},
 		Decisions: []engine.Decision{
-			{Kind: "gce-disk", ID: "projects/proj-a/zones/europe-west1-b/disks/boot", Name: "boot", Frees: engine.Free(10, gcedisk.GB), Action: engine.Keep},
+			{Kind: "gce-disk", ID: "projects/proj-a/zones/europe-west1-b/disks/boot", Name: "boot", Frees: amount.Free(10, gcedisk.GB), Action: engine.Keep},
 		},
 		// The SSD quota is unknown now.
 		Gauges: []layout.Gauge{g(quotaPlanFrees, 0, ssd...), g(orphanDisksGB, 0, ssd...), g(finishedPVCsGB, 0, ssd...)},
@@ -438,7 +439,7 @@ func TestCountersAccumulate(t *testing.T) {
 		{"deleted", m.deletes.WithLabelValues("gce-disk", "deleted"), 2},
 		{"failed", m.deletes.WithLabelValues("gce-disk", "failed"), 2},
 		{"pvc failed", m.deletes.WithLabelValues("k8s-pvc", "failed"), 0},
-		{"freed", m.freedBytes.WithLabelValues("gce-disk"), 200 * engine.GiB},
+		{"freed", m.freedBytes.WithLabelValues("gce-disk"), 200 * amount.GiB},
 		{"pvc freed", m.freedBytes.WithLabelValues("k8s-pvc"), 0},
 		{"apply runs exit 4", m.runs.WithLabelValues("apply", "4"), 2},
 		{"dry runs exit 0", m.runs.WithLabelValues("dry-run", "0"), 1},
@@ -475,7 +476,7 @@ func TestWriteTextfile(t *testing.T) {
 	if got := gaugeValue(t, mfs["reclaim_gce_quota_limit"]); got != 2000 {
 		t.Errorf("quota limit in textfile: %v", got)
 	}
-	if got := counterValue(mfs["reclaim_apply_freed_bytes_total"], "kind", "gce-disk"); got != 100*engine.GiB {
+	if got := counterValue(mfs["reclaim_apply_freed_bytes_total"], "kind", "gce-disk"); got != 100*amount.GiB {
 		t.Errorf("freed bytes in textfile: %v", got)
 	}
 	if len(mfs) != 17 {
@@ -638,10 +639,10 @@ func counterValue(mf *dto.MetricFamily, name, value string) float64 {
 func TestWasteAndSavings(t *testing.T) {
 	m := newTestMetrics(prometheus.NewRegistry())
 	p := &engine.Plan{GeneratedAt: t0, Currency: "EUR", Decisions: []engine.Decision{
-		{Kind: "gce-disk", ID: "a", Action: engine.Delete, Frees: engine.Frees{Amounts: [2]engine.Amount{{N: 100, Unit: gcedisk.GB}}, Cost: 10}},
-		{Kind: "gce-disk", ID: "b", Action: engine.Mark, Frees: engine.Frees{Amounts: [2]engine.Amount{{N: 50, Unit: gcedisk.GB}}, Cost: 5}},
-		{Kind: "k8s-pvc", ID: "c", Action: engine.Report, Frees: engine.Frees{Amounts: [2]engine.Amount{{N: 20, Unit: gcedisk.GB}}, Cost: 2}},
-		{Kind: "gce-disk", ID: "d", Action: engine.Keep, Frees: engine.Frees{Amounts: [2]engine.Amount{{N: 10, Unit: gcedisk.GB}}, Cost: 1}},
+		{Kind: "gce-disk", ID: "a", Action: engine.Delete, Frees: amount.Frees{Amounts: [2]amount.Amount{{N: 100, Unit: gcedisk.GB}}, Cost: 10}},
+		{Kind: "gce-disk", ID: "b", Action: engine.Mark, Frees: amount.Frees{Amounts: [2]amount.Amount{{N: 50, Unit: gcedisk.GB}}, Cost: 5}},
+		{Kind: "k8s-pvc", ID: "c", Action: engine.Report, Frees: amount.Frees{Amounts: [2]amount.Amount{{N: 20, Unit: gcedisk.GB}}, Cost: 2}},
+		{Kind: "gce-disk", ID: "d", Action: engine.Keep, Frees: amount.Frees{Amounts: [2]amount.Amount{{N: 10, Unit: gcedisk.GB}}, Cost: 1}},
 	}}
 	m.Observe(report.New(p, nil, false), time.Second, t0)
 	for _, c := range []struct {
@@ -668,9 +669,9 @@ func TestWasteAndSavings(t *testing.T) {
 func TestWastePerOwner(t *testing.T) {
 	m := newTestMetrics(prometheus.NewRegistry())
 	p := &engine.Plan{GeneratedAt: t0, Currency: "USD", Decisions: []engine.Decision{
-		{Kind: "gce-disk", ID: "a", Action: engine.Delete, Owner: "etl", Frees: engine.Frees{Cost: 10}},
-		{Kind: "gce-disk", ID: "b", Action: engine.Mark, Owner: "etl", Frees: engine.Frees{Cost: 5}},
-		{Kind: "gce-disk", ID: "c", Action: engine.Mark, Frees: engine.Frees{Cost: 2}},
+		{Kind: "gce-disk", ID: "a", Action: engine.Delete, Owner: "etl", Frees: amount.Frees{Cost: 10}},
+		{Kind: "gce-disk", ID: "b", Action: engine.Mark, Owner: "etl", Frees: amount.Frees{Cost: 5}},
+		{Kind: "gce-disk", ID: "c", Action: engine.Mark, Frees: amount.Frees{Cost: 2}},
 	}}
 	m.Observe(report.New(p, nil, false), time.Second, t0)
 	if got := testutil.ToFloat64(m.ownerWaste.vec.WithLabelValues("etl", "USD")); got != 15 {

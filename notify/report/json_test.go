@@ -12,6 +12,7 @@ import (
 
 	"reclaim.dev/reclaim/internal/demo"
 	"reclaim.dev/reclaim/notify/report"
+	"reclaim.dev/reclaim/reconcile/audit"
 	"reclaim.dev/reclaim/reconcile/engine"
 )
 
@@ -24,7 +25,7 @@ func TestJSONStreamsWhatTheEncoderWrites(t *testing.T) {
 	}
 	applied := *rep
 	applied.Mode, applied.LastSuccess = "apply", time.Date(2026, 11, 20, 11, 0, 0, 0, time.UTC)
-	applied.Outcome = &engine.Outcome{Deleted: 1, Results: []engine.Result{{Kind: "k", ID: "a<b>&c", Result: engine.ResultDeleted}}}
+	applied.Outcome = &engine.Outcome{Deleted: 1, Results: []engine.Result{{Kind: "k", ID: "a<b>&c", Result: audit.Deleted}}}
 	empty := report.New(&engine.Plan{Decisions: []engine.Decision{}, State: engine.NewState()}, nil, false)
 	cases := map[string]*report.Report{
 		"demo":           rep,

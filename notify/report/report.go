@@ -13,7 +13,9 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"reclaim.dev/reclaim/base/amount"
 	"reclaim.dev/reclaim/base/layout"
+	"reclaim.dev/reclaim/reconcile/audit"
 	"reclaim.dev/reclaim/reconcile/engine"
 )
 
@@ -76,7 +78,7 @@ func notAttempted(o *engine.Outcome) bool {
 		return true
 	}
 	for _, r := range o.Results {
-		if r.Result == engine.ResultNotAttempted || r.Result == engine.ResultDeferred {
+		if r.Result == audit.NotAttempted || r.Result == audit.Deferred {
 			return true
 		}
 	}
@@ -472,7 +474,7 @@ type KindTotal struct {
 	Tally
 	// Freed sums what the due deletions free, and what they cost a month
 	// (Saves).
-	Freed engine.Total
+	Freed amount.Total
 }
 
 // Saves is what the due deletions cost a month (Waste: every candidate), in

@@ -12,8 +12,10 @@ import (
 	"testing"
 	"time"
 
+	"reclaim.dev/reclaim/base/amount"
 	"reclaim.dev/reclaim/base/layout"
 	"reclaim.dev/reclaim/notify/report"
+	"reclaim.dev/reclaim/reconcile/audit"
 	"reclaim.dev/reclaim/reconcile/engine"
 	"reclaim.dev/reclaim/reconcile/kinds/ecrimage"
 	"reclaim.dev/reclaim/reconcile/kinds/gcedisk"
@@ -33,11 +35,11 @@ func goldenReport() *report.Report {
 	full := t0.Add(26 * time.Hour)
 	decisions := []engine.Decision{
 		{Kind: "gce-disk", ID: "projects/demo-project/zones/asia-northeast1-a/disks/pvc-1", Name: "pvc-1", Action: engine.Delete,
-			Reason: "no users, no PV in any of 2 clusters", OrphanSince: &since, DeletableAfter: &after, Frees: engine.Frees{Amounts: [2]engine.Amount{{N: 25, Unit: gcedisk.GB}}, Cost: 2.5},
+			Reason: "no users, no PV in any of 2 clusters", OrphanSince: &since, DeletableAfter: &after, Frees: amount.Frees{Amounts: [2]amount.Amount{{N: 25, Unit: gcedisk.GB}}, Cost: 2.5},
 			Detail: &gcedisk.Detail{Project: "demo-project", Location: "asia-northeast1-a", Type: "pd-balanced", QuotaMetric: "SSD_TOTAL_GB",
 				Region: "asia-northeast1", Owner: "created for PVC data-eng/backfill-00-workdir", LabelFingerprint: "42WmSpB8rSM="}},
 		{Kind: "k8s-pvc", ID: "clusters/prod-a/namespaces/argo/persistentvolumeclaims/wf-workdir", Name: "wf-workdir", Action: engine.Report,
-			Reason: "Workflow argo/wf Failed", Frees: engine.Frees{Amounts: [2]engine.Amount{{N: 20, Unit: gcedisk.GB}}, Cost: 2}, Detail: &workflowpvc.Detail{Cluster: "prod-a", Location: "argo", UID: "u-1"}},
+			Reason: "Workflow argo/wf Failed", Frees: amount.Frees{Amounts: [2]amount.Amount{{N: 20, Unit: gcedisk.GB}}, Cost: 2}, Detail: &workflowpvc.Detail{Cluster: "prod-a", Location: "argo", UID: "u-1"}},
 	}
 	p := &engine.Plan{
 		Version: engine.SchemaVersion, GeneratedAt: t0, Currency: "USD",
@@ -68,7 +70,7 @@ func goldenReport() *report.Report {
 	}
 	o := &engine.Outcome{}
 	o.Add(engine.Result{Kind: "gce-disk", ID: "projects/demo-project/zones/asia-northeast1-a/disks/pvc-1",
-		Result: "deleted", Reason: "no users", SizeGB: 25, Frees: engine.Free(25, gcedisk.GB)})
+		Result: "deleted", Reason: "no users", SizeGB: 25, Frees: amount.Free(25, gcedisk.GB)})
 	r := report.New(p, o, true)
 	r.LastSuccess = t0.Add(-time.Hour)
 	return r
@@ -124,9 +126,9 @@ func TestExitCodes(t *testing.T) {
 		{engine.Plan{}, &engine.Outcome{Stopped: "5 failed in a row"}, report.ExitFailed},
 		{engine.Plan{}, &engine.Outcome{Deleted: 1, Unaudited: 1}, report.ExitFailed},
 		// A pass stopped by shutdown: the deletes it did not start are held back.
-		{engine.Plan{}, &engine.Outcome{Results: []engine.Result{{Result: engine.ResultDeleted}, {Result: engine.ResultNotAttempted}}}, report.ExitIncomplete},
+		{engine.Plan{}, &engine.Outcome{Results: []engine.Result{{Result: audit.Deleted}, {Result: audit.NotAttempted}}}, report.ExitIncomplete},
 		// A delete deferred for its snapshot is held back, not failed.
-		{engine.Plan{}, &engine.Outcome{Deferred: 1, Results: []engine.Result{{Result: engine.ResultDeferred}}}, report.ExitIncomplete},
+		{engine.Plan{}, &engine.Outcome{Deferred: 1, Results: []engine.Result{{Result: audit.Deferred}}}, report.ExitIncomplete},
 	} {
 		if got := report.ExitCode(&c.p, c.o); got != c.want {
 			t.Errorf("%+v %+v: exit %d, want %d", c.p, c.o, got, c.want)
@@ -161,8 +163,8 @@ func TestForOwnersCutsDecisionsAndOutcome(t *testing.T) {
 	}, Sources: []engine.Source{{Kind: "cluster", Name: "x", Complete: false}}, Incomplete: true,
 		Blocked: []string{"cluster x is incomplete"}, Warnings: []layout.Warning{{Text: "w"}}, Summaries: []string{"s"}}
 	o := &engine.Outcome{}
-	for _, r := range []engine.Result{{Kind: "k8s-job", ID: "a", Result: engine.ResultDeleted, SizeGB: 1},
-		{Kind: "k8s-job", ID: "b", Result: engine.ResultFailed}, {Kind: "k8s-job", ID: "c", Result: engine.ResultDeleted}} {
+	for _, r := range []engine.Result{{Kind: "k8s-job", ID: "a", Result: audit.Deleted, SizeGB: 1},
+		{Kind: "k8s-job", ID: "b", Result: audit.Failed}, {Kind: "k8s-job", ID: "c", Result: audit.Deleted}} {
 		o.Add(r)
 	}
 	r := report.New(p, o, true)
@@ -198,8 +200,8 @@ func TestForOwnersCountsUnlistedDeletions(t *testing.T) {
 	for i, owner := range []string{"ml", "ml", "etl", "etl", "etl", "ml", ""} {
 		id := fmt.Sprintf("img-%d", i)
 		p.Decisions = append(p.Decisions, engine.Decision{Kind: "ecr-image", ID: id, Action: engine.Delete, Owner: owner})
-		o.Add(engine.Result{Kind: "ecr-image", ID: id, Result: engine.ResultDeleted, Bytes: 10, Owner: owner,
-			Frees: engine.Free(10, ecrimage.Bytes)})
+		o.Add(engine.Result{Kind: "ecr-image", ID: id, Result: audit.Deleted, Bytes: 10, Owner: owner,
+			Frees: amount.Free(10, ecrimage.Bytes)})
 	}
 	r := report.New(p, o, true)
 	for owner, want := range map[string]int{"etl": 3, "ml": 3} {
@@ -224,11 +226,11 @@ func TestForOwnersCountsUnlistedDeletions(t *testing.T) {
 // the costliest owner first, what no route matched last.
 func TestOwnerTotals(t *testing.T) {
 	p := &engine.Plan{Currency: "USD", Decisions: []engine.Decision{
-		{Kind: "gce-disk", ID: "a", Action: engine.Delete, Owner: "etl", Frees: engine.Frees{Cost: 5}},
-		{Kind: "gce-disk", ID: "b", Action: engine.Mark, Owner: "ml", Frees: engine.Frees{Cost: 20}},
-		{Kind: "gce-disk", ID: "c", Action: engine.Mark, Frees: engine.Frees{Cost: 50}},
-		{Kind: "gce-disk", ID: "d", Action: engine.Keep, Owner: "etl", Frees: engine.Frees{Cost: 99}},
-		{Kind: "gce-disk", ID: "e", Action: engine.Report, Owner: "etl", Frees: engine.Frees{Cost: 1}},
+		{Kind: "gce-disk", ID: "a", Action: engine.Delete, Owner: "etl", Frees: amount.Frees{Cost: 5}},
+		{Kind: "gce-disk", ID: "b", Action: engine.Mark, Owner: "ml", Frees: amount.Frees{Cost: 20}},
+		{Kind: "gce-disk", ID: "c", Action: engine.Mark, Frees: amount.Frees{Cost: 50}},
+		{Kind: "gce-disk", ID: "d", Action: engine.Keep, Owner: "etl", Frees: amount.Frees{Cost: 99}},
+		{Kind: "gce-disk", ID: "e", Action: engine.Report, Owner: "etl", Frees: amount.Frees{Cost: 1}},
 	}}
 	got := report.OwnerTotals(p)
 	want := []report.OwnerTotal{{"ml", report.Tally{Mark: 1, Waste: 20}}, {"etl", report.Tally{Delete: 1, Waste: 6}}, {"", report.Tally{Mark: 1, Waste: 50}}}

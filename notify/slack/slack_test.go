@@ -18,6 +18,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"reclaim.dev/reclaim/base/amount"
 	"reclaim.dev/reclaim/base/layout"
 	"reclaim.dev/reclaim/notify/report"
 	"reclaim.dev/reclaim/reconcile/engine"
@@ -120,7 +121,7 @@ func bigReport() *report.Report {
 			a = engine.Mark
 		}
 		p.Decisions = append(p.Decisions, engine.Decision{Kind: "gce-disk", ID: fmt.Sprintf("projects/proj-%d/zones/europe-west1-b/disks/pvc-%08d", i%30, i),
-			Action: a, Reason: "orphan for 7d <no PV> & no users", Frees: engine.Free(100, gcedisk.GB)})
+			Action: a, Reason: "orphan for 7d <no PV> & no users", Frees: amount.Free(100, gcedisk.GB)})
 	}
 	for i := 0; i < 5000; i++ {
 		a := engine.Delete
@@ -128,7 +129,7 @@ func bigReport() *report.Report {
 			a = engine.Mark
 		}
 		p.Decisions = append(p.Decisions, engine.Decision{Kind: "ecr-image", ID: fmt.Sprintf("123456789012/us-east-1/shop/api@sha256:%064d", i),
-			Action: a, Reason: "trim: oldest pushed " + strings.Repeat("é", 400), Frees: engine.Free(200e6, ecrimage.Bytes)})
+			Action: a, Reason: "trim: oldest pushed " + strings.Repeat("é", 400), Frees: amount.Free(200e6, ecrimage.Bytes)})
 	}
 	for i := 0; i < 5000; i++ {
 		p.Decisions = append(p.Decisions, engine.Decision{Kind: "gce-disk", ID: fmt.Sprintf("kept-%d", i), Action: engine.Keep, Reason: "in use"})
@@ -456,7 +457,7 @@ func TestMostUrgentLeads(t *testing.T) {
 	now := time.Date(2026, 11, 23, 9, 0, 0, 0, time.UTC)
 	soon, later := now.Add(90*time.Minute), now.Add(27*time.Hour)
 	p := &engine.Plan{GeneratedAt: now,
-		Decisions: []engine.Decision{{Kind: "k8s-job", ID: "clusters/a/namespaces/n/jobs/j", Action: engine.Delete, Frees: engine.Free(1, finished.Addresses)}},
+		Decisions: []engine.Decision{{Kind: "k8s-job", ID: "clusters/a/namespaces/n/jobs/j", Action: engine.Delete, Frees: amount.Free(1, finished.Addresses)}},
 		Warnings: []layout.Warning{
 			{Kind: "ec2-interface", Text: "subnet-1 (us-east-1a) is 92% used: 326 of 4091 addresses free.", RunsOutAt: &soon},
 			{Kind: "gce-disk", Text: "p r1 SSD_TOTAL_GB is 97.0% used (1455 of 1500 GB), 77.0% after this plan.", RunsOutAt: &later},
@@ -492,10 +493,10 @@ func TestGoldenMessages(t *testing.T) {
 	p := &engine.Plan{GeneratedAt: now, Currency: "USD",
 		Sources: []engine.Source{{Kind: "cluster", Name: "a", Complete: true}, {Kind: "cluster", Name: "b", Complete: false}},
 		Decisions: []engine.Decision{
-			{Kind: "k8s-job", ID: "clusters/a/namespaces/etl/jobs/nightly", Name: "nightly", Action: engine.Delete, Owner: "data-eng", Frees: engine.Free(1, finished.Addresses)},
-			{Kind: "gce-disk", ID: "projects/p/zones/z/disks/scratch", Name: "scratch", Action: engine.Delete, Owner: "ml", Frees: engine.Frees{Amounts: [2]engine.Amount{{N: 200, Unit: gcedisk.GB}}, Cost: 34}},
-			{Kind: "gce-disk", ID: "projects/p/zones/z/disks/cache", Name: "cache", Action: engine.Mark, Owner: "web", Frees: engine.Frees{Amounts: [2]engine.Amount{{N: 50, Unit: gcedisk.GB}}, Cost: 5}},
-			{Kind: "gce-disk", ID: "projects/p/zones/z/disks/old", Name: "old", Action: engine.Mark, Frees: engine.Frees{Amounts: [2]engine.Amount{{N: 10, Unit: gcedisk.GB}}, Cost: 1.7}},
+			{Kind: "k8s-job", ID: "clusters/a/namespaces/etl/jobs/nightly", Name: "nightly", Action: engine.Delete, Owner: "data-eng", Frees: amount.Free(1, finished.Addresses)},
+			{Kind: "gce-disk", ID: "projects/p/zones/z/disks/scratch", Name: "scratch", Action: engine.Delete, Owner: "ml", Frees: amount.Frees{Amounts: [2]amount.Amount{{N: 200, Unit: gcedisk.GB}}, Cost: 34}},
+			{Kind: "gce-disk", ID: "projects/p/zones/z/disks/cache", Name: "cache", Action: engine.Mark, Owner: "web", Frees: amount.Frees{Amounts: [2]amount.Amount{{N: 50, Unit: gcedisk.GB}}, Cost: 5}},
+			{Kind: "gce-disk", ID: "projects/p/zones/z/disks/old", Name: "old", Action: engine.Mark, Frees: amount.Frees{Amounts: [2]amount.Amount{{N: 10, Unit: gcedisk.GB}}, Cost: 1.7}},
 		},
 		Warnings: []layout.Warning{
 			{Kind: "ec2-interface", Text: "subnet-1 (us-east-1a) is 92% used: 326 of 4091 addresses free.", RunsOutAt: &soon},

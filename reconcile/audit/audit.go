@@ -21,11 +21,9 @@ type Record struct {
 	Kind   string    `json:"kind"`
 	ID     string    `json:"id"`
 	Reason string    `json:"reason"`
-	// Result of a delete: deleted, already-gone, confirmed-deleted (a delete
-	// of an earlier, interrupted run that is now known to have happened),
-	// skipped, failed, deferred (held for its snapshot, nothing sent). Of a
-	// snapshot: created, or reused (one started earlier in the same orphan
-	// period).
+	// Result of a delete: Deleted, AlreadyGone, ConfirmedDeleted, Skipped,
+	// Failed, Deferred. Of a snapshot: created, or reused (one started
+	// earlier in the same orphan period; snapshot.Created, snapshot.Reused).
 	Result   string `json:"result"`
 	Error    string `json:"error,omitempty"`
 	SizeGB   int64  `json:"sizeGB,omitempty"`
@@ -38,9 +36,32 @@ type Record struct {
 	Attempt string `json:"attempt,omitempty"`
 }
 
+// Results of one delete, as the audit log records them and the applier's
+// outcome reports them.
+const (
+	Deleted     = "deleted"
+	AlreadyGone = "already-gone"
+	// ConfirmedDeleted: a delete of an earlier, interrupted run that is now
+	// known to have happened (audited, never in an outcome).
+	ConfirmedDeleted = "confirmed-deleted"
+	Skipped          = "skipped"
+	Failed           = "failed"
+	// NotAttempted: the run stopped, or what it waits for was not deleted,
+	// before its delete was tried (reported, never audited).
+	NotAttempted = "not-attempted"
+	// Deferred: held back for a snapshot still pending: nothing was
+	// deleted, the clock runs on, and a later run deletes it once the
+	// snapshot is done.
+	Deferred = "deferred"
+)
+
+// Results lists every result an outcome can report, for metrics that start
+// each at zero.
+var Results = []string{Deleted, AlreadyGone, Skipped, Failed, Deferred, NotAttempted}
+
 // Done reports whether r records a delete as done.
 func (r Record) Done() bool {
-	return r.Action == "delete" && (r.Result == "deleted" || r.Result == "already-gone" || r.Result == "confirmed-deleted")
+	return r.Action == "delete" && (r.Result == Deleted || r.Result == AlreadyGone || r.Result == ConfirmedDeleted)
 }
 
 func (r Record) attempt() string {

@@ -7,11 +7,14 @@ import (
 	"sync"
 	"time"
 
+	"reclaim.dev/reclaim/base/amount"
+
 	"go.uber.org/zap"
 
 	"reclaim.dev/reclaim/base/optout"
 	"reclaim.dev/reclaim/base/outcome"
 	"reclaim.dev/reclaim/reconcile/audit"
+	"reclaim.dev/reclaim/reconcile/snapshot"
 )
 
 // Store loads and saves State (package state has a file, a ConfigMap and a
@@ -66,7 +69,7 @@ type Applier struct {
 	// ctx given to Apply: a graceful shutdown. Nil never stops.
 	Stop context.Context
 	// SnapshotPoll is how often the snapshot step re-reads the snapshots
-	// it waits on (Snapshotter); 0 is DefaultSnapshotPoll. The wait never
+	// it waits on (Snapshotter); 0 is snapshot.DefaultPoll. The wait never
 	// outlasts the kind's Limits.SnapshotTimeout.
 	SnapshotPoll time.Duration
 
@@ -132,7 +135,7 @@ func (a *Applier) kind(ctx context.Context, k Kind, st *State, p *Plan, batches 
 		out := r.out
 		if out.Stopped != "" || ctx.Err() != nil || (a.Stop != nil && a.Stop.Err() != nil) {
 			for _, d := range batch {
-				out.Results = append(out.Results, d.result(ResultNotAttempted, orDefault(out.Stopped, "run cancelled")))
+				out.Results = append(out.Results, d.result(audit.NotAttempted, orDefault(out.Stopped, "run cancelled")))
 			}
 			a.mu.Unlock()
 			return
@@ -210,7 +213,7 @@ type Result struct {
 	Bytes  int64  `json:"bytes,omitempty"`
 	// Frees is what it frees, in its kind's units (SizeGB and Bytes are
 	// the amounts schema v1 records).
-	Frees Frees `json:"-"`
+	Frees amount.Frees `json:"-"`
 	// Owner is the decision's (a report cut to owners counts theirs).
 	Owner string `json:"-"`
 }
@@ -218,24 +221,8 @@ type Result struct {
 // result is what happened to d.
 func (d *Decision) result(result, reason string) Result {
 	return Result{Kind: d.Kind, ID: d.ID, Result: result, Reason: reason, Frees: d.Frees,
-		SizeGB: d.Frees.Keyed(KeySizeGB), Bytes: d.Frees.Keyed(KeyBytes), Owner: d.Owner}
+		SizeGB: d.Frees.Keyed(amount.KeySizeGB), Bytes: d.Frees.Keyed(amount.KeyBytes), Owner: d.Owner}
 }
-
-// Results of one attempted delete.
-const (
-	ResultDeleted      = "deleted"
-	ResultAlreadyGone  = "already-gone"
-	ResultSkipped      = "skipped"
-	ResultFailed       = "failed"
-	ResultNotAttempted = "not-attempted"
-	// ResultDeferred: held back for a snapshot still pending (Snapshotter):
-	// nothing was deleted, the clock runs on, and a later run deletes it
-	// once the snapshot is done.
-	ResultDeferred = "deferred"
-)
-
-// Results lists every result, for metrics that start each at zero.
-var Results = []string{ResultDeleted, ResultAlreadyGone, ResultSkipped, ResultFailed, ResultDeferred, ResultNotAttempted}
 
 // Outcome is the applier's summary.
 type Outcome struct {
@@ -248,14 +235,14 @@ type Outcome struct {
 	// run fails (audit or stop).
 	Unaudited int `json:"unaudited,omitempty"`
 	Skipped   int `json:"skipped"`
-	// Deferred are deletes held back for their snapshot (ResultDeferred).
+	// Deferred are deletes held back for their snapshot (audit.Deferred).
 	Deferred int   `json:"deferred,omitempty"`
 	FreedGB  int64 `json:"freedGB"`
 	// FreedBytes is what the deleted images held.
 	FreedBytes int64  `json:"freedBytes,omitempty"`
 	Stopped    string `json:"stopped,omitempty"`
 	// Freed is what the deletions freed, in their kinds' units.
-	Freed Total `json:"-"`
+	Freed amount.Total `json:"-"`
 	// Unlisted count the deletions of a kind past the first MaxListed,
 	// which Results leaves out (the audit log records each): a trim of
 	// 500,000 images keeps no 500,000 results.
@@ -280,7 +267,7 @@ type Unlisted struct {
 	SizeGB int64  `json:"sizeGB"`
 	Bytes  int64  `json:"bytes,omitempty"`
 	// Freed is what they freed, in their kind's units.
-	Freed Total `json:"-"`
+	Freed amount.Total `json:"-"`
 }
 
 // AddUnlisted counts deletions another outcome did not list (a report cut
@@ -291,7 +278,7 @@ func (o *Outcome) AddUnlisted(u Unlisted) {
 	o.FreedGB += u.SizeGB
 	o.FreedBytes += u.Bytes
 	for _, a := range u.Freed.Amounts {
-		o.Freed.Add(Frees{Amounts: [2]Amount{a}})
+		o.Freed.Add(amount.Frees{Amounts: [2]amount.Amount{a}})
 	}
 	o.Freed.Cost += u.Freed.Cost
 }
@@ -302,23 +289,23 @@ func (o *Outcome) Add(r Result) {
 		o.Results = append(o.Results, r)
 	}
 	switch r.Result {
-	case ResultDeleted, ResultAlreadyGone:
+	case audit.Deleted, audit.AlreadyGone:
 		o.Deleted++
 		o.FreedGB += r.SizeGB
 		o.FreedBytes += r.Bytes
 		o.Freed.Add(r.Frees)
-	case ResultFailed:
+	case audit.Failed:
 		o.Failed++
-	case ResultSkipped:
+	case audit.Skipped:
 		o.Skipped++
-	case ResultDeferred:
+	case audit.Deferred:
 		o.Deferred++
 	}
 }
 
 // list says whether Results lists r, and counts it in Unlisted if not.
 func (o *Outcome) list(r Result) bool {
-	if r.Result != ResultDeleted && r.Result != ResultAlreadyGone {
+	if r.Result != audit.Deleted && r.Result != audit.AlreadyGone {
 		return true
 	}
 	if o.listed == nil {
@@ -356,7 +343,7 @@ func (a *Applier) Apply(ctx context.Context, p *Plan, apply bool) (*Outcome, err
 			continue
 		}
 		if err := a.audit(audit.Record{Action: "delete", Kind: c.pending.Kind, ID: c.id, Reason: c.pending.Reason,
-			Result: "confirmed-deleted", SizeGB: c.pending.SizeGB, Bytes: c.pending.Bytes, Attempt: c.pending.Run}); err != nil {
+			Result: audit.ConfirmedDeleted, SizeGB: c.pending.SizeGB, Bytes: c.pending.Bytes, Attempt: c.pending.Run}); err != nil {
 			return out, err
 		}
 	}
@@ -424,7 +411,7 @@ func waiting(batch []*Decision, done map[string]bool, out *Outcome) []*Decision 
 			ready = append(ready, d)
 			continue
 		}
-		out.Results = append(out.Results, d.result(ResultNotAttempted, "waits for "+missing+", which was not deleted this run"))
+		out.Results = append(out.Results, d.result(audit.NotAttempted, "waits for "+missing+", which was not deleted this run"))
 	}
 	return ready
 }
@@ -467,9 +454,9 @@ func (a *Applier) batch(ctx context.Context, k Kind, st *State, batch []*Decisio
 		}
 		l := log.With(zap.String("id", d.ID), zap.String("action", "delete"), zap.String("reason", r.Reason))
 		switch {
-		case result == ResultFailed:
+		case result == audit.Failed:
 			l.Warn("delete failed", zap.String("error", errText))
-		case result == ResultDeferred:
+		case result == audit.Deferred:
 			l.Warn("delete deferred", zap.String("snapshot", snapshot))
 		case auditErr != nil:
 			l.Error(result+", but the audit line could not be written; the next run writes it", zap.Error(auditErr))
@@ -510,12 +497,12 @@ func (a *Applier) batch(ctx context.Context, k Kind, st *State, batch []*Decisio
 	// 1. Pending marks first: a run killed after the delete call leaves them,
 	// and the next run confirms (and audits) the delete from its listing.
 	for _, d := range batch {
-		st.Pending[d.ID] = Pending{Kind: d.Kind, Started: a.Now(), Reason: d.Why(), Identity: d.Identity, SizeGB: d.Frees.Keyed(KeySizeGB), Bytes: d.Frees.Keyed(KeyBytes), Run: a.RunID}
+		st.Pending[d.ID] = Pending{Kind: d.Kind, Started: a.Now(), Reason: d.Why(), Identity: d.Identity, SizeGB: d.Frees.Keyed(amount.KeySizeGB), Bytes: d.Frees.Keyed(amount.KeyBytes), Run: a.RunID}
 	}
 	if err := a.note(ctx, st); err != nil {
 		for _, d := range batch {
 			delete(st.Pending, d.ID)
-			record(d, ResultFailed, "", "save state before delete: "+err.Error(), "")
+			record(d, audit.Failed, "", "save state before delete: "+err.Error(), "")
 		}
 		return batchFailed, nil
 	}
@@ -529,7 +516,7 @@ func (a *Applier) batch(ctx context.Context, k Kind, st *State, batch []*Decisio
 	if err != nil {
 		for _, d := range batch {
 			delete(st.Pending, d.ID)
-			record(d, ResultFailed, "", "re-read before delete: "+err.Error(), "")
+			record(d, audit.Failed, "", "re-read before delete: "+err.Error(), "")
 		}
 		_ = a.note(ctx, st)
 		return batchFailed, nil
@@ -543,11 +530,11 @@ func (a *Applier) batch(ctx context.Context, k Kind, st *State, batch []*Decisio
 		}
 		switch verdicts[i].Result {
 		case GoneNow:
-			goneNow(d, ResultAlreadyGone, "")
+			goneNow(d, audit.AlreadyGone, "")
 			result = batchDone
 		case Skip:
 			changed(d)
-			record(d, ResultSkipped, verdicts[i].Reason, "", "")
+			record(d, audit.Skipped, verdicts[i].Reason, "", "")
 		default:
 			goes = append(goes, d)
 		}
@@ -570,20 +557,20 @@ func (a *Applier) batch(ctx context.Context, k Kind, st *State, batch []*Decisio
 			case sn == nil:
 				// Not in the snapshot step (never expected): no delete.
 				delete(st.Pending, d.ID)
-				record(d, ResultFailed, "", "snapshot before delete: no snapshot was taken", "")
+				record(d, audit.Failed, "", "snapshot before delete: no snapshot was taken", "")
 				unmarked, snapFailed = true, snapFailed+1
-			case sn.state == SnapshotDone:
+			case sn.state == snapshot.Done:
 				snapshotOf[d.ID] = sn.id
 				ready = append(ready, d)
-			case sn.state == SnapshotPending:
+			case sn.state == snapshot.Pending:
 				// Held, not failed: nothing was sent, and its clock runs on.
 				delete(st.Pending, d.ID)
-				record(d, ResultDeferred, deferral(sn, k.Limits().SnapshotTimeout), "", sn.id)
+				record(d, audit.Deferred, deferral(sn, k.Limits().SnapshotTimeout), "", sn.id)
 				unmarked = true
 			default:
 				// Refused: the resource was not touched.
 				delete(st.Pending, d.ID)
-				record(d, ResultFailed, "", sn.problem, sn.id)
+				record(d, audit.Failed, "", sn.problem, sn.id)
 				unmarked, snapFailed = true, snapFailed+1
 			}
 		}
@@ -610,7 +597,7 @@ func (a *Applier) batch(ctx context.Context, k Kind, st *State, batch []*Decisio
 		// Keep the pending marks: if the call did delete, the next run sees
 		// the resources gone and records them then.
 		for _, d := range goes {
-			record(d, ResultFailed, "", err.Error(), "")
+			record(d, audit.Failed, "", err.Error(), "")
 		}
 		_ = noteSkips()
 		return batchFailed, gone
@@ -620,22 +607,22 @@ func (a *Applier) batch(ctx context.Context, k Kind, st *State, batch []*Decisio
 		res := results[i]
 		switch outcome.Of(res.Err) {
 		case outcome.Deleted:
-			goneNow(d, ResultDeleted, snapshotOf[d.ID])
+			goneNow(d, audit.Deleted, snapshotOf[d.ID])
 		case outcome.Gone:
-			goneNow(d, ResultAlreadyGone, snapshotOf[d.ID])
+			goneNow(d, audit.AlreadyGone, snapshotOf[d.ID])
 		case outcome.Changed:
 			changed(d)
-			record(d, ResultSkipped, skipReason(res.Err), "", snapshotOf[d.ID])
+			record(d, audit.Skipped, skipReason(res.Err), "", snapshotOf[d.ID])
 		case outcome.Refused:
 			// Refused for this resource: it is still there, its clock runs
 			// on, and the next run tries again.
 			delete(st.Pending, d.ID)
-			record(d, ResultFailed, "", res.Err.Error(), snapshotOf[d.ID])
+			record(d, audit.Failed, "", res.Err.Error(), snapshotOf[d.ID])
 			failed++
 		default:
 			// No answer for this resource: it may be gone. Its pending mark
 			// stays, and the next run settles it from its listing.
-			record(d, ResultFailed, "", "outcome unknown: "+res.Err.Error(), snapshotOf[d.ID])
+			record(d, audit.Failed, "", "outcome unknown: "+res.Err.Error(), snapshotOf[d.ID])
 			failed++
 		}
 	}

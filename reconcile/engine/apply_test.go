@@ -168,7 +168,7 @@ func TestApplyDecidesEachDeleteOutcome(t *testing.T) {
 	got := map[string]string{}
 	for _, r := range out.Results {
 		got[strings.TrimPrefix(r.ID, "fake/")] = r.Result + " " + r.Error
-		if r.Result == engine.ResultSkipped {
+		if r.Result == audit.Skipped {
 			got[strings.TrimPrefix(r.ID, "fake/")] += r.Reason
 		}
 	}
@@ -222,7 +222,7 @@ func TestApplyStopStartsNoNewBatch(t *testing.T) {
 	for _, r := range out.Results {
 		counts[r.Result]++
 	}
-	if counts[engine.ResultDeleted] != 1 || counts[engine.ResultNotAttempted] != 2 || out.Failed != 0 {
+	if counts[audit.Deleted] != 1 || counts[audit.NotAttempted] != 2 || out.Failed != 0 {
 		t.Fatalf("want 1 deleted, 2 not-attempted: %+v", out.Results)
 	}
 	if st, _ := store.Load(context.Background()); len(st.Pending) != 0 {
@@ -286,7 +286,7 @@ func TestApplyDependentWaitsForItsFailedParent(t *testing.T) {
 	for _, r := range out.Results {
 		got[r.ID] = r.Result
 	}
-	if got[fakeID("index")] != engine.ResultFailed || got[fakeID("child")] != engine.ResultNotAttempted {
+	if got[fakeID("index")] != audit.Failed || got[fakeID("child")] != audit.NotAttempted {
 		t.Fatalf("results %v", got)
 	}
 	for _, c := range k.calls {
@@ -325,7 +325,7 @@ func TestApplyJournalsBatches(t *testing.T) {
 	st, _ := store.Load(context.Background())
 	deleted := map[string]bool{}
 	for _, r := range out.Results {
-		deleted[r.ID] = r.Result == engine.ResultDeleted
+		deleted[r.ID] = r.Result == audit.Deleted
 	}
 	for id := range st.Pending {
 		if !deleted[id] {
@@ -410,7 +410,7 @@ func TestOutcomeListsAtMostMaxListedDeletions(t *testing.T) {
 	if out.Deleted != 4 || out.Failed != 1 || out.FreedGB != 400 || len(out.Results) != 3 {
 		t.Fatalf("deleted %d, failed %d, freed %d GB, %d listed; want 4, 1, 400, 3 (2 deleted and the failure)", out.Deleted, out.Failed, out.FreedGB, len(out.Results))
 	}
-	if u := out.Unlisted; len(u) != 1 || u[0].Kind != fakeName || u[0].Result != engine.ResultDeleted || u[0].Count != 2 || u[0].SizeGB != 200 ||
+	if u := out.Unlisted; len(u) != 1 || u[0].Kind != fakeName || u[0].Result != audit.Deleted || u[0].Count != 2 || u[0].SizeGB != 200 ||
 		u[0].Freed.Of(testGB) != 200 {
 		t.Fatalf("unlisted %+v, want 2 deleted of 200 GB", out.Unlisted)
 	}

@@ -127,7 +127,7 @@ func TestAuditFailureKeepsThePendingMarkAndStops(t *testing.T) {
 	}
 	notAttempted := 0
 	for _, r := range out.Results {
-		if r.Result == engine.ResultNotAttempted {
+		if r.Result == audit.NotAttempted {
 			notAttempted++
 		}
 	}

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"reclaim.dev/reclaim/base/amount"
+
 	"k8s.io/apimachinery/pkg/util/resourceversion"
 
 	"reclaim.dev/reclaim/base/layout"
@@ -309,14 +311,14 @@ func (r *rules) oldestView(keys []string) view {
 			continue
 		}
 		s := &r.p.Sources[i]
-		if strings.HasPrefix(s.Kind, SourceTap+" ") {
+		if strings.HasPrefix(s.Kind, inventory.SourceTap+" ") {
 			// A tap's pass is its cluster's read: the cluster's view.
-			if i, ok = r.p.sourceIndex(ClusterKey(s.Name)); !ok {
+			if i, ok = r.p.sourceIndex(inventory.ClusterKey(s.Name)); !ok {
 				continue // a cluster not read: failClosed's
 			}
 			s = &r.p.Sources[i]
 		}
-		if s.Kind != SourceCluster || s.NotRead || s.Unit == unitOutOfScope {
+		if s.Kind != inventory.SourceCluster || s.NotRead || s.Unit == unitOutOfScope {
 			continue // not read: failClosed's, or declared out of scope
 		}
 		if v.name == "" || s.ReadAt.Before(v.at) {
@@ -826,7 +828,7 @@ func (r *rules) sinceOf(slot int) int64 {
 }
 
 // freesOf is what a slot frees of u; a row is made again to say.
-func (r *rules) freesOf(slot int, u *Unit) int64 {
+func (r *rules) freesOf(slot int, u *amount.Unit) int64 {
 	if slot >= 0 {
 		return r.p.Decisions[slot].Frees.Of(u)
 	}

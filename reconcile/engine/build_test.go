@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"reclaim.dev/reclaim/base/amount"
 	"reclaim.dev/reclaim/internal/enginetest"
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/reconcile/engine"
@@ -37,7 +38,7 @@ func TestGraceClock(t *testing.T) {
 
 func TestIncompleteClusterDoesNotStartClock(t *testing.T) {
 	d := orphan("d")
-	d.Sources = []string{engine.SourceKey("cluster", "a"), engine.SourceKey("cluster", "b")}
+	d.Sources = []string{inventory.SourceKey("cluster", "a"), inventory.SourceKey("cluster", "b")}
 	k := &fakeKind{lim: testLimits(), items: []engine.Proposal{d}}
 	bad := inventory.ClusterRefs{Name: "b", Problems: []string{"timed out"}}
 	p := build(k, engine.NewState(), t0, complete("a"), bad)
@@ -62,10 +63,10 @@ func TestCapsAndBreaker(t *testing.T) {
 	}{
 		{"count cap", func(l *engine.Limits) { l.MaxDeletes = 3 }, 3},
 		{"percent cap", func(l *engine.Limits) { l.MaxDeletePercent = 0.2 }, 2}, // of 10
-		{"size cap", func(l *engine.Limits) { l.MaxFrees = engine.Amount{N: 250, Unit: testGB} }, 2},
-		{"size cap of 0 GB", func(l *engine.Limits) { l.MaxFrees = engine.Amount{Unit: testGB} }, 0},
+		{"size cap", func(l *engine.Limits) { l.MaxFrees = amount.Amount{N: 250, Unit: testGB} }, 2},
+		{"size cap of 0 GB", func(l *engine.Limits) { l.MaxFrees = amount.Amount{Unit: testGB} }, 0},
 		// A cap counts only its own unit: the fakes free no addresses.
-		{"cap of another unit", func(l *engine.Limits) { l.MaxFrees = engine.Amount{Unit: testAddresses} }, 10},
+		{"cap of another unit", func(l *engine.Limits) { l.MaxFrees = amount.Amount{Unit: testAddresses} }, 10},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

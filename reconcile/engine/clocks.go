@@ -18,7 +18,8 @@ import (
 	"reclaim.dev/reclaim/inventory"
 )
 
-// Digests are the clocks of content-addressed resources, packed. An id
+// digests are the clocks of content-addressed resources, packed (the
+// State's Digests field; its readers need only Counts). An id
 // GROUP@sha256:<64 hex> whose clock has no identity (the digest is one: an
 // ECR image) is kept in its group's table as the digest's first 8 bytes and
 // two indexes into the group's few distinct times, 16 bytes, instead of a
@@ -26,7 +27,7 @@ import (
 // backlog of a million images fit the pod and the stock ConfigMap store.
 // Two digests of one group that share their first 64 bits would share a
 // clock: for 10,000 images, odds of 1 in 10^11.
-type Digests map[string]*clockGroup
+type digests map[string]*clockGroup
 
 // clockGroup is one group's clocks: keys sorted and their values, shared
 // with the state it was cloned from until one is written (a plan of a
@@ -207,8 +208,8 @@ func (g *clockGroup) packed(share bool) *clockGroup {
 }
 
 // clone copies the digests' clocks, packed.
-func (d Digests) clone() Digests {
-	out := make(Digests, len(d))
+func (d digests) clone() digests {
+	out := make(digests, len(d))
 	for k, g := range d {
 		if p := g.packed(true); len(p.keys) > 0 {
 			out[k] = p
@@ -218,7 +219,7 @@ func (d Digests) clone() Digests {
 }
 
 // Counts are the live clocks of each group.
-func (d Digests) Counts() map[string]int {
+func (d digests) Counts() map[string]int {
 	out := make(map[string]int, len(d))
 	for k, g := range d {
 		out[k] = g.len()
@@ -226,7 +227,7 @@ func (d Digests) Counts() map[string]int {
 	return out
 }
 
-func (d Digests) count() int {
+func (d digests) count() int {
 	n := 0
 	for _, g := range d {
 		n += g.len()
@@ -238,7 +239,7 @@ func (d Digests) count() int {
 // and each as a zigzag varint delta from the one before (sorted); the count
 // of clocks and, for each in key order, the key's delta from the one
 // before, then (first's time index << 1 | announced?) and announced's index.
-func (d Digests) MarshalJSON() ([]byte, error) {
+func (d digests) MarshalJSON() ([]byte, error) {
 	var b bytes.Buffer
 	if err := d.writeJSON(&b); err != nil {
 		return nil, err
@@ -248,7 +249,7 @@ func (d Digests) MarshalJSON() ([]byte, error) {
 
 // writeJSON writes what MarshalJSON returns a group at a time, each
 // base64-encoded as it is written: a million clocks are never one string.
-func (d Digests) writeJSON(w io.Writer) error {
+func (d digests) writeJSON(w io.Writer) error {
 	names := slices.Sorted(maps.Keys(d))
 	bw := bufio.NewWriter(w)
 	bw.WriteByte('{')
@@ -322,12 +323,12 @@ func (g *clockGroup) encode() []byte {
 var errDigests = errors.New("truncated or malformed")
 
 // UnmarshalJSON reads what MarshalJSON wrote.
-func (d *Digests) UnmarshalJSON(data []byte) error {
+func (d *digests) UnmarshalJSON(data []byte) error {
 	var in map[string]string
 	if err := json.Unmarshal(data, &in); err != nil {
 		return err
 	}
-	*d = make(Digests, len(in))
+	*d = make(digests, len(in))
 	for name, s := range in {
 		b, err := base64.StdEncoding.DecodeString(s)
 		if err != nil {

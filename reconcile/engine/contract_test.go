@@ -5,6 +5,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"reclaim.dev/reclaim/base/amount"
 )
 
 // engineDecides are the fields of a Decision only the engine sets: what a
@@ -41,7 +43,7 @@ func TestProposalSaysNothingTheEngineDecides(t *testing.T) {
 // A decision starts as what its proposal says, every field of it, and
 // nothing the engine decides.
 func TestDecisionStartsAsTheProposal(t *testing.T) {
-	p := Proposal{ID: "id", Name: "name", Reason: "why", Class: "orphan", Frees: Free(1, &Unit{Name: "GB"}), Detail: struct{}{},
+	p := Proposal{ID: "id", Name: "name", Reason: "why", Class: "orphan", Frees: amount.Free(1, &amount.Unit{Name: "GB"}), Detail: struct{}{},
 		Group: "g", After: []string{"first"}, Identity: "uid", Candidate: true, Created: time.Unix(1, 0)}
 	d := p.decision("fake")
 	pv, dv := reflect.ValueOf(p), reflect.ValueOf(d)

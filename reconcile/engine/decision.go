@@ -9,6 +9,9 @@ import (
 	"encoding/json"
 	"math"
 	"time"
+
+	"reclaim.dev/reclaim/base/amount"
+	"reclaim.dev/reclaim/inventory"
 )
 
 // SchemaVersion is the version of the JSON plan/report. Bump it on any
@@ -59,7 +62,7 @@ type Decision struct {
 	Class          string
 	OrphanSince    *time.Time
 	DeletableAfter *time.Time
-	Frees          Frees
+	Frees          amount.Frees
 	Detail         any
 
 	// Group batches deletions (one API call may take several of a group);
@@ -122,7 +125,7 @@ type envelope struct {
 
 // MarshalJSON writes the envelope and the kind's detail as one object.
 func (d Decision) MarshalJSON() ([]byte, error) {
-	b, err := json.Marshal(envelope{Kind: d.Kind, ID: d.ID, Name: d.Name, SizeGB: d.Frees.Keyed(KeySizeGB), Bytes: d.Frees.Keyed(KeyBytes), MonthlyCost: roundCents(d.Frees.Cost),
+	b, err := json.Marshal(envelope{Kind: d.Kind, ID: d.ID, Name: d.Name, SizeGB: d.Frees.Keyed(amount.KeySizeGB), Bytes: d.Frees.Keyed(amount.KeyBytes), MonthlyCost: roundCents(d.Frees.Cost),
 		Action: d.Action, Reason: d.Why(), Held: d.Held, Owner: d.Owner, Class: d.Class, OrphanSince: d.OrphanSince, DeletableAfter: d.DeletableAfter})
 	if err != nil || d.Detail == nil {
 		return b, err
@@ -160,9 +163,6 @@ type Source struct {
 }
 
 // Key is how proposals name a source they rely on: kind:name.
-func (s Source) Key() string { return SourceKey(s.Kind, s.Name) }
-
-// SourceKey names a source: "cluster:prod-a", "gce-project:p1".
-func SourceKey(kind, name string) string { return kind + ":" + name }
+func (s Source) Key() string { return inventory.SourceKey(s.Kind, s.Name) }
 
 func roundCents(x float64) float64 { return math.Round(x*100) / 100 }

@@ -6,12 +6,13 @@ import (
 	"strings"
 	"time"
 
+	"reclaim.dev/reclaim/base/amount"
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/reconcile/engine"
 )
 
 // testGB is the fake kind's unit: what its deletions free.
-var testGB = &engine.Unit{Name: "GB", Key: engine.KeySizeGB, Say: func(n int64) string { return fmt.Sprintf("%d GB", n) }}
+var testGB = &amount.Unit{Name: "GB", Key: amount.KeySizeGB, Say: func(n int64) string { return fmt.Sprintf("%d GB", n) }}
 
 var t0 = time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
 
@@ -99,7 +100,7 @@ func testLimits() engine.Limits {
 // orphan is a candidate of 100 GB, old enough, relying on no source.
 func orphan(name string) engine.Proposal {
 	return engine.Proposal{
-		ID: fakeID(name), Name: name, Identity: "v1", Frees: engine.Free(100, testGB), Reason: "nobody uses it",
+		ID: fakeID(name), Name: name, Identity: "v1", Frees: amount.Free(100, testGB), Reason: "nobody uses it",
 		Candidate: true, Created: t0.Add(-30 * 24 * time.Hour),
 	}
 }
@@ -114,7 +115,7 @@ func orphans(names ...string) []engine.Proposal {
 
 // inUse is a resource that is not a candidate.
 func inUse(name string) engine.Proposal {
-	return engine.Proposal{ID: fakeID(name), Name: name, Reason: "in use", Frees: engine.Free(100, testGB)}
+	return engine.Proposal{ID: fakeID(name), Name: name, Reason: "in use", Frees: amount.Free(100, testGB)}
 }
 
 func complete(name string) inventory.ClusterRefs {

@@ -10,23 +10,6 @@ import (
 	"reclaim.dev/reclaim/inventory"
 )
 
-// Source kinds of the fleet: a cluster (read or not), and a discovery scope.
-const (
-	SourceCluster   = "cluster"
-	SourceDiscovery = "discovery"
-)
-
-// ClusterKey is the source key of a cluster: what a decision names for every
-// cluster that could use the resource, whether reclaim read it or not. A key
-// no source answers for ("was not read") holds the decision.
-func ClusterKey(name string) string { return SourceKey(SourceCluster, name) }
-
-// DiscoveryKey is the source key of one discovery scope: a listing that
-// failed holds everything a cluster of that scope could use.
-func DiscoveryKey(platform, scope string) string {
-	return SourceKey(SourceDiscovery, platform+" "+scope)
-}
-
 // Users says, as data, who could use a candidate. The engine derives from
 // it the source keys that hold the candidate while any of them is
 // incomplete or unread (Keys); no kind builds those keys by hand.
@@ -50,9 +33,9 @@ type Users struct {
 func (u Users) Keys(f *inventory.Fleet) []string {
 	var out []string
 	add := func(c string) {
-		out = append(out, ClusterKey(c))
+		out = append(out, inventory.ClusterKey(c))
 		for _, r := range u.Reads {
-			out = append(out, TapKey(r, c))
+			out = append(out, inventory.TapKey(r, c))
 		}
 	}
 	for _, c := range u.Clusters {
@@ -66,23 +49,10 @@ func (u Users) Keys(f *inventory.Fleet) []string {
 		// source answers for it, so it holds (a cluster may live there unseen).
 		for _, s := range u.Scopes {
 			platform, scope, _ := strings.Cut(s, " ")
-			out = append(out, DiscoveryKey(platform, scope))
+			out = append(out, inventory.DiscoveryKey(platform, scope))
 		}
 	}
-	return UniqueKeys(out)
-}
-
-// UniqueKeys drops repeated source keys, keeping the first of each, in place.
-func UniqueKeys(keys []string) []string {
-	seen := make(map[string]bool, len(keys))
-	out := keys[:0]
-	for _, k := range keys {
-		if !seen[k] {
-			seen[k] = true
-			out = append(out, k)
-		}
-	}
-	return out
+	return inventory.UniqueKeys(out)
 }
 
 // unitOutOfScope is the unit of a cluster's source when the cluster is
@@ -104,7 +74,7 @@ func (p *Plan) addFleet(f *inventory.Fleet, clusters []inventory.ClusterRefs, ad
 		p.Notices = append(p.Notices, fmt.Sprintf("fleet discovery is off (fleet.discover: false): the fleet is the %d cluster(s) the config lists, and a cluster missing from it makes what it uses look unused", configured))
 	}
 	for _, l := range f.Listings {
-		s := Source{Kind: SourceDiscovery, Name: l.Platform + " " + l.Scope, Complete: l.Complete, Items: len(l.Clusters), Unit: "clusters"}
+		s := Source{Kind: inventory.SourceDiscovery, Name: l.Platform + " " + l.Scope, Complete: l.Complete, Items: len(l.Clusters), Unit: "clusters"}
 		if l.Platform == inventory.Regions {
 			s.Items, s.Unit = len(l.Regions), "regions"
 			if len(l.LeftOut) > 0 {
@@ -122,10 +92,10 @@ func (p *Plan) addFleet(f *inventory.Fleet, clusters []inventory.ClusterRefs, ad
 		case inventory.MemberRead:
 			continue // its collection is its source
 		case inventory.MemberOutOfScope:
-			add(Source{Kind: SourceCluster, Name: m.Name, Complete: true, Unit: unitOutOfScope})
+			add(Source{Kind: inventory.SourceCluster, Name: m.Name, Complete: true, Unit: unitOutOfScope})
 			p.Notices = append(p.Notices, fmt.Sprintf("cluster %s is declared out of scope (fleet.outOfScope): %s — reclaim does not read it, and what it uses is not protected", m.Name, m.Reason))
 		default:
-			add(Source{Kind: SourceCluster, Name: m.Name, Problems: []string{unreadWhy(m)}, Unit: "not read", NotRead: true})
+			add(Source{Kind: inventory.SourceCluster, Name: m.Name, Problems: []string{unreadWhy(m)}, Unit: "not read", NotRead: true})
 		}
 	}
 	sec := fleetSection(f, clusters)
@@ -272,15 +242,6 @@ func (p *Plan) addUnseen() {
 	}
 }
 
-// SourceTap is the source kind of a kind's own read of one resource (a
-// kube.Tap); its name is the cluster's.
-const SourceTap = "tap"
-
-// TapKey is the source key of one tap's pass over one cluster: a decision
-// that relies on what the tap read names it, and is held when that pass was
-// incomplete or never ran (the cluster could not be reached).
-func TapKey(tap, cluster string) string { return SourceKey(SourceTap+" "+tap, cluster) }
-
 // addTaps registers each tap's pass over c as a source of its own: a failed
 // pass holds what relies on it, not the cluster's other kinds. The
 // collector's own reads (images, workloads) are not sources, but hold what
@@ -290,11 +251,11 @@ func (p *Plan) addTaps(c inventory.ClusterRefs, add func(Source)) {
 		p.reads = map[string]bool{}
 	}
 	for name, asked := range c.Reads() {
-		p.reads[TapKey(name, c.Name)] = asked
+		p.reads[inventory.TapKey(name, c.Name)] = asked
 	}
 	for _, name := range slices.Sorted(maps.Keys(c.Taps)) {
 		t := c.Taps[name]
-		s := Source{Kind: SourceTap + " " + name, Name: c.Name, Complete: t.Complete, Items: t.Items, Unit: name}
+		s := Source{Kind: inventory.SourceTap + " " + name, Name: c.Name, Complete: t.Complete, Items: t.Items, Unit: name}
 		if !t.Complete {
 			s.Problems = []string{t.Problem}
 		}

@@ -39,7 +39,7 @@ func TestUnreadClusterHoldsWhatItCouldUse(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			d := orphan("d")
-			d.Sources = []string{engine.ClusterKey("a"), engine.ClusterKey("b")}
+			d.Sources = []string{inventory.ClusterKey("a"), inventory.ClusterKey("b")}
 			k := &fakeKind{lim: testLimits(), items: []engine.Proposal{d}}
 			p := engine.Build(fleetSnap(c.fleet), []engine.Kind{k}, due, t0)
 			got := enginetest.DecisionFor(t, p, "d")
@@ -60,7 +60,7 @@ func TestUnreadClusterHoldsWhatItCouldUse(t *testing.T) {
 // the declaration.
 func TestOutOfScopeClusterHoldsNothing(t *testing.T) {
 	d := orphan("d")
-	d.Sources = []string{engine.ClusterKey("a"), engine.ClusterKey("b")}
+	d.Sources = []string{inventory.ClusterKey("a"), inventory.ClusterKey("b")}
 	k := &fakeKind{lim: testLimits(), items: []engine.Proposal{d}}
 	m := member("b", inventory.MemberOutOfScope)
 	m.Reason = "decommissioned, OPS-1"
@@ -81,7 +81,7 @@ func TestOutOfScopeClusterHoldsNothing(t *testing.T) {
 // run incomplete; the fleet section lists it first.
 func TestUnreadClusterOnlyHoldsWhatItCouldUse(t *testing.T) {
 	d := orphan("d")
-	d.Sources = []string{engine.ClusterKey("a")}
+	d.Sources = []string{inventory.ClusterKey("a")}
 	k := &fakeKind{lim: testLimits(), items: []engine.Proposal{d}}
 	p := engine.Build(fleetSnap(&inventory.Fleet{Discovery: true, Members: []inventory.FleetMember{member("b", inventory.MemberExcluded)}}),
 		[]engine.Kind{k}, seenSince(t0.Add(-48*time.Hour), orphan("d")), t0)
@@ -174,9 +174,9 @@ func TestFleetSectionShowsFailedClusters(t *testing.T) {
 func TestUsersKeys(t *testing.T) {
 	u := engine.Users{Clusters: []string{"a", "b"}, Members: []inventory.FleetMember{{Name: "c"}, {Name: "a"}},
 		Reads: []string{inventory.ReadWorkloads}, Scopes: []string{inventory.EKS + " 111122223333/us-east-1"}}
-	tap := func(c string) string { return engine.TapKey(inventory.ReadWorkloads, c) }
-	want := []string{engine.ClusterKey("a"), tap("a"), engine.ClusterKey("b"), tap("b"), engine.ClusterKey("c"), tap("c"),
-		engine.DiscoveryKey(inventory.EKS, "111122223333/us-east-1")}
+	tap := func(c string) string { return inventory.TapKey(inventory.ReadWorkloads, c) }
+	want := []string{inventory.ClusterKey("a"), tap("a"), inventory.ClusterKey("b"), tap("b"), inventory.ClusterKey("c"), tap("c"),
+		inventory.DiscoveryKey(inventory.EKS, "111122223333/us-east-1")}
 	if got := u.Keys(&inventory.Fleet{Discovery: true}); !slices.Equal(got, want) {
 		t.Errorf("discovery on: %v\nwant %v", got, want)
 	}

@@ -38,7 +38,7 @@ func TestStaleViewHoldsDeletes(t *testing.T) {
 		"no read time":         {time.Time{}, bound, []string{"cluster a's view has no read time"}},
 	} {
 		d := orphan("d")
-		d.Sources = []string{engine.ClusterKey("a")}
+		d.Sources = []string{inventory.ClusterKey("a")}
 		k := &fakeKind{lim: testLimits(), items: []engine.Proposal{d}}
 		st := seenSince(since, d)
 		p := engine.Build(snap(readAt("a", tc.readAt)), []engine.Kind{k}, st, t0, engine.FreshViews(tc.bound, "fleet.snapshots.deleteMaxAge", freshHint))
@@ -73,11 +73,11 @@ func TestStaleViewHoldsDeletes(t *testing.T) {
 // on another cluster, read fresh, is deleted.
 func TestStaleViewKeepsItsEvidence(t *testing.T) {
 	used := inUse("used")
-	used.Sources = []string{engine.ClusterKey("old")}
+	used.Sources = []string{inventory.ClusterKey("old")}
 	elsewhere := orphan("elsewhere")
-	elsewhere.Sources = []string{engine.ClusterKey("new")}
+	elsewhere.Sources = []string{inventory.ClusterKey("new")}
 	held := orphan("held")
-	held.Sources = []string{engine.ClusterKey("new"), engine.ClusterKey("old")}
+	held.Sources = []string{inventory.ClusterKey("new"), inventory.ClusterKey("old")}
 	k := &fakeKind{lim: testLimits(), items: []engine.Proposal{used, elsewhere, held}}
 	st := seenSince(t0.Add(-48*time.Hour), elsewhere, held)
 	p := engine.Build(snap(readAt("old", t0.Add(-2*time.Hour)), readAt("new", t0.Add(-time.Minute))), []engine.Kind{k}, st, t0,
@@ -105,7 +105,7 @@ func TestStaleViewKeepsItsEvidence(t *testing.T) {
 // moment before it; the bound still applies.
 func TestFreshViewOfAClockStartedThisPass(t *testing.T) {
 	d := orphan("d")
-	d.Sources = []string{engine.ClusterKey("a")}
+	d.Sources = []string{inventory.ClusterKey("a")}
 	lim := testLimits()
 	lim.Grace = 0
 	k := &fakeKind{lim: lim, items: []engine.Proposal{d}}
@@ -124,7 +124,7 @@ func TestFreshViewOfAClockStartedThisPass(t *testing.T) {
 // the cluster's read) is held as if it named the cluster.
 func TestStaleViewHoldsWhatReliesOnItsTaps(t *testing.T) {
 	d := orphan("d")
-	d.Sources = []string{engine.TapKey("widgets", "a")}
+	d.Sources = []string{inventory.TapKey("widgets", "a")}
 	c := readAt("a", t0.Add(-time.Hour))
 	c.Taps = map[string]inventory.Tapped{"widgets": {Complete: true, Items: 1}}
 	k := &fakeKind{lim: testLimits(), items: []engine.Proposal{d}}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"reclaim.dev/reclaim/base/amount"
 	"reclaim.dev/reclaim/base/outcome"
 	"reclaim.dev/reclaim/inventory"
 )
@@ -40,7 +41,7 @@ type Limits struct {
 	// (no unit: no cap).
 	MaxDeletes       int
 	MaxDeletePercent float64
-	MaxFrees         Amount
+	MaxFrees         amount.Amount
 	// BreakerCandidates: more due than this and nothing of the kind is deleted.
 	BreakerCandidates int
 	// QuotaClasses are the classes of candidates due because a pool is over
@@ -106,7 +107,7 @@ type Proposal struct {
 	Reason string
 	Class  string
 	// Frees is what deleting it frees (its size, addresses; Pricer adds the cost).
-	Frees Frees
+	Frees amount.Frees
 	// Detail is the kind's own, flattened into the decision's JSON object.
 	Detail any
 	// Group batches deletions (one API call may take several of a group);
@@ -128,8 +129,9 @@ type Proposal struct {
 	// ReportOnly: a candidate whose clock runs but that is never deleted (no
 	// proof of ownership, a policy switch off): Action report.
 	ReportOnly bool
-	// Sources are the keys (SourceKey) of the sources whose completeness the
-	// decision relies on; one that is incomplete or unknown holds it.
+	// Sources are the keys (inventory.SourceKey) of the sources whose
+	// completeness the decision relies on; one that is incomplete or
+	// unknown holds it.
 	Sources []string
 	// Hold is a reason of the kind's own why its evidence is incomplete
 	// (a reference that could not be resolved, a partial listing).

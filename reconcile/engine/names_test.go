@@ -14,7 +14,7 @@ import (
 // read of one never stands for the other, whatever the order.
 func TestTwoClustersOfOneNameHold(t *testing.T) {
 	d := orphan("d")
-	d.Sources = []string{engine.ClusterKey("prod")}
+	d.Sources = []string{inventory.ClusterKey("prod")}
 	k := &fakeKind{lim: testLimits(), items: []engine.Proposal{d}}
 	broken := inventory.ClusterRefs{Name: "prod", Problems: []string{"no record"}}
 	for _, order := range [][]inventory.ClusterRefs{{complete("prod"), broken}, {broken, complete("prod")}} {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"reclaim.dev/reclaim/internal/enginetest"
+	"reclaim.dev/reclaim/reconcile/audit"
 	"reclaim.dev/reclaim/reconcile/engine"
 	"reclaim.dev/reclaim/reconcile/state"
 )
@@ -165,7 +166,7 @@ func TestApplyParallelStopsAfterFailureStreak(t *testing.T) {
 		counts[r.Result]++
 	}
 	// 3 failures stop it; at most 3 more were already in flight.
-	if counts[engine.ResultFailed] < 3 || counts[engine.ResultFailed] > 6 || counts[engine.ResultNotAttempted] != 20-counts[engine.ResultFailed] {
+	if counts[audit.Failed] < 3 || counts[audit.Failed] > 6 || counts[audit.NotAttempted] != 20-counts[audit.Failed] {
 		t.Fatalf("results %v", counts)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"reclaim.dev/reclaim/base/layout"
+	"reclaim.dev/reclaim/inventory"
 )
 
 // Plan is the whole outcome of planning one run. It is data: dry-run prints it.
@@ -54,7 +55,7 @@ type Plan struct {
 	// discovery listing covers.
 	unlisted map[string]bool
 	// reads are the collector's own reads of each cluster (images,
-	// workloads) by TapKey: false when the cluster was not asked for it.
+	// workloads) by inventory.TapKey: false when the cluster was not asked for it.
 	// They hold what names them without being sources of their own.
 	reads map[string]bool
 	// routed are the owners notify.routes names (Routes): only their own
@@ -93,14 +94,14 @@ func (p *Plan) Unready(keys []string) string {
 	for _, key := range keys {
 		i, known := p.sourceIndex(key)
 		switch {
-		case !known && strings.HasPrefix(key, SourceCluster+":"):
+		case !known && strings.HasPrefix(key, inventory.SourceCluster+":"):
 			if p.unseen == nil {
 				p.unseen = map[string]bool{}
 			}
-			p.unseen[strings.TrimPrefix(key, SourceCluster+":")] = true
-			parts = append(parts, "cluster "+strings.TrimPrefix(key, SourceCluster+":")+" was not read, yet the cloud says it may use this (add it to clusters[] — with discovery on, an entry of that name must say where it lives: platform, account or project, location — or declare it in fleet.outOfScope with its platform, account or project, location and a reason)")
-		case !known && strings.HasPrefix(key, SourceDiscovery+":"):
-			scope := strings.TrimPrefix(key, SourceDiscovery+":")
+			p.unseen[strings.TrimPrefix(key, inventory.SourceCluster+":")] = true
+			parts = append(parts, "cluster "+strings.TrimPrefix(key, inventory.SourceCluster+":")+" was not read, yet the cloud says it may use this (add it to clusters[] — with discovery on, an entry of that name must say where it lives: platform, account or project, location — or declare it in fleet.outOfScope with its platform, account or project, location and a reason)")
+		case !known && strings.HasPrefix(key, inventory.SourceDiscovery+":"):
+			scope := strings.TrimPrefix(key, inventory.SourceDiscovery+":")
 			if p.unlisted == nil {
 				p.unlisted = map[string]bool{}
 			}
@@ -121,34 +122,34 @@ func (p *Plan) Unready(keys []string) string {
 	return strings.Join(parts, "; ")
 }
 
-// saidByItsCluster: key is a TapKey of a cluster reclaim did not read at
+// saidByItsCluster: key is an inventory.TapKey of a cluster reclaim did not read at
 // all, and keys name that cluster too, which says so (once). A tap key
 // without its cluster's is still "not read": never a silent pass.
 func (p *Plan) saidByItsCluster(key string, keys []string) bool {
-	if !strings.HasPrefix(key, SourceTap+" ") {
+	if !strings.HasPrefix(key, inventory.SourceTap+" ") {
 		return false
 	}
 	_, cluster, _ := strings.Cut(key, ":")
-	_, read := p.sourceIndex(ClusterKey(cluster))
-	return !read && slices.Contains(keys, ClusterKey(cluster))
+	_, read := p.sourceIndex(inventory.ClusterKey(cluster))
+	return !read && slices.Contains(keys, inventory.ClusterKey(cluster))
 }
 
-// declaredOut: key is a TapKey of a cluster declared out of scope
+// declaredOut: key is an inventory.TapKey of a cluster declared out of scope
 // (fleet.outOfScope): the declaration answers for its reads too, as it
 // does for the cluster.
 func (p *Plan) declaredOut(key string) bool {
-	if !strings.HasPrefix(key, SourceTap+" ") {
+	if !strings.HasPrefix(key, inventory.SourceTap+" ") {
 		return false
 	}
 	_, cluster, _ := strings.Cut(key, ":")
-	i, ok := p.sourceIndex(ClusterKey(cluster))
+	i, ok := p.sourceIndex(inventory.ClusterKey(cluster))
 	return ok && p.Sources[i].Unit == unitOutOfScope && p.Sources[i].Complete
 }
 
 // notAsked says that a cluster was read without one of the collector's
-// own reads (a TapKey of it).
+// own reads (an inventory.TapKey of it).
 func notAsked(key string) string {
-	what, cluster, _ := strings.Cut(strings.TrimPrefix(key, SourceTap+" "), ":")
+	what, cluster, _ := strings.Cut(strings.TrimPrefix(key, inventory.SourceTap+" "), ":")
 	return "cluster " + cluster + " was not asked for its " + what
 }
 

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"reclaim.dev/reclaim/base/amount"
 )
 
 // Remaker makes a compact proposal again (Proposal.Remake): a
@@ -53,7 +55,7 @@ func (rs *rowsOf) lookAt(w *row) *look { return &rs.looks[w.look] }
 type rowSrc struct {
 	kind   string
 	remake Remaker
-	unit   *Unit
+	unit   *amount.Unit
 	group  string // its rows' Group, unless mixed
 	mixed  bool
 }
@@ -306,7 +308,7 @@ func (p *Plan) All() iter.Seq[*Decision] { return p.each(nil, false) }
 // Briefer is a Remaker that says what an item frees without making its
 // decision again (Plan.Brief). Its kind prices a decision from Frees alone.
 type Briefer interface {
-	Frees(item uint32) Frees
+	Frees(item uint32) amount.Frees
 }
 
 // Brief yields every decision as All does, with what totals read: Kind,

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"reclaim.dev/reclaim/base/amount"
 	"reclaim.dev/reclaim/internal/enginetest"
 	"reclaim.dev/reclaim/reconcile/engine"
 )
@@ -86,7 +87,7 @@ func TestCompactRowsPlanAndApplyAsWholeProposals(t *testing.T) {
 		{name: "quota classes pass the breaker", lim: func(l *engine.Limits) { l.BreakerCandidates = 12; l.QuotaClasses = []string{"trim"} }, apply: true},
 		{name: "filter", opts: []engine.Option{engine.Only(engine.Filter{Kinds: []string{"other"}})}},
 		{name: "notice", opts: []engine.Option{engine.RequireNotice()}},
-		{name: "size cap", lim: func(l *engine.Limits) { l.MaxFrees = engine.Amount{N: 700, Unit: testGB} }, apply: true},
+		{name: "size cap", lim: func(l *engine.Limits) { l.MaxFrees = amount.Amount{N: 700, Unit: testGB} }, apply: true},
 	} {
 		t.Run(sc.name, func(t *testing.T) {
 			run := func(compact bool) (plan, state string, counts [4]int, results, calls []string) {
@@ -177,7 +178,7 @@ type briefTable struct {
 	made int // rows made again
 }
 
-func (t *briefTable) Frees(i uint32) engine.Frees { return t.table[i].Frees }
+func (t *briefTable) Frees(i uint32) amount.Frees { return t.table[i].Frees }
 
 func (t *briefTable) Remake(i uint32) engine.Proposal {
 	t.made++
@@ -211,7 +212,7 @@ func TestBriefGivesWhatTotalsRead(t *testing.T) {
 			kind, class, owner, group string
 			action                    engine.Action
 			held                      bool
-			frees                     engine.Frees
+			frees                     amount.Frees
 		}
 		var all, short []brief
 		for d := range p.All() {

@@ -9,6 +9,7 @@ import (
 
 	"reclaim.dev/reclaim/internal/enginetest"
 	"reclaim.dev/reclaim/inventory"
+	"reclaim.dev/reclaim/reconcile/audit"
 	"reclaim.dev/reclaim/reconcile/engine"
 )
 
@@ -71,9 +72,9 @@ func TestProtectedIsKeptWhateverTheKindProposes(t *testing.T) {
 // held, whether it names a cluster the fleet did not list or any other
 // source, and the plan says it is incomplete.
 func TestSourceNeverReportedHolds(t *testing.T) {
-	for _, key := range []string{engine.SourceKey("cluster", "ghost"), engine.SourceKey("ecr-registry", "123456789012/us-east-1")} {
+	for _, key := range []string{inventory.SourceKey("cluster", "ghost"), inventory.SourceKey("ecr-registry", "123456789012/us-east-1")} {
 		d := orphan("d")
-		d.Sources = []string{engine.SourceKey("cluster", "a"), key}
+		d.Sources = []string{inventory.SourceKey("cluster", "a"), key}
 		k := &fakeKind{lim: testLimits(), items: []engine.Proposal{d}}
 		p := build(k, seenSince(t0.Add(-48*time.Hour), d), t0, complete("a"))
 		got := enginetest.DecisionFor(t, p, "d")
@@ -107,7 +108,7 @@ func TestTapCompletenessHolds(t *testing.T) {
 		"never ran":  {withTap(nil), engine.Mark, "tap widgets:a was not read"},
 	} {
 		d := orphan("d")
-		d.Sources = []string{engine.ClusterKey("a"), engine.TapKey("widgets", "a")}
+		d.Sources = []string{inventory.ClusterKey("a"), inventory.TapKey("widgets", "a")}
 		k := &fakeKind{lim: testLimits(), items: []engine.Proposal{d}}
 		p := build(k, seenSince(t0.Add(-48*time.Hour), d), t0, tc.cluster)
 		got := enginetest.DecisionFor(t, p, "d")
@@ -125,8 +126,8 @@ func TestTapCompletenessHolds(t *testing.T) {
 // read" when it names the tap key alone (never a silent pass).
 func TestTapOfAnUnreadClusterHolds(t *testing.T) {
 	for name, sources := range map[string][]string{
-		"with its cluster": {engine.ClusterKey("ghost"), engine.TapKey(inventory.ReadWorkloads, "ghost")},
-		"tap key alone":    {engine.TapKey("widgets", "ghost")},
+		"with its cluster": {inventory.ClusterKey("ghost"), inventory.TapKey(inventory.ReadWorkloads, "ghost")},
+		"tap key alone":    {inventory.TapKey("widgets", "ghost")},
 	} {
 		d := orphan("d")
 		d.Sources = sources
@@ -156,7 +157,7 @@ func TestReadNotAskedHolds(t *testing.T) {
 		"failed":    {inventory.ClusterRefs{Name: "a", Problems: []string{"list pods: forbidden"}}, engine.Mark, "cluster a could not be read completely"},
 	} {
 		d := orphan("d")
-		d.Sources = []string{engine.ClusterKey("a"), engine.TapKey(inventory.ReadImages, "a")}
+		d.Sources = []string{inventory.ClusterKey("a"), inventory.TapKey(inventory.ReadImages, "a")}
 		k := &fakeKind{lim: testLimits(), items: []engine.Proposal{d}}
 		p := build(k, seenSince(t0.Add(-48*time.Hour), d), t0, tc.cluster)
 		got := enginetest.DecisionFor(t, p, "d")
@@ -263,10 +264,10 @@ func TestApplyRereadSkipIsNotDeleted(t *testing.T) {
 			t.Fatal("deleted what the re-read skipped")
 		}
 	}
-	if len(out.Results) != 1 || out.Results[0].Result != engine.ResultSkipped || out.Deleted != 0 {
+	if len(out.Results) != 1 || out.Results[0].Result != audit.Skipped || out.Deleted != 0 {
 		t.Fatalf("%+v", out)
 	}
-	if got := enginetest.AuditResults(t, buf)[fakeID("a")]; got != engine.ResultSkipped {
+	if got := enginetest.AuditResults(t, buf)[fakeID("a")]; got != audit.Skipped {
 		t.Fatalf("audit: %q", got)
 	}
 }

@@ -5,106 +5,43 @@ import (
 	"fmt"
 	"time"
 
+	"reclaim.dev/reclaim/base/amount"
+
 	"reclaim.dev/reclaim/reconcile/audit"
+	"reclaim.dev/reclaim/reconcile/snapshot"
 )
 
 // Snapshotter is a kind that can save a resource before deleting it (a
-// disk, a volume). The kind only starts snapshots and reads them; the rule
-// is the engine's, the same for every such kind:
-//
-//   - a snapshot is reused only when it was started within the current
-//     orphan period (at or after the decision's OrphanSince): a resource
-//     re-bound and written since an older one was taken would be deleted
-//     with a backup that lacks what was written;
-//   - every due snapshot of the kind is started (or found) first, then all
-//     are waited on together, up to one deadline (Limits.SnapshotTimeout),
-//     re-read at most every Applier.SnapshotPoll and never past the deadline;
-//   - a resource is deleted only once its snapshot is done. One still
-//     pending at the deadline is a deferral (ResultDeferred: held, its clock
-//     runs on, and a later run of the same orphan period waits on the same
-//     snapshot); one that failed, or could not be started or read, is a
-//     refused delete (ResultFailed);
-//   - the audit log says whether the snapshot was created or reused.
+// disk, a volume). The kind only starts snapshots and reads them; the
+// protocol is the engine's, the same for every such kind (package
+// snapshot says it): the applier reuses a snapshot only from the current
+// orphan period (from the decision's OrphanSince), waits on every due one
+// of the kind together up to Limits.SnapshotTimeout, re-reading at most
+// every Applier.SnapshotPoll, and deletes a resource only once its snapshot
+// is done. One still pending at the deadline is a deferral
+// (audit.Deferred); one that failed, or could not be started or read, is a
+// refused delete (audit.Failed).
 type Snapshotter interface {
 	// SnapshotFirst says whether d's resource is snapshotted before its
 	// delete.
 	SnapshotFirst(d *Decision) bool
 	// Snapshots lists the snapshots reclaim made of d's resource, of any
 	// age: the engine picks which, if any, it reuses.
-	Snapshots(ctx context.Context, d *Decision) ([]Snapshot, error)
+	Snapshots(ctx context.Context, d *Decision) ([]snapshot.Snapshot, error)
 	// StartSnapshot starts a snapshot of d's resource and returns its id,
 	// without waiting for it to complete.
 	StartSnapshot(ctx context.Context, d *Decision) (string, error)
 	// SnapshotState re-reads one snapshot of d's resource. One not found
 	// yet (an eventually consistent listing) is pending.
-	SnapshotState(ctx context.Context, d *Decision, id string) (SnapshotState, error)
+	SnapshotState(ctx context.Context, d *Decision, id string) (snapshot.State, error)
 }
-
-// SnapshotState is where a snapshot is.
-type SnapshotState int
-
-const (
-	// SnapshotPending: still being made.
-	SnapshotPending SnapshotState = iota
-	// SnapshotDone: complete; the resource may be deleted.
-	SnapshotDone
-	// SnapshotFailed: it will never complete.
-	SnapshotFailed
-)
-
-func (s SnapshotState) String() string {
-	switch s {
-	case SnapshotDone:
-		return "done"
-	case SnapshotFailed:
-		return "failed"
-	}
-	return "pending"
-}
-
-// Snapshot is one snapshot reclaim made of a resource.
-type Snapshot struct {
-	ID      string
-	Started time.Time
-	State   SnapshotState
-}
-
-// DefaultSnapshotPoll is how often pending snapshots are re-read when
-// Applier.SnapshotPoll is 0.
-const DefaultSnapshotPoll = 10 * time.Second
-
-// Audit results of a snapshot line.
-const (
-	SnapshotCreated = "created"
-	SnapshotReused  = "reused"
-)
 
 // snapped is what the snapshot step settled for one decision.
 type snapped struct {
 	id      string
 	reused  bool
-	state   SnapshotState
-	problem string // why there is no usable snapshot (SnapshotFailed)
-}
-
-// Reusable picks the snapshot a delete may rely on among what reclaim made
-// of a resource orphaned since since: the newest one not failed that was
-// started within the orphan period. None when since is unknown.
-func Reusable(snaps []Snapshot, since *time.Time) (Snapshot, bool) {
-	var best Snapshot
-	found := false
-	if since == nil {
-		return best, false
-	}
-	for _, s := range snaps {
-		if s.State == SnapshotFailed || s.Started.Before(*since) {
-			continue
-		}
-		if !found || s.Started.After(best.Started) {
-			best, found = s, true
-		}
-	}
-	return best, found
+	state   snapshot.State
+	problem string // why there is no usable snapshot (snapshot.Failed)
 }
 
 // snapshotFirst is the snapshot step of one kind's deletes, before any of
@@ -129,12 +66,12 @@ func (a *Applier) snapshotFirst(ctx context.Context, k Kind, s Snapshotter, p *P
 		return out
 	}
 	audit1 := func(d *Decision, sn *snapped) {
-		result := SnapshotCreated
+		result := snapshot.Created
 		if sn.reused {
-			result = SnapshotReused
+			result = snapshot.Reused
 		}
 		_ = a.audit(audit.Record{Action: "snapshot", Kind: d.Kind, ID: d.ID, Reason: "snapshot before delete", Result: result,
-			Snapshot: sn.id, SizeGB: d.Frees.Keyed(KeySizeGB)})
+			Snapshot: sn.id, SizeGB: d.Frees.Keyed(amount.KeySizeGB)})
 	}
 	// 1. Find or start every one before waiting on any.
 	var waiting []due
@@ -142,26 +79,26 @@ func (a *Applier) snapshotFirst(ctx context.Context, k Kind, s Snapshotter, p *P
 		d, sn := x.d, x.s
 		out[d.ID] = sn
 		if ctx.Err() != nil {
-			sn.state, sn.problem = SnapshotFailed, "snapshot before delete: "+ctx.Err().Error()
+			sn.state, sn.problem = snapshot.Failed, "snapshot before delete: "+ctx.Err().Error()
 			continue
 		}
 		snaps, err := s.Snapshots(ctx, d)
 		if err != nil {
-			sn.state, sn.problem = SnapshotFailed, "snapshot before delete: list its snapshots: "+err.Error()
+			sn.state, sn.problem = snapshot.Failed, "snapshot before delete: list its snapshots: "+err.Error()
 			continue
 		}
-		if old, ok := Reusable(snaps, d.OrphanSince); ok {
+		if old, ok := snapshot.Reusable(snaps, d.OrphanSince); ok {
 			sn.id, sn.reused, sn.state = old.ID, true, old.State
 		} else {
 			id, err := s.StartSnapshot(ctx, d)
 			if err != nil {
-				sn.state, sn.problem = SnapshotFailed, "snapshot before delete: "+err.Error()
+				sn.state, sn.problem = snapshot.Failed, "snapshot before delete: "+err.Error()
 				continue
 			}
-			sn.id, sn.state = id, SnapshotPending
+			sn.id, sn.state = id, snapshot.Pending
 		}
 		audit1(d, sn)
-		if sn.state == SnapshotPending {
+		if sn.state == snapshot.Pending {
 			waiting = append(waiting, x)
 		}
 	}
@@ -170,7 +107,7 @@ func (a *Applier) snapshotFirst(ctx context.Context, k Kind, s Snapshotter, p *P
 	deadline := time.Now().Add(timeout)
 	poll := a.SnapshotPoll
 	if poll <= 0 {
-		poll = DefaultSnapshotPoll
+		poll = snapshot.DefaultPoll
 	}
 	var stopped <-chan struct{} // nil never fires
 	if a.Stop != nil {
@@ -182,13 +119,13 @@ func (a *Applier) snapshotFirst(ctx context.Context, k Kind, s Snapshotter, p *P
 			state, err := s.SnapshotState(ctx, x.d, x.s.id)
 			switch {
 			case err != nil:
-				x.s.state, x.s.problem = SnapshotFailed, fmt.Sprintf("snapshot before delete: re-read snapshot %s: %v", x.s.id, err)
-			case state == SnapshotFailed:
-				x.s.state, x.s.problem = SnapshotFailed, fmt.Sprintf("snapshot before delete: snapshot %s failed: the resource is kept", x.s.id)
+				x.s.state, x.s.problem = snapshot.Failed, fmt.Sprintf("snapshot before delete: re-read snapshot %s: %v", x.s.id, err)
+			case state == snapshot.Failed:
+				x.s.state, x.s.problem = snapshot.Failed, fmt.Sprintf("snapshot before delete: snapshot %s failed: the resource is kept", x.s.id)
 			default:
 				x.s.state = state
 			}
-			if x.s.state == SnapshotPending {
+			if x.s.state == snapshot.Pending {
 				still = append(still, x)
 			}
 		}
@@ -209,7 +146,7 @@ func (a *Applier) snapshotFirst(ctx context.Context, k Kind, s Snapshotter, p *P
 		}
 	}
 	for _, x := range all {
-		if x.s.state == SnapshotFailed && x.s.problem == "" {
+		if x.s.state == snapshot.Failed && x.s.problem == "" {
 			x.s.problem = fmt.Sprintf("snapshot before delete: snapshot %s failed: the resource is kept", x.s.id)
 		}
 	}

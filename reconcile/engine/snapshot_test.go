@@ -12,6 +12,7 @@ import (
 	"reclaim.dev/reclaim/internal/enginetest"
 	"reclaim.dev/reclaim/reconcile/audit"
 	"reclaim.dev/reclaim/reconcile/engine"
+	"reclaim.dev/reclaim/reconcile/snapshot"
 )
 
 // snapKind is the fake kind with snapshots before its deletes
@@ -19,7 +20,7 @@ import (
 type snapKind struct {
 	*fakeKind
 	// have are the snapshots that exist before the run, by name.
-	have map[string][]engine.Snapshot
+	have map[string][]snapshot.Snapshot
 	// reads is how many state reads a new snapshot stays pending (below
 	// 0: forever); done, if set, says instead whether one started at a time
 	// is done now (the benchmark's clock).
@@ -35,12 +36,12 @@ func newSnapKind(names ...string) *snapKind {
 	lim := testLimits()
 	lim.SnapshotTimeout = time.Minute
 	return &snapKind{fakeKind: &fakeKind{lim: lim, items: orphans(names...), verdicts: map[string]engine.Verdict{}, results: map[string]error{}},
-		have: map[string][]engine.Snapshot{}, started: map[string]time.Time{}, left: map[string]int{}}
+		have: map[string][]snapshot.Snapshot{}, started: map[string]time.Time{}, left: map[string]int{}}
 }
 
 func (k *snapKind) SnapshotFirst(*engine.Decision) bool { return true }
 
-func (k *snapKind) Snapshots(_ context.Context, d *engine.Decision) ([]engine.Snapshot, error) {
+func (k *snapKind) Snapshots(_ context.Context, d *engine.Decision) ([]snapshot.Snapshot, error) {
 	k.log = append(k.log, "list "+d.Name)
 	return k.have[d.Name], nil
 }
@@ -52,24 +53,24 @@ func (k *snapKind) StartSnapshot(_ context.Context, d *engine.Decision) (string,
 	return id, nil
 }
 
-func (k *snapKind) SnapshotState(_ context.Context, d *engine.Decision, id string) (engine.SnapshotState, error) {
+func (k *snapKind) SnapshotState(_ context.Context, d *engine.Decision, id string) (snapshot.State, error) {
 	k.log = append(k.log, "state "+d.Name)
 	if k.onState != nil {
 		k.onState()
 	}
 	if k.done != nil {
 		if k.done(k.started[id]) {
-			return engine.SnapshotDone, nil
+			return snapshot.Done, nil
 		}
-		return engine.SnapshotPending, nil
+		return snapshot.Pending, nil
 	}
 	if k.left[id] == 0 {
-		return engine.SnapshotDone, nil
+		return snapshot.Done, nil
 	}
 	if k.left[id] > 0 {
 		k.left[id]--
 	}
-	return engine.SnapshotPending, nil
+	return snapshot.Pending, nil
 }
 
 // snapApplier plans k's orphans, seen since seven hours before t0 (grace
@@ -122,10 +123,10 @@ func TestSnapshotsStartTogether(t *testing.T) {
 // one is made. The audit says which.
 func TestSnapshotReuseWindow(t *testing.T) {
 	k := newSnapKind("stale", "current")
-	k.have["stale"] = []engine.Snapshot{{ID: "old", Started: t0.Add(-21 * 24 * time.Hour), State: engine.SnapshotDone}}
-	k.have["current"] = []engine.Snapshot{
-		{ID: "older", Started: t0.Add(-30 * 24 * time.Hour), State: engine.SnapshotDone},
-		{ID: "cur", Started: t0.Add(-time.Hour), State: engine.SnapshotDone},
+	k.have["stale"] = []snapshot.Snapshot{{ID: "old", Started: t0.Add(-21 * 24 * time.Hour), State: snapshot.Done}}
+	k.have["current"] = []snapshot.Snapshot{
+		{ID: "older", Started: t0.Add(-30 * 24 * time.Hour), State: snapshot.Done},
+		{ID: "cur", Started: t0.Add(-time.Hour), State: snapshot.Done},
 	}
 	p, a, audited := snapApplier(k)
 	out, err := a.Apply(context.Background(), p, true)
@@ -159,7 +160,7 @@ func TestSnapshotPendingIsDeferral(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if out.Failed != 0 || out.Deferred != 1 || out.Results[0].Result != engine.ResultDeferred || slices.Contains(k.calls, "delete a") {
+	if out.Failed != 0 || out.Deferred != 1 || out.Results[0].Result != audit.Deferred || slices.Contains(k.calls, "delete a") {
 		t.Fatalf("%+v calls %v", out, k.calls)
 	}
 	if !strings.Contains(out.Results[0].Reason, "snapshot snap-a still pending after 1ms") {
@@ -192,7 +193,7 @@ func TestSnapshotWaitEndsAtStop(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(out.Results) != 1 || out.Results[0].Result != engine.ResultNotAttempted || len(k.calls) != 0 {
+	if len(out.Results) != 1 || out.Results[0].Result != audit.NotAttempted || len(k.calls) != 0 {
 		t.Fatalf("%+v calls %v", out.Results, k.calls)
 	}
 }

@@ -19,7 +19,7 @@ type State struct {
 	Resources map[string]Entry `json:"resources"`
 	// Digests hold the clocks of content-addressed resources, packed
 	// (Clock and the other methods read both).
-	Digests Digests            `json:"digests,omitempty"`
+	Digests digests            `json:"digests,omitempty"`
 	Pending map[string]Pending `json:"pending,omitempty"`
 	// LastSuccess is when a run last finished with every source complete and
 	// every delete done; a CronJob's metrics read it from here.
@@ -191,7 +191,7 @@ func (s *State) Clock(id string) (Entry, bool) {
 func (s *State) setClock(id string, e Entry) {
 	if g, key, ok := splitDigest(id); ok && e.Identity == "" && nanos(e.FirstSeen) != 0 {
 		if s.Digests == nil {
-			s.Digests = Digests{}
+			s.Digests = digests{}
 		}
 		cg := s.Digests[g]
 		if cg == nil {

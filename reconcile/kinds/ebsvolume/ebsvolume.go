@@ -20,12 +20,14 @@ import (
 
 	"go.uber.org/zap"
 
+	"reclaim.dev/reclaim/base/amount"
 	"reclaim.dev/reclaim/base/optout"
 	config "reclaim.dev/reclaim/configs"
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/providers/awsclient"
 	"reclaim.dev/reclaim/providers/ebs"
 	"reclaim.dev/reclaim/reconcile/engine"
+	"reclaim.dev/reclaim/reconcile/snapshot"
 )
 
 // Name is the kind; SourceKind names its regions' listings among the
@@ -36,7 +38,7 @@ const (
 )
 
 // GiB is the kind's unit: what its deletions free (EBS sizes are GiB).
-var GiB = &engine.Unit{Name: "GiB", Key: engine.KeySizeGB, Say: func(n int64) string { return fmt.Sprintf("%d GiB", n) }}
+var GiB = &amount.Unit{Name: "GiB", Key: amount.KeySizeGB, Say: func(n int64) string { return fmt.Sprintf("%d GiB", n) }}
 
 // The tags the provisioners put on the volumes they make.
 const (
@@ -172,11 +174,11 @@ func (k *Kind) OptOut() string {
 }
 
 // sizeCap is ebs.maxDeleteSizePerRun in whole GiB; 0 is no cap.
-func sizeCap(s config.Size) engine.Amount {
+func sizeCap(s config.Size) amount.Amount {
 	if s <= 0 {
-		return engine.Amount{}
+		return amount.Amount{}
 	}
-	return engine.Amount{N: int64(s.GiB()), Unit: GiB}
+	return amount.Amount{N: int64(s.GiB()), Unit: GiB}
 }
 
 // Pool is the quota pool a volume counts against: its account, region and
@@ -284,7 +286,7 @@ func (k *Kind) propose(f *inventory.Fleet, l *ebs.Listing, v *ebs.Volume, r *reg
 	det := &Detail{Account: l.Account, Region: l.Region, AZ: v.AZ, Type: v.Type, SizeGiB: v.SizeGiB, MadeFor: made,
 		Snapshot: k.s.SnapshotBeforeDelete, namespace: ns, tags: v.Tags}
 	p := engine.Proposal{ID: ID(l.Account, l.Region, v.ID), Name: v.ID, Identity: v.ID, Detail: det,
-		Frees: engine.Free(v.SizeGiB, GiB).In(Pool(l.Account, l.Region, v.Type)), Created: v.Created}
+		Frees: amount.Free(v.SizeGiB, GiB).In(Pool(l.Account, l.Region, v.Type)), Created: v.Created}
 	keep := func(class, reason string) engine.Proposal {
 		p.Class, p.Reason = class, reason
 		return p
@@ -482,7 +484,7 @@ func (k *Kind) SnapshotFirst(d *engine.Decision) bool { return detailOf(d).Snaps
 
 // Snapshots are the account's snapshots of the volume tagged
 // ebs.snapshotTag=VOLUME-ID: the ones reclaim made of it.
-func (k *Kind) Snapshots(ctx context.Context, d *engine.Decision) ([]engine.Snapshot, error) {
+func (k *Kind) Snapshots(ctx context.Context, d *engine.Decision) ([]snapshot.Snapshot, error) {
 	if k.api == nil {
 		return nil, fmt.Errorf("no EBS client")
 	}
@@ -491,9 +493,9 @@ func (k *Kind) Snapshots(ctx context.Context, d *engine.Decision) ([]engine.Snap
 	if err != nil {
 		return nil, err
 	}
-	out := make([]engine.Snapshot, len(snaps))
+	out := make([]snapshot.Snapshot, len(snaps))
 	for i, s := range snaps {
-		out[i] = engine.Snapshot{ID: s.ID, Started: s.Started, State: stateOf(s.State)}
+		out[i] = snapshot.Snapshot{ID: s.ID, Started: s.Started, State: stateOf(s.State)}
 	}
 	return out, nil
 }
@@ -514,28 +516,28 @@ func (k *Kind) StartSnapshot(ctx context.Context, d *engine.Decision) (string, e
 
 // SnapshotState re-reads the volume's snapshots for one of them; one not
 // listed yet (EC2 is eventually consistent) is pending.
-func (k *Kind) SnapshotState(ctx context.Context, d *engine.Decision, id string) (engine.SnapshotState, error) {
+func (k *Kind) SnapshotState(ctx context.Context, d *engine.Decision, id string) (snapshot.State, error) {
 	snaps, err := k.Snapshots(ctx, d)
 	if err != nil {
-		return engine.SnapshotPending, err
+		return snapshot.Pending, err
 	}
 	for _, s := range snaps {
 		if s.ID == id {
 			return s.State, nil
 		}
 	}
-	return engine.SnapshotPending, nil
+	return snapshot.Pending, nil
 }
 
 // stateOf maps an EBS snapshot state: pending (and "", not listed yet),
 // completed, and error, recoverable or recovering, which never complete
 // the snapshot reclaim waits on.
-func stateOf(state string) engine.SnapshotState {
+func stateOf(state string) snapshot.State {
 	switch state {
 	case "completed":
-		return engine.SnapshotDone
+		return snapshot.Done
 	case "pending", "":
-		return engine.SnapshotPending
+		return snapshot.Pending
 	}
-	return engine.SnapshotFailed
+	return snapshot.Failed
 }

@@ -319,15 +319,15 @@ func TestApply(t *testing.T) {
 		result  string
 		deleted bool
 	}{
-		{"deleted", nil, engine.ResultDeleted, true},
-		{"attached since the plan", func(v *ebs.Volume) { v.State, v.Attachments = "in-use", []string{"i-9"} }, engine.ResultSkipped, false},
+		{"deleted", nil, audit.Deleted, true},
+		{"attached since the plan", func(v *ebs.Volume) { v.State, v.Attachments = "in-use", []string{"i-9"} }, audit.Skipped, false},
 		// Each re-read check on its own: a state that is no longer
 		// available with no attachment listed (yet), and an attachment
 		// listed while the state still says available.
-		{"no longer available, no attachment listed", func(v *ebs.Volume) { v.State = "in-use" }, engine.ResultSkipped, false},
-		{"attached while still available", func(v *ebs.Volume) { v.Attachments = []string{"i-9"} }, engine.ResultSkipped, false},
-		{"protected since the plan", func(v *ebs.Volume) { v.Tags["reclaim.dev/protect"] = "" }, engine.ResultSkipped, false},
-		{"evidence gone since the plan", func(v *ebs.Volume) { delete(v.Tags, TagCSICluster) }, engine.ResultSkipped, false},
+		{"no longer available, no attachment listed", func(v *ebs.Volume) { v.State = "in-use" }, audit.Skipped, false},
+		{"attached while still available", func(v *ebs.Volume) { v.Attachments = []string{"i-9"} }, audit.Skipped, false},
+		{"protected since the plan", func(v *ebs.Volume) { v.Tags["reclaim.dev/protect"] = "" }, audit.Skipped, false},
+		{"evidence gone since the plan", func(v *ebs.Volume) { delete(v.Tags, TagCSICluster) }, audit.Skipped, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			m := &memEBS{vols: map[string]ebs.Volume{"vol-1": csiVolume("vol-1")}}
@@ -390,7 +390,7 @@ func TestApplySnapshotsFirst(t *testing.T) {
 	m = fresh()
 	m.pending["snap-1"] = 1 << 20
 	out, lines := applyAudited(t, m, short, nil)
-	if out.Failed != 0 || out.Deferred != 1 || len(m.vols) != 1 || out.Results[0].Result != engine.ResultDeferred || !strings.Contains(out.Results[0].Reason, "still pending") {
+	if out.Failed != 0 || out.Deferred != 1 || len(m.vols) != 1 || out.Results[0].Result != audit.Deferred || !strings.Contains(out.Results[0].Reason, "still pending") {
 		t.Fatalf("pending: %+v", out.Results)
 	}
 	if got := snapshotLines(lines); got != "created snap-1" {

@@ -12,7 +12,7 @@ import (
 )
 
 // The kind's reads of each cluster: its PersistentVolumes and its pods'
-// inline volumes, each a pass of its own (engine.TapKey(TapPVs, cluster)).
+// inline volumes, each a pass of its own (inventory.TapKey(TapPVs, cluster)).
 // A pass that fails holds every volume the cluster could attach.
 const (
 	TapPVs  = "ebs-pvs"

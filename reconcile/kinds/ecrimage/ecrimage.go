@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"reclaim.dev/reclaim/base/amount"
 	"reclaim.dev/reclaim/base/layout"
 	"reclaim.dev/reclaim/base/optout"
 	"reclaim.dev/reclaim/inventory"
@@ -18,7 +19,7 @@ import (
 )
 
 // Bytes is what an image's deletion frees: registry storage.
-var Bytes = &engine.Unit{Name: "bytes", Key: engine.KeyBytes, Say: layout.HumanBytes}
+var Bytes = &amount.Unit{Name: "bytes", Key: amount.KeyBytes, Say: layout.HumanBytes}
 
 // Name is the kind as reports and the audit log spell it (schema v1).
 const Name = "ecr-image"
@@ -229,7 +230,7 @@ func (k *Kind) Propose(snap *inventory.Snapshot, now time.Time) engine.Proposals
 				// every repository already (evidence): only a repository
 				// policy's pullers add guards.
 				if len(rl.Pullers) > 0 {
-					sources = engine.UniqueKeys(append(slices.Clone(sources), pc.guards(snap.Fleet, rl.Repo.Account, rl.Pullers)...))
+					sources = inventory.UniqueKeys(append(slices.Clone(sources), pc.guards(snap.Fleet, rl.Repo.Account, rl.Pullers)...))
 				}
 				ok = k.proposeRepo(yield, rl, at.rule, idx.repos[rl.Repo], sources, repoHold(rl, idx, pc, at.holds), now)
 			}
@@ -317,7 +318,7 @@ func evidence(snap *inventory.Snapshot, reg *inventory.RegistryListing, pc *pull
 	}
 	sources = u.Keys(snap.Fleet)
 	for _, s := range ImageSourcesOf(snap) {
-		sources = append(sources, engine.SourceKey(s.SourceKind(), s.Name))
+		sources = append(sources, inventory.SourceKey(s.SourceKind(), s.Name))
 	}
 	if !reg.Complete {
 		holds = append(holds, "the registry's repositories could not all be listed")
@@ -518,14 +519,14 @@ func (r *rows) Remake(item uint32) engine.Proposal {
 
 // Frees is what deleting item frees (engine.Briefer): a report's totals
 // read it for every candidate.
-func (r *rows) Frees(item uint32) engine.Frees {
+func (r *rows) Frees(item uint32) amount.Frees {
 	return imageFrees(r.images.Size(int(item)), r.group)
 }
 
 // imageFrees is what deleting an image of size bytes frees in repository
 // name: its bytes, of the repository's pool.
-func imageFrees(size int64, name string) engine.Frees {
-	return engine.Free(size, Bytes).In(name)
+func imageFrees(size int64, name string) amount.Frees {
+	return amount.Free(size, Bytes).In(name)
 }
 
 func untaggedReason(pushed time.Time, olderThan time.Duration) string {
@@ -568,5 +569,5 @@ func orDefault(s, d string) string {
 // MonthlyCost implements engine.Pricer: an image's size at ECR's storage
 // price (AWS's GB are GiB).
 func (k *Kind) MonthlyCost(d *engine.Decision) float64 {
-	return float64(d.Frees.Of(Bytes)) / engine.GiB * k.Policy.PerGBMonth
+	return float64(d.Frees.Of(Bytes)) / amount.GiB * k.Policy.PerGBMonth
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"reclaim.dev/reclaim/base/amount"
 	"reclaim.dev/reclaim/base/layout"
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/reconcile/engine"
@@ -13,7 +14,7 @@ import (
 
 // Addresses is what a finished Job's or Pod's deletion frees on Fargate,
 // and an unused network interface's: subnet addresses.
-var Addresses = &engine.Unit{Name: "subnet addresses", Say: func(n int64) string {
+var Addresses = &amount.Unit{Name: "subnet addresses", Say: func(n int64) string {
 	if n == 1 {
 		return "1 subnet address"
 	}

@@ -74,7 +74,7 @@ func Propose[T any](snap *inventory.Snapshot, l Lister[T]) engine.Proposals {
 	for ci := range snap.Clusters {
 		c := &snap.Clusters[ci]
 		listed[c.Name] = c.Complete && c.WorkloadsListed
-		key := engine.ClusterKey(c.Name)
+		key := inventory.ClusterKey(c.Name)
 		// The engine holds them when the cluster was read without its
 		// workloads (inventory.ReadWorkloads).
 		users := engine.Users{Clusters: []string{c.Name}, Reads: []string{inventory.ReadWorkloads}}

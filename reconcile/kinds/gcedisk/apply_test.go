@@ -12,6 +12,7 @@ import (
 	"reclaim.dev/reclaim/base/outcome"
 	"reclaim.dev/reclaim/internal/enginetest"
 	"reclaim.dev/reclaim/inventory"
+	"reclaim.dev/reclaim/reconcile/audit"
 	"reclaim.dev/reclaim/reconcile/engine"
 	"reclaim.dev/reclaim/reconcile/state"
 )
@@ -153,11 +154,11 @@ func TestApplySnapshotDeferredThenReused(t *testing.T) {
 	name := SnapshotName("a", t0.Add(-7*time.Hour))
 	m.reads = map[string]int{name: -1}
 	out, _ := a.Apply(context.Background(), p, true)
-	if out.Deferred != 1 || out.Failed != 0 || hasDelete(m.calls) || out.Results[0].Result != engine.ResultDeferred {
+	if out.Deferred != 1 || out.Failed != 0 || hasDelete(m.calls) || out.Results[0].Result != audit.Deferred {
 		t.Fatalf("%+v calls %v", out, m.calls)
 	}
 	id := orphan("a").Key.String()
-	if got := enginetest.AuditResults(t, buf)[id]; got != "created"+engine.ResultDeferred {
+	if got := enginetest.AuditResults(t, buf)[id]; got != "created"+audit.Deferred {
 		t.Fatalf("audit: %q", got)
 	}
 	if st, _ := store.Load(context.Background()); len(st.Pending) != 0 {
@@ -215,10 +216,10 @@ func TestApplyDiskErrors(t *testing.T) {
 		stayPending bool
 		deleteCall  bool
 	}{
-		{"gone before the re-read is success", func(m *memDisks) { delete(m.disks, id) }, engine.ResultAlreadyGone, false, false},
-		{"not found on delete is success", func(m *memDisks) { m.failDel["a"] = fmt.Errorf("delete: %w", outcome.ErrNotFound) }, engine.ResultAlreadyGone, false, true},
-		{"failed delete stays pending", func(m *memDisks) { m.failDel["a"] = errors.New("googleapi: Error 503: backend unavailable") }, engine.ResultFailed, true, true},
-		{"re-read error is not a delete", func(m *memDisks) { m.failGet = errors.New("googleapi: Error 500") }, engine.ResultFailed, false, false},
+		{"gone before the re-read is success", func(m *memDisks) { delete(m.disks, id) }, audit.AlreadyGone, false, false},
+		{"not found on delete is success", func(m *memDisks) { m.failDel["a"] = fmt.Errorf("delete: %w", outcome.ErrNotFound) }, audit.AlreadyGone, false, true},
+		{"failed delete stays pending", func(m *memDisks) { m.failDel["a"] = errors.New("googleapi: Error 503: backend unavailable") }, audit.Failed, true, true},
+		{"re-read error is not a delete", func(m *memDisks) { m.failGet = errors.New("googleapi: Error 500") }, audit.Failed, false, false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -15,22 +15,24 @@ import (
 	"strings"
 	"time"
 
+	"reclaim.dev/reclaim/base/amount"
 	"reclaim.dev/reclaim/base/optout"
 	"reclaim.dev/reclaim/base/outcome"
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/reconcile/engine"
+	"reclaim.dev/reclaim/reconcile/snapshot"
 )
 
 // GB is what a disk's or a PVC's deletion frees: GB of disk quota.
-var GB = &engine.Unit{Name: "GB", Key: engine.KeySizeGB, Say: func(n int64) string { return fmt.Sprintf("%d GB", n) }}
+var GB = &amount.Unit{Name: "GB", Key: amount.KeySizeGB, Say: func(n int64) string { return fmt.Sprintf("%d GB", n) }}
 
 // SizeCap is the per-run cap on the GB deleted (disks.maxDeleteSizePerRun);
 // 0 is no cap. Disks are whole GB, so a cap of 10.5 holds what 10 does.
-func SizeCap(gb float64) engine.Amount {
+func SizeCap(gb float64) amount.Amount {
 	if gb <= 0 {
-		return engine.Amount{}
+		return amount.Amount{}
 	}
-	return engine.Amount{N: int64(gb), Unit: GB}
+	return amount.Amount{N: int64(gb), Unit: GB}
 }
 
 // Name is the kind as reports and the audit log spell it.
@@ -252,7 +254,7 @@ func (k *Kind) propose(d inventory.Disk, read, clusters int, refs refIndex, guar
 	metric := QuotaMetricOf(d.Type)
 	ns, claim := createdFor(d.Description)
 	p := engine.Proposal{ID: d.Key.String(), Name: d.Key.Name,
-		Frees: engine.Free(d.SizeGB, GB).In(Pool(d.Key.Project, d.Region(), metric)),
+		Frees: amount.Free(d.SizeGB, GB).In(Pool(d.Key.Project, d.Region(), metric)),
 		Detail: &Detail{Project: d.Key.Project, Location: d.Key.Location(), Type: d.Type, QuotaMetric: metric, Region: d.Region(),
 			LabelFingerprint: d.LabelFingerprint, DiskID: d.ID, Owner: claimText(ns, claim), namespace: ns, labels: d.Labels}}
 	keep := func(class, reason string) engine.Proposal {
@@ -370,7 +372,7 @@ func (k *Kind) snapshotName(d *engine.Decision, key inventory.DiskKey) string {
 
 // Snapshots is the snapshot of this orphan period, if it exists and is of
 // this disk (snapshots.get by its name).
-func (k *Kind) Snapshots(ctx context.Context, d *engine.Decision) ([]engine.Snapshot, error) {
+func (k *Kind) Snapshots(ctx context.Context, d *engine.Decision) ([]snapshot.Snapshot, error) {
 	key, err := inventory.ParseDiskKey(d.ID)
 	if err != nil {
 		return nil, err
@@ -386,7 +388,7 @@ func (k *Kind) Snapshots(ctx context.Context, d *engine.Decision) ([]engine.Snap
 		// could not make another under that name.
 		return nil, fmt.Errorf("snapshot %s is of %s, not of this disk", s.Name, s.SourceDisk)
 	}
-	return []engine.Snapshot{{ID: s.Name, Started: s.Created, State: snapshotState(s.Status)}}, nil
+	return []snapshot.Snapshot{{ID: s.Name, Started: s.Created, State: snapshotState(s.Status)}}, nil
 }
 
 // StartSnapshot starts the snapshot of this orphan period, labelled with
@@ -403,19 +405,19 @@ func (k *Kind) StartSnapshot(ctx context.Context, d *engine.Decision) (string, e
 
 // SnapshotState re-reads the snapshot: READY is done; FAILED, DELETING,
 // gone, or of another disk will never be.
-func (k *Kind) SnapshotState(ctx context.Context, d *engine.Decision, id string) (engine.SnapshotState, error) {
+func (k *Kind) SnapshotState(ctx context.Context, d *engine.Decision, id string) (snapshot.State, error) {
 	key, err := inventory.ParseDiskKey(d.ID)
 	if err != nil {
-		return engine.SnapshotFailed, err
+		return snapshot.Failed, err
 	}
 	s, err := k.API.GetSnapshot(ctx, key.Project, id)
 	switch {
 	case isNotFound(err):
-		return engine.SnapshotFailed, nil // its operation failed
+		return snapshot.Failed, nil // its operation failed
 	case err != nil:
-		return engine.SnapshotPending, err
+		return snapshot.Pending, err
 	case !snapshotOf(s, key):
-		return engine.SnapshotFailed, nil
+		return snapshot.Failed, nil
 	}
 	return snapshotState(s.Status), nil
 }
@@ -426,14 +428,14 @@ func snapshotOf(s inventory.DiskSnapshot, key inventory.DiskKey) bool {
 	return strings.HasSuffix(s.SourceDisk, "/"+key.String()) || s.SourceDisk == key.String()
 }
 
-func snapshotState(status string) engine.SnapshotState {
+func snapshotState(status string) snapshot.State {
 	switch status {
 	case "READY":
-		return engine.SnapshotDone
+		return snapshot.Done
 	case "FAILED", "DELETING":
-		return engine.SnapshotFailed
+		return snapshot.Failed
 	}
-	return engine.SnapshotPending // CREATING, UPLOADING
+	return snapshot.Pending // CREATING, UPLOADING
 }
 
 func (k *Kind) now() time.Time {

@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 
+	"reclaim.dev/reclaim/base/amount"
 	"reclaim.dev/reclaim/base/layout"
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/reconcile/engine"
@@ -65,7 +66,7 @@ const (
 // the disk quotas (…_GB), 1 for a count.
 func quotaUnit(metric string) float64 {
 	if strings.HasSuffix(metric, "_GB") {
-		return engine.GiB
+		return amount.GiB
 	}
 	return 1
 }
@@ -81,9 +82,9 @@ func (k *Kind) View(p *engine.Plan, snap *inventory.Snapshot) layout.View {
 		// Plan frees, orphan and workflow GB come from the listed disks and
 		// PVCs, not from the quota, so they are known even when the quota is not.
 		v.Gauges = append(v.Gauges,
-			layout.Gauge{Name: "reclaim_gce_quota_plan_frees_bytes", Labels: l, Value: h.PlanFrees * engine.GiB},
-			layout.Gauge{Name: "reclaim_gce_orphan_disks_bytes", Labels: l, Value: h.OrphanGB * engine.GiB},
-			layout.Gauge{Name: "reclaim_gce_finished_workflow_pvcs_bytes", Labels: l, Value: h.FinishedWorkflowGB * engine.GiB})
+			layout.Gauge{Name: "reclaim_gce_quota_plan_frees_bytes", Labels: l, Value: h.PlanFrees * amount.GiB},
+			layout.Gauge{Name: "reclaim_gce_orphan_disks_bytes", Labels: l, Value: h.OrphanGB * amount.GiB},
+			layout.Gauge{Name: "reclaim_gce_finished_workflow_pvcs_bytes", Labels: l, Value: h.FinishedWorkflowGB * amount.GiB})
 		if !h.Known {
 			continue // no series: 0 would read as plenty of headroom
 		}

@@ -17,6 +17,7 @@ import (
 
 	"reclaim.dev/reclaim/base/outcome"
 	"reclaim.dev/reclaim/internal/enginetest"
+	"reclaim.dev/reclaim/reconcile/audit"
 	"reclaim.dev/reclaim/reconcile/engine"
 	"reclaim.dev/reclaim/reconcile/kinds/finished"
 	"reclaim.dev/reclaim/reconcile/kinds/k8sjob"
@@ -137,9 +138,9 @@ func TestApplyJob(t *testing.T) {
 		result  string
 		left    bool
 	}{
-		{"same Job is deleted", "u1", engine.ResultDeleted, false},
-		{"recreated since the plan is skipped", "u2", engine.ResultSkipped, true},
-		{"gone is already gone", "", engine.ResultAlreadyGone, false},
+		{"same Job is deleted", "u1", audit.Deleted, false},
+		{"recreated since the plan is skipped", "u2", audit.Skipped, true},
+		{"gone is already gone", "", audit.AlreadyGone, false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

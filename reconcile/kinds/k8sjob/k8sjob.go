@@ -17,6 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
+	"reclaim.dev/reclaim/base/amount"
 	config "reclaim.dev/reclaim/configs"
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/reconcile/engine"
@@ -151,7 +152,7 @@ func (k *Kind) propose(cluster string, j *inventory.Job, history map[string]stri
 		det.CronJob = j.CronJob.Name
 	}
 	p := engine.Proposal{ID: ID(cluster, j.Namespace, j.Name), Name: j.Name, Detail: det,
-		Frees: engine.Free(int64(ips), finished.Addresses)}
+		Frees: amount.Free(int64(ips), finished.Addresses)}
 	keep := func(class, reason string) engine.Proposal {
 		p.Class, p.Reason = class, reason
 		return p

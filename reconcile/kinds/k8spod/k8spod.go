@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
+	"reclaim.dev/reclaim/base/amount"
 	config "reclaim.dev/reclaim/configs"
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/reconcile/engine"
@@ -140,7 +141,7 @@ func (k *Kind) propose(c *finished.Cluster, pod *inventory.Pod, jobs map[string]
 	det := &finished.Detail{Cluster: c.Name, Namespace: pod.Namespace, UID: pod.UID, Status: pod.Phase, IPs: ips, Retention: pod.Retention, Labels: pod.Labels,
 		NamespaceLabels: c.NamespaceLabels[pod.Namespace]}
 	p := engine.Proposal{ID: ID(c.Name, pod.Namespace, pod.Name), Name: pod.Name, Detail: det,
-		Frees: engine.Free(int64(ips), finished.Addresses)}
+		Frees: amount.Free(int64(ips), finished.Addresses)}
 	keep := func(class, reason string) engine.Proposal {
 		p.Class, p.Reason = class, reason
 		return p

@@ -13,6 +13,7 @@ import (
 	"reclaim.dev/reclaim/base/outcome"
 	"reclaim.dev/reclaim/internal/enginetest"
 	"reclaim.dev/reclaim/inventory"
+	"reclaim.dev/reclaim/reconcile/audit"
 	"reclaim.dev/reclaim/reconcile/engine"
 	"reclaim.dev/reclaim/reconcile/kinds/netiface"
 )
@@ -196,9 +197,9 @@ func TestApply(t *testing.T) {
 		result string
 		left   bool
 	}{
-		{"deleted", true, nil, engine.ResultDeleted, false},
-		{"gone since the plan", false, nil, engine.ResultAlreadyGone, false},
-		{"attached again at delete", true, fmt.Errorf("in use: %w", outcome.ErrInUse), engine.ResultSkipped, true},
+		{"deleted", true, nil, audit.Deleted, false},
+		{"gone since the plan", false, nil, audit.AlreadyGone, false},
+		{"attached again at delete", true, fmt.Errorf("in use: %w", outcome.ErrInUse), audit.Skipped, true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"reclaim.dev/reclaim/base/amount"
 	"reclaim.dev/reclaim/base/optout"
 	"reclaim.dev/reclaim/base/outcome"
 	config "reclaim.dev/reclaim/configs"
@@ -174,7 +175,7 @@ func optOut(tag string) string {
 
 // NetworkSource is the source key of an account and region's EC2 listing.
 func NetworkSource(account, region string) string {
-	return engine.SourceKey("ec2-network", account+"/"+region)
+	return inventory.SourceKey("ec2-network", account+"/"+region)
 }
 
 // Propose gives every detached interface a proposal: a candidate when it
@@ -260,7 +261,7 @@ func (p *Policy) Evidence(n *inventory.NetInterface) string {
 func (k *Kind) propose(f *inventory.Fleet, l *inventory.NetworkListing, n *inventory.NetInterface, sn *inventory.Subnet, a *Attribution) engine.Proposal {
 	det := &Detail{Account: l.Account, Region: l.Region, Subnet: n.Subnet, AZ: n.AZ, Type: n.Type, Status: n.Status, Description: n.Description, IPs: len(n.IPs), tags: n.Tags}
 	p := engine.Proposal{ID: ID(l.Account, l.Region, n.ID), Name: n.ID, Detail: det,
-		Frees: engine.Free(int64(len(n.IPs)+16*n.Prefixes), finished.Addresses).In(n.Subnet)}
+		Frees: amount.Free(int64(len(n.IPs)+16*n.Prefixes), finished.Addresses).In(n.Subnet)}
 	keep := func(class, reason string) engine.Proposal {
 		p.Class, p.Reason = class, reason
 		return p

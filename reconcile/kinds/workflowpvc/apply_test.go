@@ -39,9 +39,9 @@ func TestApplyPVC(t *testing.T) {
 		result  string
 		left    bool // the PVC is still there after apply
 	}{
-		{"same object is deleted", "u1", engine.ResultDeleted, false},
-		{"recreated since the plan is skipped", "u2", engine.ResultSkipped, true},
-		{"gone is already gone", "", engine.ResultAlreadyGone, false},
+		{"same object is deleted", "u1", audit.Deleted, false},
+		{"recreated since the plan is skipped", "u2", audit.Skipped, true},
+		{"gone is already gone", "", audit.AlreadyGone, false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -11,7 +11,7 @@ import (
 )
 
 // TapName names the kind's read of Argo Workflows: its source key is
-// engine.TapKey(TapName, cluster).
+// inventory.TapKey(TapName, cluster).
 const TapName = "workflows"
 
 // Tap reads every cluster's Argo Workflows (one paginated pass) and gives

@@ -16,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
+	"reclaim.dev/reclaim/base/amount"
 	"reclaim.dev/reclaim/base/optout"
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/reconcile/engine"
@@ -135,7 +136,7 @@ func (k *Kind) Propose(snap *inventory.Snapshot, _ time.Time) engine.Proposals {
 func (k *Kind) propose(cluster string, pvc inventory.PVCRef, sources []string, metricOf map[string]string) engine.Proposal {
 	det := &Detail{Cluster: cluster, Location: pvc.Namespace, UID: pvc.UID}
 	p := engine.Proposal{ID: ID(cluster, pvc.Namespace, pvc.Name), Name: pvc.Name,
-		Frees: engine.Free(pvc.CapacityGB, gcedisk.GB), Detail: det}
+		Frees: amount.Free(pvc.CapacityGB, gcedisk.GB), Detail: det}
 	if pvc.Disk != nil {
 		det.Project, det.Region = pvc.Disk.Project, pvc.Disk.QuotaRegion()
 		p.Frees.Pool = gcedisk.Pool(det.Project, det.Region, metricOf[pvc.Disk.Name])

@@ -1,4 +1,9 @@
-package engine
+// Package amount is what deleting a resource frees, in the kinds' own units:
+// a kind declares its units (GB of disk quota, images, subnet addresses),
+// and says in them what each of its resources frees (Frees); the engine adds
+// up amounts of one unit (Total), caps them and reports them, and knows none
+// of the units.
+package amount
 
 import (
 	"fmt"
@@ -45,13 +50,18 @@ func (a Amount) String() string {
 	return fmt.Sprintf("%d %s", a.N, a.Unit.Name)
 }
 
+// GiB is the bytes of a cloud's GB: GCE's disk sizes and quotas and the
+// clouds' storage prices count GiB.
+const GiB = 1 << 30
+
 // Frees is what deleting a resource frees: the amounts its kind names, and
 // what keeping it costs. The amounts are a fixed pair, not a slice: a fleet's
 // plan holds 200,000 decisions, and no kind frees more than two units.
 type Frees struct {
 	Amounts [2]Amount
-	// Cost is what keeping it costs a month, in the plan's Currency (a
-	// kind that is a Pricer sets it; 0 when unpriced).
+	// Cost is what keeping it costs a month, in the plan's currency (set
+	// by the engine from a kind that prices its resources, engine.Pricer; 0
+	// when unpriced).
 	Cost float64
 	// Pool names the quota the amounts count against (project/region/metric,
 	// a repository, a subnet), so headroom can add up what the plan frees.
@@ -61,7 +71,7 @@ type Frees struct {
 // Free is what a resource frees: n of unit u, then any others.
 func Free(n int64, u *Unit, more ...Amount) Frees {
 	if len(more) > 1 {
-		panic("engine.Free: a decision frees at most two units")
+		panic("amount.Free: a decision frees at most two units")
 	}
 	f := Frees{Amounts: [2]Amount{{N: n, Unit: u}}}
 	if len(more) == 1 {
