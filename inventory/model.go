@@ -240,7 +240,7 @@ type ClusterRefs struct {
 	// ReadAt is when the view began: a direct read's start, or the time
 	// an agent's record says it was taken. What was made in the cluster
 	// after it is not in the view, so the engine deletes on it only while
-	// it is fresh (engine.FreshViews).
+	// it is fresh (engine.Settings.FreshViews).
 	ReadAt time.Time
 
 	// Accounts limits which AWS accounts' ECR images this cluster may pull;

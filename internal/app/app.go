@@ -333,18 +333,16 @@ func (r *Runner) Once(ctx context.Context, opt Options) (*report.Report, error) 
 			d.Log.Error("the cluster's record was not published: the deleters hold what this cluster could use once the last one is older than fleet.snapshots.maxAge", zap.Error(publishErr))
 		}
 	}
-	opts := []engine.Option{engine.Only(opt.Only), engine.Currency(cfg.Prices.Currency), engine.Routes(OwnerLabel(cfg), r.routes)}
-	if cfg.Notify != nil && cfg.Notify.RequireNotice {
-		opts = append(opts, engine.RequireNotice())
-	}
+	set := engine.Settings{Only: opt.Only, Currency: cfg.Prices.Currency, OwnerLabel: OwnerLabel(cfg), Routes: r.routes,
+		RequireNotice: cfg.Notify != nil && cfg.Notify.RequireNotice}
 	if r.records != nil {
 		// A record up to maxAge old still reports; only one newer than
 		// deleteMaxAge, and taken since a candidate's grace began, may
 		// delete what its cluster could use.
-		opts = append(opts, engine.FreshViews(cfg.Fleet.Snapshots.DeleteMaxAge.Std(), "fleet.snapshots.deleteMaxAge",
-			"is its agent running in watch mode, reclaim daemon --agent, publishing within a minute of a change?"))
+		set.FreshViews, set.FreshWithin, set.FreshWithinName = true, cfg.Fleet.Snapshots.DeleteMaxAge.Std(), "fleet.snapshots.deleteMaxAge"
+		set.FreshHint = "is its agent running in watch mode, reclaim daemon --agent, publishing within a minute of a change?"
 	}
-	plan := engine.Build(&snap, r.kinds, prev, d.Now(), opts...)
+	plan := set.Build(&snap, r.kinds, prev, d.Now())
 	report.Show(plan, r.kinds, &snap)
 	if r.records != nil {
 		if plan.State.Records, err = recordPinsJSON(r.records.remembered()); err != nil {

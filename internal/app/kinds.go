@@ -134,7 +134,7 @@ func Gauges() []layout.GaugeDef {
 // (notify.ownerLabel), "" for none.
 func OwnerLabel(cfg *config.Config) string { return cfg.OwnerLabel() }
 
-// Routes are the notify section's routes for the engine (engine.Routes).
+// Routes are the notify section's routes for the engine (engine.Settings.Routes).
 // A kind a route names must be a kind of reclaim's: a typo would route
 // nothing, silently.
 func Routes(cfg *config.Config) ([]engine.Route, error) {

@@ -582,7 +582,7 @@ func TestRecordReaderBoundsTheObjectsInFlight(t *testing.T) {
 
 // A cluster read from a record was read when the record says it was taken,
 // whatever read time its refs carry: that is what the engine judges the
-// record's freshness for deletes by (engine.FreshViews).
+// record's freshness for deletes by (engine.Settings.FreshViews).
 func TestRecordReaderReadsAtTheRecordsTakenAt(t *testing.T) {
 	m, now := memRecords{}, recT0.Add(40*time.Minute)
 	refs := inventory.ClusterRefs{Name: "agent-side-name", Complete: true, ImagesListed: true, WorkloadsListed: true, ReadAt: recT0.Add(30 * time.Minute)}

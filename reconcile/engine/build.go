@@ -38,13 +38,16 @@ import (
 // (their report sections, warnings and gauges) is not the engine's:
 // notify/report's Show adds it.
 //
-// It is pure: no I/O, no clock but now.
-func Build(snap *inventory.Snapshot, kinds []Kind, prev State, now time.Time, opts ...Option) *Plan {
+// It is pure: no I/O, no clock but now. Build decides by the rules and the
+// kinds' Limits alone; Settings.Build adds the run's settings.
+func Build(snap *inventory.Snapshot, kinds []Kind, prev State, now time.Time) *Plan {
+	return Settings{}.Build(snap, kinds, prev, now)
+}
+
+// Build makes the plan as the package's Build does, with the run's settings.
+func (s Settings) Build(snap *inventory.Snapshot, kinds []Kind, prev State, now time.Time) *Plan {
 	p := &Plan{Version: SchemaVersion, GeneratedAt: now}
-	var o options
-	for _, f := range opts {
-		f(&o)
-	}
+	o := s.options()
 	next := prev.Clone()
 	srcs := map[string]int{}
 	register := func(s Source) bool {
@@ -216,9 +219,46 @@ func price(p *Plan, kinds []Kind) {
 	}
 }
 
-// Option changes how Build decides.
-type Option func(*options)
+// Settings are the run's own settings of the rules, beside each kind's
+// Limits. The zero value decides by the rules alone.
+type Settings struct {
+	// Currency names the currency of the kinds' prices (Pricer).
+	Currency string
+	// Only narrows the deletions this run carries out (run --kind,
+	// --cluster); the zero Filter passes every one.
+	Only Filter
+	// RequireNotice holds every deletion until a report listing the
+	// candidate was delivered to a person at least the kind's grace period
+	// earlier (State.Announce records deliveries): nobody is surprised by a
+	// delete.
+	RequireNotice bool
+	// FreshViews holds a delete unless every cluster view it relies on is
+	// fresh: begun (inventory.ClusterRefs.ReadAt) no more than FreshWithin
+	// before now (0: no bound), and not before the candidate's grace began
+	// (what a view older than the clock saw cannot confirm the orphan
+	// within its grace). A stale view still keeps what it shows in use:
+	// the rule holds deletes only, each with the reason (FreshWithinName,
+	// the bound's name, and FreshHint: what to check). A cluster view
+	// without a read time is stale.
+	//
+	// A clock started by this very pass (grace 0, or a new candidate) is
+	// not held for a view begun a moment before it: the pass read it for
+	// that clock, and the bound still applies.
+	FreshViews      bool
+	FreshWithin     time.Duration
+	FreshWithinName string
+	FreshHint       string
+	// OwnerLabel and Routes name each candidate's owner (Decision.Owner):
+	// the value of its OwnerLabel (a label or tag the resource carries,
+	// else its namespace's; "" for none), else the owner of the first
+	// route that matches it, in order; else none. The owners the routes
+	// name are routed: only a report cut to such an owner (State.Announce)
+	// gives notice of its candidates.
+	OwnerLabel string
+	Routes     []Route
+}
 
+// options are Settings as the rules read them.
 type options struct {
 	requireNotice bool
 	fresh         *freshness
@@ -229,19 +269,16 @@ type options struct {
 	routed        map[string]bool // owners with a route
 }
 
-// FreshViews holds a delete unless every cluster view it relies on is
-// fresh: begun (inventory.ClusterRefs.ReadAt) no more than bound before
-// now (0: no bound), and not before the candidate's grace began (what a
-// view older than the clock saw cannot confirm the orphan within its
-// grace). A stale view still keeps what it shows in use: the rule holds
-// deletes only, each with the reason (bound's name, and hint: what to
-// check). A cluster view without a read time is stale.
-//
-// A clock started by this very pass (grace 0, or a new candidate) is not
-// held for a view begun a moment before it: the pass read it for that
-// clock, and the bound still applies.
-func FreshViews(bound time.Duration, name, hint string) Option {
-	return func(o *options) { o.fresh = &freshness{bound: bound, name: name, hint: hint} }
+func (s Settings) options() options {
+	o := options{requireNotice: s.RequireNotice, only: s.Only, currency: s.Currency,
+		ownerLabel: s.OwnerLabel, routes: s.Routes, routed: map[string]bool{}}
+	for _, r := range s.Routes {
+		o.routed[r.Owner] = true
+	}
+	if s.FreshViews {
+		o.fresh = &freshness{bound: s.FreshWithin, name: s.FreshWithinName, hint: s.FreshHint}
+	}
+	return o
 }
 
 type freshness struct {
@@ -328,9 +365,6 @@ func (r *rules) oldestView(keys []string) view {
 	return v
 }
 
-// Currency names the currency of the kinds' prices (Pricer).
-func Currency(c string) Option { return func(o *options) { o.currency = c } }
-
 // Filter narrows the deletions one run carries out (run --kind, --cluster),
 // so that a team can apply one kind or one cluster first. What it leaves
 // out is held with the reason and stays due for the next run without it.
@@ -344,9 +378,6 @@ type Filter struct {
 	// evidence for it spans the fleet, and is held under a cluster filter.
 	Clusters []string
 }
-
-// Only applies f to the run's due deletions.
-func Only(f Filter) Option { return func(o *options) { o.only = f } }
 
 // why says why f holds d; "" when d passes.
 func (f Filter) why(d *Decision) string {
@@ -363,11 +394,6 @@ func (f Filter) why(d *Decision) string {
 	}
 	return "this run deletes only in --cluster " + strings.Join(f.Clusters, ",")
 }
-
-// RequireNotice holds every deletion until a report listing the candidate
-// was delivered to a person at least the kind's grace period earlier
-// (State.Announce records deliveries): nobody is surprised by a delete.
-func RequireNotice() Option { return func(o *options) { o.requireNotice = true } }
 
 // settle resolves deletes an interrupted run started: a resource the listing
 // no longer shows was deleted (recorded once, now); one it still shows was

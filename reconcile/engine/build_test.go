@@ -131,7 +131,7 @@ func TestRequireNotice(t *testing.T) {
 				e.Announced = t0.Add(-c.announced)
 				st.Resources[fakeID("d")] = e
 			}
-			p := engine.Build(snap(complete("a")), []engine.Kind{k}, st, t0, engine.RequireNotice())
+			p := engine.Settings{RequireNotice: true}.Build(snap(complete("a")), []engine.Kind{k}, st, t0)
 			d := enginetest.DecisionFor(t, p, "d")
 			if d.Action != c.want || !strings.Contains(d.Why(), c.reason) {
 				t.Fatalf("%s %q, want %s with %q", d.Action, d.Why(), c.want, c.reason)
@@ -151,7 +151,7 @@ func TestAnnounce(t *testing.T) {
 	e := st.Resources[fakeID("old")]
 	e.Announced = t0.Add(-30 * time.Minute)
 	st.Resources[fakeID("old")] = e
-	p := engine.Build(snap(complete("a")), []engine.Kind{k}, st, t0, engine.RequireNotice())
+	p := engine.Settings{RequireNotice: true}.Build(snap(complete("a")), []engine.Kind{k}, st, t0)
 	if n := p.State.Announce(p, t0); n != 1 {
 		t.Fatalf("announced %d, want 1 (new)", n)
 	}

@@ -41,7 +41,7 @@ func TestStaleViewHoldsDeletes(t *testing.T) {
 		d.Sources = []string{inventory.ClusterKey("a")}
 		k := &fakeKind{lim: testLimits(), items: []engine.Proposal{d}}
 		st := seenSince(since, d)
-		p := engine.Build(snap(readAt("a", tc.readAt)), []engine.Kind{k}, st, t0, engine.FreshViews(tc.bound, "fleet.snapshots.deleteMaxAge", freshHint))
+		p := engine.Settings{FreshViews: true, FreshWithin: tc.bound, FreshWithinName: "fleet.snapshots.deleteMaxAge", FreshHint: freshHint}.Build(snap(readAt("a", tc.readAt)), []engine.Kind{k}, st, t0)
 		got := enginetest.DecisionFor(t, p, "d")
 		if len(tc.why) == 0 {
 			if got.Action != engine.Delete || got.Held || p.Incomplete {
@@ -80,8 +80,8 @@ func TestStaleViewKeepsItsEvidence(t *testing.T) {
 	held.Sources = []string{inventory.ClusterKey("new"), inventory.ClusterKey("old")}
 	k := &fakeKind{lim: testLimits(), items: []engine.Proposal{used, elsewhere, held}}
 	st := seenSince(t0.Add(-48*time.Hour), elsewhere, held)
-	p := engine.Build(snap(readAt("old", t0.Add(-2*time.Hour)), readAt("new", t0.Add(-time.Minute))), []engine.Kind{k}, st, t0,
-		engine.FreshViews(10*time.Minute, "fleet.snapshots.deleteMaxAge", freshHint))
+	set := engine.Settings{FreshViews: true, FreshWithin: 10 * time.Minute, FreshWithinName: "fleet.snapshots.deleteMaxAge", FreshHint: freshHint}
+	p := set.Build(snap(readAt("old", t0.Add(-2*time.Hour)), readAt("new", t0.Add(-time.Minute))), []engine.Kind{k}, st, t0)
 	if d := enginetest.DecisionFor(t, p, "used"); d.Action != engine.Keep || d.Held {
 		t.Errorf("what the old view shows in use: %s held=%v, want keep", d.Action, d.Held)
 	}
@@ -109,12 +109,12 @@ func TestFreshViewOfAClockStartedThisPass(t *testing.T) {
 	lim := testLimits()
 	lim.Grace = 0
 	k := &fakeKind{lim: lim, items: []engine.Proposal{d}}
-	opt := engine.FreshViews(5*time.Minute, "fleet.snapshots.deleteMaxAge", freshHint)
-	p := engine.Build(snap(readAt("a", t0.Add(-2*time.Second))), []engine.Kind{k}, engine.NewState(), t0, opt)
+	opt := engine.Settings{FreshViews: true, FreshWithin: 5 * time.Minute, FreshWithinName: "fleet.snapshots.deleteMaxAge", FreshHint: freshHint}
+	p := opt.Build(snap(readAt("a", t0.Add(-2*time.Second))), []engine.Kind{k}, engine.NewState(), t0)
 	if got := enginetest.DecisionFor(t, p, "d"); got.Action != engine.Delete {
 		t.Errorf("grace 0, view 2s old: %s (%s), want delete", got.Action, got.Why())
 	}
-	p = engine.Build(snap(readAt("a", t0.Add(-time.Hour))), []engine.Kind{k}, engine.NewState(), t0, opt)
+	p = opt.Build(snap(readAt("a", t0.Add(-time.Hour))), []engine.Kind{k}, engine.NewState(), t0)
 	if got := enginetest.DecisionFor(t, p, "d"); !got.Held {
 		t.Errorf("grace 0, view 1h old: %s (%s), want held", got.Action, got.Why())
 	}
@@ -128,8 +128,7 @@ func TestStaleViewHoldsWhatReliesOnItsTaps(t *testing.T) {
 	c := readAt("a", t0.Add(-time.Hour))
 	c.Taps = map[string]inventory.Tapped{"widgets": {Complete: true, Items: 1}}
 	k := &fakeKind{lim: testLimits(), items: []engine.Proposal{d}}
-	p := engine.Build(snap(c), []engine.Kind{k}, seenSince(t0.Add(-48*time.Hour), d), t0,
-		engine.FreshViews(5*time.Minute, "fleet.snapshots.deleteMaxAge", freshHint))
+	p := engine.Settings{FreshViews: true, FreshWithin: 5 * time.Minute, FreshWithinName: "fleet.snapshots.deleteMaxAge", FreshHint: freshHint}.Build(snap(c), []engine.Kind{k}, seenSince(t0.Add(-48*time.Hour), d), t0)
 	if got := enginetest.DecisionFor(t, p, "d"); !got.Held || !strings.Contains(got.Why(), "cluster a was read 1h") {
 		t.Errorf("a candidate relying on a stale cluster's tap: %s held=%v (%s), want held", got.Action, got.Held, got.Why())
 	}

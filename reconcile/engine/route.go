@@ -44,21 +44,6 @@ type Route struct {
 	Labels map[string]string
 }
 
-// Routes names each candidate's owner (Decision.Owner): the value of its
-// ownerLabel (a label or tag the resource carries, else its namespace's;
-// "" for none), else the owner of the first route that matches it, in
-// order; else none. The owners the routes name are routed: only a report
-// cut to such an owner (State.Announce) gives notice of its candidates.
-func Routes(ownerLabel string, rs []Route) Option {
-	return func(o *options) {
-		o.ownerLabel, o.routes = ownerLabel, rs
-		o.routed = map[string]bool{}
-		for _, r := range rs {
-			o.routed[r.Owner] = true
-		}
-	}
-}
-
 // Match reports whether r matches a resource of kind at w.
 func (r *Route) Match(kind string, w Where) bool {
 	if len(r.Kinds)+len(r.Clusters)+len(r.Namespaces)+len(r.Scopes)+len(r.Repositories)+len(r.Labels) == 0 {

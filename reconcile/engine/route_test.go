@@ -40,7 +40,7 @@ func TestRoutesNameTheFirstMatchingOwner(t *testing.T) {
 		placed("nowhere", engine.Where{}),
 		orphan("no-detail"),
 	}}
-	p := plan(k, engine.NewState(), t0, engine.Routes("", teamRoutes))
+	p := plan(k, engine.NewState(), t0, engine.Settings{Routes: teamRoutes})
 	want := map[string]string{"etl-job": "etl", "etl-x": "catch-etl", "ml-disk": "ml", "ml-unlabelled": "",
 		"image": "repos", "image-nested": "", "nowhere": "", "no-detail": ""}
 	for name, owner := range want {
@@ -66,12 +66,12 @@ func TestRoutedNoticeAnnouncesOnlyItsOwners(t *testing.T) {
 	other := finishedJob("other-job", t0.Add(-30*time.Minute), long)
 	other.Detail = at{Namespace: "default"}
 	k := terminalKind(etl, ml, other)
-	opts := []engine.Option{engine.RequireNotice(), engine.Routes("", teamRoutes)}
-	p1 := plan(k, engine.NewState(), t0, opts...)
+	opts := engine.Settings{RequireNotice: true, Routes: teamRoutes}
+	p1 := plan(k, engine.NewState(), t0, opts)
 	st := p1.State
 	actions := func(when string, want map[string]engine.Action) {
 		t.Helper()
-		p := plan(k, st, t0.Add(7*time.Hour), opts...)
+		p := plan(k, st, t0.Add(7*time.Hour), opts)
 		for name, a := range want {
 			if d := enginetest.DecisionFor(t, p, name); d.Action != a {
 				t.Errorf("%s: %s %s, want %s (%s)", when, name, d.Action, a, d.Why())
@@ -96,8 +96,8 @@ func TestOwnerLabelNamesTheOwner(t *testing.T) {
 		placed("in-labelled-ns", engine.Where{Namespace: "etl", NamespaceLabels: map[string]string{"team": "data"}}),
 		placed("own-over-ns", engine.Where{Labels: map[string]string{"team": "ml"}, NamespaceLabels: map[string]string{"team": "data"}})}}
 	owner := func(p *engine.Plan, name string) string { return enginetest.DecisionFor(t, p, name).Owner }
-	opts := []engine.Option{engine.RequireNotice(), engine.Routes("team", teamRoutes)}
-	p := plan(k, engine.NewState(), t0, opts...)
+	opts := engine.Settings{RequireNotice: true, OwnerLabel: "team", Routes: teamRoutes}
+	p := plan(k, engine.NewState(), t0, opts)
 	if owner(p, "labelled") != "web" || owner(p, "ml-labelled") != "ml" || owner(p, "unlabelled") != "etl" ||
 		owner(p, "in-labelled-ns") != "data" || owner(p, "own-over-ns") != "ml" {
 		t.Fatalf("owners %q %q %q %q %q", owner(p, "labelled"), owner(p, "ml-labelled"), owner(p, "unlabelled"), owner(p, "in-labelled-ns"), owner(p, "own-over-ns"))
@@ -106,7 +106,7 @@ func TestOwnerLabelNamesTheOwner(t *testing.T) {
 	if n := st.Announce(p, t0); n != 2 {
 		t.Fatalf("the fleet's report announced %d, want 2 (web's and data's: no route names them)", n)
 	}
-	p = plan(k, st, t0.Add(13*time.Hour), opts...)
+	p = plan(k, st, t0.Add(13*time.Hour), opts)
 	for name, want := range map[string]engine.Action{"labelled": engine.Delete, "ml-labelled": engine.Mark, "unlabelled": engine.Mark} {
 		if d := enginetest.DecisionFor(t, p, name); d.Action != want {
 			t.Errorf("%s: %s, want %s (%s)", name, d.Action, want, d.Why())
@@ -130,13 +130,13 @@ func cut(p *engine.Plan, owner string) *engine.Plan {
 func TestRoutedNoticeOfClockedCandidates(t *testing.T) {
 	k := &fakeKind{lim: testLimits(), items: []engine.Proposal{
 		placed("etl-disk", engine.Where{Namespace: "etl"}), placed("other-disk", engine.Where{Namespace: "web"})}}
-	opts := []engine.Option{engine.RequireNotice(), engine.Routes("", teamRoutes)}
-	p1 := plan(k, engine.NewState(), t0, opts...)
+	opts := engine.Settings{RequireNotice: true, Routes: teamRoutes}
+	p1 := plan(k, engine.NewState(), t0, opts)
 	st := p1.State
 	if n := st.Announce(cut(p1, "etl"), t0, "etl"); n != 1 {
 		t.Fatalf("announced %d, want 1", n)
 	}
-	p2 := plan(k, st, t0.Add(13*time.Hour), opts...)
+	p2 := plan(k, st, t0.Add(13*time.Hour), opts)
 	if d := enginetest.DecisionFor(t, p2, "etl-disk"); d.Action != engine.Delete {
 		t.Errorf("etl-disk: %s (%s)", d.Action, d.Why())
 	}

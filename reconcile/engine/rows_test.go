@@ -52,7 +52,7 @@ func TestCompactRowsPlanAndApplyAsWholeProposals(t *testing.T) {
 	type scenario struct {
 		name  string
 		lim   func(*engine.Limits)
-		opts  []engine.Option
+		set   engine.Settings
 		apply bool
 	}
 	mixed := func() []engine.Proposal {
@@ -85,8 +85,8 @@ func TestCompactRowsPlanAndApplyAsWholeProposals(t *testing.T) {
 		{name: "caps", lim: func(l *engine.Limits) { l.MaxDeletes = 10; l.BatchSize = 4 }, apply: true},
 		{name: "breaker", lim: func(l *engine.Limits) { l.BreakerCandidates = 5 }},
 		{name: "quota classes pass the breaker", lim: func(l *engine.Limits) { l.BreakerCandidates = 12; l.QuotaClasses = []string{"trim"} }, apply: true},
-		{name: "filter", opts: []engine.Option{engine.Only(engine.Filter{Kinds: []string{"other"}})}},
-		{name: "notice", opts: []engine.Option{engine.RequireNotice()}},
+		{name: "filter", set: engine.Settings{Only: engine.Filter{Kinds: []string{"other"}}}},
+		{name: "notice", set: engine.Settings{RequireNotice: true}},
 		{name: "size cap", lim: func(l *engine.Limits) { l.MaxFrees = amount.Amount{N: 700, Unit: testGB} }, apply: true},
 	} {
 		t.Run(sc.name, func(t *testing.T) {
@@ -110,7 +110,7 @@ func TestCompactRowsPlanAndApplyAsWholeProposals(t *testing.T) {
 				if sc.lim != nil {
 					sc.lim(&k.lim)
 				}
-				p := engine.Build(snap(complete("a")), []engine.Kind{k}, st, t0, sc.opts...)
+				p := sc.set.Build(snap(complete("a")), []engine.Kind{k}, st, t0)
 				var b bytes.Buffer
 				if err := p.WriteJSON(&b, "", "  "); err != nil {
 					t.Fatal(err)

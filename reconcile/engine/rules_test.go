@@ -54,8 +54,8 @@ func TestProtectedIsKeptWhateverTheKindProposes(t *testing.T) {
 	classed.Class, classed.Protected = "protected-tag", "tagged reclaim.dev/protect=true"
 	k := terminalKind(due, reportOnly, terminal, classed)
 	st := seenSince(t0.Add(-48*time.Hour), due, reportOnly, classed)
-	for _, opts := range [][]engine.Option{nil, {engine.RequireNotice()}} {
-		p := plan(k, st, t0, opts...)
+	for _, set := range []engine.Settings{{}, {RequireNotice: true}} {
+		p := plan(k, st, t0, set)
 		for name, class := range map[string]string{"due": "protected", "report-only": "protected", "terminal": "protected", "classed": "protected-tag"} {
 			d := enginetest.DecisionFor(t, p, name)
 			if d.Action != engine.Keep || d.Class != class || !strings.HasPrefix(d.Why(), "protected by") && !strings.HasPrefix(d.Why(), "tagged") {
@@ -369,7 +369,7 @@ func TestFilterHoldsWhatItLeavesOut(t *testing.T) {
 		{"its kind in cluster b", engine.Filter{Kinds: []string{fakeName}, Clusters: []string{"b"}}, []string{"b1"}},
 	} {
 		k := &fakeKind{lim: testLimits(), items: items}
-		p := engine.Build(snap(complete("a"), complete("b")), []engine.Kind{k}, st, t0, engine.Only(c.f))
+		p := engine.Settings{Only: c.f}.Build(snap(complete("a"), complete("b")), []engine.Kind{k}, st, t0)
 		for _, d := range p.Decisions {
 			want := slices.Contains(c.delete, d.Name)
 			switch {
@@ -394,18 +394,18 @@ func TestFilterAfterBreakerBeforeCaps(t *testing.T) {
 	old.ID, newer.ID = "clusters/b/namespaces/n/fakes/old", "clusters/a/namespaces/n/fakes/new"
 	st := seenSince(t0.Add(-72*time.Hour), old)
 	st.Seen(newer.ID, newer.Identity, t0.Add(-48*time.Hour))
-	only := engine.Only(engine.Filter{Clusters: []string{"a"}})
+	only := engine.Settings{Only: engine.Filter{Clusters: []string{"a"}}}
 
 	lim := testLimits()
 	lim.BreakerCandidates = 1
-	p := engine.Build(snap(complete("a"), complete("b")), []engine.Kind{&fakeKind{lim: lim, items: []engine.Proposal{old, newer}}}, st, t0, only)
+	p := only.Build(snap(complete("a"), complete("b")), []engine.Kind{&fakeKind{lim: lim, items: []engine.Proposal{old, newer}}}, st, t0)
 	if !p.BreakerTripped {
 		t.Error("two due with a breaker at 1: the filter hid the surge from the breaker")
 	}
 
 	lim = testLimits()
 	lim.MaxDeletes = 1
-	p = engine.Build(snap(complete("a"), complete("b")), []engine.Kind{&fakeKind{lim: lim, items: []engine.Proposal{old, newer}}}, st, t0, only)
+	p = only.Build(snap(complete("a"), complete("b")), []engine.Kind{&fakeKind{lim: lim, items: []engine.Proposal{old, newer}}}, st, t0)
 	if got := enginetest.DecisionFor(t, p, "new"); got.Action != engine.Delete {
 		t.Errorf("cap 1, the oldest filtered out: new is %s (%s), want delete", got.Action, got.Why())
 	}

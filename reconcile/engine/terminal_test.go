@@ -24,8 +24,13 @@ func terminalKind(items ...engine.Proposal) *fakeKind {
 	return &fakeKind{lim: lim, items: items, listings: map[string]engine.Read{"cluster:a": {Complete: true, Version: "1000"}}}
 }
 
-func plan(k *fakeKind, st engine.State, now time.Time, opts ...engine.Option) *engine.Plan {
-	return engine.Build(&inventory.Snapshot{TakenAt: now}, []engine.Kind{k}, st, now, opts...)
+// plan builds k's plan with the settings, if any.
+func plan(k *fakeKind, st engine.State, now time.Time, set ...engine.Settings) *engine.Plan {
+	var s engine.Settings
+	if len(set) > 0 {
+		s = set[0]
+	}
+	return s.Build(&inventory.Snapshot{TakenAt: now}, []engine.Kind{k}, st, now)
 }
 
 // A backlog of terminal candidates costs the state the listing's reads, not
@@ -132,18 +137,18 @@ func TestTerminalCandidateKeepsAnExistingClock(t *testing.T) {
 func TestTerminalCandidateNotice(t *testing.T) {
 	long := t0.Add(-30 * 24 * time.Hour)
 	k := terminalKind()
-	p0 := plan(k, engine.NewState(), t0.Add(-time.Hour), engine.RequireNotice())
+	p0 := plan(k, engine.NewState(), t0.Add(-time.Hour), engine.Settings{RequireNotice: true})
 	st := p0.State
 	st.Announce(p0, t0.Add(-time.Hour+time.Minute)) // a report before the Job was made
 	k.items = []engine.Proposal{finishedJob("j", t0.Add(-30*time.Minute), long)}
-	p1 := plan(k, st, t0, engine.RequireNotice())
+	p1 := plan(k, st, t0, engine.Settings{RequireNotice: true})
 	st = p1.State
-	p2 := plan(k, st, t0.Add(7*time.Hour), engine.RequireNotice())
+	p2 := plan(k, st, t0.Add(7*time.Hour), engine.Settings{RequireNotice: true})
 	if d := enginetest.DecisionFor(t, p2, "j"); d.Action == engine.Delete {
 		t.Fatalf("deleted without notice: %s", d.Why())
 	}
 	st.Announce(p1, t0.Add(time.Minute))
-	if d := enginetest.DecisionFor(t, plan(k, st, t0.Add(7*time.Hour), engine.RequireNotice()), "j"); d.Action != engine.Delete {
+	if d := enginetest.DecisionFor(t, plan(k, st, t0.Add(7*time.Hour), engine.Settings{RequireNotice: true}), "j"); d.Action != engine.Delete {
 		t.Fatalf("announced 7h ago: %s (%s)", d.Action, d.Why())
 	}
 }

@@ -150,8 +150,8 @@ func TestPlanVolume(t *testing.T) {
 func TestOwnerIsTheRoutesNotWhatTheVolumeWasMadeFor(t *testing.T) {
 	pv := refs{"vol-1": {{PV: "pv-x", ClaimNamespace: "wf", Claim: "claim-vol-1"}}}
 	s := snapOf([]ebs.Volume{csiVolume("vol-1"), csiVolume("vol-2")}, cluster("a", pv))
-	routes := engine.Routes("", []engine.Route{{Owner: "storage", Kinds: []string{Name}}})
-	p := engine.Build(&s, []engine.Kind{New(testSection(), nil)}, seen(t0.Add(-2*time.Hour), "vol-2"), t0, routes)
+	routes := engine.Settings{Routes: []engine.Route{{Owner: "storage", Kinds: []string{Name}}}}
+	p := routes.Build(&s, []engine.Kind{New(testSection(), nil)}, seen(t0.Add(-2*time.Hour), "vol-2"), t0)
 	for name, want := range map[string]struct {
 		action engine.Action
 		owner  string

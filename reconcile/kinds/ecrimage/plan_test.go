@@ -595,7 +595,7 @@ func TestImageCandidatesCarryTheEnginesMinimumAge(t *testing.T) {
 func TestImageOwnerIsItsRepositorysTag(t *testing.T) {
 	s := imageSnap(images(10))
 	ecrimage.RegistriesOf(&s)[0].Repos[0].Labels = map[string]string{"team": "etl"}
-	p := enginetest.Build(&s, []engine.Kind{&ecrimage.Kind{Policy: imagePolicy(10, 8, 5, 1)}}, engine.NewState(), imgNow, engine.Routes("team", nil))
+	p := enginetest.BuildWith(engine.Settings{OwnerLabel: "team"}, &s, []engine.Kind{&ecrimage.Kind{Policy: imagePolicy(10, 8, 5, 1)}}, engine.NewState(), imgNow)
 	n := 0
 	for d := range p.All() {
 		if d.Action == engine.Mark || d.Action == engine.Delete {
