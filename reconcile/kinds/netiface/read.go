@@ -35,7 +35,8 @@ func Open(ctx context.Context, cfg *config.Config, log *zap.Logger, userAgent st
 	if SectionOf(cfg) == nil {
 		return nil, nil, nil
 	}
-	f, err := ec2.NewFleet(ctx, NetworkOptions(cfg, log, userAgent))
+	opts := NetworkOptions(cfg, log, userAgent)
+	f, err := ec2.NewFleet(ctx, opts)
 	if err != nil {
 		return nil, nil, err
 	}
