@@ -49,11 +49,7 @@ type Section struct {
 
 // Region is one account's volumes in one region.
 type Region struct {
-	Account    string `json:"account"`
-	Region     string `json:"region"`
-	Profile    string `json:"profile,omitempty"`
-	RoleARN    string `json:"roleARN,omitempty"`
-	ExternalID string `json:"externalID,omitempty"`
+	config.AWSTarget
 }
 
 // SectionOf is the file's ebs section, nil when it has none.
@@ -116,7 +112,7 @@ func init() {
 		AWS: func(s *Section) []config.EKSDiscovery {
 			out := make([]config.EKSDiscovery, len(s.Regions))
 			for i, r := range s.Regions {
-				out[i] = config.EKSDiscovery{Account: r.Account, Region: r.Region, Profile: r.Profile, RoleARN: r.RoleARN, ExternalID: r.ExternalID}
+				out[i] = r.Discovery()
 			}
 			return out
 		},
@@ -139,7 +135,7 @@ func validate(s *Section, report *config.Report) {
 	seen := map[string]int{}
 	for i, r := range s.Regions {
 		p := config.Index("regions", i)
-		config.CheckAWSTarget(report, p, r.Account, r.Region, r.RoleARN, r.ExternalID)
+		config.CheckAWSTarget(report, p, r.AWSTarget)
 		k := r.Account + "/" + r.Region
 		if j, dup := seen[k]; dup {
 			report.Add(p, "%s in %s is listed twice (%s and %s) — list each account and region once", r.Account, r.Region, report.Path(config.Index("regions", j)), report.Path(p))

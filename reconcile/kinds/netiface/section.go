@@ -32,11 +32,7 @@ type Section struct {
 
 // Network is one account's subnets in one region, and how to reach them.
 type Network struct {
-	Account    string `json:"account"`
-	Region     string `json:"region"`
-	Profile    string `json:"profile,omitempty"`
-	RoleARN    string `json:"roleARN,omitempty"`
-	ExternalID string `json:"externalID,omitempty"`
+	config.AWSTarget
 	// Subnets are subnet ids; SubnetTags select subnets by tag instead
 	// (every tag must match; an empty value matches any value).
 	Subnets    []string    `json:"subnets,omitempty"`
@@ -105,7 +101,7 @@ func init() {
 		AWS: func(s *Section) []config.EKSDiscovery {
 			out := make([]config.EKSDiscovery, len(s.Networks))
 			for i, n := range s.Networks {
-				out[i] = config.EKSDiscovery{Account: n.Account, Region: n.Region, Profile: n.Profile, RoleARN: n.RoleARN, ExternalID: n.ExternalID}
+				out[i] = n.Discovery()
 			}
 			return out
 		},
@@ -129,7 +125,7 @@ func validate(e *Section, report *config.Report) {
 	seen := map[reg]int{}
 	for i, n := range e.Networks {
 		p := config.Index("networks", i)
-		config.CheckAWSTarget(report, p, n.Account, n.Region, n.RoleARN, n.ExternalID)
+		config.CheckAWSTarget(report, p, n.AWSTarget)
 		switch {
 		case len(n.Subnets) == 0 && len(n.SubnetTags) == 0:
 			report.Add(p, "give subnets (ids) or subnetTags — reclaim never scans every subnet of an account")
