@@ -63,28 +63,22 @@ const (
 
 // Defaults of the ebs section.
 const (
-	defaultRequestsPerSecond = 5.0
-	defaultBurst             = 10
-	defaultDeletesPerSecond  = 1.0
-	defaultDeleteBurst       = 5
-	defaultMaxAttempts       = 10
-	defaultPageSize          = 500
-	defaultProtectTag        = "reclaim.dev/protect"
-	defaultSnapshotTag       = "reclaim.dev/snapshot-of"
-	defaultGrace             = config.Duration(24 * time.Hour)
-	defaultMinAge            = config.Duration(24 * time.Hour)
-	defaultHeadroomWarning   = config.Percent(0.85)
-	defaultMaxDeletes        = 10
-	defaultMaxPercent        = config.Percent(0.10)
-	defaultBreaker           = 50
-	minPage, maxPage         = 5, 500
+	defaultPageSize        = 500
+	defaultProtectTag      = "reclaim.dev/protect"
+	defaultSnapshotTag     = "reclaim.dev/snapshot-of"
+	defaultGrace           = config.Duration(24 * time.Hour)
+	defaultMinAge          = config.Duration(24 * time.Hour)
+	defaultHeadroomWarning = config.Percent(0.85)
+	defaultMaxDeletes      = 10
+	defaultMaxPercent      = config.Percent(0.10)
+	defaultBreaker         = 50
+	minPage, maxPage       = 5, 500
 )
 
 // rates are the defaults and limits of the section's AWSRates.
 var rates = config.AWSRatesRules{
-	Defaults: config.AWSRates{RequestsPerSecond: defaultRequestsPerSecond, Burst: defaultBurst, DeletesPerSecond: defaultDeletesPerSecond,
-		DeleteBurst: defaultDeleteBurst, MaxAttempts: defaultMaxAttempts, PageSize: defaultPageSize},
-	MinPage: minPage, MaxPage: maxPage,
+	Defaults: config.EC2Rates(defaultPageSize),
+	MinPage:  minPage, MaxPage: maxPage,
 	ReadsWhy: "(EC2's refill rate, shared with the account's other callers)", PageWhy: "(DescribeVolumes' MaxResults)",
 }
 

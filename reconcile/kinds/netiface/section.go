@@ -60,27 +60,21 @@ func SectionOf(cfg *config.Config) *Section { return config.SectionOf[Section](c
 
 // Defaults of the ec2 section.
 const (
-	defaultRequestsPerSecond = 5.0
-	defaultBurst             = 10
-	defaultDeletesPerSecond  = 1.0
-	defaultDeleteBurst       = 5
-	defaultMaxAttempts       = 10
-	defaultPageSize          = 1000
-	defaultHeadroomWarning   = config.Percent(0.80)
-	defaultWarnBefore        = config.Duration(48 * time.Hour)
-	defaultGrace             = config.Duration(6 * time.Hour)
-	defaultProtectTag        = "reclaim.dev/protect"
-	defaultMaxDeletes        = 100
-	defaultMaxPercent        = config.Percent(0.20)
-	defaultBreaker           = 2000
-	maxPage, minPage         = 1000, 5
+	defaultPageSize        = 1000
+	defaultHeadroomWarning = config.Percent(0.80)
+	defaultWarnBefore      = config.Duration(48 * time.Hour)
+	defaultGrace           = config.Duration(6 * time.Hour)
+	defaultProtectTag      = "reclaim.dev/protect"
+	defaultMaxDeletes      = 100
+	defaultMaxPercent      = config.Percent(0.20)
+	defaultBreaker         = 2000
+	maxPage, minPage       = 1000, 5
 )
 
 // rates are the defaults and limits of the section's AWSRates.
 var rates = config.AWSRatesRules{
-	Defaults: config.AWSRates{RequestsPerSecond: defaultRequestsPerSecond, Burst: defaultBurst, DeletesPerSecond: defaultDeletesPerSecond,
-		DeleteBurst: defaultDeleteBurst, MaxAttempts: defaultMaxAttempts, PageSize: defaultPageSize},
-	MinPage: minPage, MaxPage: maxPage,
+	Defaults: config.EC2Rates(defaultPageSize),
+	MinPage:  minPage, MaxPage: maxPage,
 	ReadsWhy: "(EC2's own refill rate, shared with every node's CNI)", BurstWhy: "(EC2's bucket)",
 	DeletesWhy: "(EC2's DeleteNetworkInterface refill rate)", PageWhy: "(the API's MaxResults)",
 }
