@@ -14,6 +14,13 @@ type AWSRates struct {
 	PageSize          int     `json:"pageSize"`
 }
 
+// EC2Rates are the default rates of a section whose kind calls EC2 (ec2,
+// ebs), with its page size: reclaim's own share of each account and
+// region's EC2 buckets, which the account's other callers share.
+func EC2Rates(pageSize int) AWSRates {
+	return AWSRates{RequestsPerSecond: 5, Burst: 10, DeletesPerSecond: 1, DeleteBurst: 5, MaxAttempts: 10, PageSize: pageSize}
+}
+
 // AWSRatesRules are a kind's defaults of its AWSRates and its API's limits.
 type AWSRatesRules struct {
 	Defaults         AWSRates

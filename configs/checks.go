@@ -5,10 +5,10 @@ import "fmt"
 // Checks a kind's section shares with the global sections. Each takes a
 // path inside the section, as Report.Add does.
 
-// CheckAWSTarget checks an account and region to reach at path p, and the
-// role assumed there.
-func CheckAWSTarget(report *Report, p, account, region, role, externalID string) {
-	validateAWSTarget(report.ps, report.Path(p), account, region, role, externalID)
+// CheckAWSTarget checks the account and region to reach at path p, and
+// the role assumed there.
+func CheckAWSTarget(report *Report, p string, t AWSTarget) {
+	validateAWSTarget(report.ps, report.Path(p), t)
 }
 
 // CheckEndpoint checks an endpoint override of an AWS service.

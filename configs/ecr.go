@@ -16,7 +16,8 @@ var (
 
 // validateAWSTarget checks an account and region to reach, and the role
 // assumed there (ecr.registries[], ec2.networks[]).
-func validateAWSTarget(ps *problems, p, account, region, role, externalID string) {
+func validateAWSTarget(ps *problems, p string, t AWSTarget) {
+	account, region, role, externalID := t.Account, t.Region, t.RoleARN, t.ExternalID
 	if !awsAccount.MatchString(account) {
 		ps.add(p+".account", "%q is not an AWS account id — %s", account, accountHint)
 	}

@@ -105,7 +105,7 @@ func TestExampleConfigs(t *testing.T) {
 		t.Errorf("eks.yaml should have four clusters and two registries, got %+v", eks)
 	case ec2 == nil || len(ec2.Networks) != 1:
 		t.Errorf("eks.yaml should have an ec2 section with one network, got %+v", ec2)
-	case !reflect.DeepEqual(ec2.Networks[0], netiface.Network{Account: "123456789012", Region: "us-east-1", Subnets: prodSubnets}):
+	case !reflect.DeepEqual(ec2.Networks[0], netiface.Network{AWSTarget: config.AWSTarget{Account: "123456789012", Region: "us-east-1"}, Subnets: prodSubnets}):
 		t.Errorf("eks.yaml network = %+v", ec2.Networks[0])
 	case !reflect.DeepEqual(eks.Clusters[0].AWSSubnets, prodSubnets):
 		t.Errorf("eks.yaml prod-use1 awsSubnets = %v, want the subnets of ec2.networks[0]", eks.Clusters[0].AWSSubnets)

@@ -73,11 +73,7 @@ type GKEDiscovery struct {
 
 // EKSDiscovery is one account and region where EKS clusters are searched.
 type EKSDiscovery struct {
-	Account    string `json:"account"`
-	Region     string `json:"region"`
-	Profile    string `json:"profile,omitempty"`
-	RoleARN    string `json:"roleARN,omitempty"`
-	ExternalID string `json:"externalID,omitempty"`
+	AWSTarget
 	// Endpoint and STSEndpoint override EKS's and STS's (fakes);
 	// EC2Endpoint EC2's, where the account's regions are listed.
 	Endpoint    string `json:"endpoint,omitempty"`
@@ -289,7 +285,7 @@ func (f *Fleet) validate(ps *problems, path string, present map[string]bool) {
 			break
 		}
 		p := index(path+".eks", i)
-		validateAWSTarget(ps, p, e.Account, e.Region, e.RoleARN, e.ExternalID)
+		validateAWSTarget(ps, p, e.AWSTarget)
 		validateEndpoint(ps, p+".endpoint", e.Endpoint, "eks")
 		validateEndpoint(ps, p+".stsEndpoint", e.STSEndpoint, "sts")
 		validateEndpoint(ps, p+".ec2Endpoint", e.EC2Endpoint, "ec2")

@@ -127,7 +127,7 @@ func (s *Snapshots) validate(ps *problems, path string) {
 		if s.Bucket == "" {
 			ps.add(path+".bucket", "is required — the S3 bucket the agents publish to (or, for a GCS bucket, gcs.bucket)")
 		}
-		validateAWSTarget(ps, path, s.Account, s.Region, s.RoleARN, s.ExternalID)
+		validateAWSTarget(ps, path, AWSTarget{Account: s.Account, Region: s.Region, RoleARN: s.RoleARN, ExternalID: s.ExternalID})
 		validateEndpoint(ps, path+".endpoint", s.Endpoint, "s3")
 	}
 	if strings.HasPrefix(s.Prefix, "/") || strings.HasSuffix(s.Prefix, "/") {

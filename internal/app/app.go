@@ -8,7 +8,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"runtime/debug"
 	"slices"
@@ -81,8 +80,10 @@ type Options struct {
 // Runner runs passes with clients built once.
 type Runner struct {
 	cfg  *config.Config
-	pool *kube.Pool
 	apis map[string]apiServer
+	// read reads clusters, configured or discovered: from their records
+	// (records) or their API servers.
+	read func(ctx context.Context, targets []kube.Target) []inventory.ClusterRefs
 	// discovers: discovery is on and lists the fleet. A harness that
 	// fakes the clusters and no discovery fakes the fleet: the config's.
 	discovers bool
@@ -115,41 +116,33 @@ func (r *Runner) plans(m kind.Module) bool {
 	return true
 }
 
-// New builds every client the config needs and the kinds it enables.
+// New builds every client the config needs and the kinds it enables: it
+// derives the run's wiring from the config once (wire), then opens what
+// the wiring calls for.
 func New(ctx context.Context, cfg *config.Config, d Deps) (*Runner, error) {
-	r := &Runner{cfg: cfg, agent: d.Agent, on: On(cfg)}
-	routes, err := Routes(cfg)
+	w, err := wire(cfg, d.Agent, d.OutsideCluster)
 	if err != nil {
 		return nil, err
 	}
-	r.routes = routes
+	r := &Runner{cfg: cfg, agent: d.Agent, on: w.on, routes: w.routes, records: w.records}
 	if d.Log == nil {
 		d.Log = zap.NewNop()
 	}
 	if d.Now == nil {
 		d.Now = time.Now
 	}
-	configured := targets(cfg, r.on)
-	if s := cfg.Fleet.Snapshots; s != nil {
-		if err := checkRole(cfg, d.Agent, d.OutsideCluster); err != nil {
+	if r.records != nil {
+		r.records.now = d.Now
+	}
+	if w.snapshots != nil && d.Records == nil {
+		rs, err := openRecords(ctx, w.snapshots, w.bounds, d.Log)
+		if err != nil {
 			return nil, err
 		}
-		if d.Records == nil {
-			rs, err := OpenRecords(ctx, s, d.Log)
-			if err != nil {
-				return nil, err
-			}
-			d.Records = rs
-		}
-		if !d.Agent {
-			b, err := boundsFor(s, memoryTarget())
-			if err != nil {
-				return nil, err
-			}
-			r.records = &recordReader{cfg: s, store: d.Records, taps: decoders(r.on.Taps(cfg)), now: d.Now, bounds: b}
-		}
-	} else if d.Agent {
-		return nil, errors.New("reclaim agent publishes to fleet.snapshots: add the section (bucket, account, region) to the agent's config")
+		d.Records = rs
+	}
+	if r.records != nil {
+		r.records.store = d.Records
 	}
 	for _, m := range r.on {
 		if r.plans(m) {
@@ -176,44 +169,28 @@ func New(ctx context.Context, cfg *config.Config, d Deps) (*Runner, error) {
 		}
 		d.Discovery = ds
 	}
-	pool := kube.NewPool(configured)
-	r.pool = pool
-	if r.records == nil {
+	pool := kube.NewPool(w.targets)
+	// How this runner reads clusters, configured or discovered: a deleter
+	// with fleet.snapshots from their records, else from their API
+	// servers, with the pool's clients.
+	if r.records != nil {
+		r.read = r.records.read
+	} else {
 		// A deleter reading records loads no kubeconfig, not even the
 		// default one: it joins clusters by where they live.
-		r.apis = configuredAPIs(configured)
+		r.apis = configuredAPIs(w.targets)
+		r.read = apiReader{pool: pool, opts: w.kube}.read
 	}
-	switch {
-	case r.records != nil && d.Clusters == nil:
-		d.Clusters = func(ctx context.Context) []inventory.ClusterRefs { return r.records.read(ctx, configured) }
-	case d.Agent:
-		// Every read and tap, whatever the agent's own kinds need: the
-		// deleters' kinds find what they rely on in the record.
-		t := configured[0]
-		t.Images, t.Workloads = true, true
-		opts := kubeOptions(cfg, r.on)
-		opts.Taps = AllTaps(cfg)
-		if d.Clusters == nil {
-			d.Clusters = func(ctx context.Context) []inventory.ClusterRefs {
-				return pool.CollectTargets(ctx, []kube.Target{t}, opts, 1)
-			}
-		}
-		if d.Kube == nil {
-			d.Kube = pool.Client
-		}
-		r.pub = &publisher{cfg: cfg.Fleet.Snapshots, store: d.Records, target: t, client: d.Kube, log: d.Log}
+	if d.Clusters == nil {
+		// Only the configured clusters: the pool also holds the
+		// discovered ones an earlier pass read.
+		d.Clusters = func(ctx context.Context) []inventory.ClusterRefs { return r.read(ctx, w.targets) }
 	}
-	if d.Clusters == nil || d.Kube == nil {
-		if d.Clusters == nil {
-			d.Clusters = func(ctx context.Context) []inventory.ClusterRefs {
-				// Only the configured clusters: the pool also holds the
-				// discovered ones an earlier pass read.
-				return pool.CollectTargets(ctx, configured, kubeOptions(cfg, r.on), 8)
-			}
-		}
-		if d.Kube == nil {
-			d.Kube = pool.Client
-		}
+	if d.Kube == nil {
+		d.Kube = pool.Client
+	}
+	if d.Agent {
+		r.pub = &publisher{cfg: w.snapshots, store: d.Records, target: w.targets[0], client: d.Kube, log: d.Log}
 	}
 	if d.Store == nil {
 		s, err := StoreFrom(cfg)
@@ -245,6 +222,17 @@ func New(ctx context.Context, cfg *config.Config, d Deps) (*Runner, error) {
 		r.kinds = append(r.kinds, k)
 	}
 	return r, nil
+}
+
+// apiReader reads clusters from their API servers, with the pool's
+// clients and what every cluster's collection reads (opts).
+type apiReader struct {
+	pool *kube.Pool
+	opts kube.Options
+}
+
+func (a apiReader) read(ctx context.Context, targets []kube.Target) []inventory.ClusterRefs {
+	return a.pool.CollectTargets(ctx, targets, a.opts, 8)
 }
 
 // Kinds are the kinds this runner plans, in registration order.
@@ -423,11 +411,7 @@ func (r *Runner) fleetClusters(ctx context.Context, ds []Discoverer, listings []
 	wg.Go(func() { configured = r.d.Clusters(ctx) })
 	if len(fp.read) > 0 {
 		wg.Go(func() {
-			if r.records != nil {
-				discovered = r.records.read(ctx, fp.read)
-			} else {
-				discovered = r.pool.CollectTargets(ctx, fp.read, kubeOptions(r.cfg, r.on), 8)
-			}
+			discovered = r.read(ctx, fp.read)
 		})
 	}
 	wg.Wait()

@@ -72,8 +72,7 @@ func Discoverers(ctx context.Context, cfg *config.Config, log *zap.Logger) ([]Di
 
 // eksDiscoverer lists the EKS clusters of one account and region.
 func eksDiscoverer(ctx context.Context, e config.EKSDiscovery, log *zap.Logger) (Discoverer, error) {
-	c, err := eks.New(ctx, eks.Options{STSEndpoint: e.STSEndpoint, Service: awsclient.Service{Account: e.Account, Region: e.Region, Profile: e.Profile,
-		RoleARN: e.RoleARN, ExternalID: e.ExternalID, Endpoint: e.Endpoint, UserAgent: "reclaim/" + Version, Logger: awsclient.ZapLogger(log)}})
+	c, err := eks.New(ctx, eks.Options{STSEndpoint: e.STSEndpoint, Service: awsclient.ServiceOf(e.AWSTarget, e.Endpoint, config.AWSRates{}, "reclaim/"+Version, log)})
 	if err != nil {
 		return Discoverer{}, err
 	}
@@ -84,8 +83,7 @@ func eksDiscoverer(ctx context.Context, e config.EKSDiscovery, log *zap.Logger) 
 // regionsService is how an account's regions are listed: from first, its
 // first fleet.eks entry (its region, identity and EC2 endpoint).
 func regionsService(first config.EKSDiscovery, log *zap.Logger) awsclient.Service {
-	return awsclient.Service{Account: first.Account, Region: first.Region, Profile: first.Profile, RoleARN: first.RoleARN,
-		ExternalID: first.ExternalID, Endpoint: first.EC2Endpoint, UserAgent: "reclaim/" + Version, Logger: awsclient.ZapLogger(log)}
+	return awsclient.ServiceOf(first.AWSTarget, first.EC2Endpoint, config.AWSRates{}, "reclaim/"+Version, log)
 }
 
 // regionsDiscoverer lists an account's regions (fleet.Regions narrowed,

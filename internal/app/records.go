@@ -59,12 +59,9 @@ var (
 	_, _ Opener = (*bucket.Client)(nil), (*bucket.GCS)(nil)
 )
 
-// OpenRecords opens the fleet.snapshots bucket: GCS's with gcs, else S3's.
-func OpenRecords(ctx context.Context, s *config.Snapshots, log *zap.Logger) (Records, error) {
-	b, err := boundsFor(s, memoryTarget())
-	if err != nil {
-		return nil, err
-	}
+// openRecords opens the fleet.snapshots bucket (GCS's with gcs, else
+// S3's), its objects bounded by b.
+func openRecords(ctx context.Context, s *config.Snapshots, b recordBounds, log *zap.Logger) (Records, error) {
 	if g := s.GCS; g != nil {
 		c, err := bucket.NewGCS(ctx, bucket.GCSOptions{Bucket: g.Bucket, MaxObject: b.object, Reach: gcpclient.Reach{
 			Endpoint: g.Endpoint, CredentialsFile: g.CredentialsFile, UserAgent: "reclaim/" + Version}})

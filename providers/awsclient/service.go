@@ -14,6 +14,8 @@ import (
 	"github.com/aws/smithy-go/middleware"
 	"go.uber.org/zap"
 	"golang.org/x/time/rate"
+
+	config "reclaim.dev/reclaim/configs"
 )
 
 // Service is what every read-only service client of one account and region
@@ -33,6 +35,15 @@ type Service struct {
 	// Credentials, if set, replaces the default chain's (tests).
 	Credentials aws.CredentialsProvider
 	HTTPClient  aws.HTTPClient
+}
+
+// ServiceOf is how a client reaches t, a config section's account and
+// region, through endpoint ("" for the service's own) at the section's
+// rates (their zero values are the client's defaults).
+func ServiceOf(t config.AWSTarget, endpoint string, r config.AWSRates, userAgent string, log *zap.Logger) Service {
+	return Service{Account: t.Account, Region: t.Region, Profile: t.Profile, RoleARN: t.RoleARN, ExternalID: t.ExternalID,
+		Endpoint: endpoint, RequestsPerSecond: r.RequestsPerSecond, Burst: r.Burst, MaxAttempts: r.MaxAttempts,
+		UserAgent: userAgent, Logger: ZapLogger(log)}
 }
 
 // Scope is the Service's account and region.

@@ -17,18 +17,19 @@ import (
 	"sync"
 	"time"
 
+	"reclaim.dev/reclaim/providers/ecs"
 	"reclaim.dev/reclaim/providers/fakeapi"
 )
 
-// Operations, the keys of Calls.
+// Operations, the keys of Calls: the client's names of them.
 const (
-	OpListTaskDefinitions    = "ListTaskDefinitions"
-	OpDescribeTaskDefinition = "DescribeTaskDefinition"
-	OpListClusters           = "ListClusters"
-	OpListTasks              = "ListTasks"
-	OpDescribeTasks          = "DescribeTasks"
-	OpListServices           = "ListServices"
-	OpDescribeServices       = "DescribeServices"
+	OpListTaskDefinitions    = ecs.OpListTaskDefinitions
+	OpDescribeTaskDefinition = ecs.OpDescribeTaskDefinition
+	OpListClusters           = ecs.OpListClusters
+	OpListTasks              = ecs.OpListTasks
+	OpDescribeTasks          = ecs.OpDescribeTasks
+	OpListServices           = ecs.OpListServices
+	OpDescribeServices       = ecs.OpDescribeServices
 )
 
 const targetPrefix = "AmazonEC2ContainerServiceV20141113."

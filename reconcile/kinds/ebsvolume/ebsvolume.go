@@ -74,9 +74,7 @@ func Open(ctx context.Context, cfg *config.Config, log *zap.Logger, userAgent st
 	}
 	opts := make([]ebs.Options, len(s.Regions))
 	for i, r := range s.Regions {
-		opts[i] = ebs.Options{Service: awsclient.Service{Account: r.Account, Region: r.Region, Profile: r.Profile, RoleARN: r.RoleARN,
-			ExternalID: r.ExternalID, Endpoint: s.Endpoint, RequestsPerSecond: s.RequestsPerSecond, Burst: s.Burst,
-			MaxAttempts: s.MaxAttempts, UserAgent: userAgent, Logger: awsclient.ZapLogger(log)},
+		opts[i] = ebs.Options{Service: awsclient.ServiceOf(r.AWSTarget, s.Endpoint, s.AWSRates, userAgent, log),
 			QuotasEndpoint: s.QuotasEndpoint, PageSize: int32(s.PageSize), DeletesPerSecond: s.DeletesPerSecond, DeleteBurst: s.DeleteBurst}
 	}
 	f, err := ebs.NewFleet(ctx, opts)

@@ -49,11 +49,7 @@ type Section struct {
 
 // Region is one account's volumes in one region.
 type Region struct {
-	Account    string `json:"account"`
-	Region     string `json:"region"`
-	Profile    string `json:"profile,omitempty"`
-	RoleARN    string `json:"roleARN,omitempty"`
-	ExternalID string `json:"externalID,omitempty"`
+	config.AWSTarget
 }
 
 // SectionOf is the file's ebs section, nil when it has none.
@@ -67,28 +63,22 @@ const (
 
 // Defaults of the ebs section.
 const (
-	defaultRequestsPerSecond = 5.0
-	defaultBurst             = 10
-	defaultDeletesPerSecond  = 1.0
-	defaultDeleteBurst       = 5
-	defaultMaxAttempts       = 10
-	defaultPageSize          = 500
-	defaultProtectTag        = "reclaim.dev/protect"
-	defaultSnapshotTag       = "reclaim.dev/snapshot-of"
-	defaultGrace             = config.Duration(24 * time.Hour)
-	defaultMinAge            = config.Duration(24 * time.Hour)
-	defaultHeadroomWarning   = config.Percent(0.85)
-	defaultMaxDeletes        = 10
-	defaultMaxPercent        = config.Percent(0.10)
-	defaultBreaker           = 50
-	minPage, maxPage         = 5, 500
+	defaultPageSize        = 500
+	defaultProtectTag      = "reclaim.dev/protect"
+	defaultSnapshotTag     = "reclaim.dev/snapshot-of"
+	defaultGrace           = config.Duration(24 * time.Hour)
+	defaultMinAge          = config.Duration(24 * time.Hour)
+	defaultHeadroomWarning = config.Percent(0.85)
+	defaultMaxDeletes      = 10
+	defaultMaxPercent      = config.Percent(0.10)
+	defaultBreaker         = 50
+	minPage, maxPage       = 5, 500
 )
 
 // rates are the defaults and limits of the section's AWSRates.
 var rates = config.AWSRatesRules{
-	Defaults: config.AWSRates{RequestsPerSecond: defaultRequestsPerSecond, Burst: defaultBurst, DeletesPerSecond: defaultDeletesPerSecond,
-		DeleteBurst: defaultDeleteBurst, MaxAttempts: defaultMaxAttempts, PageSize: defaultPageSize},
-	MinPage: minPage, MaxPage: maxPage,
+	Defaults: config.EC2Rates(defaultPageSize),
+	MinPage:  minPage, MaxPage: maxPage,
 	ReadsWhy: "(EC2's refill rate, shared with the account's other callers)", PageWhy: "(DescribeVolumes' MaxResults)",
 }
 
@@ -116,7 +106,7 @@ func init() {
 		AWS: func(s *Section) []config.EKSDiscovery {
 			out := make([]config.EKSDiscovery, len(s.Regions))
 			for i, r := range s.Regions {
-				out[i] = config.EKSDiscovery{Account: r.Account, Region: r.Region, Profile: r.Profile, RoleARN: r.RoleARN, ExternalID: r.ExternalID}
+				out[i] = r.Discovery()
 			}
 			return out
 		},
@@ -139,7 +129,7 @@ func validate(s *Section, report *config.Report) {
 	seen := map[string]int{}
 	for i, r := range s.Regions {
 		p := config.Index("regions", i)
-		config.CheckAWSTarget(report, p, r.Account, r.Region, r.RoleARN, r.ExternalID)
+		config.CheckAWSTarget(report, p, r.AWSTarget)
 		k := r.Account + "/" + r.Region
 		if j, dup := seen[k]; dup {
 			report.Add(p, "%s in %s is listed twice (%s and %s) — list each account and region once", r.Account, r.Region, report.Path(config.Index("regions", j)), report.Path(p))

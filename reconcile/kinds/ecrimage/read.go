@@ -57,21 +57,10 @@ func Open(ctx context.Context, cfg *config.Config, log *zap.Logger, userAgent st
 func RegistryOptions(cfg *config.Config, log *zap.Logger, userAgent string) []ecr.Options {
 	e := SectionOf(cfg)
 	out := make([]ecr.Options, 0, len(e.Registries))
+	rates := config.AWSRates{RequestsPerSecond: e.RequestsPerSecond, Burst: e.Burst, MaxAttempts: e.MaxAttempts}
 	for _, r := range e.Registries {
 		out = append(out, ecr.Options{
-			Service: awsclient.Service{
-				Account:           r.Account,
-				Region:            r.Region,
-				Profile:           r.Profile,
-				RoleARN:           r.RoleARN,
-				ExternalID:        r.ExternalID,
-				Endpoint:          e.Endpoint,
-				RequestsPerSecond: e.RequestsPerSecond,
-				Burst:             e.Burst,
-				MaxAttempts:       e.MaxAttempts,
-				UserAgent:         userAgent,
-				Logger:            awsclient.ZapLogger(log),
-			},
+			Service:     awsclient.ServiceOf(r.AWSTarget, e.Endpoint, rates, userAgent, log),
 			PageSize:    int32(e.PageSize),
 			Concurrency: e.Concurrency,
 			ProtectTag:  e.ProtectTag,
@@ -168,9 +157,7 @@ func consumerReaders(ctx context.Context, path string, cs Consumer, log *zap.Log
 		if !svc.on {
 			continue
 		}
-		s := awsclient.Service{Account: cs.Account, Region: cs.Region, Profile: cs.Profile, RoleARN: cs.RoleARN,
-			ExternalID: cs.ExternalID, Endpoint: svc.endpoint, UserAgent: userAgent, Logger: awsclient.ZapLogger(log)}
-		read, err := svc.open(s)
+		read, err := svc.open(awsclient.ServiceOf(cs.AWSTarget, svc.endpoint, config.AWSRates{}, userAgent, log))
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s.%s: %w", path, svc.name, err))
 			continue
@@ -209,8 +196,7 @@ func consumerAccounts(e *Section) []string {
 // incomplete source: no image is deleted while the account's services
 // may run anywhere unseen.
 func everyRegion(ctx context.Context, cfg *config.Config, e *Section, first config.EKSDiscovery, log *zap.Logger, userAgent string) (imageReaders, error) {
-	rc, err := ec2.NewRegions(ctx, awsclient.Service{Account: first.Account, Region: first.Region, Profile: first.Profile, RoleARN: first.RoleARN,
-		ExternalID: first.ExternalID, Endpoint: first.EC2Endpoint, UserAgent: userAgent, Logger: awsclient.ZapLogger(log)})
+	rc, err := ec2.NewRegions(ctx, awsclient.ServiceOf(first.AWSTarget, first.EC2Endpoint, config.AWSRates{}, userAgent, log))
 	if err != nil {
 		return nil, err
 	}

@@ -64,13 +64,7 @@ type Section struct {
 
 // Registry is one account's registry in one region, and how to reach it.
 type Registry struct {
-	Account string `json:"account"`
-	Region  string `json:"region"`
-	// Profile is a shared-config profile; empty means the default credential chain.
-	Profile string `json:"profile,omitempty"`
-	// RoleARN is assumed on top of the base credentials (cross-account access).
-	RoleARN    string `json:"roleARN,omitempty"`
-	ExternalID string `json:"externalID,omitempty"`
+	config.AWSTarget
 }
 
 // OutOfScopePuller is a principal allowed to pull whose use is declared
@@ -83,11 +77,7 @@ type OutOfScopePuller struct {
 // Consumer is one account and region read for image users outside
 // Kubernetes, and how to reach it.
 type Consumer struct {
-	Account    string `json:"account"`
-	Region     string `json:"region"`
-	Profile    string `json:"profile,omitempty"`
-	RoleARN    string `json:"roleARN,omitempty"`
-	ExternalID string `json:"externalID,omitempty"`
+	config.AWSTarget
 	// ECS reads ACTIVE task definitions, the revisions services run and
 	// RUNNING tasks; Lambda reads functions of package type Image. Both
 	// default to true.
@@ -179,7 +169,7 @@ func init() {
 		AWS: func(e *Section) []config.EKSDiscovery {
 			out := make([]config.EKSDiscovery, len(e.Registries))
 			for i, r := range e.Registries {
-				out[i] = config.EKSDiscovery{Account: r.Account, Region: r.Region, Profile: r.Profile, RoleARN: r.RoleARN, ExternalID: r.ExternalID}
+				out[i] = r.Discovery()
 			}
 			return out
 		},
@@ -202,7 +192,7 @@ func defaults(e *Section, set func(string) bool) {
 	if !set("consumers") {
 		e.defaultConsumers = true
 		for _, r := range e.Registries {
-			e.Consumers = append(e.Consumers, Consumer{Account: r.Account, Region: r.Region, Profile: r.Profile, RoleARN: r.RoleARN, ExternalID: r.ExternalID})
+			e.Consumers = append(e.Consumers, Consumer{AWSTarget: r.AWSTarget})
 		}
 	}
 	for i := range e.Consumers {
@@ -241,7 +231,7 @@ func validate(e *Section, report *config.Report) {
 	seen := map[reg]int{}
 	for i, r := range e.Registries {
 		p := config.Index("registries", i)
-		config.CheckAWSTarget(report, p, r.Account, r.Region, r.RoleARN, r.ExternalID)
+		config.CheckAWSTarget(report, p, r.AWSTarget)
 		k := reg{r.Account, r.Region}
 		if j, dup := seen[k]; dup {
 			report.Add(p, "registry %s in %s is listed twice (%s and %s)", r.Account, r.Region, report.Path(config.Index("registries", j)), report.Path(p))
@@ -255,7 +245,7 @@ func validate(e *Section, report *config.Report) {
 			break
 		}
 		p := config.Index("consumers", i)
-		config.CheckAWSTarget(report, p, cs.Account, cs.Region, cs.RoleARN, cs.ExternalID)
+		config.CheckAWSTarget(report, p, cs.AWSTarget)
 		config.CheckEndpoint(report, p+".ecsEndpoint", cs.ECSEndpoint, "ecs")
 		config.CheckEndpoint(report, p+".lambdaEndpoint", cs.LambdaEndpoint, "lambda")
 		config.CheckEndpoint(report, p+".batchEndpoint", cs.BatchEndpoint, "batch")

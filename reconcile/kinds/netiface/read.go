@@ -35,7 +35,8 @@ func Open(ctx context.Context, cfg *config.Config, log *zap.Logger, userAgent st
 	if SectionOf(cfg) == nil {
 		return nil, nil, nil
 	}
-	f, err := ec2.NewFleet(ctx, NetworkOptions(cfg, log, userAgent))
+	opts := NetworkOptions(cfg, log, userAgent)
+	f, err := ec2.NewFleet(ctx, opts)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -49,19 +50,7 @@ func NetworkOptions(cfg *config.Config, log *zap.Logger, userAgent string) []ec2
 	out := make([]ec2.Options, 0, len(e.Networks))
 	for _, n := range e.Networks {
 		out = append(out, ec2.Options{
-			Service: awsclient.Service{
-				Account:           n.Account,
-				Region:            n.Region,
-				Profile:           n.Profile,
-				RoleARN:           n.RoleARN,
-				ExternalID:        n.ExternalID,
-				Endpoint:          e.Endpoint,
-				RequestsPerSecond: e.RequestsPerSecond,
-				Burst:             e.Burst,
-				MaxAttempts:       e.MaxAttempts,
-				UserAgent:         userAgent,
-				Logger:            awsclient.ZapLogger(log),
-			},
+			Service:          awsclient.ServiceOf(n.AWSTarget, e.Endpoint, e.AWSRates, userAgent, log),
 			Subnets:          n.Subnets,
 			SubnetTags:       maps.Clone(n.SubnetTags),
 			DeletesPerSecond: e.DeletesPerSecond,

@@ -32,11 +32,7 @@ type Section struct {
 
 // Network is one account's subnets in one region, and how to reach them.
 type Network struct {
-	Account    string `json:"account"`
-	Region     string `json:"region"`
-	Profile    string `json:"profile,omitempty"`
-	RoleARN    string `json:"roleARN,omitempty"`
-	ExternalID string `json:"externalID,omitempty"`
+	config.AWSTarget
 	// Subnets are subnet ids; SubnetTags select subnets by tag instead
 	// (every tag must match; an empty value matches any value).
 	Subnets    []string    `json:"subnets,omitempty"`
@@ -64,27 +60,21 @@ func SectionOf(cfg *config.Config) *Section { return config.SectionOf[Section](c
 
 // Defaults of the ec2 section.
 const (
-	defaultRequestsPerSecond = 5.0
-	defaultBurst             = 10
-	defaultDeletesPerSecond  = 1.0
-	defaultDeleteBurst       = 5
-	defaultMaxAttempts       = 10
-	defaultPageSize          = 1000
-	defaultHeadroomWarning   = config.Percent(0.80)
-	defaultWarnBefore        = config.Duration(48 * time.Hour)
-	defaultGrace             = config.Duration(6 * time.Hour)
-	defaultProtectTag        = "reclaim.dev/protect"
-	defaultMaxDeletes        = 100
-	defaultMaxPercent        = config.Percent(0.20)
-	defaultBreaker           = 2000
-	maxPage, minPage         = 1000, 5
+	defaultPageSize        = 1000
+	defaultHeadroomWarning = config.Percent(0.80)
+	defaultWarnBefore      = config.Duration(48 * time.Hour)
+	defaultGrace           = config.Duration(6 * time.Hour)
+	defaultProtectTag      = "reclaim.dev/protect"
+	defaultMaxDeletes      = 100
+	defaultMaxPercent      = config.Percent(0.20)
+	defaultBreaker         = 2000
+	maxPage, minPage       = 1000, 5
 )
 
 // rates are the defaults and limits of the section's AWSRates.
 var rates = config.AWSRatesRules{
-	Defaults: config.AWSRates{RequestsPerSecond: defaultRequestsPerSecond, Burst: defaultBurst, DeletesPerSecond: defaultDeletesPerSecond,
-		DeleteBurst: defaultDeleteBurst, MaxAttempts: defaultMaxAttempts, PageSize: defaultPageSize},
-	MinPage: minPage, MaxPage: maxPage,
+	Defaults: config.EC2Rates(defaultPageSize),
+	MinPage:  minPage, MaxPage: maxPage,
 	ReadsWhy: "(EC2's own refill rate, shared with every node's CNI)", BurstWhy: "(EC2's bucket)",
 	DeletesWhy: "(EC2's DeleteNetworkInterface refill rate)", PageWhy: "(the API's MaxResults)",
 }
@@ -105,7 +95,7 @@ func init() {
 		AWS: func(s *Section) []config.EKSDiscovery {
 			out := make([]config.EKSDiscovery, len(s.Networks))
 			for i, n := range s.Networks {
-				out[i] = config.EKSDiscovery{Account: n.Account, Region: n.Region, Profile: n.Profile, RoleARN: n.RoleARN, ExternalID: n.ExternalID}
+				out[i] = n.Discovery()
 			}
 			return out
 		},
@@ -129,7 +119,7 @@ func validate(e *Section, report *config.Report) {
 	seen := map[reg]int{}
 	for i, n := range e.Networks {
 		p := config.Index("networks", i)
-		config.CheckAWSTarget(report, p, n.Account, n.Region, n.RoleARN, n.ExternalID)
+		config.CheckAWSTarget(report, p, n.AWSTarget)
 		switch {
 		case len(n.Subnets) == 0 && len(n.SubnetTags) == 0:
 			report.Add(p, "give subnets (ids) or subnetTags — reclaim never scans every subnet of an account")
