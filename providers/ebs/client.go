@@ -113,10 +113,7 @@ func New(ctx context.Context, o Options) (*Client, error) {
 	c.describeL = rate.NewLimiter(rate.Limit(o.RequestsPerSecond), o.Burst)
 	c.deleteL = rate.NewLimiter(rate.Limit(o.DeletesPerSecond), o.DeleteBurst)
 	pace := &awsclient.Metered{Name: "ReclaimEBSPace", Describe: c.describeL, Mutate: c.deleteL, Mutating: []string{OpDeleteVolume, OpCreateSnapshot}, Attempts: c.stats}
-	c.api = ec2.NewFromConfig(setup.Config, func(eo *ec2.Options) {
-		eo.BaseEndpoint, eo.Retryer = setup.EndpointOr(eo.BaseEndpoint), setup.Retryer
-		eo.APIOptions = append(eo.APIOptions, awsclient.AfterRetry(pace))
-	})
+	c.api = setup.EC2(pace)
 	// Service Quotas has a bucket of its own (setup.Pace): its rate limits
 	// are not EC2's.
 	c.quotas = servicequotas.NewFromConfig(setup.Config, func(qo *servicequotas.Options) {

@@ -135,10 +135,7 @@ func New(ctx context.Context, o Options) (*Client, error) {
 	c.describeL = rate.NewLimiter(rate.Limit(o.RequestsPerSecond), o.Burst)
 	c.deleteL = rate.NewLimiter(rate.Limit(o.DeletesPerSecond), o.DeleteBurst)
 	pace := &awsclient.Metered{Name: "ReclaimPace", Describe: c.describeL, Mutate: c.deleteL, Mutating: []string{OpDeleteNetworkInterface}, Attempts: c.stats}
-	c.api = ec2.NewFromConfig(setup.Config, func(eo *ec2.Options) {
-		eo.BaseEndpoint, eo.Retryer = setup.EndpointOr(eo.BaseEndpoint), setup.Retryer
-		eo.APIOptions = append(eo.APIOptions, awsclient.AfterRetry(pace))
-	})
+	c.api = setup.EC2(pace)
 	return c, nil
 }
 
