@@ -327,7 +327,7 @@ func (r *Runner) Once(ctx context.Context, opt Options) (*report.Report, error) 
 		// A record up to maxAge old still reports; only one newer than
 		// deleteMaxAge, and taken since a candidate's grace began, may
 		// delete what its cluster could use.
-		set.FreshViews, set.FreshWithin, set.FreshWithinName = true, cfg.Fleet.Snapshots.DeleteMaxAge.Std(), "fleet.snapshots.deleteMaxAge"
+		set.FreshViews, set.FreshWithin, set.FreshWithinName = true, r.records.cfg.DeleteMaxAge.Std(), "fleet.snapshots.deleteMaxAge"
 		set.FreshHint = "is its agent running in watch mode, reclaim daemon --agent, publishing within a minute of a change?"
 	}
 	plan := set.Build(&snap, r.kinds, prev, d.Now())

@@ -55,7 +55,7 @@ type Decision struct {
 	// Held is set when a deletion was due but held back this run (caps, breaker,
 	// incomplete evidence); Reason then says why.
 	Held bool
-	// Owner is who owns the resource (Routes): its owner label's value,
+	// Owner is who owns the resource (Settings.Routes): its owner label's value,
 	// else the owner the first matching notify route names; "" for none.
 	Owner string
 	// Class is the kind of reason, for counting: in-use, trim, orphan, ...

@@ -58,7 +58,7 @@ type Plan struct {
 	// workloads) by inventory.TapKey: false when the cluster was not asked for it.
 	// They hold what names them without being sources of their own.
 	reads map[string]bool
-	// routed are the owners notify.routes names (Routes): only their own
+	// routed are the owners notify.routes names (Settings.Routes): only their own
 	// reports give notice of their candidates.
 	routed map[string]bool
 	// compact are the decisions kept as rows (Proposal.Remake): All
