@@ -13,7 +13,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	"github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	"github.com/aws/aws-sdk-go-v2/service/servicequotas"
-	"golang.org/x/time/rate"
 
 	"reclaim.dev/reclaim/base/outcome"
 	"reclaim.dev/reclaim/providers/awsclient"
@@ -87,12 +86,10 @@ func (o *Options) defaults() error {
 // Client is one account's EBS volumes and quotas in one region.
 type Client struct {
 	awsclient.Scope
-	api       API
-	quotas    QuotasAPI
-	pageSize  int32
-	describeL *rate.Limiter // nil with NewWithAPI
-	deleteL   *rate.Limiter
-	stats     *awsclient.Attempts
+	api      API
+	quotas   QuotasAPI
+	pageSize int32
+	awsclient.Paced
 }
 
 // New builds the SDK clients (EC2 and Service Quotas): config.LoadDefaultConfig
@@ -110,10 +107,7 @@ func New(ctx context.Context, o Options) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	c.describeL = rate.NewLimiter(rate.Limit(o.RequestsPerSecond), o.Burst)
-	c.deleteL = rate.NewLimiter(rate.Limit(o.DeletesPerSecond), o.DeleteBurst)
-	pace := &awsclient.Metered{Name: "ReclaimEBSPace", Describe: c.describeL, Mutate: c.deleteL, Mutating: []string{OpDeleteVolume, OpCreateSnapshot}, Attempts: c.stats}
-	c.api = setup.EC2(pace)
+	c.api = setup.EC2(c.Meter(o.Service, o.DeletesPerSecond, o.DeleteBurst, "ReclaimEBSPace", OpDeleteVolume, OpCreateSnapshot))
 	// Service Quotas has a bucket of its own (setup.Pace): its rate limits
 	// are not EC2's.
 	c.quotas = servicequotas.NewFromConfig(setup.Config, func(qo *servicequotas.Options) {
@@ -121,7 +115,7 @@ func New(ctx context.Context, o Options) (*Client, error) {
 			qo.BaseEndpoint = aws.String(o.QuotasEndpoint)
 		}
 		qo.Retryer = setup.Retryer
-		qo.APIOptions = append(qo.APIOptions, setup.Pace, awsclient.AfterRetry(&awsclient.Metered{Name: "ReclaimEBSCount", Attempts: c.stats}))
+		qo.APIOptions = append(qo.APIOptions, setup.Pace, awsclient.AfterRetry(c.Count("ReclaimEBSCount")))
 	})
 	return c, nil
 }
@@ -138,17 +132,8 @@ func NewWithAPI(api API, quotas QuotasAPI, o Options) (*Client, error) {
 		api:      api,
 		quotas:   quotas,
 		pageSize: o.PageSize,
-		stats:    &awsclient.Attempts{},
 	}, nil
 }
-
-// Limiters returns the token buckets of DescribeVolumes and of the mutating
-// calls (nil for a client made with NewWithAPI).
-func (c *Client) Limiters() (describe, mutate *rate.Limiter) { return c.describeL, c.deleteL }
-
-// Calls returns the API attempts this client made, by operation, retries
-// included (empty for a client made with NewWithAPI).
-func (c *Client) Calls() map[string]int { return c.stats.ByOp() }
 
 // ---- errors ----
 

@@ -12,7 +12,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	"github.com/aws/aws-sdk-go-v2/service/ec2/types"
-	"golang.org/x/time/rate"
 
 	"reclaim.dev/reclaim/base/outcome"
 	"reclaim.dev/reclaim/inventory"
@@ -107,9 +106,7 @@ type Client struct {
 	subnets    []string
 	subnetTags map[string]string
 	pageSize   int32
-	describeL  *rate.Limiter // nil with NewWithAPI
-	deleteL    *rate.Limiter
-	stats      *awsclient.Attempts
+	awsclient.Paced
 }
 
 // New builds the SDK client: config.LoadDefaultConfig with the region and
@@ -132,10 +129,7 @@ func New(ctx context.Context, o Options) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	c.describeL = rate.NewLimiter(rate.Limit(o.RequestsPerSecond), o.Burst)
-	c.deleteL = rate.NewLimiter(rate.Limit(o.DeletesPerSecond), o.DeleteBurst)
-	pace := &awsclient.Metered{Name: "ReclaimPace", Describe: c.describeL, Mutate: c.deleteL, Mutating: []string{OpDeleteNetworkInterface}, Attempts: c.stats}
-	c.api = setup.EC2(pace)
+	c.api = setup.EC2(c.Meter(o.Service, o.DeletesPerSecond, o.DeleteBurst, "ReclaimPace", OpDeleteNetworkInterface))
 	return c, nil
 }
 
@@ -152,21 +146,8 @@ func NewWithAPI(api API, o Options) (*Client, error) {
 		subnets:    awsclient.Unique(o.Subnets),
 		subnetTags: maps.Clone(o.SubnetTags),
 		pageSize:   o.PageSize,
-		stats:      &awsclient.Attempts{},
 	}, nil
 }
-
-// Limiters returns the token buckets of the non-mutating calls and of
-// DeleteNetworkInterface (nil for a client made with NewWithAPI).
-func (c *Client) Limiters() (describe, del *rate.Limiter) { return c.describeL, c.deleteL }
-
-// Calls returns the API attempts this client made, by operation, retries
-// included (empty for a client made with NewWithAPI).
-func (c *Client) Calls() map[string]int { return c.stats.ByOp() }
-
-// Throttled counts the attempts EC2 answered with a throttle code
-// (RequestLimitExceeded), each retried by the adaptive mode.
-func (c *Client) Throttled() int { return c.stats.Throttled() }
 
 // ---- errors ----
 
