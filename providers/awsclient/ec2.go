@@ -8,7 +8,6 @@ import "github.com/aws/aws-sdk-go-v2/service/ec2"
 // rate limits, which bucket describes apart from deletes.
 func (c Client) EC2(pace *Metered) *ec2.Client {
 	return ec2.NewFromConfig(c.Config, func(eo *ec2.Options) {
-		eo.BaseEndpoint, eo.Retryer = c.EndpointOr(eo.BaseEndpoint), c.Retryer
-		eo.APIOptions = append(eo.APIOptions, AfterRetry(pace))
+		c.Into(&eo.BaseEndpoint, &eo.Retryer, &eo.APIOptions, AfterRetry(pace))
 	})
 }

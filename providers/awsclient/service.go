@@ -62,14 +62,17 @@ type Client struct {
 	PaceEach func(*middleware.Stack) error
 }
 
-// EndpointOr is the endpoint a service client uses: the Service's when it
-// sets one, else base, what the SDK resolved itself (AWS_ENDPOINT_URL_ECR,
-// AWS_ENDPOINT_URL, config files), which a nil would wipe out.
-func (c Client) EndpointOr(base *string) *string {
+// Into sets what every SDK client's Options holds under the same three
+// names, BaseEndpoint, Retryer and APIOptions: the Service's endpoint when
+// it sets one (else what the SDK resolved itself, AWS_ENDPOINT_URL_ECR,
+// AWS_ENDPOINT_URL or config files, stays: a nil would wipe it out), the
+// retryer, and mw appended to the stack (Pace, PaceEach, a Metered).
+func (c Client) Into(endpoint **string, retryer *aws.Retryer, stack *[]func(*middleware.Stack) error, mw ...func(*middleware.Stack) error) {
 	if c.Endpoint != nil {
-		return c.Endpoint
+		*endpoint = c.Endpoint
 	}
-	return base
+	*retryer = c.Retryer
+	*stack = append(*stack, mw...)
 }
 
 // Load checks the scope and loads the config of service (its name in

@@ -80,7 +80,7 @@ func TestEndpointFromTheEnvironmentIsKept(t *testing.T) {
 		}
 		var got string
 		sts.NewFromConfig(setup.Config, func(o *sts.Options) {
-			o.BaseEndpoint = setup.EndpointOr(o.BaseEndpoint)
+			setup.Into(&o.BaseEndpoint, &o.Retryer, &o.APIOptions)
 			got = aws.ToString(o.BaseEndpoint)
 		})
 		if got != c.want {

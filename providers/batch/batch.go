@@ -52,8 +52,7 @@ func New(ctx context.Context, o Options) (*Client, error) {
 		return nil, err
 	}
 	api := batch.NewFromConfig(c.Config, func(bo *batch.Options) {
-		bo.BaseEndpoint, bo.Retryer = c.EndpointOr(bo.BaseEndpoint), c.Retryer
-		bo.APIOptions = append(bo.APIOptions, c.Pace)
+		c.Into(&bo.BaseEndpoint, &bo.Retryer, &bo.APIOptions, c.Pace)
 	})
 	return NewWithAPI(api, o), nil
 }

@@ -66,9 +66,8 @@ func New(ctx context.Context, o Options) (*Client, error) {
 		return nil, err
 	}
 	api := s3.NewFromConfig(c.Config, func(so *s3.Options) {
-		so.BaseEndpoint, so.Retryer = c.EndpointOr(so.BaseEndpoint), c.Retryer
+		c.Into(&so.BaseEndpoint, &so.Retryer, &so.APIOptions, c.Pace)
 		so.UsePathStyle = o.PathStyle
-		so.APIOptions = append(so.APIOptions, c.Pace)
 	})
 	m := o.MaxObject
 	if m <= 0 {

@@ -40,8 +40,7 @@ func NewRegions(ctx context.Context, s awsclient.Service) (*Regions, error) {
 		return nil, err
 	}
 	api := ec2.NewFromConfig(c.Config, func(eo *ec2.Options) {
-		eo.BaseEndpoint, eo.Retryer = c.EndpointOr(eo.BaseEndpoint), c.Retryer
-		eo.APIOptions = append(eo.APIOptions, c.Pace)
+		c.Into(&eo.BaseEndpoint, &eo.Retryer, &eo.APIOptions, c.Pace)
 	})
 	return NewRegionsWithAPI(api, s.Account, s.Region), nil
 }

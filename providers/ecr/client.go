@@ -102,9 +102,8 @@ func New(ctx context.Context, o Options) (*Client, error) {
 		return nil, err
 	}
 	api := ecr.NewFromConfig(setup.Config, func(eo *ecr.Options) {
-		eo.BaseEndpoint, eo.Retryer = setup.EndpointOr(eo.BaseEndpoint), setup.Retryer
 		// ECR's rate quotas are per API action.
-		eo.APIOptions = append(eo.APIOptions, setup.PaceEach)
+		setup.Into(&eo.BaseEndpoint, &eo.Retryer, &eo.APIOptions, setup.PaceEach)
 	})
 	return NewWithAPI(api, o)
 }

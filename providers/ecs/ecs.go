@@ -72,8 +72,7 @@ func New(ctx context.Context, o Options) (*Client, error) {
 		return nil, err
 	}
 	api := ecs.NewFromConfig(c.Config, func(eo *ecs.Options) {
-		eo.BaseEndpoint, eo.Retryer = c.EndpointOr(eo.BaseEndpoint), c.Retryer
-		eo.APIOptions = append(eo.APIOptions, c.Pace)
+		c.Into(&eo.BaseEndpoint, &eo.Retryer, &eo.APIOptions, c.Pace)
 	})
 	return NewWithAPI(api, o), nil
 }

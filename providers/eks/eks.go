@@ -75,8 +75,7 @@ func New(ctx context.Context, o Options) (*Client, error) {
 		return nil, err
 	}
 	api := eks.NewFromConfig(c.Config, func(eo *eks.Options) {
-		eo.BaseEndpoint, eo.Retryer = c.EndpointOr(eo.BaseEndpoint), c.Retryer
-		eo.APIOptions = append(eo.APIOptions, c.Pace)
+		c.Into(&eo.BaseEndpoint, &eo.Retryer, &eo.APIOptions, c.Pace)
 	})
 	st := sts.NewFromConfig(c.Config, func(so *sts.Options) {
 		if o.STSEndpoint != "" {

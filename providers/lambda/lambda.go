@@ -57,8 +57,7 @@ func New(ctx context.Context, o Options) (*Client, error) {
 		return nil, err
 	}
 	api := lambda.NewFromConfig(c.Config, func(lo *lambda.Options) {
-		lo.BaseEndpoint, lo.Retryer = c.EndpointOr(lo.BaseEndpoint), c.Retryer
-		lo.APIOptions = append(lo.APIOptions, c.Pace)
+		c.Into(&lo.BaseEndpoint, &lo.Retryer, &lo.APIOptions, c.Pace)
 	})
 	return NewWithAPI(api, o), nil
 }
