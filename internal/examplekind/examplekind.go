@@ -20,7 +20,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes"
@@ -139,11 +138,8 @@ func FromConfig(cfg *config.Config, client func(cluster string) (kubernetes.Inte
 	return &Kind{s: *s, protect: cfg.Kubernetes.ProtectLabel, del: &finished.Deleter[*corev1.ConfigMap]{
 		Client: client, PerSecond: 10,
 		API: finished.API[*corev1.ConfigMap]{Resource: "configmap",
-			Get: func(ctx context.Context, cs kubernetes.Interface, ns, name string) (*corev1.ConfigMap, error) {
-				return cs.CoreV1().ConfigMaps(ns).Get(ctx, name, metav1.GetOptions{})
-			},
-			Delete: func(ctx context.Context, cs kubernetes.Interface, ns, name string, o metav1.DeleteOptions) error {
-				return cs.CoreV1().ConfigMaps(ns).Delete(ctx, name, o)
+			In: func(cs kubernetes.Interface, ns string) finished.Objects[*corev1.ConfigMap] {
+				return cs.CoreV1().ConfigMaps(ns)
 			},
 			Still: func(c *corev1.ConfigMap) string {
 				if c.Labels[label] != "true" {

@@ -54,12 +54,20 @@ func DetailOf(d *engine.Decision) *Detail {
 	return &Detail{}
 }
 
+// Objects reads and deletes one resource in one namespace: client-go's
+// typed clients (JobInterface, PodInterface…) are Objects.
+type Objects[T any] interface {
+	Get(ctx context.Context, name string, o metav1.GetOptions) (T, error)
+	Delete(ctx context.Context, name string, o metav1.DeleteOptions) error
+}
+
 // API reads and deletes one resource (jobs or pods) of a cluster.
 type API[T metav1.Object] struct {
 	// Resource names it in errors: "job", "pod".
 	Resource string
-	Get      func(ctx context.Context, cs kubernetes.Interface, ns, name string) (T, error)
-	Delete   func(ctx context.Context, cs kubernetes.Interface, ns, name string, o metav1.DeleteOptions) error
+	// In is the resource's client in namespace ns of cs
+	// (cs.BatchV1().Jobs(ns)).
+	In func(cs kubernetes.Interface, ns string) Objects[T]
 	// Propagation is the delete's propagationPolicy (Background for Jobs:
 	// a batch/v1 delete without one orphans the pods).
 	Propagation *metav1.DeletionPropagation
@@ -137,7 +145,7 @@ func (k *Deleter[T]) Recheck(ctx context.Context, batch []*engine.Decision) ([]e
 	out := make([]engine.Verdict, len(batch))
 	err := k.each(ctx, batch, func(ctx context.Context, i int, cs kubernetes.Interface) error {
 		d, det := batch[i], k.object(batch[i])
-		cur, err := k.API.Get(ctx, cs, det.Namespace, d.Name)
+		cur, err := k.API.In(cs, det.Namespace).Get(ctx, d.Name, metav1.GetOptions{})
 		switch {
 		case apierrors.IsNotFound(err):
 			out[i].Result = engine.GoneNow
@@ -213,7 +221,7 @@ func (k *Deleter[T]) Delete(ctx context.Context, batch []*engine.Decision) ([]en
 	err := k.each(ctx, batch, func(ctx context.Context, i int, cs kubernetes.Interface) error {
 		d, det := batch[i], k.object(batch[i])
 		uid := types.UID(det.UID)
-		err := k.API.Delete(ctx, cs, det.Namespace, d.Name, metav1.DeleteOptions{
+		err := k.API.In(cs, det.Namespace).Delete(ctx, d.Name, metav1.DeleteOptions{
 			Preconditions: &metav1.Preconditions{UID: &uid}, PropagationPolicy: k.API.Propagation})
 		out[i].Err = kube.DeleteError(err, fmt.Sprintf("%s %s/%s in %s", k.API.Resource, det.Namespace, d.Name, det.Cluster))
 		if outcome.Of(out[i].Err) == outcome.Unknown {

@@ -28,12 +28,7 @@ func podDeleter(cs kubernetes.Interface) *finished.Deleter[*corev1.Pod] {
 	return &finished.Deleter[*corev1.Pod]{
 		Client: func(string) (kubernetes.Interface, error) { return cs, nil },
 		API: finished.API[*corev1.Pod]{Resource: "pod",
-			Get: func(ctx context.Context, cs kubernetes.Interface, ns, name string) (*corev1.Pod, error) {
-				return cs.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
-			},
-			Delete: func(ctx context.Context, cs kubernetes.Interface, ns, name string, o metav1.DeleteOptions) error {
-				return cs.CoreV1().Pods(ns).Delete(ctx, name, o)
-			},
+			In: func(cs kubernetes.Interface, ns string) finished.Objects[*corev1.Pod] { return cs.CoreV1().Pods(ns) },
 			Still: func(p *corev1.Pod) string {
 				if p.Status.Phase != corev1.PodSucceeded {
 					return "no longer finished"

@@ -12,23 +12,23 @@ import (
 )
 
 // Module is the module of a kind of finished workloads (k8s-job,
-// k8s-pod) for the wiring: on with its section (section), made by from,
+// k8s-pod) for the wiring: on with its section (key), made by from,
 // it relies on the clusters' workloads, runs in each cluster's agent, and
 // asks the collector for the section's retention annotation and, with a
 // selector, the objects' labels.
 func Module[K interface {
 	*T
 	engine.Kind
-}, T any](name string, section func(*config.Config) *Retention,
+}, T any](name, key string,
 	from func(cfg *config.Config, client func(cluster string) (kubernetes.Interface, error)) K,
 	permissions perms.Set, gauges []layout.GaugeDef) kind.Module {
 	return kind.Module{
 		Name:  name,
-		On:    func(cfg *config.Config) bool { return section(cfg) != nil },
+		On:    func(cfg *config.Config) bool { return Section(cfg, key) != nil },
 		New:   kind.WithKube(from),
 		Reads: []string{inventory.ReadWorkloads},
 		Collect: func(cfg *config.Config) kind.Collect {
-			s := section(cfg)
+			s := Section(cfg, key)
 			if s == nil {
 				return kind.Collect{}
 			}
@@ -38,4 +38,9 @@ func Module[K interface {
 		Permissions: permissions,
 		Gauges:      gauges,
 	}
+}
+
+// Section is the file's retention section under key, nil when it has none.
+func Section(cfg *config.Config, key string) *Retention {
+	return config.SectionOf[Retention](cfg, key)
 }

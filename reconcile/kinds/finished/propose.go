@@ -4,6 +4,7 @@ import (
 	"strings"
 	"sync"
 
+	"reclaim.dev/reclaim/base/amount"
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/reconcile/engine"
 )
@@ -162,4 +163,18 @@ func (n Names) Owns(id string) bool { _, ok := ParseID(id, n.Resource); return o
 // ID names one of the kind's objects across the fleet.
 func (n Names) ID(cluster, namespace, name string) string {
 	return ID(cluster, n.Resource, namespace, name)
+}
+
+// Proposal starts the proposal of the object det describes, before its
+// verdict: its id across the fleet, its name, and the subnet addresses a
+// delete frees.
+func (n Names) Proposal(name string, det *Detail) engine.Proposal {
+	return engine.Proposal{ID: n.ID(det.Cluster, det.Namespace, name), Name: name, Detail: det,
+		Frees: amount.Free(int64(det.IPs), Addresses)}
+}
+
+// Keep is p kept, for reason, filed under class.
+func Keep(p *engine.Proposal, class, reason string) engine.Proposal {
+	p.Class, p.Reason = class, reason
+	return *p
 }

@@ -6,7 +6,6 @@
 package k8sjob
 
 import (
-	"context"
 	"fmt"
 	"slices"
 	"sort"
@@ -17,7 +16,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
-	"reclaim.dev/reclaim/base/amount"
 	config "reclaim.dev/reclaim/configs"
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/reconcile/engine"
@@ -58,12 +56,7 @@ func New(p Policy, client func(cluster string) (kubernetes.Interface, error)) *K
 	bg := metav1.DeletePropagationBackground
 	k := &Kind{Policy: p}
 	k.Base = finished.NewBase(names, Key, "Job", BatchSize, &k.Policy.Policy, client, finished.API[*batchv1.Job]{Resource: "job", Propagation: &bg,
-		Get: func(ctx context.Context, cs kubernetes.Interface, ns, name string) (*batchv1.Job, error) {
-			return cs.BatchV1().Jobs(ns).Get(ctx, name, metav1.GetOptions{})
-		},
-		Delete: func(ctx context.Context, cs kubernetes.Interface, ns, name string, o metav1.DeleteOptions) error {
-			return cs.BatchV1().Jobs(ns).Delete(ctx, name, o)
-		},
+		In:    func(cs kubernetes.Interface, ns string) finished.Objects[*batchv1.Job] { return cs.BatchV1().Jobs(ns) },
 		Still: stillFinished,
 	})
 	return k
@@ -78,9 +71,7 @@ func init() {
 }
 
 // SectionOf is the file's jobs section, nil when it has none.
-func SectionOf(cfg *config.Config) *finished.Retention {
-	return config.SectionOf[finished.Retention](cfg, Key)
-}
+func SectionOf(cfg *config.Config) *finished.Retention { return finished.Section(cfg, Key) }
 
 // FromConfig makes the kind from the jobs section; nil without one.
 func FromConfig(cfg *config.Config, client func(cluster string) (kubernetes.Interface, error)) *Kind {
@@ -151,24 +142,19 @@ func (k *Kind) propose(cluster string, j *inventory.Job, history map[string]stri
 	if j.CronJob != nil {
 		det.CronJob = j.CronJob.Name
 	}
-	p := engine.Proposal{ID: ID(cluster, j.Namespace, j.Name), Name: j.Name, Detail: det,
-		Frees: amount.Free(int64(ips), finished.Addresses)}
-	keep := func(class, reason string) engine.Proposal {
-		p.Class, p.Reason = class, reason
-		return p
-	}
+	p := names.Proposal(j.Name, det)
 	if j.Terminating {
-		return keep(finished.ClassDeleting, "already being deleted")
+		return finished.Keep(&p, finished.ClassDeleting, "already being deleted")
 	}
 	if j.Protected {
 		p.Class, p.Protected = finished.ClassProtected, "protected by the label "+k.Policy.ProtectLabel
 		return p
 	}
 	if why, ok := history[j.UID]; ok {
-		return keep(ClassHistory, why)
+		return finished.Keep(&p, ClassHistory, why)
 	}
 	if j.Finished.IsZero() {
-		return keep(finished.ClassNoFinished, j.Status+" but its condition has no transition time; reclaim cannot tell how long ago")
+		return finished.Keep(&p, finished.ClassNoFinished, j.Status+" but its condition has no transition time; reclaim cannot tell how long ago")
 	}
 	var why string
 	if j.TTL != nil {
@@ -176,7 +162,7 @@ func (k *Kind) propose(cluster string, j *inventory.Job, history map[string]stri
 		// clearly not doing its job (not running, or far behind).
 		due := j.Finished.Add(time.Duration(*j.TTL) * time.Second)
 		if now.Before(due.Add(k.Policy.TTLGrace)) {
-			return keep(ClassTTL, fmt.Sprintf("ttlSecondsAfterFinished %d: the TTL controller deletes it at %s", *j.TTL, fmtTime(due)))
+			return finished.Keep(&p, ClassTTL, fmt.Sprintf("ttlSecondsAfterFinished %d: the TTL controller deletes it at %s", *j.TTL, fmtTime(due)))
 		}
 		why = fmt.Sprintf("finished %s, past its ttlSecondsAfterFinished %d by more than %s: the TTL controller has not deleted it",
 			fmtTime(j.Finished), *j.TTL, config.Duration(k.Policy.TTLGrace))
@@ -184,7 +170,7 @@ func (k *Kind) propose(cluster string, j *inventory.Job, history map[string]stri
 	} else {
 		v := k.Policy.Retain(j.Status == "Complete", j.Finished, j.Retention, now)
 		if v.Keep != "" {
-			return keep(v.Keep, v.Reason)
+			return finished.Keep(&p, v.Keep, v.Reason)
 		}
 		why, p.CandidateFrom = v.Reason, v.Until
 	}

@@ -5,16 +5,13 @@
 package k8spod
 
 import (
-	"context"
 	"fmt"
 	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
-	"reclaim.dev/reclaim/base/amount"
 	config "reclaim.dev/reclaim/configs"
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/reconcile/engine"
@@ -54,12 +51,7 @@ type Kind struct {
 func New(p Policy, client func(cluster string) (kubernetes.Interface, error)) *Kind {
 	k := &Kind{Policy: p}
 	k.Base = finished.NewBase(names, Key, "Pod", BatchSize, &k.Policy.Policy, client, finished.API[*corev1.Pod]{Resource: "pod",
-		Get: func(ctx context.Context, cs kubernetes.Interface, ns, name string) (*corev1.Pod, error) {
-			return cs.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
-		},
-		Delete: func(ctx context.Context, cs kubernetes.Interface, ns, name string, o metav1.DeleteOptions) error {
-			return cs.CoreV1().Pods(ns).Delete(ctx, name, o)
-		},
+		In: func(cs kubernetes.Interface, ns string) finished.Objects[*corev1.Pod] { return cs.CoreV1().Pods(ns) },
 		Still: func(p *corev1.Pod) string {
 			if p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed {
 				return "no longer finished (phase " + string(p.Status.Phase) + ")"
@@ -81,16 +73,14 @@ func init() {
 // sameAnnotation: the collector reads one retention annotation for Jobs
 // and Pods, so the jobs and pods sections must name the same.
 func sameAnnotation(r *finished.Retention, c *config.Config, report *config.Report) {
-	j := config.SectionOf[finished.Retention](c, "jobs")
+	j := finished.Section(c, "jobs")
 	if j != nil && j.RetentionAnnotation != r.RetentionAnnotation {
 		report.Add("retentionAnnotation", "%q differs from jobs.retentionAnnotation %q — use one annotation for both", r.RetentionAnnotation, j.RetentionAnnotation)
 	}
 }
 
 // SectionOf is the file's pods section, nil when it has none.
-func SectionOf(cfg *config.Config) *finished.Retention {
-	return config.SectionOf[finished.Retention](cfg, Key)
-}
+func SectionOf(cfg *config.Config) *finished.Retention { return finished.Section(cfg, Key) }
 
 // FromConfig makes the kind from the pods section; nil without one.
 func FromConfig(cfg *config.Config, client func(cluster string) (kubernetes.Interface, error)) *Kind {
@@ -140,14 +130,9 @@ func (k *Kind) propose(c *finished.Cluster, pod *inventory.Pod, jobs map[string]
 	ips := finished.IPv4s(pod.IPs)
 	det := &finished.Detail{Cluster: c.Name, Namespace: pod.Namespace, UID: pod.UID, Status: pod.Phase, IPs: ips, Retention: pod.Retention, Labels: pod.Labels,
 		NamespaceLabels: c.NamespaceLabels[pod.Namespace]}
-	p := engine.Proposal{ID: ID(c.Name, pod.Namespace, pod.Name), Name: pod.Name, Detail: det,
-		Frees: amount.Free(int64(ips), finished.Addresses)}
-	keep := func(class, reason string) engine.Proposal {
-		p.Class, p.Reason = class, reason
-		return p
-	}
+	p := names.Proposal(pod.Name, det)
 	if pod.Terminating {
-		return keep(finished.ClassDeleting, "already being deleted")
+		return finished.Keep(&p, finished.ClassDeleting, "already being deleted")
 	}
 	owner := "no owner"
 	// from is when the pod's own evidence (and its Job's) made it a
@@ -166,10 +151,10 @@ func (k *Kind) propose(c *finished.Cluster, pod *inventory.Pod, jobs map[string]
 				owner = "its Job " + o.Name + " is gone"
 				terminal = false // since when, the pod does not say
 			case !j.Done():
-				return keep(ClassOwnerRunning, "its Job "+o.Name+" is still running: deleting the pod would fight the Job controller")
+				return finished.Keep(&p, ClassOwnerRunning, "its Job "+o.Name+" is still running: deleting the pod would fight the Job controller")
 			case j.Protected || j.Retention == "never":
 				// Whoever keeps the Job keeps its pods (and their logs).
-				return keep(finished.ClassProtected, "its Job "+o.Name+" is kept (protected, or retention never)")
+				return finished.Keep(&p, finished.ClassProtected, "its Job "+o.Name+" is kept (protected, or retention never)")
 			default:
 				owner = "its Job " + o.Name + " is " + j.Status
 				if j.Finished.IsZero() {
@@ -184,7 +169,7 @@ func (k *Kind) propose(c *finished.Cluster, pod *inventory.Pod, jobs map[string]
 		case slices.Contains(k.Policy.OwnerKinds, o.Kind):
 			owner = "owned by " + o.Kind + " " + o.Name + " (pods.ownerKinds)"
 		default:
-			return keep(ClassController, "owned by "+o.Kind+" "+o.Name+", whose controller acts on its pods")
+			return finished.Keep(&p, ClassController, "owned by "+o.Kind+" "+o.Name+", whose controller acts on its pods")
 		}
 	}
 	if pod.Protected {
@@ -194,7 +179,7 @@ func (k *Kind) propose(c *finished.Cluster, pod *inventory.Pod, jobs map[string]
 	fin := Finished(pod)
 	v := k.Policy.Retain(pod.Phase == "Succeeded", fin, pod.Retention, now)
 	if v.Keep != "" {
-		return keep(v.Keep, v.Reason)
+		return finished.Keep(&p, v.Keep, v.Reason)
 	}
 	p.Candidate, p.Identity, p.Sources, p.Created = true, pod.UID, c.Sources, pod.Created
 	if terminal {

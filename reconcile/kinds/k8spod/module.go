@@ -6,4 +6,4 @@ import "reclaim.dev/reclaim/reconcile/kinds/finished"
 // a pods section, it relies on the clusters' workloads, and asks the
 // collector for the section's retention annotation and, with a selector,
 // the labels (finished.Module).
-var Module = finished.Module(Name, SectionOf, FromConfig, Permissions, Gauges)
+var Module = finished.Module(Name, Key, FromConfig, Permissions, Gauges)

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
 	"reclaim.dev/reclaim/base/amount"
@@ -212,11 +211,8 @@ func (k *Kind) deleter() *finished.Deleter[*corev1.PersistentVolumeClaim] {
 				return finished.Target{Cluster: det.Cluster, Namespace: det.Location, UID: det.UID}
 			},
 			API: finished.API[*corev1.PersistentVolumeClaim]{Resource: "pvc",
-				Get: func(ctx context.Context, cs kubernetes.Interface, ns, name string) (*corev1.PersistentVolumeClaim, error) {
-					return cs.CoreV1().PersistentVolumeClaims(ns).Get(ctx, name, metav1.GetOptions{})
-				},
-				Delete: func(ctx context.Context, cs kubernetes.Interface, ns, name string, o metav1.DeleteOptions) error {
-					return cs.CoreV1().PersistentVolumeClaims(ns).Delete(ctx, name, o)
+				In: func(cs kubernetes.Interface, ns string) finished.Objects[*corev1.PersistentVolumeClaim] {
+					return cs.CoreV1().PersistentVolumeClaims(ns)
 				},
 			}}
 	})
