@@ -74,7 +74,7 @@ func TestAKindRelyingOnAnUnregisteredReadIsRefused(t *testing.T) {
 	saved := Registered
 	t.Cleanup(func() { Registered = saved })
 	Registered = append(Registered[:len(Registered):len(Registered)], kind.Module{Name: "typo-kind", Clouds: []string{"gec"},
-		On: saved[0].On, New: saved[0].New})
+		Section: saved[0].Section, On: saved[0].On, New: saved[0].New})
 	_, err := New(context.Background(), enginetest.DiskConfig(t, srv.URL()), Deps{Store: state.NewMemoryStore(engine.NewState()), Audit: audit.New(io.Discard)})
 	if err == nil || !strings.Contains(err.Error(), `"gec"`) {
 		t.Fatalf("error %v, want one naming the read", err)

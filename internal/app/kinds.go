@@ -54,7 +54,7 @@ type Modules []kind.Module
 func On(cfg *config.Config) Modules {
 	var out Modules
 	for _, m := range Registered {
-		if m.On(cfg) {
+		if m.IsOn(cfg) {
 			out = append(out, m)
 		}
 	}

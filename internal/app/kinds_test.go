@@ -39,7 +39,7 @@ func TestAKindIsAskedWhetherItIsOnOnce(t *testing.T) {
 	_, srv, _ := orphanWorld(t, &now, nil)
 	asked := 0
 	withModule(t, gcedisk.Name, func(m *kind.Module) {
-		on := m.On
+		on := m.IsOn
 		m.On = func(cfg *config.Config) bool { asked++; return on(cfg) }
 	})
 	clusters := func(context.Context) []inventory.ClusterRefs {

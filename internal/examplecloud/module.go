@@ -15,10 +15,10 @@ import (
 // registers it). On with its section, it reads its own cloud (Open,
 // Reader), named after the kind: its client is Clients.Clouds[Name].
 var Module = kind.Module{
-	Name:  Name,
-	On:    func(cfg *config.Config) bool { return SectionOf(cfg) != nil },
-	New:   kind.WithCloud(Name, FromConfig),
-	Cloud: &kind.Cloud{Open: Open, Read: Reader},
+	Name:    Name,
+	Section: Key,
+	New:     kind.WithCloud(Name, FromConfig),
+	Cloud:   &kind.Cloud{Open: Open, Read: Reader},
 }
 
 // Open makes the kind's client from its section. A real kind's builds its

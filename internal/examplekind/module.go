@@ -1,7 +1,6 @@
 package examplekind
 
 import (
-	config "reclaim.dev/reclaim/configs"
 	"reclaim.dev/reclaim/reconcile/kinds/kind"
 )
 
@@ -10,8 +9,8 @@ import (
 // registers it). On with its section, it taps ConfigMaps and deletes
 // through each cluster's client.
 var Module = kind.Module{
-	Name: Name,
-	On:   func(cfg *config.Config) bool { return config.SectionOf[Section](cfg, Key) != nil },
-	New:  kind.WithKube(FromConfig),
-	Taps: Taps,
+	Name:    Name,
+	Section: Key,
+	New:     kind.WithKube(FromConfig),
+	Taps:    Taps,
 }

@@ -1,7 +1,6 @@
 package ebsvolume
 
 import (
-	config "reclaim.dev/reclaim/configs"
 	"reclaim.dev/reclaim/reconcile/kinds/kind"
 )
 
@@ -10,7 +9,7 @@ import (
 // taps each cluster's volumes and claims.
 var Module = kind.Module{
 	Name:        Name,
-	On:          func(cfg *config.Config) bool { return SectionOf(cfg) != nil },
+	Section:     Key,
 	New:         kind.WithCloud(Name, FromConfig),
 	Taps:        Taps,
 	Cloud:       &kind.Cloud{Open: Open, Read: Reader},

@@ -1,7 +1,6 @@
 package ecrimage
 
 import (
-	config "reclaim.dev/reclaim/configs"
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/reconcile/kinds/kind"
 )
@@ -11,7 +10,7 @@ import (
 // ecr-image-users reads.
 var Module = kind.Module{
 	Name:        Name,
-	On:          func(cfg *config.Config) bool { return SectionOf(cfg) != nil },
+	Section:     Key,
 	New:         kind.WithCloud(Source, FromConfig),
 	Reads:       []string{inventory.ReadImages},
 	Clouds:      []string{Source, UsersSource},

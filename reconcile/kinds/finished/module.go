@@ -23,10 +23,10 @@ func Module[K interface {
 	from func(cfg *config.Config, client func(cluster string) (kubernetes.Interface, error)) K,
 	permissions perms.Set, gauges []layout.GaugeDef) kind.Module {
 	return kind.Module{
-		Name:  name,
-		On:    func(cfg *config.Config) bool { return Section(cfg, key) != nil },
-		New:   kind.WithKube(from),
-		Reads: []string{inventory.ReadWorkloads},
+		Name:    name,
+		Section: key,
+		New:     kind.WithKube(from),
+		Reads:   []string{inventory.ReadWorkloads},
 		Collect: func(cfg *config.Config) kind.Collect {
 			s := Section(cfg, key)
 			if s == nil {

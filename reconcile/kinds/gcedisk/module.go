@@ -1,7 +1,6 @@
 package gcedisk
 
 import (
-	config "reclaim.dev/reclaim/configs"
 	"reclaim.dev/reclaim/reconcile/kinds/kind"
 )
 
@@ -9,7 +8,7 @@ import (
 // gce section, reading disks and quotas through the shared gce read.
 var Module = kind.Module{
 	Name:        Name,
-	On:          func(cfg *config.Config) bool { return GCEOf(cfg) != nil },
+	Section:     GCEKey,
 	New:         kind.WithCloud(Source, FromConfig),
 	Clouds:      []string{Source},
 	Permissions: Permissions,

@@ -22,9 +22,11 @@ import (
 type Module struct {
 	// Name is the kind's (engine.Kind's Name).
 	Name string
-	// On says whether the config turns the kind on. The wiring asks it
-	// once per config, and then only of the kinds that are on makes them,
-	// taps clusters, opens clouds and reads what they rely on.
+	// Section is the config section that turns the kind on: the kind is
+	// on when the file has it.
+	Section string
+	// On, if set, says instead whether the config turns the kind on (a
+	// kind that is always on).
 	On func(cfg *config.Config) bool
 	// New makes the kind from the config and the run's clients; the
 	// wiring calls it only when On. Clients may be empty (a plan only, or
@@ -61,6 +63,16 @@ type Module struct {
 	Permissions perms.Set
 	// Gauges are the metrics the kind's View samples.
 	Gauges []layout.GaugeDef
+}
+
+// IsOn says whether cfg turns the kind on. The wiring asks it once per
+// config, and then only of the kinds that are on makes them, taps
+// clusters, opens clouds and reads what they rely on.
+func (m Module) IsOn(cfg *config.Config) bool {
+	if m.On != nil {
+		return m.On(cfg)
+	}
+	return cfg != nil && m.Section != "" && cfg.Has(m.Section)
 }
 
 // Clients are what kinds delete through, built once per run.

@@ -1,7 +1,6 @@
 package netiface
 
 import (
-	config "reclaim.dev/reclaim/configs"
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/reconcile/kinds/kind"
 )
@@ -10,7 +9,7 @@ import (
 // an ec2 section, it relies on the clusters' workloads and the ec2 read.
 var Module = kind.Module{
 	Name:        Name,
-	On:          func(cfg *config.Config) bool { return SectionOf(cfg) != nil },
+	Section:     Key,
 	New:         kind.WithCloud(Source, FromConfig),
 	Reads:       []string{inventory.ReadWorkloads},
 	Clouds:      []string{Source},
