@@ -142,7 +142,6 @@ type Kind struct {
 	api API
 }
 
-// FromConfig makes the kind; nil when the section is absent.
 // FromConfig makes the kind with the client its cloud was opened with (an
 // API; nil before one is); nil when the section is absent.
 func FromConfig(cfg *config.Config, client any) *Kind {
