@@ -11,7 +11,9 @@
 // Action=…&Version=2016-11-15, list parameters as VolumeId.1, TagSpecification.1.Tag.1.Key;
 // XML answers in the http://ec2.amazonaws.com/doc/2016-11-15/ namespace with
 // <requestId>; errors as <Response><Errors><Error><Code/><Message/></Error></Errors><RequestID/></Response>
-// without a namespace, HTTP status per code (see FailPage).
+// without a namespace, EC2's HTTP status per code (fakeapi.QueryStatus:
+// RequestLimitExceeded and Unavailable 503, InternalError 500,
+// UnauthorizedOperation 403, AuthFailure 401, others 400).
 //
 // Service Quotas: POST / with Content-Type application/x-amz-json-1.1 and
 // X-Amz-Target ServiceQuotasV20190624.ListServiceQuotas, a JSON body
@@ -45,9 +47,8 @@
 package ebsfake
 
 import (
-	"crypto/sha256"
+	"cmp"
 	"encoding/base64"
-	"encoding/hex"
 	"encoding/json"
 	"encoding/xml"
 	"fmt"
@@ -176,27 +177,24 @@ type Server struct {
 	// Counter counts requests by operation (Calls, CallCounts, TotalCalls,
 	// MutatingCalls, ResetCalls).
 	fakeapi.Counter
+	// Injected holds the faults (FailNext, FailPage, FailPageMessage,
+	// ClearFaults, LoseDeleteResponses).
+	fakeapi.Injected
 
-	mu         sync.Mutex
-	opts       Options
-	volumes    map[string]map[string]*Volume // account -> id -> volume
-	snapshots  []Snapshot
-	quotas     map[string][]quota // account -> quotas of service code ebs
-	faults     fakeapi.Queue
-	loseDelete int
-	seq        atomic.Uint64
+	mu        sync.Mutex
+	opts      Options
+	volumes   map[string]map[string]*Volume // account -> id -> volume
+	snapshots []Snapshot
+	quotas    map[string][]quota // account -> quotas of service code ebs
+	seq       atomic.Uint64
 
 	ln fakeapi.Listener
 }
 
 // New returns a fake that is not listening: it is an http.Handler.
 func New(opts Options) *Server {
-	if opts.Region == "" {
-		opts.Region = "us-east-1"
-	}
-	if opts.Account == "" {
-		opts.Account = DefaultAccount
-	}
+	opts.Region = cmp.Or(opts.Region, "us-east-1")
+	opts.Account = cmp.Or(opts.Account, DefaultAccount)
 	if opts.Logf == nil {
 		opts.Logf = log.Printf
 	}
@@ -274,25 +272,23 @@ func (s *Server) find(id string) *Volume {
 
 // Attach attaches a volume to an instance (state in-use); false if it does not exist.
 func (s *Server) Attach(id, instance string) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	v := s.find(id)
-	if v == nil {
-		return false
-	}
-	v.Instances, v.State = append(v.Instances, instance), "in-use"
-	return true
+	return s.update(id, func(v *Volume) { v.Instances, v.State = append(v.Instances, instance), "in-use" })
 }
 
 // SetState sets a volume's state (creating, deleting, error…) as is.
 func (s *Server) SetState(id, state string) bool {
+	return s.update(id, func(v *Volume) { v.State = state })
+}
+
+// update changes volume id under the lock; false if it does not exist.
+func (s *Server) update(id string, change func(*Volume)) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	v := s.find(id)
 	if v == nil {
 		return false
 	}
-	v.State = state
+	change(v)
 	return true
 }
 
@@ -331,63 +327,23 @@ func (s *Server) SetQuota(account, code, name string, value float64, unit string
 	s.quotas[account] = append(q, quota{code, name, unit, value})
 }
 
-// ---- faults ----
-
-// FailNext makes the next n requests of op ("*": any; n <= 0: every one)
-// answer code instead of being handled.
-func (s *Server) FailNext(op, code string, n int) { s.FailPage(op, 0, code, n) }
-
-// FailPage is FailNext for the requests of page number page only (1: the
-// request without NextToken; 0: any). The HTTP status is the service's for
-// the code: EC2's RequestLimitExceeded and Unavailable 503, InternalError
-// 500, UnauthorizedOperation 403, AuthFailure 401, others 400; Service
-// Quotas' ServiceException 500, others 400.
-func (s *Server) FailPage(op string, page int, code string, n int) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.faults.Add(op, fakeapi.Fault{Code: code, Page: page, N: n})
-}
-
-// ClearFaults drops every queued fault and lost response.
-func (s *Server) ClearFaults() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.faults.Clear()
-	s.loseDelete = 0
-}
-
-// LoseDeleteResponses makes the next n DeleteVolume requests that would
-// succeed delete the volume and answer 500 InternalError, as if the response
-// were lost: the client retries and meets InvalidVolume.NotFound.
-func (s *Server) LoseDeleteResponses(n int) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.loseDelete = n
-}
-
 // ---- wire ----
 
-type apiError struct {
-	status        int
-	code, message string
+// errorf is the error code answers (fakeapi.QueryErrorf), with its status
+// (statusOf).
+func errorf(code, format string, args ...any) *fakeapi.QueryError {
+	e := fakeapi.QueryErrorf(code, format, args...)
+	e.Status = statusOf(code)
+	return e
 }
 
-func errorf(code, format string, args ...any) *apiError {
-	return &apiError{status: statusOf(code), code: code, message: fmt.Sprintf(format, args...)}
-}
-
+// statusOf is EC2's status for code (fakeapi.QueryStatus), and 500 for
+// Service Quotas' ServiceException.
 func statusOf(code string) int {
-	switch code {
-	case CodeRequestLimitExceeded, CodeUnavailable:
-		return http.StatusServiceUnavailable
-	case CodeInternalError, CodeServiceException:
+	if code == CodeServiceException {
 		return http.StatusInternalServerError
-	case CodeUnauthorizedOperation:
-		return http.StatusForbidden
-	case CodeAuthFailure:
-		return http.StatusUnauthorized
 	}
-	return http.StatusBadRequest
+	return fakeapi.QueryStatus(code)
 }
 
 func defaultMessage(code, op string) string {
@@ -412,8 +368,8 @@ func (s *Server) writeXML(w http.ResponseWriter, v any) {
 	}
 }
 
-func (s *Server) writeXMLError(w http.ResponseWriter, e *apiError) {
-	fakeapi.WriteQueryError(w, e.status, e.code, e.message, s.requestID())
+func (s *Server) writeXMLError(w http.ResponseWriter, e *fakeapi.QueryError) {
+	fakeapi.WriteQueryError(w, e.Status, e.Code, e.Message, s.requestID())
 }
 
 const jsonType = "application/x-amz-json-1.1"
@@ -426,11 +382,11 @@ func (s *Server) writeJSON(w http.ResponseWriter, v any) {
 	_, _ = w.Write(b)
 }
 
-func (s *Server) writeJSONError(w http.ResponseWriter, e *apiError) {
-	b, _ := json.Marshal(map[string]string{"__type": e.code, "message": e.message})
+func (s *Server) writeJSONError(w http.ResponseWriter, e *fakeapi.QueryError) {
+	b, _ := json.Marshal(map[string]string{"__type": e.Code, "message": e.Message})
 	w.Header().Set("Content-Type", jsonType)
 	w.Header().Set("X-Amzn-Requestid", s.requestID())
-	w.WriteHeader(e.status)
+	w.WriteHeader(e.Status)
 	_, _ = w.Write(b)
 }
 
@@ -447,7 +403,7 @@ func credential(auth string) (region, service, key string, ok bool) {
 }
 
 // auth checks the scope and returns the request's account.
-func (s *Server) auth(req *http.Request, service, code string) (string, *apiError) {
+func (s *Server) auth(req *http.Request, service, code string) (string, *fakeapi.QueryError) {
 	region, svc, key, ok := credential(req.Header.Get("Authorization"))
 	switch {
 	case !ok:
@@ -502,14 +458,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		return
 	}
 	page := 1
-	if t, ok := parseToken(req.Form.Get("NextToken")); ok {
-		page = t.page
+	if t, ok := fakeapi.ParsePageToken(req.Form.Get("NextToken")); ok {
+		page = t.Page
 	}
-	s.mu.Lock()
-	f := s.faults.Take(op, page)
-	s.mu.Unlock()
-	if f != nil {
-		s.writeXMLError(w, &apiError{status: statusOf(f.Code), code: f.Code, message: defaultMessage(f.Code, op)})
+	if f := s.TakeFault(op, page); f != nil {
+		s.writeXMLError(w, f.Answer(statusOf(f.Code), defaultMessage(f.Code, op)))
 		return
 	}
 	var out any
@@ -534,78 +487,7 @@ func (s *Server) delay(req *http.Request) bool {
 	return fakeapi.Delay(req.Context(), s.opts.Latency)
 }
 
-// ---- EC2 parameters ----
-
-func list(form url.Values, name string) []string {
-	var out []string
-	for i := 1; ; i++ {
-		v, ok := form[name+"."+strconv.Itoa(i)]
-		if !ok {
-			return out
-		}
-		out = append(out, v...)
-	}
-}
-
-type token struct {
-	page  int
-	after string
-	query string
-}
-
-func (t token) String() string {
-	return base64.RawURLEncoding.EncodeToString([]byte(strconv.Itoa(t.page) + "|" + t.after + "|" + t.query))
-}
-
-func parseToken(s string) (token, bool) {
-	if s == "" {
-		return token{}, false
-	}
-	b, err := base64.RawURLEncoding.DecodeString(s)
-	if err != nil {
-		return token{}, false
-	}
-	p := strings.SplitN(string(b), "|", 3)
-	if len(p) != 3 {
-		return token{}, false
-	}
-	n, err := strconv.Atoi(p[0])
-	if err != nil || n < 2 {
-		return token{}, false
-	}
-	return token{page: n, after: p[1], query: p[2]}, true
-}
-
-// fingerprint ties a token to the query it was issued for.
-func fingerprint(form url.Values, skip ...string) string {
-	h := sha256.New()
-	for _, k := range slices.Sorted(maps.Keys(form)) {
-		if k == "NextToken" || k == "MaxResults" || slices.Contains(skip, k) {
-			continue
-		}
-		fmt.Fprintf(h, "%s=%q;", k, form[k])
-	}
-	return hex.EncodeToString(h.Sum(nil))[:16]
-}
-
 // ---- DescribeVolumes ----
-
-type xmlTag struct {
-	Key   string `xml:"key"`
-	Value string `xml:"value"`
-}
-
-type set[T any] struct {
-	Items []T `xml:"item"`
-}
-
-func tagSet(tags map[string]string) set[xmlTag] {
-	var out set[xmlTag]
-	for _, k := range slices.Sorted(maps.Keys(tags)) {
-		out.Items = append(out.Items, xmlTag{Key: k, Value: tags[k]})
-	}
-	return out
-}
 
 type xmlAttachment struct {
 	VolumeID            string `xml:"volumeId"`
@@ -617,27 +499,27 @@ type xmlAttachment struct {
 }
 
 type xmlVolume struct {
-	VolumeID           string             `xml:"volumeId"`
-	Size               int64              `xml:"size"`
-	SnapshotID         string             `xml:"snapshotId"`
-	AvailabilityZone   string             `xml:"availabilityZone"`
-	Status             string             `xml:"status"`
-	CreateTime         string             `xml:"createTime"`
-	AttachmentSet      set[xmlAttachment] `xml:"attachmentSet"`
-	TagSet             *set[xmlTag]       `xml:"tagSet"`
-	VolumeType         string             `xml:"volumeType"`
-	Iops               int32              `xml:"iops,omitempty"`
-	Throughput         int32              `xml:"throughput,omitempty"`
-	Encrypted          bool               `xml:"encrypted"`
-	MultiAttachEnabled bool               `xml:"multiAttachEnabled"`
+	VolumeID           string                          `xml:"volumeId"`
+	Size               int64                           `xml:"size"`
+	SnapshotID         string                          `xml:"snapshotId"`
+	AvailabilityZone   string                          `xml:"availabilityZone"`
+	Status             string                          `xml:"status"`
+	CreateTime         string                          `xml:"createTime"`
+	AttachmentSet      fakeapi.XMLSet[xmlAttachment]   `xml:"attachmentSet"`
+	TagSet             *fakeapi.XMLSet[fakeapi.XMLTag] `xml:"tagSet"`
+	VolumeType         string                          `xml:"volumeType"`
+	Iops               int32                           `xml:"iops,omitempty"`
+	Throughput         int32                           `xml:"throughput,omitempty"`
+	Encrypted          bool                            `xml:"encrypted"`
+	MultiAttachEnabled bool                            `xml:"multiAttachEnabled"`
 }
 
 type describeVolumesResponse struct {
-	XMLName   xml.Name       `xml:"DescribeVolumesResponse"`
-	Xmlns     string         `xml:"xmlns,attr"`
-	RequestID string         `xml:"requestId"`
-	VolumeSet set[xmlVolume] `xml:"volumeSet"`
-	NextToken string         `xml:"nextToken,omitempty"`
+	XMLName   xml.Name                  `xml:"DescribeVolumesResponse"`
+	Xmlns     string                    `xml:"xmlns,attr"`
+	RequestID string                    `xml:"requestId"`
+	VolumeSet fakeapi.XMLSet[xmlVolume] `xml:"volumeSet"`
+	NextToken string                    `xml:"nextToken,omitempty"`
 }
 
 const timeFormat = "2006-01-02T15:04:05.000Z"
@@ -655,20 +537,20 @@ func toXML(v *Volume) xmlVolume {
 		})
 	}
 	if len(v.Tags) > 0 {
-		ts := tagSet(v.Tags)
+		ts := fakeapi.TagSet(v.Tags)
 		x.TagSet = &ts
 	}
 	return x
 }
 
-func checkVolumeID(id string) *apiError {
+func checkVolumeID(id string) *fakeapi.QueryError {
 	if !strings.HasPrefix(id, "vol-") || len(id) < len("vol-")+8 {
 		return errorf(CodeVolumeMalformed, "Invalid id: \"%s\" (expecting \"vol-...\")", id)
 	}
 	return nil
 }
 
-func (s *Server) describeVolumes(account string, form url.Values) (any, *apiError) {
+func (s *Server) describeVolumes(account string, form url.Values) (any, *fakeapi.QueryError) {
 	size := 0
 	if v := form.Get("MaxResults"); v != "" {
 		n, err := strconv.Atoi(v)
@@ -677,20 +559,20 @@ func (s *Server) describeVolumes(account string, form url.Values) (any, *apiErro
 		}
 		size = min(n, MaxPageSize)
 	}
-	ids := list(form, "VolumeId")
+	ids := fakeapi.QueryList(form, "VolumeId")
 	if len(ids) > 0 && size > 0 {
 		return nil, errorf(CodeInvalidParameterCombination, "The parameter volumeSet cannot be used with the parameter maxResults")
 	}
-	if len(list(form, "Filter.1.Value")) > 0 {
+	if len(fakeapi.QueryList(form, "Filter.1.Value")) > 0 {
 		return nil, errorf(CodeInvalidParameterValue, "ebsfake: filters are not supported")
 	}
 	after, page := "", 1
 	if tok := form.Get("NextToken"); tok != "" {
-		t, ok := parseToken(tok)
-		if !ok || t.query != fingerprint(form) {
+		t, ok := fakeapi.ParsePageToken(tok)
+		if !ok || t.Query != fakeapi.QueryFingerprint(form) {
 			return nil, errorf(CodeInvalidNextToken, "The specified NextToken is not valid.")
 		}
-		after, page = t.after, t.page
+		after, page = t.After, t.Page
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -715,7 +597,7 @@ func (s *Server) describeVolumes(account string, form url.Values) (any, *apiErro
 			continue
 		}
 		if size > 0 && len(out.VolumeSet.Items) == size {
-			out.NextToken = token{page: page + 1, after: out.VolumeSet.Items[size-1].VolumeID, query: fingerprint(form)}.String()
+			out.NextToken = fakeapi.PageToken{Page: page + 1, After: out.VolumeSet.Items[size-1].VolumeID, Query: fakeapi.QueryFingerprint(form)}.String()
 			break
 		}
 		out.VolumeSet.Items = append(out.VolumeSet.Items, toXML(vols[id]))
@@ -732,7 +614,7 @@ type deleteVolumeResponse struct {
 	Return    bool     `xml:"return"`
 }
 
-func (s *Server) deleteVolume(account string, form url.Values) (any, *apiError) {
+func (s *Server) deleteVolume(account string, form url.Values) (any, *fakeapi.QueryError) {
 	id := form.Get("VolumeId")
 	if id == "" {
 		return nil, errorf(CodeMissingParameter, "The request must contain the parameter volume")
@@ -752,8 +634,7 @@ func (s *Server) deleteVolume(account string, form url.Values) (any, *apiError) 
 		return nil, errorf(CodeIncorrectState, "The volume '%s' is '%s'", id, v.State)
 	}
 	delete(s.volumes[account], id)
-	if s.loseDelete > 0 {
-		s.loseDelete--
+	if s.LoseResponse() {
 		return nil, errorf(CodeInternalError, "An internal error has occurred")
 	}
 	return &deleteVolumeResponse{Xmlns: Namespace, RequestID: s.requestID(), Return: true}, nil
@@ -762,22 +643,22 @@ func (s *Server) deleteVolume(account string, form url.Values) (any, *apiError) 
 // ---- CreateSnapshot ----
 
 type createSnapshotResponse struct {
-	XMLName     xml.Name     `xml:"CreateSnapshotResponse"`
-	Xmlns       string       `xml:"xmlns,attr"`
-	RequestID   string       `xml:"requestId"`
-	SnapshotID  string       `xml:"snapshotId"`
-	VolumeID    string       `xml:"volumeId"`
-	Status      string       `xml:"status"`
-	StartTime   string       `xml:"startTime"`
-	Progress    string       `xml:"progress"`
-	OwnerID     string       `xml:"ownerId"`
-	VolumeSize  int64        `xml:"volumeSize"`
-	Description string       `xml:"description"`
-	Encrypted   bool         `xml:"encrypted"`
-	TagSet      *set[xmlTag] `xml:"tagSet"`
+	XMLName     xml.Name                        `xml:"CreateSnapshotResponse"`
+	Xmlns       string                          `xml:"xmlns,attr"`
+	RequestID   string                          `xml:"requestId"`
+	SnapshotID  string                          `xml:"snapshotId"`
+	VolumeID    string                          `xml:"volumeId"`
+	Status      string                          `xml:"status"`
+	StartTime   string                          `xml:"startTime"`
+	Progress    string                          `xml:"progress"`
+	OwnerID     string                          `xml:"ownerId"`
+	VolumeSize  int64                           `xml:"volumeSize"`
+	Description string                          `xml:"description"`
+	Encrypted   bool                            `xml:"encrypted"`
+	TagSet      *fakeapi.XMLSet[fakeapi.XMLTag] `xml:"tagSet"`
 }
 
-func (s *Server) createSnapshot(account string, form url.Values) (any, *apiError) {
+func (s *Server) createSnapshot(account string, form url.Values) (any, *fakeapi.QueryError) {
 	id := form.Get("VolumeId")
 	if id == "" {
 		return nil, errorf(CodeMissingParameter, "The request must contain the parameter VolumeId")
@@ -816,7 +697,7 @@ func (s *Server) createSnapshot(account string, form url.Values) (any, *apiError
 		Status: "pending", StartTime: snap.Started.Format(timeFormat), OwnerID: account, VolumeSize: v.SizeGiB,
 		Description: snap.Description, Encrypted: v.Encrypted}
 	if len(tags) > 0 {
-		ts := tagSet(tags)
+		ts := fakeapi.TagSet(tags)
 		out.TagSet = &ts
 	}
 	return out, nil
@@ -825,21 +706,21 @@ func (s *Server) createSnapshot(account string, form url.Values) (any, *apiError
 // ---- DescribeSnapshots ----
 
 type describeSnapshotsResponse struct {
-	XMLName     xml.Name         `xml:"DescribeSnapshotsResponse"`
-	Xmlns       string           `xml:"xmlns,attr"`
-	RequestID   string           `xml:"requestId"`
-	SnapshotSet set[xmlSnapshot] `xml:"snapshotSet"`
+	XMLName     xml.Name                    `xml:"DescribeSnapshotsResponse"`
+	Xmlns       string                      `xml:"xmlns,attr"`
+	RequestID   string                      `xml:"requestId"`
+	SnapshotSet fakeapi.XMLSet[xmlSnapshot] `xml:"snapshotSet"`
 }
 
 type xmlSnapshot struct {
-	SnapshotID  string       `xml:"snapshotId"`
-	VolumeID    string       `xml:"volumeId"`
-	Status      string       `xml:"status"`
-	StartTime   string       `xml:"startTime"`
-	Progress    string       `xml:"progress"`
-	OwnerID     string       `xml:"ownerId"`
-	Description string       `xml:"description"`
-	TagSet      *set[xmlTag] `xml:"tagSet"`
+	SnapshotID  string                          `xml:"snapshotId"`
+	VolumeID    string                          `xml:"volumeId"`
+	Status      string                          `xml:"status"`
+	StartTime   string                          `xml:"startTime"`
+	Progress    string                          `xml:"progress"`
+	OwnerID     string                          `xml:"ownerId"`
+	Description string                          `xml:"description"`
+	TagSet      *fakeapi.XMLSet[fakeapi.XMLTag] `xml:"tagSet"`
 }
 
 // SetSnapshotState sets a snapshot's state (error, to test a failed one).
@@ -858,8 +739,8 @@ func (s *Server) SetSnapshotState(id, state string) bool {
 // describeSnapshots answers with the account's own snapshots matching the
 // SnapshotId.N list and the volume-id and tag:KEY filters (one page). A
 // pending snapshot completes after Options.SnapshotPolls answers.
-func (s *Server) describeSnapshots(account string, form url.Values) (any, *apiError) {
-	ids := list(form, "SnapshotId")
+func (s *Server) describeSnapshots(account string, form url.Values) (any, *fakeapi.QueryError) {
+	ids := fakeapi.QueryList(form, "SnapshotId")
 	type filter struct {
 		name   string
 		values []string
@@ -874,7 +755,7 @@ func (s *Server) describeSnapshots(account string, form url.Values) (any, *apiEr
 		if n[0] != "volume-id" && !strings.HasPrefix(n[0], "tag:") {
 			return nil, errorf(CodeInvalidParameterValue, "The filter '%s' is invalid", n[0])
 		}
-		filters = append(filters, filter{n[0], list(form, p+".Value")})
+		filters = append(filters, filter{n[0], fakeapi.QueryList(form, p+".Value")})
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -915,7 +796,7 @@ func (s *Server) describeSnapshots(account string, form url.Values) (any, *apiEr
 		x := xmlSnapshot{SnapshotID: sn.ID, VolumeID: sn.VolumeID, Status: sn.State, StartTime: sn.Started.Format(timeFormat),
 			Progress: progress, OwnerID: account, Description: sn.Description}
 		if len(sn.Tags) > 0 {
-			ts := tagSet(sn.Tags)
+			ts := fakeapi.TagSet(sn.Tags)
 			x.TagSet = &ts
 		}
 		out.SnapshotSet.Items = append(out.SnapshotSet.Items, x)
@@ -967,7 +848,7 @@ func (s *Server) serveQuotas(w http.ResponseWriter, req *http.Request, target st
 	}
 	account, e := s.auth(req, "servicequotas", CodeUnrecognizedClient)
 	if e != nil {
-		e.status = http.StatusBadRequest
+		e.Status = http.StatusBadRequest
 		s.writeJSONError(w, e)
 		return
 	}
@@ -983,19 +864,16 @@ func (s *Server) serveQuotas(w http.ResponseWriter, req *http.Request, target st
 	start, page := 0, 1
 	if in.NextToken != "" {
 		raw, _ := base64.StdEncoding.DecodeString(in.NextToken)
-		t, ok := parseToken(base64.RawURLEncoding.EncodeToString(raw))
-		n, err := strconv.Atoi(t.after)
-		if !ok || err != nil || t.query != in.ServiceCode {
+		t, ok := fakeapi.ParsePageToken(base64.RawURLEncoding.EncodeToString(raw))
+		n, err := strconv.Atoi(t.After)
+		if !ok || err != nil || t.Query != in.ServiceCode {
 			s.writeJSONError(w, errorf(CodeInvalidPaginationTk, "Invalid pagination token"))
 			return
 		}
-		start, page = n, t.page
+		start, page = n, t.Page
 	}
-	s.mu.Lock()
-	f := s.faults.Take(op, page)
-	s.mu.Unlock()
-	if f != nil {
-		s.writeJSONError(w, &apiError{status: statusOf(f.Code), code: f.Code, message: defaultMessage(f.Code, op)})
+	if f := s.TakeFault(op, page); f != nil {
+		s.writeJSONError(w, f.Answer(statusOf(f.Code), defaultMessage(f.Code, op)))
 		return
 	}
 	size := MaxQuotaResults
@@ -1021,7 +899,7 @@ func (s *Server) serveQuotas(w http.ResponseWriter, req *http.Request, target st
 	for i := start; i < len(qs); i++ {
 		if len(out.Quotas) == size {
 			// Service Quotas' tokens are standard base64 (^[a-zA-Z0-9/+]*={0,2}$).
-			raw, _ := base64.RawURLEncoding.DecodeString(token{page: page + 1, after: strconv.Itoa(i), query: in.ServiceCode}.String())
+			raw, _ := base64.RawURLEncoding.DecodeString(fakeapi.PageToken{Page: page + 1, After: strconv.Itoa(i), Query: in.ServiceCode}.String())
 			out.NextToken = base64.StdEncoding.EncodeToString(raw)
 			break
 		}

@@ -42,9 +42,8 @@
 package ec2fake
 
 import (
+	"cmp"
 	"crypto/sha256"
-	"encoding/base64"
-	"encoding/hex"
 	"encoding/xml"
 	"fmt"
 	"log"
@@ -210,19 +209,20 @@ type Server struct {
 	// Counter counts requests by action (Calls, CallCounts, TotalCalls,
 	// MutatingCalls, ResetCalls).
 	fakeapi.Counter
+	// Injected holds the faults (FailNext, FailPage, FailPageMessage,
+	// ClearFaults, LoseDeleteResponses).
+	fakeapi.Injected
 
-	mu         sync.Mutex
-	opts       Options
-	subnets    map[string]*subnet
-	ifaces     map[string]*Interface
-	ids        []string // sorted interface ids, lazily
-	dirty      bool
-	faults     fakeapi.Queue
-	loseDelete int
-	limiters   map[string]*rate.Limiter
-	throttled  int
-	latency    time.Duration
-	seq        atomic.Uint64
+	mu        sync.Mutex
+	opts      Options
+	subnets   map[string]*subnet
+	ifaces    map[string]*Interface
+	ids       []string // sorted interface ids, lazily
+	dirty     bool
+	limiters  map[string]*rate.Limiter
+	throttled int
+	latency   time.Duration
+	seq       atomic.Uint64
 	// regions are the account's regions (SetRegions); nil: the fake's own.
 	regions []Region
 
@@ -232,12 +232,8 @@ type Server struct {
 // New returns a fake that is not listening: it is an http.Handler. Start it
 // with Start (or serve it yourself).
 func New(opts Options) *Server {
-	if opts.Region == "" {
-		opts.Region = "us-east-1"
-	}
-	if opts.Account == "" {
-		opts.Account = DefaultAccount
-	}
+	opts.Region = cmp.Or(opts.Region, "us-east-1")
+	opts.Account = cmp.Or(opts.Account, DefaultAccount)
 	if opts.Logf == nil {
 		opts.Logf = log.Printf
 	}
@@ -483,37 +479,28 @@ func (s *Server) remove(id string) bool {
 
 // Attach attaches an interface to an instance (status in-use).
 func (s *Server) Attach(id, instance string) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	in := s.ifaces[id]
-	if in == nil {
-		return false
-	}
-	in.Instance, in.Status = instance, "in-use"
-	return true
+	return s.update(id, func(in *Interface) { in.Instance, in.Status = instance, "in-use" })
 }
 
 // Detach detaches an interface (status available).
 func (s *Server) Detach(id string) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	in := s.ifaces[id]
-	if in == nil {
-		return false
-	}
-	in.Instance, in.Status = "", "available"
-	return true
+	return s.update(id, func(in *Interface) { in.Instance, in.Status = "", "available" })
 }
 
 // SetStatus sets an interface's status (e.g. detaching) without changing its attachment.
 func (s *Server) SetStatus(id, status string) bool {
+	return s.update(id, func(in *Interface) { in.Status = status })
+}
+
+// update changes interface id under the lock; false if it does not exist.
+func (s *Server) update(id string, change func(*Interface)) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	in := s.ifaces[id]
 	if in == nil {
 		return false
 	}
-	in.Status = status
+	change(in)
 	return true
 }
 
@@ -577,74 +564,10 @@ func (s *Server) sortedIDs() []string {
 	return s.ids
 }
 
-// ---- faults ----
-
-// FailNext makes the next n requests of action ("*": any action) answer with
-// code instead of being handled (after counting and throttling). Faults queue
-// up. See FailPageMessage for statuses and messages.
-func (s *Server) FailNext(action, code string, n int) {
-	s.FailPageMessage(action, 0, code, "", n)
-}
-
-// FailPage makes requests for page number page (1: the request without
-// NextToken) of action answer with code, n times (n <= 0: every time).
-func (s *Server) FailPage(action string, page int, code string, n int) {
-	s.FailPageMessage(action, page, code, "", n)
-}
-
-// FailPageMessage is FailPage with an explicit message ("" is what EC2 says
-// for the code). Page 0 matches any request. The HTTP status is EC2's for the
-// code: RequestLimitExceeded, Unavailable 503; InternalError 500;
-// UnauthorizedOperation 403; AuthFailure 401; everything else 400.
-func (s *Server) FailPageMessage(action string, page int, code, message string, n int) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.faults.Add(action, fakeapi.Fault{Code: code, Message: message, Page: page, N: n})
-}
-
-// ClearFaults drops every queued fault.
-func (s *Server) ClearFaults() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.faults.Clear()
-	s.loseDelete = 0
-}
-
-// LoseDeleteResponses makes the next n DeleteNetworkInterface requests that
-// would succeed delete the interface and then answer 500 InternalError, as if
-// the response were lost on the way: the client retries and meets NotFound.
-func (s *Server) LoseDeleteResponses(n int) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.loseDelete = n
-}
-
 // ---- wire ----
 
-type apiError struct {
-	status        int
-	code, message string
-}
-
-func errorf(code, format string, args ...any) *apiError {
-	return &apiError{status: statusOf(code), code: code, message: fmt.Sprintf(format, args...)}
-}
-
-func statusOf(code string) int {
-	switch code {
-	case CodeRequestLimitExceeded, CodeUnavailable:
-		return http.StatusServiceUnavailable
-	case CodeInternalError:
-		return http.StatusInternalServerError
-	case CodeUnauthorizedOperation:
-		return http.StatusForbidden
-	case CodeAuthFailure:
-		return http.StatusUnauthorized
-	case CodeDryRunOperation:
-		return http.StatusPreconditionFailed
-	}
-	return http.StatusBadRequest
-}
+// errorf and statusOf are EC2's (fakeapi.QueryErrorf, QueryStatus).
+var errorf, statusOf = fakeapi.QueryErrorf, fakeapi.QueryStatus
 
 func defaultMessage(code, action string) string {
 	switch code {
@@ -670,13 +593,13 @@ func (s *Server) writeXML(w http.ResponseWriter, v any) {
 	}
 }
 
-func (s *Server) writeError(w http.ResponseWriter, e *apiError) {
-	fakeapi.WriteQueryError(w, e.status, e.code, e.message, s.requestID())
+func (s *Server) writeError(w http.ResponseWriter, e *fakeapi.QueryError) {
+	fakeapi.WriteQueryError(w, e.Status, e.Code, e.Message, s.requestID())
 }
 
 // checkAuth accepts a SigV4 Authorization header scoped to the fake's region
 // and service ec2. It does not verify the signature.
-func (s *Server) checkAuth(req *http.Request) *apiError {
+func (s *Server) checkAuth(req *http.Request) *fakeapi.QueryError {
 	a := req.Header.Get("Authorization")
 	if !strings.HasPrefix(a, fakeapi.SigV4Scheme+" ") {
 		return errorf(CodeAuthFailure, "AWS was not able to validate the provided access credentials (ec2fake: no SigV4 Authorization header)")
@@ -748,8 +671,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	}
 	page := 1
 	if tok := req.Form.Get("NextToken"); tok != "" {
-		if t, ok := parseToken(tok); ok {
-			page = t.page
+		if t, ok := fakeapi.ParsePageToken(tok); ok {
+			page = t.Page
 		}
 	}
 
@@ -760,14 +683,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		s.writeError(w, errorf(CodeRequestLimitExceeded, "Request limit exceeded."))
 		return
 	}
-	f := s.faults.Take(action, page)
 	s.mu.Unlock()
-	if f != nil {
-		msg := f.Message
-		if msg == "" {
-			msg = defaultMessage(f.Code, action)
-		}
-		s.writeError(w, &apiError{status: statusOf(f.Code), code: f.Code, message: msg})
+	if f := s.TakeFault(action, page); f != nil {
+		s.writeError(w, f.Answer(statusOf(f.Code), defaultMessage(f.Code, action)))
 		return
 	}
 	if hook != nil {
@@ -775,7 +693,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	}
 
 	var out any
-	var e *apiError
+	var e *fakeapi.QueryError
 	switch action {
 	case ActionDescribeSubnets:
 		out, e = s.describeSubnets(req.Form)
@@ -795,18 +713,6 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 
 // ---- parameters ----
 
-// list reads a flattened list parameter: name.1, name.2, … (stops at the first gap).
-func list(form url.Values, name string) []string {
-	var out []string
-	for i := 1; ; i++ {
-		v, ok := form[name+"."+strconv.Itoa(i)]
-		if !ok {
-			return out
-		}
-		out = append(out, v...)
-	}
-}
-
 type filter struct {
 	name   string
 	values []string
@@ -820,12 +726,12 @@ func filters(form url.Values) []filter {
 		if !ok {
 			return out
 		}
-		out = append(out, filter{name: name[0], values: list(form, p+".Value")})
+		out = append(out, filter{name: name[0], values: fakeapi.QueryList(form, p+".Value")})
 	}
 }
 
 // pageSize reads MaxResults: 0 when absent.
-func pageSize(form url.Values) (int, *apiError) {
+func pageSize(form url.Values) (int, *fakeapi.QueryError) {
 	v := form.Get("MaxResults")
 	if v == "" {
 		return 0, nil
@@ -837,56 +743,17 @@ func pageSize(form url.Values) (int, *apiError) {
 	return n, nil
 }
 
-type token struct {
-	page  int
-	after string // last id of the previous page
-	query string // fingerprint of the request's other parameters
-}
-
-func (t token) String() string {
-	return base64.RawURLEncoding.EncodeToString([]byte(strconv.Itoa(t.page) + "|" + t.after + "|" + t.query))
-}
-
-func parseToken(s string) (token, bool) {
-	b, err := base64.RawURLEncoding.DecodeString(s)
-	if err != nil {
-		return token{}, false
-	}
-	p := strings.SplitN(string(b), "|", 3)
-	if len(p) != 3 {
-		return token{}, false
-	}
-	n, err := strconv.Atoi(p[0])
-	if err != nil || n < 2 {
-		return token{}, false
-	}
-	return token{page: n, after: p[1], query: p[2]}, true
-}
-
-// fingerprint identifies a request's query, apart from paging, so a token is
-// only accepted with the parameters it was issued for.
-func fingerprint(form url.Values) string {
-	h := sha256.New()
-	for _, k := range slices.Sorted(maps.Keys(form)) {
-		if k == "NextToken" || k == "MaxResults" || k == "Signature" {
-			continue
-		}
-		fmt.Fprintf(h, "%s=%q;", k, form[k])
-	}
-	return hex.EncodeToString(h.Sum(nil))[:16]
-}
-
 // startAfter reads NextToken: the id after which this page starts and its page number.
-func startAfter(form url.Values) (after string, page int, e *apiError) {
+func startAfter(form url.Values) (after string, page int, e *fakeapi.QueryError) {
 	tok := form.Get("NextToken")
 	if tok == "" {
 		return "", 1, nil
 	}
-	t, ok := parseToken(tok)
-	if !ok || t.query != fingerprint(form) {
+	t, ok := fakeapi.ParsePageToken(tok)
+	if !ok || t.Query != fakeapi.QueryFingerprint(form) {
 		return "", 0, errorf(CodeInvalidNextToken, "The specified NextToken is not valid.")
 	}
-	return t.after, t.page, nil
+	return t.After, t.Page, nil
 }
 
 func matchTag(tags map[string]string, key string, values []string) bool {
@@ -935,46 +802,29 @@ func wildcard(pattern, s string) bool {
 
 // ---- DescribeSubnets ----
 
-type xmlTag struct {
-	Key   string `xml:"key"`
-	Value string `xml:"value"`
-}
-
-type set[T any] struct {
-	Items []T `xml:"item"`
-}
-
-func tagSet(tags map[string]string) set[xmlTag] {
-	var out set[xmlTag]
-	for _, k := range slices.Sorted(maps.Keys(tags)) {
-		out.Items = append(out.Items, xmlTag{Key: k, Value: tags[k]})
-	}
-	return out
-}
-
 type xmlSubnet struct {
-	SubnetID                string      `xml:"subnetId"`
-	SubnetArn               string      `xml:"subnetArn"`
-	State                   string      `xml:"state"`
-	OwnerID                 string      `xml:"ownerId"`
-	VpcID                   string      `xml:"vpcId"`
-	CidrBlock               string      `xml:"cidrBlock"`
-	AvailableIPAddressCount int         `xml:"availableIpAddressCount"`
-	AvailabilityZone        string      `xml:"availabilityZone"`
-	DefaultForAz            bool        `xml:"defaultForAz"`
-	MapPublicIPOnLaunch     bool        `xml:"mapPublicIpOnLaunch"`
-	TagSet                  set[xmlTag] `xml:"tagSet"`
+	SubnetID                string                         `xml:"subnetId"`
+	SubnetArn               string                         `xml:"subnetArn"`
+	State                   string                         `xml:"state"`
+	OwnerID                 string                         `xml:"ownerId"`
+	VpcID                   string                         `xml:"vpcId"`
+	CidrBlock               string                         `xml:"cidrBlock"`
+	AvailableIPAddressCount int                            `xml:"availableIpAddressCount"`
+	AvailabilityZone        string                         `xml:"availabilityZone"`
+	DefaultForAz            bool                           `xml:"defaultForAz"`
+	MapPublicIPOnLaunch     bool                           `xml:"mapPublicIpOnLaunch"`
+	TagSet                  fakeapi.XMLSet[fakeapi.XMLTag] `xml:"tagSet"`
 }
 
 type describeSubnetsResponse struct {
-	XMLName   xml.Name       `xml:"DescribeSubnetsResponse"`
-	Xmlns     string         `xml:"xmlns,attr"`
-	RequestID string         `xml:"requestId"`
-	SubnetSet set[xmlSubnet] `xml:"subnetSet"`
-	NextToken string         `xml:"nextToken,omitempty"`
+	XMLName   xml.Name                  `xml:"DescribeSubnetsResponse"`
+	Xmlns     string                    `xml:"xmlns,attr"`
+	RequestID string                    `xml:"requestId"`
+	SubnetSet fakeapi.XMLSet[xmlSubnet] `xml:"subnetSet"`
+	NextToken string                    `xml:"nextToken,omitempty"`
 }
 
-func (s *Server) subnetMatch(sn *subnet, fs []filter) (bool, *apiError) {
+func (s *Server) subnetMatch(sn *subnet, fs []filter) (bool, *fakeapi.QueryError) {
 	for _, f := range fs {
 		var ok bool
 		switch {
@@ -1006,7 +856,7 @@ func (s *Server) subnetMatch(sn *subnet, fs []filter) (bool, *apiError) {
 	return true, nil
 }
 
-func (s *Server) describeSubnets(form url.Values) (any, *apiError) {
+func (s *Server) describeSubnets(form url.Values) (any, *fakeapi.QueryError) {
 	size, e := pageSize(form)
 	if e != nil {
 		return nil, e
@@ -1015,7 +865,7 @@ func (s *Server) describeSubnets(form url.Values) (any, *apiError) {
 	if e != nil {
 		return nil, e
 	}
-	ids := list(form, "SubnetId")
+	ids := fakeapi.QueryList(form, "SubnetId")
 	fs := filters(form)
 
 	s.mu.Lock()
@@ -1048,7 +898,7 @@ func (s *Server) describeSubnets(form url.Values) (any, *apiError) {
 			continue
 		}
 		if size > 0 && len(out.SubnetSet.Items) == size {
-			out.NextToken = token{page: page + 1, after: out.SubnetSet.Items[size-1].SubnetID, query: fingerprint(form)}.String()
+			out.NextToken = fakeapi.PageToken{Page: page + 1, After: out.SubnetSet.Items[size-1].SubnetID, Query: fakeapi.QueryFingerprint(form)}.String()
 			break
 		}
 		out.SubnetSet.Items = append(out.SubnetSet.Items, xmlSubnet{
@@ -1060,7 +910,7 @@ func (s *Server) describeSubnets(form url.Values) (any, *apiError) {
 			CidrBlock:               sn.prefix.String(),
 			AvailableIPAddressCount: sn.available(),
 			AvailabilityZone:        sn.AZ,
-			TagSet:                  tagSet(sn.Tags),
+			TagSet:                  fakeapi.TagSet(sn.Tags),
 		})
 	}
 	return out, nil
@@ -1094,36 +944,36 @@ type xmlOperator struct {
 }
 
 type xmlInterface struct {
-	NetworkInterfaceID    string            `xml:"networkInterfaceId"`
-	SubnetID              string            `xml:"subnetId"`
-	VpcID                 string            `xml:"vpcId"`
-	AvailabilityZone      string            `xml:"availabilityZone"`
-	Description           string            `xml:"description"`
-	OwnerID               string            `xml:"ownerId"`
-	RequesterID           string            `xml:"requesterId,omitempty"`
-	RequesterManaged      bool              `xml:"requesterManaged"`
-	Status                string            `xml:"status"`
-	MacAddress            string            `xml:"macAddress"`
-	PrivateIPAddress      string            `xml:"privateIpAddress"`
-	SourceDestCheck       bool              `xml:"sourceDestCheck"`
-	InterfaceType         string            `xml:"interfaceType"`
-	Attachment            *xmlAttachment    `xml:"attachment"`
-	TagSet                set[xmlTag]       `xml:"tagSet"`
-	PrivateIPAddressesSet set[xmlPrivateIP] `xml:"privateIpAddressesSet"`
-	Ipv4PrefixSet         *set[xmlPrefix]   `xml:"ipv4PrefixSet"`
-	Ipv6AddressesSet      set[struct{}]     `xml:"ipv6AddressesSet"`
-	Operator              *xmlOperator      `xml:"operator"`
+	NetworkInterfaceID    string                         `xml:"networkInterfaceId"`
+	SubnetID              string                         `xml:"subnetId"`
+	VpcID                 string                         `xml:"vpcId"`
+	AvailabilityZone      string                         `xml:"availabilityZone"`
+	Description           string                         `xml:"description"`
+	OwnerID               string                         `xml:"ownerId"`
+	RequesterID           string                         `xml:"requesterId,omitempty"`
+	RequesterManaged      bool                           `xml:"requesterManaged"`
+	Status                string                         `xml:"status"`
+	MacAddress            string                         `xml:"macAddress"`
+	PrivateIPAddress      string                         `xml:"privateIpAddress"`
+	SourceDestCheck       bool                           `xml:"sourceDestCheck"`
+	InterfaceType         string                         `xml:"interfaceType"`
+	Attachment            *xmlAttachment                 `xml:"attachment"`
+	TagSet                fakeapi.XMLSet[fakeapi.XMLTag] `xml:"tagSet"`
+	PrivateIPAddressesSet fakeapi.XMLSet[xmlPrivateIP]   `xml:"privateIpAddressesSet"`
+	Ipv4PrefixSet         *fakeapi.XMLSet[xmlPrefix]     `xml:"ipv4PrefixSet"`
+	Ipv6AddressesSet      fakeapi.XMLSet[struct{}]       `xml:"ipv6AddressesSet"`
+	Operator              *xmlOperator                   `xml:"operator"`
 }
 
 type describeInterfacesResponse struct {
-	XMLName             xml.Name          `xml:"DescribeNetworkInterfacesResponse"`
-	Xmlns               string            `xml:"xmlns,attr"`
-	RequestID           string            `xml:"requestId"`
-	NetworkInterfaceSet set[xmlInterface] `xml:"networkInterfaceSet"`
-	NextToken           string            `xml:"nextToken,omitempty"`
+	XMLName             xml.Name                     `xml:"DescribeNetworkInterfacesResponse"`
+	Xmlns               string                       `xml:"xmlns,attr"`
+	RequestID           string                       `xml:"requestId"`
+	NetworkInterfaceSet fakeapi.XMLSet[xmlInterface] `xml:"networkInterfaceSet"`
+	NextToken           string                       `xml:"nextToken,omitempty"`
 }
 
-func (s *Server) interfaceMatch(in *Interface, fs []filter) (bool, *apiError) {
+func (s *Server) interfaceMatch(in *Interface, fs []filter) (bool, *fakeapi.QueryError) {
 	for _, f := range fs {
 		var ok bool
 		switch {
@@ -1181,7 +1031,7 @@ func (s *Server) toXML(in *Interface) xmlInterface {
 		MacAddress:         in.MAC,
 		SourceDestCheck:    true,
 		InterfaceType:      in.Type,
-		TagSet:             tagSet(in.Tags),
+		TagSet:             fakeapi.TagSet(in.Tags),
 	}
 	for i, ip := range in.IPs {
 		if i == 0 {
@@ -1190,7 +1040,7 @@ func (s *Server) toXML(in *Interface) xmlInterface {
 		x.PrivateIPAddressesSet.Items = append(x.PrivateIPAddressesSet.Items, xmlPrivateIP{PrivateIPAddress: ip, Primary: i == 0})
 	}
 	if len(in.Prefixes) > 0 {
-		x.Ipv4PrefixSet = &set[xmlPrefix]{}
+		x.Ipv4PrefixSet = &fakeapi.XMLSet[xmlPrefix]{}
 		for _, p := range in.Prefixes {
 			x.Ipv4PrefixSet.Items = append(x.Ipv4PrefixSet.Items, xmlPrefix{Ipv4Prefix: p})
 		}
@@ -1212,19 +1062,19 @@ func (s *Server) toXML(in *Interface) xmlInterface {
 	return x
 }
 
-func checkENI(id string) *apiError {
+func checkENI(id string) *fakeapi.QueryError {
 	if !strings.HasPrefix(id, "eni-") || len(id) < len("eni-")+8 {
 		return errorf(CodeInterfaceMalformed, "Invalid id: \"%s\" (expecting \"eni-...\")", id)
 	}
 	return nil
 }
 
-func (s *Server) describeInterfaces(form url.Values) (any, *apiError) {
+func (s *Server) describeInterfaces(form url.Values) (any, *fakeapi.QueryError) {
 	size, e := pageSize(form)
 	if e != nil {
 		return nil, e
 	}
-	ids := list(form, "NetworkInterfaceId")
+	ids := fakeapi.QueryList(form, "NetworkInterfaceId")
 	if len(ids) > 0 && size > 0 {
 		return nil, errorf(CodeInvalidParameterCombination, "The parameter NetworkInterfaceIds cannot be used with the parameter MaxResults")
 	}
@@ -1269,7 +1119,7 @@ func (s *Server) describeInterfaces(form url.Values) (any, *apiError) {
 			continue
 		}
 		if size > 0 && len(out.NetworkInterfaceSet.Items) == size {
-			out.NextToken = token{page: page + 1, after: out.NetworkInterfaceSet.Items[size-1].NetworkInterfaceID, query: fingerprint(form)}.String()
+			out.NextToken = fakeapi.PageToken{Page: page + 1, After: out.NetworkInterfaceSet.Items[size-1].NetworkInterfaceID, Query: fakeapi.QueryFingerprint(form)}.String()
 			break
 		}
 		out.NetworkInterfaceSet.Items = append(out.NetworkInterfaceSet.Items, s.toXML(in))
@@ -1286,7 +1136,7 @@ type deleteResponse struct {
 	Return    bool     `xml:"return"`
 }
 
-func (s *Server) deleteInterface(form url.Values) (any, *apiError) {
+func (s *Server) deleteInterface(form url.Values) (any, *fakeapi.QueryError) {
 	id := form.Get("NetworkInterfaceId")
 	if id == "" {
 		return nil, errorf(CodeMissingParameter, "The request must contain the parameter NetworkInterfaceId")
@@ -1304,8 +1154,7 @@ func (s *Server) deleteInterface(form url.Values) (any, *apiError) {
 		return nil, errorf(CodeInterfaceInUse, "The interface %s is currently in use.", id)
 	}
 	s.remove(id)
-	if s.loseDelete > 0 {
-		s.loseDelete--
+	if s.LoseResponse() {
 		return nil, errorf(CodeInternalError, "An internal error has occurred")
 	}
 	return &deleteResponse{Xmlns: Namespace, RequestID: s.requestID(), Return: true}, nil

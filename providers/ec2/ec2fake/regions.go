@@ -4,6 +4,8 @@ import (
 	"encoding/xml"
 	"net/url"
 	"slices"
+
+	"reclaim.dev/reclaim/providers/fakeapi"
 )
 
 // Opt-in statuses of a region, as DescribeRegions answers them.
@@ -35,16 +37,16 @@ type xmlRegion struct {
 }
 
 type describeRegionsResponse struct {
-	XMLName    xml.Name       `xml:"DescribeRegionsResponse"`
-	Xmlns      string         `xml:"xmlns,attr"`
-	RequestID  string         `xml:"requestId"`
-	RegionInfo set[xmlRegion] `xml:"regionInfo"`
+	XMLName    xml.Name                  `xml:"DescribeRegionsResponse"`
+	Xmlns      string                    `xml:"xmlns,attr"`
+	RequestID  string                    `xml:"requestId"`
+	RegionInfo fakeapi.XMLSet[xmlRegion] `xml:"regionInfo"`
 }
 
 // describeRegions answers, like EC2, the regions enabled for the account
 // (opt-in not required, or opted in) unless AllRegions=true asks for the
 // disabled ones too; RegionName.N narrows them. It is not paginated.
-func (s *Server) describeRegions(form url.Values) (any, *apiError) {
+func (s *Server) describeRegions(form url.Values) (any, *fakeapi.QueryError) {
 	s.mu.Lock()
 	regions := slices.Clone(s.regions)
 	s.mu.Unlock()
@@ -52,7 +54,7 @@ func (s *Server) describeRegions(form url.Values) (any, *apiError) {
 		regions = []Region{{Name: s.opts.Region}}
 	}
 	all := form.Get("AllRegions") == "true"
-	names := list(form, "RegionName")
+	names := fakeapi.QueryList(form, "RegionName")
 	out := &describeRegionsResponse{Xmlns: Namespace, RequestID: s.requestID()}
 	for _, r := range regions {
 		st := r.OptInStatus
