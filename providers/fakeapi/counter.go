@@ -1,6 +1,7 @@
 // Package fakeapi holds what reclaim's wire-level cloud fakes share: the
-// per-operation call counters tests and benchmarks assert on, the local
-// listener, the simulated latency and the SigV4 scope check.
+// per-operation call counters tests and benchmarks assert on, the injected
+// faults, the local listener, the simulated latency, the SigV4 scope check,
+// and the EC2 Query protocol's answers, errors, page tokens and tag sets.
 package fakeapi
 
 import (

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
+	"encoding/xml"
 	"fmt"
 	"maps"
 	"net/http"
@@ -14,8 +15,39 @@ import (
 )
 
 // What the fakes of EC2's Query API (ec2fake's interfaces, ebsfake's
-// volumes) share besides WriteQueryXML and WriteQueryError: the error they
-// answer with EC2's status, list parameters, page tokens and tag sets.
+// volumes) share: how they answer, the error they answer with EC2's
+// status, list parameters, page tokens and tag sets.
+
+const xmlHeader = `<?xml version="1.0" encoding="UTF-8"?>` + "\n"
+
+// WriteQueryXML writes an EC2 Query protocol answer: the XML declaration,
+// then v. A v that does not encode is answered InternalError, with the
+// request id requestID gives.
+func WriteQueryXML(w http.ResponseWriter, v any, requestID func() string) {
+	b, err := xml.Marshal(v)
+	if err != nil {
+		QueryErrorf("InternalError", "fakeapi: encode: %v", err).Write(w, requestID())
+		return
+	}
+	w.Header().Set("Content-Type", "text/xml;charset=UTF-8")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write([]byte(xmlHeader))
+	_, _ = w.Write(b)
+}
+
+// Write writes e as EC2 does: the Response/Errors/Error shape, with
+// RequestID (not success's requestId).
+func (e *QueryError) Write(w http.ResponseWriter, requestID string) {
+	var b strings.Builder
+	b.WriteString(xmlHeader + "<Response><Errors><Error><Code>")
+	_ = xml.EscapeText(&b, []byte(e.Code))
+	b.WriteString("</Code><Message>")
+	_ = xml.EscapeText(&b, []byte(e.Message))
+	b.WriteString("</Message></Error></Errors><RequestID>" + requestID + "</RequestID></Response>")
+	w.Header().Set("Content-Type", "text/xml;charset=UTF-8")
+	w.WriteHeader(e.Status)
+	_, _ = w.Write([]byte(b.String()))
+}
 
 // QueryError is an error answer: HTTP status, Code and Message.
 type QueryError struct {

@@ -1,11 +1,8 @@
 package fakeapi
 
 import (
-	"encoding/xml"
 	"fmt"
-	"net/http"
 	"slices"
-	"strings"
 )
 
 // Fault is one injected failure: answer Code (and Message, "" for the
@@ -57,34 +54,4 @@ func (q *Queue) Take(op string, page int) *Fault {
 // RequestID is an AWS-style request id made from a sequence number.
 func RequestID(n uint64) string {
 	return fmt.Sprintf("%08x-%04x-4%03x-8%03x-%012x", uint32(n), uint16(n>>32), n%0x1000, (n>>12)%0x1000, n)
-}
-
-const xmlHeader = `<?xml version="1.0" encoding="UTF-8"?>` + "\n"
-
-// WriteQueryXML writes an EC2 Query protocol answer: the XML declaration,
-// then v. It returns the encoding error, having written nothing.
-func WriteQueryXML(w http.ResponseWriter, v any) error {
-	b, err := xml.Marshal(v)
-	if err != nil {
-		return err
-	}
-	w.Header().Set("Content-Type", "text/xml;charset=UTF-8")
-	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write([]byte(xmlHeader))
-	_, _ = w.Write(b)
-	return nil
-}
-
-// WriteQueryError writes an EC2 Query protocol error as EC2 does: the
-// Response/Errors/Error shape, with RequestID (not success's requestId).
-func WriteQueryError(w http.ResponseWriter, status int, code, message, requestID string) {
-	var b strings.Builder
-	b.WriteString(xmlHeader + "<Response><Errors><Error><Code>")
-	_ = xml.EscapeText(&b, []byte(code))
-	b.WriteString("</Code><Message>")
-	_ = xml.EscapeText(&b, []byte(message))
-	b.WriteString("</Message></Error></Errors><RequestID>" + requestID + "</RequestID></Response>")
-	w.Header().Set("Content-Type", "text/xml;charset=UTF-8")
-	w.WriteHeader(status)
-	_, _ = w.Write([]byte(b.String()))
 }

@@ -362,14 +362,10 @@ func defaultMessage(code, op string) string {
 
 func (s *Server) requestID() string { return fakeapi.RequestID(s.seq.Add(1)) }
 
-func (s *Server) writeXML(w http.ResponseWriter, v any) {
-	if err := fakeapi.WriteQueryXML(w, v); err != nil {
-		s.writeXMLError(w, errorf(CodeInternalError, "ebsfake: encode: %v", err))
-	}
-}
+func (s *Server) writeXML(w http.ResponseWriter, v any) { fakeapi.WriteQueryXML(w, v, s.requestID) }
 
 func (s *Server) writeXMLError(w http.ResponseWriter, e *fakeapi.QueryError) {
-	fakeapi.WriteQueryError(w, e.Status, e.Code, e.Message, s.requestID())
+	e.Write(w, s.requestID())
 }
 
 const jsonType = "application/x-amz-json-1.1"

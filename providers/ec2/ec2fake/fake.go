@@ -587,15 +587,9 @@ func defaultMessage(code, action string) string {
 
 func (s *Server) requestID() string { return fakeapi.RequestID(s.seq.Add(1)) }
 
-func (s *Server) writeXML(w http.ResponseWriter, v any) {
-	if err := fakeapi.WriteQueryXML(w, v); err != nil {
-		s.writeError(w, errorf(CodeInternalError, "ec2fake: encode: %v", err))
-	}
-}
+func (s *Server) writeXML(w http.ResponseWriter, v any) { fakeapi.WriteQueryXML(w, v, s.requestID) }
 
-func (s *Server) writeError(w http.ResponseWriter, e *fakeapi.QueryError) {
-	fakeapi.WriteQueryError(w, e.Status, e.Code, e.Message, s.requestID())
-}
+func (s *Server) writeError(w http.ResponseWriter, e *fakeapi.QueryError) { e.Write(w, s.requestID()) }
 
 // checkAuth accepts a SigV4 Authorization header scoped to the fake's region
 // and service ec2. It does not verify the signature.
