@@ -59,8 +59,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"golang.org/x/time/rate"
-
 	"reclaim.dev/reclaim/providers/fakeapi"
 )
 
@@ -126,13 +124,9 @@ func classOf(action string) string {
 	return ClassDescribe
 }
 
-// RateLimit is a token bucket: PerSecond tokens a second, at most Burst saved
-// (default: ceil(PerSecond)). A request without a token is answered HTTP 503
-// RequestLimitExceeded. PerSecond <= 0 is no limit.
-type RateLimit struct {
-	PerSecond float64
-	Burst     int
-}
+// RateLimit is a token bucket (fakeapi.RateLimit). A request without a
+// token is answered HTTP 503 RequestLimitExceeded.
+type RateLimit = fakeapi.RateLimit
 
 // Options configures a Server. The zero value is usable: no throttling, no latency.
 type Options struct {
@@ -212,17 +206,17 @@ type Server struct {
 	// Injected holds the faults (FailNext, FailPage, FailPageMessage,
 	// ClearFaults, LoseDeleteResponses).
 	fakeapi.Injected
+	// Buckets are the action classes' rate limits (SetRate, Throttled).
+	fakeapi.Buckets
 
-	mu        sync.Mutex
-	opts      Options
-	subnets   map[string]*subnet
-	ifaces    map[string]*Interface
-	ids       []string // sorted interface ids, lazily
-	dirty     bool
-	limiters  map[string]*rate.Limiter
-	throttled int
-	latency   time.Duration
-	seq       atomic.Uint64
+	mu      sync.Mutex
+	opts    Options
+	subnets map[string]*subnet
+	ifaces  map[string]*Interface
+	ids     []string // sorted interface ids, lazily
+	dirty   bool
+	latency time.Duration
+	seq     atomic.Uint64
 	// regions are the account's regions (SetRegions); nil: the fake's own.
 	regions []Region
 
@@ -238,14 +232,13 @@ func New(opts Options) *Server {
 		opts.Logf = log.Printf
 	}
 	s := &Server{
-		opts:     opts,
-		subnets:  map[string]*subnet{},
-		ifaces:   map[string]*Interface{},
-		limiters: map[string]*rate.Limiter{},
-		latency:  opts.Latency,
+		opts:    opts,
+		subnets: map[string]*subnet{},
+		ifaces:  map[string]*Interface{},
+		latency: opts.Latency,
 	}
-	s.setRate(ClassDescribe, opts.Describe)
-	s.setRate(ClassDelete, opts.Delete)
+	s.SetRate(ClassDescribe, opts.Describe)
+	s.SetRate(ClassDelete, opts.Delete)
 	return s
 }
 
@@ -278,42 +271,10 @@ func (s *Server) SetLatency(d time.Duration) {
 	s.mu.Unlock()
 }
 
-// SetRate sets (or, with PerSecond <= 0, removes) the bucket of an action
-// class: ClassDescribe or ClassDelete.
-func (s *Server) SetRate(class string, rl RateLimit) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.setRate(class, rl)
-}
-
-func (s *Server) setRate(class string, rl RateLimit) {
-	if rl.PerSecond <= 0 {
-		delete(s.limiters, class)
-		return
-	}
-	b := rl.Burst
-	if b <= 0 {
-		b = max(1, int(rl.PerSecond))
-		if float64(b) < rl.PerSecond {
-			b++
-		}
-	}
-	s.limiters[class] = rate.NewLimiter(rate.Limit(rl.PerSecond), b)
-}
-
-// Throttled counts requests answered RequestLimitExceeded by a bucket.
-func (s *Server) Throttled() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.throttled
-}
-
 // ResetCalls zeroes the counters (and the throttle count).
 func (s *Server) ResetCalls() {
 	s.Counter.ResetCalls()
-	s.mu.Lock()
-	s.throttled = 0
-	s.mu.Unlock()
+	s.ResetThrottled()
 }
 
 // ---- model ----
@@ -670,14 +631,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		}
 	}
 
-	s.mu.Lock()
-	if l := s.limiters[classOf(action)]; l != nil && !l.Allow() {
-		s.throttled++
-		s.mu.Unlock()
+	if !s.Allow(classOf(action)) {
 		s.writeError(w, errorf(CodeRequestLimitExceeded, "Request limit exceeded."))
 		return
 	}
-	s.mu.Unlock()
 	if f := s.TakeFault(action, page); f != nil {
 		s.writeError(w, f.Answer(statusOf(f.Code), defaultMessage(f.Code, action)))
 		return

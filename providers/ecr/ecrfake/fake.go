@@ -48,8 +48,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"golang.org/x/time/rate"
-
 	"reclaim.dev/reclaim/providers/fakeapi"
 )
 
@@ -118,13 +116,9 @@ const (
 
 func isIndex(mt string) bool { return mt == MediaTypeOCIIndex || mt == MediaTypeDockerList }
 
-// RateLimit is a token bucket: PerSecond tokens a second, at most Burst saved
-// (default: ceil(PerSecond)). A request without a token is answered 400
-// ThrottlingException "Rate exceeded".
-type RateLimit struct {
-	PerSecond float64
-	Burst     int
-}
+// RateLimit is a token bucket (fakeapi.RateLimit). A request without a
+// token is answered 400 ThrottlingException "Rate exceeded".
+type RateLimit = fakeapi.RateLimit
 
 // Options configures a Server. The zero value is usable.
 type Options struct {
@@ -354,14 +348,15 @@ type Server struct {
 	// Counter counts requests by operation (Calls, CallCounts, TotalCalls,
 	// MutatingCalls, ResetCalls).
 	fakeapi.Counter
+	// Buckets are the operations' rate limits, "*" the one they share
+	// (SetRate, Throttled).
+	fakeapi.Buckets
 
 	mu           sync.Mutex
 	opts         Options
 	registries   map[string]*registry
 	faults       map[string][]*fault // op -> queue
 	deleteFaults map[string]deleteFault
-	limiters     map[string]*rate.Limiter
-	throttled    int
 	latency      time.Duration
 	reqID        atomic.Uint64
 	// registryPolicies are the registries' permissions policies, by account.
@@ -387,11 +382,10 @@ func New(opts Options) *Server {
 		registries:   map[string]*registry{},
 		faults:       map[string][]*fault{},
 		deleteFaults: map[string]deleteFault{},
-		limiters:     map[string]*rate.Limiter{},
 		latency:      opts.Latency,
 	}
 	for op, rl := range opts.Rates {
-		s.limiters[op] = newLimiter(rl)
+		s.SetRate(op, rl)
 	}
 	return s
 }
@@ -401,18 +395,6 @@ func NewServer(opts Options) *Server {
 	s := New(opts)
 	s.Start()
 	return s
-}
-
-func newLimiter(rl RateLimit) *rate.Limiter {
-	b := rl.Burst
-	if b <= 0 {
-		b = int(rl.PerSecond)
-		if float64(b) < rl.PerSecond {
-			b++
-		}
-		b = max(b, 1)
-	}
-	return rate.NewLimiter(rate.Limit(rl.PerSecond), b)
 }
 
 // Start starts serving on a local httptest server (once).
@@ -432,18 +414,6 @@ func (s *Server) SetLatency(d time.Duration) {
 	s.mu.Lock()
 	s.latency = d
 	s.mu.Unlock()
-}
-
-// SetRate sets (or, with PerSecond <= 0, removes) an operation's rate limit;
-// op "*" is the bucket shared by all operations.
-func (s *Server) SetRate(op string, rl RateLimit) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if rl.PerSecond <= 0 {
-		delete(s.limiters, op)
-		return
-	}
-	s.limiters[op] = newLimiter(rl)
 }
 
 // SetOnRequest replaces the OnRequest hook.
@@ -722,19 +692,10 @@ func (s *Server) FailDelete(account, repo, digest, code, reason string) {
 	s.deleteFaults[k] = deleteFault{code: code, reason: reason}
 }
 
-// Throttled counts requests answered ThrottlingException by a rate limit.
-func (s *Server) Throttled() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.throttled
-}
-
 // ResetCalls zeroes the counters (and the throttle count).
 func (s *Server) ResetCalls() {
 	s.Counter.ResetCalls()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.throttled = 0
+	s.ResetThrottled()
 }
 
 // ---- wire ----
@@ -903,15 +864,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		in.RegistryID = DefaultAccount
 	}
 
-	s.mu.Lock()
-	for _, k := range []string{op, "*"} {
-		if l := s.limiters[k]; l != nil && !l.Allow() {
-			s.throttled++
-			s.mu.Unlock()
-			s.writeError(w, errorf(CodeThrottling, "Rate exceeded"))
-			return
-		}
+	if !s.Allow(op, "*") {
+		s.writeError(w, errorf(CodeThrottling, "Rate exceeded"))
+		return
 	}
+	s.mu.Lock()
 	var f *fault
 	for _, k := range []string{op, "*"} {
 		if q := s.faults[k]; len(q) > 0 {
