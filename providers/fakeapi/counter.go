@@ -69,3 +69,15 @@ func (c *Counter) ResetCalls() {
 	defer c.mu.Unlock()
 	c.calls, c.mutating = nil, 0
 }
+
+// Unknown is the operation a fake counts a request it could not route as.
+const Unknown = "unknown"
+
+// Route counts a request: as one of op (mutating says whether it could
+// change state) when the fake routed it, else as one of Unknown.
+func (c *Counter) Route(op string, routed, mutating bool) {
+	if !routed {
+		op, mutating = Unknown, false
+	}
+	c.Count(op, mutating)
+}

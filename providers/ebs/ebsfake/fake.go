@@ -75,7 +75,7 @@ const (
 	OpDescribeSnapshots = "DescribeSnapshots"
 	OpListServiceQuotas = "ListServiceQuotas"
 	// OpUnknown counts requests the fake could not route.
-	OpUnknown = "unknown"
+	OpUnknown = fakeapi.Unknown
 )
 
 // Wire constants.
@@ -425,11 +425,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	op := req.Form.Get("Action")
 	routed := formErr == nil && req.URL.Path == "/" && req.Method == http.MethodPost &&
 		(op == OpDescribeVolumes || op == OpDeleteVolume || op == OpCreateSnapshot || op == OpDescribeSnapshots)
-	if routed {
-		s.Count(op, op == OpDeleteVolume || op == OpCreateSnapshot)
-	} else {
-		s.Count(OpUnknown, false)
-	}
+	s.Route(op, routed, op == OpDeleteVolume || op == OpCreateSnapshot)
 	fakeapi.Saw(Permission(op))
 	if !s.delay(req) {
 		return
@@ -828,11 +824,7 @@ type listQuotasOutput struct {
 func (s *Server) serveQuotas(w http.ResponseWriter, req *http.Request, target string) {
 	op, ok := strings.CutPrefix(target, TargetPrefix)
 	routed := ok && op == OpListServiceQuotas && req.Method == http.MethodPost && req.URL.Path == "/"
-	if routed {
-		s.Count(op, false)
-	} else {
-		s.Count(OpUnknown, false)
-	}
+	s.Route(op, routed, false)
 	fakeapi.Saw(Permission(op))
 	if !s.delay(req) {
 		return

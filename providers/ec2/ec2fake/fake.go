@@ -70,7 +70,7 @@ const (
 	ActionDescribeRegions           = "DescribeRegions"
 	// ActionUnknown counts requests the fake could not route (no or an
 	// unknown Action, a wrong path or method).
-	ActionUnknown = "unknown"
+	ActionUnknown = fakeapi.Unknown
 )
 
 // Version is the only API version EC2 Query requests may carry.
@@ -584,11 +584,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	routed := formErr == nil && knownActions[action] && req.URL.Path == "/" &&
 		(req.Method == http.MethodPost || req.Method == http.MethodGet)
 	s.mu.Lock()
-	if routed {
-		s.Count(action, action == ActionDeleteNetworkInterface)
-	} else {
-		s.Count(ActionUnknown, false)
-	}
+	s.Route(action, routed, action == ActionDeleteNetworkInterface)
 	fakeapi.Saw(Permission(action))
 	latency := s.latency
 	hook := s.opts.OnRequest

@@ -62,7 +62,7 @@ const (
 	OpGetRepositoryPolicy  = "GetRepositoryPolicy"
 	OpGetRegistryPolicy    = "GetRegistryPolicy"
 	// OpUnknown counts requests the fake could not route (wrong path or target).
-	OpUnknown = "unknown"
+	OpUnknown = fakeapi.Unknown
 )
 
 // TargetPrefix is the X-Amz-Target prefix of every ECR operation.
@@ -824,11 +824,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	op, ok := strings.CutPrefix(req.Header.Get("X-Amz-Target"), TargetPrefix)
 	routed := ok && knownOps[op] && req.Method == http.MethodPost && req.URL.Path == "/"
 	s.mu.Lock()
-	if routed {
-		s.Count(op, op == OpBatchDeleteImage) // only BatchDeleteImage mutates
-	} else {
-		s.Count(OpUnknown, false)
-	}
+	s.Route(op, routed, op == OpBatchDeleteImage) // only BatchDeleteImage mutates
 	fakeapi.Saw(Permission(op))
 	latency := s.latency
 	hook := s.opts.OnRequest
