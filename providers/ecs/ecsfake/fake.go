@@ -15,7 +15,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"time"
 
 	"reclaim.dev/reclaim/providers/ecs"
 	"reclaim.dev/reclaim/providers/fakeapi"
@@ -75,10 +74,7 @@ type Service struct {
 }
 
 // Options configure the fake.
-type Options struct {
-	Account, Region string
-	Latency         time.Duration
-}
+type Options = fakeapi.AWSOptions
 
 // Server is the fake. Safe for concurrent use.
 type Server struct {
@@ -97,13 +93,7 @@ type Server struct {
 
 // New returns an empty fake; Start serves it.
 func New(o Options) *Server {
-	if o.Account == "" {
-		o.Account = "123456789012"
-	}
-	if o.Region == "" {
-		o.Region = "us-east-1"
-	}
-	return &Server{o: o, defs: map[string]TaskDefinition{}, tasks: map[string]Task{}, services: map[string]Service{},
+	return &Server{o: o.WithDefaults(), defs: map[string]TaskDefinition{}, tasks: map[string]Task{}, services: map[string]Service{},
 		clusters: map[string]bool{}, vanish: map[string]bool{}, refuse: map[string]string{}}
 }
 
