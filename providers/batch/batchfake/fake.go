@@ -15,7 +15,6 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 
 	"reclaim.dev/reclaim/providers/fakeapi"
@@ -154,23 +153,18 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	slices.SortFunc(defs, func(a, b JobDefinition) int {
 		return cmp.Or(cmp.Compare(a.Name, b.Name), cmp.Compare(a.Revision, b.Revision))
 	})
-	start := 0
-	if in.NextToken != "" {
-		n, err := strconv.Atoi(strings.TrimPrefix(in.NextToken, "jd-"))
-		if err != nil || n < 0 || n > len(defs) {
-			fakeapi.WriteError(w, http.StatusBadRequest, "ClientException", "Invalid nextToken")
-			return
-		}
-		start = n
+	page, next, ok := fakeapi.Page(defs, max, in.NextToken, "jd-")
+	if !ok {
+		fakeapi.WriteError(w, http.StatusBadRequest, "ClientException", "Invalid nextToken")
+		return
 	}
-	end := min(start+max, len(defs))
-	items := make([]map[string]any, 0, end-start)
-	for _, d := range defs[start:end] {
+	items := make([]map[string]any, 0, len(page))
+	for _, d := range page {
 		items = append(items, s.wire(d))
 	}
 	out := map[string]any{"jobDefinitions": items}
-	if end < len(defs) {
-		out["nextToken"] = "jd-" + strconv.Itoa(end)
+	if next != "" {
+		out["nextToken"] = next
 	}
 	fakeapi.WriteJSON(w, out)
 }

@@ -12,7 +12,6 @@ import (
 	"fmt"
 	"net/http"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 
@@ -320,19 +319,15 @@ func (s *Server) page(w http.ResponseWriter, in map[string]any, field string, de
 	items := all()
 	s.mu.Unlock()
 	sort.Strings(items)
-	start := 0
-	if t, _ := in["nextToken"].(string); t != "" {
-		n, err := strconv.Atoi(strings.TrimPrefix(t, "page-"))
-		if err != nil || n < 0 || n > len(items) {
-			writeErr(w, http.StatusBadRequest, "InvalidParameterException", "Invalid token")
-			return
-		}
-		start = n
+	token, _ := in["nextToken"].(string)
+	page, next, ok := fakeapi.Page(items, max, token, "page-")
+	if !ok {
+		writeErr(w, http.StatusBadRequest, "InvalidParameterException", "Invalid token")
+		return
 	}
-	end := min(start+max, len(items))
-	out := map[string]any{field: items[start:end]}
-	if end < len(items) {
-		out["nextToken"] = "page-" + strconv.Itoa(end)
+	out := map[string]any{field: page}
+	if next != "" {
+		out["nextToken"] = next
 	}
 	writeJSON(w, out)
 }

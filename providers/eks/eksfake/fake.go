@@ -152,19 +152,14 @@ func (s *Server) list(w http.ResponseWriter, q url.Values) {
 	}
 	s.mu.Unlock()
 	sort.Strings(names)
-	start := 0
-	if t := q.Get("nextToken"); t != "" {
-		n, err := strconv.Atoi(strings.TrimPrefix(t, "page-"))
-		if err != nil || n < 0 || n > len(names) {
-			fakeapi.WriteError(w, http.StatusBadRequest, "InvalidParameterException", "invalid nextToken")
-			return
-		}
-		start = n
+	page, next, ok := fakeapi.Page(names, max, q.Get("nextToken"), "page-")
+	if !ok {
+		fakeapi.WriteError(w, http.StatusBadRequest, "InvalidParameterException", "invalid nextToken")
+		return
 	}
-	end := min(start+max, len(names))
-	out := map[string]any{"clusters": names[start:end]}
-	if end < len(names) {
-		out["nextToken"] = "page-" + strconv.Itoa(end)
+	out := map[string]any{"clusters": page}
+	if next != "" {
+		out["nextToken"] = next
 	}
 	fakeapi.WriteJSON(w, out)
 }

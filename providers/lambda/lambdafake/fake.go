@@ -211,19 +211,14 @@ func (s *Server) page(w http.ResponseWriter, q url.Values, field string, items [
 		}
 		max = min(n, 50)
 	}
-	start := 0
-	if m := q.Get("Marker"); m != "" {
-		n, err := strconv.Atoi(strings.TrimPrefix(m, "m-"))
-		if err != nil || n < 0 || n > len(items) {
-			writeErr(w, http.StatusBadRequest, "InvalidParameterValueException", "Invalid Marker")
-			return
-		}
-		start = n
+	page, next, ok := fakeapi.Page(items, max, q.Get("Marker"), "m-")
+	if !ok {
+		writeErr(w, http.StatusBadRequest, "InvalidParameterValueException", "Invalid Marker")
+		return
 	}
-	end := min(start+max, len(items))
-	out := map[string]any{field: items[start:end]}
-	if end < len(items) {
-		out["NextMarker"] = "m-" + strconv.Itoa(end)
+	out := map[string]any{field: page}
+	if next != "" {
+		out["NextMarker"] = next
 	}
 	fakeapi.WriteJSON(w, out)
 }
