@@ -15,9 +15,7 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
-	"time"
 
 	"reclaim.dev/reclaim/providers/fakeapi"
 )
@@ -52,10 +50,7 @@ type JobDefinition struct {
 }
 
 // Options configure the fake.
-type Options struct {
-	Account, Region string
-	Latency         time.Duration
-}
+type Options = fakeapi.AWSOptions
 
 // Server is the fake. Safe for concurrent use.
 type Server struct {
@@ -69,13 +64,7 @@ type Server struct {
 
 // New returns an empty fake; Start serves it.
 func New(o Options) *Server {
-	if o.Account == "" {
-		o.Account = "123456789012"
-	}
-	if o.Region == "" {
-		o.Region = "us-east-1"
-	}
-	return &Server{o: o, defs: map[string]JobDefinition{}}
+	return &Server{o: o.WithDefaults(), defs: map[string]JobDefinition{}}
 }
 
 // Start serves the fake on a local listener.
@@ -107,7 +96,7 @@ type request struct {
 
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.URL.Path != path || r.Method != http.MethodPost {
-		writeErr(w, http.StatusNotFound, "UnknownOperationException", "unsupported "+r.Method+" "+r.URL.Path)
+		fakeapi.WriteError(w, http.StatusNotFound, "UnknownOperationException", "unsupported "+r.Method+" "+r.URL.Path)
 		return
 	}
 	op := OpDescribeJobDefinitions
@@ -117,38 +106,38 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if region, service, ok := fakeapi.SigV4Scope(r.Header.Get("Authorization")); !ok || service != "batch" || region != s.o.Region {
-		writeErr(w, http.StatusForbidden, "InvalidSignatureException", fmt.Sprintf("credential scope %s/%s, want %s/batch", region, service, s.o.Region))
+		fakeapi.WriteError(w, http.StatusForbidden, "InvalidSignatureException", fmt.Sprintf("credential scope %s/%s, want %s/batch", region, service, s.o.Region))
 		return
 	}
 	var in request
 	if err := json.NewDecoder(r.Body).Decode(&in); err != nil {
-		writeErr(w, http.StatusBadRequest, "ClientException", "Invalid request body: "+err.Error())
+		fakeapi.WriteError(w, http.StatusBadRequest, "ClientException", "Invalid request body: "+err.Error())
 		return
 	}
 	denied, throttled, failed := s.Take(op)
 	switch {
 	case denied:
-		writeErr(w, http.StatusForbidden, "AccessDeniedException", "User: arn:aws:sts::"+s.o.Account+":assumed-role/reclaim/reclaim is not authorized to perform: batch:"+op+" on resource: arn:aws:batch:"+s.o.Region+":"+s.o.Account+":*")
+		fakeapi.WriteError(w, http.StatusForbidden, "AccessDeniedException", "User: arn:aws:sts::"+s.o.Account+":assumed-role/reclaim/reclaim is not authorized to perform: batch:"+op+" on resource: arn:aws:batch:"+s.o.Region+":"+s.o.Account+":*")
 		return
 	case throttled:
-		writeErr(w, http.StatusTooManyRequests, "TooManyRequestsException", "Too Many Requests")
+		fakeapi.WriteError(w, http.StatusTooManyRequests, "TooManyRequestsException", "Too Many Requests")
 		return
 	case failed:
-		writeErr(w, http.StatusInternalServerError, "ServerException", "Server error")
+		fakeapi.WriteError(w, http.StatusInternalServerError, "ServerException", "Server error")
 		return
 	}
 	if len(in.JobDefinitions) > 0 {
-		writeErr(w, http.StatusBadRequest, "ClientException", "jobDefinitions is not supported by the fake")
+		fakeapi.WriteError(w, http.StatusBadRequest, "ClientException", "jobDefinitions is not supported by the fake")
 		return
 	}
 	if in.Status != "" && in.Status != "ACTIVE" && in.Status != "INACTIVE" {
-		writeErr(w, http.StatusBadRequest, "ClientException", "status must be ACTIVE or INACTIVE")
+		fakeapi.WriteError(w, http.StatusBadRequest, "ClientException", "status must be ACTIVE or INACTIVE")
 		return
 	}
 	max := 100
 	if in.MaxResults != nil {
 		if *in.MaxResults < 1 || *in.MaxResults > 100 {
-			writeErr(w, http.StatusBadRequest, "ClientException", "maxResults must be between 1 and 100")
+			fakeapi.WriteError(w, http.StatusBadRequest, "ClientException", "maxResults must be between 1 and 100")
 			return
 		}
 		max = *in.MaxResults
@@ -164,25 +153,20 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	slices.SortFunc(defs, func(a, b JobDefinition) int {
 		return cmp.Or(cmp.Compare(a.Name, b.Name), cmp.Compare(a.Revision, b.Revision))
 	})
-	start := 0
-	if in.NextToken != "" {
-		n, err := strconv.Atoi(strings.TrimPrefix(in.NextToken, "jd-"))
-		if err != nil || n < 0 || n > len(defs) {
-			writeErr(w, http.StatusBadRequest, "ClientException", "Invalid nextToken")
-			return
-		}
-		start = n
+	page, next, ok := fakeapi.Page(defs, max, in.NextToken, "jd-")
+	if !ok {
+		fakeapi.WriteError(w, http.StatusBadRequest, "ClientException", "Invalid nextToken")
+		return
 	}
-	end := min(start+max, len(defs))
-	items := make([]map[string]any, 0, end-start)
-	for _, d := range defs[start:end] {
+	items := make([]map[string]any, 0, len(page))
+	for _, d := range page {
 		items = append(items, s.wire(d))
 	}
 	out := map[string]any{"jobDefinitions": items}
-	if end < len(defs) {
-		out["nextToken"] = "jd-" + strconv.Itoa(end)
+	if next != "" {
+		out["nextToken"] = next
 	}
-	writeJSON(w, out)
+	fakeapi.WriteJSON(w, out)
 }
 
 // wire is the JobDefinition as DescribeJobDefinitions answers it.
@@ -247,16 +231,4 @@ func eksProperties(images, inits []string) map[string]any {
 		pod["initContainers"] = named("init", inits)
 	}
 	return map[string]any{"podProperties": pod}
-}
-
-func writeJSON(w http.ResponseWriter, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(w).Encode(v)
-}
-
-func writeErr(w http.ResponseWriter, status int, code, msg string) {
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("X-Amzn-Errortype", code)
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(map[string]string{"message": msg})
 }

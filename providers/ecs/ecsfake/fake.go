@@ -12,10 +12,8 @@ import (
 	"fmt"
 	"net/http"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
-	"time"
 
 	"reclaim.dev/reclaim/providers/ecs"
 	"reclaim.dev/reclaim/providers/fakeapi"
@@ -75,10 +73,7 @@ type Service struct {
 }
 
 // Options configure the fake.
-type Options struct {
-	Account, Region string
-	Latency         time.Duration
-}
+type Options = fakeapi.AWSOptions
 
 // Server is the fake. Safe for concurrent use.
 type Server struct {
@@ -97,13 +92,7 @@ type Server struct {
 
 // New returns an empty fake; Start serves it.
 func New(o Options) *Server {
-	if o.Account == "" {
-		o.Account = "123456789012"
-	}
-	if o.Region == "" {
-		o.Region = "us-east-1"
-	}
-	return &Server{o: o, defs: map[string]TaskDefinition{}, tasks: map[string]Task{}, services: map[string]Service{},
+	return &Server{o: o.WithDefaults(), defs: map[string]TaskDefinition{}, tasks: map[string]Task{}, services: map[string]Service{},
 		clusters: map[string]bool{}, vanish: map[string]bool{}, refuse: map[string]string{}}
 }
 
@@ -330,19 +319,15 @@ func (s *Server) page(w http.ResponseWriter, in map[string]any, field string, de
 	items := all()
 	s.mu.Unlock()
 	sort.Strings(items)
-	start := 0
-	if t, _ := in["nextToken"].(string); t != "" {
-		n, err := strconv.Atoi(strings.TrimPrefix(t, "page-"))
-		if err != nil || n < 0 || n > len(items) {
-			writeErr(w, http.StatusBadRequest, "InvalidParameterException", "Invalid token")
-			return
-		}
-		start = n
+	token, _ := in["nextToken"].(string)
+	page, next, ok := fakeapi.Page(items, max, token, "page-")
+	if !ok {
+		writeErr(w, http.StatusBadRequest, "InvalidParameterException", "Invalid token")
+		return
 	}
-	end := min(start+max, len(items))
-	out := map[string]any{field: items[start:end]}
-	if end < len(items) {
-		out["nextToken"] = "page-" + strconv.Itoa(end)
+	out := map[string]any{field: page}
+	if next != "" {
+		out["nextToken"] = next
 	}
 	writeJSON(w, out)
 }

@@ -7,7 +7,6 @@ package eksfake
 
 import (
 	"encoding/base64"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -42,10 +41,7 @@ type Cluster struct {
 }
 
 // Options configure the fake.
-type Options struct {
-	Account, Region string
-	Latency         time.Duration
-}
+type Options = fakeapi.AWSOptions
 
 // Server is the fake. Safe for concurrent use.
 type Server struct {
@@ -63,13 +59,7 @@ type Server struct {
 
 // New returns a fake with no clusters; Start serves it.
 func New(o Options) *Server {
-	if o.Account == "" {
-		o.Account = "123456789012"
-	}
-	if o.Region == "" {
-		o.Region = "us-east-1"
-	}
-	return &Server{o: o, clusters: map[string]Cluster{}, failDescribe: map[string]int{}, goneOnDesc: map[string]bool{}}
+	return &Server{o: o.WithDefaults(), clusters: map[string]Cluster{}, failDescribe: map[string]int{}, goneOnDesc: map[string]bool{}}
 }
 
 // Start serves the fake on a local listener.
@@ -116,11 +106,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if region, service, ok := fakeapi.SigV4Scope(r.Header.Get("Authorization")); !ok || service != "eks" || region != s.o.Region {
-		writeErr(w, http.StatusForbidden, "InvalidSignatureException", fmt.Sprintf("credential scope %s/%s, want %s/eks", region, service, s.o.Region))
+		fakeapi.WriteError(w, http.StatusForbidden, "InvalidSignatureException", fmt.Sprintf("credential scope %s/%s, want %s/eks", region, service, s.o.Region))
 		return
 	}
 	if r.Method != http.MethodGet {
-		writeErr(w, http.StatusBadRequest, "InvalidRequestException", "unsupported method "+r.Method)
+		fakeapi.WriteError(w, http.StatusBadRequest, "InvalidRequestException", "unsupported method "+r.Method)
 		return
 	}
 	s.mu.Lock()
@@ -131,10 +121,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mu.Unlock()
 	switch {
 	case denied:
-		writeErr(w, http.StatusForbidden, "AccessDeniedException", "User: arn:aws:sts::"+s.o.Account+":assumed-role/reclaim/reclaim is not authorized to perform: eks:"+op)
+		fakeapi.WriteError(w, http.StatusForbidden, "AccessDeniedException", "User: arn:aws:sts::"+s.o.Account+":assumed-role/reclaim/reclaim is not authorized to perform: eks:"+op)
 		return
 	case throttled:
-		writeErr(w, http.StatusTooManyRequests, "ThrottlingException", "Rate exceeded")
+		fakeapi.WriteError(w, http.StatusTooManyRequests, "ThrottlingException", "Rate exceeded")
 		return
 	}
 	if op == OpListClusters {
@@ -150,7 +140,7 @@ func (s *Server) list(w http.ResponseWriter, q url.Values) {
 	if v := q.Get("maxResults"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > 100 {
-			writeErr(w, http.StatusBadRequest, "InvalidParameterException", "maxResults must be 1 to 100")
+			fakeapi.WriteError(w, http.StatusBadRequest, "InvalidParameterException", "maxResults must be 1 to 100")
 			return
 		}
 		max = n
@@ -162,21 +152,16 @@ func (s *Server) list(w http.ResponseWriter, q url.Values) {
 	}
 	s.mu.Unlock()
 	sort.Strings(names)
-	start := 0
-	if t := q.Get("nextToken"); t != "" {
-		n, err := strconv.Atoi(strings.TrimPrefix(t, "page-"))
-		if err != nil || n < 0 || n > len(names) {
-			writeErr(w, http.StatusBadRequest, "InvalidParameterException", "invalid nextToken")
-			return
-		}
-		start = n
+	page, next, ok := fakeapi.Page(names, max, q.Get("nextToken"), "page-")
+	if !ok {
+		fakeapi.WriteError(w, http.StatusBadRequest, "InvalidParameterException", "invalid nextToken")
+		return
 	}
-	end := min(start+max, len(names))
-	out := map[string]any{"clusters": names[start:end]}
-	if end < len(names) {
-		out["nextToken"] = "page-" + strconv.Itoa(end)
+	out := map[string]any{"clusters": page}
+	if next != "" {
+		out["nextToken"] = next
 	}
-	writeJSON(w, out)
+	fakeapi.WriteJSON(w, out)
 }
 
 func (s *Server) describe(w http.ResponseWriter, name string) {
@@ -190,10 +175,10 @@ func (s *Server) describe(w http.ResponseWriter, name string) {
 	s.mu.Unlock()
 	switch {
 	case !ok || gone:
-		writeErr(w, http.StatusNotFound, "ResourceNotFoundException", "No cluster found for name: "+name+".")
+		fakeapi.WriteError(w, http.StatusNotFound, "ResourceNotFoundException", "No cluster found for name: "+name+".")
 		return
 	case fail:
-		writeErr(w, http.StatusInternalServerError, "ServerException", "internal error")
+		fakeapi.WriteError(w, http.StatusInternalServerError, "ServerException", "internal error")
 		return
 	}
 	status, version := c.Status, c.Version
@@ -225,7 +210,7 @@ func (s *Server) describe(w http.ResponseWriter, name string) {
 	if len(c.CAData) > 0 {
 		cl["certificateAuthority"] = map[string]any{"data": base64.StdEncoding.EncodeToString(c.CAData)}
 	}
-	writeJSON(w, map[string]any{"cluster": cl})
+	fakeapi.WriteJSON(w, map[string]any{"cluster": cl})
 }
 
 func nonNil(s []string) []string {
@@ -233,18 +218,4 @@ func nonNil(s []string) []string {
 		return []string{}
 	}
 	return s
-}
-
-func writeJSON(w http.ResponseWriter, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(w).Encode(v)
-}
-
-// writeErr answers as EKS does: the code in X-Amzn-Errortype, the message in
-// the body.
-func writeErr(w http.ResponseWriter, status int, code, msg string) {
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("X-Amzn-Errortype", code)
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(map[string]string{"message": msg})
 }

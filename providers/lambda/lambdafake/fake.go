@@ -7,7 +7,6 @@
 package lambdafake
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -15,7 +14,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"time"
 
 	"reclaim.dev/reclaim/providers/fakeapi"
 )
@@ -43,10 +41,7 @@ type function struct {
 }
 
 // Options configure the fake.
-type Options struct {
-	Account, Region string
-	Latency         time.Duration
-}
+type Options = fakeapi.AWSOptions
 
 // Server is the fake. Safe for concurrent use.
 type Server struct {
@@ -61,13 +56,7 @@ type Server struct {
 
 // New returns an empty fake; Start serves it.
 func New(o Options) *Server {
-	if o.Account == "" {
-		o.Account = "123456789012"
-	}
-	if o.Region == "" {
-		o.Region = "us-east-1"
-	}
-	return &Server{o: o, fns: map[string]*function{}, vanish: map[string]bool{}}
+	return &Server{o: o.WithDefaults(), fns: map[string]*function{}, vanish: map[string]bool{}}
 }
 
 // Start serves the fake on a local listener.
@@ -205,7 +194,7 @@ func (s *Server) get(w http.ResponseWriter, name, qualifier string) {
 		if !f.zip {
 			code = map[string]any{"RepositoryType": "ECR", "ImageUri": v.ImageURI, "ResolvedImageUri": v.ResolvedImageURI}
 		}
-		writeJSON(w, map[string]any{"Configuration": s.config(name, f, qualifier), "Code": code})
+		fakeapi.WriteJSON(w, map[string]any{"Configuration": s.config(name, f, qualifier), "Code": code})
 		return
 	}
 	notFound(w, s.arn(name, qualifier))
@@ -222,35 +211,24 @@ func (s *Server) page(w http.ResponseWriter, q url.Values, field string, items [
 		}
 		max = min(n, 50)
 	}
-	start := 0
-	if m := q.Get("Marker"); m != "" {
-		n, err := strconv.Atoi(strings.TrimPrefix(m, "m-"))
-		if err != nil || n < 0 || n > len(items) {
-			writeErr(w, http.StatusBadRequest, "InvalidParameterValueException", "Invalid Marker")
-			return
-		}
-		start = n
+	page, next, ok := fakeapi.Page(items, max, q.Get("Marker"), "m-")
+	if !ok {
+		writeErr(w, http.StatusBadRequest, "InvalidParameterValueException", "Invalid Marker")
+		return
 	}
-	end := min(start+max, len(items))
-	out := map[string]any{field: items[start:end]}
-	if end < len(items) {
-		out["NextMarker"] = "m-" + strconv.Itoa(end)
+	out := map[string]any{field: page}
+	if next != "" {
+		out["NextMarker"] = next
 	}
-	writeJSON(w, out)
+	fakeapi.WriteJSON(w, out)
 }
 
 func notFound(w http.ResponseWriter, arn string) {
 	writeErr(w, http.StatusNotFound, "ResourceNotFoundException", "Function not found: "+arn)
 }
 
-func writeJSON(w http.ResponseWriter, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(w).Encode(v)
-}
-
+// writeErr answers as Lambda does: the code in X-Amzn-Errortype, the
+// message in the body.
 func writeErr(w http.ResponseWriter, status int, code, msg string) {
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("X-Amzn-Errortype", code)
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(map[string]string{"Type": "User", "Message": msg})
+	fakeapi.WriteErrorBody(w, status, code, map[string]string{"Type": "User", "Message": msg})
 }
