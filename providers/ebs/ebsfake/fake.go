@@ -188,7 +188,8 @@ type Server struct {
 	quotas    map[string][]quota // account -> quotas of service code ebs
 	seq       atomic.Uint64
 
-	ln fakeapi.Listener
+	// Listener serves it locally (Start, URL, Close).
+	fakeapi.Listener
 }
 
 // New returns a fake that is not listening: it is an http.Handler.
@@ -203,13 +204,7 @@ func New(opts Options) *Server {
 }
 
 // Start starts serving on a local httptest server (once).
-func (s *Server) Start() { s.ln.Start(s) }
-
-// URL is the endpoint to give both clients as BaseEndpoint ("" before Start).
-func (s *Server) URL() string { return s.ln.URL() }
-
-// Close stops the server started by Start.
-func (s *Server) Close() { s.ln.Close() }
+func (s *Server) Start() { s.Listener.Start(s) }
 
 // Region is the region served.
 func (s *Server) Region() string { return s.opts.Region }

@@ -220,7 +220,8 @@ type Server struct {
 	// regions are the account's regions (SetRegions); nil: the fake's own.
 	regions []Region
 
-	ln fakeapi.Listener
+	// Listener serves it locally (Start, URL, Close).
+	fakeapi.Listener
 }
 
 // New returns a fake that is not listening: it is an http.Handler. Start it
@@ -250,13 +251,7 @@ func NewServer(opts Options) *Server {
 }
 
 // Start starts serving on a local httptest server (once).
-func (s *Server) Start() { s.ln.Start(s) }
-
-// URL is the endpoint to give the client as BaseEndpoint ("" before Start).
-func (s *Server) URL() string { return s.ln.URL() }
-
-// Close stops the server started by Start.
-func (s *Server) Close() { s.ln.Close() }
+func (s *Server) Start() { s.Listener.Start(s) }
 
 // Region is the region the fake serves.
 func (s *Server) Region() string { return s.opts.Region }

@@ -362,7 +362,8 @@ type Server struct {
 	// registryPolicies are the registries' permissions policies, by account.
 	registryPolicies map[string]string
 
-	ln fakeapi.Listener
+	// Listener serves it locally (Start, URL, Close).
+	fakeapi.Listener
 }
 
 // New returns a fake that is not listening: it is an http.Handler. Start it
@@ -398,13 +399,7 @@ func NewServer(opts Options) *Server {
 }
 
 // Start starts serving on a local httptest server (once).
-func (s *Server) Start() { s.ln.Start(s) }
-
-// URL is the endpoint to give the client as BaseEndpoint ("" before Start).
-func (s *Server) URL() string { return s.ln.URL() }
-
-// Close stops the server started by Start.
-func (s *Server) Close() { s.ln.Close() }
+func (s *Server) Start() { s.Listener.Start(s) }
 
 // Region is the region the fake serves.
 func (s *Server) Region() string { return s.opts.Region }
