@@ -242,6 +242,10 @@ type ClusterRefs struct {
 	// after it is not in the view, so the engine deletes on it only while
 	// it is fresh (engine.Settings.FreshViews).
 	ReadAt time.Time
+	// Settles, if set, is when the view is believed whole: until then it
+	// keeps what it shows in use but releases nothing (a cluster's first
+	// records, or a class of evidence new in them, not yet settled).
+	Settles time.Time
 
 	// Accounts limits which AWS accounts' ECR images this cluster may pull;
 	// empty means any account, so an incomplete cluster blocks every trim.

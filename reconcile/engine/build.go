@@ -85,7 +85,7 @@ func (s Settings) Build(snap *inventory.Snapshot, kinds []Kind, prev State, now 
 			c.Problems = append(slices.Clip(c.Problems), fmt.Sprintf("%d clusters read this run are named %s, and reclaim cannot tell their reads apart", named[c.Name], c.Name))
 		}
 		addSource(Source{Kind: "cluster", Name: c.Name, Complete: c.Complete, Problems: c.Problems, Items: len(c.PVs),
-			Duration: c.Duration, Unit: "PV references", ReadAt: c.ReadAt})
+			Duration: c.Duration, Unit: "PV references", ReadAt: c.ReadAt, Settles: c.Settles})
 		if !c.Complete {
 			p.Blocked = append(p.Blocked, fmt.Sprintf("cluster %s is incomplete (%s): %s deleted this run",
 				c.Name, strings.Join(c.Problems, "; "), what))
@@ -149,10 +149,10 @@ type rules struct {
 	grace map[graceKey]string
 	held  map[string]string // heldNote's
 	views map[*string]view  // stale's, by Sources list as holds
-	// staleSaid are the clusters whose stale view the plan's held-back
-	// notes name already.
-	staleSaid map[string]bool
-	opt       options
+	// staleSaid and settleSaid are the clusters whose stale or settling
+	// view the plan's held-back notes name already.
+	staleSaid, settleSaid map[string]bool
+	opt                   options
 }
 
 // shared returns one copy of each distinct note: the same text made for
@@ -248,6 +248,9 @@ type Settings struct {
 	FreshWithin     time.Duration
 	FreshWithinName string
 	FreshHint       string
+	// SettleHint says, in a hold for a settling view (Source.Settles),
+	// what sets its settle period.
+	SettleHint string
 	// OwnerLabel and Routes name each candidate's owner (Decision.Owner):
 	// the value of its OwnerLabel (a label or tag the resource carries,
 	// else its namespace's; "" for none), else the owner of the first
@@ -267,11 +270,12 @@ type options struct {
 	routes        []Route
 	ownerLabel    string
 	routed        map[string]bool // owners with a route
+	settleHint    string
 }
 
 func (s Settings) options() options {
 	o := options{requireNotice: s.RequireNotice, only: s.Only, currency: s.Currency,
-		ownerLabel: s.OwnerLabel, routes: s.Routes, routed: map[string]bool{}}
+		ownerLabel: s.OwnerLabel, routes: s.Routes, routed: map[string]bool{}, settleHint: s.SettleHint}
 	for _, r := range s.Routes {
 		o.routed[r.Owner] = true
 	}
@@ -294,14 +298,7 @@ func (r *rules) stale(it *Proposal, since time.Time) string {
 	if f == nil || len(it.Sources) == 0 {
 		return ""
 	}
-	v, ok := r.views[&it.Sources[0]]
-	if !ok {
-		v = r.oldestView(it.Sources)
-		if r.views == nil {
-			r.views = map[*string]view{}
-		}
-		r.views[&it.Sources[0]] = v
-	}
+	v := r.viewOf(it)
 	if v.name == "" {
 		return ""
 	}
@@ -312,6 +309,43 @@ func (r *rules) stale(it *Proposal, since time.Time) string {
 		}
 		r.staleSaid[v.name] = true
 		r.p.Blocked = append(r.p.Blocked, "no delete that cluster "+v.name+" could object to is made this run: "+why)
+	}
+	return why
+}
+
+// viewOf is the views a candidate's sources rely on, found once per
+// Sources list.
+func (r *rules) viewOf(it *Proposal) view {
+	v, ok := r.views[&it.Sources[0]]
+	if !ok {
+		v = r.oldestView(it.Sources)
+		if r.views == nil {
+			r.views = map[*string]view{}
+		}
+		r.views[&it.Sources[0]] = v
+	}
+	return v
+}
+
+// unsettled says why a due candidate waits for a cluster view that is
+// still settling (Source.Settles: a cluster's first records, believed
+// for what they show in use, not yet for what they leave out), or "".
+func (r *rules) unsettled(it *Proposal) string {
+	if len(it.Sources) == 0 {
+		return ""
+	}
+	v := r.viewOf(it)
+	if v.settling == "" || !r.now.Before(v.settles) {
+		return ""
+	}
+	why := r.shared(fmt.Sprintf("cluster %s's view settles at %s: until then it keeps what it shows in use but releases nothing it could use (%s)",
+		v.settling, fmtTime(v.settles), orDefault(r.opt.settleHint, "its first views are not yet believed whole")))
+	if !r.settleSaid[v.settling] {
+		if r.settleSaid == nil {
+			r.settleSaid = map[string]bool{}
+		}
+		r.settleSaid[v.settling] = true
+		r.p.Blocked = append(r.p.Blocked, "no delete that cluster "+v.settling+" could object to is made before "+fmtTime(v.settles)+": "+why)
 	}
 	return why
 }
@@ -332,10 +366,13 @@ func (r *rules) staleWhy(v view, since time.Time) string {
 	return ""
 }
 
-// view is the oldest cluster view a list of sources relies on.
+// view is the oldest cluster view a list of sources relies on, and the
+// one of them that settles last (Source.Settles), if any still does.
 type view struct {
-	name string
-	at   time.Time
+	name     string
+	at       time.Time
+	settling string
+	settles  time.Time
 }
 
 // oldestView is the oldest cluster view among keys: a cluster's source,
@@ -359,7 +396,10 @@ func (r *rules) oldestView(keys []string) view {
 			continue // not read: failClosed's, or declared out of scope
 		}
 		if v.name == "" || s.ReadAt.Before(v.at) {
-			v = view{name: s.Name, at: s.ReadAt}
+			v.name, v.at = s.Name, s.ReadAt
+		}
+		if s.Settles.After(v.settles) {
+			v.settling, v.settles = s.Name, s.Settles
 		}
 	}
 	return v
@@ -511,6 +551,11 @@ func (r *rules) decide(k Kind, pr *Proposals) {
 				d.Action, d.Held = Mark, true
 				d.note(r.heldNote(why))
 				r.p.Incomplete = true
+			} else if why := r.unsettled(it); why != "" {
+				// Held, but nothing is missing: the view is whole and
+				// only waits for its settle period.
+				d.Action, d.Held = Mark, true
+				d.note(r.heldNote(why))
 			}
 		}
 		if len(d.After) > 0 {

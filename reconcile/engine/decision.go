@@ -160,6 +160,10 @@ type Source struct {
 	// ReadAt is when a cluster's view began (inventory.ClusterRefs.ReadAt):
 	// with FreshViews, a delete relying on it is held once it is stale.
 	ReadAt time.Time `json:"-"`
+	// Settles is when a cluster's view is believed whole (its records have
+	// stood for their settle period): before it, the view keeps what it
+	// shows in use, but a delete relying on it is held.
+	Settles time.Time `json:"-"`
 }
 
 // Key is how proposals name a source they rely on: kind:name.

@@ -133,3 +133,58 @@ func TestStaleViewHoldsWhatReliesOnItsTaps(t *testing.T) {
 		t.Errorf("a candidate relying on a stale cluster's tap: %s held=%v (%s), want held", got.Action, got.Held, got.Why())
 	}
 }
+
+// A settling view (a cluster's first records) keeps what it shows in use
+// and holds every due delete relying on it until it settles, saying when:
+// the plan is not incomplete, the clock is kept, and a candidate relying
+// only on a settled cluster goes. Once settled, the same view deletes.
+func TestSettlingViewReleasesNothing(t *testing.T) {
+	since := t0.Add(-48 * time.Hour)
+	settles := t0.Add(3 * time.Hour)
+	newer := readAt("new", t0.Add(-time.Minute))
+	newer.Settles = settles
+	older := readAt("old", t0.Add(-time.Minute))
+	older.Settles = t0.Add(-time.Hour) // settled an hour ago
+	held := orphan("held")
+	held.Sources = []string{inventory.ClusterKey("old"), inventory.ClusterKey("new")}
+	goes := orphan("goes")
+	goes.Sources = []string{inventory.ClusterKey("old")}
+	used := inUse("used")
+	used.Sources = []string{inventory.ClusterKey("new")}
+	k := &fakeKind{lim: testLimits(), items: []engine.Proposal{held, goes, used}}
+	set := engine.Settings{FreshViews: true, FreshWithin: 5 * time.Minute, FreshWithinName: "fleet.snapshots.deleteMaxAge",
+		FreshHint: freshHint, SettleHint: "fleet.snapshots.dropSettle"}
+	p := set.Build(snap(newer, older), []engine.Kind{k}, seenSince(since, held, goes), t0)
+	got := enginetest.DecisionFor(t, p, "held")
+	if got.Action != engine.Mark || !got.Held {
+		t.Fatalf("held: %s held=%v (%s), want a held mark", got.Action, got.Held, got.Why())
+	}
+	for _, w := range []string{"cluster new's view settles at " + settles.Format(time.RFC3339), "fleet.snapshots.dropSettle"} {
+		if !strings.Contains(got.Why(), w) {
+			t.Errorf("the reason does not say %q: %s", w, got.Why())
+		}
+	}
+	if p.Incomplete {
+		t.Errorf("a settling view made the plan incomplete: it is whole, only waiting")
+	}
+	if e, ok := p.State.Resources[held.ID]; !ok || !e.FirstSeen.Equal(since) {
+		t.Errorf("the clock was not kept: %+v", e)
+	}
+	if got := enginetest.DecisionFor(t, p, "goes"); got.Action != engine.Delete {
+		t.Errorf("goes relies only on a settled cluster: %s (%s), want delete", got.Action, got.Why())
+	}
+	if got := enginetest.DecisionFor(t, p, "used"); got.Action != engine.Keep {
+		t.Errorf("used: %s, want keep", got.Action)
+	}
+	if !slices.ContainsFunc(p.Blocked, func(b string) bool {
+		return strings.Contains(b, "cluster new could object to is made before "+settles.Format(time.RFC3339))
+	}) {
+		t.Errorf("the held-back notes do not say when cluster new settles: %q", p.Blocked)
+	}
+	// Settled: fresh views of the same clusters delete.
+	newer.ReadAt, older.ReadAt = settles.Add(-time.Minute), settles.Add(-time.Minute)
+	p = set.Build(snap(newer, older), []engine.Kind{k}, seenSince(since, held, goes), settles)
+	if got := enginetest.DecisionFor(t, p, "held"); got.Action != engine.Delete {
+		t.Errorf("at settle time: %s (%s), want delete", got.Action, got.Why())
+	}
+}
