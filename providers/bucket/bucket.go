@@ -118,7 +118,7 @@ func (c *Client) List(ctx context.Context, prefix string) ([]Object, error) {
 			return nil, fmt.Errorf("list s3://%s/%s: %w", c.bucket, prefix, classify(err))
 		}
 		for _, o := range page.Contents {
-			out = append(out, Object{Key: aws.ToString(o.Key), Version: aws.ToString(o.ETag), Size: aws.ToInt64(o.Size)})
+			out = append(out, Object{Key: aws.ToString(o.Key), Version: aws.ToString(o.ETag), Size: aws.ToInt64(o.Size), Modified: aws.ToTime(o.LastModified)})
 		}
 	}
 	return out, nil

@@ -125,6 +125,10 @@ func TestBucketListAndOpen(t *testing.T) {
 	if len(first) != 2 || one.Version == "" || one.Size != int64(len("record clusters/a/one.json.gz")) {
 		t.Fatalf("listing: %+v", first)
 	}
+	// When the store wrote it (LastModified): what bounds a record's age.
+	if age := time.Since(one.Modified); one.Modified.IsZero() || age < -time.Minute || age > time.Minute {
+		t.Fatalf("listed as written at %v, not just now", one.Modified)
+	}
 	body, version, err := deleter.Open(ctx, one.Key)
 	if err != nil {
 		t.Fatal(err)

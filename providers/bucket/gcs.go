@@ -187,14 +187,17 @@ func (c *GCS) List(ctx context.Context, prefix string) ([]Object, error) {
 		err := c.do(ctx, func() error {
 			var err error
 			page, err = c.api.Objects.List(c.bucket).Context(ctx).Prefix(prefix).MaxResults(c.page).PageToken(token).
-				Fields("nextPageToken", "items(name,generation,size)").Do()
+				Fields("nextPageToken", "items(name,generation,size,updated)").Do()
 			return err
 		})
 		if err != nil {
 			return nil, fmt.Errorf("list gs://%s/%s: %w", c.bucket, prefix, classifyGCS(err))
 		}
 		for _, o := range page.Items {
-			out = append(out, Object{Key: o.Name, Version: strconv.FormatInt(o.Generation, 10), Size: int64(o.Size)})
+			// updated is RFC 3339; one the store does not give, or that
+			// does not parse, is no bound (zero).
+			updated, _ := time.Parse(time.RFC3339Nano, o.Updated)
+			out = append(out, Object{Key: o.Name, Version: strconv.FormatInt(o.Generation, 10), Size: int64(o.Size), Modified: updated})
 		}
 		if token = page.NextPageToken; token == "" {
 			return out, nil

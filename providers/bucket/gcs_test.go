@@ -91,6 +91,10 @@ func TestGCSPutGetListAndTheirErrors(t *testing.T) {
 		if o.Version == "" || o.Version == "0" || o.Size == 0 {
 			t.Fatalf("listed %+v: no generation or size", o)
 		}
+		// When the store wrote it (updated): what bounds a record's age.
+		if age := time.Since(o.Modified); o.Modified.IsZero() || age < -time.Minute || age > time.Minute {
+			t.Fatalf("listed %+v: not written just now", o)
+		}
 		versions[o.Key] = o.Version
 	}
 	if err := agent.Put(ctx, "records/a/one.json.gz", []byte("second")); err != nil {
