@@ -111,12 +111,15 @@ func newAgentWorld(t *testing.T) *agentWorld {
 	return w
 }
 
+// snapshotsYAML is the fleet.snapshots section of an identity (profile).
+// Its dropSettle is 6h, less than the 7h the tests step past a grace: a
+// cluster's first records, accepted at one step, have settled at the next.
 func (w *agentWorld) snapshotsYAML(profile string) string {
 	if w.gcs != nil {
-		return fmt.Sprintf("  snapshots:\n    prefix: %s\n    gcs:\n      bucket: %s\n      endpoint: %s\n      credentialsFile: %s\n",
+		return fmt.Sprintf("  snapshots:\n    prefix: %s\n    dropSettle: 6h\n    gcs:\n      bucket: %s\n      endpoint: %s\n      credentialsFile: %s\n",
 			recordPrefix, recordBucket, w.gcs.Endpoint(), w.gcsKeys[profile])
 	}
-	return fmt.Sprintf("  snapshots:\n    bucket: %s\n    prefix: %s\n    account: \"%s\"\n    region: %s\n    endpoint: %s\n    profile: %s\n",
+	return fmt.Sprintf("  snapshots:\n    bucket: %s\n    prefix: %s\n    dropSettle: 6h\n    account: \"%s\"\n    region: %s\n    endpoint: %s\n    profile: %s\n",
 		recordBucket, recordPrefix, account, ec2Region, w.s3.URL, profile)
 }
 
@@ -571,7 +574,16 @@ audit:
 	asiaName, centralName := "prod@"+project+"."+zoneA, "prod@"+project+".us-central1"
 
 	// One agent per cluster: two records of one API server claim one
-	// kube-system UID, which holds both.
+	// kube-system UID, which holds both. asia's first record is accepted 7
+	// hours before (a dry run), so that it has settled by the run that
+	// deletes.
+	start := w.now
+	w.now = start.Add(-7 * time.Hour)
+	w.agent(prodA, "prod", asia, "admin", false)
+	if rep := runConfig(t, cfg, w.now, false); !strings.Contains(text(rep), "records settle at") {
+		t.Fatalf("asia's first record does not say when it settles:\n%s", text(rep))
+	}
+	w.now = start
 	w.agent(prodA, "prod", asia, "admin", false)
 	rep := runConfig(t, cfg, w.now, true)
 	rows, _ := layout.Data(rep.Plan.Sections, "fleet").([]engine.FleetRow)

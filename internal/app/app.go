@@ -329,6 +329,7 @@ func (r *Runner) Once(ctx context.Context, opt Options) (*report.Report, error) 
 		// delete what its cluster could use.
 		set.FreshViews, set.FreshWithin, set.FreshWithinName = true, r.records.cfg.DeleteMaxAge.Std(), "fleet.snapshots.deleteMaxAge"
 		set.FreshHint = "is its agent running in watch mode, reclaim daemon --agent, publishing within a minute of a change?"
+		set.SettleHint = "fleet.snapshots.dropSettle " + r.records.cfg.DropSettle.String() + ": a cluster's first records, and a class of evidence new in them, are believed for what they show in use at once, and whole once they have stood that long"
 	}
 	plan := set.Build(&snap, r.kinds, prev, d.Now())
 	report.Show(plan, r.kinds, &snap)

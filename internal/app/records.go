@@ -12,6 +12,7 @@ import (
 	"math"
 	"os"
 	"path"
+	"reflect"
 	"runtime/debug"
 	"slices"
 	"strings"
@@ -82,16 +83,35 @@ func openRecords(ctx context.Context, s *config.Snapshots, b recordBounds, log *
 // RecordSeen is what a deleter remembers of a cluster's published record:
 // the kube-system UID its first accepted record pinned, the sizes of the
 // records accepted within fleet.snapshots.dropSettle (the last one
-// always), and since when a much smaller one has been published. Its
-// slices are never changed in place: a new RecordSeen has new ones. The
-// state keeps them, per record's object key, under "records"
-// (engine.State.Records), as recordPins and recordPinsJSON read and write them.
+// always), since when each class of evidence has been accepted, and the
+// classes that dropped, each since when. Its slices and maps are never
+// changed in place: a new RecordSeen has new ones. The state keeps them,
+// per record's object key, under "records" (engine.State.Records), as
+// recordPins and recordPinsJSON read and write them.
 type RecordSeen struct {
 	KubeSystemUID string `json:"kubeSystemUID"`
 	// Sizes are the accepted records' counts per class of evidence, oldest
 	// first, one per stretch of time (the largest of each class in it).
-	Sizes     []RecordSizes `json:"sizes,omitempty"`
-	DropSince time.Time     `json:"dropSince,omitzero"`
+	Sizes []RecordSizes `json:"sizes,omitempty"`
+	// Since is when each class of evidence was first listed by a record
+	// of this cluster (its identity proven): the cluster's view releases
+	// nothing until every class it lists has stood for dropSettle.
+	Since map[string]time.Time `json:"since,omitempty"`
+	// Drops are the classes listing much less than the records accepted
+	// before (or, in a first record, none of what the clouds show made
+	// for the cluster), each on its own clock.
+	Drops map[string]Drop `json:"drops,omitempty"`
+	// DropSince is an older reclaim's one clock for every class: read as
+	// the clock of each class dropping now, never written.
+	DropSince time.Time `json:"dropSince,omitzero"`
+}
+
+// Drop is one class's drop: since when, and the count it dropped to. A
+// drop deeper than maxDrop below that count is a new drop, on a new
+// clock.
+type Drop struct {
+	Since time.Time `json:"since"`
+	To    int       `json:"to"`
 }
 
 // RecordSizes are what accepted records listed, per class of evidence
@@ -104,7 +124,7 @@ type RecordSizes struct {
 
 // IsZero: nothing is remembered.
 func (r RecordSeen) IsZero() bool {
-	return r.KubeSystemUID == "" && len(r.Sizes) == 0 && r.DropSince.IsZero()
+	return r.KubeSystemUID == "" && len(r.Sizes) == 0 && len(r.Since) == 0 && len(r.Drops) == 0 && r.DropSince.IsZero()
 }
 
 // recordPins reads what the state remembers of each record (engine.State.Records).
@@ -516,24 +536,23 @@ func (rr *recordReader) one(ctx context.Context, t kube.Target) inventory.Cluste
 		problems = append(problems, fmt.Sprintf("if the cluster was recreated, pin its new UID: fleet.snapshots.kubeSystemUIDs.%s: %s", t.Name, rec.Cluster.KubeSystemUID))
 	}
 	counts := f.counts
-	next := RecordSeen{KubeSystemUID: rec.Cluster.KubeSystemUID}
+	next := last // a record not accepted changes nothing remembered
+	var settles time.Time
 	if len(problems) == 0 {
 		rr.mu.Lock()
 		clouds := rr.clouds
 		rr.mu.Unlock()
-		if why, since := rr.drop(last, counts, now); why != "" {
+		if last.KubeSystemUID != "" && last.KubeSystemUID != rec.Cluster.KubeSystemUID {
+			last = RecordSeen{} // the cluster was recreated (its new UID pinned): a new history
+		}
+		var why string
+		next, settles, why = rr.judge(last, counts, clouds, t, now)
+		next.KubeSystemUID = rec.Cluster.KubeSystemUID
+		if why != "" {
 			problems = append(problems, where+": "+why)
-			next = last
-			next.DropSince = since
-		} else if why, since := rr.unbelieved(last, counts, clouds, t, now); why != "" {
-			problems = append(problems, where+": "+why)
-			next = last
-			next.DropSince = since
 		} else {
 			next.Sizes = rr.remember(last.Sizes, counts, now)
 		}
-	} else {
-		next = last // a record not accepted changes nothing remembered
 	}
 	rr.mu.Lock()
 	if !next.IsZero() {
@@ -552,6 +571,11 @@ func (rr *recordReader) one(ctx context.Context, t kube.Target) inventory.Cluste
 	c.Name, c.Projects, c.Accounts, c.Subnets = t.Name, t.Projects, t.Accounts, t.Subnets
 	c.PVs, c.PVCs, c.Problems = slices.Clone(c.PVs), slices.Clone(c.PVCs), slices.Clip(c.Problems)
 	c.ReadAt = rec.TakenAt // what decides whether it is fresh enough to delete on
+	if now.Before(settles) {
+		c.Settles = settles
+		c.Problems = append(c.Problems, fmt.Sprintf("note: the cluster's records settle at %s: until they have stood for fleet.snapshots.dropSettle %s, what they show in use is kept but nothing the cluster could use is deleted",
+			fmtTime(settles), rr.cfg.DropSettle))
+	}
 	for i := range c.PVs {
 		c.PVs[i].Cluster = t.Name
 	}
@@ -813,9 +837,23 @@ func classCounts(r *published.Record) map[string]int {
 	out := map[string]int{"pvs": len(c.PVs), "pvcs": len(c.PVCs), "pods": len(c.Pods), "podIPs": ips, "nodes": len(c.Nodes),
 		"images": len(c.Images)}
 	for name, t := range c.Taps {
-		out["tap "+name] = t.Items
+		out["tap "+name] = tapSize(t)
 	}
 	return out
+}
+
+// tapSize is how many things a tap's decoded data holds (a map's keys, a
+// slice's items: an EBS tap's volume handles), not the count the record
+// says it listed: a record's claims are what is judged.
+func tapSize(t inventory.Tapped) int {
+	if s, ok := t.Data.(interface{ Len() int }); ok {
+		return s.Len()
+	}
+	switch v := reflect.ValueOf(t.Data); v.Kind() {
+	case reflect.Map, reflect.Slice, reflect.Array:
+		return v.Len()
+	}
+	return 0
 }
 
 // largest is, per class, the most the records accepted within dropSettle
@@ -867,61 +905,100 @@ func (rr *recordReader) remember(sizes []RecordSizes, counts map[string]int, now
 	return append(out, RecordSizes{At: now, Counts: counts})
 }
 
-// unbelieved says why a cluster's first record (none accepted before) is
-// not believed: it claims none of a class of evidence while the clouds
-// show some made for the cluster. It holds until it has been published
-// for dropSettle, as a drop does: what the clouds show may be leaked, and
-// what reclaim is for, but a record of another cluster, or a forged one,
-// says the same.
-func (rr *recordReader) unbelieved(last RecordSeen, counts map[string]int, clouds map[string]any, t kube.Target, now time.Time) (why string, since time.Time) {
-	if len(last.Sizes) > 0 {
-		return "", time.Time{}
-	}
-	unseen := cloudEvidence(clouds, t).unseen(counts)
-	if unseen == "" {
-		return "", time.Time{}
-	}
-	since = last.DropSince
-	if since.IsZero() {
-		since = now
-	}
+// judge is what a record of counts, its identity proven, leaves
+// remembered after last (but its sizes: only an accepted record's are),
+// when the cluster's view settles, and why the record cannot be believed
+// yet, if it cannot. Each class of evidence keeps its own clocks: since
+// when it is listed (a first record, or a class new in the records,
+// releases nothing until it has stood for dropSettle), and since when it
+// dropped. A class drops when it lists more than maxDrop less than the
+// largest accepted within dropSettle (small clusters included: one PV of
+// one is all of them), or, in a cluster's first record, lists none where
+// the clouds show some made for the cluster; a drop deeper than maxDrop
+// below what it dropped to starts its clock again. A cluster that
+// suddenly "uses nothing", or keeps its pods but no PV, is more often an
+// agent reading the wrong cluster, a partial read or a forged record than
+// the truth; but what the clouds show may be leaked, and what reclaim is
+// for, so a drop that stands for dropSettle is believed.
+func (rr *recordReader) judge(last RecordSeen, counts map[string]int, clouds map[string]any, t kube.Target, now time.Time) (next RecordSeen, settles time.Time, why string) {
 	settle := rr.cfg.DropSettle.Std()
-	if now.Sub(since) >= settle {
-		return "", time.Time{}
+	next = RecordSeen{Sizes: last.Sizes, Since: map[string]time.Time{}}
+	for k, at := range last.Since {
+		next.Since[k] = at
 	}
-	return fmt.Sprintf("the cluster's first record lists %s: it holds what the cluster could use until %s (fleet.snapshots.dropSettle %s after it was first seen), unless a record lists them",
-		unseen, since.Add(settle).UTC().Format(time.RFC3339), rr.cfg.DropSettle), since
-}
-
-// drop says why a record of counts cannot be believed after the records
-// last remembers: a class of evidence lists more than maxDrop less than
-// the largest accepted within dropSettle (small clusters included: one
-// PV of one is all of them), and has not done so for dropSettle yet. A
-// cluster that suddenly "uses nothing", or keeps its pods but no PV, is
-// more often an agent reading the wrong cluster, a partial read or a
-// forged record than the truth.
-func (rr *recordReader) drop(last RecordSeen, counts map[string]int, now time.Time) (why string, since time.Time) {
-	settle := rr.cfg.DropSettle.Std()
-	was := largest(last.Sizes, now, settle)
-	var drops []string
-	for _, k := range slices.Sorted(maps.Keys(counts)) {
-		if w := was[k]; w > 0 && float64(counts[k]) < float64(w)*(1-rr.cfg.MaxDrop.Fraction()) {
-			drops = append(drops, fmt.Sprintf("%d %s where it listed %d", counts[k], k, w))
+	if len(last.Since) == 0 {
+		// An older reclaim's state: its classes accepted since its oldest size.
+		for _, s := range last.Sizes {
+			for k := range s.Counts {
+				if _, ok := next.Since[k]; !ok {
+					next.Since[k] = last.Sizes[0].At
+				}
+			}
 		}
 	}
-	if len(drops) == 0 {
-		return "", time.Time{}
+	for k := range next.Since {
+		if _, ok := counts[k]; !ok {
+			delete(next.Since, k) // a class no longer listed is new again if it comes back
+		}
 	}
-	since = last.DropSince
-	if since.IsZero() {
-		since = now
+	for k := range counts {
+		if _, ok := next.Since[k]; !ok {
+			next.Since[k] = now
+		}
+		settles = latest(settles, next.Since[k].Add(settle))
 	}
-	if now.Sub(since) >= settle {
-		return "", time.Time{}
+	was := largest(last.Sizes, now, settle)
+	var ev evidence
+	if len(last.Sizes) == 0 {
+		ev = cloudEvidence(clouds, t)
 	}
-	return fmt.Sprintf("the record lists %s within fleet.snapshots.dropSettle %s: a drop of more than fleet.snapshots.maxDrop %s holds what the cluster could use until %s, unless its use comes back",
-		strings.Join(drops, ", "), rr.cfg.DropSettle, rr.cfg.MaxDrop, since.Add(settle).UTC().Format(time.RFC3339)), since
+	var held []string
+	var until time.Time
+	for _, k := range slices.Sorted(maps.Keys(counts)) {
+		n, w := counts[k], was[k]
+		what := ""
+		switch {
+		case w > 0 && float64(n) < float64(w)*(1-rr.cfg.MaxDrop.Fraction()):
+			what = fmt.Sprintf("%d %s where it listed %d", n, k, w)
+		case n == 0 && len(ev[k]) > 0:
+			what = ev.unseen(k)
+		default:
+			continue // a class that does not drop (any more) forgets its clock
+		}
+		d, ok := last.Drops[k]
+		switch {
+		case !ok && !last.DropSince.IsZero():
+			d = Drop{Since: last.DropSince, To: n}
+		case !ok:
+			d = Drop{Since: now, To: n}
+		case float64(n) < float64(d.To)*(1-rr.cfg.MaxDrop.Fraction()):
+			d = Drop{Since: now, To: n} // deeper still: a new drop
+		}
+		if next.Drops == nil {
+			next.Drops = map[string]Drop{}
+		}
+		next.Drops[k] = d
+		if now.Sub(d.Since) < settle {
+			until = latest(until, d.Since.Add(settle))
+			held = append(held, fmt.Sprintf("%s (since %s)", what, fmtTime(d.Since)))
+		}
+	}
+	if len(held) > 0 {
+		why = fmt.Sprintf("the record lists %s: a class of evidence that drops by more than fleet.snapshots.maxDrop %s, or that a first record lists none of, is believed once it has stood for fleet.snapshots.dropSettle %s, so what the cluster could use is held until %s, unless its use comes back",
+			strings.Join(held, "; "), rr.cfg.MaxDrop, rr.cfg.DropSettle, fmtTime(until))
+	}
+	return next, settles, why
 }
+
+func latest(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
+
+// fmtTime is a time in the records' words: UTC, to the second.
+func fmtTime(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 
 // publisher writes an agent's cluster record.
 type publisher struct {

@@ -2,7 +2,6 @@ package app
 
 import (
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 
@@ -82,22 +81,14 @@ func madeFor(v ebs.Volume, cluster string) bool {
 	return v.Tags[ebsvolume.TagLegacyCluster] == cluster || slices.Contains(inventory.ClustersTagged(v.Tags), cluster)
 }
 
-// unseen says which classes a first record claims none of while the
-// clouds show some made for its cluster.
-func (e evidence) unseen(counts map[string]int) string {
-	var out []string
-	for _, class := range slices.Sorted(maps.Keys(e)) {
-		n, listed := counts[class]
-		if !listed || n > 0 {
-			continue
-		}
-		what := e[class]
-		more := ""
-		if len(what) > 3 {
-			more = fmt.Sprintf(" and %d more", len(what)-3)
-			what = what[:3]
-		}
-		out = append(out, fmt.Sprintf("no %s, where the clouds show %s%s made for the cluster", class, strings.Join(what, ", "), more))
+// unseen says what the clouds show made for the cluster of class, which
+// a first record lists none of.
+func (e evidence) unseen(class string) string {
+	what := e[class]
+	more := ""
+	if len(what) > 3 {
+		more = fmt.Sprintf(" and %d more", len(what)-3)
+		what = what[:3]
 	}
-	return strings.Join(out, "; ")
+	return fmt.Sprintf("no %s, where the clouds show %s%s made for the cluster", class, strings.Join(what, ", "), more)
 }

@@ -154,21 +154,21 @@ func TestRecordReaderHoldsASuddenDropUntilItSettles(t *testing.T) {
 	}
 	m.put(t, 9, "uid-1", "", recT0) // 9 of 100
 	c, seen := pass(reader(m, &now, nil), prev)
-	if c.Complete || !strings.Contains(strings.Join(c.Problems, " "), "9 pods where it listed 100") || !reflect.DeepEqual(seen[key].Sizes, prev[key].Sizes) || !seen[key].DropSince.Equal(now) {
+	if c.Complete || !strings.Contains(strings.Join(c.Problems, " "), "9 pods where it listed 100") || !reflect.DeepEqual(seen[key].Sizes, prev[key].Sizes) || !seen[key].Drops["pods"].Since.Equal(now) {
 		t.Fatalf("complete %v, problems %v, remembered %+v", c.Complete, c.Problems, seen[key])
 	}
 	// Still small 23 hours later: still held, since the same moment.
 	now = now.Add(23 * time.Hour)
 	m.put(t, 9, "uid-1", "", now.Add(-time.Minute))
 	c, seen2 := pass(reader(m, &now, nil), seen)
-	if c.Complete || !seen2[key].DropSince.Equal(seen[key].DropSince) {
+	if c.Complete || !seen2[key].Drops["pods"].Since.Equal(seen[key].Drops["pods"].Since) {
 		t.Fatalf("23h on: complete %v, remembered %+v", c.Complete, seen2[key])
 	}
 	// A day after it began: believed, and the new size remembered alone.
 	now = now.Add(2 * time.Hour)
 	m.put(t, 9, "uid-1", "", now.Add(-time.Minute))
 	c, seen3 := pass(reader(m, &now, nil), seen2)
-	if !c.Complete || len(seen3[key].Sizes) != 1 || seen3[key].Sizes[0].Counts["pods"] != 9 || !seen3[key].DropSince.IsZero() {
+	if !c.Complete || len(seen3[key].Sizes) != 1 || seen3[key].Sizes[0].Counts["pods"] != 9 || seen3[key].Drops["pods"].Since != seen[key].Drops["pods"].Since {
 		t.Fatalf("settled: complete %v %v, remembered %+v", c.Complete, c.Problems, seen3[key])
 	}
 }
@@ -181,7 +181,7 @@ func TestRecordReaderHoldsARecordThatDropsOneClass(t *testing.T) {
 	prev := map[string]RecordSeen{key: {KubeSystemUID: "uid-1", Sizes: sized(recT0, 20, 1)}}
 	m.putPVs(t, 20, 0, "uid-1", "", recT0.Add(30*time.Minute))
 	c, seen := pass(reader(m, &now, nil), prev)
-	if c.Complete || !strings.Contains(strings.Join(c.Problems, " "), "0 pvs where it listed 1") || !seen[key].DropSince.Equal(now) {
+	if c.Complete || !strings.Contains(strings.Join(c.Problems, " "), "0 pvs where it listed 1") || !seen[key].Drops["pvs"].Since.Equal(now) {
 		t.Fatalf("complete %v, problems %v, remembered %+v", c.Complete, c.Problems, seen[key])
 	}
 }
@@ -201,7 +201,7 @@ func TestRecordReaderHoldsAStepwiseDrop(t *testing.T) {
 		}
 		now = now.Add(time.Hour)
 	}
-	if !strings.Contains(fmt.Sprint(seen[key].DropSince), "2026") {
+	if !strings.Contains(fmt.Sprint(seen[key].Drops["pvs"].Since), "2026") {
 		t.Fatalf("remembered %+v", seen[key])
 	}
 }
@@ -225,7 +225,7 @@ func TestRecordReaderHoldsAFirstRecordTheCloudsContradict(t *testing.T) {
 	}
 	c, seen := read(nil)
 	if c.Complete || !strings.Contains(strings.Join(c.Problems, " "), "no podIPs, where the clouds show network interface eni-0a1b made for the cluster") ||
-		len(seen[key].Sizes) != 0 || !seen[key].DropSince.Equal(now) {
+		len(seen[key].Sizes) != 0 || !seen[key].Drops["podIPs"].Since.Equal(now) {
 		t.Fatalf("complete %v, problems %v, remembered %+v", c.Complete, c.Problems, seen[key])
 	}
 	// A day on, the same claim is believed: what the clouds show may be
@@ -326,8 +326,11 @@ func TestRecordReaderSaysWhichPinsAreTrustedOnFirstUse(t *testing.T) {
 	if c, _ := pass(reader(m, &now, nil), seen); !c.Complete || !strings.Contains(strings.Join(c.Problems, " "), note) {
 		t.Fatalf("pinned by the state: complete %v, %v", c.Complete, c.Problems)
 	}
-	if c, _ := pass(reader(m, &now, map[string]string{"prod-a": "uid-1"}), nil); !c.Complete || len(c.Problems) != 0 {
-		t.Fatalf("pinned ahead: complete %v, %v", c.Complete, c.Problems)
+	// Pinned ahead: no word of trust on first use, but a first record
+	// settles all the same (a pin proves who wrote it, not that it is whole).
+	if c, _ := pass(reader(m, &now, map[string]string{"prod-a": "uid-1"}), nil); !c.Complete || strings.Contains(strings.Join(c.Problems, " "), note) ||
+		!c.Settles.Equal(now.Add(24*time.Hour)) {
+		t.Fatalf("pinned ahead: complete %v, settles %v, %v", c.Complete, c.Settles, c.Problems)
 	}
 }
 
@@ -634,5 +637,132 @@ func TestRecordPinsOfAnOlderStateFile(t *testing.T) {
 	}
 	if !strings.Contains(string(b), `"records":`+records) {
 		t.Fatalf("saved %s", b)
+	}
+}
+
+// Each class of evidence keeps its own drop clock: pods that dropped a day
+// ago have settled, but PVs that dropped an hour ago hold the record
+// until they have stood for dropSettle too.
+func TestRecordReaderKeepsADropClockPerClass(t *testing.T) {
+	m, now := memRecords{}, recT0.Add(time.Hour)
+	key := published.Key("fleet", recPlace, "prod-a")
+	seen := map[string]RecordSeen{key: {KubeSystemUID: "uid-1", Sizes: sized(recT0, 100, 10)}}
+	step := func(pods, pvs int) inventory.ClusterRefs {
+		t.Helper()
+		m.putPVs(t, pods, pvs, "uid-1", "", now.Add(-time.Minute))
+		var c inventory.ClusterRefs
+		c, seen = pass(reader(m, &now, nil), seen)
+		return c
+	}
+	if c := step(9, 10); c.Complete { // the scale-down
+		t.Fatalf("a pod drop was believed at once")
+	}
+	now = now.Add(23 * time.Hour)
+	if c := step(9, 1); c.Complete || !seen[key].Drops["pvs"].Since.Equal(now) || !seen[key].Drops["pods"].Since.Equal(recT0.Add(time.Hour)) {
+		t.Fatalf("the PVs' drop: complete %v, remembered %+v", c.Complete, seen[key].Drops)
+	}
+	now = now.Add(2 * time.Hour) // the pods' drop is 25h old, the PVs' 2h
+	c := step(9, 1)
+	if c.Complete {
+		t.Fatalf("a record whose PVs dropped 2h ago was believed because its pods dropped 25h ago")
+	}
+	if w := "1 pvs where it listed 10"; !strings.Contains(strings.Join(c.Problems, " "), w) || strings.Contains(strings.Join(c.Problems, " "), "9 pods where") {
+		t.Errorf("the hold names only the unsettled class (%s): %v", w, c.Problems)
+	}
+	now = now.Add(22 * time.Hour) // the PVs' drop is 24h old
+	if c := step(9, 1); !c.Complete {
+		t.Fatalf("settled in every class: %v", c.Problems)
+	}
+}
+
+// A drop that deepens by more than maxDrop below what it dropped to starts
+// its class's clock again.
+func TestRecordReaderRestartsADeeperDropsClock(t *testing.T) {
+	m, now := memRecords{}, recT0.Add(time.Hour)
+	key := published.Key("fleet", recPlace, "prod-a")
+	seen := map[string]RecordSeen{key: {KubeSystemUID: "uid-1", Sizes: sized(recT0, 100, 1)}}
+	step := func(pods int) inventory.ClusterRefs {
+		t.Helper()
+		m.put(t, pods, "uid-1", "", now.Add(-time.Minute))
+		var c inventory.ClusterRefs
+		c, seen = pass(reader(m, &now, nil), seen)
+		return c
+	}
+	step(40)
+	first := now
+	now = now.Add(6 * time.Hour)
+	step(30) // deeper, within maxDrop of 40: the same drop
+	if got := seen[key].Drops["pods"]; !got.Since.Equal(first) || got.To != 40 {
+		t.Fatalf("a drop within maxDrop of the drop restarted the clock: %+v", got)
+	}
+	now = now.Add(6 * time.Hour)
+	step(10) // more than maxDrop below 40: a new drop
+	restarted := now
+	if got := seen[key].Drops["pods"]; !got.Since.Equal(restarted) || got.To != 10 {
+		t.Fatalf("a deeper drop kept the old clock: %+v", got)
+	}
+	now = first.Add(25 * time.Hour)
+	if c := step(10); c.Complete {
+		t.Fatalf("believed 25h after the first drop, 13h after the deeper one")
+	}
+	now = restarted.Add(24 * time.Hour)
+	if c := step(10); !c.Complete {
+		t.Fatalf("settled: %v", c.Problems)
+	}
+}
+
+// A class of evidence new in a cluster's records (a tap the agents start
+// publishing) settles on its own clock; the cluster's earlier classes do
+// not vouch for it. A state an older reclaim wrote (sizes, no since)
+// counts its classes from its oldest size.
+func TestRecordReaderSettlesANewClass(t *testing.T) {
+	m, now := memRecords{}, recT0.Add(30*time.Hour)
+	key := published.Key("fleet", recPlace, "prod-a")
+	old := map[string]RecordSeen{key: {KubeSystemUID: "uid-1", Sizes: sized(recT0, 20, 1)}}
+	m.put(t, 20, "uid-1", "", now.Add(-time.Minute))
+	if c, _ := pass(reader(m, &now, nil), old); !c.Complete || !c.Settles.IsZero() {
+		t.Fatalf("an older state's cluster, accepted since 30h: settles %v, %v", c.Settles, c.Problems)
+	}
+	rr := reader(m, &now, nil)
+	rr.taps = map[string]published.Decoder{"ebs-pvs": published.DecodeAs[map[string][]string]}
+	refs := inventory.ClusterRefs{Complete: true, ImagesListed: true, WorkloadsListed: true, PVs: []inventory.PVRef{{PV: "pv-0"}},
+		Taps: map[string]inventory.Tapped{"ebs-pvs": {Complete: true, Items: 1, Data: map[string][]string{"vol-0a": {"pv-0"}}}}}
+	for i := range 20 {
+		refs.Pods = append(refs.Pods, inventory.Pod{Namespace: "a", Name: fmt.Sprint(i), Phase: "Running"})
+	}
+	m.putRefs(t, refs, "uid-1", "", now.Add(-time.Minute))
+	c, _ := pass(rr, old)
+	if !c.Complete || !c.Settles.Equal(now.Add(24*time.Hour)) {
+		t.Fatalf("a new class: complete %v, settles %v, %v", c.Complete, c.Settles, c.Problems)
+	}
+}
+
+// What a tap lists is judged by what its data holds, not by the count the
+// record claims: a record whose EBS tap claims 5 items but holds no volume
+// handle, after records that held 5, is a drop.
+func TestRecordReaderCountsWhatATapHolds(t *testing.T) {
+	m, now := memRecords{}, recT0.Add(time.Hour)
+	key := published.Key("fleet", recPlace, "prod-a")
+	refs := func(handles int) inventory.ClusterRefs {
+		data := map[string][]string{}
+		for i := range handles {
+			data[fmt.Sprint("vol-", i)] = []string{fmt.Sprint("pv-", i)}
+		}
+		return inventory.ClusterRefs{Complete: true, ImagesListed: true, WorkloadsListed: true,
+			Taps: map[string]inventory.Tapped{"ebs-pvs": {Complete: true, Items: 5, Data: data}}}
+	}
+	read := func(prev map[string]RecordSeen) (inventory.ClusterRefs, map[string]RecordSeen) {
+		rr := reader(m, &now, nil)
+		rr.taps = map[string]published.Decoder{"ebs-pvs": published.DecodeAs[map[string][]string]}
+		return pass(rr, prev)
+	}
+	m.putRefs(t, refs(5), "uid-1", "", recT0)
+	_, seen := read(nil)
+	if got := seen[key].Sizes[0].Counts["tap ebs-pvs"]; got != 5 {
+		t.Fatalf("counted %d volume handles, want 5", got)
+	}
+	m.putRefs(t, refs(0), "uid-1", "", recT0.Add(30*time.Minute))
+	if c, _ := read(seen); c.Complete || !strings.Contains(strings.Join(c.Problems, " "), "0 tap ebs-pvs where it listed 5") {
+		t.Fatalf("a tap claiming 5 items with no handle: complete %v, %v", c.Complete, c.Problems)
 	}
 }
