@@ -59,6 +59,12 @@ func TestPolicyPullers(t *testing.T) {
 		// Beside a positive condition, a negated one adds nothing.
 		{"StringNotEquals beside StringEquals", `{"Statement":[{"Effect":"Allow","Principal":"*","Action":"ecr:BatchGetImage",
 			"Condition":{"StringEquals":{"aws:PrincipalOrgID":"o-a1b2c3d4e5"},"StringNotEquals":{"aws:PrincipalAccount":"444455556666"}}}]}`, []string{"org:o-a1b2c3d4e5"}},
+		// Either pull action lets a principal pull: the layers' URLs alone
+		// are enough to fetch an image whose manifest is known.
+		{"GetDownloadUrlForLayer alone", `{"Statement":[{"Effect":"Allow","Principal":{"AWS":"arn:aws:iam::444455556666:root"},"Action":"ecr:GetDownloadUrlForLayer"}]}`,
+			[]string{"444455556666"}},
+		{"NotAction of BatchGetImage still allows the layers", `{"Statement":[{"Effect":"Allow","Principal":{"AWS":"444455556666"},"NotAction":"ecr:BatchGetImage"}]}`,
+			[]string{"444455556666"}},
 		{"a Deny never adds a puller", `{"Statement":[{"Effect":"Allow","Principal":{"AWS":"444455556666"},"Action":"ecr:BatchGetImage"},
 			{"Effect":"Deny","NotPrincipal":{"AWS":"444455556666"},"NotAction":"ecr:PutImage"}]}`, []string{"444455556666"}},
 	} {
