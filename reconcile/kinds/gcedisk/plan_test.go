@@ -88,6 +88,18 @@ func TestPlanDisk(t *testing.T) {
 			seenSince(old, orphan("d")), engine.Keep, "referenced by PV pv-1"},
 		{"regional reference of the disk's region matches", orphan("d"), []inventory.ClusterRefs{complete("prod-b", ref(inventory.DiskKey{Project: "p1", Region: "asia-northeast1", Name: "d"}))},
 			seenSince(old, orphan("d")), engine.Keep, "referenced by PV"},
+		// An in-tree PV (gcePersistentDisk) of a regional disk whose zone
+		// label or node affinity names one zone of the region: the PV names
+		// a zone, the disk a region, and it is the same disk.
+		{"zonal reference to a regional disk of its region matches", mod(func(d *inventory.Disk) {
+			d.Key = inventory.DiskKey{Project: "p1", Region: "asia-northeast1", Name: "d"}
+			d.ReplicaZones = []string{"https://www.googleapis.com/compute/v1/projects/p1/zones/asia-northeast1-a", "https://www.googleapis.com/compute/v1/projects/p1/zones/asia-northeast1-b"}
+		}), []inventory.ClusterRefs{complete("prod-b", ref(inventory.DiskKey{Project: inventory.Unspecified, Zone: "asia-northeast1-a", Name: "d"}))},
+			seenSince(old, inventory.Disk{Key: inventory.DiskKey{Project: "p1", Region: "asia-northeast1", Name: "d"}, ID: orphan("d").ID}), engine.Keep, "referenced by PV pv-1"},
+		{"zonal reference of another region is another disk", mod(func(d *inventory.Disk) {
+			d.Key = inventory.DiskKey{Project: "p1", Region: "asia-northeast1", Name: "d"}
+		}), []inventory.ClusterRefs{complete("prod-b", ref(inventory.DiskKey{Project: inventory.Unspecified, Zone: "us-east1-b", Name: "d"}))},
+			seenSince(old, inventory.Disk{Key: inventory.DiskKey{Project: "p1", Region: "asia-northeast1", Name: "d"}, ID: orphan("d").ID}), engine.Delete, ""},
 		{"same name in another zone is another disk", orphan("d"), []inventory.ClusterRefs{complete("prod-b", ref(inventory.DiskKey{Project: "p1", Zone: "us-east1-b", Name: "d"}))},
 			seenSince(old, orphan("d")), engine.Delete, ""},
 		{"same name in another project is another disk", orphan("d"), []inventory.ClusterRefs{complete("prod-b", ref(inventory.DiskKey{Project: "p2", Zone: "asia-northeast1-a", Name: "d"}))},
