@@ -297,3 +297,20 @@ func TestDiskWhere(t *testing.T) {
 		t.Fatalf("%+v", w)
 	}
 }
+
+// The guards of a disk's project and region are computed once and shared,
+// but a labelled disk adds the cluster its label names: planned after an
+// unlabelled disk of the same scope, it is still held by that cluster.
+func TestLabelledDiskAfterAnUnlabelledOneKeepsItsGuard(t *testing.T) {
+	plain := orphan("a-plain")
+	labelled := orphan("b-labelled")
+	labelled.Labels[ClusterLabel] = "ghost" // a cluster nobody read
+	s := snap([]inventory.Disk{plain, labelled}, complete("a"))
+	p := build(s, testPolicy(), seenSince(t0.Add(-7*time.Hour), plain, labelled), t0)
+	if d := enginetest.DecisionFor(t, p, "a-plain"); d.Action != engine.Delete {
+		t.Fatalf("the unlabelled disk: %s %q, want delete", d.Action, d.Why())
+	}
+	if d := enginetest.DecisionFor(t, p, "b-labelled"); d.Action == engine.Delete || !d.Held || !strings.Contains(d.Why(), "ghost") {
+		t.Fatalf("the labelled disk: %s held=%v %q, want held by cluster ghost", d.Action, d.Held, d.Why())
+	}
+}
