@@ -41,6 +41,30 @@ func TestPolicyPullers(t *testing.T) {
 			[]string{"444455556666"}},
 		{"NotAction of the pull actions does not", `{"Statement":[{"Effect":"Allow","Principal":{"AWS":"444455556666"},"NotAction":"ecr:*"}]}`, nil},
 		{"NotPrincipal is anyone but those", `{"Statement":[{"Effect":"Allow","NotPrincipal":{"AWS":"444455556666"},"Action":"ecr:BatchGetImage"}]}`, []string{"*"}},
+		// A negated condition matches everyone it does not name: an Allow
+		// with StringNotEquals on aws:PrincipalOrgID lets every account
+		// outside the organization pull. It widens, never narrows.
+		{"StringNotEquals on the organization does not narrow", `{"Statement":[{"Effect":"Allow","Principal":"*","Action":"ecr:BatchGetImage",
+			"Condition":{"StringNotEquals":{"aws:PrincipalOrgID":"o-a1b2c3d4e5"}}}]}`, []string{"*"}},
+		{"StringNotLike on the organization does not narrow", `{"Statement":[{"Effect":"Allow","Principal":{"AWS":"*"},"Action":"ecr:BatchGetImage",
+			"Condition":{"StringNotLike":{"aws:PrincipalOrgID":["o-a1b2c3d4e5","o-f6g7h8i9j0"]}}}]}`, []string{"*"}},
+		{"ForAnyValue:StringNotEquals does not narrow", `{"Statement":[{"Effect":"Allow","Principal":"*","Action":"ecr:BatchGetImage",
+			"Condition":{"ForAnyValue:StringNotEquals":{"aws:PrincipalOrgID":"o-a1b2c3d4e5"}}}]}`, []string{"*"}},
+		{"ForAllValues:StringNotLike does not narrow", `{"Statement":[{"Effect":"Allow","Principal":"*","Action":"ecr:BatchGetImage",
+			"Condition":{"ForAllValues:StringNotLike":{"aws:PrincipalOrgID":"o-a1b2c3d4e5"}}}]}`, []string{"*"}},
+		{"StringNotEquals on the account does not narrow", `{"Statement":[{"Effect":"Allow","Principal":"*","Action":"ecr:BatchGetImage",
+			"Condition":{"StringNotEquals":{"aws:PrincipalAccount":"444455556666"}}}]}`, []string{"*"}},
+		{"ArnNotLike on the source does not narrow a service", `{"Statement":[{"Effect":"Allow","Principal":{"Service":"codebuild.amazonaws.com"},"Action":"ecr:BatchGetImage",
+			"Condition":{"ArnNotLike":{"aws:SourceArn":"arn:aws:codebuild:us-east-1:444455556666:project/*"}}}]}`, []string{"*"}},
+		// Beside a positive condition, a negated one adds nothing.
+		{"StringNotEquals beside StringEquals", `{"Statement":[{"Effect":"Allow","Principal":"*","Action":"ecr:BatchGetImage",
+			"Condition":{"StringEquals":{"aws:PrincipalOrgID":"o-a1b2c3d4e5"},"StringNotEquals":{"aws:PrincipalAccount":"444455556666"}}}]}`, []string{"org:o-a1b2c3d4e5"}},
+		// Either pull action lets a principal pull: the layers' URLs alone
+		// are enough to fetch an image whose manifest is known.
+		{"GetDownloadUrlForLayer alone", `{"Statement":[{"Effect":"Allow","Principal":{"AWS":"arn:aws:iam::444455556666:root"},"Action":"ecr:GetDownloadUrlForLayer"}]}`,
+			[]string{"444455556666"}},
+		{"NotAction of BatchGetImage still allows the layers", `{"Statement":[{"Effect":"Allow","Principal":{"AWS":"444455556666"},"NotAction":"ecr:BatchGetImage"}]}`,
+			[]string{"444455556666"}},
 		{"a Deny never adds a puller", `{"Statement":[{"Effect":"Allow","Principal":{"AWS":"444455556666"},"Action":"ecr:BatchGetImage"},
 			{"Effect":"Deny","NotPrincipal":{"AWS":"444455556666"},"NotAction":"ecr:PutImage"}]}`, []string{"444455556666"}},
 	} {

@@ -106,6 +106,11 @@ func TestPlanVolume(t *testing.T) {
 			action: engine.Mark, class: ClassOrphan, why: "ebs-pvs"},
 		{name: "a cluster its tag names, unread", vol: csiVolume("vol-1", func(v *ebs.Volume) { v.Tags["kubernetes.io/cluster/ghost"] = "owned" }),
 			clusters: []inventory.ClusterRefs{cluster("a", nil)}, action: engine.Mark, class: ClassOrphan, why: "ghost"},
+		// The in-tree provisioner's legacy tag names a cluster as
+		// kubernetes.io/cluster/NAME does: one nobody read holds the volume.
+		{name: "a cluster its legacy KubernetesCluster tag names, unread", vol: csiVolume("vol-1", func(v *ebs.Volume) {
+			v.Tags = map[string]string{TagCreatedForPV: "pv-1", TagLegacyCluster: "ghost"}
+		}), clusters: []inventory.ClusterRefs{cluster("a", nil)}, action: engine.Mark, class: ClassOrphan, why: "ghost"},
 		{name: "an EKS cluster of the region, unread", vol: csiVolume("vol-1"), clusters: []inventory.ClusterRefs{cluster("a", nil)},
 			fleet: &inventory.Fleet{Discovery: true, Listings: []inventory.FleetListing{{Platform: inventory.EKS, Scope: acct + "/" + region, Complete: true}},
 				Members: []inventory.FleetMember{{Name: "a", Configured: true, State: inventory.MemberRead},

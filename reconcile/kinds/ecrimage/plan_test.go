@@ -298,6 +298,16 @@ func TestImageFailClosed(t *testing.T) {
 			s.Clouds[ecrimage.UsersSource] = []inventory.ImageSource{{Name: "manifests:/gitops", Complete: true, Images: []inventory.ImageUse{{
 				Ref: inventory.ImageRef{Repo: inventory.RepoKey{Region: "us-east-1", Name: "team/app"}}, Where: "manifests:apps/x.yaml", Problem: "${ACCOUNT} in the host"}}}}
 		}, true},
+		// A tag says which image, but not which region's repository: it may
+		// be this one, and the tag is then in use here.
+		{"a tagged reference with no region", func(s *inventory.Snapshot) {
+			s.Clusters[0].Images = append(s.Clusters[0].Images, inventory.ImageUse{Ref: inventory.ImageRef{Repo: inventory.RepoKey{Account: acct, Name: "team/app"}, Tag: "build-1"},
+				Where: "prod-a/web/Pod/x (app)", Users: 1})
+		}, true},
+		{"a reference by digest with no region", func(s *inventory.Snapshot) {
+			s.Clusters[0].Images = append(s.Clusters[0].Images, inventory.ImageUse{Ref: inventory.ImageRef{Repo: inventory.RepoKey{Account: acct, Name: "team/app"}, Digest: dig(1)},
+				Where: "prod-a/web/Pod/x (app)", Users: 1})
+		}, true},
 		{"an unresolvable reference to another repository does not block", func(s *inventory.Snapshot) {
 			s.Clusters[0].Images = append(s.Clusters[0].Images, inventory.ImageUse{Ref: inventory.ImageRef{Repo: inventory.RepoKey{Account: acct, Region: "us-east-1", Name: "team/other"}},
 				Where: "prod-a/web/Pod/x (app)", Problem: "template text in the tag"})

@@ -29,12 +29,13 @@ func TestDiskGuards(t *testing.T) {
 	disk := func(zone string, labels map[string]string) inventory.Disk {
 		return inventory.Disk{Key: inventory.DiskKey{Project: "p1", Zone: zone, Name: "d"}, Labels: labels}
 	}
-	for _, c := range []struct {
+	cases := []struct {
 		name string
 		d    inventory.Disk
 		want []string
 	}{
 		{"zonal disk in us-east1", disk("us-east1-c", nil), []string{"cluster:static", "cluster:east", "cluster:east-zonal", "discovery:gke p1"}},
+		{"zonal disk in us-west1", disk("us-west1-b", nil), []string{"cluster:static", "cluster:west", "discovery:gke p1"}},
 		{"labelled for an unknown cluster", disk("us-west1-a", map[string]string{ClusterLabel: "ghost"}),
 			[]string{"cluster:static", "cluster:west", "discovery:gke p1", "cluster:ghost@p1"}},
 		// A label names a cluster of the disk's own project: the discovered
@@ -47,12 +48,23 @@ func TestDiskGuards(t *testing.T) {
 		// listed may live in p1.
 		{"labelled for a configured cluster that says nothing of where it lives", disk("us-west1-a", map[string]string{ClusterLabel: "nowhere"}),
 			[]string{"cluster:static", "cluster:west", "discovery:gke p1", "cluster:nowhere@p1"}},
-	} {
+	}
+	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			got := diskGuards(f, c.d, configured, map[string][]string{})
 			if !slices.Equal(slices.Sorted(slices.Values(got)), slices.Sorted(slices.Values(c.want))) {
 				t.Errorf("got %v\nwant %v", got, c.want)
 			}
 		})
+	}
+	// Propose shares one cache over every disk of a listing: what one
+	// disk's scope computed never changes another's guards, a labelled
+	// disk after an unlabelled one of its region included.
+	cache := map[string][]string{}
+	for _, c := range cases {
+		got := diskGuards(f, c.d, configured, cache)
+		if !slices.Equal(slices.Sorted(slices.Values(got)), slices.Sorted(slices.Values(c.want))) {
+			t.Errorf("%s, after the disks above it: got %v\nwant %v", c.name, got, c.want)
+		}
 	}
 }

@@ -88,6 +88,18 @@ func TestPlanDisk(t *testing.T) {
 			seenSince(old, orphan("d")), engine.Keep, "referenced by PV pv-1"},
 		{"regional reference of the disk's region matches", orphan("d"), []inventory.ClusterRefs{complete("prod-b", ref(inventory.DiskKey{Project: "p1", Region: "asia-northeast1", Name: "d"}))},
 			seenSince(old, orphan("d")), engine.Keep, "referenced by PV"},
+		// An in-tree PV (gcePersistentDisk) of a regional disk whose zone
+		// label or node affinity names one zone of the region: the PV names
+		// a zone, the disk a region, and it is the same disk.
+		{"zonal reference to a regional disk of its region matches", mod(func(d *inventory.Disk) {
+			d.Key = inventory.DiskKey{Project: "p1", Region: "asia-northeast1", Name: "d"}
+			d.ReplicaZones = []string{"https://www.googleapis.com/compute/v1/projects/p1/zones/asia-northeast1-a", "https://www.googleapis.com/compute/v1/projects/p1/zones/asia-northeast1-b"}
+		}), []inventory.ClusterRefs{complete("prod-b", ref(inventory.DiskKey{Project: inventory.Unspecified, Zone: "asia-northeast1-a", Name: "d"}))},
+			seenSince(old, inventory.Disk{Key: inventory.DiskKey{Project: "p1", Region: "asia-northeast1", Name: "d"}, ID: orphan("d").ID}), engine.Keep, "referenced by PV pv-1"},
+		{"zonal reference of another region is another disk", mod(func(d *inventory.Disk) {
+			d.Key = inventory.DiskKey{Project: "p1", Region: "asia-northeast1", Name: "d"}
+		}), []inventory.ClusterRefs{complete("prod-b", ref(inventory.DiskKey{Project: inventory.Unspecified, Zone: "us-east1-b", Name: "d"}))},
+			seenSince(old, inventory.Disk{Key: inventory.DiskKey{Project: "p1", Region: "asia-northeast1", Name: "d"}, ID: orphan("d").ID}), engine.Delete, ""},
 		{"same name in another zone is another disk", orphan("d"), []inventory.ClusterRefs{complete("prod-b", ref(inventory.DiskKey{Project: "p1", Zone: "us-east1-b", Name: "d"}))},
 			seenSince(old, orphan("d")), engine.Delete, ""},
 		{"same name in another project is another disk", orphan("d"), []inventory.ClusterRefs{complete("prod-b", ref(inventory.DiskKey{Project: "p2", Zone: "asia-northeast1-a", Name: "d"}))},
@@ -283,5 +295,22 @@ func TestDiskWhere(t *testing.T) {
 	w := enginetest.DecisionFor(t, p, "d").Detail.(engine.Located).Where()
 	if w.Scope != "p1" || w.Namespace != "argo" || w.Labels["team"] != "etl" || w.Cluster != "" {
 		t.Fatalf("%+v", w)
+	}
+}
+
+// The guards of a disk's project and region are computed once and shared,
+// but a labelled disk adds the cluster its label names: planned after an
+// unlabelled disk of the same scope, it is still held by that cluster.
+func TestLabelledDiskAfterAnUnlabelledOneKeepsItsGuard(t *testing.T) {
+	plain := orphan("a-plain")
+	labelled := orphan("b-labelled")
+	labelled.Labels[ClusterLabel] = "ghost" // a cluster nobody read
+	s := snap([]inventory.Disk{plain, labelled}, complete("a"))
+	p := build(s, testPolicy(), seenSince(t0.Add(-7*time.Hour), plain, labelled), t0)
+	if d := enginetest.DecisionFor(t, p, "a-plain"); d.Action != engine.Delete {
+		t.Fatalf("the unlabelled disk: %s %q, want delete", d.Action, d.Why())
+	}
+	if d := enginetest.DecisionFor(t, p, "b-labelled"); d.Action == engine.Delete || !d.Held || !strings.Contains(d.Why(), "ghost") {
+		t.Fatalf("the labelled disk: %s held=%v %q, want held by cluster ghost", d.Action, d.Held, d.Why())
 	}
 }

@@ -102,6 +102,10 @@ func TestEligibility(t *testing.T) {
 			nil, engine.Keep, engine.Keep, netiface.ClassProtected, ""},
 		{"requester-managed", mod(cni("eni-1", "subnet-a", "10.0.1.40"), func(n *inventory.NetInterface) { n.RequesterManaged, n.RequesterID = true, "amazon-elb" }),
 			nil, engine.Keep, engine.Keep, netiface.ClassRequesterManaged, ""},
+		// Kept when planned, not only at the re-read: a requester-managed
+		// interface whose requester EC2 does not name is still a service's.
+		{"requester-managed, requester unknown", mod(cni("eni-1", "subnet-a", "10.0.1.40"), func(n *inventory.NetInterface) { n.RequesterManaged, n.RequesterID = true, "" }),
+			nil, engine.Keep, engine.Keep, netiface.ClassRequesterManaged, ""},
 		{"operator-managed", mod(cni("eni-1", "subnet-a", "10.0.1.40"), func(n *inventory.NetInterface) { n.OperatorManaged = true }),
 			nil, engine.Keep, engine.Keep, netiface.ClassOperatorManaged, ""},
 		{"type efa", mod(cni("eni-1", "subnet-a", "10.0.1.40"), func(n *inventory.NetInterface) { n.Type = "efa" }),
