@@ -58,13 +58,25 @@ func (idx imageIndex) pinned(repo inventory.RepoKey) string {
 	return ""
 }
 
+// unresolvable says what a reference lacks that would let it name one
+// repository's images.
+func unresolvable(r inventory.ImageRef) string {
+	switch {
+	case r.Repo.Name == "" || r.Repo.Account == "":
+		return "reference naming no ECR repository"
+	case r.Repo.Region == "":
+		return "reference naming no region (it may pull from any of the account's regions)"
+	}
+	return "reference without tag or digest"
+}
+
 func indexImages(snap *inventory.Snapshot) imageIndex {
 	idx := imageIndex{repos: map[inventory.RepoKey]*repoRefs{}}
 	seenPin := map[pin]bool{}
 	add := func(u inventory.ImageUse) {
 		r := u.Ref
 		if r.Repo.Name == "" || r.Repo.Account == "" || r.Repo.Region == "" || (r.Tag == "" && r.Digest == "") {
-			p := pin{repo: r.Repo, why: fmt.Sprintf("%s at %s", orDefault(u.Problem, "reference without tag or digest"), u.Where)}
+			p := pin{repo: r.Repo, why: fmt.Sprintf("%s at %s", orDefault(u.Problem, unresolvable(r)), u.Where)}
 			if !seenPin[p] {
 				seenPin[p] = true
 				idx.pins = append(idx.pins, p)
