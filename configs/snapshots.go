@@ -3,6 +3,7 @@ package config
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"net/url"
 	"strings"
 	"time"
 )
@@ -173,11 +174,39 @@ func (s *Snapshots) validateGCS(ps *problems, path string) {
 		ps.add(path+".gcs.bucket", "%q: write the bucket's name alone, e.g. acme-reclaim (the key prefix is fleet.snapshots.prefix)", g.Bucket)
 	}
 	validateEndpoint(ps, path+".gcs.endpoint", g.Endpoint, "storage")
+	validateGCSEndpointPath(ps, path+".gcs.endpoint", g.Endpoint)
 	for _, f := range [][2]string{{"bucket", s.Bucket}, {"account", s.Account}, {"region", s.Region}, {"profile", s.Profile},
 		{"roleARN", s.RoleARN}, {"externalID", s.ExternalID}, {"endpoint", s.Endpoint}} {
 		if f[1] != "" {
 			ps.add(path+"."+f[0], "is S3's: with fleet.snapshots.gcs the records are in GCS — remove it (or remove gcs to use S3)")
 		}
+	}
+}
+
+// gcsAPIPath is where GCS's JSON API is under its endpoint: the client
+// reads and lists at ENDPOINT + "b/BUCKET/o", so the endpoint is the API's
+// base URL, its path included, with its trailing slash.
+const gcsAPIPath = "/storage/v1/"
+
+// validateGCSEndpointPath: an endpoint without the JSON API's path would
+// send every read and listing to the wrong path (a host alone: /b/…; no
+// trailing slash: /storage/b/…), which a server answers as denied or
+// missing, and every record would hold for a reason that is not it.
+func validateGCSEndpointPath(ps *problems, p, endpoint string) {
+	u, err := url.Parse(endpoint)
+	if endpoint == "" || err != nil || u.Host == "" || strings.HasSuffix(u.Path, gcsAPIPath) {
+		return
+	}
+	base := strings.TrimSuffix(endpoint, u.RequestURI())
+	switch {
+	case u.RawQuery != "" || u.Fragment != "":
+		ps.add(p, "%q: the endpoint is a base URL, with no query or fragment — write e.g. %s%s", endpoint, base, gcsAPIPath)
+	case strings.TrimSuffix(u.Path, "/") == "":
+		ps.add(p, "%q has no API path: GCS's JSON API is under %s, and without it every read goes to the wrong path and reads as denied or missing — write %s%s", endpoint, gcsAPIPath, base, gcsAPIPath)
+	case strings.HasSuffix(u.Path, strings.TrimSuffix(gcsAPIPath, "/")):
+		ps.add(p, "%q: the API path needs its trailing slash (without it reads go to %sb/…) — write %s/", endpoint, strings.TrimSuffix(u.Path, "v1"), endpoint)
+	default:
+		ps.add(p, "%q does not end with GCS's JSON API path %s — write the API's base URL with it, e.g. %s%s", endpoint, gcsAPIPath, strings.TrimSuffix(endpoint, "/"), gcsAPIPath)
 	}
 }
 

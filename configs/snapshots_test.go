@@ -81,6 +81,16 @@ func TestSnapshotsProblems(t *testing.T) {
 		{"GCS with an S3 role", section("    gcs: {bucket: b}\n    roleARN: arn:aws:iam::123456789012:role/r\n"), "fleet.snapshots.roleARN", "is S3's"},
 		{"GCS with an S3 endpoint", section("    gcs: {bucket: b}\n    endpoint: http://localhost:9000\n"), "fleet.snapshots.endpoint", "is S3's"},
 		{"GCS bad endpoint", section("    gcs: {bucket: b, endpoint: storage.example}\n"), "fleet.snapshots.gcs.endpoint", "not an absolute"},
+		// The client lists and reads at ENDPOINT + "b/BUCKET/o": without the
+		// API's path every read goes elsewhere and reads as denied.
+		{"GCS endpoint without its API path", section("    gcs: {bucket: b, endpoint: \"http://localhost:4443\"}\n"), "fleet.snapshots.gcs.endpoint",
+			`"http://localhost:4443" has no API path: GCS's JSON API is under /storage/v1/, and without it every read goes to the wrong path and reads as denied or missing — write http://localhost:4443/storage/v1/`},
+		{"GCS endpoint of a host and a slash", section("    gcs: {bucket: b, endpoint: \"https://storage-psc.p.googleapis.com/\"}\n"), "fleet.snapshots.gcs.endpoint",
+			"has no API path: GCS's JSON API is under /storage/v1/, and without it every read goes to the wrong path and reads as denied or missing — write https://storage-psc.p.googleapis.com/storage/v1/"},
+		{"GCS endpoint without its trailing slash", section("    gcs: {bucket: b, endpoint: \"http://localhost:4443/storage/v1\"}\n"), "fleet.snapshots.gcs.endpoint",
+			"the API path needs its trailing slash (without it reads go to /storage/b/…) — write http://localhost:4443/storage/v1/"},
+		{"GCS endpoint of another path", section("    gcs: {bucket: b, endpoint: \"https://proxy.example/gcs\"}\n"), "fleet.snapshots.gcs.endpoint",
+			"does not end with GCS's JSON API path /storage/v1/ — write the API's base URL with it, e.g. https://proxy.example/gcs/storage/v1/"},
 	}, nil)
 }
 
@@ -99,5 +109,12 @@ func TestSnapshotsInGCS(t *testing.T) {
 	}
 	if got := s.Where("fleet/x"); got != "gs://acme-reclaim/fleet/x" {
 		t.Fatalf("Where: %s", got)
+	}
+	// An endpoint is the JSON API's base URL, its path included.
+	for _, e := range []string{"https://storage-psc.p.googleapis.com/storage/v1/", "http://127.0.0.1:4443/storage/v1/"} {
+		y := strings.Replace(y, "      bucket: acme-reclaim\n", "      bucket: acme-reclaim\n      endpoint: "+e+"\n", 1)
+		if cfg, err := config.Parse([]byte(y), "t.yaml"); err != nil || cfg.Fleet.Snapshots.GCS.Endpoint != e {
+			t.Fatalf("endpoint %s: %v", e, err)
+		}
 	}
 }

@@ -109,9 +109,16 @@ func (c *Client) Get(ctx context.Context, key string) ([]byte, error) {
 
 // List lists every object under prefix, every page of it (ListObjectsV2,
 // 1,000 keys a page): a failed page fails the listing, never shortens it.
+// So does a listing that does not end (ErrEndlessListing): a continuation
+// token given again, a truncated page without one, or more pages than
+// MaxListed objects fill. The paginator alone would stop on a repeated
+// token (StopOnDuplicateToken) and on a missing one, as if the listing
+// were whole.
 func (c *Client) List(ctx context.Context, prefix string) ([]Object, error) {
 	var out []Object
-	p := s3.NewListObjectsV2Paginator(c.api, &s3.ListObjectsV2Input{Bucket: &c.bucket, Prefix: aws.String(prefix), ExpectedBucketOwner: c.owner})
+	p := s3.NewListObjectsV2Paginator(c.api, &s3.ListObjectsV2Input{Bucket: &c.bucket, Prefix: aws.String(prefix), ExpectedBucketOwner: c.owner},
+		func(o *s3.ListObjectsV2PaginatorOptions) { o.StopOnDuplicateToken = true })
+	seen := newPages(1000)
 	for p.HasMorePages() {
 		page, err := p.NextPage(ctx)
 		if err != nil {
@@ -119,6 +126,9 @@ func (c *Client) List(ctx context.Context, prefix string) ([]Object, error) {
 		}
 		for _, o := range page.Contents {
 			out = append(out, Object{Key: aws.ToString(o.Key), Version: aws.ToString(o.ETag), Size: aws.ToInt64(o.Size), Modified: aws.ToTime(o.LastModified)})
+		}
+		if err := seen.next(aws.ToString(page.NextContinuationToken), aws.ToBool(page.IsTruncated)); err != nil {
+			return nil, fmt.Errorf("list s3://%s/%s: %w", c.bucket, prefix, err)
 		}
 	}
 	return out, nil

@@ -153,8 +153,6 @@ func (c *GCS) Get(ctx context.Context, key string) ([]byte, error) {
 	return b, nil
 }
 
-// List lists the objects under prefix, every page: each object's name,
-// generation (its Version: a new generation is a new record) and size.
 // Open reads the object at key as it arrives, with the generation it
 // read (what the reader remembers the record under): errors as Get's.
 // Only opening is retried; a body cut short is the reader's error.
@@ -179,9 +177,15 @@ func (c *GCS) Open(ctx context.Context, key string) (io.ReadCloser, string, erro
 		resp.Header.Get("X-Goog-Generation"), nil
 }
 
+// List lists the objects under prefix, every page: each object's name,
+// generation (its Version: a new generation is a new record) and size. A
+// failed page fails the listing, never shortens it; so does a listing
+// that does not end (ErrEndlessListing): a page token given again, or more
+// pages than MaxListed objects fill.
 func (c *GCS) List(ctx context.Context, prefix string) ([]Object, error) {
 	var out []Object
 	token := ""
+	seen := newPages(int(c.page))
 	for {
 		var page *storage.Objects
 		err := c.do(ctx, func() error {
@@ -201,6 +205,9 @@ func (c *GCS) List(ctx context.Context, prefix string) ([]Object, error) {
 		}
 		if token = page.NextPageToken; token == "" {
 			return out, nil
+		}
+		if err := seen.next(token, true); err != nil {
+			return nil, fmt.Errorf("list gs://%s/%s: %w", c.bucket, prefix, err)
 		}
 	}
 }

@@ -9,13 +9,21 @@
 //     orphan period (Reusable): a resource re-bound and written since an
 //     older one was taken would be deleted with a backup that lacks what
 //     was written;
+//   - nor when it was started before the resource's last use (Covers): a
+//     resource attached, written and detached between two runs stays in
+//     its orphan period, and only the cloud's time of its last use (a GCE
+//     disk's lastDetachTimestamp) says so. Where the cloud keeps no such
+//     time (an EBS volume), the last use reclaim cannot rule out is the
+//     read its plan relies on, so only a snapshot started since is relied
+//     on;
 //   - every due snapshot of a kind is started (or found) first, then all
 //     are waited on together, up to one deadline, re-read at most every
 //     poll (DefaultPoll) and never past the deadline;
 //   - a resource is deleted only once its snapshot is Done. One still
 //     Pending at the deadline is a deferral (held: its clock runs on, and a
-//     later run of the same orphan period waits on the same snapshot); one
-//     that Failed, or could not be started or read, is a refused delete;
+//     later run of the same orphan period waits on the same snapshot while
+//     it covers the last use, else makes another); one that Failed, or
+//     could not be started or read, is a refused delete;
 //   - the audit log says whether the snapshot was Created or Reused.
 package snapshot
 
@@ -78,4 +86,11 @@ func Reusable(snaps []Snapshot, since *time.Time) (Snapshot, bool) {
 		}
 	}
 	return best, found
+}
+
+// Covers says whether s was started after the resource's last use,
+// lastUse (zero: none known), so that it holds what was last written. A
+// snapshot is a copy of what the resource held when it was started.
+func Covers(s Snapshot, lastUse time.Time) bool {
+	return lastUse.IsZero() || s.Started.After(lastUse)
 }

@@ -29,3 +29,23 @@ func TestReusable(t *testing.T) {
 		t.Error("State.String")
 	}
 }
+
+// A snapshot covers the last use only when it was started after it; an
+// unknown last use (zero) is none.
+func TestCovers(t *testing.T) {
+	use := time.Date(2026, 1, 10, 0, 0, 0, 0, time.UTC)
+	for _, c := range []struct {
+		started time.Time
+		use     time.Time
+		want    bool
+	}{
+		{use.Add(time.Millisecond), use, true},
+		{use, use, false},
+		{use.Add(-time.Hour), use, false},
+		{use.Add(-time.Hour), time.Time{}, true},
+	} {
+		if got := Covers(Snapshot{Started: c.started}, c.use); got != c.want {
+			t.Errorf("Covers(started %s, last use %s) = %v, want %v", c.started, c.use, got, c.want)
+		}
+	}
+}

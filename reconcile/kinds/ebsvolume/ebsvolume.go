@@ -129,6 +129,11 @@ type Detail struct {
 	// its tags: the root cause of an orphan.
 	MadeFor  string `json:"madeFor,omitempty"`
 	Snapshot bool   `json:"snapshotBeforeDelete,omitempty"`
+	// Planned is when the plan was made on the listing that showed the
+	// volume available. EC2 keeps no time of a volume's last detach, so a
+	// use before it cannot be ruled out: only a snapshot started after it
+	// is relied on (snapshot.Covers), never one of an earlier run.
+	Planned time.Time `json:"-"`
 	// namespace is its PVC's, for routing.
 	namespace string
 	tags      map[string]string
@@ -238,7 +243,7 @@ func (k *Kind) Propose(snap *inventory.Snapshot, now time.Time) engine.Proposals
 				continue // attached, or on its way: not an orphan
 			}
 			out.InScope++
-			out.Items = append(out.Items, k.propose(snap.Fleet, &l, v, &r, named[v.ID], wfs))
+			out.Items = append(out.Items, k.propose(snap.Fleet, &l, v, &r, named[v.ID], wfs, now))
 		}
 	}
 	out.Presence = engine.ListedBy(func(id string) bool {
@@ -279,10 +284,10 @@ type regionEvidence struct {
 	keys  []string
 }
 
-func (k *Kind) propose(f *inventory.Fleet, l *ebs.Listing, v *ebs.Volume, r *regionEvidence, named []clusterRef, wfs map[string]*inventory.WorkflowRef) engine.Proposal {
+func (k *Kind) propose(f *inventory.Fleet, l *ebs.Listing, v *ebs.Volume, r *regionEvidence, named []clusterRef, wfs map[string]*inventory.WorkflowRef, now time.Time) engine.Proposal {
 	made, ns := madeFor(v.Tags)
 	det := &Detail{Account: l.Account, Region: l.Region, AZ: v.AZ, Type: v.Type, SizeGiB: v.SizeGiB, MadeFor: made,
-		Snapshot: k.s.SnapshotBeforeDelete, namespace: ns, tags: v.Tags}
+		Snapshot: k.s.SnapshotBeforeDelete, Planned: now, namespace: ns, tags: v.Tags}
 	p := engine.Proposal{ID: ID(l.Account, l.Region, v.ID), Name: v.ID, Identity: v.ID, Detail: det,
 		Frees: amount.Free(v.SizeGiB, GiB).In(Pool(l.Account, l.Region, v.Type)), Created: v.Created}
 	keep := func(class, reason string) engine.Proposal {
@@ -481,8 +486,32 @@ var _ engine.Snapshotter = (*Kind)(nil)
 func (k *Kind) SnapshotFirst(d *engine.Decision) bool { return detailOf(d).Snapshot }
 
 // Snapshots are the account's snapshots of the volume tagged
-// ebs.snapshotTag=VOLUME-ID: the ones reclaim made of it.
+// ebs.snapshotTag=VOLUME-ID (the ones reclaim made of it) that were started
+// after the plan (Detail.Planned). One of an earlier run, even within the
+// orphan period, is left out: EC2 says nothing of a volume attached,
+// written and detached between two runs, so what it holds may be older
+// than what the volume holds. A new one is made, incremental on the ones
+// completed before.
 func (k *Kind) Snapshots(ctx context.Context, d *engine.Decision) ([]snapshot.Snapshot, error) {
+	all, err := k.snapshots(ctx, d)
+	if err != nil {
+		return nil, err
+	}
+	planned := detailOf(d).Planned
+	if planned.IsZero() {
+		return nil, nil // no plan's time: nothing can be shown to cover it
+	}
+	var out []snapshot.Snapshot
+	for _, s := range all {
+		if snapshot.Covers(s, planned) {
+			out = append(out, s)
+		}
+	}
+	return out, nil
+}
+
+// snapshots are every snapshot reclaim made of d's volume, of any age.
+func (k *Kind) snapshots(ctx context.Context, d *engine.Decision) ([]snapshot.Snapshot, error) {
 	if k.api == nil {
 		return nil, fmt.Errorf("no EBS client")
 	}
@@ -513,9 +542,10 @@ func (k *Kind) StartSnapshot(ctx context.Context, d *engine.Decision) (string, e
 }
 
 // SnapshotState re-reads the volume's snapshots for one of them; one not
-// listed yet (EC2 is eventually consistent) is pending.
+// listed yet (EC2 is eventually consistent) is pending. The one this run
+// started is found whatever its start time says (EC2's clock, not ours).
 func (k *Kind) SnapshotState(ctx context.Context, d *engine.Decision, id string) (snapshot.State, error) {
-	snaps, err := k.Snapshots(ctx, d)
+	snaps, err := k.snapshots(ctx, d)
 	if err != nil {
 		return snapshot.Pending, err
 	}

@@ -221,6 +221,8 @@ type memEBS struct {
 	failed    map[string]bool
 	snapshots []string
 	calls     []string
+	// at is how long after t0 the run is planned and applied.
+	at time.Duration
 }
 
 func (m *memEBS) Volume(_ context.Context, _, _, id string) (ebs.Volume, error) {
@@ -252,7 +254,7 @@ func (m *memEBS) CreateSnapshot(_ context.Context, _, _, id, desc string, tags m
 	}
 	m.snapshots = append(m.snapshots, id+" "+tags["reclaim.dev/snapshot-of"]+" "+desc)
 	sid := fmt.Sprintf("snap-%d", len(m.snaps)+1)
-	m.snaps = append(m.snaps, ebs.Snapshot{ID: sid, VolumeID: id, State: "pending", Started: t0.Add(time.Duration(len(m.snaps)) * time.Second)})
+	m.snaps = append(m.snaps, ebs.Snapshot{ID: sid, VolumeID: id, State: "pending", Started: t0.Add(m.at + time.Duration(len(m.snaps))*time.Second)})
 	return sid, nil
 }
 
@@ -294,11 +296,11 @@ func applyAudited(t *testing.T, m *memEBS, sec Section, change func()) (*engine.
 	}
 	s := snapOf(vols, cluster("a", nil))
 	k := New(sec, m)
-	p := enginetest.Build(&s, []engine.Kind{k}, seen(t0.Add(-2*time.Hour), "vol-1"), t0)
+	p := enginetest.Build(&s, []engine.Kind{k}, seen(t0.Add(-2*time.Hour), "vol-1"), t0.Add(m.at))
 	if change != nil {
 		change()
 	}
-	a, buf, _ := enginetest.Applier(t0, 3, k)
+	a, buf, _ := enginetest.Applier(t0.Add(m.at), 3, k)
 	a.SnapshotPoll = time.Millisecond
 	out, err := a.Apply(context.Background(), p, true)
 	if err != nil {
@@ -361,8 +363,9 @@ func TestApply(t *testing.T) {
 
 // A volume is deleted only once its snapshot is completed; one that fails
 // keeps the volume (a refusal), and one still pending past snapshotTimeout
-// is deferred: held, not failed, and a later run of the same orphan period
-// waits on the same snapshot, audited as reused.
+// is deferred: held, not failed, and a later run does not rely on it (the
+// volume may have been used between the runs: EC2 would not say), but makes
+// a new one.
 func TestApplySnapshotsFirst(t *testing.T) {
 	sec := testSection()
 	sec.SnapshotBeforeDelete, sec.SnapshotTimeout = true, config.Duration(time.Minute)
@@ -388,8 +391,8 @@ func TestApplySnapshotsFirst(t *testing.T) {
 	if out = applyOnce(t, m, sec, nil); out.Failed != 1 || len(m.vols) != 1 || len(m.snapshots) != 1 || !strings.Contains(out.Results[0].Error, "snapshot snap-1 failed") {
 		t.Fatalf("a failed snapshot: %+v calls %v", out.Results, m.calls)
 	}
-	// Pending past the timeout: deferred, not failed; the next run finds
-	// it, and deletes once it completes, without a second snapshot.
+	// Pending past the timeout: deferred, not failed; the next run, an hour
+	// later, makes a new snapshot and deletes once that one completes.
 	short := sec
 	short.SnapshotTimeout = config.Duration(5 * time.Millisecond)
 	m = fresh()
@@ -401,13 +404,37 @@ func TestApplySnapshotsFirst(t *testing.T) {
 	if got := snapshotLines(lines); got != "created snap-1" {
 		t.Fatalf("pending: snapshot audit %q", got)
 	}
-	m.pending["snap-1"] = 0
+	m.pending["snap-1"], m.at = 0, time.Hour
 	out, lines = applyAudited(t, m, short, nil)
-	if out.Deleted != 1 || len(m.snapshots) != 1 {
+	if out.Deleted != 1 || len(m.snapshots) != 2 {
 		t.Fatalf("the second run: %+v snapshots %v", out.Results, m.snapshots)
 	}
-	if got := snapshotLines(lines); got != "reused snap-1" {
+	if got := snapshotLines(lines); got != "created snap-2" {
 		t.Fatalf("the second run: snapshot audit %q", got)
+	}
+}
+
+// A snapshot an earlier run started within the orphan period, completed
+// since, is not relied on: the volume may have been attached, written and
+// detached between the runs, and EC2 keeps no time of a last detach to say
+// so. The delete relies on a snapshot started after this run's plan.
+func TestApplySnapshotOfAnEarlierRunNotRelied(t *testing.T) {
+	sec := testSection()
+	sec.SnapshotBeforeDelete, sec.SnapshotTimeout = true, config.Duration(time.Minute)
+	m := &memEBS{vols: map[string]ebs.Volume{"vol-1": csiVolume("vol-1")}, pending: map[string]int{},
+		// Orphaned since t0-2h; an earlier run's snapshot of t0-1h.
+		snaps: []ebs.Snapshot{{ID: "snap-earlier", VolumeID: "vol-1", State: "completed", Started: t0.Add(-time.Hour)}}}
+	out, lines := applyAudited(t, m, sec, nil)
+	if out.Deleted != 1 || len(m.snapshots) != 1 {
+		t.Fatalf("%+v calls %v", out.Results, m.calls)
+	}
+	if got := snapshotLines(lines); got != "created snap-2" {
+		t.Fatalf("snapshot audit %q, want a new snapshot", got)
+	}
+	for _, r := range lines {
+		if r.Action == "delete" && r.Snapshot != "snap-2" {
+			t.Fatalf("the delete relied on %q", r.Snapshot)
+		}
 	}
 }
 

@@ -177,6 +177,36 @@ func TestApplySnapshotDeferredThenReused(t *testing.T) {
 	}
 }
 
+// A disk attached, written and detached between two runs stays in its
+// orphan period (neither run saw it attached), and GCE's lastDetachTimestamp
+// is the only witness: the snapshot an earlier run started for the period
+// lacks what was written, so it is not reused; a new one, named for the
+// last use, is made and relied on. A snapshot of that name started before
+// the use (not reclaim's) keeps the disk.
+func TestApplySnapshotBeforeLastUseNotReused(t *testing.T) {
+	used := orphan("a")
+	used.LastAttach, used.LastDetach = t0.Add(-5*time.Hour), t0.Add(-4*time.Hour)
+	src := "https://www.googleapis.com/compute/v1/" + used.Key.String()
+	period, since := SnapshotName("a", t0.Add(-7*time.Hour)), SnapshotName("a", used.LastDetach)
+
+	m, p, a, buf, _ := applyFixture(snapshotFirst, used)
+	m.snaps = map[string]inventory.DiskSnapshot{period: {Name: period, Status: "READY", Created: t0.Add(-6 * time.Hour), SourceDisk: src}}
+	out, _ := a.Apply(context.Background(), p, true)
+	if out.Deleted != 1 || len(m.snapshots) != 1 || m.snapshots[0] != since+" a" {
+		t.Fatalf("%+v snapshots %v calls %v", out, m.snapshots, m.calls)
+	}
+	if got := enginetest.AuditResults(t, buf)[used.Key.String()]; got != "createddeleted" {
+		t.Fatalf("audit: %q, want a new snapshot relied on", got)
+	}
+
+	m, p, a, _, _ = applyFixture(snapshotFirst, used)
+	m.snaps = map[string]inventory.DiskSnapshot{since: {Name: since, Status: "READY", Created: used.LastDetach.Add(-time.Minute), SourceDisk: src}}
+	out, _ = a.Apply(context.Background(), p, true)
+	if out.Failed != 1 || hasDelete(m.calls) || !strings.Contains(out.Results[0].Error, "before the disk was last used") {
+		t.Fatalf("%+v calls %v", out.Results, m.calls)
+	}
+}
+
 func TestApplyRereadSkipsChangedDisk(t *testing.T) {
 	for _, c := range []struct {
 		name   string
@@ -188,6 +218,8 @@ func TestApplyRereadSkipsChangedDisk(t *testing.T) {
 		{"protected", func(d *inventory.Disk) { d.Labels = map[string]string{"reclaim-protect": ""} }, "protected by reclaim-protect= since"},
 		{"not ready", func(d *inventory.Disk) { d.Status = "RESTORING" }, "status is RESTORING"},
 		{"recreated under the same name", func(d *inventory.Disk) { d.ID = "9999" }, "recreated since it was planned"},
+		{"attached and detached again", func(d *inventory.Disk) { d.LastAttach, d.LastDetach = t0.Add(-2*time.Minute), t0.Add(-time.Minute) },
+			"attached and detached since it was planned (last used 2026"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			m, p, a, _, _ := applyFixture(nil, orphan("a"))

@@ -97,6 +97,11 @@ type Detail struct {
 	// DiskID is the numeric id of the disk planned: one recreated under the
 	// same name since is another disk, with a clock of its own.
 	DiskID string `json:"-"`
+	// LastUse is when the disk was last attached or detached as planned
+	// (lastAttachTimestamp, lastDetachTimestamp; zero: never). A snapshot
+	// started before it is never relied on, and a re-read that finds it
+	// changed finds a disk used since the plan.
+	LastUse time.Time `json:"-"`
 	// namespace (of the PVC it was made for) and labels route it to its
 	// owner (Where).
 	namespace string
@@ -256,7 +261,7 @@ func (k *Kind) propose(d inventory.Disk, read, clusters int, refs refIndex, guar
 	p := engine.Proposal{ID: d.Key.String(), Name: d.Key.Name,
 		Frees: amount.Free(d.SizeGB, GB).In(Pool(d.Key.Project, d.Region(), metric)),
 		Detail: &Detail{Project: d.Key.Project, Location: d.Key.Location(), Type: d.Type, QuotaMetric: metric, Region: d.Region(),
-			LabelFingerprint: d.LabelFingerprint, DiskID: d.ID, Owner: claimText(ns, claim), namespace: ns, labels: d.Labels}}
+			LabelFingerprint: d.LabelFingerprint, DiskID: d.ID, LastUse: lastUse(d), Owner: claimText(ns, claim), namespace: ns, labels: d.Labels}}
 	keep := func(class, reason string) engine.Proposal {
 		p.Class, p.Reason = class, reason
 		return p
@@ -330,6 +335,11 @@ func (k *Kind) Recheck(ctx context.Context, batch []*engine.Decision) ([]engine.
 			return engine.Verdict{Result: engine.Skip, Reason: fmt.Sprintf("skipped: recreated since it was planned (id %s, planned %s)", now.ID, planned.DiskID)}
 		case len(now.Users) > 0:
 			return engine.Changed("attached to " + strings.Join(shortUsers(now.Users), ", "))
+		case !lastUse(now).Equal(planned.LastUse):
+			// Attached and detached again between the plan and now: a
+			// snapshot started before may lack what was written, and the
+			// disk was in use more recently than disks.minDetached allows.
+			return engine.Changed("attached and detached since it was planned (last used " + fmtUse(lastUse(now)) + ", planned " + fmtUse(planned.LastUse) + ")")
 		case now.LabelFingerprint != planned.LabelFingerprint:
 			return engine.Changed("its labels changed")
 		case now.Status != "" && now.Status != "READY":
@@ -361,17 +371,26 @@ func (k *Kind) SnapshotFirst(d *engine.Decision) bool { return detail(d).Snapsho
 
 // snapshotName is the name of the snapshot of d's disk for its orphan
 // period: the period's start, not the run's time, so that every run of
-// one period finds the snapshot an earlier one started.
+// one period finds the snapshot an earlier one started; or the disk's last
+// use, when GCE says it was attached and detached since the period began
+// (between two runs, unseen by either): a snapshot of the period's start
+// may lack what was written, so a new one is made under a new name.
 func (k *Kind) snapshotName(d *engine.Decision, key inventory.DiskKey) string {
 	at := k.now()
 	if d.OrphanSince != nil {
 		at = *d.OrphanSince
 	}
+	if use := detail(d).LastUse; use.After(at) {
+		at = use
+	}
 	return SnapshotName(key.Name, at)
 }
 
 // Snapshots is the snapshot of this orphan period, if it exists and is of
-// this disk (snapshots.get by its name).
+// this disk (snapshots.get by its name). One started before the disk's last
+// use (a snapshot of that name made by someone else, or a clock gone back)
+// is not relied on, and the disk is kept: a snapshot of that name cannot be
+// made again.
 func (k *Kind) Snapshots(ctx context.Context, d *engine.Decision) ([]snapshot.Snapshot, error) {
 	key, err := inventory.ParseDiskKey(d.ID)
 	if err != nil {
@@ -388,7 +407,11 @@ func (k *Kind) Snapshots(ctx context.Context, d *engine.Decision) ([]snapshot.Sn
 		// could not make another under that name.
 		return nil, fmt.Errorf("snapshot %s is of %s, not of this disk", s.Name, s.SourceDisk)
 	}
-	return []snapshot.Snapshot{{ID: s.Name, Started: s.Created, State: snapshotState(s.Status)}}, nil
+	found := snapshot.Snapshot{ID: s.Name, Started: s.Created, State: snapshotState(s.Status)}
+	if use := detail(d).LastUse; !snapshot.Covers(found, use) {
+		return nil, fmt.Errorf("snapshot %s was started at %s, before the disk was last used (%s): it may lack what was written then", s.Name, fmtUse(s.Created), fmtUse(use))
+	}
+	return []snapshot.Snapshot{found}, nil
 }
 
 // StartSnapshot starts the snapshot of this orphan period, labelled with
@@ -553,6 +576,23 @@ func SnapshotName(disk string, now time.Time) string {
 }
 
 func fmtTime(t time.Time) string { return t.UTC().Format(time.RFC3339) }
+
+// fmtUse says a last use to the millisecond, as GCE keeps it: two uses a
+// second apart read apart.
+func fmtUse(t time.Time) string {
+	if t.IsZero() {
+		return "never"
+	}
+	return t.UTC().Format("2006-01-02T15:04:05.000Z07:00")
+}
+
+// lastUse is when d was last attached or detached (zero: never).
+func lastUse(d inventory.Disk) time.Time {
+	if d.LastAttach.After(d.LastDetach) {
+		return d.LastAttach
+	}
+	return d.LastDetach
+}
 
 func contains(list []string, s string) bool {
 	for _, x := range list {
