@@ -2,6 +2,7 @@ package eks
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -101,6 +102,10 @@ func (e *WrongAccountError) Error() string {
 // *WrongAccountError when STS says the identity is another account's, or
 // STS's error when it cannot say (then whose it is is unknown).
 func (i *Identity) Confirm(ctx context.Context, account string) (Caller, int, error) {
+	if i == nil {
+		// A client made with NewWithAPI: nothing confirms it.
+		return Caller{}, 0, errors.New("no STS client to confirm the identity with")
+	}
 	c, calls, err := i.Who(ctx)
 	if err == nil && c.Account != account {
 		err = &WrongAccountError{Want: account, Caller: c}
