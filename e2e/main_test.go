@@ -16,6 +16,7 @@ import (
 	"reclaim.dev/reclaim/internal/app"
 	"reclaim.dev/reclaim/internal/testenv"
 	"reclaim.dev/reclaim/providers/ec2/ec2fake"
+	"reclaim.dev/reclaim/providers/eks/stsfake"
 	"reclaim.dev/reclaim/providers/fakeapi"
 )
 
@@ -66,6 +67,13 @@ func run(m *testing.M) int {
 		regions.Set(r, ec2fake.New(ec2fake.Options{Account: account, Region: r}))
 	}
 	os.Setenv("AWS_ENDPOINT_URL_EC2", regions.URL())
+	// Discovery asks STS who it is before a listing counts for an
+	// account: the test's keys are the account's.
+	whoami := stsfake.New(stsfake.Identity{AccessKeyID: "AKIDE2ETEST", SecretAccessKey: "e2e-secret",
+		ARN: "arn:aws:sts::" + account + ":assumed-role/reclaim/reclaim", Account: account, UserID: "AROAE2E:reclaim"})
+	whoami.Start()
+	defer whoami.Close()
+	os.Setenv("AWS_ENDPOINT_URL_STS", whoami.URL())
 	cs, err := testenv.StartClusters(ctx, "prod-a", "prod-b")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "e2e: start clusters:", err)

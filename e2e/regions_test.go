@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -45,7 +46,8 @@ func TestBinaryGuardsEveryRegionOfTheRegistryAccount(t *testing.T) {
 		"BATCH": fakeapi.NewRegions(map[string]http.Handler{ecrRegion: batchfake.New(batchfake.Options{Account: account, Region: ecrRegion}),
 			west: batchfake.New(batchfake.Options{Account: account, Region: west})}),
 	}
-	var env []string
+	// Discovery confirms its identity at TestMain's STS.
+	env := []string{"AWS_ENDPOINT_URL_STS=" + os.Getenv("AWS_ENDPOINT_URL_STS")}
 	for svc, r := range routers {
 		t.Cleanup(r.Close)
 		env = append(env, "AWS_ENDPOINT_URL_"+svc+"="+r.URL())

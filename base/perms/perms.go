@@ -19,8 +19,7 @@ type Set struct {
 	Delete Grants
 	// Outside are IAM actions the code may call that deploy/'s policies
 	// leave out on purpose: sts:AssumeRole on a configured roleARN, which
-	// the user grants per role (deploy/README.md), and actions that need no
-	// grant at all (sts:GetCallerIdentity).
+	// the user grants per role (deploy/README.md).
 	Outside []string
 }
 

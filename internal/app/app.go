@@ -23,6 +23,7 @@ import (
 	"reclaim.dev/reclaim/inventory/kube"
 	"reclaim.dev/reclaim/notify/report"
 	"reclaim.dev/reclaim/providers/ec2"
+	"reclaim.dev/reclaim/providers/eks"
 	"reclaim.dev/reclaim/reconcile/audit"
 	"reclaim.dev/reclaim/reconcile/engine"
 	"reclaim.dev/reclaim/reconcile/kinds/kind"
@@ -306,8 +307,9 @@ func (r *Runner) Once(ctx context.Context, opt Options) (*report.Report, error) 
 		defer cancel()
 		defer context.AfterFunc(opt.Stop, cancel)()
 	}
-	// One DescribeRegions per account and pass, whoever asks first.
-	cctx = ec2.WithRegionsMemo(cctx)
+	// One DescribeRegions per account and pass, whoever asks first; one
+	// GetCallerIdentity per discovery identity and pass.
+	cctx = eks.WithIdentityMemo(ec2.WithRegionsMemo(cctx))
 	snap := inventory.Collect(cctx, co)
 	if cctx.Err() != nil {
 		return nil, fmt.Errorf("run cancelled while collecting: %w", context.Cause(cctx))

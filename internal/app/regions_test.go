@@ -15,6 +15,7 @@ import (
 	"reclaim.dev/reclaim/providers/ecr/ecrfake"
 	"reclaim.dev/reclaim/providers/ecs/ecsfake"
 	"reclaim.dev/reclaim/providers/eks/eksfake"
+	"reclaim.dev/reclaim/providers/eks/stsfake"
 	"reclaim.dev/reclaim/providers/fakeapi"
 	"reclaim.dev/reclaim/providers/lambda/lambdafake"
 	"reclaim.dev/reclaim/reconcile/audit"
@@ -27,6 +28,7 @@ import (
 // endpoint (AWS_ENDPOINT_URL_<SERVICE>) routed by the request's region.
 type regionWorld struct {
 	ec2     *ec2fake.Server
+	sts     *stsfake.Server
 	ecr     *ecrfake.Server
 	eks     map[string]*eksfake.Server
 	ecs     map[string]*ecsfake.Server
@@ -43,6 +45,12 @@ func newRegionWorld(t *testing.T, now time.Time) *regionWorld {
 	t.Setenv("AWS_ACCESS_KEY_ID", "AKIDEXAMPLE")
 	t.Setenv("AWS_SECRET_ACCESS_KEY", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY")
 	w := &regionWorld{eks: map[string]*eksfake.Server{}, ecs: map[string]*ecsfake.Server{}}
+	// Discovery asks who it is: the keys are the account's.
+	w.sts = stsfake.New(stsfake.Identity{AccessKeyID: "AKIDEXAMPLE", SecretAccessKey: "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+		ARN: "arn:aws:iam::" + regionAccount + ":user/reclaim", Account: regionAccount, UserID: "AIDAEXAMPLE"})
+	w.sts.Start()
+	t.Cleanup(w.sts.Close)
+	t.Setenv("AWS_ENDPOINT_URL_STS", w.sts.URL())
 	w.ec2 = ec2fake.New(ec2fake.Options{Region: "us-east-1", Account: regionAccount})
 	w.ec2.SetRegions(ec2fake.Region{Name: "us-east-1"}, ec2fake.Region{Name: "us-west-2"}, ec2fake.Region{Name: "eu-south-1", OptInStatus: ec2fake.NotOptedIn})
 	routers := map[string]map[string]http.Handler{"EC2": {"us-east-1": w.ec2}, "EKS": {}, "ECS": {}, "LAMBDA": {}, "BATCH": {}}
@@ -191,5 +199,35 @@ func TestFleetRegionsNarrows(t *testing.T) {
 		if gone := !w.ecr.Has(regionAccount, regionRepo, d); gone != (i <= 6) {
 			t.Errorf("image %d: deleted %v\n%s", i, gone, reportText(rep))
 		}
+	}
+}
+
+// Keys of another account list that account's clusters and services (here
+// none) as the registry's: discovery asks STS who it is first, holds
+// every trim the account's clusters could pull, and says what to fix. Once
+// per identity and run.
+func TestDiscoveryAsAnotherAccountHoldsTheTrims(t *testing.T) {
+	now := time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)
+	w := newRegionWorld(t, now)
+	w.sts.Add(stsfake.Identity{AccessKeyID: "AKIDEXAMPLE", SecretAccessKey: "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+		ARN: "arn:aws:iam::444455556666:user/reclaim", Account: "444455556666", UserID: "AIDAOTHER"})
+	rep := w.run(t, w.config(t, ""), now)
+	out := reportText(rep)
+	if n := w.ecr.MutatingCalls(); n != 0 {
+		t.Fatalf("deleted with discovery run as another account: %d mutating calls\n%s", n, out)
+	}
+	for _, want := range []string{"discovery for account " + regionAccount + " ran as arn:aws:iam::444455556666:user/reclaim of account 444455556666",
+		"set roleARN there to a role of account " + regionAccount} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the report does not say %q:\n%s", want, out)
+		}
+	}
+	for r, f := range w.eks {
+		if n := f.Calls(eksfake.OpListClusters); n != 0 {
+			t.Errorf("EKS %s listed %d times as another account", r, n)
+		}
+	}
+	if n := w.sts.Calls(stsfake.OpGetCallerIdentity); n != 2 {
+		t.Errorf("GetCallerIdentity: %d calls in 2 runs, want 2 (one identity)", n)
 	}
 }

@@ -283,9 +283,13 @@ var cases = map[string]func(ctx context.Context, t *testing.T, url map[string]st
 		try("ecs", images[*ecs.Client](ctx)(ecs.New(ctx, ecs.Options{Service: service(url["ecs"])})))
 		try("lambda", images[*lambda.Client](ctx)(lambda.New(ctx, lambda.Options{Service: service(url["lambda"])})))
 		try("batch", images[*batch.Client](ctx)(batch.New(ctx, batch.Options{Service: service(url["batch"])})))
-		try("eks and its token", func() error {
+		try("eks, its identity and its token", func() error {
 			c, err := eks.New(ctx, eks.Options{Service: service(url["eks"]), STSEndpoint: url["sts"]})
 			if err != nil {
+				return err
+			}
+			// Discovery confirms whose identity it runs as first.
+			if _, _, err := c.Identity().Confirm(ctx, account); err != nil {
 				return err
 			}
 			if l := c.Discover(ctx); !l.Complete {

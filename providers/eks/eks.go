@@ -61,6 +61,7 @@ type Options struct {
 type Client struct {
 	api         API
 	presign     *sts.PresignClient
+	identity    *Identity
 	account     string
 	region      string
 	concurrency int
@@ -84,8 +85,18 @@ func New(ctx context.Context, o Options) (*Client, error) {
 	})
 	cl := NewWithAPI(api, o)
 	cl.presign = sts.NewPresignClient(st)
+	var stsEndpoint *string
+	if o.STSEndpoint != "" {
+		stsEndpoint = aws.String(o.STSEndpoint)
+	}
+	cl.identity = newIdentity(c, stsEndpoint, identityKey(o.Service, o.STSEndpoint))
 	return cl, nil
 }
+
+// Identity asks STS who the client's credentials are (nil for a client
+// made with NewWithAPI): a listing counts for the client's account only
+// when they are that account's.
+func (c *Client) Identity() *Identity { return c.identity }
 
 // NewWithAPI makes a client over any API (tests); it mints no tokens.
 func NewWithAPI(api API, o Options) *Client {

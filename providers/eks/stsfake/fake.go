@@ -1,9 +1,15 @@
-// Package stsfake is a fake of STS GetCallerIdentity as EKS's authenticator
-// calls it: through the presigned URL inside a k8s-aws-v1 token. It checks
-// the SigV4 query signature with the caller's secret, the signed
-// x-k8s-aws-id header and the token's age, and answers the real XML. Verify
-// does what aws-iam-authenticator's server does with a token, so a test can
-// put it behind a kube-apiserver token webhook.
+// Package stsfake is a fake of STS (Query protocol, XML answers). It serves
+// GetCallerIdentity two ways: as EKS's authenticator calls it, through the
+// presigned URL inside a k8s-aws-v1 token (it checks the SigV4 query
+// signature with the caller's secret, the signed x-k8s-aws-id header and
+// the token's age), and as the SDK's client calls it, a signed form POST
+// whose caller is the access key of its Authorization header. Either
+// answers the account and ARN of the Identity the key belongs to: a test
+// makes it answer another account by giving the key an Identity of that
+// account (New, Add), or by assuming a role of it (AddRole: AssumeRole and
+// AssumeRoleWithWebIdentity issue temporary credentials of the role's
+// account). Verify does what aws-iam-authenticator's server does with a
+// token, so a test can put it behind a kube-apiserver token webhook.
 package stsfake
 
 import (
@@ -65,6 +71,17 @@ func New(ids ...Identity) *Server {
 // Start serves the fake on a local listener.
 func (s *Server) Start() { s.Listener.Start(s) }
 
+// Add adds identities, or replaces the identity of a known access key: a
+// test makes the fake answer another account for a key by adding it again
+// with that account.
+func (s *Server) Add(ids ...Identity) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, id := range ids {
+		s.ids[id.AccessKeyID] = id
+	}
+}
+
 // SetClock replaces the fake's clock (expiry tests).
 func (s *Server) SetClock(now func() time.Time) { s.mu.Lock(); s.now = now; s.mu.Unlock() }
 
@@ -83,13 +100,22 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.assume(w, r)
 		return
 	}
-	s.Count("GetCallerIdentity", false)
+	s.Count(OpGetCallerIdentity, false)
 	fakeapi.Saw("sts:GetCallerIdentity")
 	id, code, err := s.check(r)
 	if err != nil {
 		writeErr(w, code, err)
 		return
 	}
+	writeIdentity(w, id)
+}
+
+// OpGetCallerIdentity is the operation's name, its key in Calls: presigned
+// (a token) or posted (the SDK's client) alike.
+const OpGetCallerIdentity = "GetCallerIdentity"
+
+// writeIdentity answers GetCallerIdentity as STS does.
+func writeIdentity(w http.ResponseWriter, id Identity) {
 	w.Header().Set("Content-Type", "text/xml")
 	fmt.Fprintf(w, `<GetCallerIdentityResponse xmlns="https://sts.amazonaws.com/doc/2011-06-15/">
   <GetCallerIdentityResult>
@@ -242,9 +268,17 @@ func (s *Server) Verify(ctx context.Context, token, cluster string) (string, err
 	return out.ARN, nil
 }
 
-// assume answers AssumeRole and AssumeRoleWithWebIdentity (Query protocol,
-// a form POST). AssumeRole's caller is the access key of its Authorization
-// header, which must be known; its signature is not checked.
+// callerKey is the access key of a signed request's Authorization header.
+func callerKey(r *http.Request) string {
+	_, after, _ := strings.Cut(r.Header.Get("Authorization"), "Credential=")
+	key, _, _ := strings.Cut(after, "/")
+	return key
+}
+
+// assume answers GetCallerIdentity, AssumeRole and AssumeRoleWithWebIdentity
+// as the SDK's client sends them (Query protocol, a form POST).
+// GetCallerIdentity's and AssumeRole's caller is the access key of the
+// Authorization header, which must be known; its signature is not checked.
 func (s *Server) assume(w http.ResponseWriter, r *http.Request) {
 	if err := r.ParseForm(); err != nil {
 		writeErr(w, http.StatusBadRequest, &stsError{"MalformedInput", err.Error()})
@@ -254,13 +288,25 @@ func (s *Server) assume(w http.ResponseWriter, r *http.Request) {
 	s.Count(action, false)
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if action == OpGetCallerIdentity {
+		fakeapi.Saw("sts:GetCallerIdentity")
+		id, ok := s.ids[callerKey(r)]
+		if v := r.PostForm.Get("Version"); v != "2011-06-15" {
+			writeErr(w, http.StatusBadRequest, &stsError{"InvalidAction", "Could not find operation GetCallerIdentity for version " + v})
+			return
+		}
+		if !ok {
+			writeErr(w, http.StatusForbidden, &stsError{"InvalidClientTokenId", "The security token included in the request is invalid."})
+			return
+		}
+		writeIdentity(w, id)
+		return
+	}
 	webToken, known := s.roles[role]
 	switch action {
 	case "AssumeRole":
 		fakeapi.Saw("sts:AssumeRole")
-		_, after, _ := strings.Cut(r.Header.Get("Authorization"), "Credential=")
-		key, _, _ := strings.Cut(after, "/")
-		if _, ok := s.ids[key]; !ok {
+		if _, ok := s.ids[callerKey(r)]; !ok {
 			writeErr(w, http.StatusForbidden, &stsError{"InvalidClientTokenId", "The security token included in the request is invalid."})
 			return
 		}
