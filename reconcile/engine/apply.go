@@ -90,27 +90,7 @@ type run struct {
 // batch starts after the earlier batches holding what it waits for (After)
 // are done, and none starts once the run is stopped.
 func (a *Applier) kind(ctx context.Context, k Kind, st *State, p *Plan, batches [][]int, r *run) {
-	// Only what some decision waits for needs finding: a trim of 500,000
-	// images with no index would otherwise map every id twice. Rows
-	// neither wait nor are waited for.
-	waited := map[string]bool{}
-	for _, b := range batches {
-		for _, slot := range b {
-			if slot >= 0 {
-				for _, id := range p.Decisions[slot].After {
-					waited[id] = true
-				}
-			}
-		}
-	}
-	where := map[string]int{}
-	for i, b := range batches {
-		for _, slot := range b {
-			if slot >= 0 && waited[p.Decisions[slot].ID] {
-				where[p.Decisions[slot].ID] = i
-			}
-		}
-	}
+	waited, where := waits(p, batches)
 	// Snapshots first: every due one started (or found) before any is
 	// waited on, and all waited on together.
 	var snaps map[string]*snapped
@@ -131,41 +111,11 @@ func (a *Applier) kind(ctx context.Context, k Kind, st *State, p *Plan, batches 
 				}
 			}
 		}
-		a.mu.Lock()
-		out := r.out
-		if out.Stopped != "" || ctx.Err() != nil || (a.Stop != nil && a.Stop.Err() != nil) {
-			for _, d := range batch {
-				out.Results = append(out.Results, d.result(audit.NotAttempted, orDefault(out.Stopped, "run cancelled")))
-			}
-			a.mu.Unlock()
+		if batch = a.start(ctx, batch, r); len(batch) == 0 {
 			return
 		}
-		batch = waiting(batch, r.done, out)
-		a.mu.Unlock()
-		if len(batch) == 0 {
-			return
-		}
-		res, settled := a.batch(ctx, k, st, batch, out, snaps)
-		a.mu.Lock()
-		defer a.mu.Unlock()
-		for _, id := range settled {
-			if waited[id] {
-				r.done[id] = true
-			}
-		}
-		switch res {
-		case batchFailed:
-			r.fails++
-		case batchDone:
-			r.fails = 0
-		}
-		if a.MaxConsecutiveFailures > 0 && r.fails >= a.MaxConsecutiveFailures && out.Stopped == "" {
-			out.Stopped = fmt.Sprintf("stopped after %d delete calls failed in a row", r.fails)
-		}
-		if out.Unaudited > 0 && out.Stopped == "" {
-			// Audit or stop: no delete goes on unrecorded.
-			out.Stopped = fmt.Sprintf("stopped: %d deletes could not be written to the audit log", out.Unaudited)
-		}
+		res, settled := a.batch(ctx, k, st, batch, r.out, snaps)
+		a.ended(r, res, settled, waited)
 	}
 	par := min(max(k.Limits().Parallel, 1), len(batches))
 	if par <= 1 {
@@ -188,6 +138,73 @@ func (a *Applier) kind(ctx context.Context, k Kind, st *State, p *Plan, batches 
 	}
 	close(next)
 	wg.Wait()
+}
+
+// waits finds what some decision of batches waits for (After), and the
+// batch each such id is in. Only those need finding: a trim of 500,000
+// images with no index would otherwise map every id twice. Rows neither
+// wait nor are waited for.
+func waits(p *Plan, batches [][]int) (waited map[string]bool, where map[string]int) {
+	waited, where = map[string]bool{}, map[string]int{}
+	for _, b := range batches {
+		for _, slot := range b {
+			if slot >= 0 {
+				for _, id := range p.Decisions[slot].After {
+					waited[id] = true
+				}
+			}
+		}
+	}
+	for i, b := range batches {
+		for _, slot := range b {
+			if slot >= 0 && waited[p.Decisions[slot].ID] {
+				where[p.Decisions[slot].ID] = i
+			}
+		}
+	}
+	return waited, where
+}
+
+// start returns what of a batch starts: nothing once the run is stopped
+// (the rest is not attempted), and nothing that waits for a deletion that
+// did not happen.
+func (a *Applier) start(ctx context.Context, batch []*Decision, r *run) []*Decision {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	out := r.out
+	if out.Stopped != "" || ctx.Err() != nil || (a.Stop != nil && a.Stop.Err() != nil) {
+		for _, d := range batch {
+			out.Results = append(out.Results, d.result(audit.NotAttempted, orDefault(out.Stopped, "run cancelled")))
+		}
+		return nil
+	}
+	return waiting(batch, r.done, out)
+}
+
+// ended counts what a batch settled and its result, and stops the run
+// after a failure streak or an unaudited delete.
+func (a *Applier) ended(r *run, res batchResult, settled []string, waited map[string]bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	out := r.out
+	for _, id := range settled {
+		if waited[id] {
+			r.done[id] = true
+		}
+	}
+	switch res {
+	case batchFailed:
+		r.fails++
+	case batchDone:
+		r.fails = 0
+	}
+	if a.MaxConsecutiveFailures > 0 && r.fails >= a.MaxConsecutiveFailures && out.Stopped == "" {
+		out.Stopped = fmt.Sprintf("stopped after %d delete calls failed in a row", r.fails)
+	}
+	if out.Unaudited > 0 && out.Stopped == "" {
+		// Audit or stop: no delete goes on unrecorded.
+		out.Stopped = fmt.Sprintf("stopped: %d deletes could not be written to the audit log", out.Unaudited)
+	}
 }
 
 // note saves what a batch changed: a journal entry where the store keeps
@@ -425,171 +442,229 @@ const (
 )
 
 // batch handles one batch of one kind and returns what it settled (deleted
-// or found gone). It holds a.mu except while the kind re-reads and deletes.
+// or found gone), in named steps: mark pending, re-read, snapshot gate,
+// delete and settle. It holds a.mu except while the kind re-reads and
+// deletes.
 func (a *Applier) batch(ctx context.Context, k Kind, st *State, batch []*Decision, out *Outcome, snaps map[string]*snapped) (batchResult, []string) {
-	log := a.Log.With(zap.String("kind", k.Name()), zap.Bool("dry_run", false))
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	// After the deletes, only a skip's reset clock must be saved at once:
-	// the pending marks of what was deleted go with the next batch's entry
-	// (or the last save), and a run killed before that confirms them from
-	// the listing, audited once (Audit.Done).
-	skipped := false
-	noteSkips := func() error {
-		if !skipped {
-			return nil
-		}
-		return a.note(ctx, st)
-	}
-	var gone []string
-	// record reports and audits one result; false when its audit line
-	// could not be written.
-	record := func(d *Decision, result, reason, errText, snapshot string) bool {
-		r := d.result(result, orDefault(reason, d.Why()))
-		r.Error = errText
-		auditErr := a.audit(audit.Record{Action: "delete", Kind: d.Kind, ID: d.ID, Reason: r.Reason, Result: result, Error: errText,
-			SizeGB: r.SizeGB, Bytes: r.Bytes, Snapshot: snapshot})
-		if auditErr != nil && r.Error == "" {
-			r.Error = "not audited: " + auditErr.Error()
-		}
-		l := log.With(zap.String("id", d.ID), zap.String("action", "delete"), zap.String("reason", r.Reason))
-		switch {
-		case result == audit.Failed:
-			l.Warn("delete failed", zap.String("error", errText))
-		case result == audit.Deferred:
-			l.Warn("delete deferred", zap.String("snapshot", snapshot))
-		case auditErr != nil:
-			l.Error(result+", but the audit line could not be written; the next run writes it", zap.Error(auditErr))
-		default:
-			l.Info(result)
-		}
-		out.Add(r)
-		return auditErr == nil
-	}
-	settled := func(d *Decision) { // the resource is gone: no pending mark, no clock
-		delete(st.Pending, d.ID)
-		st.DropClock(d.ID)
-		gone = append(gone, d.ID)
-	}
-	// goneNow settles a resource found gone or deleted once its audit line
-	// is written; otherwise its pending mark stays, and the next run, which
-	// sees it gone from the listing, writes the line (audit or stop).
-	goneNow := func(d *Decision, result, snapshot string) {
-		if record(d, result, "", "", snapshot) {
-			settled(d)
-		} else {
-			out.Unaudited++
-		}
-	}
-	changed := func(d *Decision) { // skipped: its clock starts over, and must not survive a kill
-		delete(st.Pending, d.ID)
-		st.DropClock(d.ID)
-		a.dropped = append(a.dropped, d.ID)
-		skipped = true
-	}
-	// unlocked runs a kind's call without holding the state.
-	unlocked := func(f func()) {
-		a.mu.Unlock()
-		defer a.mu.Lock()
-		f()
-	}
-
-	// 1. Pending marks first: a run killed after the delete call leaves them,
-	// and the next run confirms (and audits) the delete from its listing.
-	for _, d := range batch {
-		st.Pending[d.ID] = Pending{Kind: d.Kind, Started: a.Now(), Reason: d.Why(), Identity: d.Identity, SizeGB: d.Frees.Keyed(amount.KeySizeGB), Bytes: d.Frees.Keyed(amount.KeyBytes), Run: a.RunID}
-	}
-	if err := a.note(ctx, st); err != nil {
-		for _, d := range batch {
-			delete(st.Pending, d.ID)
-			record(d, audit.Failed, "", "save state before delete: "+err.Error(), "")
-		}
+	b := &inFlight{a: a, k: k, st: st, out: out, result: batchNeutral, snapshotOf: map[string]string{},
+		log: a.Log.With(zap.String("kind", k.Name()), zap.Bool("dry_run", false))}
+	if !b.markPending(ctx, batch) {
 		return batchFailed, nil
 	}
-	// 2. The second look: gone or changed since the plan means no delete.
+	goes, ok := b.reread(ctx, batch)
+	if !ok {
+		return batchFailed, nil
+	}
+	if _, ok := k.(Snapshotter); ok {
+		goes = b.snapshotGate(goes, snaps)
+	}
+	if len(goes) == 0 {
+		return b.nothingSent(ctx)
+	}
+	return b.delete(ctx, goes)
+}
+
+// inFlight is one batch of one kind while the applier runs it (batch): its
+// steps run under Applier.mu.
+type inFlight struct {
+	a   *Applier
+	k   Kind
+	st  *State
+	out *Outcome
+	log *zap.Logger
+	// skipped: a skip reset a clock, which the journal must say at once.
+	// After the deletes, only that must be saved at once: the pending
+	// marks of what was deleted go with the next batch's entry (or the
+	// last save), and a run killed before that confirms them from the
+	// listing, audited once (Audit.Done).
+	skipped bool
+	// unmarked: pending marks were dropped for what will not be sent.
+	unmarked   bool
+	snapFailed int               // snapshots failed: refused deletes
+	snapshotOf map[string]string // the snapshot each delete's audit line names
+	result     batchResult       // what the re-read found (batchDone: something gone)
+	gone       []string          // settled: deleted or found gone
+}
+
+// record reports and audits one result; false when its audit line could
+// not be written.
+func (b *inFlight) record(d *Decision, result, reason, errText, snapshot string) bool {
+	r := d.result(result, orDefault(reason, d.Why()))
+	r.Error = errText
+	auditErr := b.a.audit(audit.Record{Action: "delete", Kind: d.Kind, ID: d.ID, Reason: r.Reason, Result: result, Error: errText,
+		SizeGB: r.SizeGB, Bytes: r.Bytes, Snapshot: snapshot})
+	if auditErr != nil && r.Error == "" {
+		r.Error = "not audited: " + auditErr.Error()
+	}
+	l := b.log.With(zap.String("id", d.ID), zap.String("action", "delete"), zap.String("reason", r.Reason))
+	switch {
+	case result == audit.Failed:
+		l.Warn("delete failed", zap.String("error", errText))
+	case result == audit.Deferred:
+		l.Warn("delete deferred", zap.String("snapshot", snapshot))
+	case auditErr != nil:
+		l.Error(result+", but the audit line could not be written; the next run writes it", zap.Error(auditErr))
+	default:
+		l.Info(result)
+	}
+	b.out.Add(r)
+	return auditErr == nil
+}
+
+// goneNow settles a resource found gone or deleted once its audit line is
+// written: no pending mark, no clock. Otherwise its pending mark stays,
+// and the next run, which sees it gone from the listing, writes the line
+// (audit or stop).
+func (b *inFlight) goneNow(d *Decision, result, snapshot string) {
+	if !b.record(d, result, "", "", snapshot) {
+		b.out.Unaudited++
+		return
+	}
+	delete(b.st.Pending, d.ID)
+	b.st.DropClock(d.ID)
+	b.gone = append(b.gone, d.ID)
+}
+
+// changed is a skip: its clock starts over, and must not survive a kill.
+func (b *inFlight) changed(d *Decision) {
+	delete(b.st.Pending, d.ID)
+	b.st.DropClock(d.ID)
+	b.a.dropped = append(b.a.dropped, d.ID)
+	b.skipped = true
+}
+
+// unsent drops d's pending mark, nothing having been sent, and reports it.
+func (b *inFlight) unsent(d *Decision, result, reason, errText, snapshot string) {
+	delete(b.st.Pending, d.ID)
+	b.record(d, result, reason, errText, snapshot)
+	b.unmarked = true
+}
+
+// noteSkips saves a skip's reset clock, if any.
+func (b *inFlight) noteSkips(ctx context.Context) error {
+	if !b.skipped {
+		return nil
+	}
+	return b.a.note(ctx, b.st)
+}
+
+// unlocked runs a kind's call without holding the state.
+func (b *inFlight) unlocked(f func()) {
+	b.a.mu.Unlock()
+	defer b.a.mu.Lock()
+	f()
+}
+
+// markPending is step 1: pending marks first, saved. A run killed after
+// the delete call leaves them, and the next run confirms (and audits) the
+// delete from its listing; no delete goes without its mark.
+func (b *inFlight) markPending(ctx context.Context, batch []*Decision) bool {
+	for _, d := range batch {
+		b.st.Pending[d.ID] = Pending{Kind: d.Kind, Started: b.a.Now(), Reason: d.Why(), Identity: d.Identity,
+			SizeGB: d.Frees.Keyed(amount.KeySizeGB), Bytes: d.Frees.Keyed(amount.KeyBytes), Run: b.a.RunID}
+	}
+	err := b.a.note(ctx, b.st)
+	if err == nil {
+		return true
+	}
+	for _, d := range batch {
+		delete(b.st.Pending, d.ID)
+		b.record(d, audit.Failed, "", "save state before delete: "+err.Error(), "")
+	}
+	return false
+}
+
+// reread is step 2, the second look: gone or changed since the plan (or
+// opted out) means no delete. It returns what may still go; false when the
+// re-read failed, and nothing goes.
+func (b *inFlight) reread(ctx context.Context, batch []*Decision) ([]*Decision, bool) {
 	var verdicts []Verdict
 	var err error
-	unlocked(func() { verdicts, err = k.Recheck(ctx, batch) })
+	b.unlocked(func() { verdicts, err = b.k.Recheck(ctx, batch) })
 	if err == nil && len(verdicts) != len(batch) {
 		err = fmt.Errorf("%d verdicts for %d resources", len(verdicts), len(batch))
 	}
 	if err != nil {
 		for _, d := range batch {
-			delete(st.Pending, d.ID)
-			record(d, audit.Failed, "", "re-read before delete: "+err.Error(), "")
+			delete(b.st.Pending, d.ID)
+			b.record(d, audit.Failed, "", "re-read before delete: "+err.Error(), "")
 		}
-		_ = a.note(ctx, st)
-		return batchFailed, nil
+		_ = b.a.note(ctx, b.st)
+		return nil, false
 	}
 	var goes []*Decision
-	result := batchNeutral
-	optOut := k.Limits().OptOutKey
+	optOut := b.k.Limits().OptOutKey
 	for i, d := range batch {
 		if verdicts[i].Result == Go && optOut != "" {
 			verdicts[i] = optedOut(verdicts[i], optOut)
 		}
 		switch verdicts[i].Result {
 		case GoneNow:
-			goneNow(d, audit.AlreadyGone, "")
-			result = batchDone
+			b.goneNow(d, audit.AlreadyGone, "")
+			b.result = batchDone
 		case Skip:
-			changed(d)
-			record(d, audit.Skipped, verdicts[i].Reason, "", "")
+			b.changed(d)
+			b.record(d, audit.Skipped, verdicts[i].Reason, "", "")
 		default:
 			goes = append(goes, d)
 		}
 	}
-	// The snapshot step's verdict: only a resource whose snapshot is done
-	// is deleted; its snapshot id goes with the delete's audit line.
-	snapshotOf := map[string]string{}
-	unmarked, snapFailed := false, 0 // pending marks dropped, snapshots failed
-	if s, ok := k.(Snapshotter); ok {
-		// Whatever the snapshot step did or did not reach is not deleted
-		// without its snapshot.
-		ready := goes[:0]
-		for _, d := range goes {
-			if !s.SnapshotFirst(d) {
-				ready = append(ready, d)
-				continue
-			}
-			sn := snaps[d.ID]
-			switch {
-			case sn == nil:
-				// Not in the snapshot step (never expected): no delete.
-				delete(st.Pending, d.ID)
-				record(d, audit.Failed, "", "snapshot before delete: no snapshot was taken", "")
-				unmarked, snapFailed = true, snapFailed+1
-			case sn.state == snapshot.Done:
-				snapshotOf[d.ID] = sn.id
-				ready = append(ready, d)
-			case sn.state == snapshot.Pending:
-				// Held, not failed: nothing was sent, and its clock runs on.
-				delete(st.Pending, d.ID)
-				record(d, audit.Deferred, deferral(sn, k.Limits().SnapshotTimeout), "", sn.id)
-				unmarked = true
-			default:
-				// Refused: the resource was not touched.
-				delete(st.Pending, d.ID)
-				record(d, audit.Failed, "", sn.problem, sn.id)
-				unmarked, snapFailed = true, snapFailed+1
-			}
+	return goes, true
+}
+
+// snapshotGate is step 3, the snapshot step's verdict: a resource snapshotted
+// first goes only once its snapshot is done, and its snapshot id goes with
+// the delete's audit line. Whatever the snapshot step did or did not reach
+// is not deleted without its snapshot.
+func (b *inFlight) snapshotGate(goes []*Decision, snaps map[string]*snapped) []*Decision {
+	s := b.k.(Snapshotter)
+	ready := goes[:0]
+	for _, d := range goes {
+		if !s.SnapshotFirst(d) {
+			ready = append(ready, d)
+			continue
 		}
-		goes = ready
+		sn := snaps[d.ID]
+		switch {
+		case sn == nil:
+			// Not in the snapshot step (never expected): no delete.
+			b.unsent(d, audit.Failed, "", "snapshot before delete: no snapshot was taken", "")
+			b.snapFailed++
+		case sn.state == snapshot.Done:
+			b.snapshotOf[d.ID] = sn.id
+			ready = append(ready, d)
+		case sn.state == snapshot.Pending:
+			// Held, not failed: nothing was sent, and its clock runs on.
+			b.unsent(d, audit.Deferred, deferral(sn, b.k.Limits().SnapshotTimeout), "", sn.id)
+		default:
+			// Refused: the resource was not touched.
+			b.unsent(d, audit.Failed, "", sn.problem, sn.id)
+			b.snapFailed++
+		}
 	}
-	if len(goes) == 0 {
-		if unmarked {
-			_ = a.note(ctx, st) // no pending mark stays for what was not sent
-		} else {
-			_ = noteSkips()
-		}
-		if snapFailed > 0 && result != batchDone {
-			return batchFailed, gone
-		}
-		return result, gone
+	return ready
+}
+
+// nothingSent ends a batch that sends no delete.
+func (b *inFlight) nothingSent(ctx context.Context) (batchResult, []string) {
+	if b.unmarked {
+		_ = b.a.note(ctx, b.st) // no pending mark stays for what was not sent
+	} else {
+		_ = b.noteSkips(ctx)
 	}
-	// 3. Delete.
+	if b.snapFailed > 0 && b.result != batchDone {
+		return batchFailed, b.gone
+	}
+	return b.result, b.gone
+}
+
+// delete is step 4, the delete call, and step 5, settling each outcome.
+func (b *inFlight) delete(ctx context.Context, goes []*Decision) (batchResult, []string) {
 	var results []Deleted
-	unlocked(func() { results, err = k.Delete(ctx, goes) })
+	var err error
+	b.unlocked(func() { results, err = b.k.Delete(ctx, goes) })
 	if err == nil && len(results) != len(goes) {
 		err = fmt.Errorf("%d results for %d deletes", len(results), len(goes))
 	}
@@ -597,45 +672,54 @@ func (a *Applier) batch(ctx context.Context, k Kind, st *State, batch []*Decisio
 		// Keep the pending marks: if the call did delete, the next run sees
 		// the resources gone and records them then.
 		for _, d := range goes {
-			record(d, audit.Failed, "", err.Error(), "")
+			b.record(d, audit.Failed, "", err.Error(), "")
 		}
-		_ = noteSkips()
-		return batchFailed, gone
+		_ = b.noteSkips(ctx)
+		return batchFailed, b.gone
 	}
-	failed := snapFailed
+	failed := b.snapFailed
 	for i, d := range goes {
-		res := results[i]
-		switch outcome.Of(res.Err) {
-		case outcome.Deleted:
-			goneNow(d, audit.Deleted, snapshotOf[d.ID])
-		case outcome.Gone:
-			goneNow(d, audit.AlreadyGone, snapshotOf[d.ID])
-		case outcome.Changed:
-			changed(d)
-			record(d, audit.Skipped, skipReason(res.Err), "", snapshotOf[d.ID])
-		case outcome.Refused:
-			// Refused for this resource: it is still there, its clock runs
-			// on, and the next run tries again.
-			delete(st.Pending, d.ID)
-			record(d, audit.Failed, "", res.Err.Error(), snapshotOf[d.ID])
-			failed++
-		default:
-			// No answer for this resource: it may be gone. Its pending mark
-			// stays, and the next run settles it from its listing.
-			record(d, audit.Failed, "", "outcome unknown: "+res.Err.Error(), snapshotOf[d.ID])
+		if !b.settle(d, results[i].Err) {
 			failed++
 		}
 	}
-	if err := noteSkips(); err != nil {
-		log.Warn("deleted, but could not save the state", zap.Error(err))
+	if err := b.noteSkips(ctx); err != nil {
+		b.log.Warn("deleted, but could not save the state", zap.Error(err))
 	}
 	switch {
-	case failed == len(goes)+snapFailed && result != batchDone:
-		return batchFailed, gone
-	case failed < len(goes)+snapFailed:
-		return batchDone, gone
+	case failed == len(goes)+b.snapFailed && b.result != batchDone:
+		return batchFailed, b.gone
+	case failed < len(goes)+b.snapFailed:
+		return batchDone, b.gone
 	}
-	return result, gone
+	return b.result, b.gone
+}
+
+// settle records what the provider said of d's delete (outcome.Of); false
+// when it failed.
+func (b *inFlight) settle(d *Decision, err error) bool {
+	snap := b.snapshotOf[d.ID]
+	switch outcome.Of(err) {
+	case outcome.Deleted:
+		b.goneNow(d, audit.Deleted, snap)
+	case outcome.Gone:
+		b.goneNow(d, audit.AlreadyGone, snap)
+	case outcome.Changed:
+		b.changed(d)
+		b.record(d, audit.Skipped, skipReason(err), "", snap)
+	case outcome.Refused:
+		// Refused for this resource: it is still there, its clock runs
+		// on, and the next run tries again.
+		delete(b.st.Pending, d.ID)
+		b.record(d, audit.Failed, "", err.Error(), snap)
+		return false
+	default:
+		// No answer for this resource: it may be gone. Its pending mark
+		// stays, and the next run settles it from its listing.
+		b.record(d, audit.Failed, "", "outcome unknown: "+err.Error(), snap)
+		return false
+	}
+	return true
 }
 
 // optedOut applies the opt-out rule (package optout) to what the re-read
