@@ -114,7 +114,7 @@ func (a *Applier) kind(ctx context.Context, k Kind, st *State, p *Plan, batches 
 		if batch = a.start(ctx, batch, r); len(batch) == 0 {
 			return
 		}
-		res, settled := a.batch(ctx, k, st, batch, r.out, snaps)
+		res, settled := a.batch(ctx, k, st, p, batch, r.out, snaps)
 		a.ended(r, res, settled, waited)
 	}
 	par := min(max(k.Limits().Parallel, 1), len(batches))
@@ -443,9 +443,9 @@ const (
 
 // batch handles one batch of one kind and returns what it settled (deleted
 // or found gone), in named steps: mark pending, re-read, snapshot gate,
-// delete and settle. It holds a.mu except while the kind re-reads and
-// deletes.
-func (a *Applier) batch(ctx context.Context, k Kind, st *State, batch []*Decision, out *Outcome, snaps map[string]*snapped) (batchResult, []string) {
+// the last look (the checks that must hold at the delete call), delete
+// and settle. It holds a.mu except while the kind re-reads and deletes.
+func (a *Applier) batch(ctx context.Context, k Kind, st *State, p *Plan, batch []*Decision, out *Outcome, snaps map[string]*snapped) (batchResult, []string) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	b := &inFlight{a: a, k: k, st: st, out: out, result: batchNeutral, snapshotOf: map[string]string{},
@@ -460,6 +460,7 @@ func (a *Applier) batch(ctx context.Context, k Kind, st *State, batch []*Decisio
 	if _, ok := k.(Snapshotter); ok {
 		goes = b.snapshotGate(goes, snaps)
 	}
+	goes = b.lastLook(goes, p)
 	if len(goes) == 0 {
 		return b.nothingSent(ctx)
 	}
@@ -643,6 +644,23 @@ func (b *inFlight) snapshotGate(goes []*Decision, snaps map[string]*snapped) []*
 			b.unsent(d, audit.Failed, "", sn.problem, sn.id)
 			b.snapFailed++
 		}
+	}
+	return ready
+}
+
+// lastLook checks, right before the delete call (after the re-read and
+// any snapshot wait), what Build checked when the plan was made: a delete
+// whose cluster views went stale meanwhile (FreshViews) is deferred, held
+// as Build would hold it now, its clock kept.
+func (b *inFlight) lastLook(goes []*Decision, p *Plan) []*Decision {
+	now := b.a.Now()
+	ready := goes[:0]
+	for _, d := range goes {
+		if why := p.staleAt(d, now); why != "" {
+			b.unsent(d, audit.Deferred, staleDeferral(why), "", b.snapshotOf[d.ID])
+			continue
+		}
+		ready = append(ready, d)
 	}
 	return ready
 }

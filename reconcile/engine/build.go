@@ -244,6 +244,11 @@ type Settings struct {
 	// A clock started by this very pass (grace 0, or a new candidate) is
 	// not held for a view begun a moment before it: the pass read it for
 	// that clock, and the bound still applies.
+	//
+	// The applier checks the rule again right before each delete call,
+	// after the re-read and any snapshot wait, with its own clock: a
+	// delete whose views went stale meanwhile is deferred (the plan keeps
+	// each due delete's oldest view for it).
 	FreshViews      bool
 	FreshWithin     time.Duration
 	FreshWithinName string
@@ -290,22 +295,11 @@ type freshness struct {
 // "": its sources' cluster views are older than the FreshViews bound, or
 // began before since (its grace).
 func (r *rules) stale(it *Proposal, since time.Time) string {
-	f := r.opt.fresh
-	if f == nil || len(it.Sources) == 0 {
-		return ""
-	}
-	v, ok := r.views[&it.Sources[0]]
-	if !ok {
-		v = r.oldestView(it.Sources)
-		if r.views == nil {
-			r.views = map[*string]view{}
-		}
-		r.views[&it.Sources[0]] = v
-	}
+	v := r.oldest(it)
 	if v.name == "" {
 		return ""
 	}
-	why := r.staleWhy(v, since)
+	why := r.shared(r.opt.fresh.why(v, since, r.now, r.now))
 	if why != "" && !r.staleSaid[v.name] {
 		if r.staleSaid == nil {
 			r.staleSaid = map[string]bool{}
@@ -316,18 +310,37 @@ func (r *rules) stale(it *Proposal, since time.Time) string {
 	return why
 }
 
-// staleWhy is stale's reason for the oldest view v.
-func (r *rules) staleWhy(v view, since time.Time) string {
-	f := r.opt.fresh
+// oldest is the oldest cluster view a candidate relies on, with
+// FreshViews; none (no name) without, or when it relies on no cluster's.
+func (r *rules) oldest(it *Proposal) view {
+	if r.opt.fresh == nil || len(it.Sources) == 0 {
+		return view{}
+	}
+	v, ok := r.views[&it.Sources[0]]
+	if !ok {
+		v = r.oldestView(it.Sources)
+		if r.views == nil {
+			r.views = map[*string]view{}
+		}
+		r.views[&it.Sources[0]] = v
+	}
+	return v
+}
+
+// why says why view v is too old to delete on at now, for a candidate
+// whose grace began at since, in a plan made at planned: it has no read
+// time, is older than the bound, or began before since. A clock the plan
+// started (since is planned) is bounded by the age only. "" when fresh.
+func (f *freshness) why(v view, since, planned, now time.Time) string {
 	switch {
 	case v.at.IsZero():
-		return r.shared(fmt.Sprintf("cluster %s's view has no read time, so reclaim cannot tell it is fresh enough to delete on (%s)", v.name, f.hint))
-	case f.bound > 0 && r.now.Sub(v.at) > f.bound:
-		return r.shared(fmt.Sprintf("cluster %s was read %s ago (at %s), more than %s %s: its view still keeps what it shows in use, but a use made since is not in it (%s)",
-			v.name, layout.HumanDuration(r.now.Sub(v.at).Round(time.Second)), fmtTime(v.at), f.name, layout.HumanDuration(f.bound), f.hint))
-	case v.at.Before(since) && since.Before(r.now):
-		return r.shared(fmt.Sprintf("cluster %s was read at %s, before this candidate's grace began (%s): no view of it since confirms it unused (%s)",
-			v.name, fmtTime(v.at), fmtTime(since), f.hint))
+		return fmt.Sprintf("cluster %s's view has no read time, so reclaim cannot tell it is fresh enough to delete on (%s)", v.name, f.hint)
+	case f.bound > 0 && now.Sub(v.at) > f.bound:
+		return fmt.Sprintf("cluster %s was read %s ago (at %s), more than %s %s: its view still keeps what it shows in use, but a use made since is not in it (%s)",
+			v.name, layout.HumanDuration(now.Sub(v.at).Round(time.Second)), fmtTime(v.at), f.name, layout.HumanDuration(f.bound), f.hint)
+	case v.at.Before(since) && since.Before(planned):
+		return fmt.Sprintf("cluster %s was read at %s, before this candidate's grace began (%s): no view of it since confirms it unused (%s)",
+			v.name, fmtTime(v.at), fmtTime(since), f.hint)
 	}
 	return ""
 }
@@ -807,6 +820,9 @@ func (r *rules) heldNote(why string) string {
 // put adds a decision to the plan, as a row when its kind remakes it, and
 // returns its slot (a Decisions index, or below 0 a row's).
 func (r *rules) put(d *Decision, it *Proposal) int {
+	if d.Action == Delete {
+		d.view = r.viewOf(it) // for the applier to check again
+	}
 	if compact(it, d) {
 		return r.p.compact.addRow(d.Kind, it, d)
 	}
