@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -84,6 +85,48 @@ type run struct {
 	out   *Outcome
 	done  map[string]bool // deleted or found gone in this run: what After waits for
 	fails int             // batches failed in a row
+	// streak is why a failure streak stopped the run, once one did.
+	streak string
+	// lost counts the audit lines of other results (skips, failures,
+	// deferrals) that could not be written; Outcome counts the deletes'
+	// and the snapshots'.
+	lost int
+}
+
+// stop is the run's one stop, out.Stopped: once it is set no batch
+// starts, and no batch makes its delete call (whatever it already did),
+// in every kind. It is set after a failure streak, and as soon as an audit
+// line could not be written (audit or stop: no delete goes on
+// unrecorded), and said again each time, counting every line lost.
+func (r *run) stop() {
+	o := r.out
+	var lost []string
+	for _, c := range []struct {
+		n    int
+		noun string
+	}{{o.Unaudited, "delete"}, {o.UnauditedSnapshots, "snapshot"}, {r.lost, "other result"}} {
+		if c.n == 1 {
+			lost = append(lost, "1 "+c.noun)
+		} else if c.n > 1 {
+			lost = append(lost, fmt.Sprintf("%d %ss", c.n, c.noun))
+		}
+	}
+	unaudited := ""
+	if k := len(lost); k > 0 {
+		unaudited = lost[k-1]
+		if k > 1 {
+			unaudited = strings.Join(lost[:k-1], ", ") + " and " + unaudited
+		}
+		unaudited += " could not be written to the audit log"
+	}
+	switch {
+	case r.streak != "" && unaudited != "":
+		o.Stopped = r.streak + "; " + unaudited
+	case r.streak != "":
+		o.Stopped = r.streak
+	case unaudited != "":
+		o.Stopped = "stopped: " + unaudited
+	}
 }
 
 // kind runs one kind's batches, Limits().Parallel at once, in order: a
@@ -95,7 +138,7 @@ func (a *Applier) kind(ctx context.Context, k Kind, st *State, p *Plan, batches 
 	// waited on, and all waited on together.
 	var snaps map[string]*snapped
 	if s, ok := k.(Snapshotter); ok && len(batches) > 0 && r.out.Stopped == "" && (a.Stop == nil || a.Stop.Err() == nil) {
-		snaps = a.snapshotFirst(ctx, k, s, p, batches)
+		snaps = a.snapshotFirst(ctx, k, s, p, batches, r)
 	}
 	finished := make([]chan struct{}, len(batches))
 	for i := range finished {
@@ -114,7 +157,7 @@ func (a *Applier) kind(ctx context.Context, k Kind, st *State, p *Plan, batches 
 		if batch = a.start(ctx, batch, r); len(batch) == 0 {
 			return
 		}
-		res, settled := a.batch(ctx, k, st, p, batch, r.out, snaps)
+		res, settled := a.batch(ctx, k, st, p, batch, r, snaps)
 		a.ended(r, res, settled, waited)
 	}
 	par := min(max(k.Limits().Parallel, 1), len(batches))
@@ -182,11 +225,10 @@ func (a *Applier) start(ctx context.Context, batch []*Decision, r *run) []*Decis
 }
 
 // ended counts what a batch settled and its result, and stops the run
-// after a failure streak or an unaudited delete.
+// after a failure streak.
 func (a *Applier) ended(r *run, res batchResult, settled []string, waited map[string]bool) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	out := r.out
 	for _, id := range settled {
 		if waited[id] {
 			r.done[id] = true
@@ -198,12 +240,9 @@ func (a *Applier) ended(r *run, res batchResult, settled []string, waited map[st
 	case batchDone:
 		r.fails = 0
 	}
-	if a.MaxConsecutiveFailures > 0 && r.fails >= a.MaxConsecutiveFailures && out.Stopped == "" {
-		out.Stopped = fmt.Sprintf("stopped after %d delete calls failed in a row", r.fails)
-	}
-	if out.Unaudited > 0 && out.Stopped == "" {
-		// Audit or stop: no delete goes on unrecorded.
-		out.Stopped = fmt.Sprintf("stopped: %d deletes could not be written to the audit log", out.Unaudited)
+	if a.MaxConsecutiveFailures > 0 && r.fails >= a.MaxConsecutiveFailures && r.streak == "" {
+		r.streak = fmt.Sprintf("stopped after %d delete calls failed in a row", r.fails)
+		r.stop()
 	}
 }
 
@@ -251,8 +290,12 @@ type Outcome struct {
 	// their pending marks stay, the next run writes their lines, and this
 	// run fails (audit or stop).
 	Unaudited int `json:"unaudited,omitempty"`
-	Skipped   int `json:"skipped"`
-	// Deferred are deletes held back for their snapshot (audit.Deferred).
+	// UnauditedSnapshots are snapshots made or reused for a delete whose
+	// audit line could not be written: they stop the run too.
+	UnauditedSnapshots int `json:"unauditedSnapshots,omitempty"`
+	Skipped            int `json:"skipped"`
+	// Deferred are deletes held back for their snapshot, or for cluster
+	// views gone stale by their delete call (audit.Deferred).
 	Deferred int   `json:"deferred,omitempty"`
 	FreedGB  int64 `json:"freedGB"`
 	// FreedBytes is what the deleted images held.
@@ -445,10 +488,10 @@ const (
 // or found gone), in named steps: mark pending, re-read, snapshot gate,
 // the last look (the checks that must hold at the delete call), delete
 // and settle. It holds a.mu except while the kind re-reads and deletes.
-func (a *Applier) batch(ctx context.Context, k Kind, st *State, p *Plan, batch []*Decision, out *Outcome, snaps map[string]*snapped) (batchResult, []string) {
+func (a *Applier) batch(ctx context.Context, k Kind, st *State, p *Plan, batch []*Decision, r *run, snaps map[string]*snapped) (batchResult, []string) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	b := &inFlight{a: a, k: k, st: st, out: out, result: batchNeutral, snapshotOf: map[string]string{},
+	b := &inFlight{a: a, k: k, st: st, r: r, out: r.out, result: batchNeutral, snapshotOf: map[string]string{},
 		log: a.Log.With(zap.String("kind", k.Name()), zap.Bool("dry_run", false))}
 	if !b.markPending(ctx, batch) {
 		return batchFailed, nil
@@ -473,7 +516,8 @@ type inFlight struct {
 	a   *Applier
 	k   Kind
 	st  *State
-	out *Outcome
+	r   *run
+	out *Outcome // r's
 	log *zap.Logger
 	// skipped: a skip reset a clock, which the journal must say at once.
 	// After the deletes, only that must be saved at once: the pending
@@ -496,8 +540,18 @@ func (b *inFlight) record(d *Decision, result, reason, errText, snapshot string)
 	r.Error = errText
 	auditErr := b.a.audit(audit.Record{Action: "delete", Kind: d.Kind, ID: d.ID, Reason: r.Reason, Result: result, Error: errText,
 		SizeGB: r.SizeGB, Bytes: r.Bytes, Snapshot: snapshot})
-	if auditErr != nil && r.Error == "" {
-		r.Error = "not audited: " + auditErr.Error()
+	if auditErr != nil {
+		if r.Error == "" {
+			r.Error = "not audited: " + auditErr.Error()
+		}
+		// Audit or stop, at once: a delete done (goneNow) keeps its
+		// pending mark for the next run to write its line.
+		if result == audit.Deleted || result == audit.AlreadyGone {
+			b.out.Unaudited++
+		} else {
+			b.r.lost++
+		}
+		b.r.stop()
 	}
 	l := b.log.With(zap.String("id", d.ID), zap.String("action", "delete"), zap.String("reason", r.Reason))
 	switch {
@@ -520,7 +574,6 @@ func (b *inFlight) record(d *Decision, result, reason, errText, snapshot string)
 // (audit or stop).
 func (b *inFlight) goneNow(d *Decision, result, snapshot string) {
 	if !b.record(d, result, "", "", snapshot) {
-		b.out.Unaudited++
 		return
 	}
 	delete(b.st.Pending, d.ID)
@@ -648,11 +701,23 @@ func (b *inFlight) snapshotGate(goes []*Decision, snaps map[string]*snapped) []*
 	return ready
 }
 
-// lastLook checks, right before the delete call (after the re-read and
-// any snapshot wait), what Build checked when the plan was made: a delete
-// whose cluster views went stale meanwhile (FreshViews) is deferred, held
-// as Build would hold it now, its clock kept.
+// lastLook is what must hold right before the delete call, after the
+// re-read and any snapshot wait. The run's stop (run.stop), which another
+// batch may have set meanwhile: what this batch would send is not
+// attempted. And what Build checked when the plan was made: a delete whose
+// cluster views went stale meanwhile (FreshViews) is deferred, held as
+// Build would hold it now, its clock kept.
 func (b *inFlight) lastLook(goes []*Decision, p *Plan) []*Decision {
+	if stopped := b.out.Stopped; stopped != "" {
+		for _, d := range goes {
+			delete(b.st.Pending, d.ID) // nothing is sent
+			b.out.Add(d.result(audit.NotAttempted, stopped))
+		}
+		if len(goes) > 0 {
+			b.unmarked = true
+		}
+		return nil
+	}
 	now := b.a.Now()
 	ready := goes[:0]
 	for _, d := range goes {
