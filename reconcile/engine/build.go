@@ -170,9 +170,10 @@ func (r *rules) graceNote(k graceKey) string {
 	if n, ok := r.grace[k]; ok {
 		return n
 	}
-	n := fmt.Sprintf("orphan since %s, deletable after %s (grace %s)", fmtTime(k.since), fmtTime(k.after), layout.HumanDuration(k.grace))
+	since, after := fmtTimes(k.since, k.after)
+	n := fmt.Sprintf("orphan since %s, deletable after %s (grace %s)", since, after, span(k.grace))
 	if k.due {
-		n = fmt.Sprintf("orphan since %s (grace %s elapsed)", fmtTime(k.since), layout.HumanDuration(k.grace))
+		n = fmt.Sprintf("orphan since %s (grace %s elapsed)", fmtTime(k.since), span(k.grace))
 	}
 	if r.grace == nil {
 		r.grace = map[graceKey]string{}
@@ -337,10 +338,11 @@ func (f *freshness) why(v view, since, planned, now time.Time) string {
 		return fmt.Sprintf("cluster %s's view has no read time, so reclaim cannot tell it is fresh enough to delete on (%s)", v.name, f.hint)
 	case f.bound > 0 && now.Sub(v.at) > f.bound:
 		return fmt.Sprintf("cluster %s was read %s ago (at %s), more than %s %s: its view still keeps what it shows in use, but a use made since is not in it (%s)",
-			v.name, layout.HumanDuration(now.Sub(v.at).Round(time.Second)), fmtTime(v.at), f.name, layout.HumanDuration(f.bound), f.hint)
+			v.name, span(now.Sub(v.at)), fmtTime(v.at), f.name, span(f.bound), f.hint)
 	case v.at.Before(since) && since.Before(planned):
+		at, began := fmtTimes(v.at, since)
 		return fmt.Sprintf("cluster %s was read at %s, before this candidate's grace began (%s): no view of it since confirms it unused (%s)",
-			v.name, fmtTime(v.at), fmtTime(since), f.hint)
+			v.name, at, began, f.hint)
 	}
 	return ""
 }
@@ -690,8 +692,9 @@ func (r *rules) notice(due []int, lim Limits) []int {
 		case e.Announced.IsZero():
 			r.holdSlot(i, "not yet announced in a delivered report (notify.requireNotice); the next delivered report starts the notice")
 		case r.now.Before(e.Announced.Add(lim.Grace)):
+			announced, after := fmtTimes(e.Announced, e.Announced.Add(lim.Grace))
 			r.holdSlot(i, fmt.Sprintf("announced %s, deletable after %s (notify.requireNotice: grace %s after the first delivered report)",
-				fmtTime(e.Announced), fmtTime(e.Announced.Add(lim.Grace)), layout.HumanDuration(lim.Grace)))
+				announced, after, span(lim.Grace)))
 		default:
 			out = append(out, i)
 			continue
@@ -900,3 +903,29 @@ func latest(a, b time.Time) time.Time {
 }
 
 func fmtTime(t time.Time) string { return t.UTC().Format(time.RFC3339) }
+
+// finer are the layouts fmtTimes tries after RFC 3339's seconds.
+var finer = [...]string{"2006-01-02T15:04:05.000Z07:00", "2006-01-02T15:04:05.000000Z07:00", "2006-01-02T15:04:05.000000000Z07:00"}
+
+// fmtTimes says two times a reason compares ("read at A, before B"): as
+// fmtTime does, unless they would read equal though they differ; then as
+// precisely as tells them apart (milli-, micro-, nanoseconds).
+func fmtTimes(a, b time.Time) (string, string) {
+	x, y := fmtTime(a), fmtTime(b)
+	for _, l := range finer {
+		if x != y || a.Equal(b) {
+			break
+		}
+		x, y = a.UTC().Format(l), b.UTC().Format(l)
+	}
+	return x, y
+}
+
+// span says a duration in a reason: under a minute in seconds (a grace of
+// 30s is not "1m", nor 0 "0m"), else as layout.HumanDuration does.
+func span(d time.Duration) string {
+	if d < time.Minute {
+		return fmt.Sprintf("%ds", int(d.Round(time.Second).Seconds()))
+	}
+	return layout.HumanDuration(d)
+}
