@@ -331,7 +331,7 @@ func summary(r *Report) string {
 		}
 		s += fmt.Sprintf(", skipped %d, failed %d", o.Skipped, o.Failed)
 		if o.Deferred > 0 {
-			s += fmt.Sprintf(", deferred %d (snapshot still pending)", o.Deferred)
+			s += fmt.Sprintf(", deferred %d (held for a later run: see APPLIED)", o.Deferred)
 		}
 		parts = append(parts, s)
 	}

@@ -49,9 +49,10 @@ const (
 	// NotAttempted: the run stopped, or what it waits for was not deleted,
 	// before its delete was tried (reported, never audited).
 	NotAttempted = "not-attempted"
-	// Deferred: held back for a snapshot still pending: nothing was
-	// deleted, the clock runs on, and a later run deletes it once the
-	// snapshot is done.
+	// Deferred: held back for a snapshot still pending, or for the
+	// cluster views it relies on having gone stale before the delete call:
+	// nothing was deleted, the clock runs on, and a later run deletes it
+	// once the snapshot is done, on fresh views.
 	Deferred = "deferred"
 )
 

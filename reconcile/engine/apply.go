@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -84,38 +85,60 @@ type run struct {
 	out   *Outcome
 	done  map[string]bool // deleted or found gone in this run: what After waits for
 	fails int             // batches failed in a row
+	// streak is why a failure streak stopped the run, once one did.
+	streak string
+	// lost counts the audit lines of other results (skips, failures,
+	// deferrals) that could not be written; Outcome counts the deletes'
+	// and the snapshots'.
+	lost int
+}
+
+// stop is the run's one stop, out.Stopped: once it is set no batch
+// starts, and no batch makes its delete call (whatever it already did),
+// in every kind. It is set after a failure streak, and as soon as an audit
+// line could not be written (audit or stop: no delete goes on
+// unrecorded), and said again each time, counting every line lost.
+func (r *run) stop() {
+	o := r.out
+	var lost []string
+	for _, c := range []struct {
+		n    int
+		noun string
+	}{{o.Unaudited, "delete"}, {o.UnauditedSnapshots, "snapshot"}, {r.lost, "other result"}} {
+		if c.n == 1 {
+			lost = append(lost, "1 "+c.noun)
+		} else if c.n > 1 {
+			lost = append(lost, fmt.Sprintf("%d %ss", c.n, c.noun))
+		}
+	}
+	unaudited := ""
+	if k := len(lost); k > 0 {
+		unaudited = lost[k-1]
+		if k > 1 {
+			unaudited = strings.Join(lost[:k-1], ", ") + " and " + unaudited
+		}
+		unaudited += " could not be written to the audit log"
+	}
+	switch {
+	case r.streak != "" && unaudited != "":
+		o.Stopped = r.streak + "; " + unaudited
+	case r.streak != "":
+		o.Stopped = r.streak
+	case unaudited != "":
+		o.Stopped = "stopped: " + unaudited
+	}
 }
 
 // kind runs one kind's batches, Limits().Parallel at once, in order: a
 // batch starts after the earlier batches holding what it waits for (After)
 // are done, and none starts once the run is stopped.
 func (a *Applier) kind(ctx context.Context, k Kind, st *State, p *Plan, batches [][]int, r *run) {
-	// Only what some decision waits for needs finding: a trim of 500,000
-	// images with no index would otherwise map every id twice. Rows
-	// neither wait nor are waited for.
-	waited := map[string]bool{}
-	for _, b := range batches {
-		for _, slot := range b {
-			if slot >= 0 {
-				for _, id := range p.Decisions[slot].After {
-					waited[id] = true
-				}
-			}
-		}
-	}
-	where := map[string]int{}
-	for i, b := range batches {
-		for _, slot := range b {
-			if slot >= 0 && waited[p.Decisions[slot].ID] {
-				where[p.Decisions[slot].ID] = i
-			}
-		}
-	}
+	waited, where := waits(p, batches)
 	// Snapshots first: every due one started (or found) before any is
 	// waited on, and all waited on together.
 	var snaps map[string]*snapped
 	if s, ok := k.(Snapshotter); ok && len(batches) > 0 && r.out.Stopped == "" && (a.Stop == nil || a.Stop.Err() == nil) {
-		snaps = a.snapshotFirst(ctx, k, s, p, batches)
+		snaps = a.snapshotFirst(ctx, k, s, p, batches, r)
 	}
 	finished := make([]chan struct{}, len(batches))
 	for i := range finished {
@@ -131,41 +154,11 @@ func (a *Applier) kind(ctx context.Context, k Kind, st *State, p *Plan, batches 
 				}
 			}
 		}
-		a.mu.Lock()
-		out := r.out
-		if out.Stopped != "" || ctx.Err() != nil || (a.Stop != nil && a.Stop.Err() != nil) {
-			for _, d := range batch {
-				out.Results = append(out.Results, d.result(audit.NotAttempted, orDefault(out.Stopped, "run cancelled")))
-			}
-			a.mu.Unlock()
+		if batch = a.start(ctx, batch, r); len(batch) == 0 {
 			return
 		}
-		batch = waiting(batch, r.done, out)
-		a.mu.Unlock()
-		if len(batch) == 0 {
-			return
-		}
-		res, settled := a.batch(ctx, k, st, batch, out, snaps)
-		a.mu.Lock()
-		defer a.mu.Unlock()
-		for _, id := range settled {
-			if waited[id] {
-				r.done[id] = true
-			}
-		}
-		switch res {
-		case batchFailed:
-			r.fails++
-		case batchDone:
-			r.fails = 0
-		}
-		if a.MaxConsecutiveFailures > 0 && r.fails >= a.MaxConsecutiveFailures && out.Stopped == "" {
-			out.Stopped = fmt.Sprintf("stopped after %d delete calls failed in a row", r.fails)
-		}
-		if out.Unaudited > 0 && out.Stopped == "" {
-			// Audit or stop: no delete goes on unrecorded.
-			out.Stopped = fmt.Sprintf("stopped: %d deletes could not be written to the audit log", out.Unaudited)
-		}
+		res, settled := a.batch(ctx, k, st, p, batch, r, snaps)
+		a.ended(r, res, settled, waited)
 	}
 	par := min(max(k.Limits().Parallel, 1), len(batches))
 	if par <= 1 {
@@ -188,6 +181,69 @@ func (a *Applier) kind(ctx context.Context, k Kind, st *State, p *Plan, batches 
 	}
 	close(next)
 	wg.Wait()
+}
+
+// waits finds what some decision of batches waits for (After), and the
+// batch each such id is in. Only those need finding: a trim of 500,000
+// images with no index would otherwise map every id twice. Rows neither
+// wait nor are waited for.
+func waits(p *Plan, batches [][]int) (waited map[string]bool, where map[string]int) {
+	waited, where = map[string]bool{}, map[string]int{}
+	for _, b := range batches {
+		for _, slot := range b {
+			if slot >= 0 {
+				for _, id := range p.Decisions[slot].After {
+					waited[id] = true
+				}
+			}
+		}
+	}
+	for i, b := range batches {
+		for _, slot := range b {
+			if slot >= 0 && waited[p.Decisions[slot].ID] {
+				where[p.Decisions[slot].ID] = i
+			}
+		}
+	}
+	return waited, where
+}
+
+// start returns what of a batch starts: nothing once the run is stopped
+// (the rest is not attempted), and nothing that waits for a deletion that
+// did not happen.
+func (a *Applier) start(ctx context.Context, batch []*Decision, r *run) []*Decision {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	out := r.out
+	if out.Stopped != "" || ctx.Err() != nil || (a.Stop != nil && a.Stop.Err() != nil) {
+		for _, d := range batch {
+			out.Results = append(out.Results, d.result(audit.NotAttempted, orDefault(out.Stopped, "run cancelled")))
+		}
+		return nil
+	}
+	return waiting(batch, r.done, out)
+}
+
+// ended counts what a batch settled and its result, and stops the run
+// after a failure streak.
+func (a *Applier) ended(r *run, res batchResult, settled []string, waited map[string]bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, id := range settled {
+		if waited[id] {
+			r.done[id] = true
+		}
+	}
+	switch res {
+	case batchFailed:
+		r.fails++
+	case batchDone:
+		r.fails = 0
+	}
+	if a.MaxConsecutiveFailures > 0 && r.fails >= a.MaxConsecutiveFailures && r.streak == "" {
+		r.streak = fmt.Sprintf("stopped after %d delete calls failed in a row", r.fails)
+		r.stop()
+	}
 }
 
 // note saves what a batch changed: a journal entry where the store keeps
@@ -234,8 +290,12 @@ type Outcome struct {
 	// their pending marks stay, the next run writes their lines, and this
 	// run fails (audit or stop).
 	Unaudited int `json:"unaudited,omitempty"`
-	Skipped   int `json:"skipped"`
-	// Deferred are deletes held back for their snapshot (audit.Deferred).
+	// UnauditedSnapshots are snapshots made or reused for a delete whose
+	// audit line could not be written: they stop the run too.
+	UnauditedSnapshots int `json:"unauditedSnapshots,omitempty"`
+	Skipped            int `json:"skipped"`
+	// Deferred are deletes held back for their snapshot, or for cluster
+	// views gone stale by their delete call (audit.Deferred).
 	Deferred int   `json:"deferred,omitempty"`
 	FreedGB  int64 `json:"freedGB"`
 	// FreedBytes is what the deleted images held.
@@ -425,171 +485,269 @@ const (
 )
 
 // batch handles one batch of one kind and returns what it settled (deleted
-// or found gone). It holds a.mu except while the kind re-reads and deletes.
-func (a *Applier) batch(ctx context.Context, k Kind, st *State, batch []*Decision, out *Outcome, snaps map[string]*snapped) (batchResult, []string) {
-	log := a.Log.With(zap.String("kind", k.Name()), zap.Bool("dry_run", false))
+// or found gone), in named steps: mark pending, re-read, snapshot gate,
+// the last look (the checks that must hold at the delete call), delete
+// and settle. It holds a.mu except while the kind re-reads and deletes.
+func (a *Applier) batch(ctx context.Context, k Kind, st *State, p *Plan, batch []*Decision, r *run, snaps map[string]*snapped) (batchResult, []string) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	// After the deletes, only a skip's reset clock must be saved at once:
-	// the pending marks of what was deleted go with the next batch's entry
-	// (or the last save), and a run killed before that confirms them from
-	// the listing, audited once (Audit.Done).
-	skipped := false
-	noteSkips := func() error {
-		if !skipped {
-			return nil
-		}
-		return a.note(ctx, st)
-	}
-	var gone []string
-	// record reports and audits one result; false when its audit line
-	// could not be written.
-	record := func(d *Decision, result, reason, errText, snapshot string) bool {
-		r := d.result(result, orDefault(reason, d.Why()))
-		r.Error = errText
-		auditErr := a.audit(audit.Record{Action: "delete", Kind: d.Kind, ID: d.ID, Reason: r.Reason, Result: result, Error: errText,
-			SizeGB: r.SizeGB, Bytes: r.Bytes, Snapshot: snapshot})
-		if auditErr != nil && r.Error == "" {
-			r.Error = "not audited: " + auditErr.Error()
-		}
-		l := log.With(zap.String("id", d.ID), zap.String("action", "delete"), zap.String("reason", r.Reason))
-		switch {
-		case result == audit.Failed:
-			l.Warn("delete failed", zap.String("error", errText))
-		case result == audit.Deferred:
-			l.Warn("delete deferred", zap.String("snapshot", snapshot))
-		case auditErr != nil:
-			l.Error(result+", but the audit line could not be written; the next run writes it", zap.Error(auditErr))
-		default:
-			l.Info(result)
-		}
-		out.Add(r)
-		return auditErr == nil
-	}
-	settled := func(d *Decision) { // the resource is gone: no pending mark, no clock
-		delete(st.Pending, d.ID)
-		st.DropClock(d.ID)
-		gone = append(gone, d.ID)
-	}
-	// goneNow settles a resource found gone or deleted once its audit line
-	// is written; otherwise its pending mark stays, and the next run, which
-	// sees it gone from the listing, writes the line (audit or stop).
-	goneNow := func(d *Decision, result, snapshot string) {
-		if record(d, result, "", "", snapshot) {
-			settled(d)
-		} else {
-			out.Unaudited++
-		}
-	}
-	changed := func(d *Decision) { // skipped: its clock starts over, and must not survive a kill
-		delete(st.Pending, d.ID)
-		st.DropClock(d.ID)
-		a.dropped = append(a.dropped, d.ID)
-		skipped = true
-	}
-	// unlocked runs a kind's call without holding the state.
-	unlocked := func(f func()) {
-		a.mu.Unlock()
-		defer a.mu.Lock()
-		f()
-	}
-
-	// 1. Pending marks first: a run killed after the delete call leaves them,
-	// and the next run confirms (and audits) the delete from its listing.
-	for _, d := range batch {
-		st.Pending[d.ID] = Pending{Kind: d.Kind, Started: a.Now(), Reason: d.Why(), Identity: d.Identity, SizeGB: d.Frees.Keyed(amount.KeySizeGB), Bytes: d.Frees.Keyed(amount.KeyBytes), Run: a.RunID}
-	}
-	if err := a.note(ctx, st); err != nil {
-		for _, d := range batch {
-			delete(st.Pending, d.ID)
-			record(d, audit.Failed, "", "save state before delete: "+err.Error(), "")
-		}
+	b := &inFlight{a: a, k: k, st: st, r: r, out: r.out, result: batchNeutral, snapshotOf: map[string]string{},
+		log: a.Log.With(zap.String("kind", k.Name()), zap.Bool("dry_run", false))}
+	if !b.markPending(ctx, batch) {
 		return batchFailed, nil
 	}
-	// 2. The second look: gone or changed since the plan means no delete.
+	goes, ok := b.reread(ctx, batch)
+	if !ok {
+		return batchFailed, nil
+	}
+	if _, ok := k.(Snapshotter); ok {
+		goes = b.snapshotGate(goes, snaps)
+	}
+	goes = b.lastLook(goes, p)
+	if len(goes) == 0 {
+		return b.nothingSent(ctx)
+	}
+	return b.delete(ctx, goes)
+}
+
+// inFlight is one batch of one kind while the applier runs it (batch): its
+// steps run under Applier.mu.
+type inFlight struct {
+	a   *Applier
+	k   Kind
+	st  *State
+	r   *run
+	out *Outcome // r's
+	log *zap.Logger
+	// skipped: a skip reset a clock, which the journal must say at once.
+	// After the deletes, only that must be saved at once: the pending
+	// marks of what was deleted go with the next batch's entry (or the
+	// last save), and a run killed before that confirms them from the
+	// listing, audited once (Audit.Done).
+	skipped bool
+	// unmarked: pending marks were dropped for what will not be sent.
+	unmarked   bool
+	snapFailed int               // snapshots failed: refused deletes
+	snapshotOf map[string]string // the snapshot each delete's audit line names
+	result     batchResult       // what the re-read found (batchDone: something gone)
+	gone       []string          // settled: deleted or found gone
+}
+
+// record reports and audits one result; false when its audit line could
+// not be written.
+func (b *inFlight) record(d *Decision, result, reason, errText, snapshot string) bool {
+	r := d.result(result, orDefault(reason, d.Why()))
+	r.Error = errText
+	auditErr := b.a.audit(audit.Record{Action: "delete", Kind: d.Kind, ID: d.ID, Reason: r.Reason, Result: result, Error: errText,
+		SizeGB: r.SizeGB, Bytes: r.Bytes, Snapshot: snapshot})
+	if auditErr != nil {
+		if r.Error == "" {
+			r.Error = "not audited: " + auditErr.Error()
+		}
+		// Audit or stop, at once: a delete done (goneNow) keeps its
+		// pending mark for the next run to write its line.
+		if result == audit.Deleted || result == audit.AlreadyGone {
+			b.out.Unaudited++
+		} else {
+			b.r.lost++
+		}
+		b.r.stop()
+	}
+	l := b.log.With(zap.String("id", d.ID), zap.String("action", "delete"), zap.String("reason", r.Reason))
+	switch {
+	case result == audit.Failed:
+		l.Warn("delete failed", zap.String("error", errText))
+	case result == audit.Deferred:
+		l.Warn("delete deferred", zap.String("snapshot", snapshot))
+	case auditErr != nil:
+		l.Error(result+", but the audit line could not be written; the next run writes it", zap.Error(auditErr))
+	default:
+		l.Info(result)
+	}
+	b.out.Add(r)
+	return auditErr == nil
+}
+
+// goneNow settles a resource found gone or deleted once its audit line is
+// written: no pending mark, no clock. Otherwise its pending mark stays,
+// and the next run, which sees it gone from the listing, writes the line
+// (audit or stop).
+func (b *inFlight) goneNow(d *Decision, result, snapshot string) {
+	if !b.record(d, result, "", "", snapshot) {
+		return
+	}
+	delete(b.st.Pending, d.ID)
+	b.st.DropClock(d.ID)
+	b.gone = append(b.gone, d.ID)
+}
+
+// changed is a skip: its clock starts over, and must not survive a kill.
+func (b *inFlight) changed(d *Decision) {
+	delete(b.st.Pending, d.ID)
+	b.st.DropClock(d.ID)
+	b.a.dropped = append(b.a.dropped, d.ID)
+	b.skipped = true
+}
+
+// unsent drops d's pending mark, nothing having been sent, and reports it.
+func (b *inFlight) unsent(d *Decision, result, reason, errText, snapshot string) {
+	delete(b.st.Pending, d.ID)
+	b.record(d, result, reason, errText, snapshot)
+	b.unmarked = true
+}
+
+// noteSkips saves a skip's reset clock, if any.
+func (b *inFlight) noteSkips(ctx context.Context) error {
+	if !b.skipped {
+		return nil
+	}
+	return b.a.note(ctx, b.st)
+}
+
+// unlocked runs a kind's call without holding the state.
+func (b *inFlight) unlocked(f func()) {
+	b.a.mu.Unlock()
+	defer b.a.mu.Lock()
+	f()
+}
+
+// markPending is step 1: pending marks first, saved. A run killed after
+// the delete call leaves them, and the next run confirms (and audits) the
+// delete from its listing; no delete goes without its mark.
+func (b *inFlight) markPending(ctx context.Context, batch []*Decision) bool {
+	for _, d := range batch {
+		b.st.Pending[d.ID] = Pending{Kind: d.Kind, Started: b.a.Now(), Reason: d.Why(), Identity: d.Identity,
+			SizeGB: d.Frees.Keyed(amount.KeySizeGB), Bytes: d.Frees.Keyed(amount.KeyBytes), Run: b.a.RunID}
+	}
+	err := b.a.note(ctx, b.st)
+	if err == nil {
+		return true
+	}
+	for _, d := range batch {
+		delete(b.st.Pending, d.ID)
+		b.record(d, audit.Failed, "", "save state before delete: "+err.Error(), "")
+	}
+	return false
+}
+
+// reread is step 2, the second look: gone or changed since the plan (or
+// opted out) means no delete. It returns what may still go; false when the
+// re-read failed, and nothing goes.
+func (b *inFlight) reread(ctx context.Context, batch []*Decision) ([]*Decision, bool) {
 	var verdicts []Verdict
 	var err error
-	unlocked(func() { verdicts, err = k.Recheck(ctx, batch) })
+	b.unlocked(func() { verdicts, err = b.k.Recheck(ctx, batch) })
 	if err == nil && len(verdicts) != len(batch) {
 		err = fmt.Errorf("%d verdicts for %d resources", len(verdicts), len(batch))
 	}
 	if err != nil {
 		for _, d := range batch {
-			delete(st.Pending, d.ID)
-			record(d, audit.Failed, "", "re-read before delete: "+err.Error(), "")
+			delete(b.st.Pending, d.ID)
+			b.record(d, audit.Failed, "", "re-read before delete: "+err.Error(), "")
 		}
-		_ = a.note(ctx, st)
-		return batchFailed, nil
+		_ = b.a.note(ctx, b.st)
+		return nil, false
 	}
 	var goes []*Decision
-	result := batchNeutral
-	optOut := k.Limits().OptOutKey
+	optOut := b.k.Limits().OptOutKey
 	for i, d := range batch {
 		if verdicts[i].Result == Go && optOut != "" {
 			verdicts[i] = optedOut(verdicts[i], optOut)
 		}
 		switch verdicts[i].Result {
 		case GoneNow:
-			goneNow(d, audit.AlreadyGone, "")
-			result = batchDone
+			b.goneNow(d, audit.AlreadyGone, "")
+			b.result = batchDone
 		case Skip:
-			changed(d)
-			record(d, audit.Skipped, verdicts[i].Reason, "", "")
+			b.changed(d)
+			b.record(d, audit.Skipped, verdicts[i].Reason, "", "")
 		default:
 			goes = append(goes, d)
 		}
 	}
-	// The snapshot step's verdict: only a resource whose snapshot is done
-	// is deleted; its snapshot id goes with the delete's audit line.
-	snapshotOf := map[string]string{}
-	unmarked, snapFailed := false, 0 // pending marks dropped, snapshots failed
-	if s, ok := k.(Snapshotter); ok {
-		// Whatever the snapshot step did or did not reach is not deleted
-		// without its snapshot.
-		ready := goes[:0]
+	return goes, true
+}
+
+// snapshotGate is step 3, the snapshot step's verdict: a resource snapshotted
+// first goes only once its snapshot is done, and its snapshot id goes with
+// the delete's audit line. Whatever the snapshot step did or did not reach
+// is not deleted without its snapshot.
+func (b *inFlight) snapshotGate(goes []*Decision, snaps map[string]*snapped) []*Decision {
+	s := b.k.(Snapshotter)
+	ready := goes[:0]
+	for _, d := range goes {
+		if !s.SnapshotFirst(d) {
+			ready = append(ready, d)
+			continue
+		}
+		sn := snaps[d.ID]
+		switch {
+		case sn == nil:
+			// Not in the snapshot step (never expected): no delete.
+			b.unsent(d, audit.Failed, "", "snapshot before delete: no snapshot was taken", "")
+			b.snapFailed++
+		case sn.state == snapshot.Done:
+			b.snapshotOf[d.ID] = sn.id
+			ready = append(ready, d)
+		case sn.state == snapshot.Pending:
+			// Held, not failed: nothing was sent, and its clock runs on.
+			b.unsent(d, audit.Deferred, deferral(sn, b.k.Limits().SnapshotTimeout), "", sn.id)
+		default:
+			// Refused: the resource was not touched.
+			b.unsent(d, audit.Failed, "", sn.problem, sn.id)
+			b.snapFailed++
+		}
+	}
+	return ready
+}
+
+// lastLook is what must hold right before the delete call, after the
+// re-read and any snapshot wait. The run's stop (run.stop), which another
+// batch may have set meanwhile: what this batch would send is not
+// attempted. And what Build checked when the plan was made: a delete whose
+// cluster views went stale meanwhile (FreshViews) is deferred, held as
+// Build would hold it now, its clock kept.
+func (b *inFlight) lastLook(goes []*Decision, p *Plan) []*Decision {
+	if stopped := b.out.Stopped; stopped != "" {
 		for _, d := range goes {
-			if !s.SnapshotFirst(d) {
-				ready = append(ready, d)
-				continue
-			}
-			sn := snaps[d.ID]
-			switch {
-			case sn == nil:
-				// Not in the snapshot step (never expected): no delete.
-				delete(st.Pending, d.ID)
-				record(d, audit.Failed, "", "snapshot before delete: no snapshot was taken", "")
-				unmarked, snapFailed = true, snapFailed+1
-			case sn.state == snapshot.Done:
-				snapshotOf[d.ID] = sn.id
-				ready = append(ready, d)
-			case sn.state == snapshot.Pending:
-				// Held, not failed: nothing was sent, and its clock runs on.
-				delete(st.Pending, d.ID)
-				record(d, audit.Deferred, deferral(sn, k.Limits().SnapshotTimeout), "", sn.id)
-				unmarked = true
-			default:
-				// Refused: the resource was not touched.
-				delete(st.Pending, d.ID)
-				record(d, audit.Failed, "", sn.problem, sn.id)
-				unmarked, snapFailed = true, snapFailed+1
-			}
+			delete(b.st.Pending, d.ID) // nothing is sent
+			b.out.Add(d.result(audit.NotAttempted, stopped))
 		}
-		goes = ready
+		if len(goes) > 0 {
+			b.unmarked = true
+		}
+		return nil
 	}
-	if len(goes) == 0 {
-		if unmarked {
-			_ = a.note(ctx, st) // no pending mark stays for what was not sent
-		} else {
-			_ = noteSkips()
+	now := b.a.Now()
+	ready := goes[:0]
+	for _, d := range goes {
+		if why := p.staleAt(d, now); why != "" {
+			b.unsent(d, audit.Deferred, staleDeferral(why), "", b.snapshotOf[d.ID])
+			continue
 		}
-		if snapFailed > 0 && result != batchDone {
-			return batchFailed, gone
-		}
-		return result, gone
+		ready = append(ready, d)
 	}
-	// 3. Delete.
+	return ready
+}
+
+// nothingSent ends a batch that sends no delete.
+func (b *inFlight) nothingSent(ctx context.Context) (batchResult, []string) {
+	if b.unmarked {
+		_ = b.a.note(ctx, b.st) // no pending mark stays for what was not sent
+	} else {
+		_ = b.noteSkips(ctx)
+	}
+	if b.snapFailed > 0 && b.result != batchDone {
+		return batchFailed, b.gone
+	}
+	return b.result, b.gone
+}
+
+// delete is step 4, the delete call, and step 5, settling each outcome.
+func (b *inFlight) delete(ctx context.Context, goes []*Decision) (batchResult, []string) {
 	var results []Deleted
-	unlocked(func() { results, err = k.Delete(ctx, goes) })
+	var err error
+	b.unlocked(func() { results, err = b.k.Delete(ctx, goes) })
 	if err == nil && len(results) != len(goes) {
 		err = fmt.Errorf("%d results for %d deletes", len(results), len(goes))
 	}
@@ -597,45 +755,54 @@ func (a *Applier) batch(ctx context.Context, k Kind, st *State, batch []*Decisio
 		// Keep the pending marks: if the call did delete, the next run sees
 		// the resources gone and records them then.
 		for _, d := range goes {
-			record(d, audit.Failed, "", err.Error(), "")
+			b.record(d, audit.Failed, "", err.Error(), "")
 		}
-		_ = noteSkips()
-		return batchFailed, gone
+		_ = b.noteSkips(ctx)
+		return batchFailed, b.gone
 	}
-	failed := snapFailed
+	failed := b.snapFailed
 	for i, d := range goes {
-		res := results[i]
-		switch outcome.Of(res.Err) {
-		case outcome.Deleted:
-			goneNow(d, audit.Deleted, snapshotOf[d.ID])
-		case outcome.Gone:
-			goneNow(d, audit.AlreadyGone, snapshotOf[d.ID])
-		case outcome.Changed:
-			changed(d)
-			record(d, audit.Skipped, skipReason(res.Err), "", snapshotOf[d.ID])
-		case outcome.Refused:
-			// Refused for this resource: it is still there, its clock runs
-			// on, and the next run tries again.
-			delete(st.Pending, d.ID)
-			record(d, audit.Failed, "", res.Err.Error(), snapshotOf[d.ID])
-			failed++
-		default:
-			// No answer for this resource: it may be gone. Its pending mark
-			// stays, and the next run settles it from its listing.
-			record(d, audit.Failed, "", "outcome unknown: "+res.Err.Error(), snapshotOf[d.ID])
+		if !b.settle(d, results[i].Err) {
 			failed++
 		}
 	}
-	if err := noteSkips(); err != nil {
-		log.Warn("deleted, but could not save the state", zap.Error(err))
+	if err := b.noteSkips(ctx); err != nil {
+		b.log.Warn("deleted, but could not save the state", zap.Error(err))
 	}
 	switch {
-	case failed == len(goes)+snapFailed && result != batchDone:
-		return batchFailed, gone
-	case failed < len(goes)+snapFailed:
-		return batchDone, gone
+	case failed == len(goes)+b.snapFailed && b.result != batchDone:
+		return batchFailed, b.gone
+	case failed < len(goes)+b.snapFailed:
+		return batchDone, b.gone
 	}
-	return result, gone
+	return b.result, b.gone
+}
+
+// settle records what the provider said of d's delete (outcome.Of); false
+// when it failed.
+func (b *inFlight) settle(d *Decision, err error) bool {
+	snap := b.snapshotOf[d.ID]
+	switch outcome.Of(err) {
+	case outcome.Deleted:
+		b.goneNow(d, audit.Deleted, snap)
+	case outcome.Gone:
+		b.goneNow(d, audit.AlreadyGone, snap)
+	case outcome.Changed:
+		b.changed(d)
+		b.record(d, audit.Skipped, skipReason(err), "", snap)
+	case outcome.Refused:
+		// Refused for this resource: it is still there, its clock runs
+		// on, and the next run tries again.
+		delete(b.st.Pending, d.ID)
+		b.record(d, audit.Failed, "", err.Error(), snap)
+		return false
+	default:
+		// No answer for this resource: it may be gone. Its pending mark
+		// stays, and the next run settles it from its listing.
+		b.record(d, audit.Failed, "", "outcome unknown: "+err.Error(), snap)
+		return false
+	}
+	return true
 }
 
 // optedOut applies the opt-out rule (package optout) to what the re-read

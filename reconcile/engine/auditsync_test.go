@@ -6,12 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"reclaim.dev/reclaim/internal/enginetest"
+	"reclaim.dev/reclaim/notify/report"
 	"reclaim.dev/reclaim/reconcile/audit"
 	"reclaim.dev/reclaim/reconcile/engine"
 	"reclaim.dev/reclaim/reconcile/state"
@@ -158,5 +160,144 @@ func TestAuditFailureKeepsThePendingMarkAndStops(t *testing.T) {
 	}
 	if st2, _ := store.Load(context.Background()); len(st2.Pending) != 0 {
 		t.Fatalf("pending marks left after the confirmations: %v", st2.Pending)
+	}
+}
+
+// losingAudit is an audit log's file that refuses the lines lose picks,
+// and closes lost at the first it refuses.
+type losingAudit struct {
+	mu   sync.Mutex
+	buf  bytes.Buffer
+	lose func(line []byte) bool
+	lost chan struct{}
+	once sync.Once
+}
+
+func newLosingAudit(lose func([]byte) bool) *losingAudit {
+	return &losingAudit{lose: lose, lost: make(chan struct{})}
+}
+
+func (f *losingAudit) Write(b []byte) (int, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.lose(b) {
+		f.once.Do(func() { close(f.lost) })
+		return 0, errors.New("no space left on device")
+	}
+	return f.buf.Write(b)
+}
+
+// stopRaceKind is the fake kind with batches in flight when another
+// batch's audit line is refused: its calls are safe from several
+// goroutines; every Delete waits until rounds re-reads have begun, a
+// re-read in holdRecheck returns only once a line was lost, and a delete
+// in holdDelete a while after.
+type stopRaceKind struct {
+	*fakeKind
+	lost                    chan struct{}
+	rounds                  int
+	holdRecheck, holdDelete map[string]bool
+
+	mu        sync.Mutex
+	rechecked int
+	deleted   []string
+}
+
+func (k *stopRaceKind) Recheck(_ context.Context, batch []*engine.Decision) ([]engine.Verdict, error) {
+	k.mu.Lock()
+	k.rechecked++
+	k.mu.Unlock()
+	for _, d := range batch {
+		if k.holdRecheck[d.Name] {
+			select {
+			case <-k.lost:
+			case <-time.After(5 * time.Second):
+			}
+		}
+	}
+	return make([]engine.Verdict, len(batch)), nil
+}
+
+func (k *stopRaceKind) Delete(_ context.Context, batch []*engine.Decision) ([]engine.Deleted, error) {
+	for start := time.Now(); time.Since(start) < 5*time.Second; time.Sleep(time.Millisecond) {
+		k.mu.Lock()
+		n := k.rechecked
+		k.mu.Unlock()
+		if n >= k.rounds {
+			break
+		}
+	}
+	for _, d := range batch {
+		if k.holdDelete[d.Name] {
+			select {
+			case <-k.lost:
+				time.Sleep(100 * time.Millisecond) // the other batch has settled
+			case <-time.After(5 * time.Second):
+			}
+		}
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	for _, d := range batch {
+		k.deleted = append(k.deleted, d.Name)
+	}
+	return make([]engine.Deleted, len(batch)), nil
+}
+
+// Audit or stop stops everything: once a delete's audit line is refused, a
+// batch already past its start (here c, in its re-read) makes no delete
+// call either, and the message counts every unaudited delete, those of
+// batches whose delete call was already under way (b) included.
+func TestAuditFailureStopsBatchesInFlight(t *testing.T) {
+	names := []string{"a", "b", "c", "d", "e", "f"}
+	f := newLosingAudit(func(b []byte) bool { return bytes.Contains(b, []byte(`"action":"delete"`)) })
+	k := &stopRaceKind{fakeKind: &fakeKind{lim: testLimits(), items: orphans(names...)}, lost: f.lost, rounds: 3,
+		holdRecheck: map[string]bool{"c": true}, holdDelete: map[string]bool{"b": true}}
+	k.lim.Parallel = 3
+	p := build(k.fakeKind, seenSince(t0.Add(-7*time.Hour), k.items...), t0, complete("a"))
+	a, _, store := enginetest.Applier(t0, 3, k)
+	a.Audit = audit.New(f)
+	out, err := a.Apply(context.Background(), p, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(k.deleted)
+	if strings.Join(k.deleted, ",") != "a,b" {
+		t.Fatalf("deleted %v: want a and b, whose delete calls were under way when a's line was refused, and nothing after", k.deleted)
+	}
+	notAttempted := 0
+	for _, r := range out.Results {
+		if r.Result == audit.NotAttempted {
+			notAttempted++
+		}
+	}
+	if out.Unaudited != 2 || notAttempted != 4 || !strings.Contains(out.Stopped, "2 deletes could not be written to the audit log") {
+		t.Fatalf("unaudited %d, not attempted %d, stopped %q: want 2, 4 and a stop counting both deletes", out.Unaudited, notAttempted, out.Stopped)
+	}
+	st, _ := store.Load(context.Background())
+	if len(st.Pending) != 2 {
+		t.Fatalf("pending marks %v: want the two unaudited deletes', for the next run to write their lines", st.Pending)
+	}
+}
+
+// A snapshot's audit line counts: refused, it stops the run before any
+// delete (and before any further snapshot is started), the message says
+// it, and the run fails.
+func TestAuditFailureOfASnapshotLineStops(t *testing.T) {
+	k := newSnapKind("a", "b")
+	p, a, _ := snapApplier(k)
+	a.Audit = audit.New(newLosingAudit(func(b []byte) bool { return bytes.Contains(b, []byte(`"action":"snapshot"`)) }))
+	out, err := a.Apply(context.Background(), p, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(k.calls) != 0 || slices.Contains(k.log, "start b") {
+		t.Fatalf("calls %v, snapshot calls %v: want no re-read, no delete, and no snapshot after the refused line", k.calls, k.log)
+	}
+	if out.UnauditedSnapshots != 1 || !strings.Contains(out.Stopped, "1 snapshot could not be written to the audit log") || out.Deleted != 0 {
+		t.Fatalf("%+v: want a stop counting the snapshot's line", out)
+	}
+	if code := report.ExitCode(p, out); code != report.ExitFailed {
+		t.Fatalf("exit %d, want %d", code, report.ExitFailed)
 	}
 }

@@ -170,9 +170,10 @@ func (r *rules) graceNote(k graceKey) string {
 	if n, ok := r.grace[k]; ok {
 		return n
 	}
-	n := fmt.Sprintf("orphan since %s, deletable after %s (grace %s)", fmtTime(k.since), fmtTime(k.after), layout.HumanDuration(k.grace))
+	since, after := fmtTimes(k.since, k.after)
+	n := fmt.Sprintf("orphan since %s, deletable after %s (grace %s)", since, after, span(k.grace))
 	if k.due {
-		n = fmt.Sprintf("orphan since %s (grace %s elapsed)", fmtTime(k.since), layout.HumanDuration(k.grace))
+		n = fmt.Sprintf("orphan since %s (grace %s elapsed)", fmtTime(k.since), span(k.grace))
 	}
 	if r.grace == nil {
 		r.grace = map[graceKey]string{}
@@ -244,6 +245,11 @@ type Settings struct {
 	// A clock started by this very pass (grace 0, or a new candidate) is
 	// not held for a view begun a moment before it: the pass read it for
 	// that clock, and the bound still applies.
+	//
+	// The applier checks the rule again right before each delete call,
+	// after the re-read and any snapshot wait, with its own clock: a
+	// delete whose views went stale meanwhile is deferred (the plan keeps
+	// each due delete's oldest view for it).
 	FreshViews      bool
 	FreshWithin     time.Duration
 	FreshWithinName string
@@ -294,15 +300,11 @@ type freshness struct {
 // "": its sources' cluster views are older than the FreshViews bound, or
 // began before since (its grace).
 func (r *rules) stale(it *Proposal, since time.Time) string {
-	f := r.opt.fresh
-	if f == nil || len(it.Sources) == 0 {
-		return ""
-	}
-	v := r.viewOf(it)
+	v := r.oldest(it)
 	if v.name == "" {
 		return ""
 	}
-	why := r.staleWhy(v, since)
+	why := r.shared(r.opt.fresh.why(v, since, r.now, r.now))
 	if why != "" && !r.staleSaid[v.name] {
 		if r.staleSaid == nil {
 			r.staleSaid = map[string]bool{}
@@ -313,9 +315,18 @@ func (r *rules) stale(it *Proposal, since time.Time) string {
 	return why
 }
 
-// viewOf is the views a candidate's sources rely on, found once per
+// oldest is the oldest cluster view a candidate relies on, with
+// FreshViews; none (no name) without, or when it relies on no cluster's.
+func (r *rules) oldest(it *Proposal) view {
+	if r.opt.fresh == nil || len(it.Sources) == 0 {
+		return view{}
+	}
+	return r.reliedOn(it)
+}
+
+// reliedOn is the views a candidate's sources rely on, found once per
 // Sources list.
-func (r *rules) viewOf(it *Proposal) view {
+func (r *rules) reliedOn(it *Proposal) view {
 	v, ok := r.views[&it.Sources[0]]
 	if !ok {
 		v = r.oldestView(it.Sources)
@@ -334,7 +345,7 @@ func (r *rules) unsettled(it *Proposal) string {
 	if len(it.Sources) == 0 {
 		return ""
 	}
-	v := r.viewOf(it)
+	v := r.reliedOn(it)
 	if v.settling == "" || !r.now.Before(v.settles) {
 		return ""
 	}
@@ -350,18 +361,21 @@ func (r *rules) unsettled(it *Proposal) string {
 	return why
 }
 
-// staleWhy is stale's reason for the oldest view v.
-func (r *rules) staleWhy(v view, since time.Time) string {
-	f := r.opt.fresh
+// why says why view v is too old to delete on at now, for a candidate
+// whose grace began at since, in a plan made at planned: it has no read
+// time, is older than the bound, or began before since. A clock the plan
+// started (since is planned) is bounded by the age only. "" when fresh.
+func (f *freshness) why(v view, since, planned, now time.Time) string {
 	switch {
 	case v.at.IsZero():
-		return r.shared(fmt.Sprintf("cluster %s's view has no read time, so reclaim cannot tell it is fresh enough to delete on (%s)", v.name, f.hint))
-	case f.bound > 0 && r.now.Sub(v.at) > f.bound:
-		return r.shared(fmt.Sprintf("cluster %s was read %s ago (at %s), more than %s %s: its view still keeps what it shows in use, but a use made since is not in it (%s)",
-			v.name, layout.HumanDuration(r.now.Sub(v.at).Round(time.Second)), fmtTime(v.at), f.name, layout.HumanDuration(f.bound), f.hint))
-	case v.at.Before(since) && since.Before(r.now):
-		return r.shared(fmt.Sprintf("cluster %s was read at %s, before this candidate's grace began (%s): no view of it since confirms it unused (%s)",
-			v.name, fmtTime(v.at), fmtTime(since), f.hint))
+		return fmt.Sprintf("cluster %s's view has no read time, so reclaim cannot tell it is fresh enough to delete on (%s)", v.name, f.hint)
+	case f.bound > 0 && now.Sub(v.at) > f.bound:
+		return fmt.Sprintf("cluster %s was read %s ago (at %s), more than %s %s: its view still keeps what it shows in use, but a use made since is not in it (%s)",
+			v.name, span(now.Sub(v.at)), fmtTime(v.at), f.name, span(f.bound), f.hint)
+	case v.at.Before(since) && since.Before(planned):
+		at, began := fmtTimes(v.at, since)
+		return fmt.Sprintf("cluster %s was read at %s, before this candidate's grace began (%s): no view of it since confirms it unused (%s)",
+			v.name, at, began, f.hint)
 	}
 	return ""
 }
@@ -722,8 +736,9 @@ func (r *rules) notice(due []int, lim Limits) []int {
 		case e.Announced.IsZero():
 			r.holdSlot(i, "not yet announced in a delivered report (notify.requireNotice); the next delivered report starts the notice")
 		case r.now.Before(e.Announced.Add(lim.Grace)):
+			announced, after := fmtTimes(e.Announced, e.Announced.Add(lim.Grace))
 			r.holdSlot(i, fmt.Sprintf("announced %s, deletable after %s (notify.requireNotice: grace %s after the first delivered report)",
-				fmtTime(e.Announced), fmtTime(e.Announced.Add(lim.Grace)), layout.HumanDuration(lim.Grace)))
+				announced, after, span(lim.Grace)))
 		default:
 			out = append(out, i)
 			continue
@@ -852,6 +867,9 @@ func (r *rules) heldNote(why string) string {
 // put adds a decision to the plan, as a row when its kind remakes it, and
 // returns its slot (a Decisions index, or below 0 a row's).
 func (r *rules) put(d *Decision, it *Proposal) int {
+	if d.Action == Delete {
+		d.view = r.viewOf(it) // for the applier to check again
+	}
 	if compact(it, d) {
 		return r.p.compact.addRow(d.Kind, it, d)
 	}
@@ -929,3 +947,29 @@ func latest(a, b time.Time) time.Time {
 }
 
 func fmtTime(t time.Time) string { return t.UTC().Format(time.RFC3339) }
+
+// finer are the layouts fmtTimes tries after RFC 3339's seconds.
+var finer = [...]string{"2006-01-02T15:04:05.000Z07:00", "2006-01-02T15:04:05.000000Z07:00", "2006-01-02T15:04:05.000000000Z07:00"}
+
+// fmtTimes says two times a reason compares ("read at A, before B"): as
+// fmtTime does, unless they would read equal though they differ; then as
+// precisely as tells them apart (milli-, micro-, nanoseconds).
+func fmtTimes(a, b time.Time) (string, string) {
+	x, y := fmtTime(a), fmtTime(b)
+	for _, l := range finer {
+		if x != y || a.Equal(b) {
+			break
+		}
+		x, y = a.UTC().Format(l), b.UTC().Format(l)
+	}
+	return x, y
+}
+
+// span says a duration in a reason: under a minute in seconds (a grace of
+// 30s is not "1m", nor 0 "0m"), else as layout.HumanDuration does.
+func span(d time.Duration) string {
+	if d < time.Minute {
+		return fmt.Sprintf("%ds", int(d.Round(time.Second).Seconds()))
+	}
+	return layout.HumanDuration(d)
+}

@@ -165,3 +165,50 @@ func TestAnnounce(t *testing.T) {
 		t.Fatal("a kept resource has no clock to announce")
 	}
 }
+
+// The reasons say times and spans a person can tell apart: two times a
+// reason compares that fall in one second are said with the precision
+// that separates them (and only then), and a grace under a minute is said
+// in seconds, not "0m".
+func TestReasonsTellTimesAndSpansApart(t *testing.T) {
+	began := t0.Add(-48*time.Hour + 500*time.Millisecond) // the clock
+	for name, tc := range map[string]struct {
+		grace  time.Duration
+		since  time.Time // the clock; zero: started by this pass
+		readAt time.Time // cluster a's view; zero: no FreshViews
+		now    time.Time
+		want   []string
+	}{
+		"read within the second before the grace began": {grace: 6 * time.Hour, since: began, readAt: began.Add(-300 * time.Millisecond), now: t0,
+			want: []string{"read at 2026-10-30T12:00:00.200Z, before this candidate's grace began (2026-10-30T12:00:00.500Z)"}},
+		"read an hour before the grace began": {grace: 6 * time.Hour, since: began, readAt: began.Add(-time.Hour), now: t0,
+			want: []string{"read at 2026-10-30T11:00:00Z, before this candidate's grace began (2026-10-30T12:00:00Z)"}},
+		"due with a grace of 0": {now: t0, want: []string{"orphan since 2026-11-01T12:00:00Z (grace 0s elapsed)"}},
+		"due with a grace of 30s": {grace: 30 * time.Second, since: t0.Add(-time.Minute), now: t0,
+			want: []string{"orphan since 2026-11-01T11:59:00Z (grace 30s elapsed)"}},
+		"in a grace of 30s": {grace: 30 * time.Second, since: t0.Add(-10 * time.Second), now: t0,
+			want: []string{"deletable after 2026-11-01T12:00:20Z (grace 30s)"}},
+		"in a grace of 6h": {grace: 6 * time.Hour, since: t0.Add(-time.Hour), now: t0, want: []string{"(grace 6h)"}},
+	} {
+		d := orphan("d")
+		d.Sources = []string{inventory.ClusterKey("a")}
+		lim := testLimits()
+		lim.Grace, lim.MinAge = tc.grace, 0
+		k := &fakeKind{lim: lim, items: []engine.Proposal{d}}
+		st := engine.NewState()
+		if !tc.since.IsZero() {
+			st = seenSince(tc.since, d)
+		}
+		set, c := engine.Settings{}, complete("a")
+		if !tc.readAt.IsZero() {
+			set = engine.Settings{FreshViews: true, FreshWithinName: "fleet.snapshots.deleteMaxAge", FreshHint: freshHint}
+			c = readAt("a", tc.readAt)
+		}
+		got := enginetest.DecisionFor(t, set.Build(snap(c), []engine.Kind{k}, st, tc.now), "d").Why()
+		for _, w := range tc.want {
+			if !strings.Contains(got, w) {
+				t.Errorf("%s: the reason does not say %q: %s", name, w, got)
+			}
+		}
+	}
+}

@@ -11,7 +11,7 @@ import (
 
 // engineDecides are the fields of a Decision only the engine sets: what a
 // kind proposes never names them.
-var engineDecides = []string{"Kind", "Action", "Held", "Owner", "OrphanSince", "DeletableAfter", "notes", "terminal", "seq"}
+var engineDecides = []string{"Kind", "Action", "Held", "Owner", "OrphanSince", "DeletableAfter", "notes", "terminal", "seq", "view"}
 
 // What a kind says and what the engine decides are two types: a Proposal
 // has none of the engine's fields, so no proposal can make the engine

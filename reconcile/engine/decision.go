@@ -55,6 +55,10 @@ type Decision struct {
 	// Held is set when a deletion was due but held back this run (caps, breaker,
 	// incomplete evidence); Reason then says why.
 	Held bool
+	// view is the oldest cluster view a due delete relies on, for the
+	// applier to check again (Plan.staleAt; 0: none). Beside Held, it
+	// takes no room a decision did not have.
+	view uint32
 	// Owner is who owns the resource (Settings.Routes): its owner label's value,
 	// else the owner the first matching notify route names; "" for none.
 	Owner string

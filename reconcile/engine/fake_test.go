@@ -31,6 +31,7 @@ type fakeKind struct {
 	results    map[string]error          // by name: the Deleted.Err of one resource
 	calls      []string
 	onDelete   func() // called at each Delete call
+	onRecheck  func() // called at each Recheck call
 }
 
 const fakeName = "fake"
@@ -65,6 +66,9 @@ func (k *fakeKind) Propose(*inventory.Snapshot, time.Time) engine.Proposals {
 }
 
 func (k *fakeKind) Recheck(_ context.Context, batch []*engine.Decision) ([]engine.Verdict, error) {
+	if k.onRecheck != nil {
+		k.onRecheck()
+	}
 	out := make([]engine.Verdict, len(batch))
 	for i, d := range batch {
 		k.calls = append(k.calls, "get "+d.Name)

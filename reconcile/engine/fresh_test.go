@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"context"
 	"slices"
 	"strings"
 	"testing"
@@ -8,6 +9,8 @@ import (
 
 	"reclaim.dev/reclaim/internal/enginetest"
 	"reclaim.dev/reclaim/inventory"
+	"reclaim.dev/reclaim/notify/report"
+	"reclaim.dev/reclaim/reconcile/audit"
 	"reclaim.dev/reclaim/reconcile/engine"
 )
 
@@ -186,5 +189,90 @@ func TestSettlingViewReleasesNothing(t *testing.T) {
 	p = set.Build(snap(newer, older), []engine.Kind{k}, seenSince(since, held, goes), settles)
 	if got := enginetest.DecisionFor(t, p, "held"); got.Action != engine.Delete {
 		t.Errorf("at settle time: %s (%s), want delete", got.Action, got.Why())
+	}
+}
+
+// The views' ages hold at the delete call, not only when the plan is made:
+// a view fresh at planning that went stale while the delete waited (for
+// its snapshot, up to snapshotTimeout, or its re-read) turns the delete
+// into a deferral — no delete call, held (exit 3), its clock kept, the
+// reason said — and a view still fresh lets it go. Rows (Proposal.Remake)
+// carry their view as whole decisions do.
+func TestFreshnessHoldsAtTheDeleteCall(t *testing.T) {
+	const bound = 12 * time.Minute
+	since := t0.Add(-48 * time.Hour)
+	for name, tc := range map[string]struct {
+		snapshot bool          // the clock moves during the snapshot wait; else during the re-read
+		compact  bool          // the candidate is a row
+		read     time.Duration // how old the view is at planning
+		wait     time.Duration // how long the applier waited before the delete call
+		deferred []string      // why; empty: deleted
+	}{
+		"snapshot wait, still fresh": {snapshot: true, read: 2 * time.Minute, wait: 5 * time.Minute},
+		"snapshot wait, stale": {snapshot: true, read: 2 * time.Minute, wait: 30 * time.Minute,
+			deferred: []string{"cluster a was read 32m ago", "more than fleet.snapshots.deleteMaxAge 12m", freshHint, "right before the delete call"}},
+		"snapshot wait, stale, a row": {snapshot: true, compact: true, read: 2 * time.Minute, wait: 30 * time.Minute,
+			deferred: []string{"cluster a was read 32m ago"}},
+		"re-read, still fresh": {read: 2 * time.Minute, wait: time.Minute},
+		"re-read, stale":       {read: 11 * time.Minute, wait: 2 * time.Minute, deferred: []string{"cluster a was read 13m ago"}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			sk := newSnapKind("d")
+			sk.reads = 1 // pending once, then done
+			var k engine.Kind = sk
+			if !tc.snapshot {
+				k = sk.fakeKind
+			}
+			sk.items[0].Sources = []string{inventory.ClusterKey("a")}
+			if tc.compact {
+				sk.items, _ = compacted(sk.items)
+			}
+			set := engine.Settings{FreshViews: true, FreshWithin: bound, FreshWithinName: "fleet.snapshots.deleteMaxAge", FreshHint: freshHint}
+			p := set.Build(snap(readAt("a", t0.Add(-tc.read))), []engine.Kind{k}, seenSince(since, sk.items...), t0)
+			if d := enginetest.DecisionFor(t, p, "d"); d.Action != engine.Delete {
+				t.Fatalf("at planning: %s (%s), want delete", d.Action, d.Why())
+			}
+			a, buf, _ := enginetest.Applier(t0, 3, k)
+			a.SnapshotPoll = time.Millisecond
+			now := t0
+			a.Now = func() time.Time { return now }
+			wait := func() { now = t0.Add(tc.wait) }
+			if tc.snapshot {
+				sk.onState = wait
+			} else {
+				sk.onRecheck = wait
+			}
+			out, err := a.Apply(context.Background(), p, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(tc.deferred) == 0 {
+				if out.Deleted != 1 || !slices.Contains(sk.calls, "delete d") {
+					t.Fatalf("still fresh: %+v, calls %v; want deleted", out.Results, sk.calls)
+				}
+				return
+			}
+			if out.Deferred != 1 || out.Deleted != 0 || out.Failed != 0 || slices.Contains(sk.calls, "delete d") {
+				t.Fatalf("stale at the delete: %+v, calls %v; want deferred, no delete call", out.Results, sk.calls)
+			}
+			r := out.Results[0]
+			for _, w := range tc.deferred {
+				if !strings.Contains(r.Reason, w) {
+					t.Errorf("the deferral does not say %q: %s", w, r.Reason)
+				}
+			}
+			if got := enginetest.AuditResults(t, buf)[fakeID("d")]; !strings.HasSuffix(got, audit.Deferred) {
+				t.Errorf("audit %q, want deferred", got)
+			}
+			if len(out.Saved.Pending) != 0 {
+				t.Errorf("a pending mark stays for a delete never sent: %v", out.Saved.Pending)
+			}
+			if e, ok := out.Saved.Resources[fakeID("d")]; !ok || !e.FirstSeen.Equal(since) {
+				t.Errorf("the clock was not kept: %+v", e)
+			}
+			if report.ExitCode(p, out) != report.ExitIncomplete {
+				t.Errorf("exit %d, want %d: held back, not failed", report.ExitCode(p, out), report.ExitIncomplete)
+			}
+		})
 	}
 }

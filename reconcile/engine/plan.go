@@ -64,6 +64,10 @@ type Plan struct {
 	// compact are the decisions kept as rows (Proposal.Remake): All
 	// yields them with Decisions.
 	compact rowsOf
+	// fresh is what the applier checks again right before each delete
+	// (Settings.FreshViews); nil when no due delete relies on a cluster's
+	// view under the rule.
+	fresh *freshViews
 }
 
 type confirmation struct {

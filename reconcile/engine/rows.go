@@ -44,6 +44,7 @@ type look struct {
 	notes                [2]uint32
 	since, after         uint32 // OrphanSince, DeletableAfter: indexes in rowsOf.times (0: none)
 	flags                uint8  // the action's index (rowActions) | rowHeld | rowTerminal
+	view                 uint32 // Decision.view
 }
 
 func (l *look) action() Action { return rowActions[l.flags&rowAction] }
@@ -166,7 +167,7 @@ func (rs *rowsOf) addRow(kind string, it *Proposal, d *Decision) int {
 		s.mixed = true
 	}
 	l := look{class: rs.intern(d.Class), owner: rs.intern(d.Owner), notes: [2]uint32{rs.intern(d.notes[0]), rs.intern(d.notes[1])},
-		since: rs.timeOf(d.OrphanSince), after: rs.timeOf(d.DeletableAfter), flags: actionIndex(d.Action)}
+		since: rs.timeOf(d.OrphanSince), after: rs.timeOf(d.DeletableAfter), flags: actionIndex(d.Action), view: d.view}
 	if it.Protected != "" {
 		l.reason = rs.intern(d.Reason)
 	}
@@ -226,6 +227,7 @@ func (rs *rowsOf) materialize(j int, d *Decision) {
 	d.Action, d.Held, d.terminal = l.action(), l.flags&rowHeld != 0, l.flags&rowTerminal != 0
 	d.notes = [2]string{rs.strs[l.notes[0]], rs.strs[l.notes[1]]}
 	d.OrphanSince, d.DeletableAfter = rs.timeOfIndex(l.since), rs.timeOfIndex(l.after)
+	d.view = l.view
 	if pr := rs.price[s.kind]; pr != nil {
 		d.Frees.Cost = pr.MonthlyCost(d)
 	}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"go.uber.org/zap"
+
 	"reclaim.dev/reclaim/base/amount"
 
 	"reclaim.dev/reclaim/reconcile/audit"
@@ -48,11 +50,7 @@ type snapped struct {
 // them is marked pending: it finds or starts every due snapshot, then waits
 // on all of them together until each is done or failed, or the deadline
 // passes. It returns what it settled by decision id.
-func (a *Applier) snapshotFirst(ctx context.Context, k Kind, s Snapshotter, p *Plan, batches [][]int) map[string]*snapped {
-	type due struct {
-		d *Decision
-		s *snapped
-	}
+func (a *Applier) snapshotFirst(ctx context.Context, k Kind, s Snapshotter, p *Plan, batches [][]int, r *run) map[string]*snapped {
 	var all []due
 	for _, b := range batches {
 		for _, d := range p.decisionsAt(b) {
@@ -62,24 +60,39 @@ func (a *Applier) snapshotFirst(ctx context.Context, k Kind, s Snapshotter, p *P
 		}
 	}
 	out := make(map[string]*snapped, len(all))
+	for _, x := range all {
+		out[x.d.ID] = x.s
+	}
 	if len(all) == 0 {
 		return out
 	}
-	audit1 := func(d *Decision, sn *snapped) {
-		result := snapshot.Created
-		if sn.reused {
-			result = snapshot.Reused
-		}
-		_ = a.audit(audit.Record{Action: "snapshot", Kind: d.Kind, ID: d.ID, Reason: "snapshot before delete", Result: result,
-			Snapshot: sn.id, SizeGB: d.Frees.Keyed(amount.KeySizeGB)})
-	}
-	// 1. Find or start every one before waiting on any.
-	var waiting []due
+	waiting := a.findOrStart(ctx, s, all, r)
+	a.waitOn(ctx, k, s, waiting)
 	for _, x := range all {
+		if x.s.state == snapshot.Failed && x.s.problem == "" {
+			x.s.problem = fmt.Sprintf("snapshot before delete: snapshot %s failed: the resource is kept", x.s.id)
+		}
+	}
+	return out
+}
+
+// due is a decision whose resource is snapshotted before its delete, and
+// what the snapshot step settled for it.
+type due struct {
+	d *Decision
+	s *snapped
+}
+
+// findOrStart finds or starts every due snapshot before any is waited on,
+// and audits each; it returns those still pending. A snapshot line the
+// audit log refuses stops the run (audit or stop): no further snapshot is
+// started, and nothing is waited on.
+func (a *Applier) findOrStart(ctx context.Context, s Snapshotter, all []due, r *run) []due {
+	var waiting []due
+	for i, x := range all {
 		d, sn := x.d, x.s
-		out[d.ID] = sn
-		if ctx.Err() != nil {
-			sn.state, sn.problem = snapshot.Failed, "snapshot before delete: "+ctx.Err().Error()
+		if err := ctx.Err(); err != nil {
+			sn.state, sn.problem = snapshot.Failed, "snapshot before delete: "+err.Error()
 			continue
 		}
 		snaps, err := s.Snapshots(ctx, d)
@@ -87,8 +100,9 @@ func (a *Applier) snapshotFirst(ctx context.Context, k Kind, s Snapshotter, p *P
 			sn.state, sn.problem = snapshot.Failed, "snapshot before delete: list its snapshots: "+err.Error()
 			continue
 		}
+		result := snapshot.Created
 		if old, ok := snapshot.Reusable(snaps, d.OrphanSince); ok {
-			sn.id, sn.reused, sn.state = old.ID, true, old.State
+			sn.id, sn.reused, sn.state, result = old.ID, true, old.State, snapshot.Reused
 		} else {
 			id, err := s.StartSnapshot(ctx, d)
 			if err != nil {
@@ -97,12 +111,31 @@ func (a *Applier) snapshotFirst(ctx context.Context, k Kind, s Snapshotter, p *P
 			}
 			sn.id, sn.state = id, snapshot.Pending
 		}
-		audit1(d, sn)
+		if err := a.audit(audit.Record{Action: "snapshot", Kind: d.Kind, ID: d.ID, Reason: "snapshot before delete", Result: result,
+			Snapshot: sn.id, SizeGB: d.Frees.Keyed(amount.KeySizeGB)}); err != nil {
+			a.mu.Lock()
+			r.out.UnauditedSnapshots++
+			r.stop()
+			why := r.out.Stopped
+			a.mu.Unlock()
+			a.Log.Error("snapshot "+result+", but its audit line could not be written: the run stops", zap.String("kind", d.Kind),
+				zap.String("id", d.ID), zap.String("snapshot", sn.id), zap.Error(err))
+			for _, y := range all[i:] {
+				y.s.state, y.s.problem = snapshot.Failed, "snapshot before delete: not waited on: "+why
+			}
+			return nil
+		}
 		if sn.state == snapshot.Pending {
 			waiting = append(waiting, x)
 		}
 	}
-	// 2. Wait on them together, up to one deadline.
+	return waiting
+}
+
+// waitOn waits on the pending snapshots together, up to one deadline
+// (Limits.SnapshotTimeout), re-reading them every SnapshotPoll; a graceful
+// stop ends the wait.
+func (a *Applier) waitOn(ctx context.Context, k Kind, s Snapshotter, waiting []due) {
 	timeout := k.Limits().SnapshotTimeout
 	deadline := time.Now().Add(timeout)
 	poll := a.SnapshotPoll
@@ -145,12 +178,6 @@ func (a *Applier) snapshotFirst(ctx context.Context, k Kind, s Snapshotter, p *P
 			break // a graceful stop: what still waits is not attempted
 		}
 	}
-	for _, x := range all {
-		if x.s.state == snapshot.Failed && x.s.problem == "" {
-			x.s.problem = fmt.Sprintf("snapshot before delete: snapshot %s failed: the resource is kept", x.s.id)
-		}
-	}
-	return out
 }
 
 // deferral is why a delete waits for its snapshot.
