@@ -110,7 +110,15 @@ audit:
 		t.Fatalf("after gke-a's agent wrote as gke-b: %d bytes, %v; want gke-b's own record", len(got), err)
 	}
 
-	// Both records read: the orphan goes, the disks either cluster uses stay.
+	// Both records read: accepted, they keep what they show and release
+	// nothing until they settle (the world's dropSettle, 6h).
+	if rep := runConfig(t, deleter(), w.now, true); !w.gce.HasDisk(orphan) || !strings.Contains(text(rep), "records settle at") {
+		t.Fatalf("first records: orphan left %v (want true), or the report does not say when they settle:\n%s", w.gce.HasDisk(orphan), text(rep))
+	}
+	// Settled, and fresh: the orphan goes, the disks either cluster uses stay.
+	w.now = w.now.Add(7 * time.Hour)
+	w.agent(prodA, "gke-a", placeGA, "agent-a", false)
+	w.agent(prodB, "gke-b", placeGB, "agent-b", false)
 	rep := runConfig(t, deleter(), w.now, true)
 	if rep.ExitCode != report.ExitOK {
 		t.Fatalf("deleter exit %d\n%s", rep.ExitCode, text(rep))
