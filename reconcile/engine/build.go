@@ -26,7 +26,8 @@ import (
 //  3. the grace clock, keyed by identity (a new object starts a new clock);
 //  4. the kind's own wait, then minimum age, then the grace period; with
 //     FreshViews, a due delete whose clusters' views are stale (older than
-//     the bound, or begun before its grace did) is held;
+//     the bound, or begun before its grace did) is held; so is one relying
+//     on a view still settling (Source.Settles), which keeps what it shows;
 //  5. dependencies: a candidate goes only in the run what it waits for goes;
 //  6. with RequireNotice, the notice a delivered report must have given;
 //     then the breaker (on everything due), then the run's Filter (run
