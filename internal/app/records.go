@@ -507,34 +507,8 @@ func (rr *recordReader) one(ctx context.Context, t kube.Target) inventory.Cluste
 	rr.mu.Lock()
 	last := rr.prev[key]
 	rr.mu.Unlock()
-	pin := rr.cfg.KubeSystemUIDs[t.Name]
-	if pin == "" {
-		pin = last.KubeSystemUID
-	}
 	now := rr.now()
-	ca := t.CAData
-	if len(ca) == 0 {
-		rr.mu.Lock()
-		ca = rr.cas[t.Name]
-		rr.mu.Unlock()
-	}
-	listed, pinnedCA := published.CAHash(ca), strings.ToLower(rr.cfg.CASHA256s[t.Name])
-	caFrom := ""
-	if pinnedCA != "" {
-		caFrom = "the one fleet.snapshots.caSHA256s." + t.Name + " pins"
-	}
-	problems := rec.Check(published.Expect{Name: t.CloudName, Place: t.Place, CA: cmp.Or(pinnedCA, listed), CAFrom: caFrom,
-		KubeSystemUID: pin, MaxAge: rr.cfg.MaxAge.Std(), Now: now})
-	if pinnedCA != "" && listed != "" && rec.Cluster.CA != "" && rec.Cluster.CA != listed {
-		problems = append(problems, fmt.Sprintf("the record's API server CA (sha256 %.12s…) is not the one discovery lists for the cluster (%.12s…): %v",
-			rec.Cluster.CA, listed, published.ErrMismatch))
-	}
-	for i, p := range problems {
-		problems[i] = where + ": " + p
-	}
-	if pin != "" && rec.Cluster.KubeSystemUID != pin {
-		problems = append(problems, fmt.Sprintf("if the cluster was recreated, pin its new UID: fleet.snapshots.kubeSystemUIDs.%s: %s", t.Name, rec.Cluster.KubeSystemUID))
-	}
+	problems := rr.identify(&rec, t, last, where, now)
 	counts := f.counts
 	next := last // a record not accepted changes nothing remembered
 	var settles time.Time
@@ -593,6 +567,41 @@ func (rr *recordReader) one(ctx context.Context, t kube.Target) inventory.Cluste
 	}
 	c.Duration = rr.now().Sub(start)
 	return c
+}
+
+// identify says why a record cannot be its cluster's, or nothing: its
+// name, place, CA (as pinned, and as discovery lists it) and kube-system
+// UID (as pinned by the config, else by the first accepted record), and
+// its age. Each problem names where the record is.
+func (rr *recordReader) identify(rec *published.Record, t kube.Target, last RecordSeen, where string, now time.Time) []string {
+	pin := rr.cfg.KubeSystemUIDs[t.Name]
+	if pin == "" {
+		pin = last.KubeSystemUID
+	}
+	ca := t.CAData
+	if len(ca) == 0 {
+		rr.mu.Lock()
+		ca = rr.cas[t.Name]
+		rr.mu.Unlock()
+	}
+	listed, pinnedCA := published.CAHash(ca), strings.ToLower(rr.cfg.CASHA256s[t.Name])
+	caFrom := ""
+	if pinnedCA != "" {
+		caFrom = "the one fleet.snapshots.caSHA256s." + t.Name + " pins"
+	}
+	problems := rec.Check(published.Expect{Name: t.CloudName, Place: t.Place, CA: cmp.Or(pinnedCA, listed), CAFrom: caFrom,
+		KubeSystemUID: pin, MaxAge: rr.cfg.MaxAge.Std(), Now: now})
+	if pinnedCA != "" && listed != "" && rec.Cluster.CA != "" && rec.Cluster.CA != listed {
+		problems = append(problems, fmt.Sprintf("the record's API server CA (sha256 %.12s…) is not the one discovery lists for the cluster (%.12s…): %v",
+			rec.Cluster.CA, listed, published.ErrMismatch))
+	}
+	for i, p := range problems {
+		problems[i] = where + ": " + p
+	}
+	if pin != "" && rec.Cluster.KubeSystemUID != pin {
+		problems = append(problems, fmt.Sprintf("if the cluster was recreated, pin its new UID: fleet.snapshots.kubeSystemUIDs.%s: %s", t.Name, rec.Cluster.KubeSystemUID))
+	}
+	return problems
 }
 
 // fetch is the record at key, or why it cannot be had (a problem that

@@ -316,6 +316,23 @@ func (r *rules) stale(it *Proposal, since time.Time) string {
 	return why
 }
 
+// holdOnViews holds a due delete whose cluster views are stale, or still
+// settling: each keeps what it shows in use, but may not yet delete.
+func (r *rules) holdOnViews(d *Decision, it *Proposal, since time.Time) {
+	if why := r.stale(it, since); why != "" {
+		// Held back as an incomplete source holds (exit 3): the view is
+		// there, but not fresh enough to delete on.
+		d.Action, d.Held = Mark, true
+		d.note(r.heldNote(why))
+		r.p.Incomplete = true
+	} else if why := r.unsettled(it); why != "" {
+		// Held, but nothing is missing: the view is whole and only waits
+		// for its settle period.
+		d.Action, d.Held = Mark, true
+		d.note(r.heldNote(why))
+	}
+}
+
 // oldest is the oldest cluster view a candidate relies on, with
 // FreshViews; none (no name) without, or when it relies on no cluster's.
 func (r *rules) oldest(it *Proposal) view {
@@ -560,18 +577,7 @@ func (r *rules) decide(k Kind, pr *Proposals) {
 		default:
 			d.Action = Delete
 			d.note(r.graceNote(graceKey{since: since, grace: lim.Grace, due: true}))
-			if why := r.stale(it, since); why != "" {
-				// Held back as an incomplete source holds (exit 3): the
-				// view is there, but not fresh enough to delete on.
-				d.Action, d.Held = Mark, true
-				d.note(r.heldNote(why))
-				r.p.Incomplete = true
-			} else if why := r.unsettled(it); why != "" {
-				// Held, but nothing is missing: the view is whole and
-				// only waits for its settle period.
-				d.Action, d.Held = Mark, true
-				d.note(r.heldNote(why))
-			}
+			r.holdOnViews(&d, it, since)
 		}
 		if len(d.After) > 0 {
 			afterWhy[d.ID] = orDefault(it.AfterWhy, "what it depends on")
