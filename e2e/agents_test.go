@@ -246,11 +246,27 @@ func (w *agentWorld) agent(c *testenv.Cluster, name string, place inventory.Plac
 		w.t.Fatalf("agent config: %v", err)
 	}
 	now := w.now
+	w.storeAt(now)
 	rep, err := app.Run(context.Background(), cfg, app.Deps{Agent: true, OutsideCluster: true, Now: func() time.Time { return now }}, app.Options{Apply: apply})
 	if err != nil {
 		w.t.Fatalf("agent %s: %v", c.Name, err)
 	}
 	return rep
+}
+
+// storeAt sets the records' store's clock to now: what it says of the
+// objects written next (when it wrote them) agrees with the times in them.
+func (w *agentWorld) storeAt(now time.Time) {
+	w.t.Helper()
+	var clock testenv.StoreClock
+	if w.gcs != nil {
+		clock = w.gcs.Clock
+	} else {
+		clock = w.s3.Clock
+	}
+	if err := clock.Set(now); err != nil {
+		w.t.Fatal(err)
+	}
 }
 
 // agents runs both clusters' agents at w.now.
@@ -410,6 +426,24 @@ func TestRecordsTheDeleterCannotTrustHold(t *testing.T) {
 		t.Fatal(err)
 	}
 	held("a sudden drop", "fleet.snapshots.maxDrop")
+
+	// Written long ago, though it says it was read now: the store's clock
+	// bounds the record's.
+	replayed, err := published.Decode(bytes.NewReader(good), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	replayed.TakenAt = w.now
+	b.Reset()
+	if err := published.Encode(&b, replayed); err != nil {
+		t.Fatal(err)
+	}
+	w.storeAt(w.now.Add(-7 * time.Hour))
+	if err := w.admin.Put(ctx, keyB, b.Bytes()); err != nil {
+		t.Fatal(err)
+	}
+	w.storeAt(w.now)
+	held("written long ago", "the store wrote the record 7h0m0s ago")
 
 	// Denied: an identity that may read prod-a's record only.
 	if err := w.admin.Put(ctx, keyB, good); err != nil {

@@ -208,6 +208,9 @@ type fetched struct {
 	// images, workloads: whether the record's images and workloads were
 	// kept (narrow).
 	images, workloads bool
+	// written is when the store wrote the object, as this pass's listing
+	// says (zero if it does not): it bounds the record's read time.
+	written time.Time
 }
 
 // grant names the deleter's grant a denied call lacks, in its store's
@@ -508,7 +511,7 @@ func (rr *recordReader) one(ctx context.Context, t kube.Target) inventory.Cluste
 	last := rr.prev[key]
 	rr.mu.Unlock()
 	now := rr.now()
-	problems := rr.identify(&rec, t, last, where, now)
+	problems := rr.identify(&rec, f.written, t, last, where, now)
 	counts := f.counts
 	next := last // a record not accepted changes nothing remembered
 	var settles time.Time
@@ -544,7 +547,11 @@ func (rr *recordReader) one(ctx context.Context, t kube.Target) inventory.Cluste
 	c := rec.Refs
 	c.Name, c.Projects, c.Accounts, c.Subnets = t.Name, t.Projects, t.Accounts, t.Subnets
 	c.PVs, c.PVCs, c.Problems = slices.Clone(c.PVs), slices.Clone(c.PVCs), slices.Clip(c.Problems)
-	c.ReadAt = rec.TakenAt // what decides whether it is fresh enough to delete on
+	c.ReadAt = rec.ReadAt(f.written) // what decides whether it is fresh enough to delete on
+	if ahead := rec.TakenAt.Sub(f.written); !f.written.IsZero() && ahead > published.ClockSkew {
+		c.Problems = append(c.Problems, fmt.Sprintf("note: the record says it was read at %s, %s after the store wrote it: the agent's clock runs ahead, so the record is taken as read when it was written",
+			fmtTime(rec.TakenAt), ahead.Round(time.Second)))
+	}
 	if now.Before(settles) {
 		c.Settles = settles
 		c.Problems = append(c.Problems, fmt.Sprintf("note: the cluster's records settle at %s: until they have stood for fleet.snapshots.dropSettle %s, what they show in use is kept but nothing the cluster could use is deleted",
@@ -573,7 +580,7 @@ func (rr *recordReader) one(ctx context.Context, t kube.Target) inventory.Cluste
 // name, place, CA (as pinned, and as discovery lists it) and kube-system
 // UID (as pinned by the config, else by the first accepted record), and
 // its age. Each problem names where the record is.
-func (rr *recordReader) identify(rec *published.Record, t kube.Target, last RecordSeen, where string, now time.Time) []string {
+func (rr *recordReader) identify(rec *published.Record, written time.Time, t kube.Target, last RecordSeen, where string, now time.Time) []string {
 	pin := rr.cfg.KubeSystemUIDs[t.Name]
 	if pin == "" {
 		pin = last.KubeSystemUID
@@ -590,7 +597,7 @@ func (rr *recordReader) identify(rec *published.Record, t kube.Target, last Reco
 		caFrom = "the one fleet.snapshots.caSHA256s." + t.Name + " pins"
 	}
 	problems := rec.Check(published.Expect{Name: t.CloudName, Place: t.Place, CA: cmp.Or(pinnedCA, listed), CAFrom: caFrom,
-		KubeSystemUID: pin, MaxAge: rr.cfg.MaxAge.Std(), Now: now})
+		KubeSystemUID: pin, MaxAge: rr.cfg.MaxAge.Std(), Now: now, Written: written})
 	if pinnedCA != "" && listed != "" && rec.Cluster.CA != "" && rec.Cluster.CA != listed {
 		problems = append(problems, fmt.Sprintf("the record's API server CA (sha256 %.12s…) is not the one discovery lists for the cluster (%.12s…): %v",
 			rec.Cluster.CA, listed, published.ErrMismatch))
@@ -630,6 +637,7 @@ func (rr *recordReader) fetch(ctx context.Context, key, where string, t kube.Tar
 				where, o.Size, rr.bounds.object, config.Size(rr.bounds.perRecord), published.ErrTooLarge)
 		}
 		if f, ok := rr.cached(key, o.Version, t); ok {
+			f.written = o.Modified
 			return f, ""
 		}
 	}
@@ -690,6 +698,9 @@ func (rr *recordReader) fetch(ctx context.Context, key, where string, t kube.Tar
 	f := narrow(rec, t)
 	if listing != nil {
 		rr.keep(key, version, f)
+		// The listing's time, though the GET may have read a newer
+		// version: an earlier bound is only more careful.
+		f.written = listing[key].Modified
 	}
 	return f, ""
 }

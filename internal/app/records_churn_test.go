@@ -39,6 +39,9 @@ type listedRecords struct {
 	// stale is what the next GET of a key returns instead of the object
 	// (a store whose GET lags its listing), once.
 	stale map[string][]byte
+	// written is when the store says it wrote a key (its listing's
+	// LastModified); unset, the listing says nothing.
+	written map[string]time.Time
 }
 
 func etag(b []byte) string { return fmt.Sprintf("%q", fmt.Sprintf("%x", md5.Sum(b))) }
@@ -59,7 +62,7 @@ func (l *listedRecords) List(_ context.Context, prefix string) ([]bucket.Object,
 		if s, ok := l.sizes[k]; ok {
 			size = s
 		}
-		out = append(out, bucket.Object{Key: k, Version: etag(b), Size: size})
+		out = append(out, bucket.Object{Key: k, Version: etag(b), Size: size, Modified: l.written[k]})
 	}
 	return out, nil
 }
@@ -144,6 +147,38 @@ func TestRecordReaderRechecksAnUnchangedRecordsAge(t *testing.T) {
 	}
 	if c.Complete || !strings.Contains(strings.Join(c.Problems, " "), "more than fleet.snapshots.maxAge") {
 		t.Fatalf("a record older than maxAge, from memory: complete %v, %v", c.Complete, c.Problems)
+	}
+}
+
+// The store's clock bounds the record's: a record that says it was read
+// after the store wrote it (an agent whose clock runs ahead, or a record
+// copied back with a new takenAt) is as old as its object, whether it is
+// read or taken from memory, and the report says the agent's clock is
+// ahead.
+func TestRecordReaderBoundsTheReadTimeByTheStores(t *testing.T) {
+	l, now := &listedRecords{memRecords: memRecords{}}, recT0.Add(time.Hour)
+	l.put(t, 20, "uid-1", "", recT0.Add(time.Hour)) // says it was read an hour after the store wrote it
+	l.written = map[string]time.Time{recKey: recT0}
+	rr := listedReader(l, &now)
+	c, _ := pass(rr, nil)
+	if !c.Complete || !c.ReadAt.Equal(recT0) || !strings.Contains(strings.Join(c.Problems, " "), "the agent's clock runs ahead") {
+		t.Fatalf("a record written before its takenAt: complete %v, read at %v, want %v and a note: %v", c.Complete, c.ReadAt, recT0, c.Problems)
+	}
+	now = recT0.Add(3*time.Hour + time.Minute) // maxAge 3h: the object is past it, its takenAt is not
+	c, _ = pass(rr, nil)
+	if c.Complete || !strings.Contains(strings.Join(c.Problems, " "), "the store wrote the record 3h1m0s ago") {
+		t.Fatalf("a record whose object is older than maxAge, from memory: complete %v, %v", c.Complete, c.Problems)
+	}
+	// A store that says nothing leaves the record's own time.
+	l.written = nil
+	rr = listedReader(l, &now)
+	if c, _ = pass(rr, nil); !c.Complete || !c.ReadAt.Equal(recT0.Add(time.Hour)) {
+		t.Fatalf("no store time: complete %v, read at %v: %v", c.Complete, c.ReadAt, c.Problems)
+	}
+	// A store that wrote the object after its takenAt changes nothing.
+	l.written = map[string]time.Time{recKey: recT0.Add(2 * time.Hour)}
+	if c, _ = pass(rr, nil); !c.Complete || !c.ReadAt.Equal(recT0.Add(time.Hour)) || strings.Contains(strings.Join(c.Problems, " "), "clock") {
+		t.Fatalf("written after its takenAt: complete %v, read at %v: %v", c.Complete, c.ReadAt, c.Problems)
 	}
 }
 

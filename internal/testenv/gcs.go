@@ -30,8 +30,10 @@ type GCSGrant struct {
 type GCSServer struct {
 	// URL is its root (http://127.0.0.1:PORT); the JSON API is under
 	// URL/storage/v1/.
-	URL  string
-	proc *process
+	URL string
+	// Clock is the time it stamps objects with.
+	Clock StoreClock
+	proc  *process
 }
 
 // StartGCS starts a gcsserver with buckets, its log under dir. With a
@@ -39,7 +41,8 @@ type GCSServer struct {
 // without one, everything is allowed. It is killed by Stop, or when the
 // test process exits.
 func StartGCS(ctx context.Context, dir string, policy map[string]GCSGrant, buckets ...string) (*GCSServer, error) {
-	args := []string{"-buckets", strings.Join(buckets, ",")}
+	clock := StoreClock{file: filepath.Join(dir, "gcs-clock")}
+	args := []string{"-buckets", strings.Join(buckets, ","), "-clock", clock.file}
 	if policy != nil {
 		raw, err := json.Marshal(policy)
 		if err != nil {
@@ -55,7 +58,7 @@ func StartGCS(ctx context.Context, dir string, policy map[string]GCSGrant, bucke
 	if err != nil {
 		return nil, err
 	}
-	return &GCSServer{URL: u, proc: p}, nil
+	return &GCSServer{URL: u, Clock: clock, proc: p}, nil
 }
 
 // Endpoint is the JSON API's base URL, as a client's endpoint option

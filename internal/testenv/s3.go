@@ -26,8 +26,10 @@ type S3Grant struct {
 // S3Server is a running s3server.
 type S3Server struct {
 	// URL is its endpoint, path-style (http://127.0.0.1:PORT).
-	URL  string
-	proc *process
+	URL string
+	// Clock is the time it stamps objects with.
+	Clock StoreClock
+	proc  *process
 }
 
 // StartS3 starts an s3server with buckets, its log under dir. With a
@@ -35,7 +37,8 @@ type S3Server struct {
 // AccessDenied); without one, everything is allowed. It is killed by Stop,
 // or when the test process exits.
 func StartS3(ctx context.Context, dir string, policy map[string]S3Grant, buckets ...string) (*S3Server, error) {
-	args := []string{"-buckets", strings.Join(buckets, ",")}
+	clock := StoreClock{file: filepath.Join(dir, "s3-clock")}
+	args := []string{"-buckets", strings.Join(buckets, ","), "-clock", clock.file}
 	if policy != nil {
 		raw, err := json.Marshal(policy)
 		if err != nil {
@@ -51,7 +54,7 @@ func StartS3(ctx context.Context, dir string, policy map[string]S3Grant, buckets
 	if err != nil {
 		return nil, err
 	}
-	return &S3Server{URL: u, proc: p}, nil
+	return &S3Server{URL: u, Clock: clock, proc: p}, nil
 }
 
 // startServing starts the test binary name with args, its stderr to

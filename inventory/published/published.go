@@ -272,6 +272,24 @@ type Expect struct {
 	// MaxAge is how old a record may be at Now.
 	MaxAge time.Duration
 	Now    time.Time
+	// Written is when the store wrote the record's object (S3's
+	// LastModified, GCS's updated; zero if unknown): it bounds the
+	// record's read time (ReadAt).
+	Written time.Time
+}
+
+// ClockSkew is how far an agent's clock may be from the deleter's or
+// the store's before its record's time is doubted.
+const ClockSkew = 5 * time.Minute
+
+// ReadAt is when the record was read, as far as a reader can tell: its
+// takenAt, or the time the store wrote it if that is earlier. An agent
+// whose clock runs ahead cannot make its record younger than its object.
+func (r *Record) ReadAt(written time.Time) time.Time {
+	if !written.IsZero() && written.Before(r.TakenAt) {
+		return written
+	}
+	return r.TakenAt
 }
 
 // ErrMismatch marks a record of another cluster than the one expected.
@@ -297,13 +315,17 @@ func (r *Record) Check(e Expect) []string {
 	if id.KubeSystemUID == "" {
 		out = append(out, "the record names no kube-system namespace UID, so reclaim cannot tell which cluster wrote it")
 	}
-	switch age := e.Now.Sub(r.TakenAt); {
+	read := r.ReadAt(e.Written)
+	switch age := e.Now.Sub(read); {
 	case r.TakenAt.IsZero():
 		out = append(out, "the record has no read time")
+	case e.Now.Sub(r.TakenAt) < -ClockSkew:
+		out = append(out, fmt.Sprintf("the record says it was read at %s, in the future: the agent's clock or the record is wrong", r.TakenAt.UTC().Format(time.RFC3339)))
+	case age > e.MaxAge && !read.Equal(r.TakenAt):
+		out = append(out, fmt.Sprintf("the store wrote the record %s ago (at %s, though it says it was read at %s), more than fleet.snapshots.maxAge %s: is the cluster's agent running, and its clock right?",
+			age.Round(time.Minute), read.UTC().Format(time.RFC3339), r.TakenAt.UTC().Format(time.RFC3339), e.MaxAge))
 	case age > e.MaxAge:
 		out = append(out, fmt.Sprintf("the record was read %s ago (at %s), more than fleet.snapshots.maxAge %s: is the cluster's agent running?", age.Round(time.Minute), r.TakenAt.UTC().Format(time.RFC3339), e.MaxAge))
-	case age < -5*time.Minute:
-		out = append(out, fmt.Sprintf("the record says it was read at %s, in the future: the agent's clock or the record is wrong", r.TakenAt.UTC().Format(time.RFC3339)))
 	}
 	return out
 }

@@ -100,16 +100,17 @@ func TestCheck(t *testing.T) {
 		edit func(*published.Record, *published.Expect)
 		want string
 	}{
-		"stale":           {func(_ *published.Record, e *published.Expect) { e.Now = t0.Add(3 * time.Hour) }, "maxAge"},
-		"future":          {func(_ *published.Record, e *published.Expect) { e.Now = t0.Add(-time.Hour) }, "in the future"},
-		"no time":         {func(r *published.Record, _ *published.Expect) { r.TakenAt = time.Time{} }, "no read time"},
-		"another name":    {func(r *published.Record, _ *published.Expect) { r.Cluster.Name = "prod-b" }, "another cluster"},
-		"another account": {func(r *published.Record, _ *published.Expect) { r.Cluster.Account = "210987654321" }, "another cluster"},
-		"another region":  {func(r *published.Record, _ *published.Expect) { r.Cluster.Location = "us-west-2" }, "another cluster"},
-		"another CA":      {func(r *published.Record, _ *published.Expect) { r.Cluster.CA = "cd34" }, "CA"},
-		"another UID":     {func(r *published.Record, _ *published.Expect) { r.Cluster.KubeSystemUID = "uid-2" }, "kube-system"},
-		"no UID":          {func(r *published.Record, e *published.Expect) { r.Cluster.KubeSystemUID, e.KubeSystemUID = "", "" }, "no kube-system"},
-		"no CA":           {func(r *published.Record, e *published.Expect) { r.Cluster.CA, e.CA = "", "" }, "no API server CA"},
+		"stale":            {func(_ *published.Record, e *published.Expect) { e.Now = t0.Add(3 * time.Hour) }, "maxAge"},
+		"written long ago": {func(_ *published.Record, e *published.Expect) { e.Written = t0.Add(-2 * time.Hour) }, "the store wrote the record 3h0m0s ago"},
+		"future":           {func(_ *published.Record, e *published.Expect) { e.Now = t0.Add(-time.Hour) }, "in the future"},
+		"no time":          {func(r *published.Record, _ *published.Expect) { r.TakenAt = time.Time{} }, "no read time"},
+		"another name":     {func(r *published.Record, _ *published.Expect) { r.Cluster.Name = "prod-b" }, "another cluster"},
+		"another account":  {func(r *published.Record, _ *published.Expect) { r.Cluster.Account = "210987654321" }, "another cluster"},
+		"another region":   {func(r *published.Record, _ *published.Expect) { r.Cluster.Location = "us-west-2" }, "another cluster"},
+		"another CA":       {func(r *published.Record, _ *published.Expect) { r.Cluster.CA = "cd34" }, "CA"},
+		"another UID":      {func(r *published.Record, _ *published.Expect) { r.Cluster.KubeSystemUID = "uid-2" }, "kube-system"},
+		"no UID":           {func(r *published.Record, e *published.Expect) { r.Cluster.KubeSystemUID, e.KubeSystemUID = "", "" }, "no kube-system"},
+		"no CA":            {func(r *published.Record, e *published.Expect) { r.Cluster.CA, e.CA = "", "" }, "no API server CA"},
 	} {
 		r, e := record(), expect
 		tc.edit(&r, &e)

@@ -11,6 +11,12 @@
 // as the bearer token names its issuer too. Signatures are not checked:
 // this stands in for IAM's grants, not for Google's authentication.
 //
+// With -clock, the time objects are said to be written (updated,
+// timeCreated) is the real time plus the offset the file holds at the
+// upload, so that a test whose clock is simulated moves the store's with
+// it: fake-gcs-server stamps the real time, and this restamps what it
+// answers.
+//
 // It prints its URL on the first line of its output.
 package main
 
@@ -26,10 +32,13 @@ import (
 	"mime/multipart"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"slices"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/fsouza/fake-gcs-server/fakestorage"
 )
@@ -51,6 +60,7 @@ func main() {
 	addr := flag.String("addr", "127.0.0.1:0", "listen address")
 	policyFile := flag.String("policy", "", "JSON file: identity -> {read: [bucket/prefix...], write: [...]}; without it every request is allowed")
 	buckets := flag.String("buckets", "", "comma-separated buckets to create")
+	clockFile := flag.String("clock", "", "file holding the offset (a Go duration) of the store's clock from the real one; none: the real time")
 	flag.Parse()
 
 	l, err := net.Listen("tcp", *addr)
@@ -78,7 +88,10 @@ func main() {
 			log.Fatalf("%s: %v", *policyFile, err)
 		}
 	}
-	gcs := srv.HTTPHandler()
+	var gcs http.Handler = srv.HTTPHandler()
+	if *clockFile != "" {
+		gcs = &restamp{next: gcs, clock: *clockFile, at: map[string]string{}}
+	}
 	fmt.Printf("%s\n", base)
 	log.Fatal(http.Serve(l, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/token" {
@@ -260,4 +273,78 @@ func fail(w http.ResponseWriter, code int, msg, reason string) {
 	w.WriteHeader(code)
 	_ = json.NewEncoder(w).Encode(map[string]any{"error": map[string]any{"code": code, "message": msg,
 		"errors": []map[string]string{{"message": msg, "domain": "global", "reason": reason}}}})
+}
+
+// restamp stamps each object uploaded through it with the store's clock
+// (by bucket, name and generation) and answers that time as the object's
+// updated and timeCreated when it is listed or read.
+type restamp struct {
+	next  http.Handler
+	clock string // the file holding the offset
+	mu    sync.Mutex
+	at    map[string]string
+}
+
+func (s *restamp) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	upload := r.Method == http.MethodPost && strings.HasPrefix(r.URL.Path, "/upload/storage/v1/b/")
+	read := r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, "/storage/v1/b/")
+	if !upload && !read {
+		s.next.ServeHTTP(w, r)
+		return
+	}
+	rec := httptest.NewRecorder()
+	s.next.ServeHTTP(rec, r)
+	body := rec.Body.Bytes()
+	if rec.Code == http.StatusOK {
+		var doc map[string]any
+		if err := json.Unmarshal(body, &doc); err == nil {
+			items, _ := doc["items"].([]any)
+			if _, ok := doc["name"]; ok {
+				items = append(items, doc)
+			}
+			for _, it := range items {
+				if o, ok := it.(map[string]any); ok {
+					s.object(o, upload)
+				}
+			}
+			if b, err := json.Marshal(doc); err == nil {
+				body = b
+			}
+		}
+	}
+	for k, v := range rec.Header() {
+		w.Header()[k] = v
+	}
+	w.Header().Del("Content-Length")
+	w.WriteHeader(rec.Code)
+	_, _ = w.Write(body)
+}
+
+// object stamps o (an upload's answer) or restamps it (a listing's item or
+// a read's answer) with the time its upload was stamped.
+func (s *restamp) object(o map[string]any, upload bool) {
+	key := fmt.Sprintf("%v/%v#%v", o["bucket"], o["name"], o["generation"])
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if upload {
+		s.at[key] = s.now().UTC().Format(time.RFC3339Nano)
+	}
+	if at, ok := s.at[key]; ok {
+		o["updated"], o["timeCreated"] = at, at
+	}
+}
+
+// now is the real time plus the clock file's offset (none if unreadable).
+func (s *restamp) now() time.Time {
+	now := time.Now()
+	raw, err := os.ReadFile(s.clock)
+	if err != nil {
+		return now
+	}
+	d, err := time.ParseDuration(strings.TrimSpace(string(raw)))
+	if err != nil {
+		log.Printf("clock %s: %v", s.clock, err)
+		return now
+	}
+	return now.Add(d)
 }

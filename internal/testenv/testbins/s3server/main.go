@@ -3,7 +3,10 @@
 // stand-in for IAM. With -policy, each access key may read and write only
 // the key prefixes the policy grants it, as a bucket policy scoped per
 // cluster would; a request without a granted key gets S3's 403
-// AccessDenied. It prints its URL on the first line of its output.
+// AccessDenied. With -clock, the time it stamps on objects (LastModified)
+// is the real time plus the offset the file holds, so that a test whose
+// clock is simulated moves the store's with it. It prints its URL on the
+// first line of its output.
 package main
 
 import (
@@ -16,6 +19,7 @@ import (
 	"os"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/johannesboyne/gofakes3"
 	"github.com/johannesboyne/gofakes3/backend/s3mem"
@@ -33,9 +37,10 @@ func main() {
 	addr := flag.String("addr", "127.0.0.1:0", "listen address")
 	policyFile := flag.String("policy", "", "JSON file: access key -> {read: [bucket/prefix...], write: [...]}; without it every request is allowed")
 	buckets := flag.String("buckets", "", "comma-separated buckets to create")
+	clockFile := flag.String("clock", "", "file holding the offset (a Go duration) of the store's clock from the real one; none: the real time")
 	flag.Parse()
 
-	backend := s3mem.New()
+	backend := s3mem.New(s3mem.WithTimeSource(offsetClock(*clockFile)))
 	for _, b := range strings.Split(*buckets, ",") {
 		if b != "" {
 			if err := backend.CreateBucket(b); err != nil {
@@ -99,3 +104,27 @@ func allowed(policy map[string]grant, r *http.Request) bool {
 	}
 	return false
 }
+
+// offsetClock is the store's time: the real time plus the offset its file
+// holds when read (no file: none). Only objects' times follow it; requests'
+// signatures are checked against the real time, as the SDK signs them.
+type offsetClock string
+
+func (c offsetClock) Now() time.Time {
+	now := time.Now()
+	if c == "" {
+		return now
+	}
+	raw, err := os.ReadFile(string(c))
+	if err != nil {
+		return now
+	}
+	d, err := time.ParseDuration(strings.TrimSpace(string(raw)))
+	if err != nil {
+		log.Printf("clock %s: %v", c, err)
+		return now
+	}
+	return now.Add(d)
+}
+
+func (c offsetClock) Since(t time.Time) time.Duration { return c.Now().Sub(t) }
