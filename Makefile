@@ -36,12 +36,15 @@ testbins:
 
 # The email end-to-end test sends to a real SMTP server, Debian's
 # python3-aiosmtpd, and the email's HTML is laid out by Debian's headless
-# chromium; both installed here when missing (needs root and apt-get).
+# chromium; the demo's metrics are checked by Debian's promtool (package
+# prometheus); all installed here when missing (needs root and apt-get).
 testdeps:
 	@/usr/bin/python3 -c 'import aiosmtpd' 2>/dev/null || python3 -c 'import aiosmtpd' 2>/dev/null || \
 		{ apt-get update && apt-get install -y python3-aiosmtpd; }
 	@command -v chromium >/dev/null 2>&1 || \
 		{ apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium; }
+	@command -v promtool >/dev/null 2>&1 || \
+		{ apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends prometheus; }
 
 # Everything, including the end-to-end tests in ./e2e against real apiservers
 # and a real SMTP server (the e2e package runs for about 15 minutes: the

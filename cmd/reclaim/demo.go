@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -22,7 +23,7 @@ import (
 
 func demoCmd(stdout, stderr io.Writer) *cobra.Command {
 	var out outputFlags
-	var emailFiles string
+	var emailFiles, textfile string
 	c := &cobra.Command{
 		Use:   "demo",
 		Short: "Dry-run against an embedded simulated fleet: a GCE fake and two clusters",
@@ -31,9 +32,18 @@ func demoCmd(stdout, stderr io.Writer) *cobra.Command {
 			if err := out.check(); err != nil {
 				return err
 			}
+			start := time.Now()
 			rep, err := demo.Run(cmd.Context(), stderr, out.logger(io.Discard))
 			if err != nil {
 				return err
+			}
+			if textfile != "" {
+				// As reclaim run writes them: what a dashboard and the
+				// alert rules read, seen before anything is deployed.
+				if err := exportMetrics(cmd.Context(), rep, time.Since(start), textfile, "", "", nil); err != nil {
+					return err
+				}
+				fmt.Fprintf(stderr, "demo: the run's Prometheus metrics are in %s (promtool check metrics < %[1]s).\n\n", textfile)
 			}
 			if emailFiles != "" {
 				if err := writeDemoEmail(emailFiles, rep); err != nil {
@@ -46,6 +56,7 @@ func demoCmd(stdout, stderr io.Writer) *cobra.Command {
 	}
 	out.add(c)
 	c.Flags().StringVar(&emailFiles, "email-files", "", "also write the report email's bodies to PREFIX.html and PREFIX.txt")
+	c.Flags().StringVar(&textfile, "metrics-textfile", "", "also write the demo run's Prometheus metrics to this file, as reclaim run does")
 	return c
 }
 

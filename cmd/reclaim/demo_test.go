@@ -3,7 +3,11 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -42,5 +46,33 @@ func TestDemoJSONIsVersioned(t *testing.T) {
 func TestUnknownOutputFormat(t *testing.T) {
 	if _, _, err := execute("demo", "-o", "yaml"); err == nil || !strings.Contains(err.Error(), "use text or json") {
 		t.Fatal(err)
+	}
+}
+
+// reclaim demo --metrics-textfile writes the run's metrics as reclaim run
+// does, and Prometheus's own checker (Debian's promtool, installed by
+// make testdeps) accepts them.
+func TestDemoMetricsTextfilePassesPromtool(t *testing.T) {
+	promtool, err := exec.LookPath("promtool")
+	if err != nil {
+		t.Fatal("no promtool: run make testdeps (Debian's prometheus package)")
+	}
+	f := filepath.Join(t.TempDir(), "reclaim.prom")
+	if _, _, err := execute("demo", "--metrics-textfile", f); err != nil {
+		t.Fatal(err)
+	}
+	body, err := os.ReadFile(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"reclaim_run_duration_seconds", "reclaim_gce_quota_used_ratio", "reclaim_subnet_ips", `kind="gce-disk"`} {
+		if !strings.Contains(string(body), want) {
+			t.Fatalf("the demo's metrics lack %s:\n%.2000s", want, body)
+		}
+	}
+	cmd := exec.Command(promtool, "check", "metrics")
+	cmd.Stdin = bytes.NewReader(body)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("promtool check metrics: %v\n%s", err, out)
 	}
 }
