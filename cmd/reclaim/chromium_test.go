@@ -64,19 +64,7 @@ const measureBreaks = `<script>
 // chromium (make testdeps installs it); CI fails without it, a developer's
 // machine skips.
 func TestEmailWordsStayWholeInChromium(t *testing.T) {
-	browser := ""
-	for _, b := range []string{"chromium", "chromium-browser", "google-chrome"} {
-		if p, err := exec.LookPath(b); err == nil {
-			browser = p
-			break
-		}
-	}
-	if browser == "" {
-		if os.Getenv("CI") != "" {
-			t.Fatal("chromium is not installed: make testdeps installs it")
-		}
-		t.Skip("chromium is not installed (make testdeps installs it)")
-	}
+	browser := chromium(t)
 	page, err := os.ReadFile(filepath.Join("testdata", "demo-report.html"))
 	if err != nil {
 		t.Fatal(err)
@@ -123,6 +111,22 @@ func TestEmailWordsStayWholeInChromium(t *testing.T) {
 	if len(got.Broken) > 0 {
 		t.Errorf("%d of %d words broken inside at 600 px, e.g. %q", len(got.Broken), got.Words, got.Broken[:min(10, len(got.Broken))])
 	}
+}
+
+// chromium is the headless browser's path: CI fails without it, a
+// developer's machine skips.
+func chromium(t *testing.T) string {
+	t.Helper()
+	for _, b := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(b); err == nil {
+			return p
+		}
+	}
+	if os.Getenv("CI") != "" {
+		t.Fatal("chromium is not installed: make testdeps installs it")
+	}
+	t.Skip("chromium is not installed (make testdeps installs it)")
+	return ""
 }
 
 func unescapeHTML(s string) string {

@@ -66,19 +66,7 @@ and the process exits 0, all within daemon.shutdownTimeout.`,
 				announce(ctx, r, rep, rs, log)
 				observeDeliveries(m, rs)
 			}
-			nouns, optOut := kindWords(cfg)
-			html := func(rep *report.Report) (string, error) {
-				opt := emailOptions(cfg, 50, nouns, optOut)
-				if next := nextRun(cfg); next != nil && rep.Plan != nil {
-					opt.NextRun = next(rep.Plan.GeneratedAt)
-				}
-				c, err := email.Render(rep, notify.Previous{}, opt)
-				if err != nil {
-					return "", err
-				}
-				return c.HTML, nil
-			}
-			o := daemon.Options{Apply: apply, Kinds: app.KindNames(), Gauges: app.Gauges(), Log: log, Deliver: notifyTo, HTML: html}
+			o := daemon.Options{Apply: apply, Kinds: app.KindNames(), Gauges: app.Gauges(), Log: log, Deliver: notifyTo, HTML: reportPage(cfg)}
 			if agent && cfg.Fleet.Snapshots != nil {
 				// Watch mode: publish within a minute of a change, and
 				// every heartbeat, so deleters may delete on the record.
@@ -97,4 +85,21 @@ and the process exits 0, all within daemon.shutdownTimeout.`,
 	c.Flags().BoolVar(&logJSON, "log-json", false, "write logs to stderr as JSON (for log collectors)")
 	c.Flags().StringVar(&listen, "listen", "", "address of the HTTP endpoints (overrides daemon.listen)")
 	return c
+}
+
+// reportPage renders a report as the daemon's page and /report?format=html
+// serve it: the report email's HTML body, as a first report to a target.
+func reportPage(cfg *config.Config) func(*report.Report) (string, error) {
+	nouns, optOut := kindWords(cfg)
+	return func(rep *report.Report) (string, error) {
+		opt := emailOptions(cfg, 50, nouns, optOut)
+		if next := nextRun(cfg); next != nil && rep.Plan != nil {
+			opt.NextRun = next(rep.Plan.GeneratedAt)
+		}
+		c, err := email.Render(rep, notify.Previous{}, opt)
+		if err != nil {
+			return "", err
+		}
+		return c.HTML, nil
+	}
 }

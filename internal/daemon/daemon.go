@@ -471,9 +471,11 @@ func (d *Daemon) setReady(why string) {
 	}
 }
 
-// Handler serves /metrics, /healthz, /readyz and /report.
+// Handler serves the report page at /, and /metrics, /healthz, /readyz
+// and /report.
 func (d *Daemon) Handler() http.Handler {
 	mux := http.NewServeMux()
+	mux.HandleFunc("GET /{$}", d.page)
 	mux.Handle("GET /metrics", promhttp.HandlerFor(d.reg, promhttp.HandlerOpts{Registry: d.reg}))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")

@@ -324,6 +324,9 @@ func TestReadyzMetricsAndReport(t *testing.T) {
 	if code, _ := get(t, d, "/report"); code != http.StatusServiceUnavailable {
 		t.Fatalf("/report before the first pass: %d, want 503", code)
 	}
+	if code, body := get(t, d, "/"); code != http.StatusServiceUnavailable || !strings.Contains(body, "No report yet") {
+		t.Fatalf("/ before the first pass: %d %s, want 503 saying so", code, body)
+	}
 	if code, _ := get(t, d, "/healthz"); code != http.StatusOK {
 		t.Fatalf("/healthz: %d", code)
 	}
@@ -419,6 +422,20 @@ func TestReadyzMetricsAndReport(t *testing.T) {
 	}
 	if code, body := get(t, d, "/report?format=html"); code != http.StatusOK || body != fmt.Sprintf("<p>%d decisions</p>", len(rep.Plan.Decisions)) {
 		t.Errorf("/report?format=html: %d %q", code, body)
+	}
+	// The page: the same HTML under a bar naming the pass and linking the
+	// other forms; nothing but GET.
+	if code, body := get(t, d, "/"); code != http.StatusOK || !strings.Contains(body, fmt.Sprintf("<p>%d decisions</p>", len(rep.Plan.Decisions))) ||
+		!strings.Contains(body, `<a href="report">JSON</a>`) || !strings.Contains(body, rep.Plan.GeneratedAt.UTC().Format(time.RFC3339)) {
+		t.Errorf("/: %d %q", code, body)
+	}
+	if resp, err := http.Post("http://"+d.Addr().String()+"/", "text/plain", strings.NewReader("x")); err != nil || resp.StatusCode != http.StatusMethodNotAllowed {
+		t.Errorf("POST /: %v %v, want 405", resp, err)
+	} else {
+		resp.Body.Close()
+	}
+	if code, _ := get(t, d, "/nothing-here"); code != http.StatusNotFound {
+		t.Errorf("/nothing-here: %d, want 404", code)
 	}
 	if code, _ := get(t, d, "/report?format=xml"); code != http.StatusBadRequest {
 		t.Errorf("/report?format=xml: %d, want 400", code)
