@@ -65,7 +65,7 @@ func TestDemoMetricsTextfilePassesPromtool(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"reclaim_run_duration_seconds", "reclaim_gce_quota_used_ratio", "reclaim_subnet_ips", `kind="gce-disk"`} {
+	for _, want := range []string{"reclaim_run_duration_seconds", "reclaim_gce_quota_used_ratio", "reclaim_subnet_ips", `kind="gce-disk"`, `reclaim_cloud_api_attempts_total{operation="DescribeNetworkInterfaces",service="EC2"}`, `reclaim_source_read_timestamp_seconds{kind="cluster",name="prod-a"}`} {
 		if !strings.Contains(string(body), want) {
 			t.Fatalf("the demo's metrics lack %s:\n%.2000s", want, body)
 		}

@@ -20,6 +20,7 @@ import (
 	"reclaim.dev/reclaim/base/amount"
 	"reclaim.dev/reclaim/base/layout"
 	"reclaim.dev/reclaim/notify/report"
+	"reclaim.dev/reclaim/providers/awsclient"
 	"reclaim.dev/reclaim/reconcile/audit"
 	"reclaim.dev/reclaim/reconcile/engine"
 )
@@ -47,6 +48,7 @@ type Metrics struct {
 	ownerWaste     *gaugeSet
 	savings        *gaugeSet
 	sourceComplete *gaugeSet
+	sourceRead     *gaugeSet
 	breakerTripped prometheus.Gauge
 	incomplete     prometheus.Gauge
 	deletes        *prometheus.CounterVec
@@ -78,6 +80,8 @@ func NewMetrics(reg prometheus.Registerer, kinds []string, gauges []layout.Gauge
 			Help: "Deletions that were due but held back in the last run's plan (caps, breaker, incomplete sources), by resource kind."}, []string{"kind"}),
 		sourceComplete: newGaugeSet(prometheus.GaugeOpts{Name: "reclaim_source_complete",
 			Help: "1 if a source (a cluster, a GCE project, an ECR registry, an EC2 network, a manifest directory...) was read completely in the last run, 0 if not."}, []string{"kind", "name"}),
+		sourceRead: newGaugeSet(prometheus.GaugeOpts{Name: "reclaim_source_read_timestamp_seconds",
+			Help: "Unix time a cluster's view of the last run was read: its record's read time when read from an agent's record (time() minus it is the record's age), the read's start otherwise."}, []string{"kind", "name"}),
 		breakerTripped: prometheus.NewGauge(prometheus.GaugeOpts{Name: "reclaim_plan_breaker_tripped",
 			Help: "1 if the last run's plan tripped the circuit breaker (too many resources due at once), 0 if not."}),
 		incomplete: prometheus.NewGauge(prometheus.GaugeOpts{Name: "reclaim_run_incomplete_sources",
@@ -114,7 +118,7 @@ func NewMetrics(reg prometheus.Registerer, kinds []string, gauges []layout.Gauge
 	}
 	reg.MustRegister(
 		m.decisions.vec, m.held.vec, m.waste.vec, m.ownerWaste.vec, m.savings.vec, m.breakerTripped,
-		m.incomplete, m.sourceComplete.vec,
+		m.incomplete, m.sourceComplete.vec, m.sourceRead.vec, apiCalls{},
 		m.deletes, m.freedBytes,
 		m.lastSuccess, m.lastRun, m.duration, m.runs, m.deliveries,
 	)
@@ -246,13 +250,18 @@ func (m *Metrics) observePlan(p *engine.Plan) {
 
 	incomplete := 0
 	srcs := make([]sample, 0, len(p.Sources))
+	var reads []sample
 	for _, s := range p.Sources {
 		if !s.Complete {
 			incomplete++
 		}
 		srcs = append(srcs, sample{[]string{s.Kind, s.Name}, boolFloat(s.Complete)})
+		if !s.ReadAt.IsZero() {
+			reads = append(reads, sample{[]string{s.Kind, s.Name}, float64(s.ReadAt.UnixNano()) / 1e9})
+		}
 	}
 	m.sourceComplete.replace(srcs)
+	m.sourceRead.replace(reads)
 	m.incomplete.Set(float64(incomplete))
 }
 
@@ -353,4 +362,25 @@ func BuildInfo(version, revision string) prometheus.Collector {
 		ConstLabels: prometheus.Labels{"version": version, "revision": revision, "goversion": runtime.Version()}})
 	g.Set(1)
 	return g
+}
+
+var (
+	apiAttempts = prometheus.NewDesc("reclaim_cloud_api_attempts_total",
+		"Attempts at cloud API calls by the process (retries included), by service and operation: AWS's, as the clients' rate limiters meter them.",
+		[]string{"service", "operation"}, nil)
+	apiThrottled = prometheus.NewDesc("reclaim_cloud_api_throttled_total",
+		"Attempts the cloud API answered with a throttle code (each retried by the adaptive retryer), by service and operation.",
+		[]string{"service", "operation"}, nil)
+)
+
+// apiCalls exports awsclient.Totals at each scrape.
+type apiCalls struct{}
+
+func (apiCalls) Describe(ch chan<- *prometheus.Desc) { ch <- apiAttempts; ch <- apiThrottled }
+
+func (apiCalls) Collect(ch chan<- prometheus.Metric) {
+	for _, t := range awsclient.Totals() {
+		ch <- prometheus.MustNewConstMetric(apiAttempts, prometheus.CounterValue, float64(t.Attempts), t.Service, t.Operation)
+		ch <- prometheus.MustNewConstMetric(apiThrottled, prometheus.CounterValue, float64(t.Throttled), t.Service, t.Operation)
+	}
 }

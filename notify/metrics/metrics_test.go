@@ -155,9 +155,17 @@ func TestObserveExactOutput(t *testing.T) {
 	if r.ExitCode != report.ExitFailed {
 		t.Fatalf("exit code %d, want %d", r.ExitCode, report.ExitFailed)
 	}
+	for i := range r.Plan.Sources {
+		if r.Plan.Sources[i].Name == "argo-prod" {
+			r.Plan.Sources[i].ReadAt = t0.Add(-10 * time.Minute) // its record's read time
+		}
+	}
 	m.Observe(r, 90*time.Second, t0)
 
 	want := `
+# HELP reclaim_source_read_timestamp_seconds Unix time a cluster's view of the last run was read: its record's read time when read from an agent's record (time() minus it is the record's age), the read's start otherwise.
+# TYPE reclaim_source_read_timestamp_seconds gauge
+reclaim_source_read_timestamp_seconds{kind="cluster",name="argo-prod"} 1.7723658e+09
 # HELP reclaim_gce_quota_limit Limit of a regional GCE quota (GB for the disk quotas), as read by the last run. No series while the quota is unknown.
 # TYPE reclaim_gce_quota_limit gauge
 reclaim_gce_quota_limit{metric="SSD_TOTAL_GB",project="proj-a",region="europe-west1"} 2000

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"sync"
 
 	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
@@ -76,8 +77,61 @@ func (p *Metered) HandleFinalize(ctx context.Context, in middleware.FinalizeInpu
 		}
 	}
 	out, md, err := next.HandleFinalize(ctx, in)
-	p.Attempts.record(op, err != nil && IsThrottle(ErrorCode(err)))
+	throttled := err != nil && IsThrottle(ErrorCode(err))
+	p.Attempts.record(op, throttled)
+	process.record(awsmiddleware.GetServiceID(ctx), op, throttled)
 	return out, md, err
+}
+
+// Total is the process's attempts at one operation of one service, and
+// those throttled.
+type Total struct {
+	Service, Operation string
+	Attempts, Throttled int64
+}
+
+// process counts every metered attempt of the process: what its metrics
+// export (a CronJob's process is one run; a daemon's, all its passes).
+var process totals
+
+type totals struct {
+	mu sync.Mutex
+	m  map[[2]string]*Total
+}
+
+func (t *totals) record(service, op string, throttled bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.m == nil {
+		t.m = map[[2]string]*Total{}
+	}
+	k := [2]string{service, op}
+	c := t.m[k]
+	if c == nil {
+		c = &Total{Service: service, Operation: op}
+		t.m[k] = c
+	}
+	c.Attempts++
+	if throttled {
+		c.Throttled++
+	}
+}
+
+// Totals are the process's attempts so far, by service and operation.
+func Totals() []Total {
+	process.mu.Lock()
+	defer process.mu.Unlock()
+	out := make([]Total, 0, len(process.m))
+	for _, c := range process.m {
+		out = append(out, *c)
+	}
+	slices.SortFunc(out, func(a, b Total) int {
+		if a.Service != b.Service {
+			return strings.Compare(a.Service, b.Service)
+		}
+		return strings.Compare(a.Operation, b.Operation)
+	})
+	return out
 }
 
 // CheckPageSize sets a page size left 0 to max, the API maximum, and says
