@@ -86,7 +86,7 @@ func (p *Metered) HandleFinalize(ctx context.Context, in middleware.FinalizeInpu
 // Total is the process's attempts at one operation of one service, and
 // those throttled.
 type Total struct {
-	Service, Operation string
+	Service, Operation  string
 	Attempts, Throttled int64
 }
 
