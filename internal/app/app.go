@@ -132,24 +132,44 @@ func New(ctx context.Context, cfg *config.Config, d Deps) (*Runner, error) {
 	if d.Now == nil {
 		d.Now = time.Now
 	}
-	if r.records != nil {
-		r.records.now = d.Now
-	}
-	if w.snapshots != nil && d.Records == nil {
-		rs, err := openRecords(ctx, w.snapshots, w.bounds, d.Log)
-		if err != nil {
-			return nil, err
-		}
-		d.Records = rs
-	}
-	if r.records != nil {
-		r.records.store = d.Records
+	if err := r.openRecords(ctx, w, &d); err != nil {
+		return nil, err
 	}
 	for _, m := range r.on {
 		if r.plans(m) {
 			r.planned = append(r.planned, m)
 		}
 	}
+	for _, open := range []func(context.Context, wiring, *Deps) error{r.openClouds, r.openDiscovery, r.openClusters, r.openStore, r.openKinds} {
+		if err := open(ctx, w, &d); err != nil {
+			r.Close()
+			return nil, err
+		}
+	}
+	return r, nil
+}
+
+// openRecords opens the store of the agents' records, when the wiring
+// reads or publishes them and none was given.
+func (r *Runner) openRecords(ctx context.Context, w wiring, d *Deps) error {
+	if r.records != nil {
+		r.records.now = d.Now
+	}
+	if w.snapshots != nil && d.Records == nil {
+		rs, err := openRecords(ctx, w.snapshots, w.bounds, d.Log)
+		if err != nil {
+			return err
+		}
+		d.Records = rs
+	}
+	if r.records != nil {
+		r.records.store = d.Records
+	}
+	return nil
+}
+
+// openClouds opens the clients of the clouds the planned kinds read.
+func (r *Runner) openClouds(ctx context.Context, _ wiring, d *Deps) error {
 	// An agent reads its cluster and nothing else: its kinds need no
 	// cloud (k8s-pvc's quota pools are the deleter's business), and its
 	// identity holds no cloud grant.
@@ -157,23 +177,28 @@ func New(ctx context.Context, cfg *config.Config, d Deps) (*Runner, error) {
 	if r.agent {
 		opens = nil
 	}
-	if err := openClouds(ctx, cfg, &d, &r.closers, opens); err != nil {
-		r.Close()
-		return nil, err
-	}
+	return openClouds(ctx, r.cfg, d, &r.closers, opens)
+}
+
+// openDiscovery makes the fleet's discoverers, unless given.
+func (r *Runner) openDiscovery(ctx context.Context, _ wiring, d *Deps) error {
+	cfg := r.cfg
 	r.discovers = !d.Agent && cfg.Fleet.Discover && (d.Discovery != nil || d.Clusters == nil)
 	if d.Discovery == nil && d.Clusters == nil && cfg.Fleet.Discover && !d.Agent {
 		ds, err := Discoverers(ctx, cfg, d.Log)
 		if err != nil {
-			r.Close()
-			return nil, fmt.Errorf("fleet discovery: %w", err)
+			return fmt.Errorf("fleet discovery: %w", err)
 		}
 		d.Discovery = ds
 	}
+	return nil
+}
+
+// openClusters sets how this runner reads clusters, configured or
+// discovered: a deleter with fleet.snapshots from their records, else from
+// their API servers, with the pool's clients; and an agent's publisher.
+func (r *Runner) openClusters(_ context.Context, w wiring, d *Deps) error {
 	pool := kube.NewPool(w.targets)
-	// How this runner reads clusters, configured or discovered: a deleter
-	// with fleet.snapshots from their records, else from their API
-	// servers, with the pool's clients.
 	if r.records != nil {
 		r.read = r.records.read
 	} else {
@@ -193,36 +218,43 @@ func New(ctx context.Context, cfg *config.Config, d Deps) (*Runner, error) {
 	if d.Agent {
 		r.pub = &publisher{cfg: w.snapshots, store: d.Records, target: w.targets[0], client: d.Kube, log: d.Log}
 	}
+	return nil
+}
+
+// openStore opens the state store and the audit log, unless given.
+func (r *Runner) openStore(_ context.Context, _ wiring, d *Deps) error {
 	if d.Store == nil {
-		s, err := StoreFrom(cfg)
+		s, err := StoreFrom(r.cfg)
 		if err != nil {
-			r.Close()
-			return nil, err
+			return err
 		}
 		d.Store = s
 	}
 	if d.Audit == nil {
-		a, err := audit.Open(cfg.Audit.File)
+		a, err := audit.Open(r.cfg.Audit.File)
 		if err != nil {
-			r.Close()
-			return nil, err
+			return err
 		}
 		r.closers = append(r.closers, func() { a.Close() })
 		d.Audit = a
 	}
-	r.d = d
+	return nil
+}
+
+// openKinds makes the planned kinds, with the clients opened.
+func (r *Runner) openKinds(_ context.Context, _ wiring, d *Deps) error {
+	r.d = *d
 	c := &kind.Clients{Kube: d.Kube, Clouds: d.Clients}
 	for _, m := range r.planned {
-		k := m.New(cfg, c)
+		k := m.New(r.cfg, c)
 		if k == nil {
 			// Its On and its New disagree: what the config asks of it
 			// would be silently skipped.
-			r.Close()
-			return nil, fmt.Errorf("kind %s is on, but made nothing from the config", m.Name)
+			return fmt.Errorf("kind %s is on, but made nothing from the config", m.Name)
 		}
 		r.kinds = append(r.kinds, k)
 	}
-	return r, nil
+	return nil
 }
 
 // apiReader reads clusters from their API servers, with the pool's
@@ -261,29 +293,79 @@ func Run(ctx context.Context, cfg *config.Config, d Deps, opt Options) (*report.
 // pass with incomplete sources or failed deletes returns a report whose
 // ExitCode says so.
 func (r *Runner) Once(ctx context.Context, opt Options) (*report.Report, error) {
-	d, cfg := r.d, r.cfg
+	d := r.d
 	if err := r.checkKinds(opt.Only.Kinds); err != nil {
 		return nil, err
 	}
 	id := runID(d.Now())
-	if l, ok := d.Store.(engine.Locker); ok {
-		unlock, err := l.Lock(ctx, "run "+id)
-		if err != nil {
-			return nil, err
-		}
-		defer unlock()
-	}
-	prev, err := d.Store.Load(ctx)
+	unlock, err := lock(ctx, d.Store, id)
 	if err != nil {
 		return nil, err
+	}
+	defer unlock()
+	prev, err := r.load(ctx)
+	if err != nil {
+		return nil, err
+	}
+	start := d.Now()
+	snap, err := r.collect(ctx, opt)
+	if err != nil {
+		return nil, err
+	}
+	var publishErr error
+	if r.pub != nil {
+		if publishErr = r.pub.publish(ctx, &snap); publishErr != nil {
+			d.Log.Error("the cluster's record was not published: the deleters hold what this cluster could use once the last one is older than fleet.snapshots.maxAge", zap.Error(publishErr))
+		}
+	}
+	plan, err := r.plan(&snap, prev, opt)
+	if err != nil {
+		return nil, err
+	}
+	due := 0
+	for _, k := range r.kinds {
+		due += plan.Count(k.Name(), engine.Delete)
+	}
+	d.Log.Info("planned", zap.Bool("dry_run", !opt.Apply), zap.Duration("collect", d.Now().Sub(start)),
+		zap.Int("delete", due), zap.Bool("incomplete", plan.Incomplete), zap.Bool("breaker", plan.BreakerTripped))
+
+	ap := &engine.Applier{Kinds: r.kinds, Store: d.Store, Audit: d.Audit, Log: d.Log, Now: d.Now, RunID: id, MaxConsecutiveFailures: 5, Stop: opt.Stop}
+	out, err := ap.Apply(ctx, plan, opt.Apply)
+	if err != nil {
+		return nil, err
+	}
+	return r.finish(ctx, plan, out, opt, publishErr), nil
+}
+
+// lock holds the state store for run id, when it is one that locks.
+func lock(ctx context.Context, st engine.Store, id string) (unlock func(), err error) {
+	l, ok := st.(engine.Locker)
+	if !ok {
+		return func() {}, nil
+	}
+	return l.Lock(ctx, "run "+id)
+}
+
+// load loads the state, and the records' pins it keeps.
+func (r *Runner) load(ctx context.Context) (engine.State, error) {
+	prev, err := r.d.Store.Load(ctx)
+	if err != nil {
+		return prev, err
 	}
 	if r.records != nil {
 		seen, err := recordPins(prev.Records)
 		if err != nil {
-			return nil, err
+			return prev, err
 		}
 		r.records.begin(seen)
 	}
+	return prev, nil
+}
+
+// collect reads the clouds, the fleet and the clusters, stopped by
+// opt.Stop.
+func (r *Runner) collect(ctx context.Context, opt Options) (inventory.Snapshot, error) {
+	d := r.d
 	co := inventory.CollectOptions{Clusters: d.Clusters, Now: d.Now}
 	co.Clouds = r.cloudReads()
 	// The discoverers of this pass: the runner's, and those their
@@ -299,7 +381,6 @@ func (r *Runner) Once(ctx context.Context, opt Options) (*report.Report, error) 
 			return ls
 		}
 	}
-	start := d.Now()
 	cctx := ctx
 	if opt.Stop != nil {
 		var cancel context.CancelFunc
@@ -312,17 +393,15 @@ func (r *Runner) Once(ctx context.Context, opt Options) (*report.Report, error) 
 	cctx = eks.WithIdentityMemo(ec2.WithRegionsMemo(cctx))
 	snap := inventory.Collect(cctx, co)
 	if cctx.Err() != nil {
-		return nil, fmt.Errorf("run cancelled while collecting: %w", context.Cause(cctx))
+		return snap, fmt.Errorf("run cancelled while collecting: %w", context.Cause(cctx))
 	}
-	if err := checkClusters(opt.Only.Clusters, &snap); err != nil {
-		return nil, err
-	}
-	var publishErr error
-	if r.pub != nil {
-		if publishErr = r.pub.publish(ctx, &snap); publishErr != nil {
-			d.Log.Error("the cluster's record was not published: the deleters hold what this cluster could use once the last one is older than fleet.snapshots.maxAge", zap.Error(publishErr))
-		}
-	}
+	return snap, checkClusters(opt.Only.Clusters, &snap)
+}
+
+// plan builds the pass's plan with its settings, and keeps the records'
+// pins in its state.
+func (r *Runner) plan(snap *inventory.Snapshot, prev engine.State, opt Options) (*engine.Plan, error) {
+	cfg := r.cfg
 	set := engine.Settings{Only: opt.Only, Currency: cfg.Prices.Currency, OwnerLabel: OwnerLabel(cfg), Routes: r.routes,
 		RequireNotice: cfg.Notify != nil && cfg.Notify.RequireNotice}
 	if r.records != nil {
@@ -333,25 +412,21 @@ func (r *Runner) Once(ctx context.Context, opt Options) (*report.Report, error) 
 		set.FreshHint = "is its agent running in watch mode, reclaim daemon --agent, publishing within a minute of a change?"
 		set.SettleHint = "fleet.snapshots.dropSettle " + r.records.cfg.DropSettle.String() + ": a cluster's first records, and a class of evidence new in them, are believed for what they show in use at once, and whole once they have stood that long"
 	}
-	plan := set.Build(&snap, r.kinds, prev, d.Now())
-	report.Show(plan, r.kinds, &snap)
+	plan := set.Build(snap, r.kinds, prev, r.d.Now())
+	report.Show(plan, r.kinds, snap)
 	if r.records != nil {
+		var err error
 		if plan.State.Records, err = recordPinsJSON(r.records.remembered()); err != nil {
 			return nil, err
 		}
 	}
-	due := 0
-	for _, k := range r.kinds {
-		due += plan.Count(k.Name(), engine.Delete)
-	}
-	d.Log.Info("planned", zap.Bool("dry_run", !opt.Apply), zap.Duration("collect", d.Now().Sub(start)),
-		zap.Int("delete", due), zap.Bool("incomplete", plan.Incomplete), zap.Bool("breaker", plan.BreakerTripped))
+	return plan, nil
+}
 
-	ap := &engine.Applier{Kinds: r.kinds, Store: d.Store, Audit: d.Audit, Log: d.Log, Now: d.Now, RunID: id, MaxConsecutiveFailures: 5, Stop: opt.Stop}
-	out, err := ap.Apply(ctx, plan, opt.Apply)
-	if err != nil {
-		return nil, err
-	}
+// finish makes the pass's report; a pass that went well is recorded as the
+// last success.
+func (r *Runner) finish(ctx context.Context, plan *engine.Plan, out *engine.Outcome, opt Options, publishErr error) *report.Report {
+	d := r.d
 	var o *engine.Outcome
 	if opt.Apply {
 		o = out
@@ -367,7 +442,7 @@ func (r *Runner) Once(ctx context.Context, opt Options) (*report.Report, error) 
 			d.Log.Warn("could not record the successful run in the state store", zap.Error(err))
 		}
 	}
-	return rep, nil
+	return rep
 }
 
 // checkKinds refuses a --kind this runner does not plan: a typo would

@@ -132,108 +132,151 @@ func judge(api apiServer, where inventory.Place, c inventory.FleetCluster) (verd
 // reads the kinds that are on rely on (Modules.Reads). apis maps a
 // configured cluster's name to its API server, where it could be read.
 func assembleFleet(cfg *config.Config, reads map[string]bool, discovers bool, ds []Discoverer, listings []inventory.FleetListing, apis map[string]apiServer, clouds map[string]any, now time.Time) fleetPlan {
-	f := inventory.Fleet{Discovery: discovers, Listings: listings}
-	plan := fleetPlan{conflicts: map[string]string{}}
-	taken := map[string]bool{}
-	for i, cl := range cfg.Clusters {
-		taken[cl.Name] = true
-		f.Members = append(f.Members, inventory.FleetMember{Name: cl.Name, Configured: true, State: inventory.MemberRead,
+	a := &assembly{cfg: cfg, reads: reads, ds: ds, apis: apis, clouds: clouds, now: now, taken: map[string]bool{},
+		f: inventory.Fleet{Discovery: discovers, Listings: listings}, plan: fleetPlan{conflicts: map[string]string{}}}
+	a.configured()
+	joined := a.joinByAPI(listings)
+	// Same-name clusters of one scope (GKE names are unique per location,
+	// not per project) are each named with their location, whatever the
+	// order discovery lists them in.
+	a.namesakes = map[string]int{}
+	for _, l := range listings {
+		for _, c := range l.Clusters {
+			a.namesakes[namesakeKey(c)]++
+		}
+	}
+	for li, l := range listings {
+		for ci, c := range l.Clusters {
+			if !joined[li][ci] {
+				a.discovered(li, c)
+			}
+		}
+	}
+	a.declared()
+	a.f.SortMembers()
+	a.plan.fleet = a.f
+	return a.plan
+}
+
+// assembly is the fleet as assembleFleet puts it together.
+type assembly struct {
+	cfg       *config.Config
+	reads     map[string]bool
+	ds        []Discoverer
+	apis      map[string]apiServer
+	clouds    map[string]any
+	now       time.Time
+	f         inventory.Fleet
+	plan      fleetPlan
+	taken     map[string]bool // members' names
+	namesakes map[string]int  // discovered clusters by namesakeKey
+}
+
+// configured makes a member of each configured cluster.
+func (a *assembly) configured() {
+	for i, cl := range a.cfg.Clusters {
+		a.taken[cl.Name] = true
+		a.f.Members = append(a.f.Members, inventory.FleetMember{Name: cl.Name, Configured: true, State: inventory.MemberRead,
 			Rule: fmt.Sprintf("clusters[%d]", i), Where: placeOf(cl), CloudName: cmp.Or(cl.CloudName, cl.Name)})
 	}
-	// First the API servers: a host or CA in common is the same cluster,
-	// whatever the names.
+}
+
+// joinByAPI joins discovered clusters to configured ones by their API
+// servers first: a host or CA in common is the same cluster, whatever the
+// names. It says which discovered clusters it joined.
+func (a *assembly) joinByAPI(listings []inventory.FleetListing) [][]bool {
 	joined := make([][]bool, len(listings))
 	for li, l := range listings {
 		joined[li] = make([]bool, len(l.Clusters))
 		for ci, c := range l.Clusters {
-			for i, cl := range cfg.Clusters {
-				api := apis[cl.Name]
+			for i, cl := range a.cfg.Clusters {
+				api := a.apis[cl.Name]
 				byHost := api.host != "" && c.Endpoint != "" && api.host == hostOf(c.Endpoint)
-				if f.Members[i].Discovered || !byHost && !sharesCA(api.cas, c.CAData) {
+				m := &a.f.Members[i]
+				if m.Discovered || !byHost && !sharesCA(api.cas, c.CAData) {
 					continue
 				}
-				if w := f.Members[i].Where; w.Known() && !w.Agrees(c) {
+				if w := m.Where; w.Known() && !w.Agrees(c) {
 					continue // a declared place that disagrees: judged by name below
 				}
-				f.Members[i].Cloud, f.Members[i].Discovered, joined[li][ci] = c, true, true
+				m.Cloud, m.Discovered, joined[li][ci] = c, true, true
 				break
 			}
 		}
 	}
-	// Same-name clusters of one scope (GKE names are unique per location,
-	// not per project) are each named with their location, whatever the
-	// order discovery lists them in.
-	namesakes := map[string]int{}
-	for _, l := range listings {
-		for _, c := range l.Clusters {
-			namesakes[namesakeKey(c)]++
+	return joined
+}
+
+// byName joins a discovered cluster to the configured one of its cloud
+// name, when judge says they are the same; why says a conflict.
+func (a *assembly) byName(c inventory.FleetCluster) (joined bool, why string) {
+	for i, cl := range a.cfg.Clusters {
+		m := &a.f.Members[i]
+		if m.CloudName != c.Name {
+			continue
 		}
-	}
-	for li, l := range listings {
-		for ci, c := range l.Clusters {
-			if joined[li][ci] {
-				continue
-			}
-			why := ""
-			for i, cl := range cfg.Clusters {
-				if f.Members[i].CloudName != c.Name {
-					continue
-				}
-				if f.Members[i].Discovered {
-					continue // joined to its own discovered cluster: this one is another
-				}
-				v, w := judge(apis[cl.Name], f.Members[i].Where, c)
-				if v == same {
-					f.Members[i].Cloud, f.Members[i].Discovered = c, true
-					joined[li][ci] = true
-				} else if v == conflict {
-					why = fmt.Sprintf("its name %q is also clusters[%d] (%s), but %s — tell them apart: give clusters[%d] the kubeconfig context of this cluster, or its platform, account or project, and location, or a cloudName if it is another cluster", c.Name, i, cl.Name, w, i)
-					plan.conflicts[cl.Name] = fmt.Sprintf("its name %q is also that of the discovered cluster in %s %s, which reclaim cannot tell apart from it (%s): nothing either could use is deleted — give clusters[%d] the kubeconfig context of that cluster, or its platform, account or project, and location, or a cloudName if they are different clusters", c.Name, c.Platform, c.Scope(), w, i)
-				}
-				break
-			}
-			if joined[li][ci] {
-				continue
-			}
-			name := inventory.MemberName(taken, c.Name, c.Place(), namesakes[namesakeKey(c)] > 1)
-			m := inventory.FleetMember{Name: name, Cloud: c, Discovered: true}
-			if why != "" {
-				m.State, m.Rule, m.Reason = inventory.MemberConflict, "clusters[] by name", why
-			} else if o, state, why := outOfScope(cfg.Fleet.OutOfScope, c, now); state != "" {
-				m.State, m.Rule, m.Reason = state, o, why
-			} else if ok, rule := cfg.Fleet.Matches(c.Name, c.Labels); !ok {
-				m.State, m.Rule = inventory.MemberExcluded, rule
-			} else if !cfg.Fleet.ReadDiscovered {
-				m.State, m.Rule = inventory.MemberUnlisted, "fleet.readDiscovered is false"
-			} else {
-				m.State, m.Rule = inventory.MemberRead, fmt.Sprintf("discovered in %s %s", c.Platform, c.Scope())
-				var ts oauth2.TokenSource
-				if li < len(ds) && ds[li].Token != nil {
-					ts = ds[li].Token(c)
-				}
-				plan.read = append(plan.read, discoveredTarget(cfg, reads, name, c, ts, netiface.NetworksIn(clouds)))
-			}
-			f.Members = append(f.Members, m)
+		if m.Discovered {
+			continue // joined to its own discovered cluster: this one is another
 		}
+		v, w := judge(a.apis[cl.Name], m.Where, c)
+		if v == same {
+			m.Cloud, m.Discovered = c, true
+			return true, ""
+		} else if v == conflict {
+			why = fmt.Sprintf("its name %q is also clusters[%d] (%s), but %s — tell them apart: give clusters[%d] the kubeconfig context of this cluster, or its platform, account or project, and location, or a cloudName if it is another cluster", c.Name, i, cl.Name, w, i)
+			a.plan.conflicts[cl.Name] = fmt.Sprintf("its name %q is also that of the discovered cluster in %s %s, which reclaim cannot tell apart from it (%s): nothing either could use is deleted — give clusters[%d] the kubeconfig context of that cluster, or its platform, account or project, and location, or a cloudName if they are different clusters", c.Name, c.Platform, c.Scope(), w, i)
+		}
+		return false, why
 	}
-	// Declarations no discovered cluster matched still answer for the
-	// clusters cloud evidence names (a subnet tag, a disk label) where
-	// they say the cluster lives.
-	for i, o := range cfg.Fleet.OutOfScope {
-		if slices.ContainsFunc(f.Members, func(m inventory.FleetMember) bool { return m.Rule == outOfScopeRule(i) }) {
+	return false, ""
+}
+
+// discovered places a discovered cluster of listing li not joined by its
+// API server: joined by name, or a member of its own — in conflict,
+// out of scope, excluded, unlisted or read.
+func (a *assembly) discovered(li int, c inventory.FleetCluster) {
+	joined, why := a.byName(c)
+	if joined {
+		return
+	}
+	cfg := a.cfg
+	name := inventory.MemberName(a.taken, c.Name, c.Place(), a.namesakes[namesakeKey(c)] > 1)
+	m := inventory.FleetMember{Name: name, Cloud: c, Discovered: true}
+	if why != "" {
+		m.State, m.Rule, m.Reason = inventory.MemberConflict, "clusters[] by name", why
+	} else if o, state, why := outOfScope(cfg.Fleet.OutOfScope, c, a.now); state != "" {
+		m.State, m.Rule, m.Reason = state, o, why
+	} else if ok, rule := cfg.Fleet.Matches(c.Name, c.Labels); !ok {
+		m.State, m.Rule = inventory.MemberExcluded, rule
+	} else if !cfg.Fleet.ReadDiscovered {
+		m.State, m.Rule = inventory.MemberUnlisted, "fleet.readDiscovered is false"
+	} else {
+		m.State, m.Rule = inventory.MemberRead, fmt.Sprintf("discovered in %s %s", c.Platform, c.Scope())
+		var ts oauth2.TokenSource
+		if li < len(a.ds) && a.ds[li].Token != nil {
+			ts = a.ds[li].Token(c)
+		}
+		a.plan.read = append(a.plan.read, discoveredTarget(cfg, a.reads, name, c, ts, netiface.NetworksIn(a.clouds)))
+	}
+	a.f.Members = append(a.f.Members, m)
+}
+
+// declared adds the out-of-scope declarations no discovered cluster
+// matched: they still answer for the clusters cloud evidence names (a
+// subnet tag, a disk label) where they say the cluster lives.
+func (a *assembly) declared() {
+	for i, o := range a.cfg.Fleet.OutOfScope {
+		if slices.ContainsFunc(a.f.Members, func(m inventory.FleetMember) bool { return m.Rule == outOfScopeRule(i) }) {
 			continue
 		}
 		m := inventory.FleetMember{Name: o.Name, State: inventory.MemberOutOfScope, Reason: o.Reason, Rule: outOfScopeRule(i),
 			Where: declaredPlace(o), CloudName: o.Name}
-		if exp := o.ExpiresAt(); !exp.IsZero() && !now.Before(exp) {
+		if exp := o.ExpiresAt(); !exp.IsZero() && !a.now.Before(exp) {
 			m.State, m.Reason = inventory.MemberConflict, expiredWhy(i, o)
 		}
-		m.Name = inventory.MemberName(taken, o.Name, m.Where, false)
-		f.Members = append(f.Members, m)
+		m.Name = inventory.MemberName(a.taken, o.Name, m.Where, false)
+		a.f.Members = append(a.f.Members, m)
 	}
-	f.SortMembers()
-	plan.fleet = f
-	return plan
 }
 
 func namesakeKey(c inventory.FleetCluster) string { return c.Platform + " " + c.Scope() + " " + c.Name }

@@ -76,67 +76,13 @@ func (v *volumeCollector) start(l lister, wg *sync.WaitGroup, cs kubernetes.Inte
 		defer wg.Done()
 		v.pvErr = l.each(resPVs, func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 			return cs.CoreV1().PersistentVolumes().List(ctx, o)
-		}, func(obj runtime.Object) error {
-			pv, ok := obj.(*corev1.PersistentVolume)
-			if !ok {
-				return fmt.Errorf("unexpected %T in PersistentVolume list", obj)
-			}
-			if v.protected(pv.Labels) {
-				v.protectedPVs[pv.Name] = true
-			}
-			key, isGCE, err := PVDisk(pv)
-			if !isGCE {
-				delete(v.pvs, pv.Name) // a re-list may see a changed object
-				return nil
-			}
-			info := &pvInfo{
-				name:      pv.Name,
-				phase:     string(pv.Status.Phase),
-				protected: v.protected(pv.Labels),
-				capGB:     gib(storage(pv.Spec.Capacity)),
-			}
-			if err != nil {
-				info.problem = fmt.Sprintf("pv %s: %v; reclaim cannot tell which disk it references", pv.Name, err)
-				// Fail closed: keep every disk the handle could name, in any
-				// project and zone, by its last path segment.
-				if name := malformedHandleName(pv); name != "" {
-					info.gce, info.disk = true, inventory.DiskKey{Project: inventory.Unspecified, Zone: inventory.Unspecified, Name: name}
-				}
-			} else {
-				info.gce, info.disk = true, key
-			}
-			if cr := pv.Spec.ClaimRef; cr != nil {
-				info.claimNS, info.claim = cr.Namespace, cr.Name
-			}
-			v.pvs[pv.Name] = info
-			return nil
-		})
+		}, v.addPV)
 	}()
 	go func() {
 		defer wg.Done()
 		v.pvcErr = l.each(resPVCs, func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 			return cs.CoreV1().PersistentVolumeClaims(metav1.NamespaceAll).List(ctx, o)
-		}, func(obj runtime.Object) error {
-			pvc, ok := obj.(*corev1.PersistentVolumeClaim)
-			if !ok {
-				return fmt.Errorf("unexpected %T in PersistentVolumeClaim list", obj)
-			}
-			q := storage(pvc.Status.Capacity)
-			if q == nil {
-				q = storage(pvc.Spec.Resources.Requests)
-			}
-			info := &pvcInfo{
-				ns: pvc.Namespace, name: pvc.Name, uid: string(pvc.UID),
-				volume:      pvc.Spec.VolumeName,
-				capGB:       gib(q),
-				created:     pvc.CreationTimestamp.Time,
-				terminating: pvc.DeletionTimestamp != nil,
-				protected:   v.protected(pvc.Labels),
-			}
-			info.wfName, info.wfUID = owningWorkflow(pvc.ObjectMeta)
-			v.pvcs[nsKey(pvc.Namespace, pvc.Name)] = info
-			return nil
-		})
+		}, v.addPVC)
 	}()
 	go func() {
 		defer wg.Done()
@@ -160,27 +106,94 @@ func (v *volumeCollector) start(l lister, wg *sync.WaitGroup, cs kubernetes.Inte
 			if workloads != nil {
 				workloads.addPod(pod)
 			}
-			info := &podInfo{ns: pod.Namespace, name: pod.Name, phase: string(pod.Status.Phase)}
-			for _, v := range pod.Spec.Volumes {
-				switch {
-				case v.PersistentVolumeClaim != nil && v.PersistentVolumeClaim.ClaimName != "":
-					info.claims = append(info.claims, v.PersistentVolumeClaim.ClaimName)
-				case v.Ephemeral != nil:
-					// Generic ephemeral volume: the PVC is named <pod>-<volume>.
-					info.claims = append(info.claims, pod.Name+"-"+v.Name)
-				case v.GCEPersistentDisk != nil && v.GCEPersistentDisk.PDName != "":
-					info.inlinePDs = append(info.inlinePDs, v.GCEPersistentDisk.PDName)
-				}
-			}
-			k := nsKey(pod.Namespace, pod.Name)
-			if len(info.claims) == 0 && len(info.inlinePDs) == 0 {
-				delete(v.pods, k)
-				return nil
-			}
-			v.pods[k] = info
+			v.addPod(pod)
 			return nil
 		})
 	}()
+}
+
+// addPV notes a PV of the PV pass: the GCE disk it references, or, when
+// its handle is malformed, every disk the handle could name.
+func (v *volumeCollector) addPV(obj runtime.Object) error {
+	pv, ok := obj.(*corev1.PersistentVolume)
+	if !ok {
+		return fmt.Errorf("unexpected %T in PersistentVolume list", obj)
+	}
+	if v.protected(pv.Labels) {
+		v.protectedPVs[pv.Name] = true
+	}
+	key, isGCE, err := PVDisk(pv)
+	if !isGCE {
+		delete(v.pvs, pv.Name) // a re-list may see a changed object
+		return nil
+	}
+	info := &pvInfo{
+		name:      pv.Name,
+		phase:     string(pv.Status.Phase),
+		protected: v.protected(pv.Labels),
+		capGB:     gib(storage(pv.Spec.Capacity)),
+	}
+	if err != nil {
+		info.problem = fmt.Sprintf("pv %s: %v; reclaim cannot tell which disk it references", pv.Name, err)
+		// Fail closed: keep every disk the handle could name, in any
+		// project and zone, by its last path segment.
+		if name := malformedHandleName(pv); name != "" {
+			info.gce, info.disk = true, inventory.DiskKey{Project: inventory.Unspecified, Zone: inventory.Unspecified, Name: name}
+		}
+	} else {
+		info.gce, info.disk = true, key
+	}
+	if cr := pv.Spec.ClaimRef; cr != nil {
+		info.claimNS, info.claim = cr.Namespace, cr.Name
+	}
+	v.pvs[pv.Name] = info
+	return nil
+}
+
+// addPVC notes a PVC of the PVC pass, and the Workflow that owns it.
+func (v *volumeCollector) addPVC(obj runtime.Object) error {
+	pvc, ok := obj.(*corev1.PersistentVolumeClaim)
+	if !ok {
+		return fmt.Errorf("unexpected %T in PersistentVolumeClaim list", obj)
+	}
+	q := storage(pvc.Status.Capacity)
+	if q == nil {
+		q = storage(pvc.Spec.Resources.Requests)
+	}
+	info := &pvcInfo{
+		ns: pvc.Namespace, name: pvc.Name, uid: string(pvc.UID),
+		volume:      pvc.Spec.VolumeName,
+		capGB:       gib(q),
+		created:     pvc.CreationTimestamp.Time,
+		terminating: pvc.DeletionTimestamp != nil,
+		protected:   v.protected(pvc.Labels),
+	}
+	info.wfName, info.wfUID = owningWorkflow(pvc.ObjectMeta)
+	v.pvcs[nsKey(pvc.Namespace, pvc.Name)] = info
+	return nil
+}
+
+// addPod notes the claims and inline GCE disks a pod of the pod pass
+// mounts.
+func (v *volumeCollector) addPod(pod *corev1.Pod) {
+	info := &podInfo{ns: pod.Namespace, name: pod.Name, phase: string(pod.Status.Phase)}
+	for _, v := range pod.Spec.Volumes {
+		switch {
+		case v.PersistentVolumeClaim != nil && v.PersistentVolumeClaim.ClaimName != "":
+			info.claims = append(info.claims, v.PersistentVolumeClaim.ClaimName)
+		case v.Ephemeral != nil:
+			// Generic ephemeral volume: the PVC is named <pod>-<volume>.
+			info.claims = append(info.claims, pod.Name+"-"+v.Name)
+		case v.GCEPersistentDisk != nil && v.GCEPersistentDisk.PDName != "":
+			info.inlinePDs = append(info.inlinePDs, v.GCEPersistentDisk.PDName)
+		}
+	}
+	k := nsKey(pod.Namespace, pod.Name)
+	if len(info.claims) == 0 && len(info.inlinePDs) == 0 {
+		delete(v.pods, k)
+		return
+	}
+	v.pods[k] = info
 }
 
 // finish says whether the three passes completed, adding their problems.
@@ -201,7 +214,15 @@ func (v *volumeCollector) finish(out *inventory.ClusterRefs, l lister) bool {
 // link records every GCE disk reference (PVs and inline pod volumes, with
 // the pods that mount them) and every Workflow-owned PVC.
 func (v *volumeCollector) link(out *inventory.ClusterRefs, cluster string) {
-	claimPods := map[string][]inventory.PodRef{} // ns/claim -> v.pods
+	claimPods := v.claimPods(out, cluster)
+	v.linkPVs(out, cluster, claimPods)
+	v.linkPVCs(out, cluster, claimPods)
+}
+
+// claimPods are the pods that mount each claim (ns/claim); a pod's inline
+// GCE disks are references of their own.
+func (v *volumeCollector) claimPods(out *inventory.ClusterRefs, cluster string) map[string][]inventory.PodRef {
+	claimPods := map[string][]inventory.PodRef{}
 	for _, p := range v.pods {
 		ref := inventory.PodRef{Namespace: p.ns, Name: p.name, Phase: p.phase}
 		seen := map[string]bool{}
@@ -223,19 +244,26 @@ func (v *volumeCollector) link(out *inventory.ClusterRefs, cluster string) {
 	for _, ps := range claimPods {
 		sortPods(ps)
 	}
-	workflowOf := func(c *pvcInfo) *inventory.WorkflowRef {
-		if c == nil || c.wfName == "" {
-			return nil
-		}
-		return &inventory.WorkflowRef{Namespace: c.ns, Name: c.wfName, UID: c.wfUID}
-	}
-	copyPods := func(p []inventory.PodRef) []inventory.PodRef {
-		if len(p) == 0 {
-			return nil
-		}
-		return append([]inventory.PodRef(nil), p...)
-	}
+	return claimPods
+}
 
+func workflowOf(c *pvcInfo) *inventory.WorkflowRef {
+	if c == nil || c.wfName == "" {
+		return nil
+	}
+	return &inventory.WorkflowRef{Namespace: c.ns, Name: c.wfName, UID: c.wfUID}
+}
+
+func copyPods(p []inventory.PodRef) []inventory.PodRef {
+	if len(p) == 0 {
+		return nil
+	}
+	return append([]inventory.PodRef(nil), p...)
+}
+
+// linkPVs records each GCE PV with the pods of its claim, and the PVs
+// whose disk reclaim could not tell as problems.
+func (v *volumeCollector) linkPVs(out *inventory.ClusterRefs, cluster string, claimPods map[string][]inventory.PodRef) {
 	var badPVs []string
 	for _, pv := range v.pvs {
 		if pv.problem != "" {
@@ -274,7 +302,10 @@ func (v *volumeCollector) link(out *inventory.ClusterRefs, cluster string) {
 		}
 		return nsKey(a.Pods[0].Namespace, a.Pods[0].Name) < nsKey(b.Pods[0].Namespace, b.Pods[0].Name)
 	})
+}
 
+// linkPVCs records each Workflow-owned PVC with its pods and its disk.
+func (v *volumeCollector) linkPVCs(out *inventory.ClusterRefs, cluster string, claimPods map[string][]inventory.PodRef) {
 	for k, c := range v.pvcs {
 		if c.wfName == "" {
 			continue
@@ -295,5 +326,4 @@ func (v *volumeCollector) link(out *inventory.ClusterRefs, cluster string) {
 	sort.Slice(out.PVCs, func(i, j int) bool {
 		return nsKey(out.PVCs[i].Namespace, out.PVCs[i].Name) < nsKey(out.PVCs[j].Namespace, out.PVCs[j].Name)
 	})
-
 }

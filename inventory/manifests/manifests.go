@@ -49,98 +49,117 @@ type Options struct {
 // Uses are deduplicated: one per distinct reference, Where the smallest
 // "manifests:PATH", Users the number of occurrences.
 func Read(ctx context.Context, dir string, opt Options) inventory.ImageSource {
-	out := inventory.ImageSource{Name: "manifests:" + dir, Complete: true}
-	fail := func(format string, a ...any) {
-		out.Complete = false
-		out.Problems = append(out.Problems, fmt.Sprintf(format, a...))
-	}
-	var excludes []exclude
-	for _, p := range opt.Exclude {
-		re, err := glob.Compile(p)
-		if err != nil {
-			out.Problems = append(out.Problems, fmt.Sprintf("exclude pattern %q: %v (it excludes nothing)", p, err))
-			continue
-		}
-		excludes = append(excludes, exclude{re: re, base: !strings.Contains(p, "/")})
-	}
+	w := &walk{ctx: ctx, dir: dir, set: imageref.NewSet(), out: inventory.ImageSource{Name: "manifests:" + dir, Complete: true}}
+	w.compileExcludes(opt.Exclude)
 	st, err := os.Stat(dir)
 	switch {
 	case err != nil:
-		fail("manifests %s: %v", dir, err)
-		return out
+		w.fail("manifests %s: %v", dir, err)
+		return w.out
 	case !st.IsDir():
-		fail("manifests %s: not a directory", dir)
-		return out
+		w.fail("manifests %s: not a directory", dir)
+		return w.out
 	}
-
-	set := imageref.NewSet()
-	err = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if cerr := ctx.Err(); cerr != nil {
-			return cerr
-		}
-		rel, rerr := filepath.Rel(dir, p)
-		if rerr != nil {
-			rel = p
-		}
-		rel = filepath.ToSlash(rel)
-		if err != nil {
-			fail("manifests %s: cannot read %s: %v", dir, rel, unwrapPath(err))
-			return nil // WalkDir skips the unreadable directory and goes on
-		}
-		if rel == "." {
-			return nil
-		}
-		if excluded(rel, excludes) {
-			if d.IsDir() {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if d.IsDir() {
-			if d.Name() == ".git" {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if d.Type()&fs.ModeSymlink != 0 {
-			fi, err := os.Stat(p)
-			if err != nil {
-				if wanted(d.Name()) {
-					fail("manifests %s: cannot read %s: %v", dir, rel, unwrapPath(err))
-				}
-				return nil
-			}
-			if fi.IsDir() {
-				fail("manifests %s: %s is a symbolic link to a directory, which is not followed; add it to exclude, or list its target as a manifests directory of its own", dir, rel)
-				return nil
-			}
-			if !fi.Mode().IsRegular() {
-				return nil
-			}
-		} else if !d.Type().IsRegular() {
-			return nil
-		}
-		if !wanted(d.Name()) {
-			return nil
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			fail("manifests %s: cannot read %s: %v", dir, rel, unwrapPath(err))
-			return nil
-		}
-		out.Files++
-		readFile(set, "manifests:"+rel, strings.EqualFold(filepath.Ext(p), ".json"), data)
-		return nil
-	})
-	if err != nil {
+	if err := filepath.WalkDir(dir, w.visit); err != nil {
 		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-			fail("manifests %s: stopped before the end (%v)", dir, context.Cause(ctx))
+			w.fail("manifests %s: stopped before the end (%v)", dir, context.Cause(ctx))
 		} else {
-			fail("manifests %s: %v", dir, err)
+			w.fail("manifests %s: %v", dir, err)
 		}
 	}
-	out.Images = set.Uses()
-	return out
+	w.out.Images = w.set.Uses()
+	return w.out
+}
+
+// walk is one Read of a directory.
+type walk struct {
+	ctx      context.Context
+	dir      string
+	excludes []exclude
+	set      *imageref.Set
+	out      inventory.ImageSource
+}
+
+// fail makes the source incomplete, saying why.
+func (w *walk) fail(format string, a ...any) {
+	w.out.Complete = false
+	w.out.Problems = append(w.out.Problems, fmt.Sprintf(format, a...))
+}
+
+// compileExcludes compiles the exclude globs; a bad one excludes nothing
+// and is a problem that leaves the source complete.
+func (w *walk) compileExcludes(patterns []string) {
+	for _, p := range patterns {
+		re, err := glob.Compile(p)
+		if err != nil {
+			w.out.Problems = append(w.out.Problems, fmt.Sprintf("exclude pattern %q: %v (it excludes nothing)", p, err))
+			continue
+		}
+		w.excludes = append(w.excludes, exclude{re: re, base: !strings.Contains(p, "/")})
+	}
+}
+
+// visit reads one file of the walk (filepath.WalkDirFunc), skipping what
+// is excluded and .git.
+func (w *walk) visit(p string, d fs.DirEntry, err error) error {
+	if cerr := w.ctx.Err(); cerr != nil {
+		return cerr
+	}
+	rel, rerr := filepath.Rel(w.dir, p)
+	if rerr != nil {
+		rel = p
+	}
+	rel = filepath.ToSlash(rel)
+	if err != nil {
+		w.fail("manifests %s: cannot read %s: %v", w.dir, rel, unwrapPath(err))
+		return nil // WalkDir skips the unreadable directory and goes on
+	}
+	if rel == "." {
+		return nil
+	}
+	if excluded(rel, w.excludes) {
+		if d.IsDir() {
+			return filepath.SkipDir
+		}
+		return nil
+	}
+	if d.IsDir() {
+		if d.Name() == ".git" {
+			return filepath.SkipDir
+		}
+		return nil
+	}
+	if !w.regular(p, d, rel) || !wanted(d.Name()) {
+		return nil
+	}
+	data, err := os.ReadFile(p)
+	if err != nil {
+		w.fail("manifests %s: cannot read %s: %v", w.dir, rel, unwrapPath(err))
+		return nil
+	}
+	w.out.Files++
+	readFile(w.set, "manifests:"+rel, strings.EqualFold(filepath.Ext(p), ".json"), data)
+	return nil
+}
+
+// regular says whether p is a regular file, or a symbolic link to one; a
+// link to a directory is not followed, and says so.
+func (w *walk) regular(p string, d fs.DirEntry, rel string) bool {
+	if d.Type()&fs.ModeSymlink == 0 {
+		return d.Type().IsRegular()
+	}
+	fi, err := os.Stat(p)
+	if err != nil {
+		if wanted(d.Name()) {
+			w.fail("manifests %s: cannot read %s: %v", w.dir, rel, unwrapPath(err))
+		}
+		return false
+	}
+	if fi.IsDir() {
+		w.fail("manifests %s: %s is a symbolic link to a directory, which is not followed; add it to exclude, or list its target as a manifests directory of its own", w.dir, rel)
+		return false
+	}
+	return fi.Mode().IsRegular()
 }
 
 func unwrapPath(err error) error {

@@ -53,7 +53,8 @@ type Journal struct {
 }
 
 // Applier is the only code in reclaim that deletes anything. For every kind,
-// batch by batch: pending mark in the state store → re-read → delete → audit.
+// batch by batch: mark pending in the state store → re-read → snapshot gate
+// → delete → settle, auditing each result.
 // NotFound is success, a skip is never a failure, and one failure streak
 // stops the whole run.
 type Applier struct {
@@ -160,9 +161,14 @@ func (a *Applier) kind(ctx context.Context, k Kind, st *State, p *Plan, batches 
 		res, settled := a.batch(ctx, k, st, p, batch, r, snaps)
 		a.ended(r, res, settled, waited)
 	}
-	par := min(max(k.Limits().Parallel, 1), len(batches))
+	inOrder(len(batches), k.Limits().Parallel, work)
+}
+
+// inOrder runs work(0..n-1), taken in order, par at once.
+func inOrder(n, par int, work func(i int)) {
+	par = min(max(par, 1), n)
 	if par <= 1 {
-		for i := range batches {
+		for i := range n {
 			work(i)
 		}
 		return
@@ -176,7 +182,7 @@ func (a *Applier) kind(ctx context.Context, k Kind, st *State, p *Plan, batches 
 			}
 		})
 	}
-	for i := range batches {
+	for i := range n {
 		next <- i
 	}
 	close(next)
@@ -485,14 +491,13 @@ const (
 )
 
 // batch handles one batch of one kind and returns what it settled (deleted
-// or found gone), in named steps: mark pending, re-read, snapshot gate,
-// the last look (the checks that must hold at the delete call), delete
-// and settle. It holds a.mu except while the kind re-reads and deletes.
+// or found gone), in five steps: mark pending, re-read, snapshot gate,
+// delete (after the last look, lastLook) and settle. It holds a.mu except while the kind re-reads and
+// deletes.
 func (a *Applier) batch(ctx context.Context, k Kind, st *State, p *Plan, batch []*Decision, r *run, snaps map[string]*snapped) (batchResult, []string) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	b := &inFlight{a: a, k: k, st: st, r: r, out: r.out, result: batchNeutral, snapshotOf: map[string]string{},
-		log: a.Log.With(zap.String("kind", k.Name()), zap.Bool("dry_run", false))}
+	b := a.begin(k, st, r)
 	if !b.markPending(ctx, batch) {
 		return batchFailed, nil
 	}
@@ -500,14 +505,18 @@ func (a *Applier) batch(ctx context.Context, k Kind, st *State, p *Plan, batch [
 	if !ok {
 		return batchFailed, nil
 	}
-	if _, ok := k.(Snapshotter); ok {
-		goes = b.snapshotGate(goes, snaps)
-	}
-	goes = b.lastLook(goes, p)
-	if len(goes) == 0 {
+	goes = b.snapshotGate(goes, snaps)
+	if goes = b.lastLook(goes, p); len(goes) == 0 {
 		return b.nothingSent(ctx)
 	}
-	return b.delete(ctx, goes)
+	results, err := b.delete(ctx, goes)
+	return b.settle(ctx, goes, results, err)
+}
+
+// begin starts one batch of k.
+func (a *Applier) begin(k Kind, st *State, r *run) *inFlight {
+	return &inFlight{a: a, k: k, st: st, r: r, out: r.out, result: batchNeutral, snapshotOf: map[string]string{},
+		log: a.Log.With(zap.String("kind", k.Name()), zap.Bool("dry_run", false))}
 }
 
 // inFlight is one batch of one kind while the applier runs it (batch): its
@@ -668,12 +677,16 @@ func (b *inFlight) reread(ctx context.Context, batch []*Decision) ([]*Decision, 
 	return goes, true
 }
 
-// snapshotGate is step 3, the snapshot step's verdict: a resource snapshotted
+// snapshotGate is step 3, the snapshot step's verdict (kinds that snapshot
+// nothing pass it): a resource snapshotted
 // first goes only once its snapshot is done, and its snapshot id goes with
 // the delete's audit line. Whatever the snapshot step did or did not reach
 // is not deleted without its snapshot.
 func (b *inFlight) snapshotGate(goes []*Decision, snaps map[string]*snapped) []*Decision {
-	s := b.k.(Snapshotter)
+	s, ok := b.k.(Snapshotter)
+	if !ok {
+		return goes
+	}
 	ready := goes[:0]
 	for _, d := range goes {
 		if !s.SnapshotFirst(d) {
@@ -743,14 +756,22 @@ func (b *inFlight) nothingSent(ctx context.Context) (batchResult, []string) {
 	return b.result, b.gone
 }
 
-// delete is step 4, the delete call, and step 5, settling each outcome.
-func (b *inFlight) delete(ctx context.Context, goes []*Decision) (batchResult, []string) {
+// delete is step 4, the delete call, made with what passed the last look
+// (lastLook) and without holding the state.
+func (b *inFlight) delete(ctx context.Context, goes []*Decision) ([]Deleted, error) {
 	var results []Deleted
 	var err error
 	b.unlocked(func() { results, err = b.k.Delete(ctx, goes) })
 	if err == nil && len(results) != len(goes) {
 		err = fmt.Errorf("%d results for %d deletes", len(results), len(goes))
 	}
+	return results, err
+}
+
+// settle is step 5: it records what the delete call said of each resource
+// (settleOne), saves what must be saved at once and says how the batch
+// went.
+func (b *inFlight) settle(ctx context.Context, goes []*Decision, results []Deleted, err error) (batchResult, []string) {
 	if err != nil {
 		// Keep the pending marks: if the call did delete, the next run sees
 		// the resources gone and records them then.
@@ -762,7 +783,7 @@ func (b *inFlight) delete(ctx context.Context, goes []*Decision) (batchResult, [
 	}
 	failed := b.snapFailed
 	for i, d := range goes {
-		if !b.settle(d, results[i].Err) {
+		if !b.settleOne(d, results[i].Err) {
 			failed++
 		}
 	}
@@ -778,9 +799,9 @@ func (b *inFlight) delete(ctx context.Context, goes []*Decision) (batchResult, [
 	return b.result, b.gone
 }
 
-// settle records what the provider said of d's delete (outcome.Of); false
-// when it failed.
-func (b *inFlight) settle(d *Decision, err error) bool {
+// settleOne records what the provider said of d's delete (outcome.Of);
+// false when it failed.
+func (b *inFlight) settleOne(d *Decision, err error) bool {
 	snap := b.snapshotOf[d.ID]
 	switch outcome.Of(err) {
 	case outcome.Deleted:
@@ -845,75 +866,95 @@ func (a *Applier) audit(r audit.Record) error {
 // below 0 a row's, made again only when the batch runs); a row's group is
 // its Remaker's (Remaker).
 func planBatches(p *Plan, k Kind) [][]int {
-	size := max(k.Limits().BatchSize, 1)
-	var groups []string
-	byGroup := map[string][]int{}
-	add := func(g string, slot int) {
-		if _, ok := byGroup[g]; !ok {
-			groups = append(groups, g)
-		}
-		byGroup[g] = append(byGroup[g], slot)
+	g := groupDeletes(p, k.Name())
+	g.layerAfter(p)
+	return g.cut(p, max(k.Limits().BatchSize, 1))
+}
+
+// deleteGroups are a kind's deletes by Group, in plan order, and the layer
+// of each that waits or is waited for (After); every other one is in
+// layer 0.
+type deleteGroups struct {
+	groups  []string
+	byGroup map[string][]int // slots
+	layer   map[string]int
+}
+
+func (g *deleteGroups) add(group string, slot int) {
+	if _, ok := g.byGroup[group]; !ok {
+		g.groups = append(g.groups, group)
 	}
-	// layer holds the deletes that wait or are waited for; every other one
-	// is in layer 0.
+	g.byGroup[group] = append(g.byGroup[group], slot)
+}
+
+// groupDeletes finds kind's deletes, decisions first, then rows.
+func groupDeletes(p *Plan, kind string) *deleteGroups {
+	g := &deleteGroups{byGroup: map[string][]int{}, layer: map[string]int{}}
 	waited := map[string]bool{}
 	for i := range p.Decisions {
-		if d := &p.Decisions[i]; d.Kind == k.Name() && d.Action == Delete {
+		if d := &p.Decisions[i]; d.Kind == kind && d.Action == Delete {
 			for _, a := range d.After {
 				waited[a] = true
 			}
 		}
 	}
-	layer := map[string]int{}
 	for i := range p.Decisions {
 		d := &p.Decisions[i]
-		if d.Kind != k.Name() || d.Action != Delete {
+		if d.Kind != kind || d.Action != Delete {
 			continue
 		}
-		add(d.Group, i)
+		g.add(d.Group, i)
 		if len(d.After) > 0 || waited[d.ID] {
-			layer[d.ID] = 0
+			g.layer[d.ID] = 0
 		}
 	}
 	rs := &p.compact
 	for _, j := range rs.order {
 		w := rs.at(int(j))
 		s := &rs.srcs[w.src]
-		if s.kind != k.Name() || rs.lookAt(w).action() != Delete {
+		if s.kind != kind || rs.lookAt(w).action() != Delete {
 			continue
 		}
-		g := s.group // recorded as its rows were put
+		group := s.group // recorded as its rows were put
 		if s.mixed {
-			g = s.remake.Remake(w.item).Group
+			group = s.remake.Remake(w.item).Group
 		}
-		add(g, -int(j)-1)
+		g.add(group, -int(j)-1)
 	}
-	// A decision's layer is one more than the deepest of what it waits for
-	// (bounded, so that a cycle cannot loop forever).
-	for changed, rounds := true, 0; changed && rounds <= len(layer); rounds++ {
+	return g
+}
+
+// layerAfter makes a decision's layer one more than the deepest of what it
+// waits for (bounded, so that a cycle cannot loop forever).
+func (g *deleteGroups) layerAfter(p *Plan) {
+	for changed, rounds := true, 0; changed && rounds <= len(g.layer); rounds++ {
 		changed = false
-		for _, g := range groups {
-			for _, slot := range byGroup[g] {
+		for _, group := range g.groups {
+			for _, slot := range g.byGroup[group] {
 				if slot < 0 {
 					continue
 				}
 				d := &p.Decisions[slot]
 				for _, a := range d.After {
-					if l, ok := layer[a]; ok && layer[d.ID] <= l {
-						layer[d.ID] = l + 1
+					if l, ok := g.layer[a]; ok && g.layer[d.ID] <= l {
+						g.layer[d.ID] = l + 1
 						changed = true
 					}
 				}
 			}
 		}
 	}
+}
+
+// cut makes the batches: group by group, layer by layer, size at most.
+func (g *deleteGroups) cut(p *Plan, size int) [][]int {
 	var out [][]int
-	for _, g := range groups {
+	for _, group := range g.groups {
 		var layers [][]int
-		for _, slot := range byGroup[g] {
+		for _, slot := range g.byGroup[group] {
 			l := 0
 			if slot >= 0 {
-				l = layer[p.Decisions[slot].ID]
+				l = g.layer[p.Decisions[slot].ID]
 			}
 			for len(layers) <= l {
 				layers = append(layers, nil)

@@ -50,59 +50,18 @@ func (s Settings) Build(snap *inventory.Snapshot, kinds []Kind, prev State, now 
 	p := &Plan{Version: SchemaVersion, GeneratedAt: now}
 	o := s.options()
 	next := prev.Clone()
-	srcs := map[string]int{}
-	register := func(s Source) bool {
-		if _, dup := srcs[s.Key()]; dup {
-			return false
-		}
-		srcs[s.Key()] = len(p.Sources)
-		p.Sources = append(p.Sources, s)
-		return true
-	}
-	addSource := func(s Source) {
-		if register(s) && !s.Complete {
-			p.Incomplete = true
-		}
-	}
-	var guarded []string
-	for _, k := range kinds {
-		if g := k.Limits().Guarded; g != "" {
-			guarded = append(guarded, g)
-		}
-	}
-	what := "nothing it could reference is"
-	if len(guarded) > 0 {
-		what = "no " + strings.Join(guarded, " and no ") + " is"
-	}
-	named := make(map[string]int, len(snap.Clusters))
-	for _, c := range snap.Clusters {
-		named[c.Name]++
-	}
-	for _, c := range snap.Clusters {
-		if named[c.Name] > 1 {
-			// A name is a cluster's source key: two reads under one name
-			// cannot be told apart, so neither stands for its cluster.
-			c.Complete = false
-			c.Problems = append(slices.Clip(c.Problems), fmt.Sprintf("%d clusters read this run are named %s, and reclaim cannot tell their reads apart", named[c.Name], c.Name))
-		}
-		addSource(Source{Kind: "cluster", Name: c.Name, Complete: c.Complete, Problems: c.Problems, Items: len(c.PVs),
-			Duration: c.Duration, Unit: "PV references", ReadAt: c.ReadAt, Settles: c.Settles})
-		if !c.Complete {
-			p.Blocked = append(p.Blocked, fmt.Sprintf("cluster %s is incomplete (%s): %s deleted this run",
-				c.Name, strings.Join(c.Problems, "; "), what))
-		}
-		p.addTaps(c, addSource)
-	}
-	p.addFleet(snap.Fleet, snap.Clusters, func(s Source) { register(s) })
+	book := &sourceBook{p: p, at: map[string]int{}}
+	book.clusters(snap.Clusters, guardedWhat(kinds))
+	p.addFleet(snap.Fleet, snap.Clusters, func(s Source) { book.register(s) })
 	props := make([]Proposals, len(kinds))
 	for i, k := range kinds {
 		props[i] = k.Propose(snap, now)
 		for _, s := range props[i].Sources {
-			addSource(s)
+			book.add(s)
 		}
 		p.Blocked = append(p.Blocked, props[i].Blocked...)
 	}
-	p.sourceAt = srcs
+	p.sourceAt = book.at
 	// One decision per proposal: sized once when every kind says how many,
 	// since growing a slice of 200,000 decisions holds the old and the new
 	// array at once. Not from InScope: a registry of a million images
@@ -124,6 +83,13 @@ func (s Settings) Build(snap *inventory.Snapshot, kinds []Kind, prev State, now 
 	p.Currency, p.routed = o.currency, o.routed
 	price(p, kinds)
 	p.compact.sortRows()
+	p.sortDecisions()
+	p.State = next
+	return p
+}
+
+// sortDecisions orders the decisions by kind, deletes first.
+func (p *Plan) sortDecisions() {
 	order := map[Action]int{Delete: 0, Mark: 1, Report: 2, Keep: 3}
 	sort.SliceStable(p.Decisions, func(i, j int) bool {
 		a, b := &p.Decisions[i], &p.Decisions[j]
@@ -132,8 +98,70 @@ func (s Settings) Build(snap *inventory.Snapshot, kinds []Kind, prev State, now 
 		}
 		return order[a.Action] < order[b.Action]
 	})
-	p.State = next
-	return p
+}
+
+// sourceBook is the plan's sources as Build gathers them: each once, by
+// its key (at: its index in Plan.Sources).
+type sourceBook struct {
+	p  *Plan
+	at map[string]int
+}
+
+// register adds s unless a source of its key is in; false when one was.
+func (b *sourceBook) register(s Source) bool {
+	if _, dup := b.at[s.Key()]; dup {
+		return false
+	}
+	b.at[s.Key()] = len(b.p.Sources)
+	b.p.Sources = append(b.p.Sources, s)
+	return true
+}
+
+// add registers s, and an incomplete one makes the plan incomplete.
+func (b *sourceBook) add(s Source) {
+	if b.register(s) && !s.Complete {
+		b.p.Incomplete = true
+	}
+}
+
+// guardedWhat says what no incomplete cluster's kinds delete: "no disk it
+// could reference and no ... is".
+func guardedWhat(kinds []Kind) string {
+	var guarded []string
+	for _, k := range kinds {
+		if g := k.Limits().Guarded; g != "" {
+			guarded = append(guarded, g)
+		}
+	}
+	if len(guarded) == 0 {
+		return "nothing it could reference is"
+	}
+	return "no " + strings.Join(guarded, " and no ") + " is"
+}
+
+// clusters adds each cluster read, and its taps, as sources; an
+// incomplete one blocks what is guarded (what).
+func (b *sourceBook) clusters(clusters []inventory.ClusterRefs, what string) {
+	p := b.p
+	named := make(map[string]int, len(clusters))
+	for _, c := range clusters {
+		named[c.Name]++
+	}
+	for _, c := range clusters {
+		if named[c.Name] > 1 {
+			// A name is a cluster's source key: two reads under one name
+			// cannot be told apart, so neither stands for its cluster.
+			c.Complete = false
+			c.Problems = append(slices.Clip(c.Problems), fmt.Sprintf("%d clusters read this run are named %s, and reclaim cannot tell their reads apart", named[c.Name], c.Name))
+		}
+		b.add(Source{Kind: "cluster", Name: c.Name, Complete: c.Complete, Problems: c.Problems, Items: len(c.PVs),
+			Duration: c.Duration, Unit: "PV references", ReadAt: c.ReadAt, Settles: c.Settles})
+		if !c.Complete {
+			p.Blocked = append(p.Blocked, fmt.Sprintf("cluster %s is incomplete (%s): %s deleted this run",
+				c.Name, strings.Join(c.Problems, "; "), what))
+		}
+		p.addTaps(c, b.add)
+	}
 }
 
 type rules struct {
@@ -499,113 +527,160 @@ func presenceOf(f func(string) Presence, id string) Presence {
 	return f(id)
 }
 
+// decide gives each of a kind's proposals its decision by the rules, then
+// narrows what is due to delete (dependencies, notice, breaker, caps) and
+// forgets the clocks of what is gone.
 func (r *rules) decide(k Kind, pr *Proposals) {
-	lim := k.Limits()
-	kept := map[string]bool{}       // clocks this run decided to keep
-	afterWhy := map[string]string{} // what a decision with After waits for
-	var due []int
-	pr.each(func(it *Proposal) {
-		d := it.decision(k.Name())
-		if it.Protected != "" {
-			// Opted out: kept whatever else the kind said (invariant 5).
-			d.Reason, d.Class = it.Protected, orDefault(d.Class, "protected")
-		}
-		if it.Protected != "" || !it.Candidate {
-			// A non-candidate is kept: only a candidate passes
-			// fail-closed, grace, caps and breaker.
-			d.Action = Keep
-			r.st.DropClock(d.ID)
-			r.put(&d, it)
-			return
-		}
-		d.Owner = r.opt.owner(&d)
-		// A terminal candidate's clock is derived (Proposal.Witnesses) unless
-		// it already has one (kept from before: it drains with the backlog).
-		terminal := derivable(it) && r.st.since(d.ID, it.Identity) == nil
-		d.terminal = terminal
-		if why := r.failClosed(it); why != "" {
-			if !terminal && !r.st.keep(d.ID) {
-				kept[d.ID] = true
-			}
-			r.p.Incomplete = true
-			d.Action, d.Held = Mark, true
-			d.note(r.shared("held: " + why))
-			if terminal {
-				if t, ok := r.st.seen(k.Name(), it.Witnesses, latest(it.CandidateFrom, it.Created)); ok {
-					d.OrphanSince = r.at(t)
-				}
-			} else {
-				d.OrphanSince = r.st.since(d.ID, it.Identity)
-			}
-			r.put(&d, it)
-			return
-		}
-		var since time.Time
-		if terminal {
-			// Seen as this candidate by the first complete reads after it
-			// became one that showed its version; this run when none did.
-			var ok bool
-			if since, ok = r.st.seen(k.Name(), it.Witnesses, latest(it.CandidateFrom, it.Created)); !ok {
-				since = r.now
-			}
-		} else {
-			var packed bool
-			if since, packed = r.st.observe(d.ID, it.Identity, r.now); !packed {
-				kept[d.ID] = true
-			}
-		}
-		d.OrphanSince = r.at(since)
-		if it.ReportOnly {
-			d.Action = Report
-			r.put(&d, it)
-			return
-		}
-		graceEnds := since.Add(lim.Grace)
-		after := latest(graceEnds, it.NotBefore)
-		if !it.Created.IsZero() {
-			after = latest(after, it.Created.Add(lim.MinAge))
-		}
-		d.DeletableAfter = r.at(after)
-		d.Action = Mark
-		switch {
-		case it.Wait != "":
-			d.note(it.Wait)
-		case Young(it.Created, r.now, lim.MinAge):
-			d.note(fmt.Sprintf("younger than min age %s (created %s)", layout.HumanDuration(lim.MinAge), fmtTime(it.Created)))
-		case r.now.Before(graceEnds):
-			d.note(r.graceNote(graceKey{since: since, after: after, grace: lim.Grace}))
-		default:
-			d.Action = Delete
-			d.note(r.graceNote(graceKey{since: since, grace: lim.Grace, due: true}))
-			r.holdOnViews(&d, it, since)
-		}
-		if len(d.After) > 0 {
-			afterWhy[d.ID] = orDefault(it.AfterWhy, "what it depends on")
-		}
-		if slot := r.put(&d, it); d.Action == Delete {
-			due = append(due, slot)
-		}
-	})
-	if pr.Finish != nil {
-		f := pr.Finish()
-		for _, s := range f.Sources {
-			r.p.setSource(s)
-		}
-		r.p.Blocked = append(r.p.Blocked, f.Blocked...)
-		for _, n := range f.Notices {
-			r.p.addNotice(n)
-		}
-		pr.InScope = f.InScope
+	dk := &deciding{k: k, lim: k.Limits(), kept: map[string]bool{}, afterWhy: map[string]string{}}
+	pr.each(func(it *Proposal) { r.decideOne(dk, it) })
+	r.finish(pr)
+	r.narrow(dk, pr.InScope)
+	r.forget(k, pr, dk.kept)
+	r.cover(k, pr)
+}
+
+// deciding is what decide gathers over one kind's proposals.
+type deciding struct {
+	k        Kind
+	lim      Limits
+	kept     map[string]bool   // clocks this run decided to keep
+	afterWhy map[string]string // what a decision with After waits for
+	due      []int             // slots of the deletes due
+}
+
+// decideOne decides one proposal: kept, held (fail closed), reported, or
+// on its clock towards a delete.
+func (r *rules) decideOne(dk *deciding, it *Proposal) {
+	d := it.decision(dk.k.Name())
+	if it.Protected != "" {
+		// Opted out: kept whatever else the kind said (invariant 5).
+		d.Reason, d.Class = it.Protected, orDefault(d.Class, "protected")
 	}
-	due = r.dependencies(due, func(d *Decision) {
+	if it.Protected != "" || !it.Candidate {
+		// A non-candidate is kept: only a candidate passes
+		// fail-closed, grace, caps and breaker.
+		d.Action = Keep
+		r.st.DropClock(d.ID)
+		r.put(&d, it)
+		return
+	}
+	d.Owner = r.opt.owner(&d)
+	// A terminal candidate's clock is derived (Proposal.Witnesses) unless
+	// it already has one (kept from before: it drains with the backlog).
+	d.terminal = derivable(it) && r.st.since(d.ID, it.Identity) == nil
+	if why := r.failClosed(it); why != "" {
+		r.heldClosed(dk, &d, it, why)
+		return
+	}
+	since := r.orphanSince(dk, &d, it)
+	d.OrphanSince = r.at(since)
+	if it.ReportOnly {
+		d.Action = Report
+		r.put(&d, it)
+		return
+	}
+	r.onClock(dk.lim, &d, it, since)
+	if len(d.After) > 0 {
+		dk.afterWhy[d.ID] = orDefault(it.AfterWhy, "what it depends on")
+	}
+	if slot := r.put(&d, it); d.Action == Delete {
+		dk.due = append(dk.due, slot)
+	}
+}
+
+// heldClosed marks a candidate held by fail closed (why), its clock kept.
+func (r *rules) heldClosed(dk *deciding, d *Decision, it *Proposal, why string) {
+	if !d.terminal && !r.st.keep(d.ID) {
+		dk.kept[d.ID] = true
+	}
+	r.p.Incomplete = true
+	d.Action, d.Held = Mark, true
+	d.note(r.shared("held: " + why))
+	if d.terminal {
+		if t, ok := r.st.seen(dk.k.Name(), it.Witnesses, latest(it.CandidateFrom, it.Created)); ok {
+			d.OrphanSince = r.at(t)
+		}
+	} else {
+		d.OrphanSince = r.st.since(d.ID, it.Identity)
+	}
+	r.put(d, it)
+}
+
+// orphanSince is when a candidate became one: a terminal one's derived
+// from its witnesses, another's from its clock (started now if new).
+func (r *rules) orphanSince(dk *deciding, d *Decision, it *Proposal) time.Time {
+	if d.terminal {
+		// Seen as this candidate by the first complete reads after it
+		// became one that showed its version; this run when none did.
+		if since, ok := r.st.seen(dk.k.Name(), it.Witnesses, latest(it.CandidateFrom, it.Created)); ok {
+			return since
+		}
+		return r.now
+	}
+	since, packed := r.st.observe(d.ID, it.Identity, r.now)
+	if !packed {
+		dk.kept[d.ID] = true
+	}
+	return since
+}
+
+// onClock marks a candidate, or makes it a delete once its grace, min age
+// and wait are past.
+func (r *rules) onClock(lim Limits, d *Decision, it *Proposal, since time.Time) {
+	graceEnds := since.Add(lim.Grace)
+	after := latest(graceEnds, it.NotBefore)
+	if !it.Created.IsZero() {
+		after = latest(after, it.Created.Add(lim.MinAge))
+	}
+	d.DeletableAfter = r.at(after)
+	d.Action = Mark
+	switch {
+	case it.Wait != "":
+		d.note(it.Wait)
+	case Young(it.Created, r.now, lim.MinAge):
+		d.note(fmt.Sprintf("younger than min age %s (created %s)", layout.HumanDuration(lim.MinAge), fmtTime(it.Created)))
+	case r.now.Before(graceEnds):
+		d.note(r.graceNote(graceKey{since: since, after: after, grace: lim.Grace}))
+	default:
+		d.Action = Delete
+		d.note(r.graceNote(graceKey{since: since, grace: lim.Grace, due: true}))
+		r.holdOnViews(d, it, since)
+	}
+}
+
+// finish adds what a streaming kind says once its stream is read.
+func (r *rules) finish(pr *Proposals) {
+	if pr.Finish == nil {
+		return
+	}
+	f := pr.Finish()
+	for _, s := range f.Sources {
+		r.p.setSource(s)
+	}
+	r.p.Blocked = append(r.p.Blocked, f.Blocked...)
+	for _, n := range f.Notices {
+		r.p.addNotice(n)
+	}
+	pr.InScope = f.InScope
+}
+
+// narrow holds, of the deletes due, what waits for what is not deleted,
+// and what notice, the breaker, the filter and the caps hold.
+func (r *rules) narrow(dk *deciding, inScope int) {
+	due := r.dependencies(dk.due, func(d *Decision) {
 		d.Action = Mark
-		d.note(r.shared("waits for " + afterWhy[d.ID]))
+		d.note(r.shared("waits for " + dk.afterWhy[d.ID]))
 	})
-	due = r.notice(due, lim)
-	due = r.breaker(due, lim)
+	due = r.notice(due, dk.lim)
+	due = r.breaker(due, dk.lim)
 	due = r.filter(due)
-	due = r.caps(due, lim, pr.InScope)
-	r.dependencies(due, func(d *Decision) { r.hold(d, afterWhy[d.ID]+" is held; next run") })
+	due = r.caps(due, dk.lim, inScope)
+	r.dependencies(due, func(d *Decision) { r.hold(d, dk.afterWhy[d.ID]+" is held; next run") })
+}
+
+// forget drops the clocks of k's resources not kept this run whose
+// absence is known.
+func (r *rules) forget(k Kind, pr *Proposals, kept map[string]bool) {
 	for id := range r.st.Resources {
 		if !kept[id] && k.Owns(id) && presenceOf(pr.Presence, id) != Unknown {
 			delete(r.st.Resources, id)
@@ -615,7 +690,6 @@ func (r *rules) decide(k Kind, pr *Proposals) {
 	r.st.forgetUnkept(func(g string) bool {
 		return k.Owns(g+"@") && presenceOf(pr.Presence, g+"@") != Unknown
 	})
-	r.cover(k, pr)
 }
 
 // maxReads bounds the reads kept per listing.

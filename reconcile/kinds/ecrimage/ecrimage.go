@@ -182,37 +182,10 @@ func optOut(tag string) string {
 // high-water mark get none (they are counted in the repository's view), so a
 // million-image registry costs a proposal only for what is notable.
 func (k *Kind) Propose(snap *inventory.Snapshot, now time.Time) engine.Proposals {
-	ip := k.Policy
-	out := engine.Proposals{}
+	out := imageSources(snap)
 	idx := indexImages(snap)
-	for _, s := range ImageSourcesOf(snap) {
-		out.Sources = append(out.Sources, engine.Source{Kind: s.SourceKind(), Name: s.Name, Complete: s.Complete, Problems: s.Problems,
-			Items: len(s.Images), Unit: "image references"})
-		if !s.Complete {
-			out.Blocked = append(out.Blocked, fmt.Sprintf("%s is incomplete (%s): no image is deleted this run", s.Name, strings.Join(s.Problems, "; ")))
-		}
-	}
-	type repoAt struct {
-		rl      *inventory.RepoListing
-		rule    *RepoRule
-		sources []string
-		holds   []string
-	}
-	repos := map[inventory.RepoKey]repoAt{}
-	var all []repoAt // in listing order
-	pc := newPullerCheck(snap, ip.OutOfScopePullers)
-	regs := RegistriesOf(snap)
-	for ri := range regs {
-		reg := &regs[ri]
-		out.Sources = append(out.Sources, registrySource(reg))
-		sources, holds := evidence(snap, reg, pc)
-		for i := range reg.Repos {
-			rl := &reg.Repos[i]
-			at := repoAt{rl: rl, rule: ip.rule(rl.Repo.Name), sources: sources, holds: holds}
-			repos[rl.Repo] = at
-			all = append(all, at)
-		}
-	}
+	pc := newPullerCheck(snap, k.Policy.OutOfScopePullers)
+	repos, all := k.reposOf(snap, pc, &out)
 	// Repositories are listed (Ensure) and proposed one at a time as the
 	// engine decides them; a repository listed lazily is dropped once
 	// planned (its count and digests' hashes kept), so that neither the
@@ -250,10 +223,58 @@ func (k *Kind) Propose(snap *inventory.Snapshot, now time.Time) engine.Proposals
 		}
 		return f
 	}
-	// Presence answers from the listings only: a repository listed
-	// completely shows an image or not; a registry listed completely shows a
-	// repository or not.
-	out.Presence = engine.ListedBy(func(id string) bool {
+	out.Presence = presence(snap, repos)
+	return out
+}
+
+// imageSources are the proposals' sources of image references: an
+// incomplete one blocks every delete.
+func imageSources(snap *inventory.Snapshot) engine.Proposals {
+	out := engine.Proposals{}
+	for _, s := range ImageSourcesOf(snap) {
+		out.Sources = append(out.Sources, engine.Source{Kind: s.SourceKind(), Name: s.Name, Complete: s.Complete, Problems: s.Problems,
+			Items: len(s.Images), Unit: "image references"})
+		if !s.Complete {
+			out.Blocked = append(out.Blocked, fmt.Sprintf("%s is incomplete (%s): no image is deleted this run", s.Name, strings.Join(s.Problems, "; ")))
+		}
+	}
+	return out
+}
+
+// repoAt is a repository listed, its rule and the evidence its deletes rely
+// on.
+type repoAt struct {
+	rl      *inventory.RepoListing
+	rule    *RepoRule
+	sources []string
+	holds   []string
+}
+
+// reposOf are the registries' repositories, by key and in listing order;
+// each registry is a source of out.
+func (k *Kind) reposOf(snap *inventory.Snapshot, pc *pullerCheck, out *engine.Proposals) (map[inventory.RepoKey]repoAt, []repoAt) {
+	repos := map[inventory.RepoKey]repoAt{}
+	var all []repoAt
+	regs := RegistriesOf(snap)
+	for ri := range regs {
+		reg := &regs[ri]
+		out.Sources = append(out.Sources, registrySource(reg))
+		sources, holds := evidence(snap, reg, pc)
+		for i := range reg.Repos {
+			rl := &reg.Repos[i]
+			at := repoAt{rl: rl, rule: k.Policy.rule(rl.Repo.Name), sources: sources, holds: holds}
+			repos[rl.Repo] = at
+			all = append(all, at)
+		}
+	}
+	return repos, all
+}
+
+// presence answers from the listings only: a repository listed completely
+// shows an image or not; a registry listed completely shows a repository
+// or not.
+func presence(snap *inventory.Snapshot, repos map[inventory.RepoKey]repoAt) func(string) engine.Presence {
+	return engine.ListedBy(func(id string) bool {
 		repo, _, err := ParseID(id)
 		if err != nil {
 			return false
@@ -276,7 +297,6 @@ func (k *Kind) Propose(snap *inventory.Snapshot, now time.Time) engine.Proposals
 		}
 		return ok && !at.rl.Gone && at.rl.HasDigest(digest)
 	})
-	return out
 }
 
 // registrySource is a registry's source: complete when its repositories
@@ -358,17 +378,20 @@ func repoHold(rl *inventory.RepoListing, idx imageIndex, pc *pullerCheck, holds 
 	return strings.Join(append(why, holds...), "; ")
 }
 
-// proposeRepo selects what a repository's trim and untagged rules delete,
-// oldest first and an index before its children, and appends a proposal for
-// each selected image and each image with a keep reason of its own, one at
-// a time (the engine copies what it keeps); false when yield stops.
-func (k *Kind) proposeRepo(yield func(*engine.Proposal) bool, rl *inventory.RepoListing, rule *RepoRule, refs *repoRefs, sources []string, hold string, now time.Time) bool {
-	ipl := classify(rl, rule, refs, k.Policy, now)
+// selection is what of a repository goes, in deletion order.
+type selection struct {
+	ipl      *imagePlan
+	selected []bool
+	order    []int
+}
+
+// selectImages selects, of the images with no keep reason and no parent
+// index in the repository (a child goes only with its last index), the
+// oldest the trim needs to reach the rule's target, then the untagged ones
+// old enough; trim is the reason the trim shares.
+func selectImages(ipl *imagePlan, rule *RepoRule, now time.Time) (sel *selection, trim string) {
 	n := len(ipl.imgs)
-	selected := make([]bool, n)
-	var order []int // selected, in deletion order
-	// Candidates are images with no keep reason and no parent index in the
-	// repository: a child goes only with its last index.
+	sel = &selection{ipl: ipl, selected: make([]bool, n)}
 	var tops []int
 	for i := range ipl.imgs {
 		if ipl.class[i] == "" && len(ipl.parents[ipl.imgs[i].Digest]) == 0 {
@@ -376,46 +399,61 @@ func (k *Kind) proposeRepo(yield func(*engine.Proposal) bool, rl *inventory.Repo
 		}
 	}
 	slices.SortStableFunc(tops, func(a, b int) int { return pushOrder(&ipl.imgs[a], &ipl.imgs[b]) }) // oldest first
-	take := func(i int, reason, class string) {
-		selected[i] = true
-		ipl.class[i], ipl.reason[i] = class, reason
-		order = append(order, i)
-		for _, ch := range ipl.imgs[i].Children {
-			j, ok := ipl.byDig[ch]
-			if !ok || selected[j] || ipl.class[j] != "" {
-				continue
-			}
-			all := true
-			for _, par := range ipl.parents[ch] {
-				all = all && selected[par]
-			}
-			if all {
-				selected[j] = true
-				ipl.class[j] = class
-				ipl.reason[j] = fmt.Sprintf("child of index %s, which goes", ShortDigest(ipl.imgs[i].Digest))
-				order = append(order, j)
-			}
-		}
-	}
 	need := 0
 	if n > rule.HighWater {
 		need = n - rule.Target
 	}
-	trim := fmt.Sprintf("oldest unneeded: %d images > high-water %d of limit %d, trimming to %d", n, rule.HighWater, rule.Limit, rule.Target)
+	trim = fmt.Sprintf("oldest unneeded: %d images > high-water %d of limit %d, trimming to %d", n, rule.HighWater, rule.Limit, rule.Target)
 	for _, i := range tops {
-		if len(order) >= need {
+		if len(sel.order) >= need {
 			break
 		}
-		take(i, trim, ClassTrim) // one reason shared by the repository's trim
+		sel.take(i, trim, ClassTrim) // one reason shared by the repository's trim
 	}
 	if rule.UntaggedOlderThan > 0 {
 		for _, i := range tops {
 			img := &ipl.imgs[i]
-			if !selected[i] && len(img.Tags) == 0 && now.Sub(img.PushedAt) >= rule.UntaggedOlderThan {
-				take(i, untaggedReason(img.PushedAt, rule.UntaggedOlderThan), ClassUntagged)
+			if !sel.selected[i] && len(img.Tags) == 0 && now.Sub(img.PushedAt) >= rule.UntaggedOlderThan {
+				sel.take(i, untaggedReason(img.PushedAt, rule.UntaggedOlderThan), ClassUntagged)
 			}
 		}
 	}
+	return sel, trim
+}
+
+// take selects image i, and each child of it whose every index goes.
+func (sel *selection) take(i int, reason, class string) {
+	ipl := sel.ipl
+	sel.selected[i] = true
+	ipl.class[i], ipl.reason[i] = class, reason
+	sel.order = append(sel.order, i)
+	for _, ch := range ipl.imgs[i].Children {
+		j, ok := ipl.byDig[ch]
+		if !ok || sel.selected[j] || ipl.class[j] != "" {
+			continue
+		}
+		all := true
+		for _, par := range ipl.parents[ch] {
+			all = all && sel.selected[par]
+		}
+		if all {
+			sel.selected[j] = true
+			ipl.class[j] = class
+			ipl.reason[j] = fmt.Sprintf("child of index %s, which goes", ShortDigest(ipl.imgs[i].Digest))
+			sel.order = append(sel.order, j)
+		}
+	}
+}
+
+// proposeRepo selects what a repository's trim and untagged rules delete,
+// oldest first and an index before its children, and appends a proposal for
+// each selected image and each image with a keep reason of its own, one at
+// a time (the engine copies what it keeps); false when yield stops.
+func (k *Kind) proposeRepo(yield func(*engine.Proposal) bool, rl *inventory.RepoListing, rule *RepoRule, refs *repoRefs, sources []string, hold string, now time.Time) bool {
+	ipl := classify(rl, rule, refs, k.Policy, now)
+	n := len(ipl.imgs)
+	sel, trim := selectImages(ipl, rule, now)
+	selected, order := sel.selected, sel.order
 	group := rl.Repo.String()
 	// What neither waits for an index nor is one that others wait for is
 	// kept by the plan as a row of this table (engine.Remaker).

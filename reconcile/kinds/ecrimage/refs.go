@@ -139,7 +139,17 @@ type imagePlan struct {
 // classify finds each image's strongest keep reason ("" for none).
 func classify(rl *inventory.RepoListing, rule *RepoRule, refs *repoRefs, ip *Policy, now time.Time) *imagePlan {
 	// Materialized for this repository only, while it is planned.
-	imgs := rl.Images.Slice()
+	ipl := newImagePlan(rl.Images.Slice())
+	newest := ipl.newest(rule.KeepNewest)
+	for i := range ipl.imgs {
+		ipl.keepReason(i, rule, refs, ip, newest[i], now)
+	}
+	ipl.keepChildren()
+	return ipl
+}
+
+// newImagePlan is the plan of imgs, each index's children found.
+func newImagePlan(imgs []inventory.Image) *imagePlan {
 	n := len(imgs)
 	ipl := &imagePlan{imgs: imgs, class: make([]string, n), reason: make([]string, n), parents: map[string][]int{}}
 	// Only an index's children are looked up by digest: a repository of
@@ -157,58 +167,74 @@ func classify(rl *inventory.RepoListing, rule *RepoRule, refs *repoRefs, ip *Pol
 			}
 		}
 	}
-	set := func(i int, class, reason string) {
-		if ipl.class[i] == "" {
-			ipl.class[i], ipl.reason[i] = class, reason
-		}
-	}
-	// Newest N among the images that are not children of an index.
+	return ipl
+}
+
+// newest ranks the newest keep images among those that are not children
+// of an index (1 is the newest).
+func (ipl *imagePlan) newest(keep int) map[int]int {
 	var tops []int
-	for i, img := range imgs {
+	for i, img := range ipl.imgs {
 		if len(ipl.parents[img.Digest]) == 0 {
 			tops = append(tops, i)
 		}
 	}
-	slices.SortStableFunc(tops, func(a, b int) int { return pushOrder(&imgs[b], &imgs[a]) }) // newest first
+	slices.SortStableFunc(tops, func(a, b int) int { return pushOrder(&ipl.imgs[b], &ipl.imgs[a]) }) // newest first
 	newest := map[int]int{}
 	for r, i := range tops {
-		if r >= rule.KeepNewest {
+		if r >= keep {
 			break
 		}
 		newest[i] = r + 1
 	}
-	for i, img := range imgs {
-		if refs != nil {
-			if u, ok := refs.digests[img.Digest]; ok {
-				set(i, ClassInUse, "in use by "+u.String())
-			}
-			for _, t := range img.Tags {
-				if u, ok := refs.tags[t]; ok {
-					set(i, ClassInUse, fmt.Sprintf("in use by %s (tag %s)", u, t))
-				}
-			}
+	return newest
+}
+
+// set gives image i its keep reason, unless a stronger one came first.
+func (ipl *imagePlan) set(i int, class, reason string) {
+	if ipl.class[i] == "" {
+		ipl.class[i], ipl.reason[i] = class, reason
+	}
+}
+
+// keepReason finds image i's keep reasons, strongest first: in use, a
+// protected tag, pulled lately, among the newest (rank, 0: not), young.
+func (ipl *imagePlan) keepReason(i int, rule *RepoRule, refs *repoRefs, ip *Policy, rank int, now time.Time) {
+	img := &ipl.imgs[i]
+	if refs != nil {
+		if u, ok := refs.digests[img.Digest]; ok {
+			ipl.set(i, ClassInUse, "in use by "+u.String())
 		}
 		for _, t := range img.Tags {
-			for _, re := range rule.KeepTags {
-				if re.MatchString(t) {
-					set(i, ClassProtectedTag, fmt.Sprintf("protected tag %s (keepTags %s)", t, globOf(re)))
-				}
+			if u, ok := refs.tags[t]; ok {
+				ipl.set(i, ClassInUse, fmt.Sprintf("in use by %s (tag %s)", u, t))
 			}
 		}
-		if rule.KeepPulledWithin > 0 && !img.LastPull.IsZero() && now.Sub(img.LastPull) < rule.KeepPulledWithin {
-			set(i, ClassPulled, fmt.Sprintf("pulled %s, within keepPulledWithin %s", fmtTime(img.LastPull), layout.HumanDuration(rule.KeepPulledWithin)))
-		}
-		if r, ok := newest[i]; ok {
-			set(i, ClassNewest, fmt.Sprintf("newest %d pushed (#%d, keepNewest %d)", rule.KeepNewest, r, rule.KeepNewest))
-		}
-		if engine.Young(img.PushedAt, now, ip.MinAge) { // out of the selection, so the trim takes an older one
-			set(i, ClassYoung, fmt.Sprintf("pushed %s, younger than minAge %s", fmtTime(img.PushedAt), layout.HumanDuration(ip.MinAge)))
+	}
+	for _, t := range img.Tags {
+		for _, re := range rule.KeepTags {
+			if re.MatchString(t) {
+				ipl.set(i, ClassProtectedTag, fmt.Sprintf("protected tag %s (keepTags %s)", t, globOf(re)))
+			}
 		}
 	}
-	// Children of a kept index are kept, transitively (an index may list an index).
+	if rule.KeepPulledWithin > 0 && !img.LastPull.IsZero() && now.Sub(img.LastPull) < rule.KeepPulledWithin {
+		ipl.set(i, ClassPulled, fmt.Sprintf("pulled %s, within keepPulledWithin %s", fmtTime(img.LastPull), layout.HumanDuration(rule.KeepPulledWithin)))
+	}
+	if rank > 0 {
+		ipl.set(i, ClassNewest, fmt.Sprintf("newest %d pushed (#%d, keepNewest %d)", rule.KeepNewest, rank, rule.KeepNewest))
+	}
+	if engine.Young(img.PushedAt, now, ip.MinAge) { // out of the selection, so the trim takes an older one
+		ipl.set(i, ClassYoung, fmt.Sprintf("pushed %s, younger than minAge %s", fmtTime(img.PushedAt), layout.HumanDuration(ip.MinAge)))
+	}
+}
+
+// keepChildren keeps the children of a kept index, transitively (an index
+// may list an index).
+func (ipl *imagePlan) keepChildren() {
 	for changed := true; changed; {
 		changed = false
-		for i, img := range imgs {
+		for i, img := range ipl.imgs {
 			if ipl.class[i] == "" {
 				continue
 			}
@@ -223,7 +249,6 @@ func classify(rl *inventory.RepoListing, rule *RepoRule, refs *repoRefs, ip *Pol
 			}
 		}
 	}
-	return ipl
 }
 
 func globOf(re *regexp.Regexp) string {

@@ -277,3 +277,31 @@ func TestApplyDiskErrors(t *testing.T) {
 		})
 	}
 }
+
+// The re-read and the delete name the disk as it was listed, carried in
+// the decision; a decision that carries none is never sent, whatever its
+// ID says.
+func TestDeleteNamesTheDiskListed(t *testing.T) {
+	m, p, _, _, _ := applyFixture(nil, orphan("a"))
+	k := &Kind{Policy: testPolicy(), API: m}
+	var planned *engine.Decision
+	for i := range p.Decisions {
+		if p.Decisions[i].Action == engine.Delete {
+			planned = &p.Decisions[i]
+		}
+	}
+	if planned == nil {
+		t.Fatal("nothing planned for deletion")
+	}
+	if key, err := keyOf(planned); err != nil || key.String() != planned.ID {
+		t.Fatalf("keyOf = %v, %v; want %s", key, err, planned.ID)
+	}
+	bare := &engine.Decision{Kind: Name, ID: planned.ID}
+	out, err := k.Delete(context.Background(), []*engine.Decision{bare})
+	if err != nil || len(out) != 1 || outcome.Of(out[0].Err) != outcome.Refused {
+		t.Fatalf("Delete of a decision with no disk planned = %+v, %v; want refused", out, err)
+	}
+	if hasDelete(m.calls) {
+		t.Fatalf("sent a delete with no disk planned: %v", m.calls)
+	}
+}

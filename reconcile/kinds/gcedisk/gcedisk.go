@@ -102,6 +102,9 @@ type Detail struct {
 	// started before it is never relied on, and a re-read that finds it
 	// changed finds a disk used since the plan.
 	LastUse time.Time `json:"-"`
+	// key is the disk as listed: the re-read, the snapshot and the delete
+	// name it by this, never by parsing the decision's ID back.
+	key inventory.DiskKey
 	// namespace (of the PVC it was made for) and labels route it to its
 	// owner (Where).
 	namespace string
@@ -201,8 +204,7 @@ func (k *Kind) Propose(snap *inventory.Snapshot, now time.Time) engine.Proposals
 	pol := k.Policy
 	out := engine.Proposals{}
 	refs := indexRefs(snap.Clusters)
-	seen := map[string]string{} // id -> status
-	ids := map[string]string{}  // id -> the disk's numeric id
+	seen := map[string]*inventory.Disk{} // id -> the disk listed
 	listings := map[string]inventory.DiskListing{}
 	names := map[string][]string{}  // project -> the clusters that could reference its disks
 	guards := map[string][]string{} // project/region -> the keys of those that could attach them
@@ -228,9 +230,8 @@ func (k *Kind) Propose(snap *inventory.Snapshot, now time.Time) engine.Proposals
 				names[l.Project] = append(names[l.Project], c.Name)
 			}
 		}
-		for _, d := range l.Disks {
-			seen[d.Key.String()] = d.Status
-			ids[d.Key.String()] = d.ID
+		for i, d := range l.Disks {
+			seen[d.Key.String()] = &l.Disks[i]
 			if inScope(pol, d) {
 				out.InScope++
 			}
@@ -238,15 +239,25 @@ func (k *Kind) Propose(snap *inventory.Snapshot, now time.Time) engine.Proposals
 		}
 	}
 	sort.SliceStable(out.Items, func(i, j int) bool { return out.Items[i].ID < out.Items[j].ID })
-	out.Identity = func(id string) string { return ids[id] }
+	out.Identity = func(id string) string {
+		if d := seen[id]; d != nil {
+			return d.ID
+		}
+		return ""
+	}
 	out.Presence = engine.ListedBy(func(id string) bool {
+		if d := seen[id]; d != nil {
+			// A disk DELETING is a delete in flight: settle it next run.
+			return listings[d.Key.Project].ScopeKnown(d.Key) && d.Status != "DELETING"
+		}
+		// An id of the state's, of a disk not listed: parsed here, where
+		// it comes in as text.
 		key, err := inventory.ParseDiskKey(id)
 		if err != nil {
 			return false
 		}
 		l, ok := listings[key.Project]
-		// A disk DELETING is a delete in flight: settle it next run.
-		return ok && l.ScopeKnown(key) && seen[id] != "DELETING"
+		return ok && l.ScopeKnown(key)
 	}, func(id string) bool {
 		_, listed := seen[id]
 		return listed
@@ -261,7 +272,7 @@ func (k *Kind) propose(d inventory.Disk, read, clusters int, refs refIndex, guar
 	p := engine.Proposal{ID: d.Key.String(), Name: d.Key.Name,
 		Frees: amount.Free(d.SizeGB, GB).In(Pool(d.Key.Project, d.Region(), metric)),
 		Detail: &Detail{Project: d.Key.Project, Location: d.Key.Location(), Type: d.Type, QuotaMetric: metric, Region: d.Region(),
-			LabelFingerprint: d.LabelFingerprint, DiskID: d.ID, LastUse: lastUse(d), Owner: claimText(ns, claim), namespace: ns, labels: d.Labels}}
+			LabelFingerprint: d.LabelFingerprint, DiskID: d.ID, LastUse: lastUse(d), Owner: claimText(ns, claim), key: d.Key, namespace: ns, labels: d.Labels}}
 	keep := func(class, reason string) engine.Proposal {
 		p.Class, p.Reason = class, reason
 		return p
@@ -323,7 +334,7 @@ func (k *Kind) propose(d inventory.Disk, read, clusters int, refs refIndex, guar
 // what it saw.
 func (k *Kind) Recheck(ctx context.Context, batch []*engine.Decision) ([]engine.Verdict, error) {
 	return engine.RecheckEach(batch, func(_ int, d *engine.Decision) (inventory.Disk, error) {
-		key, err := inventory.ParseDiskKey(d.ID)
+		key, err := keyOf(d)
 		if err != nil {
 			return inventory.Disk{}, err
 		}
@@ -356,7 +367,7 @@ func (k *Kind) Recheck(ctx context.Context, batch []*engine.Decision) ([]engine.
 // may still run) fails the call, and its pending mark stays.
 func (k *Kind) Delete(ctx context.Context, batch []*engine.Decision) ([]engine.Deleted, error) {
 	return engine.DeleteEach(batch, func(_ int, d *engine.Decision) engine.Deleted {
-		key, err := inventory.ParseDiskKey(d.ID)
+		key, err := keyOf(d)
 		if err != nil {
 			return engine.Deleted{Err: outcome.MarkRefused(err)} // never sent
 		}
@@ -392,7 +403,7 @@ func (k *Kind) snapshotName(d *engine.Decision, key inventory.DiskKey) string {
 // is not relied on, and the disk is kept: a snapshot of that name cannot be
 // made again.
 func (k *Kind) Snapshots(ctx context.Context, d *engine.Decision) ([]snapshot.Snapshot, error) {
-	key, err := inventory.ParseDiskKey(d.ID)
+	key, err := keyOf(d)
 	if err != nil {
 		return nil, err
 	}
@@ -417,7 +428,7 @@ func (k *Kind) Snapshots(ctx context.Context, d *engine.Decision) ([]snapshot.Sn
 // StartSnapshot starts the snapshot of this orphan period, labelled with
 // the disk's name and location, without waiting for it.
 func (k *Kind) StartSnapshot(ctx context.Context, d *engine.Decision) (string, error) {
-	key, err := inventory.ParseDiskKey(d.ID)
+	key, err := keyOf(d)
 	if err != nil {
 		return "", err
 	}
@@ -429,7 +440,7 @@ func (k *Kind) StartSnapshot(ctx context.Context, d *engine.Decision) (string, e
 // SnapshotState re-reads the snapshot: READY is done; FAILED, DELETING,
 // gone, or of another disk will never be.
 func (k *Kind) SnapshotState(ctx context.Context, d *engine.Decision, id string) (snapshot.State, error) {
-	key, err := inventory.ParseDiskKey(d.ID)
+	key, err := keyOf(d)
 	if err != nil {
 		return snapshot.Failed, err
 	}
@@ -466,6 +477,14 @@ func (k *Kind) now() time.Time {
 		return k.Now()
 	}
 	return time.Now()
+}
+
+// keyOf is the disk d names, as it was listed when planned.
+func keyOf(d *engine.Decision) (inventory.DiskKey, error) {
+	if key := detail(d).key; key.Name != "" {
+		return key, nil
+	}
+	return inventory.DiskKey{}, fmt.Errorf("%s: no disk was planned for it", d.ID)
 }
 
 func detail(d *engine.Decision) *Detail {

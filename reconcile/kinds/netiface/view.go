@@ -90,15 +90,7 @@ func (k *Kind) View(p *engine.Plan, snap *inventory.Snapshot) layout.View {
 	now := p.GeneratedAt
 	a := k.attribution(snap, now)
 	k.attrSnap, k.attr = nil, nil
-	due := map[string]bool{} // ids this plan deletes
-	for d := range p.All() {
-		if d.Action == engine.Delete {
-			due[d.ID] = true
-		}
-	}
-	freedBy := func(h *IPHolder) bool {
-		return due[k8spod.ID(h.Cluster, h.Namespace, h.Pod)] || (h.Job != "" && due[k8sjob.ID(h.Cluster, h.Namespace, h.Job)])
-	}
+	freedBy := freedByPlan(p)
 	ifaceFrees := map[string]int{}
 	for d := range p.Of(Name) {
 		if d.Action == engine.Delete {
@@ -107,9 +99,7 @@ func (k *Kind) View(p *engine.Plan, snap *inventory.Snapshot) layout.View {
 	}
 	var rows []Headroom
 	var stuck []StuckHolder
-	holders := map[[3]string]*FinishedHolder{}
-	holderSubnets := map[[3]string]map[string]bool{}
-	holderJobs := map[[3]string]map[string]bool{}
+	holders := holderBook{}
 	for i := range a.Subnets {
 		u := &a.Subnets[i]
 		s := u.Subnet
@@ -121,54 +111,102 @@ func (k *Kind) View(p *engine.Plan, snap *inventory.Snapshot) layout.View {
 		}
 		for j := range u.FinishedHolders {
 			fh := &u.FinishedHolders[j]
-			owner := "pods without a Job"
-			switch {
-			case fh.CronJob != "":
-				owner = "CronJob " + fh.CronJob
-			case fh.Job != "":
-				owner = "Jobs of no CronJob"
-			}
-			key := [3]string{fh.Cluster, fh.Namespace, owner}
-			hd := holders[key]
-			if hd == nil {
-				hd = &FinishedHolder{Cluster: fh.Cluster, Namespace: fh.Namespace, Owner: owner}
-				holders[key], holderSubnets[key], holderJobs[key] = hd, map[string]bool{}, map[string]bool{}
-			}
-			if fh.JobUID != "" && !holderJobs[key][fh.JobUID] {
-				holderJobs[key][fh.JobUID] = true
-				hd.Jobs++
-			}
-			hd.IPs++
-			holderSubnets[key][s.ID] = true
-			if freedBy(fh) {
-				hd.PlanFrees++
+			freed := freedBy(fh)
+			holders.add(fh, s.ID, freed)
+			if freed {
 				h.PlanFrees++
 			}
 		}
-		key := "subnet/" + s.Account + "/" + s.Region + "/" + s.ID
-		m := layout.Measure(layout.Pool{Used: float64(u.Used()), Limit: float64(s.Usable), WarnAt: k.Policy.HeadroomWarning, Trend: key}, &p.State.Usage, p.GeneratedAt)
-		h.UsedPct, h.GrowthPerDay, h.RunsOutAt, h.RateFrom = m.UsedPct, m.GrowthPerDay, m.RunsOutAt, "history"
-		if !layout.Fits(p.State.Usage[key]) && u.Recent > 0 {
-			// No history yet: the pods created lately that still hold an
-			// address are the rate at which the subnet fills if nothing
-			// is cleaned up.
-			h.GrowthPerDay = float64(u.Recent) / RecentWindow.Hours() * 24
-			h.RateFrom = "pod creations"
-			if h.Free > 0 {
-				t := now.Add(time.Duration(float64(h.Free) / h.GrowthPerDay * 24 * float64(time.Hour))).Truncate(time.Minute)
-				h.RunsOutAt = &t
-			}
-		}
-		if h.GrowthPerDay == 0 {
-			h.RateFrom = ""
-		}
-		h.Warning = m.Warning || (h.RunsOutAt != nil && h.RunsOutAt.Sub(now) <= k.Policy.WarnBefore)
+		k.project(&h, u, p)
 		rows = append(rows, h)
 	}
-	hs := make([]FinishedHolder, 0, len(holders))
-	for key, hd := range holders {
-		hd.Subnets = len(holderSubnets[key])
-		hs = append(hs, *hd)
+	v := layout.View{Sections: []layout.Section{HeadroomSection(rows, zones(rows, now)), HoldersSection(holders.list()), StuckSection(stuck), DecisionSection(p), AddressesSection(a)},
+		Warnings: warnings(rows), Gauges: subnetGauges(rows)}
+	if len(stuck) > 0 {
+		v.Warnings = append(v.Warnings, layout.Warning{Text: stuckText(stuck)})
+	}
+	v.Summary = fmt.Sprintf("interfaces delete %d, report %d", p.Count(Name, engine.Delete), p.Count(Name, engine.Report))
+	return v
+}
+
+// freedByPlan says whether the plan deletes what holds an address: its
+// pod or its Job.
+func freedByPlan(p *engine.Plan) func(h *IPHolder) bool {
+	due := map[string]bool{} // ids this plan deletes
+	for d := range p.All() {
+		if d.Action == engine.Delete {
+			due[d.ID] = true
+		}
+	}
+	return func(h *IPHolder) bool {
+		return due[k8spod.ID(h.Cluster, h.Namespace, h.Pod)] || (h.Job != "" && due[k8sjob.ID(h.Cluster, h.Namespace, h.Job)])
+	}
+}
+
+// project measures a subnet's use against its history, or without one
+// against the pods created lately, and says when it runs out.
+func (k *Kind) project(h *Headroom, u *SubnetUse, p *engine.Plan) {
+	now, s := p.GeneratedAt, u.Subnet
+	key := "subnet/" + s.Account + "/" + s.Region + "/" + s.ID
+	m := layout.Measure(layout.Pool{Used: float64(u.Used()), Limit: float64(s.Usable), WarnAt: k.Policy.HeadroomWarning, Trend: key}, &p.State.Usage, p.GeneratedAt)
+	h.UsedPct, h.GrowthPerDay, h.RunsOutAt, h.RateFrom = m.UsedPct, m.GrowthPerDay, m.RunsOutAt, "history"
+	if !layout.Fits(p.State.Usage[key]) && u.Recent > 0 {
+		// No history yet: the pods created lately that still hold an
+		// address are the rate at which the subnet fills if nothing
+		// is cleaned up.
+		h.GrowthPerDay = float64(u.Recent) / RecentWindow.Hours() * 24
+		h.RateFrom = "pod creations"
+		if h.Free > 0 {
+			t := now.Add(time.Duration(float64(h.Free) / h.GrowthPerDay * 24 * float64(time.Hour))).Truncate(time.Minute)
+			h.RunsOutAt = &t
+		}
+	}
+	if h.GrowthPerDay == 0 {
+		h.RateFrom = ""
+	}
+	h.Warning = m.Warning || (h.RunsOutAt != nil && h.RunsOutAt.Sub(now) <= k.Policy.WarnBefore)
+}
+
+// holderBook adds up the finished holders of addresses by cluster,
+// namespace and owner (a CronJob, Jobs of none, pods of no Job).
+type holderBook map[[3]string]*heldBy
+
+type heldBy struct {
+	FinishedHolder
+	subnets, jobs map[string]bool
+}
+
+func (b holderBook) add(fh *IPHolder, subnet string, freed bool) {
+	owner := "pods without a Job"
+	switch {
+	case fh.CronJob != "":
+		owner = "CronJob " + fh.CronJob
+	case fh.Job != "":
+		owner = "Jobs of no CronJob"
+	}
+	key := [3]string{fh.Cluster, fh.Namespace, owner}
+	hd := b[key]
+	if hd == nil {
+		hd = &heldBy{FinishedHolder: FinishedHolder{Cluster: fh.Cluster, Namespace: fh.Namespace, Owner: owner}, subnets: map[string]bool{}, jobs: map[string]bool{}}
+		b[key] = hd
+	}
+	if fh.JobUID != "" && !hd.jobs[fh.JobUID] {
+		hd.jobs[fh.JobUID] = true
+		hd.Jobs++
+	}
+	hd.IPs++
+	hd.subnets[subnet] = true
+	if freed {
+		hd.PlanFrees++
+	}
+}
+
+// list is the holders, most addresses first.
+func (b holderBook) list() []FinishedHolder {
+	hs := make([]FinishedHolder, 0, len(b))
+	for _, hd := range b {
+		hd.Subnets = len(hd.subnets)
+		hs = append(hs, hd.FinishedHolder)
 	}
 	sort.Slice(hs, func(i, j int) bool {
 		if hs[i].IPs != hs[j].IPs {
@@ -176,34 +214,34 @@ func (k *Kind) View(p *engine.Plan, snap *inventory.Snapshot) layout.View {
 		}
 		return hs[i].Cluster+hs[i].Namespace+hs[i].Owner < hs[j].Cluster+hs[j].Namespace+hs[j].Owner
 	})
-	v := layout.View{Sections: []layout.Section{HeadroomSection(rows, zones(rows, now)), HoldersSection(hs), StuckSection(stuck), DecisionSection(p), AddressesSection(a)},
-		Warnings: warnings(rows)}
-	if len(stuck) > 0 {
-		v.Warnings = append(v.Warnings, layout.Warning{Text: stuckText(stuck)})
-	}
+	return hs
+}
+
+// subnetGauges are the subnets' metrics.
+func subnetGauges(rows []Headroom) []layout.Gauge {
+	var gs []layout.Gauge
 	for _, h := range rows {
 		l := []string{h.Subnet, h.AZ}
-		v.Gauges = append(v.Gauges,
+		gs = append(gs,
 			layout.Gauge{Name: "reclaim_subnet_usable_ips", Labels: l, Value: float64(h.Usable)},
 			layout.Gauge{Name: "reclaim_subnet_plan_frees_ips", Labels: l, Value: float64(h.PlanFrees)})
 		for _, by := range []struct {
 			holder string
 			n      int
 		}{{"free", h.Free}, {string(HeldByRunningPod), h.RunningPods}, {string(HeldByFinishedPod), h.FinishedPods}, {string(HeldByNode), h.Nodes}, {string(HeldByUnknown), h.Unknown}} {
-			v.Gauges = append(v.Gauges, layout.Gauge{Name: "reclaim_subnet_ips", Labels: append(append([]string(nil), l...), by.holder), Value: float64(by.n)})
+			gs = append(gs, layout.Gauge{Name: "reclaim_subnet_ips", Labels: append(append([]string(nil), l...), by.holder), Value: float64(by.n)})
 		}
 		if h.Usable > 0 {
-			v.Gauges = append(v.Gauges, layout.Gauge{Name: "reclaim_subnet_used_ratio", Labels: l, Value: h.UsedPct})
+			gs = append(gs, layout.Gauge{Name: "reclaim_subnet_used_ratio", Labels: l, Value: h.UsedPct})
 		}
 		if h.RateFrom != "" {
-			v.Gauges = append(v.Gauges, layout.Gauge{Name: "reclaim_subnet_growth_ips_per_second", Labels: l, Value: h.GrowthPerDay / (24 * 60 * 60)})
+			gs = append(gs, layout.Gauge{Name: "reclaim_subnet_growth_ips_per_second", Labels: l, Value: h.GrowthPerDay / (24 * 60 * 60)})
 		}
 		if h.RunsOutAt != nil {
-			v.Gauges = append(v.Gauges, layout.Gauge{Name: "reclaim_subnet_runs_out_timestamp_seconds", Labels: l, Value: float64(h.RunsOutAt.Unix())})
+			gs = append(gs, layout.Gauge{Name: "reclaim_subnet_runs_out_timestamp_seconds", Labels: l, Value: float64(h.RunsOutAt.Unix())})
 		}
 	}
-	v.Summary = fmt.Sprintf("interfaces delete %d, report %d", p.Count(Name, engine.Delete), p.Count(Name, engine.Report))
-	return v
+	return gs
 }
 
 // zones adds the subnets up per account, region and zone.
