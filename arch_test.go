@@ -24,6 +24,9 @@ var floors = []struct {
 	{"wiring", []string{"internal", "e2e"}},
 	{"kinds", []string{"reconcile/kinds", "notify"}},
 	{"engine", []string{"reconcile"}},
+	// The rules of trust for agents' records read them through
+	// providers/bucket, and providers/ imports inventory/.
+	{"records", []string{"inventory/records"}},
 	{"providers", []string{"providers", "inventory"}},
 	{"configs", []string{"configs"}},
 	{"base", []string{"base"}},
@@ -130,7 +133,8 @@ func twoWays(g map[string][]string) []string {
 }
 
 // Every import points down: cmd → wiring (internal/) → the kinds and notify →
-// the engine (reconcile/) → providers and inventory → configs → base, and
+// the engine (reconcile/) → the records' rules (inventory/records) →
+// providers and inventory → configs → base, and
 // base imports nothing of the repo. Only non-test files are held to the
 // floors: a test may import from above to run what it tests as the wiring
 // does (the harness in internal/, the kinds' config sections).

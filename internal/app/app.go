@@ -21,6 +21,7 @@ import (
 	config "reclaim.dev/reclaim/configs"
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/inventory/kube"
+	"reclaim.dev/reclaim/inventory/records"
 	"reclaim.dev/reclaim/notify/report"
 	"reclaim.dev/reclaim/providers/ec2"
 	"reclaim.dev/reclaim/providers/eks"
@@ -50,7 +51,7 @@ type Deps struct {
 	Now   func() time.Time
 	// Records is where the clusters' records are (fleet.snapshots); nil
 	// opens the section's bucket.
-	Records Records
+	Records records.Store
 	// Agent makes the runner its cluster's agent (reclaim agent): it reads
 	// the one configured cluster, publishes what it uses to
 	// fleet.snapshots, and plans only the kinds that need no other
@@ -100,8 +101,8 @@ type Runner struct {
 	// the clusters from their records (a deleter with fleet.snapshots);
 	// pub publishes the agent's cluster's record.
 	agent   bool
-	records *recordReader
-	pub     *publisher
+	records *records.Reader
+	pub     *records.Publisher
 }
 
 // plans says whether the runner plans a registered kind: an agent only the
@@ -153,17 +154,17 @@ func New(ctx context.Context, cfg *config.Config, d Deps) (*Runner, error) {
 // reads or publishes them and none was given.
 func (r *Runner) openRecords(ctx context.Context, w wiring, d *Deps) error {
 	if r.records != nil {
-		r.records.now = d.Now
+		r.records.Now = d.Now
 	}
 	if w.snapshots != nil && d.Records == nil {
-		rs, err := openRecords(ctx, w.snapshots, w.bounds, d.Log)
+		rs, err := records.Open(ctx, w.snapshots, w.bounds, "reclaim/"+Version, d.Log)
 		if err != nil {
 			return err
 		}
 		d.Records = rs
 	}
 	if r.records != nil {
-		r.records.store = d.Records
+		r.records.Store = d.Records
 	}
 	return nil
 }
@@ -200,7 +201,7 @@ func (r *Runner) openDiscovery(ctx context.Context, _ wiring, d *Deps) error {
 func (r *Runner) openClusters(_ context.Context, w wiring, d *Deps) error {
 	pool := kube.NewPool(w.targets)
 	if r.records != nil {
-		r.read = r.records.read
+		r.read = r.records.Read
 	} else {
 		// A deleter reading records loads no kubeconfig, not even the
 		// default one: it joins clusters by where they live.
@@ -216,7 +217,7 @@ func (r *Runner) openClusters(_ context.Context, w wiring, d *Deps) error {
 		d.Kube = pool.Client
 	}
 	if d.Agent {
-		r.pub = &publisher{cfg: w.snapshots, store: d.Records, target: w.targets[0], client: d.Kube, log: d.Log}
+		r.pub = &records.Publisher{Config: w.snapshots, Store: d.Records, Target: w.targets[0], Client: d.Kube, Log: d.Log, Agent: Version}
 	}
 	return nil
 }
@@ -314,7 +315,7 @@ func (r *Runner) Once(ctx context.Context, opt Options) (*report.Report, error) 
 	}
 	var publishErr error
 	if r.pub != nil {
-		if publishErr = r.pub.publish(ctx, &snap); publishErr != nil {
+		if publishErr = r.pub.Publish(ctx, &snap); publishErr != nil {
 			d.Log.Error("the cluster's record was not published: the deleters hold what this cluster could use once the last one is older than fleet.snapshots.maxAge", zap.Error(publishErr))
 		}
 	}
@@ -353,11 +354,11 @@ func (r *Runner) load(ctx context.Context) (engine.State, error) {
 		return prev, err
 	}
 	if r.records != nil {
-		seen, err := recordPins(prev.Records)
+		seen, err := records.ParseSeen(prev.Records)
 		if err != nil {
 			return prev, err
 		}
-		r.records.begin(seen)
+		r.records.Begin(seen)
 	}
 	return prev, nil
 }
@@ -408,15 +409,15 @@ func (r *Runner) plan(snap *inventory.Snapshot, prev engine.State, opt Options) 
 		// A record up to maxAge old still reports; only one newer than
 		// deleteMaxAge, and taken since a candidate's grace began, may
 		// delete what its cluster could use.
-		set.FreshViews, set.FreshWithin, set.FreshWithinName = true, r.records.cfg.DeleteMaxAge.Std(), "fleet.snapshots.deleteMaxAge"
+		set.FreshViews, set.FreshWithin, set.FreshWithinName = true, r.records.Config.DeleteMaxAge.Std(), "fleet.snapshots.deleteMaxAge"
 		set.FreshHint = "is its agent running in watch mode, reclaim daemon --agent, publishing within a minute of a change?"
-		set.SettleHint = "fleet.snapshots.dropSettle " + r.records.cfg.DropSettle.String() + ": a cluster's first records, and a class of evidence new in them, are believed for what they show in use at once, and whole once they have stood that long"
+		set.SettleHint = "fleet.snapshots.dropSettle " + r.records.Config.DropSettle.String() + ": a cluster's first records, and a class of evidence new in them, are believed for what they show in use at once, and whole once they have stood that long"
 	}
 	plan := set.Build(snap, r.kinds, prev, r.d.Now())
 	report.Show(plan, r.kinds, snap)
 	if r.records != nil {
 		var err error
-		if plan.State.Records, err = recordPinsJSON(r.records.remembered()); err != nil {
+		if plan.State.Records, err = records.SeenJSON(r.records.Remembered()); err != nil {
 			return nil, err
 		}
 	}
@@ -481,8 +482,8 @@ func checkClusters(names []string, snap *inventory.Snapshot) error {
 func (r *Runner) fleetClusters(ctx context.Context, ds []Discoverer, listings []inventory.FleetListing, clouds map[string]any) (*inventory.Fleet, []inventory.ClusterRefs) {
 	fp := assembleFleet(r.cfg, r.on.Reads(), r.discovers, ds, listings, r.apis, clouds, r.d.Now())
 	if r.records != nil {
-		r.records.withClouds(clouds)
-		r.records.withCAs(discoveredCAs(&fp.fleet))
+		r.records.WithClouds(clouds)
+		r.records.WithCAs(records.DiscoveredCAs(&fp.fleet))
 	}
 	var configured, discovered []inventory.ClusterRefs
 	var wg sync.WaitGroup
@@ -496,7 +497,7 @@ func (r *Runner) fleetClusters(ctx context.Context, ds []Discoverer, listings []
 	holdConflicts(configured, fp.conflicts)
 	all := append(configured, discovered...)
 	if r.records != nil {
-		r.records.twins(all)
+		r.records.Twins(all)
 	}
 	return &fp.fleet, all
 }

@@ -9,6 +9,7 @@ import (
 	"reclaim.dev/reclaim/base/layout"
 	config "reclaim.dev/reclaim/configs"
 	"reclaim.dev/reclaim/inventory/kube"
+	"reclaim.dev/reclaim/inventory/records"
 	"reclaim.dev/reclaim/reconcile/engine"
 	"reclaim.dev/reclaim/reconcile/kinds/ebsvolume"
 	"reclaim.dev/reclaim/reconcile/kinds/ecrimage"
@@ -108,6 +109,17 @@ func (ms Modules) Collect(cfg *config.Config) kind.Collect {
 		out.Labels = out.Labels || c.Labels
 	}
 	return out
+}
+
+// Evidence is what the kinds' cloud reads show made for the cluster t
+// reads (each module's Evidence, in order): what the records reader
+// believes a cluster's first record against.
+func (ms Modules) Evidence(clouds map[string]any, t kube.Target, shown records.Shown) {
+	for _, m := range ms {
+		if m.Evidence != nil {
+			m.Evidence(clouds, t, shown)
+		}
+	}
 }
 
 // AllTaps are every registered kind's taps, on or not: what an agent

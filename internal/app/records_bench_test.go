@@ -26,6 +26,7 @@ import (
 	config "reclaim.dev/reclaim/configs"
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/inventory/published"
+	"reclaim.dev/reclaim/inventory/records"
 	"reclaim.dev/reclaim/providers/bucket"
 	"reclaim.dev/reclaim/providers/gce/gcefake"
 	"reclaim.dev/reclaim/reconcile/audit"
@@ -200,18 +201,18 @@ func BenchmarkRecordFleet(b *testing.B) {
 	// ---- the floor ----
 	// One record's decode throughput, alone: a sample of records decoded
 	// one after another, as the reader decodes each.
-	taps := decoders(On(cfg).Taps(cfg))
+	taps := records.Decoders(On(cfg).Taps(cfg))
 	// The records fetched at once, as the reader bounds them for the
 	// memory target the pass runs with (280MiB unless GOMEMLIMIT says).
 	target := int64(280 << 20)
 	if os.Getenv("GOMEMLIMIT") != "" {
-		target = memoryTarget()
+		target = records.MemoryTarget()
 	}
-	rb, err := boundsFor(cfg.Fleet.Snapshots, target)
+	rb, err := records.BoundsFor(cfg.Fleet.Snapshots, target)
 	if err != nil {
 		b.Fatal(err)
 	}
-	recReadAtOnce := rb.gets
+	recReadAtOnce := rb.Gets
 	var sampleBytes int
 	sampleStart := time.Now()
 	for i := range recSampleDecode {
@@ -312,7 +313,7 @@ func BenchmarkRecordFleet(b *testing.B) {
 		if n, l := store.gets.Load(), store.lists.Load(); n != recClusters || l != int64(ceilDiv(recClusters, recPage)) {
 			b.Fatalf("%d Gets and %d listings of the bucket, want one Get per cluster (%d) and one listing of %d pages", n, l, recClusters, ceilDiv(recClusters, recPage))
 		}
-		if seen, _ := recordPins(p.State.Records); len(seen) != recClusters {
+		if seen, _ := records.ParseSeen(p.State.Records); len(seen) != recClusters {
 			got := len(seen)
 			b.Fatalf("the state remembers %d records, want %d", got, recClusters)
 		}

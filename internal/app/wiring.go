@@ -5,6 +5,7 @@ import (
 
 	config "reclaim.dev/reclaim/configs"
 	"reclaim.dev/reclaim/inventory/kube"
+	"reclaim.dev/reclaim/inventory/records"
 	"reclaim.dev/reclaim/reconcile/engine"
 )
 
@@ -27,8 +28,8 @@ type wiring struct {
 	// its records may take of the memory, and records how a deleter reads
 	// them: nil for an agent, which publishes.
 	snapshots *config.Snapshots
-	bounds    recordBounds
-	records   *recordReader
+	bounds    records.Bounds
+	records   *records.Reader
 }
 
 // wire derives the run's wiring from cfg, and refuses a config its role
@@ -52,7 +53,7 @@ func wire(cfg *config.Config, agent, outside bool) (wiring, error) {
 	w.targets = targets(cfg, w.on)
 	w.kube = kubeOptions(cfg, w.on)
 	if w.snapshots != nil {
-		if w.bounds, err = boundsFor(w.snapshots, memoryTarget()); err != nil {
+		if w.bounds, err = records.BoundsFor(w.snapshots, records.MemoryTarget()); err != nil {
 			return w, err
 		}
 	}
@@ -62,7 +63,10 @@ func wire(cfg *config.Config, agent, outside bool) (wiring, error) {
 		w.targets[0].Images, w.targets[0].Workloads = true, true
 		w.kube.Taps = AllTaps(cfg)
 	case w.snapshots != nil:
-		w.records = &recordReader{cfg: w.snapshots, taps: decoders(w.kube.Taps), bounds: w.bounds}
+		// Every registered kind's evidence, on or not: a cloud read a
+		// kind that is on made (gce, for k8s-pvc) shows what it shows.
+		w.records = &records.Reader{Config: w.snapshots, Taps: records.Decoders(w.kube.Taps), Bounds: w.bounds,
+			Evidence: Modules(Registered).Evidence}
 	}
 	return w, nil
 }

@@ -13,6 +13,7 @@ var Module = kind.Module{
 	New:         kind.WithCloud(Name, FromConfig),
 	Taps:        Taps,
 	Cloud:       &kind.Cloud{Open: Open, Read: Reader},
+	Evidence:    MadeFor,
 	Permissions: Permissions,
 	Gauges:      Gauges,
 }

@@ -11,6 +11,7 @@ var Module = kind.Module{
 	Section:     GCEKey,
 	New:         kind.WithCloud(Source, FromConfig),
 	Clouds:      []string{Source},
+	Evidence:    MadeFor,
 	Permissions: Permissions,
 	Gauges:      Gauges,
 }

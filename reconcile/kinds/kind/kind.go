@@ -15,6 +15,7 @@ import (
 	"reclaim.dev/reclaim/base/perms"
 	config "reclaim.dev/reclaim/configs"
 	"reclaim.dev/reclaim/inventory/kube"
+	"reclaim.dev/reclaim/inventory/records"
 	"reclaim.dev/reclaim/reconcile/engine"
 )
 
@@ -53,6 +54,11 @@ type Module struct {
 	// reads, named after the kind: its client is Clients.Clouds[Name],
 	// what it read Snapshot.Clouds[Name].
 	Cloud *Cloud
+	// Evidence, if set, says what the kind's cloud read shows made for a
+	// cluster, per class of evidence a record lists: a cluster's first
+	// record listing none of a class the clouds show some of is held
+	// until it has stood for fleet.snapshots.dropSettle.
+	Evidence records.Evidence
 	// InCluster kinds need no view beyond their own cluster (finished
 	// Jobs and Pods, workflow PVCs): with fleet.snapshots, each cluster's
 	// agent runs them, and the deleter, holding no kube credential, does

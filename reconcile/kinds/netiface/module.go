@@ -13,6 +13,7 @@ var Module = kind.Module{
 	New:         kind.WithCloud(Source, FromConfig),
 	Reads:       []string{inventory.ReadWorkloads},
 	Clouds:      []string{Source},
+	Evidence:    MadeFor,
 	Permissions: Permissions,
 	Gauges:      Gauges,
 }

@@ -1,4 +1,10 @@
-package app
+// Package records is the rules of trust for the clusters' records that
+// agents publish (fleet.snapshots): a deleter reads each cluster from its
+// record instead of its API server, and believes a record only as far as
+// its identity, age and plausibility allow (Reader); an agent writes its
+// cluster's (Publisher). What the state keeps of each record between
+// passes is Seen.
+package records
 
 import (
 	"bytes"
@@ -10,7 +16,6 @@ import (
 	"io"
 	"maps"
 	"math"
-	"os"
 	"path"
 	"reflect"
 	"runtime/debug"
@@ -20,8 +25,6 @@ import (
 	"time"
 
 	"go.uber.org/zap"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
 
 	"reclaim.dev/reclaim/base/outcome"
 	config "reclaim.dev/reclaim/configs"
@@ -33,66 +36,66 @@ import (
 	"reclaim.dev/reclaim/providers/gcpclient"
 )
 
-// Records is where the clusters' records are (fleet.snapshots): the
+// Store is where the clusters' records are (fleet.snapshots): the
 // bucket client, or a harness's.
-type Records interface {
+type Store interface {
 	Get(ctx context.Context, key string) ([]byte, error)
 	Put(ctx context.Context, key string, body []byte) error
 }
 
-// Lister is a Records that lists its objects: the reader lists the
+// lister is a Store that lists its objects: the reader lists the
 // records' prefix once a pass and reads only the records whose version
 // changed since it read them (bucket.Client is one).
-type Lister interface {
+type lister interface {
 	List(ctx context.Context, prefix string) ([]bucket.Object, error)
 }
 
-// Opener is a Records that reads an object as it arrives and says which
+// opener is a Store that reads an object as it arrives and says which
 // version it read (bucket.Client is one): what the reader remembers a
 // record under.
-type Opener interface {
+type opener interface {
 	Open(ctx context.Context, key string) (io.ReadCloser, string, error)
 }
 
 // Both stores list and open: a pass reads only what changed on either.
 var (
-	_, _ Lister = (*bucket.Client)(nil), (*bucket.GCS)(nil)
-	_, _ Opener = (*bucket.Client)(nil), (*bucket.GCS)(nil)
+	_, _ lister = (*bucket.Client)(nil), (*bucket.GCS)(nil)
+	_, _ opener = (*bucket.Client)(nil), (*bucket.GCS)(nil)
 )
 
-// openRecords opens the fleet.snapshots bucket (GCS's with gcs, else
-// S3's), its objects bounded by b.
-func openRecords(ctx context.Context, s *config.Snapshots, b recordBounds, log *zap.Logger) (Records, error) {
+// Open opens the fleet.snapshots bucket (GCS's with gcs, else S3's), its
+// objects bounded by b; its clients say userAgent.
+func Open(ctx context.Context, s *config.Snapshots, b Bounds, userAgent string, log *zap.Logger) (Store, error) {
 	if g := s.GCS; g != nil {
-		c, err := bucket.NewGCS(ctx, bucket.GCSOptions{Bucket: g.Bucket, MaxObject: b.object, Reach: gcpclient.Reach{
-			Endpoint: g.Endpoint, CredentialsFile: g.CredentialsFile, UserAgent: "reclaim/" + Version}})
+		c, err := bucket.NewGCS(ctx, bucket.GCSOptions{Bucket: g.Bucket, MaxObject: b.Object, Reach: gcpclient.Reach{
+			Endpoint: g.Endpoint, CredentialsFile: g.CredentialsFile, UserAgent: userAgent}})
 		if err != nil {
 			return nil, fmt.Errorf("fleet.snapshots.gcs: %w", err)
 		}
 		return c, nil
 	}
-	c, err := bucket.New(ctx, bucket.Options{Bucket: s.Bucket, PathStyle: s.Endpoint != "", MaxObject: b.object, Service: awsclient.Service{
+	c, err := bucket.New(ctx, bucket.Options{Bucket: s.Bucket, PathStyle: s.Endpoint != "", MaxObject: b.Object, Service: awsclient.Service{
 		Account: s.Account, Region: s.Region, Profile: s.Profile, RoleARN: s.RoleARN, ExternalID: s.ExternalID,
-		Endpoint: s.Endpoint, UserAgent: "reclaim/" + Version, Logger: awsclient.ZapLogger(log)}})
+		Endpoint: s.Endpoint, UserAgent: userAgent, Logger: awsclient.ZapLogger(log)}})
 	if err != nil {
 		return nil, fmt.Errorf("fleet.snapshots: %w", err)
 	}
 	return c, nil
 }
 
-// RecordSeen is what a deleter remembers of a cluster's published record:
+// Seen is what a deleter remembers of a cluster's published record:
 // the kube-system UID its first accepted record pinned, the sizes of the
 // records accepted within fleet.snapshots.dropSettle (the last one
 // always), since when each class of evidence has been accepted, and the
 // classes that dropped, each since when. Its slices and maps are never
-// changed in place: a new RecordSeen has new ones. The state keeps them,
+// changed in place: a new Seen has new ones. The state keeps them,
 // per record's object key, under "records" (engine.State.Records), as
-// recordPins and recordPinsJSON read and write them.
-type RecordSeen struct {
+// ParseSeen and SeenJSON read and write them.
+type Seen struct {
 	KubeSystemUID string `json:"kubeSystemUID"`
 	// Sizes are the accepted records' counts per class of evidence, oldest
 	// first, one per stretch of time (the largest of each class in it).
-	Sizes []RecordSizes `json:"sizes,omitempty"`
+	Sizes []Sizes `json:"sizes,omitempty"`
 	// Since is when each class of evidence was first listed by a record
 	// of this cluster (its identity proven): the cluster's view releases
 	// nothing until every class it lists has stood for dropSettle.
@@ -114,69 +117,78 @@ type Drop struct {
 	To    int       `json:"to"`
 }
 
-// RecordSizes are what accepted records listed, per class of evidence
+// Sizes are what accepted records listed, per class of evidence
 // ("pvs", "pods", "podIPs", "nodes", "images", a tap's name...), in the
 // stretch of time beginning At.
-type RecordSizes struct {
+type Sizes struct {
 	At     time.Time      `json:"at"`
 	Counts map[string]int `json:"counts"`
 }
 
 // IsZero: nothing is remembered.
-func (r RecordSeen) IsZero() bool {
-	return r.KubeSystemUID == "" && len(r.Sizes) == 0 && len(r.Since) == 0 && len(r.Drops) == 0 && r.DropSince.IsZero()
+func (s Seen) IsZero() bool {
+	return s.KubeSystemUID == "" && len(s.Sizes) == 0 && len(s.Since) == 0 && len(s.Drops) == 0 && s.DropSince.IsZero()
 }
 
-// recordPins reads what the state remembers of each record (engine.State.Records).
-func recordPins(raw json.RawMessage) (map[string]RecordSeen, error) {
+// ParseSeen reads what the state remembers of each record (engine.State.Records).
+func ParseSeen(raw json.RawMessage) (map[string]Seen, error) {
 	if len(raw) == 0 {
 		return nil, nil
 	}
-	var seen map[string]RecordSeen
+	var seen map[string]Seen
 	if err := json.Unmarshal(raw, &seen); err != nil {
 		return nil, fmt.Errorf("the state's records: %w", err)
 	}
 	return seen, nil
 }
 
-// recordPinsJSON is seen as the state keeps it: nil when there is none.
-func recordPinsJSON(seen map[string]RecordSeen) (json.RawMessage, error) {
+// SeenJSON is seen as the state keeps it: nil when there is none.
+func SeenJSON(seen map[string]Seen) (json.RawMessage, error) {
 	if len(seen) == 0 {
 		return nil, nil
 	}
 	return json.Marshal(seen)
 }
 
-// recordReader reads clusters from their agents' records instead of their
+// Reader reads clusters from their agents' records instead of their
 // API servers. What it cannot accept is an incomplete cluster, with why:
 // it holds whatever the cluster could use.
-type recordReader struct {
-	cfg   *config.Snapshots
-	store Records
-	taps  map[string]published.Decoder
-	now   func() time.Time
+type Reader struct {
+	// Config is the fleet.snapshots section; Store where the records
+	// are; Taps the decoders of the taps the deleter's kinds read
+	// (Decoders); Now the clock.
+	Config *config.Snapshots
+	Store  Store
+	Taps   map[string]published.Decoder
+	Now    func() time.Time
+	// Bounds bound what reading the records takes of the memory (BoundsFor):
+	// zero, the process's memory target's.
+	Bounds Bounds
+	// Evidence says what the clouds show made for a cluster, which its
+	// first record is believed against (nil: nothing).
+	Evidence Evidence
+
 	// prev is what the state remembered of each record; seen what this
 	// pass accepted (or kept remembering), for the state saved after it.
-	prev map[string]RecordSeen
+	prev map[string]Seen
 	mu   sync.Mutex
-	seen map[string]RecordSeen
+	seen map[string]Seen
 	// clouds are the pass's cloud reads: what a first record is believed
-	// against (cloudEvidence).
+	// against (Evidence).
 	clouds map[string]any
 	// cas are the CA bundles discovery lists for configured clusters, by
 	// name: what their records' CA is compared with.
 	cas map[string][]byte
 	// claims are the pass's records by the kube-system UID they claim:
-	// two clusters' records claiming one are not both right (twins).
+	// two clusters' records claiming one are not both right (Twins).
 	claims map[string][]claim
 	// limits bound the memory the records' reads take at once, set once
-	// (boundsFor); gets and decoding hold it.
+	// (BoundsFor); gets and decoding hold it.
 	limits   sync.Once
-	bounds   recordBounds
 	gets     chan struct{}
 	decoding *weighted
 
-	// The pass's listing of the records' prefix (a Lister's), made once,
+	// The pass's listing of the records' prefix (a lister's), made once,
 	// by the pass's first read: what every record of the pass is judged
 	// current by.
 	listMu  sync.Mutex
@@ -187,7 +199,7 @@ type recordReader struct {
 	// daemon's), by key, with the version read: a record whose listed
 	// version is the one read is not read again. Only the GET and the
 	// decoding are saved: every check runs on it again each pass. used
-	// are the keys the pass read; begin forgets the others.
+	// are the keys the pass read; Begin forgets the others.
 	cache map[string]cachedRecord
 	used  map[string]bool
 }
@@ -215,8 +227,8 @@ type fetched struct {
 
 // grant names the deleter's grant a denied call lacks, in its store's
 // words, and where deploy/ has it.
-func (rr *recordReader) grant(s3, gcs string) string {
-	if rr.cfg.GCS != nil {
+func (rr *Reader) grant(s3, gcs string) string {
+	if rr.Config.GCS != nil {
 		return gcs + " on the prefix (deploy/gcp)"
 	}
 	return s3 + " on the prefix (deploy/aws)"
@@ -234,36 +246,36 @@ const recordCost = 9
 // none: what deploy/ sets it to under the pod's 512Mi.
 const defaultMemoryTarget = 280 << 20
 
-// memoryTarget is the process's: GOMEMLIMIT, or defaultMemoryTarget.
-func memoryTarget() int64 {
+// MemoryTarget is the process's: GOMEMLIMIT, or defaultMemoryTarget.
+func MemoryTarget() int64 {
 	if l := debug.SetMemoryLimit(-1); l > 0 && l < math.MaxInt64 {
 		return l
 	}
 	return defaultMemoryTarget
 }
 
-// recordBounds are what the records' reads may take of the memory target
+// Bounds are what the records' reads may take of the memory target
 // at once: half of it, whatever the records say. A quarter holds the
-// objects being fetched (each at most object bytes, gets of them at
-// once); three quarters the records being decoded, each weighing
-// recordCost times what it may decompress to (perRecord at most).
-type recordBounds struct {
-	target, perRecord, object, decoding int64
-	gets                                int
+// objects being fetched (each at most Object bytes, Gets of them at
+// once); three quarters (Decoding) the records being decoded, each
+// weighing recordCost times what it may decompress to (PerRecord at most).
+type Bounds struct {
+	Target, PerRecord, Object, Decoding int64
+	Gets                                int
 }
 
-// boundsFor is how a deleter with memory target reads s's records; an
+// BoundsFor is how a deleter with memory target reads s's records; an
 // error if maxRecordSize does not fit it.
-func boundsFor(s *config.Snapshots, target int64) (recordBounds, error) {
+func BoundsFor(s *config.Snapshots, target int64) (Bounds, error) {
 	per := int64(s.MaxRecordSize)
 	if per <= 0 {
 		per = int64(config.DefaultMaxRecordSize)
 	}
-	b := recordBounds{target: target, perRecord: per, object: max(per/4, 64<<10), decoding: target / 2 * 3 / 4}
-	b.gets = int(min(max(target/2/4/b.object, 1), readAtOnce))
-	if recordCost*per > b.decoding {
+	b := Bounds{Target: target, PerRecord: per, Object: max(per/4, 64<<10), Decoding: target / 2 * 3 / 4}
+	b.Gets = int(min(max(target/2/4/b.Object, 1), readAtOnce))
+	if recordCost*per > b.Decoding {
 		return b, fmt.Errorf("fleet.snapshots.maxRecordSize %s: decoding a record that large takes %d MiB, more than the %d MiB the memory target (GOMEMLIMIT %d MiB) leaves for it — raise GOMEMLIMIT (and the pod's memory limit) to at least %d MiB, or lower maxRecordSize",
-			config.Size(per), recordCost*per>>20, b.decoding>>20, target>>20, recordCost*per*8/3>>20+1)
+			config.Size(per), recordCost*per>>20, b.Decoding>>20, target>>20, recordCost*per*8/3>>20+1)
 	}
 	return b, nil
 }
@@ -298,23 +310,23 @@ func (w *weighted) release(n int64) {
 	w.cond.Broadcast()
 }
 
-// bound sets the reader's bounds, once: a reader New made has them set
-// already (its config was checked); one a test made takes the process's.
-func (rr *recordReader) bound() {
+// bound sets the reader's bounds, once: a reader the wiring made has them
+// set already (its config was checked); one without takes the process's.
+func (rr *Reader) bound() {
 	rr.limits.Do(func() {
-		if rr.bounds.perRecord == 0 {
-			rr.bounds, _ = boundsFor(rr.cfg, memoryTarget())
+		if rr.Bounds.PerRecord == 0 {
+			rr.Bounds, _ = BoundsFor(rr.Config, MemoryTarget())
 		}
-		rr.gets = make(chan struct{}, rr.bounds.gets)
-		rr.decoding = newWeighted(rr.bounds.decoding)
+		rr.gets = make(chan struct{}, rr.Bounds.Gets)
+		rr.decoding = newWeighted(rr.Bounds.Decoding)
 	})
 }
 
-// begin starts a pass with what the state remembers.
-func (rr *recordReader) begin(prev map[string]RecordSeen) {
+// Begin starts a pass with what the state remembers.
+func (rr *Reader) Begin(prev map[string]Seen) {
 	rr.mu.Lock()
 	defer rr.mu.Unlock()
-	rr.prev, rr.seen, rr.clouds, rr.cas, rr.claims = prev, map[string]RecordSeen{}, nil, nil, map[string][]claim{}
+	rr.prev, rr.seen, rr.clouds, rr.cas, rr.claims = prev, map[string]Seen{}, nil, nil, map[string][]claim{}
 	rr.listMu.Lock()
 	defer rr.listMu.Unlock()
 	rr.listed, rr.listing, rr.listErr = false, nil, nil
@@ -335,15 +347,15 @@ func recordsPrefix(prefix string) string {
 
 // list is the pass's listing, made by its first call: the objects by key,
 // or why there is none. Nil, nil: the store does not list.
-func (rr *recordReader) list(ctx context.Context) (map[string]bucket.Object, error) {
-	l, ok := rr.store.(Lister)
+func (rr *Reader) list(ctx context.Context) (map[string]bucket.Object, error) {
+	l, ok := rr.Store.(lister)
 	if !ok {
 		return nil, nil
 	}
 	rr.listMu.Lock()
 	defer rr.listMu.Unlock()
 	if !rr.listed {
-		objs, err := l.List(ctx, recordsPrefix(rr.cfg.Prefix))
+		objs, err := l.List(ctx, recordsPrefix(rr.Config.Prefix))
 		if err != nil {
 			rr.listErr = err
 		} else {
@@ -359,7 +371,7 @@ func (rr *recordReader) list(ctx context.Context) (map[string]bucket.Object, err
 
 // cached is the record read before at key if its version is version and
 // it kept what t reads.
-func (rr *recordReader) cached(key, version string, t kube.Target) (fetched, bool) {
+func (rr *Reader) cached(key, version string, t kube.Target) (fetched, bool) {
 	rr.listMu.Lock()
 	defer rr.listMu.Unlock()
 	c, ok := rr.cache[key]
@@ -372,7 +384,7 @@ func (rr *recordReader) cached(key, version string, t kube.Target) (fetched, boo
 
 // keep remembers the record read at key, at the version the GET returned;
 // a store that says no version has nothing remembered.
-func (rr *recordReader) keep(key, version string, f fetched) {
+func (rr *Reader) keep(key, version string, f fetched) {
 	rr.listMu.Lock()
 	defer rr.listMu.Unlock()
 	if version == "" {
@@ -391,13 +403,13 @@ func (rr *recordReader) keep(key, version string, f fetched) {
 // claim is a record of the pass: its cluster (the deleter's name) and key.
 type claim struct{ cluster, key string }
 
-// twins holds every cluster of clusters whose record claims the
+// Twins holds every cluster of clusters whose record claims the
 // kube-system UID another cluster's record of the pass claims: one of
 // them, at least, is not its cluster's (a copied agent config, a forged
 // record), and which one cannot be told. What the pass remembered of
 // them is dropped: a record not accepted changes nothing remembered. Run
 // after every record of the pass is read.
-func (rr *recordReader) twins(clusters []inventory.ClusterRefs) {
+func (rr *Reader) Twins(clusters []inventory.ClusterRefs) {
 	rr.mu.Lock()
 	defer rr.mu.Unlock()
 	why := map[string]string{}
@@ -417,7 +429,7 @@ func (rr *recordReader) twins(clusters []inventory.ClusterRefs) {
 		names = slices.Compact(names)
 		for _, c := range cs {
 			why[c.cluster] = fmt.Sprintf("%s: its record claims kube-system UID %s, as the records of %s do: one cluster's agent publishes as another (a copied agent config, or a forged record), so every cluster claiming it is held — pin each cluster's UID in fleet.snapshots.kubeSystemUIDs and fix the agent that publishes the other's",
-				rr.cfg.Where(c.key), uid, strings.Join(names, ", "))
+				rr.Config.Where(c.key), uid, strings.Join(names, ", "))
 			if prev, ok := rr.prev[c.key]; ok {
 				rr.seen[c.key] = prev
 			} else {
@@ -433,16 +445,16 @@ func (rr *recordReader) twins(clusters []inventory.ClusterRefs) {
 	}
 }
 
-// withCAs gives the pass the CAs discovery lists for configured clusters.
-func (rr *recordReader) withCAs(cas map[string][]byte) {
+// WithCAs gives the pass the CAs discovery lists for configured clusters.
+func (rr *Reader) WithCAs(cas map[string][]byte) {
 	rr.mu.Lock()
 	defer rr.mu.Unlock()
 	rr.cas = cas
 }
 
-// discoveredCAs are the CA bundles discovery lists for the fleet's
+// DiscoveredCAs are the CA bundles discovery lists for the fleet's
 // configured clusters, by name.
-func discoveredCAs(f *inventory.Fleet) map[string][]byte {
+func DiscoveredCAs(f *inventory.Fleet) map[string][]byte {
 	out := map[string][]byte{}
 	for _, m := range f.Members {
 		if m.Configured && m.Discovered && len(m.Cloud.CAData) > 0 {
@@ -452,19 +464,19 @@ func discoveredCAs(f *inventory.Fleet) map[string][]byte {
 	return out
 }
 
-// withClouds gives the pass its cloud reads, before its clusters are read.
-func (rr *recordReader) withClouds(clouds map[string]any) {
+// WithClouds gives the pass its cloud reads, before its clusters are read.
+func (rr *Reader) WithClouds(clouds map[string]any) {
 	rr.mu.Lock()
 	defer rr.mu.Unlock()
 	rr.clouds = clouds
 }
 
-// remembered is what the pass leaves for the next: this pass's records,
+// Remembered is what the pass leaves for the next: this pass's records,
 // and what was remembered of those it did not look at.
-func (rr *recordReader) remembered() map[string]RecordSeen {
+func (rr *Reader) Remembered() map[string]Seen {
 	rr.mu.Lock()
 	defer rr.mu.Unlock()
-	out := make(map[string]RecordSeen, len(rr.prev)+len(rr.seen))
+	out := make(map[string]Seen, len(rr.prev)+len(rr.seen))
 	for k, v := range rr.prev {
 		out[k] = v
 	}
@@ -476,15 +488,15 @@ func (rr *recordReader) remembered() map[string]RecordSeen {
 
 // readAtOnce is the most records read at once: enough Gets in flight
 // that a fleet's read is bound by decoding its records, not by S3's
-// latency. recordBounds lowers it to what the memory target holds.
+// latency. Bounds lowers it to what the memory target holds.
 const readAtOnce = 64
 
-// read reads every target's record, readAtOnce at a time; one result per
+// Read reads every target's record, readAtOnce at a time; one result per
 // target.
-func (rr *recordReader) read(ctx context.Context, targets []kube.Target) []inventory.ClusterRefs {
+func (rr *Reader) Read(ctx context.Context, targets []kube.Target) []inventory.ClusterRefs {
 	out := make([]inventory.ClusterRefs, len(targets))
 	rr.bound()
-	_ = awsclient.Each(len(targets), rr.bounds.gets, func(i int) error {
+	_ = awsclient.Each(len(targets), rr.Bounds.Gets, func(i int) error {
 		out[i] = rr.one(ctx, targets[i])
 		return nil
 	})
@@ -494,14 +506,14 @@ func (rr *recordReader) read(ctx context.Context, targets []kube.Target) []inven
 // one reads a target's record and says whether it can stand for the
 // cluster: the deleter's limits (projects, accounts, subnets) are the
 // target's, never the record's.
-func (rr *recordReader) one(ctx context.Context, t kube.Target) inventory.ClusterRefs {
-	start := rr.now()
-	key := published.Key(rr.cfg.Prefix, t.Place, t.CloudName)
+func (rr *Reader) one(ctx context.Context, t kube.Target) inventory.ClusterRefs {
+	start := rr.Now()
+	key := published.Key(rr.Config.Prefix, t.Place, t.CloudName)
 	held := func(problems ...string) inventory.ClusterRefs {
 		return inventory.ClusterRefs{Name: t.Name, Projects: t.Projects, Accounts: t.Accounts, Subnets: t.Subnets,
-			Problems: problems, Duration: rr.now().Sub(start)}
+			Problems: problems, Duration: rr.Now().Sub(start)}
 	}
-	where := rr.cfg.Where(key)
+	where := rr.Config.Where(key)
 	f, problem := rr.fetch(ctx, key, where, t)
 	if problem != "" {
 		return held(problem)
@@ -510,7 +522,7 @@ func (rr *recordReader) one(ctx context.Context, t kube.Target) inventory.Cluste
 	rr.mu.Lock()
 	last := rr.prev[key]
 	rr.mu.Unlock()
-	now := rr.now()
+	now := rr.Now()
 	problems := rr.identify(&rec, f.written, t, last, where, now)
 	counts := f.counts
 	next := last // a record not accepted changes nothing remembered
@@ -520,7 +532,7 @@ func (rr *recordReader) one(ctx context.Context, t kube.Target) inventory.Cluste
 		clouds := rr.clouds
 		rr.mu.Unlock()
 		if last.KubeSystemUID != "" && last.KubeSystemUID != rec.Cluster.KubeSystemUID {
-			last = RecordSeen{} // the cluster was recreated (its new UID pinned): a new history
+			last = Seen{} // the cluster was recreated (its new UID pinned): a new history
 		}
 		var why string
 		next, settles, why = rr.judge(last, counts, clouds, t, now)
@@ -531,31 +543,46 @@ func (rr *recordReader) one(ctx context.Context, t kube.Target) inventory.Cluste
 			next.Sizes = rr.remember(last.Sizes, counts, now)
 		}
 	}
+	rr.note(key, next, rec.Cluster.KubeSystemUID, t)
+	c := rr.refs(rec, f.written, t, now, settles, problems)
+	c.Duration = rr.Now().Sub(start)
+	return c
+}
+
+// note remembers what the pass accepted of the record at key (next), and
+// the kube-system UID it claims, for twins.
+func (rr *Reader) note(key string, next Seen, uid string, t kube.Target) {
 	rr.mu.Lock()
+	defer rr.mu.Unlock()
 	if !next.IsZero() {
 		rr.seen[key] = next
 	}
-	if uid := rec.Cluster.KubeSystemUID; uid != "" {
+	if uid != "" {
 		if rr.claims == nil {
 			rr.claims = map[string][]claim{}
 		}
 		rr.claims[uid] = append(rr.claims[uid], claim{cluster: t.Name, key: key})
 	}
-	rr.mu.Unlock()
+}
+
+// refs is what the record shows of t's cluster, under the deleter's name
+// and limits, with its read time (bounded by when the store wrote it),
+// when it settles, and its problems and notes.
+func (rr *Reader) refs(rec published.Record, written time.Time, t kube.Target, now, settles time.Time, problems []string) inventory.ClusterRefs {
 	// The record may be remembered for the next pass (cache): what is set
 	// here for this target is set on copies.
 	c := rec.Refs
 	c.Name, c.Projects, c.Accounts, c.Subnets = t.Name, t.Projects, t.Accounts, t.Subnets
 	c.PVs, c.PVCs, c.Problems = slices.Clone(c.PVs), slices.Clone(c.PVCs), slices.Clip(c.Problems)
-	c.ReadAt = rec.ReadAt(f.written) // what decides whether it is fresh enough to delete on
-	if ahead := rec.TakenAt.Sub(f.written); !f.written.IsZero() && ahead > published.ClockSkew {
+	c.ReadAt = rec.ReadAt(written) // what decides whether it is fresh enough to delete on
+	if ahead := rec.TakenAt.Sub(written); !written.IsZero() && ahead > published.ClockSkew {
 		c.Problems = append(c.Problems, fmt.Sprintf("note: the record says it was read at %s, %s after the store wrote it: the agent's clock runs ahead, so the record is taken as read when it was written",
 			fmtTime(rec.TakenAt), ahead.Round(time.Second)))
 	}
 	if now.Before(settles) {
 		c.Settles = settles
 		c.Problems = append(c.Problems, fmt.Sprintf("note: the cluster's records settle at %s: until they have stood for fleet.snapshots.dropSettle %s, what they show in use is kept but nothing the cluster could use is deleted",
-			fmtTime(settles), rr.cfg.DropSettle))
+			fmtTime(settles), rr.Config.DropSettle))
 	}
 	for i := range c.PVs {
 		c.PVs[i].Cluster = t.Name
@@ -566,13 +593,12 @@ func (rr *recordReader) one(ctx context.Context, t kube.Target) inventory.Cluste
 	if len(problems) > 0 {
 		c.Complete = false
 		c.Problems = append(problems, c.Problems...)
-	} else if rr.cfg.KubeSystemUIDs[t.Name] == "" {
+	} else if rr.Config.KubeSystemUIDs[t.Name] == "" {
 		// Said every pass, complete or not: the pin is only as good as
 		// the record that made it.
 		c.Problems = append(c.Problems, fmt.Sprintf("note: kube-system UID %s is trusted on first use (pinned by the cluster's first accepted record, not by the config): pin it ahead in fleet.snapshots.kubeSystemUIDs.%s",
 			rec.Cluster.KubeSystemUID, t.Name))
 	}
-	c.Duration = rr.now().Sub(start)
 	return c
 }
 
@@ -580,8 +606,8 @@ func (rr *recordReader) one(ctx context.Context, t kube.Target) inventory.Cluste
 // name, place, CA (as pinned, and as discovery lists it) and kube-system
 // UID (as pinned by the config, else by the first accepted record), and
 // its age. Each problem names where the record is.
-func (rr *recordReader) identify(rec *published.Record, written time.Time, t kube.Target, last RecordSeen, where string, now time.Time) []string {
-	pin := rr.cfg.KubeSystemUIDs[t.Name]
+func (rr *Reader) identify(rec *published.Record, written time.Time, t kube.Target, last Seen, where string, now time.Time) []string {
+	pin := rr.Config.KubeSystemUIDs[t.Name]
 	if pin == "" {
 		pin = last.KubeSystemUID
 	}
@@ -591,13 +617,13 @@ func (rr *recordReader) identify(rec *published.Record, written time.Time, t kub
 		ca = rr.cas[t.Name]
 		rr.mu.Unlock()
 	}
-	listed, pinnedCA := published.CAHash(ca), strings.ToLower(rr.cfg.CASHA256s[t.Name])
+	listed, pinnedCA := published.CAHash(ca), strings.ToLower(rr.Config.CASHA256s[t.Name])
 	caFrom := ""
 	if pinnedCA != "" {
 		caFrom = "the one fleet.snapshots.caSHA256s." + t.Name + " pins"
 	}
 	problems := rec.Check(published.Expect{Name: t.CloudName, Place: t.Place, CA: cmp.Or(pinnedCA, listed), CAFrom: caFrom,
-		KubeSystemUID: pin, MaxAge: rr.cfg.MaxAge.Std(), Now: now, Written: written})
+		KubeSystemUID: pin, MaxAge: rr.Config.MaxAge.Std(), Now: now, Written: written})
 	if pinnedCA != "" && listed != "" && rec.Cluster.CA != "" && rec.Cluster.CA != listed {
 		problems = append(problems, fmt.Sprintf("the record's API server CA (sha256 %.12s…) is not the one discovery lists for the cluster (%.12s…): %v",
 			rec.Cluster.CA, listed, published.ErrMismatch))
@@ -619,22 +645,22 @@ func (rr *recordReader) identify(rec *published.Record, written time.Time, t kub
 // taken from memory. Whatever is read is remembered at the version its
 // GET returned, never the listing's: a record replaced between the
 // listing and the GET is newer bytes than the listing says.
-func (rr *recordReader) fetch(ctx context.Context, key, where string, t kube.Target) (fetched, string) {
+func (rr *Reader) fetch(ctx context.Context, key, where string, t kube.Target) (fetched, string) {
 	listing, err := rr.list(ctx)
 	version := ""
 	switch {
 	case errors.Is(err, bucket.ErrDenied):
-		return fetched{}, fmt.Sprintf("listing %s was denied, so no record can be told current: grant reclaim %s", rr.cfg.Where(recordsPrefix(rr.cfg.Prefix)), rr.grant("s3:ListBucket", "storage.objects.list"))
+		return fetched{}, fmt.Sprintf("listing %s was denied, so no record can be told current: grant reclaim %s", rr.Config.Where(recordsPrefix(rr.Config.Prefix)), rr.grant("s3:ListBucket", "storage.objects.list"))
 	case err != nil:
-		return fetched{}, fmt.Sprintf("listing %s failed, so no record can be told current: %v", rr.cfg.Where(recordsPrefix(rr.cfg.Prefix)), err)
+		return fetched{}, fmt.Sprintf("listing %s failed, so no record can be told current: %v", rr.Config.Where(recordsPrefix(rr.Config.Prefix)), err)
 	case listing != nil:
 		o, ok := listing[key]
 		if !ok {
 			return fetched{}, fmt.Sprintf("no record at %s (the bucket's listing has none): is reclaim agent running in the cluster, as %s in %s?", where, t.CloudName, t.Place)
 		}
-		if o.Size > rr.bounds.object {
+		if o.Size > rr.Bounds.Object {
 			return fetched{}, fmt.Sprintf("the record at %s is not read: its object is %d bytes, more than the %d a record of at most fleet.snapshots.maxRecordSize %s may be gzipped: %v",
-				where, o.Size, rr.bounds.object, config.Size(rr.bounds.perRecord), published.ErrTooLarge)
+				where, o.Size, rr.Bounds.Object, config.Size(rr.Bounds.PerRecord), published.ErrTooLarge)
 		}
 		if f, ok := rr.cached(key, o.Version, t); ok {
 			f.written = o.Modified
@@ -651,12 +677,36 @@ func (rr *recordReader) fetch(ctx context.Context, key, where string, t kube.Tar
 		return fetched{}, fmt.Sprintf("reading %s: %v", where, ctx.Err())
 	}
 	defer func() { <-rr.gets }()
-	var (
-		body   []byte
-		rec    published.Record
-		decErr error // the decoding's, apart from the GET's (err)
-	)
-	op, opens := rr.store.(Opener)
+	rec, version, err, decErr := rr.get(ctx, key, listing)
+	switch {
+	case errors.Is(err, outcome.ErrNotFound):
+		return fetched{}, fmt.Sprintf("no record at %s: is reclaim agent running in the cluster, as %s in %s?", where, t.CloudName, t.Place)
+	case errors.Is(err, bucket.ErrDenied):
+		return fetched{}, fmt.Sprintf("reading %s was denied: grant reclaim %s", where, rr.grant("s3:GetObject", "storage.objects.get"))
+	case err != nil:
+		return fetched{}, fmt.Sprintf("reading %s: %v", where, err)
+	case errors.Is(decErr, published.ErrTooLarge):
+		return fetched{}, fmt.Sprintf("the record at %s cannot be read: %v; its cluster is held. If the cluster's record is that large, raise fleet.snapshots.maxRecordSize (now %s) and the deleter's GOMEMLIMIT and memory limit with it; else the object is not its agent's",
+			where, decErr, config.Size(rr.Bounds.PerRecord))
+	case decErr != nil:
+		return fetched{}, fmt.Sprintf("the record at %s cannot be read: %v", where, decErr)
+	}
+	f := narrow(rec, t)
+	if listing != nil {
+		rr.keep(key, version, f)
+		// The listing's time, though the GET may have read a newer
+		// version: an earlier bound is only more careful.
+		f.written = listing[key].Modified
+	}
+	return f, ""
+}
+
+// get reads and decodes the record at key: as it arrives when the listing
+// says how large it is, else whole. err is the GET's, decErr the
+// decoding's; version is the one the GET read.
+func (rr *Reader) get(ctx context.Context, key string, listing map[string]bucket.Object) (rec published.Record, version string, err, decErr error) {
+	var body []byte
+	op, opens := rr.Store.(opener)
 	streamed := false
 	if o, ok := listing[key]; ok && opens {
 		// Decoded as it arrives: the listing said how large the object is.
@@ -670,39 +720,16 @@ func (rr *recordReader) fetch(ctx context.Context, key, where string, t kube.Tar
 		if opens {
 			var rc io.ReadCloser
 			if rc, version, err = op.Open(ctx, key); err == nil {
-				body, err = readObject(rc, rr.bounds.object)
+				body, err = readObject(rc, rr.Bounds.Object)
 			}
 		} else {
-			body, err = rr.store.Get(ctx, key)
+			body, err = rr.Store.Get(ctx, key)
 		}
 	}
-	switch {
-	case errors.Is(err, outcome.ErrNotFound):
-		return fetched{}, fmt.Sprintf("no record at %s: is reclaim agent running in the cluster, as %s in %s?", where, t.CloudName, t.Place)
-	case errors.Is(err, bucket.ErrDenied):
-		return fetched{}, fmt.Sprintf("reading %s was denied: grant reclaim %s", where, rr.grant("s3:GetObject", "storage.objects.get"))
-	case err != nil:
-		return fetched{}, fmt.Sprintf("reading %s: %v", where, err)
-	}
-	if !streamed {
+	if err == nil && !streamed {
 		rec, decErr = rr.decode(body)
-		body = nil
 	}
-	if err := decErr; err != nil {
-		if errors.Is(err, published.ErrTooLarge) {
-			return fetched{}, fmt.Sprintf("the record at %s cannot be read: %v; its cluster is held. If the cluster's record is that large, raise fleet.snapshots.maxRecordSize (now %s) and the deleter's GOMEMLIMIT and memory limit with it; else the object is not its agent's",
-				where, err, config.Size(rr.bounds.perRecord))
-		}
-		return fetched{}, fmt.Sprintf("the record at %s cannot be read: %v", where, err)
-	}
-	f := narrow(rec, t)
-	if listing != nil {
-		rr.keep(key, version, f)
-		// The listing's time, though the GET may have read a newer
-		// version: an earlier bound is only more careful.
-		f.written = listing[key].Modified
-	}
-	return f, ""
+	return rec, version, err, decErr
 }
 
 // narrow is what the reader keeps of a record read for t: its counts per
@@ -748,24 +775,24 @@ var errMoreThanListed = errors.New("decompresses to more than its listed size al
 // maxRecordSize, and the pool), and decompresses to no more than that;
 // more is errMoreThanListed when the bound is less than maxRecordSize
 // (read it whole, as decode does), ErrTooLarge when it is not. The body
-// is read to at most bounds.object bytes: an object replaced by a larger
+// is read to at most Bounds.Object bytes: an object replaced by a larger
 // one since the listing is refused as decode refuses it.
-func (rr *recordReader) decodeStream(rc io.ReadCloser, size int64) (published.Record, error) {
+func (rr *Reader) decodeStream(rc io.ReadCloser, size int64) (published.Record, error) {
 	defer rc.Close()
-	b := rr.bounds
-	limit := min(max(size*streamRatio, 64<<10), b.perRecord)
-	weight := min(recordCost*limit, b.decoding)
+	b := rr.Bounds
+	limit := min(max(size*streamRatio, 64<<10), b.PerRecord)
+	weight := min(recordCost*limit, b.Decoding)
 	rr.decoding.acquire(weight)
 	defer rr.decoding.release(weight)
-	lr := &objectReader{r: rc, left: b.object}
-	rec, err := published.DecodeLimit(lr, limit, rr.taps)
+	lr := &objectReader{r: rc, left: b.Object}
+	rec, err := published.DecodeLimit(lr, limit, rr.Taps)
 	switch {
 	case lr.over:
-		return rec, fmt.Errorf("its object is more than the %d bytes a record of at most fleet.snapshots.maxRecordSize may be gzipped: %w", b.object, published.ErrTooLarge)
-	case errors.Is(err, published.ErrTooLarge) && limit < b.perRecord:
+		return rec, fmt.Errorf("its object is more than the %d bytes a record of at most fleet.snapshots.maxRecordSize may be gzipped: %w", b.Object, published.ErrTooLarge)
+	case errors.Is(err, published.ErrTooLarge) && limit < b.PerRecord:
 		return rec, errMoreThanListed
 	case errors.Is(err, published.ErrTooLarge):
-		return rec, fmt.Errorf("it decompresses to more than fleet.snapshots.maxRecordSize %s: %w", config.Size(b.perRecord), published.ErrTooLarge)
+		return rec, fmt.Errorf("it decompresses to more than fleet.snapshots.maxRecordSize %s: %w", config.Size(b.PerRecord), published.ErrTooLarge)
 	}
 	return rec, err
 }
@@ -810,31 +837,31 @@ func readObject(rc io.ReadCloser, max int64) ([]byte, error) {
 }
 
 // decode decodes a record's object within the reader's bounds: the object
-// is at most bounds.object (the bucket's Get bounds it; a store that does
+// is at most Bounds.Object (the bucket's Get bounds it; a store that does
 // not, here), and decompresses to no more than it claims, nor than
 // maxRecordSize. recordCost times the claim is set aside while it is
 // decoded, so the records decoded at once fit the memory target whatever
 // they say.
-func (rr *recordReader) decode(body []byte) (published.Record, error) {
-	b := rr.bounds
-	if int64(len(body)) > b.object {
+func (rr *Reader) decode(body []byte) (published.Record, error) {
+	b := rr.Bounds
+	if int64(len(body)) > b.Object {
 		return published.Record{}, fmt.Errorf("its object is %d bytes, more than the %d a record of at most fleet.snapshots.maxRecordSize may be gzipped: %w",
-			len(body), b.object, published.ErrTooLarge)
+			len(body), b.Object, published.ErrTooLarge)
 	}
 	claim, ok := published.Claimed(body)
 	if !ok {
 		return published.Record{}, errors.New("not a gzipped record: too short")
 	}
-	if claim > b.perRecord {
+	if claim > b.PerRecord {
 		return published.Record{}, fmt.Errorf("its gzip trailer says it decompresses to %d bytes, more than fleet.snapshots.maxRecordSize %s (or it is truncated): %w",
-			claim, config.Size(b.perRecord), published.ErrTooLarge)
+			claim, config.Size(b.PerRecord), published.ErrTooLarge)
 	}
-	// At most the whole pool: boundsFor refuses a maxRecordSize whose
+	// At most the whole pool: BoundsFor refuses a maxRecordSize whose
 	// record would not fit it, but a reader a test made is not refused.
-	weight := min(recordCost*max(claim, 64<<10), b.decoding)
+	weight := min(recordCost*max(claim, 64<<10), b.Decoding)
 	rr.decoding.acquire(weight)
 	defer rr.decoding.release(weight)
-	rec, err := published.DecodeLimit(bytes.NewReader(body), claim, rr.taps)
+	rec, err := published.DecodeLimit(bytes.NewReader(body), claim, rr.Taps)
 	if errors.Is(err, published.ErrTooLarge) {
 		err = fmt.Errorf("it decompresses to more than the %d bytes it says (a gzip bomb, or corrupt): %w", claim, published.ErrTooLarge)
 	}
@@ -879,7 +906,7 @@ func tapSize(t inventory.Tapped) int {
 // largest is, per class, the most the records accepted within dropSettle
 // of now listed, and the last accepted's, however old (an agent that
 // stopped for longer is no more believed when it comes back with less).
-func largest(sizes []RecordSizes, now time.Time, settle time.Duration) map[string]int {
+func largest(sizes []Sizes, now time.Time, settle time.Duration) map[string]int {
 	out := map[string]int{}
 	for i, s := range sizes {
 		if i < len(sizes)-1 && now.Sub(s.At) > settle+sizeStretch(settle) {
@@ -901,10 +928,10 @@ func sizeStretch(settle time.Duration) time.Duration {
 // remember adds an accepted record's counts to the sizes remembered: the
 // largest of each class within its stretch, the stretches within
 // dropSettle and the last. sizes is not changed.
-func (rr *recordReader) remember(sizes []RecordSizes, counts map[string]int, now time.Time) []RecordSizes {
-	settle := rr.cfg.DropSettle.Std()
+func (rr *Reader) remember(sizes []Sizes, counts map[string]int, now time.Time) []Sizes {
+	settle := rr.Config.DropSettle.Std()
 	stretch := sizeStretch(settle)
-	var out []RecordSizes
+	var out []Sizes
 	for _, s := range sizes {
 		if now.Sub(s.At) <= settle+stretch {
 			out = append(out, s)
@@ -915,14 +942,14 @@ func (rr *recordReader) remember(sizes []RecordSizes, counts map[string]int, now
 		for k, v := range counts {
 			merged[k] = max(merged[k], v)
 		}
-		out[n-1] = RecordSizes{At: out[n-1].At, Counts: merged}
+		out[n-1] = Sizes{At: out[n-1].At, Counts: merged}
 		return out
 	}
 	const most = 48
 	if len(out) >= most {
 		out = out[len(out)-most+1:]
 	}
-	return append(out, RecordSizes{At: now, Counts: counts})
+	return append(out, Sizes{At: now, Counts: counts})
 }
 
 // judge is what a record of counts, its identity proven, leaves
@@ -940,9 +967,9 @@ func (rr *recordReader) remember(sizes []RecordSizes, counts map[string]int, now
 // agent reading the wrong cluster, a partial read or a forged record than
 // the truth; but what the clouds show may be leaked, and what reclaim is
 // for, so a drop that stands for dropSettle is believed.
-func (rr *recordReader) judge(last RecordSeen, counts map[string]int, clouds map[string]any, t kube.Target, now time.Time) (next RecordSeen, settles time.Time, why string) {
-	settle := rr.cfg.DropSettle.Std()
-	next = RecordSeen{Sizes: last.Sizes, Since: map[string]time.Time{}}
+func (rr *Reader) judge(last Seen, counts map[string]int, clouds map[string]any, t kube.Target, now time.Time) (next Seen, settles time.Time, why string) {
+	settle := rr.Config.DropSettle.Std()
+	next = Seen{Sizes: last.Sizes, Since: map[string]time.Time{}}
 	for k, at := range last.Since {
 		next.Since[k] = at
 	}
@@ -968,9 +995,9 @@ func (rr *recordReader) judge(last RecordSeen, counts map[string]int, clouds map
 		settles = latest(settles, next.Since[k].Add(settle))
 	}
 	was := largest(last.Sizes, now, settle)
-	var ev evidence
-	if len(last.Sizes) == 0 {
-		ev = cloudEvidence(clouds, t)
+	ev := Shown{}
+	if len(last.Sizes) == 0 && rr.Evidence != nil {
+		rr.Evidence(clouds, t, ev)
 	}
 	var held []string
 	var until time.Time
@@ -978,7 +1005,7 @@ func (rr *recordReader) judge(last RecordSeen, counts map[string]int, clouds map
 		n, w := counts[k], was[k]
 		what := ""
 		switch {
-		case w > 0 && float64(n) < float64(w)*(1-rr.cfg.MaxDrop.Fraction()):
+		case w > 0 && float64(n) < float64(w)*(1-rr.Config.MaxDrop.Fraction()):
 			what = fmt.Sprintf("%d %s where it listed %d", n, k, w)
 		case n == 0 && len(ev[k]) > 0:
 			what = ev.unseen(k)
@@ -991,7 +1018,7 @@ func (rr *recordReader) judge(last RecordSeen, counts map[string]int, clouds map
 			d = Drop{Since: last.DropSince, To: n}
 		case !ok:
 			d = Drop{Since: now, To: n}
-		case float64(n) < float64(d.To)*(1-rr.cfg.MaxDrop.Fraction()):
+		case float64(n) < float64(d.To)*(1-rr.Config.MaxDrop.Fraction()):
 			d = Drop{Since: now, To: n} // deeper still: a new drop
 		}
 		if next.Drops == nil {
@@ -1005,7 +1032,7 @@ func (rr *recordReader) judge(last RecordSeen, counts map[string]int, clouds map
 	}
 	if len(held) > 0 {
 		why = fmt.Sprintf("the record lists %s: a class of evidence that drops by more than fleet.snapshots.maxDrop %s, or that a first record lists none of, is believed once it has stood for fleet.snapshots.dropSettle %s, so what the cluster could use is held until %s, unless its use comes back",
-			strings.Join(held, "; "), rr.cfg.MaxDrop, rr.cfg.DropSettle, fmtTime(until))
+			strings.Join(held, "; "), rr.Config.MaxDrop, rr.Config.DropSettle, fmtTime(until))
 	}
 	return next, settles, why
 }
@@ -1020,74 +1047,9 @@ func latest(a, b time.Time) time.Time {
 // fmtTime is a time in the records' words: UTC, to the second.
 func fmtTime(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 
-// publisher writes an agent's cluster record.
-type publisher struct {
-	cfg    *config.Snapshots
-	store  Records
-	target kube.Target
-	client func(cluster string) (kubernetes.Interface, error)
-	log    *zap.Logger
-}
-
-// publish writes what the pass read of the agent's cluster as its record.
-// The cluster's identity is read here: its CA from the client's config,
-// its kube-system namespace's UID from the API server.
-func (p *publisher) publish(ctx context.Context, snap *inventory.Snapshot) error {
-	if len(snap.Clusters) != 1 {
-		return fmt.Errorf("an agent reads one cluster, this pass read %d", len(snap.Clusters))
-	}
-	t := p.target
-	rc, err := kube.RESTConfig(t)
-	if err != nil {
-		return err
-	}
-	ca := rc.CAData
-	if len(ca) == 0 && rc.CAFile != "" {
-		if ca, err = os.ReadFile(rc.CAFile); err != nil {
-			return fmt.Errorf("the cluster's CA: %w", err)
-		}
-	}
-	cs, err := p.client(t.Name)
-	if err != nil {
-		return err
-	}
-	ns, err := cs.CoreV1().Namespaces().Get(ctx, metav1.NamespaceSystem, metav1.GetOptions{})
-	if err != nil {
-		return fmt.Errorf("the kube-system namespace (its UID names the cluster): %w", err)
-	}
-	rec := published.Record{TakenAt: snap.TakenAt, Agent: Version, Refs: snap.Clusters[0],
-		Cluster: published.Identity{Name: t.CloudName, Platform: t.Place.Platform, Account: t.Place.Account, Project: t.Place.Project,
-			Location: t.Place.Location, CA: published.CAHash(ca), KubeSystemUID: string(ns.UID)}}
-	var b bytes.Buffer
-	if err := published.Encode(&b, rec); err != nil {
-		return err
-	}
-	key := published.Key(p.cfg.Prefix, t.Place, t.CloudName)
-	if err := p.store.Put(ctx, key, b.Bytes()); err != nil {
-		return err
-	}
-	p.log.Info("published the cluster's record", zap.String("key", key), zap.Int("bytes", b.Len()), zap.Int("items", rec.Items()),
-		zap.Bool("complete", rec.Refs.Complete))
-	return nil
-}
-
-// Watch watches the agent's cluster until ctx ends, calling changed on
-// each change of what its pass reads (kube.Watch): reclaim daemon --agent
-// runs a pass, and publishes, on change. Only an agent's runner watches.
-func (r *Runner) Watch(ctx context.Context, changed func()) error {
-	if r.pub == nil {
-		return errors.New("only an agent (fleet.snapshots, reclaim daemon --agent) watches its cluster")
-	}
-	rc, err := kube.RESTConfig(r.pub.target)
-	if err != nil {
-		return err
-	}
-	return kube.Watch(ctx, rc, changed)
-}
-
-// decoders are the taps' decoders by name: the taps whose data a deleter
+// Decoders are the taps' Decoders by name: the taps whose data a deleter
 // reads from records.
-func decoders(taps []kube.Tap) map[string]published.Decoder {
+func Decoders(taps []kube.Tap) map[string]published.Decoder {
 	out := map[string]published.Decoder{}
 	for _, t := range taps {
 		if t.Decode != nil {
@@ -1095,38 +1057,4 @@ func decoders(taps []kube.Tap) map[string]published.Decoder {
 		}
 	}
 	return out
-}
-
-// CheckRole is what reclaim run (agent false) or reclaim agent refuses of
-// a config before reading anything; config check asks it too, so that it
-// refuses what the run would. outside is reclaim agent --outside-cluster.
-func CheckRole(cfg *config.Config, agent, outside bool) error {
-	if cfg.Fleet.Snapshots == nil {
-		return nil
-	}
-	return checkRole(cfg, agent, outside)
-}
-
-// checkRole checks a config with fleet.snapshots for its role: an agent
-// reads exactly its own cluster, from inside it unless its command line
-// says otherwise (outside); a deleter dials none.
-func checkRole(cfg *config.Config, agent, outside bool) error {
-	if agent {
-		if len(cfg.Clusters) != 1 {
-			return fmt.Errorf("clusters: reclaim agent reads exactly its own cluster, the config lists %d — give it one entry (inCluster: true in the cluster)", len(cfg.Clusters))
-		}
-		if !cfg.Clusters[0].InCluster && !outside {
-			return fmt.Errorf("clusters[0]: reclaim agent publishes the cluster it runs in: set inCluster: true and run it in the cluster (a kubeconfig would let a copied agent config publish another cluster's view under this one's name); to read it from outside on purpose, say so on the command line: --outside-cluster")
-		}
-		return nil
-	}
-	if _, err := boundsFor(cfg.Fleet.Snapshots, memoryTarget()); err != nil {
-		return err
-	}
-	for i, cl := range cfg.Clusters {
-		if cl.Kubeconfig != "" || cl.Context != "" || cl.InCluster {
-			return fmt.Errorf("clusters[%d]: with fleet.snapshots, reclaim run reads each cluster from its agent's record and dials none: remove kubeconfig, context and inCluster (they belong in the agent's config)", i)
-		}
-	}
-	return nil
 }

@@ -1,4 +1,4 @@
-package app
+package records
 
 import (
 	"bytes"
@@ -19,9 +19,6 @@ import (
 	"reclaim.dev/reclaim/inventory/kube"
 	"reclaim.dev/reclaim/inventory/published"
 	"reclaim.dev/reclaim/providers/bucket"
-	"reclaim.dev/reclaim/reconcile/audit"
-	"reclaim.dev/reclaim/reconcile/engine"
-	"reclaim.dev/reclaim/reconcile/state"
 )
 
 // listedRecords is a bucket in memory that lists, with a version per
@@ -90,9 +87,9 @@ func (l *listedRecords) counts() (lists, gets int) {
 	return lists, gets
 }
 
-func listedReader(l *listedRecords, now *time.Time) *recordReader {
+func listedReader(l *listedRecords, now *time.Time) *Reader {
 	rr := reader(l.memRecords, now, nil)
-	rr.store = l
+	rr.Store = l
 	return rr
 }
 
@@ -103,9 +100,9 @@ var recKey = published.Key("fleet", recPlace, "prod-a")
 var recReadsAll = func() kube.Target { t := recTarget; t.Images, t.Workloads = true, true; return t }()
 
 // passAll is pass with recReadsAll.
-func passAll(rr *recordReader) inventory.ClusterRefs {
-	rr.begin(nil)
-	return rr.read(context.Background(), []kube.Target{recReadsAll})[0]
+func passAll(rr *Reader) inventory.ClusterRefs {
+	rr.Begin(nil)
+	return rr.Read(context.Background(), []kube.Target{recReadsAll})[0]
 }
 
 // A long-running deleter lists the records once a pass and reads only a
@@ -227,7 +224,7 @@ func TestRecordReaderDoesNotReadAnOversizedListedObject(t *testing.T) {
 	l.put(t, 20, "uid-1", "", recT0)
 	rr := listedReader(l, &now)
 	rr.bound()
-	l.sizes = map[string]int64{recKey: rr.bounds.object + 1}
+	l.sizes = map[string]int64{recKey: rr.Bounds.Object + 1}
 	c, _ := pass(rr, nil)
 	if _, gets := l.counts(); c.Complete || gets != 0 || !strings.Contains(strings.Join(c.Problems, " "), published.ErrTooLarge.Error()) {
 		t.Fatalf("an oversized listed object: complete %v, %d gets, %v", c.Complete, gets, c.Problems)
@@ -298,12 +295,12 @@ func TestRecordReaderStreamsWithinItsBounds(t *testing.T) {
 		t.Fatalf("the record gzips %d to %d: not better than %d times", gunzipped(t, body), len(body), streamRatio)
 	}
 	rr := listedReader(l, &now)
-	rr.begin(nil)
+	rr.Begin(nil)
 	rr.bound()
 	runtime.GC()
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
-	got := rr.read(context.Background(), []kube.Target{recReadsAll, other, third})
+	got := rr.Read(context.Background(), []kube.Target{recReadsAll, other, third})
 	runtime.ReadMemStats(&after)
 	if !got[0].Complete || len(got[0].Pods) != 20000 {
 		t.Fatalf("the record that gzips well: complete %v, %d pods, %v", got[0].Complete, len(got[0].Pods), got[0].Problems)
@@ -316,8 +313,8 @@ func TestRecordReaderStreamsWithinItsBounds(t *testing.T) {
 	if _, gets := l.counts(); gets != 4 {
 		t.Fatalf("%d gets, want 4: each record once, and the one that gzips well again whole", gets)
 	}
-	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > uint64(rr.bounds.target/2) {
-		t.Fatalf("reading the records allocated %d MiB, more than half the memory target %d MiB", alloc>>20, rr.bounds.target>>20)
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > uint64(rr.Bounds.Target/2) {
+		t.Fatalf("reading the records allocated %d MiB, more than half the memory target %d MiB", alloc>>20, rr.Bounds.Target>>20)
 	}
 }
 
@@ -343,42 +340,5 @@ func TestRecordReaderStreamHoldsATruncatedRecord(t *testing.T) {
 	c, _ := pass(listedReader(l, &now), nil)
 	if c.Complete || !strings.Contains(strings.Join(c.Problems, " "), "cannot be read") {
 		t.Fatalf("a truncated record: complete %v, %v", c.Complete, c.Problems)
-	}
-}
-
-// The runner a daemon passes with keeps its reader, and what the reader
-// read, from one pass to the next: the second pass of an unchanged fleet
-// lists and reads nothing else.
-func TestRunnerReadsOnlyChangedRecordsAcrossPasses(t *testing.T) {
-	cfg := parse(t, snapshotsYAML)
-	place := inventory.Place{Platform: inventory.EKS, Account: "123456789012", Location: "us-east-1"}
-	l, now := &listedRecords{memRecords: memRecords{}}, recT0.Add(time.Hour)
-	var b bytes.Buffer
-	if err := published.Encode(&b, published.Record{TakenAt: recT0, Refs: inventory.ClusterRefs{Complete: true},
-		Cluster: published.Identity{Name: "a", Platform: place.Platform, Account: place.Account, Location: place.Location, CA: recCA, KubeSystemUID: "uid-a"}}); err != nil {
-		t.Fatal(err)
-	}
-	l.memRecords[published.Key(cfg.Fleet.Snapshots.Prefix, place, "a")] = b.Bytes()
-	r, err := New(context.Background(), cfg, Deps{Records: l, Store: state.NewMemoryStore(engine.NewState()), Audit: audit.New(io.Discard),
-		Now: func() time.Time { return now }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	for i, want := range []int{1, 0} {
-		rep, err := r.Once(context.Background(), Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		lists, gets := l.counts()
-		for _, s := range rep.Plan.Sources {
-			if s.Kind == inventory.SourceCluster && !s.Complete {
-				t.Fatalf("pass %d: cluster %s incomplete: %v", i, s.Name, s.Problems)
-			}
-		}
-		if lists != 1 || gets != want {
-			t.Fatalf("pass %d: %d lists, %d gets; want 1 and %d", i, lists, gets, want)
-		}
-		now = now.Add(10 * time.Minute)
 	}
 }
