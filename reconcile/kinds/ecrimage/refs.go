@@ -201,8 +201,8 @@ func classify(rl *inventory.RepoListing, rule *RepoRule, refs *repoRefs, ip *Pol
 		if r, ok := newest[i]; ok {
 			set(i, ClassNewest, fmt.Sprintf("newest %d pushed (#%d, keepNewest %d)", rule.KeepNewest, r, rule.KeepNewest))
 		}
-		if engine.Young(img.PushedAt, now, ip.MinAge) { // out of the selection, so the trim takes an older one
-			set(i, ClassYoung, fmt.Sprintf("pushed %s, younger than minAge %s", fmtTime(img.PushedAt), layout.HumanDuration(ip.MinAge)))
+		if engine.Young(img.PushedAt, now, ip.MinAge.Std()) { // out of the selection, so the trim takes an older one
+			set(i, ClassYoung, fmt.Sprintf("pushed %s, younger than minAge %s", fmtTime(img.PushedAt), layout.HumanDuration(ip.MinAge.Std())))
 		}
 	}
 	// Children of a kept index are kept, transitively (an index may list an index).
