@@ -25,6 +25,9 @@ type Unit struct {
 	// Say says an amount ("300 GB", "1 subnet address"). nil: the amount is
 	// counted (headroom, caps) but not said in reports.
 	Say func(n int64) string
+	// Bytes is one of the unit in bytes, for a unit of size (GiB: 1<<30):
+	// a size cap written in bytes is counted in it. 0: not a size.
+	Bytes int64
 }
 
 // The fields of schema v1 an amount can be recorded in (Unit.Key).

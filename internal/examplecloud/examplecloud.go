@@ -26,6 +26,7 @@ import (
 	config "reclaim.dev/reclaim/configs"
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/reconcile/engine"
+	"reclaim.dev/reclaim/reconcile/kinds/kind"
 )
 
 // Name is the kind; Key its config section; SourceKind names its listings
@@ -164,10 +165,13 @@ func (k *Kind) Name() string { return Name }
 func (k *Kind) Owns(id string) bool { return strings.HasPrefix(id, Name+"/") }
 
 func (k *Kind) Limits() engine.Limits {
-	c := k.s.Caps
-	return engine.Limits{Grace: k.s.Grace.Std(), MaxDeletes: c.MaxDeletesPerRun, MaxDeletePercent: float64(c.MaxDeletePercent),
-		BreakerCandidates: c.BreakerCandidates, BatchSize: 10, OptOutKey: k.s.ProtectLabel,
-		Wording: engine.Wording{Section: Key, Noun: "buckets"}}
+	// The safety block's limits; a kind whose deletions free a size passes
+	// its unit (ebsvolume.GiB), in which maxDeleteSizePerRun then counts.
+	// A bucket frees none: nil.
+	l := kind.Limits(k.s.Safety, nil)
+	l.BatchSize, l.OptOutKey = 10, k.s.ProtectLabel
+	l.Wording = engine.Wording{Section: Key, Noun: "buckets"}
+	return l
 }
 
 // OptOut says how a person keeps one of the kind's resources from being

@@ -31,6 +31,7 @@ import (
 	"reclaim.dev/reclaim/inventory/kube"
 	"reclaim.dev/reclaim/reconcile/engine"
 	"reclaim.dev/reclaim/reconcile/kinds/finished"
+	"reclaim.dev/reclaim/reconcile/kinds/kind"
 )
 
 // Name is the kind; Key its config section; TapName its read of clusters.
@@ -155,10 +156,13 @@ func (k *Kind) Name() string { return Name }
 func (k *Kind) Owns(id string) bool { return strings.HasPrefix(id, Name+"/") }
 
 func (k *Kind) Limits() engine.Limits {
-	c := k.s.Caps
-	return engine.Limits{Grace: k.s.Grace.Std(), MaxDeletes: c.MaxDeletesPerRun, MaxDeletePercent: float64(c.MaxDeletePercent),
-		BreakerCandidates: c.BreakerCandidates, BatchSize: 50, OptOutKey: k.protect,
-		Wording: engine.Wording{Section: Key, Noun: "ConfigMaps"}}
+	// The safety block's limits; a kind whose deletions free a size passes
+	// its unit (ebsvolume.GiB), in which maxDeleteSizePerRun then counts.
+	// A ConfigMap frees none: nil.
+	l := kind.Limits(k.s.Safety, nil)
+	l.BatchSize, l.OptOutKey = 50, k.protect
+	l.Wording = engine.Wording{Section: Key, Noun: "ConfigMaps"}
+	return l
 }
 
 // OptOut says how a person keeps one of the kind's resources from being

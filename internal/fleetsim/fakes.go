@@ -183,13 +183,13 @@ func (f *fleet) checkDisk(d *disk) {
 	if f.w.twinIn(inventory.GKE, d.key.Project) {
 		f.stats.Covered["disk deleted in a same-name cluster's project"]++
 	}
-	if f.now.Sub(d.created) < pol.MinAge {
+	if f.now.Sub(d.created) < pol.MinAge.Std() {
 		f.violate("deleted %s younger than min age", what)
 	}
 	if !d.lastDetach.IsZero() && f.now.Sub(d.lastDetach) < pol.MinDetached {
 		f.violate("deleted %s detached %s ago", what, f.now.Sub(d.lastDetach))
 	}
-	f.grace(what, d.clocks, pol.Grace)
+	f.grace(what, d.clocks, pol.Grace.Std())
 }
 
 // ecrAPI is ecrimage.API over the truth.
@@ -287,10 +287,10 @@ func (f *fleet) checkImage(r *repo, img *image) {
 	if why := f.imageEvidence(r); why != "" {
 		f.violate("deleted %s while %s", what, why)
 	}
-	if f.now.Sub(img.pushed) < f.imgPol.MinAge {
+	if f.now.Sub(img.pushed) < f.imgPol.MinAge.Std() {
 		f.violate("deleted %s younger than min age", what)
 	}
-	f.grace(what, img.clocks, f.imgPol.Grace)
+	f.grace(what, img.clocks, f.imgPol.Grace.Std())
 }
 
 // clientset is a client-go fake whose PVCs are the truth's: reads and
@@ -379,5 +379,5 @@ func (f *fleet) checkPVC(c *cluster, p *pvc) {
 	if why := f.rf.clusters[c.name]; why != "" {
 		f.violate("deleted %s while its cluster was %s", what, why)
 	}
-	f.grace(what, p.clocks, f.pvcPol.Grace)
+	f.grace(what, p.clocks, f.pvcPol.Grace.Std())
 }

@@ -18,6 +18,7 @@ import (
 	"go.uber.org/zap"
 	"k8s.io/client-go/kubernetes"
 
+	config "reclaim.dev/reclaim/configs"
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/notify/report"
 	"reclaim.dev/reclaim/reconcile/audit"
@@ -215,31 +216,38 @@ var latestTag = regexp.MustCompile(`^latest$`)
 
 func (f *fleet) durOf(hours ...int) time.Duration { return time.Duration(pick(f, hours)) * time.Hour }
 
+// safety is a section's safety block of the drawn values.
+func safety(minAge, grace time.Duration, maxDeletes int, percent float64, breaker int) config.Safety {
+	return config.Safety{MinAge: config.Duration(minAge), Grace: config.Duration(grace),
+		Caps: config.Caps{MaxDeletesPerRun: maxDeletes, MaxDeletePercent: config.Percent(percent), BreakerCandidates: breaker}}
+}
+
 // policies draws the fleet's policy: small caps and breakers so they bite.
 func (f *fleet) policies() {
-	f.diskPol = gcedisk.Policy{MinAge: f.durOf(0, 1, 4), Grace: f.durOf(2, 3, 4, 6), MinDetached: f.durOf(0, 1),
-		ProtectLabel: protectLabel, OwnerLabelKeys: []string{ownerLabel}, SnapshotBeforeDelete: f.chance(0.3),
-		MaxDeletes: 1 + f.rng.IntN(5), MaxDeletePercent: pick(f, []float64{0, 0.5, 1}), BreakerCandidates: pick(f, []int{0, 3 + f.rng.IntN(6)})}
-	f.pvcPol = workflowpvc.Policy{Delete: f.chance(0.9), Grace: f.durOf(2, 3, 4, 6), ProtectLabel: protectLabel,
-		MaxDeletes: 1 + f.rng.IntN(4), MaxDeletePercent: pick(f, []float64{0, 0.5}), BreakerCandidates: pick(f, []int{0, 2 + f.rng.IntN(4)})}
+	minAge, grace, minDetached, snap := f.durOf(0, 1, 4), f.durOf(2, 3, 4, 6), f.durOf(0, 1), f.chance(0.3)
+	f.diskPol = gcedisk.Policy{MinDetached: minDetached, ProtectLabel: protectLabel, OwnerLabelKeys: []string{ownerLabel}, SnapshotBeforeDelete: snap,
+		Safety: safety(minAge, grace, 1+f.rng.IntN(5), pick(f, []float64{0, 0.5, 1}), pick(f, []int{0, 3 + f.rng.IntN(6)}))}
+	del, grace := f.chance(0.9), f.durOf(2, 3, 4, 6)
+	f.pvcPol = workflowpvc.Policy{Delete: del, ProtectLabel: protectLabel,
+		Safety: safety(0, grace, 1+f.rng.IntN(4), pick(f, []float64{0, 0.5}), pick(f, []int{0, 2 + f.rng.IntN(4)}))}
 	rule := ecrimage.RepoRule{Name: "**", Match: everything, Limit: 20, HighWater: 4 + f.rng.IntN(6), KeepNewest: f.rng.IntN(3),
 		KeepPulledWithin: f.durOf(0, 0, 3), UntaggedOlderThan: f.durOf(0, 0, 6)}
 	rule.Target = max(1, rule.HighWater-1-f.rng.IntN(3))
 	if f.chance(0.5) {
 		rule.KeepTags = []*regexp.Regexp{latestTag}
 	}
-	f.imgPol = &ecrimage.Policy{Repos: []ecrimage.RepoRule{rule}, MinAge: f.durOf(0, 1, 2), Grace: f.durOf(2, 3, 4, 6),
-		MaxDeletes: 2 + f.rng.IntN(8), MaxDeletePercent: pick(f, []float64{0, 0.5}), BreakerCandidates: pick(f, []int{0, 5 + f.rng.IntN(10)})}
+	f.imgPol = &ecrimage.Policy{Repos: []ecrimage.RepoRule{rule},
+		Safety: safety(f.durOf(0, 1, 2), f.durOf(2, 3, 4, 6), 2+f.rng.IntN(8), pick(f, []float64{0, 0.5}), pick(f, []int{0, 5 + f.rng.IntN(10)}))}
 	finishedPol := func() finished.Policy {
 		return finished.Policy{Succeeded: f.durOf(1, 2, 4), Failed: f.durOf(2, 6), Exclude: []*regexp.Regexp{regexp.MustCompile("^" + systemNS + "$")},
-			Annotation: retentionAnn, ProtectLabel: protectLabel, Grace: f.durOf(2, 3, 4), MaxDeletes: 1 + f.rng.IntN(6),
-			MaxDeletePercent: pick(f, []float64{0, 0.5}), BreakerCandidates: pick(f, []int{0, 4 + f.rng.IntN(8)})}
+			Annotation: retentionAnn, ProtectLabel: protectLabel,
+			Safety: safety(0, f.durOf(2, 3, 4), 1+f.rng.IntN(6), pick(f, []float64{0, 0.5}), pick(f, []int{0, 4 + f.rng.IntN(8)}))}
 	}
 	f.jobPol = k8sjob.Policy{Policy: finishedPol(), KeepCronJobHistory: f.chance(0.8), TTLGrace: f.durOf(0, 1, 2)}
 	f.podPol = k8spod.Policy{Policy: finishedPol()}
 	f.netPol = netiface.Policy{Delete: f.chance(0.9), Ownership: pick(f, [][]string{{netiface.EvidenceVPCCNI, netiface.EvidenceBranch},
-		{netiface.EvidenceVPCCNI}, {netiface.EvidenceBranch}}), Grace: f.durOf(2, 3, 4, 6), MaxDeletes: 1 + f.rng.IntN(4),
-		MaxDeletePercent: pick(f, []float64{0, 0.5}), BreakerCandidates: pick(f, []int{0, 2 + f.rng.IntN(5)})}
+		{netiface.EvidenceVPCCNI}, {netiface.EvidenceBranch}}),
+		Safety: safety(0, f.durOf(2, 3, 4, 6), 1+f.rng.IntN(4), pick(f, []float64{0, 0.5}), pick(f, []int{0, 2 + f.rng.IntN(5)}))}
 	clients := map[string]kubernetes.Interface{}
 	client := func(name string) (kubernetes.Interface, error) {
 		if cs, ok := clients[name]; ok {

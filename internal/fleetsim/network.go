@@ -329,7 +329,7 @@ func (f *fleet) checkIface(n *iface) {
 	if f.w.twinIn(inventory.EKS, n.account+"/"+n.region) {
 		f.stats.Covered["interface deleted in a same-name cluster's scope"]++
 	}
-	f.grace(what, n.clocks, f.netPol.Grace)
+	f.grace(what, n.clocks, f.netPol.Grace.Std())
 }
 
 // observeNetwork starts and resets the truth's clocks of interfaces.

@@ -496,7 +496,7 @@ func (f *fleet) checkJob(c *cluster, j *job) {
 	if why := f.workloadsEvidence(c); why != "" {
 		f.violate("deleted %s while %s", what, why)
 	}
-	f.grace(what, j.clocks, f.jobPol.Grace)
+	f.grace(what, j.clocks, f.jobPol.Grace.Std())
 }
 
 func (f *fleet) checkWPod(c *cluster, p *wpod) {
@@ -511,7 +511,7 @@ func (f *fleet) checkWPod(c *cluster, p *wpod) {
 	if why := f.workloadsEvidence(c); why != "" {
 		f.violate("deleted %s while %s", what, why)
 	}
-	f.grace(what, p.clocks, f.podPol.Grace)
+	f.grace(what, p.clocks, f.podPol.Grace.Std())
 }
 
 func (c *cluster) jobOf(p *wpod) *job {

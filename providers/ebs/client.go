@@ -96,18 +96,14 @@ type Client struct {
 // with the region and profile, an optional assumed role, the adaptive retry
 // mode and the client-side token buckets. It calls nothing.
 func New(ctx context.Context, o Options) (*Client, error) {
-	if err := o.defaults(); err != nil {
-		return nil, fmt.Errorf("ebs %s/%s: %w", o.Account, o.Region, err)
-	}
-	setup, err := o.Load(ctx, "ebs", DefaultRequestsPerSecond, DefaultBurst, DefaultMaxAttempts)
+	c, err := newClient(&o)
 	if err != nil {
 		return nil, err
 	}
-	c, err := NewWithAPI(nil, nil, o)
-	if err != nil {
+	var setup awsclient.Client
+	if setup, c.api, err = c.OpenEC2(ctx, o.Service, "ebs", o.DeletesPerSecond, o.DeleteBurst, "ReclaimEBSPace", OpDeleteVolume, OpCreateSnapshot); err != nil {
 		return nil, err
 	}
-	c.api = setup.EC2(c.Meter(o.Service, o.DeletesPerSecond, o.DeleteBurst, "ReclaimEBSPace", OpDeleteVolume, OpCreateSnapshot))
 	// Service Quotas has a bucket of its own (setup.Pace): its rate limits
 	// are not EC2's.
 	c.quotas = servicequotas.NewFromConfig(setup.Config, func(qo *servicequotas.Options) {
@@ -124,15 +120,21 @@ func New(ctx context.Context, o Options) (*Client, error) {
 // clients, test doubles) as a Client. Rate limits, retries, credentials and
 // call counting are then theirs; the listing options apply.
 func NewWithAPI(api API, quotas QuotasAPI, o Options) (*Client, error) {
+	c, err := newClient(&o)
+	if err != nil {
+		return nil, err
+	}
+	c.api, c.quotas = api, quotas
+	return c, nil
+}
+
+// newClient fills o's defaults and checks it, and makes a client of it
+// with no API yet.
+func newClient(o *Options) (*Client, error) {
 	if err := o.defaults(); err != nil {
 		return nil, fmt.Errorf("ebs %s/%s: %w", o.Account, o.Region, err)
 	}
-	return &Client{
-		Scope:    awsclient.NewScope(o.Account, o.Region),
-		api:      api,
-		quotas:   quotas,
-		pageSize: o.PageSize,
-	}, nil
+	return &Client{Scope: awsclient.NewScope(o.Account, o.Region), pageSize: o.PageSize}, nil
 }
 
 // ---- errors ----

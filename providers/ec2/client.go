@@ -114,22 +114,14 @@ type Client struct {
 // client-side rate limiters. It does not call the API (an assumed role's
 // credentials are fetched on the first call).
 func New(ctx context.Context, o Options) (*Client, error) {
-	if err := o.defaults(); err != nil {
-		return nil, fmt.Errorf("ec2 %s/%s: %w", o.Account, o.Region, err)
-	}
-	// RequestLimitExceeded (HTTP 503) is in retry.DefaultThrottleErrorCodes,
-	// which the adaptive mode's throttle detection uses: a throttled attempt
-	// is retried and slows the adaptive token bucket down. The describe and
-	// delete buckets are this package's own (awsclient.Metered), not setup's.
-	setup, err := o.Load(ctx, "ec2", DefaultRequestsPerSecond, DefaultBurst, DefaultMaxAttempts)
+	c, err := newClient(&o)
 	if err != nil {
 		return nil, err
 	}
-	c, err := NewWithAPI(nil, o)
-	if err != nil {
+	// The describe and delete buckets are the client's own (awsclient.Paced).
+	if _, c.api, err = c.OpenEC2(ctx, o.Service, "ec2", o.DeletesPerSecond, o.DeleteBurst, "ReclaimPace", OpDeleteNetworkInterface); err != nil {
 		return nil, err
 	}
-	c.api = setup.EC2(c.Meter(o.Service, o.DeletesPerSecond, o.DeleteBurst, "ReclaimPace", OpDeleteNetworkInterface))
 	return c, nil
 }
 
@@ -137,16 +129,22 @@ func New(ctx context.Context, o Options) (*Client, error) {
 // Client. The rate limit, retry, credential and call-counting options are
 // then the API's business; the listing options apply.
 func NewWithAPI(api API, o Options) (*Client, error) {
+	c, err := newClient(&o)
+	if err != nil {
+		return nil, err
+	}
+	c.api = api
+	return c, nil
+}
+
+// newClient fills o's defaults and checks it, and makes a client of it
+// with no API yet.
+func newClient(o *Options) (*Client, error) {
 	if err := o.defaults(); err != nil {
 		return nil, fmt.Errorf("ec2 %s/%s: %w", o.Account, o.Region, err)
 	}
-	return &Client{
-		Scope:      awsclient.NewScope(o.Account, o.Region),
-		api:        api,
-		subnets:    awsclient.Unique(o.Subnets),
-		subnetTags: maps.Clone(o.SubnetTags),
-		pageSize:   o.PageSize,
-	}, nil
+	return &Client{Scope: awsclient.NewScope(o.Account, o.Region), subnets: awsclient.Unique(o.Subnets),
+		subnetTags: maps.Clone(o.SubnetTags), pageSize: o.PageSize}, nil
 }
 
 // ---- errors ----

@@ -27,6 +27,7 @@ import (
 	"reclaim.dev/reclaim/providers/awsclient"
 	"reclaim.dev/reclaim/providers/ebs"
 	"reclaim.dev/reclaim/reconcile/engine"
+	"reclaim.dev/reclaim/reconcile/kinds/kind"
 	"reclaim.dev/reclaim/reconcile/snapshot"
 )
 
@@ -38,7 +39,7 @@ const (
 )
 
 // GiB is the kind's unit: what its deletions free (EBS sizes are GiB).
-var GiB = &amount.Unit{Name: "GiB", Key: amount.KeySizeGB, Say: func(n int64) string { return fmt.Sprintf("%d GiB", n) }}
+var GiB = &amount.Unit{Name: "GiB", Key: amount.KeySizeGB, Say: func(n int64) string { return fmt.Sprintf("%d GiB", n) }, Bytes: amount.GiB}
 
 // The tags the provisioners put on the volumes they make.
 const (
@@ -163,25 +164,16 @@ func parseID(id string) (account, region, volume string, ok bool) {
 func (k *Kind) Owns(id string) bool { _, _, _, ok := parseID(id); return ok }
 
 func (k *Kind) Limits() engine.Limits {
-	s := k.s
-	return engine.Limits{Grace: s.Grace.Std(), MinAge: s.MinAge.Std(), MaxDeletes: s.Caps.MaxDeletesPerRun,
-		MaxDeletePercent: s.Caps.MaxDeletePercent.Fraction(), MaxFrees: sizeCap(s.Caps.MaxDeleteSizePerRun),
-		BreakerCandidates: s.Caps.BreakerCandidates, BatchSize: 1, OptOutKey: s.ProtectTag, SnapshotTimeout: s.SnapshotTimeout.Std(),
-		Wording: engine.Wording{Section: Key, Noun: "volumes", Guarded: "EBS volume it could attach"}}
+	l := kind.Limits(k.s.Safety, GiB)
+	l.BatchSize, l.SnapshotTimeout = 1, k.s.SnapshotTimeout.Std()
+	l.Wording = engine.Wording{Section: Key, Noun: "volumes", Guarded: "EBS volume it could attach"}
+	return l
 }
 
 // OptOut says how a person keeps one of the kind's resources from being
 // deleted (report.OptOuter).
 func (k *Kind) OptOut() string {
 	return optout.Rule("tag", k.s.ProtectTag, "volume") + ", or set ebs.delete: false"
-}
-
-// sizeCap is ebs.maxDeleteSizePerRun in whole GiB; 0 is no cap.
-func sizeCap(s config.Size) amount.Amount {
-	if s <= 0 {
-		return amount.Amount{}
-	}
-	return amount.Amount{N: int64(s.GiB()), Unit: GiB}
 }
 
 // Pool is the quota pool a volume counts against: its account, region and

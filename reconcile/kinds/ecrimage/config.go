@@ -14,8 +14,7 @@ func FromConfig(cfg *config.Config, client any) *Kind {
 	if e == nil {
 		return nil
 	}
-	p := &Policy{PerGBMonth: cfg.Prices.ECRPerGBMonth, MinAge: e.MinAge.Std(), Grace: e.Grace.Std(), MaxDeletes: e.MaxDeletesPerRun,
-		MaxDeletePercent: e.MaxDeletePercent.Fraction(), BreakerCandidates: e.BreakerCandidates, HeadroomWarning: e.HeadroomWarning.Fraction(), ProtectTag: e.ProtectTag, Parallel: e.Concurrency}
+	p := &Policy{PerGBMonth: cfg.Prices.ECRPerGBMonth, Safety: e.Safety, HeadroomWarning: e.HeadroomWarning.Fraction(), Parallel: e.Concurrency}
 	for _, o := range e.OutOfScopePullers {
 		if p.OutOfScopePullers == nil {
 			p.OutOfScopePullers = map[string]string{}

@@ -14,12 +14,14 @@ import (
 	"reclaim.dev/reclaim/base/amount"
 	"reclaim.dev/reclaim/base/layout"
 	"reclaim.dev/reclaim/base/optout"
+	config "reclaim.dev/reclaim/configs"
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/reconcile/engine"
+	"reclaim.dev/reclaim/reconcile/kinds/kind"
 )
 
 // Bytes is what an image's deletion frees: registry storage.
-var Bytes = &amount.Unit{Name: "bytes", Key: amount.KeyBytes, Say: layout.HumanBytes}
+var Bytes = &amount.Unit{Name: "bytes", Key: amount.KeyBytes, Say: layout.HumanBytes, Bytes: 1}
 
 // Name is the kind as reports and the audit log spell it (schema v1).
 const Name = "ecr-image"
@@ -33,19 +35,16 @@ type Policy struct {
 	PerGBMonth float64
 	// Repos are tried in order; the first that matches a repository applies.
 	// A repository no rule matches is only counted.
-	Repos             []RepoRule
-	MinAge            time.Duration
-	Grace             time.Duration
-	MaxDeletes        int
-	MaxDeletePercent  float64 // fraction of the images listed in policed repositories
-	BreakerCandidates int
-	HeadroomWarning   float64 // fraction of a repository's limit
+	Repos []RepoRule
+	// Safety is the ecr section's: protectTag (the repository resource tag
+	// that, with any value, keeps the repository untrimmed; read by the
+	// provider, named by reports), minAge, grace, the caps (maxDeletePercent
+	// of the images listed in policed repositories) and the breaker.
+	config.Safety
+	HeadroomWarning float64 // fraction of a repository's limit
 	// OutOfScopePullers are the principals (an account, an organization
 	// id, "*") declared out of reclaim's view, with their reasons.
 	OutOfScopePullers map[string]string
-	// ProtectTag is the repository resource tag that, with any value, keeps the
-	// repository untrimmed (read by the provider); reports name it.
-	ProtectTag string
 	// Parallel is how many repositories' batches are deleted at once (the
 	// provider's rate limit still paces every call).
 	Parallel int
@@ -151,16 +150,16 @@ func (k *Kind) Name() string { return Name }
 func (k *Kind) Owns(id string) bool { return strings.HasPrefix(id, "ecr:") }
 
 func (k *Kind) Limits() engine.Limits {
-	p := k.Policy
 	// The selection keeps a young image out of the trim (a keep class of its
 	// own, so the trim takes an older one instead); the engine's minimum age
 	// still guards every candidate, as for every kind.
-	return engine.Limits{Grace: p.Grace, MinAge: p.MinAge, MaxDeletes: p.MaxDeletes, MaxDeletePercent: p.MaxDeletePercent,
-		BreakerCandidates: p.BreakerCandidates, BatchSize: MaxBatch, Parallel: p.Parallel, OptOutKey: p.ProtectTag,
-		Wording: engine.Wording{Section: "ecr", Noun: "images", Guarded: "image it could pull"},
-		// A trim back to target is a repository's backlog, bounded by its
-		// count: the caps pace it, the breaker judges the untagged rule.
-		QuotaClasses: []string{ClassTrim}}
+	l := kind.Limits(k.Policy.Safety, Bytes)
+	l.BatchSize, l.Parallel = MaxBatch, k.Policy.Parallel
+	l.Wording = engine.Wording{Section: "ecr", Noun: "images", Guarded: "image it could pull"}
+	// A trim back to target is a repository's backlog, bounded by its
+	// count: the caps pace it, the breaker judges the untagged rule.
+	l.QuotaClasses = []string{ClassTrim}
+	return l
 }
 
 // OptOut says how a person keeps one of the kind's resources from being

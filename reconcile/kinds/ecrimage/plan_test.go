@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	config "reclaim.dev/reclaim/configs"
 	"reclaim.dev/reclaim/internal/enginetest"
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/reconcile/engine"
@@ -39,7 +40,9 @@ func imagePolicy(limit, high, target, newest int) *ecrimage.Policy {
 		Repos: []ecrimage.RepoRule{{Name: "**", Match: regexp.MustCompile(`^.*$`), Limit: limit, HighWater: high, Target: target,
 			KeepNewest: newest, KeepTags: []*regexp.Regexp{regexp.MustCompile(`^latest$`), regexp.MustCompile(`^v[^/]*$`)},
 			KeepPulledWithin: 7 * 24 * time.Hour}},
-		MinAge: 24 * time.Hour, Grace: time.Hour, MaxDeletes: 1000, MaxDeletePercent: 1, BreakerCandidates: 1000, HeadroomWarning: 0.9,
+		Safety: config.Safety{MinAge: config.Duration(24 * time.Hour), Grace: config.Duration(time.Hour),
+			Caps: config.Caps{MaxDeletesPerRun: 1000, MaxDeletePercent: 1, BreakerCandidates: 1000}},
+		HeadroomWarning: 0.9,
 	}
 }
 
@@ -380,7 +383,7 @@ func TestImageCapsKeepIndexWithChildren(t *testing.T) {
 		Children: []string{dig(101), dig(102)}, ChildrenKnown: true}
 	imgs := append([]inventory.Image{ix, {Digest: dig(101), PushedAt: old}, {Digest: dig(102), PushedAt: old}}, images(10)...)
 	pol := imagePolicy(13, 12, 1, 1)
-	pol.MaxDeletes = 2
+	pol.MaxDeletesPerRun = 2
 	p := planTwice(t, imageSnap(imgs), pol)
 	acts := imageActions(p)
 	// Oldest first: images(10) are pushed 58..49h ago, the index 899h ago, so
@@ -389,7 +392,7 @@ func TestImageCapsKeepIndexWithChildren(t *testing.T) {
 	if action(acts, dig(100)) != engine.Delete || action(acts, dig(101)) != engine.Delete || child2 == nil || child2.Action != engine.Mark || !child2.Held {
 		t.Fatalf("index %s, child1 %s, child2 %s\n%s", action(acts, dig(100)), action(acts, dig(101)), action(acts, dig(102)), dump(p))
 	}
-	pol.MaxDeletes = 0
+	pol.MaxDeletesPerRun = 0
 	p = planTwice(t, imageSnap(imgs), pol)
 	for d := range p.All() {
 		if d.Action == engine.Delete {
@@ -398,7 +401,7 @@ func TestImageCapsKeepIndexWithChildren(t *testing.T) {
 	}
 	// A trim back to target is the repository's backlog, not a wave of
 	// orphans: the breaker does not count it, the caps pace it.
-	pol.MaxDeletes, pol.BreakerCandidates = 1000, 3
+	pol.MaxDeletesPerRun, pol.BreakerCandidates = 1000, 3
 	p = planTwice(t, imageSnap(imgs), pol)
 	if p.BreakerTripped || len(deleted(p)) != 12 {
 		t.Fatalf("breaker tripped %v, deleted %d\n%s", p.BreakerTripped, len(deleted(p)), dump(p))

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"reclaim.dev/reclaim/base/outcome"
+	config "reclaim.dev/reclaim/configs"
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/reconcile/engine"
 	"reclaim.dev/reclaim/reconcile/kinds/ecrimage"
@@ -52,7 +53,7 @@ func TestRecheckRereadsTheRepository(t *testing.T) {
 		"sha256:retag":  {Digest: "sha256:retag", Tags: []string{"v2", "latest"}},
 		"sha256:pulled": {Digest: "sha256:pulled", Tags: []string{"v3"}, LastPull: planned.Add(time.Hour)},
 	}}
-	k := &ecrimage.Kind{API: api, Policy: &ecrimage.Policy{ProtectTag: "reclaim.dev/protect"}}
+	k := &ecrimage.Kind{API: api, Policy: &ecrimage.Policy{Safety: config.Safety{ProtectTag: "reclaim.dev/protect"}}}
 	var batch []*engine.Decision
 	for _, c := range []struct {
 		digest string

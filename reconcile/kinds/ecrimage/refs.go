@@ -224,8 +224,8 @@ func (ipl *imagePlan) keepReason(i int, rule *RepoRule, refs *repoRefs, ip *Poli
 	if rank > 0 {
 		ipl.set(i, ClassNewest, fmt.Sprintf("newest %d pushed (#%d, keepNewest %d)", rule.KeepNewest, rank, rule.KeepNewest))
 	}
-	if engine.Young(img.PushedAt, now, ip.MinAge) { // out of the selection, so the trim takes an older one
-		ipl.set(i, ClassYoung, fmt.Sprintf("pushed %s, younger than minAge %s", fmtTime(img.PushedAt), layout.HumanDuration(ip.MinAge)))
+	if engine.Young(img.PushedAt, now, ip.MinAge.Std()) { // out of the selection, so the trim takes an older one
+		ipl.set(i, ClassYoung, fmt.Sprintf("pushed %s, younger than minAge %s", fmtTime(img.PushedAt), layout.HumanDuration(ip.MinAge.Std())))
 	}
 }
 

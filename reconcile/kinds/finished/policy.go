@@ -16,6 +16,7 @@ import (
 	"reclaim.dev/reclaim/base/optout"
 	config "reclaim.dev/reclaim/configs"
 	"reclaim.dev/reclaim/reconcile/engine"
+	"reclaim.dev/reclaim/reconcile/kinds/kind"
 )
 
 // Policy is a jobs or pods section.
@@ -25,18 +26,15 @@ type Policy struct {
 	Selector          labels.Selector // nil matches everything
 	Annotation        string
 	ProtectLabel      string
-	Grace             time.Duration
-	MaxDeletes        int
-	MaxDeletePercent  float64
-	BreakerCandidates int
-	DeletesPerSecond  float64
+	// Safety is the section's: grace, the caps and the breaker.
+	config.Safety
+	DeletesPerSecond float64
 }
 
 // PolicyFrom reads a validated jobs or pods section.
 func PolicyFrom(r *Retention, protectLabel string) Policy {
 	p := Policy{Succeeded: r.Succeeded.Std(), Failed: r.Failed.Std(), Annotation: r.RetentionAnnotation, ProtectLabel: protectLabel,
-		Grace: r.Grace.Std(), MaxDeletes: r.MaxDeletesPerRun, MaxDeletePercent: r.MaxDeletePercent.Fraction(),
-		BreakerCandidates: r.BreakerCandidates, DeletesPerSecond: r.DeletesPerSecond}
+		Safety: r.Safety, DeletesPerSecond: r.DeletesPerSecond}
 	for _, g := range r.Namespaces.Include {
 		re, _ := config.GlobRegexp(g) // validated by config
 		p.Include = append(p.Include, re)
@@ -54,9 +52,10 @@ func PolicyFrom(r *Retention, protectLabel string) Policy {
 // Limits are the engine's parameters of a jobs or pods section; one names
 // the resource for people ("Job").
 func (p *Policy) Limits(section, one string, batch int) engine.Limits {
-	return engine.Limits{Grace: p.Grace, MaxDeletes: p.MaxDeletes, MaxDeletePercent: p.MaxDeletePercent,
-		BreakerCandidates: p.BreakerCandidates, BatchSize: batch, OptOutKey: p.ProtectLabel,
-		Wording: engine.Wording{Section: section, Noun: one + "s", Guarded: one + " of it"}}
+	l := kind.Limits(p.Safety, nil)
+	l.BatchSize, l.OptOutKey = batch, p.ProtectLabel
+	l.Wording = engine.Wording{Section: section, Noun: one + "s", Guarded: one + " of it"}
+	return l
 }
 
 // optOut says how a Job or Pod is kept: the opt-out label, or the

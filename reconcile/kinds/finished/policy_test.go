@@ -116,7 +116,7 @@ func TestPolicyFrom(t *testing.T) {
 		RetentionAnnotation: "reclaim.dev/retention", DeletesPerSecond: 3, KeepCronJobHistory: &yes,
 		Safety: config.Safety{Grace: config.Duration(2 * time.Hour), Caps: config.Caps{MaxDeletesPerRun: 7, BreakerCandidates: 9}}}
 	p := finished.PolicyFrom(r, "reclaim-protect")
-	if p.Succeeded != time.Hour || p.Failed != 48*time.Hour || p.Grace != 2*time.Hour || p.MaxDeletes != 7 ||
+	if p.Succeeded != time.Hour || p.Failed != 48*time.Hour || p.Grace.Std() != 2*time.Hour || p.MaxDeletesPerRun != 7 ||
 		p.BreakerCandidates != 9 || p.DeletesPerSecond != 3 || p.ProtectLabel != "reclaim-protect" || p.Annotation != "reclaim.dev/retention" {
 		t.Fatalf("%+v", p)
 	}

@@ -13,11 +13,9 @@ func FromConfig(cfg *config.Config, client any) *Kind {
 	p := Policy{
 		DiskPrice: cfg.Prices.DiskGBMonth,
 		Regions:   g.Regions, Zones: g.Zones,
-		MinAge: dk.MinAge.Std(), Grace: dk.Grace.Std(), MinDetached: dk.MinDetached.Std(),
+		Safety: dk.Safety, MinDetached: dk.MinDetached.Std(),
 		ProtectLabel: dk.ProtectLabel, OwnerLabelKeys: dk.Ownership.LabelKeys, OwnerDescriptionContains: dk.Ownership.DescriptionContains,
 		SnapshotBeforeDelete: dk.SnapshotBeforeDelete, SnapshotTimeout: dk.SnapshotTimeout.Std(),
-		MaxDeletes: dk.MaxDeletesPerRun, MaxDeletePercent: dk.MaxDeletePercent.Fraction(),
-		MaxDeleteGB: float64(dk.MaxDeleteSizePerRun) / 1e9, BreakerCandidates: dk.BreakerCandidates,
 		HeadroomWarning: g.HeadroomWarning.Fraction(),
 	}
 	api, _ := client.(API)

@@ -18,22 +18,16 @@ import (
 	"reclaim.dev/reclaim/base/amount"
 	"reclaim.dev/reclaim/base/optout"
 	"reclaim.dev/reclaim/base/outcome"
+	config "reclaim.dev/reclaim/configs"
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/reconcile/engine"
+	"reclaim.dev/reclaim/reconcile/kinds/kind"
 	"reclaim.dev/reclaim/reconcile/snapshot"
 )
 
-// GB is what a disk's or a PVC's deletion frees: GB of disk quota.
-var GB = &amount.Unit{Name: "GB", Key: amount.KeySizeGB, Say: func(n int64) string { return fmt.Sprintf("%d GB", n) }}
-
-// SizeCap is the per-run cap on the GB deleted (disks.maxDeleteSizePerRun);
-// 0 is no cap. Disks are whole GB, so a cap of 10.5 holds what 10 does.
-func SizeCap(gb float64) amount.Amount {
-	if gb <= 0 {
-		return amount.Amount{}
-	}
-	return amount.Amount{N: int64(gb), Unit: GB}
-}
+// GB is what a disk's or a PVC's deletion frees: GB of disk quota, which
+// GCE counts in GiB (a disk of sizeGb 100 is 100 GiB).
+var GB = &amount.Unit{Name: "GB", Key: amount.KeySizeGB, Say: func(n int64) string { return fmt.Sprintf("%d GB", n) }, Bytes: amount.GiB}
 
 // Name is the kind as reports and the audit log spell it.
 const Name = "gce-disk"
@@ -42,23 +36,19 @@ const Name = "gce-disk"
 type Policy struct {
 	// DiskPrice is the price per GB-month of a disk type in a region
 	// (config.Prices.DiskGBMonth); nil prices nothing.
-	DiskPrice                func(typ, region string) (float64, bool)
-	Regions                  []string // empty: every region
-	Zones                    []string // empty: every zone
-	MinAge                   time.Duration
-	Grace                    time.Duration
+	DiskPrice func(typ, region string) (float64, bool)
+	Regions   []string // empty: every region
+	Zones     []string // empty: every zone
+	// Safety is the disks section's: minAge, grace, the caps and the breaker.
+	config.Safety
 	MinDetached              time.Duration
 	ProtectLabel             string
 	OwnerLabelKeys           []string
 	OwnerDescriptionContains []string
 	SnapshotBeforeDelete     bool
 	// SnapshotTimeout is how long a run waits for its snapshots.
-	SnapshotTimeout   time.Duration
-	MaxDeletes        int
-	MaxDeletePercent  float64 // fraction 0..1 of the disks listed in scope
-	MaxDeleteGB       float64 // 0: no size cap
-	BreakerCandidates int
-	HeadroomWarning   float64 // fraction 0..1
+	SnapshotTimeout time.Duration
+	HeadroomWarning float64 // fraction 0..1
 }
 
 // API is what deleting needs from the GCE provider.
@@ -123,10 +113,10 @@ func (k *Kind) Name() string { return Name }
 func (k *Kind) Owns(id string) bool { return strings.HasPrefix(id, "projects/") }
 
 func (k *Kind) Limits() engine.Limits {
-	p := k.Policy
-	return engine.Limits{Grace: p.Grace, MinAge: p.MinAge, MaxDeletes: p.MaxDeletes, MaxDeletePercent: p.MaxDeletePercent,
-		MaxFrees: SizeCap(p.MaxDeleteGB), BreakerCandidates: p.BreakerCandidates, BatchSize: 1, OptOutKey: p.ProtectLabel, SnapshotTimeout: p.SnapshotTimeout,
-		Wording: engine.Wording{Section: "disks", Noun: "disks", Guarded: "disk it could reference"}}
+	l := kind.Limits(k.Policy.Safety, GB)
+	l.BatchSize, l.OptOutKey, l.SnapshotTimeout = 1, k.Policy.ProtectLabel, k.Policy.SnapshotTimeout
+	l.Wording = engine.Wording{Section: "disks", Noun: "disks", Guarded: "disk it could reference"}
+	return l
 }
 
 // OptOut says how a person keeps one of the kind's resources from being
@@ -323,7 +313,7 @@ func (k *Kind) propose(d inventory.Disk, read, clusters int, refs refIndex, guar
 	switch {
 	case d.Status != "" && d.Status != "READY":
 		p.Wait = fmt.Sprintf("status is %s, not READY", d.Status)
-	case now.Before(p.NotBefore) && !engine.Young(d.Created, now, pol.MinAge):
+	case now.Before(p.NotBefore) && !engine.Young(d.Created, now, pol.MinAge.Std()):
 		p.Wait = fmt.Sprintf("detached %s ago, less than %s (last detach %s)", now.Sub(d.LastDetach).Round(time.Minute), pol.MinDetached, fmtTime(d.LastDetach))
 	}
 	return p

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"reclaim.dev/reclaim/base/amount"
+	config "reclaim.dev/reclaim/configs"
 	"reclaim.dev/reclaim/internal/enginetest"
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/reconcile/engine"
@@ -15,11 +17,12 @@ var t0 = time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
 
 func testPolicy() Policy {
 	return Policy{
-		MinAge: 24 * time.Hour, Grace: 6 * time.Hour, MinDetached: time.Hour,
+		Safety: config.Safety{MinAge: config.Duration(24 * time.Hour), Grace: config.Duration(6 * time.Hour),
+			Caps: config.Caps{MaxDeletesPerRun: 20, MaxDeletePercent: 1, BreakerCandidates: 200}},
+		MinDetached:  time.Hour,
 		ProtectLabel: "reclaim-protect", OwnerLabelKeys: []string{"goog-gke-volume"},
 		OwnerDescriptionContains: []string{"kubernetes.io/created-for/pv/name"},
-		MaxDeletes:               20, MaxDeletePercent: 1, BreakerCandidates: 200,
-		HeadroomWarning: 0.85,
+		HeadroomWarning:          0.85,
 	}
 }
 
@@ -168,9 +171,9 @@ func TestUnknownScopeKeepsClock(t *testing.T) {
 // the disk policy is what feeds them.
 func TestLimitsFollowPolicy(t *testing.T) {
 	pol := testPolicy()
-	pol.MaxDeletes, pol.MaxDeletePercent, pol.MaxDeleteGB, pol.BreakerCandidates = 3, 0.2, 250, 9
+	pol.MaxDeletesPerRun, pol.MaxDeletePercent, pol.MaxDeleteSizePerRun, pol.BreakerCandidates = 3, 0.2, 250<<30, 9
 	got := (&Kind{Policy: pol}).Limits()
-	want := engine.Limits{Grace: 6 * time.Hour, MinAge: 24 * time.Hour, MaxDeletes: 3, MaxDeletePercent: 0.2, MaxFrees: SizeCap(250),
+	want := engine.Limits{Grace: 6 * time.Hour, MinAge: 24 * time.Hour, MaxDeletes: 3, MaxDeletePercent: 0.2, MaxFrees: amount.Amount{N: 250, Unit: GB},
 		BreakerCandidates: 9, BatchSize: 1, OptOutKey: "reclaim-protect",
 		Wording: engine.Wording{Section: "disks", Noun: "disks", Guarded: "disk it could reference"}}
 	if !reflect.DeepEqual(got, want) {

@@ -26,7 +26,8 @@ const (
 
 func policy() k8sjob.Policy {
 	return k8sjob.Policy{Policy: finished.Policy{Succeeded: 24 * time.Hour, Failed: 72 * time.Hour, Annotation: annotation,
-		ProtectLabel: "reclaim-protect", Grace: grace, MaxDeletes: 1000, MaxDeletePercent: 1, BreakerCandidates: 1000},
+		ProtectLabel: "reclaim-protect",
+		Safety:       config.Safety{Grace: config.Duration(grace), Caps: config.Caps{MaxDeletesPerRun: 1000, MaxDeletePercent: 1, BreakerCandidates: 1000}}},
 		KeepCronJobHistory: true, TTLGrace: time.Hour}
 }
 
@@ -416,7 +417,7 @@ func TestCapsAndBreaker(t *testing.T) {
 		jobs = append(jobs, job(fmt.Sprintf("j%d", i), fmt.Sprintf("u%d", i), "Complete", 48*time.Hour))
 	}
 	pol := policy()
-	pol.MaxDeletes = 4
+	pol.MaxDeletesPerRun = 4
 	_, p := twice(snap(cluster("a", jobs...)), pol)
 	if n := p.Count(k8sjob.Name, engine.Delete); n != 4 {
 		t.Fatalf("cap: %d deletes", n)

@@ -15,6 +15,7 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 
 	"reclaim.dev/reclaim/base/outcome"
+	config "reclaim.dev/reclaim/configs"
 	"reclaim.dev/reclaim/internal/enginetest"
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/reconcile/engine"
@@ -28,7 +29,8 @@ const grace = 2 * time.Hour
 
 func policy(ownerKinds ...string) k8spod.Policy {
 	return k8spod.Policy{Policy: finished.Policy{Succeeded: time.Hour, Failed: 24 * time.Hour, Annotation: "reclaim.dev/retention",
-		ProtectLabel: "reclaim-protect", Grace: grace, MaxDeletes: 1000, MaxDeletePercent: 1, BreakerCandidates: 1000},
+		ProtectLabel: "reclaim-protect",
+		Safety:       config.Safety{Grace: config.Duration(grace), Caps: config.Caps{MaxDeletesPerRun: 1000, MaxDeletePercent: 1, BreakerCandidates: 1000}}},
 		OwnerKinds: ownerKinds}
 }
 

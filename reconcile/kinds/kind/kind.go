@@ -2,7 +2,7 @@
 // value, holding the kind's name, whether a config turns it on, how it is
 // made, what it reads and the permissions it needs. internal/app
 // registers a list of them, one line each (docs/architecture.md, "Adding
-// a kind").
+// a kind"). Limits reads every kind's safety settings.
 package kind
 
 import (

@@ -19,6 +19,7 @@ import (
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/reconcile/engine"
 	"reclaim.dev/reclaim/reconcile/kinds/finished"
+	"reclaim.dev/reclaim/reconcile/kinds/kind"
 )
 
 // Name is the kind as reports and the audit log spell it.
@@ -54,15 +55,13 @@ var madeBy = map[string]string{EvidenceVPCCNI: "VPC CNI", EvidenceBranch: "VPC r
 
 // Policy is the ec2 section.
 type Policy struct {
-	Delete            bool
-	Ownership         []string
-	ProtectTag        string // an interface tagged ProtectTag=true is never deleted
-	Grace             time.Duration
-	MaxDeletes        int
-	MaxDeletePercent  float64
-	BreakerCandidates int
-	HeadroomWarning   float64
-	WarnBefore        time.Duration
+	Delete    bool
+	Ownership []string
+	// Safety is ec2.interfaces': protectTag (an interface tagged with it,
+	// any value, is never deleted), grace, the caps and the breaker.
+	config.Safety
+	HeadroomWarning float64
+	WarnBefore      time.Duration
 }
 
 // API re-reads and deletes interfaces. The EC2 provider satisfies it.
@@ -103,8 +102,7 @@ func FromConfig(cfg *config.Config, client any) *Kind {
 	}
 	i := e.Interfaces
 	api, _ := client.(API)
-	return &Kind{API: api, Policy: Policy{Delete: i.Delete, Ownership: i.Ownership, ProtectTag: i.ProtectTag, Grace: i.Grace.Std(), MaxDeletes: i.MaxDeletesPerRun,
-		MaxDeletePercent: i.MaxDeletePercent.Fraction(), BreakerCandidates: i.BreakerCandidates,
+	return &Kind{API: api, Policy: Policy{Delete: i.Delete, Ownership: i.Ownership, Safety: i.Safety,
 		HeadroomWarning: e.HeadroomWarning.Fraction(), WarnBefore: e.WarnBefore.Std()}}
 }
 
@@ -156,10 +154,10 @@ func (k *Kind) Name() string { return Name }
 func (k *Kind) Owns(id string) bool { _, _, _, ok := parseID(id); return ok }
 
 func (k *Kind) Limits() engine.Limits {
-	p := k.Policy
-	return engine.Limits{Grace: p.Grace, MaxDeletes: p.MaxDeletes, MaxDeletePercent: p.MaxDeletePercent,
-		BreakerCandidates: p.BreakerCandidates, BatchSize: BatchSize, OptOutKey: p.ProtectTag,
-		Wording: engine.Wording{Section: "ec2.interfaces", Noun: "interfaces", Guarded: "network interface in a subnet it could use"}}
+	l := kind.Limits(k.Policy.Safety, nil)
+	l.BatchSize = BatchSize
+	l.Wording = engine.Wording{Section: "ec2.interfaces", Noun: "interfaces", Guarded: "network interface in a subnet it could use"}
+	return l
 }
 
 // OptOut says how a person keeps one of the kind's resources from being

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	config "reclaim.dev/reclaim/configs"
 	"reclaim.dev/reclaim/internal/enginetest"
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/reconcile/engine"
@@ -15,8 +16,10 @@ import (
 const grace = time.Hour
 
 func policy() netiface.Policy {
-	return netiface.Policy{Delete: true, Ownership: []string{netiface.EvidenceVPCCNI, netiface.EvidenceBranch}, ProtectTag: "reclaim.dev/protect", Grace: grace,
-		MaxDeletes: 1000, MaxDeletePercent: 1, BreakerCandidates: 1000, HeadroomWarning: 0.8, WarnBefore: 72 * time.Hour}
+	return netiface.Policy{Delete: true, Ownership: []string{netiface.EvidenceVPCCNI, netiface.EvidenceBranch},
+		Safety: config.Safety{ProtectTag: "reclaim.dev/protect", Grace: config.Duration(grace),
+			Caps: config.Caps{MaxDeletesPerRun: 1000, MaxDeletePercent: 1, BreakerCandidates: 1000}},
+		HeadroomWarning: 0.8, WarnBefore: 72 * time.Hour}
 }
 
 // cni is a detached interface the VPC CNI made (its tag and description).

@@ -62,11 +62,12 @@ func headroomSnap(second time.Time) *inventory.Snapshot {
 }
 
 func headroomKinds(pol netiface.Policy) []engine.Kind {
-	jobs := k8sjob.New(k8sjob.Policy{Policy: finished.Policy{Succeeded: 24 * time.Hour, Failed: 72 * time.Hour, Grace: jobGrace,
-		MaxDeletes: 100, MaxDeletePercent: 1, BreakerCandidates: 100}, KeepCronJobHistory: true}, nil)
+	jobSafety := config.Safety{Grace: config.Duration(jobGrace), Caps: config.Caps{MaxDeletesPerRun: 100, MaxDeletePercent: 1, BreakerCandidates: 100}}
+	jobs := k8sjob.New(k8sjob.Policy{Policy: finished.Policy{Succeeded: 24 * time.Hour, Failed: 72 * time.Hour,
+		Safety: jobSafety}, KeepCronJobHistory: true}, nil)
 	debug, _ := config.GlobRegexp("debug")
-	pods := k8spod.New(k8spod.Policy{Policy: finished.Policy{Succeeded: time.Hour, Failed: time.Hour, Grace: jobGrace, Include: []*regexp.Regexp{debug},
-		MaxDeletes: 100, MaxDeletePercent: 1, BreakerCandidates: 100}}, nil)
+	pods := k8spod.New(k8spod.Policy{Policy: finished.Policy{Succeeded: time.Hour, Failed: time.Hour, Include: []*regexp.Regexp{debug},
+		Safety: jobSafety}}, nil)
 	return []engine.Kind{jobs, pods, &netiface.Kind{Policy: pol}}
 }
 

@@ -12,8 +12,6 @@ import (
 // client returns a cluster's client (nil: plan only).
 func FromConfig(cfg *config.Config, client func(cluster string) (kubernetes.Interface, error)) *Kind {
 	dk := gcedisk.DisksOf(cfg)
-	caps := dk.WorkflowPVCs
-	return &Kind{Client: client, Policy: Policy{DiskPrice: cfg.Prices.DiskGBMonth, Delete: dk.DeleteWorkflowPVCs, Grace: dk.Grace.Std(), ProtectLabel: cfg.Kubernetes.ProtectLabel,
-		MaxDeletes: caps.MaxDeletesPerRun, MaxDeletePercent: caps.MaxDeletePercent.Fraction(),
-		MaxDeleteGB: float64(caps.MaxDeleteSizePerRun) / 1e9, BreakerCandidates: caps.BreakerCandidates}}
+	return &Kind{Client: client, Policy: Policy{DiskPrice: cfg.Prices.DiskGBMonth, Delete: dk.DeleteWorkflowPVCs, ProtectLabel: cfg.Kubernetes.ProtectLabel,
+		Safety: config.Safety{Grace: dk.Grace, Caps: dk.WorkflowPVCs}}}
 }

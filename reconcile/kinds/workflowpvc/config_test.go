@@ -3,6 +3,7 @@ package workflowpvc
 import (
 	"testing"
 
+	"reclaim.dev/reclaim/base/amount"
 	config "reclaim.dev/reclaim/configs"
 	"reclaim.dev/reclaim/reconcile/kinds/gcedisk"
 )
@@ -22,14 +23,14 @@ disks:
   workflowPVCs:
     maxDeletesPerRun: 3
     maxDeletePercent: 5%
-    maxDeleteSizePerRun: 100G
+    maxDeleteSizePerRun: 100Gi
     breakerCandidates: 9
 `), "t.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
 	l := FromConfig(cfg, nil).Limits()
-	if l.MaxDeletes != 3 || l.MaxDeletePercent != 0.05 || l.MaxFrees != gcedisk.SizeCap(100) || l.BreakerCandidates != 9 {
+	if l.MaxDeletes != 3 || l.MaxDeletePercent != 0.05 || l.MaxFrees != (amount.Amount{N: 100, Unit: gcedisk.GB}) || l.BreakerCandidates != 9 {
 		t.Errorf("limits %+v: want the disks.workflowPVCs caps (3, 5%%, 100 GB, 9)", l)
 	}
 	if l.Section != "disks.workflowPVCs" || l.Grace.Hours() != 2 {

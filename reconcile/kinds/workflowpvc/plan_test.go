@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	config "reclaim.dev/reclaim/configs"
 	"reclaim.dev/reclaim/internal/enginetest"
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/reconcile/engine"
@@ -14,17 +15,19 @@ import (
 var t0 = time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
 
 func testPolicy() Policy {
-	return Policy{Grace: 6 * time.Hour, ProtectLabel: "reclaim-protect", MaxDeletes: 20, MaxDeletePercent: 1, BreakerCandidates: 200}
+	return Policy{ProtectLabel: "reclaim-protect",
+		Safety: config.Safety{Grace: config.Duration(6 * time.Hour), Caps: config.Caps{MaxDeletesPerRun: 20, MaxDeletePercent: 1, BreakerCandidates: 200}}}
 }
 
 // diskKind plans the disks next to the PVCs: headroom is the disk kind's.
 func diskKind() *gcedisk.Kind {
 	return &gcedisk.Kind{Policy: gcedisk.Policy{
-		MinAge: 24 * time.Hour, Grace: 6 * time.Hour, MinDetached: time.Hour,
+		Safety: config.Safety{MinAge: config.Duration(24 * time.Hour), Grace: config.Duration(6 * time.Hour),
+			Caps: config.Caps{MaxDeletesPerRun: 20, MaxDeletePercent: 1, BreakerCandidates: 200}},
+		MinDetached:  time.Hour,
 		ProtectLabel: "reclaim-protect", OwnerLabelKeys: []string{"goog-gke-volume"},
 		OwnerDescriptionContains: []string{"kubernetes.io/created-for/pv/name"},
-		MaxDeletes:               20, MaxDeletePercent: 1, BreakerCandidates: 200,
-		HeadroomWarning: 0.85,
+		HeadroomWarning:          0.85,
 	}}
 }
 

@@ -11,6 +11,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
 
+	config "reclaim.dev/reclaim/configs"
 	"reclaim.dev/reclaim/internal/enginetest"
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/reconcile/engine"
@@ -27,7 +28,8 @@ func TestChangedPVCIsSkippedNotFailed(t *testing.T) {
 	snap := inventory.Snapshot{Clusters: []inventory.ClusterRefs{{Name: "a", Complete: true, PVCs: []inventory.PVCRef{
 		{Namespace: "argo", Name: "wf-1-workdir", CapacityGB: 10, Workflow: failed, UID: "planned"}},
 		Taps: map[string]inventory.Tapped{workflowpvc.TapName: {Complete: true}}}}}
-	pol := workflowpvc.Policy{Grace: 6 * time.Hour, MaxDeletes: 10, MaxDeletePercent: 1, BreakerCandidates: 10, Delete: true, ProtectLabel: "reclaim-protect"}
+	pol := workflowpvc.Policy{Delete: true, ProtectLabel: "reclaim-protect",
+		Safety: config.Safety{Grace: config.Duration(6 * time.Hour), Caps: config.Caps{MaxDeletesPerRun: 10, MaxDeletePercent: 1, BreakerCandidates: 10}}}
 	plan := func(k engine.Kind) *engine.Plan {
 		first := enginetest.Build(&snap, []engine.Kind{k}, engine.NewState(), t0.Add(-7*time.Hour))
 		return enginetest.Build(&snap, []engine.Kind{k}, first.State, t0)

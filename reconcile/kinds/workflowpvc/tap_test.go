@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 
+	config "reclaim.dev/reclaim/configs"
 	"reclaim.dev/reclaim/internal/enginetest"
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/inventory/kube"
@@ -94,7 +95,7 @@ func TestTapLinksEachPVCToItsWorkflow(t *testing.T) {
 	if w := phaseOf(t, c, "wf-4-workdir"); w.Phase != "" || w.UID != "old" {
 		t.Fatalf("wf-4: %+v", w)
 	}
-	p := build(snap(nil, c), Policy{Grace: time.Hour, MaxDeletes: 10, MaxDeletePercent: 1, BreakerCandidates: 10, Delete: true}, engine.NewState(), t0)
+	p := build(snap(nil, c), Policy{Delete: true, Safety: config.Safety{Grace: config.Duration(time.Hour), Caps: config.Caps{MaxDeletesPerRun: 10, MaxDeletePercent: 1, BreakerCandidates: 10}}}, engine.NewState(), t0)
 	if d := enginetest.DecisionFor(t, p, "wf-1-workdir"); d.Action != engine.Mark || d.Held {
 		t.Fatalf("wf-1's PVC: %+v", d)
 	}
@@ -133,7 +134,7 @@ func TestTapFailureHoldsOnlyThePVCs(t *testing.T) {
 			c.PVCs[i].Workflow.Phase, c.PVCs[i].Workflow.Finished = "Failed", t0.Add(-48*time.Hour)
 		}
 	}
-	pol := Policy{Grace: time.Hour, MaxDeletes: 10, MaxDeletePercent: 1, BreakerCandidates: 10, Delete: true}
+	pol := Policy{Delete: true, Safety: config.Safety{Grace: config.Duration(time.Hour), Caps: config.Caps{MaxDeletesPerRun: 10, MaxDeletePercent: 1, BreakerCandidates: 10}}}
 	st := engine.NewState()
 	st = build(snap(nil, c), pol, st, t0.Add(-2*time.Hour)).State
 	p := build(snap([]inventory.Disk{orphanDisk("d-1")}, c), pol, st, t0)

@@ -17,10 +17,12 @@ import (
 
 	"reclaim.dev/reclaim/base/amount"
 	"reclaim.dev/reclaim/base/optout"
+	config "reclaim.dev/reclaim/configs"
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/reconcile/engine"
 	"reclaim.dev/reclaim/reconcile/kinds/finished"
 	"reclaim.dev/reclaim/reconcile/kinds/gcedisk"
+	"reclaim.dev/reclaim/reconcile/kinds/kind"
 )
 
 // Name is the kind as reports and the audit log spell it (schema v1).
@@ -30,14 +32,11 @@ const Name = "k8s-pvc"
 type Policy struct {
 	// DiskPrice prices a PVC's disk (config.Prices.DiskGBMonth); nil
 	// prices nothing.
-	DiskPrice         func(typ, region string) (float64, bool)
-	Delete            bool // disks.deleteWorkflowPVCs
-	Grace             time.Duration
-	ProtectLabel      string
-	MaxDeletes        int
-	MaxDeletePercent  float64
-	MaxDeleteGB       float64
-	BreakerCandidates int
+	DiskPrice    func(typ, region string) (float64, bool)
+	Delete       bool // disks.deleteWorkflowPVCs
+	ProtectLabel string
+	// Safety is the disks section's grace and disks.workflowPVCs' caps.
+	config.Safety
 }
 
 // Kind plans and deletes finished-workflow PVCs.
@@ -82,10 +81,10 @@ func (k *Kind) Name() string { return Name }
 func (k *Kind) Owns(id string) bool { _, _, _, ok := parseID(id); return ok }
 
 func (k *Kind) Limits() engine.Limits {
-	p := k.Policy
-	return engine.Limits{Grace: p.Grace, MaxDeletes: p.MaxDeletes, MaxDeletePercent: p.MaxDeletePercent, MaxFrees: gcedisk.SizeCap(p.MaxDeleteGB),
-		BreakerCandidates: p.BreakerCandidates, BatchSize: 1, OptOutKey: p.ProtectLabel,
-		Wording: engine.Wording{Section: "disks.workflowPVCs", Noun: "PVCs"}}
+	l := kind.Limits(k.Policy.Safety, gcedisk.GB)
+	l.BatchSize, l.OptOutKey = 1, k.Policy.ProtectLabel
+	l.Wording = engine.Wording{Section: "disks.workflowPVCs", Noun: "PVCs"}
+	return l
 }
 
 // OptOut says how a person keeps one of the kind's resources from being
