@@ -159,13 +159,15 @@ func agentCmd(stdout, stderr io.Writer) *cobra.Command {
 	c.Long = `Run one agent pass, in the cluster the config's one clusters[] entry names
 (inCluster: true in a pod): read what the cluster uses with the same
 collector, reads and taps as reclaim run, publish it as the cluster's record
-to fleet.snapshots (one S3 object, replaced whole), then plan and (with
+to fleet.snapshots (one object in S3 or GCS, replaced whole), then plan and (with
 --apply) delete the kinds that need no other cluster's view: finished Jobs
 and Pods, workflow PVCs. A deleter with the same fleet.snapshots reads the
 record instead of the cluster's API server.
 
 The agent needs read-only RBAC in its cluster (plus delete on Jobs, Pods and
-PVCs for --apply) and s3:PutObject on its own record's key; nothing else.
+PVCs for --apply) and the right to write its own record's key (S3:
+s3:PutObject; GCS: storage.objects.create, and delete to replace it);
+nothing else.
 
 Exit status: as reclaim run's; 1 also when the record could not be published.`
 	return c
