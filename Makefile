@@ -62,13 +62,13 @@ test: testdeps testbins
 
 # The scale tests, which take minutes each, skip themselves in `make test`
 # (testenv.Scale) and run here, and in CI: the 100,000-Job backlog, the full
-# registry of 110,000 images, a state of 150,000 clocks. Run them when you
-# change what a large fleet exercises: paging, the state store, the caps and
-# pacing of deletes, the stock install's config. scale_test.go holds these
-# lists to the tests that call testenv.Scale.
+# registry of 110,000 images, states of 150,000 and of a million clocks. Run
+# them when you change what a large fleet exercises: paging, the state
+# store, the caps and pacing of deletes, the stock install's config.
+# scale_test.go holds these lists to the tests that call testenv.Scale.
 SCALE_TESTS = TestStockCronJobClearsABacklogOfFinishedJobs TestStockCronJobTrimsAFullRegistry \
-	TestConfigMapStateStoreHoldsALargeState
-SCALE_PKGS = ./e2e
+	TestConfigMapStateStoreHoldsALargeState TestDigestClocksOfAMillionFitTheStore
+SCALE_PKGS = ./e2e ./reconcile/engine
 test-scale: testbins
 	$(PODENV) RECLAIM_SCALE=1 $(GO) test -tags demo -race -count=1 -timeout 60m \
 		-run "^($$(echo $(SCALE_TESTS) | tr ' ' '|'))$$" $(SCALE_PKGS)

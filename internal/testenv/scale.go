@@ -10,7 +10,7 @@ import (
 const EnvScale = "RECLAIM_SCALE"
 
 // Scale skips t unless RECLAIM_SCALE=1. A scale test (the 100,000-Job
-// backlog, the full registry, a state of 150,000 clocks) takes minutes,
+// backlog, the full registry, a million clocks) takes minutes under -race,
 // so `make test` leaves it to `make test-scale`, whose list in the
 // Makefile (SCALE_TESTS) the repository root's scale_test.go holds to the
 // tests that call Scale.
