@@ -41,6 +41,7 @@ const backlogJobs = 100000
 // and 50% would take some twenty runs) to zero; the state stays small
 // (finished Jobs keep no clocks) and every delete is audited once.
 func TestStockCronJobClearsABacklogOfFinishedJobs(t *testing.T) {
+	testenv.Scale(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
 	// 100,000 Jobs written twice (created, then finished) need more than
@@ -215,6 +216,7 @@ func stateSize(t *testing.T, ctx context.Context, c *testenv.Cluster) int {
 // lets the quota trim through, the state's clocks of 110,000 candidates
 // fit the store, and every delete is audited once.
 func TestStockCronJobTrimsAFullRegistry(t *testing.T) {
+	testenv.Scale(t)
 	const (
 		repos   = 11
 		perRepo = 10000

@@ -13,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"reclaim.dev/reclaim/internal/testenv"
 	"reclaim.dev/reclaim/reconcile/engine"
 	"reclaim.dev/reclaim/reconcile/state"
 )
@@ -62,6 +63,7 @@ func TestConfigMapStateStore(t *testing.T) {
 // apiserver accepts (each ConfigMap under 1 MiB), read back whole, and a
 // later save leaves no chunk of the earlier one behind.
 func TestConfigMapStateStoreHoldsALargeState(t *testing.T) {
+	testenv.Scale(t)
 	ctx := context.Background()
 	ns := fmt.Sprintf("reclaim-state-test-%d", worlds.Add(1))
 	if _, err := prodA.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {

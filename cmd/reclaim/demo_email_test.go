@@ -9,23 +9,33 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
 	"go.uber.org/zap"
 
 	"reclaim.dev/reclaim/internal/demo"
+	"reclaim.dev/reclaim/notify/report"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/demo-report.* from the current output")
+
+// goldenNow is the clock of the demo run the golden files hold.
+var goldenNow = time.Date(2026, 11, 23, 9, 0, 0, 0, time.UTC)
+
+// goldenDemo is the demo's report at goldenNow, run once for the tests that
+// read it: a demo run takes most of a minute under -race.
+var goldenDemo = sync.OnceValues(func() (*report.Report, error) {
+	return demo.RunAt(context.Background(), io.Discard, zap.NewNop(), goldenNow)
+})
 
 // The demo's report email, text and HTML, at a fixed clock: what a newcomer
 // opens after make demo (demo-report.html), kept as golden files so a change
 // to any kind's view or to the email shows up in review.
 // Rewrite them with: go test -tags demo ./cmd/reclaim -run TestDemoEmailGolden -update
 func TestDemoEmailGolden(t *testing.T) {
-	now := time.Date(2026, 11, 23, 9, 0, 0, 0, time.UTC)
-	rep, err := demo.RunAt(context.Background(), io.Discard, zap.NewNop(), now)
+	rep, err := goldenDemo()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,8 +3,6 @@
 package main
 
 import (
-	"context"
-	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -14,10 +12,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil/promlint"
-	"go.uber.org/zap"
 
 	"reclaim.dev/reclaim/internal/app"
-	"reclaim.dev/reclaim/internal/demo"
 	"reclaim.dev/reclaim/notify/metrics"
 )
 
@@ -25,8 +21,8 @@ import (
 // series) passes client_golang's promlint: base units, _total counters,
 // help texts.
 func TestMetricsPassPromlint(t *testing.T) {
-	now := time.Date(2026, 11, 23, 9, 0, 0, 0, time.UTC)
-	rep, err := demo.RunAt(context.Background(), io.Discard, zap.NewNop(), now)
+	now := goldenNow
+	rep, err := goldenDemo()
 	if err != nil {
 		t.Fatal(err)
 	}

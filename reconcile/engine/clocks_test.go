@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"reclaim.dev/reclaim/internal/testenv"
 	"reclaim.dev/reclaim/reconcile/engine"
 )
 
@@ -128,9 +129,7 @@ func TestDigestClocksFollowTheRules(t *testing.T) {
 // A million packed clocks (one run's worth, in 100 groups) fit the stock
 // ConfigMap store's 16 chunks of 960 KiB gzipped with room to spare.
 func TestDigestClocksOfAMillionFitTheStore(t *testing.T) {
-	if testing.Short() {
-		t.Skip("encodes a million clocks")
-	}
+	testenv.Scale(t)
 	st := engine.NewState()
 	for g := range 100 {
 		group := fmt.Sprintf("ecr:123456789012/us-east-1/team/svc-%03d", g)
