@@ -37,6 +37,11 @@ var Registered = []kind.Module{
 	ebsvolume.Module,
 }
 
+// networksRead is the shared read (in Clouds) whose listing,
+// []inventory.NetworkListing, gives each VPC's subnets: a discovered EKS
+// cluster may use any subnet of its VPC (fleet.Assemble).
+const networksRead = netiface.Source
+
 // Register adds a kind to Registered (a kind outside this list, like a
 // test's): its name must be new.
 func Register(m kind.Module) {
