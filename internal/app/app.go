@@ -20,6 +20,7 @@ import (
 
 	config "reclaim.dev/reclaim/configs"
 	"reclaim.dev/reclaim/inventory"
+	"reclaim.dev/reclaim/inventory/fleet"
 	"reclaim.dev/reclaim/inventory/kube"
 	"reclaim.dev/reclaim/inventory/records"
 	"reclaim.dev/reclaim/notify/report"
@@ -41,7 +42,7 @@ type Deps struct {
 	// Discovery lists the fleet's clusters; nil with fleet.discover builds
 	// one discoverer per GKE project and EKS account and region, unless
 	// Clusters is given (a harness that fakes the clusters fakes the fleet).
-	Discovery []Discoverer
+	Discovery []fleet.Discoverer
 	// Kube returns a cluster's client for deletes; nil uses the clients the
 	// collector built from the config.
 	Kube  func(cluster string) (kubernetes.Interface, error)
@@ -82,7 +83,7 @@ type Options struct {
 // Runner runs passes with clients built once.
 type Runner struct {
 	cfg  *config.Config
-	apis map[string]apiServer
+	apis map[string]fleet.APIServer
 	// read reads clusters, configured or discovered: from their records
 	// (records) or their API servers.
 	read func(ctx context.Context, targets []kube.Target) []inventory.ClusterRefs
@@ -205,7 +206,7 @@ func (r *Runner) openClusters(_ context.Context, w wiring, d *Deps) error {
 	} else {
 		// A deleter reading records loads no kubeconfig, not even the
 		// default one: it joins clusters by where they live.
-		r.apis = configuredAPIs(w.targets)
+		r.apis = fleet.ConfiguredAPIs(w.targets)
 		r.read = apiReader{pool: pool, opts: w.kube}.read
 	}
 	if d.Clusters == nil {
@@ -378,7 +379,7 @@ func (r *Runner) collect(ctx context.Context, opt Options) (inventory.Snapshot, 
 	if r.discovers {
 		co.Discover = func(ctx context.Context) []inventory.FleetListing {
 			var ls []inventory.FleetListing
-			ds, ls = discover(ctx, d.Discovery)
+			ds, ls = fleet.Discover(ctx, d.Discovery)
 			return ls
 		}
 	}
@@ -479,27 +480,28 @@ func checkClusters(names []string, snap *inventory.Snapshot) error {
 // fleetClusters assembles the run's fleet from the config and the
 // discovery listings, and collects the configured clusters and the
 // discovered ones it reads, side by side.
-func (r *Runner) fleetClusters(ctx context.Context, ds []Discoverer, listings []inventory.FleetListing, clouds map[string]any) (*inventory.Fleet, []inventory.ClusterRefs) {
-	fp := assembleFleet(r.cfg, r.on.Reads(), r.discovers, ds, listings, r.apis, clouds, r.d.Now())
+func (r *Runner) fleetClusters(ctx context.Context, ds []fleet.Discoverer, listings []inventory.FleetListing, clouds map[string]any) (*inventory.Fleet, []inventory.ClusterRefs) {
+	nets, _ := clouds[networksRead].([]inventory.NetworkListing)
+	fp := fleet.Assemble(r.cfg, r.on.Reads(), r.discovers, ds, listings, r.apis, nets, r.d.Now())
 	if r.records != nil {
 		r.records.WithClouds(clouds)
-		r.records.WithCAs(records.DiscoveredCAs(&fp.fleet))
+		r.records.WithCAs(records.DiscoveredCAs(&fp.Fleet))
 	}
 	var configured, discovered []inventory.ClusterRefs
 	var wg sync.WaitGroup
 	wg.Go(func() { configured = r.d.Clusters(ctx) })
-	if len(fp.read) > 0 {
+	if len(fp.Read) > 0 {
 		wg.Go(func() {
-			discovered = r.read(ctx, fp.read)
+			discovered = r.read(ctx, fp.Read)
 		})
 	}
 	wg.Wait()
-	holdConflicts(configured, fp.conflicts)
+	holdConflicts(configured, fp.Conflicts)
 	all := append(configured, discovered...)
 	if r.records != nil {
 		r.records.Twins(all)
 	}
-	return &fp.fleet, all
+	return &fp.Fleet, all
 }
 
 // holdConflicts makes each configured cluster whose name collides with a
@@ -555,7 +557,7 @@ func targets(cfg *config.Config, on Modules) []kube.Target {
 	for _, c := range cfg.Clusters {
 		out = append(out, kube.Target{Name: c.Name, Kubeconfig: c.Kubeconfig, Context: c.Context, InCluster: c.InCluster,
 			Projects: c.GCEProjects, Accounts: c.AWSAccounts, Images: reads[inventory.ReadImages], Timeout: c.Timeout.Std(), QPS: c.QPS, Burst: c.Burst, PageSize: c.PageSize,
-			Subnets: c.AWSSubnets, Workloads: reads[inventory.ReadWorkloads], Place: placeOf(c), CloudName: cmp.Or(c.CloudName, c.Name)})
+			Subnets: c.AWSSubnets, Workloads: reads[inventory.ReadWorkloads], Place: fleet.PlaceOf(c), CloudName: cmp.Or(c.CloudName, c.Name)})
 	}
 	return out
 }

@@ -7,22 +7,8 @@ import (
 
 	config "reclaim.dev/reclaim/configs"
 	"reclaim.dev/reclaim/inventory"
-	"reclaim.dev/reclaim/reconcile/kinds/ecrimage"
-	"reclaim.dev/reclaim/reconcile/kinds/gcedisk"
 	"reclaim.dev/reclaim/reconcile/kinds/kind"
-	"reclaim.dev/reclaim/reconcile/kinds/netiface"
 )
-
-// Clouds lists the cloud reads several kinds may rely on, one line each.
-// A kind names the reads it relies on (kind.Module.Clouds); a read no
-// kind the config turns on names is neither opened for nothing nor read.
-// A read only one kind has is that kind's Module.Cloud.
-var Clouds = []kind.Cloud{
-	{Name: gcedisk.Source, Open: gcedisk.Open, Read: gcedisk.Reader},
-	{Name: ecrimage.Source, Open: ecrimage.Open, Read: Lists[[]inventory.RegistryListing]},
-	{Name: ecrimage.UsersSource, Open: ecrimage.OpenUsers, Read: ecrimage.UsersReader, WithClusters: true},
-	{Name: netiface.Source, Open: netiface.Open, Read: Lists[[]inventory.NetworkListing]},
-}
 
 // Lists is the Read of a client whose List is the whole read (a
 // provider's Fleet).

@@ -12,6 +12,7 @@ import (
 
 	config "reclaim.dev/reclaim/configs"
 	"reclaim.dev/reclaim/inventory"
+	"reclaim.dev/reclaim/inventory/fleet"
 	"reclaim.dev/reclaim/providers/awsclient"
 	"reclaim.dev/reclaim/providers/ec2"
 	"reclaim.dev/reclaim/providers/eks"
@@ -27,8 +28,8 @@ import (
 // says its identity is that account's (sts:GetCallerIdentity, once per
 // identity per run under eks.WithIdentityMemo); else it is incomplete and
 // says what to fix.
-func Discoverers(ctx context.Context, cfg *config.Config, log *zap.Logger) ([]Discoverer, error) {
-	var out []Discoverer
+func Discoverers(ctx context.Context, cfg *config.Config, log *zap.Logger) ([]fleet.Discoverer, error) {
+	var out []fleet.Discoverer
 	var errs []error
 	if g := cfg.Fleet.GKE; len(g.Projects) > 0 {
 		c, err := gke.New(ctx, gke.Options{Endpoint: g.Endpoint, WithoutAuthentication: g.WithoutAuthentication,
@@ -41,7 +42,7 @@ func Discoverers(ctx context.Context, cfg *config.Config, log *zap.Logger) ([]Di
 			errs = append(errs, fmt.Errorf("fleet.gke: %w", err))
 		} else {
 			for _, p := range g.Projects {
-				d := Discoverer{Platform: inventory.GKE, Scope: p, List: func(ctx context.Context) inventory.FleetListing { return c.Discover(ctx, p) }}
+				d := fleet.Discoverer{Platform: inventory.GKE, Scope: p, List: func(ctx context.Context) inventory.FleetListing { return c.Discover(ctx, p) }}
 				if ts != nil {
 					d.Token = func(inventory.FleetCluster) oauth2.TokenSource { return ts }
 				}
@@ -114,13 +115,13 @@ func confirmed(ctx context.Context, id *eks.Identity, e config.EKSDiscovery, whe
 // eksDiscoverer lists the EKS clusters of one account and region, once
 // the identity is confirmed to be the account's (where names the entry
 // that configures it).
-func eksDiscoverer(ctx context.Context, e config.EKSDiscovery, where string, log *zap.Logger) (Discoverer, error) {
+func eksDiscoverer(ctx context.Context, e config.EKSDiscovery, where string, log *zap.Logger) (fleet.Discoverer, error) {
 	c, err := eks.New(ctx, eks.Options{STSEndpoint: e.STSEndpoint, Service: awsclient.ServiceOf(e.AWSTarget, e.Endpoint, config.AWSRates{}, "reclaim/"+Version, log)})
 	if err != nil {
-		return Discoverer{}, err
+		return fleet.Discoverer{}, err
 	}
 	scope := e.Account + "/" + e.Region
-	return Discoverer{Platform: inventory.EKS, Scope: scope,
+	return fleet.Discoverer{Platform: inventory.EKS, Scope: scope,
 		List: func(ctx context.Context) inventory.FleetListing {
 			p, calls := confirmed(ctx, c.Identity(), e, where)
 			if p != "" {
@@ -144,17 +145,17 @@ func regionsService(first config.EKSDiscovery, log *zap.Logger) awsclient.Servic
 // account's (where names the entry that configures it); with fleet.eks
 // left out, it expands into an EKS discoverer for each region fleet.eks
 // does not list, built once and kept for the runner's later passes.
-func regionsDiscoverer(ctx context.Context, cfg *config.Config, first config.EKSDiscovery, where string, log *zap.Logger) (Discoverer, error) {
+func regionsDiscoverer(ctx context.Context, cfg *config.Config, first config.EKSDiscovery, where string, log *zap.Logger) (fleet.Discoverer, error) {
 	rc, err := ec2.NewRegions(ctx, regionsService(first, log))
 	if err != nil {
-		return Discoverer{}, err
+		return fleet.Discoverer{}, err
 	}
 	id, err := eks.NewIdentity(ctx, awsclient.ServiceOf(first.AWSTarget, first.STSEndpoint, config.AWSRates{}, "reclaim/"+Version, log))
 	if err != nil {
-		return Discoverer{}, err
+		return fleet.Discoverer{}, err
 	}
-	fleet := &cfg.Fleet
-	d := Discoverer{Platform: inventory.Regions, Scope: first.Account, List: func(ctx context.Context) inventory.FleetListing {
+	section := &cfg.Fleet
+	d := fleet.Discoverer{Platform: inventory.Regions, Scope: first.Account, List: func(ctx context.Context) inventory.FleetListing {
 		// Another account's regions would say where this one's clusters
 		// and services do not run.
 		p, calls := confirmed(ctx, id, first, where)
@@ -165,7 +166,7 @@ func regionsDiscoverer(ctx context.Context, cfg *config.Config, first config.EKS
 		l.Calls += calls
 		if l.Complete {
 			enabled := l.Regions
-			l.Regions = fleet.RegionsOf(first.Account, enabled)
+			l.Regions = section.RegionsOf(first.Account, enabled)
 			for _, r := range enabled {
 				if !slices.Contains(l.Regions, r) {
 					l.LeftOut = append(l.LeftOut, r)
@@ -174,15 +175,15 @@ func regionsDiscoverer(ctx context.Context, cfg *config.Config, first config.EKS
 		}
 		return l
 	}}
-	if !fleet.EveryRegion() {
+	if !section.EveryRegion() {
 		return d, nil
 	}
 	var mu sync.Mutex
-	built := map[string]Discoverer{}
-	d.Expand = func(ctx context.Context, l inventory.FleetListing) []Discoverer {
-		var more []Discoverer
+	built := map[string]fleet.Discoverer{}
+	d.Expand = func(ctx context.Context, l inventory.FleetListing) []fleet.Discoverer {
+		var more []fleet.Discoverer
 		for _, r := range l.Regions {
-			if slices.ContainsFunc(fleet.EKS, func(e config.EKSDiscovery) bool { return e.Account == first.Account && e.Region == r }) {
+			if slices.ContainsFunc(section.EKS, func(e config.EKSDiscovery) bool { return e.Account == first.Account && e.Region == r }) {
 				continue // listed already
 			}
 			mu.Lock()
@@ -195,7 +196,7 @@ func regionsDiscoverer(ctx context.Context, cfg *config.Config, first config.EKS
 				if ed, err = eksDiscoverer(ctx, e, where, log); err != nil {
 					// A region reclaim cannot search holds what it could use.
 					p := fmt.Sprintf("eks client for %s/%s: %v", first.Account, r, err)
-					ed = Discoverer{Platform: inventory.EKS, Scope: first.Account + "/" + r,
+					ed = fleet.Discoverer{Platform: inventory.EKS, Scope: first.Account + "/" + r,
 						List: func(context.Context) inventory.FleetListing { return inventory.FleetListing{Problem: p} }}
 				} else {
 					mu.Lock()

@@ -9,6 +9,7 @@ import (
 	"go.uber.org/zap"
 
 	"reclaim.dev/reclaim/inventory"
+	"reclaim.dev/reclaim/inventory/fleet"
 	"reclaim.dev/reclaim/providers/ec2/ec2fake"
 	"reclaim.dev/reclaim/providers/eks"
 	"reclaim.dev/reclaim/providers/eks/eksfake"
@@ -24,6 +25,9 @@ type identityWorld struct {
 }
 
 const (
+	acctA = "111122223333"
+	acctB = "444455556666"
+
 	identityKey    = "AKIDEXAMPLE"
 	identitySecret = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
 )
@@ -53,7 +57,7 @@ func newIdentityWorld(t *testing.T, keysAccount string) *identityWorld {
 
 // config lists both regions of acctA in fleet.eks, reached with extra
 // (e.g. a roleARN line).
-func (w *identityWorld) config(t *testing.T, extra string) []Discoverer {
+func (w *identityWorld) config(t *testing.T, extra string) []fleet.Discoverer {
 	t.Helper()
 	yaml := "clusters:\n  - name: a\n    context: a\nfleet:\n  eks:\n"
 	for _, r := range []string{"us-east-1", "us-west-2"} {
@@ -68,8 +72,8 @@ func (w *identityWorld) config(t *testing.T, extra string) []Discoverer {
 }
 
 // run is one pass of discovery, as a run makes it.
-func (w *identityWorld) run(ds []Discoverer) []inventory.FleetListing {
-	_, ls := discover(eks.WithIdentityMemo(context.Background()), ds)
+func (w *identityWorld) run(ds []fleet.Discoverer) []inventory.FleetListing {
+	_, ls := fleet.Discover(eks.WithIdentityMemo(context.Background()), ds)
 	return ls
 }
 

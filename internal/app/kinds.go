@@ -8,6 +8,7 @@ import (
 
 	"reclaim.dev/reclaim/base/layout"
 	config "reclaim.dev/reclaim/configs"
+	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/inventory/kube"
 	"reclaim.dev/reclaim/inventory/records"
 	"reclaim.dev/reclaim/reconcile/engine"
@@ -36,6 +37,22 @@ var Registered = []kind.Module{
 	k8spod.Module,
 	ebsvolume.Module,
 }
+
+// Clouds lists the cloud reads several kinds may rely on, one line each.
+// A kind names the reads it relies on (kind.Module.Clouds); a read no
+// kind the config turns on names is neither opened for nothing nor read.
+// A read only one kind has is that kind's Module.Cloud.
+var Clouds = []kind.Cloud{
+	{Name: gcedisk.Source, Open: gcedisk.Open, Read: gcedisk.Reader},
+	{Name: ecrimage.Source, Open: ecrimage.Open, Read: Lists[[]inventory.RegistryListing]},
+	{Name: ecrimage.UsersSource, Open: ecrimage.OpenUsers, Read: ecrimage.UsersReader, WithClusters: true},
+	{Name: netiface.Source, Open: netiface.Open, Read: Lists[[]inventory.NetworkListing]},
+}
+
+// networksRead is the shared read (in Clouds) whose listing,
+// []inventory.NetworkListing, gives each VPC's subnets: a discovered EKS
+// cluster may use any subnet of its VPC (fleet.Assemble).
+const networksRead = netiface.Source
 
 // Register adds a kind to Registered (a kind outside this list, like a
 // test's): its name must be new.

@@ -7,8 +7,8 @@ import (
 	"go.uber.org/zap"
 
 	config "reclaim.dev/reclaim/configs"
-	"reclaim.dev/reclaim/internal/app"
 	"reclaim.dev/reclaim/inventory"
+	"reclaim.dev/reclaim/inventory/fleet"
 	"reclaim.dev/reclaim/providers/awsclient"
 	"reclaim.dev/reclaim/providers/eks"
 	"reclaim.dev/reclaim/providers/eks/eksfake"
@@ -25,7 +25,7 @@ const DemoVPC = "vpc-0a1b2c3d4e5f60000"
 // The ML platform's ml-use1 lives in another account and uses subnet 3
 // through VPC sharing: discovery of this account cannot see it, only the
 // subnet's tag names it. The real clients talk to the fakes; stop closes them.
-func Discovery(ctx context.Context, cfg *config.Config, log *zap.Logger) (ds []app.Discoverer, stop func(), err error) {
+func Discovery(ctx context.Context, cfg *config.Config, log *zap.Logger) (ds []fleet.Discoverer, stop func(), err error) {
 	g := gkefake.New()
 	g.Start()
 	e := eksfake.New(eksfake.Options{Account: EC2Account, Region: EC2Region})
@@ -56,7 +56,7 @@ func Discovery(ctx context.Context, cfg *config.Config, log *zap.Logger) (ds []a
 		stop()
 		return nil, nil, err
 	}
-	ds = []app.Discoverer{
+	ds = []fleet.Discoverer{
 		{Platform: inventory.GKE, Scope: Project, List: func(ctx context.Context) inventory.FleetListing { return gc.Discover(ctx, Project) }},
 		{Platform: inventory.EKS, Scope: EC2Account + "/" + EC2Region, List: ec.Discover},
 		{Platform: inventory.EKS, Scope: Account + "/" + ECRRegion, List: rc.Discover},

@@ -11,7 +11,7 @@ import (
 )
 
 // The fleet's identity: where each cluster runs, what discovery lists, the
-// inventory.Fleet the config makes of it (as internal/app's assembleFleet
+// inventory.Fleet the config makes of it (as inventory/fleet's Assemble
 // does), and same-name clusters elsewhere: a cluster of another account,
 // region or project that has a configured cluster's cloud name. Cloud
 // evidence (a subnet's or an interface's cluster tag, a disk's cluster
@@ -247,7 +247,7 @@ func (f *fleet) setupTwins() {
 		}
 		twins = append(twins, t)
 	}
-	// Named as internal/app's assembleFleet names what it did not
+	// Named as inventory/fleet's Assemble names what it did not
 	// configure: same-name clusters of one scope each with its location.
 	taken := map[string]bool{}
 	for _, c := range w.clusters {
@@ -459,7 +459,7 @@ func (f *fleet) mutateTwins() {
 	}
 }
 
-// assemble makes this run's fleet as internal/app's assembleFleet does,
+// assemble makes this run's fleet as inventory/fleet's Assemble does,
 // from the truth and this run's discovery faults: the configured clusters,
 // joined to what discovery lists of them; each other listed cluster read,
 // excluded, not in the config, declared out of scope, or in conflict with
@@ -562,7 +562,7 @@ func (f *fleet) assemble() {
 }
 
 // discoveredReach is what reclaim reads a discovered cluster for, as
-// internal/app's discoveredTarget says: a GKE cluster references its own
+// inventory/fleet's discoveredTarget says: a GKE cluster references its own
 // project's disks; an EKS cluster may pull from any account and reference
 // any project, and uses the subnets of its VPC (any, when none is listed).
 func (f *fleet) discoveredReach(c *cluster) (projects, accounts, subnets []string) {

@@ -1,4 +1,4 @@
-package app
+package fleet
 
 import (
 	"strings"
@@ -60,9 +60,9 @@ func member(t *testing.T, f inventory.Fleet, name string) inventory.FleetMember 
 	return m
 }
 
-func readNames(fp fleetPlan) []string {
+func readNames(fp Plan) []string {
 	var out []string
-	for _, r := range fp.read {
+	for _, r := range fp.Read {
 		out = append(out, r.Name)
 	}
 	return out
@@ -77,66 +77,66 @@ func TestSameNameIsNotSameCluster(t *testing.T) {
 	now := time.Now()
 
 	t.Run("another API server of the same name is a conflict", func(t *testing.T) {
-		fp := assembleFleetOf(parse(t, conf), true, nil, listing(west), map[string]apiServer{"prod": {host: hostOf(east.Endpoint)}}, nil, now)
-		m := member(t, fp.fleet, "prod@"+acctA+".us-west-2")
-		if m.State != inventory.MemberConflict || !strings.Contains(m.Reason, "clusters[0]") || len(fp.read) != 0 {
+		fp := assemble(parse(t, conf), true, nil, listing(west), map[string]APIServer{"prod": {host: hostOf(east.Endpoint)}}, nil, now)
+		m := member(t, fp.Fleet, "prod@"+acctA+".us-west-2")
+		if m.State != inventory.MemberConflict || !strings.Contains(m.Reason, "clusters[0]") || len(fp.Read) != 0 {
 			t.Fatalf("discovered %+v, read %v", m, readNames(fp))
 		}
-		if c := member(t, fp.fleet, "prod"); c.Discovered {
+		if c := member(t, fp.Fleet, "prod"); c.Discovered {
 			t.Fatalf("the configured cluster was joined to another API server's cluster: %+v", c)
 		}
-		if why := fp.conflicts["prod"]; !strings.Contains(why, "us-west-2") || !strings.Contains(why, "nothing either could use is deleted") {
+		if why := fp.Conflicts["prod"]; !strings.Contains(why, "us-west-2") || !strings.Contains(why, "nothing either could use is deleted") {
 			t.Fatalf("the configured cluster does not hold: %q", why)
 		}
 	})
 	t.Run("its own API server joins; the same name elsewhere is another cluster", func(t *testing.T) {
 		// The second listing's prod is read as a cluster of its own: not
 		// joined again, not a conflict.
-		fp := assembleFleetOf(parse(t, conf), true, nil, listing(west, east), map[string]apiServer{"prod": {host: hostOf(east.Endpoint)}}, nil, now)
-		if c := member(t, fp.fleet, "prod"); !c.Discovered || c.Cloud.Location != "us-east-1" {
+		fp := assemble(parse(t, conf), true, nil, listing(west, east), map[string]APIServer{"prod": {host: hostOf(east.Endpoint)}}, nil, now)
+		if c := member(t, fp.Fleet, "prod"); !c.Discovered || c.Cloud.Location != "us-east-1" {
 			t.Fatalf("configured prod %+v", c)
 		}
-		w := member(t, fp.fleet, "prod@"+acctA+".us-west-2")
-		if w.State != inventory.MemberRead || len(fp.conflicts) != 0 || strings.Join(readNames(fp), ",") != "prod@"+acctA+".us-west-2" {
-			t.Fatalf("west %+v conflicts %v read %v", w, fp.conflicts, readNames(fp))
+		w := member(t, fp.Fleet, "prod@"+acctA+".us-west-2")
+		if w.State != inventory.MemberRead || len(fp.Conflicts) != 0 || strings.Join(readNames(fp), ",") != "prod@"+acctA+".us-west-2" {
+			t.Fatalf("west %+v conflicts %v read %v", w, fp.Conflicts, readNames(fp))
 		}
-		if got := strings.Join(fp.fleet.Resolve(inventory.EKS, acctA+"/us-west-2", "prod"), " "); got != w.Name {
+		if got := strings.Join(fp.Fleet.Resolve(inventory.EKS, acctA+"/us-west-2", "prod"), " "); got != w.Name {
 			t.Fatalf("a tag in us-west-2 naming prod resolves to %s", got)
 		}
-		if got := strings.Join(fp.fleet.Resolve(inventory.EKS, acctA+"/us-east-1", "prod"), " "); got != "prod" {
+		if got := strings.Join(fp.Fleet.Resolve(inventory.EKS, acctA+"/us-east-1", "prod"), " "); got != "prod" {
 			t.Fatalf("a tag in us-east-1 naming prod resolves to %s", got)
 		}
 	})
 	t.Run("an in-cluster entry that says nothing of where it lives is a conflict", func(t *testing.T) {
-		fp := assembleFleetOf(parse(t, "clusters:\n  - name: prod\n    inCluster: true\n"), true, nil, listing(west), nil, nil, now)
-		if m := member(t, fp.fleet, "prod@"+acctA+".us-west-2"); m.State != inventory.MemberConflict || fp.conflicts["prod"] == "" {
-			t.Fatalf("%+v %v", m, fp.conflicts)
+		fp := assemble(parse(t, "clusters:\n  - name: prod\n    inCluster: true\n"), true, nil, listing(west), nil, nil, now)
+		if m := member(t, fp.Fleet, "prod@"+acctA+".us-west-2"); m.State != inventory.MemberConflict || fp.Conflicts["prod"] == "" {
+			t.Fatalf("%+v %v", m, fp.Conflicts)
 		}
 	})
 	t.Run("an in-cluster entry that says where it lives joins there only", func(t *testing.T) {
 		cfg := parse(t, "clusters:\n  - name: prod\n    inCluster: true\n    account: \""+acctA+"\"\n    location: us-east-1\n")
-		fp := assembleFleetOf(cfg, true, nil, listing(west, east), nil, nil, now)
-		if c := member(t, fp.fleet, "prod"); !c.Discovered || c.Cloud.Location != "us-east-1" {
+		fp := assemble(cfg, true, nil, listing(west, east), nil, nil, now)
+		if c := member(t, fp.Fleet, "prod"); !c.Discovered || c.Cloud.Location != "us-east-1" {
 			t.Fatalf("configured prod %+v", c)
 		}
-		if w := member(t, fp.fleet, "prod@"+acctA+".us-west-2"); w.State != inventory.MemberRead || len(fp.conflicts) != 0 {
-			t.Fatalf("west %+v conflicts %v", w, fp.conflicts)
+		if w := member(t, fp.Fleet, "prod@"+acctA+".us-west-2"); w.State != inventory.MemberRead || len(fp.Conflicts) != 0 {
+			t.Fatalf("west %+v conflicts %v", w, fp.Conflicts)
 		}
 	})
 	t.Run("a declared place that agrees does not override another API server", func(t *testing.T) {
 		cfg := parse(t, "clusters:\n  - name: prod\n    context: prod\n    account: \""+acctA+"\"\n    location: us-west-2\n")
-		fp := assembleFleetOf(cfg, true, nil, listing(west), map[string]apiServer{"prod": {host: hostOf(east.Endpoint)}}, nil, now)
-		if fp.conflicts["prod"] == "" {
-			t.Fatalf("no conflict: %+v", fp.fleet.Members)
+		fp := assemble(cfg, true, nil, listing(west), map[string]APIServer{"prod": {host: hostOf(east.Endpoint)}}, nil, now)
+		if fp.Conflicts["prod"] == "" {
+			t.Fatalf("no conflict: %+v", fp.Fleet.Members)
 		}
 	})
 	t.Run("the same CA is the same cluster, whatever the names", func(t *testing.T) {
 		der, bundle := testCA(t)
 		c := eksAt("eks-prod-7f3a", acctB, "eu-west-1", "https://X.eks.amazonaws.com")
 		c.CAData = bundle
-		fp := assembleFleetOf(parse(t, "clusters:\n  - name: prod\n    inCluster: true\n"), true, nil, listing(c), map[string]apiServer{"prod": {cas: [][]byte{der}}}, nil, now)
-		if m := member(t, fp.fleet, "prod"); !m.Discovered || len(fp.fleet.Members) != 1 || len(fp.read) != 0 {
-			t.Fatalf("%+v", fp.fleet.Members)
+		fp := assemble(parse(t, "clusters:\n  - name: prod\n    inCluster: true\n"), true, nil, listing(c), map[string]APIServer{"prod": {cas: [][]byte{der}}}, nil, now)
+		if m := member(t, fp.Fleet, "prod"); !m.Discovered || len(fp.Fleet.Members) != 1 || len(fp.Read) != 0 {
+			t.Fatalf("%+v", fp.Fleet.Members)
 		}
 	})
 	t.Run("another CA of the same name is a conflict", func(t *testing.T) {
@@ -144,21 +144,21 @@ func TestSameNameIsNotSameCluster(t *testing.T) {
 		_, other := testCA(t)
 		c := west
 		c.CAData = other
-		fp := assembleFleetOf(parse(t, "clusters:\n  - name: prod\n    inCluster: true\n"), true, nil, listing(c), map[string]apiServer{"prod": {cas: [][]byte{der}}}, nil, now)
-		if fp.conflicts["prod"] == "" {
-			t.Fatalf("no conflict: %+v", fp.fleet.Members)
+		fp := assemble(parse(t, "clusters:\n  - name: prod\n    inCluster: true\n"), true, nil, listing(c), map[string]APIServer{"prod": {cas: [][]byte{der}}}, nil, now)
+		if fp.Conflicts["prod"] == "" {
+			t.Fatalf("no conflict: %+v", fp.Fleet.Members)
 		}
 	})
 	t.Run("two scopes' same-name clusters are two members", func(t *testing.T) {
 		other := eksAt("prod", acctB, "us-west-2", "https://OTHER.eks.amazonaws.com")
-		fp := assembleFleetOf(parse(t, conf), true, nil, listing(east, west, other), map[string]apiServer{"prod": {host: hostOf(east.Endpoint)}}, nil, now)
-		if len(fp.fleet.Members) != 3 || len(fp.read) != 2 {
-			t.Fatalf("members %+v read %v", fp.fleet.Members, readNames(fp))
+		fp := assemble(parse(t, conf), true, nil, listing(east, west, other), map[string]APIServer{"prod": {host: hostOf(east.Endpoint)}}, nil, now)
+		if len(fp.Fleet.Members) != 3 || len(fp.Read) != 2 {
+			t.Fatalf("members %+v read %v", fp.Fleet.Members, readNames(fp))
 		}
-		if got := strings.Join(fp.fleet.Resolve(inventory.EKS, acctB+"/us-west-2", "prod"), " "); got != "prod@"+acctB+".us-west-2" {
+		if got := strings.Join(fp.Fleet.Resolve(inventory.EKS, acctB+"/us-west-2", "prod"), " "); got != "prod@"+acctB+".us-west-2" {
 			t.Fatalf("a tag in account B naming prod resolves to %s", got)
 		}
-		if got := strings.Join(fp.fleet.Resolve(inventory.EKS, acctB+"/eu-west-1", "prod"), " "); got != "prod@"+acctB+".eu-west-1" {
+		if got := strings.Join(fp.Fleet.Resolve(inventory.EKS, acctB+"/eu-west-1", "prod"), " "); got != "prod@"+acctB+".eu-west-1" {
 			t.Fatalf("a tag where no prod was discovered resolves to %s, want a cluster nobody read", got)
 		}
 	})
@@ -190,21 +190,21 @@ func TestOutOfScopeByIdentity(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := parse(t, "clusters:\n  - name: a\n    context: a\nfleet:\n  outOfScope:\n    - name: legacy\n      reason: decommissioned\n      "+tc.decl+"\n")
-			fp := assembleFleetOf(cfg, true, nil, listing(legacy), map[string]apiServer{"a": {host: "a.example:443"}}, nil, now)
-			m := member(t, fp.fleet, "legacy")
+			fp := assemble(cfg, true, nil, listing(legacy), map[string]APIServer{"a": {host: "a.example:443"}}, nil, now)
+			m := member(t, fp.Fleet, "legacy")
 			if m.State != tc.state || !strings.Contains(m.Reason, tc.why) {
 				t.Fatalf("%s %q, want %s %q", m.State, m.Reason, tc.state, tc.why)
 			}
-			if (m.State == inventory.MemberRead) != (len(fp.read) == 1) {
+			if (m.State == inventory.MemberRead) != (len(fp.Read) == 1) {
 				t.Fatalf("read %v", readNames(fp))
 			}
 			// Cloud evidence of its place (a subnet tag) names the live
 			// cluster, in the state it took, never the declaration.
-			names := fp.fleet.Resolve(inventory.EKS, acctA+"/us-east-1", "legacy")
+			names := fp.Fleet.Resolve(inventory.EKS, acctA+"/us-east-1", "legacy")
 			if len(names) != 1 {
 				t.Fatalf("a tag names %v", names)
 			}
-			if r, _ := fp.fleet.Member(names[0]); r.State != tc.state || !r.Discovered {
+			if r, _ := fp.Fleet.Member(names[0]); r.State != tc.state || !r.Discovered {
 				t.Fatalf("a tag names %+v", r)
 			}
 		})
@@ -214,8 +214,8 @@ func TestOutOfScopeByIdentity(t *testing.T) {
 		cur := "    - name: legacy\n      reason: the new one, a sandbox\n      " + place + "\n      created: 2026-03-02T10:11:12Z\n"
 		for _, tc := range []struct{ decls, rule string }{{old + cur, "fleet.outOfScope[1]"}, {cur + old, "fleet.outOfScope[0]"}} {
 			cfg := parse(t, "clusters:\n  - name: a\n    context: a\nfleet:\n  outOfScope:\n"+tc.decls)
-			fp := assembleFleetOf(cfg, true, nil, listing(legacy), map[string]apiServer{"a": {host: "a.example:443"}}, nil, now)
-			if m := member(t, fp.fleet, "legacy"); m.State != inventory.MemberOutOfScope || m.Rule != tc.rule || m.Reason != "the new one, a sandbox" {
+			fp := assemble(cfg, true, nil, listing(legacy), map[string]APIServer{"a": {host: "a.example:443"}}, nil, now)
+			if m := member(t, fp.Fleet, "legacy"); m.State != inventory.MemberOutOfScope || m.Rule != tc.rule || m.Reason != "the new one, a sandbox" {
 				t.Fatalf("%s by %s: %q", m.State, m.Rule, m.Reason)
 			}
 		}
@@ -224,18 +224,18 @@ func TestOutOfScopeByIdentity(t *testing.T) {
 		cfg := parse(t, "clusters:\n  - name: a\n    context: a\nfleet:\n  outOfScope:\n    - name: legacy\n      reason: decommissioned\n      "+place+"\n      created: 2026-03-02T10:11:12Z\n")
 		unknown := legacy
 		unknown.Created = time.Time{}
-		fp := assembleFleetOf(cfg, true, nil, listing(unknown), map[string]apiServer{"a": {host: "a.example:443"}}, nil, now)
-		if m := member(t, fp.fleet, "legacy"); m.State != inventory.MemberConflict || !strings.Contains(m.Reason, "has no creation time discovery reports") {
+		fp := assemble(cfg, true, nil, listing(unknown), map[string]APIServer{"a": {host: "a.example:443"}}, nil, now)
+		if m := member(t, fp.Fleet, "legacy"); m.State != inventory.MemberConflict || !strings.Contains(m.Reason, "has no creation time discovery reports") {
 			t.Fatalf("%s %q", m.State, m.Reason)
 		}
 	})
 	t.Run("a declaration nothing discovered answers for tag evidence where it lives", func(t *testing.T) {
 		cfg := parse(t, "clusters:\n  - name: a\n    context: a\nfleet:\n  outOfScope:\n    - name: gone\n      reason: decommissioned\n      platform: eks\n      account: \""+acctA+"\"\n      location: us-east-1\n")
-		fp := assembleFleetOf(cfg, true, nil, listing(legacy), nil, nil, now)
-		if got := strings.Join(fp.fleet.Resolve(inventory.EKS, acctA+"/us-east-1", "gone"), " "); got != "gone" {
+		fp := assemble(cfg, true, nil, listing(legacy), nil, nil, now)
+		if got := strings.Join(fp.Fleet.Resolve(inventory.EKS, acctA+"/us-east-1", "gone"), " "); got != "gone" {
 			t.Fatalf("resolves to %s", got)
 		}
-		if got := strings.Join(fp.fleet.Resolve(inventory.EKS, acctB+"/us-east-1", "gone"), " "); got == "gone" {
+		if got := strings.Join(fp.Fleet.Resolve(inventory.EKS, acctB+"/us-east-1", "gone"), " "); got == "gone" {
 			t.Fatal("a tag in another account names the declared cluster")
 		}
 	})

@@ -1,4 +1,4 @@
-package app
+package fleet
 
 import (
 	"slices"
@@ -33,25 +33,25 @@ func TestSameNameClustersOfOneProject(t *testing.T) {
 	for what, conf := range configs {
 		for _, order := range [][]inventory.FleetCluster{{east, europe}, {europe, east}} {
 			t.Run(what+" "+order[0].Location+" first", func(t *testing.T) {
-				fp := assembleFleetOf(parse(t, conf), true, nil, listing(order...), map[string]apiServer{
+				fp := assemble(parse(t, conf), true, nil, listing(order...), map[string]APIServer{
 					"prod": {host: hostOf("https://EAST.gr7.us-east-1.eks.amazonaws.com")}}, nil, time.Now())
 				seen := map[string]bool{}
-				for _, m := range fp.fleet.Members {
+				for _, m := range fp.Fleet.Members {
 					if seen[m.Name] {
-						t.Fatalf("two members named %s: %+v", m.Name, fp.fleet.Members)
+						t.Fatalf("two members named %s: %+v", m.Name, fp.Fleet.Members)
 					}
 					seen[m.Name] = true
 				}
 				for name, c := range map[string]inventory.FleetCluster{eastName: east, europeName: europe} {
-					if m := member(t, fp.fleet, name); m.Cloud.ID != c.ID || m.State != inventory.MemberRead {
+					if m := member(t, fp.Fleet, name); m.Cloud.ID != c.ID || m.State != inventory.MemberRead {
 						t.Fatalf("%s is %+v, want %s read", name, m, c.ID)
 					}
 				}
-				if len(fp.conflicts) != 0 {
-					t.Fatalf("conflicts %v", fp.conflicts)
+				if len(fp.Conflicts) != 0 {
+					t.Fatalf("conflicts %v", fp.Conflicts)
 				}
 				targets := map[string]string{}
-				for _, r := range fp.read {
+				for _, r := range fp.Read {
 					if _, dup := targets[r.Name]; dup {
 						t.Fatalf("two read targets named %s: %v", r.Name, readNames(fp))
 					}
@@ -73,13 +73,13 @@ func TestSameNameClustersOfOneProject(t *testing.T) {
 					{"asia-east1-a", []string{europeName, eastName}},
 					{"", []string{europeName, eastName}},
 				} {
-					got := fp.fleet.ResolveAt(inventory.GKE, "p1", c.location, "prod")
+					got := fp.Fleet.ResolveAt(inventory.GKE, "p1", c.location, "prod")
 					slices.Sort(got)
 					if !slices.Equal(got, c.want) {
 						t.Errorf("a disk in %q labelled prod resolves to %v, want %v", c.location, got, c.want)
 					}
 				}
-				got := fp.fleet.Resolve(inventory.GKE, "p1", "prod")
+				got := fp.Fleet.Resolve(inventory.GKE, "p1", "prod")
 				slices.Sort(got)
 				if strings.Join(got, " ") != europeName+" "+eastName {
 					t.Errorf("evidence of prod in p1 resolves to %v, want both", got)
@@ -93,17 +93,17 @@ func TestSameNameClustersOfOneProject(t *testing.T) {
 // tell them apart by location.
 func TestMemberNamesAreUnique(t *testing.T) {
 	conf := "clusters:\n  - name: prod\n    context: b\n    platform: eks\n    account: \"" + acctA + "\"\n    location: us-west-2\n"
-	fp := assembleFleetOf(parse(t, conf), true, nil, listing(gkeAt("prod", "p1", "us-east1-b", "https://10.0.0.1"),
+	fp := assemble(parse(t, conf), true, nil, listing(gkeAt("prod", "p1", "us-east1-b", "https://10.0.0.1"),
 		gkeAt("prod", "p1", "us-east1-b", "https://10.0.0.2"), gkeAt("prod", "p2", "us-east1-b", "https://10.0.0.3")), nil, nil, time.Now())
 	seen := map[string]bool{}
-	for _, m := range fp.fleet.Members {
+	for _, m := range fp.Fleet.Members {
 		if seen[m.Name] {
-			t.Fatalf("two members named %s: %+v", m.Name, fp.fleet.Members)
+			t.Fatalf("two members named %s: %+v", m.Name, fp.Fleet.Members)
 		}
 		seen[m.Name] = true
 	}
-	if len(fp.fleet.Members) != 4 || len(fp.read) != 3 {
-		t.Fatalf("members %+v read %v", fp.fleet.Members, readNames(fp))
+	if len(fp.Fleet.Members) != 4 || len(fp.Read) != 3 {
+		t.Fatalf("members %+v read %v", fp.Fleet.Members, readNames(fp))
 	}
 }
 
@@ -115,12 +115,12 @@ func TestOutOfScopeRegionalIsNotItsZonalNamesake(t *testing.T) {
 	regional := gkeAt("prod", "proj-one", "us-east1", "https://10.0.0.1")
 	zonal := gkeAt("prod", "proj-one", "us-east1-b", "https://10.0.0.2")
 	cfg := parse(t, "clusters:\n  - name: a\n    context: a\nfleet:\n  outOfScope:\n    - name: prod\n      reason: a sandbox\n      platform: gke\n      project: proj-one\n      location: us-east1\n      endpoint: https://10.0.0.1\n")
-	fp := assembleFleetOf(cfg, true, nil, listing(regional, zonal), map[string]apiServer{"a": {host: "a.example:443"}}, nil, now)
+	fp := assemble(cfg, true, nil, listing(regional, zonal), map[string]APIServer{"a": {host: "a.example:443"}}, nil, now)
 	states := map[string]string{}
-	for _, m := range fp.fleet.Members {
+	for _, m := range fp.Fleet.Members {
 		states[m.Cloud.Location] = m.State
 	}
-	if states["us-east1"] != inventory.MemberOutOfScope || states["us-east1-b"] != inventory.MemberRead || len(fp.read) != 1 {
+	if states["us-east1"] != inventory.MemberOutOfScope || states["us-east1-b"] != inventory.MemberRead || len(fp.Read) != 1 {
 		t.Fatalf("states %v, read %v", states, readNames(fp))
 	}
 }
