@@ -8,7 +8,6 @@ import (
 	config "reclaim.dev/reclaim/configs"
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/reconcile/kinds/ecrimage"
-	"reclaim.dev/reclaim/reconcile/kinds/gcedisk"
 	"reclaim.dev/reclaim/reconcile/kinds/kind"
 	"reclaim.dev/reclaim/reconcile/kinds/netiface"
 )
@@ -18,7 +17,6 @@ import (
 // kind the config turns on names is neither opened for nothing nor read.
 // A read only one kind has is that kind's Module.Cloud.
 var Clouds = []kind.Cloud{
-	{Name: gcedisk.Source, Open: gcedisk.Open, Read: gcedisk.Reader},
 	{Name: ecrimage.Source, Open: ecrimage.Open, Read: Lists[[]inventory.RegistryListing]},
 	{Name: ecrimage.UsersSource, Open: ecrimage.OpenUsers, Read: ecrimage.UsersReader, WithClusters: true},
 	{Name: netiface.Source, Open: netiface.Open, Read: Lists[[]inventory.NetworkListing]},
@@ -35,10 +33,8 @@ func Lists[T any](_ *config.Config, client any) func(context.Context) any {
 func clouds() []kind.Cloud {
 	out := slices.Clone(Clouds)
 	for _, m := range Registered {
-		if m.Cloud != nil {
-			c := *m.Cloud
-			c.Name = m.Name
-			out = append(out, c)
+		if c := m.OwnCloud(); c != nil {
+			out = append(out, *c)
 		}
 	}
 	return out
@@ -86,8 +82,8 @@ func reliedOn(kinds Modules) map[string]bool {
 		for _, n := range m.Clouds {
 			out[n] = true
 		}
-		if m.Cloud != nil {
-			out[m.Name] = true
+		if c := m.OwnCloud(); c != nil {
+			out[c.Name] = true
 		}
 	}
 	return out

@@ -10,6 +10,7 @@ import (
 	"reclaim.dev/reclaim/providers/ebs"
 	"reclaim.dev/reclaim/reconcile/kinds/ebsvolume"
 	"reclaim.dev/reclaim/reconcile/kinds/gcedisk"
+	"reclaim.dev/reclaim/reconcile/kinds/gcepd"
 	"reclaim.dev/reclaim/reconcile/kinds/netiface"
 )
 
@@ -29,7 +30,7 @@ func (e evidence) add(class, what string) { e[class] = append(e[class], what) }
 func cloudEvidence(clouds map[string]any, t kube.Target) evidence {
 	out := evidence{}
 	name, p := t.CloudName, t.Place
-	if gce, ok := clouds[gcedisk.Source].(gcedisk.Listing); ok && p.Platform == inventory.GKE {
+	if gce, ok := clouds[gcepd.Source].(gcepd.Listing); ok && p.Platform == inventory.GKE {
 		for _, l := range gce.Disks {
 			if l.Project != p.Project {
 				continue

@@ -20,6 +20,7 @@ import (
 
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/notify/report"
+	"reclaim.dev/reclaim/providers/gce"
 	"reclaim.dev/reclaim/reconcile/audit"
 	"reclaim.dev/reclaim/reconcile/engine"
 	"reclaim.dev/reclaim/reconcile/kinds/ecrimage"
@@ -169,7 +170,7 @@ type fleet struct {
 	byOthers map[string]int
 	// snaps are the disk snapshots reclaim started, by project/name (the
 	// snapshot step runs before the deletes, one call at a time).
-	snaps map[string]inventory.DiskSnapshot
+	snaps map[string]gce.Snapshot
 }
 
 // RunFleet simulates one fleet from seed and returns what broke, if anything.

@@ -1,15 +1,19 @@
 package gcedisk
 
+import (
+	"reclaim.dev/reclaim/reconcile/kinds/gcepd"
+)
+
 import config "reclaim.dev/reclaim/configs"
 
 // FromConfig makes the kind from the disks and gce sections; nil without a
 // gce section. client is the gce read's (Open), nil: plan only.
 func FromConfig(cfg *config.Config, client any) *Kind {
-	g := GCEOf(cfg)
+	g := gcepd.GCEOf(cfg)
 	if g == nil {
 		return nil
 	}
-	dk := DisksOf(cfg)
+	dk := gcepd.DisksOf(cfg)
 	p := Policy{
 		DiskPrice: cfg.Prices.DiskGBMonth,
 		Regions:   g.Regions, Zones: g.Zones,

@@ -1,6 +1,11 @@
 // Package gcedisk is the gce-disk kind: GCE persistent disks that no instance
 // uses and no PV in any cluster references, with the SSD quota headroom they
 // hold.
+//
+// The package is the kind: its cloud (the GCE provider's Client, opened by
+// Open and read into the snapshot), its proposals, view, re-read, snapshot
+// and delete. Its sections and the gce read's result are gcepd's, which
+// k8s-pvc stands on too.
 package gcedisk
 
 import (
@@ -19,21 +24,11 @@ import (
 	"reclaim.dev/reclaim/base/optout"
 	"reclaim.dev/reclaim/base/outcome"
 	"reclaim.dev/reclaim/inventory"
+	"reclaim.dev/reclaim/providers/gce"
 	"reclaim.dev/reclaim/reconcile/engine"
+	"reclaim.dev/reclaim/reconcile/kinds/gcepd"
 	"reclaim.dev/reclaim/reconcile/snapshot"
 )
-
-// GB is what a disk's or a PVC's deletion frees: GB of disk quota.
-var GB = &amount.Unit{Name: "GB", Key: amount.KeySizeGB, Say: func(n int64) string { return fmt.Sprintf("%d GB", n) }}
-
-// SizeCap is the per-run cap on the GB deleted (disks.maxDeleteSizePerRun);
-// 0 is no cap. Disks are whole GB, so a cap of 10.5 holds what 10 does.
-func SizeCap(gb float64) amount.Amount {
-	if gb <= 0 {
-		return amount.Amount{}
-	}
-	return amount.Amount{N: int64(gb), Unit: GB}
-}
 
 // Name is the kind as reports and the audit log spell it.
 const Name = "gce-disk"
@@ -61,14 +56,16 @@ type Policy struct {
 	HeadroomWarning   float64 // fraction 0..1
 }
 
-// API is what deleting needs from the GCE provider.
+// API is what the kind re-reads, snapshots and deletes through, and
+// Lister what it reads its cloud with: the seam to its client, which the
+// GCE provider's Client is.
 type API interface {
-	GetDisk(ctx context.Context, key inventory.DiskKey) (inventory.Disk, error)
+	GetDisk(ctx context.Context, key inventory.DiskKey) (gce.Disk, error)
 	// StartSnapshot starts a snapshot and does not wait for it; one of that
 	// name that exists already is no error.
 	StartSnapshot(ctx context.Context, key inventory.DiskKey, name string, labels map[string]string) error
 	// GetSnapshot reads one; ErrNotFound when there is none.
-	GetSnapshot(ctx context.Context, project, name string) (inventory.DiskSnapshot, error)
+	GetSnapshot(ctx context.Context, project, name string) (gce.Snapshot, error)
 	DeleteDisk(ctx context.Context, key inventory.DiskKey) error
 }
 
@@ -122,7 +119,7 @@ func (k *Kind) Owns(id string) bool { return strings.HasPrefix(id, "projects/") 
 func (k *Kind) Limits() engine.Limits {
 	p := k.Policy
 	return engine.Limits{Grace: p.Grace, MinAge: p.MinAge, MaxDeletes: p.MaxDeletes, MaxDeletePercent: p.MaxDeletePercent,
-		MaxFrees: SizeCap(p.MaxDeleteGB), BreakerCandidates: p.BreakerCandidates, BatchSize: 1, OptOutKey: p.ProtectLabel, SnapshotTimeout: p.SnapshotTimeout,
+		MaxFrees: gcepd.SizeCap(p.MaxDeleteGB), BreakerCandidates: p.BreakerCandidates, BatchSize: 1, OptOutKey: p.ProtectLabel, SnapshotTimeout: p.SnapshotTimeout,
 		Wording: engine.Wording{Section: "disks", Noun: "disks", Guarded: "disk it could reference"}}
 }
 
@@ -138,29 +135,6 @@ func optOut(label string) string {
 	return optout.Rule("label", label, "disk")
 }
 
-// QuotaMetricOf maps a disk type to the regional quota it counts against, as
-// Google documents it: pd-balanced, pd-ssd and pd-extreme are SSD-backed and count
-// against SSD_TOTAL_GB (GKE's default standard-rwo class makes pd-balanced disks,
-// which is why the Argo leak exhausts SSD_TOTAL_GB); pd-standard counts against
-// DISKS_TOTAL_GB. Hyperdisks have quotas of their own that reclaim does not map.
-func QuotaMetricOf(diskType string) string {
-	switch diskType {
-	case "pd-balanced", "pd-ssd", "pd-extreme":
-		return "SSD_TOTAL_GB"
-	case "pd-standard":
-		return "DISKS_TOTAL_GB"
-	}
-	return ""
-}
-
-// Pool names a regional quota: project/region/metric.
-func Pool(project, region, metric string) string {
-	if metric == "" {
-		return ""
-	}
-	return project + "/" + region + "/" + metric
-}
-
 // ClusterLabel is the label GKE puts on the disks it makes for a cluster
 // (boot disks, and PD CSI volumes on recent versions): cloud evidence of a
 // cluster that may use the disk.
@@ -173,7 +147,7 @@ const ClusterLabel = "goog-k8s-cluster-name"
 // (read or not: an unread one holds the disk), and the cluster its label
 // names. Slices are shared per project and region, so the engine's
 // fail-closed verdict is computed once for each.
-func diskGuards(f *inventory.Fleet, d inventory.Disk, configured []string, cache map[string][]string) []string {
+func diskGuards(f *inventory.Fleet, d gce.Disk, configured []string, cache map[string][]string) []string {
 	key := d.Key.Project + "/" + d.Region()
 	if g, ok := cache[key]; ok && d.Labels[ClusterLabel] == "" {
 		return g
@@ -203,7 +177,7 @@ func (k *Kind) Propose(snap *inventory.Snapshot, now time.Time) engine.Proposals
 	refs := indexRefs(snap.Clusters)
 	seen := map[string]string{} // id -> status
 	ids := map[string]string{}  // id -> the disk's numeric id
-	listings := map[string]inventory.DiskListing{}
+	listings := map[string]gce.Listing{}
 	names := map[string][]string{}  // project -> the clusters that could reference its disks
 	guards := map[string][]string{} // project/region -> the keys of those that could attach them
 	read := 0
@@ -212,7 +186,7 @@ func (k *Kind) Propose(snap *inventory.Snapshot, now time.Time) engine.Proposals
 			read++
 		}
 	}
-	for _, l := range ListingOf(snap).Disks {
+	for _, l := range gcepd.ListingOf(snap).Disks {
 		listings[l.Project] = l
 		var problems []string
 		if !l.Complete {
@@ -254,12 +228,12 @@ func (k *Kind) Propose(snap *inventory.Snapshot, now time.Time) engine.Proposals
 	return out
 }
 
-func (k *Kind) propose(d inventory.Disk, read, clusters int, refs refIndex, guards []string, now time.Time) engine.Proposal {
+func (k *Kind) propose(d gce.Disk, read, clusters int, refs refIndex, guards []string, now time.Time) engine.Proposal {
 	pol := k.Policy
-	metric := QuotaMetricOf(d.Type)
+	metric := gcepd.QuotaMetricOf(d.Type)
 	ns, claim := createdFor(d.Description)
 	p := engine.Proposal{ID: d.Key.String(), Name: d.Key.Name,
-		Frees: amount.Free(d.SizeGB, GB).In(Pool(d.Key.Project, d.Region(), metric)),
+		Frees: amount.Free(d.SizeGB, gcepd.GB).In(gcepd.Pool(d.Key.Project, d.Region(), metric)),
 		Detail: &Detail{Project: d.Key.Project, Location: d.Key.Location(), Type: d.Type, QuotaMetric: metric, Region: d.Region(),
 			LabelFingerprint: d.LabelFingerprint, DiskID: d.ID, LastUse: lastUse(d), Owner: claimText(ns, claim), namespace: ns, labels: d.Labels}}
 	keep := func(class, reason string) engine.Proposal {
@@ -322,13 +296,13 @@ func (k *Kind) propose(d inventory.Disk, read, clusters int, refs refIndex, guar
 // since the plan means no delete; the engine checks the opt-out label in
 // what it saw.
 func (k *Kind) Recheck(ctx context.Context, batch []*engine.Decision) ([]engine.Verdict, error) {
-	return engine.RecheckEach(batch, func(_ int, d *engine.Decision) (inventory.Disk, error) {
+	return engine.RecheckEach(batch, func(_ int, d *engine.Decision) (gce.Disk, error) {
 		key, err := inventory.ParseDiskKey(d.ID)
 		if err != nil {
-			return inventory.Disk{}, err
+			return gce.Disk{}, err
 		}
 		return k.API.GetDisk(ctx, key)
-	}, func(d *engine.Decision, now inventory.Disk) engine.Verdict {
+	}, func(d *engine.Decision, now gce.Disk) engine.Verdict {
 		planned := detail(d)
 		switch {
 		case planned.DiskID != "" && now.ID != planned.DiskID:
@@ -447,7 +421,7 @@ func (k *Kind) SnapshotState(ctx context.Context, d *engine.Decision, id string)
 
 // snapshotOf says whether s was made from the disk (its sourceDisk URL
 // ends with the disk's key); unknown counts as not.
-func snapshotOf(s inventory.DiskSnapshot, key inventory.DiskKey) bool {
+func snapshotOf(s gce.Snapshot, key inventory.DiskKey) bool {
 	return strings.HasSuffix(s.SourceDisk, "/"+key.String()) || s.SourceDisk == key.String()
 }
 
@@ -477,7 +451,7 @@ func detail(d *engine.Decision) *Detail {
 
 func isNotFound(err error) bool { return errors.Is(err, outcome.ErrNotFound) }
 
-func owned(d inventory.Disk, pol Policy) bool {
+func owned(d gce.Disk, pol Policy) bool {
 	for _, k := range pol.OwnerLabelKeys {
 		if _, ok := d.Labels[k]; ok {
 			return true
@@ -527,7 +501,7 @@ func shortUsers(users []string) []string {
 
 // inScope: the disk's region is allowed, and so is its zone — for a
 // regional disk, every replica zone (unknown replicas are out of scope).
-func inScope(pol Policy, d inventory.Disk) bool {
+func inScope(pol Policy, d gce.Disk) bool {
 	if !RegionInScope(pol.Regions, d.Region()) {
 		return false
 	}
@@ -587,7 +561,7 @@ func fmtUse(t time.Time) string {
 }
 
 // lastUse is when d was last attached or detached (zero: never).
-func lastUse(d inventory.Disk) time.Time {
+func lastUse(d gce.Disk) time.Time {
 	if d.LastAttach.After(d.LastDetach) {
 		return d.LastAttach
 	}
@@ -611,5 +585,5 @@ func (k *Kind) MonthlyCost(d *engine.Decision) float64 {
 		return 0
 	}
 	price, _ := k.Policy.DiskPrice(det.Type, det.Region)
-	return float64(d.Frees.Of(GB)) * price
+	return float64(d.Frees.Of(gcepd.GB)) * price
 }

@@ -8,7 +8,9 @@ import (
 
 	"reclaim.dev/reclaim/internal/enginetest"
 	"reclaim.dev/reclaim/inventory"
+	"reclaim.dev/reclaim/providers/gce"
 	"reclaim.dev/reclaim/reconcile/engine"
+	"reclaim.dev/reclaim/reconcile/kinds/gcepd"
 )
 
 var t0 = time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
@@ -24,8 +26,8 @@ func testPolicy() Policy {
 }
 
 // orphan is a Kubernetes-made disk, old enough, detached long ago.
-func orphan(name string) inventory.Disk {
-	return inventory.Disk{
+func orphan(name string) gce.Disk {
+	return gce.Disk{
 		Key:    inventory.DiskKey{Project: "p1", Zone: "asia-northeast1-a", Name: name},
 		ID:     "4711" + name,
 		SizeGB: 100, Type: "pd-balanced", Status: "READY",
@@ -40,17 +42,17 @@ func complete(name string, pvs ...inventory.PVRef) inventory.ClusterRefs {
 	return inventory.ClusterRefs{Name: name, Complete: true, PVs: pvs}
 }
 
-func snap(disks []inventory.Disk, clusters ...inventory.ClusterRefs) inventory.Snapshot {
-	return inventory.Snapshot{TakenAt: t0, Clouds: map[string]any{Source: Listing{Disks: []inventory.DiskListing{{Project: "p1", Disks: disks, Complete: true}}}}, Clusters: clusters}
+func snap(disks []gce.Disk, clusters ...inventory.ClusterRefs) inventory.Snapshot {
+	return inventory.Snapshot{TakenAt: t0, Clouds: map[string]any{gcepd.Source: gcepd.Listing{Disks: []gce.Listing{{Project: "p1", Disks: disks, Complete: true}}}}, Clusters: clusters}
 }
 
 // setQuotas sets the quotas the gce read returned.
-func setQuotas(s *inventory.Snapshot, qs []inventory.Quota) {
-	s.Clouds[Source] = Listing{Disks: ListingOf(s).Disks, Quotas: qs}
+func setQuotas(s *inventory.Snapshot, qs []gce.Quota) {
+	s.Clouds[gcepd.Source] = gcepd.Listing{Disks: gcepd.ListingOf(s).Disks, Quotas: qs}
 }
 
 // seenSince returns state in which every named disk has been an orphan since t.
-func seenSince(t time.Time, disks ...inventory.Disk) engine.State {
+func seenSince(t time.Time, disks ...gce.Disk) engine.State {
 	s := engine.NewState()
 	for _, d := range disks {
 		s.Seen(d.Key.String(), d.ID, t)
@@ -64,13 +66,13 @@ func build(s inventory.Snapshot, pol Policy, st engine.State, now time.Time) *en
 
 func TestPlanDisk(t *testing.T) {
 	old := t0.Add(-7 * time.Hour) // orphan for longer than the 6h grace
-	mod := func(f func(*inventory.Disk)) inventory.Disk { d := orphan("d"); f(&d); return d }
+	mod := func(f func(*gce.Disk)) gce.Disk { d := orphan("d"); f(&d); return d }
 	ref := func(k inventory.DiskKey) inventory.PVRef {
 		return inventory.PVRef{Cluster: "prod-b", Disk: k, PV: "pv-1", Phase: "Released", ClaimNamespace: "ns", Claim: "claim"}
 	}
 	cases := []struct {
 		name     string
-		disk     inventory.Disk
+		disk     gce.Disk
 		clusters []inventory.ClusterRefs
 		state    engine.State
 		want     engine.Action
@@ -79,7 +81,7 @@ func TestPlanDisk(t *testing.T) {
 		{"orphan past grace is deleted", orphan("d"), []inventory.ClusterRefs{complete("a")}, seenSince(old, orphan("d")), engine.Delete, "no users, no PV in any of 1 clusters"},
 		{"first sight starts the clock", orphan("d"), []inventory.ClusterRefs{complete("a")}, engine.NewState(), engine.Mark, "orphan since 2026-11-01T12:00:00Z, deletable after 2026-11-01T18:00:00Z"},
 		{"grace not elapsed", orphan("d"), []inventory.ClusterRefs{complete("a")}, seenSince(t0.Add(-5*time.Hour), orphan("d")), engine.Mark, "grace 6h"},
-		{"attached", mod(func(d *inventory.Disk) {
+		{"attached", mod(func(d *gce.Disk) {
 			d.Users = []string{"https://www.googleapis.com/compute/v1/projects/p1/zones/asia-northeast1-a/instances/gke-node-1"}
 		}), []inventory.ClusterRefs{complete("a")}, seenSince(old, orphan("d")), engine.Keep, "attached to instance gke-node-1"},
 		{"referenced by a PV in another cluster", orphan("d"), []inventory.ClusterRefs{complete("a"), complete("prod-b", ref(orphan("d").Key))},
@@ -91,29 +93,29 @@ func TestPlanDisk(t *testing.T) {
 		// An in-tree PV (gcePersistentDisk) of a regional disk whose zone
 		// label or node affinity names one zone of the region: the PV names
 		// a zone, the disk a region, and it is the same disk.
-		{"zonal reference to a regional disk of its region matches", mod(func(d *inventory.Disk) {
+		{"zonal reference to a regional disk of its region matches", mod(func(d *gce.Disk) {
 			d.Key = inventory.DiskKey{Project: "p1", Region: "asia-northeast1", Name: "d"}
 			d.ReplicaZones = []string{"https://www.googleapis.com/compute/v1/projects/p1/zones/asia-northeast1-a", "https://www.googleapis.com/compute/v1/projects/p1/zones/asia-northeast1-b"}
 		}), []inventory.ClusterRefs{complete("prod-b", ref(inventory.DiskKey{Project: inventory.Unspecified, Zone: "asia-northeast1-a", Name: "d"}))},
-			seenSince(old, inventory.Disk{Key: inventory.DiskKey{Project: "p1", Region: "asia-northeast1", Name: "d"}, ID: orphan("d").ID}), engine.Keep, "referenced by PV pv-1"},
-		{"zonal reference of another region is another disk", mod(func(d *inventory.Disk) {
+			seenSince(old, gce.Disk{Key: inventory.DiskKey{Project: "p1", Region: "asia-northeast1", Name: "d"}, ID: orphan("d").ID}), engine.Keep, "referenced by PV pv-1"},
+		{"zonal reference of another region is another disk", mod(func(d *gce.Disk) {
 			d.Key = inventory.DiskKey{Project: "p1", Region: "asia-northeast1", Name: "d"}
 		}), []inventory.ClusterRefs{complete("prod-b", ref(inventory.DiskKey{Project: inventory.Unspecified, Zone: "us-east1-b", Name: "d"}))},
-			seenSince(old, inventory.Disk{Key: inventory.DiskKey{Project: "p1", Region: "asia-northeast1", Name: "d"}, ID: orphan("d").ID}), engine.Delete, ""},
+			seenSince(old, gce.Disk{Key: inventory.DiskKey{Project: "p1", Region: "asia-northeast1", Name: "d"}, ID: orphan("d").ID}), engine.Delete, ""},
 		{"same name in another zone is another disk", orphan("d"), []inventory.ClusterRefs{complete("prod-b", ref(inventory.DiskKey{Project: "p1", Zone: "us-east1-b", Name: "d"}))},
 			seenSince(old, orphan("d")), engine.Delete, ""},
 		{"same name in another project is another disk", orphan("d"), []inventory.ClusterRefs{complete("prod-b", ref(inventory.DiskKey{Project: "p2", Zone: "asia-northeast1-a", Name: "d"}))},
 			seenSince(old, orphan("d")), engine.Delete, ""},
 		{"inline pod volume", orphan("d"), []inventory.ClusterRefs{complete("a", inventory.PVRef{Cluster: "a", Disk: inventory.DiskKey{Project: "UNSPECIFIED", Zone: "UNSPECIFIED", Name: "d"},
 			Pods: []inventory.PodRef{{Namespace: "ns", Name: "p", Phase: "Running"}}})}, seenSince(old, orphan("d")), engine.Keep, "mounted inline (gcePersistentDisk) by pod ns/p"},
-		{"protected", mod(func(d *inventory.Disk) { d.Labels["reclaim-protect"] = "true" }), []inventory.ClusterRefs{complete("a")}, seenSince(old, orphan("d")), engine.Keep, "protected by label reclaim-protect=true"},
-		{"protect label with empty value still protects", mod(func(d *inventory.Disk) { d.Labels["reclaim-protect"] = "" }), []inventory.ClusterRefs{complete("a")}, seenSince(old, orphan("d")), engine.Keep, "protected by label"},
-		{"no ownership marker is only reported", mod(func(d *inventory.Disk) { d.Labels = nil; d.Description = "" }), []inventory.ClusterRefs{complete("a")}, seenSince(old, orphan("d")), engine.Report, "nothing proves Kubernetes created it"},
-		{"ownership by description alone", mod(func(d *inventory.Disk) { d.Labels = nil }), []inventory.ClusterRefs{complete("a")}, seenSince(old, orphan("d")), engine.Delete, ""},
-		{"younger than min age", mod(func(d *inventory.Disk) { d.Created = t0.Add(-2 * time.Hour); d.LastDetach = time.Time{} }), []inventory.ClusterRefs{complete("a")}, seenSince(old, orphan("d")), engine.Mark, "younger than min age 24h"},
-		{"detached too recently", mod(func(d *inventory.Disk) { d.LastDetach = t0.Add(-10 * time.Minute) }), []inventory.ClusterRefs{complete("a")}, seenSince(old, orphan("d")), engine.Mark, "detached 10m0s ago"},
-		{"not READY", mod(func(d *inventory.Disk) { d.Status = "RESTORING" }), []inventory.ClusterRefs{complete("a")}, seenSince(old, orphan("d")), engine.Mark, "status is RESTORING"},
-		{"being deleted", mod(func(d *inventory.Disk) { d.Status = "DELETING" }), []inventory.ClusterRefs{complete("a")}, seenSince(old, orphan("d")), engine.Keep, "already being deleted"},
+		{"protected", mod(func(d *gce.Disk) { d.Labels["reclaim-protect"] = "true" }), []inventory.ClusterRefs{complete("a")}, seenSince(old, orphan("d")), engine.Keep, "protected by label reclaim-protect=true"},
+		{"protect label with empty value still protects", mod(func(d *gce.Disk) { d.Labels["reclaim-protect"] = "" }), []inventory.ClusterRefs{complete("a")}, seenSince(old, orphan("d")), engine.Keep, "protected by label"},
+		{"no ownership marker is only reported", mod(func(d *gce.Disk) { d.Labels = nil; d.Description = "" }), []inventory.ClusterRefs{complete("a")}, seenSince(old, orphan("d")), engine.Report, "nothing proves Kubernetes created it"},
+		{"ownership by description alone", mod(func(d *gce.Disk) { d.Labels = nil }), []inventory.ClusterRefs{complete("a")}, seenSince(old, orphan("d")), engine.Delete, ""},
+		{"younger than min age", mod(func(d *gce.Disk) { d.Created = t0.Add(-2 * time.Hour); d.LastDetach = time.Time{} }), []inventory.ClusterRefs{complete("a")}, seenSince(old, orphan("d")), engine.Mark, "younger than min age 24h"},
+		{"detached too recently", mod(func(d *gce.Disk) { d.LastDetach = t0.Add(-10 * time.Minute) }), []inventory.ClusterRefs{complete("a")}, seenSince(old, orphan("d")), engine.Mark, "detached 10m0s ago"},
+		{"not READY", mod(func(d *gce.Disk) { d.Status = "RESTORING" }), []inventory.ClusterRefs{complete("a")}, seenSince(old, orphan("d")), engine.Mark, "status is RESTORING"},
+		{"being deleted", mod(func(d *gce.Disk) { d.Status = "DELETING" }), []inventory.ClusterRefs{complete("a")}, seenSince(old, orphan("d")), engine.Keep, "already being deleted"},
 		{"incomplete cluster holds", orphan("d"), []inventory.ClusterRefs{complete("a"), {Name: "prod-b", Problems: []string{"list persistentvolumes: forbidden"}}},
 			seenSince(old, orphan("d")), engine.Mark, "held: cluster prod-b could not be read completely"},
 		{"an unread cluster is not counted as evidence", orphan("d"), []inventory.ClusterRefs{complete("a"), {Name: "prod-b", Problems: []string{"dial tcp: i/o timeout"}}},
@@ -123,7 +125,7 @@ func TestPlanDisk(t *testing.T) {
 		{"out of region scope", orphan("d"), []inventory.ClusterRefs{complete("a")}, seenSince(old, orphan("d")), engine.Keep, "outside the configured scope"},
 		{"out of zone scope", orphan("d"), []inventory.ClusterRefs{complete("a")}, seenSince(old, orphan("d")), engine.Keep, "outside the configured scope"},
 		{"in zone scope", orphan("d"), []inventory.ClusterRefs{complete("a")}, seenSince(old, orphan("d")), engine.Delete, ""},
-		{"regional disk with a replica out of zone scope", mod(func(d *inventory.Disk) {
+		{"regional disk with a replica out of zone scope", mod(func(d *gce.Disk) {
 			d.Key = inventory.DiskKey{Project: "p1", Region: "asia-northeast1", Name: "d"}
 			d.ReplicaZones = []string{"https://www.googleapis.com/compute/v1/projects/p1/zones/asia-northeast1-a", "https://www.googleapis.com/compute/v1/projects/p1/zones/asia-northeast1-c"}
 		}), []inventory.ClusterRefs{complete("a")}, engine.State{}, engine.Keep, "outside the configured scope"},
@@ -139,7 +141,7 @@ func TestPlanDisk(t *testing.T) {
 			case strings.HasPrefix(c.name, "in zone"), strings.HasPrefix(c.name, "regional disk"):
 				pol.Zones = []string{"asia-northeast1-a", "asia-northeast1-b"}
 			}
-			p := build(snap([]inventory.Disk{c.disk}, c.clusters...), pol, c.state, t0)
+			p := build(snap([]gce.Disk{c.disk}, c.clusters...), pol, c.state, t0)
 			d := enginetest.DecisionFor(t, p, "d")
 			if d.Action != c.want || !strings.Contains(d.Why(), c.reason) {
 				t.Fatalf("got %s %q, want %s containing %q", d.Action, d.Why(), c.want, c.reason)
@@ -151,13 +153,13 @@ func TestPlanDisk(t *testing.T) {
 func TestUnknownScopeKeepsClock(t *testing.T) {
 	d := orphan("d")
 	st := seenSince(t0.Add(-time.Hour), d)
-	s := inventory.Snapshot{Clouds: map[string]any{Source: Listing{Disks: []inventory.DiskListing{{Project: "p1", Complete: true,
+	s := inventory.Snapshot{Clouds: map[string]any{gcepd.Source: gcepd.Listing{Disks: []gce.Listing{{Project: "p1", Complete: true,
 		UnknownScopes: map[string]string{"zones/asia-northeast1-a": "UNREACHABLE: zone unavailable"}}}}}, Clusters: []inventory.ClusterRefs{complete("a")}}
 	p := build(s, testPolicy(), st, t0)
 	if _, ok := p.State.Resources[d.Key.String()]; !ok {
 		t.Fatal("disk in an unknown scope was forgotten as if gone")
 	}
-	ListingOf(&s).Disks[0].UnknownScopes = nil
+	gcepd.ListingOf(&s).Disks[0].UnknownScopes = nil
 	p = build(s, testPolicy(), st, t0)
 	if _, ok := p.State.Resources[d.Key.String()]; ok {
 		t.Fatal("disk absent from a complete listing was not forgotten")
@@ -170,7 +172,7 @@ func TestLimitsFollowPolicy(t *testing.T) {
 	pol := testPolicy()
 	pol.MaxDeletes, pol.MaxDeletePercent, pol.MaxDeleteGB, pol.BreakerCandidates = 3, 0.2, 250, 9
 	got := (&Kind{Policy: pol}).Limits()
-	want := engine.Limits{Grace: 6 * time.Hour, MinAge: 24 * time.Hour, MaxDeletes: 3, MaxDeletePercent: 0.2, MaxFrees: SizeCap(250),
+	want := engine.Limits{Grace: 6 * time.Hour, MinAge: 24 * time.Hour, MaxDeletes: 3, MaxDeletePercent: 0.2, MaxFrees: gcepd.SizeCap(250),
 		BreakerCandidates: 9, BatchSize: 1, OptOutKey: "reclaim-protect",
 		Wording: engine.Wording{Section: "disks", Noun: "disks", Guarded: "disk it could reference"}}
 	if !reflect.DeepEqual(got, want) {
@@ -182,8 +184,8 @@ func TestHeadroom(t *testing.T) {
 	ssd := orphan("a")
 	std := orphan("b")
 	std.Type = "pd-standard"
-	s := snap([]inventory.Disk{ssd, std}, complete("c"))
-	setQuotas(&s, []inventory.Quota{
+	s := snap([]gce.Disk{ssd, std}, complete("c"))
+	setQuotas(&s, []gce.Quota{
 		{Project: "p1", Region: "asia-northeast1", Metric: "SSD_TOTAL_GB", Limit: 1500, Usage: 1455, Known: true},
 		{Project: "p1", Region: "asia-northeast1", Metric: "DISKS_TOTAL_GB", Known: false, Problem: "regions.get returned no DISKS_TOTAL_GB quota"},
 	})
@@ -210,7 +212,7 @@ func TestHeadroomProjection(t *testing.T) {
 	var p *engine.Plan
 	// 40 GB a day, hourly runs for 12 hours, from 1200 of 1500 GB.
 	for h := 0; h <= 12; h++ {
-		setQuotas(&s, []inventory.Quota{{Project: "p1", Region: "asia-northeast1", Metric: "SSD_TOTAL_GB", Limit: 1500, Usage: 1200 + 40*float64(h)/24, Known: true}})
+		setQuotas(&s, []gce.Quota{{Project: "p1", Region: "asia-northeast1", Metric: "SSD_TOTAL_GB", Limit: 1500, Usage: 1200 + 40*float64(h)/24, Known: true}})
 		p = build(s, testPolicy(), st, t0.Add(time.Duration(h)*time.Hour))
 		st = p.State
 	}
@@ -230,7 +232,7 @@ func TestPendingConfirmedOnce(t *testing.T) {
 	// Still DELETING: not settled yet.
 	del := d
 	del.Status = "DELETING"
-	p := build(snap([]inventory.Disk{del}, complete("a")), testPolicy(), st, t0)
+	p := build(snap([]gce.Disk{del}, complete("a")), testPolicy(), st, t0)
 	if len(p.Confirmed) != 0 || len(p.State.Pending) != 1 {
 		t.Fatalf("in-flight delete settled early: %+v", p.Confirmed)
 	}
@@ -245,7 +247,7 @@ func TestPendingConfirmedOnce(t *testing.T) {
 	}
 	// Still there and READY: the delete did not happen; pending is dropped.
 	st.Pending[d.Key.String()] = engine.Pending{Kind: Name}
-	p = build(snap([]inventory.Disk{d}, complete("a")), testPolicy(), st, t0)
+	p = build(snap([]gce.Disk{d}, complete("a")), testPolicy(), st, t0)
 	if len(p.Confirmed) != 0 || len(p.State.Pending) != 0 {
 		t.Fatal("present disk confirmed as deleted")
 	}
@@ -263,8 +265,8 @@ func TestSnapshotName(t *testing.T) {
 func TestHeadroomWarnsOnUsageNow(t *testing.T) {
 	d := orphan("a")
 	d.SizeGB = 300
-	s := snap([]inventory.Disk{d}, complete("c"))
-	setQuotas(&s, []inventory.Quota{{Project: "p1", Region: "asia-northeast1", Metric: "SSD_TOTAL_GB", Limit: 1500, Usage: 1455, Known: true}})
+	s := snap([]gce.Disk{d}, complete("c"))
+	setQuotas(&s, []gce.Quota{{Project: "p1", Region: "asia-northeast1", Metric: "SSD_TOTAL_GB", Limit: 1500, Usage: 1455, Known: true}})
 	h := HeadroomOf(build(s, testPolicy(), seenSince(t0.Add(-7*time.Hour), d), t0))[0]
 	if h.UsedPctAfter >= 0.85 || !h.Warning {
 		t.Fatalf("%+v", h)
@@ -279,7 +281,7 @@ func TestDiskClockIsKeyedByID(t *testing.T) {
 	for _, identity := range []string{"another-id", ""} {
 		st := engine.NewState()
 		st.Seen(d.Key.String(), identity, t0.Add(-7*time.Hour))
-		p := build(snap([]inventory.Disk{d}, complete("a")), testPolicy(), st, t0)
+		p := build(snap([]gce.Disk{d}, complete("a")), testPolicy(), st, t0)
 		if got := enginetest.DecisionFor(t, p, "d"); got.Action != engine.Mark || !got.OrphanSince.Equal(t0) {
 			t.Fatalf("identity %q: %s since %v, want a new clock", identity, got.Action, got.OrphanSince)
 		}
@@ -291,7 +293,7 @@ func TestDiskClockIsKeyedByID(t *testing.T) {
 func TestDiskWhere(t *testing.T) {
 	d := orphan("d")
 	d.Labels["team"] = "etl"
-	p := build(snap([]inventory.Disk{d}, complete("a")), testPolicy(), engine.NewState(), t0)
+	p := build(snap([]gce.Disk{d}, complete("a")), testPolicy(), engine.NewState(), t0)
 	w := enginetest.DecisionFor(t, p, "d").Detail.(engine.Located).Where()
 	if w.Scope != "p1" || w.Namespace != "argo" || w.Labels["team"] != "etl" || w.Cluster != "" {
 		t.Fatalf("%+v", w)
@@ -305,7 +307,7 @@ func TestLabelledDiskAfterAnUnlabelledOneKeepsItsGuard(t *testing.T) {
 	plain := orphan("a-plain")
 	labelled := orphan("b-labelled")
 	labelled.Labels[ClusterLabel] = "ghost" // a cluster nobody read
-	s := snap([]inventory.Disk{plain, labelled}, complete("a"))
+	s := snap([]gce.Disk{plain, labelled}, complete("a"))
 	p := build(s, testPolicy(), seenSince(t0.Add(-7*time.Hour), plain, labelled), t0)
 	if d := enginetest.DecisionFor(t, p, "a-plain"); d.Action != engine.Delete {
 		t.Fatalf("the unlabelled disk: %s %q, want delete", d.Action, d.Why())

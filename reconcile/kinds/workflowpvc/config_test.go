@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	config "reclaim.dev/reclaim/configs"
-	"reclaim.dev/reclaim/reconcile/kinds/gcedisk"
+	"reclaim.dev/reclaim/reconcile/kinds/gcepd"
 )
 
 // The PVC kind is capped by its own section, never by the disks' caps: a
@@ -29,7 +29,7 @@ disks:
 		t.Fatal(err)
 	}
 	l := FromConfig(cfg, nil).Limits()
-	if l.MaxDeletes != 3 || l.MaxDeletePercent != 0.05 || l.MaxFrees != gcedisk.SizeCap(100) || l.BreakerCandidates != 9 {
+	if l.MaxDeletes != 3 || l.MaxDeletePercent != 0.05 || l.MaxFrees != gcepd.SizeCap(100) || l.BreakerCandidates != 9 {
 		t.Errorf("limits %+v: want the disks.workflowPVCs caps (3, 5%%, 100 GB, 9)", l)
 	}
 	if l.Section != "disks.workflowPVCs" || l.Grace.Hours() != 2 {

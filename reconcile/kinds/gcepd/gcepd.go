@@ -1,0 +1,67 @@
+// Package gcepd is what the two kinds of GCE persistent disks stand on:
+// gce-disk, which deletes the disks, and k8s-pvc, whose deletes free them
+// through their PVs. It holds their config sections (gce, and disks: the
+// disks' policy, and k8s-pvc's switch, grace and caps), the name and
+// result of the gce read (gce-disk's cloud, which k8s-pvc prices its
+// PVCs' quota pools with), and the unit and quota pools both free.
+//
+// It is no kind: it has no Module and deletes nothing. Kinds import it,
+// never each other (arch_test.go).
+package gcepd
+
+import (
+	"fmt"
+
+	"reclaim.dev/reclaim/base/amount"
+	"reclaim.dev/reclaim/inventory"
+	"reclaim.dev/reclaim/providers/gce"
+)
+
+// Source names the read of the gce section's projects: their disks and
+// quotas (Snapshot.Clouds[Source], ListingOf). gce-disk reads it (its
+// module's Cloud); k8s-pvc relies on it for its PVCs' quota pools.
+const Source = "gce"
+
+// Listing is what the gce read returns.
+type Listing struct {
+	Disks  []gce.Listing // one per project
+	Quotas []gce.Quota
+}
+
+// ListingOf is the run's gce read (empty when it did not read GCE).
+func ListingOf(snap *inventory.Snapshot) Listing { return inventory.CloudOf[Listing](snap, Source) }
+
+// GB is what a disk's or a PVC's deletion frees: GB of disk quota.
+var GB = &amount.Unit{Name: "GB", Key: amount.KeySizeGB, Say: func(n int64) string { return fmt.Sprintf("%d GB", n) }}
+
+// SizeCap is the per-run cap on the GB deleted (disks.maxDeleteSizePerRun);
+// 0 is no cap. Disks are whole GB, so a cap of 10.5 holds what 10 does.
+func SizeCap(gb float64) amount.Amount {
+	if gb <= 0 {
+		return amount.Amount{}
+	}
+	return amount.Amount{N: int64(gb), Unit: GB}
+}
+
+// QuotaMetricOf maps a disk type to the regional quota it counts against, as
+// Google documents it: pd-balanced, pd-ssd and pd-extreme are SSD-backed and count
+// against SSD_TOTAL_GB (GKE's default standard-rwo class makes pd-balanced disks,
+// which is why the Argo leak exhausts SSD_TOTAL_GB); pd-standard counts against
+// DISKS_TOTAL_GB. Hyperdisks have quotas of their own that reclaim does not map.
+func QuotaMetricOf(diskType string) string {
+	switch diskType {
+	case "pd-balanced", "pd-ssd", "pd-extreme":
+		return "SSD_TOTAL_GB"
+	case "pd-standard":
+		return "DISKS_TOTAL_GB"
+	}
+	return ""
+}
+
+// Pool names a regional quota: project/region/metric.
+func Pool(project, region, metric string) string {
+	if metric == "" {
+		return ""
+	}
+	return project + "/" + region + "/" + metric
+}
