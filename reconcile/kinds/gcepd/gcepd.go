@@ -15,6 +15,11 @@ import (
 	"reclaim.dev/reclaim/base/amount"
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/providers/gce"
+
+	// Initialized after kind, as every kind is, so its sections register
+	// where gce-disk's always did: after ebs and ecr, before jobs
+	// (internal/app TestSectionsKeepTheirOrder).
+	_ "reclaim.dev/reclaim/reconcile/kinds/kind"
 )
 
 // Source names the read of the gce section's projects: their disks and
