@@ -184,13 +184,13 @@ func (f *fleet) checkDisk(d *disk) {
 	if f.w.twinIn(inventory.GKE, d.key.Project) {
 		f.stats.Covered["disk deleted in a same-name cluster's project"]++
 	}
-	if f.now.Sub(d.created) < pol.MinAge {
+	if f.now.Sub(d.created) < pol.MinAge.Std() {
 		f.violate("deleted %s younger than min age", what)
 	}
-	if !d.lastDetach.IsZero() && f.now.Sub(d.lastDetach) < pol.MinDetached {
+	if !d.lastDetach.IsZero() && f.now.Sub(d.lastDetach) < pol.MinDetached.Std() {
 		f.violate("deleted %s detached %s ago", what, f.now.Sub(d.lastDetach))
 	}
-	f.grace(what, d.clocks, pol.Grace)
+	f.grace(what, d.clocks, pol.Grace.Std())
 }
 
 // ecrAPI is ecrimage.API over the truth.

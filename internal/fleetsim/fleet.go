@@ -18,6 +18,7 @@ import (
 	"go.uber.org/zap"
 	"k8s.io/client-go/kubernetes"
 
+	config "reclaim.dev/reclaim/configs"
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/notify/report"
 	"reclaim.dev/reclaim/providers/gce"
@@ -26,6 +27,7 @@ import (
 	"reclaim.dev/reclaim/reconcile/kinds/ecrimage"
 	"reclaim.dev/reclaim/reconcile/kinds/finished"
 	"reclaim.dev/reclaim/reconcile/kinds/gcedisk"
+	"reclaim.dev/reclaim/reconcile/kinds/gcepd"
 	"reclaim.dev/reclaim/reconcile/kinds/k8sjob"
 	"reclaim.dev/reclaim/reconcile/kinds/k8spod"
 	"reclaim.dev/reclaim/reconcile/kinds/netiface"
@@ -142,7 +144,7 @@ type fleet struct {
 	// trace is what happened, run by run, for a failing seed (RECLAIM_FLEET_TRACE=1).
 	trace []string
 
-	diskPol  gcedisk.Policy
+	diskPol  gcepd.Disks
 	pvcPol   workflowpvc.Policy
 	imgPol   *ecrimage.Policy
 	jobPol   k8sjob.Policy
@@ -216,11 +218,19 @@ var latestTag = regexp.MustCompile(`^latest$`)
 
 func (f *fleet) durOf(hours ...int) time.Duration { return time.Duration(pick(f, hours)) * time.Hour }
 
+// withSnapshotLabel is d labelling its snapshots as reclaim's default does.
+func withSnapshotLabel(d gcepd.Disks) gcepd.Disks {
+	d.SnapshotLabel = "reclaim-snapshot-of"
+	return d
+}
+
 // policies draws the fleet's policy: small caps and breakers so they bite.
 func (f *fleet) policies() {
-	f.diskPol = gcedisk.Policy{MinAge: f.durOf(0, 1, 4), Grace: f.durOf(2, 3, 4, 6), MinDetached: f.durOf(0, 1),
-		ProtectLabel: protectLabel, OwnerLabelKeys: []string{ownerLabel}, SnapshotBeforeDelete: f.chance(0.3),
-		MaxDeletes: 1 + f.rng.IntN(5), MaxDeletePercent: pick(f, []float64{0, 0.5, 1}), BreakerCandidates: pick(f, []int{0, 3 + f.rng.IntN(6)})}
+	// Drawn in the order the policy's fields always were: the same seed
+	// makes the same fleet.
+	f.diskPol = gcepd.Disks{Safety: config.Safety{MinAge: config.Duration(f.durOf(0, 1, 4)), Grace: config.Duration(f.durOf(2, 3, 4, 6))}, MinDetached: config.Duration(f.durOf(0, 1)),
+		ProtectLabel: protectLabel, Ownership: gcepd.Ownership{LabelKeys: []string{ownerLabel}}, SnapshotBeforeDelete: f.chance(0.3)}
+	f.diskPol.MaxDeletesPerRun, f.diskPol.MaxDeletePercent, f.diskPol.BreakerCandidates = 1+f.rng.IntN(5), config.Percent(pick(f, []float64{0, 0.5, 1})), pick(f, []int{0, 3 + f.rng.IntN(6)})
 	f.pvcPol = workflowpvc.Policy{Delete: f.chance(0.9), Grace: f.durOf(2, 3, 4, 6), ProtectLabel: protectLabel,
 		MaxDeletes: 1 + f.rng.IntN(4), MaxDeletePercent: pick(f, []float64{0, 0.5}), BreakerCandidates: pick(f, []int{0, 2 + f.rng.IntN(4)})}
 	rule := ecrimage.RepoRule{Name: "**", Match: everything, Limit: 20, HighWater: 4 + f.rng.IntN(6), KeepNewest: f.rng.IntN(3),
@@ -254,7 +264,7 @@ func (f *fleet) policies() {
 		return clients[name], nil
 	}
 	f.kinds = []engine.Kind{
-		&gcedisk.Kind{Policy: f.diskPol, API: gceAPI{f}, SnapshotLabel: "reclaim-snapshot-of", Now: func() time.Time { return f.now }},
+		&gcedisk.Kind{Disks: withSnapshotLabel(f.diskPol), API: gceAPI{f}, Now: func() time.Time { return f.now }},
 		&workflowpvc.Kind{Policy: f.pvcPol, Client: client},
 		&ecrimage.Kind{Policy: f.imgPol, API: ecrAPI{f}},
 		k8sjob.New(f.jobPol, client),

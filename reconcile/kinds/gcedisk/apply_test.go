@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"reclaim.dev/reclaim/base/outcome"
+	config "reclaim.dev/reclaim/configs"
 	"reclaim.dev/reclaim/internal/enginetest"
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/providers/gce"
@@ -88,16 +89,16 @@ func (m *memDisks) DeleteDisk(_ context.Context, k inventory.DiskKey) error {
 
 // applyFixture plans every disk for deletion (orphans past grace) and
 // returns an applier for the plan. pol may change the test policy.
-func applyFixture(pol func(*Policy), disks ...gce.Disk) (*memDisks, *engine.Plan, *engine.Applier, *bytes.Buffer, *state.MemoryStore) {
+func applyFixture(pol func(*Kind), disks ...gce.Disk) (*memDisks, *engine.Plan, *engine.Applier, *bytes.Buffer, *state.MemoryStore) {
 	m := &memDisks{disks: map[string]gce.Disk{}, failDel: map[string]error{}}
 	for _, d := range disks {
 		m.disks[d.Key.String()] = d
 	}
-	policy := testPolicy()
+	k := testKind()
+	k.API, k.Disks.SnapshotLabel, k.Now = m, "reclaim-snapshot-of", func() time.Time { return t0 }
 	if pol != nil {
-		pol(&policy)
+		pol(k)
 	}
-	k := &Kind{Policy: policy, API: m, SnapshotLabel: "reclaim-snapshot-of", Now: func() time.Time { return t0 }}
 	s := snap(disks, complete("a"))
 	p := enginetest.Build(&s, []engine.Kind{k}, seenSince(t0.Add(-7*time.Hour), disks...), t0)
 	a, buf, store := enginetest.Applier(t0, 3, k)
@@ -113,7 +114,7 @@ func hasDelete(calls []string) bool {
 	return false
 }
 
-func snapshotFirst(p *Policy) { p.SnapshotBeforeDelete = true }
+func snapshotFirst(k *Kind) { k.Disks.SnapshotBeforeDelete = true }
 
 func TestApplySnapshotFailureBlocksDelete(t *testing.T) {
 	m, p, a, _, _ := applyFixture(snapshotFirst, orphan("a"))
@@ -149,7 +150,9 @@ func TestApplySnapshotThenDelete(t *testing.T) {
 // started and waits on it, audited as reused; one still CREATING past
 // disks.snapshotTimeout is deferred, not failed, and the disk stays.
 func TestApplySnapshotDeferredThenReused(t *testing.T) {
-	timeout := func(p *Policy) { p.SnapshotBeforeDelete, p.SnapshotTimeout = true, 5*time.Millisecond }
+	timeout := func(k *Kind) {
+		k.Disks.SnapshotBeforeDelete, k.Disks.SnapshotTimeout = true, config.Duration(5*time.Millisecond)
+	}
 	m, p, a, buf, store := applyFixture(timeout, orphan("a"))
 	a.SnapshotPoll = time.Millisecond
 	name := SnapshotName("a", t0.Add(-7*time.Hour))

@@ -33,29 +33,6 @@ import (
 // Name is the kind as reports and the audit log spell it.
 const Name = "gce-disk"
 
-// Policy is the operator's policy for disks, already validated.
-type Policy struct {
-	// DiskPrice is the price per GB-month of a disk type in a region
-	// (config.Prices.DiskGBMonth); nil prices nothing.
-	DiskPrice                func(typ, region string) (float64, bool)
-	Regions                  []string // empty: every region
-	Zones                    []string // empty: every zone
-	MinAge                   time.Duration
-	Grace                    time.Duration
-	MinDetached              time.Duration
-	ProtectLabel             string
-	OwnerLabelKeys           []string
-	OwnerDescriptionContains []string
-	SnapshotBeforeDelete     bool
-	// SnapshotTimeout is how long a run waits for its snapshots.
-	SnapshotTimeout   time.Duration
-	MaxDeletes        int
-	MaxDeletePercent  float64 // fraction 0..1 of the disks listed in scope
-	MaxDeleteGB       float64 // 0: no size cap
-	BreakerCandidates int
-	HeadroomWarning   float64 // fraction 0..1
-}
-
 // API is what the kind re-reads, snapshots and deletes through, and
 // Lister what it reads its cloud with: the seam to its client, which the
 // GCE provider's Client is.
@@ -69,13 +46,17 @@ type API interface {
 	DeleteDisk(ctx context.Context, key inventory.DiskKey) error
 }
 
-// Kind plans and deletes disks.
+// Kind plans and deletes disks. Its sections are its policy, as the file
+// says them: gce where it looks (regions, zones) and when headroom warns,
+// disks the rest.
 type Kind struct {
-	Policy Policy
-	API    API // nil: plan only
-	// SnapshotLabel is the label key put on snapshots, naming the disk.
-	SnapshotLabel string
-	Now           func() time.Time
+	GCE   gcepd.GCE
+	Disks gcepd.Disks
+	// DiskPrice is the price per GB-month of a disk type in a region
+	// (config.Prices.DiskGBMonth); nil prices nothing.
+	DiskPrice func(typ, region string) (float64, bool)
+	API       API // nil: plan only
+	Now       func() time.Time
 }
 
 // Detail is what a disk decision says beyond the envelope (schema v1 fields).
@@ -117,15 +98,15 @@ func (k *Kind) Name() string { return Name }
 func (k *Kind) Owns(id string) bool { return strings.HasPrefix(id, "projects/") }
 
 func (k *Kind) Limits() engine.Limits {
-	p := k.Policy
-	return engine.Limits{Grace: p.Grace, MinAge: p.MinAge, MaxDeletes: p.MaxDeletes, MaxDeletePercent: p.MaxDeletePercent,
-		MaxFrees: gcepd.SizeCap(p.MaxDeleteGB), BreakerCandidates: p.BreakerCandidates, BatchSize: 1, OptOutKey: p.ProtectLabel, SnapshotTimeout: p.SnapshotTimeout,
+	p := k.Disks
+	return engine.Limits{Grace: p.Grace.Std(), MinAge: p.MinAge.Std(), MaxDeletes: p.MaxDeletesPerRun, MaxDeletePercent: p.MaxDeletePercent.Fraction(),
+		MaxFrees: gcepd.SizeCap(float64(p.MaxDeleteSizePerRun) / 1e9), BreakerCandidates: p.BreakerCandidates, BatchSize: 1, OptOutKey: p.ProtectLabel, SnapshotTimeout: p.SnapshotTimeout.Std(),
 		Wording: engine.Wording{Section: "disks", Noun: "disks", Guarded: "disk it could reference"}}
 }
 
 // OptOut says how a person keeps one of the kind's resources from being
 // deleted (report.OptOuter).
-func (k *Kind) OptOut() string { return optOut(k.Policy.ProtectLabel) }
+func (k *Kind) OptOut() string { return optOut(k.Disks.ProtectLabel) }
 
 // optOut says how a disk is protected.
 func optOut(label string) string {
@@ -172,7 +153,6 @@ func diskGuards(f *inventory.Fleet, d gce.Disk, configured []string, cache map[s
 
 // Propose gives every listed disk a proposal.
 func (k *Kind) Propose(snap *inventory.Snapshot, now time.Time) engine.Proposals {
-	pol := k.Policy
 	out := engine.Proposals{}
 	refs := indexRefs(snap.Clusters)
 	seen := map[string]string{} // id -> status
@@ -205,7 +185,7 @@ func (k *Kind) Propose(snap *inventory.Snapshot, now time.Time) engine.Proposals
 		for _, d := range l.Disks {
 			seen[d.Key.String()] = d.Status
 			ids[d.Key.String()] = d.ID
-			if inScope(pol, d) {
+			if k.inScope(d) {
 				out.InScope++
 			}
 			out.Items = append(out.Items, k.propose(d, read, len(snap.Clusters), refs, diskGuards(snap.Fleet, d, names[d.Key.Project], guards), now))
@@ -229,7 +209,7 @@ func (k *Kind) Propose(snap *inventory.Snapshot, now time.Time) engine.Proposals
 }
 
 func (k *Kind) propose(d gce.Disk, read, clusters int, refs refIndex, guards []string, now time.Time) engine.Proposal {
-	pol := k.Policy
+	pol := k.Disks
 	metric := gcepd.QuotaMetricOf(d.Type)
 	ns, claim := createdFor(d.Description)
 	p := engine.Proposal{ID: d.Key.String(), Name: d.Key.Name,
@@ -240,8 +220,8 @@ func (k *Kind) propose(d gce.Disk, read, clusters int, refs refIndex, guards []s
 		p.Class, p.Reason = class, reason
 		return p
 	}
-	if !inScope(pol, d) {
-		return keep("out-of-scope", fmt.Sprintf("outside the configured scope (regions %v, zones %v)", pol.Regions, pol.Zones))
+	if !k.inScope(d) {
+		return keep("out-of-scope", fmt.Sprintf("outside the configured scope (regions %v, zones %v)", k.GCE.Regions, k.GCE.Zones))
 	}
 	if len(d.Users) > 0 {
 		return keep("attached", "attached to instance "+strings.Join(shortUsers(d.Users), ", "))
@@ -276,18 +256,18 @@ func (k *Kind) propose(d gce.Disk, read, clusters int, refs refIndex, guards []s
 	if !owned(d, pol) {
 		p.ReportOnly, p.Class = true, "not-owned"
 		p.Reason = fmt.Sprintf("no users and no PV references it, but nothing proves Kubernetes created it (no label %s, no description containing %s): reported, never deleted",
-			strings.Join(pol.OwnerLabelKeys, "/"), strings.Join(pol.OwnerDescriptionContains, "/"))
+			strings.Join(pol.Ownership.LabelKeys, "/"), strings.Join(pol.Ownership.DescriptionContains, "/"))
 		return p
 	}
 	p.Detail.(*Detail).Snapshot = pol.SnapshotBeforeDelete
 	if !d.LastDetach.IsZero() {
-		p.NotBefore = d.LastDetach.Add(pol.MinDetached)
+		p.NotBefore = d.LastDetach.Add(pol.MinDetached.Std())
 	}
 	switch {
 	case d.Status != "" && d.Status != "READY":
 		p.Wait = fmt.Sprintf("status is %s, not READY", d.Status)
-	case now.Before(p.NotBefore) && !engine.Young(d.Created, now, pol.MinAge):
-		p.Wait = fmt.Sprintf("detached %s ago, less than %s (last detach %s)", now.Sub(d.LastDetach).Round(time.Minute), pol.MinDetached, fmtTime(d.LastDetach))
+	case now.Before(p.NotBefore) && !engine.Young(d.Created, now, pol.MinAge.Std()):
+		p.Wait = fmt.Sprintf("detached %s ago, less than %s (last detach %s)", now.Sub(d.LastDetach).Round(time.Minute), pol.MinDetached.Std(), fmtTime(d.LastDetach))
 	}
 	return p
 }
@@ -396,7 +376,7 @@ func (k *Kind) StartSnapshot(ctx context.Context, d *engine.Decision) (string, e
 		return "", err
 	}
 	name := k.snapshotName(d, key)
-	labels := map[string]string{k.SnapshotLabel: labelValue(key.Name), "reclaim-location": labelValue(key.Location())}
+	labels := map[string]string{k.Disks.SnapshotLabel: labelValue(key.Name), "reclaim-location": labelValue(key.Location())}
 	return name, k.API.StartSnapshot(ctx, key, name, labels)
 }
 
@@ -451,13 +431,13 @@ func detail(d *engine.Decision) *Detail {
 
 func isNotFound(err error) bool { return errors.Is(err, outcome.ErrNotFound) }
 
-func owned(d gce.Disk, pol Policy) bool {
-	for _, k := range pol.OwnerLabelKeys {
+func owned(d gce.Disk, pol gcepd.Disks) bool {
+	for _, k := range pol.Ownership.LabelKeys {
 		if _, ok := d.Labels[k]; ok {
 			return true
 		}
 	}
-	for _, s := range pol.OwnerDescriptionContains {
+	for _, s := range pol.Ownership.DescriptionContains {
 		if s != "" && strings.Contains(d.Description, s) {
 			return true
 		}
@@ -501,21 +481,22 @@ func shortUsers(users []string) []string {
 
 // inScope: the disk's region is allowed, and so is its zone — for a
 // regional disk, every replica zone (unknown replicas are out of scope).
-func inScope(pol Policy, d gce.Disk) bool {
-	if !RegionInScope(pol.Regions, d.Region()) {
+func (k *Kind) inScope(d gce.Disk) bool {
+	g := k.GCE
+	if !RegionInScope(g.Regions, d.Region()) {
 		return false
 	}
-	if len(pol.Zones) == 0 {
+	if len(g.Zones) == 0 {
 		return true
 	}
 	if d.Key.Zone != "" {
-		return contains(pol.Zones, d.Key.Zone)
+		return contains(g.Zones, d.Key.Zone)
 	}
 	if len(d.ReplicaZones) == 0 {
 		return false
 	}
 	for _, z := range d.ReplicaZones {
-		if !contains(pol.Zones, inventory.LastSegment(z)) {
+		if !contains(g.Zones, inventory.LastSegment(z)) {
 			return false
 		}
 	}
@@ -581,9 +562,9 @@ func contains(list []string, s string) bool {
 // (GCE's GB are GiB, as its prices' are).
 func (k *Kind) MonthlyCost(d *engine.Decision) float64 {
 	det, ok := d.Detail.(*Detail)
-	if !ok || k.Policy.DiskPrice == nil {
+	if !ok || k.DiskPrice == nil {
 		return 0
 	}
-	price, _ := k.Policy.DiskPrice(det.Type, det.Region)
+	price, _ := k.DiskPrice(det.Type, det.Region)
 	return float64(d.Frees.Of(gcepd.GB)) * price
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	config "reclaim.dev/reclaim/configs"
 	"reclaim.dev/reclaim/internal/enginetest"
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/providers/gce"
@@ -15,14 +16,12 @@ import (
 
 var t0 = time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
 
-func testPolicy() Policy {
-	return Policy{
-		MinAge: 24 * time.Hour, Grace: 6 * time.Hour, MinDetached: time.Hour,
-		ProtectLabel: "reclaim-protect", OwnerLabelKeys: []string{"goog-gke-volume"},
-		OwnerDescriptionContains: []string{"kubernetes.io/created-for/pv/name"},
-		MaxDeletes:               20, MaxDeletePercent: 1, BreakerCandidates: 200,
-		HeadroomWarning: 0.85,
-	}
+func testKind() *Kind {
+	d := gcepd.Disks{Safety: config.Safety{MinAge: config.Duration(24 * time.Hour), Grace: config.Duration(6 * time.Hour)},
+		MinDetached: config.Duration(time.Hour), ProtectLabel: "reclaim-protect",
+		Ownership: gcepd.Ownership{LabelKeys: []string{"goog-gke-volume"}, DescriptionContains: []string{"kubernetes.io/created-for/pv/name"}}}
+	d.MaxDeletesPerRun, d.MaxDeletePercent, d.BreakerCandidates = 20, 1, 200
+	return &Kind{GCE: gcepd.GCE{HeadroomWarning: 0.85}, Disks: d}
 }
 
 // orphan is a Kubernetes-made disk, old enough, detached long ago.
@@ -60,8 +59,8 @@ func seenSince(t time.Time, disks ...gce.Disk) engine.State {
 	return s
 }
 
-func build(s inventory.Snapshot, pol Policy, st engine.State, now time.Time) *engine.Plan {
-	return enginetest.Build(&s, []engine.Kind{&Kind{Policy: pol}}, st, now)
+func build(s inventory.Snapshot, k *Kind, st engine.State, now time.Time) *engine.Plan {
+	return enginetest.Build(&s, []engine.Kind{k}, st, now)
 }
 
 func TestPlanDisk(t *testing.T) {
@@ -132,16 +131,16 @@ func TestPlanDisk(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			pol := testPolicy()
+			k := testKind()
 			switch {
 			case strings.HasPrefix(c.name, "out of region"):
-				pol.Regions = []string{"us-east1"}
+				k.GCE.Regions = []string{"us-east1"}
 			case strings.HasPrefix(c.name, "out of zone"):
-				pol.Zones = []string{"asia-northeast1-b"}
+				k.GCE.Zones = []string{"asia-northeast1-b"}
 			case strings.HasPrefix(c.name, "in zone"), strings.HasPrefix(c.name, "regional disk"):
-				pol.Zones = []string{"asia-northeast1-a", "asia-northeast1-b"}
+				k.GCE.Zones = []string{"asia-northeast1-a", "asia-northeast1-b"}
 			}
-			p := build(snap([]gce.Disk{c.disk}, c.clusters...), pol, c.state, t0)
+			p := build(snap([]gce.Disk{c.disk}, c.clusters...), k, c.state, t0)
 			d := enginetest.DecisionFor(t, p, "d")
 			if d.Action != c.want || !strings.Contains(d.Why(), c.reason) {
 				t.Fatalf("got %s %q, want %s containing %q", d.Action, d.Why(), c.want, c.reason)
@@ -155,12 +154,12 @@ func TestUnknownScopeKeepsClock(t *testing.T) {
 	st := seenSince(t0.Add(-time.Hour), d)
 	s := inventory.Snapshot{Clouds: map[string]any{gcepd.Source: gcepd.Listing{Disks: []gce.Listing{{Project: "p1", Complete: true,
 		UnknownScopes: map[string]string{"zones/asia-northeast1-a": "UNREACHABLE: zone unavailable"}}}}}, Clusters: []inventory.ClusterRefs{complete("a")}}
-	p := build(s, testPolicy(), st, t0)
+	p := build(s, testKind(), st, t0)
 	if _, ok := p.State.Resources[d.Key.String()]; !ok {
 		t.Fatal("disk in an unknown scope was forgotten as if gone")
 	}
 	gcepd.ListingOf(&s).Disks[0].UnknownScopes = nil
-	p = build(s, testPolicy(), st, t0)
+	p = build(s, testKind(), st, t0)
 	if _, ok := p.State.Resources[d.Key.String()]; ok {
 		t.Fatal("disk absent from a complete listing was not forgotten")
 	}
@@ -169,9 +168,9 @@ func TestUnknownScopeKeepsClock(t *testing.T) {
 // The caps and the breaker are the engine's (engine.TestCapsAndBreaker);
 // the disk policy is what feeds them.
 func TestLimitsFollowPolicy(t *testing.T) {
-	pol := testPolicy()
-	pol.MaxDeletes, pol.MaxDeletePercent, pol.MaxDeleteGB, pol.BreakerCandidates = 3, 0.2, 250, 9
-	got := (&Kind{Policy: pol}).Limits()
+	k := testKind()
+	k.Disks.MaxDeletesPerRun, k.Disks.MaxDeletePercent, k.Disks.MaxDeleteSizePerRun, k.Disks.BreakerCandidates = 3, 0.2, 250e9, 9
+	got := k.Limits()
 	want := engine.Limits{Grace: 6 * time.Hour, MinAge: 24 * time.Hour, MaxDeletes: 3, MaxDeletePercent: 0.2, MaxFrees: gcepd.SizeCap(250),
 		BreakerCandidates: 9, BatchSize: 1, OptOutKey: "reclaim-protect",
 		Wording: engine.Wording{Section: "disks", Noun: "disks", Guarded: "disk it could reference"}}
@@ -189,7 +188,7 @@ func TestHeadroom(t *testing.T) {
 		{Project: "p1", Region: "asia-northeast1", Metric: "SSD_TOTAL_GB", Limit: 1500, Usage: 1455, Known: true},
 		{Project: "p1", Region: "asia-northeast1", Metric: "DISKS_TOTAL_GB", Known: false, Problem: "regions.get returned no DISKS_TOTAL_GB quota"},
 	})
-	p := build(s, testPolicy(), seenSince(t0.Add(-7*time.Hour), ssd, std), t0)
+	p := build(s, testKind(), seenSince(t0.Add(-7*time.Hour), ssd, std), t0)
 	var got Headroom
 	for _, h := range HeadroomOf(p) {
 		if h.Metric == "SSD_TOTAL_GB" {
@@ -213,7 +212,7 @@ func TestHeadroomProjection(t *testing.T) {
 	// 40 GB a day, hourly runs for 12 hours, from 1200 of 1500 GB.
 	for h := 0; h <= 12; h++ {
 		setQuotas(&s, []gce.Quota{{Project: "p1", Region: "asia-northeast1", Metric: "SSD_TOTAL_GB", Limit: 1500, Usage: 1200 + 40*float64(h)/24, Known: true}})
-		p = build(s, testPolicy(), st, t0.Add(time.Duration(h)*time.Hour))
+		p = build(s, testKind(), st, t0.Add(time.Duration(h)*time.Hour))
 		st = p.State
 	}
 	h := HeadroomOf(p)[0]
@@ -232,22 +231,22 @@ func TestPendingConfirmedOnce(t *testing.T) {
 	// Still DELETING: not settled yet.
 	del := d
 	del.Status = "DELETING"
-	p := build(snap([]gce.Disk{del}, complete("a")), testPolicy(), st, t0)
+	p := build(snap([]gce.Disk{del}, complete("a")), testKind(), st, t0)
 	if len(p.Confirmed) != 0 || len(p.State.Pending) != 1 {
 		t.Fatalf("in-flight delete settled early: %+v", p.Confirmed)
 	}
 	// Gone from a complete listing: confirmed once, and only once.
-	p = build(snap(nil, complete("a")), testPolicy(), p.State, t0)
+	p = build(snap(nil, complete("a")), testKind(), p.State, t0)
 	if len(p.Confirmed) != 1 || len(p.State.Pending) != 0 {
 		t.Fatalf("confirmed %v pending %v", p.Confirmed, p.State.Pending)
 	}
-	p = build(snap(nil, complete("a")), testPolicy(), p.State, t0)
+	p = build(snap(nil, complete("a")), testKind(), p.State, t0)
 	if len(p.Confirmed) != 0 {
 		t.Fatal("confirmed twice")
 	}
 	// Still there and READY: the delete did not happen; pending is dropped.
 	st.Pending[d.Key.String()] = engine.Pending{Kind: Name}
-	p = build(snap([]gce.Disk{d}, complete("a")), testPolicy(), st, t0)
+	p = build(snap([]gce.Disk{d}, complete("a")), testKind(), st, t0)
 	if len(p.Confirmed) != 0 || len(p.State.Pending) != 0 {
 		t.Fatal("present disk confirmed as deleted")
 	}
@@ -267,7 +266,7 @@ func TestHeadroomWarnsOnUsageNow(t *testing.T) {
 	d.SizeGB = 300
 	s := snap([]gce.Disk{d}, complete("c"))
 	setQuotas(&s, []gce.Quota{{Project: "p1", Region: "asia-northeast1", Metric: "SSD_TOTAL_GB", Limit: 1500, Usage: 1455, Known: true}})
-	h := HeadroomOf(build(s, testPolicy(), seenSince(t0.Add(-7*time.Hour), d), t0))[0]
+	h := HeadroomOf(build(s, testKind(), seenSince(t0.Add(-7*time.Hour), d), t0))[0]
 	if h.UsedPctAfter >= 0.85 || !h.Warning {
 		t.Fatalf("%+v", h)
 	}
@@ -281,7 +280,7 @@ func TestDiskClockIsKeyedByID(t *testing.T) {
 	for _, identity := range []string{"another-id", ""} {
 		st := engine.NewState()
 		st.Seen(d.Key.String(), identity, t0.Add(-7*time.Hour))
-		p := build(snap([]gce.Disk{d}, complete("a")), testPolicy(), st, t0)
+		p := build(snap([]gce.Disk{d}, complete("a")), testKind(), st, t0)
 		if got := enginetest.DecisionFor(t, p, "d"); got.Action != engine.Mark || !got.OrphanSince.Equal(t0) {
 			t.Fatalf("identity %q: %s since %v, want a new clock", identity, got.Action, got.OrphanSince)
 		}
@@ -293,7 +292,7 @@ func TestDiskClockIsKeyedByID(t *testing.T) {
 func TestDiskWhere(t *testing.T) {
 	d := orphan("d")
 	d.Labels["team"] = "etl"
-	p := build(snap([]gce.Disk{d}, complete("a")), testPolicy(), engine.NewState(), t0)
+	p := build(snap([]gce.Disk{d}, complete("a")), testKind(), engine.NewState(), t0)
 	w := enginetest.DecisionFor(t, p, "d").Detail.(engine.Located).Where()
 	if w.Scope != "p1" || w.Namespace != "argo" || w.Labels["team"] != "etl" || w.Cluster != "" {
 		t.Fatalf("%+v", w)
@@ -308,7 +307,7 @@ func TestLabelledDiskAfterAnUnlabelledOneKeepsItsGuard(t *testing.T) {
 	labelled := orphan("b-labelled")
 	labelled.Labels[ClusterLabel] = "ghost" // a cluster nobody read
 	s := snap([]gce.Disk{plain, labelled}, complete("a"))
-	p := build(s, testPolicy(), seenSince(t0.Add(-7*time.Hour), plain, labelled), t0)
+	p := build(s, testKind(), seenSince(t0.Add(-7*time.Hour), plain, labelled), t0)
 	if d := enginetest.DecisionFor(t, p, "a-plain"); d.Action != engine.Delete {
 		t.Fatalf("the unlabelled disk: %s %q, want delete", d.Action, d.Why())
 	}

@@ -137,14 +137,14 @@ func (k *Kind) headroom(p *engine.Plan, snap *inventory.Snapshot) []Headroom {
 	}
 	out := []Headroom{}
 	for _, q := range gcepd.ListingOf(snap).Quotas {
-		if !RegionInScope(k.Policy.Regions, q.Region) {
+		if !RegionInScope(k.GCE.Regions, q.Region) {
 			continue
 		}
 		key := gcepd.Pool(q.Project, q.Region, q.Metric)
 		h := Headroom{Project: q.Project, Region: q.Region, Metric: q.Metric, Known: q.Known, Problem: q.Problem,
 			Limit: q.Limit, Usage: q.Usage, PlanFrees: frees[key], OrphanGB: orphan[key], FinishedWorkflowGB: wf[key]}
 		if q.Known {
-			h.Headroom = layout.Measure(layout.Pool{Used: q.Usage, Limit: q.Limit, Frees: h.PlanFrees, WarnAt: k.Policy.HeadroomWarning, Trend: key}, &p.State.Usage, p.GeneratedAt)
+			h.Headroom = layout.Measure(layout.Pool{Used: q.Usage, Limit: q.Limit, Frees: h.PlanFrees, WarnAt: k.GCE.HeadroomWarning.Fraction(), Trend: key}, &p.State.Usage, p.GeneratedAt)
 		}
 		out = append(out, h)
 	}

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	config "reclaim.dev/reclaim/configs"
 	"reclaim.dev/reclaim/internal/enginetest"
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/providers/gce"
@@ -21,13 +22,11 @@ func testPolicy() Policy {
 
 // diskKind plans the disks next to the PVCs: headroom is the disk kind's.
 func diskKind() *gcedisk.Kind {
-	return &gcedisk.Kind{Policy: gcedisk.Policy{
-		MinAge: 24 * time.Hour, Grace: 6 * time.Hour, MinDetached: time.Hour,
-		ProtectLabel: "reclaim-protect", OwnerLabelKeys: []string{"goog-gke-volume"},
-		OwnerDescriptionContains: []string{"kubernetes.io/created-for/pv/name"},
-		MaxDeletes:               20, MaxDeletePercent: 1, BreakerCandidates: 200,
-		HeadroomWarning: 0.85,
-	}}
+	d := gcepd.Disks{Safety: config.Safety{MinAge: config.Duration(24 * time.Hour), Grace: config.Duration(6 * time.Hour)},
+		MinDetached: config.Duration(time.Hour), ProtectLabel: "reclaim-protect",
+		Ownership: gcepd.Ownership{LabelKeys: []string{"goog-gke-volume"}, DescriptionContains: []string{"kubernetes.io/created-for/pv/name"}}}
+	d.MaxDeletesPerRun, d.MaxDeletePercent, d.BreakerCandidates = 20, 1, 200
+	return &gcedisk.Kind{GCE: gcepd.GCE{HeadroomWarning: 0.85}, Disks: d}
 }
 
 // orphanDisk is a Kubernetes-made disk, old enough, detached long ago.
