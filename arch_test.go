@@ -2,6 +2,10 @@ package reclaim
 
 import (
 	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
@@ -185,5 +189,113 @@ func TestImportsPointDownSeesUpward(t *testing.T) {
 	}
 	if got := twoWays(g); len(got) != 1 || got[0] != "inventory <-> providers" {
 		t.Errorf("twoWays = %v, want inventory <-> providers", got)
+	}
+}
+
+// kindsDir holds one package per kind, and the bases kinds stand on.
+const kindsDir = "reconcile/kinds"
+
+// kindPackages are the packages under reconcile/kinds that are kinds: a
+// kind exports its Module (the value internal/app registers), and a
+// package there without one is a base that kinds stand on (kind: the
+// Module type; finished: what k8s-job and k8s-pod share; gcepd: what
+// gce-disk and k8s-pvc share). Only non-test files count.
+func kindPackages(t *testing.T, g map[string][]string) map[string]bool {
+	t.Helper()
+	out := map[string]bool{}
+	for pkg := range g {
+		rel := strings.TrimPrefix(strings.TrimPrefix(pkg, module), "/")
+		if !strings.HasPrefix(rel, kindsDir+"/") {
+			continue
+		}
+		files, err := os.ReadDir(rel)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range files {
+			if !strings.HasSuffix(f.Name(), ".go") || strings.HasSuffix(f.Name(), "_test.go") {
+				continue
+			}
+			src, err := parser.ParseFile(token.NewFileSet(), filepath.Join(rel, f.Name()), nil, parser.SkipObjectResolution)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if declaresModule(src) {
+				out[pkg] = true
+			}
+		}
+	}
+	return out
+}
+
+// declaresModule says whether a file declares a package-level Module.
+func declaresModule(f *ast.File) bool {
+	for _, d := range f.Decls {
+		gd, ok := d.(*ast.GenDecl)
+		if !ok || gd.Tok != token.VAR {
+			continue
+		}
+		for _, spec := range gd.Specs {
+			for _, n := range spec.(*ast.ValueSpec).Names {
+				if n.Name == "Module" {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// kindToKind lists every import of a kind package by another package under
+// reconcile/kinds: what two kinds share lives in a base both stand on.
+func kindToKind(g map[string][]string, kinds map[string]bool) []string {
+	var out []string
+	for pkg, imps := range g {
+		if !strings.HasPrefix(pkg, module+"/"+kindsDir+"/") {
+			continue
+		}
+		for _, imp := range imps {
+			if kinds[imp] && imp != pkg {
+				out = append(out, pkg+" -> "+imp)
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// No kind imports another kind, and no base under reconcile/kinds imports
+// a kind: a kind is one package, and what two kinds share is a base below
+// them both (docs/architecture.md#layers). Non-test files only.
+func TestNoKindImportsAKind(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go list")
+	}
+	g := imports(t)
+	kinds := kindPackages(t, g)
+	if len(kinds) < 5 {
+		t.Fatalf("found %d kind packages under %s: the check would be blind", len(kinds), kindsDir)
+	}
+	for _, e := range kindToKind(g, kinds) {
+		t.Errorf("a kind is imported under %s: %s (move what they share to a base both import)", kindsDir, e)
+	}
+	t.Logf("%d kinds, %d kind-to-kind imports", len(kinds), len(kindToKind(g, kinds)))
+}
+
+// The check sees a kind importing a kind and a base importing a kind, and
+// lets kinds import bases.
+func TestNoKindImportsAKindSees(t *testing.T) {
+	k := func(n string) string { return module + "/" + kindsDir + "/" + n }
+	g := map[string][]string{
+		k("a"):    {k("b"), k("base"), module + "/reconcile/engine"},
+		k("b"):    {k("base")},
+		k("base"): {k("c")},
+		k("c"):    {},
+	}
+	kinds := map[string]bool{k("a"): true, k("b"): true, k("c"): true}
+	got := kindToKind(g, kinds)
+	want := []string{k("a") + " -> " + k("b"), k("base") + " -> " + k("c")}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("kindToKind = %v, want %v", got, want)
 	}
 }

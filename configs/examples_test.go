@@ -18,7 +18,7 @@ import (
 	"reclaim.dev/reclaim/configs/configtest"
 	"reclaim.dev/reclaim/reconcile/kinds/ecrimage"
 	"reclaim.dev/reclaim/reconcile/kinds/finished"
-	"reclaim.dev/reclaim/reconcile/kinds/gcedisk"
+	"reclaim.dev/reclaim/reconcile/kinds/gcepd"
 	"reclaim.dev/reclaim/reconcile/kinds/k8sjob"
 	"reclaim.dev/reclaim/reconcile/kinds/k8spod"
 	"reclaim.dev/reclaim/reconcile/kinds/netiface"
@@ -85,10 +85,10 @@ func TestExampleConfigs(t *testing.T) {
 	if got := strings.Join(names, ","); got != "prod-a,prod-b,batch-use1,etl-use1" {
 		t.Errorf("demo clusters = %s, want prod-a,prod-b,batch-use1,etl-use1", got)
 	}
-	if g := gcedisk.GCEOf(demo); g == nil || !reflect.DeepEqual(g.Projects, []string{"demo-project"}) {
+	if g := gcepd.GCEOf(demo); g == nil || !reflect.DeepEqual(g.Projects, []string{"demo-project"}) {
 		t.Errorf("demo gce = %+v, want projects [demo-project]", g)
 	}
-	if d := gcedisk.DisksOf(demo); d.MinAge.Std() != 24*time.Hour || d.Grace.Std() != 6*time.Hour {
+	if d := gcepd.DisksOf(demo); d.MinAge.Std() != 24*time.Hour || d.Grace.Std() != 6*time.Hour {
 		t.Errorf("demo minAge, grace = %s, %s; want 24h, 6h", d.MinAge, d.Grace)
 	}
 
@@ -180,7 +180,7 @@ func TestReferenceShowsTheDefaults(t *testing.T) {
 		}
 	}
 	ref.Daemon = nil
-	config.SetSection[gcedisk.GCE](ref, gcedisk.GCEKey, nil)
+	config.SetSection[gcepd.GCE](ref, gcepd.GCEKey, nil)
 	config.SetSection[ecrimage.Section](ref, ecrimage.Key, nil)
 	config.SetSection[netiface.Section](ref, netiface.Key, nil)
 	config.SetSection[finished.Retention](ref, k8sjob.Key, nil)
@@ -256,12 +256,12 @@ func defaultFleet() config.Fleet {
 }
 
 // defaultDisks is the disks section a file without one gets.
-func defaultDisks() *gcedisk.Disks {
-	return &gcedisk.Disks{
+func defaultDisks() *gcepd.Disks {
+	return &gcepd.Disks{
 		Safety: config.Safety{MinAge: config.Duration(24 * time.Hour), Grace: config.Duration(7 * 24 * time.Hour),
 			Caps: config.Caps{MaxDeletesPerRun: 20, MaxDeletePercent: 0.10, MaxDeleteSizePerRun: 0, BreakerCandidates: 200}},
 		MinDetached: config.Duration(time.Hour),
-		Ownership: gcedisk.Ownership{
+		Ownership: gcepd.Ownership{
 			LabelKeys:           []string{"goog-gke-volume"},
 			DescriptionContains: []string{"kubernetes.io/created-for/pv/name"},
 		},
@@ -298,12 +298,12 @@ func TestDefaults(t *testing.T) {
 		Fleet:      defaultFleet(),
 		Prices:     config.Prices{Currency: "USD", ECRPerGBMonth: 0.10},
 	}
-	config.SetSection(want, gcedisk.DisksKey, defaultDisks())
+	config.SetSection(want, gcepd.DisksKey, defaultDisks())
 	samePrinted(t, "defaults", got, want)
-	if !reflect.DeepEqual(gcedisk.DisksOf(got), defaultDisks()) {
-		t.Errorf("disks defaults:\ngot  %+v\nwant %+v", gcedisk.DisksOf(got), defaultDisks())
+	if !reflect.DeepEqual(gcepd.DisksOf(got), defaultDisks()) {
+		t.Errorf("disks defaults:\ngot  %+v\nwant %+v", gcepd.DisksOf(got), defaultDisks())
 	}
-	if gcedisk.GCEOf(got) != nil {
+	if gcepd.GCEOf(got) != nil {
 		t.Error("no gce section, yet one is present")
 	}
 
@@ -312,20 +312,20 @@ func TestDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantGCE := &gcedisk.GCE{
+	wantGCE := &gcepd.GCE{
 		Projects:        []string{"demo-project"},
 		QuotaMetrics:    []string{"SSD_TOTAL_GB", "DISKS_TOTAL_GB"},
 		HeadroomWarning: 0.85,
 		PageSize:        500,
 		Concurrency:     4,
 	}
-	if !reflect.DeepEqual(gcedisk.GCEOf(c), wantGCE) {
-		t.Errorf("gce defaults:\ngot  %+v\nwant %+v", gcedisk.GCEOf(c), wantGCE)
+	if !reflect.DeepEqual(gcepd.GCEOf(c), wantGCE) {
+		t.Errorf("gce defaults:\ngot  %+v\nwant %+v", gcepd.GCEOf(c), wantGCE)
 	}
 	// Defaults are copies: changing one config does not change the next.
-	gcedisk.GCEOf(c).QuotaMetrics[0] = "CHANGED"
+	gcepd.GCEOf(c).QuotaMetrics[0] = "CHANGED"
 	c2, _ := config.Parse([]byte("clusters: [{name: a}]\ngce: {projects: [demo-project]}\n"), "t.yaml")
-	if gcedisk.GCEOf(c2).QuotaMetrics[0] != "SSD_TOTAL_GB" {
+	if gcepd.GCEOf(c2).QuotaMetrics[0] != "SSD_TOTAL_GB" {
 		t.Error("default quotaMetrics shared between configs")
 	}
 }
@@ -363,7 +363,7 @@ func TestFullFileKeepsEveryValue(t *testing.T) {
 		}(),
 		Prices: config.Prices{Currency: "EUR", ECRPerGBMonth: 0.09, Disks: []config.DiskPrice{{Type: "pd-ssd", PerGBMonth: 0.2}, {Type: "pd-ssd", Region: "asia-northeast1", PerGBMonth: 0.25}}},
 	}
-	wantGCE := &gcedisk.GCE{
+	wantGCE := &gcepd.GCE{
 		Projects:              []string{"my-gke-project", "other-project-42"},
 		Regions:               []string{"europe-west4", "us-central1"},
 		Endpoint:              "http://localhost:8080/compute/v1/",
@@ -373,23 +373,23 @@ func TestFullFileKeepsEveryValue(t *testing.T) {
 		PageSize:              1,
 		Concurrency:           64,
 	}
-	wantDisks := &gcedisk.Disks{
+	wantDisks := &gcepd.Disks{
 		Safety: config.Safety{MinAge: config.Duration(7 * 24 * time.Hour), Grace: config.Duration(36 * time.Hour),
 			Caps: config.Caps{MaxDeletesPerRun: 0, MaxDeletePercent: 0.025, MaxDeleteSizePerRun: 1 << 30, BreakerCandidates: 1}},
 		MinDetached:          0,
 		ProtectLabel:         "keep_me",
-		Ownership:            gcedisk.Ownership{LabelKeys: []string{}, DescriptionContains: []string{"created-for/pv"}},
+		Ownership:            gcepd.Ownership{LabelKeys: []string{}, DescriptionContains: []string{"created-for/pv"}},
 		SnapshotBeforeDelete: true,
 		SnapshotLabel:        "snapshot-of",
 		SnapshotTimeout:      config.Duration(10 * time.Minute),
 		DeleteWorkflowPVCs:   true,
 		WorkflowPVCs:         config.Caps{MaxDeletesPerRun: 3, MaxDeletePercent: 0.50, MaxDeleteSizePerRun: config.Size(500 << 30), BreakerCandidates: 7},
 	}
-	config.SetSection(want, gcedisk.GCEKey, wantGCE)
-	config.SetSection(want, gcedisk.DisksKey, wantDisks)
+	config.SetSection(want, gcepd.GCEKey, wantGCE)
+	config.SetSection(want, gcepd.DisksKey, wantDisks)
 	samePrinted(t, "full.yaml", got, want)
-	if !reflect.DeepEqual(gcedisk.GCEOf(got), wantGCE) || !reflect.DeepEqual(gcedisk.DisksOf(got), wantDisks) {
-		t.Errorf("full.yaml gce, disks:\ngot  %+v\n     %+v\nwant %+v\n     %+v", gcedisk.GCEOf(got), gcedisk.DisksOf(got), wantGCE, wantDisks)
+	if !reflect.DeepEqual(gcepd.GCEOf(got), wantGCE) || !reflect.DeepEqual(gcepd.DisksOf(got), wantDisks) {
+		t.Errorf("full.yaml gce, disks:\ngot  %+v\n     %+v\nwant %+v\n     %+v", gcepd.GCEOf(got), gcepd.DisksOf(got), wantGCE, wantDisks)
 	}
 }
 
@@ -397,7 +397,7 @@ func TestOtherForms(t *testing.T) {
 	fakeHome(t)
 	home := "/home/reclaim"
 	c := load(t, "testdata/good/sizes-and-percents.yaml")
-	g, d := gcedisk.GCEOf(c), gcedisk.DisksOf(c)
+	g, d := gcepd.GCEOf(c), gcepd.DisksOf(c)
 	checks := []struct {
 		name      string
 		got, want any
@@ -413,7 +413,7 @@ func TestOtherForms(t *testing.T) {
 		{"audit.file relative", c.Audit.File, "audit/reclaim.jsonl"},
 	}
 	c = load(t, "testdata/good/neither-kubeconfig.yaml")
-	d = gcedisk.DisksOf(c)
+	d = gcepd.DisksOf(c)
 	checks = append(checks, []struct {
 		name      string
 		got, want any
@@ -423,7 +423,7 @@ func TestOtherForms(t *testing.T) {
 		{"maxDeleteSizePerRun 10Ti", d.MaxDeleteSizePerRun, config.Size(10 << 40)},
 		{"10Ti in GiB", d.MaxDeleteSizePerRun.GiB(), 10240.0},
 		{"maxDeletePercent 100", d.MaxDeletePercent.Fraction(), 1.0},
-		{"no gce section", gcedisk.GCEOf(c) == nil, true},
+		{"no gce section", gcepd.GCEOf(c) == nil, true},
 	}...)
 	for _, ch := range checks {
 		if ch.got != ch.want {

@@ -25,19 +25,19 @@ import (
 	"reclaim.dev/reclaim/notify/report"
 	"reclaim.dev/reclaim/providers/gce"
 	"reclaim.dev/reclaim/reconcile/audit"
-	"reclaim.dev/reclaim/reconcile/kinds/gcedisk"
+	"reclaim.dev/reclaim/reconcile/kinds/gcepd"
 	"reclaim.dev/reclaim/reconcile/state"
 )
 
 // countingDisks counts the deletes one replica makes.
 type countingDisks struct {
-	gce.Provider
+	*gce.Client
 	deletes atomic.Int32
 }
 
 func (c *countingDisks) DeleteDisk(ctx context.Context, key inventory.DiskKey) error {
 	c.deletes.Add(1)
-	return c.Provider.DeleteDisk(ctx, key)
+	return c.Client.DeleteDisk(ctx, key)
 }
 
 // every fires every d.
@@ -125,8 +125,8 @@ daemon:
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { c.Close() })
-		rp.disks = &countingDisks{Provider: c}
-		r, err := app.New(context.Background(), cfg, app.Deps{Clients: map[string]any{gcedisk.Source: rp.disks}, Clusters: clusters, Store: store,
+		rp.disks = &countingDisks{Client: c}
+		r, err := app.New(context.Background(), cfg, app.Deps{Clients: map[string]any{gcepd.Source: rp.disks}, Clusters: clusters, Store: store,
 			Audit: audit.New(enginetest.LockedWriter{Mu: &auditMu, W: &auditBuf})})
 		if err != nil {
 			t.Fatal(err)

@@ -1,6 +1,7 @@
-// Package inventory holds reclaim's snapshot model: what the clouds have, what
-// the clusters reference, quota headroom, and whether each source was complete.
-// Providers and collectors convert SDK and Kubernetes objects into these types at
+// Package inventory holds reclaim's snapshot model: what the clusters
+// reference, what the cloud reads returned (by name: a kind's own types,
+// Snapshot.Clouds), and whether each source was complete. Providers and
+// collectors convert SDK and Kubernetes objects into their own types at
 // their edge; the planner sees nothing else.
 package inventory
 
@@ -79,37 +80,6 @@ func RegionOfZone(zone string) string {
 	return zone
 }
 
-// DiskSnapshot is a GCE snapshot as reclaim needs it: its status
-// (CREATING, UPLOADING, READY, FAILED, DELETING) and when it was made.
-type DiskSnapshot struct {
-	Name    string
-	Status  string
-	Created time.Time
-	// SourceDisk is the disk it was made from (its URL).
-	SourceDisk string
-}
-
-// Disk is a GCE persistent disk as reclaim needs it.
-type Disk struct {
-	Key    DiskKey
-	ID     string // numeric id, a string on the wire
-	SizeGB int64
-	Type   string   // last segment of the type URL: pd-balanced, pd-ssd, pd-standard, ...
-	Status string   // READY, CREATING, DELETING, ...
-	Users  []string // instance URLs; empty means no VM has it attached
-	Labels map[string]string
-	// LabelFingerprint changes whenever labels change; the applier compares it on re-read.
-	LabelFingerprint string
-	Description      string
-	Created          time.Time
-	LastAttach       time.Time // zero if never attached
-	LastDetach       time.Time // zero if never detached
-	ReplicaZones     []string  // regional disks only
-}
-
-// Region is the region whose quota the disk counts against.
-func (d Disk) Region() string { return d.Key.QuotaRegion() }
-
 // QuotaRegion is the region of the disk the key names: its own for a regional
 // disk, its zone's for a zonal one, "" when the zone is unspecified.
 func (k DiskKey) QuotaRegion() string {
@@ -120,44 +90,6 @@ func (k DiskKey) QuotaRegion() string {
 		return ""
 	}
 	return RegionOfZone(k.Zone)
-}
-
-// DiskListing is one project's disk inventory.
-type DiskListing struct {
-	Project string
-	Disks   []Disk
-	// Complete is false when a page failed or the listing was cut short; then a
-	// disk missing from Disks is unknown, never gone.
-	Complete bool
-	Problem  string
-	// UnknownScopes are scopes ("zones/us-east1-b", "regions/us-east1") that answered
-	// with a warning other than "no results": their disks are unknown, not absent.
-	UnknownScopes map[string]string // scope -> warning code and message
-}
-
-// ScopeKnown reports whether a disk at key would have been seen by this listing.
-func (l DiskListing) ScopeKnown(k DiskKey) bool {
-	if !l.Complete {
-		return false
-	}
-	scope := "zones/" + k.Zone
-	if k.Region != "" {
-		scope = "regions/" + k.Region
-	}
-	_, unknown := l.UnknownScopes[scope]
-	return !unknown
-}
-
-// Quota is one regional quota metric. Known is false when regions.get did not
-// return the metric: then limit and usage are unknown, not zero.
-type Quota struct {
-	Project string
-	Region  string
-	Metric  string
-	Limit   float64
-	Usage   float64
-	Known   bool
-	Problem string // why it is unknown, if it is
 }
 
 // PVRef is one PersistentVolume that references a GCE disk, with what uses it.

@@ -20,7 +20,7 @@ import (
 	"reclaim.dev/reclaim/notify/report"
 	"reclaim.dev/reclaim/reconcile/engine"
 	"reclaim.dev/reclaim/reconcile/kinds/ecrimage"
-	"reclaim.dev/reclaim/reconcile/kinds/gcedisk"
+	"reclaim.dev/reclaim/reconcile/kinds/gcepd"
 )
 
 // fakeTarget counts deliveries; fail makes them fail.
@@ -155,7 +155,7 @@ func TestWarningGroupsOrder(t *testing.T) {
 func TestHeadline(t *testing.T) {
 	p := &engine.Plan{}
 	for i := range 12 {
-		p.Decisions = append(p.Decisions, engine.Decision{Kind: "gce-disk", ID: string(rune('a' + i)), Action: engine.Delete, Frees: amount.Free(25, gcedisk.GB)})
+		p.Decisions = append(p.Decisions, engine.Decision{Kind: "gce-disk", ID: string(rune('a' + i)), Action: engine.Delete, Frees: amount.Free(25, gcepd.GB)})
 	}
 	for i := range 490 {
 		p.Decisions = append(p.Decisions, engine.Decision{Kind: "ecr-image", ID: string(rune(1000 + i)), Action: engine.Delete, Frees: amount.Free(1e6, ecrimage.Bytes)})

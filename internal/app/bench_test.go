@@ -21,7 +21,7 @@ import (
 	"reclaim.dev/reclaim/providers/gce/gcefake"
 	"reclaim.dev/reclaim/reconcile/audit"
 	"reclaim.dev/reclaim/reconcile/engine"
-	"reclaim.dev/reclaim/reconcile/kinds/gcedisk"
+	"reclaim.dev/reclaim/reconcile/kinds/gcepd"
 	"reclaim.dev/reclaim/reconcile/state"
 )
 
@@ -82,7 +82,7 @@ func BenchmarkRunFleet(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		srv.ResetCalls()
 		start := time.Now()
-		rep, err := app.Run(context.Background(), cfg, app.Deps{Clients: map[string]any{gcedisk.Source: disks}, Clusters: clusters,
+		rep, err := app.Run(context.Background(), cfg, app.Deps{Clients: map[string]any{gcepd.Source: disks}, Clusters: clusters,
 			Store: state.NewMemoryStore(engine.NewState()), Audit: audit.New(io.Discard)}, app.Options{})
 		if err != nil {
 			b.Fatal(err)

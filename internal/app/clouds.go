@@ -21,10 +21,8 @@ func Lists[T any](_ *config.Config, client any) func(context.Context) any {
 func clouds() []kind.Cloud {
 	out := slices.Clone(Clouds)
 	for _, m := range Registered {
-		if m.Cloud != nil {
-			c := *m.Cloud
-			c.Name = m.Name
-			out = append(out, c)
+		if c := m.OwnCloud(); c != nil {
+			out = append(out, *c)
 		}
 	}
 	return out
@@ -72,8 +70,8 @@ func reliedOn(kinds Modules) map[string]bool {
 		for _, n := range m.Clouds {
 			out[n] = true
 		}
-		if m.Cloud != nil {
-			out[m.Name] = true
+		if c := m.OwnCloud(); c != nil {
+			out[c.Name] = true
 		}
 	}
 	return out

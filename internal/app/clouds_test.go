@@ -12,7 +12,7 @@ import (
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/reconcile/audit"
 	"reclaim.dev/reclaim/reconcile/engine"
-	"reclaim.dev/reclaim/reconcile/kinds/gcedisk"
+	"reclaim.dev/reclaim/reconcile/kinds/gcepd"
 	"reclaim.dev/reclaim/reconcile/kinds/kind"
 	"reclaim.dev/reclaim/reconcile/kinds/netiface"
 	"reclaim.dev/reclaim/reconcile/state"
@@ -47,8 +47,8 @@ func TestCloudReadsFollowTheKindsThatRelyOnThem(t *testing.T) {
 	for _, c := range r.cloudReads() {
 		names = append(names, c.Name)
 	}
-	if strings.Join(names, ",") != gcedisk.Source {
-		t.Fatalf("reads %v, want only %s", names, gcedisk.Source)
+	if strings.Join(names, ",") != gcepd.Source {
+		t.Fatalf("reads %v, want only %s", names, gcepd.Source)
 	}
 	rep, err := r.Once(context.Background(), Options{})
 	if err != nil {

@@ -43,7 +43,6 @@ var Registered = []kind.Module{
 // kind the config turns on names is neither opened for nothing nor read.
 // A read only one kind has is that kind's Module.Cloud.
 var Clouds = []kind.Cloud{
-	{Name: gcedisk.Source, Open: gcedisk.Open, Read: gcedisk.Reader},
 	{Name: ecrimage.Source, Open: ecrimage.Open, Read: Lists[[]inventory.RegistryListing]},
 	{Name: ecrimage.UsersSource, Open: ecrimage.OpenUsers, Read: ecrimage.UsersReader, WithClusters: true},
 	{Name: netiface.Source, Open: netiface.Open, Read: Lists[[]inventory.NetworkListing]},

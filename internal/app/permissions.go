@@ -10,7 +10,6 @@ import (
 	"reclaim.dev/reclaim/providers/ecr"
 	"reclaim.dev/reclaim/providers/ecs"
 	"reclaim.dev/reclaim/providers/eks"
-	"reclaim.dev/reclaim/providers/gce"
 	"reclaim.dev/reclaim/providers/gke"
 	"reclaim.dev/reclaim/providers/lambda"
 	"reclaim.dev/reclaim/reconcile/state"
@@ -18,13 +17,13 @@ import (
 
 // SharedPermissions are those of the calls that are no one kind's: the
 // collector's reads of every cluster, the state store, fleet discovery,
-// assumed roles, quota and subnet headroom, and the ECR evidence (who may
+// assumed roles, subnet headroom, and the ECR evidence (who may
 // pull, image users outside Kubernetes). The daemon's Lease is
 // internal/daemon's.
 var SharedPermissions = []perms.Set{
 	kube.Permissions, state.Permissions,
 	eks.Permissions, gke.Permissions, awsclient.Permissions,
-	gce.Permissions, ec2.Permissions,
+	ec2.Permissions,
 	ecr.Permissions, ecs.Permissions, lambda.Permissions, batch.Permissions,
 }
 

@@ -28,7 +28,7 @@ import (
 	"reclaim.dev/reclaim/reconcile/audit"
 	"reclaim.dev/reclaim/reconcile/kinds/ebsvolume"
 	"reclaim.dev/reclaim/reconcile/kinds/ecrimage"
-	"reclaim.dev/reclaim/reconcile/kinds/gcedisk"
+	"reclaim.dev/reclaim/reconcile/kinds/gcepd"
 	"reclaim.dev/reclaim/reconcile/kinds/netiface"
 	"reclaim.dev/reclaim/reconcile/state"
 )
@@ -159,7 +159,7 @@ func Start(ctx context.Context, narration io.Writer, log *zap.Logger, now time.T
 	}
 	closers = append(closers, stopDisc)
 	return cfg, app.Deps{
-		Clients:   map[string]any{gcedisk.Source: disks, ecrimage.Source: images, netiface.Source: networks, ebsvolume.Name: volumes},
+		Clients:   map[string]any{gcepd.Source: disks, ecrimage.Source: images, netiface.Source: networks, ebsvolume.Name: volumes},
 		Discovery: disc, Clusters: collect,
 		Kube: func(cluster string) (kubernetes.Interface, error) {
 			mu.Lock()

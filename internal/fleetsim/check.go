@@ -16,6 +16,7 @@ import (
 	"reclaim.dev/reclaim/reconcile/engine"
 	"reclaim.dev/reclaim/reconcile/kinds/ecrimage"
 	"reclaim.dev/reclaim/reconcile/kinds/gcedisk"
+	"reclaim.dev/reclaim/reconcile/kinds/gcepd"
 	"reclaim.dev/reclaim/reconcile/kinds/k8sjob"
 	"reclaim.dev/reclaim/reconcile/kinds/k8spod"
 	"reclaim.dev/reclaim/reconcile/kinds/netiface"
@@ -52,7 +53,7 @@ func (f *fleet) checkRun(snap *inventory.Snapshot, due map[string]int) {
 // inventoryInScope is what each kind's percent cap is a share of.
 func inventoryInScope(snap *inventory.Snapshot) map[string]int {
 	out := map[string]int{}
-	for _, l := range gcedisk.ListingOf(snap).Disks {
+	for _, l := range gcepd.ListingOf(snap).Disks {
 		out[gcedisk.Name] += len(l.Disks)
 	}
 	for _, c := range snap.Clusters {

@@ -16,6 +16,7 @@ import (
 
 	"reclaim.dev/reclaim/base/outcome"
 	"reclaim.dev/reclaim/inventory"
+	"reclaim.dev/reclaim/providers/gce"
 	"reclaim.dev/reclaim/reconcile/kinds/ecrimage"
 	"reclaim.dev/reclaim/reconcile/kinds/gcedisk"
 	"reclaim.dev/reclaim/reconcile/kinds/workflowpvc"
@@ -89,13 +90,13 @@ func (f *fleet) grace(what string, c clocks, grace interface{ Hours() float64 })
 // gceAPI is gcedisk.API over the truth.
 type gceAPI struct{ f *fleet }
 
-func (g gceAPI) GetDisk(ctx context.Context, key inventory.DiskKey) (inventory.Disk, error) {
+func (g gceAPI) GetDisk(ctx context.Context, key inventory.DiskKey) (gce.Disk, error) {
 	if err := g.f.alive(ctx); err != nil {
-		return inventory.Disk{}, err
+		return gce.Disk{}, err
 	}
 	d := g.f.w.diskAt(key)
 	if d == nil {
-		return inventory.Disk{}, fmt.Errorf("get %s: %w", key, outcome.ErrNotFound)
+		return gce.Disk{}, fmt.Errorf("get %s: %w", key, outcome.ErrNotFound)
 	}
 	return g.f.inventoryDisk(d), nil
 }
@@ -109,17 +110,17 @@ func (g gceAPI) StartSnapshot(ctx context.Context, key inventory.DiskKey, name s
 		return errors.New("googleapi: Error 503: backendError")
 	}
 	if g.f.snaps == nil {
-		g.f.snaps = map[string]inventory.DiskSnapshot{}
+		g.f.snaps = map[string]gce.Snapshot{}
 	}
 	if _, ok := g.f.snaps[key.Project+"/"+name]; !ok {
-		g.f.snaps[key.Project+"/"+name] = inventory.DiskSnapshot{Name: name, Status: "READY", Created: g.f.now, SourceDisk: key.String()}
+		g.f.snaps[key.Project+"/"+name] = gce.Snapshot{Name: name, Status: "READY", Created: g.f.now, SourceDisk: key.String()}
 	}
 	return nil
 }
 
-func (g gceAPI) GetSnapshot(ctx context.Context, project, name string) (inventory.DiskSnapshot, error) {
+func (g gceAPI) GetSnapshot(ctx context.Context, project, name string) (gce.Snapshot, error) {
 	if err := g.f.alive(ctx); err != nil {
-		return inventory.DiskSnapshot{}, err
+		return gce.Snapshot{}, err
 	}
 	s, ok := g.f.snaps[project+"/"+name]
 	if !ok {
@@ -186,7 +187,7 @@ func (f *fleet) checkDisk(d *disk) {
 	if f.now.Sub(d.created) < pol.MinAge.Std() {
 		f.violate("deleted %s younger than min age", what)
 	}
-	if !d.lastDetach.IsZero() && f.now.Sub(d.lastDetach) < pol.MinDetached {
+	if !d.lastDetach.IsZero() && f.now.Sub(d.lastDetach) < pol.MinDetached.Std() {
 		f.violate("deleted %s detached %s ago", what, f.now.Sub(d.lastDetach))
 	}
 	f.grace(what, d.clocks, pol.Grace.Std())

@@ -21,11 +21,13 @@ import (
 	config "reclaim.dev/reclaim/configs"
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/notify/report"
+	"reclaim.dev/reclaim/providers/gce"
 	"reclaim.dev/reclaim/reconcile/audit"
 	"reclaim.dev/reclaim/reconcile/engine"
 	"reclaim.dev/reclaim/reconcile/kinds/ecrimage"
 	"reclaim.dev/reclaim/reconcile/kinds/finished"
 	"reclaim.dev/reclaim/reconcile/kinds/gcedisk"
+	"reclaim.dev/reclaim/reconcile/kinds/gcepd"
 	"reclaim.dev/reclaim/reconcile/kinds/k8sjob"
 	"reclaim.dev/reclaim/reconcile/kinds/k8spod"
 	"reclaim.dev/reclaim/reconcile/kinds/netiface"
@@ -142,7 +144,7 @@ type fleet struct {
 	// trace is what happened, run by run, for a failing seed (RECLAIM_FLEET_TRACE=1).
 	trace []string
 
-	diskPol  gcedisk.Policy
+	diskPol  gcepd.Disks
 	pvcPol   workflowpvc.Policy
 	imgPol   *ecrimage.Policy
 	jobPol   k8sjob.Policy
@@ -170,7 +172,7 @@ type fleet struct {
 	byOthers map[string]int
 	// snaps are the disk snapshots reclaim started, by project/name (the
 	// snapshot step runs before the deletes, one call at a time).
-	snaps map[string]inventory.DiskSnapshot
+	snaps map[string]gce.Snapshot
 }
 
 // RunFleet simulates one fleet from seed and returns what broke, if anything.
@@ -225,8 +227,8 @@ func safety(minAge, grace time.Duration, maxDeletes int, percent float64, breake
 // policies draws the fleet's policy: small caps and breakers so they bite.
 func (f *fleet) policies() {
 	minAge, grace, minDetached, snap := f.durOf(0, 1, 4), f.durOf(2, 3, 4, 6), f.durOf(0, 1), f.chance(0.3)
-	f.diskPol = gcedisk.Policy{MinDetached: minDetached, ProtectLabel: protectLabel, OwnerLabelKeys: []string{ownerLabel}, SnapshotBeforeDelete: snap,
-		Safety: safety(minAge, grace, 1+f.rng.IntN(5), pick(f, []float64{0, 0.5, 1}), pick(f, []int{0, 3 + f.rng.IntN(6)}))}
+	f.diskPol = gcepd.Disks{MinDetached: config.Duration(minDetached), ProtectLabel: protectLabel, Ownership: gcepd.Ownership{LabelKeys: []string{ownerLabel}}, SnapshotBeforeDelete: snap,
+		SnapshotLabel: "reclaim-snapshot-of", Safety: safety(minAge, grace, 1+f.rng.IntN(5), pick(f, []float64{0, 0.5, 1}), pick(f, []int{0, 3 + f.rng.IntN(6)}))}
 	del, grace := f.chance(0.9), f.durOf(2, 3, 4, 6)
 	f.pvcPol = workflowpvc.Policy{Delete: del, ProtectLabel: protectLabel,
 		Safety: safety(0, grace, 1+f.rng.IntN(4), pick(f, []float64{0, 0.5}), pick(f, []int{0, 2 + f.rng.IntN(4)}))}
@@ -261,7 +263,7 @@ func (f *fleet) policies() {
 		return clients[name], nil
 	}
 	f.kinds = []engine.Kind{
-		&gcedisk.Kind{Policy: f.diskPol, API: gceAPI{f}, SnapshotLabel: "reclaim-snapshot-of", Now: func() time.Time { return f.now }},
+		&gcedisk.Kind{Disks: f.diskPol, API: gceAPI{f}, Now: func() time.Time { return f.now }},
 		&workflowpvc.Kind{Policy: f.pvcPol, Client: client},
 		&ecrimage.Kind{Policy: f.imgPol, API: ecrAPI{f}},
 		k8sjob.New(f.jobPol, client),

@@ -5,8 +5,10 @@ import (
 	"slices"
 
 	"reclaim.dev/reclaim/inventory"
+	"reclaim.dev/reclaim/providers/gce"
 	"reclaim.dev/reclaim/reconcile/kinds/ecrimage"
 	"reclaim.dev/reclaim/reconcile/kinds/gcedisk"
+	"reclaim.dev/reclaim/reconcile/kinds/gcepd"
 	"reclaim.dev/reclaim/reconcile/kinds/netiface"
 	"reclaim.dev/reclaim/reconcile/kinds/workflowpvc"
 )
@@ -16,11 +18,11 @@ import (
 func (f *fleet) snapshot() inventory.Snapshot {
 	w := f.w
 	snap := inventory.Snapshot{TakenAt: f.now, Fleet: f.membership}
-	var gce gcedisk.Listing
+	var gceRead gcepd.Listing
 	var regs []inventory.RegistryListing
 	var users []inventory.ImageSource
 	for _, p := range w.projects {
-		l := inventory.DiskListing{Project: p, Complete: !f.rf.gcePage[p]}
+		l := gce.Listing{Project: p, Complete: !f.rf.gcePage[p]}
 		if !l.Complete {
 			l.Problem = "disks.aggregatedList page 2: googleapi: Error 503: backendError"
 		}
@@ -34,7 +36,7 @@ func (f *fleet) snapshot() inventory.Snapshot {
 			}
 			l.Disks = append(l.Disks, f.inventoryDisk(d))
 		}
-		gce.Disks = append(gce.Disks, l)
+		gceRead.Disks = append(gceRead.Disks, l)
 	}
 	for _, c := range w.clusters {
 		if f.rf.clusters[c.name] != "not read" {
@@ -82,7 +84,7 @@ func (f *fleet) snapshot() inventory.Snapshot {
 	}
 	users = append(users, f.consumers()...)
 	users = append(users, f.regionConsumers()...)
-	snap.Clouds = map[string]any{gcedisk.Source: gce, ecrimage.Source: regs, ecrimage.UsersSource: users, netiface.Source: f.networks()}
+	snap.Clouds = map[string]any{gcepd.Source: gceRead, ecrimage.Source: regs, ecrimage.UsersSource: users, netiface.Source: f.networks()}
 	return snap
 }
 
@@ -90,8 +92,8 @@ func use(r *imgRef, where string) inventory.ImageUse {
 	return inventory.ImageUse{Ref: inventory.ImageRef{Repo: r.repo, Tag: r.tag, Digest: r.digest}, Where: where, Users: 1}
 }
 
-func (f *fleet) inventoryDisk(d *disk) inventory.Disk {
-	return inventory.Disk{Key: d.key, ID: d.id, SizeGB: d.sizeGB, Type: "pd-balanced", Status: "READY",
+func (f *fleet) inventoryDisk(d *disk) gce.Disk {
+	return gce.Disk{Key: d.key, ID: d.id, SizeGB: d.sizeGB, Type: "pd-balanced", Status: "READY",
 		Users: slices.Clone(d.users), Labels: copyMap(d.labels), LabelFingerprint: fingerprint(d.labels),
 		Created: d.created, LastDetach: d.lastDetach}
 }
@@ -184,7 +186,7 @@ func (f *fleet) clusterRefs(c *cluster) inventory.ClusterRefs {
 // observe starts and resets the truth's clocks at this run's collection.
 func (f *fleet) observe(snap *inventory.Snapshot) {
 	listed := map[string]bool{}
-	for _, l := range gcedisk.ListingOf(snap).Disks {
+	for _, l := range gcepd.ListingOf(snap).Disks {
 		for _, d := range l.Disks {
 			listed[d.ID] = true
 		}

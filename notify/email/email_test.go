@@ -23,7 +23,7 @@ import (
 	"reclaim.dev/reclaim/notify/report"
 	"reclaim.dev/reclaim/reconcile/engine"
 	"reclaim.dev/reclaim/reconcile/kinds/ecrimage"
-	"reclaim.dev/reclaim/reconcile/kinds/gcedisk"
+	"reclaim.dev/reclaim/reconcile/kinds/gcepd"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
@@ -39,10 +39,10 @@ func fixedReport() *report.Report {
 	p := &engine.Plan{Version: engine.SchemaVersion, GeneratedAt: t0, Currency: "USD",
 		Sources: []engine.Source{{Kind: "cluster", Name: "prod-a", Complete: true, Items: 3}, {Kind: "cluster", Name: "prod-b", Complete: false, Problems: []string{"timeout"}}},
 		Decisions: []engine.Decision{
-			{Kind: "gce-disk", ID: "projects/p/zones/z-a/disks/pvc-1", Name: "pvc-1", Action: engine.Delete, Owner: "data-eng", Reason: "orphan since 2026-11-23T08:00:00Z (grace 6h elapsed)", Frees: amount.Frees{Amounts: [2]amount.Amount{{N: 100, Unit: gcedisk.GB}}, Cost: 17}, DeletableAfter: at(-3 * time.Hour)},
-			{Kind: "gce-disk", ID: "projects/p/zones/z-a/disks/pvc-2", Name: "pvc-2", Action: engine.Delete, Owner: "ml", Reason: "orphan <b>since</b> & more", Frees: amount.Frees{Amounts: [2]amount.Amount{{N: 200, Unit: gcedisk.GB}}, Cost: 20}, DeletableAfter: at(-2 * time.Hour)},
-			{Kind: "gce-disk", ID: "projects/p/zones/z-b/disks/pvc-3", Name: "pvc-3", Action: engine.Mark, Owner: "data-eng", Reason: "orphan, deletable after 17:40", Frees: amount.Frees{Amounts: [2]amount.Amount{{N: 50, Unit: gcedisk.GB}}, Cost: 5}, DeletableAfter: at(30 * time.Minute)},
-			{Kind: "gce-disk", ID: "projects/p/zones/z-b/disks/pvc-4", Name: "pvc-4", Action: engine.Mark, Reason: "orphan, deletable tomorrow", Frees: amount.Free(10, gcedisk.GB), DeletableAfter: at(20 * time.Hour)},
+			{Kind: "gce-disk", ID: "projects/p/zones/z-a/disks/pvc-1", Name: "pvc-1", Action: engine.Delete, Owner: "data-eng", Reason: "orphan since 2026-11-23T08:00:00Z (grace 6h elapsed)", Frees: amount.Frees{Amounts: [2]amount.Amount{{N: 100, Unit: gcepd.GB}}, Cost: 17}, DeletableAfter: at(-3 * time.Hour)},
+			{Kind: "gce-disk", ID: "projects/p/zones/z-a/disks/pvc-2", Name: "pvc-2", Action: engine.Delete, Owner: "ml", Reason: "orphan <b>since</b> & more", Frees: amount.Frees{Amounts: [2]amount.Amount{{N: 200, Unit: gcepd.GB}}, Cost: 20}, DeletableAfter: at(-2 * time.Hour)},
+			{Kind: "gce-disk", ID: "projects/p/zones/z-b/disks/pvc-3", Name: "pvc-3", Action: engine.Mark, Owner: "data-eng", Reason: "orphan, deletable after 17:40", Frees: amount.Frees{Amounts: [2]amount.Amount{{N: 50, Unit: gcepd.GB}}, Cost: 5}, DeletableAfter: at(30 * time.Minute)},
+			{Kind: "gce-disk", ID: "projects/p/zones/z-b/disks/pvc-4", Name: "pvc-4", Action: engine.Mark, Reason: "orphan, deletable tomorrow", Frees: amount.Free(10, gcepd.GB), DeletableAfter: at(20 * time.Hour)},
 			{Kind: "gce-disk", ID: "projects/p/zones/z-b/disks/keep", Name: "keep", Action: engine.Keep, Reason: "attached"},
 			{Kind: "ecr-image", ID: "ecr:1/r/shop@sha256:aa", Name: "shop", Action: engine.Delete, Owner: "web", Reason: "trim", Frees: amount.Free(300<<20, ecrimage.Bytes), DeletableAfter: at(-time.Hour)},
 			{Kind: "ecr-image", ID: "ecr:1/r/shop@sha256:bb", Name: "shop", Action: engine.Delete, Owner: "web", Reason: "trim", Frees: amount.Free(200<<20, ecrimage.Bytes), DeletableAfter: at(-time.Hour)},

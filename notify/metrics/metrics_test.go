@@ -21,7 +21,7 @@ import (
 	"reclaim.dev/reclaim/base/layout"
 	"reclaim.dev/reclaim/notify/report"
 	"reclaim.dev/reclaim/reconcile/engine"
-	"reclaim.dev/reclaim/reconcile/kinds/gcedisk"
+	"reclaim.dev/reclaim/reconcile/kinds/gcepd"
 )
 
 var t0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
@@ -104,11 +104,11 @@ func run1() *report.Report {
 			{Kind: "gce-project", Name: "proj-a", Complete: true, Items: 4},
 		},
 		Decisions: []engine.Decision{
-			{Kind: "gce-disk", ID: "projects/proj-a/zones/europe-west1-b/disks/pvc-1", Name: "pvc-1", Frees: amount.Free(100, gcedisk.GB), Action: engine.Delete},
-			{Kind: "gce-disk", ID: "projects/proj-a/zones/europe-west1-b/disks/pvc-2", Name: "pvc-2", Frees: amount.Free(50, gcedisk.GB), Action: engine.Delete},
-			{Kind: "gce-disk", ID: "projects/proj-a/zones/europe-west1-b/disks/pvc-3", Name: "pvc-3", Frees: amount.Free(200, gcedisk.GB), Action: engine.Mark, Held: true},
-			{Kind: "gce-disk", ID: "projects/proj-a/zones/europe-west1-b/disks/boot", Name: "boot", Frees: amount.Free(10, gcedisk.GB), Action: engine.Keep},
-			{Kind: "k8s-pvc", ID: "argo-prod/wf/pvc-x", Name: "pvc-x", Frees: amount.Free(20, gcedisk.GB), Action: engine.Report},
+			{Kind: "gce-disk", ID: "projects/proj-a/zones/europe-west1-b/disks/pvc-1", Name: "pvc-1", Frees: amount.Free(100, gcepd.GB), Action: engine.Delete},
+			{Kind: "gce-disk", ID: "projects/proj-a/zones/europe-west1-b/disks/pvc-2", Name: "pvc-2", Frees: amount.Free(50, gcepd.GB), Action: engine.Delete},
+			{Kind: "gce-disk", ID: "projects/proj-a/zones/europe-west1-b/disks/pvc-3", Name: "pvc-3", Frees: amount.Free(200, gcepd.GB), Action: engine.Mark, Held: true},
+			{Kind: "gce-disk", ID: "projects/proj-a/zones/europe-west1-b/disks/boot", Name: "boot", Frees: amount.Free(10, gcepd.GB), Action: engine.Keep},
+			{Kind: "k8s-pvc", ID: "argo-prod/wf/pvc-x", Name: "pvc-x", Frees: amount.Free(20, gcepd.GB), Action: engine.Report},
 		},
 		// The DISKS quota is unknown: only the GB the listed disks and PVCs
 		// hold, no limit, usage or ratio.
@@ -140,7 +140,7 @@ func run2() *report.Report {
 			{Kind: "gce-project", Name: "proj-a", Complete: true, Items: 1},
 		},
 		Decisions: []engine.Decision{
-			{Kind: "gce-disk", ID: "projects/proj-a/zones/europe-west1-b/disks/boot", Name: "boot", Frees: amount.Free(10, gcedisk.GB), Action: engine.Keep},
+			{Kind: "gce-disk", ID: "projects/proj-a/zones/europe-west1-b/disks/boot", Name: "boot", Frees: amount.Free(10, gcepd.GB), Action: engine.Keep},
 		},
 		// The SSD quota is unknown now.
 		Gauges: []layout.Gauge{g(quotaPlanFrees, 0, ssd...), g(orphanDisksGB, 0, ssd...), g(finishedPVCsGB, 0, ssd...)},
@@ -647,10 +647,10 @@ func counterValue(mf *dto.MetricFamily, name, value string) float64 {
 func TestWasteAndSavings(t *testing.T) {
 	m := newTestMetrics(prometheus.NewRegistry())
 	p := &engine.Plan{GeneratedAt: t0, Currency: "EUR", Decisions: []engine.Decision{
-		{Kind: "gce-disk", ID: "a", Action: engine.Delete, Frees: amount.Frees{Amounts: [2]amount.Amount{{N: 100, Unit: gcedisk.GB}}, Cost: 10}},
-		{Kind: "gce-disk", ID: "b", Action: engine.Mark, Frees: amount.Frees{Amounts: [2]amount.Amount{{N: 50, Unit: gcedisk.GB}}, Cost: 5}},
-		{Kind: "k8s-pvc", ID: "c", Action: engine.Report, Frees: amount.Frees{Amounts: [2]amount.Amount{{N: 20, Unit: gcedisk.GB}}, Cost: 2}},
-		{Kind: "gce-disk", ID: "d", Action: engine.Keep, Frees: amount.Frees{Amounts: [2]amount.Amount{{N: 10, Unit: gcedisk.GB}}, Cost: 1}},
+		{Kind: "gce-disk", ID: "a", Action: engine.Delete, Frees: amount.Frees{Amounts: [2]amount.Amount{{N: 100, Unit: gcepd.GB}}, Cost: 10}},
+		{Kind: "gce-disk", ID: "b", Action: engine.Mark, Frees: amount.Frees{Amounts: [2]amount.Amount{{N: 50, Unit: gcepd.GB}}, Cost: 5}},
+		{Kind: "k8s-pvc", ID: "c", Action: engine.Report, Frees: amount.Frees{Amounts: [2]amount.Amount{{N: 20, Unit: gcepd.GB}}, Cost: 2}},
+		{Kind: "gce-disk", ID: "d", Action: engine.Keep, Frees: amount.Frees{Amounts: [2]amount.Amount{{N: 10, Unit: gcepd.GB}}, Cost: 1}},
 	}}
 	m.Observe(report.New(p, nil, false), time.Second, t0)
 	for _, c := range []struct {

@@ -19,6 +19,7 @@ import (
 	"reclaim.dev/reclaim/reconcile/engine"
 	"reclaim.dev/reclaim/reconcile/kinds/ecrimage"
 	"reclaim.dev/reclaim/reconcile/kinds/gcedisk"
+	"reclaim.dev/reclaim/reconcile/kinds/gcepd"
 	"reclaim.dev/reclaim/reconcile/kinds/workflowpvc"
 )
 
@@ -35,11 +36,11 @@ func goldenReport() *report.Report {
 	full := t0.Add(26 * time.Hour)
 	decisions := []engine.Decision{
 		{Kind: "gce-disk", ID: "projects/demo-project/zones/asia-northeast1-a/disks/pvc-1", Name: "pvc-1", Action: engine.Delete,
-			Reason: "no users, no PV in any of 2 clusters", OrphanSince: &since, DeletableAfter: &after, Frees: amount.Frees{Amounts: [2]amount.Amount{{N: 25, Unit: gcedisk.GB}}, Cost: 2.5},
+			Reason: "no users, no PV in any of 2 clusters", OrphanSince: &since, DeletableAfter: &after, Frees: amount.Frees{Amounts: [2]amount.Amount{{N: 25, Unit: gcepd.GB}}, Cost: 2.5},
 			Detail: &gcedisk.Detail{Project: "demo-project", Location: "asia-northeast1-a", Type: "pd-balanced", QuotaMetric: "SSD_TOTAL_GB",
 				Region: "asia-northeast1", Owner: "created for PVC data-eng/backfill-00-workdir", LabelFingerprint: "42WmSpB8rSM="}},
 		{Kind: "k8s-pvc", ID: "clusters/prod-a/namespaces/argo/persistentvolumeclaims/wf-workdir", Name: "wf-workdir", Action: engine.Report,
-			Reason: "Workflow argo/wf Failed", Frees: amount.Frees{Amounts: [2]amount.Amount{{N: 20, Unit: gcedisk.GB}}, Cost: 2}, Detail: &workflowpvc.Detail{Cluster: "prod-a", Location: "argo", UID: "u-1"}},
+			Reason: "Workflow argo/wf Failed", Frees: amount.Frees{Amounts: [2]amount.Amount{{N: 20, Unit: gcepd.GB}}, Cost: 2}, Detail: &workflowpvc.Detail{Cluster: "prod-a", Location: "argo", UID: "u-1"}},
 	}
 	p := &engine.Plan{
 		Version: engine.SchemaVersion, GeneratedAt: t0, Currency: "USD",
@@ -70,7 +71,7 @@ func goldenReport() *report.Report {
 	}
 	o := &engine.Outcome{}
 	o.Add(engine.Result{Kind: "gce-disk", ID: "projects/demo-project/zones/asia-northeast1-a/disks/pvc-1",
-		Result: "deleted", Reason: "no users", SizeGB: 25, Frees: amount.Free(25, gcedisk.GB)})
+		Result: "deleted", Reason: "no users", SizeGB: 25, Frees: amount.Free(25, gcepd.GB)})
 	r := report.New(p, o, true)
 	r.LastSuccess = t0.Add(-time.Hour)
 	return r

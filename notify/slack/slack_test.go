@@ -24,7 +24,7 @@ import (
 	"reclaim.dev/reclaim/reconcile/engine"
 	"reclaim.dev/reclaim/reconcile/kinds/ecrimage"
 	"reclaim.dev/reclaim/reconcile/kinds/finished"
-	"reclaim.dev/reclaim/reconcile/kinds/gcedisk"
+	"reclaim.dev/reclaim/reconcile/kinds/gcepd"
 )
 
 // receiver is a local incoming webhook: it records every body and answers
@@ -121,7 +121,7 @@ func bigReport() *report.Report {
 			a = engine.Mark
 		}
 		p.Decisions = append(p.Decisions, engine.Decision{Kind: "gce-disk", ID: fmt.Sprintf("projects/proj-%d/zones/europe-west1-b/disks/pvc-%08d", i%30, i),
-			Action: a, Reason: "orphan for 7d <no PV> & no users", Frees: amount.Free(100, gcedisk.GB)})
+			Action: a, Reason: "orphan for 7d <no PV> & no users", Frees: amount.Free(100, gcepd.GB)})
 	}
 	for i := 0; i < 5000; i++ {
 		a := engine.Delete
@@ -494,9 +494,9 @@ func TestGoldenMessages(t *testing.T) {
 		Sources: []engine.Source{{Kind: "cluster", Name: "a", Complete: true}, {Kind: "cluster", Name: "b", Complete: false}},
 		Decisions: []engine.Decision{
 			{Kind: "k8s-job", ID: "clusters/a/namespaces/etl/jobs/nightly", Name: "nightly", Action: engine.Delete, Owner: "data-eng", Frees: amount.Free(1, finished.Addresses)},
-			{Kind: "gce-disk", ID: "projects/p/zones/z/disks/scratch", Name: "scratch", Action: engine.Delete, Owner: "ml", Frees: amount.Frees{Amounts: [2]amount.Amount{{N: 200, Unit: gcedisk.GB}}, Cost: 34}},
-			{Kind: "gce-disk", ID: "projects/p/zones/z/disks/cache", Name: "cache", Action: engine.Mark, Owner: "web", Frees: amount.Frees{Amounts: [2]amount.Amount{{N: 50, Unit: gcedisk.GB}}, Cost: 5}},
-			{Kind: "gce-disk", ID: "projects/p/zones/z/disks/old", Name: "old", Action: engine.Mark, Frees: amount.Frees{Amounts: [2]amount.Amount{{N: 10, Unit: gcedisk.GB}}, Cost: 1.7}},
+			{Kind: "gce-disk", ID: "projects/p/zones/z/disks/scratch", Name: "scratch", Action: engine.Delete, Owner: "ml", Frees: amount.Frees{Amounts: [2]amount.Amount{{N: 200, Unit: gcepd.GB}}, Cost: 34}},
+			{Kind: "gce-disk", ID: "projects/p/zones/z/disks/cache", Name: "cache", Action: engine.Mark, Owner: "web", Frees: amount.Frees{Amounts: [2]amount.Amount{{N: 50, Unit: gcepd.GB}}, Cost: 5}},
+			{Kind: "gce-disk", ID: "projects/p/zones/z/disks/old", Name: "old", Action: engine.Mark, Frees: amount.Frees{Amounts: [2]amount.Amount{{N: 10, Unit: gcepd.GB}}, Cost: 1.7}},
 		},
 		Warnings: []layout.Warning{
 			{Kind: "ec2-interface", Text: "subnet-1 (us-east-1a) is 92% used: 326 of 4091 addresses free.", RunsOutAt: &soon},

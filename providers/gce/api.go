@@ -1,34 +1,80 @@
-// Package gce lists GCE disks and regional quotas and deletes disks, through the
-// compute v1 REST client. Everything it returns is converted to inventory types.
+// Package gce lists GCE disks and regional quotas, re-reads, snapshots and
+// deletes disks, through the compute v1 REST client. Everything it returns
+// is converted to this package's types at this edge; no SDK type leaves it.
+// A disk is named by inventory.DiskKey, the key PVs name it by too.
 package gce
 
 import (
-	"context"
+	"time"
 
 	"reclaim.dev/reclaim/inventory"
 )
 
-// Provider is the narrow seam between reclaim and GCE. The real client and any
-// decorator (metrics, rate limiting) satisfy it.
-type Provider interface {
-	// ListDisks lists every zonal and regional disk of a project with
-	// aggregatedList. A failed page makes the listing incomplete, not an error;
-	// the error is only for a listing that could not start.
-	ListDisks(ctx context.Context, project string) (inventory.DiskListing, error)
-	// RegionQuotas reads the named metrics of one region. A metric the API did
-	// not return comes back with Known=false.
-	RegionQuotas(ctx context.Context, project, region string, metrics []string) ([]inventory.Quota, error)
-	// GetDisk re-reads one disk; outcome.ErrNotFound if it is gone.
-	GetDisk(ctx context.Context, key inventory.DiskKey) (inventory.Disk, error)
-	// SnapshotDisk creates a snapshot of the disk with the given name and labels
-	// and waits for the operation to finish.
-	SnapshotDisk(ctx context.Context, key inventory.DiskKey, name string, labels map[string]string) error
-	// StartSnapshot starts the snapshot without waiting for it: nil once
-	// GCE accepted it, or when a snapshot of that name exists already.
-	StartSnapshot(ctx context.Context, key inventory.DiskKey, name string, labels map[string]string) error
-	// GetSnapshot reads one snapshot; outcome.ErrNotFound if there is none.
-	GetSnapshot(ctx context.Context, project, name string) (inventory.DiskSnapshot, error)
-	// DeleteDisk deletes the disk and waits for the operation to finish.
-	// outcome.ErrNotFound if it was already gone.
-	DeleteDisk(ctx context.Context, key inventory.DiskKey) error
+// Snapshot is a GCE snapshot as reclaim needs it: its status
+// (CREATING, UPLOADING, READY, FAILED, DELETING) and when it was made.
+type Snapshot struct {
+	Name    string
+	Status  string
+	Created time.Time
+	// SourceDisk is the disk it was made from (its URL).
+	SourceDisk string
+}
+
+// Disk is a GCE persistent disk as reclaim needs it.
+type Disk struct {
+	Key    inventory.DiskKey
+	ID     string // numeric id, a string on the wire
+	SizeGB int64
+	Type   string   // last segment of the type URL: pd-balanced, pd-ssd, pd-standard, ...
+	Status string   // READY, CREATING, DELETING, ...
+	Users  []string // instance URLs; empty means no VM has it attached
+	Labels map[string]string
+	// LabelFingerprint changes whenever labels change; the applier compares it on re-read.
+	LabelFingerprint string
+	Description      string
+	Created          time.Time
+	LastAttach       time.Time // zero if never attached
+	LastDetach       time.Time // zero if never detached
+	ReplicaZones     []string  // regional disks only
+}
+
+// Region is the region whose quota the disk counts against.
+func (d Disk) Region() string { return d.Key.QuotaRegion() }
+
+// Listing is one project's disks.
+type Listing struct {
+	Project string
+	Disks   []Disk
+	// Complete is false when a page failed or the listing was cut short; then a
+	// disk missing from Disks is unknown, never gone.
+	Complete bool
+	Problem  string
+	// UnknownScopes are scopes ("zones/us-east1-b", "regions/us-east1") that answered
+	// with a warning other than "no results": their disks are unknown, not absent.
+	UnknownScopes map[string]string // scope -> warning code and message
+}
+
+// ScopeKnown reports whether a disk at key would have been seen by this listing.
+func (l Listing) ScopeKnown(k inventory.DiskKey) bool {
+	if !l.Complete {
+		return false
+	}
+	scope := "zones/" + k.Zone
+	if k.Region != "" {
+		scope = "regions/" + k.Region
+	}
+	_, unknown := l.UnknownScopes[scope]
+	return !unknown
+}
+
+// Quota is one regional quota metric. Known is false when regions.get did not
+// return the metric: then limit and usage are unknown, not zero.
+type Quota struct {
+	Project string
+	Region  string
+	Metric  string
+	Limit   float64
+	Usage   float64
+	Known   bool
+	Problem string // why it is unknown, if it is
 }

@@ -60,7 +60,8 @@ type Options struct {
 	ClientOptions []option.ClientOption
 }
 
-// Client is the Provider backed by the compute v1 REST clients.
+// Client is reclaim's GCE client, backed by the compute v1 REST clients;
+// gcedisk.API is its seam.
 type Client struct {
 	disks       *compute.DisksClient
 	regionDisks *compute.RegionDisksClient
@@ -72,8 +73,6 @@ type Client struct {
 	deleteRetry []gax.CallOption
 	writeRetry  []gax.CallOption
 }
-
-var _ Provider = (*Client)(nil)
 
 // New builds the compute clients. It does not call the API.
 func New(ctx context.Context, o Options) (*Client, error) {
@@ -242,9 +241,11 @@ func wrap(method, what string, err error) error {
 
 // ---- ListDisks ----
 
-// ListDisks implements Provider.
-func (c *Client) ListDisks(ctx context.Context, project string) (inventory.DiskListing, error) {
-	l := inventory.DiskListing{Project: project, Complete: true, UnknownScopes: map[string]string{}}
+// ListDisks lists every zonal and regional disk of a project with
+// aggregatedList. A failed page makes the listing incomplete, not an error;
+// the error is only for a listing that could not start.
+func (c *Client) ListDisks(ctx context.Context, project string) (Listing, error) {
+	l := Listing{Project: project, Complete: true, UnknownScopes: map[string]string{}}
 	if project == "" {
 		return l, errors.New("disks.aggregatedList: empty project")
 	}
@@ -340,15 +341,15 @@ func scopeOf(s string) string {
 	return s
 }
 
-// convertDisk turns an API disk into an inventory.Disk. scope is the
+// convertDisk turns an API disk into an Disk. scope is the
 // aggregatedList key ("zones/Z", "regions/R"), or "" for a get.
-func convertDisk(project, scope string, d *computepb.Disk) (inventory.Disk, error) {
+func convertDisk(project, scope string, d *computepb.Disk) (Disk, error) {
 	var key inventory.DiskKey
 	var err error
 	if sl := d.GetSelfLink(); sl != "" {
 		key, err = inventory.ParseDiskKey(sl)
 		if err != nil {
-			return inventory.Disk{}, fmt.Errorf("disk %q in %s: %w", d.GetName(), scope, err)
+			return Disk{}, fmt.Errorf("disk %q in %s: %w", d.GetName(), scope, err)
 		}
 	} else {
 		key = inventory.DiskKey{Project: project, Name: d.GetName()}
@@ -363,10 +364,10 @@ func convertDisk(project, scope string, d *computepb.Disk) (inventory.Disk, erro
 			key.Zone = strings.TrimPrefix(scope, "zones/")
 		}
 		if key.Name == "" || key.Location() == "" {
-			return inventory.Disk{}, fmt.Errorf("disk %q in %s: no selfLink, name or location", d.GetName(), scope)
+			return Disk{}, fmt.Errorf("disk %q in %s: no selfLink, name or location", d.GetName(), scope)
 		}
 	}
-	out := inventory.Disk{
+	out := Disk{
 		Key:              key,
 		SizeGB:           d.GetSizeGb(),
 		Type:             inventory.LastSegment(d.GetType()),
@@ -403,21 +404,22 @@ func convertDisk(project, scope string, d *computepb.Disk) (inventory.Disk, erro
 		}
 		t, err := time.Parse(time.RFC3339Nano, ts.in)
 		if err != nil {
-			return inventory.Disk{}, fmt.Errorf("disk %s: bad %s %q: %w", key, ts.field, ts.in, err)
+			return Disk{}, fmt.Errorf("disk %s: bad %s %q: %w", key, ts.field, ts.in, err)
 		}
 		*ts.out = t
 	}
 	if out.Created.IsZero() {
 		// An unknown age must not read as "very old".
-		return inventory.Disk{}, fmt.Errorf("disk %s: no creationTimestamp", key)
+		return Disk{}, fmt.Errorf("disk %s: no creationTimestamp", key)
 	}
 	return out, nil
 }
 
 // ---- RegionQuotas ----
 
-// RegionQuotas implements Provider.
-func (c *Client) RegionQuotas(ctx context.Context, project, region string, metrics []string) ([]inventory.Quota, error) {
+// RegionQuotas reads the named metrics of one region. A metric the API did
+// not return comes back with Known=false.
+func (c *Client) RegionQuotas(ctx context.Context, project, region string, metrics []string) ([]Quota, error) {
 	r, err := c.regions.Get(ctx, &computepb.GetRegionRequest{Project: project, Region: region}, c.readRetry...)
 	if err != nil {
 		return nil, wrap("regions.get", "projects/"+project+"/regions/"+region, err)
@@ -426,9 +428,9 @@ func (c *Client) RegionQuotas(ctx context.Context, project, region string, metri
 	for _, q := range r.GetQuotas() {
 		byMetric[q.GetMetric()] = q
 	}
-	out := make([]inventory.Quota, 0, len(metrics))
+	out := make([]Quota, 0, len(metrics))
 	for _, m := range metrics {
-		q := inventory.Quota{Project: project, Region: region, Metric: m}
+		q := Quota{Project: project, Region: region, Metric: m}
 		if got, ok := byMetric[m]; ok {
 			q.Limit, q.Usage, q.Known = got.GetLimit(), got.GetUsage(), true
 		} else {
@@ -449,10 +451,10 @@ func checkKey(key inventory.DiskKey) error {
 	return nil
 }
 
-// GetDisk implements Provider.
-func (c *Client) GetDisk(ctx context.Context, key inventory.DiskKey) (inventory.Disk, error) {
+// GetDisk re-reads one disk; outcome.ErrNotFound if it is gone.
+func (c *Client) GetDisk(ctx context.Context, key inventory.DiskKey) (Disk, error) {
 	if err := checkKey(key); err != nil {
-		return inventory.Disk{}, err
+		return Disk{}, err
 	}
 	var d *computepb.Disk
 	var err error
@@ -464,7 +466,7 @@ func (c *Client) GetDisk(ctx context.Context, key inventory.DiskKey) (inventory.
 		d, err = c.disks.Get(ctx, &computepb.GetDiskRequest{Project: key.Project, Zone: key.Zone, Disk: key.Name}, c.readRetry...)
 	}
 	if err != nil {
-		return inventory.Disk{}, wrap(method, key.String(), err)
+		return Disk{}, wrap(method, key.String(), err)
 	}
 	scope := "zones/" + key.Zone
 	if key.Region != "" {
@@ -472,14 +474,15 @@ func (c *Client) GetDisk(ctx context.Context, key inventory.DiskKey) (inventory.
 	}
 	out, err := convertDisk(key.Project, scope, d)
 	if err != nil {
-		return inventory.Disk{}, fmt.Errorf("%s %s: %w", method, key, err)
+		return Disk{}, fmt.Errorf("%s %s: %w", method, key, err)
 	}
 	return out, nil
 }
 
-// ---- DeleteDisk / SnapshotDisk ----
+// ---- DeleteDisk, snapshots ----
 
-// DeleteDisk implements Provider.
+// DeleteDisk deletes the disk and waits for the operation to finish;
+// outcome.ErrNotFound if it was already gone.
 func (c *Client) DeleteDisk(ctx context.Context, key inventory.DiskKey) error {
 	if err := checkKey(key); err != nil {
 		return err
@@ -529,19 +532,8 @@ func (c *Client) DeleteDisk(ctx context.Context, key inventory.DiskKey) error {
 	return err // the wait gave up: the operation may still delete it
 }
 
-// SnapshotDisk implements Provider.
-func (c *Client) SnapshotDisk(ctx context.Context, key inventory.DiskKey, name string, labels map[string]string) error {
-	op, method, err := c.createSnapshot(ctx, key, name, labels)
-	if err != nil {
-		return err
-	}
-	if err := c.wait(ctx, op); err != nil {
-		return fmt.Errorf("%s %s snapshot %s: operation %s: %w%s", method, key, name, op.Name(), err, reasonSuffix(err))
-	}
-	return nil
-}
-
-// StartSnapshot implements Provider: createSnapshot, not waited on. A
+// StartSnapshot starts a snapshot of the disk (createSnapshot) and does not
+// wait for it. A
 // snapshot of that name that exists already (409 alreadyExists: a start
 // retried, or an earlier run's) is no error; GetSnapshot says where it is.
 func (c *Client) StartSnapshot(ctx context.Context, key inventory.DiskKey, name string, labels map[string]string) error {
@@ -552,19 +544,20 @@ func (c *Client) StartSnapshot(ctx context.Context, key inventory.DiskKey, name 
 	return err
 }
 
-// GetSnapshot implements Provider (snapshots.get).
-func (c *Client) GetSnapshot(ctx context.Context, project, name string) (inventory.DiskSnapshot, error) {
+// GetSnapshot reads one snapshot (snapshots.get); outcome.ErrNotFound if
+// there is none.
+func (c *Client) GetSnapshot(ctx context.Context, project, name string) (Snapshot, error) {
 	if project == "" || name == "" {
-		return inventory.DiskSnapshot{}, fmt.Errorf("snapshots.get: empty project or name (%q, %q)", project, name)
+		return Snapshot{}, fmt.Errorf("snapshots.get: empty project or name (%q, %q)", project, name)
 	}
 	s, err := c.snapshots.Get(ctx, &computepb.GetSnapshotRequest{Project: project, Snapshot: name}, c.readRetry...)
 	if err != nil {
-		return inventory.DiskSnapshot{}, wrap("snapshots.get", project+"/"+name, err)
+		return Snapshot{}, wrap("snapshots.get", project+"/"+name, err)
 	}
 	// An unreadable time stays zero: older than any orphan period, so
 	// never reused.
 	created, _ := time.Parse(time.RFC3339Nano, s.GetCreationTimestamp())
-	return inventory.DiskSnapshot{Name: s.GetName(), Status: s.GetStatus(), Created: created, SourceDisk: s.GetSourceDisk()}, nil
+	return Snapshot{Name: s.GetName(), Status: s.GetStatus(), Created: created, SourceDisk: s.GetSourceDisk()}, nil
 }
 
 // createSnapshot sends disks.createSnapshot (or regionDisks') and returns

@@ -100,7 +100,7 @@ func TestListDisksPagesEveryDiskOnce(t *testing.T) {
 	if got, min := f.Calls(gcefake.MethodDisksAggregatedList), (len(want)+1)/2; got != min {
 		t.Errorf("aggregatedList calls = %d, want %d", got, min)
 	}
-	var regional inventory.Disk
+	var regional gce.Disk
 	for _, d := range l.Disks {
 		if d.Key.Name == "r-0" {
 			regional = d
@@ -431,7 +431,7 @@ func TestRegionQuotas(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []inventory.Quota{
+	want := []gce.Quota{
 		{Project: "p", Region: "us-central1", Metric: "SSD_TOTAL_GB", Limit: 2048, Usage: 500.5, Known: true},
 		{Project: "p", Region: "us-central1", Metric: "DISKS_TOTAL_GB", Problem: "regions.get returned no DISKS_TOTAL_GB quota"},
 	}
@@ -539,41 +539,40 @@ func TestFailedOperationIsAnError(t *testing.T) {
 	if !f.HasDisk(k) {
 		t.Errorf("failed operation deleted the disk")
 	}
+	// A snapshot whose operation fails is accepted, and never there.
 	f.FailNextOp(gcefake.MethodDisksCreateSnapshot, 1, "QUOTA_EXCEEDED", "Quota 'SNAPSHOTS' exceeded.")
-	err = c.SnapshotDisk(ctx, inventory.DiskKey{Project: "p", Zone: "us-east1-b", Name: "d"}, "s1", nil)
-	if err == nil || !strings.Contains(err.Error(), "QUOTA_EXCEEDED") {
-		t.Errorf("failed snapshot operation: %v", err)
+	if err := c.StartSnapshot(ctx, inventory.DiskKey{Project: "p", Zone: "us-east1-b", Name: "d"}, "s1", nil); err != nil {
+		t.Fatalf("start: %v", err)
+	}
+	f.CompleteOperations()
+	if s, err := c.GetSnapshot(ctx, "p", "s1"); !errors.Is(err, outcome.ErrNotFound) && s.Status != "FAILED" {
+		t.Errorf("failed snapshot operation: %+v, %v", s, err)
 	}
 }
 
-func TestSnapshotDisk(t *testing.T) {
+// A snapshot of a zonal and of a regional disk: the labels and source
+// disk each request names.
+func TestStartSnapshotZonalAndRegional(t *testing.T) {
 	f := newFake(t, gcefake.Options{})
 	f.AddDisk("p", gcefake.Disk{Zone: "us-east1-b", Name: "z", SizeGB: 10})
 	f.AddDisk("p", gcefake.Disk{Region: "us-east1", Name: "r", SizeGB: 20, ReplicaZones: []string{"us-east1-b", "us-east1-c"}})
 	c := newClient(t, f.URL())
 	labels := map[string]string{"reclaim": "pre-delete", "source": "z"}
-	if err := c.SnapshotDisk(ctx, inventory.DiskKey{Project: "p", Zone: "us-east1-b", Name: "z"}, "reclaim-z", labels); err != nil {
+	if err := c.StartSnapshot(ctx, inventory.DiskKey{Project: "p", Zone: "us-east1-b", Name: "z"}, "reclaim-z", labels); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.SnapshotDisk(ctx, inventory.DiskKey{Project: "p", Region: "us-east1", Name: "r"}, "reclaim-r", nil); err != nil {
+	if err := c.StartSnapshot(ctx, inventory.DiskKey{Project: "p", Region: "us-east1", Name: "r"}, "reclaim-r", nil); err != nil {
 		t.Fatal(err)
 	}
+	f.CompleteOperations()
 	s := f.Snapshots()
 	if len(s) != 2 || s[0].Name != "reclaim-z" || s[0].SourceDisk != "projects/p/zones/us-east1-b/disks/z" ||
 		s[0].Labels["reclaim"] != "pre-delete" || s[0].Status != "READY" || s[0].SizeGB != 10 ||
 		s[1].SourceDisk != "projects/p/regions/us-east1/disks/r" || s[1].Status != "READY" {
 		t.Errorf("snapshots = %+v", s)
 	}
-	if f.Calls(gcefake.MethodRegionDisksCreateSnapshot) != 1 || f.Calls(gcefake.MethodRegionOperationsGet) < 1 {
+	if f.Calls(gcefake.MethodRegionDisksCreateSnapshot) != 1 || f.Calls(gcefake.MethodDisksCreateSnapshot) != 1 {
 		t.Errorf("calls: %v", f.CallCounts())
-	}
-	err := c.SnapshotDisk(ctx, inventory.DiskKey{Project: "p", Zone: "us-east1-b", Name: "z"}, "reclaim-z", labels)
-	if err == nil || !strings.Contains(err.Error(), "alreadyExists") {
-		t.Errorf("duplicate snapshot name: %v", err)
-	}
-	err = c.SnapshotDisk(ctx, inventory.DiskKey{Project: "p", Zone: "us-east1-b", Name: "missing"}, "x", nil)
-	if !errors.Is(err, outcome.ErrNotFound) {
-		t.Errorf("snapshot of a missing disk: %v", err)
 	}
 }
 

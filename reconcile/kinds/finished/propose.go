@@ -14,6 +14,18 @@ func ID(cluster, resource, namespace, name string) string {
 	return "clusters/" + cluster + "/namespaces/" + namespace + "/" + resource + "/" + name
 }
 
+// The API resources in the ids of k8s-job and k8s-pod. ec2-interface
+// finds by them what a delete of a Job or Pod frees, without importing
+// either kind.
+const (
+	Jobs = "jobs"
+	Pods = "pods"
+)
+
+// JobID is a Job's id (k8s-job's), PodID a Pod's (k8s-pod's).
+func JobID(cluster, namespace, name string) string { return ID(cluster, Jobs, namespace, name) }
+func PodID(cluster, namespace, name string) string { return ID(cluster, Pods, namespace, name) }
+
 // Key names an object without building its id.
 type Key struct{ Cluster, Namespace, Name string }
 

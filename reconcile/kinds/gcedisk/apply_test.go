@@ -10,8 +10,10 @@ import (
 	"time"
 
 	"reclaim.dev/reclaim/base/outcome"
+	config "reclaim.dev/reclaim/configs"
 	"reclaim.dev/reclaim/internal/enginetest"
 	"reclaim.dev/reclaim/inventory"
+	"reclaim.dev/reclaim/providers/gce"
 	"reclaim.dev/reclaim/reconcile/audit"
 	"reclaim.dev/reclaim/reconcile/engine"
 	"reclaim.dev/reclaim/reconcile/state"
@@ -19,7 +21,7 @@ import (
 
 // memDisks is an in-memory API that records what was called.
 type memDisks struct {
-	disks     map[string]inventory.Disk
+	disks     map[string]gce.Disk
 	failGet   error
 	failDel   map[string]error
 	failSnap  error
@@ -27,14 +29,14 @@ type memDisks struct {
 	snapshots []string
 	// snaps are the snapshots by name; reads is how many reads each
 	// stays CREATING (below 0: forever).
-	snaps map[string]inventory.DiskSnapshot
+	snaps map[string]gce.Snapshot
 	reads map[string]int
 }
 
-func (m *memDisks) GetDisk(_ context.Context, k inventory.DiskKey) (inventory.Disk, error) {
+func (m *memDisks) GetDisk(_ context.Context, k inventory.DiskKey) (gce.Disk, error) {
 	m.calls = append(m.calls, "get "+k.Name)
 	if m.failGet != nil {
-		return inventory.Disk{}, m.failGet
+		return gce.Disk{}, m.failGet
 	}
 	d, ok := m.disks[k.String()]
 	if !ok {
@@ -50,13 +52,13 @@ func (m *memDisks) StartSnapshot(_ context.Context, k inventory.DiskKey, name st
 	}
 	m.snapshots = append(m.snapshots, name+" "+labels["reclaim-snapshot-of"])
 	if m.snaps == nil {
-		m.snaps = map[string]inventory.DiskSnapshot{}
+		m.snaps = map[string]gce.Snapshot{}
 	}
-	m.snaps[name] = inventory.DiskSnapshot{Name: name, Status: "CREATING", Created: t0, SourceDisk: "https://www.googleapis.com/compute/v1/" + k.String()}
+	m.snaps[name] = gce.Snapshot{Name: name, Status: "CREATING", Created: t0, SourceDisk: "https://www.googleapis.com/compute/v1/" + k.String()}
 	return nil
 }
 
-func (m *memDisks) GetSnapshot(_ context.Context, _, name string) (inventory.DiskSnapshot, error) {
+func (m *memDisks) GetSnapshot(_ context.Context, _, name string) (gce.Snapshot, error) {
 	m.calls = append(m.calls, "read "+name)
 	s, ok := m.snaps[name]
 	if !ok {
@@ -87,16 +89,16 @@ func (m *memDisks) DeleteDisk(_ context.Context, k inventory.DiskKey) error {
 
 // applyFixture plans every disk for deletion (orphans past grace) and
 // returns an applier for the plan. pol may change the test policy.
-func applyFixture(pol func(*Policy), disks ...inventory.Disk) (*memDisks, *engine.Plan, *engine.Applier, *bytes.Buffer, *state.MemoryStore) {
-	m := &memDisks{disks: map[string]inventory.Disk{}, failDel: map[string]error{}}
+func applyFixture(pol func(*Kind), disks ...gce.Disk) (*memDisks, *engine.Plan, *engine.Applier, *bytes.Buffer, *state.MemoryStore) {
+	m := &memDisks{disks: map[string]gce.Disk{}, failDel: map[string]error{}}
 	for _, d := range disks {
 		m.disks[d.Key.String()] = d
 	}
-	policy := testPolicy()
+	k := testKind()
+	k.API, k.Disks.SnapshotLabel, k.Now = m, "reclaim-snapshot-of", func() time.Time { return t0 }
 	if pol != nil {
-		pol(&policy)
+		pol(k)
 	}
-	k := &Kind{Policy: policy, API: m, SnapshotLabel: "reclaim-snapshot-of", Now: func() time.Time { return t0 }}
 	s := snap(disks, complete("a"))
 	p := enginetest.Build(&s, []engine.Kind{k}, seenSince(t0.Add(-7*time.Hour), disks...), t0)
 	a, buf, store := enginetest.Applier(t0, 3, k)
@@ -112,7 +114,7 @@ func hasDelete(calls []string) bool {
 	return false
 }
 
-func snapshotFirst(p *Policy) { p.SnapshotBeforeDelete = true }
+func snapshotFirst(k *Kind) { k.Disks.SnapshotBeforeDelete = true }
 
 func TestApplySnapshotFailureBlocksDelete(t *testing.T) {
 	m, p, a, _, _ := applyFixture(snapshotFirst, orphan("a"))
@@ -148,7 +150,9 @@ func TestApplySnapshotThenDelete(t *testing.T) {
 // started and waits on it, audited as reused; one still CREATING past
 // disks.snapshotTimeout is deferred, not failed, and the disk stays.
 func TestApplySnapshotDeferredThenReused(t *testing.T) {
-	timeout := func(p *Policy) { p.SnapshotBeforeDelete, p.SnapshotTimeout = true, 5*time.Millisecond }
+	timeout := func(k *Kind) {
+		k.Disks.SnapshotBeforeDelete, k.Disks.SnapshotTimeout = true, config.Duration(5*time.Millisecond)
+	}
 	m, p, a, buf, store := applyFixture(timeout, orphan("a"))
 	a.SnapshotPoll = time.Millisecond
 	name := SnapshotName("a", t0.Add(-7*time.Hour))
@@ -190,7 +194,7 @@ func TestApplySnapshotBeforeLastUseNotReused(t *testing.T) {
 	period, since := SnapshotName("a", t0.Add(-7*time.Hour)), SnapshotName("a", used.LastDetach)
 
 	m, p, a, buf, _ := applyFixture(snapshotFirst, used)
-	m.snaps = map[string]inventory.DiskSnapshot{period: {Name: period, Status: "READY", Created: t0.Add(-6 * time.Hour), SourceDisk: src}}
+	m.snaps = map[string]gce.Snapshot{period: {Name: period, Status: "READY", Created: t0.Add(-6 * time.Hour), SourceDisk: src}}
 	out, _ := a.Apply(context.Background(), p, true)
 	if out.Deleted != 1 || len(m.snapshots) != 1 || m.snapshots[0] != since+" a" {
 		t.Fatalf("%+v snapshots %v calls %v", out, m.snapshots, m.calls)
@@ -200,7 +204,7 @@ func TestApplySnapshotBeforeLastUseNotReused(t *testing.T) {
 	}
 
 	m, p, a, _, _ = applyFixture(snapshotFirst, used)
-	m.snaps = map[string]inventory.DiskSnapshot{since: {Name: since, Status: "READY", Created: used.LastDetach.Add(-time.Minute), SourceDisk: src}}
+	m.snaps = map[string]gce.Snapshot{since: {Name: since, Status: "READY", Created: used.LastDetach.Add(-time.Minute), SourceDisk: src}}
 	out, _ = a.Apply(context.Background(), p, true)
 	if out.Failed != 1 || hasDelete(m.calls) || !strings.Contains(out.Results[0].Error, "before the disk was last used") {
 		t.Fatalf("%+v calls %v", out.Results, m.calls)
@@ -210,15 +214,15 @@ func TestApplySnapshotBeforeLastUseNotReused(t *testing.T) {
 func TestApplyRereadSkipsChangedDisk(t *testing.T) {
 	for _, c := range []struct {
 		name   string
-		change func(*inventory.Disk)
+		change func(*gce.Disk)
 		want   string
 	}{
-		{"attached", func(d *inventory.Disk) { d.Users = []string{"projects/p1/zones/z/instances/vm-1"} }, "attached to vm-1"},
-		{"relabelled", func(d *inventory.Disk) { d.LabelFingerprint = "new" }, "labels changed"},
-		{"protected", func(d *inventory.Disk) { d.Labels = map[string]string{"reclaim-protect": ""} }, "protected by reclaim-protect= since"},
-		{"not ready", func(d *inventory.Disk) { d.Status = "RESTORING" }, "status is RESTORING"},
-		{"recreated under the same name", func(d *inventory.Disk) { d.ID = "9999" }, "recreated since it was planned"},
-		{"attached and detached again", func(d *inventory.Disk) { d.LastAttach, d.LastDetach = t0.Add(-2*time.Minute), t0.Add(-time.Minute) },
+		{"attached", func(d *gce.Disk) { d.Users = []string{"projects/p1/zones/z/instances/vm-1"} }, "attached to vm-1"},
+		{"relabelled", func(d *gce.Disk) { d.LabelFingerprint = "new" }, "labels changed"},
+		{"protected", func(d *gce.Disk) { d.Labels = map[string]string{"reclaim-protect": ""} }, "protected by reclaim-protect= since"},
+		{"not ready", func(d *gce.Disk) { d.Status = "RESTORING" }, "status is RESTORING"},
+		{"recreated under the same name", func(d *gce.Disk) { d.ID = "9999" }, "recreated since it was planned"},
+		{"attached and detached again", func(d *gce.Disk) { d.LastAttach, d.LastDetach = t0.Add(-2*time.Minute), t0.Add(-time.Minute) },
 			"attached and detached since it was planned (last used 2026"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -283,7 +287,8 @@ func TestApplyDiskErrors(t *testing.T) {
 // ID says.
 func TestDeleteNamesTheDiskListed(t *testing.T) {
 	m, p, _, _, _ := applyFixture(nil, orphan("a"))
-	k := &Kind{Policy: testPolicy(), API: m}
+	k := testKind()
+	k.API = m
 	var planned *engine.Decision
 	for i := range p.Decisions {
 		if p.Decisions[i].Action == engine.Delete {

@@ -7,6 +7,7 @@ import (
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/inventory/kube"
 	"reclaim.dev/reclaim/inventory/records"
+	"reclaim.dev/reclaim/providers/gce"
 )
 
 // The gce read shows a GKE cluster's PV volumes and boot disks in its
@@ -16,7 +17,7 @@ func TestMadeFor(t *testing.T) {
 	pv.Labels = map[string]string{"goog-gke-volume": "", ClusterLabel: "prod-a"}
 	boot.Labels = map[string]string{ClusterLabel: "prod-a"}
 	other.Labels = map[string]string{"goog-gke-volume": "", ClusterLabel: "prod-b"}
-	s := snap([]inventory.Disk{pv, boot, other})
+	s := snap([]gce.Disk{pv, boot, other})
 	shown := records.Shown{}
 	MadeFor(s.Clouds, kube.Target{Name: "a", CloudName: "prod-a", Place: inventory.Place{Platform: inventory.GKE, Project: "p1", Location: "asia-northeast1"}}, shown)
 	if got := fmt.Sprint(shown); got != "map[nodes:[GCE disk gke-prod-a-node-1] pvs:[GCE disk pvc-1]]" {

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"reclaim.dev/reclaim/inventory"
+	"reclaim.dev/reclaim/providers/gce"
 )
 
 // The clusters a disk's deletion relies on: the clusters read that could
@@ -26,12 +27,12 @@ func TestDiskGuards(t *testing.T) {
 			gkeAt("west", "us-west1", inventory.MemberRead),
 		}}
 	configured := []string{"static", "east", "west"}
-	disk := func(zone string, labels map[string]string) inventory.Disk {
-		return inventory.Disk{Key: inventory.DiskKey{Project: "p1", Zone: zone, Name: "d"}, Labels: labels}
+	disk := func(zone string, labels map[string]string) gce.Disk {
+		return gce.Disk{Key: inventory.DiskKey{Project: "p1", Zone: zone, Name: "d"}, Labels: labels}
 	}
 	cases := []struct {
 		name string
-		d    inventory.Disk
+		d    gce.Disk
 		want []string
 	}{
 		{"zonal disk in us-east1", disk("us-east1-c", nil), []string{"cluster:static", "cluster:east", "cluster:east-zonal", "discovery:gke p1"}},

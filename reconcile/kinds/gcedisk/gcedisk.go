@@ -1,6 +1,11 @@
 // Package gcedisk is the gce-disk kind: GCE persistent disks that no instance
 // uses and no PV in any cluster references, with the SSD quota headroom they
 // hold.
+//
+// The package is the kind: its cloud (the GCE provider's Client, opened by
+// Open and read into the snapshot), its proposals, view, re-read, snapshot
+// and delete. Its sections and the gce read's result are gcepd's, which
+// k8s-pvc stands on too.
 package gcedisk
 
 import (
@@ -18,57 +23,41 @@ import (
 	"reclaim.dev/reclaim/base/amount"
 	"reclaim.dev/reclaim/base/optout"
 	"reclaim.dev/reclaim/base/outcome"
-	config "reclaim.dev/reclaim/configs"
 	"reclaim.dev/reclaim/inventory"
+	"reclaim.dev/reclaim/providers/gce"
 	"reclaim.dev/reclaim/reconcile/engine"
+	"reclaim.dev/reclaim/reconcile/kinds/gcepd"
 	"reclaim.dev/reclaim/reconcile/kinds/kind"
 	"reclaim.dev/reclaim/reconcile/snapshot"
 )
 
-// GB is what a disk's or a PVC's deletion frees: GB of disk quota, which
-// GCE counts in GiB (a disk of sizeGb 100 is 100 GiB).
-var GB = &amount.Unit{Name: "GB", Key: amount.KeySizeGB, Say: func(n int64) string { return fmt.Sprintf("%d GB", n) }, Bytes: amount.GiB}
-
 // Name is the kind as reports and the audit log spell it.
 const Name = "gce-disk"
 
-// Policy is the operator's policy for disks, already validated.
-type Policy struct {
-	// DiskPrice is the price per GB-month of a disk type in a region
-	// (config.Prices.DiskGBMonth); nil prices nothing.
-	DiskPrice func(typ, region string) (float64, bool)
-	Regions   []string // empty: every region
-	Zones     []string // empty: every zone
-	// Safety is the disks section's: minAge, grace, the caps and the breaker.
-	config.Safety
-	MinDetached              time.Duration
-	ProtectLabel             string
-	OwnerLabelKeys           []string
-	OwnerDescriptionContains []string
-	SnapshotBeforeDelete     bool
-	// SnapshotTimeout is how long a run waits for its snapshots.
-	SnapshotTimeout time.Duration
-	HeadroomWarning float64 // fraction 0..1
-}
-
-// API is what deleting needs from the GCE provider.
+// API is what the kind re-reads, snapshots and deletes through, and
+// Lister what it reads its cloud with: the seam to its client, which the
+// GCE provider's Client is.
 type API interface {
-	GetDisk(ctx context.Context, key inventory.DiskKey) (inventory.Disk, error)
+	GetDisk(ctx context.Context, key inventory.DiskKey) (gce.Disk, error)
 	// StartSnapshot starts a snapshot and does not wait for it; one of that
 	// name that exists already is no error.
 	StartSnapshot(ctx context.Context, key inventory.DiskKey, name string, labels map[string]string) error
 	// GetSnapshot reads one; ErrNotFound when there is none.
-	GetSnapshot(ctx context.Context, project, name string) (inventory.DiskSnapshot, error)
+	GetSnapshot(ctx context.Context, project, name string) (gce.Snapshot, error)
 	DeleteDisk(ctx context.Context, key inventory.DiskKey) error
 }
 
-// Kind plans and deletes disks.
+// Kind plans and deletes disks. Its sections are its policy, as the file
+// says them: gce where it looks (regions, zones) and when headroom warns,
+// disks the rest.
 type Kind struct {
-	Policy Policy
-	API    API // nil: plan only
-	// SnapshotLabel is the label key put on snapshots, naming the disk.
-	SnapshotLabel string
-	Now           func() time.Time
+	GCE   gcepd.GCE
+	Disks gcepd.Disks
+	// DiskPrice is the price per GB-month of a disk type in a region
+	// (config.Prices.DiskGBMonth); nil prices nothing.
+	DiskPrice func(typ, region string) (float64, bool)
+	API       API // nil: plan only
+	Now       func() time.Time
 }
 
 // Detail is what a disk decision says beyond the envelope (schema v1 fields).
@@ -113,15 +102,15 @@ func (k *Kind) Name() string { return Name }
 func (k *Kind) Owns(id string) bool { return strings.HasPrefix(id, "projects/") }
 
 func (k *Kind) Limits() engine.Limits {
-	l := kind.Limits(k.Policy.Safety, GB)
-	l.BatchSize, l.OptOutKey, l.SnapshotTimeout = 1, k.Policy.ProtectLabel, k.Policy.SnapshotTimeout
+	l := kind.Limits(k.Disks.Safety, gcepd.GB)
+	l.BatchSize, l.OptOutKey, l.SnapshotTimeout = 1, k.Disks.ProtectLabel, k.Disks.SnapshotTimeout.Std()
 	l.Wording = engine.Wording{Section: "disks", Noun: "disks", Guarded: "disk it could reference"}
 	return l
 }
 
 // OptOut says how a person keeps one of the kind's resources from being
 // deleted (report.OptOuter).
-func (k *Kind) OptOut() string { return optOut(k.Policy.ProtectLabel) }
+func (k *Kind) OptOut() string { return optOut(k.Disks.ProtectLabel) }
 
 // optOut says how a disk is protected.
 func optOut(label string) string {
@@ -129,29 +118,6 @@ func optOut(label string) string {
 		return ""
 	}
 	return optout.Rule("label", label, "disk")
-}
-
-// QuotaMetricOf maps a disk type to the regional quota it counts against, as
-// Google documents it: pd-balanced, pd-ssd and pd-extreme are SSD-backed and count
-// against SSD_TOTAL_GB (GKE's default standard-rwo class makes pd-balanced disks,
-// which is why the Argo leak exhausts SSD_TOTAL_GB); pd-standard counts against
-// DISKS_TOTAL_GB. Hyperdisks have quotas of their own that reclaim does not map.
-func QuotaMetricOf(diskType string) string {
-	switch diskType {
-	case "pd-balanced", "pd-ssd", "pd-extreme":
-		return "SSD_TOTAL_GB"
-	case "pd-standard":
-		return "DISKS_TOTAL_GB"
-	}
-	return ""
-}
-
-// Pool names a regional quota: project/region/metric.
-func Pool(project, region, metric string) string {
-	if metric == "" {
-		return ""
-	}
-	return project + "/" + region + "/" + metric
 }
 
 // ClusterLabel is the label GKE puts on the disks it makes for a cluster
@@ -166,7 +132,7 @@ const ClusterLabel = "goog-k8s-cluster-name"
 // (read or not: an unread one holds the disk), and the cluster its label
 // names. Slices are shared per project and region, so the engine's
 // fail-closed verdict is computed once for each.
-func diskGuards(f *inventory.Fleet, d inventory.Disk, configured []string, cache map[string][]string) []string {
+func diskGuards(f *inventory.Fleet, d gce.Disk, configured []string, cache map[string][]string) []string {
 	key := d.Key.Project + "/" + d.Region()
 	if g, ok := cache[key]; ok && d.Labels[ClusterLabel] == "" {
 		return g
@@ -191,11 +157,10 @@ func diskGuards(f *inventory.Fleet, d inventory.Disk, configured []string, cache
 
 // Propose gives every listed disk a proposal.
 func (k *Kind) Propose(snap *inventory.Snapshot, now time.Time) engine.Proposals {
-	pol := k.Policy
 	out := engine.Proposals{}
 	refs := indexRefs(snap.Clusters)
-	seen := map[string]*inventory.Disk{} // id -> the disk listed
-	listings := map[string]inventory.DiskListing{}
+	seen := map[string]*gce.Disk{} // id -> the disk listed
+	listings := map[string]gce.Listing{}
 	names := map[string][]string{}  // project -> the clusters that could reference its disks
 	guards := map[string][]string{} // project/region -> the keys of those that could attach them
 	read := 0
@@ -204,7 +169,7 @@ func (k *Kind) Propose(snap *inventory.Snapshot, now time.Time) engine.Proposals
 			read++
 		}
 	}
-	for _, l := range ListingOf(snap).Disks {
+	for _, l := range gcepd.ListingOf(snap).Disks {
 		listings[l.Project] = l
 		var problems []string
 		if !l.Complete {
@@ -222,7 +187,7 @@ func (k *Kind) Propose(snap *inventory.Snapshot, now time.Time) engine.Proposals
 		}
 		for i, d := range l.Disks {
 			seen[d.Key.String()] = &l.Disks[i]
-			if inScope(pol, d) {
+			if k.inScope(d) {
 				out.InScope++
 			}
 			out.Items = append(out.Items, k.propose(d, read, len(snap.Clusters), refs, diskGuards(snap.Fleet, d, names[d.Key.Project], guards), now))
@@ -255,20 +220,20 @@ func (k *Kind) Propose(snap *inventory.Snapshot, now time.Time) engine.Proposals
 	return out
 }
 
-func (k *Kind) propose(d inventory.Disk, read, clusters int, refs refIndex, guards []string, now time.Time) engine.Proposal {
-	pol := k.Policy
-	metric := QuotaMetricOf(d.Type)
+func (k *Kind) propose(d gce.Disk, read, clusters int, refs refIndex, guards []string, now time.Time) engine.Proposal {
+	pol := k.Disks
+	metric := gcepd.QuotaMetricOf(d.Type)
 	ns, claim := createdFor(d.Description)
 	p := engine.Proposal{ID: d.Key.String(), Name: d.Key.Name,
-		Frees: amount.Free(d.SizeGB, GB).In(Pool(d.Key.Project, d.Region(), metric)),
+		Frees: amount.Free(d.SizeGB, gcepd.GB).In(gcepd.Pool(d.Key.Project, d.Region(), metric)),
 		Detail: &Detail{Project: d.Key.Project, Location: d.Key.Location(), Type: d.Type, QuotaMetric: metric, Region: d.Region(),
 			LabelFingerprint: d.LabelFingerprint, DiskID: d.ID, LastUse: lastUse(d), Owner: claimText(ns, claim), key: d.Key, namespace: ns, labels: d.Labels}}
 	keep := func(class, reason string) engine.Proposal {
 		p.Class, p.Reason = class, reason
 		return p
 	}
-	if !inScope(pol, d) {
-		return keep("out-of-scope", fmt.Sprintf("outside the configured scope (regions %v, zones %v)", pol.Regions, pol.Zones))
+	if !k.inScope(d) {
+		return keep("out-of-scope", fmt.Sprintf("outside the configured scope (regions %v, zones %v)", k.GCE.Regions, k.GCE.Zones))
 	}
 	if len(d.Users) > 0 {
 		return keep("attached", "attached to instance "+strings.Join(shortUsers(d.Users), ", "))
@@ -303,18 +268,18 @@ func (k *Kind) propose(d inventory.Disk, read, clusters int, refs refIndex, guar
 	if !owned(d, pol) {
 		p.ReportOnly, p.Class = true, "not-owned"
 		p.Reason = fmt.Sprintf("no users and no PV references it, but nothing proves Kubernetes created it (no label %s, no description containing %s): reported, never deleted",
-			strings.Join(pol.OwnerLabelKeys, "/"), strings.Join(pol.OwnerDescriptionContains, "/"))
+			strings.Join(pol.Ownership.LabelKeys, "/"), strings.Join(pol.Ownership.DescriptionContains, "/"))
 		return p
 	}
 	p.Detail.(*Detail).Snapshot = pol.SnapshotBeforeDelete
 	if !d.LastDetach.IsZero() {
-		p.NotBefore = d.LastDetach.Add(pol.MinDetached)
+		p.NotBefore = d.LastDetach.Add(pol.MinDetached.Std())
 	}
 	switch {
 	case d.Status != "" && d.Status != "READY":
 		p.Wait = fmt.Sprintf("status is %s, not READY", d.Status)
 	case now.Before(p.NotBefore) && !engine.Young(d.Created, now, pol.MinAge.Std()):
-		p.Wait = fmt.Sprintf("detached %s ago, less than %s (last detach %s)", now.Sub(d.LastDetach).Round(time.Minute), pol.MinDetached, fmtTime(d.LastDetach))
+		p.Wait = fmt.Sprintf("detached %s ago, less than %s (last detach %s)", now.Sub(d.LastDetach).Round(time.Minute), pol.MinDetached.Std(), fmtTime(d.LastDetach))
 	}
 	return p
 }
@@ -323,13 +288,13 @@ func (k *Kind) propose(d inventory.Disk, read, clusters int, refs refIndex, guar
 // since the plan means no delete; the engine checks the opt-out label in
 // what it saw.
 func (k *Kind) Recheck(ctx context.Context, batch []*engine.Decision) ([]engine.Verdict, error) {
-	return engine.RecheckEach(batch, func(_ int, d *engine.Decision) (inventory.Disk, error) {
+	return engine.RecheckEach(batch, func(_ int, d *engine.Decision) (gce.Disk, error) {
 		key, err := keyOf(d)
 		if err != nil {
-			return inventory.Disk{}, err
+			return gce.Disk{}, err
 		}
 		return k.API.GetDisk(ctx, key)
-	}, func(d *engine.Decision, now inventory.Disk) engine.Verdict {
+	}, func(d *engine.Decision, now gce.Disk) engine.Verdict {
 		planned := detail(d)
 		switch {
 		case planned.DiskID != "" && now.ID != planned.DiskID:
@@ -423,7 +388,7 @@ func (k *Kind) StartSnapshot(ctx context.Context, d *engine.Decision) (string, e
 		return "", err
 	}
 	name := k.snapshotName(d, key)
-	labels := map[string]string{k.SnapshotLabel: labelValue(key.Name), "reclaim-location": labelValue(key.Location())}
+	labels := map[string]string{k.Disks.SnapshotLabel: labelValue(key.Name), "reclaim-location": labelValue(key.Location())}
 	return name, k.API.StartSnapshot(ctx, key, name, labels)
 }
 
@@ -448,7 +413,7 @@ func (k *Kind) SnapshotState(ctx context.Context, d *engine.Decision, id string)
 
 // snapshotOf says whether s was made from the disk (its sourceDisk URL
 // ends with the disk's key); unknown counts as not.
-func snapshotOf(s inventory.DiskSnapshot, key inventory.DiskKey) bool {
+func snapshotOf(s gce.Snapshot, key inventory.DiskKey) bool {
 	return strings.HasSuffix(s.SourceDisk, "/"+key.String()) || s.SourceDisk == key.String()
 }
 
@@ -486,13 +451,13 @@ func detail(d *engine.Decision) *Detail {
 
 func isNotFound(err error) bool { return errors.Is(err, outcome.ErrNotFound) }
 
-func owned(d inventory.Disk, pol Policy) bool {
-	for _, k := range pol.OwnerLabelKeys {
+func owned(d gce.Disk, pol gcepd.Disks) bool {
+	for _, k := range pol.Ownership.LabelKeys {
 		if _, ok := d.Labels[k]; ok {
 			return true
 		}
 	}
-	for _, s := range pol.OwnerDescriptionContains {
+	for _, s := range pol.Ownership.DescriptionContains {
 		if s != "" && strings.Contains(d.Description, s) {
 			return true
 		}
@@ -536,21 +501,22 @@ func shortUsers(users []string) []string {
 
 // inScope: the disk's region is allowed, and so is its zone — for a
 // regional disk, every replica zone (unknown replicas are out of scope).
-func inScope(pol Policy, d inventory.Disk) bool {
-	if !RegionInScope(pol.Regions, d.Region()) {
+func (k *Kind) inScope(d gce.Disk) bool {
+	g := k.GCE
+	if !RegionInScope(g.Regions, d.Region()) {
 		return false
 	}
-	if len(pol.Zones) == 0 {
+	if len(g.Zones) == 0 {
 		return true
 	}
 	if d.Key.Zone != "" {
-		return contains(pol.Zones, d.Key.Zone)
+		return contains(g.Zones, d.Key.Zone)
 	}
 	if len(d.ReplicaZones) == 0 {
 		return false
 	}
 	for _, z := range d.ReplicaZones {
-		if !contains(pol.Zones, inventory.LastSegment(z)) {
+		if !contains(g.Zones, inventory.LastSegment(z)) {
 			return false
 		}
 	}
@@ -596,7 +562,7 @@ func fmtUse(t time.Time) string {
 }
 
 // lastUse is when d was last attached or detached (zero: never).
-func lastUse(d inventory.Disk) time.Time {
+func lastUse(d gce.Disk) time.Time {
 	if d.LastAttach.After(d.LastDetach) {
 		return d.LastAttach
 	}
@@ -616,9 +582,9 @@ func contains(list []string, s string) bool {
 // (GCE's GB are GiB, as its prices' are).
 func (k *Kind) MonthlyCost(d *engine.Decision) float64 {
 	det, ok := d.Detail.(*Detail)
-	if !ok || k.Policy.DiskPrice == nil {
+	if !ok || k.DiskPrice == nil {
 		return 0
 	}
-	price, _ := k.Policy.DiskPrice(det.Type, det.Region)
-	return float64(d.Frees.Of(GB)) * price
+	price, _ := k.DiskPrice(det.Type, det.Region)
+	return float64(d.Frees.Of(gcepd.GB)) * price
 }

@@ -1,16 +1,19 @@
 package gcedisk
 
 import (
+	"reclaim.dev/reclaim/reconcile/kinds/gcepd"
 	"reclaim.dev/reclaim/reconcile/kinds/kind"
 )
 
 // Module is the kind for the wiring (internal/app registers it): on with a
-// gce section, reading disks and quotas through the shared gce read.
+// gce section, it opens and reads its own cloud (Open, Reader): the gce
+// read of disks and quotas, named gcepd.Source because k8s-pvc relies on
+// it too.
 var Module = kind.Module{
 	Name:        Name,
-	Section:     GCEKey,
-	New:         kind.WithCloud(Source, FromConfig),
-	Clouds:      []string{Source},
+	Section:     gcepd.GCEKey,
+	New:         kind.WithCloud(gcepd.Source, FromConfig),
+	Cloud:       &kind.Cloud{Name: gcepd.Source, Open: Open, Read: Reader},
 	Evidence:    MadeFor,
 	Permissions: Permissions,
 	Gauges:      Gauges,

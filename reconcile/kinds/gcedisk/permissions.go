@@ -2,12 +2,14 @@ package gcedisk
 
 import "reclaim.dev/reclaim/base/perms"
 
-// Permissions are the GCP permissions of the disk reads and deletes
-// (providers/gce makes the calls). Regional disks have no permissions of
-// their own: regionDisks.* is authorized with compute.disks.*.
+// Permissions are the GCP permissions of the kind's read (disks and
+// quotas) and its deletes (providers/gce makes the calls). Regional disks
+// have no permissions of their own: regionDisks.* is authorized with
+// compute.disks.*.
 var Permissions = perms.Set{
 	Read: perms.Grants{GCP: []string{
-		"compute.disks.list", // disks.aggregatedList: the inventory
+		"compute.disks.list",  // disks.aggregatedList: the inventory
+		"compute.regions.get", // regional quotas, for the headroom report and metrics
 	}},
 	Delete: perms.Grants{GCP: []string{
 		"compute.disks.get", // Recheck: re-read a disk just before deleting it

@@ -9,33 +9,25 @@ import (
 	"go.uber.org/zap"
 
 	config "reclaim.dev/reclaim/configs"
-	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/providers/gce"
+	"reclaim.dev/reclaim/reconcile/kinds/gcepd"
 )
 
-// Source names the read of the gce section's projects: their disks and
-// quotas (Snapshot.Clouds[Source], ListingOf). The disks and
-// workflow-pvcs kinds rely on it.
-const Source = "gce"
-
-// Listing is what the gce read returns.
-type Listing struct {
-	Disks  []inventory.DiskListing // one per project
-	Quotas []inventory.Quota
+// Lister lists disks and quotas: the kind's read of its cloud
+// (gcepd.Source). The GCE provider's Client is one.
+type Lister interface {
+	ListDisks(ctx context.Context, project string) (gce.Listing, error)
+	RegionQuotas(ctx context.Context, project, region string, metrics []string) ([]gce.Quota, error)
 }
 
-// ListingOf is the run's gce read (empty when it did not read GCE).
-func ListingOf(snap *inventory.Snapshot) Listing { return inventory.CloudOf[Listing](snap, Source) }
-
-// DiskSource lists disks and quotas; the GCE provider is one.
-type DiskSource interface {
-	ListDisks(ctx context.Context, project string) (inventory.DiskListing, error)
-	RegionQuotas(ctx context.Context, project, region string, metrics []string) ([]inventory.Quota, error)
-}
+var (
+	_ Lister = (*gce.Client)(nil)
+	_ API    = (*gce.Client)(nil)
+)
 
 // Open makes the GCE client the gce section describes (nil without one).
 func Open(ctx context.Context, cfg *config.Config, _ *zap.Logger, userAgent string) (any, func(), error) {
-	g := GCEOf(cfg)
+	g := gcepd.GCEOf(cfg)
 	if g == nil {
 		return nil, nil, nil
 	}
@@ -50,19 +42,19 @@ func Open(ctx context.Context, cfg *config.Config, _ *zap.Logger, userAgent stri
 // Reader reads every project's disks, then the quotas of the regions the
 // section names (or, when it names none, of every region a disk is in).
 func Reader(cfg *config.Config, client any) func(context.Context) any {
-	g, src := GCEOf(cfg), client.(DiskSource)
+	g, src := gcepd.GCEOf(cfg), client.(Lister)
 	return func(ctx context.Context) any {
 		disks := listDisks(ctx, src, g)
-		return Listing{Disks: disks, Quotas: readQuotas(ctx, src, g, disks)}
+		return gcepd.Listing{Disks: disks, Quotas: readQuotas(ctx, src, g, disks)}
 	}
 }
 
-func listDisks(ctx context.Context, src DiskSource, g *GCE) []inventory.DiskListing {
-	out := make([]inventory.DiskListing, len(g.Projects))
+func listDisks(ctx context.Context, src Lister, g *gcepd.GCE) []gce.Listing {
+	out := make([]gce.Listing, len(g.Projects))
 	each(len(g.Projects), g.Concurrency, func(i int) {
 		l, err := src.ListDisks(ctx, g.Projects[i])
 		if err != nil {
-			l = inventory.DiskListing{Project: g.Projects[i], Complete: false, Problem: err.Error()}
+			l = gce.Listing{Project: g.Projects[i], Complete: false, Problem: err.Error()}
 		}
 		l.Project = g.Projects[i]
 		out[i] = l
@@ -70,7 +62,7 @@ func listDisks(ctx context.Context, src DiskSource, g *GCE) []inventory.DiskList
 	return out
 }
 
-func readQuotas(ctx context.Context, src DiskSource, g *GCE, listings []inventory.DiskListing) []inventory.Quota {
+func readQuotas(ctx context.Context, src Lister, g *gcepd.GCE, listings []gce.Listing) []gce.Quota {
 	if len(g.QuotaMetrics) == 0 {
 		return nil
 	}
@@ -92,18 +84,18 @@ func readQuotas(ctx context.Context, src DiskSource, g *GCE, listings []inventor
 			jobs = append(jobs, pr{l.Project, r})
 		}
 	}
-	res := make([][]inventory.Quota, len(jobs))
+	res := make([][]gce.Quota, len(jobs))
 	each(len(jobs), g.Concurrency, func(i int) {
 		j := jobs[i]
 		qs, err := src.RegionQuotas(ctx, j.project, j.region, g.QuotaMetrics)
 		if err != nil {
 			for _, m := range g.QuotaMetrics {
-				qs = append(qs, inventory.Quota{Project: j.project, Region: j.region, Metric: m, Problem: fmt.Sprintf("regions.get: %v", err)})
+				qs = append(qs, gce.Quota{Project: j.project, Region: j.region, Metric: m, Problem: fmt.Sprintf("regions.get: %v", err)})
 			}
 		}
 		res[i] = qs
 	})
-	var out []inventory.Quota
+	var out []gce.Quota
 	for _, qs := range res {
 		out = append(out, qs...)
 	}

@@ -9,8 +9,9 @@ import (
 	"reclaim.dev/reclaim/base/amount"
 	config "reclaim.dev/reclaim/configs"
 	"reclaim.dev/reclaim/internal/enginetest"
-	"reclaim.dev/reclaim/inventory"
+	"reclaim.dev/reclaim/providers/gce"
 	"reclaim.dev/reclaim/reconcile/engine"
+	"reclaim.dev/reclaim/reconcile/kinds/gcepd"
 )
 
 // maxDeleteSizePerRun is written in bytes and GCE sizes disks in GiB: a
@@ -29,11 +30,11 @@ disks:
 		t.Fatal(err)
 	}
 	k := FromConfig(cfg, nil)
-	if got := k.Limits().MaxFrees; got != (amount.Amount{N: 5 * 1024, Unit: GB}) {
+	if got := k.Limits().MaxFrees; got != (amount.Amount{N: 5 * 1024, Unit: gcepd.GB}) {
 		t.Fatalf("5Ti caps %v, want 5120 GB (GiB)", got)
 	}
 	// Five 1 TiB disks, orphaned first, then a 1 GiB one: oldest first.
-	var big []inventory.Disk
+	var big []gce.Disk
 	for i := range 5 {
 		d := orphan(fmt.Sprintf("big-%d", i))
 		d.SizeGB = 1024

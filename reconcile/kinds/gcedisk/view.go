@@ -9,6 +9,7 @@ import (
 	"reclaim.dev/reclaim/base/layout"
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/reconcile/engine"
+	"reclaim.dev/reclaim/reconcile/kinds/gcepd"
 )
 
 // Headroom is one regional quota before and after the plan.
@@ -111,17 +112,17 @@ func (k *Kind) headroom(p *engine.Plan, snap *inventory.Snapshot) []Headroom {
 			continue
 		}
 		if d.Action == engine.Delete {
-			frees[d.Frees.Pool] += float64(d.Frees.Of(GB))
+			frees[d.Frees.Pool] += float64(d.Frees.Of(gcepd.GB))
 		}
 		if d.Kind == Name && d.OrphanSince != nil && d.Action != engine.Keep {
-			orphan[d.Frees.Pool] += float64(d.Frees.Of(GB))
+			orphan[d.Frees.Pool] += float64(d.Frees.Of(gcepd.GB))
 		}
 	}
 	// PVCs of finished workflows hold their disk's quota.
 	metricOf := map[string]string{} // disk name -> quota metric
-	for _, l := range ListingOf(snap).Disks {
+	for _, l := range gcepd.ListingOf(snap).Disks {
 		for _, d := range l.Disks {
-			metricOf[d.Key.Name] = QuotaMetricOf(d.Type)
+			metricOf[d.Key.Name] = gcepd.QuotaMetricOf(d.Type)
 		}
 	}
 	for _, c := range snap.Clusters {
@@ -129,21 +130,21 @@ func (k *Kind) headroom(p *engine.Plan, snap *inventory.Snapshot) []Headroom {
 			if pvc.Disk == nil || pvc.Workflow == nil || !pvc.Workflow.Done() || anyRunning(pvc.Pods) {
 				continue
 			}
-			if pool := Pool(pvc.Disk.Project, pvc.Disk.QuotaRegion(), metricOf[pvc.Disk.Name]); pool != "" {
+			if pool := gcepd.Pool(pvc.Disk.Project, pvc.Disk.QuotaRegion(), metricOf[pvc.Disk.Name]); pool != "" {
 				wf[pool] += float64(pvc.CapacityGB)
 			}
 		}
 	}
 	out := []Headroom{}
-	for _, q := range ListingOf(snap).Quotas {
-		if !RegionInScope(k.Policy.Regions, q.Region) {
+	for _, q := range gcepd.ListingOf(snap).Quotas {
+		if !RegionInScope(k.GCE.Regions, q.Region) {
 			continue
 		}
-		key := Pool(q.Project, q.Region, q.Metric)
+		key := gcepd.Pool(q.Project, q.Region, q.Metric)
 		h := Headroom{Project: q.Project, Region: q.Region, Metric: q.Metric, Known: q.Known, Problem: q.Problem,
 			Limit: q.Limit, Usage: q.Usage, PlanFrees: frees[key], OrphanGB: orphan[key], FinishedWorkflowGB: wf[key]}
 		if q.Known {
-			h.Headroom = layout.Measure(layout.Pool{Used: q.Usage, Limit: q.Limit, Frees: h.PlanFrees, WarnAt: k.Policy.HeadroomWarning, Trend: key}, &p.State.Usage, p.GeneratedAt)
+			h.Headroom = layout.Measure(layout.Pool{Used: q.Usage, Limit: q.Limit, Frees: h.PlanFrees, WarnAt: k.GCE.HeadroomWarning.Fraction(), Trend: key}, &p.State.Usage, p.GeneratedAt)
 		}
 		out = append(out, h)
 	}

@@ -98,7 +98,7 @@ func stillFinished(j *batchv1.Job) string {
 	return "no longer finished"
 }
 
-var names = finished.Names{Kind: Name, Resource: "jobs"}
+var names = finished.Names{Kind: Name, Resource: finished.Jobs}
 
 // ID names a Job across the fleet.
 func ID(cluster, namespace, name string) string { return names.ID(cluster, namespace, name) }

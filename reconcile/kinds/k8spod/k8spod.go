@@ -91,7 +91,7 @@ func FromConfig(cfg *config.Config, client func(cluster string) (kubernetes.Inte
 	return New(Policy{Policy: finished.PolicyFrom(s, cfg.Kubernetes.ProtectLabel), OwnerKinds: s.OwnerKinds}, client)
 }
 
-var names = finished.Names{Kind: Name, Resource: "pods"}
+var names = finished.Names{Kind: Name, Resource: finished.Pods}
 
 // ID names a Pod across the fleet.
 func ID(cluster, namespace, name string) string { return names.ID(cluster, namespace, name) }

@@ -50,9 +50,10 @@ type Module struct {
 	// each is opened and read when a kind that is on names it, and New
 	// finds its client in Clients.Clouds[name].
 	Clouds []string
-	// Cloud, if set, is the kind's own read of a cloud no other kind
-	// reads, named after the kind: its client is Clients.Clouds[Name],
-	// what it read Snapshot.Clouds[Name].
+	// Cloud, if set, is the kind's own read of its cloud, named after
+	// the kind (or Cloud.Name, for a read other kinds rely on too: they
+	// name it in their Clouds): its client is Clients.Clouds[name], what
+	// it read Snapshot.Clouds[name].
 	Cloud *Cloud
 	// Evidence, if set, says what the kind's cloud read shows made for a
 	// cluster, per class of evidence a record lists: a cluster's first
@@ -81,6 +82,19 @@ func (m Module) IsOn(cfg *config.Config) bool {
 	return cfg != nil && m.Section != "" && cfg.Has(m.Section)
 }
 
+// OwnCloud is the kind's own read with its name set (OwnCloud().Name),
+// nil when the kind has none.
+func (m Module) OwnCloud() *Cloud {
+	if m.Cloud == nil {
+		return nil
+	}
+	c := *m.Cloud
+	if c.Name == "" {
+		c.Name = m.Name
+	}
+	return &c
+}
+
 // Clients are what kinds delete through, built once per run.
 type Clients struct {
 	// Kube returns a cluster's client.
@@ -92,7 +106,8 @@ type Clients struct {
 // Cloud is one named read of a cloud: the client kinds delete through,
 // and the read of the cloud for the snapshot (Snapshot.Clouds[Name]).
 type Cloud struct {
-	// Name is the read's (a kind's own: the kind's name).
+	// Name is the read's; a kind's own read is named after the kind
+	// unless it says otherwise (Module.OwnCloud).
 	Name string
 	// Open makes the client from the config: nil when its section is
 	// absent, and closeFn nil when it holds nothing to release. Its

@@ -10,8 +10,6 @@ import (
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/reconcile/engine"
 	"reclaim.dev/reclaim/reconcile/kinds/finished"
-	"reclaim.dev/reclaim/reconcile/kinds/k8sjob"
-	"reclaim.dev/reclaim/reconcile/kinds/k8spod"
 )
 
 // Headroom is one subnet's (or one zone's) addresses and who holds them.
@@ -139,7 +137,7 @@ func freedByPlan(p *engine.Plan) func(h *IPHolder) bool {
 		}
 	}
 	return func(h *IPHolder) bool {
-		return due[k8spod.ID(h.Cluster, h.Namespace, h.Pod)] || (h.Job != "" && due[k8sjob.ID(h.Cluster, h.Namespace, h.Job)])
+		return due[finished.PodID(h.Cluster, h.Namespace, h.Pod)] || (h.Job != "" && due[finished.JobID(h.Cluster, h.Namespace, h.Job)])
 	}
 }
 

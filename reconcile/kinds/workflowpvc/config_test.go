@@ -5,7 +5,7 @@ import (
 
 	"reclaim.dev/reclaim/base/amount"
 	config "reclaim.dev/reclaim/configs"
-	"reclaim.dev/reclaim/reconcile/kinds/gcedisk"
+	"reclaim.dev/reclaim/reconcile/kinds/gcepd"
 )
 
 // The PVC kind is capped by its own section, never by the disks' caps: a
@@ -30,7 +30,7 @@ disks:
 		t.Fatal(err)
 	}
 	l := FromConfig(cfg, nil).Limits()
-	if l.MaxDeletes != 3 || l.MaxDeletePercent != 0.05 || l.MaxFrees != (amount.Amount{N: 100, Unit: gcedisk.GB}) || l.BreakerCandidates != 9 {
+	if l.MaxDeletes != 3 || l.MaxDeletePercent != 0.05 || l.MaxFrees != (amount.Amount{N: 100, Unit: gcepd.GB}) || l.BreakerCandidates != 9 {
 		t.Errorf("limits %+v: want the disks.workflowPVCs caps (3, 5%%, 100 GB, 9)", l)
 	}
 	if l.Section != "disks.workflowPVCs" || l.Grace.Hours() != 2 {

@@ -3,7 +3,7 @@ package workflowpvc
 import (
 	config "reclaim.dev/reclaim/configs"
 	"reclaim.dev/reclaim/inventory/kube"
-	"reclaim.dev/reclaim/reconcile/kinds/gcedisk"
+	"reclaim.dev/reclaim/reconcile/kinds/gcepd"
 	"reclaim.dev/reclaim/reconcile/kinds/kind"
 )
 
@@ -17,7 +17,7 @@ var Module = kind.Module{
 	On:          func(*config.Config) bool { return true },
 	New:         kind.WithKube(FromConfig),
 	Taps:        func(*config.Config) []kube.Tap { return []kube.Tap{Tap} },
-	Clouds:      []string{gcedisk.Source},
+	Clouds:      []string{gcepd.Source},
 	InCluster:   true,
 	Permissions: Permissions,
 }

@@ -8,8 +8,10 @@ import (
 	config "reclaim.dev/reclaim/configs"
 	"reclaim.dev/reclaim/internal/enginetest"
 	"reclaim.dev/reclaim/inventory"
+	"reclaim.dev/reclaim/providers/gce"
 	"reclaim.dev/reclaim/reconcile/engine"
 	"reclaim.dev/reclaim/reconcile/kinds/gcedisk"
+	"reclaim.dev/reclaim/reconcile/kinds/gcepd"
 )
 
 var t0 = time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
@@ -21,19 +23,16 @@ func testPolicy() Policy {
 
 // diskKind plans the disks next to the PVCs: headroom is the disk kind's.
 func diskKind() *gcedisk.Kind {
-	return &gcedisk.Kind{Policy: gcedisk.Policy{
+	return &gcedisk.Kind{GCE: gcepd.GCE{HeadroomWarning: 0.85}, Disks: gcepd.Disks{
 		Safety: config.Safety{MinAge: config.Duration(24 * time.Hour), Grace: config.Duration(6 * time.Hour),
 			Caps: config.Caps{MaxDeletesPerRun: 20, MaxDeletePercent: 1, BreakerCandidates: 200}},
-		MinDetached:  time.Hour,
-		ProtectLabel: "reclaim-protect", OwnerLabelKeys: []string{"goog-gke-volume"},
-		OwnerDescriptionContains: []string{"kubernetes.io/created-for/pv/name"},
-		HeadroomWarning:          0.85,
-	}}
+		MinDetached: config.Duration(time.Hour), ProtectLabel: "reclaim-protect",
+		Ownership: gcepd.Ownership{LabelKeys: []string{"goog-gke-volume"}, DescriptionContains: []string{"kubernetes.io/created-for/pv/name"}}}}
 }
 
 // orphanDisk is a Kubernetes-made disk, old enough, detached long ago.
-func orphanDisk(name string) inventory.Disk {
-	return inventory.Disk{
+func orphanDisk(name string) gce.Disk {
+	return gce.Disk{
 		Key:    inventory.DiskKey{Project: "p1", Zone: "asia-northeast1-a", Name: name},
 		ID:     "4711" + name,
 		SizeGB: 100, Type: "pd-balanced", Status: "READY",
@@ -45,13 +44,13 @@ func orphanDisk(name string) inventory.Disk {
 
 // snap is a snapshot of the disks and the clusters; a cluster whose
 // workflows tap is not set was read by it, completely.
-func snap(disks []inventory.Disk, clusters ...inventory.ClusterRefs) *inventory.Snapshot {
+func snap(disks []gce.Disk, clusters ...inventory.ClusterRefs) *inventory.Snapshot {
 	for i := range clusters {
 		if _, ok := clusters[i].Taps[TapName]; !ok && clusters[i].Complete {
 			clusters[i].Taps = map[string]inventory.Tapped{TapName: {Complete: true}}
 		}
 	}
-	return &inventory.Snapshot{TakenAt: t0, Clouds: map[string]any{gcedisk.Source: gcedisk.Listing{Disks: []inventory.DiskListing{{Project: "p1", Disks: disks, Complete: true}}}}, Clusters: clusters}
+	return &inventory.Snapshot{TakenAt: t0, Clouds: map[string]any{gcepd.Source: gcepd.Listing{Disks: []gce.Listing{{Project: "p1", Disks: disks, Complete: true}}}}, Clusters: clusters}
 }
 
 func build(s *inventory.Snapshot, pol Policy, st engine.State, now time.Time) *engine.Plan {
@@ -67,8 +66,8 @@ func TestWorkflowPVCs(t *testing.T) {
 		{Namespace: "argo", Name: "wf-2-workdir", CapacityGB: 100, Workflow: running},
 		{Namespace: "argo", Name: "wf-3-workdir", CapacityGB: 100, Workflow: failed, Pods: []inventory.PodRef{{Namespace: "argo", Name: "debug", Phase: "Running"}}},
 	}}
-	s := snap([]inventory.Disk{orphanDisk("pvc-1")}, c)
-	s.Clouds[gcedisk.Source] = gcedisk.Listing{Disks: gcedisk.ListingOf(s).Disks, Quotas: []inventory.Quota{{Project: "p1", Region: "asia-northeast1", Metric: "SSD_TOTAL_GB", Limit: 1500, Usage: 1455, Known: true}}}
+	s := snap([]gce.Disk{orphanDisk("pvc-1")}, c)
+	s.Clouds[gcepd.Source] = gcepd.Listing{Disks: gcepd.ListingOf(s).Disks, Quotas: []gce.Quota{{Project: "p1", Region: "asia-northeast1", Metric: "SSD_TOTAL_GB", Limit: 1500, Usage: 1455, Known: true}}}
 
 	p := build(s, testPolicy(), engine.NewState(), t0)
 	if d := enginetest.DecisionFor(t, p, "wf-1-workdir"); d.Action != engine.Report || !strings.Contains(d.Why(), "deleteWorkflowPVCs is off") {

@@ -23,6 +23,7 @@ import (
 	"reclaim.dev/reclaim/internal/enginetest"
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/inventory/kube"
+	"reclaim.dev/reclaim/providers/gce"
 	"reclaim.dev/reclaim/reconcile/engine"
 )
 
@@ -137,7 +138,7 @@ func TestTapFailureHoldsOnlyThePVCs(t *testing.T) {
 	pol := Policy{Delete: true, Safety: config.Safety{Grace: config.Duration(time.Hour), Caps: config.Caps{MaxDeletesPerRun: 10, MaxDeletePercent: 1, BreakerCandidates: 10}}}
 	st := engine.NewState()
 	st = build(snap(nil, c), pol, st, t0.Add(-2*time.Hour)).State
-	p := build(snap([]inventory.Disk{orphanDisk("d-1")}, c), pol, st, t0)
+	p := build(snap([]gce.Disk{orphanDisk("d-1")}, c), pol, st, t0)
 	d := enginetest.DecisionFor(t, p, "wf-1-workdir")
 	if d.Action == engine.Delete || !d.Held || !strings.Contains(d.Why(), "tap workflows") {
 		t.Fatalf("a PVC relying on a failed tap: %+v (%s)", d, d.Why())

@@ -21,7 +21,7 @@ import (
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/reconcile/engine"
 	"reclaim.dev/reclaim/reconcile/kinds/finished"
-	"reclaim.dev/reclaim/reconcile/kinds/gcedisk"
+	"reclaim.dev/reclaim/reconcile/kinds/gcepd"
 	"reclaim.dev/reclaim/reconcile/kinds/kind"
 )
 
@@ -81,7 +81,7 @@ func (k *Kind) Name() string { return Name }
 func (k *Kind) Owns(id string) bool { _, _, _, ok := parseID(id); return ok }
 
 func (k *Kind) Limits() engine.Limits {
-	l := kind.Limits(k.Policy.Safety, gcedisk.GB)
+	l := kind.Limits(k.Policy.Safety, gcepd.GB)
 	l.BatchSize, l.OptOutKey = 1, k.Policy.ProtectLabel
 	l.Wording = engine.Wording{Section: "disks.workflowPVCs", Noun: "PVCs"}
 	return l
@@ -103,9 +103,9 @@ func optOut(label string) string {
 func (k *Kind) Propose(snap *inventory.Snapshot, _ time.Time) engine.Proposals {
 	out := engine.Proposals{}
 	metricOf := map[string]string{} // disk name -> quota metric
-	for _, l := range gcedisk.ListingOf(snap).Disks {
+	for _, l := range gcepd.ListingOf(snap).Disks {
 		for _, d := range l.Disks {
-			metricOf[d.Key.Name] = gcedisk.QuotaMetricOf(d.Type)
+			metricOf[d.Key.Name] = gcepd.QuotaMetricOf(d.Type)
 		}
 	}
 	present := map[string]bool{}
@@ -134,10 +134,10 @@ func (k *Kind) Propose(snap *inventory.Snapshot, _ time.Time) engine.Proposals {
 func (k *Kind) propose(cluster string, pvc inventory.PVCRef, sources []string, metricOf map[string]string) engine.Proposal {
 	det := &Detail{Cluster: cluster, Location: pvc.Namespace, UID: pvc.UID}
 	p := engine.Proposal{ID: ID(cluster, pvc.Namespace, pvc.Name), Name: pvc.Name,
-		Frees: amount.Free(pvc.CapacityGB, gcedisk.GB), Detail: det}
+		Frees: amount.Free(pvc.CapacityGB, gcepd.GB), Detail: det}
 	if pvc.Disk != nil {
 		det.Project, det.Region = pvc.Disk.Project, pvc.Disk.QuotaRegion()
-		p.Frees.Pool = gcedisk.Pool(det.Project, det.Region, metricOf[pvc.Disk.Name])
+		p.Frees.Pool = gcepd.Pool(det.Project, det.Region, metricOf[pvc.Disk.Name])
 	}
 	keep := func(class, reason string) engine.Proposal {
 		p.Class, p.Reason = class, reason
@@ -237,5 +237,5 @@ func (k *Kind) MonthlyCost(d *engine.Decision) float64 {
 		return 0
 	}
 	price, _ := k.Policy.DiskPrice(pricedAs, det.Region)
-	return float64(d.Frees.Of(gcedisk.GB)) * price
+	return float64(d.Frees.Of(gcepd.GB)) * price
 }

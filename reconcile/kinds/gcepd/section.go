@@ -1,4 +1,4 @@
-package gcedisk
+package gcepd
 
 import (
 	"fmt"
@@ -11,7 +11,9 @@ import (
 	config "reclaim.dev/reclaim/configs"
 )
 
-// The kind's config sections: gce turns it on, disks is its policy.
+// The config sections of the GCE disks: gce turns gce-disk on and says
+// which projects the gce read lists; disks is gce-disk's policy, and holds
+// k8s-pvc's switch, grace and caps. Both register here, gce first.
 const (
 	GCEKey   = "gce"
 	DisksKey = "disks"
