@@ -145,7 +145,7 @@ func (k *Kind) View(p *engine.Plan, snap *inventory.Snapshot) layout.View {
 				h.PlanFrees++
 			}
 		}
-		key := "subnet/" + s.Account + "/" + s.Region + "/" + s.ID
+		key := "subnet/" + s.Account + "/" + s.Region + "/" + s.ID // as warnings' Pool
 		m := layout.Measure(layout.Pool{Used: float64(u.Used()), Limit: float64(s.Usable), WarnAt: k.Policy.HeadroomWarning, Trend: key}, &p.State.Usage, p.GeneratedAt)
 		h.UsedPct, h.GrowthPerDay, h.RunsOutAt, h.RateFrom = m.UsedPct, m.GrowthPerDay, m.RunsOutAt, "history"
 		if !layout.Fits(p.State.Usage[key]) && u.Recent > 0 {
@@ -299,7 +299,9 @@ func warnings(rows []Headroom) []layout.Warning {
 	var out []layout.Warning
 	for _, h := range rows {
 		if h.Warning {
-			out = append(out, layout.Warning{Text: warningText(h), RunsOutAt: h.RunsOutAt})
+			pool := &layout.Pool{Used: float64(h.Usable - h.Free), Limit: float64(h.Usable), Frees: float64(h.PlanFrees),
+				Trend: "subnet/" + h.Account + "/" + h.Region + "/" + h.Subnet, Name: h.Subnet + " (" + h.AZ + ")", Unit: "addresses"}
+			out = append(out, layout.Warning{Text: warningText(h), RunsOutAt: h.RunsOutAt, Pool: pool})
 		}
 	}
 	return out
