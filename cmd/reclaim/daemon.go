@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/base64"
 	"io"
 
 	"github.com/spf13/cobra"
@@ -10,6 +11,7 @@ import (
 	"reclaim.dev/reclaim/internal/app"
 	"reclaim.dev/reclaim/internal/daemon"
 	"reclaim.dev/reclaim/notify"
+	"reclaim.dev/reclaim/notify/chart"
 	"reclaim.dev/reclaim/notify/email"
 	"reclaim.dev/reclaim/notify/metrics"
 	"reclaim.dev/reclaim/notify/report"
@@ -95,6 +97,10 @@ func reportPage(cfg *config.Config) func(*report.Report) (string, error) {
 		opt := emailOptions(cfg, 50, nouns, optOut)
 		if next := nextRun(cfg); next != nil && rep.Plan != nil {
 			opt.NextRun = next(rep.Plan.GeneratedAt)
+		}
+		// A page has no inline parts: its charts are data: URLs.
+		opt.ChartSrc = func(_ int, c chart.Chart) string {
+			return "data:image/png;base64," + base64.StdEncoding.EncodeToString(c.PNG)
 		}
 		c, err := email.Render(rep, notify.Previous{}, opt)
 		if err != nil {
