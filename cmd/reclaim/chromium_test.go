@@ -18,7 +18,7 @@ import (
 // `word-break: break-all` did ("DELET/E", "us-east/-1a"). A token longer
 // than its element may wrap: that is what overflow-wrap allows.
 const measureBreaks = `<script>
-(function () {
+window.addEventListener('load', function () { // once the charts have loaded
   var broken = [], words = 0;
   var walk = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
   for (var n = walk.nextNode(); n; n = walk.nextNode()) {
@@ -57,7 +57,7 @@ const measureBreaks = `<script>
   out.id = 'reclaim-measure';
   out.textContent = JSON.stringify({words: words, broken: broken, width: document.documentElement.scrollWidth, viewport: vw, off: off, scrolls: scrolls, images: imgs});
   document.body.appendChild(out);
-})();
+});
 </script>`
 
 // The report email, rendered by a real browser (headless Chromium, Debian's
