@@ -131,7 +131,7 @@ func (t *Target) Message(c *Content) ([]byte, error) {
 	m.AddAlternativeString(gomail.TypeTextHTML, c.HTML)
 	for i, ch := range c.Charts {
 		if err := m.EmbedReader(fmt.Sprintf("chart-%d.png", i+1), bytes.NewReader(ch.PNG),
-			gomail.WithFileContentID(ChartCID(i+1)), gomail.WithFileContentType(gomail.ContentType("image/png")),
+			gomail.WithFileContentID("<"+ChartCID(i+1)+">"), gomail.WithFileContentType(gomail.ContentType("image/png")),
 			gomail.WithFileDescription(ch.Alt)); err != nil {
 			return nil, err
 		}

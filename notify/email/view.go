@@ -45,7 +45,8 @@ type Options struct {
 // MaxCharts is how many pools the email charts at most.
 const MaxCharts = 3
 
-// ChartCID is the content-id of the nth chart (from 1) in the message.
+// ChartCID is the content-id of the nth chart (from 1) in the message, as
+// a cid: URL names it (RFC 2392; the header has it in angle brackets).
 func ChartCID(n int) string { return fmt.Sprintf("chart-%d@reclaim", n) }
 
 // chartImg is a chart as the HTML shows it.
