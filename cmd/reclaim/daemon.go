@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"io"
+	"sync"
 
 	"github.com/spf13/cobra"
 
@@ -91,9 +92,19 @@ and the process exits 0, all within daemon.shutdownTimeout.`,
 
 // reportPage renders a report as the daemon's page and /report?format=html
 // serve it: the report email's HTML body, as a first report to a target.
+// The last report's page is kept: its charts are drawn once, not at every
+// request.
 func reportPage(cfg *config.Config) func(*report.Report) (string, error) {
 	nouns, optOut := kindWords(cfg)
+	var mu sync.Mutex
+	var last *report.Report
+	var page string
 	return func(rep *report.Report) (string, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if rep == last && last != nil {
+			return page, nil
+		}
 		opt := emailOptions(cfg, 50, nouns, optOut)
 		if next := nextRun(cfg); next != nil && rep.Plan != nil {
 			opt.NextRun = next(rep.Plan.GeneratedAt)
@@ -106,6 +117,7 @@ func reportPage(cfg *config.Config) func(*report.Report) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		return c.HTML, nil
+		last, page = rep, c.HTML
+		return page, nil
 	}
 }
