@@ -113,7 +113,7 @@ func Draw(w layout.Warning, history []layout.Sample, now time.Time) ([]byte, err
 	p.Title.Padding = vg.Points(4)
 	p.X.Min, p.X.Max = start, end
 	p.X.Tick.Marker = timeTicks{}
-	p.Y.Min, p.Y.Max = 0, math.Max(pl.Limit, pl.Used)*1.12
+	p.Y.Min, p.Y.Max = yRange(pts, pl)
 	p.Y.Label.Text = pl.Unit
 	for _, a := range []*plot.Axis{&p.X, &p.Y} {
 		a.Tick.Label.Font = sans(8.5)
@@ -257,4 +257,20 @@ func (timeTicks) Ticks(min, max float64) []plot.Tick {
 		ticks = append(ticks, plot.Tick{Value: unix(t), Label: label})
 	}
 	return ticks
+}
+
+// yRange is the chart's height: from 0, unless everything drawn is in the
+// top half of the limit, when a baseline of 0 would flatten the history
+// into the limit's line (a repository a few images short of it); then from
+// a little below the lowest point, as a dashboard scales.
+func yRange(pts plotter.XYs, pl *layout.Pool) (lo, hi float64) {
+	low := pl.Used - pl.Frees
+	for _, p := range pts {
+		low = math.Min(low, p.Y)
+	}
+	top := math.Max(pl.Limit, pl.Used)
+	if low > pl.Limit/2 {
+		lo = math.Max(0, low-(top-low)*0.7) // room for the legend below
+	}
+	return lo, top + (top-lo)*0.1
 }
