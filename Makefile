@@ -19,7 +19,8 @@ build:
 	CGO_ENABLED=0 $(GO) build $(BUILDFLAGS) -ldflags "$(LDFLAGS)" -o bin/reclaim ./cmd/reclaim
 
 # A dry-run on the embedded simulated fleet: nothing to install, nothing deleted.
-# It also writes the report email's bodies: open demo-report.html in a browser.
+# It also writes the report email's bodies and charts: open demo-report.html in
+# a browser.
 # The demo and its fakes exist only in a -tags demo build: `make build` and the
 # image link none of them. It runs as a pod would: built as the image is,
 # with an environment cleared of this machine's variables (no HOME, no CA

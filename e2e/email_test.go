@@ -340,48 +340,55 @@ func readReportEmail(t *testing.T, path string) (subject, text, htmlBody string,
 	if err != nil || mt != "multipart/mixed" {
 		t.Fatalf("Content-Type %q, want multipart/mixed", m.Header.Get("Content-Type"))
 	}
-	mr := multipart.NewReader(m.Body, params["boundary"])
-	for {
-		p, err := mr.NextPart()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		pt, pp, _ := mime.ParseMediaType(p.Header.Get("Content-Type"))
-		switch {
-		case pt == "multipart/alternative":
-			ar := multipart.NewReader(p, pp["boundary"])
-			var order []string
-			for {
-				ap, err := ar.NextPart()
-				if err == io.EOF {
-					break
-				}
-				if err != nil {
-					t.Fatal(err)
-				}
-				at, _, _ := mime.ParseMediaType(ap.Header.Get("Content-Type"))
-				order = append(order, at)
-				b := decodePart(t, ap)
-				switch at {
-				case "text/plain":
-					text = string(b)
-				case "text/html":
-					htmlBody = string(b)
-				}
+	// The bodies, inside a multipart/related when the HTML has charts.
+	var walk func(r io.Reader, boundary string)
+	walk = func(r io.Reader, boundary string) {
+		mr := multipart.NewReader(r, boundary)
+		for {
+			p, err := mr.NextPart()
+			if err == io.EOF {
+				break
 			}
-			// The last alternative is the preferred one: HTML after text.
-			if strings.Join(order, ",") != "text/plain,text/html" {
-				t.Errorf("alternatives %v, want text/plain then text/html", order)
+			if err != nil {
+				t.Fatal(err)
 			}
-		case p.FileName() == "report.json":
-			if err := json.Unmarshal(decodePart(t, p), &report); err != nil {
-				t.Fatalf("report.json: %v", err)
+			pt, pp, _ := mime.ParseMediaType(p.Header.Get("Content-Type"))
+			switch {
+			case pt == "multipart/related":
+				walk(p, pp["boundary"])
+			case pt == "multipart/alternative":
+				ar := multipart.NewReader(p, pp["boundary"])
+				var order []string
+				for {
+					ap, err := ar.NextPart()
+					if err == io.EOF {
+						break
+					}
+					if err != nil {
+						t.Fatal(err)
+					}
+					at, _, _ := mime.ParseMediaType(ap.Header.Get("Content-Type"))
+					order = append(order, at)
+					b := decodePart(t, ap)
+					switch at {
+					case "text/plain":
+						text = string(b)
+					case "text/html":
+						htmlBody = string(b)
+					}
+				}
+				// The last alternative is the preferred one: HTML after text.
+				if strings.Join(order, ",") != "text/plain,text/html" {
+					t.Errorf("alternatives %v, want text/plain then text/html", order)
+				}
+			case p.FileName() == "report.json":
+				if err := json.Unmarshal(decodePart(t, p), &report); err != nil {
+					t.Fatalf("report.json: %v", err)
+				}
 			}
 		}
 	}
+	walk(m.Body, params["boundary"])
 	if text == "" || htmlBody == "" || report == nil {
 		t.Fatalf("text %d bytes, html %d bytes, report %v: want all three", len(text), len(htmlBody), report != nil)
 	}

@@ -274,17 +274,22 @@ func Urgent(rep *report.Report) string {
 		return ""
 	}
 	if len(p.Warnings) > 0 {
-		w := p.Warnings[0]
-		s := shortClause(w.Text)
-		if left := report.TimeLeft(w, p.GeneratedAt); left != "" {
-			s += " — " + left
-		}
-		return s
+		return Short(p.Warnings[0], p.GeneratedAt)
 	}
 	if w := Warnings(rep); len(w) > 0 {
 		return w[0]
 	}
 	return ""
+}
+
+// Short is a warning in a few words, with the time left when projected:
+// what a subject, a Slack preview and a chart's title say of it.
+func Short(w layout.Warning, now time.Time) string {
+	s := shortClause(w.Text)
+	if left := report.TimeLeft(w, now); left != "" {
+		s += " — " + left
+	}
+	return s
 }
 
 // shortClause is s up to its first ": " or ", " (a full stop dropped).

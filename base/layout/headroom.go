@@ -31,6 +31,9 @@ type Pool struct {
 	// Trend is the key of the pool's usage history (see Trend); "" keeps
 	// none.
 	Trend string
+	// Name and Unit say the pool and its unit in a chart's words
+	// ("subnet-0a1b (us-east-1a)", "addresses").
+	Name, Unit string
 }
 
 // Measure measures a pool whose usage is known at now. history is the

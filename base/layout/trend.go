@@ -5,13 +5,26 @@ import (
 )
 
 const (
-	// historyWindow is how much usage history is kept and fitted.
-	historyWindow = 7 * 24 * time.Hour
+	// fitWindow is how much of the history a projection is fitted to.
+	fitWindow = 7 * 24 * time.Hour
+	// KeptFor is how long usage history is kept (for charts): a pool not
+	// measured for this long is forgotten (Forget).
+	KeptFor = 30 * 24 * time.Hour
 	// minSampleGap keeps a tight run loop from flooding the history.
 	minSampleGap = 10 * time.Minute
 	// minSpan is the least history a projection is made from.
 	minSpan = 3 * time.Hour
 )
+
+// tiers thin the history as it ages, so a pool's history has a fixed
+// number of points however long reclaim runs: every sample of the last
+// day, one an hour for the rest of the fitted week, one every six hours
+// up to KeptFor (about 260 points with hourly runs, 380 at most).
+var tiers = []struct{ age, every time.Duration }{
+	{24 * time.Hour, 0},
+	{fitWindow, time.Hour},
+	{KeptFor, 6 * time.Hour},
+}
 
 // Sample is one observation of a pool's usage.
 type Sample struct {
@@ -22,18 +35,19 @@ type Sample struct {
 // Trend adds usage at now to a pool's usage history and, from the history
 // of the last week, fits a straight line to say how fast usage grows (a
 // day) and when it reaches limit, if it grows. It returns the history to
-// keep: pure, no I/O.
+// keep (a month, thinned: see Thin): pure, no I/O.
 func Trend(samples []Sample, usage, limit float64, now time.Time) (kept []Sample, perDay float64, runsOut *time.Time) {
 	if n := len(samples); n == 0 || now.Sub(samples[n-1].T) >= minSampleGap {
-		samples = append(samples, Sample{T: now, Usage: usage})
+		// Whole seconds: a state's history is read by people and charts,
+		// and a nanosecond costs ten bytes a sample.
+		samples = append(samples, Sample{T: now.Truncate(time.Second), Usage: usage})
 	}
-	for len(samples) > 0 && now.Sub(samples[0].T) > historyWindow {
-		samples = samples[1:]
-	}
-	if !Fits(samples) {
+	samples = Thin(samples, now)
+	fit := Recent(samples, now, fitWindow)
+	if !Fits(fit) {
 		return samples, 0, nil
 	}
-	perHour := slope(samples)
+	perHour := slope(fit)
 	if perHour > 0 && limit > usage {
 		hours := (limit - usage) / perHour
 		if hours < float64(10*365*24) {
@@ -42,6 +56,60 @@ func Trend(samples []Sample, usage, limit float64, now time.Time) (kept []Sample
 		}
 	}
 	return samples, perHour * 24, runsOut
+}
+
+// Thin drops the samples older than KeptFor and, of older ones, keeps the
+// first of each tier's interval (intervals fixed in time, so what one run
+// keeps the next keeps too); the newest sample always stays. samples are
+// oldest first, and left as they are: a plan's state may share them.
+func Thin(samples []Sample, now time.Time) []Sample {
+	out := make([]Sample, 0, len(samples))
+	var last int64 = -1 // the interval of the sample kept last, in its tier
+	var lastEvery time.Duration
+	for i, s := range samples {
+		age := now.Sub(s.T)
+		if age > KeptFor {
+			continue
+		}
+		every := time.Duration(0)
+		for _, t := range tiers {
+			if age <= t.age {
+				every = t.every
+				break
+			}
+		}
+		if every > 0 && i < len(samples)-1 {
+			n := s.T.UnixNano() / int64(every)
+			if n == last && every == lastEvery {
+				continue
+			}
+			last, lastEvery = n, every
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// Recent is the tail of samples (oldest first) taken within window of now.
+func Recent(samples []Sample, now time.Time, window time.Duration) []Sample {
+	i := 0
+	for i < len(samples) && now.Sub(samples[i].T) > window {
+		i++
+	}
+	return samples[i:]
+}
+
+// Forget drops from a usage history (by pool) the pools not measured for
+// KeptFor, and thins the rest: with Trend, what bounds the state's history
+// to the pools that still exist, a fixed number of points each.
+func Forget(history map[string][]Sample, now time.Time) {
+	for k, s := range history {
+		if s = Thin(s, now); len(s) == 0 {
+			delete(history, k)
+		} else {
+			history[k] = s
+		}
+	}
 }
 
 // Fits says whether a history is long enough for Trend to fit a line:

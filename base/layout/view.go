@@ -22,6 +22,9 @@ type Warning struct {
 	Kind      string     `json:"kind"`
 	Text      string     `json:"text"`
 	RunsOutAt *time.Time `json:"runsOutAt,omitempty"`
+	// Pool is the pool warned of, when the warning names one: what a chart
+	// of its usage history draws (notify/chart). Not in the JSON report.
+	Pool *Pool `json:"-"`
 }
 
 // SortWarnings orders warnings by RunsOutAt, soonest first, those without

@@ -18,7 +18,7 @@ import (
 // `word-break: break-all` did ("DELET/E", "us-east/-1a"). A token longer
 // than its element may wrap: that is what overflow-wrap allows.
 const measureBreaks = `<script>
-(function () {
+window.addEventListener('load', function () { // once the charts have loaded
   var broken = [], words = 0;
   var walk = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
   for (var n = walk.nextNode(); n; n = walk.nextNode()) {
@@ -50,11 +50,14 @@ const measureBreaks = `<script>
     if (!inBox && getComputedStyle(e).overflowX === 'auto' && e.scrollWidth > e.clientWidth) scrolls++;
     if (!inBox && e.getBoundingClientRect().right > vw + 1) off.push(e.tagName + ' ' + e.textContent.trim().slice(0, 60));
   }
+  // The charts: drawn (loaded) and how wide.
+  var imgs = [];
+  document.querySelectorAll('img').forEach(function (im) { imgs.push({loaded: im.complete && im.naturalWidth > 0, width: Math.round(im.getBoundingClientRect().width)}); });
   var out = document.createElement('pre');
   out.id = 'reclaim-measure';
-  out.textContent = JSON.stringify({words: words, broken: broken, width: document.documentElement.scrollWidth, viewport: vw, off: off, scrolls: scrolls});
+  out.textContent = JSON.stringify({words: words, broken: broken, width: document.documentElement.scrollWidth, viewport: vw, off: off, scrolls: scrolls, images: imgs});
   document.body.appendChild(out);
-})();
+});
 </script>`
 
 // The report email, rendered by a real browser (headless Chromium, Debian's
@@ -70,9 +73,21 @@ func TestEmailWordsStayWholeInChromium(t *testing.T) {
 		t.Fatal(err)
 	}
 	html := strings.Replace(string(page), "</body>", measureBreaks+"</body>", 1)
-	path := filepath.Join(t.TempDir(), "email.html")
+	dir := t.TempDir()
+	path := filepath.Join(dir, "email.html")
 	if err := os.WriteFile(path, []byte(html), 0o644); err != nil {
 		t.Fatal(err)
+	}
+	// The charts beside it, as reclaim demo --email-files writes them.
+	charts, _ := filepath.Glob(filepath.Join("testdata", "demo-report-chart-*.png"))
+	for _, c := range charts {
+		b, err := os.ReadFile(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, filepath.Base(c)), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -92,6 +107,10 @@ func TestEmailWordsStayWholeInChromium(t *testing.T) {
 		Width, Viewport int
 		Off             []string
 		Scrolls         int
+		Images          []struct {
+			Loaded bool
+			Width  int
+		}
 	}
 	if err := json.Unmarshal([]byte(unescapeHTML(string(m[1]))), &got); err != nil {
 		t.Fatalf("%v: %s", err, m[1])
@@ -107,6 +126,14 @@ func TestEmailWordsStayWholeInChromium(t *testing.T) {
 	}
 	if got.Scrolls == 0 {
 		t.Error("no table scrolls in its own box: the demo's report should have one wider than a phone")
+	}
+	if len(got.Images) == 0 || len(got.Images) != len(charts) {
+		t.Errorf("%d images on the page, %d charts in testdata", len(got.Images), len(charts))
+	}
+	for i, im := range got.Images {
+		if !im.Loaded || im.Width == 0 || im.Width > got.Viewport {
+			t.Errorf("chart %d: loaded %v, %d px wide at %d px", i+1, im.Loaded, im.Width, got.Viewport)
+		}
 	}
 	if len(got.Broken) > 0 {
 		t.Errorf("%d of %d words broken inside at 600 px, e.g. %q", len(got.Broken), got.Words, got.Broken[:min(10, len(got.Broken))])

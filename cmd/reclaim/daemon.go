@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"encoding/base64"
 	"io"
+	"sync"
 
 	"github.com/spf13/cobra"
 
@@ -10,6 +12,7 @@ import (
 	"reclaim.dev/reclaim/internal/app"
 	"reclaim.dev/reclaim/internal/daemon"
 	"reclaim.dev/reclaim/notify"
+	"reclaim.dev/reclaim/notify/chart"
 	"reclaim.dev/reclaim/notify/email"
 	"reclaim.dev/reclaim/notify/metrics"
 	"reclaim.dev/reclaim/notify/report"
@@ -89,17 +92,32 @@ and the process exits 0, all within daemon.shutdownTimeout.`,
 
 // reportPage renders a report as the daemon's page and /report?format=html
 // serve it: the report email's HTML body, as a first report to a target.
+// The last report's page is kept: its charts are drawn once, not at every
+// request.
 func reportPage(cfg *config.Config) func(*report.Report) (string, error) {
 	nouns, optOut := kindWords(cfg)
+	var mu sync.Mutex
+	var last *report.Report
+	var page string
 	return func(rep *report.Report) (string, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if rep == last && last != nil {
+			return page, nil
+		}
 		opt := emailOptions(cfg, 50, nouns, optOut)
 		if next := nextRun(cfg); next != nil && rep.Plan != nil {
 			opt.NextRun = next(rep.Plan.GeneratedAt)
+		}
+		// A page has no inline parts: its charts are data: URLs.
+		opt.ChartSrc = func(_ int, c chart.Chart) string {
+			return "data:image/png;base64," + base64.StdEncoding.EncodeToString(c.PNG)
 		}
 		c, err := email.Render(rep, notify.Previous{}, opt)
 		if err != nil {
 			return "", err
 		}
-		return c.HTML, nil
+		last, page = rep, c.HTML
+		return page, nil
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"flag"
+	"image/png"
 	"io"
 	"os"
 	"path/filepath"
@@ -16,6 +17,7 @@ import (
 	"go.uber.org/zap"
 
 	"reclaim.dev/reclaim/internal/demo"
+	"reclaim.dev/reclaim/notify/email"
 	"reclaim.dev/reclaim/notify/report"
 )
 
@@ -60,6 +62,35 @@ func TestDemoEmailGolden(t *testing.T) {
 		}
 		if !bytes.Equal(got, want) {
 			t.Errorf("%s changed; if intended, run go test -tags demo ./cmd/reclaim -run TestDemoEmailGolden -update and review the diff", golden)
+		}
+	}
+	// The charts, beside the HTML that names them: PNGs, not compared
+	// byte for byte (a plotting library's update may move a pixel), but
+	// kept in testdata for the browser test to lay out with the page.
+	charts, _ := filepath.Glob(prefix + "-chart-*.png")
+	if len(charts) != email.MaxCharts {
+		t.Fatalf("%d charts written, want %d", len(charts), email.MaxCharts)
+	}
+	html, _ := os.ReadFile(prefix + ".html")
+	for _, c := range charts {
+		name := filepath.Base(c)
+		b, err := os.ReadFile(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := png.Decode(bytes.NewReader(b)); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+		if len(b) > 48<<10 {
+			t.Errorf("%s is %d bytes: too big to send inline", name, len(b))
+		}
+		if !bytes.Contains(html, []byte(`<img src="`+name+`" alt="`)) {
+			t.Errorf("the HTML does not show %s", name)
+		}
+		if *update {
+			if err := os.WriteFile(filepath.Join("testdata", name), b, 0o644); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 }

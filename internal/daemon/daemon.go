@@ -531,7 +531,7 @@ func (d *Daemon) Handler() http.Handler {
 				return
 			}
 			w.Header().Set("Content-Type", "text/html; charset=utf-8")
-			w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'")
+			w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; img-src data:")
 			_, _ = io.WriteString(w, page)
 		default:
 			http.Error(w, fmt.Sprintf("format %q: use json, text or html", f), http.StatusBadRequest)

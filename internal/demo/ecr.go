@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"reclaim.dev/reclaim/base/layout"
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/providers/ecr/ecrfake"
 	"reclaim.dev/reclaim/reconcile/kinds/ecrimage"
@@ -127,8 +128,18 @@ func SeedECR(srv *ecrfake.Server, f *Fleet, now time.Time) Images {
 
 	// Earlier runs: the 600 oldest images of shop/api have been candidates
 	// for three hours, longer than the 2h grace.
+	api := inventory.RepoKey{Account: Account, Region: ECRRegion, Name: APIRepo}
 	for _, d := range imgs[:600] {
-		f.State.Seen(ecrimage.ID(inventory.RepoKey{Account: Account, Region: ECRRegion, Name: APIRepo}, d.Digest), "", now.Add(-3*time.Hour))
+		f.State.Seen(ecrimage.ID(api, d.Digest), "", now.Add(-3*time.Hour))
+	}
+	// And, hourly for five days, they counted a push every 40 minutes
+	// (simulated history, for the repository's chart).
+	if f.State.Usage == nil {
+		f.State.Usage = map[string][]layout.Sample{}
+	}
+	key := "ecr/" + api.String()
+	for h := 5 * 24; h >= 1; h-- {
+		f.State.Usage[key] = append(f.State.Usage[key], layout.Sample{T: now.Add(-time.Duration(h) * time.Hour), Usage: float64(total - h*3/2)})
 	}
 	return im
 }

@@ -268,10 +268,11 @@ func Seed(srv *gcefake.Server, now time.Time) *Fleet {
 
 	srv.SetQuota(Project, Region, "SSD_TOTAL_GB", 1500, float64(ssd))
 	// Earlier hourly runs saw SSD usage grow by one failed workflow's disks
-	// (20 GB) every twelve hours or so.
+	// (20 GB) every twelve hours or so: five days of simulated history, on
+	// one straight line, for the report's projection and its chart.
 	f.State.Usage = map[string][]layout.Sample{}
 	key = Project + "/" + Region + "/SSD_TOTAL_GB"
-	for h := 24; h >= 1; h-- {
+	for h := 5 * 24; h >= 1; h-- {
 		f.State.Usage[key] = append(f.State.Usage[key], layout.Sample{T: now.Add(-time.Duration(h) * time.Hour), Usage: float64(ssd) - float64(h)*40/24})
 	}
 	srv.SetQuota(Project, Region, "DISKS_TOTAL_GB", 4096, 100)

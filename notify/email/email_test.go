@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"flag"
+	"fmt"
 	"io"
 	"mime"
 	"mime/multipart"
@@ -281,5 +282,77 @@ func TestBodiesSumPerOwner(t *testing.T) {
 	}
 	if !strings.Contains(c.HTML, "By owner (notify.routes)") {
 		t.Error("the HTML part has no owner table")
+	}
+}
+
+// Warnings of pools bring their charts: PNG parts of a multipart/related
+// around the bodies, each by the content-id the HTML names, with the
+// warning as alt text; the text body says nothing of them.
+func TestChartsAreInlineParts(t *testing.T) {
+	rep := fixedReport()
+	p := rep.Plan
+	p.Warnings[0].Pool = &layout.Pool{Used: 3765, Limit: 4091, Frees: 100, Trend: "subnet", Name: "subnet-1 (us-east-1a)", Unit: "addresses"}
+	p.Warnings[1].Pool = &layout.Pool{Used: 1455, Limit: 1500, Trend: "ssd", Name: "p r1 SSD_TOTAL_GB", Unit: "GB"}
+	p.Warnings[2].Pool = p.Warnings[1].Pool
+	p.State.Usage = map[string][]layout.Sample{}
+	for h := 48; h >= 0; h-- {
+		p.State.Usage["ssd"] = append(p.State.Usage["ssd"], layout.Sample{T: t0.Add(-time.Duration(h) * time.Hour), Usage: 1455 - float64(h)*40/24})
+	}
+	c, err := Render(rep, notify.Previous{}, testOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, err := Render(fixedReport(), notify.Previous{}, testOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Text != plain.Text {
+		t.Error("the text body changed with the charts")
+	}
+	if len(c.Charts) != 2 {
+		t.Fatalf("%d charts, want one per kind: 2", len(c.Charts))
+	}
+	for i, ch := range c.Charts {
+		img := fmt.Sprintf(`<img src="cid:%s" alt="%s"`, ChartCID(i+1), html.EscapeString(ch.Alt))
+		if !strings.Contains(c.HTML, img) {
+			t.Errorf("the HTML lacks %s", img)
+		}
+	}
+	raw, err := (&Target{TargetName: "ops", Server: Server{From: "reclaim@example.com", To: []string{"a@example.com"}}}).Message(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := mail.ReadMessage(bytes.NewReader(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var parts []string
+	var walk func(r io.Reader, contentType, indent string)
+	walk = func(r io.Reader, contentType, indent string) {
+		mt, params, _ := mime.ParseMediaType(contentType)
+		if !strings.HasPrefix(mt, "multipart/") {
+			return
+		}
+		mr := multipart.NewReader(r, params["boundary"])
+		for {
+			p, err := mr.NextPart()
+			if err == io.EOF {
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			pt, _, _ := mime.ParseMediaType(p.Header.Get("Content-Type"))
+			parts = append(parts, indent+pt+" "+p.Header.Get("Content-Id"))
+			walk(p, p.Header.Get("Content-Type"), indent+" ")
+		}
+	}
+	walk(m.Body, m.Header.Get("Content-Type"), "")
+	want := "multipart/related |" +
+		" multipart/alternative |  text/plain |  text/html |" +
+		" image/png <chart-1@reclaim>| image/png <chart-2@reclaim>|" +
+		"application/json "
+	if got := strings.Join(parts, "|"); got != want {
+		t.Errorf("parts\n%s\nwant\n%s", got, want)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	texttemplate "text/template"
 
 	"reclaim.dev/reclaim/notify"
+	"reclaim.dev/reclaim/notify/chart"
 	"reclaim.dev/reclaim/notify/report"
 )
 
@@ -65,12 +66,19 @@ type Content struct {
 	HTML    string
 	// JSON is the full report, attached as report.json.
 	JSON []byte
+	// Charts are the most urgent pools' charts, inline parts of the HTML
+	// (ChartCID).
+	Charts []chart.Chart
 }
 
 // Render makes the email of a report; prev is what the target was last
 // delivered (for "new since the previous report").
 func Render(rep *report.Report, prev notify.Previous, opt Options) (*Content, error) {
-	v := build(rep, prev, opt)
+	charts, err := chart.Urgent(rep, MaxCharts)
+	if err != nil {
+		return nil, err
+	}
+	v := build(rep, prev, opt, charts)
 	var txt, html, js bytes.Buffer
 	if err := textTmpl.Execute(&txt, v); err != nil {
 		return nil, err
@@ -81,7 +89,7 @@ func Render(rep *report.Report, prev notify.Previous, opt Options) (*Content, er
 	if err := rep.JSON(&js); err != nil {
 		return nil, err
 	}
-	return &Content{Subject: v.Subject, Text: txt.String(), HTML: html.String(), JSON: js.Bytes()}, nil
+	return &Content{Subject: v.Subject, Text: txt.String(), HTML: html.String(), JSON: js.Bytes(), Charts: charts}, nil
 }
 
 // tabular aligns a header and rows in columns, each line indented.

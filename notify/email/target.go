@@ -119,7 +119,9 @@ func (t *Target) Test(ctx context.Context) error {
 }
 
 // Message renders the report email as RFC 5322 bytes: multipart/mixed with
-// a multipart/alternative (text, then HTML) and report.json attached.
+// a multipart/alternative (text, then HTML; with charts, inside a
+// multipart/related that holds them as PNG parts by content-id) and
+// report.json attached.
 func (t *Target) Message(c *Content) ([]byte, error) {
 	m, err := t.newMsg(c.Subject)
 	if err != nil {
@@ -127,6 +129,13 @@ func (t *Target) Message(c *Content) ([]byte, error) {
 	}
 	m.SetBodyString(gomail.TypeTextPlain, c.Text)
 	m.AddAlternativeString(gomail.TypeTextHTML, c.HTML)
+	for i, ch := range c.Charts {
+		if err := m.EmbedReader(fmt.Sprintf("chart-%d.png", i+1), bytes.NewReader(ch.PNG),
+			gomail.WithFileContentID("<"+ChartCID(i+1)+">"), gomail.WithFileContentType(gomail.ContentType("image/png")),
+			gomail.WithFileDescription(ch.Alt)); err != nil {
+			return nil, err
+		}
+	}
 	if err := m.AttachReader("report.json", bytes.NewReader(c.JSON), gomail.WithFileContentType(gomail.ContentType("application/json"))); err != nil {
 		return nil, err
 	}

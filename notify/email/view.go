@@ -9,12 +9,14 @@ package email
 
 import (
 	"fmt"
+	htmltemplate "html/template"
 	"sort"
 	"strings"
 	"time"
 
 	"reclaim.dev/reclaim/base/layout"
 	"reclaim.dev/reclaim/notify"
+	"reclaim.dev/reclaim/notify/chart"
 	"reclaim.dev/reclaim/notify/report"
 	"reclaim.dev/reclaim/reconcile/engine"
 )
@@ -35,6 +37,25 @@ type Options struct {
 	// "deleted at the next run unless protected". Zero: unknown, then only
 	// what is deletable now is listed.
 	NextRun time.Time
+	// ChartSrc is where the HTML finds the nth chart (from 1): nil, the
+	// message's inline part (cid:); a page or files say their own.
+	ChartSrc func(n int, c chart.Chart) string
+}
+
+// MaxCharts is how many pools the email charts at most.
+const MaxCharts = 3
+
+// ChartCID is the content-id of the nth chart (from 1) in the message, as
+// a cid: URL names it (RFC 2392; the header has it in angle brackets).
+func ChartCID(n int) string { return fmt.Sprintf("chart-%d@reclaim", n) }
+
+// chartImg is a chart as the HTML shows it.
+type chartImg struct {
+	// Src is trusted: it is ours (cid:, data: or a file name), and
+	// html/template would refuse a cid: or data: URL.
+	Src           htmltemplate.URL
+	Alt           string
+	Width, Height int
 }
 
 // view is what the templates read.
@@ -55,6 +76,8 @@ type view struct {
 	// Waste prices the candidates and what the plan saves ("" unpriced).
 	Waste    string
 	Warnings []notify.WarningGroup
+	// Charts are of the most urgent pools, shown under their warnings.
+	Charts   []chartImg
 	Overview []Table
 
 	New  newView
@@ -95,8 +118,8 @@ type nextView struct {
 
 type optOut struct{ Noun, How string }
 
-// build makes the view of a report.
-func build(rep *report.Report, prev notify.Previous, opt Options) *view {
+// build makes the view of a report and its charts.
+func build(rep *report.Report, prev notify.Previous, opt Options, charts []chart.Chart) *view {
 	if opt.MaxRows < 1 {
 		opt.MaxRows = 20
 	}
@@ -133,6 +156,13 @@ func build(rep *report.Report, prev notify.Previous, opt Options) *view {
 		v.Totals = append(v.Totals, total{Noun: notify.Noun(t.Kind, opt.Nouns), Delete: fmt.Sprint(t.Delete), Mark: fmt.Sprint(t.Mark), Frees: t.FreesText(), Saves: saves})
 	}
 	v.Warnings = notify.WarningGroups(rep)
+	for i, c := range charts {
+		src := "cid:" + ChartCID(i+1)
+		if opt.ChartSrc != nil {
+			src = opt.ChartSrc(i+1, c)
+		}
+		v.Charts = append(v.Charts, chartImg{Src: htmltemplate.URL(src), Alt: c.Alt, Width: chart.Width, Height: chart.Height})
+	}
 	if owners := report.OwnerTotals(p); len(owners) > 0 {
 		t := Table{Title: "By owner (notify.routes)", Header: []string{"OWNER", "TO DELETE", "MARKED", "WASTE A MONTH"}}
 		for _, o := range owners {

@@ -28,7 +28,10 @@ type OptOuter interface {
 // Show adds to a plan what each kind that is a Viewer shows of it, in the
 // kinds' order, with the warnings most urgent first
 // (layout.SortWarnings). The runner calls it once, right after
-// engine.Build and before the plan is applied or its state saved.
+// engine.Build and before the plan is applied or its state saved. The
+// usage history the views recorded is then thinned, and the pools no view
+// measured for a month are forgotten (layout.Forget), so the state does
+// not grow with time.
 func Show(p *engine.Plan, kinds []engine.Kind, snap *inventory.Snapshot) {
 	for _, k := range kinds {
 		vk, ok := k.(Viewer)
@@ -47,4 +50,5 @@ func Show(p *engine.Plan, kinds []engine.Kind, snap *inventory.Snapshot) {
 		}
 	}
 	layout.SortWarnings(p.Warnings)
+	layout.Forget(p.State.Usage, p.GeneratedAt)
 }

@@ -76,7 +76,9 @@ func (k *Kind) View(p *engine.Plan, snap *inventory.Snapshot) layout.View {
 			v.Gauges = append(v.Gauges, layout.Gauge{Name: "reclaim_ebs_quota_runs_out_timestamp_seconds", Labels: l, Value: float64(h.RunsOutAt.Unix())})
 		}
 		if h.Warning || h.RunsOutAt != nil {
-			v.Warnings = append(v.Warnings, layout.Warning{Kind: Name, Text: warningText(h), RunsOutAt: h.RunsOutAt})
+			pool := &layout.Pool{Used: h.UsageGiB, Limit: h.LimitGiB, Frees: h.PlanFreesGiB, Trend: trendKey(h.Account, h.Region, h.VolumeType),
+				Name: "EBS " + h.VolumeType + " storage in " + h.Account + "/" + h.Region, Unit: "GiB"}
+			v.Warnings = append(v.Warnings, layout.Warning{Kind: Name, Text: warningText(h), RunsOutAt: h.RunsOutAt, Pool: pool})
 		}
 	}
 	return v
@@ -128,7 +130,7 @@ func (k *Kind) headroom(p *engine.Plan, snap *inventory.Snapshot) []Headroom {
 			}
 			if h.Known {
 				h.Headroom = layout.Measure(layout.Pool{Used: h.UsageGiB, Limit: h.LimitGiB, Frees: h.PlanFreesGiB,
-					WarnAt: k.s.HeadroomWarning.Fraction(), Trend: "ebs/" + key}, &p.State.Usage, p.GeneratedAt)
+					WarnAt: k.s.HeadroomWarning.Fraction(), Trend: trendKey(q.Account, q.Region, q.VolumeType)}, &p.State.Usage, p.GeneratedAt)
 			}
 			out = append(out, h)
 		}
@@ -192,3 +194,8 @@ func decisionSection(p *engine.Plan) layout.Section {
 func gib(n float64) string { return fmt.Sprintf("%.0f GiB", n) }
 
 func pct(f float64) string { return fmt.Sprintf("%.0f%%", f*100) }
+
+// trendKey is the key of a storage quota's usage history.
+func trendKey(account, region, volumeType string) string {
+	return "ebs/" + Pool(account, region, volumeType)
+}

@@ -80,7 +80,8 @@ func (k *Kind) View(p *engine.Plan, snap *inventory.Snapshot) layout.View {
 		Summary: fmt.Sprintf("images delete %d (%s), mark %d", p.Count(Name, engine.Delete), layout.HumanBytes(frees), p.Count(Name, engine.Mark))}
 	for _, r := range sums {
 		if r.Warning {
-			v.Warnings = append(v.Warnings, layout.Warning{Text: warningText(r)})
+			v.Warnings = append(v.Warnings, layout.Warning{Text: warningText(r), Pool: &layout.Pool{Used: float64(r.Images), Limit: float64(r.Limit),
+				Frees: float64(r.Delete), Trend: trendKey(r), Name: r.Repository, Unit: "images"}})
 		}
 		l := []string{r.Account + "/" + r.Region, r.Name}
 		v.Gauges = append(v.Gauges,
@@ -176,9 +177,10 @@ func (k *Kind) repositories(by repoTallies, p *engine.Plan, snap *inventory.Snap
 				}
 			}
 			s.After = s.Images - s.Delete
-			// A repository's rows say percent (0..100); its image count has
-			// no history kept (its trim is the projection).
-			h := layout.Measure(layout.Pool{Used: float64(s.Images), Limit: float64(s.Limit), Frees: float64(s.Delete), WarnAt: k.Policy.HeadroomWarning}, &p.State.Usage, p.GeneratedAt)
+			// A repository's rows say percent (0..100) and project nothing
+			// (its trim is the projection); the history of a limited one's
+			// image count is kept for charts.
+			h := layout.Measure(layout.Pool{Used: float64(s.Images), Limit: float64(s.Limit), Frees: float64(s.Delete), WarnAt: k.Policy.HeadroomWarning, Trend: trendKey(s)}, &p.State.Usage, p.GeneratedAt)
 			s.UsedPct, s.UsedPctAfter, s.Warning = 100*h.UsedPct, 100*h.UsedPctAfter, h.Warning
 			out = append(out, s)
 		}
@@ -298,4 +300,13 @@ func nonEmpty(ss ...string) []string {
 		}
 	}
 	return out
+}
+
+// trendKey is the key of a repository's image count history: none for a
+// repository no rule limits (counted only).
+func trendKey(r RepoSummary) string {
+	if r.Limit == 0 {
+		return ""
+	}
+	return "ecr/" + r.Repository
 }

@@ -206,11 +206,13 @@ func growsText(h Headroom) string {
 func Warnings(hs []Headroom) []layout.Warning {
 	var out []layout.Warning
 	for _, h := range hs {
+		pool := &layout.Pool{Used: h.Usage, Limit: h.Limit, Frees: h.PlanFrees, Trend: gcepd.Pool(h.Project, h.Region, h.Metric),
+			Name: h.Project + " " + h.Region + " " + h.Metric, Unit: "GB"}
 		if h.Known && h.Warning {
-			out = append(out, layout.Warning{Text: usedText(h), RunsOutAt: h.RunsOutAt})
+			out = append(out, layout.Warning{Text: usedText(h), RunsOutAt: h.RunsOutAt, Pool: pool})
 		}
 		if h.RunsOutAt != nil {
-			out = append(out, layout.Warning{Text: growsText(h), RunsOutAt: h.RunsOutAt})
+			out = append(out, layout.Warning{Text: growsText(h), RunsOutAt: h.RunsOutAt, Pool: pool})
 		}
 	}
 	return out

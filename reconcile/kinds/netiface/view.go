@@ -335,7 +335,9 @@ func warnings(rows []Headroom) []layout.Warning {
 	var out []layout.Warning
 	for _, h := range rows {
 		if h.Warning {
-			out = append(out, layout.Warning{Text: warningText(h), RunsOutAt: h.RunsOutAt})
+			pool := &layout.Pool{Used: float64(h.Usable - h.Free), Limit: float64(h.Usable), Frees: float64(h.PlanFrees),
+				Trend: "subnet/" + h.Account + "/" + h.Region + "/" + h.Subnet, Name: h.Subnet + " (" + h.AZ + ")", Unit: "addresses"}
+			out = append(out, layout.Warning{Text: warningText(h), RunsOutAt: h.RunsOutAt, Pool: pool})
 		}
 	}
 	return out
