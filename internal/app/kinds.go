@@ -11,6 +11,7 @@ import (
 	"reclaim.dev/reclaim/inventory/kube"
 	"reclaim.dev/reclaim/inventory/records"
 	"reclaim.dev/reclaim/reconcile/engine"
+	"reclaim.dev/reclaim/reconcile/kinds/ebssnapshot"
 	"reclaim.dev/reclaim/reconcile/kinds/ebsvolume"
 	"reclaim.dev/reclaim/reconcile/kinds/ecrimage"
 	"reclaim.dev/reclaim/reconcile/kinds/gcedisk"
@@ -35,6 +36,7 @@ var Registered = []kind.Module{
 	k8sjob.Module,
 	k8spod.Module,
 	ebsvolume.Module,
+	ebssnapshot.Module,
 }
 
 // Register adds a kind to Registered (a kind outside this list, like a

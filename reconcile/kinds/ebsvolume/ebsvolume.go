@@ -526,11 +526,24 @@ func (k *Kind) StartSnapshot(ctx context.Context, d *engine.Decision) (string, e
 		return "", fmt.Errorf("no EBS client")
 	}
 	det := detailOf(d)
-	desc := "reclaim: " + d.Name + " before its delete"
-	if det.MadeFor != "" {
-		desc += ", made for " + det.MadeFor
+	return k.api.CreateSnapshot(ctx, det.Account, det.Region, d.Name, SnapshotDescription(d.Name, det.MadeFor), map[string]string{k.s.SnapshotTag: d.Name})
+}
+
+// SnapshotDescription is the description of the snapshot reclaim makes of
+// a volume before deleting it; ebs-snapshot expires only snapshots whose
+// description IsSnapshotDescription says is one.
+func SnapshotDescription(volume, madeFor string) string {
+	desc := "reclaim: " + volume + " before its delete"
+	if madeFor != "" {
+		desc += ", made for " + madeFor
 	}
-	return k.api.CreateSnapshot(ctx, det.Account, det.Region, d.Name, desc, map[string]string{k.s.SnapshotTag: d.Name})
+	return desc
+}
+
+// IsSnapshotDescription says whether desc is SnapshotDescription's for volume.
+func IsSnapshotDescription(desc, volume string) bool {
+	base := SnapshotDescription(volume, "")
+	return volume != "" && (desc == base || strings.HasPrefix(desc, base+", made for "))
 }
 
 // SnapshotState re-reads the volume's snapshots for one of them; one not
