@@ -110,3 +110,34 @@ func TestDeleteSnapshotOutcomes(t *testing.T) {
 		t.Fatalf("re-read of a gone one: %v", err)
 	}
 }
+
+// The calls a pass makes for 10,000 snapshots, 500 of them reclaim's: the
+// listing at DescribeSnapshots' largest page (10 calls), and what uses
+// reclaim's, 200 ids to a call (3 DescribeImages, 3 DescribeVolumes).
+func TestCallsForTenThousandSnapshots(t *testing.T) {
+	f := newFake(t)
+	var ours []string
+	for i := range 10000 {
+		id := f.AddSnapshot("", ebsfake.Snapshot{ID: fmt.Sprintf("snap-%017d", i)})
+		if i%20 == 0 {
+			ours = append(ours, id)
+		}
+	}
+	c := newClient(t, f.URL())
+	f.ResetCalls()
+	if l := c.ListSnapshots(ctx); !l.Complete || len(l.Snapshots) != 10000 {
+		t.Fatalf("listing: %v %d", l.Complete, len(l.Snapshots))
+	}
+	if _, err := c.SnapshotUsers(ctx, ours); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]int{}
+	for _, op := range []string{ebsfake.OpDescribeSnapshots, ebsfake.OpDescribeImages, ebsfake.OpDescribeVolumes} {
+		got[op] = f.Calls(op)
+	}
+	want := map[string]int{ebsfake.OpDescribeSnapshots: 10, ebsfake.OpDescribeImages: 3, ebsfake.OpDescribeVolumes: 3}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("calls %v, want %v", got, want)
+	}
+	t.Logf("10,000 snapshots, %d reclaim's: %v", len(ours), got)
+}

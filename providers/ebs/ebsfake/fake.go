@@ -1,6 +1,7 @@
 // Package ebsfake is a wire-level fake of the parts of Amazon EC2 and Service
-// Quotas that reclaim's ebs provider uses: DescribeVolumes, DeleteVolume and
-// CreateSnapshot (EC2 Query protocol) and ListServiceQuotas (awsJson1_1).
+// Quotas that reclaim's ebs provider uses: DescribeVolumes, DeleteVolume,
+// CreateSnapshot, DescribeSnapshots, DeleteSnapshot and DescribeImages (EC2
+// Query protocol) and ListServiceQuotas (awsJson1_1).
 //
 // One Server is one region and serves both APIs on one endpoint; it routes a
 // request with an X-Amz-Target header to Service Quotas and any other to EC2.
@@ -42,6 +43,13 @@
 //     InvalidVolumeID.Malformed.
 //   - CreateSnapshot records a pending snapshot with the tags of its
 //     TagSpecification (ResourceType snapshot).
+//   - DescribeSnapshots takes MaxResults 5..1000 (not with SnapshotId.N)
+//     and pages by NextToken; an unknown SnapshotId.N is
+//     InvalidSnapshot.NotFound. DeleteSnapshot answers InvalidSnapshot.NotFound
+//     for a missing snapshot and InvalidSnapshot.InUse while an AMI
+//     (AddImage) is registered from it. DescribeImages lists disabled AMIs
+//     only with IncludeDisabled; DescribeVolumes takes the snapshot-id and
+//     status filters.
 //
 // All methods are safe for concurrent use.
 package ebsfake
@@ -304,7 +312,8 @@ func (s *Server) Has(id string) bool {
 	return s.find(id) != nil
 }
 
-// Snapshots returns the snapshots CreateSnapshot recorded, in order.
+// Snapshots returns the snapshots CreateSnapshot recorded and AddSnapshot
+// seeded, in order.
 func (s *Server) Snapshots() []Snapshot {
 	s.mu.Lock()
 	defer s.mu.Unlock()
