@@ -47,6 +47,7 @@ const (
 	OpCreateSnapshot    = "CreateSnapshot"
 	OpDeleteSnapshot    = "DeleteSnapshot"
 	OpDescribeImages    = "DescribeImages"
+	OpListRecycleBin    = "ListSnapshotsInRecycleBin"
 	OpListServiceQuotas = "ListServiceQuotas"
 )
 

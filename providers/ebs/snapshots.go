@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
@@ -32,11 +33,22 @@ const (
 
 // SnapshotListing is one account and region's own snapshots. Complete is
 // false when a page failed; Problem then says what an operator can do.
+// Recycled are the snapshots in the Recycle Bin (deleted, retained by a
+// rule, still billed); RecycleProblem says why they are unknown.
 type SnapshotListing struct {
 	Account, Region string
 	Snapshots       []Snapshot
 	Complete        bool
 	Problem         string
+	Recycled        []Recycled
+	RecycleProblem  string
+}
+
+// Recycled is a snapshot in the Recycle Bin: it entered at Entered and is
+// deleted for good at Exits.
+type Recycled struct {
+	ID, VolumeID, Description string
+	Entered, Exits            time.Time
 }
 
 // ListSnapshots lists the account's own snapshots in the region
@@ -58,7 +70,27 @@ func (c *Client) ListSnapshots(ctx context.Context) SnapshotListing {
 			l.Snapshots = append(l.Snapshots, convertSnapshot(&res.Snapshots[i]))
 		}
 	}
+	l.Recycled, l.RecycleProblem = c.recycleBin(ctx)
 	return l
+}
+
+// recycleBin lists the snapshots in the Recycle Bin (ListSnapshotsInRecycleBin,
+// pages of 1000). They are reported, never deleted: a failure is a problem
+// of its own, not an incomplete listing.
+func (c *Client) recycleBin(ctx context.Context) ([]Recycled, string) {
+	var out []Recycled
+	p := ec2.NewListSnapshotsInRecycleBinPaginator(c.api, &ec2.ListSnapshotsInRecycleBinInput{MaxResults: aws.Int32(MaxSnapshotPageSize)})
+	for page := 1; p.HasMorePages(); page++ {
+		res, err := p.NextPage(ctx)
+		if err != nil {
+			return out, c.explain("ec2", OpListRecycleBin, fmt.Sprintf("page %d", page), err).Error()
+		}
+		for _, r := range res.Snapshots {
+			out = append(out, Recycled{ID: aws.ToString(r.SnapshotId), VolumeID: aws.ToString(r.VolumeId), Description: aws.ToString(r.Description),
+				Entered: aws.ToTime(r.RecycleBinEnterTime), Exits: aws.ToTime(r.RecycleBinExitTime)})
+		}
+	}
+	return out, ""
 }
 
 // SnapshotByID re-reads one snapshot (DescribeSnapshots with SnapshotIds; an

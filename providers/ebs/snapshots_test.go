@@ -141,3 +141,29 @@ func TestCallsForTenThousandSnapshots(t *testing.T) {
 	}
 	t.Logf("10,000 snapshots, %d reclaim's: %v", len(ours), got)
 }
+
+// A snapshot deleted under a Recycle Bin rule is no longer listed, but
+// reported from the bin with when it leaves; a failed read of the bin is
+// a problem of its own, not an incomplete listing.
+func TestRecycleBin(t *testing.T) {
+	f := ebsfake.New(ebsfake.Options{Account: acct, RecycleBin: 7 * 24 * time.Hour, Logf: t.Logf})
+	f.Start()
+	t.Cleanup(f.Close)
+	c := newClient(t, f.URL())
+	id := f.AddSnapshot("", ebsfake.Snapshot{VolumeID: "vol-0123456789abcdef0", Description: "reclaim: vol-0123456789abcdef0 before its delete"})
+	if err := c.DeleteSnapshot(ctx, id); err != nil || !f.InRecycleBin(id) {
+		t.Fatalf("delete under a rule: %v", err)
+	}
+	l := c.ListSnapshots(ctx)
+	if !l.Complete || len(l.Snapshots) != 0 || len(l.Recycled) != 1 {
+		t.Fatalf("listing: %+v", l)
+	}
+	r := l.Recycled[0]
+	if r.ID != id || r.VolumeID != "vol-0123456789abcdef0" || r.Exits.Sub(r.Entered) != 7*24*time.Hour || r.Description == "" {
+		t.Fatalf("recycled: %+v", r)
+	}
+	f.FailNext(ebsfake.OpListRecycleBin, ebsfake.CodeUnauthorizedOperation, 1)
+	if l := c.ListSnapshots(ctx); !l.Complete || !strings.Contains(l.RecycleProblem, "grant ec2:ListSnapshotsInRecycleBin") {
+		t.Fatalf("denied: %+v", l)
+	}
+}

@@ -83,6 +83,7 @@ const (
 	OpDescribeSnapshots = "DescribeSnapshots"
 	OpDeleteSnapshot    = "DeleteSnapshot"
 	OpDescribeImages    = "DescribeImages"
+	OpListRecycleBin    = "ListSnapshotsInRecycleBin"
 	OpListServiceQuotas = "ListServiceQuotas"
 	// OpUnknown counts requests the fake could not route.
 	OpUnknown = fakeapi.Unknown
@@ -143,6 +144,10 @@ type Options struct {
 	Accounts map[string]string
 	// Latency is added to every request before it is handled.
 	Latency time.Duration
+	// RecycleBin, when more than 0, is the retention of a Recycle Bin rule
+	// covering every snapshot: DeleteSnapshot moves it to the bin, where
+	// DescribeSnapshots no longer lists it and ListSnapshotsInRecycleBin does.
+	RecycleBin time.Duration
 	// SnapshotPolls is how many DescribeSnapshots answers show a new
 	// snapshot pending before it is completed (0: completed at once).
 	SnapshotPolls int
@@ -202,6 +207,7 @@ type Server struct {
 	opts      Options
 	volumes   map[string]map[string]*Volume // account -> id -> volume
 	snapshots []Snapshot
+	recycled  []Snapshot         // in the Recycle Bin; Started is when it entered
 	images    map[string][]Image // account -> images
 	quotas    map[string][]quota // account -> quotas of service code ebs
 	seq       atomic.Uint64
@@ -439,7 +445,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	op := req.Form.Get("Action")
 	routed := formErr == nil && req.URL.Path == "/" && req.Method == http.MethodPost &&
 		(op == OpDescribeVolumes || op == OpDeleteVolume || op == OpCreateSnapshot || op == OpDescribeSnapshots ||
-			op == OpDeleteSnapshot || op == OpDescribeImages)
+			op == OpDeleteSnapshot || op == OpDescribeImages || op == OpListRecycleBin)
 	s.Route(op, routed, op == OpDeleteVolume || op == OpCreateSnapshot || op == OpDeleteSnapshot)
 	fakeapi.Saw(Permission(op))
 	if !s.delay(req) {
@@ -486,6 +492,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		out, e = s.deleteSnapshot(account, req.Form)
 	case OpDescribeImages:
 		out, e = s.describeImages(account, req.Form)
+	case OpListRecycleBin:
+		out, e = s.listRecycleBin(account, req.Form)
 	}
 	if e != nil {
 		s.writeXMLError(w, e)

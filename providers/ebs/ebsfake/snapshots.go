@@ -342,6 +342,11 @@ func (s *Server) deleteSnapshot(account string, form url.Values) (any, *fakeapi.
 			return nil, errorf(CodeSnapshotInUse, "The snapshot %s is currently in use by %s", id, im.ID)
 		}
 	}
+	if s.opts.RecycleBin > 0 {
+		r := s.snapshots[i]
+		r.Started = time.Now().UTC()
+		s.recycled = append(s.recycled, r)
+	}
 	s.snapshots = slices.Delete(s.snapshots, i, i+1)
 	if s.LoseResponse() {
 		return nil, errorf(CodeInternalError, "An internal error has occurred")
@@ -429,6 +434,66 @@ func (s *Server) describeImages(account string, form url.Values) (any, *fakeapi.
 			x.BlockDeviceMapping.Items = append(x.BlockDeviceMapping.Items, m)
 		}
 		out.ImagesSet.Items = append(out.ImagesSet.Items, x)
+	}
+	return out, nil
+}
+
+// ---- ListSnapshotsInRecycleBin ----
+
+type listRecycleBinResponse struct {
+	XMLName     xml.Name                    `xml:"ListSnapshotsInRecycleBinResponse"`
+	Xmlns       string                      `xml:"xmlns,attr"`
+	RequestID   string                      `xml:"requestId"`
+	SnapshotSet fakeapi.XMLSet[xmlRecycled] `xml:"snapshotSet"`
+	NextToken   string                      `xml:"nextToken,omitempty"`
+}
+
+type xmlRecycled struct {
+	SnapshotID          string `xml:"snapshotId"`
+	RecycleBinEnterTime string `xml:"recycleBinEnterTime"`
+	RecycleBinExitTime  string `xml:"recycleBinExitTime"`
+	Description         string `xml:"description"`
+	VolumeID            string `xml:"volumeId"`
+}
+
+// InRecycleBin reports whether a deleted snapshot is in the Recycle Bin.
+func (s *Server) InRecycleBin(id string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.ContainsFunc(s.recycled, func(o Snapshot) bool { return o.ID == id })
+}
+
+// listRecycleBin answers with the account's snapshots in the Recycle Bin,
+// sorted by id, in pages of MaxResults (5..1000).
+func (s *Server) listRecycleBin(account string, form url.Values) (any, *fakeapi.QueryError) {
+	size, e := pageSize(form, MinPageSize, MaxSnapshotPageSize)
+	if e != nil {
+		return nil, e
+	}
+	after, page, e := pageStart(form)
+	if e != nil {
+		return nil, e
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var mine []Snapshot
+	for _, r := range s.recycled {
+		if r.Account == account {
+			mine = append(mine, r)
+		}
+	}
+	slices.SortFunc(mine, func(a, b Snapshot) int { return strings.Compare(a.ID, b.ID) })
+	out := &listRecycleBinResponse{Xmlns: Namespace, RequestID: s.requestID()}
+	for _, r := range mine {
+		if r.ID <= after {
+			continue
+		}
+		if size > 0 && len(out.SnapshotSet.Items) == size {
+			out.NextToken = fakeapi.PageToken{Page: page + 1, After: out.SnapshotSet.Items[size-1].SnapshotID, Query: fakeapi.QueryFingerprint(form)}.String()
+			break
+		}
+		out.SnapshotSet.Items = append(out.SnapshotSet.Items, xmlRecycled{SnapshotID: r.ID, VolumeID: r.VolumeID, Description: r.Description,
+			RecycleBinEnterTime: r.Started.Format(timeFormat), RecycleBinExitTime: r.Started.Add(s.opts.RecycleBin).Format(timeFormat)})
 	}
 	return out, nil
 }

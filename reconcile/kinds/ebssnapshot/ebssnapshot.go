@@ -241,6 +241,9 @@ func (k *Kind) Propose(snap *inventory.Snapshot, now time.Time) engine.Proposals
 		if !l.Complete {
 			src.Problems = []string{l.Problem}
 		}
+		if l.RecycleProblem != "" { // said, but holds nothing: the bin is never deleted from
+			src.Problems = append(src.Problems, "its Recycle Bin is unknown: "+l.RecycleProblem)
+		}
 		users := engine.Source{Kind: UsersKind, Name: scope, Complete: r.UsersProblem == "", Items: len(r.Users), Unit: "snapshots in use"}
 		if r.UsersProblem != "" {
 			users.Problems = []string{r.UsersProblem}
@@ -256,6 +259,11 @@ func (k *Kind) Propose(snap *inventory.Snapshot, now time.Time) engine.Proposals
 			}
 			out.InScope++
 			out.Items = append(out.Items, k.propose(l, s, r.Users[s.ID], keys, now))
+		}
+		for _, rb := range l.Recycled {
+			if ebsvolume.IsSnapshotDescription(rb.Description, rb.VolumeID) {
+				out.Items = append(out.Items, recycled(l, rb))
+			}
 		}
 	}
 	out.Presence = engine.ListedBy(func(id string) bool {
@@ -275,6 +283,7 @@ const (
 	ClassInUse        = "in-use"
 	ClassRetained     = "retained"
 	ClassArchived     = "archived"
+	ClassRecycleBin   = "recycle-bin"
 )
 
 func (k *Kind) propose(l *ebs.SnapshotListing, s *ebs.Snapshot, users, keys []string, now time.Time) engine.Proposal {
@@ -318,6 +327,15 @@ func (k *Kind) propose(l *ebs.SnapshotListing, s *ebs.Snapshot, users, keys []st
 		p.Reason += "; ebsSnapshots.delete is off"
 	}
 	return p
+}
+
+// recycled reports one of reclaim's snapshots in the Recycle Bin (by its
+// description: the bin lists no tags): deleted already, retained by a
+// Recycle Bin rule and billed until it leaves; never a candidate.
+func recycled(l *ebs.SnapshotListing, r ebs.Recycled) engine.Proposal {
+	det := &Detail{Account: l.Account, Region: l.Region, VolumeID: r.VolumeID, StorageTier: "recycle-bin"}
+	return engine.Proposal{ID: ID(l.Account, l.Region, r.ID), Name: r.ID, Identity: r.ID, Detail: det, Class: ClassRecycleBin,
+		Reason: "in the Recycle Bin until " + r.Exits.UTC().Format("2006-01-02") + ", retained by a Recycle Bin rule and billed until then: reported, never deleted"}
 }
 
 // managedBy names the service that manages a snapshot by its tags.

@@ -330,3 +330,42 @@ func TestSection(t *testing.T) {
 		t.Errorf("reference.yaml does not show the defaults:\nreference: %+v\ndefaults:  %+v", *ref, *min)
 	}
 }
+
+// One of reclaim's snapshots in the Recycle Bin is reported, kept, with
+// when it leaves; another's is left out.
+func TestRecycleBinReported(t *testing.T) {
+	s := snapOf(nil, nil)
+	r := s.Clouds[Name].(Read)
+	r.Regions[0].Listing.Recycled = []ebs.Recycled{
+		{ID: "snap-1", VolumeID: "vol-1", Description: ebsvolume.SnapshotDescription("vol-1", ""), Exits: t0.Add(48 * time.Hour)},
+		{ID: "snap-2", VolumeID: "vol-2", Description: "by hand"}}
+	p := plan(s, testSection(), engine.NewState())
+	d := enginetest.DecisionFor(t, p, "snap-1")
+	if d.Action != engine.Keep || d.Class != ClassRecycleBin || !strings.Contains(d.Why(), "in the Recycle Bin until 2026-11-28") {
+		t.Fatalf("%s %s %q", d.Action, d.Class, d.Why())
+	}
+	for d := range p.All() {
+		if d.Name == "snap-2" {
+			t.Fatalf("a snapshot reclaim did not make is in the plan: %+v", d)
+		}
+	}
+}
+
+// A Recycle Bin that could not be read is said on the listing's source, and
+// holds nothing.
+func TestRecycleBinUnknownHoldsNothing(t *testing.T) {
+	s := snapOf([]ebs.Snapshot{backup("snap-1")}, nil)
+	r := s.Clouds[Name].(Read)
+	r.Regions[0].Listing.RecycleProblem = "UnauthorizedOperation"
+	p := plan(s, testSection(), seen(t0.Add(-2*time.Hour), "snap-1"))
+	if d := enginetest.DecisionFor(t, p, "snap-1"); d.Action != engine.Delete {
+		t.Fatalf("%s %q", d.Action, d.Why())
+	}
+	var said bool
+	for _, src := range p.Sources {
+		said = said || (src.Kind == SourceKind && slices.ContainsFunc(src.Problems, func(p string) bool { return strings.Contains(p, "Recycle Bin is unknown") }))
+	}
+	if !said {
+		t.Fatalf("sources %+v", p.Sources)
+	}
+}
