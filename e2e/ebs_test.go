@@ -20,6 +20,8 @@ import (
 	"reclaim.dev/reclaim/providers/eks/eksfake"
 	"reclaim.dev/reclaim/providers/eks/stsfake"
 	"reclaim.dev/reclaim/reconcile/engine"
+	"reclaim.dev/reclaim/reconcile/kinds/ebsbase"
+	"reclaim.dev/reclaim/reconcile/kinds/ebssnapshot"
 	"reclaim.dev/reclaim/reconcile/kinds/ebsvolume"
 )
 
@@ -245,5 +247,71 @@ func TestEBSBinaryAsAPod(t *testing.T) {
 	}
 	if w.ebs.Calls("ListServiceQuotas")+w.ebs.Calls("GetServiceQuota") == 0 {
 		t.Fatalf("no Service Quotas call: %v", w.ebs.CallCounts())
+	}
+}
+
+func snapID(snap string) string { return ebssnapshot.ID(account, ec2Region, snap) }
+
+// reclaim's own backups expire: ebs-volume snapshots the orphan before
+// deleting it; past ebsSnapshots.retention (30 days) and its grace, that
+// snapshot is deleted, while a look-alike reclaim did not make (its
+// description without its tag) and one of reclaim's an AMI was registered
+// from are kept, each with its reason.
+func TestEBSSnapshotsReclaimMadeExpire(t *testing.T) {
+	w := newEBSWorld(t)
+	w.extraYAML += "ebsSnapshots:\n  maxDeletePercent: 100%\n"
+	orphan := w.volume("orphan", nil)
+	start := w.now
+	w.run(true)
+	w.now = start.Add(7 * time.Hour)
+	if rep := w.run(true); rep.Outcome == nil || rep.Outcome.Deleted != 1 || w.ebs.Has(orphan) {
+		t.Fatalf("the orphan volume was not deleted: %+v\n%s", rep.Outcome, text(rep))
+	}
+	snaps := w.ebs.Snapshots()
+	if len(snaps) != 1 || snaps[0].VolumeID != orphan {
+		t.Fatalf("snapshots before delete: %+v", snaps)
+	}
+	backup := snaps[0].ID
+	// The look-alike: reclaim's description, no tag. The used one: all
+	// three, and an AMI registered from it.
+	lookAlike := w.ebs.AddSnapshot(account, ebsfake.Snapshot{VolumeID: "vol-0000000000000a11", Started: start, SizeGiB: 50,
+		Description: ebsbase.SnapshotDescription("vol-0000000000000a11", "")})
+	used := w.ebs.AddSnapshot(account, ebsfake.Snapshot{VolumeID: "vol-0000000000000b22", Started: start, SizeGiB: 50,
+		Description: ebsbase.SnapshotDescription("vol-0000000000000b22", ""), Tags: map[string]string{"reclaim.dev/snapshot-of": "vol-0000000000000b22"}})
+	ami := w.ebs.AddImage(account, ebsfake.Image{Name: "golden", Snapshots: []string{used}})
+
+	// Within retention: kept, and said so.
+	w.now = start.Add(10 * 24 * time.Hour)
+	rep := w.run(true)
+	want(t, rep, snapID(backup), engine.Keep, ebssnapshot.ClassRetained)
+	if !w.ebs.HasSnapshot(backup) {
+		t.Fatal("deleted within retention")
+	}
+
+	// Past retention: first seen, its grace starts.
+	w.now = start.Add(31 * 24 * time.Hour)
+	rep = w.run(true)
+	want(t, rep, snapID(backup), engine.Mark, ebssnapshot.ClassExpired)
+	if !w.ebs.HasSnapshot(backup) {
+		t.Fatal("deleted on first sight past retention")
+	}
+
+	// Past its grace: deleted; the others kept with their reasons.
+	w.now = w.now.Add(25 * time.Hour)
+	rep = w.run(true)
+	if d := want(t, rep, snapID(backup), engine.Delete, ebssnapshot.ClassExpired); !strings.Contains(d.Why(), "past its retention of 30 days") {
+		t.Fatalf("backup: %s", d.Why())
+	}
+	if d := want(t, rep, snapID(lookAlike), engine.Keep, ebssnapshot.ClassNotReclaims); !strings.Contains(d.Why(), "has no reclaim.dev/snapshot-of tag") {
+		t.Fatalf("look-alike: %s", d.Why())
+	}
+	if d := want(t, rep, snapID(used), engine.Keep, ebssnapshot.ClassInUse); !strings.Contains(d.Why(), "AMI "+ami) {
+		t.Fatalf("used: %s", d.Why())
+	}
+	if w.ebs.HasSnapshot(backup) || !w.ebs.HasSnapshot(lookAlike) || !w.ebs.HasSnapshot(used) || w.deletes(snapID(backup)) != 1 {
+		t.Fatalf("after: backup %v, look-alike %v, used %v; audit %+v", w.ebs.HasSnapshot(backup), w.ebs.HasSnapshot(lookAlike), w.ebs.HasSnapshot(used), w.audit())
+	}
+	if out := text(rep); !strings.Contains(out, "EBS SNAPSHOTS") || !strings.Contains(out, "100 GiB") {
+		t.Fatalf("report:\n%s", out)
 	}
 }

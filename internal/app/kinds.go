@@ -12,6 +12,7 @@ import (
 	"reclaim.dev/reclaim/inventory/kube"
 	"reclaim.dev/reclaim/inventory/records"
 	"reclaim.dev/reclaim/reconcile/engine"
+	"reclaim.dev/reclaim/reconcile/kinds/ebssnapshot"
 	"reclaim.dev/reclaim/reconcile/kinds/ebsvolume"
 	"reclaim.dev/reclaim/reconcile/kinds/ecrimage"
 	"reclaim.dev/reclaim/reconcile/kinds/gcedisk"
@@ -36,6 +37,7 @@ var Registered = []kind.Module{
 	k8sjob.Module,
 	k8spod.Module,
 	ebsvolume.Module,
+	ebssnapshot.Module,
 }
 
 // Clouds lists the cloud reads several kinds may rely on, one line each.

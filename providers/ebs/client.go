@@ -45,6 +45,9 @@ const (
 	OpDeleteVolume      = "DeleteVolume"
 	OpDescribeSnapshots = "DescribeSnapshots"
 	OpCreateSnapshot    = "CreateSnapshot"
+	OpDeleteSnapshot    = "DeleteSnapshot"
+	OpDescribeImages    = "DescribeImages"
+	OpListRecycleBin    = "ListSnapshotsInRecycleBin"
 	OpListServiceQuotas = "ListServiceQuotas"
 )
 
@@ -69,7 +72,7 @@ type Options struct {
 	// PageSize is DescribeVolumes' MaxResults: 5..500, default 500.
 	PageSize int32
 	// DeletesPerSecond and DeleteBurst are the bucket of the mutating calls,
-	// DeleteVolume and CreateSnapshot; default 2 and 5.
+	// DeleteVolume, CreateSnapshot and DeleteSnapshot; default 2 and 5.
 	DeletesPerSecond float64
 	DeleteBurst      int
 }
@@ -101,7 +104,7 @@ func New(ctx context.Context, o Options) (*Client, error) {
 		return nil, err
 	}
 	var setup awsclient.Client
-	if setup, c.api, err = c.OpenEC2(ctx, o.Service, "ebs", o.DeletesPerSecond, o.DeleteBurst, "ReclaimEBSPace", OpDeleteVolume, OpCreateSnapshot); err != nil {
+	if setup, c.api, err = c.OpenEC2(ctx, o.Service, "ebs", o.DeletesPerSecond, o.DeleteBurst, "ReclaimEBSPace", OpDeleteVolume, OpCreateSnapshot, OpDeleteSnapshot); err != nil {
 		return nil, err
 	}
 	// Service Quotas has a bucket of its own (setup.Pace): its rate limits
@@ -293,12 +296,19 @@ func (c *Client) CreateSnapshot(ctx context.Context, volumeID, description strin
 	return aws.ToString(res.SnapshotId), nil
 }
 
-// Snapshot is one of the account's snapshots of a volume.
+// Snapshot is one of the account's snapshots.
 type Snapshot struct {
 	ID, VolumeID string
 	// State: pending, completed, error (recoverable, recovering).
-	State   string
-	Started time.Time
+	State       string
+	Started     time.Time
+	Description string
+	// SizeGiB is the size of the volume it was made from (VolumeSize): what
+	// a full copy holds, an upper bound of what it is billed for.
+	SizeGiB int64
+	// StorageTier is standard or archive.
+	StorageTier string
+	Tags        map[string]string
 }
 
 // SnapshotsOf lists the account's own snapshots of a volume that carry the
@@ -316,8 +326,8 @@ func (c *Client) SnapshotsOf(ctx context.Context, volumeID, tagKey string) ([]Sn
 		if err != nil {
 			return nil, c.explain("ec2", OpDescribeSnapshots, volumeID, err)
 		}
-		for _, s := range res.Snapshots {
-			out = append(out, Snapshot{ID: aws.ToString(s.SnapshotId), VolumeID: aws.ToString(s.VolumeId), State: string(s.State), Started: aws.ToTime(s.StartTime)})
+		for i := range res.Snapshots {
+			out = append(out, convertSnapshot(&res.Snapshots[i]))
 		}
 	}
 	return out, nil

@@ -1,6 +1,7 @@
 // Package ebsfake is a wire-level fake of the parts of Amazon EC2 and Service
-// Quotas that reclaim's ebs provider uses: DescribeVolumes, DeleteVolume and
-// CreateSnapshot (EC2 Query protocol) and ListServiceQuotas (awsJson1_1).
+// Quotas that reclaim's ebs provider uses: DescribeVolumes, DeleteVolume,
+// CreateSnapshot, DescribeSnapshots, DeleteSnapshot and DescribeImages (EC2
+// Query protocol) and ListServiceQuotas (awsJson1_1).
 //
 // One Server is one region and serves both APIs on one endpoint; it routes a
 // request with an X-Amz-Target header to Service Quotas and any other to EC2.
@@ -42,6 +43,13 @@
 //     InvalidVolumeID.Malformed.
 //   - CreateSnapshot records a pending snapshot with the tags of its
 //     TagSpecification (ResourceType snapshot).
+//   - DescribeSnapshots takes MaxResults 5..1000 (not with SnapshotId.N)
+//     and pages by NextToken; an unknown SnapshotId.N is
+//     InvalidSnapshot.NotFound. DeleteSnapshot answers InvalidSnapshot.NotFound
+//     for a missing snapshot and InvalidSnapshot.InUse while an AMI
+//     (AddImage) is registered from it. DescribeImages lists disabled AMIs
+//     only with IncludeDisabled; DescribeVolumes takes the snapshot-id and
+//     status filters.
 //
 // All methods are safe for concurrent use.
 package ebsfake
@@ -73,6 +81,9 @@ const (
 	OpDeleteVolume      = "DeleteVolume"
 	OpCreateSnapshot    = "CreateSnapshot"
 	OpDescribeSnapshots = "DescribeSnapshots"
+	OpDeleteSnapshot    = "DeleteSnapshot"
+	OpDescribeImages    = "DescribeImages"
+	OpListRecycleBin    = "ListSnapshotsInRecycleBin"
 	OpListServiceQuotas = "ListServiceQuotas"
 	// OpUnknown counts requests the fake could not route.
 	OpUnknown = fakeapi.Unknown
@@ -108,6 +119,9 @@ const (
 	CodeVolumeMalformed             = "InvalidVolumeID.Malformed"
 	CodeVolumeInUse                 = "VolumeInUse"
 	CodeIncorrectState              = "IncorrectState"
+	CodeSnapshotNotFound            = "InvalidSnapshot.NotFound"
+	CodeSnapshotMalformed           = "InvalidSnapshotID.Malformed"
+	CodeSnapshotInUse               = "InvalidSnapshot.InUse"
 
 	// Service Quotas' (JSON __type).
 	CodeAccessDenied        = "AccessDeniedException"
@@ -130,6 +144,10 @@ type Options struct {
 	Accounts map[string]string
 	// Latency is added to every request before it is handled.
 	Latency time.Duration
+	// RecycleBin, when more than 0, is the retention of a Recycle Bin rule
+	// covering every snapshot: DeleteSnapshot moves it to the bin, where
+	// DescribeSnapshots no longer lists it and ListSnapshotsInRecycleBin does.
+	RecycleBin time.Duration
 	// SnapshotPolls is how many DescribeSnapshots answers show a new
 	// snapshot pending before it is completed (0: completed at once).
 	SnapshotPolls int
@@ -155,7 +173,7 @@ type Volume struct {
 	Throughput  int32
 }
 
-// Snapshot is a snapshot CreateSnapshot recorded.
+// Snapshot is a snapshot CreateSnapshot recorded or AddSnapshot seeded.
 type Snapshot struct {
 	Account     string
 	ID          string
@@ -164,6 +182,10 @@ type Snapshot struct {
 	State       string // pending, completed, error
 	Tags        map[string]string
 	Started     time.Time
+	// SizeGiB is the volume's size (volumeSize); StorageTier is standard
+	// or archive.
+	SizeGiB     int64
+	StorageTier string
 	polls       int
 }
 
@@ -185,6 +207,8 @@ type Server struct {
 	opts      Options
 	volumes   map[string]map[string]*Volume // account -> id -> volume
 	snapshots []Snapshot
+	recycled  []Snapshot         // in the Recycle Bin; Started is when it entered
+	images    map[string][]Image // account -> images
 	quotas    map[string][]quota // account -> quotas of service code ebs
 	seq       atomic.Uint64
 
@@ -200,7 +224,7 @@ func New(opts Options) *Server {
 		opts.Logf = log.Printf
 	}
 	opts.Accounts = maps.Clone(opts.Accounts)
-	return &Server{opts: opts, volumes: map[string]map[string]*Volume{}, quotas: map[string][]quota{}}
+	return &Server{opts: opts, volumes: map[string]map[string]*Volume{}, images: map[string][]Image{}, quotas: map[string][]quota{}}
 }
 
 // Start starts serving on a local httptest server (once).
@@ -294,7 +318,8 @@ func (s *Server) Has(id string) bool {
 	return s.find(id) != nil
 }
 
-// Snapshots returns the snapshots CreateSnapshot recorded, in order.
+// Snapshots returns the snapshots CreateSnapshot recorded and AddSnapshot
+// seeded, in order.
 func (s *Server) Snapshots() []Snapshot {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -419,8 +444,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	formErr := req.ParseForm()
 	op := req.Form.Get("Action")
 	routed := formErr == nil && req.URL.Path == "/" && req.Method == http.MethodPost &&
-		(op == OpDescribeVolumes || op == OpDeleteVolume || op == OpCreateSnapshot || op == OpDescribeSnapshots)
-	s.Route(op, routed, op == OpDeleteVolume || op == OpCreateSnapshot)
+		(op == OpDescribeVolumes || op == OpDeleteVolume || op == OpCreateSnapshot || op == OpDescribeSnapshots ||
+			op == OpDeleteSnapshot || op == OpDescribeImages || op == OpListRecycleBin)
+	s.Route(op, routed, op == OpDeleteVolume || op == OpCreateSnapshot || op == OpDeleteSnapshot)
 	fakeapi.Saw(Permission(op))
 	if !s.delay(req) {
 		return
@@ -462,6 +488,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		out, e = s.createSnapshot(account, req.Form)
 	case OpDescribeSnapshots:
 		out, e = s.describeSnapshots(account, req.Form)
+	case OpDeleteSnapshot:
+		out, e = s.deleteSnapshot(account, req.Form)
+	case OpDescribeImages:
+		out, e = s.describeImages(account, req.Form)
+	case OpListRecycleBin:
+		out, e = s.listRecycleBin(account, req.Form)
 	}
 	if e != nil {
 		s.writeXMLError(w, e)
@@ -550,8 +582,9 @@ func (s *Server) describeVolumes(account string, form url.Values) (any, *fakeapi
 	if len(ids) > 0 && size > 0 {
 		return nil, errorf(CodeInvalidParameterCombination, "The parameter volumeSet cannot be used with the parameter maxResults")
 	}
-	if len(fakeapi.QueryList(form, "Filter.1.Value")) > 0 {
-		return nil, errorf(CodeInvalidParameterValue, "ebsfake: filters are not supported")
+	filters, e := queryFilters(form, "snapshot-id", "status")
+	if e != nil {
+		return nil, e
 	}
 	after, page := "", 1
 	if tok := form.Get("NextToken"); tok != "" {
@@ -583,11 +616,20 @@ func (s *Server) describeVolumes(account string, form url.Values) (any, *fakeapi
 		if id <= after {
 			continue
 		}
+		v := vols[id]
+		if !filters.match(func(name string) (string, bool) {
+			if name == "status" {
+				return v.State, true
+			}
+			return v.SnapshotID, true
+		}) {
+			continue
+		}
 		if size > 0 && len(out.VolumeSet.Items) == size {
 			out.NextToken = fakeapi.PageToken{Page: page + 1, After: out.VolumeSet.Items[size-1].VolumeID, Query: fakeapi.QueryFingerprint(form)}.String()
 			break
 		}
-		out.VolumeSet.Items = append(out.VolumeSet.Items, toXML(vols[id]))
+		out.VolumeSet.Items = append(out.VolumeSet.Items, toXML(v))
 	}
 	return out, nil
 }
@@ -678,7 +720,8 @@ func (s *Server) createSnapshot(account string, form url.Values) (any, *fakeapi.
 		return nil, errorf(CodeVolumeNotFound, "The volume '%s' does not exist.", id)
 	}
 	snap := Snapshot{Account: account, ID: fmt.Sprintf("snap-%017x", s.seq.Add(1)), VolumeID: id,
-		Description: form.Get("Description"), State: "pending", Tags: tags, Started: time.Now().UTC()}
+		Description: form.Get("Description"), State: "pending", Tags: tags, Started: time.Now().UTC(),
+		SizeGiB: v.SizeGiB, StorageTier: "standard"}
 	s.snapshots = append(s.snapshots, snap)
 	out := &createSnapshotResponse{Xmlns: Namespace, RequestID: s.requestID(), SnapshotID: snap.ID, VolumeID: id,
 		Status: "pending", StartTime: snap.Started.Format(timeFormat), OwnerID: account, VolumeSize: v.SizeGiB,
@@ -686,107 +729,6 @@ func (s *Server) createSnapshot(account string, form url.Values) (any, *fakeapi.
 	if len(tags) > 0 {
 		ts := fakeapi.TagSet(tags)
 		out.TagSet = &ts
-	}
-	return out, nil
-}
-
-// ---- DescribeSnapshots ----
-
-type describeSnapshotsResponse struct {
-	XMLName     xml.Name                    `xml:"DescribeSnapshotsResponse"`
-	Xmlns       string                      `xml:"xmlns,attr"`
-	RequestID   string                      `xml:"requestId"`
-	SnapshotSet fakeapi.XMLSet[xmlSnapshot] `xml:"snapshotSet"`
-}
-
-type xmlSnapshot struct {
-	SnapshotID  string                          `xml:"snapshotId"`
-	VolumeID    string                          `xml:"volumeId"`
-	Status      string                          `xml:"status"`
-	StartTime   string                          `xml:"startTime"`
-	Progress    string                          `xml:"progress"`
-	OwnerID     string                          `xml:"ownerId"`
-	Description string                          `xml:"description"`
-	TagSet      *fakeapi.XMLSet[fakeapi.XMLTag] `xml:"tagSet"`
-}
-
-// SetSnapshotState sets a snapshot's state (error, to test a failed one).
-func (s *Server) SetSnapshotState(id, state string) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for i := range s.snapshots {
-		if s.snapshots[i].ID == id {
-			s.snapshots[i].State = state
-			return true
-		}
-	}
-	return false
-}
-
-// describeSnapshots answers with the account's own snapshots matching the
-// SnapshotId.N list and the volume-id and tag:KEY filters (one page). A
-// pending snapshot completes after Options.SnapshotPolls answers.
-func (s *Server) describeSnapshots(account string, form url.Values) (any, *fakeapi.QueryError) {
-	ids := fakeapi.QueryList(form, "SnapshotId")
-	type filter struct {
-		name   string
-		values []string
-	}
-	var filters []filter
-	for i := 1; ; i++ {
-		p := "Filter." + strconv.Itoa(i)
-		n, ok := form[p+".Name"]
-		if !ok {
-			break
-		}
-		if n[0] != "volume-id" && !strings.HasPrefix(n[0], "tag:") {
-			return nil, errorf(CodeInvalidParameterValue, "The filter '%s' is invalid", n[0])
-		}
-		filters = append(filters, filter{n[0], fakeapi.QueryList(form, p+".Value")})
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := &describeSnapshotsResponse{Xmlns: Namespace, RequestID: s.requestID()}
-	for i := range s.snapshots {
-		sn := &s.snapshots[i]
-		if sn.Account != account || (len(ids) > 0 && !slices.Contains(ids, sn.ID)) {
-			continue
-		}
-		match := true
-		for _, f := range filters {
-			v := sn.VolumeID
-			if k, ok := strings.CutPrefix(f.name, "tag:"); ok {
-				var has bool
-				if v, has = sn.Tags[k]; !has {
-					match = false
-					break
-				}
-			}
-			if !slices.Contains(f.values, v) {
-				match = false
-				break
-			}
-		}
-		if !match {
-			continue
-		}
-		if sn.State == "pending" {
-			if sn.polls >= s.opts.SnapshotPolls {
-				sn.State = "completed"
-			}
-			sn.polls++
-		}
-		progress := "100%"
-		if sn.State == "pending" {
-			progress = "40%"
-		}
-		x := xmlSnapshot{SnapshotID: sn.ID, VolumeID: sn.VolumeID, Status: sn.State, StartTime: sn.Started.Format(timeFormat),
-			Progress: progress, OwnerID: account, Description: sn.Description}
-		if len(sn.Tags) > 0 {
-			ts := fakeapi.TagSet(sn.Tags)
-			x.TagSet = &ts
-		}
-		out.SnapshotSet.Items = append(out.SnapshotSet.Items, x)
 	}
 	return out, nil
 }

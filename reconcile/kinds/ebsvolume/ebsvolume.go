@@ -18,15 +18,13 @@ import (
 	"strings"
 	"time"
 
-	"go.uber.org/zap"
-
 	"reclaim.dev/reclaim/base/amount"
 	"reclaim.dev/reclaim/base/optout"
 	config "reclaim.dev/reclaim/configs"
 	"reclaim.dev/reclaim/inventory"
-	"reclaim.dev/reclaim/providers/awsclient"
 	"reclaim.dev/reclaim/providers/ebs"
 	"reclaim.dev/reclaim/reconcile/engine"
+	"reclaim.dev/reclaim/reconcile/kinds/ebsbase"
 	"reclaim.dev/reclaim/reconcile/kinds/kind"
 	"reclaim.dev/reclaim/reconcile/snapshot"
 )
@@ -66,24 +64,8 @@ type Read struct {
 	Quotas   []ebs.QuotaListing
 }
 
-// Open opens the kind's cloud from its section: the provider's Fleet, one
-// client per region. A nil client when the section is absent.
-func Open(ctx context.Context, cfg *config.Config, log *zap.Logger, userAgent string) (any, func(), error) {
-	s := SectionOf(cfg)
-	if s == nil {
-		return nil, nil, nil
-	}
-	opts := make([]ebs.Options, len(s.Regions))
-	for i, r := range s.Regions {
-		opts[i] = ebs.Options{Service: awsclient.ServiceOf(r.AWSTarget, s.Endpoint, s.AWSRates, userAgent, log),
-			QuotasEndpoint: s.QuotasEndpoint, PageSize: int32(s.PageSize), DeletesPerSecond: s.DeletesPerSecond, DeleteBurst: s.DeleteBurst}
-	}
-	f, err := ebs.NewFleet(ctx, opts)
-	if err != nil {
-		return nil, nil, err
-	}
-	return f, nil, nil
-}
+// Open opens the kind's cloud from its section (ebsbase.Open).
+var Open = ebsbase.Open
 
 // Lister reads every region's volumes and storage quotas; the provider's
 // Fleet is one.
@@ -526,11 +508,7 @@ func (k *Kind) StartSnapshot(ctx context.Context, d *engine.Decision) (string, e
 		return "", fmt.Errorf("no EBS client")
 	}
 	det := detailOf(d)
-	desc := "reclaim: " + d.Name + " before its delete"
-	if det.MadeFor != "" {
-		desc += ", made for " + det.MadeFor
-	}
-	return k.api.CreateSnapshot(ctx, det.Account, det.Region, d.Name, desc, map[string]string{k.s.SnapshotTag: d.Name})
+	return k.api.CreateSnapshot(ctx, det.Account, det.Region, d.Name, ebsbase.SnapshotDescription(d.Name, det.MadeFor), map[string]string{k.s.SnapshotTag: d.Name})
 }
 
 // SnapshotState re-reads the volume's snapshots for one of them; one not

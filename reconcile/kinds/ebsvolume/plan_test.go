@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -502,22 +501,3 @@ func TestSectionErrors(t *testing.T) {
 	}
 }
 
-// The section's reference (its part of docs/configuration.md) shows every
-// default: parsed, it is a minimal section but for its example region.
-func TestReferenceShowsTheDefaults(t *testing.T) {
-	parse := func(y string) *Section {
-		t.Helper()
-		cfg, err := config.Parse([]byte("clusters: [{name: a, context: a}]\n"+y), "reclaim.yaml")
-		if err != nil {
-			t.Fatal(err)
-		}
-		return SectionOf(cfg)
-	}
-	ref := parse(reference)
-	minimal := parse("ebs: {regions: [{account: \"123456789012\", region: us-east-1}]}\n")
-	r := *ref
-	r.Regions = minimal.Regions
-	if !reflect.DeepEqual(&r, minimal) {
-		t.Errorf("reference.yaml does not show the defaults:\nreference: %+v\ndefaults:  %+v", r, *minimal)
-	}
-}

@@ -1,6 +1,7 @@
-package ebsvolume
+package ebsbase
 
 import (
+	"reflect"
 	"testing"
 
 	config "reclaim.dev/reclaim/configs"
@@ -46,4 +47,24 @@ func TestRates(t *testing.T) {
 		{"maxAttempts", regions + "  maxAttempts: 0\n", "ebs.maxAttempts", "0 is out of range — use 1 to 50"},
 		{"pageSize", regions + "  pageSize: 501\n", "ebs.pageSize", "501 is out of range — use 5 to 500 (DescribeVolumes' MaxResults)"},
 	}, nil)
+}
+
+// The section's reference (its part of docs/configuration.md) shows every
+// default: parsed, it is a minimal section but for its example region.
+func TestReferenceShowsTheDefaults(t *testing.T) {
+	parse := func(y string) *Section {
+		t.Helper()
+		cfg, err := config.Parse([]byte("clusters: [{name: a, context: a}]\n"+y), "reclaim.yaml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return SectionOf(cfg)
+	}
+	ref := parse(reference)
+	minimal := parse("ebs: {regions: [{account: \"123456789012\", region: us-east-1}]}\n")
+	r := *ref
+	r.Regions = minimal.Regions
+	if !reflect.DeepEqual(&r, minimal) {
+		t.Errorf("reference.yaml does not show the defaults:\nreference: %+v\ndefaults:  %+v", r, *minimal)
+	}
 }

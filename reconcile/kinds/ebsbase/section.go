@@ -1,4 +1,4 @@
-package ebsvolume
+package ebsbase
 
 import (
 	_ "embed"

@@ -1,0 +1,14 @@
+package ebssnapshot
+
+import "reclaim.dev/reclaim/reconcile/kinds/kind"
+
+// Module is the kind for the wiring (internal/app registers it): on with an
+// ebsSnapshots section (which needs the ebs section), it opens and reads
+// its own cloud (Open, Reader) over the ebs section's regions.
+var Module = kind.Module{
+	Name:        Name,
+	Section:     Key,
+	New:         kind.WithCloud(Name, FromConfig),
+	Cloud:       &kind.Cloud{Open: Open, Read: Reader},
+	Permissions: Permissions,
+}
