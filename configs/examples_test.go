@@ -16,12 +16,12 @@ import (
 
 	config "reclaim.dev/reclaim/configs"
 	"reclaim.dev/reclaim/configs/configtest"
+	"reclaim.dev/reclaim/reconcile/kinds/ec2interface"
 	"reclaim.dev/reclaim/reconcile/kinds/ecrimage"
 	"reclaim.dev/reclaim/reconcile/kinds/finished"
 	"reclaim.dev/reclaim/reconcile/kinds/gcepd"
 	"reclaim.dev/reclaim/reconcile/kinds/k8sjob"
 	"reclaim.dev/reclaim/reconcile/kinds/k8spod"
-	"reclaim.dev/reclaim/reconcile/kinds/netiface"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/bad/*.err and docs/configuration.md from the current output")
@@ -98,14 +98,14 @@ func TestExampleConfigs(t *testing.T) {
 	}
 
 	eks := load(t, "eks.yaml")
-	ec2, jobs, pods, ecr := netiface.SectionOf(eks), k8sjob.SectionOf(eks), k8spod.SectionOf(eks), ecrimage.SectionOf(eks)
+	ec2, jobs, pods, ecr := ec2interface.SectionOf(eks), k8sjob.SectionOf(eks), k8spod.SectionOf(eks), ecrimage.SectionOf(eks)
 	prodSubnets := []string{"subnet-0123456789abcdef0", "subnet-0123456789abcdef1", "subnet-0123456789abcdef2"}
 	switch {
 	case len(eks.Clusters) != 4 || ecr == nil || len(ecr.Registries) != 2:
 		t.Errorf("eks.yaml should have four clusters and two registries, got %+v", eks)
 	case ec2 == nil || len(ec2.Networks) != 1:
 		t.Errorf("eks.yaml should have an ec2 section with one network, got %+v", ec2)
-	case !reflect.DeepEqual(ec2.Networks[0], netiface.Network{AWSTarget: config.AWSTarget{Account: "123456789012", Region: "us-east-1"}, Subnets: prodSubnets}):
+	case !reflect.DeepEqual(ec2.Networks[0], ec2interface.Network{AWSTarget: config.AWSTarget{Account: "123456789012", Region: "us-east-1"}, Subnets: prodSubnets}):
 		t.Errorf("eks.yaml network = %+v", ec2.Networks[0])
 	case !reflect.DeepEqual(eks.Clusters[0].AWSSubnets, prodSubnets):
 		t.Errorf("eks.yaml prod-use1 awsSubnets = %v, want the subnets of ec2.networks[0]", eks.Clusters[0].AWSSubnets)
@@ -151,7 +151,7 @@ func TestReferenceShowsTheDefaults(t *testing.T) {
 		t.Errorf("reference.yaml's daemon section does not show the defaults:\nreference: %+v\ndefaults:  %+v", ref.Daemon, config.DefaultDaemon())
 	}
 	// The ec2 section is compared with a minimal one that only names a network.
-	minEC2, refEC2 := netiface.SectionOf(load(t, "testdata/good/ec2-minimal.yaml")), netiface.SectionOf(ref)
+	minEC2, refEC2 := ec2interface.SectionOf(load(t, "testdata/good/ec2-minimal.yaml")), ec2interface.SectionOf(ref)
 	if refEC2 == nil || minEC2 == nil {
 		t.Fatalf("ec2 sections: reference %v, minimal %v; want both present", refEC2, minEC2)
 	}
@@ -182,7 +182,7 @@ func TestReferenceShowsTheDefaults(t *testing.T) {
 	ref.Daemon = nil
 	config.SetSection[gcepd.GCE](ref, gcepd.GCEKey, nil)
 	config.SetSection[ecrimage.Section](ref, ecrimage.Key, nil)
-	config.SetSection[netiface.Section](ref, netiface.Key, nil)
+	config.SetSection[ec2interface.Section](ref, ec2interface.Key, nil)
 	config.SetSection[finished.Retention](ref, k8sjob.Key, nil)
 	config.SetSection[finished.Retention](ref, k8spod.Key, nil)
 	if len(ref.Prices.Disks) == 0 {

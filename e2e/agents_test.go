@@ -31,9 +31,9 @@ import (
 	"reclaim.dev/reclaim/providers/gce/gcefake"
 	"reclaim.dev/reclaim/providers/gke/gkefake"
 	"reclaim.dev/reclaim/reconcile/engine"
+	"reclaim.dev/reclaim/reconcile/kinds/ec2interface"
 	"reclaim.dev/reclaim/reconcile/kinds/ecrimage"
 	"reclaim.dev/reclaim/reconcile/kinds/k8sjob"
-	"reclaim.dev/reclaim/reconcile/kinds/netiface"
 )
 
 // Where the two clusters say they live: prod-a on EKS, prod-b on GKE.
@@ -319,8 +319,8 @@ func TestAgentsPublishAndTheDeleterDeletesOnlyOrphans(t *testing.T) {
 		t.Fatalf("deleter exit %d\n%s", rep.ExitCode, text(rep))
 	}
 	want(t, rep, orphan, engine.Mark, "")
-	want(t, rep, eniID(leaked), engine.Mark, netiface.ClassLeaked)
-	want(t, rep, eniID(held), engine.Keep, netiface.ClassPodIP)
+	want(t, rep, eniID(leaked), engine.Mark, ec2interface.ClassLeaked)
+	want(t, rep, eniID(held), engine.Keep, ec2interface.ClassPodIP)
 	if d := decision(t, rep, ecrimage.ID(repoKey(img.repo), img.digest[0])); d.Action != engine.Keep {
 		t.Fatalf("the image prod-a runs: %+v", d)
 	}
@@ -559,8 +559,8 @@ audit:
 	w.now = start.Add(7 * time.Hour)
 	publish()
 	rep := deleter(true)
-	want(t, rep, eniID(inA), engine.Delete, netiface.ClassLeaked)
-	if d := want(t, rep, eniID(inB), engine.Mark, netiface.ClassLeaked); !d.Held || !strings.Contains(text(rep), "CA") {
+	want(t, rep, eniID(inA), engine.Delete, ec2interface.ClassLeaked)
+	if d := want(t, rep, eniID(inB), engine.Mark, ec2interface.ClassLeaked); !d.Held || !strings.Contains(text(rep), "CA") {
 		t.Fatalf("prod-b's interface: %+v\n%s", d, text(rep))
 	}
 	if w.ec2.Has(inA) || !w.ec2.Has(inB) {

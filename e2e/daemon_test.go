@@ -126,7 +126,7 @@ daemon:
 		}
 		t.Cleanup(func() { c.Close() })
 		rp.disks = &countingDisks{Client: c}
-		r, err := app.New(context.Background(), cfg, app.Deps{Clients: map[string]any{gcepd.Source: rp.disks}, Clusters: clusters, Store: store,
+		r, err := app.New(context.Background(), cfg, app.Deps{Clients: map[string]any{gcepd.Read: rp.disks}, Clusters: clusters, Store: store,
 			Audit: audit.New(enginetest.LockedWriter{Mu: &auditMu, W: &auditBuf})})
 		if err != nil {
 			t.Fatal(err)

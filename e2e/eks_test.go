@@ -17,10 +17,10 @@ import (
 	"reclaim.dev/reclaim/notify/report"
 	"reclaim.dev/reclaim/providers/ec2/ec2fake"
 	"reclaim.dev/reclaim/reconcile/engine"
+	"reclaim.dev/reclaim/reconcile/kinds/ec2interface"
 	"reclaim.dev/reclaim/reconcile/kinds/finished"
 	"reclaim.dev/reclaim/reconcile/kinds/k8sjob"
 	"reclaim.dev/reclaim/reconcile/kinds/k8spod"
-	"reclaim.dev/reclaim/reconcile/kinds/netiface"
 )
 
 const day = 24 * time.Hour
@@ -262,9 +262,9 @@ func TestUnreachableClusterHoldsItsJobsAndInterfaces(t *testing.T) {
 		t.Fatalf("exit %d, want %d\n%s", rep.ExitCode, report.ExitIncomplete, text(rep))
 	}
 	want(t, rep, w.jobID(prodA, "a-done"), engine.Delete, "")
-	want(t, rep, eniID(eA), engine.Delete, netiface.ClassLeaked)
+	want(t, rep, eniID(eA), engine.Delete, ec2interface.ClassLeaked)
 	for _, e := range []string{eAB, eB} {
-		d := want(t, rep, eniID(e), engine.Mark, netiface.ClassLeaked)
+		d := want(t, rep, eniID(e), engine.Mark, ec2interface.ClassLeaked)
 		if !d.Held || !strings.Contains(d.Why(), "prod-b") {
 			t.Fatalf("%s not held for prod-b: %+v", e, d)
 		}
@@ -326,7 +326,7 @@ func TestRequesterManagedInterfaceNeverDeleted(t *testing.T) {
 		if rep.ExitCode != report.ExitOK {
 			t.Fatalf("run %d: exit %d\n%s", i, rep.ExitCode, text(rep))
 		}
-		want(t, rep, eniID(managed), engine.Keep, netiface.ClassRequesterManaged)
+		want(t, rep, eniID(managed), engine.Keep, ec2interface.ClassRequesterManaged)
 		if !w.ec2.Has(managed) {
 			t.Fatalf("run %d deleted the requester-managed interface", i)
 		}

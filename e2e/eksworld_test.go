@@ -20,9 +20,9 @@ import (
 	"reclaim.dev/reclaim/providers/eks/eksfake"
 	"reclaim.dev/reclaim/reconcile/audit"
 	"reclaim.dev/reclaim/reconcile/engine"
+	"reclaim.dev/reclaim/reconcile/kinds/ec2interface"
 	"reclaim.dev/reclaim/reconcile/kinds/k8sjob"
 	"reclaim.dev/reclaim/reconcile/kinds/k8spod"
-	"reclaim.dev/reclaim/reconcile/kinds/netiface"
 )
 
 const (
@@ -338,7 +338,7 @@ func startEKS(t *testing.T, region string) *eksfake.Server {
 	return f
 }
 
-func eniID(eni string) string { return netiface.ID(account, ec2Region, eni) }
+func eniID(eni string) string { return ec2interface.ID(account, ec2Region, eni) }
 
 func (w *eksWorld) jobID(c *testenv.Cluster, name string) string {
 	return k8sjob.ID(c.Name, w.ns, name)

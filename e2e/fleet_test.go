@@ -23,8 +23,8 @@ import (
 	"reclaim.dev/reclaim/providers/gce/gcefake"
 	"reclaim.dev/reclaim/providers/gke/gkefake"
 	"reclaim.dev/reclaim/reconcile/engine"
+	"reclaim.dev/reclaim/reconcile/kinds/ec2interface"
 	"reclaim.dev/reclaim/reconcile/kinds/gcedisk"
-	"reclaim.dev/reclaim/reconcile/kinds/netiface"
 )
 
 // The failure this rule exists for: two EKS clusters share a VPC and the
@@ -60,12 +60,12 @@ func TestUnconfiguredClusterHoldsWhatTheCloudSaysItUses(t *testing.T) {
 	w.now = start.Add(7 * time.Hour) // past the 6h grace
 	rep := w.run(true)
 	for _, e := range []string{tagged, byB} {
-		d := want(t, rep, eniID(e), engine.Mark, netiface.ClassLeaked)
+		d := want(t, rep, eniID(e), engine.Mark, ec2interface.ClassLeaked)
 		if !d.Held || !strings.Contains(d.Why(), "cluster prod-b") {
 			t.Fatalf("%s not held for prod-b: %+v", e, d)
 		}
 	}
-	want(t, rep, eniID(plain), engine.Delete, netiface.ClassLeaked)
+	want(t, rep, eniID(plain), engine.Delete, ec2interface.ClassLeaked)
 	if !w.ec2.Has(tagged) || !w.ec2.Has(byB) || w.ec2.Has(plain) {
 		t.Fatalf("left: tagged %v, made by prod-b %v, plain %v (want true, true, false)", w.ec2.Has(tagged), w.ec2.Has(byB), w.ec2.Has(plain))
 	}
@@ -185,12 +185,12 @@ func TestDiscoveredClustersReadWithInProcessTokens(t *testing.T) {
 	if verified.Load() == 0 {
 		t.Fatal("disc-eks was never asked with an EKS token")
 	}
-	if d := want(t, rep, eniID(used), engine.Keep, netiface.ClassPodIP); !strings.Contains(d.Why(), "disc-eks") {
+	if d := want(t, rep, eniID(used), engine.Keep, ec2interface.ClassPodIP); !strings.Contains(d.Why(), "disc-eks") {
 		t.Fatalf("used interface: %+v", d)
 	}
-	want(t, rep, eniID(free), engine.Delete, netiface.ClassLeaked)
+	want(t, rep, eniID(free), engine.Delete, ec2interface.ClassLeaked)
 	for id, who := range map[string]string{inB: "gone-eks", inA: "sandbox-eks"} {
-		if d := want(t, rep, eniID(id), engine.Mark, netiface.ClassLeaked); !d.Held || !strings.Contains(d.Why(), who) {
+		if d := want(t, rep, eniID(id), engine.Mark, ec2interface.ClassLeaked); !d.Held || !strings.Contains(d.Why(), who) {
 			t.Fatalf("%s not held for %s: %+v", id, who, d)
 		}
 	}
@@ -226,7 +226,7 @@ func TestForbiddenDiscoveryHolds(t *testing.T) {
 	leak := w.cniInterface(w.subA)
 	writeSeen(t, w.statePath(), w.now.Add(-7*time.Hour), func(string) string { return "" }, eniID(leak))
 	rep := w.run(true)
-	if d := want(t, rep, eniID(leak), engine.Mark, netiface.ClassLeaked); !d.Held || !strings.Contains(d.Why(), "discovery eks") {
+	if d := want(t, rep, eniID(leak), engine.Mark, ec2interface.ClassLeaked); !d.Held || !strings.Contains(d.Why(), "discovery eks") {
 		t.Fatalf("not held by the failed discovery: %+v", d)
 	}
 	if !w.ec2.Has(leak) {

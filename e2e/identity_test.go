@@ -21,7 +21,7 @@ import (
 	"reclaim.dev/reclaim/providers/gce/gcefake"
 	"reclaim.dev/reclaim/providers/gke/gkefake"
 	"reclaim.dev/reclaim/reconcile/engine"
-	"reclaim.dev/reclaim/reconcile/kinds/netiface"
+	"reclaim.dev/reclaim/reconcile/kinds/ec2interface"
 )
 
 // The name collision on EKS: the config's prod-a reaches one API server,
@@ -52,7 +52,7 @@ func TestSameNameClusterElsewhereHolds(t *testing.T) {
 	w.now = start.Add(7 * time.Hour) // past the 6h grace
 	rep := w.run(true)
 	for _, id := range []string{used, orphan} {
-		if d := want(t, rep, eniID(id), engine.Mark, netiface.ClassLeaked); !d.Held {
+		if d := want(t, rep, eniID(id), engine.Mark, ec2interface.ClassLeaked); !d.Held {
 			t.Fatalf("%s not held: %+v", id, d)
 		}
 	}
@@ -92,8 +92,8 @@ func TestSameNameClusterElsewhereHolds(t *testing.T) {
 	w.run(true)
 	w.now = w.now.Add(7 * time.Hour)
 	rep = w.run(true)
-	want(t, rep, eniID(used), engine.Keep, netiface.ClassPodIP)
-	want(t, rep, eniID(orphan), engine.Delete, netiface.ClassLeaked)
+	want(t, rep, eniID(used), engine.Keep, ec2interface.ClassPodIP)
+	want(t, rep, eniID(orphan), engine.Delete, ec2interface.ClassLeaked)
 	if !w.ec2.Has(used) || w.ec2.Has(orphan) {
 		t.Fatalf("told apart: used %v (want true), orphan %v (want false)\n%s", w.ec2.Has(used), w.ec2.Has(orphan), text(rep))
 	}
@@ -120,10 +120,10 @@ func TestBranchInterfaceClusterTagHolds(t *testing.T) {
 	w.run(true)
 	w.now = start.Add(7 * time.Hour)
 	rep := w.run(true)
-	if d := want(t, rep, eniID(ofB), engine.Mark, netiface.ClassLeaked); !d.Held || !strings.Contains(d.Why(), "cluster prod-b") {
+	if d := want(t, rep, eniID(ofB), engine.Mark, ec2interface.ClassLeaked); !d.Held || !strings.Contains(d.Why(), "cluster prod-b") {
 		t.Fatalf("branch interface of prod-b not held: %+v", d)
 	}
-	want(t, rep, eniID(nobodys), engine.Delete, netiface.ClassLeaked)
+	want(t, rep, eniID(nobodys), engine.Delete, ec2interface.ClassLeaked)
 	if !w.ec2.Has(ofB) || w.ec2.Has(nobodys) {
 		t.Fatalf("left: prod-b's %v (want true), nobody's %v (want false)", w.ec2.Has(ofB), w.ec2.Has(nobodys))
 	}
@@ -145,7 +145,7 @@ func TestUnlistedScopeHoldsInterfaces(t *testing.T) {
 	w.run(true)
 	w.now = start.Add(7 * time.Hour)
 	rep := w.run(true)
-	if d := want(t, rep, eniID(leak), engine.Mark, netiface.ClassLeaked); !d.Held || !strings.Contains(d.Why(), "discovery does not look in eks "+account+"/"+ec2Region) {
+	if d := want(t, rep, eniID(leak), engine.Mark, ec2interface.ClassLeaked); !d.Held || !strings.Contains(d.Why(), "discovery does not look in eks "+account+"/"+ec2Region) {
 		t.Fatalf("not held for the unlisted scope: %+v", d)
 	}
 	if !w.ec2.Has(leak) || !strings.Contains(text(rep), "add it to fleet.eks") {
@@ -155,9 +155,9 @@ func TestUnlistedScopeHoldsInterfaces(t *testing.T) {
 	// past its grace.
 	w.fleetYAML += fmt.Sprintf("    - account: \"%s\"\n      region: %s\n      endpoint: %s\n", account, ec2Region, here.URL())
 	w.now = w.now.Add(time.Hour)
-	want(t, w.run(true), eniID(leak), engine.Mark, netiface.ClassLeaked)
+	want(t, w.run(true), eniID(leak), engine.Mark, ec2interface.ClassLeaked)
 	w.now = w.now.Add(7 * time.Hour)
-	want(t, w.run(true), eniID(leak), engine.Delete, netiface.ClassLeaked)
+	want(t, w.run(true), eniID(leak), engine.Delete, ec2interface.ClassLeaked)
 	if w.ec2.Has(leak) {
 		t.Fatal("the orphan stayed once its scope was listed")
 	}
@@ -192,7 +192,7 @@ func TestRebuiltClusterMatchingAnOutOfScopeNameHolds(t *testing.T) {
 		w.run(true)
 		w.now = start.Add(7 * time.Hour)
 		rep := w.run(true)
-		if d := want(t, rep, eniID(used), engine.Mark, netiface.ClassLeaked); !d.Held || !strings.Contains(d.Why(), "legacy") {
+		if d := want(t, rep, eniID(used), engine.Mark, ec2interface.ClassLeaked); !d.Held || !strings.Contains(d.Why(), "legacy") {
 			t.Fatalf("not held for the rebuilt cluster: %+v", d)
 		}
 		if !w.ec2.Has(used) {

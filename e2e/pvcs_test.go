@@ -13,7 +13,7 @@ import (
 
 	"reclaim.dev/reclaim/inventory/kube"
 	"reclaim.dev/reclaim/reconcile/engine"
-	"reclaim.dev/reclaim/reconcile/kinds/workflowpvc"
+	"reclaim.dev/reclaim/reconcile/kinds/k8spvc"
 )
 
 // workflowPVC creates an Argo Workflow in phase and a PVC it owns, as Argo's
@@ -82,11 +82,11 @@ func TestFinishedWorkflowPVCs(t *testing.T) {
 		t.Fatalf("default: %+v", d)
 	}
 	found := false
-	for _, h := range workflowpvc.HoldersOf(rep.Plan) {
+	for _, h := range k8spvc.HoldersOf(rep.Plan) {
 		found = found || (h.Workflow == "etl-1" && h.GB == 20 && h.Phase == "Failed")
 	}
 	if !found {
-		t.Fatalf("holders: %+v", workflowpvc.HoldersOf(rep.Plan))
+		t.Fatalf("holders: %+v", k8spvc.HoldersOf(rep.Plan))
 	}
 
 	w.disksYAML = "  maxDeletePercent: 100%\n  deleteWorkflowPVCs: true\n  workflowPVCs: {maxDeletePercent: 100%}\n"

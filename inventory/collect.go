@@ -26,7 +26,7 @@ type CollectOptions struct {
 
 // CloudRead is one named read of a cloud (kind.Cloud): GCE disks and
 // quotas, ECR registries, EC2 subnets and interfaces, a kind's own. What it
-// returns is Snapshot.Clouds[Name]. Like every listing it never fails as a
+// returns is View.Clouds[Name]. Like every listing it never fails as a
 // whole: what it returns says what it could not read, and the kinds'
 // proposals report that as sources the engine checks.
 type CloudRead struct {
@@ -43,12 +43,12 @@ type CloudRead struct {
 // so the view of use is the fresher one: a disk or image created after its
 // cloud listing is not seen at all, while a PV or pod created after the
 // cloud listing is still seen.
-func Collect(ctx context.Context, o CollectOptions) Snapshot {
+func Collect(ctx context.Context, o CollectOptions) View {
 	now := time.Now
 	if o.Now != nil {
 		now = o.Now
 	}
-	s := Snapshot{TakenAt: now()}
+	s := View{TakenAt: now()}
 	clouds := make([]any, len(o.Clouds))
 	var wg sync.WaitGroup
 	read := func(late bool) {
@@ -96,7 +96,7 @@ func Collect(ctx context.Context, o CollectOptions) Snapshot {
 
 // CloudOf is what the cloud read name returned in s, as a T: the zero T
 // when the run did not read it.
-func CloudOf[T any](s *Snapshot, name string) T {
+func CloudOf[T any](s *View, name string) T {
 	v, _ := s.Clouds[name].(T)
 	return v
 }

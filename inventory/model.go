@@ -1,6 +1,6 @@
 // Package inventory holds reclaim's snapshot model: what the clusters
 // reference, what the cloud reads returned (by name: a kind's own types,
-// Snapshot.Clouds), and whether each source was complete. Providers and
+// View.Clouds), and whether each source was complete. Providers and
 // collectors convert SDK and Kubernetes objects into their own types at
 // their edge; the planner sees nothing else.
 package inventory
@@ -263,9 +263,9 @@ func (c ClusterRefs) CouldReference(project string) bool {
 	return false
 }
 
-// Snapshot is everything one run collected. Cloud inventory is listed before the
+// View is everything one run collected. Cloud inventory is listed before the
 // clusters, so the cluster view is the fresher one.
-type Snapshot struct {
+type View struct {
 	TakenAt  time.Time
 	Clusters []ClusterRefs
 	// Fleet is every cluster known (configured, discovered, declared) and

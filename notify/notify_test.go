@@ -222,7 +222,7 @@ func TestPreviousDecisionSetIsKeptPerTarget(t *testing.T) {
 }
 
 func TestFleetLine(t *testing.T) {
-	snap := &inventory.Snapshot{Clusters: []inventory.ClusterRefs{{Name: "a", Complete: true}}, Fleet: &inventory.Fleet{Members: []inventory.FleetMember{
+	snap := &inventory.View{Clusters: []inventory.ClusterRefs{{Name: "a", Complete: true}}, Fleet: &inventory.Fleet{Members: []inventory.FleetMember{
 		{Name: "a", Configured: true, State: inventory.MemberRead},
 		{Name: "b", Discovered: true, State: inventory.MemberExcluded, Rule: `fleet.exclude[0] "b"`},
 		{Name: "old", State: inventory.MemberOutOfScope, Reason: "decommissioned"},

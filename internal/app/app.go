@@ -366,7 +366,7 @@ func (r *Runner) load(ctx context.Context) (engine.State, error) {
 
 // collect reads the clouds, the fleet and the clusters, stopped by
 // opt.Stop.
-func (r *Runner) collect(ctx context.Context, opt Options) (inventory.Snapshot, error) {
+func (r *Runner) collect(ctx context.Context, opt Options) (inventory.View, error) {
 	d := r.d
 	co := inventory.CollectOptions{Clusters: d.Clusters, Now: d.Now}
 	co.Clouds = r.cloudReads()
@@ -402,7 +402,7 @@ func (r *Runner) collect(ctx context.Context, opt Options) (inventory.Snapshot, 
 
 // plan builds the pass's plan with its settings, and keeps the records'
 // pins in its state.
-func (r *Runner) plan(snap *inventory.Snapshot, prev engine.State, opt Options) (*engine.Plan, error) {
+func (r *Runner) plan(snap *inventory.View, prev engine.State, opt Options) (*engine.Plan, error) {
 	cfg := r.cfg
 	set := engine.Settings{Only: opt.Only, Currency: cfg.Prices.Currency, OwnerLabel: OwnerLabel(cfg), Routes: r.routes,
 		RequireNotice: cfg.Notify != nil && cfg.Notify.RequireNotice}
@@ -464,7 +464,7 @@ func (r *Runner) checkKinds(names []string) error {
 
 // checkClusters refuses a --cluster the run did not read, before anything
 // is planned or deleted.
-func checkClusters(names []string, snap *inventory.Snapshot) error {
+func checkClusters(names []string, snap *inventory.View) error {
 	var read []string
 	for _, c := range snap.Clusters {
 		read = append(read, c.Name)

@@ -82,7 +82,7 @@ func BenchmarkRunFleet(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		srv.ResetCalls()
 		start := time.Now()
-		rep, err := app.Run(context.Background(), cfg, app.Deps{Clients: map[string]any{gcepd.Source: disks}, Clusters: clusters,
+		rep, err := app.Run(context.Background(), cfg, app.Deps{Clients: map[string]any{gcepd.Read: disks}, Clusters: clusters,
 			Store: state.NewMemoryStore(engine.NewState()), Audit: audit.New(io.Discard)}, app.Options{})
 		if err != nil {
 			b.Fatal(err)

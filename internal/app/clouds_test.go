@@ -12,9 +12,9 @@ import (
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/reconcile/audit"
 	"reclaim.dev/reclaim/reconcile/engine"
+	"reclaim.dev/reclaim/reconcile/kinds/ec2interface"
 	"reclaim.dev/reclaim/reconcile/kinds/gcepd"
 	"reclaim.dev/reclaim/reconcile/kinds/kind"
-	"reclaim.dev/reclaim/reconcile/kinds/netiface"
 	"reclaim.dev/reclaim/reconcile/state"
 )
 
@@ -37,7 +37,7 @@ func TestCloudReadsFollowTheKindsThatRelyOnThem(t *testing.T) {
 	clusters := func(context.Context) []inventory.ClusterRefs {
 		return []inventory.ClusterRefs{{Name: "a", Complete: true, Projects: []string{"proj-one"}}}
 	}
-	r, err := New(context.Background(), cfg, Deps{Clients: map[string]any{netiface.Source: nets}, Clusters: clusters,
+	r, err := New(context.Background(), cfg, Deps{Clients: map[string]any{ec2interface.Read: nets}, Clusters: clusters,
 		Store: state.NewMemoryStore(engine.NewState()), Audit: audit.New(io.Discard), Now: func() time.Time { return now }})
 	if err != nil {
 		t.Fatal(err)
@@ -47,8 +47,8 @@ func TestCloudReadsFollowTheKindsThatRelyOnThem(t *testing.T) {
 	for _, c := range r.cloudReads() {
 		names = append(names, c.Name)
 	}
-	if strings.Join(names, ",") != gcepd.Source {
-		t.Fatalf("reads %v, want only %s", names, gcepd.Source)
+	if strings.Join(names, ",") != gcepd.Read {
+		t.Fatalf("reads %v, want only %s", names, gcepd.Read)
 	}
 	rep, err := r.Once(context.Background(), Options{})
 	if err != nil {

@@ -401,7 +401,7 @@ func BenchmarkECRFleet(b *testing.B) {
 
 		start, cpu := time.Now(), cpuTime()
 		store := state.NewMemoryStore(prev)
-		rep, err := Run(context.Background(), cfg, Deps{Clients: map[string]any{ecrimage.Source: imgs}, Clusters: collect,
+		rep, err := Run(context.Background(), cfg, Deps{Clients: map[string]any{ecrimage.Read: imgs}, Clusters: collect,
 			Store: store, Audit: audit.New(io.Discard),
 			Now: func() time.Time { return runNow }}, Options{})
 		wall, cpu := time.Since(start), cpuTime()-cpu

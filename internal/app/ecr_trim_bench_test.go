@@ -134,7 +134,7 @@ ecr:
 		}
 		b.StartTimer()
 		start, cpu := time.Now(), cpuTime()
-		rep, err := Run(context.Background(), cfg, Deps{Clients: map[string]any{ecrimage.Source: fl}, Clusters: collect, Store: store, Audit: audit.New(io.Discard),
+		rep, err := Run(context.Background(), cfg, Deps{Clients: map[string]any{ecrimage.Read: fl}, Clusters: collect, Store: store, Audit: audit.New(io.Discard),
 			Now: func() time.Time { return now.Add(time.Minute) }}, Options{Apply: true})
 		wall, cpu := time.Since(start), cpuTime()-cpu
 		b.StopTimer()

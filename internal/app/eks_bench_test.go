@@ -32,9 +32,9 @@ import (
 	"reclaim.dev/reclaim/providers/ec2/ec2fake"
 	"reclaim.dev/reclaim/reconcile/audit"
 	"reclaim.dev/reclaim/reconcile/engine"
+	"reclaim.dev/reclaim/reconcile/kinds/ec2interface"
 	"reclaim.dev/reclaim/reconcile/kinds/k8sjob"
 	"reclaim.dev/reclaim/reconcile/kinds/k8spod"
-	"reclaim.dev/reclaim/reconcile/kinds/netiface"
 	"reclaim.dev/reclaim/reconcile/state"
 )
 
@@ -230,7 +230,7 @@ pods:
 		prev := engine.NewState()
 		// The listings' names: one per cluster and kind, and one per
 		// CronJob (and its history limits) for the Jobs it owns.
-		snap := &inventory.Snapshot{}
+		snap := &inventory.View{}
 		for _, cl := range clusters {
 			refs := inventory.ClusterRefs{Name: cl.name, Complete: true, WorkloadsListed: true}
 			for k := range eksCronJobs {
@@ -254,7 +254,7 @@ pods:
 			}
 		}
 		for _, id := range nw.leaked {
-			prev.Seen(netiface.ID(eksAccount, eksRegion, id), "", now.Add(-7*time.Hour))
+			prev.Seen(ec2interface.ID(eksAccount, eksRegion, id), "", now.Add(-7*time.Hour))
 		}
 		return prev
 	}
@@ -271,7 +271,7 @@ pods:
 	nIfaces := len(nw.ifaces)
 	minEC2 := map[string]int{
 		ec2fake.ActionDescribeSubnets:           1,
-		ec2fake.ActionDescribeNetworkInterfaces: ceilDiv(nIfaces, ec2Page) + ceilDiv(len(nw.leaked), netiface.BatchSize),
+		ec2fake.ActionDescribeNetworkInterfaces: ceilDiv(nIfaces, ec2Page) + ceilDiv(len(nw.leaked), ec2interface.BatchSize),
 		ec2fake.ActionDeleteNetworkInterface:    len(nw.leaked),
 	}
 	// The EC2 listing: its calls through the client's describe bucket.
@@ -307,7 +307,7 @@ pods:
 		fs := &state.FileStore{Path: filepath.Join(b.TempDir(), "state.json")}
 		store := &timedStore{Store: fs}
 
-		nopts := netiface.NetworkOptions(cfg, zap.NewNop(), "reclaim/bench")
+		nopts := ec2interface.NetworkOptions(cfg, zap.NewNop(), "reclaim/bench")
 		for i := range nopts {
 			nopts[i].Credentials = credentials.NewStaticCredentialsProvider("AKIDBENCH", "bench-secret", "")
 		}
@@ -330,7 +330,7 @@ pods:
 			return pool.Collect(ctx, kube.Options{ProtectLabel: cfg.Kubernetes.ProtectLabel, RetentionAnnotation: KubeOptions(cfg).RetentionAnnotation}, 8)
 		}
 		ec2Rec.after = &collectEnd
-		r, err := New(context.Background(), cfg, Deps{Clients: map[string]any{netiface.Source: nets}, Clusters: collect, Kube: pool.Client,
+		r, err := New(context.Background(), cfg, Deps{Clients: map[string]any{ec2interface.Read: nets}, Clusters: collect, Kube: pool.Client,
 			Store: store, Audit: audit.New(io.Discard), Now: func() time.Time { return runNow }})
 		if err != nil {
 			b.Fatal(err)
@@ -439,7 +439,7 @@ pods:
 			}
 			return tally{}
 		}
-		jobsT, podsT, eniT := get(k8sjob.Name), get(k8spod.Name), get(netiface.Name)
+		jobsT, podsT, eniT := get(k8sjob.Name), get(k8spod.Name), get(ec2interface.Name)
 		if jobsT.deleted != jobsPerRun || podsT.deleted != podsPerRun || eniT.deleted != len(nw.leaked) || o.Failed > 0 || o.Skipped > 0 || o.Stopped != "" {
 			b.Fatalf("deleted %d Jobs, %d Pods, %d interfaces (want %d, %d, %d); %d failed, %d skipped, stopped %q",
 				jobsT.deleted, podsT.deleted, eniT.deleted, jobsPerRun, podsPerRun, len(nw.leaked), o.Failed, o.Skipped, o.Stopped)
@@ -616,7 +616,7 @@ pods:
 		b.Logf("Kubernetes calls made/minimum: lists %d/%d, Job re-reads+deletes %d/%d, Pod re-reads+deletes %d/%d (%s); propagationPolicy %v",
 			listCalls, minListCalls, jobCalls, minJobCalls, podCalls, minPodCalls, strings.Join(k8sOps, ", "), prop)
 		b.Logf("EC2 calls made/minimum: %s (the minimum counts the re-read of each batch of %d before its deletes); %d throttled",
-			strings.Join(ec2Ops, ", "), netiface.BatchSize, throttled)
+			strings.Join(ec2Ops, ", "), ec2interface.BatchSize, throttled)
 		b.Logf("memory (%s): %s; peak heap in use %d MiB; live heap %d MiB before the run (the fakes and the clients; the state file holds %d clocks), at most %d MiB during it (%d MiB more: the run's own; GOGC=100 alone needs about twice that), %d MiB after it with its report held",
 			memLimit, rssNote, pk.inuse>>20, baseLive>>20, stateSize, pk.live>>20, runLive>>20, afterLive>>20)
 		fi, _ := os.Stat(fs.Path)

@@ -14,13 +14,13 @@ import (
 	"reclaim.dev/reclaim/reconcile/engine"
 	"reclaim.dev/reclaim/reconcile/kinds/ebssnapshot"
 	"reclaim.dev/reclaim/reconcile/kinds/ebsvolume"
+	"reclaim.dev/reclaim/reconcile/kinds/ec2interface"
 	"reclaim.dev/reclaim/reconcile/kinds/ecrimage"
 	"reclaim.dev/reclaim/reconcile/kinds/gcedisk"
 	"reclaim.dev/reclaim/reconcile/kinds/k8sjob"
 	"reclaim.dev/reclaim/reconcile/kinds/k8spod"
+	"reclaim.dev/reclaim/reconcile/kinds/k8spvc"
 	"reclaim.dev/reclaim/reconcile/kinds/kind"
-	"reclaim.dev/reclaim/reconcile/kinds/netiface"
-	"reclaim.dev/reclaim/reconcile/kinds/workflowpvc"
 )
 
 // Registered lists every kind reclaim knows, one line each: the kind
@@ -31,9 +31,9 @@ import (
 // docs/architecture.md.
 var Registered = []kind.Module{
 	gcedisk.Module,
-	workflowpvc.Module,
+	k8spvc.Module,
 	ecrimage.Module,
-	netiface.Module,
+	ec2interface.Module,
 	k8sjob.Module,
 	k8spod.Module,
 	ebsvolume.Module,
@@ -45,15 +45,15 @@ var Registered = []kind.Module{
 // kind the config turns on names is neither opened for nothing nor read.
 // A read only one kind has is that kind's Module.Cloud.
 var Clouds = []kind.Cloud{
-	{Name: ecrimage.Source, Open: ecrimage.Open, Read: Lists[[]inventory.RegistryListing]},
-	{Name: ecrimage.UsersSource, Open: ecrimage.OpenUsers, Read: ecrimage.UsersReader, WithClusters: true},
-	{Name: netiface.Source, Open: netiface.Open, Read: Lists[[]inventory.NetworkListing]},
+	{Name: ecrimage.Read, Open: ecrimage.Open, Read: Lists[[]inventory.RegistryListing]},
+	{Name: ecrimage.UsersRead, Open: ecrimage.OpenUsers, Read: ecrimage.UsersReader, WithClusters: true},
+	{Name: ec2interface.Read, Open: ec2interface.Open, Read: Lists[[]inventory.NetworkListing]},
 }
 
 // networksRead is the shared read (in Clouds) whose listing,
 // []inventory.NetworkListing, gives each VPC's subnets: a discovered EKS
 // cluster may use any subnet of its VPC (fleet.Assemble).
-const networksRead = netiface.Source
+const networksRead = ec2interface.Read
 
 // Register adds a kind to Registered (a kind outside this list, like a
 // test's): its name must be new.

@@ -19,7 +19,7 @@ import (
 	"reclaim.dev/reclaim/inventory/kube"
 	"reclaim.dev/reclaim/reconcile/kinds/k8sjob"
 	"reclaim.dev/reclaim/reconcile/kinds/k8spod"
-	"reclaim.dev/reclaim/reconcile/kinds/workflowpvc"
+	"reclaim.dev/reclaim/reconcile/kinds/k8spvc"
 	"reclaim.dev/reclaim/reconcile/state"
 )
 
@@ -80,7 +80,7 @@ func TestRBACGrantsExactlyTheDeclaredRules(t *testing.T) {
 		file  string
 		kinds []perms.Set
 	}{
-		{"deploy/components/pvc-deleter/rbac.yaml", []perms.Set{workflowpvc.Permissions}},
+		{"deploy/components/pvc-deleter/rbac.yaml", []perms.Set{k8spvc.Permissions}},
 		{"deploy/components/workload-deleter/rbac.yaml", []perms.Set{k8sjob.Permissions, k8spod.Permissions}},
 	}
 	var granted []string
@@ -101,7 +101,7 @@ func TestRBACGrantsExactlyTheDeclaredRules(t *testing.T) {
 		file  string
 		kinds []perms.Set
 	}{
-		{"deploy/components/agent-pvc-deleter/rbac.yaml", []perms.Set{workflowpvc.Permissions}},
+		{"deploy/components/agent-pvc-deleter/rbac.yaml", []perms.Set{k8spvc.Permissions}},
 		{"deploy/components/agent-workload-deleter/rbac.yaml", []perms.Set{k8sjob.Permissions, k8spod.Permissions}},
 	} {
 		lines := rbacLines(t, read(t, c.file))
@@ -138,7 +138,7 @@ func TestRenderedInstallsGrantExactlyTheDeclaredRules(t *testing.T) {
 		{"kustomize-components", []string{"kustomize", "testdata/kustomize-all"}, p.All().RBACLines()},
 		{"helm-defaults", helmArgs(), p.Read.RBACLines()},
 		{"helm-daemon", helmArgs("mode=daemon"), append(p.Read.RBACLines(), lease...)},
-		{"helm-deletePVCs", helmArgs("rbac.deletePVCs=true"), append(p.Read.RBACLines(), workflowpvc.Permissions.Delete.RBACLines()...)},
+		{"helm-deletePVCs", helmArgs("rbac.deletePVCs=true"), append(p.Read.RBACLines(), k8spvc.Permissions.Delete.RBACLines()...)},
 		{"helm-everything", helmArgs("mode=daemon", "rbac.deletePVCs=true", "rbac.deleteWorkloads=true"),
 			append(p.All().RBACLines(), lease...)},
 		// Agents: reads only, until apply; then the deletes each toggle asks for.

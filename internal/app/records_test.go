@@ -17,8 +17,8 @@ import (
 	"reclaim.dev/reclaim/inventory/records"
 	"reclaim.dev/reclaim/reconcile/audit"
 	"reclaim.dev/reclaim/reconcile/engine"
+	"reclaim.dev/reclaim/reconcile/kinds/ec2interface"
 	"reclaim.dev/reclaim/reconcile/kinds/kind"
-	"reclaim.dev/reclaim/reconcile/kinds/netiface"
 	"reclaim.dev/reclaim/reconcile/state"
 )
 
@@ -175,7 +175,7 @@ func TestTheRecordsReaderHasEveryKindsEvidence(t *testing.T) {
 		t.Fatal(err)
 	}
 	place := inventory.Place{Platform: inventory.EKS, Account: "123456789012", Location: "us-east-1"}
-	clouds := map[string]any{netiface.Source: []inventory.NetworkListing{{Account: place.Account, Region: place.Location, Complete: true,
+	clouds := map[string]any{ec2interface.Read: []inventory.NetworkListing{{Account: place.Account, Region: place.Location, Complete: true,
 		Interfaces: []inventory.NetInterface{{ID: "eni-0a1b", Status: "in-use", Tags: map[string]string{inventory.InterfaceClusterTag: "a"}},
 			{ID: "eni-0c2d", Status: "in-use", Tags: map[string]string{inventory.InterfaceClusterTag: "b"}}}}}}
 	shown := records.Shown{}

@@ -15,8 +15,8 @@ import (
 	"reclaim.dev/reclaim/internal/app"
 	"reclaim.dev/reclaim/internal/demo"
 	"reclaim.dev/reclaim/notify/report"
+	"reclaim.dev/reclaim/reconcile/kinds/ec2interface"
 	"reclaim.dev/reclaim/reconcile/kinds/ecrimage"
-	"reclaim.dev/reclaim/reconcile/kinds/netiface"
 )
 
 // daemonPasses is how many passes BenchmarkDaemonMemory runs, and
@@ -46,7 +46,7 @@ func BenchmarkDaemonMemory(b *testing.B) {
 		cfg, deps, done, err := demo.Start(ctx, io.Discard, zap.NewNop(), base, func(c *config.Config) {
 			r := ecrimage.SectionOf(c)
 			r.RequestsPerSecond, r.Burst = 1000, 1000
-			e := netiface.SectionOf(c)
+			e := ec2interface.SectionOf(c)
 			e.RequestsPerSecond, e.Burst = 1000, 1000
 		})
 		if err != nil {

@@ -27,9 +27,9 @@ import (
 	"reclaim.dev/reclaim/providers/gce/gcefake"
 	"reclaim.dev/reclaim/reconcile/audit"
 	"reclaim.dev/reclaim/reconcile/kinds/ebsvolume"
+	"reclaim.dev/reclaim/reconcile/kinds/ec2interface"
 	"reclaim.dev/reclaim/reconcile/kinds/ecrimage"
 	"reclaim.dev/reclaim/reconcile/kinds/gcepd"
-	"reclaim.dev/reclaim/reconcile/kinds/netiface"
 	"reclaim.dev/reclaim/reconcile/state"
 )
 
@@ -97,7 +97,7 @@ func Start(ctx context.Context, narration io.Writer, log *zap.Logger, now time.T
 	nets.Start()
 	closers = append(closers, nets.Close)
 	eks := SeedEKS(nets, fleet, now)
-	nopts := netiface.NetworkOptions(cfg, log, "reclaim/demo")
+	nopts := ec2interface.NetworkOptions(cfg, log, "reclaim/demo")
 	for i := range nopts {
 		nopts[i].Endpoint = nets.URL()
 		nopts[i].Credentials = credentials.NewStaticCredentialsProvider("AKIDDEMO", "demo-secret", "")
@@ -159,7 +159,7 @@ func Start(ctx context.Context, narration io.Writer, log *zap.Logger, now time.T
 	}
 	closers = append(closers, stopDisc)
 	return cfg, app.Deps{
-		Clients:   map[string]any{gcepd.Source: disks, ecrimage.Source: images, netiface.Source: networks, ebsvolume.Name: volumes},
+		Clients:   map[string]any{gcepd.Read: disks, ecrimage.Read: images, ec2interface.Read: networks, ebsvolume.Name: volumes},
 		Discovery: disc, Clusters: collect,
 		Kube: func(cluster string) (kubernetes.Interface, error) {
 			mu.Lock()

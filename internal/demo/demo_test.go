@@ -19,12 +19,12 @@ import (
 	"reclaim.dev/reclaim/providers/gce/gcefake"
 	"reclaim.dev/reclaim/reconcile/engine"
 	"reclaim.dev/reclaim/reconcile/kinds/ebsvolume"
+	"reclaim.dev/reclaim/reconcile/kinds/ec2interface"
 	"reclaim.dev/reclaim/reconcile/kinds/ecrimage"
 	"reclaim.dev/reclaim/reconcile/kinds/finished"
 	"reclaim.dev/reclaim/reconcile/kinds/gcedisk"
 	"reclaim.dev/reclaim/reconcile/kinds/k8sjob"
-	"reclaim.dev/reclaim/reconcile/kinds/netiface"
-	"reclaim.dev/reclaim/reconcile/kinds/workflowpvc"
+	"reclaim.dev/reclaim/reconcile/kinds/k8spvc"
 )
 
 // demoReport runs the demo once for the tests that read its report (a run
@@ -85,8 +85,8 @@ func TestDemoTellsTheStory(t *testing.T) {
 	if len(reasons["report"]) != 1 || !strings.Contains(reasons["report"][0], "nothing proves Kubernetes created it") {
 		t.Errorf("reports: %v", reasons["report"])
 	}
-	if p.Count(workflowpvc.Name, engine.Report) != 30 || len(workflowpvc.HoldersOf(p)) != 30 {
-		t.Errorf("finished-workflow PVCs: %d reported, %d holders", p.Count(workflowpvc.Name, engine.Report), len(workflowpvc.HoldersOf(p)))
+	if p.Count(k8spvc.Name, engine.Report) != 30 || len(k8spvc.HoldersOf(p)) != 30 {
+		t.Errorf("finished-workflow PVCs: %d reported, %d holders", p.Count(k8spvc.Name, engine.Report), len(k8spvc.HoldersOf(p)))
 	}
 }
 
@@ -163,7 +163,7 @@ func TestDemoTellsTheEKSStory(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := rep.Plan
-	subnets := netiface.HeadroomOf(p)
+	subnets := ec2interface.HeadroomOf(p)
 	if len(subnets) != 3 {
 		t.Fatalf("%d subnets, want 3", len(subnets))
 	}
@@ -174,7 +174,7 @@ func TestDemoTellsTheEKSStory(t *testing.T) {
 			t.Errorf("subnet %+v", h)
 		}
 	}
-	if hs := netiface.FinishedHoldersOf(p); len(hs) == 0 || hs[0].IPs < 3000 {
+	if hs := ec2interface.FinishedHoldersOf(p); len(hs) == 0 || hs[0].IPs < 3000 {
 		t.Errorf("holders %+v", hs)
 	}
 	eks := SeedEKS(ec2fake.New(ec2fake.Options{}), &Fleet{State: engine.NewState()}, time.Now())
@@ -186,12 +186,12 @@ func TestDemoTellsTheEKSStory(t *testing.T) {
 			classes[string(d.Action)+"/"+d.Class]++
 		}
 	}
-	if d := byID[netiface.ID(EC2Account, EC2Region, eks.Leaked)]; d.Action != engine.Delete {
+	if d := byID[ec2interface.ID(EC2Account, EC2Region, eks.Leaked)]; d.Action != engine.Delete {
 		t.Errorf("leaked interface: %s %q", d.Action, d.Why())
 	}
 	// The ML cluster the config misses shares subnet 3 (its subnet tag): the
 	// leftover there is held and the fleet section names the cluster.
-	if d := byID[netiface.ID(EC2Account, EC2Region, eks.HeldByUnlisted)]; d.Action != engine.Mark || !d.Held || !strings.Contains(d.Why(), "cluster "+UnlistedCluster) {
+	if d := byID[ec2interface.ID(EC2Account, EC2Region, eks.HeldByUnlisted)]; d.Action != engine.Mark || !d.Held || !strings.Contains(d.Why(), "cluster "+UnlistedCluster) {
 		t.Errorf("interface in the unlisted cluster's subnet: %s %q", d.Action, d.Why())
 	}
 	rows, _ := layout.Data(p.Sections, "fleet").([]engine.FleetRow)
@@ -208,7 +208,7 @@ func TestDemoTellsTheEKSStory(t *testing.T) {
 	if !unlisted {
 		t.Errorf("the fleet section does not name %s: %+v", UnlistedCluster, rows)
 	}
-	if d := byID[netiface.ID(EC2Account, EC2Region, eks.RequesterManaged)]; d.Action != engine.Keep || d.Class != netiface.ClassRequesterManaged {
+	if d := byID[ec2interface.ID(EC2Account, EC2Region, eks.RequesterManaged)]; d.Action != engine.Keep || d.Class != ec2interface.ClassRequesterManaged {
 		t.Errorf("requester-managed interface: %s %s %q", d.Action, d.Class, d.Why())
 	}
 	if classes["delete/"+k8sjob.ClassPast] < 8000 || classes["keep/"+finished.ClassRetained] == 0 || classes["keep/"+k8sjob.ClassHistory] != 4 {

@@ -11,8 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"reclaim.dev/reclaim/providers/ec2/ec2fake"
+	"reclaim.dev/reclaim/reconcile/kinds/ec2interface"
 	"reclaim.dev/reclaim/reconcile/kinds/k8sjob"
-	"reclaim.dev/reclaim/reconcile/kinds/netiface"
 )
 
 // The EKS part of the demo: AWS's documented example account, and the
@@ -156,7 +156,7 @@ func SeedEKS(srv *ec2fake.Server, f *Fleet, now time.Time) EKS {
 			ifaces = append(ifaces, ec2fake.Interface{ID: out.Leaked, Subnet: sn.ID, IPs: []string{next(), next(), next(), next(), next()},
 				Description: "aws-K8S-" + gone, Tags: map[string]string{"node.k8s.amazonaws.com/instance_id": gone,
 					"node.k8s.amazonaws.com/createdAt": now.Add(-10 * 24 * time.Hour).UTC().Format(time.RFC3339)}})
-			f.State.Seen(netiface.ID(EC2Account, EC2Region, out.Leaked), "", now.Add(-9*time.Hour))
+			f.State.Seen(ec2interface.ID(EC2Account, EC2Region, out.Leaked), "", now.Add(-9*time.Hour))
 		case 1:
 			// A load balancer's interface, detached for a moment: the
 			// service that made it owns it.
@@ -171,7 +171,7 @@ func SeedEKS(srv *ec2fake.Server, f *Fleet, now time.Time) EKS {
 			ifaces = append(ifaces, ec2fake.Interface{ID: out.HeldByUnlisted, Subnet: sn.ID, IPs: []string{next(), next()},
 				Description: "aws-K8S-" + gone, Tags: map[string]string{"node.k8s.amazonaws.com/instance_id": gone,
 					"cluster.k8s.amazonaws.com/name": UnlistedCluster}})
-			f.State.Seen(netiface.ID(EC2Account, EC2Region, out.HeldByUnlisted), "", now.Add(-9*time.Hour))
+			f.State.Seen(ec2interface.ID(EC2Account, EC2Region, out.HeldByUnlisted), "", now.Add(-9*time.Hour))
 		}
 		srv.AddInterfaces(ifaces...)
 	}

@@ -102,12 +102,12 @@ disks:
 // Build is engine.Build as the runner does it: the plan, then what the
 // kinds show of it (report.Show), so a kind's test reads its sections,
 // summaries, gauges and warnings in the plan.
-func Build(snap *inventory.Snapshot, kinds []engine.Kind, prev engine.State, now time.Time) *engine.Plan {
+func Build(snap *inventory.View, kinds []engine.Kind, prev engine.State, now time.Time) *engine.Plan {
 	return BuildWith(engine.Settings{}, snap, kinds, prev, now)
 }
 
 // BuildWith is Build with the run's settings.
-func BuildWith(s engine.Settings, snap *inventory.Snapshot, kinds []engine.Kind, prev engine.State, now time.Time) *engine.Plan {
+func BuildWith(s engine.Settings, snap *inventory.View, kinds []engine.Kind, prev engine.State, now time.Time) *engine.Plan {
 	p := s.Build(snap, kinds, prev, now)
 	report.Show(p, kinds, snap)
 	return p

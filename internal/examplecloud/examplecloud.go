@@ -8,7 +8,7 @@
 // What the package holds, and nothing outside it does: its config section,
 // the API it reads and deletes through (a provider's client implements it),
 // its read of that cloud (run by the collector with the other clouds into
-// Snapshot.Clouds), its proposals with the listings' completeness as
+// View.Clouds), its proposals with the listings' completeness as
 // sources (the engine decides on them, enforcing every safety rule), and
 // its re-read and delete.
 package examplecloud
@@ -185,7 +185,7 @@ func id(account, name string) string { return Name + "/" + account + "/" + name 
 // a candidate (the engine keeps it); the engine alone decides the action.
 // Each account's listing is a source; a proposal names its account's, so
 // the engine holds it when that listing is incomplete.
-func (k *Kind) Propose(snap *inventory.Snapshot, now time.Time) engine.Proposals {
+func (k *Kind) Propose(snap *inventory.View, now time.Time) engine.Proposals {
 	var out engine.Proposals
 	ls := inventory.CloudOf[[]Listing](snap, Name)
 	listed := map[string]bool{}
@@ -226,7 +226,7 @@ func (k *Kind) Propose(snap *inventory.Snapshot, now time.Time) engine.Proposals
 
 // View lists the decisions: it makes the kind a report.Viewer, which
 // reports read (report.Show).
-func (k *Kind) View(p *engine.Plan, _ *inventory.Snapshot) layout.View {
+func (k *Kind) View(p *engine.Plan, _ *inventory.View) layout.View {
 	b := layout.Block{Indent: 2}
 	for d := range p.All() {
 		if d.Kind == Name {

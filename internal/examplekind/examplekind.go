@@ -178,7 +178,7 @@ func id(cluster, ns, name string) string { return Name + "/" + cluster + "/" + n
 // Decision's, and a proposal has no field for it. It builds no hold of
 // its own: each proposal names its cluster and its tap's pass, and the
 // engine holds it when either is incomplete.
-func (k *Kind) Propose(snap *inventory.Snapshot, now time.Time) engine.Proposals {
+func (k *Kind) Propose(snap *inventory.View, now time.Time) engine.Proposals {
 	var out engine.Proposals
 	listed := map[string]bool{}
 	complete := map[string]bool{}
@@ -214,7 +214,7 @@ func (k *Kind) Propose(snap *inventory.Snapshot, now time.Time) engine.Proposals
 }
 
 // View makes the kind a report.Viewer: what reports show of the plan.
-func (k *Kind) View(p *engine.Plan, _ *inventory.Snapshot) layout.View {
+func (k *Kind) View(p *engine.Plan, _ *inventory.View) layout.View {
 	return layout.View{Summary: fmt.Sprintf("%d temporary ConfigMap(s) to delete", p.Count(Name, engine.Delete))}
 }
 

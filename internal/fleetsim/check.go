@@ -14,18 +14,18 @@ import (
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/reconcile/audit"
 	"reclaim.dev/reclaim/reconcile/engine"
+	"reclaim.dev/reclaim/reconcile/kinds/ec2interface"
 	"reclaim.dev/reclaim/reconcile/kinds/ecrimage"
 	"reclaim.dev/reclaim/reconcile/kinds/gcedisk"
 	"reclaim.dev/reclaim/reconcile/kinds/gcepd"
 	"reclaim.dev/reclaim/reconcile/kinds/k8sjob"
 	"reclaim.dev/reclaim/reconcile/kinds/k8spod"
-	"reclaim.dev/reclaim/reconcile/kinds/netiface"
-	"reclaim.dev/reclaim/reconcile/kinds/workflowpvc"
+	"reclaim.dev/reclaim/reconcile/kinds/k8spvc"
 )
 
 // checkRun checks what the fakes cannot see call by call: the caps, the
 // breaker and dry-run.
-func (f *fleet) checkRun(snap *inventory.Snapshot, due map[string]int) {
+func (f *fleet) checkRun(snap *inventory.View, due map[string]int) {
 	if !f.apply && f.calls > 0 {
 		f.violate("dry run made %d mutating calls", f.calls)
 	}
@@ -51,13 +51,13 @@ func (f *fleet) checkRun(snap *inventory.Snapshot, due map[string]int) {
 }
 
 // inventoryInScope is what each kind's percent cap is a share of.
-func inventoryInScope(snap *inventory.Snapshot) map[string]int {
+func inventoryInScope(snap *inventory.View) map[string]int {
 	out := map[string]int{}
 	for _, l := range gcepd.ListingOf(snap).Disks {
 		out[gcedisk.Name] += len(l.Disks)
 	}
 	for _, c := range snap.Clusters {
-		out[workflowpvc.Name] += len(c.PVCs)
+		out[k8spvc.Name] += len(c.PVCs)
 	}
 	for _, reg := range ecrimage.RegistriesOf(snap) {
 		for _, rl := range reg.Repos {
@@ -76,10 +76,10 @@ func inventoryInScope(snap *inventory.Snapshot) map[string]int {
 			}
 		}
 	}
-	for _, l := range netiface.NetworksOf(snap) {
+	for _, l := range ec2interface.NetworksOf(snap) {
 		for _, n := range l.Interfaces {
 			if n.Status == "available" {
-				out[netiface.Name]++
+				out[ec2interface.Name]++
 			}
 		}
 	}

@@ -19,7 +19,7 @@ import (
 	"reclaim.dev/reclaim/providers/gce"
 	"reclaim.dev/reclaim/reconcile/kinds/ecrimage"
 	"reclaim.dev/reclaim/reconcile/kinds/gcedisk"
-	"reclaim.dev/reclaim/reconcile/kinds/workflowpvc"
+	"reclaim.dev/reclaim/reconcile/kinds/k8spvc"
 )
 
 // alive fails every call of a killed process.
@@ -332,7 +332,7 @@ func (f *fleet) clientset(c *cluster) *k8sfake.Clientset {
 		if pre := da.GetDeleteOptions().Preconditions; pre != nil && pre.UID != nil && string(*pre.UID) != p.uid {
 			return true, nil, apierrors.NewConflict(gr, name, fmt.Errorf("precondition failed: UID in precondition: %s, UID in object meta: %s", *pre.UID, p.uid))
 		}
-		f.attempts[workflowpvc.Name]++
+		f.attempts[k8spvc.Name]++
 		if f.failCall() {
 			return true, nil, apierrors.NewServiceUnavailable("etcdserver: request timed out")
 		}
@@ -344,9 +344,9 @@ func (f *fleet) clientset(c *cluster) *k8sfake.Clientset {
 			p.terminating = true // pvc-protection: gone when the pod is
 		} else {
 			f.removePVC(c, p)
-			f.byOthers[workflowpvc.ID(c.name, argoNS, p.name)]--
+			f.byOthers[k8spvc.ID(c.name, argoNS, p.name)]--
 		}
-		f.deleted(workflowpvc.Name, workflowpvc.ID(c.name, argoNS, p.name))
+		f.deleted(k8spvc.Name, k8spvc.ID(c.name, argoNS, p.name))
 		if f.loseResponse() {
 			return true, nil, apierrors.NewTimeoutError("request did not complete within the allowed duration", 0)
 		}

@@ -24,14 +24,14 @@ import (
 	"reclaim.dev/reclaim/providers/gce"
 	"reclaim.dev/reclaim/reconcile/audit"
 	"reclaim.dev/reclaim/reconcile/engine"
+	"reclaim.dev/reclaim/reconcile/kinds/ec2interface"
 	"reclaim.dev/reclaim/reconcile/kinds/ecrimage"
 	"reclaim.dev/reclaim/reconcile/kinds/finished"
 	"reclaim.dev/reclaim/reconcile/kinds/gcedisk"
 	"reclaim.dev/reclaim/reconcile/kinds/gcepd"
 	"reclaim.dev/reclaim/reconcile/kinds/k8sjob"
 	"reclaim.dev/reclaim/reconcile/kinds/k8spod"
-	"reclaim.dev/reclaim/reconcile/kinds/netiface"
-	"reclaim.dev/reclaim/reconcile/kinds/workflowpvc"
+	"reclaim.dev/reclaim/reconcile/kinds/k8spvc"
 	"reclaim.dev/reclaim/reconcile/state"
 )
 
@@ -145,11 +145,11 @@ type fleet struct {
 	trace []string
 
 	diskPol  gcepd.Disks
-	pvcPol   workflowpvc.Policy
+	pvcPol   k8spvc.Policy
 	imgPol   *ecrimage.Policy
 	jobPol   k8sjob.Policy
 	podPol   k8spod.Policy
-	netPol   netiface.Policy
+	netPol   ec2interface.Policy
 	kinds    []engine.Kind
 	store    *killStore
 	auditLog bytes.Buffer
@@ -230,7 +230,7 @@ func (f *fleet) policies() {
 	f.diskPol = gcepd.Disks{MinDetached: config.Duration(minDetached), ProtectLabel: protectLabel, Ownership: gcepd.Ownership{LabelKeys: []string{ownerLabel}}, SnapshotBeforeDelete: snap,
 		SnapshotLabel: "reclaim-snapshot-of", Safety: safety(minAge, grace, 1+f.rng.IntN(5), pick(f, []float64{0, 0.5, 1}), pick(f, []int{0, 3 + f.rng.IntN(6)}))}
 	del, grace := f.chance(0.9), f.durOf(2, 3, 4, 6)
-	f.pvcPol = workflowpvc.Policy{Delete: del, ProtectLabel: protectLabel,
+	f.pvcPol = k8spvc.Policy{Delete: del, ProtectLabel: protectLabel,
 		Safety: safety(0, grace, 1+f.rng.IntN(4), pick(f, []float64{0, 0.5}), pick(f, []int{0, 2 + f.rng.IntN(4)}))}
 	rule := ecrimage.RepoRule{Name: "**", Match: everything, Limit: 20, HighWater: 4 + f.rng.IntN(6), KeepNewest: f.rng.IntN(3),
 		KeepPulledWithin: f.durOf(0, 0, 3), UntaggedOlderThan: f.durOf(0, 0, 6)}
@@ -247,8 +247,8 @@ func (f *fleet) policies() {
 	}
 	f.jobPol = k8sjob.Policy{Policy: finishedPol(), KeepCronJobHistory: f.chance(0.8), TTLGrace: f.durOf(0, 1, 2)}
 	f.podPol = k8spod.Policy{Policy: finishedPol()}
-	f.netPol = netiface.Policy{Delete: f.chance(0.9), Ownership: pick(f, [][]string{{netiface.EvidenceVPCCNI, netiface.EvidenceBranch},
-		{netiface.EvidenceVPCCNI}, {netiface.EvidenceBranch}}),
+	f.netPol = ec2interface.Policy{Delete: f.chance(0.9), Ownership: pick(f, [][]string{{ec2interface.EvidenceVPCCNI, ec2interface.EvidenceBranch},
+		{ec2interface.EvidenceVPCCNI}, {ec2interface.EvidenceBranch}}),
 		Safety: safety(0, f.durOf(2, 3, 4, 6), 1+f.rng.IntN(4), pick(f, []float64{0, 0.5}), pick(f, []int{0, 2 + f.rng.IntN(5)}))}
 	clients := map[string]kubernetes.Interface{}
 	client := func(name string) (kubernetes.Interface, error) {
@@ -264,11 +264,11 @@ func (f *fleet) policies() {
 	}
 	f.kinds = []engine.Kind{
 		&gcedisk.Kind{Disks: f.diskPol, API: gceAPI{f}, Now: func() time.Time { return f.now }},
-		&workflowpvc.Kind{Policy: f.pvcPol, Client: client},
+		&k8spvc.Kind{Policy: f.pvcPol, Client: client},
 		&ecrimage.Kind{Policy: f.imgPol, API: ecrAPI{f}},
 		k8sjob.New(f.jobPol, client),
 		k8spod.New(f.podPol, client),
-		&netiface.Kind{Policy: f.netPol, API: ec2API{f}},
+		&ec2interface.Kind{Policy: f.netPol, API: ec2API{f}},
 	}
 }
 
@@ -475,8 +475,8 @@ func (f *fleet) raceWindow(p *engine.Plan) {
 				dk.labels[protectLabel] = "keep"
 				event("disk protected")
 			}
-		case workflowpvc.Name:
-			det := d.Detail.(*workflowpvc.Detail)
+		case k8spvc.Name:
+			det := d.Detail.(*k8spvc.Detail)
 			c := f.w.clusterNamed(det.Cluster)
 			pc := c.pvcNamed(d.Name)
 			if pc == nil {
@@ -514,7 +514,7 @@ func (f *fleet) raceWindow(p *engine.Plan) {
 					break
 				}
 			}
-		case k8sjob.Name, k8spod.Name, netiface.Name:
+		case k8sjob.Name, k8spod.Name, ec2interface.Name:
 			f.raceNew(d, event)
 		}
 	}

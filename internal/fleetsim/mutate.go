@@ -7,7 +7,7 @@ import (
 
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/reconcile/kinds/gcedisk"
-	"reclaim.dev/reclaim/reconcile/kinds/workflowpvc"
+	"reclaim.dev/reclaim/reconcile/kinds/k8spvc"
 )
 
 // pick returns a random element of s (s must not be empty).
@@ -312,7 +312,7 @@ func (f *fleet) pvOf(c *cluster, p *pvc) *pv {
 // the PV stays, Released, still naming the disk.
 func (f *fleet) removePVC(c *cluster, p *pvc) {
 	c.pvcs = slices.DeleteFunc(c.pvcs, func(x *pvc) bool { return x == p })
-	f.byOthers[workflowpvc.ID(c.name, argoNS, p.name)]++ // the fake's delete takes it back
+	f.byOthers[k8spvc.ID(c.name, argoNS, p.name)]++ // the fake's delete takes it back
 	c.pods = slices.DeleteFunc(c.pods, func(x *pod) bool { return x.claim == p.name && !x.late })
 	v := f.pvOf(c, p)
 	if v == nil {

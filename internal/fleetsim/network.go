@@ -11,7 +11,7 @@ import (
 
 	"reclaim.dev/reclaim/base/outcome"
 	"reclaim.dev/reclaim/inventory"
-	"reclaim.dev/reclaim/reconcile/kinds/netiface"
+	"reclaim.dev/reclaim/reconcile/kinds/ec2interface"
 )
 
 // The truth's EC2 network: subnets per account and the network interfaces
@@ -209,7 +209,7 @@ func (f *fleet) mutateNetwork() {
 func (f *fleet) removeIface(n *iface, byReclaim bool) {
 	f.w.ifaces = slices.DeleteFunc(f.w.ifaces, func(x *iface) bool { return x == n })
 	if !byReclaim {
-		f.byOthers[netiface.ID(n.account, n.region, n.id)]++
+		f.byOthers[ec2interface.ID(n.account, n.region, n.id)]++
 	}
 }
 
@@ -217,11 +217,11 @@ func (f *fleet) removeIface(n *iface, byReclaim bool) {
 func (f *fleet) ifaceEvidence(n *iface) string {
 	for _, o := range f.netPol.Ownership {
 		switch o {
-		case netiface.EvidenceVPCCNI:
+		case ec2interface.EvidenceVPCCNI:
 			if n.tags[cniTag] != "" && strings.HasPrefix(n.desc, cniDesc) {
 				return o
 			}
-		case netiface.EvidenceBranch:
+		case ec2interface.EvidenceBranch:
 			if n.tags[branchTag] == branchVal && n.typ == "branch" {
 				return o
 			}
@@ -305,7 +305,7 @@ func (f *fleet) netEvidence(n *iface) string {
 }
 
 func (f *fleet) checkIface(n *iface) {
-	what := "interface " + netiface.ID(n.account, n.region, n.id)
+	what := "interface " + ec2interface.ID(n.account, n.region, n.id)
 	switch {
 	case f.ifaceKept(n, true, true) != "":
 		f.violate("deleted %s %s", what, f.ifaceKept(n, true, true))
@@ -333,9 +333,9 @@ func (f *fleet) checkIface(n *iface) {
 }
 
 // observeNetwork starts and resets the truth's clocks of interfaces.
-func (f *fleet) observeNetwork(snap *inventory.Snapshot) {
+func (f *fleet) observeNetwork(snap *inventory.View) {
 	listed := map[string]bool{}
-	for _, l := range netiface.NetworksOf(snap) {
+	for _, l := range ec2interface.NetworksOf(snap) {
 		for _, n := range l.Interfaces {
 			listed[l.Account+"/"+n.ID] = true
 		}
@@ -403,7 +403,7 @@ func inventoryIface(n *iface) inventory.NetInterface {
 		Instance: n.instance}
 }
 
-// ec2API is netiface.API over the truth. In a run with races on, the world
+// ec2API is ec2interface.API over the truth. In a run with races on, the world
 // moves between a re-read and the delete that follows it.
 type ec2API struct{ f *fleet }
 
@@ -447,13 +447,13 @@ func (e ec2API) DeleteInterface(ctx context.Context, account, region, id string)
 	if n.status != "available" {
 		return fmt.Errorf("ec2 DeleteNetworkInterface %s: InvalidNetworkInterface.InUse: %w", id, outcome.ErrInUse)
 	}
-	f.attempts[netiface.Name]++
+	f.attempts[ec2interface.Name]++
 	if f.failCall() {
 		return &smithy.GenericAPIError{Code: "RequestLimitExceeded", Message: "Request limit exceeded."}
 	}
 	f.checkIface(n)
 	f.removeIface(n, true)
-	f.deleted(netiface.Name, netiface.ID(account, region, id))
+	f.deleted(ec2interface.Name, ec2interface.ID(account, region, id))
 	if f.loseResponse() {
 		return errors.New("operation error EC2: DeleteNetworkInterface: context deadline exceeded")
 	}

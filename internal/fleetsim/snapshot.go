@@ -6,18 +6,18 @@ import (
 
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/providers/gce"
+	"reclaim.dev/reclaim/reconcile/kinds/ec2interface"
 	"reclaim.dev/reclaim/reconcile/kinds/ecrimage"
 	"reclaim.dev/reclaim/reconcile/kinds/gcedisk"
 	"reclaim.dev/reclaim/reconcile/kinds/gcepd"
-	"reclaim.dev/reclaim/reconcile/kinds/netiface"
-	"reclaim.dev/reclaim/reconcile/kinds/workflowpvc"
+	"reclaim.dev/reclaim/reconcile/kinds/k8spvc"
 )
 
 // snapshot collects the world as reclaim's collectors would, with this run's
 // faults applied.
-func (f *fleet) snapshot() inventory.Snapshot {
+func (f *fleet) snapshot() inventory.View {
 	w := f.w
-	snap := inventory.Snapshot{TakenAt: f.now, Fleet: f.membership}
+	snap := inventory.View{TakenAt: f.now, Fleet: f.membership}
 	var gceRead gcepd.Listing
 	var regs []inventory.RegistryListing
 	var users []inventory.ImageSource
@@ -84,7 +84,7 @@ func (f *fleet) snapshot() inventory.Snapshot {
 	}
 	users = append(users, f.consumers()...)
 	users = append(users, f.regionConsumers()...)
-	snap.Clouds = map[string]any{gcepd.Source: gceRead, ecrimage.Source: regs, ecrimage.UsersSource: users, netiface.Source: f.networks()}
+	snap.Clouds = map[string]any{gcepd.Read: gceRead, ecrimage.Read: regs, ecrimage.UsersRead: users, ec2interface.Read: f.networks()}
 	return snap
 }
 
@@ -131,7 +131,7 @@ func (f *fleet) clusterRefs(c *cluster) inventory.ClusterRefs {
 		cr.Complete, cr.Problems = false, []string{"list jobs: page 3: etcdserver: request timed out"}
 	}
 	cr.ImagesListed = true
-	cr.Taps = map[string]inventory.Tapped{workflowpvc.TapName: {Complete: true, Items: len(c.pvcs)}}
+	cr.Taps = map[string]inventory.Tapped{k8spvc.TapName: {Complete: true, Items: len(c.pvcs)}}
 	whole := fault == "" || fault == "conflict"
 	keep := func() bool { return (whole || fault == "workloads") || f.chance(0.5) }
 	cr.WorkloadsListed = whole
@@ -184,7 +184,7 @@ func (f *fleet) clusterRefs(c *cluster) inventory.ClusterRefs {
 }
 
 // observe starts and resets the truth's clocks at this run's collection.
-func (f *fleet) observe(snap *inventory.Snapshot) {
+func (f *fleet) observe(snap *inventory.View) {
 	listed := map[string]bool{}
 	for _, l := range gcepd.ListingOf(snap).Disks {
 		for _, d := range l.Disks {

@@ -10,10 +10,10 @@ import (
 
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/reconcile/engine"
+	"reclaim.dev/reclaim/reconcile/kinds/ec2interface"
 	"reclaim.dev/reclaim/reconcile/kinds/finished"
 	"reclaim.dev/reclaim/reconcile/kinds/k8sjob"
 	"reclaim.dev/reclaim/reconcile/kinds/k8spod"
-	"reclaim.dev/reclaim/reconcile/kinds/netiface"
 )
 
 // The workloads of a cluster's truth: Jobs (some of CronJobs), their pods,
@@ -522,7 +522,7 @@ func (c *cluster) jobOf(p *wpod) *job {
 }
 
 // observeWorkloads starts and resets the truth's clocks of Jobs and pods.
-func (f *fleet) observeWorkloads(snap *inventory.Snapshot) {
+func (f *fleet) observeWorkloads(snap *inventory.View) {
 	listed := map[string]bool{}
 	for _, cr := range snap.Clusters {
 		for _, j := range cr.Jobs {
@@ -652,8 +652,8 @@ func (f *fleet) raceNew(d *engine.Decision, event func(string)) {
 			p.retention = "never"
 			event("pod annotated never")
 		}
-	case netiface.Name:
-		det := netiface.DetailOf(d)
+	case ec2interface.Name:
+		det := ec2interface.DetailOf(d)
 		n := f.w.ifaceByID(det.Account, d.Name)
 		if n == nil {
 			return

@@ -18,7 +18,7 @@ type Shown map[string][]string
 func (s Shown) Add(class, what string) { s[class] = append(s[class], what) }
 
 // Evidence adds to shown what the run's cloud reads (clouds, by read
-// name: Snapshot.Clouds) show made for the cluster t reads, by the labels
+// name: View.Clouds) show made for the cluster t reads, by the labels
 // and tags the clouds' controllers put on what they make for a cluster.
 // Each kind that reads a cloud says its part (kind.Module's Evidence);
 // the wiring hands the reader them all as one.

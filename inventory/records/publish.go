@@ -31,7 +31,7 @@ type Publisher struct {
 // Publish writes what the pass read of the agent's cluster as its record.
 // The cluster's identity is read here: its CA from the client's config,
 // its kube-system namespace's UID from the API server.
-func (p *Publisher) Publish(ctx context.Context, snap *inventory.Snapshot) error {
+func (p *Publisher) Publish(ctx context.Context, snap *inventory.View) error {
 	if len(snap.Clusters) != 1 {
 		return fmt.Errorf("an agent reads one cluster, this pass read %d", len(snap.Clusters))
 	}

@@ -20,7 +20,7 @@ import (
 // one is deleted and another made every week.
 type poolsKind struct{ warnKind }
 
-func (k *poolsKind) View(p *engine.Plan, _ *inventory.Snapshot) layout.View {
+func (k *poolsKind) View(p *engine.Plan, _ *inventory.View) layout.View {
 	now := p.GeneratedAt
 	hour := int(now.Sub(yearStart) / time.Hour)
 	pools := []string{"proj/us-central1/SSD_TOTAL_GB", "proj/us-central1/DISKS_TOTAL_GB",
@@ -66,7 +66,7 @@ func TestUsageHistoryKeepsTheStateBoundedOverAYear(t *testing.T) {
 	for h := 0; h <= 365*24; h++ {
 		// A run starts some seconds past the hour.
 		now := yearStart.Add(time.Duration(h)*time.Hour + time.Duration(h%50)*time.Second + 123*time.Millisecond)
-		snap := &inventory.Snapshot{TakenAt: now}
+		snap := &inventory.View{TakenAt: now}
 		p := engine.Build(snap, kinds, st, now)
 		report.Show(p, kinds, snap)
 		st = p.State
@@ -125,7 +125,7 @@ func TestOldStateHistoryLoadsAndIsThinned(t *testing.T) {
 		}
 		before := len(st.Usage["proj/us-central1/SSD_TOTAL_GB"])
 		k := &poolsKind{warnKind{name: "pools"}}
-		snap := &inventory.Snapshot{TakenAt: now}
+		snap := &inventory.View{TakenAt: now}
 		p := engine.Build(snap, []engine.Kind{k}, st, now)
 		report.Show(p, []engine.Kind{k}, snap)
 		after := len(p.State.Usage["proj/us-central1/SSD_TOTAL_GB"])

@@ -20,7 +20,7 @@ import (
 	"reclaim.dev/reclaim/reconcile/kinds/ecrimage"
 	"reclaim.dev/reclaim/reconcile/kinds/gcedisk"
 	"reclaim.dev/reclaim/reconcile/kinds/gcepd"
-	"reclaim.dev/reclaim/reconcile/kinds/workflowpvc"
+	"reclaim.dev/reclaim/reconcile/kinds/k8spvc"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -40,7 +40,7 @@ func goldenReport() *report.Report {
 			Detail: &gcedisk.Detail{Project: "demo-project", Location: "asia-northeast1-a", Type: "pd-balanced", QuotaMetric: "SSD_TOTAL_GB",
 				Region: "asia-northeast1", Owner: "created for PVC data-eng/backfill-00-workdir", LabelFingerprint: "42WmSpB8rSM="}},
 		{Kind: "k8s-pvc", ID: "clusters/prod-a/namespaces/argo/persistentvolumeclaims/wf-workdir", Name: "wf-workdir", Action: engine.Report,
-			Reason: "Workflow argo/wf Failed", Frees: amount.Frees{Amounts: [2]amount.Amount{{N: 20, Unit: gcepd.GB}}, Cost: 2}, Detail: &workflowpvc.Detail{Cluster: "prod-a", Location: "argo", UID: "u-1"}},
+			Reason: "Workflow argo/wf Failed", Frees: amount.Frees{Amounts: [2]amount.Amount{{N: 20, Unit: gcepd.GB}}, Cost: 2}, Detail: &k8spvc.Detail{Cluster: "prod-a", Location: "argo", UID: "u-1"}},
 	}
 	p := &engine.Plan{
 		Version: engine.SchemaVersion, GeneratedAt: t0, Currency: "USD",
@@ -65,9 +65,9 @@ func goldenReport() *report.Report {
 	}
 	p.Sections = []layout.Section{
 		gcedisk.HeadroomSection(hs),
-		workflowpvc.HoldersSection([]workflowpvc.Holder{{Cluster: "prod-a", Namespace: "argo", Workflow: "wf", Phase: "Failed", PVCs: 1, GB: 20}}),
+		k8spvc.HoldersSection([]k8spvc.Holder{{Cluster: "prod-a", Namespace: "argo", Workflow: "wf", Phase: "Failed", PVCs: 1, GB: 20}}),
 		gcedisk.DecisionSection(p),
-		workflowpvc.DecisionSection(p),
+		k8spvc.DecisionSection(p),
 	}
 	o := &engine.Outcome{}
 	o.Add(engine.Result{Kind: "gce-disk", ID: "projects/demo-project/zones/asia-northeast1-a/disks/pvc-1",

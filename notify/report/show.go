@@ -13,7 +13,7 @@ import (
 // is pure but for the usage history it records in the plan's state
 // (layout.Measure), which is saved with the plan's clocks.
 type Viewer interface {
-	View(p *engine.Plan, snap *inventory.Snapshot) layout.View
+	View(p *engine.Plan, snap *inventory.View) layout.View
 }
 
 // OptOuter is a kind that says how a person keeps one of its resources
@@ -32,7 +32,7 @@ type OptOuter interface {
 // usage history the views recorded is then thinned, and the pools no view
 // measured for a month are forgotten (layout.Forget), so the state does
 // not grow with time.
-func Show(p *engine.Plan, kinds []engine.Kind, snap *inventory.Snapshot) {
+func Show(p *engine.Plan, kinds []engine.Kind, snap *inventory.View) {
 	for _, k := range kinds {
 		vk, ok := k.(Viewer)
 		if !ok {

@@ -21,7 +21,7 @@ type warnKind struct {
 func (k *warnKind) Name() string          { return k.name }
 func (k *warnKind) Owns(string) bool      { return false }
 func (k *warnKind) Limits() engine.Limits { return engine.Limits{Grace: time.Hour, BatchSize: 1} }
-func (k *warnKind) Propose(*inventory.Snapshot, time.Time) engine.Proposals {
+func (k *warnKind) Propose(*inventory.View, time.Time) engine.Proposals {
 	return engine.Proposals{}
 }
 func (k *warnKind) Recheck(context.Context, []*engine.Decision) ([]engine.Verdict, error) {
@@ -30,7 +30,7 @@ func (k *warnKind) Recheck(context.Context, []*engine.Decision) ([]engine.Verdic
 func (k *warnKind) Delete(context.Context, []*engine.Decision) ([]engine.Deleted, error) {
 	return nil, nil
 }
-func (k *warnKind) View(*engine.Plan, *inventory.Snapshot) layout.View {
+func (k *warnKind) View(*engine.Plan, *inventory.View) layout.View {
 	return layout.View{Warnings: k.ws, Summary: k.name + " things"}
 }
 
@@ -48,7 +48,7 @@ func TestShowOrdersWarningsMostUrgentFirst(t *testing.T) {
 	b := &warnKind{name: "b", ws: []layout.Warning{{Text: "b in 90m", RunsOutAt: &soon}}}
 	q := &quietKind{warnKind{name: "q"}}
 	kinds := []engine.Kind{a, q, b}
-	snap := &inventory.Snapshot{TakenAt: t0}
+	snap := &inventory.View{TakenAt: t0}
 	p := engine.Build(snap, kinds, engine.NewState(), t0)
 	if len(p.Warnings)+len(p.Summaries) != 0 {
 		t.Fatalf("the engine's plan shows %v %v", p.Warnings, p.Summaries)

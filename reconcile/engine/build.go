@@ -41,12 +41,12 @@ import (
 //
 // It is pure: no I/O, no clock but now. Build decides by the rules and the
 // kinds' Limits alone; Settings.Build adds the run's settings.
-func Build(snap *inventory.Snapshot, kinds []Kind, prev State, now time.Time) *Plan {
+func Build(snap *inventory.View, kinds []Kind, prev State, now time.Time) *Plan {
 	return Settings{}.Build(snap, kinds, prev, now)
 }
 
 // Build makes the plan as the package's Build does, with the run's settings.
-func (s Settings) Build(snap *inventory.Snapshot, kinds []Kind, prev State, now time.Time) *Plan {
+func (s Settings) Build(snap *inventory.View, kinds []Kind, prev State, now time.Time) *Plan {
 	p := &Plan{Version: SchemaVersion, GeneratedAt: now}
 	o := s.options()
 	next := prev.Clone()

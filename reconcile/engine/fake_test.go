@@ -43,7 +43,7 @@ func (k *fakeKind) Owns(id string) bool   { return strings.HasPrefix(id, "fake/"
 func (k *fakeKind) Limits() engine.Limits { return k.lim }
 
 // Propose proposes every item; an id it does not list is gone.
-func (k *fakeKind) Propose(*inventory.Snapshot, time.Time) engine.Proposals {
+func (k *fakeKind) Propose(*inventory.View, time.Time) engine.Proposals {
 	listed := map[string]bool{}
 	items := make([]engine.Proposal, len(k.items))
 	for i, it := range k.items {
@@ -126,8 +126,8 @@ func complete(name string) inventory.ClusterRefs {
 	return inventory.ClusterRefs{Name: name, Complete: true}
 }
 
-func snap(clusters ...inventory.ClusterRefs) *inventory.Snapshot {
-	return &inventory.Snapshot{TakenAt: t0, Clusters: clusters}
+func snap(clusters ...inventory.ClusterRefs) *inventory.View {
+	return &inventory.View{TakenAt: t0, Clusters: clusters}
 }
 
 // seenSince returns state in which every item has been a candidate since t.

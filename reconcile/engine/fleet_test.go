@@ -13,7 +13,7 @@ import (
 )
 
 // fleetSnap is a snapshot with cluster a read and the given fleet.
-func fleetSnap(f *inventory.Fleet) *inventory.Snapshot {
+func fleetSnap(f *inventory.Fleet) *inventory.View {
 	s := snap(complete("a"))
 	s.Fleet = f
 	return s

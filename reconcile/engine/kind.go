@@ -22,7 +22,7 @@ type Kind interface {
 	// Limits are the kind's rules' parameters, from its config section.
 	Limits() Limits
 	// Propose makes a proposal for every resource the kind cares about.
-	Propose(snap *inventory.Snapshot, now time.Time) Proposals
+	Propose(snap *inventory.View, now time.Time) Proposals
 	// Recheck re-reads a batch right before it is deleted: one verdict per
 	// decision, or an error when the re-read failed (then nothing is deleted).
 	Recheck(ctx context.Context, batch []*Decision) ([]Verdict, error)

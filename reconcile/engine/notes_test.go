@@ -23,7 +23,7 @@ func (k manyKind) Recheck(context.Context, []*Decision) ([]Verdict, error) {
 	return nil, nil
 }
 func (k manyKind) Delete(context.Context, []*Decision) ([]Deleted, error) { return nil, nil }
-func (k manyKind) Propose(_ *inventory.Snapshot, now time.Time) Proposals {
+func (k manyKind) Propose(_ *inventory.View, now time.Time) Proposals {
 	var ps Proposals
 	for i := range k.n {
 		ps.Items = append(ps.Items, Proposal{ID: fmt.Sprintf("many/%d", i), Name: fmt.Sprint(i), Reason: "nobody uses it",
@@ -42,7 +42,7 @@ func TestRuleNotesAreShared(t *testing.T) {
 	for i := range 100 {
 		prev.Seen(fmt.Sprintf("many/%d", i), "", now.Add(-2*time.Hour))
 	}
-	p := Build(&inventory.Snapshot{TakenAt: now}, []Kind{manyKind{100}}, prev, now)
+	p := Build(&inventory.View{TakenAt: now}, []Kind{manyKind{100}}, prev, now)
 	var held []*Decision
 	for i := range p.Decisions {
 		if d := &p.Decisions[i]; d.Held {

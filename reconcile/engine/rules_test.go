@@ -276,7 +276,7 @@ func TestApplyRereadSkipIsNotDeleted(t *testing.T) {
 // it proposes (a registry of a million images proposes its notable few).
 type streamKind struct{ fakeKind }
 
-func (k *streamKind) Propose(*inventory.Snapshot, time.Time) engine.Proposals {
+func (k *streamKind) Propose(*inventory.View, time.Time) engine.Proposals {
 	return engine.Proposals{InScope: 10_000_000, Stream: func(yield func(*engine.Proposal) bool) {
 		for i := range k.items {
 			if !yield(&k.items[i]) {
@@ -302,7 +302,7 @@ type finishKind struct {
 	finished engine.Finished
 }
 
-func (k *finishKind) Propose(*inventory.Snapshot, time.Time) engine.Proposals {
+func (k *finishKind) Propose(*inventory.View, time.Time) engine.Proposals {
 	return engine.Proposals{
 		Sources: []engine.Source{{Kind: "registry", Name: "r", Complete: true}},
 		Stream: func(yield func(*engine.Proposal) bool) {

@@ -30,7 +30,7 @@ func plan(k *fakeKind, st engine.State, now time.Time, set ...engine.Settings) *
 	if len(set) > 0 {
 		s = set[0]
 	}
-	return s.Build(&inventory.Snapshot{TakenAt: now}, []engine.Kind{k}, st, now)
+	return s.Build(&inventory.View{TakenAt: now}, []engine.Kind{k}, st, now)
 }
 
 // A backlog of terminal candidates costs the state the listing's reads, not

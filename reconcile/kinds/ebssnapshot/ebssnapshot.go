@@ -73,7 +73,7 @@ type Region struct {
 	UsersProblem string
 }
 
-// Read is the kind's read of its cloud (Snapshot.Clouds[Name]).
+// Read is the kind's read of its cloud (View.Clouds[Name]).
 type Read struct{ Regions []Region }
 
 // Open opens the kind's cloud: the EBS provider's Fleet over the ebs
@@ -230,7 +230,7 @@ func (k *Kind) lookAlike(s *ebs.Snapshot) bool {
 // not reclaim's, protected, managed by AWS Backup or DLM, not completed,
 // used, or within retention; else a candidate relying on its region's
 // listing and the read of what depends on it.
-func (k *Kind) Propose(snap *inventory.Snapshot, now time.Time) engine.Proposals {
+func (k *Kind) Propose(snap *inventory.View, now time.Time) engine.Proposals {
 	out := engine.Proposals{}
 	read := inventory.CloudOf[Read](snap, Name)
 	complete, listed := map[string]bool{}, map[string]bool{}

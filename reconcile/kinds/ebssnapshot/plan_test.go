@@ -46,8 +46,8 @@ func backup(id string, f ...func(*ebs.Snapshot)) ebs.Snapshot {
 	return s
 }
 
-func snapOf(snaps []ebs.Snapshot, users map[string][]string) inventory.Snapshot {
-	return inventory.Snapshot{TakenAt: t0, Clouds: map[string]any{Name: Read{Regions: []Region{{
+func snapOf(snaps []ebs.Snapshot, users map[string][]string) inventory.View {
+	return inventory.View{TakenAt: t0, Clouds: map[string]any{Name: Read{Regions: []Region{{
 		Listing: ebs.SnapshotListing{Account: acct, Region: region, Complete: true, Snapshots: snaps}, Users: users}}}}}
 }
 
@@ -59,7 +59,7 @@ func seen(t time.Time, ids ...string) engine.State {
 	return s
 }
 
-func plan(s inventory.Snapshot, sec Section, st engine.State) *engine.Plan {
+func plan(s inventory.View, sec Section, st engine.State) *engine.Plan {
 	return enginetest.Build(&s, []engine.Kind{New(sec, tag, nil)}, st, t0)
 }
 

@@ -10,7 +10,7 @@ import (
 
 // View shows every snapshot decision with its size and age, and a summary
 // with what reclaim's backups that stay cost a month.
-func (k *Kind) View(p *engine.Plan, _ *inventory.Snapshot) layout.View {
+func (k *Kind) View(p *engine.Plan, _ *inventory.View) layout.View {
 	b := layout.Block{Indent: 2, Header: []string{"ACTION", "SNAPSHOT", "VOLUME", "ACCOUNT/REGION", "SIZE", "AGE", "WHY"}}
 	n := 0
 	var keptGiB int64

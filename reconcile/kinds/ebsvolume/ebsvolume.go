@@ -58,7 +58,7 @@ type API interface {
 	SnapshotsOf(ctx context.Context, account, region, volumeID, tagKey string) ([]ebs.Snapshot, error)
 }
 
-// Read is the kind's read of its cloud (Snapshot.Clouds[Name]).
+// Read is the kind's read of its cloud (View.Clouds[Name]).
 type Read struct {
 	Listings []ebs.Listing
 	Quotas   []ebs.QuotaListing
@@ -193,7 +193,7 @@ func madeFor(tags map[string]string) (text, namespace string) {
 // Propose proposes every available volume: kept when a cluster names it,
 // protected, or not Kubernetes' by its tags; else a candidate relying on its
 // region's listing and on every cluster that could attach it.
-func (k *Kind) Propose(snap *inventory.Snapshot, now time.Time) engine.Proposals {
+func (k *Kind) Propose(snap *inventory.View, now time.Time) engine.Proposals {
 	out := engine.Proposals{}
 	read := inventory.CloudOf[Read](snap, Name)
 	named := k.clusterRefs(snap)
@@ -235,7 +235,7 @@ type clusterRef struct {
 
 // clusterRefs are every cluster's references to volumes, from the taps'
 // passes that ran (an incomplete one holds through the engine's sources).
-func (k *Kind) clusterRefs(snap *inventory.Snapshot) map[string][]clusterRef {
+func (k *Kind) clusterRefs(snap *inventory.View) map[string][]clusterRef {
 	out := map[string][]clusterRef{}
 	for _, c := range snap.Clusters {
 		for _, tap := range []string{TapPVs, TapPods} {
@@ -312,7 +312,7 @@ var madeBy = map[string]string{EvidenceCSI: "EBS CSI driver", EvidenceInTree: "i
 // and region, read or not, and any cluster a failed discovery of that
 // account and region hides. Each holds a volume until its PVs and pods were
 // read completely. Made once per listing: they are the same for each volume.
-func regionUsers(snap *inventory.Snapshot, l *ebs.Listing) engine.Users {
+func regionUsers(snap *inventory.View, l *ebs.Listing) engine.Users {
 	f := snap.Fleet
 	u := engine.Users{Reads: []string{TapPVs, TapPods}, Scopes: []string{inventory.EKS + " " + l.Account + "/" + l.Region}}
 	for _, m := range f.EKSOf(l.Account) {
@@ -387,7 +387,7 @@ func usedText(named []clusterRef, wfs map[string]*inventory.WorkflowRef) string 
 
 // workflows are the Argo Workflows owning PVCs, by cluster/namespace/claim,
 // as the clusters' reads show them.
-func workflows(snap *inventory.Snapshot) map[string]*inventory.WorkflowRef {
+func workflows(snap *inventory.View) map[string]*inventory.WorkflowRef {
 	out := map[string]*inventory.WorkflowRef{}
 	for _, c := range snap.Clusters {
 		for _, pvc := range c.PVCs {

@@ -50,8 +50,8 @@ func cluster(name string, pvRefs refs) inventory.ClusterRefs {
 		TapPVs: {Complete: true, Data: pvRefs}, TapPods: {Complete: true, Data: refs{}}}}
 }
 
-func snapOf(vols []ebs.Volume, clusters ...inventory.ClusterRefs) inventory.Snapshot {
-	return inventory.Snapshot{TakenAt: t0, Clusters: clusters, Clouds: map[string]any{Name: Read{
+func snapOf(vols []ebs.Volume, clusters ...inventory.ClusterRefs) inventory.View {
+	return inventory.View{TakenAt: t0, Clusters: clusters, Clouds: map[string]any{Name: Read{
 		Listings: []ebs.Listing{{Account: acct, Region: region, Complete: true, Volumes: vols}},
 		Quotas:   []ebs.QuotaListing{{Account: acct, Region: region, Quotas: []ebs.Quota{{Account: acct, Region: region, VolumeType: "gp3", LimitGiB: 1000}}}},
 	}}}
@@ -66,7 +66,7 @@ func seen(t time.Time, ids ...string) engine.State {
 	return s
 }
 
-func plan(s inventory.Snapshot, sec Section, st engine.State) *engine.Plan {
+func plan(s inventory.View, sec Section, st engine.State) *engine.Plan {
 	return enginetest.Build(&s, []engine.Kind{New(sec, nil)}, st, t0)
 }
 
@@ -500,4 +500,3 @@ func TestSectionErrors(t *testing.T) {
 		t.Fatalf("defaults: %+v", k)
 	}
 }
-

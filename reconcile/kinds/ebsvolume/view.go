@@ -56,7 +56,7 @@ var Gauges = []layout.GaugeDef{
 const gibBytes = 1 << 30
 
 // View shows the quota headroom, the volume decisions and the summary.
-func (k *Kind) View(p *engine.Plan, snap *inventory.Snapshot) layout.View {
+func (k *Kind) View(p *engine.Plan, snap *inventory.View) layout.View {
 	hs := k.headroom(p, snap)
 	v := layout.View{Sections: []layout.Section{headroomSection(hs), decisionSection(p)},
 		Summary: fmt.Sprintf("volumes delete %d, mark %d, report %d, keep %d", p.Count(Name, engine.Delete), p.Count(Name, engine.Mark),
@@ -87,7 +87,7 @@ func (k *Kind) View(p *engine.Plan, snap *inventory.Snapshot) layout.View {
 // headroom puts each storage quota next to what the listed volumes use and
 // what the plan frees. A region whose listing is incomplete has unknown
 // usage: its rows are not Known.
-func (k *Kind) headroom(p *engine.Plan, snap *inventory.Snapshot) []Headroom {
+func (k *Kind) headroom(p *engine.Plan, snap *inventory.View) []Headroom {
 	read := inventory.CloudOf[Read](snap, Name)
 	frees, orphan := map[string]float64{}, map[string]float64{}
 	for d := range p.All() {

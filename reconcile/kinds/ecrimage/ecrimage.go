@@ -180,7 +180,7 @@ func optOut(tag string) string {
 // keep reason. Images kept only because the repository is under its
 // high-water mark get none (they are counted in the repository's view), so a
 // million-image registry costs a proposal only for what is notable.
-func (k *Kind) Propose(snap *inventory.Snapshot, now time.Time) engine.Proposals {
+func (k *Kind) Propose(snap *inventory.View, now time.Time) engine.Proposals {
 	out := imageSources(snap)
 	idx := indexImages(snap)
 	pc := newPullerCheck(snap, k.Policy.OutOfScopePullers)
@@ -228,7 +228,7 @@ func (k *Kind) Propose(snap *inventory.Snapshot, now time.Time) engine.Proposals
 
 // imageSources are the proposals' sources of image references: an
 // incomplete one blocks every delete.
-func imageSources(snap *inventory.Snapshot) engine.Proposals {
+func imageSources(snap *inventory.View) engine.Proposals {
 	out := engine.Proposals{}
 	for _, s := range ImageSourcesOf(snap) {
 		out.Sources = append(out.Sources, engine.Source{Kind: s.SourceKind(), Name: s.Name, Complete: s.Complete, Problems: s.Problems,
@@ -251,7 +251,7 @@ type repoAt struct {
 
 // reposOf are the registries' repositories, by key and in listing order;
 // each registry is a source of out.
-func (k *Kind) reposOf(snap *inventory.Snapshot, pc *pullerCheck, out *engine.Proposals) (map[inventory.RepoKey]repoAt, []repoAt) {
+func (k *Kind) reposOf(snap *inventory.View, pc *pullerCheck, out *engine.Proposals) (map[inventory.RepoKey]repoAt, []repoAt) {
 	repos := map[inventory.RepoKey]repoAt{}
 	var all []repoAt
 	regs := RegistriesOf(snap)
@@ -272,7 +272,7 @@ func (k *Kind) reposOf(snap *inventory.Snapshot, pc *pullerCheck, out *engine.Pr
 // presence answers from the listings only: a repository listed completely
 // shows an image or not; a registry listed completely shows a repository
 // or not.
-func presence(snap *inventory.Snapshot, repos map[inventory.RepoKey]repoAt) func(string) engine.Presence {
+func presence(snap *inventory.View, repos map[inventory.RepoKey]repoAt) func(string) engine.Presence {
 	return engine.ListedBy(func(id string) bool {
 		repo, _, err := ParseID(id)
 		if err != nil {
@@ -318,7 +318,7 @@ func registrySource(reg *inventory.RegistryListing) engine.Source {
 // could pull from its account and the manifest sources, by source key (the
 // engine holds a trim while any is incomplete), and the kind's own reasons
 // to distrust the evidence.
-func evidence(snap *inventory.Snapshot, reg *inventory.RegistryListing, pc *pullerCheck) (sources []string, holds []string) {
+func evidence(snap *inventory.View, reg *inventory.RegistryListing, pc *pullerCheck) (sources []string, holds []string) {
 	// The clusters that could pull from the account, read with their images
 	// (inventory.ReadImages); every EKS cluster of the account, read or not;
 	// and any cluster a failed discovery of the account hides.

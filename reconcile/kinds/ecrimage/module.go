@@ -11,9 +11,9 @@ import (
 var Module = kind.Module{
 	Name:        Name,
 	Section:     Key,
-	New:         kind.WithCloud(Source, FromConfig),
+	New:         kind.WithCloud(Read, FromConfig),
 	Reads:       []string{inventory.ReadImages},
-	Clouds:      []string{Source, UsersSource},
+	Clouds:      []string{Read, UsersRead},
 	Permissions: Permissions,
 	Gauges:      Gauges,
 }

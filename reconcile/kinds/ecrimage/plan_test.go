@@ -46,10 +46,10 @@ func imagePolicy(limit, high, target, newest int) *ecrimage.Policy {
 	}
 }
 
-func imageSnap(imgs []inventory.Image, uses ...inventory.ImageUse) inventory.Snapshot {
-	return inventory.Snapshot{
+func imageSnap(imgs []inventory.Image, uses ...inventory.ImageUse) inventory.View {
+	return inventory.View{
 		Clusters: []inventory.ClusterRefs{{Name: "prod-a", Complete: true, ImagesListed: true, Images: uses}},
-		Clouds: map[string]any{ecrimage.Source: []inventory.RegistryListing{{Account: acct, Region: "us-east-1", Complete: true,
+		Clouds: map[string]any{ecrimage.Read: []inventory.RegistryListing{{Account: acct, Region: "us-east-1", Complete: true,
 			Repos: []inventory.RepoListing{{Repo: appRepo, Images: inventory.NewImageTable(imgs...), Complete: true}}}}},
 	}
 }
@@ -63,12 +63,12 @@ func useTag(t, where string) inventory.ImageUse {
 }
 
 // build plans one run of the image kind (plan only: no API).
-func build(snap inventory.Snapshot, ip *ecrimage.Policy, prev engine.State, now time.Time) *engine.Plan {
+func build(snap inventory.View, ip *ecrimage.Policy, prev engine.State, now time.Time) *engine.Plan {
 	return enginetest.Build(&snap, []engine.Kind{&ecrimage.Kind{Policy: ip}}, prev, now)
 }
 
 // planTwice plans once to start the clocks and again after the grace period.
-func planTwice(t *testing.T, snap inventory.Snapshot, ip *ecrimage.Policy) *engine.Plan {
+func planTwice(t *testing.T, snap inventory.View, ip *ecrimage.Policy) *engine.Plan {
 	t.Helper()
 	first := build(snap, ip, engine.NewState(), imgNow.Add(-2*time.Hour))
 	return build(snap, ip, first.State, imgNow)
@@ -133,26 +133,26 @@ func TestImageTrimTable(t *testing.T) {
 	}
 	cases := []struct {
 		name string
-		snap func() inventory.Snapshot
+		snap func() inventory.View
 		pol  *ecrimage.Policy
 		want want
 	}{
 		{
 			name: "below high-water nothing goes",
-			snap: func() inventory.Snapshot { return imageSnap(images(8)) },
+			snap: func() inventory.View { return imageSnap(images(8)) },
 			pol:  imagePolicy(10, 9, 5, 1),
 			want: want{deleted: nil},
 		},
 		{
 			name: "above high-water the oldest unneeded go, down to target",
-			snap: func() inventory.Snapshot { return imageSnap(images(10)) },
+			snap: func() inventory.View { return imageSnap(images(10)) },
 			pol:  imagePolicy(10, 9, 6, 2),
 			want: want{deleted: []string{dig(1), dig(2), dig(3), dig(4)},
 				class: map[string]string{dig(10): ecrimage.ClassNewest, dig(9): ecrimage.ClassNewest, dig(1): ecrimage.ClassTrim}},
 		},
 		{
 			name: "in use by digest, by tag, in a ReplicaSet scaled to zero, protected tag, recently pulled, too young are kept",
-			snap: func() inventory.Snapshot {
+			snap: func() inventory.View {
 				imgs := images(10)
 				imgs[1].Tags = []string{"v1.2.0"}
 				imgs[2].LastPull = imgNow.Add(-24 * time.Hour)
@@ -168,7 +168,7 @@ func TestImageTrimTable(t *testing.T) {
 		},
 		{
 			name: "children of an index in use are kept though untagged and old",
-			snap: func() inventory.Snapshot {
+			snap: func() inventory.View {
 				imgs := images(10)
 				ix := idx(dig(100), dig(101), dig(102))
 				ix.Tags, ix.PushedAt = []string{"multi"}, imgNow.Add(-500*time.Hour)
@@ -186,7 +186,7 @@ func TestImageTrimTable(t *testing.T) {
 		},
 		{
 			name: "an unneeded index goes with its children, index first; a child another kept index lists stays",
-			snap: func() inventory.Snapshot {
+			snap: func() inventory.View {
 				old := imgNow.Add(-900 * time.Hour)
 				ix := idx(dig(100), dig(101), dig(102))
 				ix.Tags, ix.PushedAt = []string{"old-multi"}, old
@@ -203,7 +203,7 @@ func TestImageTrimTable(t *testing.T) {
 		},
 		{
 			name: "untagged and unreferenced go sooner, below high-water",
-			snap: func() inventory.Snapshot {
+			snap: func() inventory.View {
 				imgs := images(5)
 				imgs[0].Tags, imgs[1].Tags = nil, nil
 				imgs[1].PushedAt = imgNow.Add(-30 * time.Hour)
@@ -274,48 +274,48 @@ func TestImageFailClosed(t *testing.T) {
 	pol := imagePolicy(10, 9, 6, 1)
 	for _, tc := range []struct {
 		name    string
-		mutate  func(*inventory.Snapshot)
+		mutate  func(*inventory.View)
 		blocked bool
 	}{
-		{"complete", func(*inventory.Snapshot) {}, false},
-		{"a cluster that could pull is incomplete", func(s *inventory.Snapshot) {
+		{"complete", func(*inventory.View) {}, false},
+		{"a cluster that could pull is incomplete", func(s *inventory.View) {
 			s.Clusters = append(s.Clusters, inventory.ClusterRefs{Name: "prod-b", Problems: []string{"list replicasets: forbidden"}})
 		}, true},
-		{"an incomplete cluster scoped to another account does not block", func(s *inventory.Snapshot) {
+		{"an incomplete cluster scoped to another account does not block", func(s *inventory.View) {
 			s.Clusters = append(s.Clusters, inventory.ClusterRefs{Name: "other", Accounts: []string{"012345678910"}})
 		}, false},
-		{"a cluster not asked for images", func(s *inventory.Snapshot) {
+		{"a cluster not asked for images", func(s *inventory.View) {
 			s.Clusters = append(s.Clusters, inventory.ClusterRefs{Name: "prod-c", Complete: true})
 		}, true},
-		{"an unreadable manifest directory", func(s *inventory.Snapshot) {
-			s.Clouds[ecrimage.UsersSource] = []inventory.ImageSource{{Name: "manifests:/gitops", Problems: []string{"permission denied"}}}
+		{"an unreadable manifest directory", func(s *inventory.View) {
+			s.Clouds[ecrimage.UsersRead] = []inventory.ImageSource{{Name: "manifests:/gitops", Problems: []string{"permission denied"}}}
 		}, true},
-		{"a partial repository listing", func(s *inventory.Snapshot) {
+		{"a partial repository listing", func(s *inventory.View) {
 			ecrimage.RegistriesOf(s)[0].Repos[0].Complete, ecrimage.RegistriesOf(s)[0].Repos[0].Problem = false, "DescribeImages page 3: ServerException"
 		}, true},
-		{"an unparseable reference to the repository", func(s *inventory.Snapshot) {
+		{"an unparseable reference to the repository", func(s *inventory.View) {
 			s.Clusters[0].Images = append(s.Clusters[0].Images, inventory.ImageUse{Ref: inventory.ImageRef{Repo: appRepo},
 				Where: "prod-a/web/Pod/x (app)", Problem: "template text in the tag"})
 		}, true},
-		{"a reference with a templated account", func(s *inventory.Snapshot) {
-			s.Clouds[ecrimage.UsersSource] = []inventory.ImageSource{{Name: "manifests:/gitops", Complete: true, Images: []inventory.ImageUse{{
+		{"a reference with a templated account", func(s *inventory.View) {
+			s.Clouds[ecrimage.UsersRead] = []inventory.ImageSource{{Name: "manifests:/gitops", Complete: true, Images: []inventory.ImageUse{{
 				Ref: inventory.ImageRef{Repo: inventory.RepoKey{Region: "us-east-1", Name: "team/app"}}, Where: "manifests:apps/x.yaml", Problem: "${ACCOUNT} in the host"}}}}
 		}, true},
 		// A tag says which image, but not which region's repository: it may
 		// be this one, and the tag is then in use here.
-		{"a tagged reference with no region", func(s *inventory.Snapshot) {
+		{"a tagged reference with no region", func(s *inventory.View) {
 			s.Clusters[0].Images = append(s.Clusters[0].Images, inventory.ImageUse{Ref: inventory.ImageRef{Repo: inventory.RepoKey{Account: acct, Name: "team/app"}, Tag: "build-1"},
 				Where: "prod-a/web/Pod/x (app)", Users: 1})
 		}, true},
-		{"a reference by digest with no region", func(s *inventory.Snapshot) {
+		{"a reference by digest with no region", func(s *inventory.View) {
 			s.Clusters[0].Images = append(s.Clusters[0].Images, inventory.ImageUse{Ref: inventory.ImageRef{Repo: inventory.RepoKey{Account: acct, Name: "team/app"}, Digest: dig(1)},
 				Where: "prod-a/web/Pod/x (app)", Users: 1})
 		}, true},
-		{"an unresolvable reference to another repository does not block", func(s *inventory.Snapshot) {
+		{"an unresolvable reference to another repository does not block", func(s *inventory.View) {
 			s.Clusters[0].Images = append(s.Clusters[0].Images, inventory.ImageUse{Ref: inventory.ImageRef{Repo: inventory.RepoKey{Account: acct, Region: "us-east-1", Name: "team/other"}},
 				Where: "prod-a/web/Pod/x (app)", Problem: "template text in the tag"})
 		}, false},
-		{"an unparseable reference to the registry", func(s *inventory.Snapshot) {
+		{"an unparseable reference to the registry", func(s *inventory.View) {
 			s.Clusters[0].Images = append(s.Clusters[0].Images, inventory.ImageUse{Ref: inventory.ImageRef{Repo: inventory.RepoKey{Account: acct, Region: "us-east-1"}},
 				Where: "manifests:apps/x.yaml", Problem: "repository is a template"})
 		}, true},
@@ -549,7 +549,7 @@ func TestImageChildOfTwoIndexesStaysWithTheNewer(t *testing.T) {
 // though the registry looked complete before its repositories were listed.
 func TestImageLazyListingFailsClosed(t *testing.T) {
 	pol := imagePolicy(10, 9, 6, 1)
-	lazy := func(complete bool) inventory.Snapshot {
+	lazy := func(complete bool) inventory.View {
 		s := imageSnap(nil)
 		ecrimage.RegistriesOf(&s)[0].Repos[0].Load = func(rl *inventory.RepoListing) {
 			rl.Images, rl.Complete = inventory.NewImageTable(images(10)...), complete

@@ -47,7 +47,7 @@ type pullerCheck struct {
 	relied map[string]bool
 }
 
-func newPullerCheck(snap *inventory.Snapshot, declared map[string]string) *pullerCheck {
+func newPullerCheck(snap *inventory.View, declared map[string]string) *pullerCheck {
 	pc := &pullerCheck{fleet: snap.Fleet, clusters: map[place]bool{}, anywhere: map[string]bool{}, consumers: map[place]bool{},
 		known: map[string][]string{}, declared: declared, relied: map[string]bool{}}
 	know := func(p place) {

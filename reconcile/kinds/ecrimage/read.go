@@ -20,24 +20,24 @@ import (
 	"reclaim.dev/reclaim/providers/lambda"
 )
 
-// Source names the read of the ecr section's registries
-// (Snapshot.Clouds[Source], RegistriesOf).
-const Source = "ecr"
+// Read names the read of the ecr section's registries
+// (View.Clouds[Read], RegistriesOf).
+const Read = "ecr"
 
-// UsersSource names the read of the images named outside the clusters:
+// UsersRead names the read of the images named outside the clusters:
 // the manifest directories and the ECS, Batch and Lambda consumers
-// (Snapshot.Clouds[UsersSource], ImageSourcesOf). It is evidence of use,
+// (View.Clouds[UsersRead], ImageSourcesOf). It is evidence of use,
 // read with the clusters after the registries.
-const UsersSource = "ecr-image-users"
+const UsersRead = "ecr-image-users"
 
 // RegistriesOf is the run's read of the registries.
-func RegistriesOf(snap *inventory.Snapshot) []inventory.RegistryListing {
-	return inventory.CloudOf[[]inventory.RegistryListing](snap, Source)
+func RegistriesOf(snap *inventory.View) []inventory.RegistryListing {
+	return inventory.CloudOf[[]inventory.RegistryListing](snap, Read)
 }
 
 // ImageSourcesOf is the run's read of the images named outside the clusters.
-func ImageSourcesOf(snap *inventory.Snapshot) []inventory.ImageSource {
-	return inventory.CloudOf[[]inventory.ImageSource](snap, UsersSource)
+func ImageSourcesOf(snap *inventory.View) []inventory.ImageSource {
+	return inventory.CloudOf[[]inventory.ImageSource](snap, UsersRead)
 }
 
 // Open makes one ECR client per registry of the ecr section (nil without

@@ -70,7 +70,7 @@ func unresolvable(r inventory.ImageRef) string {
 	return "reference without tag or digest"
 }
 
-func indexImages(snap *inventory.Snapshot) imageIndex {
+func indexImages(snap *inventory.View) imageIndex {
 	idx := imageIndex{repos: map[inventory.RepoKey]*repoRefs{}}
 	seenPin := map[pin]bool{}
 	add := func(u inventory.ImageUse) {

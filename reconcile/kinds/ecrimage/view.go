@@ -60,7 +60,7 @@ var keptOrder = []string{ClassInUse, ClassIndexChild, ClassProtectedTag, ClassPu
 
 // View shows each repository against its limit, the image decisions, and the
 // repository gauges.
-func (k *Kind) View(p *engine.Plan, snap *inventory.Snapshot) layout.View {
+func (k *Kind) View(p *engine.Plan, snap *inventory.View) layout.View {
 	// One pass over the decisions, seen as brief ones: of a backlog's
 	// million, only the few thousand listed are made again.
 	by, ds := repoTallies{}, newDecisionLists()
@@ -134,7 +134,7 @@ func (by repoTallies) add(repo string, d *engine.Decision) {
 
 // repositories counts each repository's images by what the plan does with
 // them (by: the plan's decisions tallied).
-func (k *Kind) repositories(by repoTallies, p *engine.Plan, snap *inventory.Snapshot) []RepoSummary {
+func (k *Kind) repositories(by repoTallies, p *engine.Plan, snap *inventory.View) []RepoSummary {
 	idx := indexImages(snap)
 	out := []RepoSummary{}
 	pc := newPullerCheck(snap, k.Policy.OutOfScopePullers)

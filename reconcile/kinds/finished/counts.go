@@ -195,7 +195,7 @@ type Object struct {
 
 // Tally counts every finished object in the policy's scope, per cluster and
 // namespace, and whether it is past its retention at now.
-func Tally[T any](snap *inventory.Snapshot, p *Policy, now time.Time, items func(*inventory.ClusterRefs) []T, of func(*T) Object) Counter {
+func Tally[T any](snap *inventory.View, p *Policy, now time.Time, items func(*inventory.ClusterRefs) []T, of func(*T) Object) Counter {
 	counts := Counter{}
 	for ci := range snap.Clusters {
 		c := &snap.Clusters[ci]

@@ -80,7 +80,7 @@ type Lister[T any] struct {
 // and Identity, counts the eligible ones, and streams their proposals as
 // the engine decides them: a backlog of 100,000 finished Jobs never has its
 // proposals all alive at once.
-func Propose[T any](snap *inventory.Snapshot, l Lister[T]) engine.Proposals {
+func Propose[T any](snap *inventory.View, l Lister[T]) engine.Proposals {
 	out := engine.Proposals{Listings: map[string]engine.Read{}}
 	listed := map[string]bool{}
 	clusters := make([]Cluster, 0, len(snap.Clusters))

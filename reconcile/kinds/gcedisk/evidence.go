@@ -11,7 +11,7 @@ import (
 // Evidence): GKE labels the PD volumes (pvs) and boot disks (nodes) it
 // makes for a cluster with the cluster's name (ClusterLabel).
 func MadeFor(clouds map[string]any, t kube.Target, shown records.Shown) {
-	read, ok := clouds[gcepd.Source].(gcepd.Listing)
+	read, ok := clouds[gcepd.Read].(gcepd.Listing)
 	if !ok || t.Place.Platform != inventory.GKE {
 		return
 	}

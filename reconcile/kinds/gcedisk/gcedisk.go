@@ -156,7 +156,7 @@ func diskGuards(f *inventory.Fleet, d gce.Disk, configured []string, cache map[s
 }
 
 // Propose gives every listed disk a proposal.
-func (k *Kind) Propose(snap *inventory.Snapshot, now time.Time) engine.Proposals {
+func (k *Kind) Propose(snap *inventory.View, now time.Time) engine.Proposals {
 	out := engine.Proposals{}
 	refs := indexRefs(snap.Clusters)
 	seen := map[string]*gce.Disk{} // id -> the disk listed

@@ -7,13 +7,13 @@ import (
 
 // Module is the kind for the wiring (internal/app registers it): on with a
 // gce section, it opens and reads its own cloud (Open, Reader): the gce
-// read of disks and quotas, named gcepd.Source because k8s-pvc relies on
+// read of disks and quotas, named gcepd.Read because k8s-pvc relies on
 // it too.
 var Module = kind.Module{
 	Name:        Name,
 	Section:     gcepd.GCEKey,
-	New:         kind.WithCloud(gcepd.Source, FromConfig),
-	Cloud:       &kind.Cloud{Name: gcepd.Source, Open: Open, Read: Reader},
+	New:         kind.WithCloud(gcepd.Read, FromConfig),
+	Cloud:       &kind.Cloud{Name: gcepd.Read, Open: Open, Read: Reader},
 	Evidence:    MadeFor,
 	Permissions: Permissions,
 	Gauges:      Gauges,

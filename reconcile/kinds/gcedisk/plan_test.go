@@ -42,13 +42,13 @@ func complete(name string, pvs ...inventory.PVRef) inventory.ClusterRefs {
 	return inventory.ClusterRefs{Name: name, Complete: true, PVs: pvs}
 }
 
-func snap(disks []gce.Disk, clusters ...inventory.ClusterRefs) inventory.Snapshot {
-	return inventory.Snapshot{TakenAt: t0, Clouds: map[string]any{gcepd.Source: gcepd.Listing{Disks: []gce.Listing{{Project: "p1", Disks: disks, Complete: true}}}}, Clusters: clusters}
+func snap(disks []gce.Disk, clusters ...inventory.ClusterRefs) inventory.View {
+	return inventory.View{TakenAt: t0, Clouds: map[string]any{gcepd.Read: gcepd.Listing{Disks: []gce.Listing{{Project: "p1", Disks: disks, Complete: true}}}}, Clusters: clusters}
 }
 
 // setQuotas sets the quotas the gce read returned.
-func setQuotas(s *inventory.Snapshot, qs []gce.Quota) {
-	s.Clouds[gcepd.Source] = gcepd.Listing{Disks: gcepd.ListingOf(s).Disks, Quotas: qs}
+func setQuotas(s *inventory.View, qs []gce.Quota) {
+	s.Clouds[gcepd.Read] = gcepd.Listing{Disks: gcepd.ListingOf(s).Disks, Quotas: qs}
 }
 
 // seenSince returns state in which every named disk has been an orphan since t.
@@ -60,7 +60,7 @@ func seenSince(t time.Time, disks ...gce.Disk) engine.State {
 	return s
 }
 
-func build(s inventory.Snapshot, k *Kind, st engine.State, now time.Time) *engine.Plan {
+func build(s inventory.View, k *Kind, st engine.State, now time.Time) *engine.Plan {
 	return enginetest.Build(&s, []engine.Kind{k}, st, now)
 }
 
@@ -153,7 +153,7 @@ func TestPlanDisk(t *testing.T) {
 func TestUnknownScopeKeepsClock(t *testing.T) {
 	d := orphan("d")
 	st := seenSince(t0.Add(-time.Hour), d)
-	s := inventory.Snapshot{Clouds: map[string]any{gcepd.Source: gcepd.Listing{Disks: []gce.Listing{{Project: "p1", Complete: true,
+	s := inventory.View{Clouds: map[string]any{gcepd.Read: gcepd.Listing{Disks: []gce.Listing{{Project: "p1", Complete: true,
 		UnknownScopes: map[string]string{"zones/asia-northeast1-a": "UNREACHABLE: zone unavailable"}}}}}, Clusters: []inventory.ClusterRefs{complete("a")}}
 	p := build(s, testKind(), st, t0)
 	if _, ok := p.State.Resources[d.Key.String()]; !ok {

@@ -14,7 +14,7 @@ import (
 )
 
 // Lister lists disks and quotas: the kind's read of its cloud
-// (gcepd.Source). The GCE provider's Client is one.
+// (gcepd.Read). The GCE provider's Client is one.
 type Lister interface {
 	ListDisks(ctx context.Context, project string) (gce.Listing, error)
 	RegionQuotas(ctx context.Context, project, region string, metrics []string) ([]gce.Quota, error)

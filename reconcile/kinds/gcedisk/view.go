@@ -73,7 +73,7 @@ func quotaUnit(metric string) float64 {
 }
 
 // View shows the quota headroom, the disk decisions and the summary phrase.
-func (k *Kind) View(p *engine.Plan, snap *inventory.Snapshot) layout.View {
+func (k *Kind) View(p *engine.Plan, snap *inventory.View) layout.View {
 	hs := k.headroom(p, snap)
 	v := layout.View{Sections: []layout.Section{HeadroomSection(hs), DecisionSection(p)}, Warnings: Warnings(hs),
 		Summary: fmt.Sprintf("disks delete %d, mark %d, report %d, keep %d", p.Count(Name, engine.Delete), p.Count(Name, engine.Mark),
@@ -105,7 +105,7 @@ func (k *Kind) View(p *engine.Plan, snap *inventory.Snapshot) layout.View {
 }
 
 // headroom puts each regional quota next to what the plan frees.
-func (k *Kind) headroom(p *engine.Plan, snap *inventory.Snapshot) []Headroom {
+func (k *Kind) headroom(p *engine.Plan, snap *inventory.View) []Headroom {
 	frees, orphan, wf := map[string]float64{}, map[string]float64{}, map[string]float64{}
 	for d := range p.All() {
 		if d.Frees.Pool == "" {

@@ -22,10 +22,10 @@ import (
 	_ "reclaim.dev/reclaim/reconcile/kinds/kind"
 )
 
-// Source names the read of the gce section's projects: their disks and
-// quotas (Snapshot.Clouds[Source], ListingOf). gce-disk reads it (its
+// Read names the read of the gce section's projects: their disks and
+// quotas (View.Clouds[Read], ListingOf). gce-disk reads it (its
 // module's Cloud); k8s-pvc relies on it for its PVCs' quota pools.
-const Source = "gce"
+const Read = "gce"
 
 // Listing is what the gce read returns.
 type Listing struct {
@@ -34,7 +34,7 @@ type Listing struct {
 }
 
 // ListingOf is the run's gce read (empty when it did not read GCE).
-func ListingOf(snap *inventory.Snapshot) Listing { return inventory.CloudOf[Listing](snap, Source) }
+func ListingOf(snap *inventory.View) Listing { return inventory.CloudOf[Listing](snap, Read) }
 
 // GB is what a disk's or a PVC's deletion frees: GB of disk quota, which
 // GCE counts in GiB (a disk of sizeGb 100 is 100 GiB).

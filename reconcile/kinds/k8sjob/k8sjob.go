@@ -105,7 +105,7 @@ func ID(cluster, namespace, name string) string { return names.ID(cluster, names
 
 // Propose gives every finished Job in scope a proposal: a candidate once it
 // is past its retention and nothing else keeps it. Running Jobs get none.
-func (k *Kind) Propose(snap *inventory.Snapshot, now time.Time) engine.Proposals {
+func (k *Kind) Propose(snap *inventory.View, now time.Time) engine.Proposals {
 	return finished.Propose(snap, finished.Lister[inventory.Job]{Resource: names.Resource, Noun: "Jobs", Policy: k.Policy.Fingerprint(),
 		Items:    func(c *inventory.ClusterRefs) []inventory.Job { return c.Jobs },
 		Version:  func(c *inventory.ClusterRefs) string { return c.JobsVersion },

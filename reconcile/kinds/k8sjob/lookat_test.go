@@ -11,7 +11,7 @@ import (
 // bare stuck pod (no Job) are not.
 func TestLookAt(t *testing.T) {
 	job := func(name string) *inventory.Owner { return &inventory.Owner{Kind: "Job", Name: name} }
-	snap := &inventory.Snapshot{Clusters: []inventory.ClusterRefs{{Name: "c", Pods: []inventory.Pod{
+	snap := &inventory.View{Clusters: []inventory.ClusterRefs{{Name: "c", Pods: []inventory.Pod{
 		{Namespace: "n", Name: "zombie", Phase: "Running", Owner: job("z"), Stuck: "main exited 0; istio-proxy still running"},
 		{Namespace: "n", Name: "preempted", Phase: "Failed", Owner: job("p"), Disruption: "PreemptionByScheduler"},
 		{Namespace: "n", Name: "crashed", Phase: "Failed", Owner: job("x")},

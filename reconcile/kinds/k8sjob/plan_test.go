@@ -47,16 +47,16 @@ func cluster(name string, jobs ...inventory.Job) inventory.ClusterRefs {
 	return inventory.ClusterRefs{Name: name, Complete: true, WorkloadsListed: true, Jobs: jobs, JobsVersion: "100"}
 }
 
-func snap(cs ...inventory.ClusterRefs) *inventory.Snapshot {
-	return &inventory.Snapshot{TakenAt: t0, Clusters: cs}
+func snap(cs ...inventory.ClusterRefs) *inventory.View {
+	return &inventory.View{TakenAt: t0, Clusters: cs}
 }
 
-func build(s *inventory.Snapshot, pol k8sjob.Policy, st engine.State, now time.Time) *engine.Plan {
+func build(s *inventory.View, pol k8sjob.Policy, st engine.State, now time.Time) *engine.Plan {
 	return enginetest.Build(s, []engine.Kind{k8sjob.New(pol, nil)}, st, now)
 }
 
 // twice plans at t0 and again once the grace has passed.
-func twice(s *inventory.Snapshot, pol k8sjob.Policy) (first, second *engine.Plan) {
+func twice(s *inventory.View, pol k8sjob.Policy) (first, second *engine.Plan) {
 	first = build(s, pol, engine.NewState(), t0)
 	return first, build(s, pol, first.State, t0.Add(grace+time.Minute))
 }

@@ -19,7 +19,7 @@ func CountsOf(p *engine.Plan) []finished.Count {
 
 // View shows the finished Jobs per cluster and namespace (every run), the
 // decisions, and the summary phrase.
-func (k *Kind) View(p *engine.Plan, snap *inventory.Snapshot) layout.View {
+func (k *Kind) View(p *engine.Plan, snap *inventory.View) layout.View {
 	counts := finished.Tally(snap, &k.Policy.Policy, p.GeneratedAt,
 		func(c *inventory.ClusterRefs) []inventory.Job { return c.Jobs },
 		func(j *inventory.Job) finished.Object {
@@ -46,7 +46,7 @@ type LookAt struct {
 }
 
 // lookAt finds the stuck and the disrupted Jobs of every cluster.
-func lookAt(snap *inventory.Snapshot) []LookAt {
+func lookAt(snap *inventory.View) []LookAt {
 	var out []LookAt
 	for ci := range snap.Clusters {
 		c := &snap.Clusters[ci]

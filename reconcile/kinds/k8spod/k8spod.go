@@ -98,7 +98,7 @@ func ID(cluster, namespace, name string) string { return names.ID(cluster, names
 
 // Propose gives every finished Pod in scope a proposal: a candidate once no
 // controller acts on it and it is past its retention.
-func (k *Kind) Propose(snap *inventory.Snapshot, now time.Time) engine.Proposals {
+func (k *Kind) Propose(snap *inventory.View, now time.Time) engine.Proposals {
 	return finished.Propose(snap, finished.Lister[inventory.Pod]{Resource: names.Resource, Noun: "Pods", Policy: k.Policy.Fingerprint(),
 		Items:   func(c *inventory.ClusterRefs) []inventory.Pod { return c.Pods },
 		Version: func(c *inventory.ClusterRefs) string { return c.PodsVersion },

@@ -56,7 +56,7 @@ func cluster(pods ...inventory.Pod) inventory.ClusterRefs {
 }
 
 func build(c inventory.ClusterRefs, pol k8spod.Policy, st engine.State, now time.Time) *engine.Plan {
-	return enginetest.Build(&inventory.Snapshot{TakenAt: t0, Clusters: []inventory.ClusterRefs{c}}, []engine.Kind{k8spod.New(pol, nil)}, st, now)
+	return enginetest.Build(&inventory.View{TakenAt: t0, Clusters: []inventory.ClusterRefs{c}}, []engine.Kind{k8spod.New(pol, nil)}, st, now)
 }
 
 func find(p *engine.Plan, name string) *engine.Decision {

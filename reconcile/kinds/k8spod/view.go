@@ -17,7 +17,7 @@ func CountsOf(p *engine.Plan) []finished.Count {
 
 // View shows the finished Pods per cluster and namespace (every run), the
 // decisions, and the summary phrase.
-func (k *Kind) View(p *engine.Plan, snap *inventory.Snapshot) layout.View {
+func (k *Kind) View(p *engine.Plan, snap *inventory.View) layout.View {
 	counts := finished.Tally(snap, &k.Policy.Policy, p.GeneratedAt,
 		func(c *inventory.ClusterRefs) []inventory.Pod { return c.Pods },
 		func(j *inventory.Pod) finished.Object {

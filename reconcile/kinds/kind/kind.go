@@ -53,7 +53,7 @@ type Module struct {
 	// Cloud, if set, is the kind's own read of its cloud, named after
 	// the kind (or Cloud.Name, for a read other kinds rely on too: they
 	// name it in their Clouds): its client is Clients.Clouds[name], what
-	// it read Snapshot.Clouds[name].
+	// it read View.Clouds[name].
 	Cloud *Cloud
 	// Evidence, if set, says what the kind's cloud read shows made for a
 	// cluster, per class of evidence a record lists: a cluster's first
@@ -104,7 +104,7 @@ type Clients struct {
 }
 
 // Cloud is one named read of a cloud: the client kinds delete through,
-// and the read of the cloud for the snapshot (Snapshot.Clouds[Name]).
+// and the read of the cloud for the snapshot (View.Clouds[Name]).
 type Cloud struct {
 	// Name is the read's; a kind's own read is named after the kind
 	// unless it says otherwise (Module.OwnCloud).

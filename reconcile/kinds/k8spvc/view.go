@@ -1,4 +1,4 @@
-package workflowpvc
+package k8spvc
 
 import (
 	"fmt"
@@ -25,7 +25,7 @@ func HoldersOf(p *engine.Plan) []Holder {
 }
 
 // View shows who holds the quota, the PVC decisions and the summary phrase.
-func (k *Kind) View(p *engine.Plan, snap *inventory.Snapshot) layout.View {
+func (k *Kind) View(p *engine.Plan, snap *inventory.View) layout.View {
 	return layout.View{Sections: []layout.Section{HoldersSection(holders(snap.Clusters)), DecisionSection(p)},
 		Summary: fmt.Sprintf("PVCs delete %d, report %d", p.Count(Name, engine.Delete), p.Count(Name, engine.Report))}
 }

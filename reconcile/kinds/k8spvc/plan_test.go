@@ -1,4 +1,4 @@
-package workflowpvc
+package k8spvc
 
 import (
 	"strings"
@@ -44,16 +44,16 @@ func orphanDisk(name string) gce.Disk {
 
 // snap is a snapshot of the disks and the clusters; a cluster whose
 // workflows tap is not set was read by it, completely.
-func snap(disks []gce.Disk, clusters ...inventory.ClusterRefs) *inventory.Snapshot {
+func snap(disks []gce.Disk, clusters ...inventory.ClusterRefs) *inventory.View {
 	for i := range clusters {
 		if _, ok := clusters[i].Taps[TapName]; !ok && clusters[i].Complete {
 			clusters[i].Taps = map[string]inventory.Tapped{TapName: {Complete: true}}
 		}
 	}
-	return &inventory.Snapshot{TakenAt: t0, Clouds: map[string]any{gcepd.Source: gcepd.Listing{Disks: []gce.Listing{{Project: "p1", Disks: disks, Complete: true}}}}, Clusters: clusters}
+	return &inventory.View{TakenAt: t0, Clouds: map[string]any{gcepd.Read: gcepd.Listing{Disks: []gce.Listing{{Project: "p1", Disks: disks, Complete: true}}}}, Clusters: clusters}
 }
 
-func build(s *inventory.Snapshot, pol Policy, st engine.State, now time.Time) *engine.Plan {
+func build(s *inventory.View, pol Policy, st engine.State, now time.Time) *engine.Plan {
 	return enginetest.Build(s, []engine.Kind{diskKind(), &Kind{Policy: pol}}, st, now)
 }
 
@@ -67,7 +67,7 @@ func TestWorkflowPVCs(t *testing.T) {
 		{Namespace: "argo", Name: "wf-3-workdir", CapacityGB: 100, Workflow: failed, Pods: []inventory.PodRef{{Namespace: "argo", Name: "debug", Phase: "Running"}}},
 	}}
 	s := snap([]gce.Disk{orphanDisk("pvc-1")}, c)
-	s.Clouds[gcepd.Source] = gcepd.Listing{Disks: gcepd.ListingOf(s).Disks, Quotas: []gce.Quota{{Project: "p1", Region: "asia-northeast1", Metric: "SSD_TOTAL_GB", Limit: 1500, Usage: 1455, Known: true}}}
+	s.Clouds[gcepd.Read] = gcepd.Listing{Disks: gcepd.ListingOf(s).Disks, Quotas: []gce.Quota{{Project: "p1", Region: "asia-northeast1", Metric: "SSD_TOTAL_GB", Limit: 1500, Usage: 1455, Known: true}}}
 
 	p := build(s, testPolicy(), engine.NewState(), t0)
 	if d := enginetest.DecisionFor(t, p, "wf-1-workdir"); d.Action != engine.Report || !strings.Contains(d.Why(), "deleteWorkflowPVCs is off") {

@@ -1,4 +1,4 @@
-package netiface_test
+package ec2interface_test
 
 // The ec2 section is the ec2-interface kind's own (config.Register): its
 // decoding, defaults and every problem, with the field's full path.
@@ -11,7 +11,7 @@ import (
 
 	config "reclaim.dev/reclaim/configs"
 	"reclaim.dev/reclaim/configs/configtest"
-	"reclaim.dev/reclaim/reconcile/kinds/netiface"
+	"reclaim.dev/reclaim/reconcile/kinds/ec2interface"
 )
 
 // base is a valid file the cases below add to.
@@ -113,7 +113,7 @@ func TestSectionLoads(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if netiface.SectionOf(c) != nil || netiface.FromConfig(c, nil) != nil {
+	if ec2interface.SectionOf(c) != nil || ec2interface.FromConfig(c, nil) != nil {
 		t.Error("absent ec2 section: present")
 	}
 
@@ -133,7 +133,7 @@ func TestSectionLoads(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := netiface.SectionOf(c)
+	e := ec2interface.SectionOf(c)
 	wantTags := config.Tags{"kubernetes.io/cluster/prod-a": "", "kubernetes.io/role/internal-elb": "1"}
 	if !reflect.DeepEqual(e.Networks[0].SubnetTags, wantTags) {
 		t.Errorf("subnetTags = %v, want %v", e.Networks[0].SubnetTags, wantTags)
@@ -165,7 +165,7 @@ func TestSectionLoads(t *testing.T) {
 	if err != nil {
 		t.Fatalf("printed configuration does not load: %v\n%s", err, printed)
 	}
-	if !reflect.DeepEqual(netiface.SectionOf(again), e) {
-		t.Errorf("ec2 printed and loaded back:\ngot  %+v\nwant %+v", *netiface.SectionOf(again), *e)
+	if !reflect.DeepEqual(ec2interface.SectionOf(again), e) {
+		t.Errorf("ec2 printed and loaded back:\ngot  %+v\nwant %+v", *ec2interface.SectionOf(again), *e)
 	}
 }

@@ -1,4 +1,4 @@
-package netiface
+package ec2interface
 
 import (
 	"fmt"
@@ -84,7 +84,7 @@ var Gauges = []layout.GaugeDef{
 
 // View shows subnet headroom by subnet and zone, who holds the addresses,
 // the interface decisions and the summary phrase.
-func (k *Kind) View(p *engine.Plan, snap *inventory.Snapshot) layout.View {
+func (k *Kind) View(p *engine.Plan, snap *inventory.View) layout.View {
 	now := p.GeneratedAt
 	a := k.attribution(snap, now)
 	k.attrSnap, k.attr = nil, nil

@@ -1,4 +1,4 @@
-package workflowpvc
+package k8spvc
 
 import (
 	config "reclaim.dev/reclaim/configs"
@@ -17,7 +17,7 @@ var Module = kind.Module{
 	On:          func(*config.Config) bool { return true },
 	New:         kind.WithKube(FromConfig),
 	Taps:        func(*config.Config) []kube.Tap { return []kube.Tap{Tap} },
-	Clouds:      []string{gcepd.Source},
+	Clouds:      []string{gcepd.Read},
 	InCluster:   true,
 	Permissions: Permissions,
 }

@@ -1,4 +1,4 @@
-package netiface_test
+package ec2interface_test
 
 import (
 	"context"
@@ -15,7 +15,7 @@ import (
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/reconcile/audit"
 	"reclaim.dev/reclaim/reconcile/engine"
-	"reclaim.dev/reclaim/reconcile/kinds/netiface"
+	"reclaim.dev/reclaim/reconcile/kinds/ec2interface"
 )
 
 // fakeAPI is EC2 as the kind sees it: interfaces by account/region, and
@@ -71,8 +71,8 @@ func (e apiError) Error() string     { return e.code }
 func (e apiError) ErrorCode() string { return e.code }
 
 func decisionFor(account, region, eni string) *engine.Decision {
-	return &engine.Decision{Kind: netiface.Name, ID: netiface.ID(account, region, eni), Name: eni,
-		Detail: &netiface.Detail{Account: account, Region: region, Subnet: "subnet-a"}}
+	return &engine.Decision{Kind: ec2interface.Name, ID: ec2interface.ID(account, region, eni), Name: eni,
+		Detail: &ec2interface.Detail{Account: account, Region: region, Subnet: "subnet-a"}}
 }
 
 func TestRecheck(t *testing.T) {
@@ -92,7 +92,7 @@ func TestRecheck(t *testing.T) {
 		acct + "/" + region: {same, again, managed, untagged, protected, efa},
 		acct + "/eu-west-1": {other},
 	}}
-	k := &netiface.Kind{Policy: policy(), API: api}
+	k := &ec2interface.Kind{Policy: policy(), API: api}
 	cases := []struct {
 		region, eni string
 		want        engine.Recheck
@@ -138,10 +138,10 @@ func TestRecheck(t *testing.T) {
 	if _, err := k.Recheck(context.Background(), batch); err == nil {
 		t.Fatal("a failed re-read must fail the batch")
 	}
-	if _, err := (&netiface.Kind{}).Recheck(context.Background(), batch); err == nil {
+	if _, err := (&ec2interface.Kind{}).Recheck(context.Background(), batch); err == nil {
 		t.Fatal("recheck without a client")
 	}
-	if _, err := (&netiface.Kind{}).Delete(context.Background(), batch); err == nil {
+	if _, err := (&ec2interface.Kind{}).Delete(context.Background(), batch); err == nil {
 		t.Fatal("delete without a client")
 	}
 }
@@ -172,7 +172,7 @@ func TestDelete(t *testing.T) {
 			if tc.err != nil {
 				api.delErr["eni-1"] = tc.err
 			}
-			k := &netiface.Kind{Policy: policy(), API: api}
+			k := &ec2interface.Kind{Policy: policy(), API: api}
 			res, err := k.Delete(context.Background(), []*engine.Decision{decisionFor(acct, region, "eni-1")})
 			if tc.batchErr {
 				if err == nil {
@@ -208,9 +208,9 @@ func TestApply(t *testing.T) {
 			if tc.exists {
 				api.ifaces[acct+"/"+region] = []inventory.NetInterface{n}
 			}
-			k := &netiface.Kind{Policy: policy(), API: api}
+			k := &ec2interface.Kind{Policy: policy(), API: api}
 			st := engine.NewState()
-			st.Seen(netiface.ID(acct, region, "eni-1"), "", t0.Add(-grace-time.Minute))
+			st.Seen(ec2interface.ID(acct, region, "eni-1"), "", t0.Add(-grace-time.Minute))
 			p := enginetest.Build(planSnap(n), []engine.Kind{k}, st, t0)
 			if d := enginetest.DecisionFor(t, p, "eni-1"); d.Action != engine.Delete {
 				t.Fatalf("not planned: %+v", d)
@@ -223,7 +223,7 @@ func TestApply(t *testing.T) {
 			if len(out.Results) != 1 || out.Results[0].Result != tc.result || out.Failed != 0 {
 				t.Fatalf("%+v", out)
 			}
-			if got := enginetest.AuditResults(t, buf)[netiface.ID(acct, region, "eni-1")]; got != tc.result {
+			if got := enginetest.AuditResults(t, buf)[ec2interface.ID(acct, region, "eni-1")]; got != tc.result {
 				t.Fatalf("audit %q", got)
 			}
 			if left := len(api.ifaces[acct+"/"+region]) == 1; left != tc.left {

@@ -1,4 +1,4 @@
-package netiface
+package ec2interface
 
 import (
 	"fmt"

@@ -1,4 +1,4 @@
-package netiface
+package ec2interface
 
 import (
 	"context"
@@ -12,20 +12,20 @@ import (
 	"reclaim.dev/reclaim/providers/ec2"
 )
 
-// Source names the read of the ec2 section's subnets and interfaces, per
-// account and region (Snapshot.Clouds[Source], NetworksOf). The interfaces
+// Read names the read of the ec2 section's subnets and interfaces, per
+// account and region (View.Clouds[Read], NetworksOf). The interfaces
 // kind relies on it, and fleet discovery reads an EKS cluster's subnets
 // from it.
-const Source = "ec2"
+const Read = "ec2"
 
 // NetworksOf is the run's read of the networks.
-func NetworksOf(snap *inventory.Snapshot) []inventory.NetworkListing {
+func NetworksOf(snap *inventory.View) []inventory.NetworkListing {
 	return NetworksIn(snap.Clouds)
 }
 
 // NetworksIn is the networks among a run's cloud reads.
 func NetworksIn(clouds map[string]any) []inventory.NetworkListing {
-	n, _ := clouds[Source].([]inventory.NetworkListing)
+	n, _ := clouds[Read].([]inventory.NetworkListing)
 	return n
 }
 

@@ -1,4 +1,4 @@
-package netiface
+package ec2interface
 
 import (
 	"reclaim.dev/reclaim/inventory"
@@ -10,9 +10,9 @@ import (
 var Module = kind.Module{
 	Name:        Name,
 	Section:     Key,
-	New:         kind.WithCloud(Source, FromConfig),
+	New:         kind.WithCloud(Read, FromConfig),
 	Reads:       []string{inventory.ReadWorkloads},
-	Clouds:      []string{Source},
+	Clouds:      []string{Read},
 	Evidence:    MadeFor,
 	Permissions: Permissions,
 	Gauges:      Gauges,

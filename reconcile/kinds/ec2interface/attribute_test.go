@@ -1,11 +1,11 @@
-package netiface_test
+package ec2interface_test
 
 import (
 	"testing"
 	"time"
 
 	"reclaim.dev/reclaim/inventory"
-	"reclaim.dev/reclaim/reconcile/kinds/netiface"
+	"reclaim.dev/reclaim/reconcile/kinds/ec2interface"
 )
 
 var t0 = time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
@@ -41,7 +41,7 @@ func finishedPod(ns, name string, created time.Time, owner *inventory.Owner, ips
 
 // attributionSnap: cluster prod may use subnet-a and subnet-b (vpc-1), dev
 // only subnet-d (vpc-2, whose CIDR overlaps vpc-1's); nobody subnet-c.
-func attributionSnap() *inventory.Snapshot {
+func attributionSnap() *inventory.View {
 	nightly := &inventory.Owner{Kind: "CronJob", Name: "nightly", UID: "cj-1"}
 	jobNightly := &inventory.Owner{Kind: "Job", Name: "nightly-1", UID: "job-1"}
 	jobRun := &inventory.Owner{Kind: "Job", Name: "ingest-7", UID: "job-7"}
@@ -91,7 +91,7 @@ func attributionSnap() *inventory.Snapshot {
 		Pods: []inventory.Pod{finishedPod("batch", "stale", old, nil, "10.0.1.11")}}
 	nodeENI := attached(iface("eni-node1", "subnet-a", "in-use", "10.0.1.20", "10.0.1.21", "10.0.1.22", "10.0.1.23"), "i-node1")
 	nodeENI.Prefixes = 1
-	return &inventory.Snapshot{TakenAt: t0, Clusters: []inventory.ClusterRefs{prod, dev, retired}, Clouds: map[string]any{netiface.Source: []inventory.NetworkListing{{
+	return &inventory.View{TakenAt: t0, Clusters: []inventory.ClusterRefs{prod, dev, retired}, Clouds: map[string]any{ec2interface.Read: []inventory.NetworkListing{{
 		Account: acct, Region: region, Complete: true,
 		Subnets: []inventory.Subnet{
 			// 27 addresses on interfaces (one a /28 prefix: 16), and 7 held by something nobody listed
@@ -115,39 +115,39 @@ func attributionSnap() *inventory.Snapshot {
 
 func TestHolder(t *testing.T) {
 	s := attributionSnap()
-	a := netiface.Attribute(s, t0)
+	a := ec2interface.Attribute(s, t0)
 	ifaces := map[string]*inventory.NetInterface{}
-	for i := range netiface.NetworksOf(s)[0].Interfaces {
-		n := &netiface.NetworksOf(s)[0].Interfaces[i]
+	for i := range ec2interface.NetworksOf(s)[0].Interfaces {
+		n := &ec2interface.NetworksOf(s)[0].Interfaces[i]
 		ifaces[n.ID] = n
 	}
 	cases := []struct {
 		name, eni, ip string
-		want          netiface.IPHolder
+		want          ec2interface.IPHolder
 	}{
 		{"Fargate finished pod of a CronJob's Job (its node's address is the pod's)", "eni-fargate1", "10.0.1.10",
-			netiface.IPHolder{Holder: netiface.HeldByFinishedPod, Cluster: "prod", Namespace: "batch", Pod: "nightly-1-abcde", PodUID: "uid-nightly-1-abcde",
+			ec2interface.IPHolder{Holder: ec2interface.HeldByFinishedPod, Cluster: "prod", Namespace: "batch", Pod: "nightly-1-abcde", PodUID: "uid-nightly-1-abcde",
 				Job: "nightly-1", JobUID: "job-1", CronJob: "nightly", Created: t0.Add(-48 * time.Hour)}},
 		{"Fargate running pod of a running Job (another cluster's finished pod shows the address)", "eni-fargate2", "10.0.1.11",
-			netiface.IPHolder{Holder: netiface.HeldByRunningPod, Cluster: "prod", Namespace: "batch", Pod: "ingest-7-xyz", PodUID: "uid-ingest-7-xyz",
+			ec2interface.IPHolder{Holder: ec2interface.HeldByRunningPod, Cluster: "prod", Namespace: "batch", Pod: "ingest-7-xyz", PodUID: "uid-ingest-7-xyz",
 				Job: "ingest-7", JobUID: "job-7", Created: t0.Add(-time.Hour)}},
-		{"node InternalIP", "eni-node1", "10.0.1.20", netiface.IPHolder{Holder: netiface.HeldByNode, Cluster: "prod", Node: "ip-10-0-1-20"}},
-		{"warm-pool secondary address on the node's interface", "eni-node1", "10.0.1.21", netiface.IPHolder{Holder: netiface.HeldByNode, Node: "ip-10-0-1-20"}},
+		{"node InternalIP", "eni-node1", "10.0.1.20", ec2interface.IPHolder{Holder: ec2interface.HeldByNode, Cluster: "prod", Node: "ip-10-0-1-20"}},
+		{"warm-pool secondary address on the node's interface", "eni-node1", "10.0.1.21", ec2interface.IPHolder{Holder: ec2interface.HeldByNode, Node: "ip-10-0-1-20"}},
 		{"reused address: the running pod holds it", "eni-node1", "10.0.1.22",
-			netiface.IPHolder{Holder: netiface.HeldByRunningPod, Cluster: "prod", Namespace: "web", Pod: "new-web", PodUID: "uid-new-web", Created: t0.Add(-48 * time.Hour)}},
+			ec2interface.IPHolder{Holder: ec2interface.HeldByRunningPod, Cluster: "prod", Namespace: "web", Pod: "new-web", PodUID: "uid-new-web", Created: t0.Add(-48 * time.Hour)}},
 		{"reused address, running pod listed first", "eni-node1", "10.0.1.23",
-			netiface.IPHolder{Holder: netiface.HeldByRunningPod, Cluster: "prod", Namespace: "web", Pod: "cur-web", PodUID: "uid-cur-web", Created: t0.Add(-48 * time.Hour)}},
-		{"warm-pool interface attached to the node's instance", "eni-warm", "10.0.1.30", netiface.IPHolder{Holder: netiface.HeldByNode, Node: "ip-10-0-1-20"}},
-		{"an address nobody has", "eni-stray", "10.0.1.40", netiface.IPHolder{Holder: netiface.HeldByUnknown}},
+			ec2interface.IPHolder{Holder: ec2interface.HeldByRunningPod, Cluster: "prod", Namespace: "web", Pod: "cur-web", PodUID: "uid-cur-web", Created: t0.Add(-48 * time.Hour)}},
+		{"warm-pool interface attached to the node's instance", "eni-warm", "10.0.1.30", ec2interface.IPHolder{Holder: ec2interface.HeldByNode, Node: "ip-10-0-1-20"}},
+		{"an address nobody has", "eni-stray", "10.0.1.40", ec2interface.IPHolder{Holder: ec2interface.HeldByUnknown}},
 		{"overlap: prod's running pod in prod's subnet", "eni-overlap", "10.0.0.50",
-			netiface.IPHolder{Holder: netiface.HeldByRunningPod, Cluster: "prod", Namespace: "web", Pod: "web-50", PodUID: "uid-web-50", Created: t0.Add(-48 * time.Hour)}},
+			ec2interface.IPHolder{Holder: ec2interface.HeldByRunningPod, Cluster: "prod", Namespace: "web", Pod: "web-50", PodUID: "uid-web-50", Created: t0.Add(-48 * time.Hour)}},
 		{"overlap: prod's finished pod, not dev's running one", "eni-overlap", "10.0.0.60",
-			netiface.IPHolder{Holder: netiface.HeldByFinishedPod, Cluster: "prod", Namespace: "web", Pod: "job-60", PodUID: "uid-job-60", Created: t0.Add(-48 * time.Hour)}},
+			ec2interface.IPHolder{Holder: ec2interface.HeldByFinishedPod, Cluster: "prod", Namespace: "web", Pod: "job-60", PodUID: "uid-job-60", Created: t0.Add(-48 * time.Hour)}},
 		{"overlap: dev's finished pod in dev's subnet, not prod's running one", "eni-dev", "10.0.0.50",
-			netiface.IPHolder{Holder: netiface.HeldByFinishedPod, Cluster: "dev", Namespace: "etl", Pod: "etl-pod", PodUID: "uid-etl-pod", Job: "etl", JobUID: "job-etl", Created: t0.Add(-48 * time.Hour)}},
+			ec2interface.IPHolder{Holder: ec2interface.HeldByFinishedPod, Cluster: "dev", Namespace: "etl", Pod: "etl-pod", PodUID: "uid-etl-pod", Job: "etl", JobUID: "job-etl", Created: t0.Add(-48 * time.Hour)}},
 		{"overlap: dev's running pod", "eni-dev", "10.0.0.60",
-			netiface.IPHolder{Holder: netiface.HeldByRunningPod, Cluster: "dev", Namespace: "etl", Pod: "dev-60", PodUID: "uid-dev-60", Created: t0.Add(-2 * time.Hour)}},
-		{"subnet no cluster could use: a pod elsewhere with the address does not count", "eni-c", "10.2.0.5", netiface.IPHolder{Holder: netiface.HeldByUnknown}},
+			ec2interface.IPHolder{Holder: ec2interface.HeldByRunningPod, Cluster: "dev", Namespace: "etl", Pod: "dev-60", PodUID: "uid-dev-60", Created: t0.Add(-2 * time.Hour)}},
+		{"subnet no cluster could use: a pod elsewhere with the address does not count", "eni-c", "10.2.0.5", ec2interface.IPHolder{Holder: ec2interface.HeldByUnknown}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -160,8 +160,8 @@ func TestHolder(t *testing.T) {
 }
 
 func TestSubnetUse(t *testing.T) {
-	a := netiface.Attribute(attributionSnap(), t0)
-	by := map[string]netiface.SubnetUse{}
+	a := ec2interface.Attribute(attributionSnap(), t0)
+	by := map[string]ec2interface.SubnetUse{}
 	for _, u := range a.Subnets {
 		by[u.Subnet.ID] = u
 	}
@@ -199,23 +199,23 @@ func TestSubnetUse(t *testing.T) {
 func TestSubnetUseComplete(t *testing.T) {
 	cases := []struct {
 		name string
-		mod  func(*inventory.Snapshot)
+		mod  func(*inventory.View)
 		want map[string]bool
 	}{
-		{"listing incomplete", func(s *inventory.Snapshot) { netiface.NetworksOf(s)[0].Complete = false },
+		{"listing incomplete", func(s *inventory.View) { ec2interface.NetworksOf(s)[0].Complete = false },
 			map[string]bool{"subnet-a": false, "subnet-b": false, "subnet-c": false, "subnet-d": false}},
-		{"prod incomplete", func(s *inventory.Snapshot) { s.Clusters[0].Complete = false },
+		{"prod incomplete", func(s *inventory.View) { s.Clusters[0].Complete = false },
 			map[string]bool{"subnet-a": false, "subnet-b": false, "subnet-c": true, "subnet-d": true}},
-		{"dev did not list workloads", func(s *inventory.Snapshot) { s.Clusters[1].WorkloadsListed = false },
+		{"dev did not list workloads", func(s *inventory.View) { s.Clusters[1].WorkloadsListed = false },
 			map[string]bool{"subnet-a": true, "subnet-b": true, "subnet-c": true, "subnet-d": false}},
-		{"prod may use any subnet", func(s *inventory.Snapshot) { s.Clusters[0].Subnets = nil; s.Clusters[0].Complete = false },
+		{"prod may use any subnet", func(s *inventory.View) { s.Clusters[0].Subnets = nil; s.Clusters[0].Complete = false },
 			map[string]bool{"subnet-a": false, "subnet-b": false, "subnet-c": false, "subnet-d": false}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			s := attributionSnap()
 			tc.mod(s)
-			for _, u := range netiface.Attribute(s, t0).Subnets {
+			for _, u := range ec2interface.Attribute(s, t0).Subnets {
 				if u.Complete != tc.want[u.Subnet.ID] {
 					t.Errorf("%s complete %v", u.Subnet.ID, u.Complete)
 				}
@@ -237,28 +237,28 @@ func equal(a, b []string) bool {
 }
 
 // Every address an interface shows is named with what holds it, for the
-// JSON report and -v (netiface.AddressesSection).
+// JSON report and -v (ec2interface.AddressesSection).
 func TestEveryAddressIsNamed(t *testing.T) {
 	s := attributionSnap()
-	a := netiface.Attribute(s, t0)
+	a := ec2interface.Attribute(s, t0)
 	want := 0
-	for _, n := range netiface.NetworksOf(s)[0].Interfaces {
+	for _, n := range ec2interface.NetworksOf(s)[0].Interfaces {
 		want += len(n.IPs)
 	}
-	sec := netiface.AddressesSection(a)
-	all, _ := sec.Data.([]netiface.Address)
+	sec := ec2interface.AddressesSection(a)
+	all, _ := sec.Data.([]ec2interface.Address)
 	if sec.Key != "subnetAddresses" || len(all) != want || len(sec.Blocks) != 1 || len(sec.Blocks[0].Rows) != want {
 		t.Fatalf("key %q, %d addresses named, want %d", sec.Key, len(all), want)
 	}
-	got := map[string]netiface.Address{}
+	got := map[string]ec2interface.Address{}
 	for _, ad := range all {
 		got[ad.Interface+" "+ad.IP] = ad
 	}
-	for k, w := range map[string]netiface.Address{
-		"eni-fargate1 10.0.1.10": {Holder: netiface.HeldByFinishedPod, Cluster: "prod", Namespace: "batch", Pod: "nightly-1-abcde"},
-		"eni-node1 10.0.1.22":    {Holder: netiface.HeldByRunningPod, Cluster: "prod", Namespace: "web", Pod: "new-web"},
-		"eni-node1 10.0.1.21":    {Holder: netiface.HeldByNode, Node: "ip-10-0-1-20"},
-		"eni-stray 10.0.1.40":    {Holder: netiface.HeldByUnknown},
+	for k, w := range map[string]ec2interface.Address{
+		"eni-fargate1 10.0.1.10": {Holder: ec2interface.HeldByFinishedPod, Cluster: "prod", Namespace: "batch", Pod: "nightly-1-abcde"},
+		"eni-node1 10.0.1.22":    {Holder: ec2interface.HeldByRunningPod, Cluster: "prod", Namespace: "web", Pod: "new-web"},
+		"eni-node1 10.0.1.21":    {Holder: ec2interface.HeldByNode, Node: "ip-10-0-1-20"},
+		"eni-stray 10.0.1.40":    {Holder: ec2interface.HeldByUnknown},
 	} {
 		g := got[k]
 		if g.Holder != w.Holder || g.Cluster != w.Cluster || g.Namespace != w.Namespace || g.Pod != w.Pod || g.Node != w.Node {

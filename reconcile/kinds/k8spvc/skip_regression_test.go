@@ -1,4 +1,4 @@
-package workflowpvc_test
+package k8spvc_test
 
 import (
 	"context"
@@ -15,7 +15,7 @@ import (
 	"reclaim.dev/reclaim/internal/enginetest"
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/reconcile/engine"
-	"reclaim.dev/reclaim/reconcile/kinds/workflowpvc"
+	"reclaim.dev/reclaim/reconcile/kinds/k8spvc"
 	"reclaim.dev/reclaim/reconcile/state"
 )
 
@@ -25,10 +25,10 @@ import (
 func TestChangedPVCIsSkippedNotFailed(t *testing.T) {
 	t0 := time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
 	failed := &inventory.WorkflowRef{Namespace: "argo", Name: "wf-1", Phase: "Failed", Finished: t0.Add(-48 * time.Hour)}
-	snap := inventory.Snapshot{Clusters: []inventory.ClusterRefs{{Name: "a", Complete: true, PVCs: []inventory.PVCRef{
+	snap := inventory.View{Clusters: []inventory.ClusterRefs{{Name: "a", Complete: true, PVCs: []inventory.PVCRef{
 		{Namespace: "argo", Name: "wf-1-workdir", CapacityGB: 10, Workflow: failed, UID: "planned"}},
-		Taps: map[string]inventory.Tapped{workflowpvc.TapName: {Complete: true}}}}}
-	pol := workflowpvc.Policy{Delete: true, ProtectLabel: "reclaim-protect",
+		Taps: map[string]inventory.Tapped{k8spvc.TapName: {Complete: true}}}}}
+	pol := k8spvc.Policy{Delete: true, ProtectLabel: "reclaim-protect",
 		Safety: config.Safety{Grace: config.Duration(6 * time.Hour), Caps: config.Caps{MaxDeletesPerRun: 10, MaxDeletePercent: 1, BreakerCandidates: 10}}}
 	plan := func(k engine.Kind) *engine.Plan {
 		first := enginetest.Build(&snap, []engine.Kind{k}, engine.NewState(), t0.Add(-7*time.Hour))
@@ -40,9 +40,9 @@ func TestChangedPVCIsSkippedNotFailed(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			cs := fake.NewClientset(obj)
-			k := &workflowpvc.Kind{Policy: pol, Client: func(string) (kubernetes.Interface, error) { return cs, nil }}
+			k := &k8spvc.Kind{Policy: pol, Client: func(string) (kubernetes.Interface, error) { return cs, nil }}
 			p := plan(k)
-			if p.Count(workflowpvc.Name, engine.Delete) != 1 {
+			if p.Count(k8spvc.Name, engine.Delete) != 1 {
 				t.Fatalf("setup: %+v", p.Decisions)
 			}
 			a := &engine.Applier{Kinds: []engine.Kind{k}, Store: state.NewMemoryStore(engine.NewState()), Log: zap.NewNop(),

@@ -1,9 +1,9 @@
-// Package netiface is the ec2-interface kind and the subnet headroom view:
+// Package ec2interface is the ec2-interface kind and the subnet headroom view:
 // every address of every subnet in scope attributed to a running pod, a
 // finished pod (with its Job and CronJob), a node or nothing reclaim knows;
 // and leaked network interfaces (detached, made by the VPC CNI or the VPC
 // resource controller, no address on any pod) deleted after a grace period.
-package netiface
+package ec2interface
 
 import (
 	"context"
@@ -81,13 +81,13 @@ type Kind struct {
 
 	// The attribution Propose made, for View of the same snapshot: it
 	// indexes every pod of the fleet, so it is made once a pass.
-	attrSnap *inventory.Snapshot
+	attrSnap *inventory.View
 	attr     *Attribution
 }
 
 // attribution returns the snapshot's attribution, made once for Propose and
 // View; View lets go of it.
-func (k *Kind) attribution(snap *inventory.Snapshot, now time.Time) *Attribution {
+func (k *Kind) attribution(snap *inventory.View, now time.Time) *Attribution {
 	if k.attrSnap != snap || k.attr == nil {
 		k.attrSnap, k.attr = snap, Attribute(snap, now)
 	}
@@ -180,7 +180,7 @@ func NetworkSource(account, region string) string {
 // carries the configured ownership evidence and no address of it is on any
 // pod; a keep with the reason otherwise. Attached interfaces get none (the
 // headroom counts them).
-func (k *Kind) Propose(snap *inventory.Snapshot, now time.Time) engine.Proposals {
+func (k *Kind) Propose(snap *inventory.View, now time.Time) engine.Proposals {
 	out := engine.Proposals{}
 	a := k.attribution(snap, now)
 	listed := map[string]bool{}  // account/region listed completely

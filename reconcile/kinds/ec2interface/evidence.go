@@ -1,4 +1,4 @@
-package netiface
+package ec2interface
 
 import (
 	"slices"
@@ -13,7 +13,7 @@ import (
 // EKS tag with the cluster's name carry its pods' addresses (podIPs) and
 // its nodes'.
 func MadeFor(clouds map[string]any, t kube.Target, shown records.Shown) {
-	nets, ok := clouds[Source].([]inventory.NetworkListing)
+	nets, ok := clouds[Read].([]inventory.NetworkListing)
 	if !ok || t.Place.Platform != inventory.EKS {
 		return
 	}

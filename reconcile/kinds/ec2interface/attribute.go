@@ -1,4 +1,4 @@
-package netiface
+package ec2interface
 
 import (
 	"sort"
@@ -130,7 +130,7 @@ type Attribution struct {
 }
 
 // Attribute attributes every address of every subnet in the snapshot.
-func Attribute(snap *inventory.Snapshot, now time.Time) *Attribution {
+func Attribute(snap *inventory.View, now time.Time) *Attribution {
 	a := &Attribution{}
 	for i := range snap.Clusters {
 		a.clusters = append(a.clusters, indexCluster(&snap.Clusters[i]))

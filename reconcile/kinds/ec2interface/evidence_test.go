@@ -1,4 +1,4 @@
-package netiface
+package ec2interface
 
 import (
 	"fmt"
@@ -14,7 +14,7 @@ import (
 // another cluster's, and nothing for a GKE cluster.
 func TestMadeFor(t *testing.T) {
 	place := inventory.Place{Platform: inventory.EKS, Account: "123456789012", Location: "us-east-1"}
-	clouds := map[string]any{Source: []inventory.NetworkListing{{Account: place.Account, Region: place.Location, Complete: true,
+	clouds := map[string]any{Read: []inventory.NetworkListing{{Account: place.Account, Region: place.Location, Complete: true,
 		Interfaces: []inventory.NetInterface{{ID: "eni-0a1b", Status: "in-use", Tags: map[string]string{inventory.InterfaceClusterTag: "prod-a"}},
 			{ID: "eni-0c2d", Status: "in-use", Tags: map[string]string{inventory.InterfaceClusterTag: "prod-b"}},
 			{ID: "eni-0e3f", Status: "available", Tags: map[string]string{inventory.InterfaceClusterTag: "prod-a"}}}}}}

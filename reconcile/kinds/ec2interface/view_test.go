@@ -1,4 +1,4 @@
-package netiface_test
+package ec2interface_test
 
 import (
 	"encoding/json"
@@ -13,10 +13,10 @@ import (
 	"reclaim.dev/reclaim/internal/enginetest"
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/reconcile/engine"
+	"reclaim.dev/reclaim/reconcile/kinds/ec2interface"
 	"reclaim.dev/reclaim/reconcile/kinds/finished"
 	"reclaim.dev/reclaim/reconcile/kinds/k8sjob"
 	"reclaim.dev/reclaim/reconcile/kinds/k8spod"
-	"reclaim.dev/reclaim/reconcile/kinds/netiface"
 )
 
 const jobGrace = 6 * time.Hour
@@ -25,7 +25,7 @@ const jobGrace = 6 * time.Hour
 // 90% used) holds five Fargate pods of CronJob nightly's finished Jobs and
 // a leaked interface; subnet-b (us-east-1b, 75% used) 60 pods created an
 // hour before second and a finished bare pod; subnet-c (us-east-1a) nothing.
-func headroomSnap(second time.Time) *inventory.Snapshot {
+func headroomSnap(second time.Time) *inventory.View {
 	nightly := &inventory.Owner{Kind: "CronJob", Name: "nightly", UID: "cj-1"}
 	c := inventory.ClusterRefs{Name: "prod", Complete: true, WorkloadsListed: true,
 		CronJobs: []inventory.CronJob{{Namespace: "batch", Name: "nightly", UID: "cj-1", SuccessfulLimit: 3, FailedLimit: 1}},
@@ -51,8 +51,8 @@ func headroomSnap(second time.Time) *inventory.Snapshot {
 	node.IPs = append(node.IPs, "10.0.18.1")
 	c.Pods = append(c.Pods, finishedPod("debug", "debug", t0.Add(-50*time.Hour), nil, "10.0.18.1"))
 	ifaces = append(ifaces, node)
-	return &inventory.Snapshot{TakenAt: t0, Clusters: []inventory.ClusterRefs{c},
-		Clouds: map[string]any{netiface.Source: []inventory.NetworkListing{{Account: acct, Region: region, Complete: true,
+	return &inventory.View{TakenAt: t0, Clusters: []inventory.ClusterRefs{c},
+		Clouds: map[string]any{ec2interface.Read: []inventory.NetworkListing{{Account: acct, Region: region, Complete: true,
 			Subnets: []inventory.Subnet{
 				subnet("subnet-a", "vpc-1", "us-east-1a", "10.0.0.0/20", 400),
 				subnet("subnet-b", "vpc-1", "us-east-1b", "10.0.16.0/20", 1000),
@@ -61,14 +61,14 @@ func headroomSnap(second time.Time) *inventory.Snapshot {
 			Interfaces: ifaces}}}}
 }
 
-func headroomKinds(pol netiface.Policy) []engine.Kind {
+func headroomKinds(pol ec2interface.Policy) []engine.Kind {
 	jobSafety := config.Safety{Grace: config.Duration(jobGrace), Caps: config.Caps{MaxDeletesPerRun: 100, MaxDeletePercent: 1, BreakerCandidates: 100}}
 	jobs := k8sjob.New(k8sjob.Policy{Policy: finished.Policy{Succeeded: 24 * time.Hour, Failed: 72 * time.Hour,
 		Safety: jobSafety}, KeepCronJobHistory: true}, nil)
 	debug, _ := config.GlobRegexp("debug")
 	pods := k8spod.New(k8spod.Policy{Policy: finished.Policy{Succeeded: time.Hour, Failed: time.Hour, Include: []*regexp.Regexp{debug},
 		Safety: jobSafety}}, nil)
-	return []engine.Kind{jobs, pods, &netiface.Kind{Policy: pol}}
+	return []engine.Kind{jobs, pods, &ec2interface.Kind{Policy: pol}}
 }
 
 func TestHeadroom(t *testing.T) {
@@ -79,7 +79,7 @@ func TestHeadroom(t *testing.T) {
 
 	// The two oldest Jobs of nightly go (history 3), the bare pod and the leaked interface.
 	for _, id := range []string{k8sjob.ID("prod", "batch", "nightly-1"), k8sjob.ID("prod", "batch", "nightly-2"),
-		k8spod.ID("prod", "debug", "debug"), netiface.ID(acct, region, "eni-leaked")} {
+		k8spod.ID("prod", "debug", "debug"), ec2interface.ID(acct, region, "eni-leaked")} {
 		if d := findID(p, id); d == nil || d.Action != engine.Delete {
 			t.Fatalf("%s: %+v", id, d)
 		}
@@ -88,8 +88,8 @@ func TestHeadroom(t *testing.T) {
 		t.Fatalf("%+v", d)
 	}
 
-	rows := map[string]netiface.Headroom{}
-	for _, h := range netiface.HeadroomOf(p) {
+	rows := map[string]ec2interface.Headroom{}
+	for _, h := range ec2interface.HeadroomOf(p) {
 		rows[h.Subnet] = h
 	}
 	a, b, c := rows["subnet-a"], rows["subnet-b"], rows["subnet-c"]
@@ -111,8 +111,8 @@ func TestHeadroom(t *testing.T) {
 		t.Fatalf("subnet-c %+v", c)
 	}
 
-	hs := netiface.FinishedHoldersOf(p)
-	want := []netiface.FinishedHolder{
+	hs := ec2interface.FinishedHoldersOf(p)
+	want := []ec2interface.FinishedHolder{
 		{Cluster: "prod", Namespace: "batch", Owner: "CronJob nightly", Jobs: 5, Subnets: 1, IPs: 5, PlanFrees: 2},
 		{Cluster: "prod", Namespace: "debug", Owner: "pods without a Job", Subnets: 1, IPs: 1, PlanFrees: 1},
 	}
@@ -176,7 +176,7 @@ func TestHeadroom(t *testing.T) {
 	pol := policy()
 	pol.WarnBefore = 5 * 24 * time.Hour
 	p = enginetest.Build(s, headroomKinds(pol), p1.State, second)
-	for _, h := range netiface.HeadroomOf(p) {
+	for _, h := range ec2interface.HeadroomOf(p) {
 		if h.Subnet == "subnet-b" && !h.Warning {
 			t.Fatalf("runs out in 100h, warnBefore 5d: %+v", h)
 		}
@@ -185,14 +185,14 @@ func TestHeadroom(t *testing.T) {
 
 // With a usage history, the projection is the history's.
 func TestHeadroomFromHistory(t *testing.T) {
-	s := &inventory.Snapshot{TakenAt: t0, Clusters: []inventory.ClusterRefs{{Name: "prod", Complete: true, WorkloadsListed: true}},
-		Clouds: map[string]any{netiface.Source: []inventory.NetworkListing{{Account: acct, Region: region, Complete: true,
+	s := &inventory.View{TakenAt: t0, Clusters: []inventory.ClusterRefs{{Name: "prod", Complete: true, WorkloadsListed: true}},
+		Clouds: map[string]any{ec2interface.Read: []inventory.NetworkListing{{Account: acct, Region: region, Complete: true,
 			Subnets: []inventory.Subnet{subnet("subnet-a", "vpc-1", "us-east-1a", "10.0.0.0/20", 1000)}}}}}
 	st := engine.NewState()
 	st.Usage = map[string][]layout.Sample{"subnet/" + acct + "/" + region + "/subnet-a": {
 		{T: t0.Add(-6 * time.Hour), Usage: 3091 - 60}, {T: t0.Add(-3 * time.Hour), Usage: 3091 - 30}}}
-	p := enginetest.Build(s, []engine.Kind{&netiface.Kind{Policy: policy()}}, st, t0)
-	h := netiface.HeadroomOf(p)[0]
+	p := enginetest.Build(s, []engine.Kind{&ec2interface.Kind{Policy: policy()}}, st, t0)
+	h := ec2interface.HeadroomOf(p)[0]
 	// 10 an hour, 1000 free: 100 hours
 	if h.RateFrom != "history" || h.GrowthPerDay < 239 || h.GrowthPerDay > 241 || h.RunsOutAt == nil ||
 		h.RunsOutAt.Sub(t0) < 99*time.Hour || h.RunsOutAt.Sub(t0) > 101*time.Hour {
@@ -222,13 +222,13 @@ func TestHeadroomFlatHistoryIgnoresPodCreations(t *testing.T) {
 	s := headroomSnap(t0) // subnet-b's 60 pods were created an hour ago
 	st := engine.NewState()
 	st.Usage = map[string][]layout.Sample{}
-	for _, h := range netiface.Attribute(s, t0).Subnets {
+	for _, h := range ec2interface.Attribute(s, t0).Subnets {
 		key := "subnet/" + acct + "/" + region + "/" + h.Subnet.ID
 		used := float64(h.Used())
 		st.Usage[key] = []layout.Sample{{T: t0.Add(-6 * time.Hour), Usage: used}, {T: t0.Add(-3 * time.Hour), Usage: used}}
 	}
 	p := enginetest.Build(s, headroomKinds(policy()), st, t0)
-	for _, h := range netiface.HeadroomOf(p) {
+	for _, h := range ec2interface.HeadroomOf(p) {
 		if h.RunsOutAt != nil || h.RateFrom == "pod creations" || h.GrowthPerDay != 0 {
 			t.Errorf("%s: %+v", h.Subnet, h)
 		}
@@ -247,7 +247,7 @@ func TestStuckPodsAreNamed(t *testing.T) {
 		}
 	}
 	p := enginetest.Build(s, headroomKinds(policy()), engine.NewState(), second)
-	stuck, _ := layout.Data(p.Sections, "stuckPods").([]netiface.StuckHolder)
+	stuck, _ := layout.Data(p.Sections, "stuckPods").([]ec2interface.StuckHolder)
 	if len(stuck) != 1 || stuck[0].Pod != "web-0" || stuck[0].Subnet != "subnet-b" || !strings.Contains(stuck[0].Why, "istio-proxy still running") {
 		t.Fatalf("stuck %+v", stuck)
 	}

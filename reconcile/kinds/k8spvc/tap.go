@@ -1,4 +1,4 @@
-package workflowpvc
+package k8spvc
 
 import (
 	"time"

@@ -1,9 +1,9 @@
-// Package workflowpvc is the k8s-pvc kind: PVCs of finished Argo Workflows
+// Package k8spvc is the k8s-pvc kind: PVCs of finished Argo Workflows
 // that no running pod mounts — the leak behind the SSD_TOTAL_GB story
 // (volumeClaimGC defaults to OnWorkflowSuccess, so failed workflows keep
 // theirs). Deleting them is off by default; the PV's reclaim policy then
 // deletes the disk.
-package workflowpvc
+package k8spvc
 
 import (
 	"context"
@@ -100,7 +100,7 @@ func optOut(label string) string {
 }
 
 // Propose gives every PVC owned by an Argo Workflow a proposal.
-func (k *Kind) Propose(snap *inventory.Snapshot, _ time.Time) engine.Proposals {
+func (k *Kind) Propose(snap *inventory.View, _ time.Time) engine.Proposals {
 	out := engine.Proposals{}
 	metricOf := map[string]string{} // disk name -> quota metric
 	for _, l := range gcepd.ListingOf(snap).Disks {
