@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -73,8 +74,14 @@ func (w *ebsWorld) volume(name string, tags map[string]string) string {
 	for k, v := range tags {
 		all[k] = v
 	}
-	return w.ebs.AddVolume(account, ebsfake.Volume{SizeGiB: 100, Type: "gp3", Created: w.now.Add(-30 * 24 * time.Hour), Tags: all})
+	return w.ebs.AddVolume(account, ebsfake.Volume{ID: fmt.Sprintf("vol-%017x", volumeSeq.Add(1)), SizeGiB: 100, Type: "gp3", Created: w.now.Add(-30 * 24 * time.Hour), Tags: all})
 }
+
+// volumeSeq numbers the volumes of every EBS world of the process: the
+// clusters are shared, and a PV an earlier test left (its deletion waits
+// for pv-protection's finalizer, which no controller here removes) must
+// not name a later test's volume. It starts far above the fakes' own ids.
+var volumeSeq = func() *atomic.Uint64 { var n atomic.Uint64; n.Store(1 << 40); return &n }()
 
 // pv makes a PV of the EBS CSI driver naming the volume in c.
 func (w *ebsWorld) pv(c *testenv.Cluster, vol string) {
