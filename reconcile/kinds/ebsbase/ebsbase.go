@@ -50,3 +50,23 @@ func IsSnapshotDescription(desc, volume string) bool {
 	base := SnapshotDescription(volume, "")
 	return volume != "" && (desc == base || strings.HasPrefix(desc, base+", made for "))
 }
+
+// IDs are how an EBS kind names its resources in decisions:
+// PREFIX:ACCOUNT/REGION/RESOURCE, the resource's id starting Resource
+// ("vol-", "snap-").
+type IDs struct{ Prefix, Resource string }
+
+// ID is the decision id of resource in account and region.
+func (f IDs) ID(account, region, resource string) string {
+	return f.Prefix + account + "/" + region + "/" + resource
+}
+
+// Parse reads an id ID made; ok false for any other.
+func (f IDs) Parse(id string) (account, region, resource string, ok bool) {
+	rest, found := strings.CutPrefix(id, f.Prefix)
+	parts := strings.Split(rest, "/")
+	if !found || len(parts) != 3 || parts[0] == "" || parts[1] == "" || !strings.HasPrefix(parts[2], f.Resource) {
+		return "", "", "", false
+	}
+	return parts[0], parts[1], parts[2], true
+}

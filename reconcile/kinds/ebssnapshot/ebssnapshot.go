@@ -164,18 +164,11 @@ func (d *Detail) Where() engine.Where {
 func (k *Kind) Name() string { return Name }
 
 // ID is a snapshot's decision id: ebs-snapshot:ACCOUNT/REGION/snap-….
-func ID(account, region, snap string) string {
-	return "ebs-snapshot:" + account + "/" + region + "/" + snap
-}
+func ID(account, region, snap string) string { return ids.ID(account, region, snap) }
 
-func parseID(id string) (account, region, snap string, ok bool) {
-	rest, found := strings.CutPrefix(id, "ebs-snapshot:")
-	parts := strings.Split(rest, "/")
-	if !found || len(parts) != 3 || parts[0] == "" || parts[1] == "" || !strings.HasPrefix(parts[2], "snap-") {
-		return "", "", "", false
-	}
-	return parts[0], parts[1], parts[2], true
-}
+var ids = ebsbase.IDs{Prefix: "ebs-snapshot:", Resource: "snap-"}
+
+func parseID(id string) (account, region, snap string, ok bool) { return ids.Parse(id) }
 
 func (k *Kind) Owns(id string) bool { _, _, _, ok := parseID(id); return ok }
 

@@ -132,16 +132,11 @@ func (d *Detail) Where() engine.Where {
 func (k *Kind) Name() string { return Name }
 
 // ID is a volume's decision id: ebs:ACCOUNT/REGION/vol-….
-func ID(account, region, volume string) string { return "ebs:" + account + "/" + region + "/" + volume }
+func ID(account, region, volume string) string { return ids.ID(account, region, volume) }
 
-func parseID(id string) (account, region, volume string, ok bool) {
-	rest, found := strings.CutPrefix(id, "ebs:")
-	parts := strings.Split(rest, "/")
-	if !found || len(parts) != 3 || parts[0] == "" || parts[1] == "" || !strings.HasPrefix(parts[2], "vol-") {
-		return "", "", "", false
-	}
-	return parts[0], parts[1], parts[2], true
-}
+var ids = ebsbase.IDs{Prefix: "ebs:", Resource: "vol-"}
+
+func parseID(id string) (account, region, volume string, ok bool) { return ids.Parse(id) }
 
 func (k *Kind) Owns(id string) bool { _, _, _, ok := parseID(id); return ok }
 
