@@ -389,6 +389,8 @@ type recStore struct {
 	mu      sync.RWMutex
 	objects map[string][]byte
 	etags   map[string]string
+	// written is when each object was put, as S3's LastModified says.
+	written map[string]time.Time
 	latency time.Duration
 	// What the store was asked: LIST pages, GETs, PUTs, and the bytes
 	// the GETs returned.
@@ -396,7 +398,7 @@ type recStore struct {
 }
 
 func newRecStore(latency time.Duration) *recStore {
-	return &recStore{objects: map[string][]byte{}, etags: map[string]string{}, latency: latency}
+	return &recStore{objects: map[string][]byte{}, etags: map[string]string{}, written: map[string]time.Time{}, latency: latency}
 }
 
 // put is an agent's publication.
@@ -405,6 +407,14 @@ func (s *recStore) put(key string, body []byte) {
 	defer s.mu.Unlock()
 	s.puts.Add(1)
 	s.objects[key], s.etags[key] = body, fmt.Sprintf("%q", fmt.Sprintf("%x", md5.Sum(body)))
+	s.written[key] = time.Now()
+}
+
+// writtenAt is when key was put, as a listing says it (S3's LastModified).
+func (s *recStore) writtenAt(key string) string {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.written[key].UTC().Format("2006-01-02T15:04:05.000Z")
 }
 
 func (s *recStore) object(key string) ([]byte, string, bool) {
@@ -518,7 +528,7 @@ func (s *recStore) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 			NextContinuationToken string `xml:",omitempty"`
 		}{Name: recBucket, Prefix: q.Get("prefix"), KeyCount: len(page), MaxKeys: recPage, IsTruncated: more, ContinuationToken: q.Get("continuation-token")}
 		for _, o := range page {
-			res.Contents = append(res.Contents, content{Key: o.Key, LastModified: "2026-11-27T10:00:00.000Z", ETag: o.Version, Size: o.Size, StorageClass: "STANDARD"})
+			res.Contents = append(res.Contents, content{Key: o.Key, LastModified: s.writtenAt(o.Key), ETag: o.Version, Size: o.Size, StorageClass: "STANDARD"})
 		}
 		if more {
 			res.NextContinuationToken = page[len(page)-1].Key
