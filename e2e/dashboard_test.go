@@ -15,7 +15,6 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -111,7 +110,12 @@ daemon:
 		t.Fatal(err)
 	}
 	defer func() { cancel(); _ = daemon.Wait() }()
-	waitFor(t, "the daemon's first pass", 2*time.Minute, &daemonOut, func() bool { return httpOK("http://" + addr + "/readyz") })
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("the daemon's output:\n%s", daemonOut.String())
+		}
+	})
+	waitUntil(t, "the daemon's first pass", func() bool { return httpOK("http://" + addr + "/readyz") })
 
 	dir := t.TempDir()
 	promAddr := freeAddr(t)
@@ -130,7 +134,12 @@ daemon:
 	query := func(expr string) (int, error) { return promQuery("http://"+promAddr, expr) }
 	// A few scrapes, and a second pass, so rates and increases have two
 	// samples.
-	waitFor(t, "five scrapes of the daemon", 2*time.Minute, &promOut, func() bool {
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("prometheus's output:\n%s", promOut.String())
+		}
+	})
+	waitUntil(t, "five scrapes of the daemon", func() bool {
 		n, err := query(`count_over_time(up{job="reclaim"}[1m]) >= 5`)
 		return err == nil && n == 1
 	})
@@ -201,17 +210,6 @@ func httpOK(u string) bool {
 	}
 	resp.Body.Close()
 	return resp.StatusCode == http.StatusOK
-}
-
-// waitFor polls cond until within, else fails naming what and showing
-// the process's output.
-func waitFor(t *testing.T, what string, within time.Duration, out *bytes.Buffer, cond func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(within); !cond(); time.Sleep(250 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within %s\n%s", what, within, out.String())
-		}
-	}
 }
 
 // promQuery runs an instant query and counts the series it returns.
