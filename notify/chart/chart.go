@@ -89,7 +89,15 @@ const (
 
 // Draw charts a warning's pool from its usage history at now, as a PNG.
 func Draw(w layout.Warning, history []layout.Sample, now time.Time) ([]byte, error) {
-	pl := w.Pool
+	pts := points(w, history, now)
+	start, end := span(w, pts, now)
+	p := frame(w, pts, start, end, now)
+	series(p, w, pts, start, end, now)
+	return encode(p)
+}
+
+// points are the pool's usage over the days shown, ending now.
+func points(w layout.Warning, history []layout.Sample, now time.Time) plotter.XYs {
 	pts := plotter.XYs{}
 	for _, s := range history {
 		if now.Sub(s.T) <= shown && !s.T.After(now) {
@@ -97,15 +105,27 @@ func Draw(w layout.Warning, history []layout.Sample, now time.Time) ([]byte, err
 		}
 	}
 	if n := len(pts); n == 0 || pts[n-1].X < unix(now.Add(-time.Minute)) {
-		pts = append(pts, plotter.XY{X: unix(now), Y: pl.Used})
+		pts = append(pts, plotter.XY{X: unix(now), Y: w.Pool.Used})
 	}
-	start := math.Min(pts[0].X, unix(now.Add(-minShown)))
+	return pts
+}
+
+// span is the time the chart shows: the points (a day at least), and a
+// sixth more ahead, or as far as the projection reaches (within as much
+// again as the past shown).
+func span(w layout.Warning, pts plotter.XYs, now time.Time) (start, end float64) {
+	start = math.Min(pts[0].X, unix(now.Add(-minShown)))
 	past := unix(now) - start
-	end := unix(now) + past/6
+	end = unix(now) + past/6
 	if w.RunsOutAt != nil {
 		end = math.Max(end, math.Min(unix(*w.RunsOutAt)+(unix(*w.RunsOutAt)-unix(now))/10, unix(now)+past))
 	}
+	return start, end
+}
 
+// frame is the plot's title, axes, grid and legend, with nothing drawn.
+func frame(w layout.Warning, pts plotter.XYs, start, end float64, now time.Time) *plot.Plot {
+	pl := w.Pool
 	p := plot.New()
 	p.Title.Text = wrap(notify.Short(w, now), 60)
 	p.Title.TextStyle.Font = sans(10.5)
@@ -131,7 +151,13 @@ func Draw(w layout.Warning, history []layout.Sample, now time.Time) ([]byte, err
 		p.Legend.YOffs = -p.Legend.YOffs
 	}
 	p.Legend.ThumbnailWidth = vg.Points(16)
+	return p
+}
 
+// series draws the limit, the usage, the projection to exhaustion and
+// what this plan frees, each with its legend line.
+func series(p *plot.Plot, w layout.Warning, pts plotter.XYs, start, end float64, now time.Time) {
+	pl := w.Pool
 	limit := line(plotter.XYs{{X: start, Y: pl.Limit}, {X: end, Y: pl.Limit}}, red, 1.2, true)
 	p.Add(limit)
 	p.Legend.Add(fmt.Sprintf("limit %s %s", num(pl.Limit), pl.Unit), limit)
@@ -164,11 +190,14 @@ func Draw(w layout.Warning, history []layout.Sample, now time.Time) ([]byte, err
 		p.Add(drop, mark)
 		p.Legend.Add(fmt.Sprintf("this plan frees %s: %s after", num(pl.Frees), num(after)), drop, mark)
 	}
+}
 
+// encode draws p at the email's size as a paletted PNG: the few colours
+// drawn and their blends with the white page make it a third of the
+// size, and look the same.
+func encode(p *plot.Plot) ([]byte, error) {
 	c := vgimg.NewWith(vgimg.UseWH(vg.Length(Width)/96*vg.Inch, vg.Length(Height)/96*vg.Inch), vgimg.UseDPI(96*scale))
 	p.Draw(draw.New(c))
-	// The few colours drawn and their blends with the white page: a
-	// paletted PNG is a third of the size, and looks the same.
 	img := image.NewPaletted(c.Image().Bounds(), palette)
 	stddraw.Draw(img, img.Bounds(), c.Image(), image.Point{}, stddraw.Src)
 	var b bytes.Buffer
