@@ -71,7 +71,7 @@ func TestPlanCSISnapshot(t *testing.T) {
 			action: engine.Keep, class: ClassCSIInUse, why: "in use by cluster b"},
 		{name: "its content is being made", snap: csiSnap("snap-1"),
 			clusters: []inventory.ClusterRefs{read("a", csisnapshot.Content{Name: "snapcontent-uid-snap-1", SnapshotUID: "uid-snap-1"})},
-			action: engine.Keep, class: ClassCSIInUse, why: "being made"},
+			action:   engine.Keep, class: ClassCSIInUse, why: "being made"},
 		// Fail closed: a cluster that could own it and was not read holds it.
 		{name: "its cluster unread", snap: csiSnap("snap-1"), clusters: []inventory.ClusterRefs{read("b"), {Name: "a", Problems: []string{"connection refused"}}},
 			action: engine.Mark, class: ClassCSIOrphan, why: "cluster a could own it and its VolumeSnapshotContents were not read"},
