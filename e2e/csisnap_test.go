@@ -2,7 +2,9 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -13,6 +15,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"reclaim.dev/reclaim/internal/testenv"
+	"reclaim.dev/reclaim/notify/report"
 	"reclaim.dev/reclaim/providers/ebs/ebsfake"
 	"reclaim.dev/reclaim/reconcile/engine"
 	"reclaim.dev/reclaim/reconcile/kinds/csisnapshot"
@@ -46,43 +49,44 @@ func withContentCRD(t *testing.T, c *testenv.Cluster) {
 	}
 }
 
-// content makes a VolumeSnapshotContent in c naming the snapshot: a
-// pre-provisioned one (spec.source.snapshotHandle, a restore from it), or
-// one the snapshotter made, whose handle is in its status.
-func (w *ebsWorld) content(c *testenv.Cluster, name, snap string, preProvisioned bool) {
-	w.t.Helper()
+// csiContent makes a VolumeSnapshotContent in c naming the snapshot, for
+// the VolumeSnapshot ns/name: a pre-provisioned one
+// (spec.source.snapshotHandle, a restore from it), or one the snapshotter
+// made, whose handle is in its status. Its name is prefix-name.
+func csiContent(t *testing.T, c *testenv.Cluster, prefix, ns, name, snap string, preProvisioned bool) {
+	t.Helper()
 	ctx := context.Background()
 	source := map[string]any{"volumeHandle": "vol-0000000000000c5c"}
 	if preProvisioned {
 		source = map[string]any{"snapshotHandle": snap}
 	}
 	u := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "snapshot.storage.k8s.io/v1", "kind": "VolumeSnapshotContent",
-		"metadata": map[string]any{"name": w.prefix + "-" + name},
+		"metadata": map[string]any{"name": prefix + "-" + name},
 		"spec": map[string]any{"deletionPolicy": "Retain", "driver": "ebs.csi.aws.com", "source": source,
-			"volumeSnapshotRef": map[string]any{"namespace": w.ns, "name": name, "uid": "0f1e2d3c-0000-4000-8000-00000000c5c1"}}}}
+			"volumeSnapshotRef": map[string]any{"namespace": ns, "name": name, "uid": "0f1e2d3c-0000-4000-8000-00000000c5c1"}}}}
 	ri := c.Dynamic.Resource(csisnapshot.Resource)
 	got, err := ri.Create(ctx, u, metav1.CreateOptions{FieldValidation: "Strict"})
 	if err != nil {
-		w.t.Fatalf("create content %s in %s: %v", name, c.Name, err)
+		t.Fatalf("create content %s in %s: %v", name, c.Name, err)
 	}
-	w.t.Cleanup(func() { _ = ri.Delete(context.Background(), got.GetName(), metav1.DeleteOptions{}) })
+	t.Cleanup(func() { _ = ri.Delete(context.Background(), got.GetName(), metav1.DeleteOptions{}) })
 	if !preProvisioned {
 		got.Object["status"] = map[string]any{"snapshotHandle": snap, "readyToUse": true}
 		if _, err := ri.UpdateStatus(ctx, got, metav1.UpdateOptions{}); err != nil {
-			w.t.Fatalf("content %s status: %v", name, err)
+			t.Fatalf("content %s status: %v", name, err)
 		}
 	}
 }
 
 // csiSnapshot seeds a completed snapshot the EBS CSI driver made, tagged
 // as the driver tags it with --k8s-tag-cluster-id cluster ("" for
-// untagged), a month ago.
-func (w *ebsWorld) csiSnapshot(cluster string) string {
-	tags := map[string]string{ebssnapshot.TagCSIName: "snapshot-" + w.prefix, ebssnapshot.TagCSIDriver: "true"}
+// untagged), a month before now.
+func csiSnapshot(f *ebsfake.Server, now time.Time, cluster string) string {
+	tags := map[string]string{ebssnapshot.TagCSIName: "snapshot-0f1e2d3c-0000-4000-8000-" + fmt.Sprintf("%012x", volumeSeq.Add(1)), ebssnapshot.TagCSIDriver: "true"}
 	if cluster != "" {
 		tags["kubernetes.io/cluster/"+cluster], tags[ebssnapshot.TagCSIClusterName] = "owned", cluster
 	}
-	return w.ebs.AddSnapshot(account, ebsfake.Snapshot{VolumeID: "vol-0000000000000c5c", Started: w.now.Add(-30 * 24 * time.Hour), SizeGiB: 20,
+	return f.AddSnapshot(account, ebsfake.Snapshot{VolumeID: "vol-0000000000000c5c", Started: now.Add(-30 * 24 * time.Hour), SizeGiB: 20,
 		Description: "Created by AWS EBS CSI driver for volume vol-0000000000000c5c", Tags: tags})
 }
 
@@ -99,10 +103,11 @@ func TestEBSCSISnapshots(t *testing.T) {
 		t.Fatal("prod-b serves volumesnapshotcontents: the test needs a cluster without the CRD")
 	}
 	w.extraYAML += "ebsSnapshots:\n  maxDeletePercent: 100%\n  csi:\n    delete: true\n"
-	made, restored := w.csiSnapshot("prod-a"), w.csiSnapshot("prod-b")
-	w.content(prodA, "nightly", made, false)
-	w.content(prodA, "restore", restored, true)
-	orphan, noCRD, untagged, ghost := w.csiSnapshot("prod-a"), w.csiSnapshot("prod-b"), w.csiSnapshot(""), w.csiSnapshot("ghost")
+	snap := func(cluster string) string { return csiSnapshot(w.ebs, w.now, cluster) }
+	made, restored := snap("prod-a"), snap("prod-b")
+	csiContent(t, prodA, w.prefix, w.ns, "nightly", made, false)
+	csiContent(t, prodA, w.prefix, w.ns, "restore", restored, true)
+	orphan, noCRD, untagged, ghost := snap("prod-a"), snap("prod-b"), snap(""), snap("ghost")
 
 	start := w.now
 	rep := w.run(true)
@@ -134,5 +139,63 @@ func TestEBSCSISnapshots(t *testing.T) {
 	}
 	if out := text(rep); !strings.Contains(out, "CSI snapshots: 2 named by a VolumeSnapshotContent") {
 		t.Fatalf("report:\n%s", out)
+	}
+}
+
+// From agents' records: prod-a's agent publishes its VolumeSnapshotContents
+// and the deleter, holding no kube credential, keeps the snapshot one
+// names and deletes prod-a's orphan. A first record listing no content,
+// where the cloud shows CSI snapshots tagged for prod-a, is not believed
+// until it has stood for dropSettle.
+func TestEBSCSISnapshotsFromRecords(t *testing.T) {
+	w := newAgentWorld(t)
+	t.Setenv("KUBECONFIG", filepath.Join(w.dir, "no-kubeconfig"))
+	withContentCRD(t, prodA)
+	f := ebsfake.New(ebsfake.Options{Region: ec2Region, Account: account})
+	f.Start()
+	t.Cleanup(f.Close)
+	used, orphan := csiSnapshot(f, w.now, "prod-a"), csiSnapshot(f, w.now, "prod-a")
+	deleter := func() *report.Report {
+		p := w.deleterConfig()
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b = fmt.Appendf(b, "ebs:\n  endpoint: %s\n  quotasEndpoint: %s\n  regions:\n    - account: \"%s\"\n      region: %s\n  maxAttempts: 3\n"+
+			"ebsSnapshots:\n  grace: 6h\n  maxDeletePercent: 100%%\n  csi:\n    delete: true\n", f.URL(), f.URL(), account, ec2Region)
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return runConfig(t, p, w.now, true)
+	}
+
+	// The first records: prod-a lists no content yet.
+	start := w.now
+	w.agents()
+	rep := deleter()
+	for _, id := range []string{used, orphan} {
+		if d := want(t, rep, snapID(id), engine.Mark, ebssnapshot.ClassCSIOrphan); !d.Held || !strings.Contains(d.Why(), "cluster prod-a") {
+			t.Fatalf("%s on prod-a's first record without contents: %+v (%s)", id, d, d.Why())
+		}
+	}
+	if out := text(rep); !strings.Contains(out, "the record lists no tap volumesnapshotcontents, where the clouds show EBS snapshot "+used) {
+		t.Fatalf("the report does not say why prod-a's record is not believed:\n%s", out)
+	}
+
+	// A content names one; past the orphan's grace, it goes.
+	csiContent(t, prodA, w.prefix, w.ns, "nightly", used, false)
+	w.now = start.Add(7 * time.Hour)
+	w.agents()
+	rep = deleter()
+	if d := want(t, rep, snapID(used), engine.Keep, ebssnapshot.ClassCSIInUse); !strings.Contains(d.Why(), "in use by cluster prod-a (VolumeSnapshotContent "+w.prefix+"-nightly") {
+		t.Fatalf("used: %s", d.Why())
+	}
+	want(t, rep, snapID(orphan), engine.Mark, ebssnapshot.ClassCSIOrphan)
+	w.now = start.Add(14 * time.Hour)
+	w.agents()
+	rep = deleter()
+	want(t, rep, snapID(orphan), engine.Delete, ebssnapshot.ClassCSIOrphan)
+	if f.HasSnapshot(orphan) || !f.HasSnapshot(used) {
+		t.Fatalf("orphan left %v, used left %v; want false, true\n%s", f.HasSnapshot(orphan), f.HasSnapshot(used), text(rep))
 	}
 }
