@@ -12,7 +12,8 @@ import (
 const Key = "ebsSnapshots"
 
 // Section is the ebsSnapshots section: the retention of the snapshots
-// ebs.snapshotBeforeDelete makes. Absent, no snapshot is read or deleted.
+// ebs.snapshotBeforeDelete makes, and what becomes of the orphaned CSI
+// snapshots. Absent, no snapshot is read or deleted.
 // The accounts, regions, endpoint, rates and snapshot tag are the ebs
 // section's: the snapshots are made where the volumes were.
 type Section struct {
@@ -72,7 +73,7 @@ var reference string
 
 func init() {
 	config.Register(config.SectionSpec[Section]{
-		Key: Key, Doc: "deletes the snapshots ebs.snapshotBeforeDelete made once they are older than their retention (ebs-snapshot)",
+		Key: Key, Doc: "deletes the snapshots ebs.snapshotBeforeDelete made once they are older than their retention, and reports the EBS CSI driver's that no VolumeSnapshotContent names (ebs-snapshot)",
 		Reference: reference,
 		Defaults:  defaults, Validate: validate, Check: check,
 		Safety: func(s *Section) *config.Safety { return &s.Safety },
