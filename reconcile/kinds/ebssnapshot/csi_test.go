@@ -196,7 +196,9 @@ type lister struct {
 	asked []string
 }
 
-func (f *lister) ListSnapshots(context.Context) []ebs.SnapshotListing { return []ebs.SnapshotListing{f.l} }
+func (f *lister) ListSnapshots(context.Context) []ebs.SnapshotListing {
+	return []ebs.SnapshotListing{f.l}
+}
 func (f *lister) SnapshotUsers(_ context.Context, _, _ string, ids []string) (map[string][]string, error) {
 	f.asked = append(f.asked, ids...)
 	return map[string][]string{}, nil
