@@ -3,6 +3,7 @@ package ebssnapshot
 import (
 	"context"
 	"fmt"
+	"maps"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"reclaim.dev/reclaim/inventory/kube"
 	"reclaim.dev/reclaim/inventory/records"
 	"reclaim.dev/reclaim/providers/ebs"
+	"reclaim.dev/reclaim/reconcile/audit"
 	"reclaim.dev/reclaim/reconcile/engine"
 	"reclaim.dev/reclaim/reconcile/kinds/csisnapshot"
 )
@@ -234,4 +236,46 @@ func TestReaderAsksWhatUsesCSISnapshots(t *testing.T) {
 	}
 	t.Logf("10,000 snapshots, 500 reclaim's, 2,000 the CSI driver's: what uses %d is asked, %d DescribeImages and %d DescribeVolumes calls at 200 ids a call",
 		len(f.asked), (len(f.asked)+199)/200, (len(f.asked)+199)/200)
+}
+
+// The re-read before an orphaned CSI snapshot's delete: unchanged, it is
+// deleted; without the driver's tags, or made under another name, it is
+// skipped (the re-read is of a snapshot the plan did not judge).
+func TestApplyCSI(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		change  func(s *ebs.Snapshot)
+		result  string
+		deleted bool
+	}{
+		{"deleted", nil, audit.Deleted, true},
+		{"the driver's tag removed", func(s *ebs.Snapshot) { delete(s.Tags, TagCSIDriver) }, audit.Skipped, false},
+		{"another CSIVolumeSnapshotName", func(s *ebs.Snapshot) { s.Tags[TagCSIName] = "snapshot-other" }, audit.Skipped, false},
+		{"protected since the plan", func(s *ebs.Snapshot) { s.Tags["reclaim.dev/protect"] = "" }, audit.Skipped, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			m := &memEBS{snaps: map[string]ebs.Snapshot{"snap-1": csiSnap("snap-1")}, users: map[string][]string{}, inUse: map[string]bool{}}
+			s := snapOf([]ebs.Snapshot{csiSnap("snap-1")}, nil)
+			s.Clusters = []inventory.ClusterRefs{read("a")}
+			k := New(csiSection(), tag, m)
+			p := enginetest.Build(&s, []engine.Kind{k}, seen(t0.Add(-2*time.Hour), "snap-1"), t0)
+			if c.change != nil {
+				sn := m.snaps["snap-1"]
+				sn.Tags = maps.Clone(sn.Tags)
+				c.change(&sn)
+				m.snaps["snap-1"] = sn
+			}
+			a, _, _ := enginetest.Applier(t0, 3, k)
+			out, err := a.Apply(context.Background(), p, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(out.Results) != 1 || out.Results[0].Result != c.result {
+				t.Fatalf("%+v", out.Results)
+			}
+			if _, left := m.snaps["snap-1"]; left == c.deleted {
+				t.Fatalf("deleted=%v, calls %v", !left, m.calls)
+			}
+		})
+	}
 }
