@@ -6,8 +6,6 @@ import (
 	"strings"
 	"time"
 
-	"reclaim.dev/reclaim/base/amount"
-	"reclaim.dev/reclaim/base/optout"
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/providers/ebs"
 	"reclaim.dev/reclaim/reconcile/engine"
@@ -103,20 +101,14 @@ func names(u engine.Users) []string {
 // VolumeSnapshotContent; else an orphan relying on its region's listings
 // and on every cluster that could own it, reported unless csi.delete.
 func (k *Kind) proposeCSI(c *csiRead, region engine.Users, l *ebs.SnapshotListing, s *ebs.Snapshot, users, keys []string, now time.Time) engine.Proposal {
-	det := &Detail{Account: l.Account, Region: l.Region, VolumeID: s.VolumeID, SizeGiB: s.SizeGiB, Started: s.Started,
-		StorageTier: s.StorageTier, Users: users, CSIName: s.Tags[TagCSIName], tags: s.Tags}
-	p := engine.Proposal{ID: ID(l.Account, l.Region, s.ID), Name: s.ID, Identity: s.ID, Detail: det,
-		Frees: amount.Free(s.SizeGiB, GiB), Created: s.Started}
+	p, det, kept := k.first(l, s, users)
+	det.CSIName = s.Tags[TagCSIName]
+	if kept {
+		return p
+	}
 	keep := func(class, reason string) engine.Proposal {
 		p.Class, p.Reason = class, reason
 		return p
-	}
-	if val, ok := optout.Protects(k.s.ProtectTag, s.Tags); ok {
-		p.Class, p.Protected = ClassProtected, optout.Reason("tag", k.s.ProtectTag, val)
-		return p
-	}
-	if m := managedBy(s.Tags); m != "" {
-		return keep(ClassManaged, m+": left to it")
 	}
 	made := "made by the EBS CSI driver as " + det.CSIName
 	if s.State != "completed" {

@@ -297,21 +297,33 @@ const (
 	ClassRecycleBin   = "recycle-bin"
 )
 
-func (k *Kind) propose(l *ebs.SnapshotListing, s *ebs.Snapshot, users, keys []string, now time.Time) engine.Proposal {
-	det := &Detail{Account: l.Account, Region: l.Region, VolumeID: s.VolumeID, SizeGiB: s.SizeGiB, Started: s.Started,
+// first starts a snapshot's proposal with what it is, and applies the
+// rules every snapshot of the kind's meets first: protected, or left to
+// AWS Backup or DLM (kept says so).
+func (k *Kind) first(l *ebs.SnapshotListing, s *ebs.Snapshot, users []string) (p engine.Proposal, det *Detail, kept bool) {
+	det = &Detail{Account: l.Account, Region: l.Region, VolumeID: s.VolumeID, SizeGiB: s.SizeGiB, Started: s.Started,
 		StorageTier: s.StorageTier, Users: users, tags: s.Tags}
-	p := engine.Proposal{ID: ID(l.Account, l.Region, s.ID), Name: s.ID, Identity: s.ID, Detail: det,
+	p = engine.Proposal{ID: ID(l.Account, l.Region, s.ID), Name: s.ID, Identity: s.ID, Detail: det,
 		Frees: amount.Free(s.SizeGiB, GiB), Created: s.Started}
+	if val, ok := optout.Protects(k.s.ProtectTag, s.Tags); ok {
+		p.Class, p.Protected = ClassProtected, optout.Reason("tag", k.s.ProtectTag, val)
+		return p, det, true
+	}
+	if m := managedBy(s.Tags); m != "" {
+		p.Class, p.Reason = ClassManaged, m+": left to it"
+		return p, det, true
+	}
+	return p, det, false
+}
+
+func (k *Kind) propose(l *ebs.SnapshotListing, s *ebs.Snapshot, users, keys []string, now time.Time) engine.Proposal {
+	p, _, kept := k.first(l, s, users)
+	if kept {
+		return p
+	}
 	keep := func(class, reason string) engine.Proposal {
 		p.Class, p.Reason = class, reason
 		return p
-	}
-	if val, ok := optout.Protects(k.s.ProtectTag, s.Tags); ok {
-		p.Class, p.Protected = ClassProtected, optout.Reason("tag", k.s.ProtectTag, val)
-		return p
-	}
-	if m := managedBy(s.Tags); m != "" {
-		return keep(ClassManaged, m+": left to it")
 	}
 	if why := madeByReclaim(k.tag, s); why != "" {
 		return keep(ClassNotReclaims, "not a snapshot reclaim made: "+why+"; never touched")
