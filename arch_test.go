@@ -199,7 +199,9 @@ const kindsDir = "reconcile/kinds"
 // kind exports its Module (the value internal/app registers), and a
 // package there without one is a base that kinds stand on (kind: the
 // Module type; finished: what k8s-job and k8s-pod share; gcepd: what
-// gce-disk and k8s-pvc share). Only non-test files count.
+// gce-disk and k8s-pvc share; ebsbase: what the EBS kinds share;
+// csisnapshot: the CSI snapshots' tap and lookup, which the snapshot kinds
+// share). Only non-test files count.
 func kindPackages(t *testing.T, g map[string][]string) map[string]bool {
 	t.Helper()
 	out := map[string]bool{}

@@ -89,12 +89,18 @@ func (ms Modules) Names() []string {
 	return out
 }
 
-// Taps are the kinds' taps.
+// Taps are the kinds' taps, one of each name: kinds that stand on one
+// base register its tap each (csisnapshot's), and it is read once.
 func (ms Modules) Taps(cfg *config.Config) []kube.Tap {
 	var out []kube.Tap
 	for _, m := range ms {
-		if m.Taps != nil {
-			out = append(out, m.Taps(cfg)...)
+		if m.Taps == nil {
+			continue
+		}
+		for _, t := range m.Taps(cfg) {
+			if !slices.ContainsFunc(out, func(o kube.Tap) bool { return o.Name == t.Name }) {
+				out = append(out, t)
+			}
 		}
 	}
 	return out

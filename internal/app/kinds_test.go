@@ -8,9 +8,12 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
 	config "reclaim.dev/reclaim/configs"
 	"reclaim.dev/reclaim/internal/enginetest"
 	"reclaim.dev/reclaim/inventory"
+	"reclaim.dev/reclaim/inventory/kube"
 	"reclaim.dev/reclaim/reconcile/audit"
 	"reclaim.dev/reclaim/reconcile/engine"
 	"reclaim.dev/reclaim/reconcile/kinds/gcedisk"
@@ -89,5 +92,16 @@ func TestTheCollectorReadsWhatTheKindsThatAreOnAsk(t *testing.T) {
 	}
 	if o := KubeOptions(parse(t, "clusters:\n  - name: a\n    context: a\n")); o.RetentionAnnotation != "" || o.Labels {
 		t.Fatalf("annotation %q, labels %v with neither jobs nor pods on", o.RetentionAnnotation, o.Labels)
+	}
+}
+
+// Two kinds that stand on one base register its tap each; the clusters
+// are read for it once.
+func TestATapTwoKindsShareIsReadOnce(t *testing.T) {
+	tap := kube.Tap{Name: "shared", Resource: schema.GroupVersionResource{Group: "example.dev", Version: "v1", Resource: "things"}}
+	taps := func(*config.Config) []kube.Tap { return []kube.Tap{tap} }
+	ms := Modules{{Name: "a", Taps: taps}, {Name: "b", Taps: taps}}
+	if got := ms.Taps(nil); len(got) != 1 || got[0].Name != "shared" {
+		t.Fatalf("taps %+v, want the shared one once", got)
 	}
 }

@@ -118,12 +118,19 @@ func (c *Cluster) InstallWorkflowCRD(ctx context.Context) error {
 			}},
 		},
 	}}
+	return c.InstallCRD(ctx, crd, WorkflowGVR)
+}
+
+// InstallCRD installs a CustomResourceDefinition and waits until it is
+// Established and served (one of its resources is listed).
+// Installing it twice is fine.
+func (c *Cluster) InstallCRD(ctx context.Context, crd *unstructured.Unstructured, served schema.GroupVersionResource) error {
 	client := c.Dynamic.Resource(crdGVR)
 	if _, err := client.Create(ctx, crd, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-		return fmt.Errorf("testenv: creating Workflow CRD: %w", err)
+		return fmt.Errorf("testenv: creating CRD %s: %w", crd.GetName(), err)
 	}
 	err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
-		got, err := client.Get(ctx, "workflows.argoproj.io", metav1.GetOptions{})
+		got, err := client.Get(ctx, crd.GetName(), metav1.GetOptions{})
 		if err != nil {
 			return false, err
 		}
@@ -137,15 +144,15 @@ func (c *Cluster) InstallWorkflowCRD(ctx context.Context) error {
 		return false, nil
 	})
 	if err != nil {
-		return fmt.Errorf("testenv: waiting for Workflow CRD to be Established: %w", err)
+		return fmt.Errorf("testenv: waiting for CRD %s to be Established: %w", crd.GetName(), err)
 	}
 	// Established can precede the resource being served by a moment.
 	err = wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
-		_, err := c.Dynamic.Resource(WorkflowGVR).List(ctx, metav1.ListOptions{Limit: 1})
+		_, err := c.Dynamic.Resource(served).List(ctx, metav1.ListOptions{Limit: 1})
 		return err == nil, nil
 	})
 	if err != nil {
-		return fmt.Errorf("testenv: waiting for workflows.argoproj.io to be served: %w", err)
+		return fmt.Errorf("testenv: waiting for %s to be served: %w", served.GroupResource(), err)
 	}
 	return nil
 }

@@ -11,8 +11,10 @@ import (
 	"go.uber.org/zap"
 
 	config "reclaim.dev/reclaim/configs"
+	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/providers/awsclient"
 	"reclaim.dev/reclaim/providers/ebs"
+	"reclaim.dev/reclaim/reconcile/engine"
 )
 
 // Open opens the EBS kinds' cloud from the ebs section: the provider's Fleet, one
@@ -69,4 +71,27 @@ func (f IDs) Parse(id string) (account, region, resource string, ok bool) {
 		return "", "", "", false
 	}
 	return parts[0], parts[1], parts[2], true
+}
+
+// RegionUsers are the clusters that could use an account and region's
+// volumes and snapshots, by reads (the taps their evidence comes from):
+// every cluster read (configured or discovered) that is not known to be
+// elsewhere (on GKE), every EKS cluster the cloud says lives in that
+// account and region, read or not, and any cluster a failed discovery of
+// it hides. Each holds what it could use until its reads are complete.
+func RegionUsers(snap *inventory.View, account, region string, reads ...string) engine.Users {
+	f := snap.Fleet
+	u := engine.Users{Reads: reads, Scopes: []string{inventory.EKS + " " + account + "/" + region}}
+	for _, m := range f.EKSOf(account) {
+		if m.Cloud.Region() == region {
+			u.Members = append(u.Members, m)
+		}
+	}
+	for _, c := range snap.Clusters {
+		if m, ok := f.Member(c.Name); ok && (m.Cloud.Platform == inventory.GKE || m.Where.Platform == inventory.GKE) {
+			continue // a GKE cluster attaches no EBS volume
+		}
+		u.Clusters = append(u.Clusters, c.Name)
+	}
+	return u
 }

@@ -8,6 +8,12 @@
 // volume being created from it) keeps it; AWS Backup's and Data Lifecycle
 // Manager's are left to them; an archived one is reported, not deleted.
 //
+// It also judges the snapshots the EBS CSI driver made for VolumeSnapshots
+// (csi.go): one is in use while any read cluster has a
+// VolumeSnapshotContent naming it, held while a cluster that could own it
+// is unread, and an orphan otherwise (reported, or deleted with
+// ebsSnapshots.csi.delete).
+//
 // The package is the whole kind: its section, its cloud read (the EBS
 // provider's Fleet over the ebs section's regions), its proposals, view,
 // re-read and delete. The engine enforces every safety rule on what it
@@ -86,7 +92,8 @@ func Open(ctx context.Context, cfg *config.Config, log *zap.Logger, userAgent st
 }
 
 // Reader lists every region's snapshots, then asks what depends on the
-// ones reclaim made (the others are never candidates).
+// ones reclaim or the EBS CSI driver made (the others are never
+// candidates).
 func Reader(cfg *config.Config, client any) func(context.Context) any {
 	l := client.(Lister)
 	tag := tagOf(cfg)
@@ -96,7 +103,7 @@ func Reader(cfg *config.Config, client any) func(context.Context) any {
 			r := Region{Listing: sl}
 			var ids []string
 			for i := range sl.Snapshots {
-				if madeByReclaim(tag, &sl.Snapshots[i]) == "" {
+				if madeByReclaim(tag, &sl.Snapshots[i]) == "" || CSIMade(sl.Snapshots[i].Tags) {
 					ids = append(ids, sl.Snapshots[i].ID)
 				}
 			}
@@ -151,7 +158,12 @@ type Detail struct {
 	StorageTier string    `json:"storageTier,omitempty"`
 	// Users are what depends on it (AMIs, volumes being created).
 	Users []string `json:"users,omitempty"`
-	tags  map[string]string
+	// CSIName is the name the EBS CSI driver made it under
+	// (CSIVolumeSnapshotName), for a CSI snapshot; UsedBy the
+	// VolumeSnapshotContent that names it, as cluster/content.
+	CSIName string `json:"csiName,omitempty"`
+	UsedBy  string `json:"usedBy,omitempty"`
+	tags    map[string]string
 }
 
 var _ engine.Located = (*Detail)(nil)
@@ -227,6 +239,7 @@ func (k *Kind) Propose(snap *inventory.View, now time.Time) engine.Proposals {
 	out := engine.Proposals{}
 	read := inventory.CloudOf[Read](snap, Name)
 	complete, listed := map[string]bool{}, map[string]bool{}
+	csi := k.csiOf(snap)
 	for _, r := range read.Regions {
 		l := &r.Listing
 		scope := l.Account + "/" + l.Region
@@ -244,14 +257,19 @@ func (k *Kind) Propose(snap *inventory.View, now time.Time) engine.Proposals {
 		out.Sources = append(out.Sources, src, users)
 		complete[scope] = l.Complete
 		keys := []string{src.Key(), users.Key()}
+		owners := csi.region(l.Account, l.Region)
 		for i := range l.Snapshots {
 			s := &l.Snapshots[i]
 			listed[ID(l.Account, l.Region, s.ID)] = true
-			if !k.lookAlike(s) {
+			switch {
+			case k.lookAlike(s) && (madeByReclaim(k.tag, s) == "" || !CSIMade(s.Tags)):
+				out.Items = append(out.Items, k.propose(l, s, r.Users[s.ID], keys, now))
+			case CSIMade(s.Tags):
+				out.Items = append(out.Items, k.proposeCSI(csi, owners, l, s, r.Users[s.ID], keys, now))
+			default:
 				continue
 			}
 			out.InScope++
-			out.Items = append(out.Items, k.propose(l, s, r.Users[s.ID], keys, now))
 		}
 		for _, rb := range l.Recycled {
 			if ebsbase.IsSnapshotDescription(rb.Description, rb.VolumeID) {
@@ -279,21 +297,33 @@ const (
 	ClassRecycleBin   = "recycle-bin"
 )
 
-func (k *Kind) propose(l *ebs.SnapshotListing, s *ebs.Snapshot, users, keys []string, now time.Time) engine.Proposal {
-	det := &Detail{Account: l.Account, Region: l.Region, VolumeID: s.VolumeID, SizeGiB: s.SizeGiB, Started: s.Started,
+// first starts a snapshot's proposal with what it is, and applies the
+// rules every snapshot of the kind's meets first: protected, or left to
+// AWS Backup or DLM (kept says so).
+func (k *Kind) first(l *ebs.SnapshotListing, s *ebs.Snapshot, users []string) (p engine.Proposal, det *Detail, kept bool) {
+	det = &Detail{Account: l.Account, Region: l.Region, VolumeID: s.VolumeID, SizeGiB: s.SizeGiB, Started: s.Started,
 		StorageTier: s.StorageTier, Users: users, tags: s.Tags}
-	p := engine.Proposal{ID: ID(l.Account, l.Region, s.ID), Name: s.ID, Identity: s.ID, Detail: det,
+	p = engine.Proposal{ID: ID(l.Account, l.Region, s.ID), Name: s.ID, Identity: s.ID, Detail: det,
 		Frees: amount.Free(s.SizeGiB, GiB), Created: s.Started}
+	if val, ok := optout.Protects(k.s.ProtectTag, s.Tags); ok {
+		p.Class, p.Protected = ClassProtected, optout.Reason("tag", k.s.ProtectTag, val)
+		return p, det, true
+	}
+	if m := managedBy(s.Tags); m != "" {
+		p.Class, p.Reason = ClassManaged, m+": left to it"
+		return p, det, true
+	}
+	return p, det, false
+}
+
+func (k *Kind) propose(l *ebs.SnapshotListing, s *ebs.Snapshot, users, keys []string, now time.Time) engine.Proposal {
+	p, _, kept := k.first(l, s, users)
+	if kept {
+		return p
+	}
 	keep := func(class, reason string) engine.Proposal {
 		p.Class, p.Reason = class, reason
 		return p
-	}
-	if val, ok := optout.Protects(k.s.ProtectTag, s.Tags); ok {
-		p.Class, p.Protected = ClassProtected, optout.Reason("tag", k.s.ProtectTag, val)
-		return p
-	}
-	if m := managedBy(s.Tags); m != "" {
-		return keep(ClassManaged, m+": left to it")
 	}
 	if why := madeByReclaim(k.tag, s); why != "" {
 		return keep(ClassNotReclaims, "not a snapshot reclaim made: "+why+"; never touched")
@@ -382,8 +412,11 @@ func (k *Kind) Recheck(ctx context.Context, batch []*engine.Decision) ([]engine.
 		}
 		return reread{s, users[d.Name]}, nil
 	}, func(d *engine.Decision, r reread) engine.Verdict {
+		det := detailOf(d)
 		switch {
-		case madeByReclaim(k.tag, &r.snap) != "" || r.snap.VolumeID != detailOf(d).VolumeID:
+		case det.CSIName != "" && (!CSIMade(r.snap.Tags) || r.snap.Tags[TagCSIName] != det.CSIName):
+			return engine.Changed("its CSI driver's tags")
+		case det.CSIName == "" && (madeByReclaim(k.tag, &r.snap) != "" || r.snap.VolumeID != det.VolumeID):
 			return engine.Changed("its tag or description")
 		case managedBy(r.snap.Tags) != "":
 			return engine.Changed("taken in by " + managedBy(r.snap.Tags))

@@ -305,6 +305,7 @@ func TestSection(t *testing.T) {
 		{ebsSec + "ebsSnapshots: {grace: 0s}", "ebsSnapshots.grace: must be more than 0"},
 		{ebsSec + "ebsSnapshots: {protectTag: \"aws:x\"}", "ebsSnapshots.protectTag"},
 		{ebsSec + "ebsSnapshots: {retain: 1h}", "retain"},
+		{ebsSec + "ebsSnapshots: {csi: {minAge: 1h}}", "ebsSnapshots.csi.minAge: 1h is less than a day"},
 	} {
 		_, err := config.Parse([]byte("clusters: [{name: a, context: a}]\n"+c.yaml+"\n"), "reclaim.yaml")
 		if err == nil || !strings.Contains(err.Error(), c.want) {

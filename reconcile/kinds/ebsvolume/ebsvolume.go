@@ -301,27 +301,11 @@ func (k *Kind) propose(f *inventory.Fleet, l *ebs.Listing, v *ebs.Volume, r *reg
 
 var madeBy = map[string]string{EvidenceCSI: "EBS CSI driver", EvidenceInTree: "in-tree EBS provisioner"}
 
-// regionUsers are the clusters that could attach a listing's volumes:
-// every cluster read (configured or discovered) that is not known to be
-// elsewhere (on GKE), every EKS cluster the cloud says lives in its account
-// and region, read or not, and any cluster a failed discovery of that
-// account and region hides. Each holds a volume until its PVs and pods were
-// read completely. Made once per listing: they are the same for each volume.
+// regionUsers are the clusters that could attach a listing's volumes
+// (ebsbase.RegionUsers), by their PVs and pods. Made once per listing:
+// they are the same for each volume.
 func regionUsers(snap *inventory.View, l *ebs.Listing) engine.Users {
-	f := snap.Fleet
-	u := engine.Users{Reads: []string{TapPVs, TapPods}, Scopes: []string{inventory.EKS + " " + l.Account + "/" + l.Region}}
-	for _, m := range f.EKSOf(l.Account) {
-		if m.Cloud.Region() == l.Region {
-			u.Members = append(u.Members, m)
-		}
-	}
-	for _, c := range snap.Clusters {
-		if m, ok := f.Member(c.Name); ok && (m.Cloud.Platform == inventory.GKE || m.Where.Platform == inventory.GKE) {
-			continue // a GKE cluster attaches no EBS volume
-		}
-		u.Clusters = append(u.Clusters, c.Name)
-	}
-	return u
+	return ebsbase.RegionUsers(snap, l.Account, l.Region, TapPVs, TapPods)
 }
 
 // taggedClusters are the clusters a volume's own tags name, as the fleet
