@@ -58,10 +58,10 @@ type Module struct {
 	// Evidence, if set, says what the kind's cloud read shows made for a
 	// cluster, per class of evidence a record lists: a cluster's first
 	// record listing none of a class the clouds show some of is held
-	// until it has stood for fleet.snapshots.dropSettle.
+	// until it has stood for fleet.records.dropSettle.
 	Evidence records.Evidence
 	// InCluster kinds need no view beyond their own cluster (finished
-	// Jobs and Pods, workflow PVCs): with fleet.snapshots, each cluster's
+	// Jobs and Pods, workflow PVCs): with fleet.records, each cluster's
 	// agent runs them, and the deleter, holding no kube credential, does
 	// not.
 	InCluster bool
