@@ -118,6 +118,11 @@ func (d *Detail) Where() engine.Where {
 	return engine.Where{Scope: d.Account + "/" + d.Region, Repository: d.Repository, Labels: d.labels}
 }
 
+// Repo is the image's repository.
+func (d *Detail) Repo() inventory.RepoKey {
+	return inventory.RepoKey{Account: d.Account, Region: d.Region, Name: d.Repository}
+}
+
 // DetailOf returns an image decision's detail.
 func DetailOf(d *engine.Decision) *Detail {
 	if det, ok := d.Detail.(*Detail); ok {
