@@ -117,14 +117,14 @@ func (k *Kind) batch(batch []*engine.Decision) (inventory.RepoKey, []string, err
 	if len(batch) == 0 || len(batch) > MaxBatch {
 		return inventory.RepoKey{}, nil, fmt.Errorf("a batch of %d images (want 1..%d)", len(batch), MaxBatch)
 	}
-	repo := DetailOf(batch[0]).Repo()
+	repo := DetailOf(batch[0]).Repo
 	digests := make([]string, len(batch))
 	for i, d := range batch {
 		det := DetailOf(d)
-		if det.Digest == "" || det.Repository == "" {
+		if det.Digest == "" || det.Repo.Name == "" {
 			return repo, nil, fmt.Errorf("image %s: its decision carries no repository and digest", d.ID)
 		}
-		if r := det.Repo(); r != repo {
+		if r := det.Repo; r != repo {
 			return repo, nil, fmt.Errorf("a batch of images from %s and %s", repo, r)
 		}
 		digests[i] = det.Digest
