@@ -20,7 +20,7 @@ type Fleet struct {
 	Discover bool `json:"discover"`
 	// GKE and EKS are the scopes searched. Empty: the projects of gce, and
 	// every enabled region of the accounts of ecr.registries and
-	// ec2.networks.
+	// ec2Interfaces.networks.
 	GKE GKEDiscovery   `json:"gke"`
 	EKS []EKSDiscovery `json:"eks"`
 	// Regions narrows the regions of an AWS account that reclaim treats as
@@ -244,7 +244,7 @@ func (f *Fleet) RegionsOf(account string, enabled []string, extra ...string) []s
 }
 
 // defaultEKSDiscovery is every account and region of the kinds' sections
-// (ecr.registries, ec2.networks), reached the same way.
+// (ecr.registries, ec2Interfaces.networks), reached the same way.
 func (c *Config) defaultEKSDiscovery() []EKSDiscovery {
 	var out []EKSDiscovery
 	seen := map[string]bool{}

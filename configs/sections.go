@@ -76,7 +76,7 @@ func (r *Report) Add(path, format string, args ...any) {
 }
 
 // Path is the full path of a path inside the section, for a message that
-// names another field: Path("networks[0]") is ec2.networks[0].
+// names another field: Path("networks[0]") is ec2Interfaces.networks[0].
 func (r *Report) Path(p string) string {
 	if p == "" {
 		return r.key

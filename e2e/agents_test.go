@@ -187,7 +187,7 @@ fleet:
       highWater: 50%%
       target: 50%%
       keepNewest: 1
-ec2:
+ec2Interfaces:
   endpoint: %s
   networks:
     - account: "%s"
@@ -528,7 +528,7 @@ func TestDiscoveredClustersReadFromRecords(t *testing.T) {
     - account: "%s"
       region: %s
       endpoint: %s
-%sec2:
+%sec2Interfaces:
   endpoint: %s
   networks:
     - account: "%s"
