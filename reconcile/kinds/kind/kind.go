@@ -155,6 +155,24 @@ func WithCloud[K interface {
 	}
 }
 
+// WithSection adapts a cloud kind whose section is its policy to
+// Module.New: make is given the file's section under key and the named
+// read's client as the kind's API (A's zero value when none was opened or
+// it is not an A); without the section the kind is off (nil).
+func WithSection[S, A any, K interface {
+	*T
+	engine.Kind
+}, T any](read, key string, make func(s S, api A) K) func(*config.Config, *Clients) engine.Kind {
+	return WithCloud(read, func(cfg *config.Config, client any) K {
+		s := config.SectionOf[S](cfg, key)
+		if s == nil {
+			return nil
+		}
+		api, _ := client.(A)
+		return make(*s, api)
+	})
+}
+
 // nilKind turns a typed nil into a nil interface.
 func nilKind[K interface {
 	*T
