@@ -85,7 +85,7 @@ const (
 // candidate for more than the 1h grace, and the leaked interfaces for more
 // than 6h. The run deletes, with Apply, at most jobs.maxDeletesPerRun Jobs and
 // pods.maxDeletesPerRun Pods at deletesPerSecond per cluster, and every
-// leaked interface at ec2.deletesPerSecond.
+// leaked interface at ec2Interfaces.deletesPerSecond.
 //
 // The applier deletes kind by kind, batch by batch, and a kind's decisions
 // come cluster by cluster: deletesPerSecond is a per-cluster bucket, but only
@@ -119,7 +119,7 @@ func BenchmarkEKSFleet(b *testing.B) {
 		jobsPerRun    = 3000
 		podsPerSecond = 200
 		podsPerRun    = 2000
-		// The ec2 section: the client's describe bucket, and the delete
+		// The ec2Interfaces section: the client's describe bucket, and the delete
 		// bucket (config allows at most 5/s and a burst of 100).
 		ec2RPS         = 10
 		ec2Burst       = 5
@@ -177,7 +177,7 @@ func BenchmarkEKSFleet(b *testing.B) {
 	}
 	fmt.Fprintf(&y, `kubernetes:
   protectLabel: %s
-ec2:
+ec2Interfaces:
   networks:
     - account: %q
       region: %s

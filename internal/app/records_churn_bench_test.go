@@ -22,7 +22,7 @@ import (
 // The churn model (issue 40): each agent reads its cluster every minute
 // and publishes when what it read changed, or when its last publication
 // is churnHeartbeat old (so that a quiet cluster's record never nears
-// fleet.snapshots.maxAge, 2h here); each minute churnShare of the
+// fleet.records.maxAge, 2h here); each minute churnShare of the
 // clusters change (a pod replaced). The deleter is a daemon passing every
 // churnEvery minutes.
 const (
