@@ -1334,7 +1334,9 @@ func (s *Server) createSnapshot(w http.ResponseWriter, req *http.Request, rt rou
 	default:
 		sn := &Snapshot{
 			Project: rt.project, Name: body.Name, SourceDisk: key, Labels: maps.Clone(body.Labels),
-			SizeGB: d.SizeGB, Status: "CREATING", Created: s.opts.Now(), ID: s.id(),
+			SizeGB: d.SizeGB, Status: "CREATING", Created: s.opts.Now(), ID: s.id(), SourceDiskID: d.ID, Type: "STANDARD",
+			// What it stores: the whole disk, as a first snapshot of a full one would.
+			StorageBytes: d.SizeGB << 30,
 		}
 		op := s.newOp(rt, "createSnapshot", rt.method, d.ID, func() string {
 			sn.Status = "READY"
