@@ -975,18 +975,9 @@ func (s *Server) aggregatedList(w http.ResponseWriter, req *http.Request, rt rou
 			pageSize = n
 		}
 	}
-	var after string
-	if tok := q.Get("pageToken"); tok != "" {
-		b, err := base64.RawURLEncoding.DecodeString(tok)
-		var pt pageToken
-		if err == nil {
-			err = json.Unmarshal(b, &pt)
-		}
-		if err != nil || pt.After == "" {
-			writeError(w, http.StatusBadRequest, "invalid", "Invalid value for field 'pageToken': '"+tok+"'.", "")
-			return
-		}
-		after = pt.After
+	after, ok := pageAfter(w, q.Get("pageToken"))
+	if !ok {
+		return
 	}
 
 	s.mu.Lock()

@@ -140,19 +140,26 @@ func listPage(w http.ResponseWriter, q url.Values) (size int, after string, ok b
 			size = n
 		}
 	}
-	if tok := q.Get("pageToken"); tok != "" {
-		b, err := base64.RawURLEncoding.DecodeString(tok)
-		var pt pageToken
-		if err == nil {
-			err = json.Unmarshal(b, &pt)
-		}
-		if err != nil || pt.After == "" {
-			writeError(w, http.StatusBadRequest, "invalid", "Invalid value for field 'pageToken': '"+tok+"'.", "")
-			return 0, "", false
-		}
-		after = pt.After
+	after, ok = pageAfter(w, q.Get("pageToken"))
+	return size, after, ok
+}
+
+// pageAfter reads a pageToken: after which key its page starts ("" for
+// the first page); a token the fake did not write is a 400.
+func pageAfter(w http.ResponseWriter, tok string) (string, bool) {
+	if tok == "" {
+		return "", true
 	}
-	return size, after, true
+	b, err := base64.RawURLEncoding.DecodeString(tok)
+	var pt pageToken
+	if err == nil {
+		err = json.Unmarshal(b, &pt)
+	}
+	if err != nil || pt.After == "" {
+		writeError(w, http.StatusBadRequest, "invalid", "Invalid value for field 'pageToken': '"+tok+"'.", "")
+		return "", false
+	}
+	return pt.After, true
 }
 
 // writeList answers a list call with one page of items sorted by name.

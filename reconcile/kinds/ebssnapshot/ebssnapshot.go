@@ -304,13 +304,11 @@ func (k *Kind) propose(l *ebs.SnapshotListing, s *ebs.Snapshot, users, keys []st
 	if len(users) > 0 {
 		return keep(ClassInUse, "in use: "+strings.Join(users, ", "))
 	}
-	age, retention := now.Sub(s.Started), k.s.Retention.Std()
-	if age < retention {
-		return keep(ClassRetained, fmt.Sprintf("reclaim's backup of %s, %s old: kept until %s (retention %s)",
-			s.VolumeID, days(age), s.Started.Add(retention).UTC().Format("2006-01-02"), days(retention)))
+	expired, why := k.s.Judge(s.VolumeID, s.Started, now)
+	if !expired {
+		return keep(ClassRetained, why)
 	}
-	p.Candidate, p.Class, p.Sources = true, ClassExpired, keys
-	p.Reason = fmt.Sprintf("reclaim's backup of %s, %s old, past its retention of %s", s.VolumeID, days(age), days(retention))
+	p.Candidate, p.Class, p.Sources, p.Reason = true, ClassExpired, keys, why
 	switch {
 	case s.StorageTier == "archive":
 		p.ReportOnly, p.Class = true, ClassArchived
@@ -340,14 +338,6 @@ func managedBy(tags map[string]string) string {
 		return "made by Data Lifecycle Manager policy " + v
 	}
 	return ""
-}
-
-// days says a duration in whole days, or hours under two days.
-func days(d time.Duration) string {
-	if d < 48*time.Hour {
-		return fmt.Sprintf("%dh", int(d.Hours()))
-	}
-	return fmt.Sprintf("%d days", int(d.Hours()/24))
 }
 
 func detailOf(d *engine.Decision) *Detail {

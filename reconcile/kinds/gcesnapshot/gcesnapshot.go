@@ -87,12 +87,7 @@ func Open(ctx context.Context, cfg *config.Config, _ *zap.Logger, userAgent stri
 	if SectionOf(cfg) == nil || g == nil {
 		return nil, nil, nil
 	}
-	c, err := gce.New(ctx, gce.Options{Endpoint: g.Endpoint, WithoutAuthentication: g.WithoutAuthentication,
-		CredentialsFile: g.CredentialsFile, PageSize: int(g.PageSize), UserAgent: userAgent})
-	if err != nil {
-		return nil, nil, err
-	}
-	return c, func() { c.Close() }, nil
+	return gcepd.Open(ctx, g, userAgent)
 }
 
 // Reader lists every project's snapshots, then, when any is reclaim's,
@@ -355,13 +350,11 @@ func (k *Kind) propose(project string, s *gce.Snapshot, users, keys []string, no
 	if s.Created.IsZero() {
 		return keep(ClassNotReady, "reclaim's backup of "+det.Disk+", of unknown age")
 	}
-	age, retention := now.Sub(s.Created), k.s.Retention.Std()
-	if age < retention {
-		return keep(ClassRetained, fmt.Sprintf("reclaim's backup of %s, %s old: kept until %s (retention %s)",
-			det.Disk, days(age), s.Created.Add(retention).UTC().Format("2006-01-02"), days(retention)))
+	expired, why := k.s.Judge(det.Disk, s.Created, now)
+	if !expired {
+		return keep(ClassRetained, why)
 	}
-	p.Candidate, p.Class, p.Sources = true, ClassExpired, keys
-	p.Reason = fmt.Sprintf("reclaim's backup of %s, %s old, past its retention of %s", det.Disk, days(age), days(retention))
+	p.Candidate, p.Class, p.Sources, p.Reason = true, ClassExpired, keys, why
 	switch {
 	case s.Type == "ARCHIVE":
 		p.ReportOnly, p.Class = true, ClassArchived
@@ -382,14 +375,6 @@ func diskOf(s *gce.Snapshot) string {
 }
 
 func storedGiB(b int64) int64 { return (b + amount.GiB - 1) / amount.GiB }
-
-// days says a duration in whole days, or hours under two days.
-func days(d time.Duration) string {
-	if d < 48*time.Hour {
-		return fmt.Sprintf("%dh", int(d.Hours()))
-	}
-	return fmt.Sprintf("%d days", int(d.Hours()/24))
-}
 
 func detailOf(d *engine.Decision) *Detail {
 	if det, ok := d.Detail.(*Detail); ok {

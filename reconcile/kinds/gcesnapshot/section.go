@@ -2,10 +2,10 @@ package gcesnapshot
 
 import (
 	_ "embed"
-	"time"
 
 	config "reclaim.dev/reclaim/configs"
 	"reclaim.dev/reclaim/reconcile/kinds/gcepd"
+	"reclaim.dev/reclaim/reconcile/kinds/retention"
 )
 
 // Key is the kind's config section.
@@ -17,15 +17,10 @@ const Key = "gceSnapshots"
 // the snapshot label the disks section's: the snapshots are made where the
 // disks were, labelled as gce-disk labels them.
 type Section struct {
-	// Retention is how long reclaim keeps a snapshot it made before it
-	// deletes it (from its creationTimestamp).
-	Retention config.Duration `json:"retention"`
-	// Delete lets reclaim delete its snapshots past retention; false only
-	// reports them.
-	Delete bool `json:"delete"`
-	// PricePerGBMonth prices what a snapshot stores in the reports (GCE
-	// standard snapshot storage).
-	PricePerGBMonth float64 `json:"pricePerGBMonth"`
+	// Policy: retention (from the snapshot's creationTimestamp), delete,
+	// and pricePerGBMonth, which prices what a snapshot stores in the
+	// reports (GCE standard snapshot storage).
+	retention.Policy
 	// Safety: protectTag is a snapshot label (with any value the snapshot
 	// is never deleted), grace, minAge and the per-run caps.
 	config.Safety
@@ -36,17 +31,7 @@ func SectionOf(cfg *config.Config) *Section { return config.SectionOf[Section](c
 
 // Defaults of the section.
 const (
-	// defaultRetention: a month of backups, as ebsSnapshots keeps: long
-	// enough for a team to miss a disk after a deploy, a holiday or a
-	// month-end close.
-	defaultRetention  = config.Duration(30 * 24 * time.Hour)
-	minRetention      = config.Duration(24 * time.Hour)
 	defaultProtectTag = "reclaim-protect"
-	defaultGrace      = config.Duration(24 * time.Hour)
-	defaultMinAge     = config.Duration(24 * time.Hour)
-	defaultMaxDeletes = 20
-	defaultMaxPercent = config.Percent(0.25)
-	defaultBreaker    = 100
 	// defaultPrice is standard snapshot storage per GB-month in a
 	// multi-region, where GCE keeps a snapshot made without a storage
 	// location, as gce-disk's are (cloud.google.com/compute/disks-image-pricing,
@@ -62,31 +47,14 @@ func init() {
 		Key: Key, Doc: "deletes the snapshots disks.snapshotBeforeDelete made once they are older than their retention (gce-snapshot)",
 		Reference: reference,
 		Defaults:  defaults, Validate: validate, Check: check,
-		Safety: func(s *Section) *config.Safety { return &s.Safety },
-		SafetyRules: config.SafetyRules{
-			Defaults: config.Safety{ProtectTag: defaultProtectTag, Grace: defaultGrace, MinAge: defaultMinAge,
-				Caps: config.Caps{MaxDeletesPerRun: defaultMaxDeletes, MaxDeletePercent: defaultMaxPercent, BreakerCandidates: defaultBreaker}},
-			GraceWhy:  "a snapshot must be seen past its retention on more than one run before it is deleted",
-			MinAgeWhy: "a snapshot just made is a backup being taken",
-			TagKey:    config.GCELabelKeyProblem,
-		},
+		Safety:      func(s *Section) *config.Safety { return &s.Safety },
+		SafetyRules: retention.SafetyRules(defaultProtectTag, config.GCELabelKeyProblem),
 	})
 }
 
-func defaults(s *Section, set func(string) bool) {
-	config.Fill(set, "retention", &s.Retention, defaultRetention)
-	config.Fill(set, "delete", &s.Delete, true)
-	config.Fill(set, "pricePerGBMonth", &s.PricePerGBMonth, defaultPrice)
-}
+func defaults(s *Section, set func(string) bool) { retention.Fill(&s.Policy, set, defaultPrice) }
 
-func validate(s *Section, report *config.Report) {
-	if s.Retention < minRetention {
-		report.Add("retention", "%s is less than a day — a backup reclaim deletes sooner than that is hardly one; the default is 720h (30 days)", s.Retention)
-	}
-	if s.PricePerGBMonth < 0 {
-		report.Add("pricePerGBMonth", "must not be negative")
-	}
-}
+func validate(s *Section, report *config.Report) { retention.Validate(&s.Policy, report) }
 
 // check: the snapshots are the gce section's projects'.
 func check(_ *Section, c *config.Config, report *config.Report) {

@@ -7,6 +7,7 @@ import (
 	"reclaim.dev/reclaim/base/layout"
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/reconcile/engine"
+	"reclaim.dev/reclaim/reconcile/kinds/retention"
 )
 
 // View shows every snapshot decision with its size, what it stores and its
@@ -22,7 +23,7 @@ func (k *Kind) View(p *engine.Plan, _ *inventory.View) layout.View {
 		det := detailOf(d)
 		age := ""
 		if !det.Created.IsZero() {
-			age = days(p.GeneratedAt.Sub(det.Created))
+			age = retention.Days(p.GeneratedAt.Sub(det.Created))
 		}
 		b.Add(d, d.Name, det.Disk, fmt.Sprintf("%d GB", det.DiskSizeGB), layout.HumanBytes(det.StoredBytes), age, d.Why())
 		if d.Action != engine.Delete && (d.Class == ClassRetained || d.Class == ClassExpired || d.Class == ClassArchived || d.Class == ClassInUse) {
