@@ -304,11 +304,13 @@ func (k *Kind) propose(l *ebs.SnapshotListing, s *ebs.Snapshot, users, keys []st
 	if len(users) > 0 {
 		return keep(ClassInUse, "in use: "+strings.Join(users, ", "))
 	}
-	expired, why := k.s.Judge(s.VolumeID, s.Started, now)
-	if !expired {
-		return keep(ClassRetained, why)
+	age, retention := now.Sub(s.Started), k.s.Retention.Std()
+	if age < retention {
+		return keep(ClassRetained, fmt.Sprintf("reclaim's backup of %s, %s old: kept until %s (retention %s)",
+			s.VolumeID, days(age), s.Started.Add(retention).UTC().Format("2006-01-02"), days(retention)))
 	}
-	p.Candidate, p.Class, p.Sources, p.Reason = true, ClassExpired, keys, why
+	p.Candidate, p.Class, p.Sources = true, ClassExpired, keys
+	p.Reason = fmt.Sprintf("reclaim's backup of %s, %s old, past its retention of %s", s.VolumeID, days(age), days(retention))
 	switch {
 	case s.StorageTier == "archive":
 		p.ReportOnly, p.Class = true, ClassArchived
@@ -338,6 +340,14 @@ func managedBy(tags map[string]string) string {
 		return "made by Data Lifecycle Manager policy " + v
 	}
 	return ""
+}
+
+// days says a duration in whole days, or hours under two days.
+func days(d time.Duration) string {
+	if d < 48*time.Hour {
+		return fmt.Sprintf("%dh", int(d.Hours()))
+	}
+	return fmt.Sprintf("%d days", int(d.Hours()/24))
 }
 
 func detailOf(d *engine.Decision) *Detail {

@@ -18,7 +18,6 @@ import (
 	"reclaim.dev/reclaim/reconcile/audit"
 	"reclaim.dev/reclaim/reconcile/engine"
 	"reclaim.dev/reclaim/reconcile/kinds/ebsbase"
-	"reclaim.dev/reclaim/reconcile/kinds/retention"
 )
 
 const (
@@ -31,7 +30,7 @@ const (
 var t0 = time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
 
 func testSection() Section {
-	return Section{Policy: retention.Policy{Retention: config.Duration(month), Delete: true, PricePerGBMonth: 0.05},
+	return Section{Retention: config.Duration(month), Delete: true, PricePerGBMonth: 0.05,
 		Safety: config.Safety{ProtectTag: "reclaim.dev/protect", Grace: config.Duration(time.Hour), MinAge: config.Duration(24 * time.Hour),
 			Caps: config.Caps{MaxDeletesPerRun: 10, MaxDeletePercent: 1, BreakerCandidates: 50}}}
 }

@@ -6,7 +6,6 @@ import (
 	"reclaim.dev/reclaim/base/layout"
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/reconcile/engine"
-	"reclaim.dev/reclaim/reconcile/kinds/retention"
 )
 
 // View shows every snapshot decision with its size and age, and a summary
@@ -22,7 +21,7 @@ func (k *Kind) View(p *engine.Plan, _ *inventory.View) layout.View {
 		det := detailOf(d)
 		age := ""
 		if !det.Started.IsZero() {
-			age = retention.Days(p.GeneratedAt.Sub(det.Started))
+			age = days(p.GeneratedAt.Sub(det.Started))
 		}
 		b.Add(d, d.Name, det.VolumeID, det.Account+"/"+det.Region, fmt.Sprintf("%d GiB", det.SizeGiB), age, d.Why())
 		if d.Action != engine.Delete && (d.Class == ClassRetained || d.Class == ClassExpired || d.Class == ClassArchived || d.Class == ClassInUse) {

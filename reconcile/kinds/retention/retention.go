@@ -1,7 +1,8 @@
 // Package retention is what the kinds of reclaim's own backups stand on
-// (ebs-snapshot, gce-snapshot): a backup's retention, whether it may be
-// deleted past it and its price, their defaults, checks and safety floors,
-// and how a backup's age is judged and said.
+// (gce-snapshot; ebs-snapshot's section has the same keys and defaults):
+// a backup's retention, whether it may be deleted past it and its price,
+// their defaults, checks and safety floors, and how a backup's age is
+// judged and said.
 //
 // It is no kind: it has no Module and deletes nothing. Kinds import it,
 // never each other (arch_test.go).
@@ -29,7 +30,7 @@ type Policy struct {
 
 const (
 	// DefaultRetention: a month of backups, long enough for a team to miss
-	// a volume after a deploy, a holiday or a month-end close.
+	// a disk after a deploy, a holiday or a month-end close.
 	DefaultRetention = config.Duration(30 * 24 * time.Hour)
 	minRetention     = config.Duration(24 * time.Hour)
 )
