@@ -44,8 +44,13 @@ func TestMain(m *testing.M) {
 }
 
 // reclaimBinary builds cmd/reclaim once per test process, as the image does.
+// BENCH_RECLAIM_BIN=FILE runs that binary instead (built as the image is),
+// so that two builds can be measured side by side on the same machine.
 func reclaimBinary(b *testing.B) string {
 	b.Helper()
+	if path := os.Getenv("BENCH_RECLAIM_BIN"); path != "" {
+		return path
+	}
 	reclaimBin.once.Do(func() {
 		dir, err := os.MkdirTemp("", "reclaim-bench-")
 		if err != nil {
