@@ -552,6 +552,7 @@ pods:
 		b.ReportMetric(float64(minEC2Total), "ec2-min")
 		b.ReportMetric(float64(throttled), "ec2-throttled/op")
 		b.ReportMetric(cpu.Seconds(), "cpu-s/op")
+		b.ReportMetric(cpu.Seconds()/wall.Seconds(), "cpu/wall")
 		b.ReportMetric(float64(pk.inuse)/(1<<20), "peak-heap-MiB")
 		b.ReportMetric(float64(baseLive)/(1<<20), "fixture-live-MiB")
 		b.ReportMetric(float64(runLive)/(1<<20), "run-live-MiB")
@@ -590,6 +591,7 @@ pods:
 		if pod.Deleted != deleted || pod.Failed > 0 || pod.ExitCode != 0 {
 			b.Fatalf("the binary's run: exit %d, %d deleted, %d failed; want %d deleted as in-process:\n%s", pod.ExitCode, pod.Deleted, pod.Failed, deleted, pod.Report)
 		}
+		b.ReportMetric(pod.CPU.Seconds()/pod.Wall.Seconds(), "pod-cpu/wall")
 		pod.reportMemory(b, eksRSSTarget, fmt.Sprintf("%d deleted", pod.Deleted))
 		var k8sOps []string
 		for op, n := range kcalls {
