@@ -1,7 +1,6 @@
 package ebssnapshot
 
 import (
-	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -86,15 +85,6 @@ func (c *csiRead) owners(region engine.Users, l *ebs.SnapshotListing, s *ebs.Sna
 	return u
 }
 
-func names(u engine.Users) []string {
-	out := slices.Clone(u.Clusters)
-	for _, m := range u.Members {
-		out = append(out, m.Name)
-	}
-	slices.Sort(out)
-	return slices.Compact(out)
-}
-
 // proposeCSI proposes a snapshot the EBS CSI driver made: kept when
 // protected, managed by AWS Backup or DLM, not completed, used by an AMI
 // or a volume being made, or named by any read cluster's
@@ -118,27 +108,16 @@ func (k *Kind) proposeCSI(c *csiRead, region engine.Users, l *ebs.SnapshotListin
 		return keep(ClassInUse, "in use: "+strings.Join(users, ", "))
 	}
 	owners := c.owners(region, l, s)
-	a := c.ix.Lookup(s.ID, det.CSIName, names(owners))
+	a := c.ix.Lookup(s.ID, det.CSIName, csisnapshot.Names(owners))
 	if len(a.InUse) > 0 {
 		det.UsedBy = a.InUse[0].Cluster + "/" + a.InUse[0].Name
 		return keep(ClassCSIInUse, made+": "+a.Say())
 	}
-	p.Candidate, p.Class = true, ClassCSIOrphan
-	p.Sources = append(slices.Clone(keys), owners.Keys(c.snap.Fleet)...)
-	p.Hold = strings.Join(a.Held, "; ")
-	p.Reason = fmt.Sprintf("orphaned CSI snapshot: %s, and no VolumeSnapshotContent in any read cluster names it (could own it: %s)",
-		made, strings.Join(names(owners), ", "))
-	if minAge := k.s.CSI.MinAge.Std(); now.Sub(s.Started) < minAge {
-		p.NotBefore = s.Started.Add(minAge)
-		p.Wait = fmt.Sprintf("younger than ebsSnapshots.csi.minAge %s", days(minAge))
+	why := ""
+	if s.StorageTier == "archive" {
+		why = "in the archive tier: reported, not deleted (archived snapshots are billed for 90 days at least; delete it by hand)"
 	}
-	switch {
-	case s.StorageTier == "archive":
-		p.ReportOnly = true
-		p.Reason += "; in the archive tier: reported, not deleted (archived snapshots are billed for 90 days at least; delete it by hand)"
-	case !k.s.CSI.Delete:
-		p.ReportOnly = true
-		p.Reason += "; ebsSnapshots.csi.delete is off: reported, not deleted"
-	}
+	p.Class = ClassCSIOrphan
+	k.s.CSI.Orphan(&p, a, owners, c.snap.Fleet, keys, made, Key, s.Started, now, why)
 	return p
 }

@@ -44,7 +44,7 @@ func read(name string, cs ...csisnapshot.Content) inventory.ClusterRefs {
 
 func csiSection() Section {
 	s := testSection()
-	s.CSI = CSI{Delete: true, MinAge: config.Duration(7 * 24 * time.Hour)}
+	s.CSI = csisnapshot.Policy{Delete: true, MinAge: config.Duration(7 * 24 * time.Hour)}
 	return s
 }
 

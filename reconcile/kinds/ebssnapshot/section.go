@@ -5,6 +5,7 @@ import (
 	"time"
 
 	config "reclaim.dev/reclaim/configs"
+	"reclaim.dev/reclaim/reconcile/kinds/csisnapshot"
 	"reclaim.dev/reclaim/reconcile/kinds/ebsbase"
 )
 
@@ -27,22 +28,10 @@ type Section struct {
 	// (EBS standard snapshot storage).
 	PricePerGBMonth float64 `json:"pricePerGBMonth"`
 	// CSI: the snapshots the EBS CSI driver made for VolumeSnapshots.
-	CSI CSI `json:"csi"`
+	CSI csisnapshot.Policy `json:"csi"`
 	// Safety: protectTag is a snapshot tag (with any value the snapshot is
 	// never deleted), grace, minAge and the per-run caps.
 	config.Safety
-}
-
-// CSI is what becomes of an orphaned CSI snapshot: one the EBS CSI driver
-// made that no VolumeSnapshotContent of any cluster names.
-type CSI struct {
-	// Delete lets reclaim delete an orphaned CSI snapshot; false (the
-	// default) only reports it: a backup tool (Velero's CSI backups) may
-	// keep such snapshots on purpose, with their contents deleted.
-	Delete bool `json:"delete"`
-	// MinAge: a CSI snapshot started less than this long ago is never
-	// deleted (a VolumeSnapshot being made, restored or moved).
-	MinAge config.Duration `json:"minAge"`
 }
 
 // SectionOf is the file's ebsSnapshots section, nil when it has none.
@@ -60,9 +49,6 @@ const (
 	defaultMaxDeletes = 20
 	defaultMaxPercent = config.Percent(0.25)
 	defaultBreaker    = 100
-	// defaultCSIMinAge: a week, so a content deleted by mistake or a
-	// cluster being rebuilt can still claim its snapshots.
-	defaultCSIMinAge = config.Duration(7 * 24 * time.Hour)
 	// defaultPrice is EBS standard snapshot storage per GB-month
 	// (aws.amazon.com/ebs/pricing, us-east-1, as listed in 2025).
 	defaultPrice = 0.05
@@ -91,17 +77,14 @@ func defaults(s *Section, set func(string) bool) {
 	config.Fill(set, "retention", &s.Retention, defaultRetention)
 	config.Fill(set, "delete", &s.Delete, true)
 	config.Fill(set, "pricePerGBMonth", &s.PricePerGBMonth, defaultPrice)
-	config.Fill(set, "csi.delete", &s.CSI.Delete, false)
-	config.Fill(set, "csi.minAge", &s.CSI.MinAge, defaultCSIMinAge)
+	csisnapshot.Fill(&s.CSI, set)
 }
 
 func validate(s *Section, report *config.Report) {
 	if s.Retention < minRetention {
 		report.Add("retention", "%s is less than a day — a backup reclaim deletes sooner than that is hardly one; the default is 720h (30 days)", s.Retention)
 	}
-	if s.CSI.MinAge < minRetention {
-		report.Add("csi.minAge", "%s is less than a day — a VolumeSnapshot just made or being restored has no content naming it yet; the default is 168h (7 days)", s.CSI.MinAge)
-	}
+	csisnapshot.Validate(&s.CSI, report)
 	if s.PricePerGBMonth < 0 {
 		report.Add("pricePerGBMonth", "must not be negative")
 	}
