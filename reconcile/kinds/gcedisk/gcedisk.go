@@ -119,10 +119,9 @@ func optOut(label string) string {
 	return optout.Rule("label", label, "disk")
 }
 
-// ClusterLabel is the label GKE puts on the disks it makes for a cluster
-// (boot disks, and PD CSI volumes on recent versions): cloud evidence of a
-// cluster that may use the disk.
-const ClusterLabel = "goog-k8s-cluster-name"
+// ClusterLabel is gcepd.ClusterLabel: cloud evidence of a cluster that may
+// use the disk.
+const ClusterLabel = gcepd.ClusterLabel
 
 // diskGuards are the source keys a disk's deletion relies on: the clusters
 // read that could reference its project (but a GKE cluster of another

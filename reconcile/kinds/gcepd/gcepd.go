@@ -23,6 +23,10 @@ import (
 	_ "reclaim.dev/reclaim/reconcile/kinds/kind"
 )
 
+// ClusterLabel is the label GKE puts on what it makes for a cluster (boot
+// disks, and PD CSI volumes on recent versions), naming the cluster.
+const ClusterLabel = "goog-k8s-cluster-name"
+
 // Read names the read of the gce section's projects: their disks and
 // quotas (View.Clouds[Read], ListingOf). gce-disk reads it (its
 // module's Cloud); k8s-pvc relies on it for its PVCs' quota pools.

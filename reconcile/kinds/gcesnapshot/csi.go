@@ -3,8 +3,14 @@ package gcesnapshot
 import (
 	"encoding/json"
 	"regexp"
+	"strings"
+	"time"
 
+	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/providers/gce"
+	"reclaim.dev/reclaim/reconcile/engine"
+	"reclaim.dev/reclaim/reconcile/kinds/csisnapshot"
+	"reclaim.dev/reclaim/reconcile/kinds/gcepd"
 )
 
 // What the GCE PD CSI driver (pd.csi.storage.gke.io) writes on the
@@ -68,4 +74,96 @@ func (c CSI) says() string {
 		return "made by the GCE PD CSI driver for VolumeSnapshotContent " + c.Content
 	}
 	return "made by the GCE PD CSI driver"
+}
+
+// Handle is a snapshot's snapshotHandle in a VolumeSnapshotContent, as the
+// PD CSI driver writes and parses it (pkg/common SnapshotIDToProjectKey):
+// projects/P/global/snapshots/NAME.
+func Handle(project, name string) string { return "projects/" + project + "/global/snapshots/" + name }
+
+// Classes of the CSI snapshots.
+const (
+	ClassCSIInUse  = "csi-in-use"
+	ClassCSIOrphan = "csi-orphan"
+)
+
+// csiRead is what one plan needs to judge CSI snapshots: the clusters'
+// contents, the fleet, and each project's clusters (made once).
+type csiRead struct {
+	ix       *csisnapshot.Index
+	snap     *inventory.View
+	projects map[string]engine.Users
+}
+
+func csiOf(snap *inventory.View) *csiRead {
+	return &csiRead{ix: csisnapshot.IndexOf(snap), snap: snap, projects: map[string]engine.Users{}}
+}
+
+// owners are the clusters that could own a CSI snapshot of project: the
+// one its goog-k8s-cluster-name label names, when it has one, as the fleet
+// knows it (a name no member answers for is a cluster nobody read, which
+// holds it); else every GKE cluster of the project, of any region (a
+// snapshot is global), and every cluster read that is not EKS (a content
+// may name a snapshot of another project).
+func (c *csiRead) owners(project string, labels map[string]string) engine.Users {
+	u, ok := c.projects[project]
+	if !ok {
+		u = engine.Users{Reads: []string{csisnapshot.Tap}, Scopes: []string{inventory.GKE + " " + project}}
+		f := c.snap.Fleet
+		if f != nil {
+			for _, m := range f.Members {
+				if m.Cloud.Platform == inventory.GKE && m.Cloud.Project == project {
+					u.Members = append(u.Members, m)
+				}
+			}
+		}
+		for _, cl := range c.snap.Clusters {
+			if m, ok := f.Member(cl.Name); ok && (m.Cloud.Platform == inventory.EKS || m.Where.Platform == inventory.EKS) {
+				continue // an EKS cluster restores no PD snapshot
+			}
+			u.Clusters = append(u.Clusters, cl.Name)
+		}
+		c.projects[project] = u
+	}
+	name := labels[gcepd.ClusterLabel]
+	if name == "" {
+		return u
+	}
+	return engine.Users{Reads: u.Reads, Scopes: u.Scopes, Clusters: c.snap.Fleet.Resolve(inventory.GKE, project, name)}
+}
+
+// proposeCSI judges a snapshot the PD CSI driver made, once p is not
+// protected or a schedule's: kept when not ready, made into a disk or
+// image, or named by any read cluster's VolumeSnapshotContent; else an
+// orphan relying on its project's listing and every cluster that could
+// own it, reported unless csi.delete. One known by its name alone is only
+// ever reported: a snapshot anyone named "snapshot-<uid>" is not evidence
+// enough to delete.
+func (k *Kind) proposeCSI(c *csiRead, p engine.Proposal, project string, s *gce.Snapshot, csi CSI, users, keys []string, now time.Time) engine.Proposal {
+	keep := func(class, reason string) engine.Proposal {
+		p.Class, p.Reason = class, reason
+		return p
+	}
+	made := csi.says()
+	if s.Status != "READY" {
+		return keep(ClassCSI, made+", "+s.Status)
+	}
+	if len(users) > 0 {
+		return keep(ClassInUse, made+", made into "+strings.Join(users, ", "))
+	}
+	owners := c.owners(project, s.Labels)
+	a := c.ix.Lookup(Handle(project, s.Name), s.Name, csisnapshot.Names(owners))
+	if len(a.InUse) > 0 {
+		return keep(ClassCSIInUse, made+": "+a.Say())
+	}
+	why := ""
+	switch {
+	case s.Type == "ARCHIVE":
+		why = "an archive snapshot: reported, not deleted (archive snapshots are billed for 90 days at least; delete it by hand)"
+	case csi.NameOnly:
+		why = "known by its name alone, not the driver's description: reported, not deleted"
+	}
+	p.Class = ClassCSIOrphan
+	k.s.CSI.Orphan(&p, a, owners, c.snap.Fleet, keys, made, Key, s.Created, now, why)
+	return p
 }

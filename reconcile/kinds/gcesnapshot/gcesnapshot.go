@@ -6,8 +6,10 @@
 // all name the same disk. A snapshot reclaim did not make is never touched;
 // what was made from one (a disk, an image) keeps it; a snapshot schedule's
 // is left to its schedule; an archive snapshot is reported, not deleted.
-// The GCE PD CSI driver's snapshots are recognised (CSIMade) and, for now,
-// never touched.
+// The GCE PD CSI driver's snapshots (CSIMade) are kept while any read
+// cluster's VolumeSnapshotContent names them or a cluster that could own
+// them was not read; the others are orphans, reported (deleted with
+// gceSnapshots.csi.delete).
 //
 // The package is the whole kind: its section, its cloud read (the GCE
 // provider's client over the gce section's projects), its proposals, view,
@@ -90,8 +92,8 @@ func Open(ctx context.Context, cfg *config.Config, _ *zap.Logger, userAgent stri
 	return gcepd.Open(ctx, g, userAgent)
 }
 
-// Reader lists every project's snapshots, then, when any is reclaim's,
-// what every project made from snapshots (a disk may be made from another
+// Reader lists every project's snapshots, then, when any is reclaim's or
+// the CSI driver's, what every project made from snapshots (a disk may be made from another
 // project's snapshot). The others are never candidates and need no read.
 func Reader(cfg *config.Config, client any) func(context.Context) any {
 	l := client.(Lister)
@@ -103,7 +105,8 @@ func Reader(cfg *config.Config, client any) func(context.Context) any {
 			sl := l.ListSnapshots(ctx, p)
 			sl.Project = p
 			for i := range sl.Snapshots {
-				ours = ours || madeByReclaim(label, p, &sl.Snapshots[i]) == ""
+				_, csi := CSIMade(&sl.Snapshots[i])
+				ours = ours || csi || madeByReclaim(label, p, &sl.Snapshots[i]) == ""
 			}
 			out.Projects = append(out.Projects, Project{Listing: sl})
 		}
@@ -264,6 +267,7 @@ func (k *Kind) Propose(snap *inventory.View, now time.Time) engine.Proposals {
 	complete, listed := map[string]bool{}, map[string]bool{}
 	var keys []string
 	users := map[string][]string{}
+	csi := csiOf(snap)
 	for _, p := range read.Projects {
 		if !p.UsersRead {
 			continue
@@ -294,8 +298,7 @@ func (k *Kind) Propose(snap *inventory.View, now time.Time) engine.Proposals {
 				continue
 			}
 			out.InScope++
-			path := "projects/" + l.Project + "/global/snapshots/" + s.Name
-			out.Items = append(out.Items, k.propose(l.Project, s, users[path], relies, now))
+			out.Items = append(out.Items, k.propose(csi, l.Project, s, users[Handle(l.Project, s.Name)], relies, now))
 		}
 	}
 	out.Presence = engine.ListedBy(func(id string) bool {
@@ -318,7 +321,7 @@ const (
 	ClassArchived    = "archived"
 )
 
-func (k *Kind) propose(project string, s *gce.Snapshot, users, keys []string, now time.Time) engine.Proposal {
+func (k *Kind) propose(csi *csiRead, project string, s *gce.Snapshot, users, keys []string, now time.Time) engine.Proposal {
 	det := &Detail{Project: project, Disk: diskOf(s), DiskSizeGB: s.DiskSizeGB, StoredBytes: s.StorageBytes, Created: s.Created,
 		SnapshotID: s.ID, Type: s.Type, Users: users, labels: s.Labels}
 	p := engine.Proposal{ID: ID(project, s.Name), Name: s.Name, Identity: s.ID, Detail: det,
@@ -336,7 +339,7 @@ func (k *Kind) propose(project string, s *gce.Snapshot, users, keys []string, no
 	}
 	if c, ok := CSIMade(s); ok {
 		det.CSI = &c
-		return keep(ClassCSI, c.says()+": not reclaim's, never touched")
+		return k.proposeCSI(csi, p, project, s, c, users, keys, now)
 	}
 	if why := madeByReclaim(k.label, project, s); why != "" {
 		return keep(ClassNotReclaims, "not a snapshot reclaim made: "+why+"; never touched")
@@ -391,7 +394,7 @@ type reread struct {
 
 // Recheck re-reads each snapshot (snapshots.get) and what every project
 // made from it right before its delete: gone is gone; made again, no
-// longer reclaim's, not ready, archived, taken in by a schedule or made
+// longer reclaim's (or, for a CSI orphan, the driver's as it was), not ready, archived, taken in by a schedule or made
 // into a disk or image is a skip. The engine checks the opt-out label in
 // what it saw.
 func (k *Kind) Recheck(ctx context.Context, batch []*engine.Decision) ([]engine.Verdict, error) {
@@ -416,12 +419,16 @@ func (k *Kind) Recheck(ctx context.Context, batch []*engine.Decision) ([]engine.
 		return reread{s, users}, nil
 	}, func(d *engine.Decision, r reread) engine.Verdict {
 		det := detailOf(d)
-		_, csi := CSIMade(&r.snap)
+		c, csi := CSIMade(&r.snap)
+		same := madeByReclaim(k.label, det.Project, &r.snap) == "" && !csi
+		if det.CSI != nil { // still the driver's, as it was
+			same = csi && c == *det.CSI
+		}
 		switch {
 		case r.snap.ID != det.SnapshotID:
 			return engine.Changed("made again under its name")
-		case madeByReclaim(k.label, det.Project, &r.snap) != "" || diskOf(&r.snap) != det.Disk || csi:
-			return engine.Changed("its labels, name or source disk")
+		case !same || diskOf(&r.snap) != det.Disk:
+			return engine.Changed("its labels, name, description or source disk")
 		case r.snap.SchedulePolicy != "":
 			return engine.Changed("taken in by snapshot schedule " + inventory.LastSegment(r.snap.SchedulePolicy))
 		case r.snap.Status != "READY":

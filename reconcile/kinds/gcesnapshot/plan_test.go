@@ -122,7 +122,7 @@ func TestPlanSnapshot(t *testing.T) {
 		{name: "retention set longer", snap: backup("pvc-1"), sec: func(s *Section) { s.Retention = config.Duration(2 * month) },
 			action: engine.Keep, class: ClassRetained},
 		{name: "the CSI driver's, by its description", snap: backup("pvc-1", func(s *gce.Snapshot) { s.Description = csiDescription }),
-			action: engine.Keep, class: ClassCSI, why: "made by the GCE PD CSI driver: not reclaim's, never touched"},
+			action: engine.Report, class: ClassCSIOrphan, why: "made by the GCE PD CSI driver, and no VolumeSnapshotContent in any read cluster names it"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			sec := testSection()

@@ -4,6 +4,7 @@ import (
 	_ "embed"
 
 	config "reclaim.dev/reclaim/configs"
+	"reclaim.dev/reclaim/reconcile/kinds/csisnapshot"
 	"reclaim.dev/reclaim/reconcile/kinds/gcepd"
 	"reclaim.dev/reclaim/reconcile/kinds/retention"
 )
@@ -21,6 +22,8 @@ type Section struct {
 	// and pricePerGBMonth, which prices what a snapshot stores in the
 	// reports (GCE standard snapshot storage).
 	retention.Policy
+	// CSI: the snapshots the GCE PD CSI driver made for VolumeSnapshots.
+	CSI csisnapshot.Policy `json:"csi"`
 	// Safety: protectTag is a snapshot label (with any value the snapshot
 	// is never deleted), grace, minAge and the per-run caps.
 	config.Safety
@@ -44,7 +47,7 @@ var reference string
 
 func init() {
 	config.Register(config.SectionSpec[Section]{
-		Key: Key, Doc: "deletes the snapshots disks.snapshotBeforeDelete made once they are older than their retention (gce-snapshot)",
+		Key: Key, Doc: "deletes the snapshots disks.snapshotBeforeDelete made once they are older than their retention, and reports the GCE PD CSI driver's that no VolumeSnapshotContent names (gce-snapshot)",
 		Reference: reference,
 		Defaults:  defaults, Validate: validate, Check: check,
 		Safety:      func(s *Section) *config.Safety { return &s.Safety },
@@ -52,9 +55,15 @@ func init() {
 	})
 }
 
-func defaults(s *Section, set func(string) bool) { retention.Fill(&s.Policy, set, defaultPrice) }
+func defaults(s *Section, set func(string) bool) {
+	retention.Fill(&s.Policy, set, defaultPrice)
+	csisnapshot.Fill(&s.CSI, set)
+}
 
-func validate(s *Section, report *config.Report) { retention.Validate(&s.Policy, report) }
+func validate(s *Section, report *config.Report) {
+	retention.Validate(&s.Policy, report)
+	csisnapshot.Validate(&s.CSI, report)
+}
 
 // check: the snapshots are the gce section's projects'.
 func check(_ *Section, c *config.Config, report *config.Report) {
