@@ -92,10 +92,10 @@ func TestPlanCSISnapshot(t *testing.T) {
 			action: engine.Mark, class: ClassCSIOrphan, why: "read incompletely (Forbidden)"},
 		// A GKE cluster of the project, of any region, could own it.
 		{name: "a GKE cluster of the project, another region, unread", snap: csiSnap(), clusters: []inventory.ClusterRefs{read("a")},
-			fleet: &inventory.Fleet{Members: []inventory.FleetMember{{Name: "a", Configured: true, State: inventory.MemberRead}, gkeMember("far", proj, "europe-west1")}},
+			fleet:  &inventory.Fleet{Members: []inventory.FleetMember{{Name: "a", Configured: true, State: inventory.MemberRead}, gkeMember("far", proj, "europe-west1")}},
 			action: engine.Mark, class: ClassCSIOrphan, why: "cluster far could own it"},
 		{name: "a GKE cluster of another project is not an owner", snap: csiSnap(), clusters: []inventory.ClusterRefs{read("a")},
-			fleet: &inventory.Fleet{Members: []inventory.FleetMember{{Name: "a", Configured: true, State: inventory.MemberRead}, gkeMember("other", "proj-two", zone)}},
+			fleet:  &inventory.Fleet{Members: []inventory.FleetMember{{Name: "a", Configured: true, State: inventory.MemberRead}, gkeMember("other", "proj-two", zone)}},
 			action: engine.Delete, class: ClassCSIOrphan},
 		{name: "an EKS cluster is not an owner", snap: csiSnap(), clusters: []inventory.ClusterRefs{read("a"), unread("eks")},
 			fleet: &inventory.Fleet{Members: []inventory.FleetMember{{Name: "a", Configured: true, State: inventory.MemberRead},
