@@ -2,6 +2,7 @@ package gcesnapshot
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -11,6 +12,8 @@ import (
 	config "reclaim.dev/reclaim/configs"
 	"reclaim.dev/reclaim/internal/enginetest"
 	"reclaim.dev/reclaim/inventory"
+	"reclaim.dev/reclaim/inventory/kube"
+	"reclaim.dev/reclaim/inventory/records"
 	"reclaim.dev/reclaim/providers/gce"
 	"reclaim.dev/reclaim/reconcile/audit"
 	"reclaim.dev/reclaim/reconcile/engine"
@@ -182,5 +185,31 @@ func TestApplyCSI(t *testing.T) {
 				t.Fatalf("deleted=%v, calls %v", !left, m.calls)
 			}
 		})
+	}
+}
+
+// The Reader asks what was made from snapshots when one is the CSI
+// driver's: a disk made from it keeps it.
+func TestReaderAsksUsersForCSI(t *testing.T) {
+	m := &memGCE{snaps: map[string]gce.Snapshot{csiSnapName: csiSnap()}, users: map[string][]string{}}
+	cfg, err := config.Parse([]byte("clusters: [{name: a, context: a, gceProjects: [proj-one]}]\ngce: {projects: [proj-one]}\ngceSnapshots: {}\n"), "reclaim.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := Reader(cfg, m)(context.Background()).(Read); !r.Projects[0].UsersRead || m.usersCalls != 1 {
+		t.Fatalf("a CSI snapshot: %+v, %d users calls", r, m.usersCalls)
+	}
+}
+
+// MadeFor records a CSI snapshot labelled with a GKE cluster's name as
+// evidence that its contents are to be shown, and nothing for others.
+func TestMadeFor(t *testing.T) {
+	labelled := csiSnap(func(s *gce.Snapshot) { s.Labels[gcepd.ClusterLabel] = "a" })
+	other := csiSnap(func(s *gce.Snapshot) { s.Name = "snapshot-0f1e2d3c-aaaa-bbbb-cccc-000000000002" })
+	clouds := map[string]any{Name: Read{Projects: []Project{{Listing: gce.SnapshotListing{Project: proj, Snapshots: []gce.Snapshot{labelled, other}}}}}}
+	got := records.Shown{}
+	MadeFor(clouds, kube.Target{CloudName: "a", Place: inventory.Place{Platform: inventory.GKE, Project: proj, Location: zone}}, got)
+	if fmt.Sprint(got) != fmt.Sprint(records.Shown{csisnapshot.Class: {"GCE snapshot " + csiSnapName}}) {
+		t.Fatalf("shown %v", got)
 	}
 }
