@@ -18,6 +18,7 @@ import (
 	"reclaim.dev/reclaim/providers/ecr/ecrfake"
 	"reclaim.dev/reclaim/providers/gce/gcefake"
 	"reclaim.dev/reclaim/reconcile/engine"
+	"reclaim.dev/reclaim/reconcile/kinds/ebssnapshot"
 	"reclaim.dev/reclaim/reconcile/kinds/ebsvolume"
 	"reclaim.dev/reclaim/reconcile/kinds/ec2interface"
 	"reclaim.dev/reclaim/reconcile/kinds/ecrimage"
@@ -283,5 +284,55 @@ func TestDemoTellsTheEBSStory(t *testing.T) {
 	rows, _ := layout.Data(p.Sections, "fleet").([]engine.FleetRow)
 	if !slices.ContainsFunc(rows, func(r engine.FleetRow) bool { return r.Name == TornDownCluster && r.State == "out-of-scope" }) {
 		t.Errorf("the fleet section does not declare %s out of scope: %+v", TornDownCluster, rows)
+	}
+}
+
+// reclaim's backups past retention go, a fresh one and one an AMI boots
+// from stay, a CSI snapshot a content names stays, an orphaned one is
+// reported, and the backups that stay are priced in the summary.
+func TestDemoTellsTheSnapshotStory(t *testing.T) {
+	rep, err := demoReport()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := rep.Plan
+	srv := ebsfake.New(ebsfake.Options{Account: EC2Account})
+	f := &Fleet{State: engine.NewState()}
+	SeedEBS(srv, f, time.Now())
+	story := SeedSnapshots(srv, f, time.Now())
+	byID := map[string]engine.Decision{}
+	for _, d := range p.Decisions {
+		if d.Kind == ebssnapshot.Name {
+			byID[d.Name] = d
+		}
+	}
+	for _, id := range story.Expired {
+		if d := byID[id]; d.Action != engine.Delete || d.Class != ebssnapshot.ClassExpired {
+			t.Errorf("expired backup %s: %s %s %q", id, d.Action, d.Class, d.Why())
+		}
+	}
+	for id, want := range map[string]struct {
+		action engine.Action
+		class  string
+	}{
+		story.Fresh:   {engine.Keep, ebssnapshot.ClassRetained},
+		story.Imaged:  {engine.Keep, ebssnapshot.ClassInUse},
+		story.Restore: {engine.Keep, ebssnapshot.ClassCSIInUse},
+		story.Orphan:  {engine.Report, ebssnapshot.ClassCSIOrphan},
+	} {
+		if d := byID[id]; d.Action != want.action || d.Class != want.class {
+			t.Errorf("%s: %s %s %q, want %s %s", id, d.Action, d.Class, d.Why(), want.action, want.class)
+		}
+	}
+	if d := byID[story.Imaged]; !strings.Contains(d.Why(), "AMI ami-") {
+		t.Errorf("the AMI's snapshot says %q", d.Why())
+	}
+	if d := byID[story.Restore]; !strings.Contains(d.Why(), "VolumeSnapshot kafka/data-kafka-0-pre-upgrade") {
+		t.Errorf("the restore's snapshot says %q", d.Why())
+	}
+	// The fresh backup (500 GiB) and the AMI's (100 GiB) stay, at 0.05 a GiB-month.
+	want := "reclaim's backups that stay: 2, 600 GiB, about 30.00 USD a month"
+	if !slices.Contains(p.Summaries, want) {
+		t.Errorf("summaries lack %q: %q", want, p.Summaries)
 	}
 }
