@@ -19,9 +19,13 @@ type View struct {
 	Kept []Kept
 }
 
+// Backups is the group of reclaim's own backups that stay (the snapshot
+// kinds' on each cloud), added up in one line across them.
+const Backups = "reclaim's backups"
+
 // Kept is what a kind keeps of one group and what it costs a month.
 type Kept struct {
-	// Group names what is added up across kinds: "reclaim's backups".
+	// Group names what is added up across kinds: Backups.
 	Group string
 	// Noun says the kind's part of it: "EBS snapshots".
 	Noun  string

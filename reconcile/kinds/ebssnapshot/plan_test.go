@@ -182,7 +182,7 @@ func TestViewAndCost(t *testing.T) {
 		}
 	}
 	// Only snap-2, retained, stays: snap-1 is due.
-	want := layout.Kept{Group: BackupsGroup, Noun: "EBS snapshots", Count: 1, Bytes: 100 * amount.GiB, Cost: 5}
+	want := layout.Kept{Group: layout.Backups, Noun: "EBS snapshots", Count: 1, Bytes: 100 * amount.GiB, Cost: 5}
 	if len(v.Kept) != 1 || v.Kept[0] != want {
 		t.Errorf("kept %+v, want %+v", v.Kept, want)
 	}

@@ -9,10 +9,6 @@ import (
 	"reclaim.dev/reclaim/reconcile/engine"
 )
 
-// BackupsGroup is the group reclaim's backups that stay are added up in
-// across kinds and clouds (layout.Kept).
-const BackupsGroup = "reclaim's backups"
-
 // View shows every snapshot decision with its size, age and monthly cost,
 // and a summary with, when there are CSI snapshots, how many a content
 // names and what the orphans cost; reclaim's backups that stay are the
@@ -20,7 +16,7 @@ const BackupsGroup = "reclaim's backups"
 func (k *Kind) View(p *engine.Plan, _ *inventory.View) layout.View {
 	b := layout.Block{Indent: 2, Header: []string{"ACTION", "SNAPSHOT", "VOLUME", "ACCOUNT/REGION", "SIZE", "AGE", "A MONTH", "WHY"}}
 	n := 0
-	kept := layout.Kept{Group: BackupsGroup, Noun: "EBS snapshots"}
+	kept := layout.Kept{Group: layout.Backups, Noun: "EBS snapshots"}
 	var orphanGiB int64
 	csiUsed, csiOrphans := 0, 0
 	for d := range p.All() {
