@@ -37,6 +37,10 @@ type Config struct {
 	// then runs with DefaultDaemon.
 	Daemon *Daemon `json:"daemon,omitempty"`
 
+	// Warnings are what the file should change though it works as it is
+	// (a key's old name): the run logs each and its reports list them.
+	Warnings []string `json:"-"`
+
 	// present holds the YAML paths the file set; see applyDefaults.
 	present map[string]bool
 	// sections are the registered kinds' sections the file has, by key
@@ -156,6 +160,7 @@ func Parse(data []byte, source string) (*Config, error) {
 	}
 	d := newDecoder()
 	c := &Config{}
+	d.rename(tree)
 	d.decode("", tree, reflect.ValueOf(c).Elem())
 	if d.failed[""] {
 		return nil, &Error{Source: source, Problems: d.list}
@@ -166,7 +171,7 @@ func Parse(data []byte, source string) (*Config, error) {
 	c.present = d.present
 	c.applyDefaults()
 	c.sectionDefaults()
-	v := problems{written: d.written}
+	v := problems{written: d.written, renamed: d.renamed}
 	c.normalize(&v)
 	c.normalizeSections(&v)
 	c.validate(&v)
@@ -182,6 +187,7 @@ func Parse(data []byte, source string) (*Config, error) {
 	if len(all) > 0 {
 		return nil, &Error{Source: source, Problems: all}
 	}
+	c.Warnings = d.warnings
 	return c, nil
 }
 

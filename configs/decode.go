@@ -33,11 +33,14 @@ type decoder struct {
 	// unnested those of mappings whose keys are read as their parent's
 	// (SectionSpec.Unnested).
 	without, unnested map[string]bool
+	// warnings are what the file should change though it works as it is
+	// (an old key's name).
+	warnings []string
 }
 
 func newDecoder() *decoder {
 	return &decoder{present: map[string]bool{}, failed: map[string]bool{}, without: withoutPaths(), unnested: unnestedPaths(),
-		problems: problems{written: map[string]string{}}}
+		problems: problems{written: map[string]string{}, renamed: map[string]string{}}}
 }
 
 var yamlLine = regexp.MustCompile(`^line (\d+): `)
@@ -134,9 +137,7 @@ func fieldsOf(t reflect.Type) []field {
 func (d *decoder) fail(path, format string, args ...any) {
 	d.add(path, format, args...)
 	d.failed[path] = true
-	if w, ok := d.written[path]; ok {
-		d.failed[w] = true
-	}
+	d.failed[d.where(path)] = true
 	delete(d.present, path)
 }
 

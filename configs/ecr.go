@@ -15,7 +15,7 @@ var (
 )
 
 // validateAWSTarget checks an account and region to reach, and the role
-// assumed there (ecr.registries[], ec2.networks[]).
+// assumed there (ecr.registries[], ec2Interfaces.networks[]).
 func validateAWSTarget(ps *problems, p string, t AWSTarget) {
 	account, region, role, externalID := t.Account, t.Region, t.RoleARN, t.ExternalID
 	if !awsAccount.MatchString(account) {

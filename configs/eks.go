@@ -57,16 +57,16 @@ func ParseRetention(s string) (d time.Duration, never bool, ok bool) {
 }
 
 // crossValidateEC2 checks the clusters' awsSubnets: they feed the
-// ec2-interface, k8s-job and k8s-pod kinds (sections ec2, jobs, pods).
+// ec2-interface, k8s-job and k8s-pod kinds (sections ec2Interfaces, jobs, pods).
 func (c *Config) crossValidateEC2(ps *problems) {
-	// Checked with or without an ec2 section: a bad id is never accepted silently.
+	// Checked with or without an ec2Interfaces section: a bad id is never accepted silently.
 	for i, cl := range c.Clusters {
 		validateList(ps, index("clusters", i)+".awsSubnets", cl.AWSSubnets, checkSubnet)
 	}
-	if !c.Has("ec2") { // the ec2-interface kind's section
+	if !c.Has("ec2Interfaces") { // the ec2-interface kind's section
 		for i, cl := range c.Clusters {
 			if len(cl.AWSSubnets) > 0 && !c.Has("jobs") && !c.Has("pods") {
-				ps.add(index("clusters", i)+".awsSubnets", "only meaningful with an ec2 section")
+				ps.add(index("clusters", i)+".awsSubnets", "only meaningful with an ec2Interfaces section")
 			}
 		}
 	}

@@ -52,13 +52,13 @@ type problems struct {
 	// written maps a key's path to where the file wrote it, when that is
 	// a place an earlier version used (SectionSpec.Unnested).
 	written map[string]string
+	// renamed maps a renamed key's path to the old name the file wrote
+	// it under (renamedKeys, SectionSpec.Was).
+	renamed map[string]string
 }
 
 func (ps *problems) add(path, format string, args ...any) {
-	if w, ok := ps.written[path]; ok {
-		path = w
-	}
-	ps.list = append(ps.list, Problem{Path: path, Message: fmt.Sprintf(format, args...)})
+	ps.list = append(ps.list, Problem{Path: ps.where(path), Message: fmt.Sprintf(format, args...)})
 }
 
 // join appends a key to a field path.

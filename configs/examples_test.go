@@ -104,11 +104,11 @@ func TestExampleConfigs(t *testing.T) {
 	case len(eks.Clusters) != 4 || ecr == nil || len(ecr.Registries) != 2:
 		t.Errorf("eks.yaml should have four clusters and two registries, got %+v", eks)
 	case ec2 == nil || len(ec2.Networks) != 1:
-		t.Errorf("eks.yaml should have an ec2 section with one network, got %+v", ec2)
+		t.Errorf("eks.yaml should have an ec2Interfaces section with one network, got %+v", ec2)
 	case !reflect.DeepEqual(ec2.Networks[0], ec2interface.Network{AWSTarget: config.AWSTarget{Account: "123456789012", Region: "us-east-1"}, Subnets: prodSubnets}):
 		t.Errorf("eks.yaml network = %+v", ec2.Networks[0])
 	case !reflect.DeepEqual(eks.Clusters[0].AWSSubnets, prodSubnets):
-		t.Errorf("eks.yaml prod-use1 awsSubnets = %v, want the subnets of ec2.networks[0]", eks.Clusters[0].AWSSubnets)
+		t.Errorf("eks.yaml prod-use1 awsSubnets = %v, want the subnets of ec2Interfaces.networks[0]", eks.Clusters[0].AWSSubnets)
 	case !ec2.Interfaces.Delete || ec2.Interfaces.Grace.Std() != 6*time.Hour || ec2.RequestsPerSecond != 5:
 		t.Errorf("eks.yaml ec2 = %+v", *ec2)
 	case jobs == nil || pods == nil:
@@ -150,15 +150,15 @@ func TestReferenceShowsTheDefaults(t *testing.T) {
 	if ref.Daemon == nil || !reflect.DeepEqual(*ref.Daemon, config.DefaultDaemon()) {
 		t.Errorf("reference.yaml's daemon section does not show the defaults:\nreference: %+v\ndefaults:  %+v", ref.Daemon, config.DefaultDaemon())
 	}
-	// The ec2 section is compared with a minimal one that only names a network.
+	// The ec2Interfaces section is compared with a minimal one that only names a network.
 	minEC2, refEC2 := ec2interface.SectionOf(load(t, "testdata/good/ec2-minimal.yaml")), ec2interface.SectionOf(ref)
 	if refEC2 == nil || minEC2 == nil {
-		t.Fatalf("ec2 sections: reference %v, minimal %v; want both present", refEC2, minEC2)
+		t.Fatalf("ec2Interfaces sections: reference %v, minimal %v; want both present", refEC2, minEC2)
 	}
 	e := *refEC2
 	e.Networks = minEC2.Networks
 	if !reflect.DeepEqual(&e, minEC2) {
-		t.Errorf("reference.yaml's ec2 section does not show the defaults:\nreference: %+v\ndefaults:  %+v", e, *minEC2)
+		t.Errorf("reference.yaml's ec2Interfaces section does not show the defaults:\nreference: %+v\ndefaults:  %+v", e, *minEC2)
 	}
 	// The jobs and pods sections are compared with empty ones ({}), which
 	// are present (non-nil) and take every default.
@@ -435,6 +435,6 @@ func TestOtherForms(t *testing.T) {
 // A cluster's awsSubnets feed the ec2, jobs and pods sections' kinds.
 func TestClusterProblems(t *testing.T) {
 	configtest.Run(t, []configtest.Case{
-		{"clusters awsSubnets alone", "clusters:\n  - {name: a, awsSubnets: [subnet-12345678]}\n", "clusters[0].awsSubnets", "only meaningful with an ec2 section"},
+		{"clusters awsSubnets alone", "clusters:\n  - {name: a, awsSubnets: [subnet-12345678]}\n", "clusters[0].awsSubnets", "only meaningful with an ec2Interfaces section"},
 	}, nil)
 }

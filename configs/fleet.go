@@ -20,7 +20,7 @@ type Fleet struct {
 	Discover bool `json:"discover"`
 	// GKE and EKS are the scopes searched. Empty: the projects of gce, and
 	// every enabled region of the accounts of ecr.registries and
-	// ec2.networks.
+	// ec2Interfaces.networks.
 	GKE GKEDiscovery   `json:"gke"`
 	EKS []EKSDiscovery `json:"eks"`
 	// Regions narrows the regions of an AWS account that reclaim treats as
@@ -52,9 +52,9 @@ type Fleet struct {
 	QPS      float32  `json:"qps"`
 	Burst    int      `json:"burst"`
 	PageSize int64    `json:"pageSize"`
-	// Snapshots, if set, is where the clusters' agents publish what they
+	// Records, if set, is where the clusters' agents publish what they
 	// use; the deleter then reads their records, never their API servers.
-	Snapshots *Snapshots `json:"snapshots,omitempty"`
+	Records *Records `json:"records,omitempty"`
 }
 
 // GKEDiscovery is where GKE clusters are searched, and how.
@@ -189,7 +189,7 @@ func (c *Config) fleetDefaults() {
 	def(c, "fleet.qps", &f.QPS, defaultClusterQPS)
 	def(c, "fleet.burst", &f.Burst, defaultClusterBurst)
 	def(c, "fleet.pageSize", &f.PageSize, defaultClusterPageSize)
-	c.snapshotDefaults()
+	c.recordsDefaults()
 	if !f.Discover {
 		return
 	}
@@ -244,7 +244,7 @@ func (f *Fleet) RegionsOf(account string, enabled []string, extra ...string) []s
 }
 
 // defaultEKSDiscovery is every account and region of the kinds' sections
-// (ecr.registries, ec2.networks), reached the same way.
+// (ecr.registries, ec2Interfaces.networks), reached the same way.
 func (c *Config) defaultEKSDiscovery() []EKSDiscovery {
 	var out []EKSDiscovery
 	seen := map[string]bool{}
@@ -351,8 +351,8 @@ func (f *Fleet) validate(ps *problems, path string, present map[string]bool) {
 		names[k] = i
 	}
 	validateClusterLimits(ps, path, f.Timeout, f.QPS, f.Burst, f.PageSize, present)
-	if f.Snapshots != nil {
-		f.Snapshots.validate(ps, path+".snapshots")
+	if f.Records != nil {
+		f.Records.validate(ps, path+".records")
 	}
 }
 

@@ -36,7 +36,7 @@ const (
 // SafetyRules are how one kind's section has its Safety.
 type SafetyRules struct {
 	// At is the path inside the section of the part that embeds Safety:
-	// "" for the section itself ("interfaces" for ec2.interfaces).
+	// "" for the section itself ("interfaces" for ec2Interfaces.interfaces).
 	At string
 	// Defaults are the kind's values for the keys the file leaves out.
 	Defaults Safety

@@ -59,6 +59,9 @@ type SectionSpec[T any] struct {
 	// not both). Their keys are read as the parent's, and problems with
 	// them name the place the file wrote them.
 	Unnested []string
+	// Was lists the section's old keys: a file that still says one works,
+	// with a warning naming Key.
+	Was []string
 }
 
 // Report records a section's problems.
@@ -73,7 +76,7 @@ func (r *Report) Add(path, format string, args ...any) {
 }
 
 // Path is the full path of a path inside the section, for a message that
-// names another field: Path("networks[0]") is ec2.networks[0].
+// names another field: Path("networks[0]") is ec2Interfaces.networks[0].
 func (r *Report) Path(p string) string {
 	if p == "" {
 		return r.key
@@ -103,6 +106,7 @@ type section struct {
 	safety   func(v any) *Safety
 	rules    SafetyRules
 	unnested []string
+	was      []string
 	always   bool
 }
 
@@ -147,6 +151,7 @@ func Register[T any](spec SectionSpec[T]) {
 		s.SectionInfo.Safety = &s.rules
 	}
 	s.unnested = spec.Unnested
+	s.was = spec.Was
 	if spec.GKE != nil {
 		s.gke = func(v any) GKEDiscovery { return spec.GKE(v.(*T)) }
 	}

@@ -163,7 +163,7 @@ func validateGCELabelKey(ps *problems, path, key string) {
 // mistakes would make a disk in use look orphaned.
 func (c *Config) crossValidate(ps *problems) {
 	c.crossValidateFleet(ps)
-	c.crossValidateSnapshots(ps)
+	c.crossValidateRecords(ps)
 	// Names are unique.
 	byName := map[string][]int{}
 	var names []string
@@ -196,8 +196,8 @@ func (c *Config) crossValidate(ps *problems) {
 			inCluster = append(inCluster, i)
 			continue
 		}
-		if c.Fleet.Snapshots != nil {
-			continue // read from records, found by place and name (crossValidateSnapshots)
+		if c.Fleet.Records != nil {
+			continue // read from records, found by place and name (crossValidateRecords)
 		}
 		t := target{kubeconfig: cl.Kubeconfig, context: cl.Context}
 		if j, ok := seen[t]; ok {

@@ -73,7 +73,7 @@ type agentWorld struct {
 	images *imageWorld
 	s3     *testenv.S3Server
 	admin  *bucket.Client
-	// gcs, when set, holds the records instead of s3 (fleet.snapshots.gcs):
+	// gcs, when set, holds the records instead of s3 (fleet.records.gcs):
 	// each profile is a service account with its key file in gcsKeys.
 	gcs     *testenv.GCSServer
 	gcsKeys map[string]string
@@ -111,15 +111,15 @@ func newAgentWorld(t *testing.T) *agentWorld {
 	return w
 }
 
-// snapshotsYAML is the fleet.snapshots section of an identity (profile).
+// snapshotsYAML is the fleet.records section of an identity (profile).
 // Its dropSettle is 6h, less than the 7h the tests step past a grace: a
 // cluster's first records, accepted at one step, have settled at the next.
 func (w *agentWorld) snapshotsYAML(profile string) string {
 	if w.gcs != nil {
-		return fmt.Sprintf("  snapshots:\n    prefix: %s\n    dropSettle: 6h\n    gcs:\n      bucket: %s\n      endpoint: %s\n      credentialsFile: %s\n",
+		return fmt.Sprintf("  records:\n    prefix: %s\n    dropSettle: 6h\n    gcs:\n      bucket: %s\n      endpoint: %s\n      credentialsFile: %s\n",
 			recordPrefix, recordBucket, w.gcs.Endpoint(), w.gcsKeys[profile])
 	}
-	return fmt.Sprintf("  snapshots:\n    bucket: %s\n    prefix: %s\n    dropSettle: 6h\n    account: \"%s\"\n    region: %s\n    endpoint: %s\n    profile: %s\n",
+	return fmt.Sprintf("  records:\n    bucket: %s\n    prefix: %s\n    dropSettle: 6h\n    account: \"%s\"\n    region: %s\n    endpoint: %s\n    profile: %s\n",
 		recordBucket, recordPrefix, account, ec2Region, w.s3.URL, profile)
 }
 
@@ -187,7 +187,7 @@ fleet:
       highWater: 50%%
       target: 50%%
       keepNewest: 1
-ec2:
+ec2Interfaces:
   endpoint: %s
   networks:
     - account: "%s"
@@ -395,7 +395,7 @@ func TestRecordsTheDeleterCannotTrustHold(t *testing.T) {
 
 	// Stale: prod-b's agent stopped 7 hours ago.
 	w.agent(prodA, "prod-a", placeA, "agent-a", false)
-	held("stale", "fleet.snapshots.maxAge")
+	held("stale", "fleet.records.maxAge")
 
 	// The wrong cluster: prod-a's agent, misconfigured as prod-b.
 	w.agent(prodA, "prod-b", placeB, "agent-b", false)
@@ -425,7 +425,7 @@ func TestRecordsTheDeleterCannotTrustHold(t *testing.T) {
 	if err := w.admin.Put(ctx, keyB, b.Bytes()); err != nil {
 		t.Fatal(err)
 	}
-	held("a sudden drop", "fleet.snapshots.maxDrop")
+	held("a sudden drop", "fleet.records.maxDrop")
 
 	// Written long ago, though it says it was read now: the store's clock
 	// bounds the record's.
@@ -528,7 +528,7 @@ func TestDiscoveredClustersReadFromRecords(t *testing.T) {
     - account: "%s"
       region: %s
       endpoint: %s
-%sec2:
+%sec2Interfaces:
   endpoint: %s
   networks:
     - account: "%s"

@@ -1016,9 +1016,9 @@ func runDeployedAgent(t *testing.T, ctx context.Context, c *testenv.Cluster, v d
 	delete(cl, "inCluster")
 	cl["kubeconfig"], cl["context"] = kubeconfig, "sa"
 	fleet, _ := cfg["fleet"].(map[string]any)
-	snap, _ := fleet["snapshots"].(map[string]any)
+	snap, _ := fleet["records"].(map[string]any)
 	if snap == nil {
-		t.Fatalf("the agent's config has no fleet.snapshots: %v", fleet)
+		t.Fatalf("the agent's config has no fleet.records: %v", fleet)
 	}
 	place := inventory.Place{Platform: fmt.Sprint(cl["platform"]), Account: fmt.Sprint(cl["account"]), Location: fmt.Sprint(cl["location"])}
 	bucketName, prefix := fmt.Sprint(snap["bucket"]), fmt.Sprint(snap["prefix"])

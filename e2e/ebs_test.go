@@ -39,7 +39,7 @@ func newEBSWorld(t *testing.T) *ebsWorld {
 	t.Cleanup(w.ebs.Close)
 	w.ebs.SetQuota(account, "L-7A658B76", "Storage for General Purpose SSD (gp3) volumes, in TiB", 1, "None")
 	w.ec2YAML, w.jobsYAML, w.podsYAML = "-", "-", "-"
-	w.editYAML = func(y string) string { // no ec2 section: no subnets either
+	w.editYAML = func(y string) string { // no ec2Interfaces section: no subnets either
 		var out []string
 		for _, l := range strings.Split(y, "\n") {
 			if !strings.Contains(l, "awsSubnets:") {

@@ -144,7 +144,7 @@ func (w *eksWorld) configPath() string {
 audit:
   file: %s
 %s`, prodA.Kubeconfig, w.subA, w.subAB, prodBYAML, fleet,
-		section("ec2", w.ec2YAML, fmt.Sprintf(`  endpoint: %s
+		section("ec2Interfaces", w.ec2YAML, fmt.Sprintf(`  endpoint: %s
   networks:
     - account: "%s"
       region: %s

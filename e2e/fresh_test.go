@@ -23,7 +23,7 @@ import (
 )
 
 // Uses made in a cluster after its agent's last publish never lose their
-// resource to a record older than fleet.snapshots.deleteMaxAge: the agents
+// resource to a record older than fleet.records.deleteMaxAge: the agents
 // publish 30 minutes before the deleter runs (past grace, --apply); in
 // between, a rollback makes a Deployment in prod-a run an older image
 // again, a new CronJob there names another, and a static PV in prod-b
@@ -87,10 +87,10 @@ func TestUsesMadeSinceTheLastPublishAreKept(t *testing.T) {
 	if got := w.gce.MutatingCalls() + img.ecr.MutatingCalls(); got != 0 {
 		t.Fatalf("on records 30m old the deleter made %d mutating calls, want none\n%s", got, out)
 	}
-	if dd := want(t, rep, retained, engine.Mark, ""); !dd.Held || !strings.Contains(dd.Why(), "more than fleet.snapshots.deleteMaxAge 12m") {
+	if dd := want(t, rep, retained, engine.Mark, ""); !dd.Held || !strings.Contains(dd.Why(), "more than fleet.records.deleteMaxAge 12m") {
 		t.Fatalf("the re-bound disk: %+v, want held by deleteMaxAge", dd)
 	}
-	for _, say := range []string{"was read 30m ago", "more than fleet.snapshots.deleteMaxAge 12m", "is its agent running in watch mode", "no delete that cluster prod-a could object to"} {
+	for _, say := range []string{"was read 30m ago", "more than fleet.records.deleteMaxAge 12m", "is its agent running in watch mode", "no delete that cluster prod-a could object to"} {
 		if !strings.Contains(out, say) {
 			t.Errorf("the report does not say %q:\n%s", say, out)
 		}

@@ -18,7 +18,7 @@ import (
 // deleter binary, run as the CronJob runs it (deploy's GOMEMLIMIT 280MiB
 // under a 512Mi limit), reads it with its peak RSS (the kernel's VmHWM)
 // within that target: each record decompresses to no more than its gzip
-// trailer says, nor than fleet.snapshots.maxRecordSize.
+// trailer says, nor than fleet.records.maxRecordSize.
 func TestRecordBombHoldsWithinTheDeletersMemory(t *testing.T) {
 	const target = 280 << 20 // deploy/overlays/cronjob's GOMEMLIMIT
 	w := newAgentWorld(t)

@@ -192,7 +192,7 @@ type ClusterRefs struct {
 	// interface deletion.
 	Subnets []string
 	// WorkloadsListed is true when Jobs, CronJobs, Pods and Nodes were listed
-	// (the jobs, pods or ec2 sections ask for them).
+	// (the jobs, pods or ec2Interfaces sections ask for them).
 	WorkloadsListed bool
 	// JobsVersion and PodsVersion are the resourceVersions of the Job and
 	// Pod listings: what they showed is at most that version.

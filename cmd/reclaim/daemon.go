@@ -34,12 +34,12 @@ runs on the cron schedule of the daemon section (and once at start), never two
 at a time. With daemon.leaderElection.enabled only the replica holding the
 Lease runs passes; the others stand by, ready to take over.
 
-With --agent (and fleet.snapshots) it is a watching agent: instead of the
+With --agent (and fleet.records) it is a watching agent: instead of the
 schedule, it watches what its pass reads (pods, PVs, PVCs, nodes,
 namespaces, workloads, ReplicaSets, ControllerRevisions, Jobs, CronJobs)
 and runs a pass, publishing the cluster's record, 15s after a change (a
-burst makes one) and every fleet.snapshots.heartbeat when nothing changes.
-Deleters delete only on records newer than fleet.snapshots.deleteMaxAge.
+burst makes one) and every fleet.records.heartbeat when nothing changes.
+Deleters delete only on records newer than fleet.records.deleteMaxAge.
 
 Without --apply every pass is a dry-run. On SIGTERM no new delete batch
 starts, the batch in flight finishes, state is saved, the Lease is released
@@ -70,10 +70,10 @@ and the process exits 0, all within daemon.shutdownTimeout.`,
 				observeDeliveries(m, rs)
 			}
 			o := daemon.Options{Apply: apply, Kinds: app.KindNames(), Gauges: app.Gauges(), Log: log, Deliver: notifyTo, HTML: reportPage(cfg)}
-			if agent && cfg.Fleet.Snapshots != nil {
+			if agent && cfg.Fleet.Records != nil {
 				// Watch mode: publish within a minute of a change, and
 				// every heartbeat, so deleters may delete on the record.
-				o.Watch, o.Heartbeat, o.Debounce = r.Watch, cfg.Fleet.Snapshots.Heartbeat.Std(), daemon.DefaultDebounce
+				o.Watch, o.Heartbeat, o.Debounce = r.Watch, cfg.Fleet.Records.Heartbeat.Std(), daemon.DefaultDebounce
 			}
 			d, err := daemon.New(r, dc, o)
 			if err != nil {
@@ -83,7 +83,7 @@ and the process exits 0, all within daemon.shutdownTimeout.`,
 		},
 	}
 	c.Flags().StringVarP(&cfgPath, "config", "c", "reclaim.yaml", "configuration file")
-	c.Flags().BoolVar(&agent, "agent", false, "each pass is reclaim agent's: read this cluster, publish its record to fleet.snapshots, run its in-cluster kinds; passes run on change and every fleet.snapshots.heartbeat, not on the schedule")
+	c.Flags().BoolVar(&agent, "agent", false, "each pass is reclaim agent's: read this cluster, publish its record to fleet.records, run its in-cluster kinds; passes run on change and every fleet.records.heartbeat, not on the schedule")
 	c.Flags().BoolVar(&apply, "apply", false, "the leader's passes delete what their plans mark DELETE (default: dry-run)")
 	c.Flags().BoolVar(&logJSON, "log-json", false, "write logs to stderr as JSON (for log collectors)")
 	c.Flags().StringVar(&listen, "listen", "", "address of the HTTP endpoints (overrides daemon.listen)")

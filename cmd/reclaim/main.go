@@ -155,13 +155,13 @@ func runCmd(stdout, stderr io.Writer) *cobra.Command {
 func agentCmd(stdout, stderr io.Writer) *cobra.Command {
 	c := passCmd(stdout, stderr, true)
 	c.Use = "agent"
-	c.Short = "Read this cluster, publish what it uses to fleet.snapshots, and run its in-cluster kinds"
+	c.Short = "Read this cluster, publish what it uses to fleet.records, and run its in-cluster kinds"
 	c.Long = `Run one agent pass, in the cluster the config's one clusters[] entry names
 (inCluster: true in a pod): read what the cluster uses with the same
 collector, reads and taps as reclaim run, publish it as the cluster's record
-to fleet.snapshots (one object in S3 or GCS, replaced whole), then plan and (with
+to fleet.records (one object in S3 or GCS, replaced whole), then plan and (with
 --apply) delete the kinds that need no other cluster's view: finished Jobs
-and Pods, workflow PVCs. A deleter with the same fleet.snapshots reads the
+and Pods, workflow PVCs. A deleter with the same fleet.records reads the
 record instead of the cluster's API server.
 
 The agent needs read-only RBAC in its cluster (plus delete on Jobs, Pods and
@@ -330,6 +330,9 @@ func configCmd(stdout io.Writer) *cobra.Command {
 				return fmt.Errorf("%s: the configuration is valid, but %d of its clusters cannot be reached as configured:\n%s",
 					path, len(unreachable), strings.Join(unreachable, "\n"))
 			}
+			for _, w := range cfg.Warnings {
+				fmt.Fprintf(cmd.ErrOrStderr(), "%s: warning: %s\n", path, w)
+			}
 			if print {
 				b, err := cfg.Redacted()
 				if err != nil {
@@ -348,7 +351,7 @@ func configCmd(stdout io.Writer) *cobra.Command {
 	}
 	check.Flags().StringVarP(&cfgPath, "config", "c", "reclaim.yaml", "configuration file (as for run); a FILE argument does the same")
 	check.Flags().BoolVar(&offline, "offline", false, "check the file alone, not that every kubeconfig and context it names loads (a CI pipeline without the credentials)")
-	check.Flags().BoolVar(&agent, "agent", false, "check the file as reclaim agent reads it (with fleet.snapshots: exactly its own cluster), not as reclaim run does (with fleet.snapshots: no cluster dialled)")
+	check.Flags().BoolVar(&agent, "agent", false, "check the file as reclaim agent reads it (with fleet.records: exactly its own cluster), not as reclaim run does (with fleet.records: no cluster dialled)")
 	check.Flags().BoolVar(&outside, "outside-cluster", false, "with --agent: the agent runs with --outside-cluster (reads its cluster through the kubeconfig, not from inside it)")
 	check.Flags().BoolVar(&print, "print", false, "print the effective configuration with defaults applied (secrets redacted)")
 	c.AddCommand(check)

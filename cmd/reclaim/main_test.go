@@ -139,7 +139,7 @@ func TestConfigCheckReachesKubeconfigs(t *testing.T) {
 }
 
 // config check refuses what the run would: a deleter's config with
-// fleet.snapshots whose clusters name a kubeconfig (the run reads records
+// fleet.records whose clusters name a kubeconfig (the run reads records
 // and dials none); the same file checked as an agent's is refused too
 // (an agent runs in its cluster), unless the agent reads from outside on
 // purpose.
@@ -153,7 +153,7 @@ func TestConfigCheckRefusesWhatTheRunRefuses(t *testing.T) {
     account: "123456789012"
     location: us-east-1
 fleet:
-  snapshots:
+  records:
     bucket: my-reclaim-records
     account: "123456789012"
     region: us-east-1
@@ -161,7 +161,7 @@ jobs:
   succeeded: 6h
 `), 0o600)
 	_, _, err := execute("config", "check", "--offline", p)
-	if err == nil || !strings.Contains(err.Error(), "clusters[0]: with fleet.snapshots, reclaim run reads each cluster from its agent's record and dials none") ||
+	if err == nil || !strings.Contains(err.Error(), "clusters[0]: with fleet.records, reclaim run reads each cluster from its agent's record and dials none") ||
 		!strings.Contains(err.Error(), "--agent") {
 		t.Fatalf("a deleter's config that dials a cluster: %v", err)
 	}

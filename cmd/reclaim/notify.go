@@ -173,6 +173,9 @@ the configuration is unusable.`,
 			if err != nil {
 				return err
 			}
+			for _, w := range cfg.Warnings {
+				fmt.Fprintf(cmd.ErrOrStderr(), "%s: warning: %s\n", cfgPath, w)
+			}
 			ts := notifyTargets(cfg)
 			if len(ts) == 0 {
 				return fmt.Errorf("%s has no notify targets — add a notify section with slack: [{name: ..., webhookURL: {env: NAME}}] or email: [{name: ..., host: ..., from: ..., to: [...]}]", cfgPath)

@@ -50,12 +50,12 @@ type Deps struct {
 	Audit *audit.Log
 	Log   *zap.Logger
 	Now   func() time.Time
-	// Records is where the clusters' records are (fleet.snapshots); nil
+	// Records is where the clusters' records are (fleet.records); nil
 	// opens the section's bucket.
 	Records records.Store
 	// Agent makes the runner its cluster's agent (reclaim agent): it reads
 	// the one configured cluster, publishes what it uses to
-	// fleet.snapshots, and plans only the kinds that need no other
+	// fleet.records, and plans only the kinds that need no other
 	// cluster's view.
 	Agent bool
 	// OutsideCluster lets an agent read its cluster through its config's
@@ -99,7 +99,7 @@ type Runner struct {
 	closers []func()
 	routes  []engine.Route
 	// agent: the runner is its cluster's agent (Deps.Agent). records reads
-	// the clusters from their records (a deleter with fleet.snapshots);
+	// the clusters from their records (a deleter with fleet.records);
 	// pub publishes the agent's cluster's record.
 	agent   bool
 	records *records.Reader
@@ -134,6 +134,9 @@ func New(ctx context.Context, cfg *config.Config, d Deps) (*Runner, error) {
 	if d.Now == nil {
 		d.Now = time.Now
 	}
+	for _, w := range cfg.Warnings {
+		d.Log.Warn("config: " + w)
+	}
 	if err := r.openRecords(ctx, w, &d); err != nil {
 		return nil, err
 	}
@@ -157,8 +160,8 @@ func (r *Runner) openRecords(ctx context.Context, w wiring, d *Deps) error {
 	if r.records != nil {
 		r.records.Now = d.Now
 	}
-	if w.snapshots != nil && d.Records == nil {
-		rs, err := records.Open(ctx, w.snapshots, w.bounds, "reclaim/"+Version, d.Log)
+	if w.recordCfg != nil && d.Records == nil {
+		rs, err := records.Open(ctx, w.recordCfg, w.bounds, "reclaim/"+Version, d.Log)
 		if err != nil {
 			return err
 		}
@@ -197,7 +200,7 @@ func (r *Runner) openDiscovery(ctx context.Context, _ wiring, d *Deps) error {
 }
 
 // openClusters sets how this runner reads clusters, configured or
-// discovered: a deleter with fleet.snapshots from their records, else from
+// discovered: a deleter with fleet.records from their records, else from
 // their API servers, with the pool's clients; and an agent's publisher.
 func (r *Runner) openClusters(_ context.Context, w wiring, d *Deps) error {
 	pool := kube.NewPool(w.targets)
@@ -218,7 +221,7 @@ func (r *Runner) openClusters(_ context.Context, w wiring, d *Deps) error {
 		d.Kube = pool.Client
 	}
 	if d.Agent {
-		r.pub = &records.Publisher{Config: w.snapshots, Store: d.Records, Target: w.targets[0], Client: d.Kube, Log: d.Log, Agent: Version}
+		r.pub = &records.Publisher{Config: w.recordCfg, Store: d.Records, Target: w.targets[0], Client: d.Kube, Log: d.Log, Agent: Version}
 	}
 	return nil
 }
@@ -317,7 +320,7 @@ func (r *Runner) Once(ctx context.Context, opt Options) (*report.Report, error) 
 	var publishErr error
 	if r.pub != nil {
 		if publishErr = r.pub.Publish(ctx, &snap); publishErr != nil {
-			d.Log.Error("the cluster's record was not published: the deleters hold what this cluster could use once the last one is older than fleet.snapshots.maxAge", zap.Error(publishErr))
+			d.Log.Error("the cluster's record was not published: the deleters hold what this cluster could use once the last one is older than fleet.records.maxAge", zap.Error(publishErr))
 		}
 	}
 	plan, err := r.plan(&snap, prev, opt)
@@ -405,14 +408,14 @@ func (r *Runner) collect(ctx context.Context, opt Options) (inventory.View, erro
 func (r *Runner) plan(snap *inventory.View, prev engine.State, opt Options) (*engine.Plan, error) {
 	cfg := r.cfg
 	set := engine.Settings{Only: opt.Only, Currency: cfg.Prices.Currency, OwnerLabel: OwnerLabel(cfg), Routes: r.routes,
-		RequireNotice: cfg.Notify != nil && cfg.Notify.RequireNotice}
+		RequireNotice: cfg.Notify != nil && cfg.Notify.RequireNotice, Notices: cfg.Warnings}
 	if r.records != nil {
 		// A record up to maxAge old still reports; only one newer than
 		// deleteMaxAge, and taken since a candidate's grace began, may
 		// delete what its cluster could use.
-		set.FreshViews, set.FreshWithin, set.FreshWithinName = true, r.records.Config.DeleteMaxAge.Std(), "fleet.snapshots.deleteMaxAge"
+		set.FreshViews, set.FreshWithin, set.FreshWithinName = true, r.records.Config.DeleteMaxAge.Std(), "fleet.records.deleteMaxAge"
 		set.FreshHint = "is its agent running in watch mode, reclaim daemon --agent, publishing within a minute of a change?"
-		set.SettleHint = "fleet.snapshots.dropSettle " + r.records.Config.DropSettle.String() + ": a cluster's first records, and a class of evidence new in them, are believed for what they show in use at once, and whole once they have stood that long"
+		set.SettleHint = "fleet.records.dropSettle " + r.records.Config.DropSettle.String() + ": a cluster's first records, and a class of evidence new in them, are believed for what they show in use at once, and whole once they have stood that long"
 	}
 	plan := set.Build(snap, r.kinds, prev, r.d.Now())
 	report.Show(plan, r.kinds, snap)

@@ -15,6 +15,7 @@ import (
 
 	config "reclaim.dev/reclaim/configs"
 	"reclaim.dev/reclaim/internal/app"
+	"reclaim.dev/reclaim/internal/testenv"
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/inventory/kube"
 	"reclaim.dev/reclaim/providers/gce"
@@ -81,13 +82,13 @@ func BenchmarkRunFleet(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		srv.ResetCalls()
-		start := time.Now()
+		start, cpu := time.Now(), testenv.CPUTime()
 		rep, err := app.Run(context.Background(), cfg, app.Deps{Clients: map[string]any{gcepd.Read: disks}, Clusters: clusters,
 			Store: state.NewMemoryStore(engine.NewState()), Audit: audit.New(io.Discard)}, app.Options{})
 		if err != nil {
 			b.Fatal(err)
 		}
-		wall := time.Since(start)
+		wall, cpu := time.Since(start), testenv.CPUTime()-cpu
 		if n := rep.Plan.Len(); n != projects*perProject {
 			b.Fatalf("%d decisions, want %d", n, projects*perProject)
 		}
@@ -95,6 +96,7 @@ func BenchmarkRunFleet(b *testing.B) {
 		b.ReportMetric(float64(calls), "api-calls/op")
 		b.ReportMetric(float64(minCalls), "min-calls/op")
 		b.ReportMetric(float64(wall.Milliseconds()), "wall-ms/op")
+		b.ReportMetric(cpu.Seconds()/wall.Seconds(), "cpu/wall")
 		b.Logf("%d disks in %d projects: wall %s, %d API calls (minimum %d): %v", projects*perProject, projects, wall.Round(time.Millisecond), calls, minCalls, srv.CallCounts())
 	}
 }

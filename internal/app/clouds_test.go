@@ -28,7 +28,7 @@ func (c *countingNetworks) List(context.Context) []inventory.NetworkListing {
 
 // A cloud read runs when a kind the run plans relies on it, and only then:
 // the gce read for the disk kinds, never the ec2 read a harness offers
-// when no ec2 section turns the interface kind on.
+// when no ec2Interfaces section turns the interface kind on.
 func TestCloudReadsFollowTheKindsThatRelyOnThem(t *testing.T) {
 	now := time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
 	_, srv, _ := orphanWorld(t, &now, nil)

@@ -80,7 +80,7 @@ func Discoverers(ctx context.Context, cfg *config.Config, log *zap.Logger) ([]fl
 func identityOf(cfg *config.Config, i int) string {
 	e := cfg.Fleet.EKS[i]
 	if cfg.Fleet.EveryRegion() {
-		return fmt.Sprintf("the ecr.registries, ec2.networks or ebs.regions entry of account %s in %s (fleet.eks is left out, so discovery reaches the account as it does)", e.Account, e.Region)
+		return fmt.Sprintf("the ecr.registries, ec2Interfaces.networks or ebs.regions entry of account %s in %s (fleet.eks is left out, so discovery reaches the account as it does)", e.Account, e.Region)
 	}
 	return fmt.Sprintf("fleet.eks[%d]", i)
 }

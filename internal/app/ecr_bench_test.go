@@ -18,7 +18,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -33,6 +32,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 
 	config "reclaim.dev/reclaim/configs"
+	"reclaim.dev/reclaim/internal/testenv"
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/inventory/kube"
 	"reclaim.dev/reclaim/providers/ecr"
@@ -454,6 +454,7 @@ func BenchmarkECRFleet(b *testing.B) {
 		}
 		b.ReportMetric(float64(throttled), "throttled/op")
 		b.ReportMetric(cpu.Seconds(), "cpu-s/op")
+		b.ReportMetric(cpu.Seconds()/wall.Seconds(), "cpu/wall")
 		b.ReportMetric(float64(pk.inuse)/(1<<20), "peak-heap-MiB")
 		b.ReportMetric(float64(baseLive)/(1<<20), "fixture-live-MiB")
 		b.ReportMetric(float64(runLive)/(1<<20), "run-live-MiB")
@@ -562,6 +563,7 @@ func BenchmarkECRFleet(b *testing.B) {
 		if want := fmt.Sprintf("images delete %d (", del); !bytes.Contains(pod.Stdout, []byte(want)) || !bytes.Contains(pod.Stdout, []byte(fmt.Sprintf("mark %d", mark))) {
 			b.Fatalf("the binary's report does not say %q and mark %d as the in-process plan does:\n%s", want, mark, pod.Report)
 		}
+		b.ReportMetric(pod.CPU.Seconds()/pod.Wall.Seconds(), "pod-cpu/wall")
 		pod.reportMemory(b, ecrRSSTarget, fmt.Sprintf("the same plan (%d deletes, %d marks)", del, mark))
 	}
 }
@@ -579,13 +581,7 @@ func (t *timedImages) List(ctx context.Context) []inventory.RegistryListing {
 }
 
 // cpuTime is the process's user and system CPU time so far.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
+func cpuTime() time.Duration { return testenv.CPUTime() }
 
 // memPeaks are the highest heap in use and live heap sampled.
 type memPeaks struct{ inuse, live uint64 }

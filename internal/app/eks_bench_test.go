@@ -85,7 +85,7 @@ const (
 // candidate for more than the 1h grace, and the leaked interfaces for more
 // than 6h. The run deletes, with Apply, at most jobs.maxDeletesPerRun Jobs and
 // pods.maxDeletesPerRun Pods at deletesPerSecond per cluster, and every
-// leaked interface at ec2.deletesPerSecond.
+// leaked interface at ec2Interfaces.deletesPerSecond.
 //
 // The applier deletes kind by kind, batch by batch, and a kind's decisions
 // come cluster by cluster: deletesPerSecond is a per-cluster bucket, but only
@@ -119,7 +119,7 @@ func BenchmarkEKSFleet(b *testing.B) {
 		jobsPerRun    = 3000
 		podsPerSecond = 200
 		podsPerRun    = 2000
-		// The ec2 section: the client's describe bucket, and the delete
+		// The ec2Interfaces section: the client's describe bucket, and the delete
 		// bucket (config allows at most 5/s and a burst of 100).
 		ec2RPS         = 10
 		ec2Burst       = 5
@@ -177,7 +177,7 @@ func BenchmarkEKSFleet(b *testing.B) {
 	}
 	fmt.Fprintf(&y, `kubernetes:
   protectLabel: %s
-ec2:
+ec2Interfaces:
   networks:
     - account: %q
       region: %s
@@ -552,6 +552,7 @@ pods:
 		b.ReportMetric(float64(minEC2Total), "ec2-min")
 		b.ReportMetric(float64(throttled), "ec2-throttled/op")
 		b.ReportMetric(cpu.Seconds(), "cpu-s/op")
+		b.ReportMetric(cpu.Seconds()/wall.Seconds(), "cpu/wall")
 		b.ReportMetric(float64(pk.inuse)/(1<<20), "peak-heap-MiB")
 		b.ReportMetric(float64(baseLive)/(1<<20), "fixture-live-MiB")
 		b.ReportMetric(float64(runLive)/(1<<20), "run-live-MiB")
@@ -590,6 +591,7 @@ pods:
 		if pod.Deleted != deleted || pod.Failed > 0 || pod.ExitCode != 0 {
 			b.Fatalf("the binary's run: exit %d, %d deleted, %d failed; want %d deleted as in-process:\n%s", pod.ExitCode, pod.Deleted, pod.Failed, deleted, pod.Report)
 		}
+		b.ReportMetric(pod.CPU.Seconds()/pod.Wall.Seconds(), "pod-cpu/wall")
 		pod.reportMemory(b, eksRSSTarget, fmt.Sprintf("%d deleted", pod.Deleted))
 		var k8sOps []string
 		for op, n := range kcalls {

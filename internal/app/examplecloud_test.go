@@ -103,7 +103,7 @@ state: {file: %s}
 audit: {file: %s}
 exampleBuckets:
   accounts: [a, b]
-  maxAge: 1h
+  minAge: 1h
   grace: 1h
   maxDeletePercent: 100%%
 `, filepath.Join(dir, "state.json"), filepath.Join(dir, "audit.jsonl"))), "reclaim.yaml")

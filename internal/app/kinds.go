@@ -17,6 +17,7 @@ import (
 	"reclaim.dev/reclaim/reconcile/kinds/ec2interface"
 	"reclaim.dev/reclaim/reconcile/kinds/ecrimage"
 	"reclaim.dev/reclaim/reconcile/kinds/gcedisk"
+	"reclaim.dev/reclaim/reconcile/kinds/gcesnapshot"
 	"reclaim.dev/reclaim/reconcile/kinds/k8sjob"
 	"reclaim.dev/reclaim/reconcile/kinds/k8spod"
 	"reclaim.dev/reclaim/reconcile/kinds/k8spvc"
@@ -38,6 +39,7 @@ var Registered = []kind.Module{
 	k8spod.Module,
 	ebsvolume.Module,
 	ebssnapshot.Module,
+	gcesnapshot.Module,
 }
 
 // Clouds lists the cloud reads several kinds may rely on, one line each.

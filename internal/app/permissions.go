@@ -41,14 +41,14 @@ func Permissions() perms.Set {
 	return perms.Union(sets...)
 }
 
-// SnapshotsPermissions are what a deleter with fleet.snapshots needs on
+// RecordsPermissions are what a deleter with fleet.records needs on
 // top of Permissions' cloud grants: read the agents' records
-// (deploy/aws/iam-policy-snapshots-read.json for S3,
+// (deploy/aws/iam-policy-records-read.json for S3,
 // deploy/gcp/iam-role-records-reader.yaml for GCS). In clusters it needs only
 // its state store (state.Permissions, when the state is a ConfigMap):
 // it dials no cluster, and the kinds that delete in clusters are the
 // agents'.
-var SnapshotsPermissions = perms.Union(bucket.ReadPermissions, bucket.GCSReadPermissions)
+var RecordsPermissions = perms.Union(bucket.ReadPermissions, bucket.GCSReadPermissions)
 
 // identityPermissions: an agent names its cluster in the record by the
 // kube-system namespace's UID (publisher.publish), which it gets.
@@ -60,7 +60,7 @@ var identityPermissions = perms.Set{Read: perms.Grants{RBAC: []perms.Rule{
 // read and tap whatever its own kinds (the deleters' kinds find theirs in
 // the record), its cluster's identity and its state store, and with
 // --apply the deletes of the in-cluster kinds; in the bucket, writing its
-// own record (S3's or GCS's, whichever fleet.snapshots names). Its kinds' cloud reads are not here: the GCE disks the PVC
+// own record (S3's or GCS's, whichever fleet.records names). Its kinds' cloud reads are not here: the GCE disks the PVC
 // kind reports frees with are read only when the agent's config has a gce
 // section (deploy/README.md, "Agents").
 func AgentPermissions() perms.Set {

@@ -31,9 +31,9 @@ func TestAWSPoliciesGrantExactlyTheDeclaredActions(t *testing.T) {
 	p := app.Permissions()
 	sameGrants(t, "deploy/aws/iam-policy-readonly.json", iamActions(t, "deploy/aws/iam-policy-readonly.json"), p.Read.IAM)
 	sameGrants(t, "deploy/aws/iam-policy.json", iamActions(t, "deploy/aws/iam-policy.json"), p.All().IAM)
-	// With fleet.snapshots the deleter adds the records' read; an agent's
+	// With fleet.records the deleter adds the records' read; an agent's
 	// role holds only the write of its record.
-	sameGrants(t, "deploy/aws/iam-policy-snapshots-read.json", iamActions(t, "deploy/aws/iam-policy-snapshots-read.json"), app.SnapshotsPermissions.All().IAM)
+	sameGrants(t, "deploy/aws/iam-policy-records-read.json", iamActions(t, "deploy/aws/iam-policy-records-read.json"), app.RecordsPermissions.All().IAM)
 	agent := app.AgentPermissions()
 	sameGrants(t, "deploy/aws/iam-policy-agent.json", iamActions(t, "deploy/aws/iam-policy-agent.json"), agent.All().IAM)
 	// The cross-account trust policy lets reclaim's role assume another:
@@ -51,7 +51,7 @@ func TestGCPRolesGrantExactlyTheDeclaredPermissions(t *testing.T) {
 	sameGrants(t, "deploy/gcp/iam-role.yaml", gcpPermissions(t, "deploy/gcp/iam-role.yaml"), p.All().GCP)
 	// Records in GCS: the deleter's read, and the agent's write of its
 	// own record (its only GCP grant).
-	sameGrants(t, "deploy/gcp/iam-role-records-reader.yaml", gcpPermissions(t, "deploy/gcp/iam-role-records-reader.yaml"), app.SnapshotsPermissions.All().GCP)
+	sameGrants(t, "deploy/gcp/iam-role-records-reader.yaml", gcpPermissions(t, "deploy/gcp/iam-role-records-reader.yaml"), app.RecordsPermissions.All().GCP)
 	sameGrants(t, "deploy/gcp/iam-role-agent.yaml", gcpPermissions(t, "deploy/gcp/iam-role-agent.yaml"), app.AgentPermissions().All().GCP)
 }
 
@@ -125,9 +125,9 @@ func TestRenderedInstallsGrantExactlyTheDeclaredRules(t *testing.T) {
 	p := app.Permissions()
 	lease := daemon.Permissions.Read.RBACLines()
 	agent := app.AgentPermissions()
-	snapshots := []string{"config.fleet.snapshots.bucket=records", "config.fleet.snapshots.account=123456789012",
-		"config.fleet.snapshots.region=us-east-1"}
-	snapshotsDeleter := state.Permissions.All().RBACLines()
+	records := []string{"config.fleet.records.bucket=records", "config.fleet.records.account=123456789012",
+		"config.fleet.records.region=us-east-1"}
+	recordsDeleter := state.Permissions.All().RBACLines()
 	for _, c := range []struct {
 		name string
 		args []string
@@ -152,9 +152,9 @@ func TestRenderedInstallsGrantExactlyTheDeclaredRules(t *testing.T) {
 		{"helm-agent-apply", helmArgs("mode=agent", "apply=true", "rbac.deletePVCs=true", "rbac.deleteWorkloads=true"), agent.All().RBACLines()},
 		// A deleter reading the agents' records: its state, its Lease, no
 		// cluster read and no delete, whatever the toggles.
-		{"helm-snapshots-deleter", helmArgs(append(snapshots, "mode=daemon", "rbac.deletePVCs=true", "rbac.deleteWorkloads=true")...),
-			append(snapshotsDeleter, lease...)},
-		{"kustomize-snapshots-deleter", []string{"kustomize", "testdata/kustomize-snapshots"}, append(snapshotsDeleter, lease...)},
+		{"helm-records-deleter", helmArgs(append(records, "mode=daemon", "rbac.deletePVCs=true", "rbac.deleteWorkloads=true")...),
+			append(recordsDeleter, lease...)},
+		{"kustomize-records-deleter", []string{"kustomize", "testdata/kustomize-records"}, append(recordsDeleter, lease...)},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			args := c.args

@@ -44,8 +44,13 @@ func TestMain(m *testing.M) {
 }
 
 // reclaimBinary builds cmd/reclaim once per test process, as the image does.
+// BENCH_RECLAIM_BIN=FILE runs that binary instead (built as the image is),
+// so that two builds can be measured side by side on the same machine.
 func reclaimBinary(b *testing.B) string {
 	b.Helper()
+	if path := os.Getenv("BENCH_RECLAIM_BIN"); path != "" {
+		return path
+	}
 	reclaimBin.once.Do(func() {
 		dir, err := os.MkdirTemp("", "reclaim-bench-")
 		if err != nil {
@@ -70,6 +75,7 @@ type podRun struct {
 	PeakRSS         uint64 // bytes: the kernel's high-water mark of the process
 	PeakFileRSS     uint64 // bytes of it that were the binary's own pages (RssFile) when last sampled at the peak
 	CPU, Wall       time.Duration
+	User, Sys       time.Duration // CPU's two parts: the kernel's (Sys) counts fsyncs and writes
 }
 
 // runAsPod runs `reclaim run --config cfg --log-json args...` as the
@@ -84,7 +90,9 @@ func runAsPod(b *testing.B, cfg, auditFile string, args ...string) podRun {
 			env = append(env, k+"="+v)
 		}
 	}
-	cmd := testenv.Pod{Env: env}.Command(context.Background(), b, reclaimBinary(b), append([]string{"run", "--config", cfg, "--log-json"}, args...)...)
+	bin := reclaimBinary(b)
+	evictPages(bin)
+	cmd := testenv.Pod{Env: env}.Command(context.Background(), b, bin, append([]string{"run", "--config", cfg, "--log-json"}, args...)...)
 	var stdout bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, io.Discard
 	// BENCH_POD_STDERR=FILE keeps the binary's log (with GODEBUG=gctrace=1
@@ -108,7 +116,8 @@ func runAsPod(b *testing.B, cfg, auditFile string, args ...string) podRun {
 		b.Fatalf("reclaim run: %v", err)
 	}
 	r := podRun{ExitCode: cmd.ProcessState.ExitCode(), Stdout: stdout.Bytes(), Report: tail(stdout.String(), 2000), Wall: time.Since(start),
-		CPU: cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()}
+		User: cmd.ProcessState.UserTime(), Sys: cmd.ProcessState.SystemTime()}
+	r.CPU = r.User + r.Sys
 	r.PeakRSS, r.PeakFileRSS = peak, peakFile
 	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok && peak == 0 {
 		// No /proc: the rusage, which Linux makes at least the parent's
@@ -151,8 +160,8 @@ func (r podRun) reportMemory(b *testing.B, target uint64, did string) {
 	if r.PeakRSS > target {
 		verdict = "OVER"
 	}
-	b.Logf("as a pod (the binary alone, GOMEMLIMIT %s, GOGC %s): %s in %s (%s CPU), peak RSS %d MiB (%d MiB of it the binary's own pages) = %.2f× the %d MiB target: %s",
-		podEnv(b, "GOMEMLIMIT"), podEnv(b, "GOGC"), did, r.Wall.Round(time.Millisecond), r.CPU.Round(time.Millisecond),
+	b.Logf("as a pod (the binary alone, GOMEMLIMIT %s, GOGC %s): %s in %s (%s CPU: %s user, %s sys), peak RSS %d MiB (%d MiB of it the binary's own pages) = %.2f× the %d MiB target: %s",
+		podEnv(b, "GOMEMLIMIT"), podEnv(b, "GOGC"), did, r.Wall.Round(time.Millisecond), r.CPU.Round(time.Millisecond), r.User.Round(time.Millisecond), r.Sys.Round(time.Millisecond),
 		r.PeakRSS>>20, r.PeakFileRSS>>20, float64(r.PeakRSS)/float64(target), target>>20, verdict)
 }
 

@@ -70,7 +70,7 @@ type recBench struct {
 	store               *recStore
 	compressed, decoded int
 	kept                int
-	// y is the config without fleet.snapshots; snapshots is the section
+	// y is the config without fleet.records; snapshots is the section
 	// for a bucket at endpoint; cfg is both, parsed, for the in-process
 	// passes (its endpoint is never dialled).
 	y         string
@@ -136,7 +136,7 @@ func newRecBench(b *testing.B, now time.Time) *recBench {
 		}
 	}
 	snapshots := func(endpoint string) string {
-		return fmt.Sprintf("fleet:\n  discover: false\n  snapshots:\n    bucket: %s\n    prefix: %s\n    account: %q\n    region: %s\n    endpoint: %s\n    maxAge: 2h\n",
+		return fmt.Sprintf("fleet:\n  discover: false\n  records:\n    bucket: %s\n    prefix: %s\n    account: %q\n    region: %s\n    endpoint: %s\n    maxAge: 2h\n",
 			recBucket, recPrefix, recAccount, recRegion, endpoint)
 	}
 	fmt.Fprintf(&y, `gce:
@@ -161,7 +161,7 @@ disks:
 }
 
 // BenchmarkRecordFleet is one dry-run pass of a deleter that reads its
-// fleet from the agents' records (fleet.snapshots): 1,000 clusters, 500 on
+// fleet from the agents' records (fleet.records): 1,000 clusters, 500 on
 // EKS and 500 on GKE in 4 projects, each record about 300 pods with their
 // IPs, 24 nodes, 40 finished Jobs, 30 ECR image uses and, on GKE, 20 PVs
 // and PVCs on GCE disks. The records are encoded once with
@@ -208,7 +208,7 @@ func BenchmarkRecordFleet(b *testing.B) {
 	if os.Getenv("GOMEMLIMIT") != "" {
 		target = records.MemoryTarget()
 	}
-	rb, err := records.BoundsFor(cfg.Fleet.Snapshots, target)
+	rb, err := records.BoundsFor(cfg.Fleet.Records, target)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -236,7 +236,7 @@ func BenchmarkRecordFleet(b *testing.B) {
 	}
 	roundTrips := float64(recClusters) * recLatency.Seconds()
 	// The binary's bucket client paces its Gets (bucket.New's defaults,
-	// which fleet.snapshots does not change): its own floor.
+	// which fleet.records does not change): its own floor.
 	paceFloor := float64(max(0, recClusters-bucket.DefaultBurst)) / bucket.DefaultRequestsPerSecond
 
 	b.ResetTimer()

@@ -22,7 +22,7 @@ import (
 // The churn model (issue 40): each agent reads its cluster every minute
 // and publishes when what it read changed, or when its last publication
 // is churnHeartbeat old (so that a quiet cluster's record never nears
-// fleet.snapshots.maxAge, 2h here); each minute churnShare of the
+// fleet.records.maxAge, 2h here); each minute churnShare of the
 // clusters change (a pod replaced). The deleter is a daemon passing every
 // churnEvery minutes.
 const (
@@ -114,7 +114,7 @@ func BenchmarkRecordChurn(b *testing.B) {
 			minute                   int
 			floor, lists, gets, puts int64
 			bytes                    int64
-			wall                     time.Duration
+			wall, cpu                time.Duration
 		}
 		var passes []passStat
 		changed := map[int]bool{} // since the deleter's last pass
@@ -145,9 +145,9 @@ func BenchmarkRecordChurn(b *testing.B) {
 			}
 			lists, gets, bytesRead, puts := store.lists.Load(), store.gets.Load(), store.bytes.Load(), store.puts.Load()
 			puts, putsBefore = puts-putsBefore, puts
-			start := time.Now()
+			start, cpu := time.Now(), cpuTime()
 			rep, err := r.Once(context.Background(), Options{})
-			wall := time.Since(start)
+			wall, cpu := time.Since(start), cpuTime()-cpu
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -162,7 +162,7 @@ func BenchmarkRecordChurn(b *testing.B) {
 			}
 			ps := passStat{minute: m, floor: int64(ceilDiv(recClusters, recPage) + len(changed)),
 				lists: store.lists.Load() - lists, gets: store.gets.Load() - gets, bytes: store.bytes.Load() - bytesRead,
-				puts: puts, wall: wall}
+				puts: puts, wall: wall, cpu: cpu}
 			passes = append(passes, ps)
 			if got := float64(ps.lists+ps.gets) / float64(ps.floor); got > churnRequestsTarget {
 				b.Fatalf("minute %d: %d requests (%d LIST, %d GET) = %.2f× the floor %d (%d pages, %d changed records), more than the %.1f× target",
@@ -182,6 +182,7 @@ func BenchmarkRecordChurn(b *testing.B) {
 			hour.bytes += ps.bytes
 			hour.puts += ps.puts
 			hour.wall += ps.wall
+			hour.cpu += ps.cpu
 		}
 		cold := passes[0]
 		steady := len(passes) - 1
@@ -202,6 +203,7 @@ func BenchmarkRecordChurn(b *testing.B) {
 		b.ReportMetric(float64(cold.bytes)/(1<<20), "first-pass-MiB")
 		b.ReportMetric((hour.wall / time.Duration(steady)).Seconds(), "pass-wall-s")
 		b.ReportMetric(cold.wall.Seconds(), "first-pass-wall-s")
+		b.ReportMetric(hour.cpu.Seconds()/hour.wall.Seconds(), "cpu/wall")
 		b.ReportMetric(float64(pk.inuse)/(1<<20), "peak-heap-MiB")
 		if avg := hour.wall / time.Duration(steady); avg >= cold.wall {
 			b.Fatalf("a pass after the first takes %s on average, no less than the first (%s) that read every record", avg, cold.wall)

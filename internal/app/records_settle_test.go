@@ -33,7 +33,7 @@ func TestAFirstRecordReleasesNothingUntilItSettles(t *testing.T) {
 	place := inventory.Place{Platform: inventory.GKE, Project: "acme-prod", Location: "us-central1"}
 	cfg := parse(t, fmt.Sprintf(`fleet:
   discover: false
-  snapshots:
+  records:
     bucket: b
     account: "123456789012"
     region: us-east-1
@@ -60,7 +60,7 @@ disks:
 			Cluster: published.Identity{Name: "a", Platform: place.Platform, Project: place.Project, Location: place.Location, CA: recCA, KubeSystemUID: "uid-a"}}); err != nil {
 			t.Fatal(err)
 		}
-		records[published.Key(cfg.Fleet.Snapshots.Prefix, place, "a")] = b.Bytes()
+		records[published.Key(cfg.Fleet.Records.Prefix, place, "a")] = b.Bytes()
 	}
 	store := state.NewMemoryStore(engine.NewState())
 	now := t0

@@ -50,11 +50,11 @@ var recCA = published.CAHash([]byte("the real CA"))
 // An agent reads exactly one cluster; a deleter reading records dials
 // none, and says so rather than loading a kubeconfig.
 func TestRolesRefuseTheWrongClusters(t *testing.T) {
-	two := parse(t, snapshotsYAML+"  - name: b\n    platform: eks\n    account: \"123456789012\"\n    location: us-west-2\n")
+	two := parse(t, recordsYAML+"  - name: b\n    platform: eks\n    account: \"123456789012\"\n    location: us-west-2\n")
 	if err := checkRole(two, true, false); err == nil || !strings.Contains(err.Error(), "exactly its own cluster") {
 		t.Fatalf("agent of two clusters: %v", err)
 	}
-	dialled := parse(t, snapshotsYAML+"    kubeconfig: /k\n")
+	dialled := parse(t, recordsYAML+"    kubeconfig: /k\n")
 	if err := checkRole(dialled, false, false); err == nil || !strings.Contains(err.Error(), "dials none") {
 		t.Fatalf("deleter with a kubeconfig: %v", err)
 	}
@@ -66,19 +66,19 @@ func TestRolesRefuseTheWrongClusters(t *testing.T) {
 	if err := checkRole(dialled, true, true); err != nil {
 		t.Fatalf("agent with a kubeconfig, --outside-cluster: %v", err)
 	}
-	inCluster := parse(t, snapshotsYAML+"    inCluster: true\n")
+	inCluster := parse(t, recordsYAML+"    inCluster: true\n")
 	if err := checkRole(inCluster, true, false); err != nil {
 		t.Fatalf("agent in its cluster: %v", err)
 	}
-	noSnapshots := parse(t, "clusters:\n  - name: a\n    context: a\nfleet: {discover: false}\n")
-	if _, err := New(context.Background(), noSnapshots, Deps{Agent: true}); err == nil || !strings.Contains(err.Error(), "fleet.snapshots") {
-		t.Fatalf("agent without fleet.snapshots: %v", err)
+	noRecords := parse(t, "clusters:\n  - name: a\n    context: a\nfleet: {discover: false}\n")
+	if _, err := New(context.Background(), noRecords, Deps{Agent: true}); err == nil || !strings.Contains(err.Error(), "fleet.records") {
+		t.Fatalf("agent without fleet.records: %v", err)
 	}
 }
 
-const snapshotsYAML = `fleet:
+const recordsYAML = `fleet:
   discover: false
-  snapshots: {bucket: b, account: "123456789012", region: us-east-1}
+  records: {bucket: b, account: "123456789012", region: us-east-1}
 clusters:
   - name: a
     platform: eks
@@ -89,7 +89,7 @@ clusters:
 // An agent opens no cloud, even when its config has a cloud section: its
 // identity holds no cloud grant (deploy/ gives it none).
 func TestAnAgentOpensNoCloud(t *testing.T) {
-	cfg := parse(t, snapshotsYAML+"gce:\n  projects: [acme-prod]\n  withoutAuthentication: true\n  endpoint: http://127.0.0.1:1\n")
+	cfg := parse(t, recordsYAML+"gce:\n  projects: [acme-prod]\n  withoutAuthentication: true\n  endpoint: http://127.0.0.1:1\n")
 	cfg.Clusters[0].Context = "a"
 	r, err := New(context.Background(), cfg, Deps{Agent: true, OutsideCluster: true, Records: memRecords{}})
 	if err != nil {
@@ -118,7 +118,7 @@ func registration(name string) kind.Module {
 // A maxRecordSize the memory target cannot decode is refused by run and
 // config check alike (CheckRole), saying what to raise.
 func TestMaxRecordSizeMustFitTheMemoryTarget(t *testing.T) {
-	cfg := parse(t, strings.Replace(snapshotsYAML, "region: us-east-1}", "region: us-east-1, maxRecordSize: 64Mi}", 1))
+	cfg := parse(t, strings.Replace(recordsYAML, "region: us-east-1}", "region: us-east-1, maxRecordSize: 64Mi}", 1))
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(280 << 20))
 	if err := CheckRole(cfg, false, false); err == nil || !strings.Contains(err.Error(), "raise GOMEMLIMIT") {
 		t.Fatalf("64Mi records under a 280MiB target: %v", err)
@@ -133,7 +133,7 @@ func TestMaxRecordSizeMustFitTheMemoryTarget(t *testing.T) {
 // read, from one pass to the next: the second pass of an unchanged fleet
 // lists and reads nothing else.
 func TestRunnerReadsOnlyChangedRecordsAcrossPasses(t *testing.T) {
-	cfg := parse(t, snapshotsYAML)
+	cfg := parse(t, recordsYAML)
 	place := inventory.Place{Platform: inventory.EKS, Account: "123456789012", Location: "us-east-1"}
 	l, now := newRecStore(0), recT0.Add(time.Hour)
 	var b bytes.Buffer
@@ -141,7 +141,7 @@ func TestRunnerReadsOnlyChangedRecordsAcrossPasses(t *testing.T) {
 		Cluster: published.Identity{Name: "a", Platform: place.Platform, Account: place.Account, Location: place.Location, CA: recCA, KubeSystemUID: "uid-a"}}); err != nil {
 		t.Fatal(err)
 	}
-	l.put(published.Key(cfg.Fleet.Snapshots.Prefix, place, "a"), b.Bytes())
+	l.put(published.Key(cfg.Fleet.Records.Prefix, place, "a"), b.Bytes())
 	r, err := New(context.Background(), cfg, Deps{Records: l, Store: state.NewMemoryStore(engine.NewState()), Audit: audit.New(io.Discard),
 		Now: func() time.Time { return now }})
 	if err != nil {
@@ -170,7 +170,7 @@ func TestRunnerReadsOnlyChangedRecordsAcrossPasses(t *testing.T) {
 // registered kind's cloud read shows made for the cluster (kind.Module's
 // Evidence): ec2-interface's interfaces tagged for it.
 func TestTheRecordsReaderHasEveryKindsEvidence(t *testing.T) {
-	w, err := wire(parse(t, snapshotsYAML), false, false)
+	w, err := wire(parse(t, recordsYAML), false, false)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,13 +14,13 @@ import (
 // a config before reading anything; config check asks it too, so that it
 // refuses what the run would. outside is reclaim agent --outside-cluster.
 func CheckRole(cfg *config.Config, agent, outside bool) error {
-	if cfg.Fleet.Snapshots == nil {
+	if cfg.Fleet.Records == nil {
 		return nil
 	}
 	return checkRole(cfg, agent, outside)
 }
 
-// checkRole checks a config with fleet.snapshots for its role: an agent
+// checkRole checks a config with fleet.records for its role: an agent
 // reads exactly its own cluster, from inside it unless its command line
 // says otherwise (outside); a deleter dials none.
 func checkRole(cfg *config.Config, agent, outside bool) error {
@@ -33,12 +33,12 @@ func checkRole(cfg *config.Config, agent, outside bool) error {
 		}
 		return nil
 	}
-	if _, err := records.BoundsFor(cfg.Fleet.Snapshots, records.MemoryTarget()); err != nil {
+	if _, err := records.BoundsFor(cfg.Fleet.Records, records.MemoryTarget()); err != nil {
 		return err
 	}
 	for i, cl := range cfg.Clusters {
 		if cl.Kubeconfig != "" || cl.Context != "" || cl.InCluster {
-			return fmt.Errorf("clusters[%d]: with fleet.snapshots, reclaim run reads each cluster from its agent's record and dials none: remove kubeconfig, context and inCluster (they belong in the agent's config)", i)
+			return fmt.Errorf("clusters[%d]: with fleet.records, reclaim run reads each cluster from its agent's record and dials none: remove kubeconfig, context and inCluster (they belong in the agent's config)", i)
 		}
 	}
 	return nil
@@ -49,7 +49,7 @@ func checkRole(cfg *config.Config, agent, outside bool) error {
 // runs a pass, and publishes, on change. Only an agent's runner watches.
 func (r *Runner) Watch(ctx context.Context, changed func()) error {
 	if r.pub == nil {
-		return errors.New("only an agent (fleet.snapshots, reclaim daemon --agent) watches its cluster")
+		return errors.New("only an agent (fleet.records, reclaim daemon --agent) watches its cluster")
 	}
 	rc, err := kube.RESTConfig(r.pub.Target)
 	if err != nil {

@@ -48,7 +48,7 @@ func TestEveryKindRefusesUnsafeSettings(t *testing.T) {
 			cases = append(cases, tc{config.KeyMinAge, "1h", "unknown field"})
 		}
 		if has(config.KeyProtectTag) && r.TagKey != nil {
-			cases = append(cases, tc{config.KeyProtectTag, `"aws:keep"`, "is not a usable"})
+			cases = append(cases, tc{config.KeyProtectTag, `"aws:keep"`, `"aws:keep" is not a`}) // a usable EC2 tag, a valid GCE label
 		}
 		if !has(config.KeyMaxDeleteSizePerRun) {
 			cases = append(cases, tc{config.KeyMaxDeleteSizePerRun, "1Gi", "unknown field"})

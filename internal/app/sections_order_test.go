@@ -17,7 +17,7 @@ func TestSectionsKeepTheirOrder(t *testing.T) {
 			keys = append(keys, s.Key)
 		}
 	}
-	const want = "ebs ebsSnapshots ecr ec2 gce disks jobs pods"
+	const want = "ebs ebsSnapshots ecr ec2Interfaces gce disks gceSnapshots jobs pods"
 	if got := strings.Join(keys, " "); got != want {
 		t.Errorf("sections register as %s, want %s", got, want)
 	}

@@ -24,10 +24,10 @@ type wiring struct {
 	// kube is what every cluster's collection reads (kubeOptions); an
 	// agent's taps are every registered kind's.
 	kube kube.Options
-	// snapshots is fleet.snapshots (nil without it), bounds what reading
+	// recordCfg is fleet.records (nil without it), bounds what reading
 	// its records may take of the memory, and records how a deleter reads
 	// them: nil for an agent, which publishes.
-	snapshots *config.Snapshots
+	recordCfg *config.Records
 	bounds    records.Bounds
 	records   *records.Reader
 }
@@ -36,24 +36,24 @@ type wiring struct {
 // (agent, or a deleter; outside is reclaim agent --outside-cluster) cannot
 // run with.
 func wire(cfg *config.Config, agent, outside bool) (wiring, error) {
-	w := wiring{on: On(cfg), snapshots: cfg.Fleet.Snapshots}
+	w := wiring{on: On(cfg), recordCfg: cfg.Fleet.Records}
 	routes, err := Routes(cfg)
 	if err != nil {
 		return w, err
 	}
 	w.routes = routes
-	if w.snapshots == nil && agent {
-		return w, errors.New("reclaim agent publishes to fleet.snapshots: add the section (bucket, account, region) to the agent's config")
+	if w.recordCfg == nil && agent {
+		return w, errors.New("reclaim agent publishes to fleet.records: add the section (bucket, account, region) to the agent's config")
 	}
-	if w.snapshots != nil {
+	if w.recordCfg != nil {
 		if err := checkRole(cfg, agent, outside); err != nil {
 			return w, err
 		}
 	}
 	w.targets = targets(cfg, w.on)
 	w.kube = kubeOptions(cfg, w.on)
-	if w.snapshots != nil {
-		if w.bounds, err = records.BoundsFor(w.snapshots, records.MemoryTarget()); err != nil {
+	if w.recordCfg != nil {
+		if w.bounds, err = records.BoundsFor(w.recordCfg, records.MemoryTarget()); err != nil {
 			return w, err
 		}
 	}
@@ -62,10 +62,10 @@ func wire(cfg *config.Config, agent, outside bool) (wiring, error) {
 		// Every read and tap, whatever the agent's own kinds need.
 		w.targets[0].Images, w.targets[0].Workloads = true, true
 		w.kube.Taps = AllTaps(cfg)
-	case w.snapshots != nil:
+	case w.recordCfg != nil:
 		// Every registered kind's evidence, on or not: a cloud read a
 		// kind that is on made (gce, for k8s-pvc) shows what it shows.
-		w.records = &records.Reader{Config: w.snapshots, Taps: records.Decoders(w.kube.Taps), Bounds: w.bounds,
+		w.records = &records.Reader{Config: w.recordCfg, Taps: records.Decoders(w.kube.Taps), Bounds: w.bounds,
 			Evidence: Modules(Registered).Evidence}
 	}
 	return w, nil

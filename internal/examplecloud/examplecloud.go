@@ -41,32 +41,30 @@ const (
 type Section struct {
 	// Accounts are the cloud accounts whose buckets it looks at.
 	Accounts []string `json:"accounts"`
-	// Label marks a bucket as temporary (value "true"); ProtectLabel (any
-	// value: the engine's opt-out rule) keeps one whatever else holds.
-	Label        string          `json:"label"`
-	ProtectLabel string          `json:"protectLabel"`
-	MaxAge       config.Duration `json:"maxAge"`
-	// Safety is grace and the per-run caps, written in the section, with
-	// the floors every kind has (SectionSpec.Safety); maxAge stands for a
-	// minimum age, and protectLabel for a protect tag.
+	// Label marks a bucket as temporary (value "true").
+	Label string `json:"label"`
+	// Safety is the block every kind shares, written in the section, with
+	// the floors every kind has (SectionSpec.Safety): protectTag, a bucket
+	// label that (any value: the engine's opt-out rule) keeps one whatever
+	// else holds; minAge, how old a temporary bucket gets before it may go
+	// (the engine's minimum age); grace and the per-run caps.
 	config.Safety
 }
 
 func init() {
 	config.Register(config.SectionSpec[Section]{
 		Key:    Key,
-		Doc:    "deletes buckets labelled temporary once older than maxAge",
+		Doc:    "deletes buckets labelled temporary once older than minAge",
 		Safety: func(s *Section) *config.Safety { return &s.Safety },
 		SafetyRules: config.SafetyRules{
-			Defaults: config.Safety{Grace: config.Duration(time.Hour),
+			Defaults: config.Safety{ProtectTag: "reclaim.dev/protect", MinAge: config.Duration(24 * time.Hour), Grace: config.Duration(time.Hour),
 				Caps: config.Caps{MaxDeletesPerRun: 10, MaxDeletePercent: config.Percent(0.5), BreakerCandidates: 100}},
-			Without:  []string{config.KeyProtectTag, config.KeyMinAge, config.KeyMaxDeleteSizePerRun},
-			GraceWhy: "a bucket must be a candidate on more than one run before it is deleted",
+			Without:   []string{config.KeyMaxDeleteSizePerRun},
+			GraceWhy:  "a bucket must be a candidate on more than one run before it is deleted",
+			MinAgeWhy: "a bucket being filled would otherwise go while in use",
 		},
 		Defaults: func(s *Section, set func(string) bool) {
 			config.Fill(set, "label", &s.Label, "reclaim.dev/temporary")
-			config.Fill(set, "protectLabel", &s.ProtectLabel, "reclaim.dev/protect")
-			config.Fill(set, "maxAge", &s.MaxAge, config.Duration(24*time.Hour))
 		},
 		Validate: func(s *Section, report *config.Report) {
 			if len(s.Accounts) == 0 {
@@ -74,9 +72,6 @@ func init() {
 			}
 			if s.Label == "" {
 				report.Add("label", "is empty — name the label that marks a bucket temporary")
-			}
-			if s.MaxAge.Std() < time.Minute {
-				report.Add("maxAge", "%s is too short — use at least 1m", s.MaxAge)
 			}
 		},
 	})
@@ -143,16 +138,9 @@ type Kind struct {
 	api API
 }
 
-// FromConfig makes the kind with the client its cloud was opened with (an
-// API; nil before one is); nil when the section is absent.
-func FromConfig(cfg *config.Config, client any) *Kind {
-	s := SectionOf(cfg)
-	if s == nil {
-		return nil
-	}
-	api, _ := client.(API)
-	return &Kind{s: *s, api: api}
-}
+// New makes the kind from its section and the client its cloud was opened
+// with (nil before one is): Module.New, through kind.WithSection.
+func New(s Section, api API) *Kind { return &Kind{s: s, api: api} }
 
 // Detail is what a bucket decision says beyond the envelope.
 type Detail struct {
@@ -169,23 +157,34 @@ func (k *Kind) Limits() engine.Limits {
 	// its unit (ebsvolume.GiB), in which maxDeleteSizePerRun then counts.
 	// A bucket frees none: nil.
 	l := kind.Limits(k.s.Safety, nil)
-	l.BatchSize, l.OptOutKey = 10, k.s.ProtectLabel
+	l.BatchSize, l.OptOutKey = 10, k.s.ProtectTag
 	l.Wording = engine.Wording{Section: Key, Noun: "buckets"}
 	return l
 }
 
 // OptOut says how a person keeps one of the kind's resources from being
 // deleted (report.OptOuter).
-func (k *Kind) OptOut() string { return optout.Rule("label", k.s.ProtectLabel, "bucket") }
+func (k *Kind) OptOut() string { return optout.Rule("label", k.s.ProtectTag, "bucket") }
 
 func id(account, name string) string { return Name + "/" + account + "/" + name }
 
-// Propose proposes every temporary bucket the read listed: a candidate once
-// older than maxAge, protected when it carries the protect label, else not
-// a candidate (the engine keeps it); the engine alone decides the action.
+// parseID is id's inverse, for the ids the state keeps: ok is false for
+// one the kind did not make.
+func parseID(s string) (account, name string, ok bool) {
+	rest, ok := strings.CutPrefix(s, Name+"/")
+	if !ok {
+		return "", "", false
+	}
+	account, name, ok = strings.Cut(rest, "/")
+	return account, name, ok && account != "" && name != ""
+}
+
+// Propose proposes every temporary bucket the read listed: protected when
+// it carries the protect label, else a candidate, with its creation time
+// for the engine's minimum age; the engine alone decides the action.
 // Each account's listing is a source; a proposal names its account's, so
 // the engine holds it when that listing is incomplete.
-func (k *Kind) Propose(snap *inventory.View, now time.Time) engine.Proposals {
+func (k *Kind) Propose(snap *inventory.View, _ time.Time) engine.Proposals {
 	var out engine.Proposals
 	ls := inventory.CloudOf[[]Listing](snap, Name)
 	listed := map[string]bool{}
@@ -204,22 +203,20 @@ func (k *Kind) Propose(snap *inventory.View, now time.Time) engine.Proposals {
 			p := engine.Proposal{ID: id(l.Account, b.Name), Name: b.Name, Identity: b.ID, Detail: &Detail{Account: l.Account, BucketID: b.ID},
 				Created: b.Created, Sources: []string{src.Key()}}
 			listed[p.ID] = true
-			v, protected := optout.Protects(k.s.ProtectLabel, b.Labels)
+			v, protected := optout.Protects(k.s.ProtectTag, b.Labels)
 			switch {
 			case protected:
-				p.Protected = optout.Reason("label", k.s.ProtectLabel, v)
-			case now.Sub(b.Created) >= k.s.MaxAge.Std():
-				p.Candidate, p.Class, p.Reason = true, "expired", fmt.Sprintf("temporary and older than %s", k.s.MaxAge)
-			default:
-				p.Class, p.Reason = "young", fmt.Sprintf("temporary, younger than %s", k.s.MaxAge)
+				p.Protected = optout.Reason("label", k.s.ProtectTag, v)
+			default: // the engine keeps it until minAge (Created)
+				p.Candidate, p.Class, p.Reason = true, "temporary", "labelled temporary"
 			}
 			out.Items = append(out.Items, p)
 		}
 	}
 	out.InScope = len(out.Items)
 	out.Presence = engine.Listed(func(id string) (string, bool) {
-		scope, _, ok := strings.Cut(strings.TrimPrefix(id, Name+"/"), "/")
-		return scope, ok
+		account, _, ok := parseID(id)
+		return account, ok
 	}, complete, listed)
 	return out
 }

@@ -17,7 +17,7 @@ import (
 var Module = kind.Module{
 	Name:    Name,
 	Section: Key,
-	New:     kind.WithCloud(Name, FromConfig),
+	New:     kind.WithSection(Name, Key, New),
 	Cloud:   &kind.Cloud{Open: Open, Read: Reader},
 }
 

@@ -4,6 +4,9 @@ import (
 	"os"
 	"strconv"
 	"testing"
+	"time"
+
+	"reclaim.dev/reclaim/internal/testenv"
 )
 
 // Rerun one fleet with RECLAIM_FLEET_SEED=<seed>; run more with
@@ -69,9 +72,12 @@ func BenchmarkRandomFleets(b *testing.B) {
 	n := envUint(b, "RECLAIM_FLEETS", benchFleets)
 	base := envUint(b, "RECLAIM_FLEET_BASE", defaultBase)
 	var stats *Stats
+	start, cpu := time.Now(), testenv.CPUTime()
 	for i := 0; b.Loop(); i++ {
 		stats = fleets(b, base+uint64(i)*n, n)
 	}
+	wall, cpu := time.Since(start), testenv.CPUTime()-cpu
+	b.ReportMetric(cpu.Seconds()/wall.Seconds(), "cpu/wall")
 	b.ReportMetric(float64(stats.Fleets), "fleets")
 	total := 0
 	for _, v := range stats.Faults {

@@ -246,7 +246,7 @@ func (f *fleet) ifaceKept(n *iface, lateOK, unseenOK bool) string {
 	case f.ifaceEvidence(n) == "":
 		return "without ownership evidence"
 	case !f.netPol.Delete:
-		return "with ec2.interfaces.delete off"
+		return "with ec2Interfaces.interfaces.delete off"
 	}
 	for _, ip := range n.ips {
 		for _, cp := range f.w.podsWithIP(ip, false) {

@@ -30,7 +30,7 @@ const Version = 1
 // MaxSize bounds a record once decompressed when its reader sets no bound
 // of its own (Decode): a record larger than this is refused rather than
 // read into memory. A deleter bounds each record by
-// fleet.snapshots.maxRecordSize (DecodeLimit).
+// fleet.records.maxRecordSize (DecodeLimit).
 const MaxSize = 1 << 30
 
 // ErrTooLarge marks a record that decompresses to more than its reader's
@@ -322,10 +322,10 @@ func (r *Record) Check(e Expect) []string {
 	case e.Now.Sub(r.TakenAt) < -ClockSkew:
 		out = append(out, fmt.Sprintf("the record says it was read at %s, in the future: the agent's clock or the record is wrong", r.TakenAt.UTC().Format(time.RFC3339)))
 	case age > e.MaxAge && !read.Equal(r.TakenAt):
-		out = append(out, fmt.Sprintf("the store wrote the record %s ago (at %s, though it says it was read at %s), more than fleet.snapshots.maxAge %s: is the cluster's agent running, and its clock right?",
+		out = append(out, fmt.Sprintf("the store wrote the record %s ago (at %s, though it says it was read at %s), more than fleet.records.maxAge %s: is the cluster's agent running, and its clock right?",
 			age.Round(time.Minute), read.UTC().Format(time.RFC3339), r.TakenAt.UTC().Format(time.RFC3339), e.MaxAge))
 	case age > e.MaxAge:
-		out = append(out, fmt.Sprintf("the record was read %s ago (at %s), more than fleet.snapshots.maxAge %s: is the cluster's agent running?", age.Round(time.Minute), r.TakenAt.UTC().Format(time.RFC3339), e.MaxAge))
+		out = append(out, fmt.Sprintf("the record was read %s ago (at %s), more than fleet.records.maxAge %s: is the cluster's agent running?", age.Round(time.Minute), r.TakenAt.UTC().Format(time.RFC3339), e.MaxAge))
 	}
 	return out
 }

@@ -142,7 +142,7 @@ func TestRecordReaderRechecksAnUnchangedRecordsAge(t *testing.T) {
 	if _, gets := l.counts(); gets != 1 {
 		t.Fatalf("%d gets in two passes of an unchanged record, want 1", gets)
 	}
-	if c.Complete || !strings.Contains(strings.Join(c.Problems, " "), "more than fleet.snapshots.maxAge") {
+	if c.Complete || !strings.Contains(strings.Join(c.Problems, " "), "more than fleet.records.maxAge") {
 		t.Fatalf("a record older than maxAge, from memory: complete %v, %v", c.Complete, c.Problems)
 	}
 }

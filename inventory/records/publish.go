@@ -20,7 +20,7 @@ import (
 // under Config's prefix, read through Client; Agent is the agent's
 // version, which the record names.
 type Publisher struct {
-	Config *config.Snapshots
+	Config *config.Records
 	Store  Store
 	Target kube.Target
 	Client func(cluster string) (kubernetes.Interface, error)

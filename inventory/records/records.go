@@ -1,5 +1,5 @@
 // Package records is the rules of trust for the clusters' records that
-// agents publish (fleet.snapshots): a deleter reads each cluster from its
+// agents publish (fleet.records): a deleter reads each cluster from its
 // record instead of its API server, and believes a record only as far as
 // its identity, age and plausibility allow (Reader); an agent writes its
 // cluster's (Publisher). What the state keeps of each record between
@@ -36,7 +36,7 @@ import (
 	"reclaim.dev/reclaim/providers/gcpclient"
 )
 
-// Store is where the clusters' records are (fleet.snapshots): the
+// Store is where the clusters' records are (fleet.records): the
 // bucket client, or a harness's.
 type Store interface {
 	Get(ctx context.Context, key string) ([]byte, error)
@@ -63,14 +63,14 @@ var (
 	_, _ opener = (*bucket.Client)(nil), (*bucket.GCS)(nil)
 )
 
-// Open opens the fleet.snapshots bucket (GCS's with gcs, else S3's), its
+// Open opens the fleet.records bucket (GCS's with gcs, else S3's), its
 // objects bounded by b; its clients say userAgent.
-func Open(ctx context.Context, s *config.Snapshots, b Bounds, userAgent string, log *zap.Logger) (Store, error) {
+func Open(ctx context.Context, s *config.Records, b Bounds, userAgent string, log *zap.Logger) (Store, error) {
 	if g := s.GCS; g != nil {
 		c, err := bucket.NewGCS(ctx, bucket.GCSOptions{Bucket: g.Bucket, MaxObject: b.Object, Reach: gcpclient.Reach{
 			Endpoint: g.Endpoint, CredentialsFile: g.CredentialsFile, UserAgent: userAgent}})
 		if err != nil {
-			return nil, fmt.Errorf("fleet.snapshots.gcs: %w", err)
+			return nil, fmt.Errorf("fleet.records.gcs: %w", err)
 		}
 		return c, nil
 	}
@@ -78,14 +78,14 @@ func Open(ctx context.Context, s *config.Snapshots, b Bounds, userAgent string, 
 		Account: s.Account, Region: s.Region, Profile: s.Profile, RoleARN: s.RoleARN, ExternalID: s.ExternalID,
 		Endpoint: s.Endpoint, UserAgent: userAgent, Logger: awsclient.ZapLogger(log)}})
 	if err != nil {
-		return nil, fmt.Errorf("fleet.snapshots: %w", err)
+		return nil, fmt.Errorf("fleet.records: %w", err)
 	}
 	return c, nil
 }
 
 // Seen is what a deleter remembers of a cluster's published record:
 // the kube-system UID its first accepted record pinned, the sizes of the
-// records accepted within fleet.snapshots.dropSettle (the last one
+// records accepted within fleet.records.dropSettle (the last one
 // always), since when each class of evidence has been accepted, and the
 // classes that dropped, each since when. Its slices and maps are never
 // changed in place: a new Seen has new ones. The state keeps them,
@@ -154,10 +154,10 @@ func SeenJSON(seen map[string]Seen) (json.RawMessage, error) {
 // API servers. What it cannot accept is an incomplete cluster, with why:
 // it holds whatever the cluster could use.
 type Reader struct {
-	// Config is the fleet.snapshots section; Store where the records
+	// Config is the fleet.records section; Store where the records
 	// are; Taps the decoders of the taps the deleter's kinds read
 	// (Decoders); Now the clock.
-	Config *config.Snapshots
+	Config *config.Records
 	Store  Store
 	Taps   map[string]published.Decoder
 	Now    func() time.Time
@@ -266,7 +266,7 @@ type Bounds struct {
 
 // BoundsFor is how a deleter with memory target reads s's records; an
 // error if maxRecordSize does not fit it.
-func BoundsFor(s *config.Snapshots, target int64) (Bounds, error) {
+func BoundsFor(s *config.Records, target int64) (Bounds, error) {
 	per := int64(s.MaxRecordSize)
 	if per <= 0 {
 		per = int64(config.DefaultMaxRecordSize)
@@ -274,7 +274,7 @@ func BoundsFor(s *config.Snapshots, target int64) (Bounds, error) {
 	b := Bounds{Target: target, PerRecord: per, Object: max(per/4, 64<<10), Decoding: target / 2 * 3 / 4}
 	b.Gets = int(min(max(target/2/4/b.Object, 1), readAtOnce))
 	if recordCost*per > b.Decoding {
-		return b, fmt.Errorf("fleet.snapshots.maxRecordSize %s: decoding a record that large takes %d MiB, more than the %d MiB the memory target (GOMEMLIMIT %d MiB) leaves for it — raise GOMEMLIMIT (and the pod's memory limit) to at least %d MiB, or lower maxRecordSize",
+		return b, fmt.Errorf("fleet.records.maxRecordSize %s: decoding a record that large takes %d MiB, more than the %d MiB the memory target (GOMEMLIMIT %d MiB) leaves for it — raise GOMEMLIMIT (and the pod's memory limit) to at least %d MiB, or lower maxRecordSize",
 			config.Size(per), recordCost*per>>20, b.Decoding>>20, target>>20, recordCost*per*8/3>>20+1)
 	}
 	return b, nil
@@ -428,7 +428,7 @@ func (rr *Reader) Twins(clusters []inventory.ClusterRefs) {
 		slices.Sort(names)
 		names = slices.Compact(names)
 		for _, c := range cs {
-			why[c.cluster] = fmt.Sprintf("%s: its record claims kube-system UID %s, as the records of %s do: one cluster's agent publishes as another (a copied agent config, or a forged record), so every cluster claiming it is held — pin each cluster's UID in fleet.snapshots.kubeSystemUIDs and fix the agent that publishes the other's",
+			why[c.cluster] = fmt.Sprintf("%s: its record claims kube-system UID %s, as the records of %s do: one cluster's agent publishes as another (a copied agent config, or a forged record), so every cluster claiming it is held — pin each cluster's UID in fleet.records.kubeSystemUIDs and fix the agent that publishes the other's",
 				rr.Config.Where(c.key), uid, strings.Join(names, ", "))
 			if prev, ok := rr.prev[c.key]; ok {
 				rr.seen[c.key] = prev
@@ -581,7 +581,7 @@ func (rr *Reader) refs(rec published.Record, written time.Time, t kube.Target, n
 	}
 	if now.Before(settles) {
 		c.Settles = settles
-		c.Problems = append(c.Problems, fmt.Sprintf("note: the cluster's records settle at %s: until they have stood for fleet.snapshots.dropSettle %s, what they show in use is kept but nothing the cluster could use is deleted",
+		c.Problems = append(c.Problems, fmt.Sprintf("note: the cluster's records settle at %s: until they have stood for fleet.records.dropSettle %s, what they show in use is kept but nothing the cluster could use is deleted",
 			fmtTime(settles), rr.Config.DropSettle))
 	}
 	for i := range c.PVs {
@@ -596,7 +596,7 @@ func (rr *Reader) refs(rec published.Record, written time.Time, t kube.Target, n
 	} else if rr.Config.KubeSystemUIDs[t.Name] == "" {
 		// Said every pass, complete or not: the pin is only as good as
 		// the record that made it.
-		c.Problems = append(c.Problems, fmt.Sprintf("note: kube-system UID %s is trusted on first use (pinned by the cluster's first accepted record, not by the config): pin it ahead in fleet.snapshots.kubeSystemUIDs.%s",
+		c.Problems = append(c.Problems, fmt.Sprintf("note: kube-system UID %s is trusted on first use (pinned by the cluster's first accepted record, not by the config): pin it ahead in fleet.records.kubeSystemUIDs.%s",
 			rec.Cluster.KubeSystemUID, t.Name))
 	}
 	return c
@@ -620,7 +620,7 @@ func (rr *Reader) identify(rec *published.Record, written time.Time, t kube.Targ
 	listed, pinnedCA := published.CAHash(ca), strings.ToLower(rr.Config.CASHA256s[t.Name])
 	caFrom := ""
 	if pinnedCA != "" {
-		caFrom = "the one fleet.snapshots.caSHA256s." + t.Name + " pins"
+		caFrom = "the one fleet.records.caSHA256s." + t.Name + " pins"
 	}
 	problems := rec.Check(published.Expect{Name: t.CloudName, Place: t.Place, CA: cmp.Or(pinnedCA, listed), CAFrom: caFrom,
 		KubeSystemUID: pin, MaxAge: rr.Config.MaxAge.Std(), Now: now, Written: written})
@@ -632,7 +632,7 @@ func (rr *Reader) identify(rec *published.Record, written time.Time, t kube.Targ
 		problems[i] = where + ": " + p
 	}
 	if pin != "" && rec.Cluster.KubeSystemUID != pin {
-		problems = append(problems, fmt.Sprintf("if the cluster was recreated, pin its new UID: fleet.snapshots.kubeSystemUIDs.%s: %s", t.Name, rec.Cluster.KubeSystemUID))
+		problems = append(problems, fmt.Sprintf("if the cluster was recreated, pin its new UID: fleet.records.kubeSystemUIDs.%s: %s", t.Name, rec.Cluster.KubeSystemUID))
 	}
 	return problems
 }
@@ -659,7 +659,7 @@ func (rr *Reader) fetch(ctx context.Context, key, where string, t kube.Target) (
 			return fetched{}, fmt.Sprintf("no record at %s (the bucket's listing has none): is reclaim agent running in the cluster, as %s in %s?", where, t.CloudName, t.Place)
 		}
 		if o.Size > rr.Bounds.Object {
-			return fetched{}, fmt.Sprintf("the record at %s is not read: its object is %d bytes, more than the %d a record of at most fleet.snapshots.maxRecordSize %s may be gzipped: %v",
+			return fetched{}, fmt.Sprintf("the record at %s is not read: its object is %d bytes, more than the %d a record of at most fleet.records.maxRecordSize %s may be gzipped: %v",
 				where, o.Size, rr.Bounds.Object, config.Size(rr.Bounds.PerRecord), published.ErrTooLarge)
 		}
 		if f, ok := rr.cached(key, o.Version, t); ok {
@@ -686,7 +686,7 @@ func (rr *Reader) fetch(ctx context.Context, key, where string, t kube.Target) (
 	case err != nil:
 		return fetched{}, fmt.Sprintf("reading %s: %v", where, err)
 	case errors.Is(decErr, published.ErrTooLarge):
-		return fetched{}, fmt.Sprintf("the record at %s cannot be read: %v; its cluster is held. If the cluster's record is that large, raise fleet.snapshots.maxRecordSize (now %s) and the deleter's GOMEMLIMIT and memory limit with it; else the object is not its agent's",
+		return fetched{}, fmt.Sprintf("the record at %s cannot be read: %v; its cluster is held. If the cluster's record is that large, raise fleet.records.maxRecordSize (now %s) and the deleter's GOMEMLIMIT and memory limit with it; else the object is not its agent's",
 			where, decErr, config.Size(rr.Bounds.PerRecord))
 	case decErr != nil:
 		return fetched{}, fmt.Sprintf("the record at %s cannot be read: %v", where, decErr)
@@ -788,11 +788,11 @@ func (rr *Reader) decodeStream(rc io.ReadCloser, size int64) (published.Record, 
 	rec, err := published.DecodeLimit(lr, limit, rr.Taps)
 	switch {
 	case lr.over:
-		return rec, fmt.Errorf("its object is more than the %d bytes a record of at most fleet.snapshots.maxRecordSize may be gzipped: %w", b.Object, published.ErrTooLarge)
+		return rec, fmt.Errorf("its object is more than the %d bytes a record of at most fleet.records.maxRecordSize may be gzipped: %w", b.Object, published.ErrTooLarge)
 	case errors.Is(err, published.ErrTooLarge) && limit < b.PerRecord:
 		return rec, errMoreThanListed
 	case errors.Is(err, published.ErrTooLarge):
-		return rec, fmt.Errorf("it decompresses to more than fleet.snapshots.maxRecordSize %s: %w", config.Size(b.PerRecord), published.ErrTooLarge)
+		return rec, fmt.Errorf("it decompresses to more than fleet.records.maxRecordSize %s: %w", config.Size(b.PerRecord), published.ErrTooLarge)
 	}
 	return rec, err
 }
@@ -831,7 +831,7 @@ func readObject(rc io.ReadCloser, max int64) ([]byte, error) {
 		return nil, err
 	}
 	if int64(len(b)) > max {
-		return nil, fmt.Errorf("its object is more than the %d bytes a record of at most fleet.snapshots.maxRecordSize may be gzipped: %w", max, published.ErrTooLarge)
+		return nil, fmt.Errorf("its object is more than the %d bytes a record of at most fleet.records.maxRecordSize may be gzipped: %w", max, published.ErrTooLarge)
 	}
 	return b, nil
 }
@@ -845,7 +845,7 @@ func readObject(rc io.ReadCloser, max int64) ([]byte, error) {
 func (rr *Reader) decode(body []byte) (published.Record, error) {
 	b := rr.Bounds
 	if int64(len(body)) > b.Object {
-		return published.Record{}, fmt.Errorf("its object is %d bytes, more than the %d a record of at most fleet.snapshots.maxRecordSize may be gzipped: %w",
+		return published.Record{}, fmt.Errorf("its object is %d bytes, more than the %d a record of at most fleet.records.maxRecordSize may be gzipped: %w",
 			len(body), b.Object, published.ErrTooLarge)
 	}
 	claim, ok := published.Claimed(body)
@@ -853,7 +853,7 @@ func (rr *Reader) decode(body []byte) (published.Record, error) {
 		return published.Record{}, errors.New("not a gzipped record: too short")
 	}
 	if claim > b.PerRecord {
-		return published.Record{}, fmt.Errorf("its gzip trailer says it decompresses to %d bytes, more than fleet.snapshots.maxRecordSize %s (or it is truncated): %w",
+		return published.Record{}, fmt.Errorf("its gzip trailer says it decompresses to %d bytes, more than fleet.records.maxRecordSize %s (or it is truncated): %w",
 			claim, config.Size(b.PerRecord), published.ErrTooLarge)
 	}
 	// At most the whole pool: BoundsFor refuses a maxRecordSize whose
@@ -1031,7 +1031,7 @@ func (rr *Reader) judge(last Seen, counts map[string]int, clouds map[string]any,
 		}
 	}
 	if len(held) > 0 {
-		why = fmt.Sprintf("the record lists %s: a class of evidence that drops by more than fleet.snapshots.maxDrop %s, or that a first record lists none of, is believed once it has stood for fleet.snapshots.dropSettle %s, so what the cluster could use is held until %s, unless its use comes back",
+		why = fmt.Sprintf("the record lists %s: a class of evidence that drops by more than fleet.records.maxDrop %s, or that a first record lists none of, is believed once it has stood for fleet.records.dropSettle %s, so what the cluster could use is held until %s, unless its use comes back",
 			strings.Join(held, "; "), rr.Config.MaxDrop, rr.Config.DropSettle, fmtTime(until))
 	}
 	return next, settles, why

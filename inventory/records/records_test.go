@@ -90,7 +90,7 @@ func (m memRecords) putRefs(t *testing.T, refs inventory.ClusterRefs, uid, ca st
 }
 
 func reader(m memRecords, now *time.Time, pins map[string]string) *Reader {
-	return &Reader{Config: &config.Snapshots{Bucket: "b", Prefix: "fleet", MaxAge: config.Duration(3 * time.Hour), MaxDrop: 0.5,
+	return &Reader{Config: &config.Records{Bucket: "b", Prefix: "fleet", MaxAge: config.Duration(3 * time.Hour), MaxDrop: 0.5,
 		DropSettle: config.Duration(24 * time.Hour), KubeSystemUIDs: pins}, Store: m, Now: func() time.Time { return *now }}
 }
 
@@ -352,7 +352,7 @@ func TestRecordReaderChecksThePinnedCA(t *testing.T) {
 	rr := reader(m, &now, nil)
 	rr.Config.CASHA256s = config.Tags{"prod-a": published.CAHash([]byte("another CA"))}
 	rr.Begin(nil)
-	if c := rr.Read(context.Background(), []kube.Target{recTarget})[0]; c.Complete || !strings.Contains(strings.Join(c.Problems, " "), "not the one fleet.snapshots.caSHA256s.prod-a pins") {
+	if c := rr.Read(context.Background(), []kube.Target{recTarget})[0]; c.Complete || !strings.Contains(strings.Join(c.Problems, " "), "not the one fleet.records.caSHA256s.prod-a pins") {
 		t.Fatalf("another CA than pinned: complete %v, %v", c.Complete, c.Problems)
 	}
 	rr.Config.CASHA256s = config.Tags{"prod-a": strings.ToUpper(recCA)}

@@ -16,6 +16,7 @@ import (
 	"golang.org/x/time/rate"
 
 	config "reclaim.dev/reclaim/configs"
+	"reclaim.dev/reclaim/inventory"
 )
 
 // Service is what every read-only service client of one account and region
@@ -182,6 +183,41 @@ func NewReader[API any](api API, o ReaderOptions, def int) Reader[API] {
 		o.Concurrency = def
 	}
 	return Reader[API]{Scope: NewScope(o.Account, o.Region), api: api, concurrency: o.Concurrency}
+}
+
+// ReaderSpec is a read-only client's service name (in errors, its
+// pacing's id and the sources it lists), its defaults, and the actions
+// its listing needs (said when one is refused).
+type ReaderSpec struct {
+	Service                   string
+	RequestsPerSecond         float64
+	Burst, MaxAttempts, Calls int // Calls: Concurrency's default
+	Grants                    string
+}
+
+// OpenReader loads the spec's service for o and makes r the Reader over
+// the SDK client sdk builds from the loaded setup (each SDK's options are
+// a type of their own: sdk sets them with Client.Into). It calls nothing.
+func OpenReader[API any](ctx context.Context, o ReaderOptions, s ReaderSpec, r *Reader[API], sdk func(Client) API) error {
+	c, err := o.Load(ctx, s.Service, s.RequestsPerSecond, s.Burst, s.MaxAttempts)
+	if err != nil {
+		return err
+	}
+	*r = NewReader(sdk(c), o, s.Calls)
+	return nil
+}
+
+// ImageSource is the listing of the images s names in the reader's
+// account and region: complete until Fail records a failed call.
+func (r *Reader[API]) ImageSource(s ReaderSpec) inventory.ImageSource {
+	return inventory.ImageSource{Kind: s.Service, Name: s.Service + ":" + r.Account() + "/" + r.Region(), Complete: true}
+}
+
+// Fail makes out incomplete for the failed call op, saying what to grant
+// when it was refused.
+func (r *Reader[API]) Fail(out *inventory.ImageSource, s ReaderSpec, op string, err error) {
+	out.Complete = false
+	out.Problems = append(out.Problems, fmt.Sprintf("%s %s in %s/%s: %v%s", s.Service, op, r.Account(), r.Region(), err, Grant(err, s.Grants, r.Account(), r.Region())))
 }
 
 // API is the client's API.

@@ -20,11 +20,7 @@ import (
 	"reclaim.dev/reclaim/providers/awsclient"
 )
 
-// Defaults.
 const (
-	DefaultRequestsPerSecond = 10
-	DefaultBurst             = 20
-	DefaultMaxAttempts       = 10
 	// pageSize is DescribeJobDefinitions' maxResults maximum.
 	pageSize = 100
 	// statusActive is the status of a definition jobs can still be submitted with.
@@ -45,37 +41,38 @@ type Options = awsclient.ReaderOptions
 // Client is one account's Batch in one region.
 type Client struct{ awsclient.Reader[API] }
 
+// spec is the client's service, its defaults and what its listing needs.
+var spec = awsclient.ReaderSpec{Service: "batch", RequestsPerSecond: 10, Burst: 20, MaxAttempts: 10, Calls: 1,
+	Grants: "batch:DescribeJobDefinitions"}
+
 // New builds the client. It calls nothing.
 func New(ctx context.Context, o Options) (*Client, error) {
-	c, err := o.Load(ctx, "batch", DefaultRequestsPerSecond, DefaultBurst, DefaultMaxAttempts)
+	c := &Client{}
+	err := awsclient.OpenReader(ctx, o, spec, &c.Reader, func(s awsclient.Client) API {
+		return batch.NewFromConfig(s.Config, func(bo *batch.Options) { s.Into(&bo.BaseEndpoint, &bo.Retryer, &bo.APIOptions, s.Pace) })
+	})
 	if err != nil {
 		return nil, err
 	}
-	api := batch.NewFromConfig(c.Config, func(bo *batch.Options) {
-		c.Into(&bo.BaseEndpoint, &bo.Retryer, &bo.APIOptions, c.Pace)
-	})
-	return NewWithAPI(api, o), nil
+	return c, nil
 }
 
 // NewWithAPI makes a client over any API (tests).
 func NewWithAPI(api API, o Options) *Client {
-	// One paginated listing: nothing to fan out.
-	return &Client{awsclient.NewReader[API](api, o, 1)}
+	return &Client{awsclient.NewReader[API](api, o, spec.Calls)}
 }
 
 // Images reads every image the account's ACTIVE Batch job definitions in
 // the region name.
 func (c *Client) Images(ctx context.Context) inventory.ImageSource {
-	scope := c.Account() + "/" + c.Region()
-	out := inventory.ImageSource{Kind: "batch", Name: "batch:" + scope, Complete: true}
+	out := c.ImageSource(spec)
 	set := imageref.NewSet()
 	p := batch.NewDescribeJobDefinitionsPaginator(c.API(), &batch.DescribeJobDefinitionsInput{Status: aws.String(statusActive), MaxResults: aws.Int32(pageSize)})
 	for p.HasMorePages() {
 		c.Count(OpDescribeJobDefinitions)
 		page, err := p.NextPage(ctx)
 		if err != nil {
-			out.Complete = false
-			out.Problems = append(out.Problems, fmt.Sprintf("batch %s in %s: %v%s", OpDescribeJobDefinitions, scope, err, hint(err, c.Account(), c.Region())))
+			c.Fail(&out, spec, OpDescribeJobDefinitions, err)
 			break
 		}
 		for _, d := range page.JobDefinitions {
@@ -118,9 +115,4 @@ func containers(set *imageref.Set, where string, cp *types.ContainerProperties, 
 			set.Image(aws.ToString(ct.Image), where+" init-container "+aws.ToString(ct.Name))
 		}
 	}
-}
-
-// hint says what to grant for an access error.
-func hint(err error, account, region string) string {
-	return awsclient.Grant(err, "batch:DescribeJobDefinitions", account, region)
 }

@@ -2,7 +2,7 @@ package bucket
 
 import "reclaim.dev/reclaim/base/perms"
 
-// GCSReadPermissions are a deleter's with fleet.snapshots.gcs: objects.get
+// GCSReadPermissions are a deleter's with fleet.records.gcs: objects.get
 // reads a cluster's record, objects.list lists the records' generations
 // (what changed since the last pass); without list, GCS may answer a
 // missing record with 403 instead of 404 (deploy/gcp/iam-role-records-reader.yaml).

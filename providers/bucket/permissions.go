@@ -2,7 +2,7 @@ package bucket
 
 import "reclaim.dev/reclaim/base/perms"
 
-// ReadPermissions are a deleter's with fleet.snapshots: ListBucket (on
+// ReadPermissions are a deleter's with fleet.records: ListBucket (on
 // the bucket, limited to the prefix by an s3:prefix condition) lists the
 // records once a pass, their versions and sizes (List), and without it S3
 // answers a missing record with 403 instead of 404; GetObject reads a

@@ -24,11 +24,7 @@ import (
 	"reclaim.dev/reclaim/providers/awsclient"
 )
 
-// Defaults.
 const (
-	DefaultRequestsPerSecond = 20
-	DefaultBurst             = 40
-	DefaultMaxAttempts       = 10
 	// DefaultConcurrency is how many DescribeTaskDefinition calls run at once.
 	DefaultConcurrency = 4
 	// pageSize is the list operations' maxResults maximum, and DescribeTasks' batch.
@@ -65,32 +61,27 @@ type Options = awsclient.ReaderOptions
 // Client is one account's ECS in one region.
 type Client struct{ awsclient.Reader[API] }
 
+// spec is the client's service, its defaults and what its listing needs.
+var spec = awsclient.ReaderSpec{Service: "ecs", RequestsPerSecond: 20, Burst: 40, MaxAttempts: 10, Calls: DefaultConcurrency,
+	Grants: "ecs:ListTaskDefinitions, ecs:DescribeTaskDefinition, ecs:ListClusters, ecs:ListTasks, ecs:DescribeTasks, ecs:ListServices and ecs:DescribeServices"}
+
 // New builds the client. It calls nothing.
 func New(ctx context.Context, o Options) (*Client, error) {
-	c, err := o.Load(ctx, "ecs", DefaultRequestsPerSecond, DefaultBurst, DefaultMaxAttempts)
+	c := &Client{}
+	err := awsclient.OpenReader(ctx, o, spec, &c.Reader, func(s awsclient.Client) API {
+		return ecs.NewFromConfig(s.Config, func(eo *ecs.Options) { s.Into(&eo.BaseEndpoint, &eo.Retryer, &eo.APIOptions, s.Pace) })
+	})
 	if err != nil {
 		return nil, err
 	}
-	api := ecs.NewFromConfig(c.Config, func(eo *ecs.Options) {
-		c.Into(&eo.BaseEndpoint, &eo.Retryer, &eo.APIOptions, c.Pace)
-	})
-	return NewWithAPI(api, o), nil
-}
-
-// NewWithAPI makes a client over any API (tests).
-func NewWithAPI(api API, o Options) *Client {
-	return &Client{awsclient.NewReader[API](api, o, DefaultConcurrency)}
+	return c, nil
 }
 
 // Images reads every image the account's ECS in the region names.
 func (c *Client) Images(ctx context.Context) inventory.ImageSource {
-	scope := c.Account() + "/" + c.Region()
-	out := inventory.ImageSource{Kind: "ecs", Name: "ecs:" + scope, Complete: true}
+	out := c.ImageSource(spec)
 	set := imageref.NewSet()
-	fail := func(op string, err error) {
-		out.Complete = false
-		out.Problems = append(out.Problems, fmt.Sprintf("ecs %s in %s: %v%s", op, scope, err, hint(err, c.Account(), c.Region())))
-	}
+	fail := func(op string, err error) { c.Fail(&out, spec, op, err) }
 	described := map[string]bool{}
 	if op, err := c.taskDefinitions(ctx, set, described); err != nil {
 		fail(op, err)
@@ -278,9 +269,4 @@ func (c *Client) services(ctx context.Context, set *imageref.Set, clusters []str
 func deregistered(err error) bool {
 	var ce *types.ClientException
 	return errors.As(err, &ce) && strings.Contains(ce.ErrorMessage(), "Unable to describe task definition")
-}
-
-// hint says what to grant for an access error.
-func hint(err error, account, region string) string {
-	return awsclient.Grant(err, "ecs:ListTaskDefinitions, ecs:DescribeTaskDefinition, ecs:ListClusters, ecs:ListTasks, ecs:DescribeTasks, ecs:ListServices and ecs:DescribeServices", account, region)
 }

@@ -1,5 +1,6 @@
 // Package gce lists GCE disks and regional quotas, re-reads, snapshots and
-// deletes disks, through the compute v1 REST client. Everything it returns
+// deletes disks, and lists, re-reads and deletes snapshots, through the
+// compute v1 REST clients. Everything it returns
 // is converted to this package's types at this edge; no SDK type leaves it.
 // A disk is named by inventory.DiskKey, the key PVs name it by too.
 package gce
@@ -14,10 +15,34 @@ import (
 // (CREATING, UPLOADING, READY, FAILED, DELETING) and when it was made.
 type Snapshot struct {
 	Name    string
+	ID      string // numeric id, a string on the wire
 	Status  string
 	Created time.Time
-	// SourceDisk is the disk it was made from (its URL).
-	SourceDisk string
+	// SourceDisk is the disk it was made from (its URL); SourceDiskID
+	// that disk's numeric id.
+	SourceDisk   string
+	SourceDiskID string
+	Labels       map[string]string
+	Description  string
+	// DiskSizeGB is the size of the disk it was made from; StorageBytes
+	// what it stores (snapshots are incremental).
+	DiskSizeGB   int64
+	StorageBytes int64
+	// Type is STANDARD or ARCHIVE.
+	Type string
+	// SchedulePolicy is the snapshot schedule (a resource policy's URL)
+	// that made it, if one did.
+	SchedulePolicy string
+}
+
+// SnapshotListing is one project's snapshots. Complete is false when a
+// page failed; a snapshot missing from Snapshots is then unknown, never
+// gone. Problem says why.
+type SnapshotListing struct {
+	Project   string
+	Snapshots []Snapshot
+	Complete  bool
+	Problem   string
 }
 
 // Disk is a GCE persistent disk as reclaim needs it.
@@ -36,6 +61,8 @@ type Disk struct {
 	LastAttach       time.Time // zero if never attached
 	LastDetach       time.Time // zero if never detached
 	ReplicaZones     []string  // regional disks only
+	// SourceSnapshot is the snapshot the disk was made from (its URL), if any.
+	SourceSnapshot string
 }
 
 // Region is the region whose quota the disk counts against.

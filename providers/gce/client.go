@@ -66,6 +66,7 @@ type Client struct {
 	disks       *compute.DisksClient
 	regionDisks *compute.RegionDisksClient
 	snapshots   *compute.SnapshotsClient
+	images      *compute.ImagesClient
 	regions     *compute.RegionsClient
 	pageSize    int
 
@@ -115,6 +116,10 @@ func New(ctx context.Context, o Options) (*Client, error) {
 		c.Close()
 		return nil, fmt.Errorf("gce: snapshots client: %w", err)
 	}
+	if c.images, err = compute.NewImagesRESTClient(ctx, copts...); err != nil {
+		c.Close()
+		return nil, fmt.Errorf("gce: images client: %w", err)
+	}
 
 	bo := gax.Backoff{Initial: o.RetryInitial, Max: o.RetryMax, Multiplier: o.RetryMultiplier}
 	c.readRetry = []gax.CallOption{retryOn(bo, o.MaxAttempts, true, 429, 500, 502, 503, 504)}
@@ -137,6 +142,9 @@ func (c *Client) Close() error {
 	}
 	if c.snapshots != nil {
 		errs = append(errs, c.snapshots.Close())
+	}
+	if c.images != nil {
+		errs = append(errs, c.images.Close())
 	}
 	return errors.Join(errs...)
 }
@@ -374,6 +382,7 @@ func convertDisk(project, scope string, d *computepb.Disk) (Disk, error) {
 		Status:           d.GetStatus(),
 		LabelFingerprint: d.GetLabelFingerprint(),
 		Description:      d.GetDescription(),
+		SourceSnapshot:   d.GetSourceSnapshot(),
 	}
 	if d.Id != nil {
 		out.ID = strconv.FormatUint(d.GetId(), 10)
@@ -497,31 +506,45 @@ func (c *Client) DeleteDisk(ctx context.Context, key inventory.DiskKey) error {
 		op, err = c.disks.Delete(ctx, &computepb.DeleteDiskRequest{Project: key.Project, Zone: key.Zone, Disk: key.Name}, c.deleteRetry...)
 	}
 	if err != nil {
-		err = wrap(method, key.String(), err)
-		switch code := httpCode(err); {
-		case code == http.StatusNotFound:
-			return err
-		case slices.Contains(reasons(err), "resourceInUseByAnotherResource"):
-			return outcome.MarkChanged(err) // attached again since the re-read
-		case code >= 400 && code < 500:
-			return outcome.MarkRefused(err) // GCE's answer: not done
-		}
-		return err // no answer, or a 5xx: the outcome is unknown
+		return deleteRefused(method, key.String(), err)
 	}
-	err = c.wait(ctx, op)
+	return c.deleted(ctx, method, key.String(), op, func() bool {
+		_, gerr := c.GetDisk(ctx, key)
+		return errors.Is(gerr, outcome.ErrNotFound)
+	})
+}
+
+// deleteRefused says the outcome of a delete call GCE answered with an
+// error: gone (404), changed (resourceInUseByAnotherResource), refused
+// (another 4xx: not done), else unknown (no answer, a 5xx).
+func deleteRefused(method, what string, err error) error {
+	err = wrap(method, what, err)
+	switch code := httpCode(err); {
+	case code == http.StatusNotFound:
+		return err
+	case slices.Contains(reasons(err), "resourceInUseByAnotherResource"):
+		return outcome.MarkChanged(err) // in use again since the re-read
+	case code >= 400 && code < 500:
+		return outcome.MarkRefused(err) // GCE's answer: not done
+	}
+	return err
+}
+
+// deleted waits on a delete's operation and says its outcome; gone
+// re-reads the resource when the operation reports it missing.
+func (c *Client) deleted(ctx context.Context, method, what string, op *compute.Operation, gone func() bool) error {
+	err := c.wait(ctx, op)
 	if err == nil {
 		return nil
 	}
-	if isNotFound(err) || opNotFound(op) {
-		// Either the operation is unknown to the poll, or it reports the disk
-		// missing. Only the disk's absence proves the delete: re-read it.
-		if _, gerr := c.GetDisk(ctx, key); errors.Is(gerr, outcome.ErrNotFound) {
-			return fmt.Errorf("%s %s: %w (operation %s: %v)", method, key, outcome.ErrNotFound, op.Name(), err)
-		}
+	if (isNotFound(err) || opNotFound(op)) && gone() {
+		// Either the operation is unknown to the poll, or it reports the
+		// resource missing. Only its absence proves the delete.
+		return fmt.Errorf("%s %s: %w (operation %s: %v)", method, what, outcome.ErrNotFound, op.Name(), err)
 	}
-	err = fmt.Errorf("%s %s: operation %s: %w%s", method, key, op.Name(), err, reasonSuffix(err))
+	err = fmt.Errorf("%s %s: operation %s: %w%s", method, what, op.Name(), err, reasonSuffix(err))
 	if p := op.Proto(); p.GetStatus() == computepb.Operation_DONE && len(p.GetError().GetErrors()) > 0 {
-		// The operation ended and failed: the disk is still there.
+		// The operation ended and failed: the resource is still there.
 		for _, e := range p.GetError().GetErrors() {
 			if e.GetCode() == "RESOURCE_IN_USE_BY_ANOTHER_RESOURCE" {
 				return outcome.MarkChanged(err)
@@ -554,10 +577,7 @@ func (c *Client) GetSnapshot(ctx context.Context, project, name string) (Snapsho
 	if err != nil {
 		return Snapshot{}, wrap("snapshots.get", project+"/"+name, err)
 	}
-	// An unreadable time stays zero: older than any orphan period, so
-	// never reused.
-	created, _ := time.Parse(time.RFC3339Nano, s.GetCreationTimestamp())
-	return Snapshot{Name: s.GetName(), Status: s.GetStatus(), Created: created, SourceDisk: s.GetSourceDisk()}, nil
+	return convertSnapshot(s), nil
 }
 
 // createSnapshot sends disks.createSnapshot (or regionDisks') and returns

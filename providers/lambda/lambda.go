@@ -19,11 +19,7 @@ import (
 	"reclaim.dev/reclaim/providers/awsclient"
 )
 
-// Defaults.
 const (
-	DefaultRequestsPerSecond = 10
-	DefaultBurst             = 20
-	DefaultMaxAttempts       = 10
 	// DefaultConcurrency is how many functions are read at once.
 	DefaultConcurrency = 4
 	// pageSize is ListFunctions' and ListVersionsByFunction's MaxItems maximum.
@@ -50,30 +46,27 @@ type Options = awsclient.ReaderOptions
 // Client is one account's Lambda in one region.
 type Client struct{ awsclient.Reader[API] }
 
+// spec is the client's service, its defaults and what its listing needs.
+var spec = awsclient.ReaderSpec{Service: "lambda", RequestsPerSecond: 10, Burst: 20, MaxAttempts: 10, Calls: DefaultConcurrency,
+	Grants: "lambda:ListFunctions, lambda:ListVersionsByFunction and lambda:GetFunction"}
+
 // New builds the client. It calls nothing.
 func New(ctx context.Context, o Options) (*Client, error) {
-	c, err := o.Load(ctx, "lambda", DefaultRequestsPerSecond, DefaultBurst, DefaultMaxAttempts)
+	c := &Client{}
+	err := awsclient.OpenReader(ctx, o, spec, &c.Reader, func(s awsclient.Client) API {
+		return lambda.NewFromConfig(s.Config, func(lo *lambda.Options) { s.Into(&lo.BaseEndpoint, &lo.Retryer, &lo.APIOptions, s.Pace) })
+	})
 	if err != nil {
 		return nil, err
 	}
-	api := lambda.NewFromConfig(c.Config, func(lo *lambda.Options) {
-		c.Into(&lo.BaseEndpoint, &lo.Retryer, &lo.APIOptions, c.Pace)
-	})
-	return NewWithAPI(api, o), nil
-}
-
-// NewWithAPI makes a client over any API (tests).
-func NewWithAPI(api API, o Options) *Client {
-	return &Client{awsclient.NewReader[API](api, o, DefaultConcurrency)}
+	return c, nil
 }
 
 // Images reads every image the account's Lambda functions in the region run.
 func (c *Client) Images(ctx context.Context) inventory.ImageSource {
-	scope := c.Account() + "/" + c.Region()
-	out := inventory.ImageSource{Kind: "lambda", Name: "lambda:" + scope, Complete: true}
+	out := c.ImageSource(spec)
 	fail := func(op string, err error) inventory.ImageSource {
-		out.Complete = false
-		out.Problems = append(out.Problems, fmt.Sprintf("lambda %s in %s: %v%s", op, scope, err, hint(err, c.Account(), c.Region())))
+		c.Fail(&out, spec, op, err)
 		return out
 	}
 	var names []string
@@ -145,9 +138,4 @@ func (c *Client) function(ctx context.Context, name string, set *imageref.Set) e
 func gone(err error) bool {
 	var nf *types.ResourceNotFoundException
 	return errors.As(err, &nf)
-}
-
-// hint says what to grant for an access error.
-func hint(err error, account, region string) string {
-	return awsclient.Grant(err, "lambda:ListFunctions, lambda:ListVersionsByFunction and lambda:GetFunction", account, region)
 }

@@ -562,16 +562,21 @@ func (b *inFlight) record(d *Decision, result, reason, errText, snapshot string)
 		}
 		b.r.stop()
 	}
-	l := b.log.With(zap.String("id", d.ID), zap.String("action", "delete"), zap.String("reason", r.Reason))
+	// The fields as With would put them, without With's copy of the
+	// logger: a line a resource.
+	f := [4]zap.Field{zap.String("id", d.ID), zap.String("action", "delete"), zap.String("reason", r.Reason)}
 	switch {
 	case result == audit.Failed:
-		l.Warn("delete failed", zap.String("error", errText))
+		f[3] = zap.String("error", errText)
+		b.log.Warn("delete failed", f[:]...)
 	case result == audit.Deferred:
-		l.Warn("delete deferred", zap.String("snapshot", snapshot))
+		f[3] = zap.String("snapshot", snapshot)
+		b.log.Warn("delete deferred", f[:]...)
 	case auditErr != nil:
-		l.Error(result+", but the audit line could not be written; the next run writes it", zap.Error(auditErr))
+		f[3] = zap.Error(auditErr)
+		b.log.Error(result+", but the audit line could not be written; the next run writes it", f[:]...)
 	default:
-		l.Info(result)
+		b.log.Info(result, f[:3]...)
 	}
 	b.out.Add(r)
 	return auditErr == nil

@@ -53,6 +53,9 @@ func (s Settings) Build(snap *inventory.View, kinds []Kind, prev State, now time
 	book := &sourceBook{p: p, at: map[string]int{}}
 	book.clusters(snap.Clusters, guardedWhat(kinds))
 	p.addFleet(snap.Fleet, snap.Clusters, func(s Source) { book.register(s) })
+	for _, n := range s.Notices {
+		p.addNotice(n)
+	}
 	props := make([]Proposals, len(kinds))
 	for i, k := range kinds {
 		props[i] = k.Propose(snap, now)
@@ -294,6 +297,9 @@ type Settings struct {
 	// gives notice of its candidates.
 	OwnerLabel string
 	Routes     []Route
+	// Notices are the run's own, for every report to repeat (what the
+	// config file should change).
+	Notices []string
 }
 
 // options are Settings as the rules read them.

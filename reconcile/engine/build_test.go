@@ -201,7 +201,7 @@ func TestReasonsTellTimesAndSpansApart(t *testing.T) {
 		}
 		set, c := engine.Settings{}, complete("a")
 		if !tc.readAt.IsZero() {
-			set = engine.Settings{FreshViews: true, FreshWithinName: "fleet.snapshots.deleteMaxAge", FreshHint: freshHint}
+			set = engine.Settings{FreshViews: true, FreshWithinName: "fleet.records.deleteMaxAge", FreshHint: freshHint}
 			c = readAt("a", tc.readAt)
 		}
 		got := enginetest.DecisionFor(t, set.Build(snap(c), []engine.Kind{k}, st, tc.now), "d").Why()

@@ -153,6 +153,25 @@ func TestDiscoveryOffIsSaid(t *testing.T) {
 	}
 }
 
+// The run's own notices (a config key's old name) are every report's too,
+// in the fleet section like the rest.
+func TestRunNoticesAreSaid(t *testing.T) {
+	k := &fakeKind{lim: testLimits()}
+	p := engine.Settings{Notices: []string{"fleet.snapshots is now named fleet.records"}}.Build(fleetSnap(&inventory.Fleet{}), []engine.Kind{k}, engine.NewState(), t0)
+	if len(p.Notices) != 2 || p.Notices[1] != "fleet.snapshots is now named fleet.records" {
+		t.Fatalf("notices %q", p.Notices)
+	}
+	var said bool
+	for _, s := range p.Sections {
+		for _, b := range s.Blocks {
+			said = said || slices.Contains(b.Lines, "  NOTE: fleet.snapshots is now named fleet.records")
+		}
+	}
+	if !said {
+		t.Fatalf("the fleet section does not say the notice: %+v", p.Sections)
+	}
+}
+
 // A configured cluster that could not be read completely shows as failed,
 // with its problem, in the fleet section.
 func TestFleetSectionShowsFailedClusters(t *testing.T) {

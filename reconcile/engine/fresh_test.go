@@ -36,7 +36,7 @@ func TestStaleViewHoldsDeletes(t *testing.T) {
 		why    []string // empty: deleted
 	}{
 		"fresh":                {t0.Add(-time.Minute), bound, nil},
-		"older than the bound": {t0.Add(-40 * time.Minute), bound, []string{"cluster a was read 40m", "more than fleet.snapshots.deleteMaxAge 5m", freshHint}},
+		"older than the bound": {t0.Add(-40 * time.Minute), bound, []string{"cluster a was read 40m", "more than fleet.records.deleteMaxAge 5m", freshHint}},
 		"before grace began":   {since.Add(-time.Hour), 0, []string{"cluster a was read at", "before this candidate's grace began", freshHint}},
 		"no read time":         {time.Time{}, bound, []string{"cluster a's view has no read time"}},
 	} {
@@ -44,7 +44,7 @@ func TestStaleViewHoldsDeletes(t *testing.T) {
 		d.Sources = []string{inventory.ClusterKey("a")}
 		k := &fakeKind{lim: testLimits(), items: []engine.Proposal{d}}
 		st := seenSince(since, d)
-		p := engine.Settings{FreshViews: true, FreshWithin: tc.bound, FreshWithinName: "fleet.snapshots.deleteMaxAge", FreshHint: freshHint}.Build(snap(readAt("a", tc.readAt)), []engine.Kind{k}, st, t0)
+		p := engine.Settings{FreshViews: true, FreshWithin: tc.bound, FreshWithinName: "fleet.records.deleteMaxAge", FreshHint: freshHint}.Build(snap(readAt("a", tc.readAt)), []engine.Kind{k}, st, t0)
 		got := enginetest.DecisionFor(t, p, "d")
 		if len(tc.why) == 0 {
 			if got.Action != engine.Delete || got.Held || p.Incomplete {
@@ -83,7 +83,7 @@ func TestStaleViewKeepsItsEvidence(t *testing.T) {
 	held.Sources = []string{inventory.ClusterKey("new"), inventory.ClusterKey("old")}
 	k := &fakeKind{lim: testLimits(), items: []engine.Proposal{used, elsewhere, held}}
 	st := seenSince(t0.Add(-48*time.Hour), elsewhere, held)
-	set := engine.Settings{FreshViews: true, FreshWithin: 10 * time.Minute, FreshWithinName: "fleet.snapshots.deleteMaxAge", FreshHint: freshHint}
+	set := engine.Settings{FreshViews: true, FreshWithin: 10 * time.Minute, FreshWithinName: "fleet.records.deleteMaxAge", FreshHint: freshHint}
 	p := set.Build(snap(readAt("old", t0.Add(-2*time.Hour)), readAt("new", t0.Add(-time.Minute))), []engine.Kind{k}, st, t0)
 	if d := enginetest.DecisionFor(t, p, "used"); d.Action != engine.Keep || d.Held {
 		t.Errorf("what the old view shows in use: %s held=%v, want keep", d.Action, d.Held)
@@ -112,7 +112,7 @@ func TestFreshViewOfAClockStartedThisPass(t *testing.T) {
 	lim := testLimits()
 	lim.Grace = 0
 	k := &fakeKind{lim: lim, items: []engine.Proposal{d}}
-	opt := engine.Settings{FreshViews: true, FreshWithin: 5 * time.Minute, FreshWithinName: "fleet.snapshots.deleteMaxAge", FreshHint: freshHint}
+	opt := engine.Settings{FreshViews: true, FreshWithin: 5 * time.Minute, FreshWithinName: "fleet.records.deleteMaxAge", FreshHint: freshHint}
 	p := opt.Build(snap(readAt("a", t0.Add(-2*time.Second))), []engine.Kind{k}, engine.NewState(), t0)
 	if got := enginetest.DecisionFor(t, p, "d"); got.Action != engine.Delete {
 		t.Errorf("grace 0, view 2s old: %s (%s), want delete", got.Action, got.Why())
@@ -131,7 +131,7 @@ func TestStaleViewHoldsWhatReliesOnItsTaps(t *testing.T) {
 	c := readAt("a", t0.Add(-time.Hour))
 	c.Taps = map[string]inventory.Tapped{"widgets": {Complete: true, Items: 1}}
 	k := &fakeKind{lim: testLimits(), items: []engine.Proposal{d}}
-	p := engine.Settings{FreshViews: true, FreshWithin: 5 * time.Minute, FreshWithinName: "fleet.snapshots.deleteMaxAge", FreshHint: freshHint}.Build(snap(c), []engine.Kind{k}, seenSince(t0.Add(-48*time.Hour), d), t0)
+	p := engine.Settings{FreshViews: true, FreshWithin: 5 * time.Minute, FreshWithinName: "fleet.records.deleteMaxAge", FreshHint: freshHint}.Build(snap(c), []engine.Kind{k}, seenSince(t0.Add(-48*time.Hour), d), t0)
 	if got := enginetest.DecisionFor(t, p, "d"); !got.Held || !strings.Contains(got.Why(), "cluster a was read 1h") {
 		t.Errorf("a candidate relying on a stale cluster's tap: %s held=%v (%s), want held", got.Action, got.Held, got.Why())
 	}
@@ -155,14 +155,14 @@ func TestSettlingViewReleasesNothing(t *testing.T) {
 	used := inUse("used")
 	used.Sources = []string{inventory.ClusterKey("new")}
 	k := &fakeKind{lim: testLimits(), items: []engine.Proposal{held, goes, used}}
-	set := engine.Settings{FreshViews: true, FreshWithin: 5 * time.Minute, FreshWithinName: "fleet.snapshots.deleteMaxAge",
-		FreshHint: freshHint, SettleHint: "fleet.snapshots.dropSettle"}
+	set := engine.Settings{FreshViews: true, FreshWithin: 5 * time.Minute, FreshWithinName: "fleet.records.deleteMaxAge",
+		FreshHint: freshHint, SettleHint: "fleet.records.dropSettle"}
 	p := set.Build(snap(newer, older), []engine.Kind{k}, seenSince(since, held, goes), t0)
 	got := enginetest.DecisionFor(t, p, "held")
 	if got.Action != engine.Mark || !got.Held {
 		t.Fatalf("held: %s held=%v (%s), want a held mark", got.Action, got.Held, got.Why())
 	}
-	for _, w := range []string{"cluster new's view settles at " + settles.Format(time.RFC3339), "fleet.snapshots.dropSettle"} {
+	for _, w := range []string{"cluster new's view settles at " + settles.Format(time.RFC3339), "fleet.records.dropSettle"} {
 		if !strings.Contains(got.Why(), w) {
 			t.Errorf("the reason does not say %q: %s", w, got.Why())
 		}
@@ -210,7 +210,7 @@ func TestFreshnessHoldsAtTheDeleteCall(t *testing.T) {
 	}{
 		"snapshot wait, still fresh": {snapshot: true, read: 2 * time.Minute, wait: 5 * time.Minute},
 		"snapshot wait, stale": {snapshot: true, read: 2 * time.Minute, wait: 30 * time.Minute,
-			deferred: []string{"cluster a was read 32m ago", "more than fleet.snapshots.deleteMaxAge 12m", freshHint, "right before the delete call"}},
+			deferred: []string{"cluster a was read 32m ago", "more than fleet.records.deleteMaxAge 12m", freshHint, "right before the delete call"}},
 		"snapshot wait, stale, a row": {snapshot: true, compact: true, read: 2 * time.Minute, wait: 30 * time.Minute,
 			deferred: []string{"cluster a was read 32m ago"}},
 		"re-read, still fresh": {read: 2 * time.Minute, wait: time.Minute},
@@ -227,7 +227,7 @@ func TestFreshnessHoldsAtTheDeleteCall(t *testing.T) {
 			if tc.compact {
 				sk.items, _ = compacted(sk.items)
 			}
-			set := engine.Settings{FreshViews: true, FreshWithin: bound, FreshWithinName: "fleet.snapshots.deleteMaxAge", FreshHint: freshHint}
+			set := engine.Settings{FreshViews: true, FreshWithin: bound, FreshWithinName: "fleet.records.deleteMaxAge", FreshHint: freshHint}
 			p := set.Build(snap(readAt("a", t0.Add(-tc.read))), []engine.Kind{k}, seenSince(since, sk.items...), t0)
 			if d := enginetest.DecisionFor(t, p, "d"); d.Action != engine.Delete {
 				t.Fatalf("at planning: %s (%s), want delete", d.Action, d.Why())

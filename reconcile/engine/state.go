@@ -41,7 +41,7 @@ type State struct {
 	// (Journaled) is applied only to the state it followed.
 	SaveID string `json:"saveID,omitempty"`
 	// Records are what the deleter last accepted of each published cluster
-	// record (fleet.snapshots), kept for their owner, the record reader
+	// record (fleet.records), kept for their owner, the record reader
 	// (internal/app), which decodes and encodes them: the engine never
 	// reads them. Nil when there are none.
 	Records json.RawMessage `json:"records,omitempty"`

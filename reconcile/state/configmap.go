@@ -43,6 +43,7 @@ type ConfigMapStore struct {
 	lock      *lockRecord // held by this run (Lock)
 	saveID    string
 	chunks    []string // the extra chunks of the state last read or written
+	enc       journalEncoder
 }
 
 const (
@@ -218,8 +219,8 @@ func (c *ConfigMapStore) Note(ctx context.Context, j engine.Journal) error {
 	if c.saveID == "" {
 		return fmt.Errorf("save state journal %s-journal: the state was not saved by this run: save it first", c.Name)
 	}
-	b, err := encodeJournal(c.saveID, j)
-	if err != nil {
+	var b string
+	if err := c.enc.write(c.saveID, j, func(jb []byte) error { b = string(jb); return nil }); err != nil {
 		return err
 	}
 	c.mu.Lock()
@@ -227,7 +228,7 @@ func (c *ConfigMapStore) Note(ctx context.Context, j engine.Journal) error {
 	if c.lock != nil {
 		c.lock.Until = time.Now().Add(lockTTL)
 	}
-	if err := c.writeJournal(ctx, string(b)); err != nil {
+	if err := c.writeJournal(ctx, b); err != nil {
 		return fmt.Errorf("save state journal %w", err)
 	}
 	return nil

@@ -17,6 +17,7 @@ import (
 type FileStore struct {
 	Path   string
 	saveID string // of the state last loaded or saved
+	enc    journalEncoder
 }
 
 func (f *FileStore) String() string { return "file " + f.Path }
@@ -61,14 +62,12 @@ func (f *FileStore) Note(_ context.Context, j engine.Journal) error {
 	if f.saveID == "" {
 		return fmt.Errorf("save state journal: %s was not saved by this run: save the state first", f.Path)
 	}
-	jb, err := encodeJournal(f.saveID, j)
-	if err != nil {
-		return err
-	}
-	if err := writeAtomic(f.journal(), jb); err != nil {
-		return fmt.Errorf("save state journal: %w", err)
-	}
-	return nil
+	return f.enc.write(f.saveID, j, func(jb []byte) error {
+		if err := writeAtomic(f.journal(), jb); err != nil {
+			return fmt.Errorf("save state journal: %w", err)
+		}
+		return nil
+	})
 }
 
 // writeAtomic writes b to path through a synced temporary file and a rename.

@@ -47,13 +47,6 @@ func journaled(s engine.State, b []byte, where string) (engine.State, error) {
 	return s, nil
 }
 
-func encodeJournal(saveID string, j engine.Journal) ([]byte, error) {
-	return json.Marshal(struct {
-		SaveID string `json:"saveID"`
-		engine.Journal
-	}{saveID, j})
-}
-
 func decodeState(b []byte, where string) (engine.State, error) {
 	s := engine.NewState()
 	if len(b) == 0 {

@@ -196,3 +196,60 @@ func TestFaults(t *testing.T) {
 		t.Errorf("calls %v", s.CallCounts())
 	}
 }
+
+// snapshots.list and images.list speak the compute v1 list shape: kind,
+// items, nextPageToken while more remain; maxResults 0..500 (0 is 500),
+// anything else a 400; int64 fields as JSON strings, links as full URLs.
+func TestSnapshotListWire(t *testing.T) {
+	s := New(Options{})
+	defer s.Close()
+	for i := range 3 {
+		s.AddSnapshot("p", Snapshot{Name: fmt.Sprintf("s%d", i), SourceDisk: "projects/p/zones/z-a/disks/d", SizeGB: 10, StorageBytes: 1 << 30})
+	}
+	base := s.URL() + "/compute/v1/projects/p/global/snapshots"
+	st, m := do(t, "GET", base+"?maxResults=2", "")
+	items, _ := m["items"].([]any)
+	if st != 200 || m["kind"] != "compute#snapshotList" || len(items) != 2 || m["nextPageToken"] == nil {
+		t.Fatalf("page 1: %d %v", st, m)
+	}
+	first := items[0].(map[string]any)
+	if first["kind"] != "compute#snapshot" || first["diskSizeGb"] != "10" || first["storageBytes"] != "1073741824" ||
+		first["sourceDisk"] != BaseURL+"projects/p/zones/z-a/disks/d" || first["status"] != "READY" || first["snapshotType"] != "STANDARD" {
+		t.Fatalf("snapshot: %v", first)
+	}
+	st, m = do(t, "GET", base+"?maxResults=2&pageToken="+m["nextPageToken"].(string), "")
+	if items, _ := m["items"].([]any); st != 200 || len(items) != 1 || m["nextPageToken"] != nil {
+		t.Fatalf("page 2: %d %v", st, m)
+	}
+	if st, m := do(t, "GET", base+"?maxResults=501", ""); st != 400 {
+		t.Fatalf("maxResults 501: %d %v", st, m)
+	}
+	s.AddImage("p", Image{Name: "golden", SourceSnapshot: "projects/p/global/snapshots/s0"})
+	st, m = do(t, "GET", s.URL()+"/compute/v1/projects/p/global/images", "")
+	if items, _ := m["items"].([]any); st != 200 || m["kind"] != "compute#imageList" || len(items) != 1 ||
+		items[0].(map[string]any)["sourceSnapshot"] != BaseURL+"projects/p/global/snapshots/s0" {
+		t.Fatalf("images: %d %v", st, m)
+	}
+}
+
+// snapshots.delete answers a global operation targeting the snapshot; the
+// snapshot is gone once it is done, and a second delete is a 404.
+func TestSnapshotDeleteWire(t *testing.T) {
+	s := New(Options{})
+	defer s.Close()
+	s.AddSnapshot("p", Snapshot{Name: "s0"})
+	st, op := do(t, "DELETE", s.URL()+"/compute/v1/projects/p/global/snapshots/s0", "")
+	if st != 200 || op["kind"] != "compute#operation" || op["targetLink"] != BaseURL+"projects/p/global/snapshots/s0" ||
+		!strings.Contains(op["selfLink"].(string), "/global/operations/") {
+		t.Fatalf("delete: %d %v", st, op)
+	}
+	if st, m := do(t, "GET", s.URL()+"/compute/v1/projects/p/global/operations/"+op["name"].(string), ""); st != 200 || m["status"] != "DONE" {
+		t.Fatalf("operation: %d %v", st, m)
+	}
+	if s.HasSnapshot("p", "s0") {
+		t.Fatal("still there")
+	}
+	if st, m := do(t, "DELETE", s.URL()+"/compute/v1/projects/p/global/snapshots/s0", ""); st != 404 {
+		t.Fatalf("second delete: %d %v", st, m)
+	}
+}

@@ -86,18 +86,9 @@ type Kind struct {
 	api API
 }
 
-// FromConfig makes the kind with the client Open returned; nil when the
-// section is absent.
-func FromConfig(cfg *config.Config, client any) *Kind {
-	s := SectionOf(cfg)
-	if s == nil {
-		return nil
-	}
-	api, _ := client.(API)
-	return &Kind{s: *s, api: api}
-}
-
-// New makes the kind from a section (tests).
+// New makes the kind from its section and the client its cloud was opened
+// with (nil before one is): Module.New, through kind.WithSection, and
+// tests.
 func New(s Section, api API) *Kind { return &Kind{s: s, api: api} }
 
 // Detail is what a volume decision says beyond the envelope.

@@ -10,7 +10,7 @@ import (
 var Module = kind.Module{
 	Name:        Name,
 	Section:     Key,
-	New:         kind.WithCloud(Name, FromConfig),
+	New:         kind.WithSection(Name, Key, New),
 	Taps:        Taps,
 	Cloud:       &kind.Cloud{Open: Open, Read: Reader},
 	Evidence:    MadeFor,

@@ -495,7 +495,7 @@ func TestSectionErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	k := FromConfig(cfg, nil)
+	k := New(*SectionOf(cfg), nil)
 	if k == nil || !k.s.Delete || k.s.Grace.Std() != 24*time.Hour || k.Limits().OptOutKey != "reclaim.dev/protect" {
 		t.Fatalf("defaults: %+v", k)
 	}

@@ -53,11 +53,11 @@ const (
 
 var madeBy = map[string]string{EvidenceVPCCNI: "VPC CNI", EvidenceBranch: "VPC resource controller"}
 
-// Policy is the ec2 section.
+// Policy is the ec2Interfaces section.
 type Policy struct {
 	Delete    bool
 	Ownership []string
-	// Safety is ec2.interfaces': protectTag (an interface tagged with it,
+	// Safety is ec2Interfaces.interfaces': protectTag (an interface tagged with it,
 	// any value, is never deleted), grace, the caps and the breaker.
 	config.Safety
 	HeadroomWarning float64
@@ -94,7 +94,7 @@ func (k *Kind) attribution(snap *inventory.View, now time.Time) *Attribution {
 	return k.attr
 }
 
-// FromConfig makes the kind from the ec2 section; nil without one.
+// FromConfig makes the kind from the ec2Interfaces section; nil without one.
 func FromConfig(cfg *config.Config, client any) *Kind {
 	e := SectionOf(cfg)
 	if e == nil {
@@ -156,7 +156,7 @@ func (k *Kind) Owns(id string) bool { _, _, _, ok := parseID(id); return ok }
 func (k *Kind) Limits() engine.Limits {
 	l := kind.Limits(k.Policy.Safety, nil)
 	l.BatchSize = BatchSize
-	l.Wording = engine.Wording{Section: "ec2.interfaces", Noun: "interfaces", Guarded: "network interface in a subnet it could use"}
+	l.Wording = engine.Wording{Section: "ec2Interfaces.interfaces", Noun: "interfaces", Guarded: "network interface in a subnet it could use"}
 	return l
 }
 
@@ -166,9 +166,9 @@ func (k *Kind) OptOut() string { return optOut(k.Policy.ProtectTag) }
 
 func optOut(tag string) string {
 	if tag == "" {
-		return "set ec2.interfaces.delete: false"
+		return "set ec2Interfaces.interfaces.delete: false"
 	}
-	return optout.Rule("tag", tag, "interface") + ", or set ec2.interfaces.delete: false"
+	return optout.Rule("tag", tag, "interface") + ", or set ec2Interfaces.interfaces.delete: false"
 }
 
 // NetworkSource is the source key of an account and region's EC2 listing.
@@ -304,7 +304,7 @@ func (k *Kind) propose(f *inventory.Fleet, l *inventory.NetworkListing, n *inven
 		orDefault(n.Type, "interface"), madeBy[ev], ev, len(n.IPs))
 	if !k.Policy.Delete {
 		p.ReportOnly = true
-		p.Reason += "; ec2.interfaces.delete is off"
+		p.Reason += "; ec2Interfaces.interfaces.delete is off"
 	}
 	return p
 }

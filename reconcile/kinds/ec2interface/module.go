@@ -6,7 +6,7 @@ import (
 )
 
 // Module is the kind for the wiring (internal/app registers it): on with
-// an ec2 section, it relies on the clusters' workloads and the ec2 read.
+// an ec2Interfaces section, it relies on the clusters' workloads and the ec2 read.
 var Module = kind.Module{
 	Name:        Name,
 	Section:     Key,

@@ -12,7 +12,7 @@ import (
 	"reclaim.dev/reclaim/providers/ec2"
 )
 
-// Read names the read of the ec2 section's subnets and interfaces, per
+// Read names the read of the ec2Interfaces section's subnets and interfaces, per
 // account and region (View.Clouds[Read], NetworksOf). The interfaces
 // kind relies on it, and fleet discovery reads an EKS cluster's subnets
 // from it.
@@ -29,7 +29,7 @@ func NetworksIn(clouds map[string]any) []inventory.NetworkListing {
 	return n
 }
 
-// Open makes one EC2 client per account and region of the ec2 section
+// Open makes one EC2 client per account and region of the ec2Interfaces section
 // (nil without one): its List([]inventory.NetworkListing) is the read.
 func Open(ctx context.Context, cfg *config.Config, log *zap.Logger, userAgent string) (any, func(), error) {
 	if SectionOf(cfg) == nil {
@@ -43,7 +43,7 @@ func Open(ctx context.Context, cfg *config.Config, log *zap.Logger, userAgent st
 	return f, nil, nil
 }
 
-// NetworkOptions turns the ec2 section into one client option set per
+// NetworkOptions turns the ec2Interfaces section into one client option set per
 // account and region.
 func NetworkOptions(cfg *config.Config, log *zap.Logger, userAgent string) []ec2.Options {
 	e := SectionOf(cfg)

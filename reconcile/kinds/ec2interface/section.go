@@ -9,9 +9,9 @@ import (
 
 // Key is the kind's config section: which subnets to watch for IP headroom
 // and which network interfaces may be deleted as leaked.
-const Key = "ec2"
+const Key = "ec2Interfaces"
 
-// Section is the ec2 section. Absent, no subnet or interface work is done.
+// Section is the ec2Interfaces section. Absent, no subnet or interface work is done.
 type Section struct {
 	// Networks are the accounts and regions, each with its subnets in scope.
 	Networks []Network `json:"networks"`
@@ -55,10 +55,10 @@ type Interfaces struct {
 	config.Safety
 }
 
-// SectionOf is the file's ec2 section, nil when it has none.
+// SectionOf is the file's ec2Interfaces section, nil when it has none.
 func SectionOf(cfg *config.Config) *Section { return config.SectionOf[Section](cfg, Key) }
 
-// Defaults of the ec2 section.
+// Defaults of the ec2Interfaces section.
 const (
 	defaultPageSize        = 1000
 	defaultHeadroomWarning = config.Percent(0.80)
@@ -82,6 +82,7 @@ var rates = config.AWSRatesRules{
 func init() {
 	config.Register(config.SectionSpec[Section]{
 		Key: Key, Doc: "watches subnets' IP headroom and deletes leaked network interfaces (ec2-interface)",
+		Was:      []string{"ec2"}, // its name before it said its kind's
 		Defaults: defaults, Validate: validate,
 		Safety: func(s *Section) *config.Safety { return &s.Interfaces.Safety },
 		SafetyRules: config.SafetyRules{

@@ -108,7 +108,8 @@ func (k *Kind) Delete(ctx context.Context, batch []*engine.Decision) ([]engine.D
 	return out, nil
 }
 
-// batch checks that a batch is one repository's and returns its digests.
+// batch checks that a batch is one repository's and returns its digests,
+// from each decision's detail: the plan parsed the identity once.
 func (k *Kind) batch(batch []*engine.Decision) (inventory.RepoKey, []string, error) {
 	if k.API == nil {
 		return inventory.RepoKey{}, nil, errors.New("no ECR client")
@@ -116,20 +117,17 @@ func (k *Kind) batch(batch []*engine.Decision) (inventory.RepoKey, []string, err
 	if len(batch) == 0 || len(batch) > MaxBatch {
 		return inventory.RepoKey{}, nil, fmt.Errorf("a batch of %d images (want 1..%d)", len(batch), MaxBatch)
 	}
-	repo, _, err := ParseID(batch[0].ID)
-	if err != nil {
-		return repo, nil, err
-	}
+	repo := DetailOf(batch[0]).Repo
 	digests := make([]string, len(batch))
 	for i, d := range batch {
-		r, dg, err := ParseID(d.ID)
-		if err != nil {
-			return repo, nil, err
+		det := DetailOf(d)
+		if det.Digest == "" || det.Repo.Name == "" {
+			return repo, nil, fmt.Errorf("image %s: its decision carries no repository and digest", d.ID)
 		}
-		if r != repo {
+		if r := det.Repo; r != repo {
 			return repo, nil, fmt.Errorf("a batch of images from %s and %s", repo, r)
 		}
-		digests[i] = dg
+		digests[i] = det.Digest
 	}
 	return repo, digests, nil
 }

@@ -109,6 +109,9 @@ type Detail struct {
 	// labels are the repository's tags the listing kept (the owner tag),
 	// shared by its images, for routing (Where).
 	labels map[string]string
+	// Repo is the repository the image was listed in: what its re-read
+	// and delete name, never parsed back from the id.
+	Repo inventory.RepoKey `json:"-"`
 }
 
 var _ engine.Located = (*Detail)(nil) // routed by notify.routes
@@ -573,7 +576,7 @@ func untaggedReason(pushed time.Time, olderThan time.Duration) string {
 func proposal(repo inventory.RepoKey, labels map[string]string, name string, img *inventory.Image) engine.Proposal {
 	id := ID(repo, img.Digest)
 	// The detail's digest is the id's tail: one string for both.
-	det := &Detail{Account: repo.Account, Region: repo.Region, Repository: name, Digest: id[len(id)-len(img.Digest):], Tags: img.Tags, Type: mediaKind(img), labels: labels}
+	det := &Detail{Account: repo.Account, Region: repo.Region, Repository: name, Digest: id[len(id)-len(img.Digest):], Tags: img.Tags, Type: mediaKind(img), labels: labels, Repo: repo}
 	det.PushedAt, det.PulledAt = img.PushedAt, img.LastPull
 	return engine.Proposal{ID: id, Name: repo.Name, Detail: det,
 		Frees: imageFrees(img.SizeBytes, name)}

@@ -60,7 +60,7 @@ func TestRecheckRereadsTheRepository(t *testing.T) {
 		tags   []string
 	}{{"sha256:same", []string{"v1"}}, {"sha256:gone", nil}, {"sha256:retag", []string{"v2"}}, {"sha256:pulled", []string{"v3"}}} {
 		batch = append(batch, &engine.Decision{ID: ecrimage.ID(repo, c.digest), Name: c.digest,
-			Detail: &ecrimage.Detail{Digest: c.digest, Tags: c.tags, PulledAt: planned}})
+			Detail: &ecrimage.Detail{Repo: repo, Digest: c.digest, Tags: c.tags, PulledAt: planned}})
 	}
 	vs, err := k.Recheck(context.Background(), batch)
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 	"reclaim.dev/reclaim/providers/gce"
 	"reclaim.dev/reclaim/reconcile/audit"
 	"reclaim.dev/reclaim/reconcile/engine"
+	"reclaim.dev/reclaim/reconcile/kinds/gcepd"
 	"reclaim.dev/reclaim/reconcile/state"
 )
 
@@ -133,7 +134,7 @@ func TestApplySnapshotFailureBlocksDelete(t *testing.T) {
 // disk re-read and deleted.
 func TestApplySnapshotThenDelete(t *testing.T) {
 	m, p, a, buf, _ := applyFixture(snapshotFirst, orphan("a"))
-	name := SnapshotName("a", t0.Add(-7*time.Hour))
+	name := gcepd.SnapshotName("a", t0.Add(-7*time.Hour))
 	out, _ := a.Apply(context.Background(), p, true)
 	if out.Deleted != 1 || len(m.snapshots) != 1 || m.snapshots[0] != name+" a" {
 		t.Fatalf("%+v %v", out, m.snapshots)
@@ -155,7 +156,7 @@ func TestApplySnapshotDeferredThenReused(t *testing.T) {
 	}
 	m, p, a, buf, store := applyFixture(timeout, orphan("a"))
 	a.SnapshotPoll = time.Millisecond
-	name := SnapshotName("a", t0.Add(-7*time.Hour))
+	name := gcepd.SnapshotName("a", t0.Add(-7*time.Hour))
 	m.reads = map[string]int{name: -1}
 	out, _ := a.Apply(context.Background(), p, true)
 	if out.Deferred != 1 || out.Failed != 0 || hasDelete(m.calls) || out.Results[0].Result != audit.Deferred {
@@ -191,7 +192,7 @@ func TestApplySnapshotBeforeLastUseNotReused(t *testing.T) {
 	used := orphan("a")
 	used.LastAttach, used.LastDetach = t0.Add(-5*time.Hour), t0.Add(-4*time.Hour)
 	src := "https://www.googleapis.com/compute/v1/" + used.Key.String()
-	period, since := SnapshotName("a", t0.Add(-7*time.Hour)), SnapshotName("a", used.LastDetach)
+	period, since := gcepd.SnapshotName("a", t0.Add(-7*time.Hour)), gcepd.SnapshotName("a", used.LastDetach)
 
 	m, p, a, buf, _ := applyFixture(snapshotFirst, used)
 	m.snaps = map[string]gce.Snapshot{period: {Name: period, Status: "READY", Created: t0.Add(-6 * time.Hour), SourceDisk: src}}

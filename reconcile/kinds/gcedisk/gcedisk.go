@@ -14,7 +14,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -349,7 +348,7 @@ func (k *Kind) snapshotName(d *engine.Decision, key inventory.DiskKey) string {
 	if use := detail(d).LastUse; use.After(at) {
 		at = use
 	}
-	return SnapshotName(key.Name, at)
+	return gcepd.SnapshotName(key.Name, at)
 }
 
 // Snapshots is the snapshot of this orphan period, if it exists and is of
@@ -388,8 +387,7 @@ func (k *Kind) StartSnapshot(ctx context.Context, d *engine.Decision) (string, e
 		return "", err
 	}
 	name := k.snapshotName(d, key)
-	labels := map[string]string{k.Disks.SnapshotLabel: labelValue(key.Name), "reclaim-location": labelValue(key.Location())}
-	return name, k.API.StartSnapshot(ctx, key, name, labels)
+	return name, k.API.StartSnapshot(ctx, key, name, gcepd.SnapshotLabels(k.Disks.SnapshotLabel, key))
 }
 
 // SnapshotState re-reads the snapshot: READY is done; FAILED, DELETING,
@@ -526,28 +524,6 @@ func (k *Kind) inScope(d gce.Disk) bool {
 // RegionInScope: no regions configured means every region.
 func RegionInScope(regions []string, region string) bool {
 	return len(regions) == 0 || contains(regions, region)
-}
-
-var nonLabel = regexp.MustCompile(`[^a-z0-9_-]`)
-
-// labelValue makes s a valid GCE label value (lowercase letters, digits, _ and -, at most 63).
-func labelValue(s string) string {
-	s = nonLabel.ReplaceAllString(strings.ToLower(s), "-")
-	if len(s) > 63 {
-		s = s[:63]
-	}
-	return s
-}
-
-// SnapshotName names the snapshot taken before deleting disk: a valid GCE
-// resource name (at most 63 characters) that sorts by time.
-func SnapshotName(disk string, now time.Time) string {
-	suffix := "-" + now.UTC().Format("20060102-150405")
-	base := "reclaim-" + labelValue(disk)
-	if len(base)+len(suffix) > 63 {
-		base = strings.TrimRight(base[:63-len(suffix)], "-_")
-	}
-	return base + suffix
 }
 
 func fmtTime(t time.Time) string { return t.UTC().Format(time.RFC3339) }

@@ -254,7 +254,7 @@ func TestPendingConfirmedOnce(t *testing.T) {
 }
 
 func TestSnapshotName(t *testing.T) {
-	n := SnapshotName(strings.Repeat("pvc-0123456789abcdef", 4), t0)
+	n := gcepd.SnapshotName(strings.Repeat("pvc-0123456789abcdef", 4), t0)
 	if len(n) > 63 || !strings.HasSuffix(n, "-20261101-120000") || !strings.HasPrefix(n, "reclaim-pvc-") {
 		t.Fatal(n)
 	}

@@ -31,12 +31,7 @@ func Open(ctx context.Context, cfg *config.Config, _ *zap.Logger, userAgent stri
 	if g == nil {
 		return nil, nil, nil
 	}
-	c, err := gce.New(ctx, gce.Options{Endpoint: g.Endpoint, WithoutAuthentication: g.WithoutAuthentication,
-		CredentialsFile: g.CredentialsFile, PageSize: int(g.PageSize), UserAgent: userAgent})
-	if err != nil {
-		return nil, nil, err
-	}
-	return c, func() { c.Close() }, nil
+	return gcepd.Open(ctx, g, userAgent)
 }
 
 // Reader reads every project's disks, then the quotas of the regions the

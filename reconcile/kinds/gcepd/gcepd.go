@@ -10,6 +10,7 @@
 package gcepd
 
 import (
+	"context"
 	"fmt"
 
 	"reclaim.dev/reclaim/base/amount"
@@ -35,6 +36,17 @@ type Listing struct {
 
 // ListingOf is the run's gce read (empty when it did not read GCE).
 func ListingOf(snap *inventory.View) Listing { return inventory.CloudOf[Listing](snap, Read) }
+
+// Open makes the GCE client the gce section g describes: gce-disk's and
+// gce-snapshot's clouds both read through one of these.
+func Open(ctx context.Context, g *GCE, userAgent string) (any, func(), error) {
+	c, err := gce.New(ctx, gce.Options{Endpoint: g.Endpoint, WithoutAuthentication: g.WithoutAuthentication,
+		CredentialsFile: g.CredentialsFile, PageSize: int(g.PageSize), UserAgent: userAgent})
+	if err != nil {
+		return nil, nil, err
+	}
+	return c, func() { c.Close() }, nil
+}
 
 // GB is what a disk's or a PVC's deletion frees: GB of disk quota, which
 // GCE counts in GiB (a disk of sizeGb 100 is 100 GiB).

@@ -58,10 +58,10 @@ type Module struct {
 	// Evidence, if set, says what the kind's cloud read shows made for a
 	// cluster, per class of evidence a record lists: a cluster's first
 	// record listing none of a class the clouds show some of is held
-	// until it has stood for fleet.snapshots.dropSettle.
+	// until it has stood for fleet.records.dropSettle.
 	Evidence records.Evidence
 	// InCluster kinds need no view beyond their own cluster (finished
-	// Jobs and Pods, workflow PVCs): with fleet.snapshots, each cluster's
+	// Jobs and Pods, workflow PVCs): with fleet.records, each cluster's
 	// agent runs them, and the deleter, holding no kube credential, does
 	// not.
 	InCluster bool
@@ -153,6 +153,24 @@ func WithCloud[K interface {
 	return func(cfg *config.Config, c *Clients) engine.Kind {
 		return nilKind(from(cfg, c.Clouds[name]))
 	}
+}
+
+// WithSection adapts a cloud kind whose section is its policy to
+// Module.New: make is given the file's section under key and the named
+// read's client as the kind's API (A's zero value when none was opened or
+// it is not an A); without the section the kind is off (nil).
+func WithSection[S, A any, K interface {
+	*T
+	engine.Kind
+}, T any](read, key string, make func(s S, api A) K) func(*config.Config, *Clients) engine.Kind {
+	return WithCloud(read, func(cfg *config.Config, client any) K {
+		s := config.SectionOf[S](cfg, key)
+		if s == nil {
+			return nil
+		}
+		api, _ := client.(A)
+		return make(*s, api)
+	})
 }
 
 // nilKind turns a typed nil into a nil interface.

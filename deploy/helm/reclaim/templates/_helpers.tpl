@@ -174,11 +174,11 @@ volumes:
   {{- end }}
 {{- end -}}
 
-{{/* A deleter reading the agents' records (config.fleet.snapshots): it
+{{/* A deleter reading the agents' records (config.fleet.records): it
 dials no cluster and deletes in none, so it gets no cluster RBAC but its
 state's and its Lease's. */}}
 {{- define "reclaim.readsRecords" -}}
-{{- if and (ne .Values.mode "agent") (dig "fleet" "snapshots" "" .Values.config) -}}true{{- end -}}
+{{- if and (ne .Values.mode "agent") (dig "fleet" "records" "" .Values.config) -}}true{{- end -}}
 {{- end -}}
 
 {{/* Whether a delete grant (rbac.deletePVCs, rbac.deleteWorkloads: the

@@ -8,17 +8,17 @@ import (
 	"time"
 )
 
-// Snapshots is where cluster agents publish what their clusters use
+// Records is where cluster agents publish what their clusters use
 // (reclaim agent), and where a deleter reads it instead of the API
 // servers: with it, reclaim run dials no cluster and holds no kube
 // credential. One object per cluster, under Prefix, by where the cluster
 // lives and its name, in an S3 bucket (Bucket and the fields after it) or
 // a GCS bucket (GCS).
-type Snapshots struct {
+type Records struct {
 	// GCS chooses a GCS bucket instead of S3: then none of S3's fields
 	// (bucket, account, region, profile, roleARN, externalID, endpoint)
 	// is set.
-	GCS *GCSSnapshots `json:"gcs,omitempty"`
+	GCS *GCSRecords `json:"gcs,omitempty"`
 	// Bucket is the S3 bucket; Account its owner (every call names it, so
 	// a same-name bucket elsewhere is never used); Region its region.
 	Bucket  string `json:"bucket,omitempty"`
@@ -69,9 +69,9 @@ type Snapshots struct {
 	MaxRecordSize Size `json:"maxRecordSize"`
 }
 
-// GCSSnapshots is a GCS bucket for the records. GCS bucket names are
+// GCSRecords is a GCS bucket for the records. GCS bucket names are
 // global, so the bucket alone names it.
-type GCSSnapshots struct {
+type GCSRecords struct {
 	Bucket string `json:"bucket"`
 	// Endpoint overrides the JSON API's (https://storage.googleapis.com/storage/v1/):
 	// a Private Service Connect endpoint, or a fake.
@@ -82,7 +82,7 @@ type GCSSnapshots struct {
 }
 
 // Where is the record store's URL of key: gs://BUCKET/KEY or s3://BUCKET/KEY.
-func (s *Snapshots) Where(key string) string {
+func (s *Records) Where(key string) string {
 	if s.GCS != nil {
 		return "gs://" + s.GCS.Bucket + "/" + key
 	}
@@ -90,16 +90,16 @@ func (s *Snapshots) Where(key string) string {
 }
 
 const (
-	defaultSnapshotMaxAge     = Duration(3 * time.Hour)
-	defaultSnapshotHeartbeat  = Duration(5 * time.Minute)
-	defaultSnapshotMaxDrop    = Percent(0.5)
-	defaultSnapshotDropSettle = Duration(24 * time.Hour)
-	// DefaultMaxRecordSize is fleet.snapshots.maxRecordSize's default: a
+	defaultRecordsMaxAge     = Duration(3 * time.Hour)
+	defaultRecordsHeartbeat  = Duration(5 * time.Minute)
+	defaultRecordsMaxDrop    = Percent(0.5)
+	defaultRecordsDropSettle = Duration(24 * time.Hour)
+	// DefaultMaxRecordSize is fleet.records.maxRecordSize's default: a
 	// cluster of some 20,000 pods.
 	DefaultMaxRecordSize = Size(8 << 20)
 )
 
-// DeleteMaxAgeFor is fleet.snapshots.deleteMaxAge's default for agents
+// DeleteMaxAgeFor is fleet.records.deleteMaxAge's default for agents
 // that heartbeat every heartbeat: a watching agent publishes at least that
 // often, so a record older than two heartbeats and slack (a missed
 // publish, the debounce, a collect and a put: 2m) means the agent is not
@@ -108,20 +108,20 @@ func DeleteMaxAgeFor(heartbeat Duration) Duration {
 	return 2*heartbeat + Duration(2*time.Minute)
 }
 
-func (c *Config) snapshotDefaults() {
-	s := c.Fleet.Snapshots
+func (c *Config) recordsDefaults() {
+	s := c.Fleet.Records
 	if s == nil {
 		return
 	}
-	def(c, "fleet.snapshots.maxAge", &s.MaxAge, defaultSnapshotMaxAge)
-	def(c, "fleet.snapshots.heartbeat", &s.Heartbeat, defaultSnapshotHeartbeat)
-	def(c, "fleet.snapshots.deleteMaxAge", &s.DeleteMaxAge, DeleteMaxAgeFor(s.Heartbeat))
-	def(c, "fleet.snapshots.maxDrop", &s.MaxDrop, defaultSnapshotMaxDrop)
-	def(c, "fleet.snapshots.dropSettle", &s.DropSettle, defaultSnapshotDropSettle)
-	def(c, "fleet.snapshots.maxRecordSize", &s.MaxRecordSize, DefaultMaxRecordSize)
+	def(c, "fleet.records.maxAge", &s.MaxAge, defaultRecordsMaxAge)
+	def(c, "fleet.records.heartbeat", &s.Heartbeat, defaultRecordsHeartbeat)
+	def(c, "fleet.records.deleteMaxAge", &s.DeleteMaxAge, DeleteMaxAgeFor(s.Heartbeat))
+	def(c, "fleet.records.maxDrop", &s.MaxDrop, defaultRecordsMaxDrop)
+	def(c, "fleet.records.dropSettle", &s.DropSettle, defaultRecordsDropSettle)
+	def(c, "fleet.records.maxRecordSize", &s.MaxRecordSize, DefaultMaxRecordSize)
 }
 
-func (s *Snapshots) validate(ps *problems, path string) {
+func (s *Records) validate(ps *problems, path string) {
 	if s.GCS != nil {
 		s.validateGCS(ps, path)
 	} else {
@@ -141,9 +141,9 @@ func (s *Snapshots) validate(ps *problems, path string) {
 	case s.DeleteMaxAge <= 0:
 		ps.add(path+".deleteMaxAge", "must be more than 0 — e.g. %s for agents in watch mode that heartbeat every %s", DeleteMaxAgeFor(s.Heartbeat), s.Heartbeat)
 	case s.MaxAge > 0 && s.DeleteMaxAge > s.MaxAge:
-		ps.add(path+".deleteMaxAge", "%s is more than fleet.snapshots.maxAge %s: a record too old to report on cannot be fresh enough to delete on — lower it (e.g. %s) or raise maxAge", s.DeleteMaxAge, s.MaxAge, DeleteMaxAgeFor(s.Heartbeat))
+		ps.add(path+".deleteMaxAge", "%s is more than fleet.records.maxAge %s: a record too old to report on cannot be fresh enough to delete on — lower it (e.g. %s) or raise maxAge", s.DeleteMaxAge, s.MaxAge, DeleteMaxAgeFor(s.Heartbeat))
 	case s.Heartbeat > 0 && s.Heartbeat >= s.DeleteMaxAge:
-		ps.add(path+".deleteMaxAge", "%s is not more than fleet.snapshots.heartbeat %s: a quiet cluster's record would hold every delete between heartbeats — use at least %s", s.DeleteMaxAge, s.Heartbeat, DeleteMaxAgeFor(s.Heartbeat))
+		ps.add(path+".deleteMaxAge", "%s is not more than fleet.records.heartbeat %s: a quiet cluster's record would hold every delete between heartbeats — use at least %s", s.DeleteMaxAge, s.Heartbeat, DeleteMaxAgeFor(s.Heartbeat))
 	}
 	if s.Heartbeat <= 0 {
 		ps.add(path+".heartbeat", "must be more than 0 — e.g. 5m")
@@ -166,19 +166,19 @@ func (s *Snapshots) validate(ps *problems, path string) {
 
 // validateGCS: a GCS bucket, and none of S3's fields (they would be
 // ignored, and say the records are somewhere they are not).
-func (s *Snapshots) validateGCS(ps *problems, path string) {
+func (s *Records) validateGCS(ps *problems, path string) {
 	g := s.GCS
 	if g.Bucket == "" {
 		ps.add(path+".gcs.bucket", "is required — the GCS bucket the agents publish to")
 	} else if strings.ContainsAny(g.Bucket, "/:") {
-		ps.add(path+".gcs.bucket", "%q: write the bucket's name alone, e.g. acme-reclaim (the key prefix is fleet.snapshots.prefix)", g.Bucket)
+		ps.add(path+".gcs.bucket", "%q: write the bucket's name alone, e.g. acme-reclaim (the key prefix is fleet.records.prefix)", g.Bucket)
 	}
 	validateEndpoint(ps, path+".gcs.endpoint", g.Endpoint, "storage")
 	validateGCSEndpointPath(ps, path+".gcs.endpoint", g.Endpoint)
 	for _, f := range [][2]string{{"bucket", s.Bucket}, {"account", s.Account}, {"region", s.Region}, {"profile", s.Profile},
 		{"roleARN", s.RoleARN}, {"externalID", s.ExternalID}, {"endpoint", s.Endpoint}} {
 		if f[1] != "" {
-			ps.add(path+"."+f[0], "is S3's: with fleet.snapshots.gcs the records are in GCS — remove it (or remove gcs to use S3)")
+			ps.add(path+"."+f[0], "is S3's: with fleet.records.gcs the records are in GCS — remove it (or remove gcs to use S3)")
 		}
 	}
 }
@@ -210,11 +210,11 @@ func validateGCSEndpointPath(ps *problems, p, endpoint string) {
 	}
 }
 
-// crossValidateSnapshots: a cluster's record is found by where it lives,
+// crossValidateRecords: a cluster's record is found by where it lives,
 // so each cluster says so (reclaim run refuses a kubeconfig too: it dials
 // no cluster; reclaim agent keeps its own).
-func (c *Config) crossValidateSnapshots(ps *problems) {
-	s := c.Fleet.Snapshots
+func (c *Config) crossValidateRecords(ps *problems) {
+	s := c.Fleet.Records
 	if s == nil {
 		return
 	}
@@ -224,7 +224,7 @@ func (c *Config) crossValidateSnapshots(ps *problems) {
 	records := map[[5]string]int{}
 	for i, cl := range c.Clusters {
 		if cl.Platform == "" || cl.Location == "" || cl.Account == "" && cl.Project == "" {
-			ps.add(index("clusters", i), "with fleet.snapshots, say where the cluster lives (platform, account or project, location): its record is found by them")
+			ps.add(index("clusters", i), "with fleet.records, say where the cluster lives (platform, account or project, location): its record is found by them")
 			continue
 		}
 		name := cl.CloudName
@@ -245,7 +245,7 @@ func (c *Config) crossValidateSnapshots(ps *problems) {
 				found = found || cl.Name == name
 			}
 			if !found {
-				ps.add("fleet.snapshots."+key+"."+name, "names no cluster of clusters[]")
+				ps.add("fleet.records."+key+"."+name, "names no cluster of clusters[]")
 			}
 		}
 	}
