@@ -31,6 +31,7 @@ import (
 	"reclaim.dev/reclaim/reconcile/kinds/ec2interface"
 	"reclaim.dev/reclaim/reconcile/kinds/ecrimage"
 	"reclaim.dev/reclaim/reconcile/kinds/gcepd"
+	"reclaim.dev/reclaim/reconcile/kinds/gcesnapshot"
 	"reclaim.dev/reclaim/reconcile/state"
 )
 
@@ -78,6 +79,7 @@ func Start(ctx context.Context, narration io.Writer, log *zap.Logger, now time.T
 	srv := gcefake.New(gcefake.Options{})
 	closers = append(closers, srv.Close)
 	fleet := Seed(srv, now)
+	gceSnaps := SeedGCESnapshots(srv, fleet, now)
 	reg := ecrfake.New(ecrfake.Options{Region: ECRRegion})
 	reg.Start()
 	closers = append(closers, reg.Close)
@@ -159,6 +161,8 @@ func Start(ctx context.Context, narration io.Writer, log *zap.Logger, now time.T
 		"demo: their 30-day retention, one an AMI boots from) and 2 snapshots of etl-use1's CSI driver: one its\n"+
 		"demo: VolumeSnapshotContent restores from, one whose content was deleted by hand.\n\n",
 		len(snaps.Expired)+2, TornDownCluster, len(snaps.Expired)+1)
+	fmt.Fprintf(narration, "demo: the GCE fake holds %d backups earlier runs made before deleting old workflows' disks\n"+
+		"demo: (%d past their 30-day retention, one an image was made from).\n\n", len(gceSnaps.Expired)+2, len(gceSnaps.Expired)+1)
 	disc, stopDisc, err := Discovery(ctx, cfg, log)
 	if err != nil {
 		return nil, deps, done, err
@@ -166,7 +170,7 @@ func Start(ctx context.Context, narration io.Writer, log *zap.Logger, now time.T
 	closers = append(closers, stopDisc)
 	return cfg, app.Deps{
 		Clients: map[string]any{gcepd.Read: disks, ecrimage.Read: images, ec2interface.Read: networks, ebsvolume.Name: volumes,
-			ebssnapshot.Name: volumes},
+			ebssnapshot.Name: volumes, gcesnapshot.Name: disks},
 		Discovery: disc, Clusters: collect,
 		Kube: func(cluster string) (kubernetes.Interface, error) {
 			mu.Lock()

@@ -24,6 +24,7 @@ import (
 	"reclaim.dev/reclaim/reconcile/kinds/ecrimage"
 	"reclaim.dev/reclaim/reconcile/kinds/finished"
 	"reclaim.dev/reclaim/reconcile/kinds/gcedisk"
+	"reclaim.dev/reclaim/reconcile/kinds/gcesnapshot"
 	"reclaim.dev/reclaim/reconcile/kinds/k8sjob"
 	"reclaim.dev/reclaim/reconcile/kinds/k8spvc"
 )
@@ -330,8 +331,28 @@ func TestDemoTellsTheSnapshotStory(t *testing.T) {
 	if d := byID[story.Restore]; !strings.Contains(d.Why(), "VolumeSnapshot kafka/data-kafka-0-pre-upgrade") {
 		t.Errorf("the restore's snapshot says %q", d.Why())
 	}
-	// The fresh backup (500 GiB) and the AMI's (100 GiB) stay, at 0.05 a GiB-month.
-	want := "reclaim's backups that stay: 2, 600 GiB, about 30.00 USD a month"
+	// On GCE, the same: past retention goes, fresh and made into an image stays.
+	gs := SeedGCESnapshots(gcefake.New(gcefake.Options{}), &Fleet{State: engine.NewState()}, p.GeneratedAt)
+	gce := map[string]engine.Decision{}
+	for _, d := range p.Decisions {
+		if d.Kind == gcesnapshot.Name {
+			gce[d.Name] = d
+		}
+	}
+	for _, name := range gs.Expired {
+		if d := gce[name]; d.Action != engine.Delete {
+			t.Errorf("expired GCE backup %s: %s %q", name, d.Action, d.Why())
+		}
+	}
+	for _, name := range []string{gs.Fresh, gs.Imaged} {
+		if d := gce[name]; d.Action != engine.Keep {
+			t.Errorf("GCE backup %s: %s %q, want keep", name, d.Action, d.Why())
+		}
+	}
+	// What stays of reclaim's backups, on both clouds, is one line: EBS's
+	// fresh one (500 GiB) and the AMI's (100 GiB) at 0.05 a GiB-month,
+	// GCE's two storing 12 GiB each at 0.065.
+	want := "reclaim's backups that stay: 4, 624 GiB, about 31.56 USD a month (EBS snapshots 2, 600 GiB, 30.00; GCE snapshots 2, 24 GiB, 1.56)"
 	if !slices.Contains(p.Summaries, want) {
 		t.Errorf("summaries lack %q: %q", want, p.Summaries)
 	}

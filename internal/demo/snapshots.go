@@ -1,13 +1,19 @@
 package demo
 
 import (
+	"fmt"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"reclaim.dev/reclaim/base/amount"
+	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/providers/ebs/ebsfake"
+	"reclaim.dev/reclaim/providers/gce/gcefake"
 	"reclaim.dev/reclaim/reconcile/kinds/ebsbase"
 	"reclaim.dev/reclaim/reconcile/kinds/ebssnapshot"
+	"reclaim.dev/reclaim/reconcile/kinds/gcepd"
+	"reclaim.dev/reclaim/reconcile/kinds/gcesnapshot"
 )
 
 // The snapshot part of the demo: earlier runs deleted old-batch-use1's
@@ -86,4 +92,51 @@ func volumeSnapshotContent(name, handle, uid, ns, snapshot string) *unstructured
 			"volumeSnapshotRef": map[string]any{"kind": "VolumeSnapshot", "namespace": ns, "name": snapshot, "uid": uid}},
 		"status": map[string]any{"snapshotHandle": handle, "readyToUse": true, "restoreSize": int64(1000 << 30)},
 	}}
+}
+
+// GCESnapshots is what the GCE snapshot part seeded: reclaim's backups of
+// old failed workflows' disks it deleted with disks.snapshotBeforeDelete.
+type GCESnapshots struct {
+	// Expired are past their 30-day retention and their grace; Fresh is
+	// within it; Imaged is past it, but an image was made from it.
+	Expired []string
+	Fresh   string
+	Imaged  string
+}
+
+// snapshotLabel is disks.snapshotLabel's default.
+const snapshotLabel = "reclaim-snapshot-of"
+
+// SeedGCESnapshots seeds the GCE fake's snapshots of deleted disks, an
+// image made from one, and the clocks of earlier runs.
+func SeedGCESnapshots(srv *gcefake.Server, f *Fleet, now time.Time) GCESnapshots {
+	day := 24 * time.Hour
+	var out GCESnapshots
+	n := 0
+	backup := func(disk string, stored int64, age time.Duration) string {
+		n++
+		path := "projects/" + Project + "/zones/" + zones[n%3] + "/disks/" + disk
+		key, err := inventory.ParseDiskKey(path)
+		if err != nil {
+			panic(err) // the seed's own path
+		}
+		made := now.Add(-age)
+		name := gcepd.SnapshotName(disk, made)
+		id := fmt.Sprintf("73100000000000%05d", n)
+		srv.AddSnapshot(Project, gcefake.Snapshot{Name: name, ID: id, SourceDisk: path, Labels: gcepd.SnapshotLabels(snapshotLabel, key),
+			SizeGB: 25, StorageBytes: stored, Created: made})
+		if age > 30*day {
+			f.State.Seen(gcesnapshot.ID(Project, name), id, now.Add(-30*time.Hour))
+		}
+		return name
+	}
+	for i := range 2 {
+		out.Expired = append(out.Expired, backup(fmt.Sprintf("pvc-backfill-old-%02d", i), 12*amount.GiB, 40*day))
+	}
+	out.Fresh = backup("pvc-backfill-old-02", 12*amount.GiB, 6*day)
+	// A team made an image from this backup to rebuild a test VM: the
+	// image keeps it.
+	out.Imaged = backup("pvc-backfill-old-03", 12*amount.GiB, 45*day)
+	srv.AddImage(Project, gcefake.Image{Name: "backfill-debug-vm", SourceSnapshot: "projects/" + Project + "/global/snapshots/" + out.Imaged})
+	return out
 }

@@ -45,7 +45,7 @@ func (k *Kind) View(p *engine.Plan, _ *inventory.View) layout.View {
 		n++
 	}
 	sec := layout.Table(layout.Section{Title: "EBS SNAPSHOTS", Place: layout.Details}, n, b, func(*layout.Block) {})
-	summary := fmt.Sprintf("snapshots delete %d, mark %d, report %d, keep %d",
+	summary := fmt.Sprintf("EBS snapshots delete %d, mark %d, report %d, keep %d",
 		p.Count(Name, engine.Delete), p.Count(Name, engine.Mark), p.Count(Name, engine.Report), p.Count(Name, engine.Keep))
 	if csiUsed+csiOrphans > 0 {
 		summary += fmt.Sprintf("; CSI snapshots: %d named by a VolumeSnapshotContent, %d orphaned holding %d GiB, about %.2f a month",
