@@ -27,7 +27,7 @@ func TestDemoRunsAsAPod(t *testing.T) {
 	if err != nil {
 		t.Fatalf("reclaim demo: %v\n%s", err, got)
 	}
-	for _, want := range []string{"SSD_TOTAL_GB", "WHO HOLDS THE QUOTA", "ECR REPOSITORIES", "SUBNET IP HEADROOM", "WHO HOLDS THE SUBNET ADDRESSES", "EBS STORAGE QUOTA HEADROOM"} {
+	for _, want := range []string{"SSD_TOTAL_GB", "WHO HOLDS THE QUOTA", "ECR REPOSITORIES", "SUBNET IP HEADROOM", "WHO HOLDS THE SUBNET ADDRESSES", "EBS STORAGE QUOTA HEADROOM", "EBS SNAPSHOTS", "GCE SNAPSHOTS"} {
 		if !strings.Contains(string(got), want) {
 			t.Errorf("the demo's report lacks %q", want)
 		}

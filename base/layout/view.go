@@ -13,6 +13,25 @@ type View struct {
 	Gauges   []Gauge
 	// Warnings are the kind's (SortWarnings orders them across kinds).
 	Warnings []Warning
+	// Kept is what the kind keeps on purpose and pays for (reclaim's
+	// backups that stay): the report adds up every kind's of one Group in
+	// one phrase of its summary line, across clouds.
+	Kept []Kept
+}
+
+// Backups is the group of reclaim's own backups that stay (the snapshot
+// kinds' on each cloud), added up in one line across them.
+const Backups = "reclaim's backups"
+
+// Kept is what a kind keeps of one group and what it costs a month.
+type Kept struct {
+	// Group names what is added up across kinds: Backups.
+	Group string
+	// Noun says the kind's part of it: "EBS snapshots".
+	Noun  string
+	Count int
+	Bytes int64
+	Cost  float64
 }
 
 // Warning is something a person must act on: a quota, a subnet or a

@@ -36,7 +36,7 @@ func TestConfigCheckReportsEveryProblem(t *testing.T) {
 // section, registered from its package.
 func TestConfigCheckExamples(t *testing.T) {
 	for f, kinds := range map[string]string{
-		"demo.yaml":      "gce-disk, k8s-pvc, ecr-image, ec2-interface, k8s-job, k8s-pod, ebs-volume",
+		"demo.yaml":      "gce-disk, k8s-pvc, ecr-image, ec2-interface, k8s-job, k8s-pod, ebs-volume, ebs-snapshot, gce-snapshot",
 		"gke.yaml":       "gce-disk, k8s-pvc",
 		"eks.yaml":       "k8s-pvc, ecr-image, ec2-interface, k8s-job, k8s-pod",
 		"reference.yaml": "gce-disk, k8s-pvc, ecr-image, ec2-interface, k8s-job, k8s-pod",

@@ -26,10 +26,12 @@ import (
 	"reclaim.dev/reclaim/providers/gce"
 	"reclaim.dev/reclaim/providers/gce/gcefake"
 	"reclaim.dev/reclaim/reconcile/audit"
+	"reclaim.dev/reclaim/reconcile/kinds/ebssnapshot"
 	"reclaim.dev/reclaim/reconcile/kinds/ebsvolume"
 	"reclaim.dev/reclaim/reconcile/kinds/ec2interface"
 	"reclaim.dev/reclaim/reconcile/kinds/ecrimage"
 	"reclaim.dev/reclaim/reconcile/kinds/gcepd"
+	"reclaim.dev/reclaim/reconcile/kinds/gcesnapshot"
 	"reclaim.dev/reclaim/reconcile/state"
 )
 
@@ -77,6 +79,7 @@ func Start(ctx context.Context, narration io.Writer, log *zap.Logger, now time.T
 	srv := gcefake.New(gcefake.Options{})
 	closers = append(closers, srv.Close)
 	fleet := Seed(srv, now)
+	gceSnaps := SeedGCESnapshots(srv, fleet, now)
 	reg := ecrfake.New(ecrfake.Options{Region: ECRRegion})
 	reg.Start()
 	closers = append(closers, reg.Close)
@@ -113,6 +116,7 @@ func Start(ctx context.Context, narration io.Writer, log *zap.Logger, now time.T
 	vols.Start()
 	closers = append(closers, vols.Close)
 	ebsStory := SeedEBS(vols, fleet, now)
+	snaps := SeedSnapshots(vols, fleet, now)
 	volumes, err := ebs.NewFleet(ctx, []ebs.Options{{Service: awsclient.Service{Account: EC2Account, Region: EC2Region, Endpoint: vols.URL(),
 		Logger: awsclient.ZapLogger(log), Credentials: credentials.NewStaticCredentialsProvider("AKIDDEMO", "demo-secret", "")},
 		QuotasEndpoint: vols.URL()}})
@@ -153,13 +157,20 @@ func Start(ctx context.Context, narration io.Writer, log *zap.Logger, now time.T
 	fmt.Fprintf(narration, "demo: EBS fake at %s: gp3 storage at %.1f of %d TiB; %s was deleted a month ago and left\n"+
 		"demo: %d volumes behind, declared out of scope; etl-use1's Kafka volumes are attached.\n\n",
 		vols.URL(), float64(ebsStory.UsedGiB)/1024, gp3QuotaTiB, TornDownCluster, len(ebsStory.Orphans)+1)
+	fmt.Fprintf(narration, "demo: the same fake holds %d backups earlier runs made before deleting %s's first volumes (%d past\n"+
+		"demo: their 30-day retention, one an AMI boots from) and 2 snapshots of etl-use1's CSI driver: one its\n"+
+		"demo: VolumeSnapshotContent restores from, one whose content was deleted by hand.\n\n",
+		len(snaps.Expired)+2, TornDownCluster, len(snaps.Expired)+1)
+	fmt.Fprintf(narration, "demo: the GCE fake holds %d backups earlier runs made before deleting old workflows' disks\n"+
+		"demo: (%d past their 30-day retention, one an image was made from).\n\n", len(gceSnaps.Expired)+2, len(gceSnaps.Expired)+1)
 	disc, stopDisc, err := Discovery(ctx, cfg, log)
 	if err != nil {
 		return nil, deps, done, err
 	}
 	closers = append(closers, stopDisc)
 	return cfg, app.Deps{
-		Clients:   map[string]any{gcepd.Read: disks, ecrimage.Read: images, ec2interface.Read: networks, ebsvolume.Name: volumes},
+		Clients: map[string]any{gcepd.Read: disks, ecrimage.Read: images, ec2interface.Read: networks, ebsvolume.Name: volumes,
+			ebssnapshot.Name: volumes, gcesnapshot.Name: disks},
 		Discovery: disc, Clusters: collect,
 		Kube: func(cluster string) (kubernetes.Interface, error) {
 			mu.Lock()

@@ -18,11 +18,13 @@ import (
 	"reclaim.dev/reclaim/providers/ecr/ecrfake"
 	"reclaim.dev/reclaim/providers/gce/gcefake"
 	"reclaim.dev/reclaim/reconcile/engine"
+	"reclaim.dev/reclaim/reconcile/kinds/ebssnapshot"
 	"reclaim.dev/reclaim/reconcile/kinds/ebsvolume"
 	"reclaim.dev/reclaim/reconcile/kinds/ec2interface"
 	"reclaim.dev/reclaim/reconcile/kinds/ecrimage"
 	"reclaim.dev/reclaim/reconcile/kinds/finished"
 	"reclaim.dev/reclaim/reconcile/kinds/gcedisk"
+	"reclaim.dev/reclaim/reconcile/kinds/gcesnapshot"
 	"reclaim.dev/reclaim/reconcile/kinds/k8sjob"
 	"reclaim.dev/reclaim/reconcile/kinds/k8spvc"
 )
@@ -283,5 +285,75 @@ func TestDemoTellsTheEBSStory(t *testing.T) {
 	rows, _ := layout.Data(p.Sections, "fleet").([]engine.FleetRow)
 	if !slices.ContainsFunc(rows, func(r engine.FleetRow) bool { return r.Name == TornDownCluster && r.State == "out-of-scope" }) {
 		t.Errorf("the fleet section does not declare %s out of scope: %+v", TornDownCluster, rows)
+	}
+}
+
+// reclaim's backups past retention go, a fresh one and one an AMI boots
+// from stay, a CSI snapshot a content names stays, an orphaned one is
+// reported, and the backups that stay are priced in the summary.
+func TestDemoTellsTheSnapshotStory(t *testing.T) {
+	rep, err := demoReport()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := rep.Plan
+	srv := ebsfake.New(ebsfake.Options{Account: EC2Account})
+	f := &Fleet{State: engine.NewState()}
+	SeedEBS(srv, f, time.Now())
+	story := SeedSnapshots(srv, f, time.Now())
+	byID := map[string]engine.Decision{}
+	for _, d := range p.Decisions {
+		if d.Kind == ebssnapshot.Name {
+			byID[d.Name] = d
+		}
+	}
+	for _, id := range story.Expired {
+		if d := byID[id]; d.Action != engine.Delete || d.Class != ebssnapshot.ClassExpired {
+			t.Errorf("expired backup %s: %s %s %q", id, d.Action, d.Class, d.Why())
+		}
+	}
+	for id, want := range map[string]struct {
+		action engine.Action
+		class  string
+	}{
+		story.Fresh:   {engine.Keep, ebssnapshot.ClassRetained},
+		story.Imaged:  {engine.Keep, ebssnapshot.ClassInUse},
+		story.Restore: {engine.Keep, ebssnapshot.ClassCSIInUse},
+		story.Orphan:  {engine.Report, ebssnapshot.ClassCSIOrphan},
+	} {
+		if d := byID[id]; d.Action != want.action || d.Class != want.class {
+			t.Errorf("%s: %s %s %q, want %s %s", id, d.Action, d.Class, d.Why(), want.action, want.class)
+		}
+	}
+	if d := byID[story.Imaged]; !strings.Contains(d.Why(), "AMI ami-") {
+		t.Errorf("the AMI's snapshot says %q", d.Why())
+	}
+	if d := byID[story.Restore]; !strings.Contains(d.Why(), "VolumeSnapshot kafka/data-kafka-0-pre-upgrade") {
+		t.Errorf("the restore's snapshot says %q", d.Why())
+	}
+	// On GCE, the same: past retention goes, fresh and made into an image stays.
+	gs := SeedGCESnapshots(gcefake.New(gcefake.Options{}), &Fleet{State: engine.NewState()}, p.GeneratedAt)
+	gce := map[string]engine.Decision{}
+	for _, d := range p.Decisions {
+		if d.Kind == gcesnapshot.Name {
+			gce[d.Name] = d
+		}
+	}
+	for _, name := range gs.Expired {
+		if d := gce[name]; d.Action != engine.Delete {
+			t.Errorf("expired GCE backup %s: %s %q", name, d.Action, d.Why())
+		}
+	}
+	for _, name := range []string{gs.Fresh, gs.Imaged} {
+		if d := gce[name]; d.Action != engine.Keep {
+			t.Errorf("GCE backup %s: %s %q, want keep", name, d.Action, d.Why())
+		}
+	}
+	// What stays of reclaim's backups, on both clouds, is one line: EBS's
+	// fresh one (500 GiB) and the AMI's (100 GiB) at 0.05 a GiB-month,
+	// GCE's two storing 12 GiB each at 0.065.
+	want := "reclaim's backups that stay: 4, 624 GiB, about 31.56 USD a month (EBS snapshots 2, 600 GiB, 30.00; GCE snapshots 2, 24 GiB, 1.56)"
+	if !slices.Contains(p.Summaries, want) {
+		t.Errorf("summaries lack %q: %q", want, p.Summaries)
 	}
 }

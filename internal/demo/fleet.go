@@ -20,6 +20,7 @@ import (
 	"reclaim.dev/reclaim/inventory/kube"
 	"reclaim.dev/reclaim/providers/gce/gcefake"
 	"reclaim.dev/reclaim/reconcile/engine"
+	"reclaim.dev/reclaim/reconcile/kinds/csisnapshot"
 )
 
 const (
@@ -35,6 +36,8 @@ type Cluster struct {
 	Objects []runtime.Object
 	// Workflows are Argo Workflow objects for the dynamic client.
 	Workflows []*unstructured.Unstructured
+	// Dynamic are other custom objects for it (VolumeSnapshotContents).
+	Dynamic []*unstructured.Unstructured
 }
 
 // Fleet is the seeded world: the GCE fake's disks and quotas, the clusters'
@@ -49,9 +52,12 @@ type Fleet struct {
 // which the kinds' taps list through, serves the Workflows and the same
 // PVs and Pods as the typed one.
 func (c *Cluster) Clientsets() (*fake.Clientset, *dynfake.FakeDynamicClient) {
-	objs := make([]runtime.Object, 0, len(c.Workflows))
+	objs := make([]runtime.Object, 0, len(c.Workflows)+len(c.Dynamic))
 	for _, w := range c.Workflows {
 		objs = append(objs, w)
+	}
+	for _, o := range c.Dynamic {
+		objs = append(objs, o)
 	}
 	for _, o := range c.Objects {
 		var kind string
@@ -73,7 +79,7 @@ func (c *Cluster) Clientsets() (*fake.Clientset, *dynfake.FakeDynamicClient) {
 		objs = append(objs, u)
 	}
 	dyn := dynfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(),
-		map[schema.GroupVersionResource]string{kube.WorkflowGVR: "WorkflowList",
+		map[schema.GroupVersionResource]string{kube.WorkflowGVR: "WorkflowList", csisnapshot.Resource: "VolumeSnapshotContentList",
 			{Version: "v1", Resource: "persistentvolumes"}: "PersistentVolumeList",
 			{Version: "v1", Resource: "pods"}:              "PodList"}, objs...)
 	return fake.NewSimpleClientset(c.Objects...), dyn

@@ -26,13 +26,15 @@ type OptOuter interface {
 }
 
 // Show adds to a plan what each kind that is a Viewer shows of it, in the
-// kinds' order, with the warnings most urgent first
+// kinds' order, then one summary phrase per group of what the kinds keep
+// on purpose, added up across them (keptLines), with the warnings most urgent first
 // (layout.SortWarnings). The runner calls it once, right after
 // engine.Build and before the plan is applied or its state saved. The
 // usage history the views recorded is then thinned, and the pools no view
 // measured for a month are forgotten (layout.Forget), so the state does
 // not grow with time.
 func Show(p *engine.Plan, kinds []engine.Kind, snap *inventory.View) {
+	var kept []layout.Kept
 	for _, k := range kinds {
 		vk, ok := k.(Viewer)
 		if !ok {
@@ -44,11 +46,13 @@ func Show(p *engine.Plan, kinds []engine.Kind, snap *inventory.View) {
 			p.Summaries = append(p.Summaries, v.Summary)
 		}
 		p.Gauges = append(p.Gauges, v.Gauges...)
+		kept = append(kept, v.Kept...)
 		for _, w := range v.Warnings {
 			w.Kind = k.Name()
 			p.Warnings = append(p.Warnings, w)
 		}
 	}
+	p.Summaries = append(p.Summaries, keptLines(kept, p.Currency)...)
 	layout.SortWarnings(p.Warnings)
 	layout.Forget(p.State.Usage, p.GeneratedAt)
 }

@@ -187,7 +187,7 @@ func (k *Kind) Owns(id string) bool { _, _, _, ok := parseID(id); return ok }
 func (k *Kind) Limits() engine.Limits {
 	l := kind.Limits(k.s.Safety, GiB)
 	l.BatchSize = 1
-	l.Wording = engine.Wording{Section: Key, Noun: "snapshots", Guarded: "snapshot it could restore from"}
+	l.Wording = engine.Wording{Section: Key, Noun: "EBS snapshots", Guarded: "snapshot it could restore from"}
 	return l
 }
 

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"reclaim.dev/reclaim/base/amount"
+	"reclaim.dev/reclaim/base/layout"
 	"reclaim.dev/reclaim/base/outcome"
 	config "reclaim.dev/reclaim/configs"
 	"reclaim.dev/reclaim/internal/enginetest"
@@ -174,10 +176,15 @@ func TestViewAndCost(t *testing.T) {
 	}
 	v := k.View(p, &s)
 	text := fmt.Sprintf("%+v", v)
-	for _, want := range []string{"snap-1", "200 GiB", "40 days", "snap-2", "5 days", "backups that stay hold 100 GiB, about 5.00 a month"} {
+	for _, want := range []string{"snap-1", "200 GiB", "40 days", "10.00", "snap-2", "5 days", "5.00"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("view lacks %q: %s", want, text)
 		}
+	}
+	// Only snap-2, retained, stays: snap-1 is due.
+	want := layout.Kept{Group: layout.Backups, Noun: "EBS snapshots", Count: 1, Bytes: 100 * amount.GiB, Cost: 5}
+	if len(v.Kept) != 1 || v.Kept[0] != want {
+		t.Errorf("kept %+v, want %+v", v.Kept, want)
 	}
 }
 

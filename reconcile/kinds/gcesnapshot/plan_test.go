@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"reclaim.dev/reclaim/base/amount"
+	"reclaim.dev/reclaim/base/layout"
 	"reclaim.dev/reclaim/base/outcome"
 	config "reclaim.dev/reclaim/configs"
 	"reclaim.dev/reclaim/internal/enginetest"
@@ -253,11 +254,17 @@ func TestViewAndCost(t *testing.T) {
 	if c := k.MonthlyCost(&d); c != 20*0.065 || d.Frees.Of(GiB) != 20 {
 		t.Fatalf("cost %v, frees %v: want 20 GiB at 0.065", c, d.Frees)
 	}
-	text := fmt.Sprintf("%+v", k.View(p, &s))
-	for _, want := range []string{b1.Name, "200 GB", "21.5 GB", "40 days", b2.Name, "5 days", "reclaim's backups that stay store 10.7 GB, about 0.65 a month"} {
+	v := k.View(p, &s)
+	text := fmt.Sprintf("%+v", v)
+	for _, want := range []string{b1.Name, "200 GB", "21.5 GB", "40 days", "1.30", b2.Name, "5 days", "0.65"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("view lacks %q: %s", want, text)
 		}
+	}
+	// Only b2, retained, stays: b1 is due.
+	want := layout.Kept{Group: layout.Backups, Noun: "GCE snapshots", Count: 1, Bytes: 10 * amount.GiB, Cost: 10 * 0.065}
+	if len(v.Kept) != 1 || v.Kept[0] != want {
+		t.Errorf("kept %+v, want %+v", v.Kept, want)
 	}
 }
 

@@ -3,19 +3,20 @@ package gcesnapshot
 import (
 	"fmt"
 
-	"reclaim.dev/reclaim/base/amount"
 	"reclaim.dev/reclaim/base/layout"
 	"reclaim.dev/reclaim/inventory"
 	"reclaim.dev/reclaim/reconcile/engine"
 	"reclaim.dev/reclaim/reconcile/kinds/retention"
 )
 
-// View shows every snapshot decision with its size, what it stores and its
-// age, and a summary with what reclaim's backups that stay cost a month.
+// View shows every snapshot decision with its size, what it stores, its
+// age and its monthly cost, and a summary of the decisions; reclaim's
+// backups that stay are the view's Kept, which the report adds up with
+// the other clouds'.
 func (k *Kind) View(p *engine.Plan, _ *inventory.View) layout.View {
-	b := layout.Block{Indent: 2, Header: []string{"ACTION", "SNAPSHOT", "DISK", "SIZE", "STORED", "AGE", "WHY"}}
+	b := layout.Block{Indent: 2, Header: []string{"ACTION", "SNAPSHOT", "DISK", "SIZE", "STORED", "AGE", "A MONTH", "WHY"}}
 	n := 0
-	var kept int64
+	kept := layout.Kept{Group: layout.Backups, Noun: "GCE snapshots"}
 	for d := range p.All() {
 		if d.Kind != Name {
 			continue
@@ -25,15 +26,17 @@ func (k *Kind) View(p *engine.Plan, _ *inventory.View) layout.View {
 		if !det.Created.IsZero() {
 			age = retention.Days(p.GeneratedAt.Sub(det.Created))
 		}
-		b.Add(d, d.Name, det.Disk, fmt.Sprintf("%d GB", det.DiskSizeGB), layout.HumanBytes(det.StoredBytes), age, d.Why())
+		b.Add(d, d.Name, det.Disk, fmt.Sprintf("%d GB", det.DiskSizeGB), layout.HumanBytes(det.StoredBytes), age,
+			fmt.Sprintf("%.2f", d.Frees.Cost), d.Why())
 		if d.Action != engine.Delete && (d.Class == ClassRetained || d.Class == ClassExpired || d.Class == ClassArchived || d.Class == ClassInUse) {
-			kept += det.StoredBytes
+			kept.Count++
+			kept.Bytes += det.StoredBytes
+			kept.Cost += d.Frees.Cost
 		}
 		n++
 	}
 	sec := layout.Table(layout.Section{Title: "GCE SNAPSHOTS", Place: layout.Details}, n, b, func(*layout.Block) {})
-	return layout.View{Sections: []layout.Section{sec},
-		Summary: fmt.Sprintf("GCE snapshots delete %d, mark %d, report %d, keep %d; reclaim's backups that stay store %s, about %.2f a month",
-			p.Count(Name, engine.Delete), p.Count(Name, engine.Mark), p.Count(Name, engine.Report), p.Count(Name, engine.Keep),
-			layout.HumanBytes(kept), float64(kept)/float64(amount.GiB)*k.s.PricePerGBMonth)}
+	return layout.View{Sections: []layout.Section{sec}, Kept: []layout.Kept{kept},
+		Summary: fmt.Sprintf("GCE snapshots delete %d, mark %d, report %d, keep %d",
+			p.Count(Name, engine.Delete), p.Count(Name, engine.Mark), p.Count(Name, engine.Report), p.Count(Name, engine.Keep))}
 }
