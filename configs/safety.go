@@ -103,8 +103,8 @@ func (c *Caps) check(report *Report, path string) {
 	}
 }
 
-// CheckCaps checks caps a section keeps apart from its Safety (disks'
-// workflowPVCs, k8s-pvc's own) at path, with the same floors.
+// CheckCaps checks caps a section keeps apart from a Safety (k8sPvcs has
+// caps and no Safety of its own) at path, with the same floors.
 func CheckCaps(report *Report, path string, c Caps) { c.check(report, path) }
 
 // AWSTagKeyProblem says what is wrong with an EC2 or ECR tag key, "" when
