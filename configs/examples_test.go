@@ -21,8 +21,8 @@ import (
 	"reclaim.dev/reclaim/reconcile/kinds/finished"
 	"reclaim.dev/reclaim/reconcile/kinds/gcepd"
 	"reclaim.dev/reclaim/reconcile/kinds/k8sjob"
-	"reclaim.dev/reclaim/reconcile/kinds/k8spvc"
 	"reclaim.dev/reclaim/reconcile/kinds/k8spod"
+	"reclaim.dev/reclaim/reconcile/kinds/k8spvc"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/bad/*.err and docs/configuration.md from the current output")
