@@ -93,6 +93,13 @@ func TestOldKeysStillWork(t *testing.T) {
 	if len(now.Warnings) != 0 {
 		t.Errorf("new keys warn: %q", now.Warnings)
 	}
+	// An old key with nothing under it is the defaults, as before.
+	for _, y := range []string{"disks: {workflowPVCs: }\n", "disks: {workflowPVCs: {}, deleteWorkflowPVCs: }\n"} {
+		c := parse(t, "clusters: [{name: a}]\n"+y)
+		if s := SectionOf(c); s.Delete || s.MaxDeletesPerRun != 20 || len(c.Warnings) == 0 {
+			t.Errorf("%s: %+v, warnings %q; want the defaults and a warning", y, s, c.Warnings)
+		}
+	}
 	// A problem inside an old key names the place the file wrote.
 	_, err := config.Parse([]byte("clusters: [{name: a}]\ndisks: {workflowPVCs: {breakerCandidates: 0}}\n"), "t.yaml")
 	if err == nil || !strings.Contains(err.Error(), "disks.workflowPVCs.breakerCandidates: must be at least 1") {
