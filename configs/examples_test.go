@@ -274,7 +274,8 @@ func defaultDisks() *gcepd.Disks {
 
 // defaultPVCs is the k8sPvcs section a file without one gets.
 func defaultPVCs() *k8spvc.Section {
-	return &k8spvc.Section{Caps: config.Caps{MaxDeletesPerRun: 20, MaxDeletePercent: 0.10, BreakerCandidates: 200}}
+	return &k8spvc.Section{Safety: config.Safety{Grace: config.Duration(7 * 24 * time.Hour),
+		Caps: config.Caps{MaxDeletesPerRun: 20, MaxDeletePercent: 0.10, BreakerCandidates: 200}}}
 }
 
 // samePrinted compares two configurations as config check --print shows
@@ -392,9 +393,8 @@ func TestFullFileKeepsEveryValue(t *testing.T) {
 		SnapshotLabel:        "snapshot-of",
 		SnapshotTimeout:      config.Duration(10 * time.Minute),
 	}
-	grace := config.Duration(2 * time.Hour)
-	wantPVCs := &k8spvc.Section{Delete: true, Grace: &grace,
-		Caps: config.Caps{MaxDeletesPerRun: 3, MaxDeletePercent: 0.50, MaxDeleteSizePerRun: config.Size(500 << 30), BreakerCandidates: 7}}
+	wantPVCs := &k8spvc.Section{Delete: true, Safety: config.Safety{Grace: config.Duration(2 * time.Hour),
+		Caps: config.Caps{MaxDeletesPerRun: 3, MaxDeletePercent: 0.50, MaxDeleteSizePerRun: config.Size(500 << 30), BreakerCandidates: 7}}}
 	config.SetSection(want, gcepd.GCEKey, wantGCE)
 	config.SetSection(want, gcepd.DisksKey, wantDisks)
 	config.SetSection(want, k8spvc.Key, wantPVCs)

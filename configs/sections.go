@@ -265,6 +265,12 @@ func (c *Config) sectionDefaults() {
 			s.defaults(v, func(p string) bool { return c.present[join(s.Key, p)] })
 		}
 	}
+	for _, s := range registered() {
+		v, ok := c.sections[s.Key]
+		if ok && s.safety != nil && s.rules.GraceFrom != nil && !c.present[join(s.safetyPath(), "grace")] {
+			s.safety(v).Grace = s.rules.GraceFrom(c)
+		}
+	}
 }
 
 func (c *Config) validateSections(ps *problems) {
@@ -278,7 +284,8 @@ func (c *Config) validateSections(ps *problems) {
 			s.validate(v, report)
 		}
 		if s.safety != nil {
-			s.safety(v).check(report, &s.rules)
+			graceFrom := s.rules.GraceFrom != nil && !c.present[join(s.safetyPath(), "grace")]
+			s.safety(v).check(report, &s.rules, graceFrom)
 		}
 	}
 }

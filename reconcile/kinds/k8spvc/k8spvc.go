@@ -35,7 +35,7 @@ type Policy struct {
 	DiskPrice    func(typ, region string) (float64, bool)
 	Delete       bool // k8sPvcs.delete
 	ProtectLabel string
-	// Safety is the k8sPvcs section's grace and caps (Section.Safety).
+	// Safety is the k8sPvcs section's grace and caps.
 	config.Safety
 }
 
