@@ -53,7 +53,7 @@ type problems struct {
 	// a place an earlier version used (SectionSpec.Unnested).
 	written map[string]string
 	// renamed maps a renamed key's path to the old name the file wrote
-	// it under (renamedKeys, SectionSpec.Was).
+	// it under (renamedKeys, SectionSpec.Was and Moved).
 	renamed map[string]string
 }
 

@@ -22,6 +22,7 @@ import (
 	"reclaim.dev/reclaim/reconcile/kinds/gcepd"
 	"reclaim.dev/reclaim/reconcile/kinds/k8sjob"
 	"reclaim.dev/reclaim/reconcile/kinds/k8spod"
+	"reclaim.dev/reclaim/reconcile/kinds/k8spvc"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/bad/*.err and docs/configuration.md from the current output")
@@ -268,8 +269,13 @@ func defaultDisks() *gcepd.Disks {
 		ProtectLabel:    "reclaim-protect",
 		SnapshotLabel:   "reclaim-snapshot-of",
 		SnapshotTimeout: config.Duration(30 * time.Minute),
-		WorkflowPVCs:    config.Caps{MaxDeletesPerRun: 20, MaxDeletePercent: 0.10, BreakerCandidates: 200},
 	}
+}
+
+// defaultPVCs is the k8sPvcs section a file without one gets.
+func defaultPVCs() *k8spvc.Section {
+	return &k8spvc.Section{Safety: config.Safety{Grace: config.Duration(7 * 24 * time.Hour),
+		Caps: config.Caps{MaxDeletesPerRun: 20, MaxDeletePercent: 0.10, BreakerCandidates: 200}}}
 }
 
 // samePrinted compares two configurations as config check --print shows
@@ -299,9 +305,13 @@ func TestDefaults(t *testing.T) {
 		Prices:     config.Prices{Currency: "USD", ECRPerGBMonth: 0.10},
 	}
 	config.SetSection(want, gcepd.DisksKey, defaultDisks())
+	config.SetSection(want, k8spvc.Key, defaultPVCs())
 	samePrinted(t, "defaults", got, want)
 	if !reflect.DeepEqual(gcepd.DisksOf(got), defaultDisks()) {
 		t.Errorf("disks defaults:\ngot  %+v\nwant %+v", gcepd.DisksOf(got), defaultDisks())
+	}
+	if !reflect.DeepEqual(k8spvc.SectionOf(got), defaultPVCs()) {
+		t.Errorf("k8sPvcs defaults:\ngot  %+v\nwant %+v", k8spvc.SectionOf(got), defaultPVCs())
 	}
 	if gcepd.GCEOf(got) != nil {
 		t.Error("no gce section, yet one is present")
@@ -382,14 +392,18 @@ func TestFullFileKeepsEveryValue(t *testing.T) {
 		SnapshotBeforeDelete: true,
 		SnapshotLabel:        "snapshot-of",
 		SnapshotTimeout:      config.Duration(10 * time.Minute),
-		DeleteWorkflowPVCs:   true,
-		WorkflowPVCs:         config.Caps{MaxDeletesPerRun: 3, MaxDeletePercent: 0.50, MaxDeleteSizePerRun: config.Size(500 << 30), BreakerCandidates: 7},
 	}
+	wantPVCs := &k8spvc.Section{Delete: true, Safety: config.Safety{Grace: config.Duration(2 * time.Hour),
+		Caps: config.Caps{MaxDeletesPerRun: 3, MaxDeletePercent: 0.50, MaxDeleteSizePerRun: config.Size(500 << 30), BreakerCandidates: 7}}}
 	config.SetSection(want, gcepd.GCEKey, wantGCE)
 	config.SetSection(want, gcepd.DisksKey, wantDisks)
+	config.SetSection(want, k8spvc.Key, wantPVCs)
 	samePrinted(t, "full.yaml", got, want)
 	if !reflect.DeepEqual(gcepd.GCEOf(got), wantGCE) || !reflect.DeepEqual(gcepd.DisksOf(got), wantDisks) {
 		t.Errorf("full.yaml gce, disks:\ngot  %+v\n     %+v\nwant %+v\n     %+v", gcepd.GCEOf(got), gcepd.DisksOf(got), wantGCE, wantDisks)
+	}
+	if !reflect.DeepEqual(k8spvc.SectionOf(got), wantPVCs) {
+		t.Errorf("full.yaml k8sPvcs:\ngot  %+v\nwant %+v", k8spvc.SectionOf(got), wantPVCs)
 	}
 }
 

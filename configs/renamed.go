@@ -2,6 +2,8 @@ package config
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 )
 
@@ -15,13 +17,32 @@ var renamedKeys = [][2]string{
 	{"fleet.snapshots", "fleet.records"},
 }
 
+// renaming is one old key and its new path; merge: the old key is a
+// mapping whose keys now stand in the new one (SectionSpec.Moved with "").
+type renaming struct {
+	old, now string
+	merge    bool
+}
+
 // renames are the old and new paths of every renamed key, the global ones
-// then the sections' (SectionSpec.Was).
-func renames() [][2]string {
-	out := append([][2]string(nil), renamedKeys...)
+// then the sections' (SectionSpec.Was, then SectionSpec.Moved).
+func renames() []renaming {
+	var out []renaming
+	for _, r := range renamedKeys {
+		out = append(out, renaming{old: r[0], now: r[1]})
+	}
 	for _, s := range registered() {
 		for _, old := range s.was {
-			out = append(out, [2]string{old, s.Key})
+			out = append(out, renaming{old: old, now: s.Key})
+		}
+	}
+	for _, s := range registered() {
+		for _, m := range s.moved {
+			r := renaming{old: m[0], now: s.Key, merge: m[1] == ""}
+			if !r.merge {
+				r.now = join(s.Key, m[1])
+			}
+			out = append(out, r)
 		}
 	}
 	return out
@@ -31,7 +52,7 @@ func renames() [][2]string {
 // decoded, remembering where the file wrote it.
 func (d *decoder) rename(tree any) {
 	for _, r := range renames() {
-		old, now := r[0], r[1]
+		old, now := r.old, r.now
 		from, okey := mappingAt(tree, keysOf(old), false)
 		node, ok := from[okey]
 		if !ok {
@@ -42,6 +63,10 @@ func (d *decoder) rename(tree any) {
 			continue // the new key's parent is not a mapping: decoding says so
 		}
 		delete(from, okey)
+		if r.merge {
+			d.merge(old, now, node, to, nkey)
+			continue
+		}
 		if _, both := to[nkey]; both {
 			d.fail(old, "is the old name of %s, which the file sets too — keep %s alone (move what %s says into it)", now, now, old)
 			continue
@@ -50,6 +75,31 @@ func (d *decoder) rename(tree any) {
 		d.renamed[now] = old
 		d.warnings = append(d.warnings, fmt.Sprintf("%s is now named %s: rename it in the file (the old name still works, for now)", old, now))
 	}
+}
+
+// merge moves the keys of the old mapping node into the section at
+// to[key] (SectionSpec.Moved with ""), each remembered where the file
+// wrote it; a key written in both places is a problem.
+func (d *decoder) merge(old, now string, node any, to map[string]any, key string) {
+	inner, ok := node.(map[string]any)
+	if node != nil && !ok {
+		d.fail(old, "expected a mapping of keys to values, got %s", describe(node))
+		return
+	}
+	sec, _ := to[key].(map[string]any)
+	if sec == nil {
+		sec = map[string]any{}
+		to[key] = sec
+	}
+	for _, k := range slices.Sorted(maps.Keys(inner)) {
+		if _, both := sec[k]; both {
+			d.fail(join(old, k), "is the old place of %s, which the file sets too — keep %s alone (move what %s says into it)", join(now, k), join(now, k), join(old, k))
+			continue
+		}
+		sec[k] = inner[k]
+		d.renamed[join(now, k)] = join(old, k)
+	}
+	d.warnings = append(d.warnings, fmt.Sprintf("%s's keys now stand in %s: move them there in the file (the old place still works, for now)", old, now))
 }
 
 // keysOf splits a dotted path into its keys.

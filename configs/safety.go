@@ -50,6 +50,10 @@ type SafetyRules struct {
 	// TagKey says what is wrong with a protect tag key, "" when nothing
 	// (AWSTagKeyProblem); nil accepts any key, "" included.
 	TagKey func(key string) string
+	// GraceFrom, if set, is the grace of a file that leaves the kind's out,
+	// instead of Defaults.Grace: another section's (k8sPvcs waits as long
+	// as the disks), read once every section has its defaults.
+	GraceFrom func(c *Config) Duration
 }
 
 func (r *SafetyRules) has(key string) bool { return !slices.Contains(r.Without, key) }
@@ -74,15 +78,16 @@ func (s *Safety) fill(set func(string) bool, r *SafetyRules) {
 }
 
 // check reports what is below a floor: the one check of every kind's
-// safety settings.
-func (s *Safety) check(report *Report, r *SafetyRules) {
+// safety settings. A grace taken from another section (GraceFrom) is
+// that section's to check.
+func (s *Safety) check(report *Report, r *SafetyRules, graceFrom bool) {
 	at := func(key string) string { return join(r.At, key) }
 	if r.has(KeyProtectTag) && r.TagKey != nil {
 		if msg := r.TagKey(s.ProtectTag); msg != "" {
 			report.Add(at(KeyProtectTag), "%s", msg)
 		}
 	}
-	if s.Grace <= 0 {
+	if s.Grace <= 0 && !graceFrom {
 		report.Add(at("grace"), "must be more than 0 — %s", r.GraceWhy)
 	}
 	if r.has(KeyMinAge) && s.MinAge <= 0 {
@@ -103,8 +108,8 @@ func (c *Caps) check(report *Report, path string) {
 	}
 }
 
-// CheckCaps checks caps a section keeps apart from its Safety (disks'
-// workflowPVCs, k8s-pvc's own) at path, with the same floors.
+// CheckCaps checks caps a section keeps apart from a Safety (k8sPvcs has
+// caps and no Safety of its own) at path, with the same floors.
 func CheckCaps(report *Report, path string, c Caps) { c.check(report, path) }
 
 // AWSTagKeyProblem says what is wrong with an EC2 or ECR tag key, "" when

@@ -62,6 +62,11 @@ type SectionSpec[T any] struct {
 	// Was lists the section's old keys: a file that still says one works,
 	// with a warning naming Key.
 	Was []string
+	// Moved lists keys an earlier version kept in another section: each
+	// is an old full path and the path inside this section it now has, ""
+	// for the section itself (the old mapping's keys stand in it). The
+	// old place still works, with a warning naming the new one.
+	Moved [][2]string
 }
 
 // Report records a section's problems.
@@ -107,6 +112,7 @@ type section struct {
 	rules    SafetyRules
 	unnested []string
 	was      []string
+	moved    [][2]string
 	always   bool
 }
 
@@ -152,6 +158,7 @@ func Register[T any](spec SectionSpec[T]) {
 	}
 	s.unnested = spec.Unnested
 	s.was = spec.Was
+	s.moved = spec.Moved
 	if spec.GKE != nil {
 		s.gke = func(v any) GKEDiscovery { return spec.GKE(v.(*T)) }
 	}
@@ -258,6 +265,12 @@ func (c *Config) sectionDefaults() {
 			s.defaults(v, func(p string) bool { return c.present[join(s.Key, p)] })
 		}
 	}
+	for _, s := range registered() {
+		v, ok := c.sections[s.Key]
+		if ok && s.safety != nil && s.rules.GraceFrom != nil && !c.present[join(s.safetyPath(), "grace")] {
+			s.safety(v).Grace = s.rules.GraceFrom(c)
+		}
+	}
 }
 
 func (c *Config) validateSections(ps *problems) {
@@ -271,7 +284,8 @@ func (c *Config) validateSections(ps *problems) {
 			s.validate(v, report)
 		}
 		if s.safety != nil {
-			s.safety(v).check(report, &s.rules)
+			graceFrom := s.rules.GraceFrom != nil && !c.present[join(s.safetyPath(), "grace")]
+			s.safety(v).check(report, &s.rules, graceFrom)
 		}
 	}
 }

@@ -89,7 +89,8 @@ func TestFinishedWorkflowPVCs(t *testing.T) {
 		t.Fatalf("holders: %+v", k8spvc.HoldersOf(rep.Plan))
 	}
 
-	w.disksYAML = "  maxDeletePercent: 100%\n  deleteWorkflowPVCs: true\n  workflowPVCs: {maxDeletePercent: 100%}\n"
+	// The k8sPvcs section follows the disks' keys (disks.grace, 6h, is its grace).
+	w.disksYAML = "  maxDeletePercent: 100%\nk8sPvcs:\n  delete: true\n  maxDeletePercent: 100%\n"
 	start := w.now
 	rep = w.run(true)
 	if d := decision(t, rep, id(failed)); d.Action != engine.Mark {

@@ -375,7 +375,7 @@ func (f *fleet) checkPVC(c *cluster, p *pvc) {
 		f.violate("deleted %s again while Terminating", what)
 	}
 	if !f.pvcPol.Delete {
-		f.violate("deleted %s with deleteWorkflowPVCs off", what)
+		f.violate("deleted %s with k8sPvcs.delete off", what)
 	}
 	if why := f.rf.clusters[c.name]; why != "" {
 		f.violate("deleted %s while its cluster was %s", what, why)

@@ -191,7 +191,7 @@ func HeadroomSection(hs []Headroom) layout.Section {
 func usedText(h Headroom) string {
 	l := fmt.Sprintf("%s %s %s is %s used (%.0f of %.0f GB), %s after this plan.", h.Project, h.Region, h.Metric, pct(h.UsedPct), h.Usage, h.Limit, pct(h.UsedPctAfter))
 	if h.FinishedWorkflowGB > 0 {
-		l += fmt.Sprintf(" PVCs of finished workflows hold %s: deleting those workflows (or setting disks.deleteWorkflowPVCs) frees it.", gb(h.FinishedWorkflowGB))
+		l += fmt.Sprintf(" PVCs of finished workflows hold %s: deleting those workflows (or setting k8sPvcs.delete) frees it.", gb(h.FinishedWorkflowGB))
 	}
 	return l
 }

@@ -12,8 +12,9 @@ import (
 )
 
 // The config sections of the GCE disks: gce turns gce-disk on and says
-// which projects the gce read lists; disks is gce-disk's policy, and holds
-// k8s-pvc's switch, grace and caps. Both register here, gce first.
+// which projects the gce read lists; disks is gce-disk's policy (k8s-pvc
+// waits its grace unless k8sPvcs says otherwise). Both register here, gce
+// first.
 const (
 	GCEKey   = "gce"
 	DisksKey = "disks"
@@ -39,9 +40,8 @@ type GCE struct {
 	Concurrency     int            `json:"concurrency"`
 }
 
-// Disks is the disks section, the policy for orphaned disks (and the
-// k8s-pvc kind's switch, grace and caps). Every file has it, with its
-// defaults when it leaves it out.
+// Disks is the disks section, the policy for orphaned disks. Every file
+// has it, with its defaults when it leaves it out.
 type Disks struct {
 	// Safety: minAge, grace and the per-run caps (maxDeleteSizePerRun of 0
 	// means no size cap). A disk's opt-out is a GCE label, ProtectLabel.
@@ -52,11 +52,6 @@ type Disks struct {
 	SnapshotBeforeDelete bool            `json:"snapshotBeforeDelete"`
 	SnapshotLabel        string          `json:"snapshotLabel"`
 	SnapshotTimeout      config.Duration `json:"snapshotTimeout"`
-	DeleteWorkflowPVCs   bool            `json:"deleteWorkflowPVCs"`
-	// WorkflowPVCs caps the k8s-pvc kind on its own: a cap shared with the
-	// disks would let one kind's deletes use up the other's, and read as if
-	// it bounded both together.
-	WorkflowPVCs config.Caps `json:"workflowPVCs"`
 }
 
 // Ownership is the evidence that Kubernetes created a disk. A disk that
@@ -82,7 +77,6 @@ const (
 	defaultSnapshotLabel       = "reclaim-snapshot-of"
 	defaultSnapshotTimeout     = config.Duration(30 * time.Minute)
 	defaultMaxDeletesPerRun    = 20
-	defaultPVCMaxDeletesPerRun = 20
 	defaultMaxDeletePercent    = config.Percent(0.10)
 	defaultMaxDeleteSizePerRun = config.Size(0)
 	defaultBreakerCandidates   = 200
@@ -130,7 +124,7 @@ func init() {
 		},
 	})
 	config.Register(config.SectionSpec[Disks]{
-		Key: DisksKey, Doc: "the orphaned-disk policy of gce-disk, and k8s-pvc's switch, grace and caps", Always: true,
+		Key: DisksKey, Doc: "the orphaned-disk policy of gce-disk (k8s-pvc waits its grace)", Always: true,
 		Safety: func(d *Disks) *config.Safety { return &d.Safety },
 		SafetyRules: config.SafetyRules{
 			Defaults: config.Safety{Grace: defaultGrace, MinAge: defaultMinAge,
@@ -147,11 +141,6 @@ func init() {
 			config.Fill(set, "ownership.descriptionContains", &d.Ownership.DescriptionContains, slices.Clone(defaultDescriptionContains))
 			config.Fill(set, "snapshotLabel", &d.SnapshotLabel, defaultSnapshotLabel)
 			config.Fill(set, "snapshotTimeout", &d.SnapshotTimeout, defaultSnapshotTimeout)
-			w := &d.WorkflowPVCs
-			config.Fill(set, "workflowPVCs.maxDeletesPerRun", &w.MaxDeletesPerRun, defaultPVCMaxDeletesPerRun)
-			config.Fill(set, "workflowPVCs.maxDeletePercent", &w.MaxDeletePercent, defaultMaxDeletePercent)
-			config.Fill(set, "workflowPVCs.maxDeleteSizePerRun", &w.MaxDeleteSizePerRun, defaultMaxDeleteSizePerRun)
-			config.Fill(set, "workflowPVCs.breakerCandidates", &w.BreakerCandidates, defaultBreakerCandidates)
 		},
 		Validate: validateDisks,
 	})
@@ -229,5 +218,4 @@ func validateDisks(d *Disks, report *config.Report) {
 	if d.SnapshotTimeout <= 0 {
 		report.Add("snapshotTimeout", "must be more than 0 — how long a run waits for its disks' snapshots to be READY")
 	}
-	config.CheckCaps(report, "workflowPVCs", d.WorkflowPVCs)
 }

@@ -28,14 +28,14 @@ import (
 // Name is the kind as reports and the audit log spell it (schema v1).
 const Name = "k8s-pvc"
 
-// Policy is the operator's policy for these PVCs (the disks section).
+// Policy is the operator's policy for these PVCs (the k8sPvcs section).
 type Policy struct {
 	// DiskPrice prices a PVC's disk (config.Prices.DiskGBMonth); nil
 	// prices nothing.
 	DiskPrice    func(typ, region string) (float64, bool)
-	Delete       bool // disks.deleteWorkflowPVCs
+	Delete       bool // k8sPvcs.delete
 	ProtectLabel string
-	// Safety is the disks section's grace and disks.workflowPVCs' caps.
+	// Safety is the k8sPvcs section's grace and caps.
 	config.Safety
 }
 
@@ -83,7 +83,7 @@ func (k *Kind) Owns(id string) bool { _, _, _, ok := parseID(id); return ok }
 func (k *Kind) Limits() engine.Limits {
 	l := kind.Limits(k.Policy.Safety, gcepd.GB)
 	l.BatchSize, l.OptOutKey = 1, k.Policy.ProtectLabel
-	l.Wording = engine.Wording{Section: "disks.workflowPVCs", Noun: "PVCs"}
+	l.Wording = engine.Wording{Section: Key, Noun: "PVCs"}
 	return l
 }
 
@@ -166,7 +166,7 @@ func (k *Kind) propose(cluster string, pvc inventory.PVCRef, sources []string, m
 	p.Reason = fmt.Sprintf("Workflow %s/%s %s at %s and no running pod mounts it", w.Namespace, w.Name, w.Phase, w.Finished.UTC().Format(time.RFC3339))
 	if !k.Policy.Delete {
 		p.ReportOnly = true
-		p.Reason += "; deleteWorkflowPVCs is off"
+		p.Reason += "; k8sPvcs.delete is off"
 	}
 	return p
 }
@@ -197,7 +197,7 @@ func (k *Kind) Delete(ctx context.Context, batch []*engine.Decision) ([]engine.D
 }
 
 // DeletesPerSecond paces the PVC re-reads and deletes per cluster: a run
-// deletes at most disks.workflowPVCs.maxDeletesPerRun of them.
+// deletes at most k8sPvcs.maxDeletesPerRun of them.
 const DeletesPerSecond = 5
 
 // deleter is the shared Kubernetes delete path (finished.Deleter), one per

@@ -9,7 +9,7 @@ import (
 
 // Module is the kind for the wiring (internal/app registers it). It is
 // always on: it reports workflow PVCs whatever the config, and deletes
-// them only with disks.deleteWorkflowPVCs. Its clusters' view is its own
+// them only with k8sPvcs.delete. Its clusters' view is its own
 // (an agent runs it); the gce read, when there is one, says what its
 // disks free.
 var Module = kind.Module{

@@ -2,7 +2,7 @@ package k8spvc
 
 import "reclaim.dev/reclaim/base/perms"
 
-// Permissions: its tap lists Argo Workflows; with deleteWorkflowPVCs it
+// Permissions: its tap lists Argo Workflows; with k8sPvcs.delete it
 // re-reads each PVC and deletes it (deploy/components/pvc-deleter).
 var Permissions = perms.Set{
 	Read: perms.Grants{RBAC: []perms.Rule{

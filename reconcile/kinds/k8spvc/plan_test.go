@@ -70,7 +70,7 @@ func TestWorkflowPVCs(t *testing.T) {
 	s.Clouds[gcepd.Read] = gcepd.Listing{Disks: gcepd.ListingOf(s).Disks, Quotas: []gce.Quota{{Project: "p1", Region: "asia-northeast1", Metric: "SSD_TOTAL_GB", Limit: 1500, Usage: 1455, Known: true}}}
 
 	p := build(s, testPolicy(), engine.NewState(), t0)
-	if d := enginetest.DecisionFor(t, p, "wf-1-workdir"); d.Action != engine.Report || !strings.Contains(d.Why(), "deleteWorkflowPVCs is off") {
+	if d := enginetest.DecisionFor(t, p, "wf-1-workdir"); d.Action != engine.Report || !strings.Contains(d.Why(), "k8sPvcs.delete is off") {
 		t.Fatalf("default must only report: %+v", d)
 	}
 	if d := enginetest.DecisionFor(t, p, "wf-2-workdir"); d.Action != engine.Keep {

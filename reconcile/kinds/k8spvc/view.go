@@ -108,7 +108,7 @@ func DecisionSection(p *engine.Plan) layout.Section {
 	}
 	if reports > 0 {
 		b.Lines = []string{"",
-			"  PVCs marked REPORT are only reported: set disks.deleteWorkflowPVCs: true to let reclaim delete them after the grace period",
+			"  PVCs marked REPORT are only reported: set k8sPvcs.delete: true to let reclaim delete them after the grace period",
 			"  (their PVs and disks follow when the reclaim policy is Delete), or delete the finished Workflows."}
 	}
 	return layout.Section{Title: "PVCs OF FINISHED ARGO WORKFLOWS", Place: layout.Details, Blocks: []layout.Block{b}}
