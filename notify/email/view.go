@@ -1,15 +1,14 @@
 // Package email delivers run reports by SMTP (wneessen/go-mail): a
-// multipart/alternative message with a plain-text and an HTML part rendered
-// from templates, and the full JSON report attached. A message that cannot
-// be sent is spooled as a .eml file and sent by a later run, before that
-// run's own report. Like the rest of notify it reads the report generically:
+// multipart/alternative message with a plain-text and an HTML part (written
+// in plain Go: render.go says why), and the full JSON report attached. A
+// message that cannot be sent is spooled as a .eml file and sent by a later
+// run, before that run's own report. Like the rest of notify it reads the report generically:
 // every kind-specific word comes from the plan (summaries, sections) or the
 // kinds' limits (nouns, how to opt out).
 package email
 
 import (
 	"fmt"
-	htmltemplate "html/template"
 	"sort"
 	"strings"
 	"time"
@@ -51,14 +50,14 @@ func ChartCID(n int) string { return fmt.Sprintf("chart-%d@reclaim", n) }
 
 // chartImg is a chart as the HTML shows it.
 type chartImg struct {
-	// Src is trusted: it is ours (cid:, data: or a file name), and
-	// html/template would refuse a cid: or data: URL.
-	Src           htmltemplate.URL
+	// Src is trusted: it is ours (cid:, data: or a file name), so any
+	// scheme is kept.
+	Src           string
 	Alt           string
 	Width, Height int
 }
 
-// view is what the templates read.
+// view is what the bodies show.
 type view struct {
 	Title     string
 	Subject   string
@@ -161,7 +160,7 @@ func build(rep *report.Report, prev notify.Previous, opt Options, charts []chart
 		if opt.ChartSrc != nil {
 			src = opt.ChartSrc(i+1, c)
 		}
-		v.Charts = append(v.Charts, chartImg{Src: htmltemplate.URL(src), Alt: c.Alt, Width: chart.Width, Height: chart.Height})
+		v.Charts = append(v.Charts, chartImg{Src: src, Alt: c.Alt, Width: chart.Width, Height: chart.Height})
 	}
 	if owners := report.OwnerTotals(p); len(owners) > 0 {
 		t := Table{Title: "By owner (notify.routes)", Header: []string{"OWNER", "TO DELETE", "MARKED", "WASTE A MONTH"}}
