@@ -93,11 +93,10 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 	root := &cobra.Command{
 		Use:           "reclaim",
 		Short:         "Garbage-collect the cloud resources Kubernetes fleets leak",
-		Version:       version(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.SetVersionTemplate("reclaim {{.Version}}\n")
+	versionFlag(root, stdout)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.AddCommand(runCmd(stdout, stderr), agentCmd(stdout, stderr), demoCmd(stdout, stderr), configCmd(stdout), versionCmd(stdout))
@@ -365,6 +364,24 @@ func versionCmd(stdout io.Writer) *cobra.Command {
 		Args:  cobra.NoArgs,
 		Run:   func(*cobra.Command, []string) { fmt.Fprintln(stdout, "reclaim", version()) },
 	}
+}
+
+// versionFlag answers --version (-v) with "reclaim VERSION", as the version
+// command does. Not cobra's Version field: its output other than "reclaim
+// version VERSION" needs SetVersionTemplate, and a text/template executed
+// by reflection turns off the linker's dead-method elimination for the
+// whole binary. Cobra calls the help function when the root, which cannot
+// run, is called; the flag is answered there.
+func versionFlag(root *cobra.Command, stdout io.Writer) {
+	v := root.Flags().BoolP("version", "v", false, "version for reclaim")
+	help := root.HelpFunc()
+	root.SetHelpFunc(func(c *cobra.Command, args []string) {
+		if asked, _ := c.Flags().GetBool("help"); c == root && *v && !asked {
+			fmt.Fprintln(stdout, "reclaim", version())
+			return
+		}
+		help(c, args)
+	})
 }
 
 // version is the release (set at build time) and, when the binary was built
