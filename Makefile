@@ -2,8 +2,11 @@
 # `make test-scale` runs the long scale tests that `make test` leaves out.
 GO      ?= go
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
-# The Dockerfile's build: static, trimmed, stripped (testenv.BuildReclaim
-# reads the Dockerfile, and a test holds this file to it).
+# The Dockerfile's build: static, trimmed, stripped, without grpc's
+# x/net/trace (TAGS: see the Dockerfile) (testenv.BuildReclaim reads the
+# Dockerfile, and a test holds this file to it). A build with more tags
+# adds them to TAGS (-tags $(TAGS),demo): a second -tags would replace it.
+TAGS := grpcnotrace
 BUILDFLAGS := -trimpath -buildvcs=false
 # lint and bench build as the image and the demo do (STATIC): the three share
 # one compile of the SDKs and client-go in Go's cache instead of two (the
@@ -20,7 +23,7 @@ export RECLAIM_TESTBINS ?= $(CURDIR)/.cache/testbins
 .PHONY: build demo test test-scale test-unit testbins testdeps lint bench clean
 
 build:
-	$(STATIC) $(GO) build $(BUILDFLAGS) -ldflags "$(LDFLAGS)" -o bin/reclaim ./cmd/reclaim
+	$(STATIC) $(GO) build $(BUILDFLAGS) -tags $(TAGS) -ldflags "$(LDFLAGS)" -o bin/reclaim ./cmd/reclaim
 
 # A dry-run on the embedded simulated fleet: nothing to install, nothing deleted.
 # It also writes the report email's bodies and charts: open demo-report.html in
@@ -35,7 +38,7 @@ demo:
 	@echo "demo: building reclaim with the simulated fleet (the first build compiles the cloud SDKs" \
 		"and the Kubernetes client: about 5 minutes on 2 cores; later ones reuse Go's build cache)…"
 	@start=$$(date +%s) && \
-	$(STATIC) $(GO) build -tags demo $(BUILDFLAGS) -ldflags "$(LDFLAGS)" -o .cache/reclaim-demo ./cmd/reclaim && \
+	$(STATIC) $(GO) build $(BUILDFLAGS) -tags $(TAGS),demo -ldflags "$(LDFLAGS)" -o .cache/reclaim-demo ./cmd/reclaim && \
 	s=$$(($$(date +%s) - start)) && echo "demo: built .cache/reclaim-demo in $$((s / 60))m$$((s % 60))s"
 	env -i PATH=/usr/bin:/bin .cache/reclaim-demo demo --email-files demo-report
 
@@ -94,12 +97,12 @@ PODENV = rm -rf .cache/home && mkdir -p .cache/home && env -i PATH="$$PATH" HOME
 lint:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); \
 	if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
-	$(STATIC) $(GO) vet $(BUILDFLAGS) ./...
-	$(STATIC) $(GO) vet $(BUILDFLAGS) -tags demo ./cmd/reclaim
+	$(STATIC) $(GO) vet $(BUILDFLAGS) -tags $(TAGS) ./...
+	$(STATIC) $(GO) vet $(BUILDFLAGS) -tags $(TAGS),demo ./cmd/reclaim
 
 # Speed and API-call targets live here, never in timed unit tests.
 bench:
-	$(STATIC) $(GO) test $(BUILDFLAGS) -tags demo -run '^$$' -bench . -benchtime 1x -benchmem $$($(GO) list ./... | grep -v /e2e)
+	$(STATIC) $(GO) test $(BUILDFLAGS) -tags $(TAGS),demo -run '^$$' -bench . -benchtime 1x -benchmem $$($(GO) list ./... | grep -v /e2e)
 
 clean:
 	rm -rf bin .cache

@@ -7,12 +7,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
 // BuildReclaim builds cmd/reclaim into out as the Dockerfile builds it: the
 // environment and flags of its `go build` line, so that what a test runs is
-// what the image ships. tags are added (demo, for `reclaim demo`).
+// what the image ships. tags are added to the Dockerfile's (demo, for
+// `reclaim demo`).
 func BuildReclaim(ctx context.Context, out string, tags ...string) error {
 	root, err := RepoRoot()
 	if err != nil {
@@ -22,10 +24,7 @@ func BuildReclaim(ctx context.Context, out string, tags ...string) error {
 	if err != nil {
 		return err
 	}
-	args := append([]string{"build"}, flags...)
-	if len(tags) > 0 {
-		args = append(args, "-tags", strings.Join(tags, ","))
-	}
+	args := append([]string{"build"}, withTags(flags, tags...)...)
 	args = append(args, "-o", out, "./cmd/reclaim")
 	cmd := exec.CommandContext(ctx, "go", args...)
 	cmd.Dir = root
@@ -35,6 +34,26 @@ func BuildReclaim(ctx context.Context, out string, tags ...string) error {
 		return fmt.Errorf("testenv: go %s: %w", strings.Join(args, " "), err)
 	}
 	return os.Chmod(out, 0o755)
+}
+
+// withTags adds tags to the -tags of build flags (a second -tags would
+// replace the first), or adds a -tags.
+func withTags(flags []string, tags ...string) []string {
+	if len(tags) == 0 {
+		return flags
+	}
+	out := slices.Clone(flags)
+	for i, f := range out {
+		switch {
+		case f == "-tags" && i+1 < len(out):
+			out[i+1] = strings.Join(append([]string{out[i+1]}, tags...), ",")
+			return out
+		case strings.HasPrefix(f, "-tags="):
+			out[i] = strings.Join(append([]string{f}, tags...), ",")
+			return out
+		}
+	}
+	return append(out, "-tags", strings.Join(tags, ","))
 }
 
 // DockerfileBuild reads the Dockerfile's `go build` line: the variables it

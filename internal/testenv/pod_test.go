@@ -30,6 +30,11 @@ func TestDockerfileBuild(t *testing.T) {
 	if !slices.Contains(flags, "-trimpath") || !slices.Contains(flags, "-ldflags") {
 		t.Errorf("flags %q: want -trimpath and -ldflags", flags)
 	}
+	// grpcnotrace keeps the linker's dead-method elimination on
+	// (cmd/reclaim's TestLinkerDropsUnusedMethods).
+	if i := slices.Index(flags, "-tags"); i < 0 || !slices.Contains(strings.Split(flags[i+1], ","), "grpcnotrace") {
+		t.Errorf("flags %q: want -tags grpcnotrace", flags)
+	}
 	ld := flags[slices.Index(flags, "-ldflags")+1]
 	if !strings.HasPrefix(ld, "-s -w ") || !strings.HasSuffix(ld, "internal/app.Version=test") {
 		t.Errorf("ldflags %q", ld)
@@ -45,6 +50,22 @@ func TestDockerfileBuild(t *testing.T) {
 		}
 		if !strings.Contains(string(mk), f) {
 			t.Errorf("Makefile lacks the Dockerfile's %q", f)
+		}
+	}
+}
+
+// A test's tags join the Dockerfile's: go build keeps only the last -tags.
+func TestWithTagsMerges(t *testing.T) {
+	for _, c := range []struct {
+		flags, tags, want []string
+	}{
+		{[]string{"-trimpath", "-tags", "grpcnotrace", "-ldflags", "-s"}, []string{"demo"}, []string{"-trimpath", "-tags", "grpcnotrace,demo", "-ldflags", "-s"}},
+		{[]string{"-tags=a,b"}, []string{"demo", "x"}, []string{"-tags=a,b,demo,x"}},
+		{[]string{"-trimpath"}, []string{"demo"}, []string{"-trimpath", "-tags", "demo"}},
+		{[]string{"-tags", "a"}, nil, []string{"-tags", "a"}},
+	} {
+		if got := withTags(c.flags, c.tags...); !slices.Equal(got, c.want) {
+			t.Errorf("withTags(%q, %q) = %q, want %q", c.flags, c.tags, got, c.want)
 		}
 	}
 }
