@@ -87,8 +87,8 @@ func TestLinkerDropsUnusedMethods(t *testing.T) {
 		t.Fatal(err)
 	}
 	goBin := filepath.Join(runtime.GOROOT(), "bin", "go")
-	cmd := exec.Command(goBin, append(append([]string{"build"}, flags...), "-o", bin, "./cmd/reclaim")...)
-	cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = root, append(os.Environ(), env...), out, out
+	cmd := exec.Command(goBin, append(append([]string{"build"}, flags...), "-o", bin, ".")...)
+	cmd.Env, cmd.Stdout, cmd.Stderr = append(os.Environ(), env...), out, out
 	err = cmd.Run()
 	out.Close()
 	if err != nil {
