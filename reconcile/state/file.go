@@ -82,7 +82,7 @@ func (f *FileStore) Save(_ context.Context, s engine.State) error {
 
 // Note records a batch's change for the state last loaded or saved: a line
 // appended to the journal and synced, or the journal written whole when
-// this store has not written it yet, an append failed, or it grew past
+// this store has not written it yet, the append failed, or it grew past
 // compactAt.
 func (f *FileStore) Note(_ context.Context, j engine.Journal) error {
 	f.mu.Lock()
@@ -97,12 +97,11 @@ func (f *FileStore) Note(_ context.Context, j engine.Journal) error {
 	}
 	f.line = append(line, '\n')
 	if f.size > 0 && f.size+len(f.line) <= max(compactAt, 4*f.whole) {
-		if err := appendSynced(f.journal(), f.line); err != nil {
-			f.size = 0 // what it left is replaced whole next time
-			return fmt.Errorf("save state journal: %w", err)
+		if appendSynced(f.journal(), f.line) == nil {
+			f.size += len(f.line)
+			return nil
 		}
-		f.size += len(f.line)
-		return nil
+		// Whatever the append left is replaced whole.
 	}
 	f.size = 0
 	return f.enc.write(f.saveID, f.noted.pending, f.noted.dropped, func(jb []byte) error {
