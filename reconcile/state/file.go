@@ -22,9 +22,10 @@ type FileStore struct {
 	mu     sync.Mutex
 	saveID string // of the state last loaded or saved
 	noted  noted  // what the journal holds
-	// size is the journal's once this store wrote it whole (as a line of
-	// whole bytes) and appended to it since; 0: the next Note writes it
-	// whole.
+	// appends is the journal, open for appending once this store wrote it
+	// whole (a line of whole bytes); size is its size. Nil: the next Note
+	// writes it whole.
+	appends     *os.File
 	size, whole int
 	enc         journalEncoder
 	line        []byte
@@ -43,7 +44,7 @@ func (f *FileStore) journal() string { return f.Path + ".journal" }
 func (f *FileStore) Load(context.Context) (engine.State, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.size = 0
+	f.closeJournal()
 	b, err := os.ReadFile(f.Path)
 	if errors.Is(err, os.ErrNotExist) {
 		f.saveID, f.noted = "", noted{}
@@ -72,7 +73,8 @@ func (f *FileStore) Save(_ context.Context, s engine.State) error {
 	if err := writeAtomicWith(f.Path, s.WriteJSON); err != nil {
 		return fmt.Errorf("save state: %w", err)
 	}
-	f.saveID, f.noted, f.size = s.SaveID, notedOf(s), 0
+	f.saveID, f.noted = s.SaveID, notedOf(s)
+	f.closeJournal()
 	// The journal followed the previous save: it is in this one.
 	if err := os.Remove(f.journal()); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("save state: %w", err)
@@ -96,39 +98,35 @@ func (f *FileStore) Note(_ context.Context, j engine.Journal) error {
 		return fmt.Errorf("save state journal: %w", err)
 	}
 	f.line = append(line, '\n')
-	if f.size > 0 && f.size+len(f.line) <= max(compactAt, 4*f.whole) {
-		if appendSynced(f.journal(), f.line) == nil {
-			f.size += len(f.line)
-			return nil
+	if f.appends != nil && f.size+len(f.line) <= max(compactAt, 4*f.whole) {
+		if _, err := f.appends.Write(f.line); err == nil {
+			if err := f.appends.Sync(); err == nil {
+				f.size += len(f.line)
+				return nil
+			}
 		}
 		// Whatever the append left is replaced whole.
 	}
-	f.size = 0
+	f.closeJournal()
 	return f.enc.write(f.saveID, f.noted.pending, f.noted.dropped, func(jb []byte) error {
 		if err := writeAtomic(f.journal(), jb, []byte{'\n'}); err != nil {
 			return fmt.Errorf("save state journal: %w", err)
 		}
-		f.size, f.whole = len(jb)+1, len(jb)+1
+		// Not opened: the next Note writes it whole again.
+		if w, err := os.OpenFile(f.journal(), os.O_WRONLY|os.O_APPEND, 0); err == nil {
+			f.appends, f.size, f.whole = w, len(jb)+1, len(jb)+1
+		}
 		return nil
 	})
 }
 
-// appendSynced appends b to the file at path, which must exist (its first
-// line is whole), in one write, and syncs it.
-func appendSynced(path string, b []byte) error {
-	w, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
-	if err != nil {
-		return err
+// closeJournal stops appending to the journal: the next Note writes it
+// whole.
+func (f *FileStore) closeJournal() {
+	if f.appends != nil {
+		f.appends.Close()
+		f.appends = nil
 	}
-	if _, err := w.Write(b); err != nil {
-		w.Close()
-		return err
-	}
-	if err := w.Sync(); err != nil {
-		w.Close()
-		return err
-	}
-	return w.Close()
 }
 
 // writeAtomic writes bs to path through a synced temporary file and a rename.
