@@ -580,6 +580,7 @@ type inFlight struct {
 	snapshotOf map[string]string // the snapshot each delete's audit line names
 	result     batchResult       // what the re-read found (batchDone: something gone)
 	gone       []string          // settled: deleted or found gone
+	deleted    int               // of gone, deleted by this batch
 }
 
 // record reports and audits one result; false when its audit line could
@@ -615,6 +616,10 @@ func (b *inFlight) record(d *Decision, result, reason, errText, snapshot string)
 	case auditErr != nil:
 		f[3] = zap.Error(auditErr)
 		b.log.Error(result+", but the audit line could not be written; the next run writes it", f[:]...)
+	case result == audit.Deleted || result == audit.AlreadyGone:
+		// Its audit line says as much (as deployed, in the same pod
+		// log); the batch's counts are logged (logGone).
+		b.log.Debug(result, f[:3]...)
 	default:
 		b.log.Info(result, f[:3]...)
 	}
@@ -633,6 +638,17 @@ func (b *inFlight) goneNow(d *Decision, result, snapshot string) {
 	b.a.unmark(b.st, d.ID)
 	b.st.DropClock(d.ID)
 	b.gone = append(b.gone, d.ID)
+	if result == audit.Deleted {
+		b.deleted++
+	}
+}
+
+// logGone logs what the batch deleted or found gone, one line a batch:
+// each one's line is the audit log's.
+func (b *inFlight) logGone() {
+	if len(b.gone) > 0 {
+		b.log.Info("batch settled", zap.Int("deleted", b.deleted), zap.Int("already_gone", len(b.gone)-b.deleted))
+	}
 }
 
 // changed is a skip: its clock starts over, and must not survive a kill.
@@ -790,6 +806,7 @@ func (b *inFlight) lastLook(goes []*Decision, p *Plan) []*Decision {
 
 // nothingSent ends a batch that sends no delete.
 func (b *inFlight) nothingSent(ctx context.Context) (batchResult, []string) {
+	b.logGone()
 	if b.unmarked {
 		_ = b.a.note(ctx, b.st) // no pending mark stays for what was not sent
 	} else {
@@ -823,6 +840,7 @@ func (b *inFlight) settle(ctx context.Context, goes []*Decision, results []Delet
 		for _, d := range goes {
 			b.record(d, audit.Failed, "", err.Error(), "")
 		}
+		b.logGone()
 		_ = b.noteSkips(ctx)
 		return batchFailed, b.gone
 	}
@@ -832,6 +850,7 @@ func (b *inFlight) settle(ctx context.Context, goes []*Decision, results []Delet
 			failed++
 		}
 	}
+	b.logGone()
 	if err := b.noteSkips(ctx); err != nil {
 		b.log.Warn("deleted, but could not save the state", zap.Error(err))
 	}
