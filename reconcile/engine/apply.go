@@ -268,7 +268,11 @@ func (a *Applier) note(ctx context.Context, st *State) error {
 	}
 	j, ok := a.Store.(Journaled)
 	if !ok {
-		return a.Store.Save(ctx, *st)
+		if err := a.Store.Save(ctx, *st); err != nil {
+			return err
+		}
+		clear(a.unnoted)
+		return nil
 	}
 	c := Journal{Dropped: a.dropped[a.noted:]}
 	for id := range a.unnoted {
