@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -27,9 +28,10 @@ type Store interface {
 }
 
 // Journaled is a store that can save what a delete batch changes without
-// rewriting the whole state: Note replaces the pending deletes of the state
-// last loaded or saved and drops the clocks named, until the next Save. A
-// batch then costs what it changed, not the size of the state.
+// rewriting the whole state: Note applies a change to the pending deletes
+// of the state last loaded or saved (as the Notes since left them) and
+// drops the clocks named, until the next Save. A batch then costs what it
+// changed, not the size of the state nor of the pending deletes.
 type Journaled interface {
 	Store
 	Note(ctx context.Context, j Journal) error
@@ -43,13 +45,15 @@ type Locker interface {
 	Lock(ctx context.Context, holder string) (unlock func(), err error)
 }
 
-// Journal is what the delete batches of a run changed since its last Save.
-// Pending is small (the batch in flight, and deletes whose outcome is
-// unknown); Dropped are the clocks a skip reset. A deleted resource's clock
-// needs no entry: the next plan drops it when the listing shows it gone.
+// Journal is what the delete batches of a run changed since its last Note
+// (or Save): the pending marks set or changed, those removed, and the
+// clocks a skip reset. A deleted resource's clock needs no entry: the next
+// plan drops it when the listing shows it gone. Applying a Journal twice
+// is applying it once, so a Note that failed goes again with the next.
 type Journal struct {
-	Pending map[string]Pending `json:"pending"`
-	Dropped []string           `json:"dropped,omitempty"`
+	Set     map[string]Pending
+	Removed []string
+	Dropped []string
 }
 
 // Applier is the only code in reclaim that deletes anything. For every kind,
@@ -75,10 +79,14 @@ type Applier struct {
 	// outlasts the kind's Limits.SnapshotTimeout.
 	SnapshotPoll time.Duration
 
-	// mu guards the state, the outcome and dropped while batches run in
-	// parallel (Limits.Parallel).
+	// mu guards the state, the outcome and the journal's fields while
+	// batches run in parallel (Limits.Parallel).
 	mu      sync.Mutex
-	dropped []string // clocks skips reset since the last Save (Journal)
+	dropped []string // clocks skips reset since the last Save
+	// unnoted are the ids whose pending mark was set or removed since the
+	// last Note, and dropped[noted:] the clocks: the next Note's Journal.
+	unnoted map[string]bool
+	noted   int
 }
 
 // run is what the batches of one Apply share, under Applier.mu.
@@ -252,16 +260,52 @@ func (a *Applier) ended(r *run, res batchResult, settled []string, waited map[st
 	}
 }
 
-// note saves what a batch changed: a journal entry where the store keeps
-// one, else the whole state.
+// note saves what batches changed since the last note: a journal entry
+// where the store keeps one, else the whole state.
 func (a *Applier) note(ctx context.Context, st *State) error {
 	if err := a.durable(); err != nil {
 		return err
 	}
-	if j, ok := a.Store.(Journaled); ok {
-		return j.Note(ctx, Journal{Pending: st.Pending, Dropped: a.dropped})
+	j, ok := a.Store.(Journaled)
+	if !ok {
+		if err := a.Store.Save(ctx, *st); err != nil {
+			return err
+		}
+		clear(a.unnoted)
+		return nil
 	}
-	return a.Store.Save(ctx, *st)
+	c := Journal{Dropped: a.dropped[a.noted:]}
+	for id := range a.unnoted {
+		if p, ok := st.Pending[id]; ok {
+			if c.Set == nil {
+				c.Set = make(map[string]Pending, len(a.unnoted))
+			}
+			c.Set[id] = p
+		} else {
+			c.Removed = append(c.Removed, id)
+		}
+	}
+	slices.Sort(c.Removed)
+	if err := j.Note(ctx, c); err != nil {
+		return err // kept or not, the change goes again with the next note
+	}
+	clear(a.unnoted)
+	a.noted = len(a.dropped)
+	return nil
+}
+
+// mark sets a pending mark, for the next note.
+func (a *Applier) mark(st *State, id string, p Pending) {
+	st.Pending[id] = p
+	a.unnoted[id] = true
+}
+
+// unmark removes a pending mark, for the next note.
+func (a *Applier) unmark(st *State, id string) {
+	if _, ok := st.Pending[id]; ok {
+		delete(st.Pending, id)
+		a.unnoted[id] = true
+	}
 }
 
 // Result is what happened to one decision.
@@ -423,7 +467,7 @@ func (a *Applier) Apply(ctx context.Context, p *Plan, apply bool) (*Outcome, err
 	if !apply {
 		return out, nil
 	}
-	a.dropped = nil
+	a.dropped, a.unnoted, a.noted = nil, map[string]bool{}, 0
 	r := &run{out: out, done: map[string]bool{}}
 	for _, k := range a.Kinds {
 		a.kind(ctx, k, &st, p, planBatches(p, k), r)
@@ -540,6 +584,7 @@ type inFlight struct {
 	snapshotOf map[string]string // the snapshot each delete's audit line names
 	result     batchResult       // what the re-read found (batchDone: something gone)
 	gone       []string          // settled: deleted or found gone
+	deleted    int               // of gone, deleted by this batch
 }
 
 // record reports and audits one result; false when its audit line could
@@ -575,6 +620,10 @@ func (b *inFlight) record(d *Decision, result, reason, errText, snapshot string)
 	case auditErr != nil:
 		f[3] = zap.Error(auditErr)
 		b.log.Error(result+", but the audit line could not be written; the next run writes it", f[:]...)
+	case result == audit.Deleted || result == audit.AlreadyGone:
+		// Its audit line says as much (as deployed, in the same pod
+		// log); the batch's counts are logged (logGone).
+		b.log.Debug(result, f[:3]...)
 	default:
 		b.log.Info(result, f[:3]...)
 	}
@@ -590,14 +639,25 @@ func (b *inFlight) goneNow(d *Decision, result, snapshot string) {
 	if !b.record(d, result, "", "", snapshot) {
 		return
 	}
-	delete(b.st.Pending, d.ID)
+	b.a.unmark(b.st, d.ID)
 	b.st.DropClock(d.ID)
 	b.gone = append(b.gone, d.ID)
+	if result == audit.Deleted {
+		b.deleted++
+	}
+}
+
+// logGone logs what the batch deleted or found gone, one line a batch:
+// each one's line is the audit log's.
+func (b *inFlight) logGone() {
+	if len(b.gone) > 0 {
+		b.log.Info("batch settled", zap.Int("deleted", b.deleted), zap.Int("already_gone", len(b.gone)-b.deleted))
+	}
 }
 
 // changed is a skip: its clock starts over, and must not survive a kill.
 func (b *inFlight) changed(d *Decision) {
-	delete(b.st.Pending, d.ID)
+	b.a.unmark(b.st, d.ID)
 	b.st.DropClock(d.ID)
 	b.a.dropped = append(b.a.dropped, d.ID)
 	b.skipped = true
@@ -605,7 +665,7 @@ func (b *inFlight) changed(d *Decision) {
 
 // unsent drops d's pending mark, nothing having been sent, and reports it.
 func (b *inFlight) unsent(d *Decision, result, reason, errText, snapshot string) {
-	delete(b.st.Pending, d.ID)
+	b.a.unmark(b.st, d.ID)
 	b.record(d, result, reason, errText, snapshot)
 	b.unmarked = true
 }
@@ -630,15 +690,15 @@ func (b *inFlight) unlocked(f func()) {
 // delete from its listing; no delete goes without its mark.
 func (b *inFlight) markPending(ctx context.Context, batch []*Decision) bool {
 	for _, d := range batch {
-		b.st.Pending[d.ID] = Pending{Kind: d.Kind, Started: b.a.Now(), Reason: d.Why(), Identity: d.Identity,
-			SizeGB: d.Frees.Keyed(amount.KeySizeGB), Bytes: d.Frees.Keyed(amount.KeyBytes), Run: b.a.RunID}
+		b.a.mark(b.st, d.ID, Pending{Kind: d.Kind, Started: b.a.Now(), Reason: d.Why(), Identity: d.Identity,
+			SizeGB: d.Frees.Keyed(amount.KeySizeGB), Bytes: d.Frees.Keyed(amount.KeyBytes), Run: b.a.RunID})
 	}
 	err := b.a.note(ctx, b.st)
 	if err == nil {
 		return true
 	}
 	for _, d := range batch {
-		delete(b.st.Pending, d.ID)
+		b.a.unmark(b.st, d.ID)
 		b.record(d, audit.Failed, "", "save state before delete: "+err.Error(), "")
 	}
 	return false
@@ -656,7 +716,7 @@ func (b *inFlight) reread(ctx context.Context, batch []*Decision) ([]*Decision, 
 	}
 	if err != nil {
 		for _, d := range batch {
-			delete(b.st.Pending, d.ID)
+			b.a.unmark(b.st, d.ID)
 			b.record(d, audit.Failed, "", "re-read before delete: "+err.Error(), "")
 		}
 		_ = b.a.note(ctx, b.st)
@@ -728,7 +788,7 @@ func (b *inFlight) snapshotGate(goes []*Decision, snaps map[string]*snapped) []*
 func (b *inFlight) lastLook(goes []*Decision, p *Plan) []*Decision {
 	if stopped := b.out.Stopped; stopped != "" {
 		for _, d := range goes {
-			delete(b.st.Pending, d.ID) // nothing is sent
+			b.a.unmark(b.st, d.ID) // nothing is sent
 			b.out.Add(d.result(audit.NotAttempted, stopped))
 		}
 		if len(goes) > 0 {
@@ -750,6 +810,7 @@ func (b *inFlight) lastLook(goes []*Decision, p *Plan) []*Decision {
 
 // nothingSent ends a batch that sends no delete.
 func (b *inFlight) nothingSent(ctx context.Context) (batchResult, []string) {
+	b.logGone()
 	if b.unmarked {
 		_ = b.a.note(ctx, b.st) // no pending mark stays for what was not sent
 	} else {
@@ -783,6 +844,7 @@ func (b *inFlight) settle(ctx context.Context, goes []*Decision, results []Delet
 		for _, d := range goes {
 			b.record(d, audit.Failed, "", err.Error(), "")
 		}
+		b.logGone()
 		_ = b.noteSkips(ctx)
 		return batchFailed, b.gone
 	}
@@ -792,6 +854,7 @@ func (b *inFlight) settle(ctx context.Context, goes []*Decision, results []Delet
 			failed++
 		}
 	}
+	b.logGone()
 	if err := b.noteSkips(ctx); err != nil {
 		b.log.Warn("deleted, but could not save the state", zap.Error(err))
 	}
@@ -819,7 +882,7 @@ func (b *inFlight) settleOne(d *Decision, err error) bool {
 	case outcome.Refused:
 		// Refused for this resource: it is still there, its clock runs
 		// on, and the next run tries again.
-		delete(b.st.Pending, d.ID)
+		b.a.unmark(b.st, d.ID)
 		b.record(d, audit.Failed, "", err.Error(), snap)
 		return false
 	default:

@@ -11,6 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
+
 	"reclaim.dev/reclaim/base/outcome"
 	"reclaim.dev/reclaim/internal/enginetest"
 	"reclaim.dev/reclaim/reconcile/audit"
@@ -416,5 +419,33 @@ func TestOutcomeListsAtMostMaxListedDeletions(t *testing.T) {
 	}
 	if n := len(enginetest.AuditResults(t, buf)); n != 5 {
 		t.Fatalf("the audit log records %d deletes, want 5", n)
+	}
+}
+
+// A delete's log line is its audit line (as deployed, in the same pod
+// log): the log has a line a batch with its counts, and each deletion at
+// debug level only.
+func TestApplyLogsABatchLineNotADeletionLine(t *testing.T) {
+	k, p, a, _, _ := applyFixture("a", "b", "c")
+	k.lim.BatchSize = 2
+	p = build(k, seenSince(t0.Add(-7*time.Hour), k.items...), t0, complete("a"))
+	k.results["b"] = fmt.Errorf("x: %w", outcome.ErrNotFound)
+	core, logs := observer.New(zap.DebugLevel)
+	a.Log = zap.New(core)
+	if _, err := a.Apply(context.Background(), p, true); err != nil {
+		t.Fatal(err)
+	}
+	var info []string
+	for _, e := range logs.All() {
+		if e.Level == zap.InfoLevel {
+			c := e.ContextMap()
+			info = append(info, fmt.Sprintf("%s %v/%v", e.Message, c["deleted"], c["already_gone"]))
+		}
+	}
+	if got := strings.Join(info, ", "); got != "batch settled 1/1, batch settled 1/0" {
+		t.Fatalf("info lines: %s", got)
+	}
+	if n := logs.FilterMessage("deleted").FilterField(zap.String("id", fakeID("a"))).Len(); n != 1 {
+		t.Fatalf("%d debug lines for a", n)
 	}
 }

@@ -74,9 +74,14 @@ func (s State) WriteJSON(w io.Writer) error {
 
 // Apply applies a journal to the state it followed.
 func (s *State) Apply(j Journal) {
-	s.Pending = make(map[string]Pending, len(j.Pending))
-	for k, v := range j.Pending {
+	if s.Pending == nil {
+		s.Pending = make(map[string]Pending, len(j.Set))
+	}
+	for k, v := range j.Set {
 		s.Pending[k] = v
+	}
+	for _, id := range j.Removed {
+		delete(s.Pending, id)
 	}
 	for _, id := range j.Dropped {
 		s.DropClock(id)

@@ -43,6 +43,7 @@ type ConfigMapStore struct {
 	lock      *lockRecord // held by this run (Lock)
 	saveID    string
 	chunks    []string // the extra chunks of the state last read or written
+	noted     noted    // what the journal holds for saveID
 	enc       journalEncoder
 }
 
@@ -76,7 +77,7 @@ func (c *ConfigMapStore) where() string { return "configmap " + c.Namespace + "/
 func (c *ConfigMapStore) Load(ctx context.Context) (engine.State, error) {
 	head, err := c.cms().Get(ctx, c.Name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
-		c.rv, c.saveID, c.chunks = "", "", nil
+		c.rv, c.saveID, c.chunks, c.noted = "", "", nil, noted{}
 		_, err := c.readJournal(ctx)
 		return engine.NewState(), err
 	}
@@ -97,7 +98,8 @@ func (c *ConfigMapStore) Load(ctx context.Context) (engine.State, error) {
 	if _, err := c.readJournal(ctx); err != nil {
 		return engine.State{}, err
 	}
-	return journaled(s, []byte(c.journal), "configmap "+c.Namespace+"/"+c.Name+"-journal")
+	s, c.noted, err = journaled(s, []byte(c.journal), "configmap "+c.Namespace+"/"+c.Name+"-journal")
+	return s, err
 }
 
 // readJournal reads the journal ConfigMap (nil data when there is none) and
@@ -200,7 +202,7 @@ func (c *ConfigMapStore) Save(ctx context.Context, s engine.State) error {
 			return fmt.Errorf("save state %s: saved, but the previous chunk %s could not be deleted: %w", c.where(), n, err)
 		}
 	}
-	c.rv, c.saveID, c.chunks = out.ResourceVersion, s.SaveID, names
+	c.rv, c.saveID, c.chunks, c.noted = out.ResourceVersion, s.SaveID, names, notedOf(s)
 	return nil
 }
 
@@ -213,18 +215,20 @@ func (c *ConfigMapStore) put(ctx context.Context, cm *corev1.ConfigMap) (*corev1
 	return c.cms().Update(ctx, cm, metav1.UpdateOptions{})
 }
 
-// Note records a batch's changes for the state last loaded or saved (and
-// renews the lock this run holds).
+// Note records a batch's change for the state last loaded or saved (and
+// renews the lock this run holds): the journal, one value, written whole
+// with the change applied, as a ConfigMap is written whole anyway.
 func (c *ConfigMapStore) Note(ctx context.Context, j engine.Journal) error {
 	if c.saveID == "" {
 		return fmt.Errorf("save state journal %s-journal: the state was not saved by this run: save it first", c.Name)
 	}
-	var b string
-	if err := c.enc.write(c.saveID, j, func(jb []byte) error { b = string(jb); return nil }); err != nil {
-		return err
-	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.noted.apply(j)
+	var b string
+	if err := c.enc.write(c.saveID, c.noted.pending, c.noted.dropped, func(jb []byte) error { b = string(jb); return nil }); err != nil {
+		return err
+	}
 	if c.lock != nil {
 		c.lock.Until = time.Now().Add(lockTTL)
 	}

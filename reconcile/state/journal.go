@@ -3,6 +3,7 @@ package state
 import (
 	"bytes"
 	"encoding/json"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -12,11 +13,12 @@ import (
 	"reclaim.dev/reclaim/reconcile/engine"
 )
 
-// journalEncoder writes a journal as json.Marshal of {saveID, Journal}
-// would, byte for byte, but encodes each pending mark once and keeps the
-// marks sorted between calls: a run that deletes in parallel notes every
-// batch with the marks of all the batches in flight, and encoding and
-// sorting them anew each time was most of a large trim's CPU.
+// journalEncoder writes a whole journal, {saveID, pending, dropped}, as
+// json.Marshal would, byte for byte, but encodes each pending mark once and
+// keeps the marks sorted between calls: a run that deletes in parallel
+// holds the marks of all the batches in flight, and a store that writes
+// them all with every batch (a ConfigMap's) would otherwise encode and
+// sort them anew each time.
 type journalEncoder struct {
 	mu     sync.Mutex
 	marks  map[string]*encodedMark
@@ -36,23 +38,23 @@ type encodedMark struct {
 }
 
 // write hands the journal's JSON to w, which must not keep it.
-func (e *journalEncoder) write(saveID string, j engine.Journal, w func([]byte) error) error {
+func (e *journalEncoder) write(saveID string, pending map[string]engine.Pending, dropped []string, w func([]byte) error) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	b, err := e.encode(saveID, j)
+	b, err := e.encode(saveID, pending, dropped)
 	if err != nil {
 		return err
 	}
 	return w(b)
 }
 
-func (e *journalEncoder) encode(saveID string, j engine.Journal) ([]byte, error) {
+func (e *journalEncoder) encode(saveID string, pending map[string]engine.Pending, dropped []string) ([]byte, error) {
 	if e.marks == nil {
 		e.marks = map[string]*encodedMark{}
 	}
 	e.gen++
 	e.fresh = e.fresh[:0]
-	for id, p := range j.Pending {
+	for id, p := range pending {
 		m := e.marks[id]
 		switch {
 		case m == nil:
@@ -100,7 +102,7 @@ func (e *journalEncoder) encode(saveID string, j engine.Journal) ([]byte, error)
 	b.WriteString(`{"saveID":`)
 	b.Write(jsonstr.Append(b.AvailableBuffer(), saveID))
 	b.WriteString(`,"pending":`)
-	if j.Pending == nil {
+	if pending == nil {
 		b.WriteString("null")
 	} else {
 		b.WriteByte('{')
@@ -112,8 +114,8 @@ func (e *journalEncoder) encode(saveID string, j engine.Journal) ([]byte, error)
 		}
 		b.WriteByte('}')
 	}
-	if len(j.Dropped) > 0 {
-		d, err := json.Marshal(j.Dropped)
+	if len(dropped) > 0 {
+		d, err := json.Marshal(dropped)
 		if err != nil {
 			return nil, err
 		}
@@ -146,4 +148,73 @@ func appendMark(b []byte, id string, p engine.Pending) ([]byte, error) {
 		b = strconv.AppendInt(append(b, `,"bytes":`...), p.Bytes, 10)
 	}
 	return append(b, '}'), nil
+}
+
+// appendChange appends a journal line of one Note's change (set, removed,
+// dropped; none empty), without its newline.
+func appendChange(b []byte, j engine.Journal) ([]byte, error) {
+	b = append(b, '{')
+	if len(j.Set) > 0 {
+		b = append(b, `"set":{`...)
+		for i, id := range slices.Sorted(maps.Keys(j.Set)) {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			var err error
+			if b, err = appendMark(b, id, j.Set[id]); err != nil {
+				return nil, err
+			}
+		}
+		b = append(b, '}')
+	}
+	for _, f := range []struct {
+		key string
+		ids []string
+	}{{"removed", j.Removed}, {"dropped", j.Dropped}} {
+		if len(f.ids) == 0 {
+			continue
+		}
+		if len(b) > 1 {
+			b = append(b, ',')
+		}
+		b = append(append(append(b, '"'), f.key...), `":[`...)
+		for i, id := range f.ids {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = jsonstr.Append(b, id)
+		}
+		b = append(b, ']')
+	}
+	return append(b, '}'), nil
+}
+
+// noted is what a store's journal holds for the state last loaded or
+// saved: its pending marks as the Notes since left them, and the clocks
+// they dropped.
+type noted struct {
+	pending map[string]engine.Pending
+	dropped []string
+}
+
+// notedOf is the journal of a state just saved: its marks, nothing dropped.
+func notedOf(s engine.State) noted {
+	p := maps.Clone(s.Pending)
+	if p == nil {
+		p = map[string]engine.Pending{}
+	}
+	return noted{pending: p}
+}
+
+func (n *noted) apply(j engine.Journal) {
+	if n.pending == nil {
+		n.pending = make(map[string]engine.Pending, len(j.Set))
+	}
+	for id, p := range j.Set {
+		n.pending[id] = p
+	}
+	for _, id := range j.Removed {
+		delete(n.pending, id)
+	}
+	n.dropped = append(n.dropped, j.Dropped...)
 }

@@ -119,7 +119,7 @@ func TestConfigMapStoreChunksAndJournal(t *testing.T) {
 		break
 	}
 	pend := map[string]engine.Pending{"ec2:123456789012/us-east-1/eni-1": {Kind: "ec2-interface", Started: t0}}
-	if err := store.Note(ctx, engine.Journal{Pending: pend, Dropped: []string{dropped}}); err != nil {
+	if err := store.Note(ctx, engine.Journal{Set: pend, Dropped: []string{dropped}}); err != nil {
 		t.Fatal(err)
 	}
 	run2 := &ConfigMapStore{Client: cs, Namespace: "reclaim", Name: "reclaim-state"}
@@ -184,7 +184,7 @@ func TestFileStoreJournal(t *testing.T) {
 	if err := fs.Save(ctx, st); err != nil {
 		t.Fatal(err)
 	}
-	if err := fs.Note(ctx, engine.Journal{Pending: map[string]engine.Pending{"a": {Kind: "x", Started: t0}}, Dropped: []string{"b"}}); err != nil {
+	if err := fs.Note(ctx, engine.Journal{Set: map[string]engine.Pending{"a": {Kind: "x", Started: t0}}, Dropped: []string{"b"}}); err != nil {
 		t.Fatal(err)
 	}
 	got, err := (&FileStore{Path: fs.Path}).Load(ctx)
@@ -262,7 +262,7 @@ func TestConfigMapStoreLock(t *testing.T) {
 	if err := a.Save(ctx, st); err != nil {
 		t.Fatal(err)
 	}
-	if err := a.Note(ctx, engine.Journal{Pending: map[string]engine.Pending{"x": {Kind: "k"}}}); err != nil {
+	if err := a.Note(ctx, engine.Journal{Set: map[string]engine.Pending{"x": {Kind: "k"}}}); err != nil {
 		t.Fatal(err)
 	}
 	b := &ConfigMapStore{Client: cs, Namespace: "reclaim", Name: "reclaim-state"}
