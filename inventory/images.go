@@ -96,10 +96,11 @@ type RepoListing struct {
 	// live at once. Nil: the listing is already there.
 	Load func(*RepoListing)
 
-	loaded  bool
-	dropped bool
-	count   int      // images, kept by Drop
-	hashes  []uint64 // the digests' hashes, sorted, kept by Drop
+	loaded   bool
+	dropped  bool
+	keepRows bool     // KeepRows
+	count    int      // images, kept by Drop
+	hashes   []uint64 // the digests' hashes, sorted, kept by Drop
 }
 
 // Ensure lists the repository if it is listed lazily and was not yet.
@@ -124,9 +125,10 @@ func (rl *RepoListing) Len() int {
 
 // Drop frees the image rows of a lazily listed repository that has been
 // planned, keeping its count and its digests' hashes (8 bytes an image) for
-// HasDigest. An eager listing is its caller's and is kept whole.
+// HasDigest. An eager listing is its caller's and is kept whole, and so is
+// one whose rows its planner keeps (KeepRows).
 func (rl *RepoListing) Drop() {
-	if rl.dropped || rl.Load == nil {
+	if rl.dropped || rl.Load == nil || rl.keepRows {
 		return
 	}
 	rl.count = rl.Images.Len()
@@ -134,6 +136,12 @@ func (rl *RepoListing) Drop() {
 	rl.Images = ImageTable{}
 	rl.dropped = true
 }
+
+// KeepRows says that the planner keeps the listing's rows past Drop (its
+// plan is made of the table itself): Drop then frees nothing, so it keeps
+// them and makes no hashes; HasDigest makes them only if it is asked, which
+// a trim's plan seldom does (8 bytes an image, and the CPU to sort them).
+func (rl *RepoListing) KeepRows() { rl.keepRows = true }
 
 func (rl *RepoListing) hashDigests() {
 	if rl.hashes != nil {

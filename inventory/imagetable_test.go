@@ -124,6 +124,18 @@ func TestRepoListingDropKeepsCountAndDigests(t *testing.T) {
 	if eager.Images.Len() != 1 || eager.Len() != 1 {
 		t.Fatalf("Drop freed an eager listing: %d rows", eager.Images.Len())
 	}
+	// Rows the planner keeps: Drop keeps them, and HasDigest still answers.
+	rl = inventory.RepoListing{Load: func(rl *inventory.RepoListing) {
+		rl.Images = inventory.NewImageTable(inventory.Image{Digest: d(1)}, inventory.Image{Digest: d(2)}, inventory.Image{Digest: "sha512:odd"})
+		rl.Complete = true
+	}}
+	rl.Ensure()
+	rl.KeepRows()
+	rl.Drop()
+	check("kept")
+	if rl.Len() != 3 || rl.Images.Len() != 3 {
+		t.Fatalf("after KeepRows and Drop: Len %d, rows %d", rl.Len(), rl.Images.Len())
+	}
 }
 
 // A lazy listing loads once, whatever the number of Ensures.

@@ -156,6 +156,7 @@ func (a *Applier) kind(ctx context.Context, k Kind, st *State, p *Plan, batches 
 	work := func(i int) {
 		defer close(finished[i])
 		batch := p.decisionsAt(batches[i]) // rows made again only now
+		batches[i] = nil                   // a group's slots go with its last batch
 		for _, d := range batch {
 			for _, id := range d.After {
 				if j, ok := where[id]; ok && j < i {
@@ -361,6 +362,9 @@ type Outcome struct {
 	// updates and saves again without reading a million clocks back.
 	Saved  State `json:"-"`
 	listed map[string]int
+	// reasons are the listed deletions' reasons, one copy of each: a
+	// trim's 10,000 listed share a few (1.4 MB of copies otherwise).
+	reasons map[string]string
 }
 
 // MaxListed is how many deletions of a kind Outcome.Results lists; a
@@ -396,6 +400,9 @@ func (o *Outcome) AddUnlisted(u Unlisted) {
 // Add counts one result (a report cut to an owner recounts its own).
 func (o *Outcome) Add(r Result) {
 	if o.list(r) {
+		if r.Result == audit.Deleted || r.Result == audit.AlreadyGone {
+			r.Reason = o.shared(r.Reason)
+		}
 		o.Results = append(o.Results, r)
 	}
 	switch r.Result {
@@ -411,6 +418,18 @@ func (o *Outcome) Add(r Result) {
 	case audit.Deferred:
 		o.Deferred++
 	}
+}
+
+// shared returns one copy of each reason.
+func (o *Outcome) shared(reason string) string {
+	if s, ok := o.reasons[reason]; ok {
+		return s
+	}
+	if o.reasons == nil {
+		o.reasons = map[string]string{}
+	}
+	o.reasons[reason] = reason
+	return reason
 }
 
 // list says whether Results lists r, and counts it in Unlisted if not.
@@ -943,21 +962,16 @@ func planBatches(p *Plan, k Kind) [][]int {
 // of each that waits or is waited for (After); every other one is in
 // layer 0.
 type deleteGroups struct {
-	groups  []string
-	byGroup map[string][]int // slots
-	layer   map[string]int
+	groups []string
+	slots  [][]int // each group's, made to size: a trim's 500,000 are held once
+	layer  map[string]int
 }
 
-func (g *deleteGroups) add(group string, slot int) {
-	if _, ok := g.byGroup[group]; !ok {
-		g.groups = append(g.groups, group)
-	}
-	g.byGroup[group] = append(g.byGroup[group], slot)
-}
-
-// groupDeletes finds kind's deletes, decisions first, then rows.
+// groupDeletes finds kind's deletes, decisions first, then rows. It counts
+// each group's first and then fills lists of that size: lists grown by
+// append held half as much again, and were copied by cut.
 func groupDeletes(p *Plan, kind string) *deleteGroups {
-	g := &deleteGroups{byGroup: map[string][]int{}, layer: map[string]int{}}
+	g := &deleteGroups{layer: map[string]int{}}
 	waited := map[string]bool{}
 	for i := range p.Decisions {
 		if d := &p.Decisions[i]; d.Kind == kind && d.Action == Delete {
@@ -968,27 +982,50 @@ func groupDeletes(p *Plan, kind string) *deleteGroups {
 	}
 	for i := range p.Decisions {
 		d := &p.Decisions[i]
-		if d.Kind != kind || d.Action != Delete {
-			continue
-		}
-		g.add(d.Group, i)
-		if len(d.After) > 0 || waited[d.ID] {
+		if d.Kind == kind && d.Action == Delete && (len(d.After) > 0 || waited[d.ID]) {
 			g.layer[d.ID] = 0
 		}
 	}
 	rs := &p.compact
-	for _, j := range rs.order {
-		w := rs.at(int(j))
-		s := &rs.srcs[w.src]
-		if s.kind != kind || rs.lookAt(w).action() != Delete {
-			continue
+	each := func(f func(group string, slot int)) {
+		for i := range p.Decisions {
+			if d := &p.Decisions[i]; d.Kind == kind && d.Action == Delete {
+				f(d.Group, i)
+			}
 		}
-		group := s.group // recorded as its rows were put
-		if s.mixed {
-			group = s.remake.Remake(w.item).Group
+		for _, j := range rs.order {
+			w := rs.at(int(j))
+			s := &rs.srcs[w.src]
+			if s.kind != kind || rs.lookAt(w).action() != Delete {
+				continue
+			}
+			group := s.group // recorded as its rows were put
+			if s.mixed {
+				group = s.remake.Remake(w.item).Group
+			}
+			f(group, -int(j)-1)
 		}
-		g.add(group, -int(j)-1)
 	}
+	at := map[string]int{}
+	var counts []int
+	each(func(group string, _ int) {
+		i, ok := at[group]
+		if !ok {
+			i = len(g.groups)
+			at[group] = i
+			g.groups = append(g.groups, group)
+			counts = append(counts, 0)
+		}
+		counts[i]++
+	})
+	g.slots = make([][]int, len(g.groups))
+	for i, n := range counts {
+		g.slots[i] = make([]int, 0, n)
+	}
+	each(func(group string, slot int) {
+		i := at[group]
+		g.slots[i] = append(g.slots[i], slot)
+	})
 	return g
 }
 
@@ -997,8 +1034,8 @@ func groupDeletes(p *Plan, kind string) *deleteGroups {
 func (g *deleteGroups) layerAfter(p *Plan) {
 	for changed, rounds := true, 0; changed && rounds <= len(g.layer); rounds++ {
 		changed = false
-		for _, group := range g.groups {
-			for _, slot := range g.byGroup[group] {
+		for _, slots := range g.slots {
+			for _, slot := range slots {
 				if slot < 0 {
 					continue
 				}
@@ -1014,25 +1051,32 @@ func (g *deleteGroups) layerAfter(p *Plan) {
 	}
 }
 
-// cut makes the batches: group by group, layer by layer, size at most.
+// cut makes the batches: group by group, layer by layer, size at most. A
+// group all in layer 0 (every row's) is cut where it lies, not copied.
 func (g *deleteGroups) cut(p *Plan, size int) [][]int {
 	var out [][]int
-	for _, group := range g.groups {
-		var layers [][]int
-		for _, slot := range g.byGroup[group] {
-			l := 0
-			if slot >= 0 {
-				l = g.layer[p.Decisions[slot].ID]
+	layerOf := func(slot int) int {
+		if slot < 0 {
+			return 0
+		}
+		return g.layer[p.Decisions[slot].ID]
+	}
+	for _, slots := range g.slots {
+		layers := [][]int{slots}
+		if slices.ContainsFunc(slots, func(slot int) bool { return layerOf(slot) > 0 }) {
+			layers = nil
+			for _, slot := range slots {
+				l := layerOf(slot)
+				for len(layers) <= l {
+					layers = append(layers, nil)
+				}
+				layers[l] = append(layers[l], slot)
 			}
-			for len(layers) <= l {
-				layers = append(layers, nil)
-			}
-			layers[l] = append(layers[l], slot)
 		}
 		for _, list := range layers {
 			for len(list) > 0 {
 				n := min(len(list), size)
-				out = append(out, list[:n])
+				out = append(out, list[:n:n])
 				list = list[n:]
 			}
 		}

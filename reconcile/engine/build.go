@@ -891,7 +891,7 @@ func (r *rules) caps(due []int, lim Limits, inScope int) []int {
 	sort.SliceStable(due, func(a, b int) bool { return r.sinceOf(due[a]) < r.sinceOf(due[b]) })
 	maxCount := perRunMax(lim.MaxDeletes, lim.MaxDeletePercent, inScope)
 	n, freed := 0, int64(0)
-	var out []int
+	out := due[:0] // in place: a backlog's half a million slots are not copied
 	// Said once: a backlog holds a million at the cap.
 	var countCap, sizeCap string
 	for _, i := range due {

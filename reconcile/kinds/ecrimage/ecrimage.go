@@ -468,6 +468,7 @@ func (k *Kind) proposeRepo(yield func(*engine.Proposal) bool, rl *inventory.Repo
 		// Most of the repository goes (a backlog): its rows are the
 		// listing's table itself, not a copy of nearly all of it.
 		compact.images, compact.shared, compact.untag = rl.Images, true, make([]bool, n)
+		rl.KeepRows()
 	}
 	for _, i := range order {
 		img := &ipl.imgs[i]
