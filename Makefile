@@ -63,7 +63,7 @@ testdeps:
 
 # Every test but the scale tests, including the end-to-end tests in ./e2e
 # against real apiservers and a real SMTP server: run it before every push.
-# It builds as the image, lint and the demo do (STATIC, BUILDFLAGS): the
+# It builds as the image, lint and the demo do (STATIC, BUILDFLAGS, TAGS): the
 # tests, the binary the end-to-end tests run and the demo share one compile
 # of the SDKs and client-go. `make test-race` runs the race detector.
 #
@@ -72,7 +72,7 @@ testdeps:
 # (no CA, proxy, cloud or kube variables). testenv.Pod clears the binary's
 # further.
 test: testdeps testbins
-	$(PODENV) $(STATIC) $(GO) test $(BUILDFLAGS) -tags demo -count=1 -timeout 30m ./...
+	$(PODENV) $(STATIC) $(GO) test $(BUILDFLAGS) -tags $(TAGS),demo -count=1 -timeout 30m ./...
 
 # The race detector over every package but ./e2e (whose concurrency is in
 # the binaries it starts, built as the image is, without it), in -short mode:
@@ -95,12 +95,12 @@ SCALE_TESTS = TestStockCronJobClearsABacklogOfFinishedJobs TestStockCronJobTrims
 	TestConfigMapStateStoreHoldsALargeState TestDigestClocksOfAMillionFitTheStore
 SCALE_PKGS = ./e2e ./reconcile/engine
 test-scale: testbins
-	$(PODENV) RECLAIM_SCALE=1 $(STATIC) $(GO) test $(BUILDFLAGS) -tags demo -count=1 -timeout 60m \
+	$(PODENV) RECLAIM_SCALE=1 $(STATIC) $(GO) test $(BUILDFLAGS) -tags $(TAGS),demo -count=1 -timeout 60m \
 		-run "^($$(echo $(SCALE_TESTS) | tr ' ' '|'))$$" $(SCALE_PKGS)
 
 # Without the end-to-end tests (no apiserver needed).
 test-unit:
-	$(PODENV) $(STATIC) $(GO) test $(BUILDFLAGS) -tags demo -count=1 $$($(GO) list ./... | grep -v /e2e)
+	$(PODENV) $(STATIC) $(GO) test $(BUILDFLAGS) -tags $(TAGS),demo -count=1 $$($(GO) list ./... | grep -v /e2e)
 
 PODENV = rm -rf .cache/home && mkdir -p .cache/home && env -i PATH="$$PATH" HOME="$(CURDIR)/.cache/home" \
 	CI="$$CI" RECLAIM_TESTBINS="$(RECLAIM_TESTBINS)" RECLAIM_TESTENV_KEEP="$$RECLAIM_TESTENV_KEEP" \
