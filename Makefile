@@ -20,7 +20,7 @@ LDFLAGS := -s -w -X reclaim.dev/reclaim/internal/app.Version=$(VERSION)
 # first time).
 export RECLAIM_TESTBINS ?= $(CURDIR)/.cache/testbins
 
-.PHONY: build demo test test-scale test-unit testbins testdeps lint bench clean
+.PHONY: build demo test test-race test-scale test-unit testbins testdeps lint bench clean
 
 build:
 	$(STATIC) $(GO) build $(BUILDFLAGS) -tags $(TAGS) -ldflags "$(LDFLAGS)" -o bin/reclaim ./cmd/reclaim
@@ -63,13 +63,27 @@ testdeps:
 
 # Every test but the scale tests, including the end-to-end tests in ./e2e
 # against real apiservers and a real SMTP server: run it before every push.
+# It builds as the image, lint and the demo do (STATIC, BUILDFLAGS, TAGS): the
+# tests, the binary the end-to-end tests run and the demo share one compile
+# of the SDKs and client-go. `make test-race` runs the race detector.
 #
 # The tests run with a pod's environment, not this machine's: PATH, an empty
 # HOME, Go's own settings and the tests' RECLAIM_* knobs, and nothing else
 # (no CA, proxy, cloud or kube variables). testenv.Pod clears the binary's
 # further.
 test: testdeps testbins
-	$(PODENV) $(GO) test -tags demo -race -count=1 -timeout 30m ./...
+	$(PODENV) $(STATIC) $(GO) test $(BUILDFLAGS) -tags $(TAGS),demo -count=1 -timeout 30m ./...
+
+# The race detector over every package but ./e2e (whose concurrency is in
+# the binaries it starts, built as the image is, without it), in -short mode:
+# the long tests that exercise no concurrency (a year of usage history, the
+# demo's report streamed whole, the charts drawn) skip themselves, as the
+# detector makes them ten times slower and finds nothing there. Run it when
+# you change code that runs concurrently: the applier's parallel batches, the
+# state store's lock, the daemon, the fleet's reads, the API pacing. CI runs
+# it. It needs cgo (a C compiler) and compiles everything a second time.
+test-race:
+	$(PODENV) $(GO) test -race -short -tags demo -count=1 -timeout 30m $$($(GO) list ./... | grep -v /e2e)
 
 # The scale tests, which take minutes each, skip themselves in `make test`
 # (testenv.Scale) and run here, and in CI: the 100,000-Job backlog, the full
@@ -81,12 +95,12 @@ SCALE_TESTS = TestStockCronJobClearsABacklogOfFinishedJobs TestStockCronJobTrims
 	TestConfigMapStateStoreHoldsALargeState TestDigestClocksOfAMillionFitTheStore
 SCALE_PKGS = ./e2e ./reconcile/engine
 test-scale: testbins
-	$(PODENV) RECLAIM_SCALE=1 $(GO) test -tags demo -race -count=1 -timeout 60m \
+	$(PODENV) RECLAIM_SCALE=1 $(STATIC) $(GO) test $(BUILDFLAGS) -tags $(TAGS),demo -count=1 -timeout 60m \
 		-run "^($$(echo $(SCALE_TESTS) | tr ' ' '|'))$$" $(SCALE_PKGS)
 
 # Without the end-to-end tests (no apiserver needed).
 test-unit:
-	$(PODENV) $(GO) test -tags demo -race -count=1 $$($(GO) list ./... | grep -v /e2e)
+	$(PODENV) $(STATIC) $(GO) test $(BUILDFLAGS) -tags $(TAGS),demo -count=1 $$($(GO) list ./... | grep -v /e2e)
 
 PODENV = rm -rf .cache/home && mkdir -p .cache/home && env -i PATH="$$PATH" HOME="$(CURDIR)/.cache/home" \
 	CI="$$CI" RECLAIM_TESTBINS="$(RECLAIM_TESTBINS)" RECLAIM_TESTENV_KEEP="$$RECLAIM_TESTENV_KEEP" \

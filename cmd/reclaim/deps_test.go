@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"sort"
 	"strings"
@@ -22,7 +21,8 @@ func TestProductionBinaryLinksNoFake(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs go list")
 	}
-	goBin := filepath.Join(runtime.GOROOT(), "bin", "go")
+	// go test puts its own go first in PATH (runtime.GOROOT is empty under -trimpath).
+	goBin := "go"
 	for _, tags := range []string{"", "demo"} {
 		out, err := exec.Command(goBin, "list", "-tags", tags, "-deps", ".").CombinedOutput()
 		if err != nil {
@@ -86,8 +86,7 @@ func TestLinkerDropsUnusedMethods(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	goBin := filepath.Join(runtime.GOROOT(), "bin", "go")
-	cmd := exec.Command(goBin, append(append([]string{"build"}, flags...), "-o", bin, ".")...)
+	cmd := exec.Command("go", append(append([]string{"build"}, flags...), "-o", bin, ".")...)
 	cmd.Env, cmd.Stdout, cmd.Stderr = append(os.Environ(), env...), out, out
 	err = cmd.Run()
 	out.Close()

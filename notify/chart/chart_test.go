@@ -31,6 +31,9 @@ func ssd() (layout.Warning, []layout.Sample) {
 // Each chart is a PNG of the size the email shows (twice the pixels),
 // small enough to send inline.
 func TestDraw(t *testing.T) {
+	if testing.Short() {
+		t.Skip("draws and compares every chart: sequential, and slow under the race detector")
+	}
 	w, h := ssd()
 	soon := now.Add(91 * time.Minute)
 	subnet := layout.Warning{Kind: "ec2-interface", RunsOutAt: &soon,

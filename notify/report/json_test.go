@@ -19,6 +19,9 @@ import (
 // The streamed JSON is byte for byte what encoding/json's indenting
 // encoder makes of the whole report.
 func TestJSONStreamsWhatTheEncoderWrites(t *testing.T) {
+	if testing.Short() {
+		t.Skip("encodes the demo's whole report twice: sequential, and minutes under the race detector")
+	}
 	rep, err := demo.RunAt(context.Background(), io.Discard, zap.NewNop(), time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC))
 	if err != nil {
 		t.Fatal(err)

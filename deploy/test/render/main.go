@@ -1,6 +1,6 @@
 // Command render prints the Kubernetes objects of one of reclaim's installs,
 // as `kubectl kustomize` or `helm template` would, with the same libraries
-// those tools use (kustomize's krusty, Helm's client-only install). It lives in
+// those tools use (kustomize's krusty, Helm's chart loader and engine). It lives in
 // its own module so that kustomize and Helm never enter reclaim's go.mod; the
 // end-to-end test e2e/deploy_test.go runs it and applies the output to a real
 // kube-apiserver.
@@ -16,9 +16,11 @@ import (
 	"os"
 	"strings"
 
-	"helm.sh/helm/v3/pkg/action"
+	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/chart/loader"
 	"helm.sh/helm/v3/pkg/chartutil"
+	"helm.sh/helm/v3/pkg/engine"
+	"helm.sh/helm/v3/pkg/releaseutil"
 	"helm.sh/helm/v3/pkg/strvals"
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
@@ -86,7 +88,7 @@ func helm(chartDir string, args []string) ([]byte, error) {
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
-	chart, err := loader.Load(chartDir)
+	c, err := loader.Load(chartDir)
 	if err != nil {
 		return nil, err
 	}
@@ -103,23 +105,54 @@ func helm(chartDir string, args []string) ([]byte, error) {
 			return nil, fmt.Errorf("--set %s: %w", s, err)
 		}
 	}
-	install := action.NewInstall(&action.Configuration{})
-	install.DryRun = true
-	install.ClientOnly = true
-	install.Replace = true
-	install.IncludeCRDs = true
-	install.ReleaseName = *name
-	install.Namespace = *ns
-	if install.KubeVersion, err = chartutil.ParseKubeVersion(*kubeVersion); err != nil {
+	kv, err := chartutil.ParseKubeVersion(*kubeVersion)
+	if err != nil {
 		return nil, err
 	}
-	rel, err := install.Run(chart, vals)
+	return template(c, vals, *name, *ns, kv)
+}
+
+// template is what `helm template --include-crds` does with a loaded chart:
+// Helm's client-only dry-run install (pkg/action's Install.Run and
+// renderResources, v3.22) step by step, from the same Helm functions, without
+// pkg/action: that package brings kubectl and the registry client, which
+// doubled this tool's first build.
+func template(chrt *chart.Chart, vals map[string]any, name, ns string, kv *chartutil.KubeVersion) ([]byte, error) {
+	if err := chartutil.ProcessDependenciesWithMerge(chrt, vals); err != nil {
+		return nil, err
+	}
+	caps := chartutil.DefaultCapabilities.Copy()
+	caps.KubeVersion = *kv
+	opts := chartutil.ReleaseOptions{Name: name, Namespace: ns, Revision: 1, IsInstall: true}
+	values, err := chartutil.ToRenderValuesWithSchemaValidation(chrt, vals, opts, caps, false)
+	if err != nil {
+		return nil, err
+	}
+	if want := chrt.Metadata.KubeVersion; want != "" && !chartutil.IsCompatibleRange(want, caps.KubeVersion.String()) {
+		return nil, fmt.Errorf("chart requires kubeVersion: %s which is incompatible with Kubernetes %s", want, caps.KubeVersion.String())
+	}
+	var e engine.Engine
+	files, err := e.Render(chrt, values)
+	if err != nil {
+		return nil, err
+	}
+	for k := range files {
+		if strings.HasSuffix(k, "NOTES.txt") {
+			delete(files, k)
+		}
+	}
+	hooks, manifests, err := releaseutil.SortManifests(files, nil, releaseutil.InstallOrder)
 	if err != nil {
 		return nil, err
 	}
 	var b strings.Builder
-	b.WriteString(rel.Manifest)
-	for _, h := range rel.Hooks {
+	for _, crd := range chrt.CRDObjects() {
+		fmt.Fprintf(&b, "---\n# Source: %s\n%s\n", crd.Filename, string(crd.File.Data))
+	}
+	for _, m := range manifests {
+		fmt.Fprintf(&b, "---\n# Source: %s\n%s\n", m.Name, m.Content)
+	}
+	for _, h := range hooks {
 		fmt.Fprintf(&b, "---\n# Source: %s\n%s\n", h.Path, h.Manifest)
 	}
 	return []byte(b.String()), nil
