@@ -4,6 +4,7 @@
 package report
 
 import (
+	"bufio"
 	"cmp"
 	"fmt"
 	"io"
@@ -143,7 +144,9 @@ type TextOptions struct {
 // summary.
 func (r *Report) Text(w io.Writer, opt TextOptions) error {
 	p := r.Plan
-	b := &strings.Builder{}
+	// Written as it is made: a trim's report lists 10,000 results, and
+	// building it whole first was the run's last peak of memory.
+	b := bufio.NewWriter(w)
 	if r.Mode == "dry-run" {
 		fmt.Fprintf(b, "reclaim dry-run at %s — nothing was deleted; run with --apply to delete what is marked DELETE\n\n", p.GeneratedAt.UTC().Format(time.RFC3339))
 	} else {
@@ -168,13 +171,12 @@ func (r *Report) Text(w io.Writer, opt TextOptions) error {
 		fmt.Fprintf(b, "confirmed: %s was deleted by an earlier, interrupted run\n", id)
 	}
 	fmt.Fprintln(b, summary(r))
-	_, err := io.WriteString(w, b.String())
-	return err
+	return b.Flush()
 }
 
 // writeUrgent opens the report with every warning, the soonest exhaustion
 // first, each with how long is left.
-func writeUrgent(b *strings.Builder, p *engine.Plan) {
+func writeUrgent(b *bufio.Writer, p *engine.Plan) {
 	if len(p.Warnings) == 0 {
 		return
 	}
@@ -208,7 +210,7 @@ func TimeLeft(w layout.Warning, now time.Time) string {
 
 // writeDue says what the run deletes (or would), per kind, before any
 // detail.
-func writeDue(b *strings.Builder, r *Report) {
+func writeDue(b *bufio.Writer, r *Report) {
 	title := "WOULD BE DELETED THIS RUN (dry-run)"
 	if r.Mode == "apply" {
 		title = "DUE FOR DELETION THIS RUN"
@@ -348,7 +350,7 @@ func summary(r *Report) string {
 }
 
 // writeSections writes the plan's sections of one place, in plan order.
-func writeSections(b *strings.Builder, p *engine.Plan, place layout.Place, opt TextOptions) {
+func writeSections(b *bufio.Writer, p *engine.Plan, place layout.Place, opt TextOptions) {
 	for _, s := range p.Sections {
 		if s.Place == place {
 			writeSection(b, s, opt)
@@ -359,7 +361,7 @@ func writeSections(b *strings.Builder, p *engine.Plan, place layout.Place, opt T
 // writeSection writes a section's title, then each block: its heading, its
 // header and rows aligned in columns (kept rows, those with a class, at most
 // opt.MaxKept of each class, the rest counted), its lines; then a blank line.
-func writeSection(b *strings.Builder, s layout.Section, opt TextOptions) {
+func writeSection(b *bufio.Writer, s layout.Section, opt TextOptions) {
 	if s.Title == "" && len(s.Blocks) == 0 {
 		return
 	}
@@ -398,7 +400,7 @@ func writeSection(b *strings.Builder, s layout.Section, opt TextOptions) {
 	fmt.Fprintln(b)
 }
 
-func writeSources(b *strings.Builder, p *engine.Plan) {
+func writeSources(b *bufio.Writer, p *engine.Plan) {
 	fmt.Fprintln(b, "SOURCES")
 	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', 0)
 	for _, s := range p.Sources {
@@ -423,7 +425,7 @@ func writeSources(b *strings.Builder, p *engine.Plan) {
 	fmt.Fprintln(b)
 }
 
-func writeOutcome(b *strings.Builder, o *engine.Outcome) {
+func writeOutcome(b *bufio.Writer, o *engine.Outcome) {
 	fmt.Fprintln(b, "APPLIED")
 	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', 0)
 	for _, r := range o.Results {
