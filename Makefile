@@ -16,7 +16,7 @@ LDFLAGS := -s -w -X reclaim.dev/reclaim/internal/app.Version=$(VERSION)
 # The end-to-end tests run a real etcd, kube-apiserver and (for the garbage
 # collector behind a Job's background delete) kube-controller-manager, and
 # the S3 and GCS the agent tests publish to (s3server, gcsserver), built from
-# the Go module proxy into this git-ignored folder (about 10 minutes the
+# the Go module proxy into this git-ignored folder (about 6 minutes the
 # first time).
 export RECLAIM_TESTBINS ?= $(CURDIR)/.cache/testbins
 
@@ -43,7 +43,7 @@ demo:
 	env -i PATH=/usr/bin:/bin .cache/reclaim-demo demo --email-files demo-report
 
 # Also compiles deploy/test/render (kustomize and Helm as Go libraries, a
-# separate module) so that its first build, several minutes, happens before
+# separate module) so that its first build, about 1.5 minutes, happens before
 # `go test`'s timeout starts; e2e/deploy_test.go then only links it.
 testbins:
 	internal/testenv/testbins/build.sh kube-controller-manager
