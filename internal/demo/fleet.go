@@ -198,50 +198,76 @@ func Seed(srv *gcefake.Server, now time.Time) *Fleet {
 	a := &Cluster{Name: "prod-a"}
 	b := &Cluster{Name: "prod-b"}
 	f.Clusters = []*Cluster{a, b}
-	day := 24 * time.Hour
-	var ssd int64
+	// Each step returns the SSD gigabytes its disks hold, for the quota.
+	ssd := s.nodes() + s.failedWorkflows(a) + s.runningWorkflows(a) + s.database(a) + s.kafka(a) +
+		s.releasedPV(b) + s.orphans()
+	s.scratchDisk()
+	s.quota(ssd)
+	return f
+}
 
-	// GKE nodes: boot disks, attached.
+// nodes are the GKE nodes' boot disks, attached.
+func (s *seeder) nodes() (ssd int64) {
 	for i, z := range zones {
 		node := fmt.Sprintf("gke-prod-a-pool-1-%d", i)
-		srv.AddDisk(Project, gcefake.Disk{Zone: z, Name: node, SizeGB: 75, Type: "pd-balanced",
-			Users: []string{instance(z, node)}, Created: now.Add(-40 * day)})
+		s.f.GCE.AddDisk(Project, gcefake.Disk{Zone: z, Name: node, SizeGB: 75, Type: "pd-balanced",
+			Users: []string{instance(z, node)}, Created: s.now.Add(-40 * day)})
 		ssd += 75
 	}
-	// 30 failed Argo workflows: volumeClaimGC OnWorkflowSuccess left PVC, PV and disk.
+	return ssd
+}
+
+// failedWorkflows are 30 failed Argo workflows: volumeClaimGC
+// OnWorkflowSuccess left PVC, PV and disk.
+func (s *seeder) failedWorkflows(a *Cluster) (ssd int64) {
 	for i := 0; i < 30; i++ {
 		wf := fmt.Sprintf("etl-nightly-%02d", i)
 		ns := []string{"data-eng", "ml-train", "data-eng"}[i%3]
-		started := now.Add(-time.Duration(30-i) * day)
+		started := s.now.Add(-time.Duration(30-i) * day)
 		finished := started.Add(40 * time.Minute)
 		pvc := s.volume(a, ns, wf+"-workdir", 20, zones[i%3], started, nil, finished)
 		s.workflow(a, ns, wf, []string{"Failed", "Error", "Failed"}[i%3], started, finished, pvc)
 		ssd += 20
 	}
-	// Two running workflows: their disks are attached to the nodes.
+	return ssd
+}
+
+// runningWorkflows are two running workflows: their disks are attached to
+// the nodes.
+func (s *seeder) runningWorkflows(a *Cluster) (ssd int64) {
 	for i := 0; i < 2; i++ {
 		wf := fmt.Sprintf("train-%d", i)
 		z := zones[i]
-		started := now.Add(-time.Hour)
+		started := s.now.Add(-time.Hour)
 		pvc := s.volume(a, "ml-train", wf+"-workdir", 20, z, started, []string{instance(z, fmt.Sprintf("gke-prod-a-pool-1-%d", i))}, time.Time{})
 		s.workflow(a, "ml-train", wf, "Running", started, time.Time{}, pvc)
 		a.Objects = append(a.Objects, pod("ml-train", wf+"-step-1", pvc.Name, corev1.PodRunning))
 		ssd += 20
 	}
-	// A database StatefulSet: running pods, attached disks.
+	return ssd
+}
+
+// database is a StatefulSet: running pods, attached disks.
+func (s *seeder) database(a *Cluster) (ssd int64) {
 	for i := 0; i < 3; i++ {
 		z := zones[i]
-		pvc := s.volume(a, "db", fmt.Sprintf("data-postgres-%d", i), 50, z, now.Add(-90*day), []string{instance(z, fmt.Sprintf("gke-prod-a-pool-1-%d", i))}, time.Time{})
+		pvc := s.volume(a, "db", fmt.Sprintf("data-postgres-%d", i), 50, z, s.now.Add(-90*day), []string{instance(z, fmt.Sprintf("gke-prod-a-pool-1-%d", i))}, time.Time{})
 		a.Objects = append(a.Objects, pod("db", fmt.Sprintf("postgres-%d", i), pvc.Name, corev1.PodRunning))
 		ssd += 50
 	}
-	// Kafka scaled to zero for maintenance: detached for days, still needed.
-	s.volume(a, "kafka", "data-kafka-0", 100, zones[0], now.Add(-120*day), nil, now.Add(-3*day))
-	ssd += 100
+	return ssd
+}
 
-	// prod-b: a Released PV (reclaim policy Retain) whose claim was deleted.
-	// Only prod-b knows about this disk.
-	pvc := s.volume(b, "reports", "archive", 50, zones[1], now.Add(-60*day), nil, now.Add(-20*day))
+// kafka is scaled to zero for maintenance: detached for days, still needed.
+func (s *seeder) kafka(a *Cluster) (ssd int64) {
+	s.volume(a, "kafka", "data-kafka-0", 100, zones[0], s.now.Add(-120*day), nil, s.now.Add(-3*day))
+	return 100
+}
+
+// releasedPV is prod-b's Released PV (reclaim policy Retain) whose claim was
+// deleted: only prod-b knows about this disk.
+func (s *seeder) releasedPV(b *Cluster) (ssd int64) {
+	pvc := s.volume(b, "reports", "archive", 50, zones[1], s.now.Add(-60*day), nil, s.now.Add(-20*day))
 	for _, o := range b.Objects {
 		if pv, ok := o.(*corev1.PersistentVolume); ok && pv.Spec.ClaimRef.Name == pvc.Name {
 			pv.Spec.PersistentVolumeReclaimPolicy = corev1.PersistentVolumeReclaimRetain
@@ -249,8 +275,12 @@ func Seed(srv *gcefake.Server, now time.Time) *Fleet {
 		}
 	}
 	b.Objects = b.Objects[:1] // keep the PV, drop the PVC
-	ssd += 50
+	return 50
+}
 
+// orphans are disks no cluster knows, each a case of the rules.
+func (s *seeder) orphans() (ssd int64) {
+	now, f := s.now, s.f
 	// True orphans: PVs deleted by hand after old failed workflows. Seen by
 	// earlier runs 9 hours ago, so the 6h grace has passed.
 	for i := 0; i < 8; i++ {
@@ -268,19 +298,26 @@ func Seed(srv *gcefake.Server, now time.Time) *Fleet {
 	// An orphan first seen two hours ago: its grace is running.
 	key = s.orphan(zones[1], 20, "data-eng", "dedupe-1-workdir", now.Add(-10*day), now.Add(-3*time.Hour), nil)
 	f.seen(key, now.Add(-2*time.Hour))
-	ssd += 20
-	// A hand-made disk: no users, but nothing says Kubernetes made it.
-	srv.AddDisk(Project, gcefake.Disk{Zone: zones[0], Name: "scratch-debug", SizeGB: 100, Type: "pd-standard", Created: now.Add(-30 * day)})
+	return ssd + 20
+}
 
+// scratchDisk is a hand-made disk: no users, but nothing says Kubernetes
+// made it.
+func (s *seeder) scratchDisk() {
+	s.f.GCE.AddDisk(Project, gcefake.Disk{Zone: zones[0], Name: "scratch-debug", SizeGB: 100, Type: "pd-standard", Created: s.now.Add(-30 * day)})
+}
+
+// quota sets the region's quotas for ssd GB in use. Earlier hourly runs saw
+// SSD usage grow by one failed workflow's disks (20 GB) every twelve hours
+// or so: five days of simulated history, on one straight line, for the
+// report's projection and its chart.
+func (s *seeder) quota(ssd int64) {
+	srv, now, f := s.f.GCE, s.now, s.f
 	srv.SetQuota(Project, Region, "SSD_TOTAL_GB", 1500, float64(ssd))
-	// Earlier hourly runs saw SSD usage grow by one failed workflow's disks
-	// (20 GB) every twelve hours or so: five days of simulated history, on
-	// one straight line, for the report's projection and its chart.
 	f.State.Usage = map[string][]layout.Sample{}
-	key = Project + "/" + Region + "/SSD_TOTAL_GB"
+	key := Project + "/" + Region + "/SSD_TOTAL_GB"
 	for h := 5 * 24; h >= 1; h-- {
 		f.State.Usage[key] = append(f.State.Usage[key], layout.Sample{T: now.Add(-time.Duration(h) * time.Hour), Usage: float64(ssd) - float64(h)*40/24})
 	}
 	srv.SetQuota(Project, Region, "DISKS_TOTAL_GB", 4096, 100)
-	return f
 }
